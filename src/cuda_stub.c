@@ -1,0 +1,28 @@
+/* Entry points of the CUDA backend for builds without CUDA. */
+#include "internal.h"
+
+#if !VIDK_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+
+int vidk_cuda_count(void) { return 0; }
+int vidk_cuda_info(int ordinal, VidkDeviceInfo *info)
+{
+    (void)ordinal;
+    return info ? VIDK_ERR_NODEV : VIDK_ERR(EINVAL);
+}
+int vidk_cuda_open(VidkContext *ctx)
+{
+    vidk_log(ctx, VIDK_LOG_ERROR, "vidkern was built without CUDA");
+    return VIDK_ERR_NODEV;
+}
+void vidk_cuda_close(VidkContext *ctx) { (void)ctx; }
+int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                        int mvx, int mvy, VidkBlockSize bs, uint32_t *sads)
+{
+    (void)ctx, (void)cur, (void)ref, (void)mvx, (void)mvy, (void)bs, (void)sads;
+    return VIDK_ERR_NODEV;
+}
+#else
+/* ISO C forbids an empty translation unit. */
+typedef int vidk_cuda_stub_unused;
+#endif

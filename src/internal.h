@@ -1,0 +1,50 @@
+/* Library-internal definitions shared by the core, the kernel families and the
+ * backends. Not installed. */
+#ifndef VIDK_INTERNAL_H
+#define VIDK_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "vidkern/vidkern.h"
+#include "sad.h"
+#include "thread_pool.h"
+
+struct VidkCudaCtx; /* src/cuda/cuda_backend.h; opaque to the C side */
+
+struct VidkContext {
+    VidkSettings s;
+    VidkBackend backend; /* resolved, never AUTO */
+    unsigned cpu_flags;  /* detected & mask; 0 for the c backend */
+    int n_threads;
+    VidkThreadPool *pool; /* threads backend only */
+    VidkSadDSP sad;
+    struct VidkCudaCtx *cuda; /* cuda backend only */
+};
+
+#if defined(__GNUC__)
+#define VIDK_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define VIDK_PRINTF(a, b)
+#endif
+
+/* Send a message to the context's logger (no-op without one, or above log_level). */
+void vidk_log(const VidkContext *ctx, VidkLogLevel level, const char *fmt, ...)
+    VIDK_PRINTF(3, 4);
+
+/* Aligned allocation; size 0 is invalid. Free with vidk_free_aligned(). */
+void *vidk_malloc_aligned(size_t align, size_t size);
+void vidk_free_aligned(void *p);
+
+/* a*b (+c) with overflow checks for size computations; return 0 on overflow. */
+int vidk_mul_size(size_t a, size_t b, size_t *out);
+
+static inline int vidk_imin(int a, int b) { return a < b ? a : b; }
+static inline int vidk_imax(int a, int b) { return a > b ? a : b; }
+static inline int vidk_iclip(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* CPU flags detected once (cpu.c). */
+unsigned vidk_cpu_detect(void);
+
+#endif

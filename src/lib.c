@@ -1,0 +1,143 @@
+/* Context life cycle, settings, versions, error strings, backend selection. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_backend.h"
+#include "internal.h"
+
+const char *vidk_version(void) { return VIDK_VERSION_STRING; }
+
+unsigned vidk_version_number(void)
+{
+    return (VIDK_VERSION_MAJOR << 16) | (VIDK_VERSION_MINOR << 8) | VIDK_VERSION_PATCH;
+}
+
+const char *vidk_strerror(int err)
+{
+    switch (err) {
+    case 0: return "success";
+    case VIDK_ERR(EINVAL): return "invalid argument";
+    case VIDK_ERR(ENOMEM): return "out of memory";
+    case VIDK_ERR(ENODEV): return "backend or device not available";
+    case VIDK_ERR(EIO): return "device or I/O error";
+    case VIDK_ERR(ERANGE): return "value out of range";
+    case VIDK_ERR(ENOSYS): return "not implemented for this backend";
+    case VIDK_ERR(EOVERFLOW): return "size overflow";
+    default: return err < 0 ? "unknown error" : "not an error code";
+    }
+}
+
+static const char *const backend_names[VIDK_BACKEND_COUNT] = {"auto", "c", "simd", "threads",
+                                                              "cuda"};
+
+const char *vidk_backend_name(VidkBackend b)
+{
+    return (unsigned)b < VIDK_BACKEND_COUNT ? backend_names[b] : "?";
+}
+
+int vidk_backend_from_name(const char *name)
+{
+    if (!name) return VIDK_ERR(EINVAL);
+    for (int i = 0; i < VIDK_BACKEND_COUNT; i++)
+        if (!strcmp(name, backend_names[i])) return i;
+    return VIDK_ERR(EINVAL);
+}
+
+int vidk_backend_available(VidkBackend b)
+{
+    switch (b) {
+    case VIDK_BACKEND_AUTO:
+    case VIDK_BACKEND_C:
+    case VIDK_BACKEND_THREADS: return 1;
+    case VIDK_BACKEND_SIMD: return VIDK_HAVE_SIMD;
+    case VIDK_BACKEND_CUDA: return vidk_cuda_count() > 0;
+    default: return 0;
+    }
+}
+
+int vidk_cuda_device_count(void) { return vidk_cuda_count(); }
+
+int vidk_cuda_device_info(int ordinal, VidkDeviceInfo *info)
+{
+    if (!info) return VIDK_ERR(EINVAL);
+    return vidk_cuda_info(ordinal, info);
+}
+
+void vidk_default_settings(VidkSettings *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->backend = VIDK_BACKEND_AUTO;
+    s->n_threads = 0;
+    s->cpu_mask = ~0u;
+    s->cuda_device = 0;
+    s->cuda_streams = 4;
+    s->log_level = VIDK_LOG_WARNING;
+}
+
+static int check_settings(const VidkSettings *s)
+{
+    if ((unsigned)s->backend >= VIDK_BACKEND_COUNT) return 0;
+    if (s->n_threads < 0 || s->n_threads > 1024) return 0;
+    if (s->cuda_device < 0 || s->cuda_streams < 1 || s->cuda_streams > 16) return 0;
+    if ((unsigned)s->log_level > VIDK_LOG_DEBUG) return 0;
+    for (size_t i = 0; i < sizeof(s->reserved); i++)
+        if (s->reserved[i]) return 0;
+    return 1;
+}
+
+int vidk_open(VidkContext **out, const VidkSettings *s)
+{
+    if (!out) return VIDK_ERR(EINVAL);
+    *out = NULL;
+    if (!s || !check_settings(s)) return VIDK_ERR(EINVAL);
+    VidkContext *ctx = calloc(1, sizeof(*ctx));
+    if (!ctx) return VIDK_ERR(ENOMEM);
+    ctx->s = *s;
+    int err = 0;
+
+    VidkBackend b = s->backend;
+    if (b == VIDK_BACKEND_AUTO) {
+        b = VIDK_BACKEND_THREADS;
+        if (vidk_cuda_count() > s->cuda_device) {
+            b = VIDK_BACKEND_CUDA;
+        } else {
+            vidk_log(ctx, VIDK_LOG_INFO, "no usable CUDA device: using the threads backend");
+        }
+    }
+    if (!vidk_backend_available(b)) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "backend '%s' is not available on this machine",
+                 vidk_backend_name(b));
+        err = VIDK_ERR_NODEV;
+        goto fail;
+    }
+    ctx->backend = b;
+    /* The c backend is the reference: no SIMD at all. */
+    ctx->cpu_flags = b == VIDK_BACKEND_C ? 0 : (vidk_cpu_detect() & s->cpu_mask);
+    vidk_sad_dsp_init(&ctx->sad, ctx->cpu_flags);
+
+    ctx->n_threads = 1;
+    if (b == VIDK_BACKEND_THREADS) {
+        ctx->n_threads = s->n_threads ? s->n_threads : vidk_cpu_count();
+        if ((err = vidk_pool_create(&ctx->pool, ctx->n_threads)) < 0) goto fail;
+    }
+    if (b == VIDK_BACKEND_CUDA && (err = vidk_cuda_open(ctx)) < 0) goto fail;
+    *out = ctx;
+    return 0;
+fail:
+    vidk_close(&ctx);
+    return err;
+}
+
+void vidk_close(VidkContext **pctx)
+{
+    if (!pctx || !*pctx) return;
+    VidkContext *ctx = *pctx;
+    if (ctx->cuda) vidk_cuda_close(ctx);
+    vidk_pool_destroy(&ctx->pool);
+    free(ctx);
+    *pctx = NULL;
+}
+
+VidkBackend vidk_get_backend(const VidkContext *ctx) { return ctx->backend; }
+unsigned vidk_get_cpu_flags(const VidkContext *ctx) { return ctx->cpu_flags; }
+int vidk_get_threads(const VidkContext *ctx) { return ctx->n_threads; }

@@ -1,0 +1,196 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+void cli_common_init(CliCommon *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->backend = VIDK_BACKEND_AUTO;
+    c->cpumask = ~0u;
+}
+
+int cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "vidkern %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+const char *cli_value(const char *cmd, int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        cli_error(cmd, "option %s needs a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cli_parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 0);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        cli_error(cmd, "%s: '%s' is not an integer in [%ld, %ld]", opt, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                     double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+        cli_error(cmd, "%s: '%s' is not a number in [%g, %g]", opt, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *cmd, const char *opt, const char *s, int *w, int *h)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(s, &end, 10);
+    if (errno || end == s || (*end != 'x' && *end != 'X')) goto bad;
+    const char *s2 = end + 1;
+    long b = strtol(s2, &end, 10);
+    if (errno || end == s2 || *end) goto bad;
+    if (a < 1 || b < 1 || a > VIDK_MAX_PICTURE_SIDE || b > VIDK_MAX_PICTURE_SIDE) goto bad;
+    *w = (int)a;
+    *h = (int)b;
+    return 0;
+bad:
+    cli_error(cmd, "%s: '%s' is not a size WxH with sides in [1, %d]", opt, s,
+              VIDK_MAX_PICTURE_SIDE);
+    return -1;
+}
+
+void cli_common_help(FILE *f)
+{
+    fprintf(f, "common options:\n"
+               "  --backend B      auto|c|simd|threads|cuda (default auto: cuda if a GPU is\n"
+               "                   usable, else threads)\n"
+               "  --threads N      worker threads for the threads backend (0 = all cores)\n"
+               "  --cpumask M      AND the detected CPU flags with M (hex ok): 0 = plain C,\n"
+               "                   1 = SSE2, 0x3 = +SSSE3, 0x7 = +SSE4.1, 0xf = +AVX2,\n"
+               "                   0x1f = +AVX-512\n"
+               "  --device N       CUDA device ordinal (default 0)\n"
+               "  --json           machine-readable output on stdout\n"
+               "  --quiet          no progress bar\n");
+}
+
+int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *v;
+    long n;
+    if (!strcmp(a, "--backend")) {
+        if (!(v = cli_value(cmd, argc, argv, i))) return -1;
+        int b = vidk_backend_from_name(v);
+        if (b < 0) {
+            cli_error(cmd, "--backend: unknown backend '%s' (auto, c, simd, threads, cuda)", v);
+            return -1;
+        }
+        c->backend = (VidkBackend)b;
+        return 1;
+    }
+    if (!strcmp(a, "--threads")) {
+        if (!(v = cli_value(cmd, argc, argv, i)) ||
+            cli_parse_int(cmd, a, v, 0, 1024, &n) < 0)
+            return -1;
+        c->threads = (int)n;
+        return 1;
+    }
+    if (!strcmp(a, "--cpumask")) {
+        if (!(v = cli_value(cmd, argc, argv, i)) ||
+            cli_parse_int(cmd, a, v, 0, 0xffffffffL, &n) < 0)
+            return -1;
+        c->cpumask = (unsigned)n;
+        return 1;
+    }
+    if (!strcmp(a, "--device")) {
+        if (!(v = cli_value(cmd, argc, argv, i)) || cli_parse_int(cmd, a, v, 0, 63, &n) < 0)
+            return -1;
+        c->device = (int)n;
+        return 1;
+    }
+    if (!strcmp(a, "--json")) return c->json = 1;
+    if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) return c->quiet = 1;
+    return 0;
+}
+
+static void log_to_stderr(void *cookie, VidkLogLevel level, const char *fmt, va_list ap)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    fprintf(stderr, "vidkern %s: %s: ", (const char *)cookie, names[level]);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+VidkContext *cli_open(const CliCommon *c, const char *cmd)
+{
+    VidkSettings s;
+    vidk_default_settings(&s);
+    s.backend = c->backend;
+    s.n_threads = c->threads;
+    s.cpu_mask = c->cpumask;
+    s.cuda_device = c->device;
+    s.logger.callback = log_to_stderr;
+    s.logger.cookie = (void *)cmd;
+    VidkContext *ctx = NULL;
+    int err = vidk_open(&ctx, &s);
+    if (err < 0) {
+        cli_error(cmd, "cannot use backend '%s': %s", vidk_backend_name(c->backend),
+                  vidk_strerror(err));
+        return NULL;
+    }
+    return ctx;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void cli_progress_start(CliProgress *p, const char *label, int total, int quiet)
+{
+    p->enabled = !quiet && total > 1 && isatty(STDERR_FILENO);
+    p->total = total;
+    p->label = label;
+    p->t0 = cli_now();
+}
+
+void cli_progress_update(CliProgress *p, int done)
+{
+    if (!p->enabled) return;
+    const int width = 30;
+    const int fill = p->total ? (int)((long long)done * width / p->total) : width;
+    const double el = cli_now() - p->t0;
+    fprintf(stderr, "\r%s [", p->label);
+    for (int k = 0; k < width; k++) fputc(k < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %d/%d  %.1f/s ", done, p->total, el > 0 ? done / el : 0.0);
+    fflush(stderr);
+}
+
+void cli_progress_end(CliProgress *p)
+{
+    if (!p->enabled) return;
+    fputc('\n', stderr);
+}

@@ -1,0 +1,65 @@
+/* Shared pieces of the vidkern CLI: common options, context opening, progress bar,
+ * messages. Every subcommand is `int vidk_cmd_<name>(int argc, char **argv)` returning
+ * the process exit code; argv[0] is the subcommand name. */
+#ifndef VIDK_TOOLS_CLI_H
+#define VIDK_TOOLS_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vidkern/vidkern.h"
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+typedef struct CliCommon {
+    VidkBackend backend;
+    int threads;
+    unsigned cpumask;
+    int device;
+    int json;
+    int quiet;
+} CliCommon;
+
+void cli_common_init(CliCommon *c);
+/* Consumes argv[*i] (and its value) if it is a common option: returns 1 if consumed,
+ * 0 if not a common option, -1 on a bad value (message printed). */
+int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i);
+/* Help text lines for the common options. */
+void cli_common_help(FILE *f);
+/* Open a context from the common options; prints the error and returns NULL on failure. */
+VidkContext *cli_open(const CliCommon *c, const char *cmd);
+
+/* "vidkern CMD: message" on stderr. Returns 1 (for `return cli_error(...)`). */
+int cli_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* Parse integers with range checks; 0 on success, -1 (message printed) otherwise. */
+int cli_parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out);
+int cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                     double *out);
+/* "WxH" -> w, h. */
+int cli_parse_size(const char *cmd, const char *opt, const char *s, int *w, int *h);
+/* The value of option argv[*i] (advances *i), or NULL with a message when missing. */
+const char *cli_value(const char *cmd, int argc, char **argv, int *i);
+
+/* Progress bar on stderr when it is a terminal (and not quiet). */
+typedef struct CliProgress {
+    int enabled;
+    int total;
+    double t0;
+    const char *label;
+} CliProgress;
+void cli_progress_start(CliProgress *p, const char *label, int total, int quiet);
+void cli_progress_update(CliProgress *p, int done);
+void cli_progress_end(CliProgress *p);
+
+/* Monotonic time in seconds. */
+double cli_now(void);
+
+/* Subcommands (one file each: tools/cmd_<name>.c). */
+int vidk_cmd_info(int argc, char **argv);
+
+#endif

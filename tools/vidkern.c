@@ -1,0 +1,46 @@
+/* vidkern: command-line front end. One subcommand per file (tools/cmd_<name>.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} Command;
+
+static const Command commands[] = {
+    {"info", vidk_cmd_info, "version, backends, CPU flags, GPU devices"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "vidkern %s: video-coding kernels on CPUs and NVIDIA GPUs\n\n"
+               "usage: vidkern <command> [options]   (vidkern <command> --help for more)\n\n"
+               "commands:\n",
+            vidk_version());
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("vidkern %s\n", vidk_version());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "vidkern: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
