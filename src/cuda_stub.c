@@ -16,6 +16,26 @@ int vidk_cuda_open(VidkContext *ctx)
     return VIDK_ERR_NODEV;
 }
 void vidk_cuda_close(VidkContext *ctx) { (void)ctx; }
+int vidk_cuda_device_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr)
+{
+    (void)ctx, (void)slot, (void)bytes, (void)ptr;
+    return VIDK_ERR_NODEV;
+}
+int vidk_cuda_host_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr)
+{
+    (void)ctx, (void)slot, (void)bytes, (void)ptr;
+    return VIDK_ERR_NODEV;
+}
+int vidk_cuda_stream_count(const VidkContext *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+void *vidk_cuda_stream(const VidkContext *ctx, int i)
+{
+    (void)ctx, (void)i;
+    return NULL;
+}
 int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
                         int mvx, int mvy, VidkBlockSize bs, uint32_t *sads)
 {

@@ -8,6 +8,9 @@
 
 #include "config.h"
 #include "vidkern/vidkern.h"
+#include "h264.h"
+#include "hevc.h"
+#include "me.h"
 #include "sad.h"
 #include "thread_pool.h"
 
@@ -20,6 +23,9 @@ struct VidkContext {
     int n_threads;
     VidkThreadPool *pool; /* threads backend only */
     VidkSadDSP sad;
+    VidkMeDSP me;
+    VidkH264DSP h264;
+    VidkHevcDSP hevc;
     struct VidkCudaCtx *cuda; /* cuda backend only */
 };
 

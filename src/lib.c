@@ -114,6 +114,9 @@ int vidk_open(VidkContext **out, const VidkSettings *s)
     /* The c backend is the reference: no SIMD at all. */
     ctx->cpu_flags = b == VIDK_BACKEND_C ? 0 : (vidk_cpu_detect() & s->cpu_mask);
     vidk_sad_dsp_init(&ctx->sad, ctx->cpu_flags);
+    vidk_me_dsp_init(&ctx->me, ctx->cpu_flags);
+    vidk_h264_dsp_init(&ctx->h264, ctx->cpu_flags);
+    vidk_hevc_dsp_init(&ctx->hevc, ctx->cpu_flags);
 
     ctx->n_threads = 1;
     if (b == VIDK_BACKEND_THREADS) {

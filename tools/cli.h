@@ -61,5 +61,17 @@ double cli_now(void);
 
 /* Subcommands (one file each: tools/cmd_<name>.c). */
 int vidk_cmd_info(int argc, char **argv);
+int vidk_cmd_gen(int argc, char **argv);
+int vidk_cmd_me(int argc, char **argv);
+int vidk_cmd_xform(int argc, char **argv);
+int vidk_cmd_bench(int argc, char **argv);
+
+/* `vidkern xform --codec X ...` (tools/xform_<codec>.c); argv[0] is "xform". */
+int vidk_xform_h264(int argc, char **argv);
+int vidk_xform_hevc(int argc, char **argv);
+/* `vidkern bench <what> ...` (tools/bench_<what>.c); argv[0] is the <what> word. */
+int vidk_bench_me(int argc, char **argv);
+int vidk_bench_h264(int argc, char **argv);
+int vidk_bench_hevc(int argc, char **argv);
 
 #endif

@@ -12,6 +12,10 @@ typedef struct {
 
 static const Command commands[] = {
     {"info", vidk_cmd_info, "version, backends, CPU flags, GPU devices"},
+    {"gen", vidk_cmd_gen, "generate test video with motion (Y4M)"},
+    {"me", vidk_cmd_me, "full-search motion estimation"},
+    {"xform", vidk_cmd_xform, "H.264 / HEVC transform + quantisation of int16 blocks"},
+    {"bench", vidk_cmd_bench, "benchmarks: me, h264, hevc"},
 };
 
 static void usage(FILE *f)

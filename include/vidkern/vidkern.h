@@ -314,4 +314,10 @@ VIDK_API int vidk_sad_frame(VidkContext *ctx, const VidkPicture *cur, const Vidk
 #ifdef __cplusplus
 }
 #endif
+
+/* Kernel families, each in its own header. */
+#include "vidkern/me.h"
+#include "vidkern/h264.h"
+#include "vidkern/hevc.h"
+
 #endif /* VIDKERN_VIDKERN_H */
