@@ -62,6 +62,7 @@ double cli_now(void);
 /* Subcommands (one file each: tools/cmd_<name>.c). */
 int vidk_cmd_info(int argc, char **argv);
 int vidk_cmd_gen(int argc, char **argv);
+int vidk_cmd_convert(int argc, char **argv);
 int vidk_cmd_me(int argc, char **argv);
 int vidk_cmd_xform(int argc, char **argv);
 int vidk_cmd_bench(int argc, char **argv);

@@ -12,6 +12,7 @@ typedef struct {
 
 static const Command commands[] = {
     {"info", vidk_cmd_info, "version, backends, CPU flags, GPU devices"},
+    {"convert", vidk_cmd_convert, "convert between Y4M and raw YUV (files or - pipes)"},
     {"gen", vidk_cmd_gen, "generate test video with motion (Y4M)"},
     {"me", vidk_cmd_me, "full-search motion estimation"},
     {"xform", vidk_cmd_xform, "H.264 / HEVC transform + quantisation of int16 blocks"},
