@@ -3,6 +3,7 @@
 
 #if !VIDK_HAVE_CUDA
 #include "cuda/cuda_backend.h"
+#include "cuda/me_cuda.h"
 
 int vidk_cuda_count(void) { return 0; }
 int vidk_cuda_info(int ordinal, VidkDeviceInfo *info)
@@ -40,6 +41,12 @@ int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPict
                         int mvx, int mvy, VidkBlockSize bs, uint32_t *sads)
 {
     (void)ctx, (void)cur, (void)ref, (void)mvx, (void)mvy, (void)bs, (void)sads;
+    return VIDK_ERR_NODEV;
+}
+int vidk_cuda_me_search(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                        const VidkMeParams *p, VidkMeField *out)
+{
+    (void)ctx, (void)cur, (void)ref, (void)p, (void)out;
     return VIDK_ERR_NODEV;
 }
 #else
