@@ -1,0 +1,948 @@
+/* Y4M and raw planar picture streams (see picio.h). Everything is read and written
+ * sequentially through stdio, so pipes work; every byte of input is checked before it is
+ * trusted, and a frame is either read whole or reported as an error. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "picio.h"
+
+#if defined(__GNUC__)
+#define VIO_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define VIO_PRINTF(a, b)
+#endif
+
+#define NAME_MAX_CHARS 1024
+#define MSG_MAX        (NAME_MAX_CHARS + 512)
+
+/* ---- formats ----------------------------------------------------------------------- */
+
+void vio_format_default(VioFormat *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->chroma = VIDK_CHROMA_420;
+    f->bitdepth = 8;
+    f->fps_num = 25;
+    f->fps_den = 1;
+    f->interlace = 'p';
+}
+
+const char *vio_chroma_name(VidkChroma c)
+{
+    switch (c) {
+    case VIDK_CHROMA_400:
+        return "4:0:0";
+    case VIDK_CHROMA_420:
+        return "4:2:0";
+    case VIDK_CHROMA_422:
+        return "4:2:2";
+    case VIDK_CHROMA_444:
+        return "4:4:4";
+    }
+    return "?";
+}
+
+/* Decimal digits only (no sign, no spaces), value <= max; overflow-safe. */
+static int parse_uint(const char *s, size_t n, long max, long *out)
+{
+    if (!n) return -1;
+    long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        const int d = s[i] - '0';
+        if (v > (max - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* "N:D" with 0 <= N, D <= INT_MAX. */
+static int parse_ratio(const char *s, size_t n, int *a, int *b)
+{
+    const char *colon = memchr(s, ':', n);
+    if (!colon) return -1;
+    long x, y;
+    const size_t na = (size_t)(colon - s);
+    if (parse_uint(s, na, INT_MAX, &x) < 0 ||
+        parse_uint(colon + 1, n - na - 1, INT_MAX, &y) < 0)
+        return -1;
+    *a = (int)x;
+    *b = (int)y;
+    return 0;
+}
+
+static int ieq(const char *a, size_t n, const char *lit, int icase)
+{
+    if (strlen(lit) != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = a[i];
+        if (icase && c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != lit[i]) return 0;
+    }
+    return 1;
+}
+
+/* A Y4M chroma tag (without the C) -> chroma + bit depth. icase for XYSCSS values, which
+ * ffmpeg writes in upper case. */
+static int chroma_from_tag(const char *s, size_t n, int icase, VidkChroma *c, int *bd)
+{
+    static const struct {
+        const char *name;
+        VidkChroma c;
+    } plain[] = {{"420jpeg", VIDK_CHROMA_420},  {"420paldv", VIDK_CHROMA_420},
+                 {"420mpeg2", VIDK_CHROMA_420}, {"420", VIDK_CHROMA_420},
+                 {"422", VIDK_CHROMA_422},      {"444", VIDK_CHROMA_444},
+                 {"mono", VIDK_CHROMA_400}};
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+        if (ieq(s, n, plain[i].name, icase)) {
+            *c = plain[i].c;
+            *bd = 8;
+            return 0;
+        }
+    /* High bit depth: 420p10, 422p12, 444p16, mono10 ... (9..16 bits). */
+    static const struct {
+        const char *prefix;
+        VidkChroma c;
+    } deep[] = {{"420p", VIDK_CHROMA_420},
+                {"422p", VIDK_CHROMA_422},
+                {"444p", VIDK_CHROMA_444},
+                {"mono", VIDK_CHROMA_400}};
+    for (size_t i = 0; i < sizeof(deep) / sizeof(deep[0]); i++) {
+        const size_t pl = strlen(deep[i].prefix);
+        long d;
+        if (n > pl && ieq(s, pl, deep[i].prefix, icase) &&
+            parse_uint(s + pl, n - pl, 99, &d) == 0 && d >= 9 && d <= 16 && s[pl] != '0') {
+            *c = deep[i].c;
+            *bd = (int)d;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void default_ctag(VidkChroma c, int bd, char *out, size_t n)
+{
+    static const char *const base[] = {"mono", "420", "422", "444"};
+    if (bd == 8)
+        snprintf(out, n, "%s", c == VIDK_CHROMA_420 ? "420jpeg" : base[c]);
+    else
+        snprintf(out, n, "%s%s%d", base[c], c == VIDK_CHROMA_400 ? "" : "p", bd);
+}
+
+int vio_parse_pixfmt(const char *name, VioFormat *f)
+{
+    if (!name || !f) return -1;
+    static const struct {
+        const char *prefix;
+        VidkChroma c;
+    } tab[] = {{"gray", VIDK_CHROMA_400},     {"yuv420p", VIDK_CHROMA_420},
+               {"yuv422p", VIDK_CHROMA_422},  {"yuv444p", VIDK_CHROMA_444},
+               {"yuvj420p", VIDK_CHROMA_420}, {"yuvj422p", VIDK_CHROMA_422},
+               {"yuvj444p", VIDK_CHROMA_444}};
+    const size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+        const size_t pl = strlen(tab[i].prefix);
+        if (n < pl || memcmp(name, tab[i].prefix, pl)) continue;
+        int bd = 8;
+        if (n > pl) {
+            /* "<bits>le": 9..16 bits, little-endian 16-bit samples (no yuvj variants). */
+            long d;
+            if (tab[i].prefix[3] == 'j' || n < pl + 3 || memcmp(name + n - 2, "le", 2) ||
+                name[pl] == '0' || parse_uint(name + pl, n - pl - 2, 99, &d) < 0 || d < 9 ||
+                d > 16)
+                continue;
+            bd = (int)d;
+        }
+        f->chroma = tab[i].c;
+        f->bitdepth = bd;
+        f->y4m_chroma[0] = 0;
+        return 0;
+    }
+    return -1;
+}
+
+static void plane_dims(const VioFormat *f, int p, int *w, int *h)
+{
+    const int sx = p && (f->chroma == VIDK_CHROMA_420 || f->chroma == VIDK_CHROMA_422);
+    const int sy = p && f->chroma == VIDK_CHROMA_420;
+    *w = (f->w + sx) >> sx; /* ceil: odd sizes keep their last chroma column/row */
+    *h = (f->h + sy) >> sy;
+}
+
+static int n_planes(VidkChroma c)
+{
+    return c == VIDK_CHROMA_400 ? 1 : 3;
+}
+
+static int format_valid(const VioFormat *f)
+{
+    return f && f->w >= 1 && f->h >= 1 && f->w <= VIDK_MAX_PICTURE_SIDE &&
+           f->h <= VIDK_MAX_PICTURE_SIDE && (unsigned)f->chroma <= VIDK_CHROMA_444 &&
+           f->bitdepth >= 8 && f->bitdepth <= 16;
+}
+
+size_t vio_frame_bytes(const VioFormat *f)
+{
+    if (!format_valid(f)) return 0;
+    size_t total = 0;
+    for (int p = 0; p < n_planes(f->chroma); p++) {
+        int w, h;
+        plane_dims(f, p, &w, &h);
+        total += (size_t)w * (size_t)h; /* <= 16384^2 per plane: no overflow in size_t */
+    }
+    return total * (f->bitdepth > 8 ? 2 : 1);
+}
+
+int vio_picture_alloc(VidkPicture *pic, const VioFormat *f)
+{
+    if (!pic) return VIDK_ERR(EINVAL);
+    if (!format_valid(f)) {
+        memset(pic, 0, sizeof(*pic));
+        return VIDK_ERR(EINVAL);
+    }
+    return vidk_picture_alloc(pic, f->w, f->h, f->chroma, f->bitdepth, VIO_PAD);
+}
+
+static int pic_matches(const VidkPicture *pic, const VioFormat *f)
+{
+    if (!pic || pic->w != f->w || pic->h != f->h || pic->chroma != f->chroma ||
+        pic->bitdepth != f->bitdepth || !pic->data[0])
+        return 0;
+    for (int p = 1; p < n_planes(f->chroma); p++)
+        if (!pic->data[p]) return 0;
+    return 1;
+}
+
+/* ---- messages ---------------------------------------------------------------------- */
+
+/* A copy of a path fit for a one-line message (control characters become '?'). */
+static char *message_name(const char *path)
+{
+    const char *src = !strcmp(path, "-") ? "stdin" : path;
+    size_t n = strlen(src);
+    if (n > NAME_MAX_CHARS) n = NAME_MAX_CHARS;
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char c = (unsigned char)src[i];
+        s[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    s[n] = 0;
+    return s;
+}
+
+/* Bytes of the input quoted for a message: printable ASCII as is, others as \xNN, at most
+ * 40 input bytes. */
+static void quote(char *out, size_t outlen, const char *s, size_t n)
+{
+    size_t o = 0;
+    const size_t lim = n > 40 ? 40 : n;
+    for (size_t i = 0; i < lim && o + 5 < outlen; i++) {
+        const unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f)
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, outlen - o, "\\x%02X", c);
+    }
+    if (lim < n && o + 4 < outlen) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o < outlen ? o : outlen - 1] = 0;
+}
+
+static void vmsg(char *dst, size_t len, const char *name, const char *fmt, va_list ap)
+{
+    if (!dst || !len) return;
+    int k = snprintf(dst, len, "%s: ", name);
+    if (k < 0) k = 0;
+    if ((size_t)k < len) vsnprintf(dst + k, len - (size_t)k, fmt, ap);
+}
+
+static void msg(char *dst, size_t len, const char *name, const char *fmt, ...) VIO_PRINTF(4, 5);
+static void msg(char *dst, size_t len, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(dst, len, name, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- reader ------------------------------------------------------------------------ */
+
+struct VioReader {
+    FILE *f;
+    int own; /* fclose on close */
+    int raw;
+    VioFormat fmt;
+    size_t frame_bytes;
+    int frames;
+    int status; /* 0, or the error code every later read returns */
+    char *name;
+    char err[MSG_MAX];
+};
+
+static int rfail(VioReader *r, int code, const char *fmt, ...) VIO_PRINTF(3, 4);
+static int rfail(VioReader *r, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(r->err, sizeof(r->err), r->name, fmt, ap);
+    va_end(ap);
+    r->status = code;
+    return code;
+}
+
+static int read_error(VioReader *r)
+{
+    const int e = errno ? errno : EIO;
+    return rfail(r, VIDK_ERR(e), "read error: %s", strerror(e));
+}
+
+/* Reads a line into buf (without the '\n'). 1: line read; 0: end of input before any
+ * byte; -1: end of input inside the line; -2: longer than max bytes; -3: read error. */
+static int read_line(FILE *f, char *buf, size_t max, size_t *len)
+{
+    size_t n = 0;
+    for (;;) {
+        const int c = getc(f);
+        if (c == EOF) {
+            *len = n;
+            return ferror(f) ? -3 : n ? -1 : 0;
+        }
+        if (c == '\n') break;
+        if (n == max) {
+            *len = n;
+            return -2;
+        }
+        buf[n++] = (char)c;
+    }
+    *len = n;
+    return 1;
+}
+
+static int append_ext(VioFormat *f, const char *tok, size_t n)
+{
+    size_t have = strlen(f->y4m_ext);
+    if (have + (have ? 1 : 0) + n > VIO_Y4M_EXT_KEEP) return -1;
+    if (have) f->y4m_ext[have++] = ' ';
+    memcpy(f->y4m_ext + have, tok, n);
+    f->y4m_ext[have + n] = 0;
+    return 0;
+}
+
+static int parse_y4m_header(VioReader *r)
+{
+    char line[VIO_Y4M_LINE_MAX];
+    char q[200];
+    size_t n;
+    errno = 0;
+    const int st = read_line(r->f, line, sizeof(line) - 1, &n);
+    if (st == -3) return read_error(r);
+    if (st == 0) return rfail(r, VIDK_ERR(ENODATA), "empty input");
+    /* The signature first: anything else is "not Y4M" rather than a header problem. */
+    static const char magic[] = "YUV4MPEG2";
+    const size_t ml = sizeof(magic) - 1;
+    if (memcmp(line, magic, n < ml ? n : ml) || (n > ml && line[ml] != ' ') ||
+        (n < ml && st != -1))
+        return rfail(r, VIDK_ERR(EINVAL), "not a YUV4MPEG2 stream");
+    if (st == -1)
+        return rfail(r, VIDK_ERR(EINVAL),
+                     "Y4M header has no newline (input ends after %zu bytes)", n);
+    if (st == -2)
+        return rfail(r, VIDK_ERR(EINVAL), "Y4M header line too long (over %d bytes)",
+                     VIO_Y4M_LINE_MAX);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char c = (unsigned char)line[i];
+        if (c < 0x20 || c == 0x7f)
+            return rfail(r, VIDK_ERR(EINVAL),
+                         "Y4M header has a control character (0x%02X) at byte %zu", c, i);
+    }
+
+    VioFormat *f = &r->fmt;
+    vio_format_default(f);
+    int have_w = 0, have_h = 0, have_c = 0;
+    const char *xyscss = NULL;
+    size_t xyscss_n = 0;
+    for (size_t i = ml; i < n;) {
+        if (line[i] == ' ') { /* tolerate repeated separators */
+            i++;
+            continue;
+        }
+        const char *tok = line + i;
+        size_t tl = 0;
+        while (i + tl < n && tok[tl] != ' ')
+            tl++;
+        i += tl;
+        const char *v = tok + 1;
+        const size_t vl = tl - 1;
+        quote(q, sizeof(q), tok, tl);
+        long x;
+        switch (tok[0]) {
+        case 'W':
+        case 'H':
+            if (parse_uint(v, vl, VIDK_MAX_PICTURE_SIDE, &x) < 0 || x < 1)
+                return rfail(r, VIDK_ERR(EINVAL),
+                             "bad %s '%s' in Y4M header (expected %c1..%c%d)",
+                             tok[0] == 'W' ? "width" : "height", q, tok[0], tok[0],
+                             VIDK_MAX_PICTURE_SIDE);
+            if (tok[0] == 'W') {
+                f->w = (int)x;
+                have_w = 1;
+            } else {
+                f->h = (int)x;
+                have_h = 1;
+            }
+            break;
+        case 'F':
+            if (parse_ratio(v, vl, &f->fps_num, &f->fps_den) < 0 || f->fps_num < 1 ||
+                f->fps_den < 1)
+                return rfail(r, VIDK_ERR(EINVAL),
+                             "bad frame rate '%s' in Y4M header (expected FN:D, N and D > 0)",
+                             q);
+            break;
+        case 'A':
+            if (parse_ratio(v, vl, &f->par_num, &f->par_den) < 0 ||
+                (!f->par_num) != (!f->par_den))
+                return rfail(r, VIDK_ERR(EINVAL),
+                             "bad aspect ratio '%s' in Y4M header (expected AN:D with N and "
+                             "D > 0, or A0:0)",
+                             q);
+            break;
+        case 'I':
+            if (vl != 1 || !strchr("ptbm?", v[0]))
+                return rfail(r, VIDK_ERR(EINVAL),
+                             "bad interlacing '%s' in Y4M header (expected Ip, It, Ib, Im or "
+                             "I?)",
+                             q);
+            f->interlace = v[0];
+            break;
+        case 'C':
+            if (chroma_from_tag(v, vl, 0, &f->chroma, &f->bitdepth) < 0)
+                return rfail(r, VIDK_ERR(EINVAL),
+                             "unsupported chroma '%s' in Y4M header (supported: 420jpeg, "
+                             "420paldv, 420mpeg2, 420, 422, 444, mono, 420pN, 422pN, 444pN, "
+                             "monoN with N 9..16)",
+                             q);
+            memcpy(f->y4m_chroma, v, vl); /* vl < 16: every accepted tag is short */
+            f->y4m_chroma[vl] = 0;
+            have_c = 1;
+            break;
+        case 'X':
+            if (tl > 7 && !memcmp(tok, "XYSCSS=", 7)) {
+                xyscss = tok;
+                xyscss_n = tl;
+            }
+            append_ext(f, tok, tl); /* dropped if past VIO_Y4M_EXT_KEEP */
+            break;
+        default: /* unknown tags: skipped, as the format's readers do */
+            break;
+        }
+    }
+    if (!have_w) return rfail(r, VIDK_ERR(EINVAL), "Y4M header has no W (width) tag");
+    if (!have_h) return rfail(r, VIDK_ERR(EINVAL), "Y4M header has no H (height) tag");
+    /* Without C the format is 420jpeg (the spec's default), unless ffmpeg's XYSCSS field
+     * says otherwise. */
+    if (!have_c && xyscss) {
+        if (chroma_from_tag(xyscss + 7, xyscss_n - 7, 1, &f->chroma, &f->bitdepth) < 0) {
+            quote(q, sizeof(q), xyscss, xyscss_n);
+            return rfail(r, VIDK_ERR(EINVAL), "unsupported chroma '%s' in Y4M header", q);
+        }
+    }
+    return 0;
+}
+
+static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
+                      const VioFormat *raw, char *err, size_t errlen)
+{
+    VioReader *r = calloc(1, sizeof(*r));
+    char *name = message_name(path);
+    if (!r || !name) {
+        free(r);
+        free(name);
+        if (own) fclose(stream);
+        msg(err, errlen, path, "out of memory");
+        return VIDK_ERR(ENOMEM);
+    }
+    r->f = stream;
+    r->own = own;
+    r->name = name;
+    int ret = 0;
+    if (raw) {
+        r->raw = 1;
+        r->fmt = *raw;
+        if (!format_valid(raw)) {
+            ret = rfail(r, VIDK_ERR(EINVAL),
+                        "raw input needs a size (1..%d a side), a chroma format and a bit "
+                        "depth (8..16); got %dx%d, bit depth %d",
+                        VIDK_MAX_PICTURE_SIDE, raw->w, raw->h, raw->bitdepth);
+        } else {
+            VioFormat d;
+            vio_format_default(&d);
+            if (r->fmt.fps_num < 1 || r->fmt.fps_den < 1) {
+                r->fmt.fps_num = d.fps_num;
+                r->fmt.fps_den = d.fps_den;
+            }
+            if (r->fmt.par_num < 0 || r->fmt.par_den < 0 || !r->fmt.par_num != !r->fmt.par_den)
+                r->fmt.par_num = r->fmt.par_den = 0;
+            if (!r->fmt.interlace || !strchr("ptbm?", r->fmt.interlace)) r->fmt.interlace = 'p';
+            if (!memchr(r->fmt.y4m_chroma, 0, sizeof(r->fmt.y4m_chroma)))
+                r->fmt.y4m_chroma[0] = 0;
+            if (!memchr(r->fmt.y4m_ext, 0, sizeof(r->fmt.y4m_ext))) r->fmt.y4m_ext[0] = 0;
+            /* Peek one byte (pushback needs no seeking) to report an empty input now. */
+            errno = 0;
+            const int c = getc(stream);
+            if (c == EOF)
+                ret =
+                    ferror(stream) ? read_error(r) : rfail(r, VIDK_ERR(ENODATA), "empty input");
+            else
+                ungetc(c, stream);
+        }
+    } else {
+        ret = parse_y4m_header(r);
+    }
+    if (ret < 0) {
+        if (err && errlen) snprintf(err, errlen, "%s", r->err);
+        vio_reader_close(&r);
+        return ret;
+    }
+    r->frame_bytes = vio_frame_bytes(&r->fmt);
+    *out = r;
+    return 0;
+}
+
+int vio_reader_open(VioReader **r, const char *path, const VioFormat *raw, char *err,
+                    size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!r) return VIDK_ERR(EINVAL);
+    *r = NULL;
+    if (!path) {
+        msg(err, errlen, "(null)", "no input path");
+        return VIDK_ERR(EINVAL);
+    }
+    if (!strcmp(path, "-")) return reader_new(r, stdin, 0, path, raw, err, errlen);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        const int e = errno ? errno : EIO;
+        char *name = message_name(path);
+        msg(err, errlen, name ? name : "?", "cannot open: %s", strerror(e));
+        free(name);
+        return VIDK_ERR(e);
+    }
+    return reader_new(r, f, 1, path, raw, err, errlen);
+}
+
+int vio_reader_open_stream(VioReader **r, FILE *stream, const char *name, const VioFormat *raw,
+                           char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!r) return VIDK_ERR(EINVAL);
+    *r = NULL;
+    if (!stream || !name) {
+        msg(err, errlen, name ? name : "(null)", "no input stream");
+        return VIDK_ERR(EINVAL);
+    }
+    return reader_new(r, stream, 0, name, raw, err, errlen);
+}
+
+const VioFormat *vio_reader_format(const VioReader *r)
+{
+    return r ? &r->fmt : NULL;
+}
+const char *vio_reader_error(const VioReader *r)
+{
+    return r ? r->err : "no reader";
+}
+int vio_reader_frames(const VioReader *r)
+{
+    return r ? r->frames : 0;
+}
+
+/* "FRAME" [' ' parameters] '\n'. 1: found; 0: clean end of input; < 0: error. */
+static int read_frame_marker(VioReader *r)
+{
+    static const char marker[] = "FRAME";
+    char seen[8];
+    char q[64];
+    errno = 0;
+    for (int i = 0; i < 6; i++) {
+        const int c = getc(r->f);
+        if (c == EOF) {
+            if (ferror(r->f)) return read_error(r);
+            if (!i) return 0;
+            return rfail(r, VIDK_ERR(EINVAL),
+                         "frame %d truncated (input ends inside the FRAME marker)", r->frames);
+        }
+        seen[i] = (char)c;
+        if (i < 5 ? c != marker[i] : c != '\n' && c != ' ') {
+            quote(q, sizeof(q), seen, (size_t)i + 1);
+            return rfail(r, VIDK_ERR(EINVAL), "frame %d: bad FRAME marker '%s'", r->frames, q);
+        }
+        if (i == 5 && c == '\n') return 1;
+    }
+    /* Frame parameters (per-frame interlacing etc.) are skipped. */
+    for (int k = 6;; k++) {
+        const int c = getc(r->f);
+        if (c == '\n') return 1;
+        if (c == EOF) {
+            if (ferror(r->f)) return read_error(r);
+            return rfail(r, VIDK_ERR(EINVAL),
+                         "frame %d truncated (input ends inside the FRAME line)", r->frames);
+        }
+        if (k >= VIO_Y4M_LINE_MAX - 1) /* byte k is not the newline */
+            return rfail(r, VIDK_ERR(EINVAL), "frame %d: FRAME line too long (over %d bytes)",
+                         r->frames, VIO_Y4M_LINE_MAX);
+    }
+}
+
+int vio_reader_read(VioReader *r, VidkPicture *pic)
+{
+    if (!r) return VIDK_ERR(EINVAL);
+    if (r->status) return r->status;
+    if (!pic_matches(pic, &r->fmt)) {
+        msg(r->err, sizeof(r->err), r->name,
+            "picture does not match the stream (%dx%d %s %d-bit expected)", r->fmt.w, r->fmt.h,
+            vio_chroma_name(r->fmt.chroma), r->fmt.bitdepth);
+        return VIDK_ERR(EINVAL);
+    }
+    if (!r->raw) {
+        const int m = read_frame_marker(r);
+        if (m <= 0) return m;
+    }
+    const VioFormat *f = &r->fmt;
+    const int bps = f->bitdepth > 8 ? 2 : 1;
+    const unsigned maxv = (1u << f->bitdepth) - 1;
+    size_t got = 0;
+    errno = 0;
+    for (int p = 0; p < n_planes(f->chroma); p++) {
+        int w, h;
+        plane_dims(f, p, &w, &h);
+        const size_t rowbytes = (size_t)w * (size_t)bps;
+        for (int y = 0; y < h; y++) {
+            uint8_t *row = (uint8_t *)pic->data[p] + y * pic->stride[p];
+            const size_t k = fread(row, 1, rowbytes, r->f);
+            got += k;
+            if (k < rowbytes) {
+                if (ferror(r->f)) return read_error(r);
+                if (r->raw && got == 0) return 0; /* clean end between frames */
+                return rfail(r, VIDK_ERR(EINVAL), "frame %d truncated (got %zu of %zu bytes)",
+                             r->frames, got, r->frame_bytes);
+            }
+            if (bps == 2) {
+                /* Little-endian in the file, native in memory; each pair is read before
+                 * the same two bytes are overwritten. */
+                uint16_t *s = (uint16_t *)row;
+                unsigned bad = 0;
+                for (int x = 0; x < w; x++) {
+                    const unsigned v = (unsigned)row[2 * x] | (unsigned)row[2 * x + 1] << 8;
+                    s[x] = (uint16_t)v;
+                    bad |= v > maxv;
+                }
+                if (bad) {
+                    int x = 0;
+                    while (s[x] <= maxv)
+                        x++;
+                    return rfail(r, VIDK_ERR(ERANGE),
+                                 "frame %d: sample %u at plane %d x %d y %d is above the "
+                                 "%d-bit maximum %u",
+                                 r->frames, (unsigned)s[x], p, x, y, f->bitdepth, maxv);
+                }
+            }
+        }
+    }
+    r->frames++;
+    vidk_picture_pad_edges(pic);
+    return 1;
+}
+
+void vio_reader_close(VioReader **pr)
+{
+    if (!pr || !*pr) return;
+    VioReader *r = *pr;
+    if (r->own) fclose(r->f);
+    free(r->name);
+    free(r);
+    *pr = NULL;
+}
+
+/* ---- writer ------------------------------------------------------------------------ */
+
+struct VioWriter {
+    FILE *f;
+    int own; /* fclose on close (not stdout or a caller's stream) */
+    int raw;
+    VioFormat fmt;
+    uint8_t *row; /* little-endian staging row for 9..16-bit samples */
+    int status;
+    char *name;
+    char err[MSG_MAX];
+};
+
+static int wfail(VioWriter *w, int code, const char *fmt, ...) VIO_PRINTF(3, 4);
+static int wfail(VioWriter *w, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(w->err, sizeof(w->err), w->name, fmt, ap);
+    va_end(ap);
+    w->status = code;
+    return code;
+}
+
+static int write_error(VioWriter *w)
+{
+    const int e = errno ? errno : EIO;
+    return wfail(w, VIDK_ERR(e), "write error: %s", strerror(e));
+}
+
+/* The X fields to write: valid fields only (each starting with X, printable, no spaces
+ * inside), XYSCSS fields that contradict the format dropped. -1 when ext is malformed. */
+static int filter_ext(const VioFormat *f, char *out, size_t outlen)
+{
+    const char *ext = f->y4m_ext;
+    if (!memchr(ext, 0, sizeof(f->y4m_ext))) return -1;
+    size_t o = 0;
+    out[0] = 0;
+    for (size_t i = 0; ext[i];) {
+        if (ext[i] == ' ') {
+            i++;
+            continue;
+        }
+        const char *tok = ext + i;
+        size_t tl = 0;
+        while (tok[tl] && tok[tl] != ' ') {
+            const unsigned char c = (unsigned char)tok[tl];
+            if (c < 0x20 || c == 0x7f) return -1;
+            tl++;
+        }
+        i += tl;
+        if (tok[0] != 'X') return -1;
+        if (tl > 7 && !memcmp(tok, "XYSCSS=", 7)) {
+            VidkChroma c;
+            int bd;
+            if (chroma_from_tag(tok + 7, tl - 7, 1, &c, &bd) < 0 || c != f->chroma ||
+                bd != f->bitdepth)
+                continue;
+        }
+        if (o + 1 + tl + 1 > outlen) return -1;
+        out[o++] = ' ';
+        memcpy(out + o, tok, tl);
+        o += tl;
+        out[o] = 0;
+    }
+    return 0;
+}
+
+static int write_y4m_header(VioWriter *w)
+{
+    const VioFormat *f = &w->fmt;
+    if (f->fps_num < 1 || f->fps_den < 1)
+        return wfail(w, VIDK_ERR(EINVAL), "bad frame rate %d/%d for Y4M output", f->fps_num,
+                     f->fps_den);
+    if (f->par_num < 0 || f->par_den < 0 || !f->par_num != !f->par_den)
+        return wfail(w, VIDK_ERR(EINVAL), "bad aspect ratio %d:%d for Y4M output", f->par_num,
+                     f->par_den);
+    if (!f->interlace || !strchr("ptbm?", f->interlace))
+        return wfail(w, VIDK_ERR(EINVAL), "bad interlacing '%c' for Y4M output (p, t, b, m, ?)",
+                     f->interlace ? f->interlace : '0');
+    char ctag[16];
+    VidkChroma c;
+    int bd;
+    const size_t cl = strnlen(f->y4m_chroma, sizeof(f->y4m_chroma));
+    if (cl && cl < sizeof(f->y4m_chroma) &&
+        chroma_from_tag(f->y4m_chroma, cl, 0, &c, &bd) == 0 && c == f->chroma &&
+        bd == f->bitdepth)
+        memcpy(ctag, f->y4m_chroma, cl + 1);
+    else
+        default_ctag(f->chroma, f->bitdepth, ctag, sizeof(ctag));
+    char ext[VIO_Y4M_LINE_MAX];
+    if (filter_ext(f, ext, sizeof(ext)) < 0)
+        return wfail(w, VIDK_ERR(EINVAL),
+                     "bad Y4M X fields (each must start with X, no "
+                     "control characters, %d bytes at most)",
+                     VIO_Y4M_LINE_MAX - 64);
+    char line[2 * VIO_Y4M_LINE_MAX];
+    const int n =
+        snprintf(line, sizeof(line), "YUV4MPEG2 W%d H%d F%d:%d I%c A%d:%d C%s%s\n", f->w, f->h,
+                 f->fps_num, f->fps_den, f->interlace, f->par_num, f->par_den, ctag, ext);
+    /* Stay within what a reader (this one included) accepts. */
+    if (n < 0 || n > VIO_Y4M_LINE_MAX)
+        return wfail(w, VIDK_ERR(EINVAL), "Y4M header too long (X fields over %d bytes)",
+                     VIO_Y4M_LINE_MAX);
+    errno = 0;
+    if (fwrite(line, 1, (size_t)n, w->f) != (size_t)n) return write_error(w);
+    return 0;
+}
+
+static int writer_new(VioWriter **out, FILE *stream, int own, const char *path,
+                      const char *name, const VioFormat *f, int raw, char *err, size_t errlen)
+{
+    VioWriter *w = calloc(1, sizeof(*w));
+    char *nm = message_name(name);
+    if (!w || !nm) {
+        free(w);
+        free(nm);
+        if (own) fclose(stream);
+        msg(err, errlen, name, "out of memory");
+        return VIDK_ERR(ENOMEM);
+    }
+    w->f = stream;
+    w->own = own;
+    w->raw = raw;
+    w->name = nm;
+    w->fmt = *f;
+    int ret = 0;
+    if (f->bitdepth > 8 && f->w >= 1 && f->w <= VIDK_MAX_PICTURE_SIDE) {
+        w->row = malloc((size_t)f->w * 2);
+        if (!w->row) ret = wfail(w, VIDK_ERR(ENOMEM), "out of memory");
+    }
+    if (!ret && !raw) ret = write_y4m_header(w);
+    if (ret < 0) {
+        if (err && errlen) snprintf(err, errlen, "%s", w->err);
+        vio_writer_close(&w);
+        /* Leave no file behind for an output that never started. */
+        if (own && path) remove(path);
+        return ret;
+    }
+    *out = w;
+    return 0;
+}
+
+static int writer_check_format(const VioFormat *f, const char *name, char *err, size_t errlen)
+{
+    if (!format_valid(f)) {
+        char *nm = message_name(name);
+        msg(err, errlen, nm ? nm : "?",
+            "bad output format: %dx%d, bit depth %d (sides 1..%d, bit depth 8..16)",
+            f ? f->w : 0, f ? f->h : 0, f ? f->bitdepth : 0, VIDK_MAX_PICTURE_SIDE);
+        free(nm);
+        return VIDK_ERR(EINVAL);
+    }
+    return 0;
+}
+
+int vio_writer_open(VioWriter **w, const char *path, const VioFormat *f, int raw, char *err,
+                    size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!w) return VIDK_ERR(EINVAL);
+    *w = NULL;
+    if (!path) {
+        msg(err, errlen, "(null)", "no output path");
+        return VIDK_ERR(EINVAL);
+    }
+    const int is_stdout = !strcmp(path, "-");
+    const char *name = is_stdout ? "stdout" : path;
+    const int ret = writer_check_format(f, name, err, errlen);
+    if (ret < 0) return ret;
+    if (is_stdout) return writer_new(w, stdout, 0, NULL, name, f, raw, err, errlen);
+    FILE *s = fopen(path, "wb");
+    if (!s) {
+        const int e = errno ? errno : EIO;
+        char *nm = message_name(path);
+        msg(err, errlen, nm ? nm : "?", "cannot create: %s", strerror(e));
+        free(nm);
+        return VIDK_ERR(e);
+    }
+    return writer_new(w, s, 1, path, path, f, raw, err, errlen);
+}
+
+int vio_writer_open_stream(VioWriter **w, FILE *stream, const char *name, const VioFormat *f,
+                           int raw, char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!w) return VIDK_ERR(EINVAL);
+    *w = NULL;
+    if (!stream || !name) {
+        msg(err, errlen, name ? name : "(null)", "no output stream");
+        return VIDK_ERR(EINVAL);
+    }
+    const int ret = writer_check_format(f, name, err, errlen);
+    if (ret < 0) return ret;
+    return writer_new(w, stream, 0, NULL, name, f, raw, err, errlen);
+}
+
+const char *vio_writer_error(const VioWriter *w)
+{
+    return w ? w->err : "no writer";
+}
+
+int vio_writer_write(VioWriter *w, const VidkPicture *pic)
+{
+    if (!w) return VIDK_ERR(EINVAL);
+    if (w->status) return w->status;
+    const VioFormat *f = &w->fmt;
+    if (!pic_matches(pic, f)) {
+        msg(w->err, sizeof(w->err), w->name,
+            "picture does not match the output (%dx%d %s %d-bit expected)", f->w, f->h,
+            vio_chroma_name(f->chroma), f->bitdepth);
+        return VIDK_ERR(EINVAL);
+    }
+    const int bps = f->bitdepth > 8 ? 2 : 1;
+    const unsigned maxv = (1u << f->bitdepth) - 1;
+    /* Check every sample before writing a byte: no partial frame in the output. */
+    if (bps == 2 && f->bitdepth < 16) {
+        for (int p = 0; p < n_planes(f->chroma); p++) {
+            int pw, ph;
+            plane_dims(f, p, &pw, &ph);
+            for (int y = 0; y < ph; y++) {
+                const uint16_t *s =
+                    (const uint16_t *)((const uint8_t *)pic->data[p] + y * pic->stride[p]);
+                for (int x = 0; x < pw; x++)
+                    if (s[x] > maxv) {
+                        msg(w->err, sizeof(w->err), w->name,
+                            "sample %u at plane %d x %d y %d is above the %d-bit maximum %u",
+                            (unsigned)s[x], p, x, y, f->bitdepth, maxv);
+                        return VIDK_ERR(ERANGE);
+                    }
+            }
+        }
+    }
+    errno = 0;
+    if (!w->raw && fwrite("FRAME\n", 1, 6, w->f) != 6) return write_error(w);
+    for (int p = 0; p < n_planes(f->chroma); p++) {
+        int pw, ph;
+        plane_dims(f, p, &pw, &ph);
+        const size_t rowbytes = (size_t)pw * (size_t)bps;
+        for (int y = 0; y < ph; y++) {
+            const uint8_t *row = (const uint8_t *)pic->data[p] + y * pic->stride[p];
+            if (bps == 2) {
+                const uint16_t *s = (const uint16_t *)row;
+                for (int x = 0; x < pw; x++) {
+                    w->row[2 * x] = (uint8_t)(s[x] & 0xff);
+                    w->row[2 * x + 1] = (uint8_t)(s[x] >> 8);
+                }
+                row = w->row;
+            }
+            if (fwrite(row, 1, rowbytes, w->f) != rowbytes) return write_error(w);
+        }
+    }
+    return 0;
+}
+
+int vio_writer_close_msg(VioWriter **pw, char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!pw || !*pw) return 0;
+    VioWriter *w = *pw;
+    int ret = w->status;
+    errno = 0;
+    if (fflush(w->f) != 0 && !ret) ret = write_error(w);
+    if (w->own && fclose(w->f) != 0 && !ret) ret = write_error(w);
+    if (ret < 0 && err && errlen) snprintf(err, errlen, "%s", w->err);
+    free(w->row);
+    free(w->name);
+    free(w);
+    *pw = NULL;
+    return ret;
+}
+
+int vio_writer_close(VioWriter **w)
+{
+    return vio_writer_close_msg(w, NULL, 0);
+}
