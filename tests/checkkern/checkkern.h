@@ -48,12 +48,27 @@ uint32_t ck_rand(void);
 /* Uniform in [lo, hi]. */
 int ck_rand_range(int lo, int hi);
 
-/* Directory of the real clips (../shared/video, or --video DIR), NULL if absent. */
+/* Directory of the real clips: --video DIR, else $VIDK_VIDEO_DIR, else the build's
+ * VIDK_SHARED_VIDEO (../shared/video); NULL if absent. */
 const char *ck_video_dir(void);
 
+/* Name of the i-th Y4M clip (sorted) in ck_video_dir(), NULL past the end or without one. */
+const char *ck_video_clip(int i);
+
+/* Read frame `frame` (0-based) of an 8-bit 4:2:0 Y4M clip: `file` is a path, or a name
+ * inside ck_video_dir(). Allocates *pic with a `pad`-sample margin filled by edge
+ * replication; free with vidk_picture_free(). Returns 0, or a negative error (pic zeroed):
+ * VIDK_ERR(ENOENT) no such file, VIDK_ERR(ERANGE) fewer frames, VIDK_ERR(EINVAL) not
+ * 8-bit 4:2:0 Y4M. */
+int ck_load_y4m(const char *file, int frame, int pad, VidkPicture *pic);
+
 /* Open a context for backend b (threads: n_threads, 0 = all); NULL when the backend is
- * unavailable here (the caller skips it, reporting nothing). */
+ * unavailable here or excluded by --backend (the caller skips it, reporting nothing).
+ * The c backend is never excluded: it is the reference. Close with vidk_close(). */
 VidkContext *ck_open(VidkBackend b, int n_threads);
+
+/* 0 when --backend excludes backend b (c never is), so a family can skip its setup. */
+int ck_backend_enabled(VidkBackend b);
 
 /* One check of one function at one level (see above). */
 int ck_begin(const char *func, const char *level, const void *fn, const void *prev_fn);
