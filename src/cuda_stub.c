@@ -37,6 +37,10 @@ void *vidk_cuda_stream(const VidkContext *ctx, int i)
     (void)ctx, (void)i;
     return NULL;
 }
+int vidk_cuda_last_timing(const VidkContext *ctx, VidkCudaTiming *t)
+{
+    return ctx && t ? VIDK_ERR_NODEV : VIDK_ERR(EINVAL);
+}
 int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
                         int mvx, int mvy, VidkBlockSize bs, uint32_t *sads)
 {

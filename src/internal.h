@@ -6,6 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* C linkage also when a CUDA (.cu, C++) file includes this. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #include "config.h"
 #include "vidkern/vidkern.h"
 #include "h264.h"
@@ -53,4 +58,7 @@ static inline int vidk_iclip(int v, int lo, int hi) { return v < lo ? lo : v > h
 /* CPU flags detected once (cpu.c). */
 unsigned vidk_cpu_detect(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -23,7 +23,11 @@ void vidk_cuda_close(VidkContext *ctx);
 /* Buffers owned by the context, allocated on first use and reused: a request for
  * `bytes` returns the slot's buffer, reallocated only when it must grow. Device
  * buffers come from cudaMalloc, host buffers are pinned (cudaHostAlloc). Each family
- * uses only its own slots. */
+ * uses only its own slots. Pointers are at least 256-byte aligned; growing waits for the
+ * context's streams, frees the old buffer and does not keep its contents. Returns 0;
+ * VIDK_ERR(EINVAL) for a slot outside [0, VIDK_SLOT_COUNT), bytes 0 or ptr NULL;
+ * VIDK_ERR(ENOMEM) (logged; the slot is then empty); VIDK_ERR_NODEV without CUDA state.
+ * All buffers are freed by vidk_cuda_close(). */
 enum VidkCudaSlot {
     VIDK_SLOT_SAD_CUR = 0,
     VIDK_SLOT_SAD_REF,
@@ -40,6 +44,24 @@ int vidk_cuda_host_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr);
 /* The context's streams (cudaStream_t as void *), 0 <= i < vidk_cuda_stream_count(). */
 int vidk_cuda_stream_count(const VidkContext *ctx);
 void *vidk_cuda_stream(const VidkContext *ctx, int i);
+
+/* Device time of the last completed device call of a context, per stage, from CUDA
+ * events (always recorded: seven cudaEventRecord per call, a small host cost).
+ * A stage spans from its first begin to its last end in that call, so in multi-stream
+ * pipelines stages overlap and h2d + kernel + d2h can exceed total. total_ms spans from
+ * the call's first device operation to the end of its last stage. Host-side work
+ * (staging copies into pinned buffers, argument checks) is not included: benchmarks
+ * measure end-to-end time with a host clock. Stages a call did not run read 0. */
+typedef struct VidkCudaTiming {
+    double h2d_ms, kernel_ms, d2h_ms, total_ms;
+    size_t h2d_bytes, d2h_bytes;
+} VidkCudaTiming;
+
+/* Fill *t with the timing of the last call that completed without error.
+ * Returns 0; VIDK_ERR(EINVAL) for NULL arguments; VIDK_ERR_NODEV when ctx has no CUDA
+ * state (other backends, builds without CUDA); VIDK_ERR(EAGAIN) when no timed call has
+ * completed yet (or the last one failed). */
+int vidk_cuda_last_timing(const VidkContext *ctx, VidkCudaTiming *t);
 
 /* Whole-frame SAD map (vidk_sad_frame) on the device; arguments already validated. */
 int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,

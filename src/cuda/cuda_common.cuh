@@ -1,0 +1,154 @@
+// Internals shared by the CUDA backend's .cu files (C++ side only; the C side sees
+// src/cuda/cuda_backend.h). Include this first in every .cu file.
+//
+// Error handling pattern of every host function that talks to CUDA:
+//
+//   int f(VidkContext *ctx, ...)
+//   {
+//       int err = 0;
+//       void *d = nullptr;              // every local declared before the first check:
+//       ...                             // C++ forbids a goto across an initialisation
+//       VIDK_TRY(vidk_cuda_enter(ctx)); // internal helpers return 0 or an error code
+//       CUDA_CHECK(cudaMemcpyAsync(...));
+//       kernel<<<grid, block, 0, stream>>>(...);
+//       CUDA_CHECK_LAUNCH();
+//   cleanup:
+//       return err;
+//   }
+//
+// CUDA_CHECK logs "file:line: expr: CUDA message" at VIDK_LOG_ERROR, stores the mapped
+// code in `err` and jumps to `cleanup`; it needs `ctx` (the VidkContext) and `int err`
+// in scope. The library never exits or prints on its own.
+//
+// A context is used by one host thread at a time (the public API's rule); nothing here
+// locks.
+#ifndef VIDK_CUDA_COMMON_CUH
+#define VIDK_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda/cuda_backend.h"
+#include "internal.h"
+
+/* Largest stream count a context may ask for (VidkSettings.cuda_streams is 1..16). */
+#define VIDK_CUDA_MAX_STREAMS 16
+
+/* Alignment of every slot buffer (cudaMalloc gives 256, cudaHostAlloc a page). */
+#define VIDK_CUDA_ALIGN 256
+
+/* Stages of a device call, timed with events (see VidkCudaTiming). */
+enum VidkCudaStage {
+    VIDK_CUDA_STAGE_H2D = 0,
+    VIDK_CUDA_STAGE_KERNEL,
+    VIDK_CUDA_STAGE_D2H,
+    VIDK_CUDA_STAGE_COUNT
+};
+
+struct VidkCudaBuf {
+    void *ptr;
+    size_t bytes; /* capacity */
+};
+
+struct VidkCudaCtx {
+    int device;
+    int major, minor; /* compute capability */
+    int sms;
+    int n_streams;
+    cudaStream_t streams[VIDK_CUDA_MAX_STREAMS];
+    VidkCudaBuf dev[VIDK_SLOT_COUNT];
+    VidkCudaBuf host[VIDK_SLOT_COUNT];
+
+    /* Stage timing of the call in progress, and the last completed one. */
+    cudaEvent_t ev_start;
+    cudaEvent_t ev_begin[VIDK_CUDA_STAGE_COUNT], ev_end[VIDK_CUDA_STAGE_COUNT];
+    unsigned begun, ended; /* bit per stage, this call */
+    int timing_open;       /* vidk_cuda_timing_start was called, stop not yet */
+    size_t h2d_bytes, d2h_bytes;
+    int last_valid;
+    VidkCudaTiming last;
+};
+
+/* Map a CUDA error to a vidkern code: ENOMEM for allocation failures, NODEV when there
+ * is no usable device (no driver, no device, no kernel image for it), EIO otherwise. */
+int vidk_cuda_map_error(cudaError_t e);
+
+/* Log a failed CUDA call (file:line, expression, CUDA name and message), clear the
+ * runtime's non-sticky last error, and return vidk_cuda_map_error(e). */
+int vidk_cuda_fail(const VidkContext *ctx, cudaError_t e, const char *expr, const char *file,
+                   int line);
+
+#define CUDA_CHECK(expr)                                                                  \
+    do {                                                                                  \
+        const cudaError_t vidk_e_ = (expr);                                               \
+        if (vidk_e_ != cudaSuccess) {                                                     \
+            err = vidk_cuda_fail(ctx, vidk_e_, #expr, __FILE__, __LINE__);                \
+            goto cleanup;                                                                 \
+        }                                                                                 \
+    } while (0)
+
+/* After every <<<>>>: launch-configuration errors are reported by cudaGetLastError. */
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+
+/* For internal helpers that return 0 or a negative vidkern code (already logged). */
+#define VIDK_TRY(expr)                                                                    \
+    do {                                                                                  \
+        if ((err = (expr)) < 0) goto cleanup;                                             \
+    } while (0)
+
+/* Make the context's device current on the calling thread (the runtime's current device
+ * is per thread; a context may move between threads). Call at every entry point. */
+int vidk_cuda_enter(VidkContext *ctx);
+
+/* Stream i of the context, 0 <= i < n_streams. */
+static inline cudaStream_t vidk_cuda_stream_at(const VidkContext *ctx, int i)
+{
+    return ctx->cuda->streams[i];
+}
+
+/* Typed slot buffers (see vidk_cuda_device_buffer / vidk_cuda_host_buffer). */
+template <typename T>
+static inline int vidk_cuda_dev_slot(VidkContext *ctx, int slot, size_t bytes, T **p)
+{
+    void *v = nullptr;
+    const int err = vidk_cuda_device_buffer(ctx, slot, bytes, &v);
+    *p = static_cast<T *>(v);
+    return err;
+}
+template <typename T>
+static inline int vidk_cuda_host_slot(VidkContext *ctx, int slot, size_t bytes, T **p)
+{
+    void *v = nullptr;
+    const int err = vidk_cuda_host_buffer(ctx, slot, bytes, &v);
+    *p = static_cast<T *>(v);
+    return err;
+}
+
+/* Blocks of `threads` covering n items (n > 0). */
+static inline unsigned vidk_cuda_grid(size_t n, unsigned threads)
+{
+    return (unsigned)((n + threads - 1) / threads);
+}
+
+/* ---- stage timing (CUDA events; always on, see VidkCudaTiming) -----------------
+ * A call does:
+ *   VIDK_TRY(vidk_cuda_timing_start(ctx, s));            // before its first device op
+ *   VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_H2D, s));
+ *   ... copies ...
+ *   VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_H2D, s, bytes));
+ *   ... same for KERNEL and D2H, on any of the context's streams ...
+ *   ... synchronise every stream used ...
+ *   VIDK_TRY(vidk_cuda_timing_stop(ctx));                // reads the events
+ * A stage's begin is recorded at its first vidk_cuda_stage_begin of the call and its
+ * end at its last vidk_cuda_stage_end, so chunked pipelines record one span per stage
+ * (issue the chunks in order). The start event goes on stream s: the streams are idle
+ * at the start of a call because every call synchronises before returning. A call that
+ * fails leaves no valid timing (vidk_cuda_last_timing then says EAGAIN). Every device
+ * call of every family does this, so that the last timing describes the last call. */
+int vidk_cuda_timing_start(VidkContext *ctx, cudaStream_t s);
+int vidk_cuda_stage_begin(VidkContext *ctx, VidkCudaStage st, cudaStream_t s);
+int vidk_cuda_stage_end(VidkContext *ctx, VidkCudaStage st, cudaStream_t s, size_t bytes);
+int vidk_cuda_timing_stop(VidkContext *ctx);
+
+#endif
