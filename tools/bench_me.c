@@ -1,8 +1,1289 @@
-/* Placeholder until this subcommand lands. */
-#include "cli.h"
+/* `vidkern bench me`: full-search motion estimation benchmark. Reproduces the
+ * evaluation of Monteiro et al. (CIF container/cars, search areas 16x16..128x128,
+ * serial vs OpenMP vs GPU) and extends it to HD sizes, all H.264 partitions, and every
+ * backend, with the complexity model t ~ (2R+1)^2 and the SAD-instruction ceiling.
+ * See docs/ME.md ("Benchmark") for what every column means. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-int vidk_bench_me(int argc, char **argv)
-{
-    (void)argc;
-    return cli_error(argv[0], "not implemented yet");
+#include "cli.h"
+#include "cuda/cuda_backend.h"
+#include "gen.h"
+#include "mosaic.h"
+#include "picio.h"
+
+#define CMD "bench me"
+
+#ifndef VIDK_GIT_COMMIT
+#define VIDK_GIT_COMMIT "unknown"
+#endif
+
+/* VABSDIFF4 on sm_90: ~16 T instructions/s = 64 T byte absolute differences/s
+ * (DESIGN.md, measured on the GPU machines here). */
+#define CEIL_BYTE_AD_PER_S 64e12
+
+#define MAX_LIST    16
+#define MAX_SOURCES 32
+
+static void help(void) {
+    printf(
+        "usage: vidkern bench me [options]\n\n"
+        "Times vidk_me_search per frame pair for every source x shapes x range x backend.\n\n"
+        "options:\n"
+        "  --sizes LIST       cif, 720p, 1080p, 2160p or WxH (default cif,1080p); cif with\n"
+        "                     real video = the container and cars clips\n"
+        "  --ranges LIST      search ranges R (default 8,16,32,64; max %d); the paper's\n"
+        "                     N x N search area is R = (N - 4) / 2\n"
+        "  --shapes LIST      16x16, h264 (41 partitions), 4x4, all, or one block size\n"
+        "                     (default 16x16,h264)\n"
+        "  --backends LIST    c,simd,threads,cuda (default: all usable here)\n"
+        "  --frames N         frame pairs per source (default 3)\n"
+        "  --runs N           timed runs per configuration after warm-up (default 7)\n"
+        "  --source S         real (clips; mosaic for HD), gen (generated), both\n"
+        "                     (default real; generated when no clips are found)\n"
+        "  --video DIR        folder of the real clips (default $VIDK_VIDEO_DIR or\n"
+        "                     ../shared/video)\n"
+        "  --max-seconds S    time budget per configuration and backend (default 1; 0 =\n"
+        "                     none): slower backends are timed on a stripe of k macroblock\n"
+        "                     rows and scaled, labelled \"(est. from k rows)\"\n"
+        "  --csv FILE, --json FILE, --markdown FILE   also write the results there\n"
+        "  --threads N, --cpumask M, --device N, --quiet   as for every command\n",
+        VIDK_ME_MAX_RANGE);
+}
+
+/* ---- sources ------------------------------------------------------------------ */
+typedef struct BSource {
+    char label[64];     /* "container (real)", "mosaic (real)", "generated" */
+    char size_name[16]; /* "cif", "1080p", "640x360" */
+    char kind[8];       /* real | mosaic | gen */
+    int w, h;
+    int npics;
+    VidkPicture pics[64];
+} BSource;
+
+static void source_free(BSource *s) {
+    for (int i = 0; i < s->npics; i++)
+        vidk_picture_free(&s->pics[i]);
+    s->npics = 0;
+}
+
+static int load_clip(BSource *s, const char *path, const char *label, int nframes) {
+    VioReader *r = NULL;
+    char err[256];
+    if (vio_reader_open(&r, path, NULL, err, sizeof(err)) < 0) return -1;
+    const VioFormat *f = vio_reader_format(r);
+    s->w = f->w, s->h = f->h;
+    snprintf(s->label, sizeof(s->label), "%s (real)", label);
+    snprintf(s->kind, sizeof(s->kind), "real");
+    while (s->npics < nframes) {
+        if (vio_picture_alloc(&s->pics[s->npics], f) < 0) break;
+        if (vio_reader_read(r, &s->pics[s->npics]) != 1) {
+            vidk_picture_free(&s->pics[s->npics]);
+            break;
+        }
+        s->npics++;
+    }
+    const int bitdepth = f->bitdepth;
+    vio_reader_close(&r); /* f is gone with r */
+    if (s->npics < 2 || bitdepth != 8) {
+        source_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_gen(BSource *s, int w, int h, int nframes) {
+    VidkGenParams gp;
+    vidk_gen_default(&gp);
+    gp.w = w, gp.h = h, gp.frames = nframes, gp.chroma = VIDK_CHROMA_400;
+    VidkGen *g = NULL;
+    if (vidk_gen_open(&g, &gp) < 0) return -1;
+    s->w = w, s->h = h;
+    snprintf(s->label, sizeof(s->label), "generated");
+    snprintf(s->kind, sizeof(s->kind), "gen");
+    for (; s->npics < nframes; s->npics++)
+        if (vidk_picture_alloc(&s->pics[s->npics], w, h, VIDK_CHROMA_400, 8, VIO_PAD) < 0 ||
+            vidk_gen_frame(g, s->npics, &s->pics[s->npics]) < 0)
+            break;
+    vidk_gen_close(&g);
+    if (s->npics < nframes) {
+        source_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_mosaic(BSource *s, const Mosaic *m, int w, int h, int nframes) {
+    s->w = w, s->h = h;
+    snprintf(s->label, sizeof(s->label), "mosaic (real)");
+    snprintf(s->kind, sizeof(s->kind), "mosaic");
+    for (; s->npics < nframes; s->npics++)
+        if (vidk_picture_alloc(&s->pics[s->npics], w, h, VIDK_CHROMA_400, 8, VIO_PAD) < 0 ||
+            mosaic_frame(m, s->npics, &s->pics[s->npics]) < 0)
+            break;
+    if (s->npics < nframes) {
+        source_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Copy rows [y0, y0 + h) of src's luma into a new 4:0:0 picture (a real sub-picture:
+ * its edges are padded by replication like any picture's). */
+static int crop_rows(const VidkPicture *src, int y0, int h, VidkPicture *dst) {
+    int e = vidk_picture_alloc(dst, src->w, h, VIDK_CHROMA_400, src->bitdepth, src->pad);
+    if (e < 0) return e;
+    const size_t row = (size_t)src->w * (src->bitdepth > 8 ? 2 : 1);
+    for (int y = 0; y < h; y++)
+        memcpy((uint8_t *)dst->data[0] + (ptrdiff_t)y * dst->stride[0],
+               (const uint8_t *)src->data[0] + (ptrdiff_t)(y0 + y) * src->stride[0], row);
+    vidk_picture_pad_edges(dst);
+    return 0;
+}
+
+/* ---- results ------------------------------------------------------------------- */
+typedef struct BResult {
+    int done;     /* measured (else err says why not) */
+    double ms;    /* median per frame, scaled to the full picture */
+    int est_rows; /* 0 = full picture; k = timed on k macroblock rows and scaled */
+    int runs;
+    double sad_px, zero; /* of the smallest shape, frame pair 0 */
+    int stats_rows;      /* 0 = from the full picture, else from a k-row stripe */
+    int has_cuda;
+    VidkCudaTiming cuda; /* medians */
+    int mismatch;        /* field differs from the first full-picture backend */
+    const char *mismatch_with;
+    char err[160];
+} BResult;
+
+typedef struct Bench {
+    /* options */
+    int nsizes, nranges, nmodes, nbackends;
+    char sizes[MAX_LIST][16];
+    int ranges[MAX_LIST];
+    unsigned modes[MAX_LIST];
+    char mode_names[MAX_LIST][16];
+    VidkBackend backends[MAX_LIST];
+    int frames, runs, quiet, device;
+    double max_seconds;
+    /* state */
+    VidkContext *ctx[VIDK_BACKEND_COUNT];
+    int nsrc;
+    BSource *src[MAX_SOURCES];
+    BResult *res; /* [src][mode][range][backend] */
+    char notes[8][256];
+    int nnotes;
+} Bench;
+
+static BResult *result(Bench *b, int s, int m, int r, int k) {
+    return &b->res[((s * b->nmodes + m) * b->nranges + r) * b->nbackends + k];
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int smallest_shape(unsigned shapes) {
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+        if (shapes & VIDK_ME_SHAPE(bs)) return bs;
+    return VIDK_BLOCK_16x16;
+}
+
+static int fields_equal(const VidkMeField *a, const VidkMeField *b) {
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+        if (!a->res[bs] || !b->res[bs]) continue;
+        const size_t n = (size_t)a->grid_w[bs] * a->grid_h[bs];
+        for (size_t i = 0; i < n; i++) {
+            const VidkMeResult *x = &a->res[bs][i], *y = &b->res[bs][i];
+            if (x->mv.x != y->mv.x || x->mv.y != y->mv.y || x->cost != y->cost ||
+                x->sad != y->sad)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static void field_stats(const VidkMeField *f, unsigned shapes, double *sad_px, double *zero) {
+    const int bs = smallest_shape(shapes);
+    const size_t n = (size_t)f->grid_w[bs] * f->grid_h[bs];
+    double s = 0, z = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += f->res[bs][i].sad;
+        z += !f->res[bs][i].mv.x && !f->res[bs][i].mv.y;
+    }
+    *sad_px = s / ((double)n * vidk_block_width((VidkBlockSize)bs) *
+                   vidk_block_height((VidkBlockSize)bs));
+    *zero = z / (double)n;
+}
+
+/* A set of frame pairs at some number of macroblock rows (the full picture or a stripe). */
+typedef struct Work {
+    int rows; /* macroblock rows; == mb_h for the full picture */
+    int npics;
+    VidkPicture pics[64];
+    const VidkPicture *use; /* pics of the source itself (full) or the stripe's */
+    VidkMeField field;
+} Work;
+
+static void work_free(Work *w) {
+    for (int i = 0; i < w->npics; i++)
+        vidk_picture_free(&w->pics[i]);
+    w->npics = 0;
+    vidk_me_field_free(&w->field);
+}
+
+static int work_make(Work *w, const BSource *s, int rows, unsigned shapes) {
+    memset(w, 0, sizeof(*w));
+    const int mb_h = (s->h + 15) / 16;
+    w->rows = rows;
+    int h = s->h, e;
+    if (rows >= mb_h) {
+        w->use = s->pics;
+    } else {
+        /* The middle k macroblock rows: typical content, away from the borders. */
+        h = rows * 16;
+        int y0 = (mb_h - rows) / 2 * 16;
+        if (y0 + h > s->h) y0 = s->h - h;
+        for (; w->npics < s->npics; w->npics++)
+            if ((e = crop_rows(&s->pics[w->npics], y0, h, &w->pics[w->npics])) < 0) {
+                work_free(w);
+                return e;
+            }
+        w->use = w->pics;
+    }
+    if ((e = vidk_me_field_alloc(&w->field, s->w, h, shapes)) < 0) work_free(w);
+    return e;
+}
+
+/* One search of pair i (frame i + 1 against frame i); seconds or <0 error. */
+static double run_pair(VidkContext *ctx, const BSource *s, Work *w, const VidkMeParams *mp,
+                       int i, int *err) {
+    const int np = s->npics - 1;
+    const int k = i % np;
+    const double t0 = cli_now();
+    *err = vidk_me_search(ctx, &w->use[k + 1], &w->use[k], mp, &w->field);
+    return cli_now() - t0;
+}
+
+static int measure(Bench *b, VidkBackend be, const BSource *s, const VidkMeParams *mp,
+                   BResult *out, VidkMeField *ref_field, int *ref_set, const char **ref_name) {
+    VidkContext *ctx = b->ctx[be];
+    const int mb_h = (s->h + 15) / 16;
+    const double budget = b->max_seconds > 0 ? b->max_seconds : INFINITY;
+    int min_rows = mb_h;
+    if (be == VIDK_BACKEND_C || be == VIDK_BACKEND_SIMD) min_rows = 1;
+    /* Threads split work by rows: keep every worker busy on a stripe. */
+    if (be == VIDK_BACKEND_THREADS) min_rows = vidk_imin(mb_h, 2 * vidk_get_threads(ctx));
+    Work w;
+    int e;
+    double used = 0, t_warm = 0;
+    int rows = mb_h;
+    int probe_kept = 0;
+    memset(&w, 0, sizeof(w));
+    if (isfinite(budget) && min_rows < mb_h) {
+        if ((e = work_make(&w, s, min_rows, mp->shapes)) < 0) goto fail;
+        const double t = run_pair(ctx, s, &w, mp, 0, &e);
+        if (e < 0) goto fail;
+        used = t;
+        const double per_row = t / min_rows;
+        if (per_row * mb_h * (b->runs + 1) <= budget - used) {
+            rows = mb_h;
+        } else {
+            rows = (int)((budget - used) / ((b->runs + 1) * per_row));
+            if (rows <= min_rows) rows = min_rows;
+            if (rows >= mb_h) rows = mb_h;
+        }
+        if (rows == min_rows) {
+            probe_kept = 1; /* the probe was this stripe's warm-up */
+            t_warm = t;
+        } else {
+            work_free(&w);
+        }
+    }
+    if (!probe_kept) {
+        if ((e = work_make(&w, s, rows, mp->shapes)) < 0) goto fail;
+        /* Warm-up: caches, page faults, device buffers (twice on the GPU: the first call
+         * allocates). */
+        for (int i = 0; i < (be == VIDK_BACKEND_CUDA ? 2 : 1); i++) {
+            t_warm = run_pair(ctx, s, &w, mp, 0, &e);
+            if (e < 0) goto fail;
+            used += t_warm;
+        }
+    }
+    /* Statistics and cross-check on pair 0 (the warm-up's result is in w.field). */
+    field_stats(&w.field, mp->shapes, &out->sad_px, &out->zero);
+    out->stats_rows = rows < mb_h ? rows : 0;
+    if (rows == mb_h) {
+        if (!*ref_set) {
+            for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+                if (w.field.res[bs])
+                    memcpy(ref_field->res[bs], w.field.res[bs],
+                           sizeof(VidkMeResult) * w.field.grid_w[bs] * w.field.grid_h[bs]);
+            *ref_set = 1;
+            *ref_name = vidk_backend_name(be);
+        } else if (!fields_equal(ref_field, &w.field)) {
+            out->mismatch = 1;
+            out->mismatch_with = *ref_name;
+        }
+    }
+    int runs = b->runs;
+    if (isfinite(budget) && t_warm > 0) {
+        const double fit = floor((budget - used) / t_warm);
+        runs = fit < 1 ? (probe_kept ? 0 : 1) : fit < runs ? (int)fit : runs;
+    }
+    double times[256], tk[256], th[256], td[256], tt[256];
+    double bh2d = 0, bd2h = 0;
+    int ncuda = 0;
+    if (!runs) { /* budget spent by the probe: the probe is the one sample */
+        times[0] = t_warm;
+        runs = 1;
+    } else {
+        for (int i = 0; i < runs; i++) {
+            times[i] = run_pair(ctx, s, &w, mp, i, &e);
+            if (e < 0) goto fail;
+            VidkCudaTiming ct;
+            if (be == VIDK_BACKEND_CUDA && vidk_cuda_last_timing(ctx, &ct) == 0) {
+                tk[ncuda] = ct.kernel_ms, th[ncuda] = ct.h2d_ms, td[ncuda] = ct.d2h_ms;
+                tt[ncuda] = ct.total_ms;
+                bh2d = (double)ct.h2d_bytes, bd2h = (double)ct.d2h_bytes;
+                ncuda++;
+            }
+        }
+    }
+    out->ms = 1e3 * median(times, runs) * mb_h / rows;
+    out->est_rows = rows < mb_h ? rows : 0;
+    out->runs = runs;
+    if (ncuda) {
+        out->has_cuda = 1;
+        out->cuda.kernel_ms = median(tk, ncuda);
+        out->cuda.h2d_ms = median(th, ncuda);
+        out->cuda.d2h_ms = median(td, ncuda);
+        out->cuda.total_ms = median(tt, ncuda);
+        out->cuda.h2d_bytes = (size_t)bh2d;
+        out->cuda.d2h_bytes = (size_t)bd2h;
+    }
+    out->done = 1;
+    work_free(&w);
+    return 0;
+fail:
+    snprintf(out->err, sizeof(out->err), "%s", vidk_strerror(e));
+    work_free(&w);
+    return e;
+}
+
+/* ---- derived numbers -------------------------------------------------------------- */
+static double cand_axis(int r) {
+    return 2.0 * r + 1;
+}
+
+/* Byte absolute differences per frame: every sample of the padded macroblock grid
+ * against every candidate (the 4x4-SAD base; larger shapes are sums of those). */
+static double byte_ads(const BSource *s, int r) {
+    return (double)((s->w + 15) / 16 * 16) * ((s->h + 15) / 16 * 16) * cand_axis(r) *
+           cand_axis(r);
+}
+
+static double blocks_of(const BSource *s, unsigned shapes) {
+    int gw, gh;
+    const int bs = smallest_shape(shapes);
+    const int bw = vidk_block_width((VidkBlockSize)bs),
+              bh = vidk_block_height((VidkBlockSize)bs);
+    if (bw > 16) {
+        gw = (s->w + bw - 1) / bw, gh = (s->h + bh - 1) / bh;
+    } else {
+        gw = (s->w + 15) / 16 * (16 / bw), gh = (s->h + 15) / 16 * (16 / bh);
+    }
+    return (double)gw * gh;
+}
+
+/* Speed-up of result x against backend `vs` of the same configuration; 0 if not run. */
+static double speedup(Bench *b, int s, int m, int r, int k, VidkBackend vs, int *est) {
+    for (int j = 0; j < b->nbackends; j++) {
+        if (b->backends[j] != vs || j == k) continue;
+        const BResult *o = result(b, s, m, r, j), *x = result(b, s, m, r, k);
+        if (!o->done || !x->done) return 0;
+        *est = o->est_rows || x->est_rows;
+        return o->ms / x->ms;
+    }
+    return 0;
+}
+
+static void fmt_time(char *buf, size_t n, const BResult *x) {
+    if (!x->done) {
+        snprintf(buf, n, "failed: %.60s", x->err);
+        return;
+    }
+    const double ms = x->ms;
+    const char *f = ms >= 100 ? "%.1f" : ms >= 1 ? "%.3f" : "%.4f";
+    int o = snprintf(buf, n, f, ms);
+    if (x->est_rows && o > 0 && (size_t)o < n)
+        snprintf(buf + o, n - (size_t)o, " (est. from %d rows)", x->est_rows);
+}
+
+static void fmt_speedup(char *buf, size_t n, double v, int est) {
+    if (v <= 0)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n,
+                 v >= 100    ? "%s%.0fx"
+                 : v >= 0.95 ? "%s%.1fx"
+                             : "%s%.2gx",
+                 est ? "~" : "", v);
+}
+
+/* ---- device / command description ----------------------------------------------- */
+static void cpu_name(char *buf, size_t n) {
+    snprintf(buf, n, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, "model name", 10)) {
+            const char *c = strchr(line, ':');
+            if (c) {
+                c++;
+                while (*c == ' ')
+                    c++;
+                snprintf(buf, n, "%s", c);
+                buf[strcspn(buf, "\n")] = 0;
+            }
+            break;
+        }
+    fclose(f);
+}
+
+typedef struct Meta {
+    char cpu[256], gpu[256], date[64], command[2048];
+    int cores, threads;
+} Meta;
+
+static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
+    cpu_name(mt->cpu, sizeof(mt->cpu));
+    mt->cores = vidk_cpu_count_online();
+    mt->threads =
+        b->ctx[VIDK_BACKEND_THREADS] ? vidk_get_threads(b->ctx[VIDK_BACKEND_THREADS]) : 0;
+    snprintf(mt->gpu, sizeof(mt->gpu), "none");
+    if (b->ctx[VIDK_BACKEND_CUDA]) {
+        VidkDeviceInfo di;
+        if (vidk_cuda_device_info(b->device, &di) == 0)
+            snprintf(mt->gpu, sizeof(mt->gpu), "%s (%d SMs, compute %d.%d)", di.name,
+                     di.multiprocessors, di.major, di.minor);
+    }
+    const time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(mt->date, sizeof(mt->date), "%Y-%m-%d %H:%M UTC", &tmv);
+    int o = snprintf(mt->command, sizeof(mt->command), "vidkern bench me");
+    for (int i = 1; i < argc && o < (int)sizeof(mt->command); i++)
+        o += snprintf(mt->command + o, sizeof(mt->command) - (size_t)o,
+                      strpbrk(argv[i], " \t\"'$") ? " '%s'" : " %s", argv[i]);
+}
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* ---- outputs ---------------------------------------------------------------------- */
+static const char *backend_label(const Bench *b, VidkBackend be, char *buf, size_t n) {
+    if (be == VIDK_BACKEND_THREADS && b->ctx[be])
+        snprintf(buf, n, "threads(%d)", vidk_get_threads(b->ctx[be]));
+    else
+        snprintf(buf, n, "%s", vidk_backend_name(be));
+    return buf;
+}
+
+static void print_human(FILE *f, Bench *b) {
+    fprintf(f, "\n%-17s %-9s %-6s %4s %5s %-11s %-26s %9s %9s %7s %8s %8s %9s %7s\n", "source",
+            "size", "shapes", "R", "area", "backend", "ms/frame", "Mcand/s", "GbyteAD/s",
+            "ceil%", "vs c", "vs simd", "vs thr", "SAD/px");
+    for (int s = 0; s < b->nsrc; s++)
+        for (int m = 0; m < b->nmodes; m++)
+            for (int r = 0; r < b->nranges; r++)
+                for (int k = 0; k < b->nbackends; k++) {
+                    const BSource *src = b->src[s];
+                    const BResult *x = result(b, s, m, r, k);
+                    const int R = b->ranges[r];
+                    char tbuf[96], sc[16], ss[16], st[16], be[24], size[24], ceil[16];
+                    fmt_time(tbuf, sizeof(tbuf), x);
+                    int e1 = 0, e2 = 0, e3 = 0;
+                    /* speed-ups first: the estimate flags are set by speedup() */
+                    const double v1 = speedup(b, s, m, r, k, VIDK_BACKEND_C, &e1);
+                    const double v2 = speedup(b, s, m, r, k, VIDK_BACKEND_SIMD, &e2);
+                    const double v3 = speedup(b, s, m, r, k, VIDK_BACKEND_THREADS, &e3);
+                    fmt_speedup(sc, sizeof(sc), v1, e1);
+                    fmt_speedup(ss, sizeof(ss), v2, e2);
+                    fmt_speedup(st, sizeof(st), v3, e3);
+                    snprintf(size, sizeof(size), "%dx%d", src->w, src->h);
+                    const double t = x->ms * 1e-3;
+                    const double ads = x->done ? byte_ads(src, R) / t : 0;
+                    if (b->backends[k] == VIDK_BACKEND_CUDA && x->done)
+                        snprintf(ceil, sizeof(ceil), "%.1f", 100 * ads / CEIL_BYTE_AD_PER_S);
+                    else
+                        snprintf(ceil, sizeof(ceil), "-");
+                    fprintf(f,
+                            "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7s %8s %8s %9s "
+                            "%7.3f%s%s\n",
+                            src->label, size, b->mode_names[m], R, cand_axis(R),
+                            backend_label(b, b->backends[k], be, sizeof(be)), tbuf,
+                            x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
+                                          cand_axis(R) / t / 1e6
+                                    : 0,
+                            ads / 1e9, ceil, sc, ss, st, x->sad_px, x->stats_rows ? "*" : "",
+                            x->mismatch ? "  MISMATCH" : "");
+                }
+}
+
+static void print_legend(FILE *f, int md) {
+    fprintf(
+        f,
+        "%sms/frame: median over the runs after warm-up of one vidk_me_search call (one frame "
+        "pair; for cuda including the host<->device copies).\n"
+        "%s\"(est. from k rows)\": timed on a stripe of the k middle macroblock rows (a real "
+        "sub-picture) and scaled by rows/k to the full picture: an estimate, not a full-frame "
+        "measurement.\n"
+        "%sarea: candidates per axis, 2R+1 (the paper's N x N search area for 4x4 blocks is "
+        "N = 2R + 4). Mcand/s: blocks of the smallest shape x (2R+1)^2 / time. GbyteAD/s: "
+        "(16-aligned width x height) x (2R+1)^2 byte absolute differences / time. ceil%%: "
+        "that rate against the VABSDIFF4 ceiling of 64 T byte-ADs/s (cuda only).\n"
+        "%svs X: time of backend X / this time, same configuration, same run; \"~\" marks "
+        "ratios involving an estimate. SAD/px: mean SAD per pixel of the smallest shape, "
+        "frame pair 0 (\"*\": from the stripe).\n",
+        md ? "- " : "", md ? "- " : "", md ? "- " : "", md ? "- " : "");
+}
+
+static void print_complexity(FILE *f, Bench *b, int md) {
+    if (b->nranges < 2) return;
+    if (md)
+        fprintf(f,
+                "\n## Complexity: time vs search area (O(n^2) model)\n\n"
+                "| source | size | shapes | backend | R | t(R)/t(R0) | ((2R+1)/(2R0+1))^2 |\n"
+                "|---|---|---|---|---:|---:|---:|\n");
+    else
+        fprintf(f,
+                "\ncomplexity: t(R)/t(R0) against the O(n^2) prediction ((2R+1)/(2R0+1))^2\n"
+                "%-17s %-9s %-6s %-11s %4s %12s %12s\n",
+                "source", "size", "shapes", "backend", "R", "t(R)/t(R0)", "predicted");
+    for (int s = 0; s < b->nsrc; s++)
+        for (int m = 0; m < b->nmodes; m++)
+            for (int k = 0; k < b->nbackends; k++) {
+                const BResult *x0 = result(b, s, m, 0, k);
+                if (!x0->done) continue;
+                char be[24], size[24];
+                backend_label(b, b->backends[k], be, sizeof(be));
+                snprintf(size, sizeof(size), "%dx%d", b->src[s]->w, b->src[s]->h);
+                for (int r = 0; r < b->nranges; r++) {
+                    const BResult *x = result(b, s, m, r, k);
+                    if (!x->done) continue;
+                    const double ratio = x->ms / x0->ms;
+                    const double pred =
+                        pow(cand_axis(b->ranges[r]) / cand_axis(b->ranges[0]), 2);
+                    const int est = x->est_rows || x0->est_rows;
+                    if (md)
+                        fprintf(f, "| %s | %s | %s | %s | %d | %s%.2f | %.2f |\n",
+                                b->src[s]->label, size, b->mode_names[m], be, b->ranges[r],
+                                est ? "~" : "", ratio, pred);
+                    else
+                        fprintf(f, "%-17s %-9s %-6s %-11s %4d %11s%.2f %12.2f\n",
+                                b->src[s]->label, size, b->mode_names[m], be, b->ranges[r],
+                                est ? "~" : "", ratio, pred);
+                }
+            }
+}
+
+static int find_idx(const Bench *b, int kind, int v) {
+    /* kind 0: range index of R = v; 1: backend index */
+    if (kind == 0) {
+        for (int i = 0; i < b->nranges; i++)
+            if (b->ranges[i] == v) return i;
+    } else {
+        for (int i = 0; i < b->nbackends; i++)
+            if ((int)b->backends[i] == v) return i;
+    }
+    return -1;
+}
+
+static int find_mode(const Bench *b, unsigned shapes) {
+    for (int i = 0; i < b->nmodes; i++)
+        if (b->modes[i] == shapes) return i;
+    return -1;
+}
+
+/* The issue's targets, with the measured value where this run has it. */
+static void print_targets(FILE *f, Bench *b, int md) {
+    typedef struct {
+        const char *what;
+        unsigned shapes;
+        int range;
+        VidkBackend be, vs;
+        double limit; /* ms (vs = 0) or minimum speed-up */
+    } Target;
+    const Target t[] = {
+        {"cuda, all 41 partitions, R=64, <= 3 ms", VIDK_ME_SHAPES_H264, 64, VIDK_BACKEND_CUDA,
+         0, 3},
+        {"cuda, 16x16 only, R=64, <= 1 ms", VIDK_ME_SHAPE(VIDK_BLOCK_16x16), 64,
+         VIDK_BACKEND_CUDA, 0, 1},
+        {"cuda, 4x4 only, R=64, < 1.17 ms (NVOFA)", VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 64,
+         VIDK_BACKEND_CUDA, 0, 1.17},
+        {"cuda vs c, h264, R=64, >= 1000x", VIDK_ME_SHAPES_H264, 64, VIDK_BACKEND_CUDA,
+         VIDK_BACKEND_C, 1000},
+        {"cuda vs threads, h264, R=64, >= 30x", VIDK_ME_SHAPES_H264, 64, VIDK_BACKEND_CUDA,
+         VIDK_BACKEND_THREADS, 30},
+        {"simd, 16x16 only, R=16, <= 1.5 x 34-50 ms (x264 sad_x4, one Zen 3 core)",
+         VIDK_ME_SHAPE(VIDK_BLOCK_16x16), 16, VIDK_BACKEND_SIMD, 0, 75},
+    };
+    if (md)
+        fprintf(f, "\n## Targets of issue 6 (1080p)\n\n| target | source | measured | met "
+                   "|\n|---|---|---|---|\n");
+    else
+        fprintf(f, "\ntargets of issue 6 (1080p):\n");
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        const int m = find_mode(b, t[i].shapes), r = find_idx(b, 0, t[i].range);
+        const int k = find_idx(b, 1, t[i].be);
+        int s = -1;
+        for (int j = 0; j < b->nsrc && s < 0; j++)
+            if (b->src[j]->w == 1920 && b->src[j]->h == 1080) s = j;
+        char val[96] = "not run", met[16] = "-", srcl[64] = "-";
+        if (m >= 0 && r >= 0 && k >= 0 && s >= 0 && result(b, s, m, r, k)->done) {
+            const BResult *x = result(b, s, m, r, k);
+            snprintf(srcl, sizeof(srcl), "%s", b->src[s]->label);
+            if (!t[i].vs) {
+                fmt_time(val, sizeof(val), x);
+                snprintf(val + strlen(val), sizeof(val) - strlen(val), " ms");
+                snprintf(met, sizeof(met), "%s%s", x->est_rows ? "~" : "",
+                         x->ms <= t[i].limit ? "yes" : "no");
+            } else {
+                int est = 0;
+                const double sp = speedup(b, s, m, r, k, t[i].vs, &est);
+                if (sp > 0) {
+                    fmt_speedup(val, sizeof(val), sp, est);
+                    snprintf(met, sizeof(met), "%s%s", est ? "~" : "",
+                             sp >= t[i].limit ? "yes" : "no");
+                }
+            }
+        }
+        if (md)
+            fprintf(f, "| %s | %s | %s | %s |\n", t[i].what, srcl, val, met);
+        else
+            fprintf(f, "  %-72s %-16s %-30s %s\n", t[i].what, srcl, val, met);
+    }
+}
+
+static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
+    fprintf(f, "# vidkern bench me\n\n");
+    fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->cpu, mt->cores, mt->gpu);
+    fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->date,
+            VIDK_GIT_COMMIT, vidk_version(), mt->command);
+    for (int i = 0; i < b->nnotes; i++)
+        fprintf(f, "- Note: %s\n", b->notes[i]);
+    print_legend(f, 1);
+    fprintf(
+        f, "\n## Time per frame\n\n"
+           "| source | size | shapes | R | area | backend | ms/frame | Mcand/s | G byte-AD/s | "
+           "%% of ceiling | vs c | vs simd | vs threads | SAD/px |\n"
+           "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    int any_cuda = 0;
+    for (int s = 0; s < b->nsrc; s++)
+        for (int m = 0; m < b->nmodes; m++)
+            for (int r = 0; r < b->nranges; r++)
+                for (int k = 0; k < b->nbackends; k++) {
+                    const BSource *src = b->src[s];
+                    const BResult *x = result(b, s, m, r, k);
+                    const int R = b->ranges[r];
+                    char tbuf[96], sc[16], ss[16], st[16], be[24], ceil[16];
+                    fmt_time(tbuf, sizeof(tbuf), x);
+                    int e1 = 0, e2 = 0, e3 = 0;
+                    /* speed-ups first: the estimate flags are set by speedup() */
+                    const double v1 = speedup(b, s, m, r, k, VIDK_BACKEND_C, &e1);
+                    const double v2 = speedup(b, s, m, r, k, VIDK_BACKEND_SIMD, &e2);
+                    const double v3 = speedup(b, s, m, r, k, VIDK_BACKEND_THREADS, &e3);
+                    fmt_speedup(sc, sizeof(sc), v1, e1);
+                    fmt_speedup(ss, sizeof(ss), v2, e2);
+                    fmt_speedup(st, sizeof(st), v3, e3);
+                    const double t = x->ms * 1e-3;
+                    const double ads = x->done ? byte_ads(src, R) / t : 0;
+                    if (b->backends[k] == VIDK_BACKEND_CUDA && x->done)
+                        snprintf(ceil, sizeof(ceil), "%.1f", 100 * ads / CEIL_BYTE_AD_PER_S);
+                    else
+                        snprintf(ceil, sizeof(ceil), "-");
+                    any_cuda |= x->has_cuda;
+                    fprintf(f,
+                            "| %s | %dx%d | %s | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s | "
+                            "%s | %s | %.3f%s%s |\n",
+                            src->label, src->w, src->h, b->mode_names[m], R, cand_axis(R),
+                            backend_label(b, b->backends[k], be, sizeof(be)), tbuf,
+                            x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
+                                          cand_axis(R) / t / 1e6
+                                    : 0,
+                            ads / 1e9, ceil, sc, ss, st, x->sad_px, x->stats_rows ? "*" : "",
+                            x->mismatch ? " MISMATCH" : "");
+                }
+    if (any_cuda) {
+        fprintf(
+            f, "\n## CUDA stages (medians, device events)\n\n"
+               "| source | size | shapes | R | kernel ms | H2D ms | D2H ms | device total ms | "
+               "H2D MB | D2H MB | end-to-end ms | ceiling ms (byte-ADs / 64 T/s) |\n"
+               "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (int s = 0; s < b->nsrc; s++)
+            for (int m = 0; m < b->nmodes; m++)
+                for (int r = 0; r < b->nranges; r++)
+                    for (int k = 0; k < b->nbackends; k++) {
+                        const BResult *x = result(b, s, m, r, k);
+                        if (!x->has_cuda) continue;
+                        fprintf(f,
+                                "| %s | %dx%d | %s | %d | %.4f | %.4f | %.4f | %.4f | %.2f | "
+                                "%.2f | %.4f | %.4f |\n",
+                                b->src[s]->label, b->src[s]->w, b->src[s]->h, b->mode_names[m],
+                                b->ranges[r], x->cuda.kernel_ms, x->cuda.h2d_ms, x->cuda.d2h_ms,
+                                x->cuda.total_ms, x->cuda.h2d_bytes / 1e6,
+                                x->cuda.d2h_bytes / 1e6, x->ms,
+                                1e3 * byte_ads(b->src[s], b->ranges[r]) / CEIL_BYTE_AD_PER_S);
+                    }
+    }
+    print_complexity(f, b, 1);
+    print_targets(f, b, 1);
+}
+
+static void write_csv(FILE *f, Bench *b) {
+    fprintf(f,
+            "source,kind,width,height,shapes,range,area,backend,threads,ms_per_frame,"
+            "estimated_rows,total_rows,runs,candidates_per_s,byte_ads_per_frame,byte_ads_per_s,"
+            "vabsdiff4_ops_per_frame,ceiling_ratio,speedup_vs_c,speedup_vs_simd,"
+            "speedup_vs_threads,speedup_estimated,mean_sad_per_pixel,zero_mv_share,stats_rows,"
+            "mismatch,cuda_kernel_ms,cuda_h2d_ms,cuda_d2h_ms,cuda_total_ms,cuda_h2d_bytes,"
+            "cuda_d2h_bytes,error\n");
+    for (int s = 0; s < b->nsrc; s++)
+        for (int m = 0; m < b->nmodes; m++)
+            for (int r = 0; r < b->nranges; r++)
+                for (int k = 0; k < b->nbackends; k++) {
+                    const BSource *src = b->src[s];
+                    const BResult *x = result(b, s, m, r, k);
+                    const int R = b->ranges[r];
+                    const VidkBackend be = b->backends[k];
+                    const double t = x->ms * 1e-3;
+                    int e1 = 0, e2 = 0, e3 = 0;
+                    const double s1 = speedup(b, s, m, r, k, VIDK_BACKEND_C, &e1);
+                    const double s2 = speedup(b, s, m, r, k, VIDK_BACKEND_SIMD, &e2);
+                    const double s3 = speedup(b, s, m, r, k, VIDK_BACKEND_THREADS, &e3);
+                    const double ads = byte_ads(src, R);
+                    fprintf(f, "%s,%s,%d,%d,%s,%d,%.0f,%s,%d,", src->label, src->kind, src->w,
+                            src->h, b->mode_names[m], R, cand_axis(R), vidk_backend_name(be),
+                            b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0);
+                    if (x->done)
+                        fprintf(f, "%.6f,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,", x->ms,
+                                x->est_rows, (src->h + 15) / 16, x->runs,
+                                blocks_of(src, b->modes[m]) * cand_axis(R) * cand_axis(R) / t,
+                                ads, ads / t, ads / 4,
+                                be == VIDK_BACKEND_CUDA ? ads / t / CEIL_BYTE_AD_PER_S : 0);
+                    else
+                        fprintf(f, ",,%d,,,%.6g,,%.6g,,", (src->h + 15) / 16, ads, ads / 4);
+                    fprintf(f, "%.6g,%.6g,%.6g,%d,%.4f,%.4f,%d,%d,", s1, s2, s3, e1 || e2 || e3,
+                            x->sad_px, x->zero, x->stats_rows, x->mismatch);
+                    if (x->has_cuda)
+                        fprintf(f, "%.5f,%.5f,%.5f,%.5f,%zu,%zu,", x->cuda.kernel_ms,
+                                x->cuda.h2d_ms, x->cuda.d2h_ms, x->cuda.total_ms,
+                                x->cuda.h2d_bytes, x->cuda.d2h_bytes);
+                    else
+                        fprintf(f, ",,,,,,");
+                    fprintf(f, "%s\n", x->done ? "" : x->err);
+                }
+}
+
+static void write_json(FILE *f, Bench *b, const Meta *mt) {
+    fprintf(f, "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": ",
+            vidk_version());
+    json_str(f, VIDK_GIT_COMMIT);
+    fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->date);
+    json_str(f, mt->command);
+    fprintf(f, ",\n  \"device\": {\"cpu\": ");
+    json_str(f, mt->cpu);
+    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->cores, mt->threads);
+    json_str(f, mt->gpu);
+    fprintf(f, "},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [", CEIL_BYTE_AD_PER_S);
+    for (int i = 0; i < b->nnotes; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        json_str(f, b->notes[i]);
+    }
+    fprintf(f, "],\n  \"results\": [");
+    int first = 1;
+    for (int s = 0; s < b->nsrc; s++)
+        for (int m = 0; m < b->nmodes; m++)
+            for (int r = 0; r < b->nranges; r++)
+                for (int k = 0; k < b->nbackends; k++) {
+                    const BSource *src = b->src[s];
+                    const BResult *x = result(b, s, m, r, k);
+                    const int R = b->ranges[r];
+                    const VidkBackend be = b->backends[k];
+                    const double ads = byte_ads(src, R);
+                    fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
+                    first = 0;
+                    json_str(f, src->label);
+                    fprintf(
+                        f,
+                        ", \"kind\": \"%s\", \"width\": %d, \"height\": %d, \"shapes\": "
+                        "\"%s\", "
+                        "\"range\": %d, \"area\": %.0f, \"backend\": \"%s\", \"threads\": %d, "
+                        "\"byte_ads_per_frame\": %.6g, \"vabsdiff4_ops_per_frame\": %.6g",
+                        src->kind, src->w, src->h, b->mode_names[m], R, cand_axis(R),
+                        vidk_backend_name(be), b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0,
+                        ads, ads / 4);
+                    if (!x->done) {
+                        fprintf(f, ", \"error\": ");
+                        json_str(f, x->err);
+                        fputc('}', f);
+                        continue;
+                    }
+                    const double t = x->ms * 1e-3;
+                    fprintf(
+                        f,
+                        ", \"ms_per_frame\": %.6f, \"estimated_rows\": %d, \"total_rows\": %d, "
+                        "\"runs\": %d, \"candidates_per_s\": %.6g, \"byte_ads_per_s\": %.6g",
+                        x->ms, x->est_rows, (src->h + 15) / 16, x->runs,
+                        blocks_of(src, b->modes[m]) * cand_axis(R) * cand_axis(R) / t, ads / t);
+                    if (be == VIDK_BACKEND_CUDA)
+                        fprintf(f, ", \"ceiling_ratio\": %.6g", ads / t / CEIL_BYTE_AD_PER_S);
+                    const VidkBackend vs[3] = {VIDK_BACKEND_C, VIDK_BACKEND_SIMD,
+                                               VIDK_BACKEND_THREADS};
+                    for (int j = 0; j < 3; j++) {
+                        int est = 0;
+                        const double sp = speedup(b, s, m, r, k, vs[j], &est);
+                        if (sp > 0)
+                            fprintf(
+                                f, ", \"speedup_vs_%s\": %.6g, \"speedup_vs_%s_estimated\": %s",
+                                vidk_backend_name(vs[j]), sp, vidk_backend_name(vs[j]),
+                                est ? "true" : "false");
+                    }
+                    fprintf(f,
+                            ", \"mean_sad_per_pixel\": %.5f, \"zero_mv_share\": %.5f, "
+                            "\"stats_rows\": %d, \"mismatch\": %s",
+                            x->sad_px, x->zero, x->stats_rows, x->mismatch ? "true" : "false");
+                    if (x->has_cuda)
+                        fprintf(f,
+                                ", \"cuda\": {\"kernel_ms\": %.5f, \"h2d_ms\": %.5f, "
+                                "\"d2h_ms\": %.5f, "
+                                "\"total_ms\": %.5f, \"h2d_bytes\": %zu, \"d2h_bytes\": %zu}",
+                                x->cuda.kernel_ms, x->cuda.h2d_ms, x->cuda.d2h_ms,
+                                x->cuda.total_ms, x->cuda.h2d_bytes, x->cuda.d2h_bytes);
+                    fputc('}', f);
+                }
+    fprintf(f, "\n  ],\n  \"complexity\": [");
+    first = 1;
+    for (int s = 0; s < b->nsrc; s++)
+        for (int m = 0; m < b->nmodes; m++)
+            for (int k = 0; k < b->nbackends; k++) {
+                const BResult *x0 = result(b, s, m, 0, k);
+                if (!x0->done || b->nranges < 2) continue;
+                fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
+                first = 0;
+                json_str(f, b->src[s]->label);
+                fprintf(
+                    f,
+                    ", \"width\": %d, \"height\": %d, \"shapes\": \"%s\", \"backend\": \"%s\", "
+                    "\"r0\": %d, \"points\": [",
+                    b->src[s]->w, b->src[s]->h, b->mode_names[m],
+                    vidk_backend_name(b->backends[k]), b->ranges[0]);
+                int fp = 1;
+                for (int r = 0; r < b->nranges; r++) {
+                    const BResult *x = result(b, s, m, r, k);
+                    if (!x->done) continue;
+                    fprintf(f,
+                            "%s{\"range\": %d, \"ratio\": %.5g, \"predicted\": %.5g, "
+                            "\"estimated\": %s}",
+                            fp ? "" : ", ", b->ranges[r], x->ms / x0->ms,
+                            pow(cand_axis(b->ranges[r]) / cand_axis(b->ranges[0]), 2),
+                            x->est_rows || x0->est_rows ? "true" : "false");
+                    fp = 0;
+                }
+                fprintf(f, "]}");
+            }
+    fprintf(f, "\n  ]\n}\n");
+}
+
+/* Write through FILE.tmp + rename. */
+static int write_file(const char *path, Bench *b, const Meta *mt, int what) {
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return cli_error(CMD, "%s: cannot create (%s)", tmp, strerror(errno)), -1;
+    if (what == 0)
+        write_csv(f, b);
+    else if (what == 1)
+        write_json(f, b, mt);
+    else
+        write_markdown(f, b, mt);
+    const int bad = ferror(f);
+    if (fclose(f) || bad || rename(tmp, path)) {
+        remove(tmp);
+        return cli_error(CMD, "%s: write error", path), -1;
+    }
+    return 0;
+}
+
+/* ---- option parsing ---------------------------------------------------------------- */
+static int split(const char *s, char out[][16], int max, const char *opt) {
+    int n = 0;
+    const char *p = s;
+    while (*p) {
+        const size_t l = strcspn(p, ",");
+        if (!l || l >= 16 || n >= max) {
+            cli_error(CMD, "%s: bad list '%s'", opt, s);
+            return -1;
+        }
+        memcpy(out[n], p, l);
+        out[n++][l] = 0;
+        p += l;
+        if (*p) p++;
+    }
+    if (!n) cli_error(CMD, "%s: empty list", opt);
+    return n ? n : -1;
+}
+
+static int size_of(const char *name, int *w, int *h) {
+    static const struct {
+        const char *n;
+        int w, h;
+    } named[] = {{"qcif", 176, 144},  {"cif", 352, 288},     {"480p", 854, 480},
+                 {"720p", 1280, 720}, {"1080p", 1920, 1080}, {"2160p", 3840, 2160},
+                 {"4k", 3840, 2160}};
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+        if (!strcmp(name, named[i].n)) {
+            *w = named[i].w, *h = named[i].h;
+            return 0;
+        }
+    char *end;
+    long a = strtol(name, &end, 10);
+    if (end == name || (*end != 'x' && *end != 'X')) return -1;
+    const char *s2 = end + 1;
+    long c = strtol(s2, &end, 10);
+    if (end == s2 || *end || a < 16 || c < 16 || a > 8192 || c > 4320) return -1;
+    *w = (int)a, *h = (int)c;
+    return 0;
+}
+
+static int add_note(Bench *b, const char *fmt, const char *arg) {
+    if (b->nnotes < 8) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
+    return 0;
+}
+
+/* Find a clip of the folder whose name starts with prefix. */
+static int find_clip(const char *dir, const char *prefix, char *path, size_t n) {
+    static const char *const known[] = {"container_352x288_30fps_15f.y4m",
+                                        "cars_320x240_30fps_30f.y4m"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (!strncmp(known[i], prefix, strlen(prefix))) {
+            snprintf(path, n, "%s/%s", dir, known[i]);
+            FILE *f = fopen(path, "rb");
+            if (f) {
+                fclose(f);
+                return 0;
+            }
+        }
+    return -1;
+}
+
+int vidk_bench_me(int argc, char **argv) {
+    Bench *b = calloc(1, sizeof(*b));
+    if (!b) return cli_error(CMD, "out of memory");
+    CliCommon c;
+    cli_common_init(&c);
+    const char *sizes = "cif,1080p", *ranges = "8,16,32,64", *shapes = "16x16,h264";
+    const char *backends = NULL, *source = "real", *video = NULL;
+    const char *csv = NULL, *json = NULL, *md = NULL;
+    long frames = 3, runs = 7;
+    double maxs = 1;
+    int ret = 1;
+    Mosaic *mosaic = NULL;
+    VidkMeField ref_field;
+    memset(&ref_field, 0, sizeof(ref_field));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help();
+            free(b);
+            return 0;
+        }
+        /* --json takes a file here (the common --json flag does not apply). */
+        const int own = !strcmp(a, "--json");
+        const int r = own ? 0 : cli_common_opt(&c, CMD, argc, argv, &i);
+        if (r < 0) goto done;
+        if (r) continue;
+        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
+        if (!strcmp(a, "--sizes"))
+            sizes = v;
+        else if (!strcmp(a, "--ranges"))
+            ranges = v;
+        else if (!strcmp(a, "--shapes"))
+            shapes = v;
+        else if (!strcmp(a, "--backends"))
+            backends = v;
+        else if (!strcmp(a, "--source"))
+            source = v;
+        else if (!strcmp(a, "--video"))
+            video = v;
+        else if (!strcmp(a, "--csv"))
+            csv = v;
+        else if (!strcmp(a, "--json"))
+            json = v;
+        else if (!strcmp(a, "--markdown"))
+            md = v;
+        else if (!strcmp(a, "--frames")) {
+            if (cli_parse_int(CMD, a, v, 1, 60, &frames) < 0) goto done;
+        } else if (!strcmp(a, "--runs")) {
+            if (cli_parse_int(CMD, a, v, 1, 255, &runs) < 0) goto done;
+        } else if (!strcmp(a, "--max-seconds")) {
+            if (cli_parse_double(CMD, a, v, 0, 1e6, &maxs) < 0) goto done;
+        } else {
+            cli_error(CMD, "unknown option '%s' (see --help)", a);
+            goto done;
+        }
+    }
+    b->frames = (int)frames, b->runs = (int)runs, b->max_seconds = maxs, b->quiet = c.quiet;
+    b->device = c.device;
+    if (strcmp(source, "real") && strcmp(source, "gen") && strcmp(source, "both")) {
+        cli_error(CMD, "--source: '%s' is not real, gen or both", source);
+        goto done;
+    }
+    char list[MAX_LIST][16];
+    int n;
+    if ((b->nsizes = split(sizes, b->sizes, MAX_LIST, "--sizes")) < 0) goto done;
+    for (int i = 0; i < b->nsizes; i++) {
+        int w, h;
+        if (size_of(b->sizes[i], &w, &h) < 0) {
+            cli_error(CMD,
+                      "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (16..8192 x "
+                      "16..4320)",
+                      b->sizes[i]);
+            goto done;
+        }
+    }
+    if ((n = split(ranges, list, MAX_LIST, "--ranges")) < 0) goto done;
+    for (int i = 0; i < n; i++) {
+        long r;
+        if (cli_parse_int(CMD, "--ranges", list[i], 0, VIDK_ME_MAX_RANGE, &r) < 0) goto done;
+        b->ranges[b->nranges++] = (int)r;
+    }
+    if ((n = split(shapes, list, MAX_LIST, "--shapes")) < 0) goto done;
+    for (int i = 0; i < n; i++) {
+        unsigned m = 0;
+        if (!strcmp(list[i], "h264"))
+            m = VIDK_ME_SHAPES_H264;
+        else if (!strcmp(list[i], "all"))
+            m = VIDK_ME_SHAPES_ALL;
+        else
+            for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+                if (!strcmp(list[i], vidk_block_name((VidkBlockSize)bs))) m = VIDK_ME_SHAPE(bs);
+        if (!m) {
+            cli_error(CMD, "--shapes: unknown '%s' (16x16, h264, 4x4, all, a block size)",
+                      list[i]);
+            goto done;
+        }
+        b->modes[b->nmodes] = m;
+        snprintf(b->mode_names[b->nmodes++], 16, "%.15s", list[i]);
+    }
+    if (backends) {
+        if ((n = split(backends, list, MAX_LIST, "--backends")) < 0) goto done;
+        for (int i = 0; i < n; i++) {
+            const int be = vidk_backend_from_name(list[i]);
+            if (be <= 0) {
+                cli_error(CMD, "--backends: unknown backend '%s' (c, simd, threads, cuda)",
+                          list[i]);
+                goto done;
+            }
+            if (find_idx(b, 1, be) < 0) b->backends[b->nbackends++] = (VidkBackend)be;
+        }
+    } else {
+        for (int be = VIDK_BACKEND_C; be < VIDK_BACKEND_COUNT; be++)
+            b->backends[b->nbackends++] = (VidkBackend)be;
+    }
+    /* Contexts: a backend that cannot be opened here is skipped and said so. */
+    for (int k = 0; k < b->nbackends; k++) {
+        const VidkBackend be = b->backends[k];
+        CliCommon cc = c;
+        cc.backend = be;
+        cc.quiet = 1;
+        if (vidk_backend_available(be)) b->ctx[be] = cli_open(&cc, CMD);
+        if (!b->ctx[be]) {
+            add_note(b, "backend %s skipped: not usable on this machine/build",
+                     vidk_backend_name(be));
+            if (!c.quiet)
+                fprintf(stderr, "vidkern bench me: backend %s not usable here, skipped\n",
+                        vidk_backend_name(be));
+            memmove(&b->backends[k], &b->backends[k + 1],
+                    sizeof(b->backends[0]) * (size_t)(b->nbackends - k - 1));
+            b->nbackends--;
+            k--;
+        }
+    }
+    if (!b->nbackends) {
+        cli_error(CMD, "no usable backend");
+        goto done;
+    }
+    /* Sources. */
+    const char *dir = video ? video : mosaic_default_video_dir();
+    const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;
+    int have_clips = 0;
+    if (want_real) {
+        char err[256];
+        if (dir && mosaic_open(&mosaic, dir, 2, err, sizeof(err)) == 0) have_clips = 1;
+        if (!have_clips) {
+            add_note(b, "no real clips found (%s): generated video only",
+                     dir ? dir : "no folder");
+            if (!c.quiet)
+                fprintf(stderr,
+                        "vidkern bench me: no real clips found (%s): generated video only\n",
+                        dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
+        }
+    }
+    const int npics = b->frames + 1;
+    int mosaic_noted = 0;
+    for (int i = 0; i < b->nsizes; i++) {
+        int w, h;
+        size_of(b->sizes[i], &w, &h);
+        const int cif = !strcmp(b->sizes[i], "cif");
+        int added_real = 0;
+        if (want_real && have_clips && cif) {
+            static const char *const clips[] = {"container", "cars"};
+            for (int j = 0; j < 2 && b->nsrc < MAX_SOURCES; j++) {
+                char path[4200];
+                if (find_clip(dir, clips[j], path, sizeof(path)) < 0) continue;
+                BSource *s = calloc(1, sizeof(*s));
+                if (!s) goto oom;
+                if (load_clip(s, path, clips[j], npics) < 0) {
+                    free(s);
+                    continue;
+                }
+                snprintf(s->size_name, sizeof(s->size_name), "%s", b->sizes[i]);
+                b->src[b->nsrc++] = s;
+                added_real = 1;
+            }
+        }
+        if (want_real && have_clips && !added_real && b->nsrc < MAX_SOURCES) {
+            BSource *s = calloc(1, sizeof(*s));
+            if (!s) goto oom;
+            if (load_mosaic(s, mosaic, w, h, npics) < 0) {
+                free(s);
+                goto oom;
+            }
+            snprintf(s->size_name, sizeof(s->size_name), "%s", b->sizes[i]);
+            b->src[b->nsrc++] = s;
+            added_real = 1;
+            if (!mosaic_noted)
+                add_note(b, "real video at other sizes: %s", mosaic_describe(mosaic));
+            mosaic_noted = 1;
+        }
+        if ((want_gen || !have_clips) && b->nsrc < MAX_SOURCES) {
+            BSource *s = calloc(1, sizeof(*s));
+            if (!s) goto oom;
+            if (load_gen(s, w, h, npics) < 0) {
+                free(s);
+                goto oom;
+            }
+            snprintf(s->size_name, sizeof(s->size_name), "%s", b->sizes[i]);
+            b->src[b->nsrc++] = s;
+        }
+    }
+    b->res = calloc((size_t)b->nsrc * b->nmodes * b->nranges * b->nbackends, sizeof(BResult));
+    if (!b->res) goto oom;
+
+    Meta mt;
+    meta_fill(&mt, b, argc, argv);
+    if (!c.quiet) {
+        fprintf(stderr, "vidkern bench me: %s; %s, %d cores; GPU %s\n", mt.command, mt.cpu,
+                mt.cores, mt.gpu);
+    }
+    const int total = b->nsrc * b->nmodes * b->nranges * b->nbackends;
+    int done_n = 0, mismatches = 0, failures = 0;
+    const double t_start = cli_now();
+    for (int s = 0; s < b->nsrc; s++)
+        for (int m = 0; m < b->nmodes; m++)
+            for (int r = 0; r < b->nranges; r++) {
+                VidkMeParams mp;
+                vidk_me_default_params(&mp);
+                mp.range = b->ranges[r];
+                mp.shapes = b->modes[m];
+                vidk_me_field_free(&ref_field);
+                int e = vidk_me_field_alloc(&ref_field, b->src[s]->w, b->src[s]->h, mp.shapes);
+                if (e < 0) goto oom;
+                int ref_set = 0;
+                const char *ref_name = NULL;
+                for (int k = 0; k < b->nbackends; k++) {
+                    BResult *x = result(b, s, m, r, k);
+                    const VidkBackend be = b->backends[k];
+                    measure(b, be, b->src[s], &mp, x, &ref_field, &ref_set, &ref_name);
+                    done_n++;
+                    mismatches += x->mismatch;
+                    failures += !x->done;
+                    if (!c.quiet) {
+                        char tbuf[96];
+                        fmt_time(tbuf, sizeof(tbuf), x);
+                        fprintf(stderr, "[%d/%d %.0fs] %s %dx%d %s R=%d %s: %s ms/frame%s\n",
+                                done_n, total, cli_now() - t_start, b->src[s]->label,
+                                b->src[s]->w, b->src[s]->h, b->mode_names[m], b->ranges[r],
+                                vidk_backend_name(be), tbuf, x->mismatch ? "  MISMATCH" : "");
+                    }
+                    if (x->mismatch)
+                        fprintf(
+                            stderr,
+                            "vidkern bench me: %s field differs from %s (%s %dx%d %s R=%d)\n",
+                            vidk_backend_name(be), x->mismatch_with, b->src[s]->label,
+                            b->src[s]->w, b->src[s]->h, b->mode_names[m], b->ranges[r]);
+                }
+            }
+    printf(
+        "vidkern bench me  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  commit: %s\n",
+        mt.command, mt.cpu, mt.cores, mt.gpu, mt.date, VIDK_GIT_COMMIT);
+    for (int i = 0; i < b->nnotes; i++)
+        printf("note: %s\n", b->notes[i]);
+    print_human(stdout, b);
+    printf("\n");
+    print_legend(stdout, 0);
+    print_complexity(stdout, b, 0);
+    print_targets(stdout, b, 0);
+    ret = 0;
+    if (csv && write_file(csv, b, &mt, 0) < 0) ret = 1;
+    if (json && write_file(json, b, &mt, 1) < 0) ret = 1;
+    if (md && write_file(md, b, &mt, 2) < 0) ret = 1;
+    if (mismatches) {
+        cli_error(CMD, "%d configuration(s) gave fields that differ between backends",
+                  mismatches);
+        ret = 1;
+    }
+    if (failures) {
+        cli_error(CMD, "%d configuration(s) failed", failures);
+        ret = 1;
+    }
+    goto done;
+oom:
+    cli_error(CMD, "out of memory (or a source could not be prepared)");
+done:
+    vidk_me_field_free(&ref_field);
+    mosaic_close(&mosaic);
+    for (int i = 0; i < b->nsrc; i++) {
+        source_free(b->src[i]);
+        free(b->src[i]);
+    }
+    for (int i = 0; i < VIDK_BACKEND_COUNT; i++)
+        vidk_close(&b->ctx[i]);
+    free(b->res);
+    free(b);
+    return ret;
 }

@@ -1,8 +1,763 @@
-/* Placeholder until this subcommand lands. */
-#include "cli.h"
+/* `vidkern me`: full-search motion estimation of a sequence (docs/ME.md). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
-int vidk_cmd_me(int argc, char **argv)
-{
-    (void)argc;
-    return cli_error(argv[0], "not implemented yet");
+#include "cli.h"
+#include "gen.h"
+#include "mvfile.h"
+#include "mvpng.h"
+#include "picio.h"
+
+#define CMD "me"
+
+static void help(void) {
+    printf(
+        "usage: vidkern me [IN.y4m|-] [options]\n"
+        "       vidkern me --read MV.bin [-o OUT.csv|OUT.json|OUT.bin] [--png F.png]\n\n"
+        "Full-search integer-pel motion estimation of every frame against the previous\n"
+        "one (or of frame i of IN against frame i of --ref). Without IN the built-in\n"
+        "generated video (352x288, 30 frames) is searched. See docs/ME.md.\n\n"
+        "options:\n"
+        "  --ref REF.y4m       reference sequence (same size and format as IN)\n"
+        "  --range R           search range: vectors in [-R, R]^2, 0..%d (default 16)\n"
+        "  --search-area N     N x N search area for 4x4 blocks as in Monteiro et al.:\n"
+        "                      R = (N - 4) / 2 (128 -> 62); N even, 4..%d\n"
+        "  --shapes LIST       comma list of 4x4 8x4 4x8 8x8 16x8 8x16 16x16 32x32 64x64,\n"
+        "                      h264 (the seven H.264 shapes, 41 partitions), all\n"
+        "                      (default 16x16)\n"
+        "  --lambda L          cost = SAD + L * bits(mv), 0..%d (default 0 = pure SAD)\n"
+        "  --frames N          read at most N frames of IN\n"
+        "  -o FILE             write the fields: .bin (VKMV, docs/MVFORMAT.md), .csv, .json\n"
+        "  --png FILE.png      picture of a field; a name with %%d (e.g. f_%%04d.png) writes\n"
+        "                      one picture per frame pair\n"
+        "  --png-frame K       which frame pair for --png (default 0: frames 1 vs 0)\n"
+        "  --png-mode M        wheel (colour = direction, saturation = length; default) or\n"
+        "                      arrows (over the dimmed current frame)\n"
+        "  --png-shape S       shape to draw (default 16x16, else the smallest requested)\n"
+        "  --png-norm N        vector length drawn at full saturation (default: longest)\n"
+        "  --input-size WxH    raw (headerless) input of this size ...\n"
+        "  --input-format F    ... and pixel format (default yuv420p; gray, yuv420p10le, ...)\n"
+        "  --gen-size WxH      size of the generated video when no IN is given\n"
+        "  --read MV.bin       read a VKMV file: print a summary, convert with -o\n\n",
+        VIDK_ME_MAX_RANGE, 2 * VIDK_ME_MAX_RANGE + 4, VIDK_ME_MAX_LAMBDA);
+    cli_common_help(stdout);
+}
+
+/* ---- option helpers --------------------------------------------------------- */
+static int parse_shapes(const char *s, unsigned *mask) {
+    unsigned m = 0;
+    const char *p = s;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        const size_t n = e ? (size_t)(e - p) : strlen(p);
+        unsigned bit = 0;
+        if (n == 4 && !strncmp(p, "h264", 4))
+            bit = VIDK_ME_SHAPES_H264;
+        else if (n == 3 && !strncmp(p, "all", 3))
+            bit = VIDK_ME_SHAPES_ALL;
+        else
+            for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+                const char *name = vidk_block_name((VidkBlockSize)bs);
+                if (strlen(name) == n && !strncmp(p, name, n)) bit = VIDK_ME_SHAPE(bs);
+            }
+        if (!bit) {
+            cli_error(CMD,
+                      "--shapes: unknown shape '%.*s' (4x4 8x4 4x8 8x8 16x8 8x16 16x16 "
+                      "32x32 64x64 h264 all)",
+                      (int)n, p);
+            return -1;
+        }
+        m |= bit;
+        p += n;
+        if (*p == ',') p++;
+    }
+    if (!m) {
+        cli_error(CMD, "--shapes: empty list");
+        return -1;
+    }
+    *mask = m;
+    return 0;
+}
+
+static int parse_shape1(const char *s, int *bs_out) {
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+        if (!strcmp(s, vidk_block_name((VidkBlockSize)bs))) {
+            *bs_out = bs;
+            return 0;
+        }
+    cli_error(CMD, "--png-shape: unknown shape '%s'", s);
+    return -1;
+}
+
+/* The shape the summary (and the default picture) describes: 16x16 if computed, else
+ * the smallest computed one (the enum rises with the area). */
+static int summary_shape(unsigned shapes) {
+    if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_16x16)) return VIDK_BLOCK_16x16;
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+        if (shapes & VIDK_ME_SHAPE(bs)) return bs;
+    return VIDK_BLOCK_16x16;
+}
+
+/* A --png name with one %d / %0Nd conversion (%% for a literal %): 1 = numbered,
+ * 0 = plain name, -1 = unusable. Our own expansion: the name is never a printf format. */
+static int png_pattern(const char *s) {
+    int conv = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p != '%') continue;
+        if (p[1] == '%') {
+            p++;
+            continue;
+        }
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (*p != 'd' || conv) return -1;
+        conv = 1;
+    }
+    return conv;
+}
+
+static void png_name(const char *pat, int k, char *out, size_t outlen) {
+    size_t o = 0;
+    for (const char *p = pat; *p && o + 1 < outlen; p++) {
+        if (*p != '%') {
+            out[o++] = *p;
+            continue;
+        }
+        if (p[1] == '%') {
+            out[o++] = '%';
+            p++;
+            continue;
+        }
+        int width = 0, zero = p[1] == '0';
+        p++;
+        while (*p >= '0' && *p <= '9')
+            width = width * 10 + (*p++ - '0');
+        if (width > 20) width = 20;
+        char num[48];
+        snprintf(num, sizeof(num), zero ? "%0*d" : "%*d", width, k);
+        for (const char *q = num; *q && o + 1 < outlen; q++)
+            out[o++] = *q;
+    }
+    out[o] = 0;
+}
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Is a directory entry path creatable? Creates and removes PATH.tmp. */
+static int check_writable(const char *path) {
+    char tmp[4200];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+        cli_error(CMD, "%s: name too long", path);
+        return -1;
+    }
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        cli_error(CMD, "%s: cannot create (%s)", tmp, strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    remove(tmp);
+    return 0;
+}
+
+/* ---- statistics of the summary shape --------------------------------------- */
+typedef struct Stats {
+    double sad;    /* sum of SADs */
+    double pixels; /* samples covered */
+    double zero;   /* zero vectors */
+    double blocks;
+} Stats;
+
+static void stats_add(Stats *s, const VidkMeField *f, int bs) {
+    const size_t n = (size_t)f->grid_w[bs] * f->grid_h[bs];
+    const double area =
+        vidk_block_width((VidkBlockSize)bs) * vidk_block_height((VidkBlockSize)bs);
+    for (size_t i = 0; i < n; i++) {
+        const VidkMeResult *r = &f->res[bs][i];
+        s->sad += r->sad;
+        s->zero += !r->mv.x && !r->mv.y;
+    }
+    s->blocks += (double)n;
+    s->pixels += (double)n * area;
+}
+
+/* ---- --read ------------------------------------------------------------------ */
+typedef struct ReadOpts {
+    const char *path, *out, *png;
+    int png_frame, png_shape, png_norm;
+    MvPngMode png_mode;
+    int json;
+} ReadOpts;
+
+static int cmd_read(const ReadOpts *o) {
+    char err[512];
+    MvfInfo info;
+    MvfReader *rd = NULL;
+    MvfWriter *wr = NULL;
+    VidkMeField f;
+    memset(&f, 0, sizeof(f));
+    int ret = 1;
+    if (mvf_reader_open(&rd, o->path, &info, err, sizeof(err)) < 0)
+        return cli_error(CMD, "%s", err);
+    int e = vidk_me_field_alloc(&f, info.w, info.h, info.shapes);
+    if (e < 0) {
+        cli_error(CMD, "%s: cannot allocate a %dx%d field: %s", o->path, info.w, info.h,
+                  vidk_strerror(e));
+        goto done;
+    }
+    const int pngpat = o->png ? png_pattern(o->png) : 0;
+    const int pbs = o->png_shape >= 0 ? o->png_shape : summary_shape(info.shapes);
+    if (o->png && (pngpat < 0 || !(info.shapes & VIDK_ME_SHAPE(pbs)))) {
+        cli_error(CMD,
+                  pngpat < 0 ? "--png: use at most one %%d conversion in '%s'"
+                             : "--png-shape: shape not in %s",
+                  pngpat < 0 ? o->png : o->path);
+        goto done;
+    }
+    if (o->out) {
+        const int fmt = mvf_format_from_path(o->out);
+        if (fmt < 0) {
+            cli_error(CMD, "-o %s: unknown extension (.bin, .csv, .json)", o->out);
+            goto done;
+        }
+        if (mvf_writer_open(&wr, o->out, (MvfFormat)fmt, &info, err, sizeof(err)) < 0) {
+            cli_error(CMD, "%s", err);
+            goto done;
+        }
+    }
+    Stats st[VIDK_BLOCK_COUNT];
+    memset(st, 0, sizeof(st));
+    int n = 0, png_done = 0;
+    for (;;) {
+        const int r = mvf_reader_frame(rd, &f, err, sizeof(err));
+        if (r < 0) {
+            cli_error(CMD, "%s", err);
+            goto done;
+        }
+        if (!r) break;
+        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+            if (info.shapes & VIDK_ME_SHAPE(bs)) stats_add(&st[bs], &f, bs);
+        if (wr && mvf_writer_frame(wr, &f, err, sizeof(err)) < 0) {
+            cli_error(CMD, "%s", err);
+            goto done;
+        }
+        if (o->png && (pngpat || n == o->png_frame)) {
+            char name[4200];
+            if (pngpat)
+                png_name(o->png, n, name, sizeof(name));
+            else
+                snprintf(name, sizeof(name), "%s", o->png);
+            if (mvpng_write(name, &f, (VidkBlockSize)pbs, NULL, o->png_mode, o->png_norm, err,
+                            sizeof(err)) < 0) {
+                cli_error(CMD, "%s", err);
+                goto done;
+            }
+            png_done++;
+        }
+        n++;
+    }
+    if (o->png && !png_done) {
+        cli_error(CMD, "--png-frame %d: the file has %d frames", o->png_frame, n);
+        goto done;
+    }
+    if (wr && mvf_writer_close(&wr, 1, err, sizeof(err)) < 0) {
+        cli_error(CMD, "%s", err);
+        goto done;
+    }
+    if (o->json) {
+        printf("{\n  \"file\": ");
+        json_str(stdout, o->path);
+        printf(
+            ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %d,\n"
+            "  \"lambda\": %u,\n  \"frames\": %u,\n  \"reference\": \"%s\",\n  \"shapes\": {",
+            info.w, info.h, info.bitdepth, info.range, info.lambda, (unsigned)info.frames,
+            (info.flags & MVF_FLAG_REF_FILE) ? "file" : "previous");
+        int first = 1;
+        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+            if (!(info.shapes & VIDK_ME_SHAPE(bs))) continue;
+            printf("%s\n    \"%s\": {\"blocks_per_frame\": %d, \"mean_sad_per_pixel\": %.4f, "
+                   "\"zero_mv_share\": %.4f}",
+                   first ? "" : ",", vidk_block_name((VidkBlockSize)bs),
+                   f.grid_w[bs] * f.grid_h[bs], st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
+                   st[bs].blocks ? st[bs].zero / st[bs].blocks : 0);
+            first = 0;
+        }
+        printf("\n  }");
+        if (o->out) {
+            printf(",\n  \"output\": ");
+            json_str(stdout, o->out);
+        }
+        printf("\n}\n");
+    } else {
+        printf("%s: VKMV v%d, %dx%d (%dx%d macroblocks), %d-bit, R=%d, lambda %u, %u frames, "
+               "reference: %s\n",
+               o->path, MVF_VERSION, info.w, info.h, info.mb_w, info.mb_h, info.bitdepth,
+               info.range, info.lambda, (unsigned)info.frames,
+               (info.flags & MVF_FLAG_REF_FILE) ? "separate sequence" : "previous frame");
+        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+            if (!(info.shapes & VIDK_ME_SHAPE(bs))) continue;
+            printf("  %-5s %7d blocks/frame  mean SAD %7.3f per pixel  %5.1f%% zero vectors\n",
+                   vidk_block_name((VidkBlockSize)bs), f.grid_w[bs] * f.grid_h[bs],
+                   st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
+                   st[bs].blocks ? 100 * st[bs].zero / st[bs].blocks : 0);
+        }
+        if (o->out) printf("wrote %s\n", o->out);
+    }
+    ret = 0;
+done:
+    mvf_writer_close(&wr, 0, NULL, 0);
+    mvf_reader_close(&rd);
+    vidk_me_field_free(&f);
+    return ret;
+}
+
+/* ---- input sources ------------------------------------------------------------ */
+typedef struct Source {
+    const char *name; /* for messages */
+    VioReader *rd;
+    VidkGen *gen;
+    int gen_frames, next;
+    VioFormat fmt;
+} Source;
+
+static int has_ext(const char *s, const char *ext) {
+    const size_t n = strlen(s), m = strlen(ext);
+    return n >= m && !strcmp(s + n - m, ext);
+}
+
+static int source_open(Source *s, const char *path, const VioFormat *raw) {
+    char err[512];
+    memset(s, 0, sizeof(*s));
+    s->name = !strcmp(path, "-") ? "stdin" : path;
+    /* Raw options apply to every input that is not named *.y4m. */
+    const VioFormat *r = raw && !has_ext(path, ".y4m") ? raw : NULL;
+    if (!r && has_ext(path, ".yuv"))
+        return cli_error(CMD, "%s: raw input needs --input-size WxH (and --input-format)",
+                         path),
+               -1;
+    if (vio_reader_open(&s->rd, path, r, err, sizeof(err)) < 0)
+        return cli_error(CMD, "%s", err), -1;
+    s->fmt = *vio_reader_format(s->rd);
+    return 0;
+}
+
+static int source_read(Source *s, VidkPicture *pic) {
+    if (s->gen) {
+        if (s->next >= s->gen_frames) return 0;
+        const int e = vidk_gen_frame(s->gen, s->next, pic);
+        if (e < 0) return cli_error(CMD, "generator: %s", vidk_strerror(e)), -1;
+        s->next++;
+        return 1;
+    }
+    const int r = vio_reader_read(s->rd, pic);
+    if (r < 0) return cli_error(CMD, "%s", vio_reader_error(s->rd)), -1;
+    s->next += r;
+    return r;
+}
+
+static void source_close(Source *s) {
+    vio_reader_close(&s->rd);
+    vidk_gen_close(&s->gen);
+}
+
+/* Frames in a regular file, estimated from its size (for the progress bar); 0 unknown. */
+static int estimate_frames(const char *path, const VioFormat *f, int y4m) {
+    struct stat st;
+    const size_t fb = vio_frame_bytes(f);
+    if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode) || !fb) return 0;
+    const double n = (double)st.st_size / (double)(fb + (y4m ? 6 : 0));
+    return n > 1e6 ? 1000000 : (int)n;
+}
+
+/* ---- the search --------------------------------------------------------------------- */
+int vidk_cmd_me(int argc, char **argv) {
+    CliCommon c;
+    cli_common_init(&c);
+    const char *in = NULL, *refp = NULL, *out = NULL, *png = NULL, *readp = NULL;
+    long range = 16, lambda = 0, frames = 0, area = -1, png_frame = 0, png_norm = 0;
+    int range_set = 0, png_shape = -1, png_frame_set = 0;
+    unsigned shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
+    MvPngMode png_mode = MVPNG_WHEEL;
+    const char *in_size = NULL, *in_fmt = NULL;
+    int gen_w = 0, gen_h = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help();
+            return 0;
+        }
+        const int r = cli_common_opt(&c, CMD, argc, argv, &i);
+        if (r < 0) return 1;
+        if (r) continue;
+        if (a[0] == '-' && a[1]) {
+            if (!(v = cli_value(CMD, argc, argv, &i))) return 1;
+        } else {
+            if (in) return cli_error(CMD, "more than one input ('%s' and '%s')", in, a);
+            in = a;
+            continue;
+        }
+        if (!strcmp(a, "--ref"))
+            refp = v;
+        else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+            out = v;
+        else if (!strcmp(a, "--png"))
+            png = v;
+        else if (!strcmp(a, "--read"))
+            readp = v;
+        else if (!strcmp(a, "--input-size"))
+            in_size = v;
+        else if (!strcmp(a, "--input-format"))
+            in_fmt = v;
+        else if (!strcmp(a, "--range")) {
+            if (cli_parse_int(CMD, a, v, 0, VIDK_ME_MAX_RANGE, &range) < 0) return 1;
+            range_set = 1;
+        } else if (!strcmp(a, "--search-area")) {
+            if (cli_parse_int(CMD, a, v, -1000000, 1000000, &area) < 0) return 1;
+            if (area < 4)
+                return cli_error(CMD,
+                                 "--search-area %ld: too small (at least 4: the 4x4 "
+                                 "block itself, R = 0)",
+                                 area);
+            if (area % 2)
+                return cli_error(CMD, "--search-area %ld: must be even (R = (N - 4) / 2)",
+                                 area);
+            if ((area - 4) / 2 > VIDK_ME_MAX_RANGE)
+                return cli_error(CMD, "--search-area %ld: R = %ld is above the maximum %d",
+                                 area, (area - 4) / 2, VIDK_ME_MAX_RANGE);
+        } else if (!strcmp(a, "--shapes")) {
+            if (parse_shapes(v, &shapes) < 0) return 1;
+        } else if (!strcmp(a, "--lambda")) {
+            if (cli_parse_int(CMD, a, v, 0, VIDK_ME_MAX_LAMBDA, &lambda) < 0) return 1;
+        } else if (!strcmp(a, "--frames")) {
+            if (cli_parse_int(CMD, a, v, 1, 100000000, &frames) < 0) return 1;
+        } else if (!strcmp(a, "--png-frame")) {
+            if (cli_parse_int(CMD, a, v, 0, 100000000, &png_frame) < 0) return 1;
+            png_frame_set = 1;
+        } else if (!strcmp(a, "--png-norm")) {
+            if (cli_parse_int(CMD, a, v, 0, 100000, &png_norm) < 0) return 1;
+        } else if (!strcmp(a, "--png-mode")) {
+            const int m = mvpng_mode_from_name(v);
+            if (m < 0) return cli_error(CMD, "--png-mode: '%s' is not wheel or arrows", v);
+            png_mode = (MvPngMode)m;
+        } else if (!strcmp(a, "--png-shape")) {
+            if (parse_shape1(v, &png_shape) < 0) return 1;
+        } else if (!strcmp(a, "--gen-size")) {
+            if (cli_parse_size(CMD, a, v, &gen_w, &gen_h) < 0) return 1;
+        } else {
+            return cli_error(CMD, "unknown option '%s' (see --help)", a);
+        }
+    }
+    if (range_set && area >= 0)
+        return cli_error(CMD, "give --range or --search-area, not both");
+    if (area >= 0) range = (area - 4) / 2;
+    if (png && png_pattern(png) < 0)
+        return cli_error(
+            CMD, "--png '%s': use at most one %%d (or %%0Nd) conversion, %%%% for %%", png);
+    if (png && png_pattern(png) && png_frame_set)
+        return cli_error(CMD, "--png-frame selects one picture; a %%d name writes them all");
+    if (out && mvf_format_from_path(out) < 0)
+        return cli_error(CMD, "-o %s: unknown extension (.bin, .csv, .json)", out);
+
+    if (readp) {
+        if (in || refp) return cli_error(CMD, "--read takes no input sequence");
+        ReadOpts ro = {readp,     out,           png,      (int)png_frame,
+                       png_shape, (int)png_norm, png_mode, c.json};
+        return cmd_read(&ro);
+    }
+    if (png_shape >= 0 && !(shapes & VIDK_ME_SHAPE(png_shape)))
+        return cli_error(CMD, "--png-shape %s is not among --shapes",
+                         vidk_block_name((VidkBlockSize)png_shape));
+    if (refp && !in) return cli_error(CMD, "--ref needs an input sequence");
+    if (in_fmt && !in_size) return cli_error(CMD, "--input-format needs --input-size");
+    if (gen_w && in) return cli_error(CMD, "--gen-size is for the generated video (no IN)");
+
+    VioFormat raw;
+    vio_format_default(&raw);
+    if (in_size) {
+        if (cli_parse_size(CMD, "--input-size", in_size, &raw.w, &raw.h) < 0) return 1;
+        if (vio_parse_pixfmt(in_fmt ? in_fmt : "yuv420p", &raw) < 0)
+            return cli_error(CMD,
+                             "--input-format: unknown pixel format '%s' (gray, yuv420p, "
+                             "yuv422p, yuv444p, yuv420p10le, ...)",
+                             in_fmt);
+    }
+
+    int ret = 1;
+    char err[512];
+    Source src, ref;
+    memset(&src, 0, sizeof(src));
+    memset(&ref, 0, sizeof(ref));
+    VidkPicture pa, pb, pr;
+    memset(&pa, 0, sizeof(pa));
+    memset(&pb, 0, sizeof(pb));
+    memset(&pr, 0, sizeof(pr));
+    VidkMeField field;
+    memset(&field, 0, sizeof(field));
+    VidkContext *ctx = NULL;
+    MvfWriter *wr = NULL;
+    char gen_desc[128] = "";
+
+    if (in) {
+        if (source_open(&src, in, in_size ? &raw : NULL) < 0) goto done;
+    } else {
+        VidkGenParams gp;
+        vidk_gen_default(&gp);
+        if (gen_w) gp.w = gen_w, gp.h = gen_h;
+        if (frames) gp.frames = (int)frames;
+        const int e = vidk_gen_open(&src.gen, &gp);
+        if (e < 0) {
+            cli_error(CMD, "generator: %s", vidk_strerror(e));
+            goto done;
+        }
+        src.name = "generated";
+        src.gen_frames = gp.frames;
+        vio_format_default(&src.fmt);
+        src.fmt.w = gp.w, src.fmt.h = gp.h, src.fmt.chroma = gp.chroma;
+        src.fmt.bitdepth = gp.bitdepth;
+        snprintf(gen_desc, sizeof(gen_desc),
+                 "built-in generated video %dx%d, %d frames, seed %u", gp.w, gp.h, gp.frames,
+                 (unsigned)gp.seed);
+        if (!c.quiet && !c.json)
+            fprintf(stderr, "vidkern me: no input given: searching the %s\n", gen_desc);
+    }
+    const VioFormat *fi = &src.fmt;
+    if (refp) {
+        if (source_open(&ref, refp, in_size ? &raw : NULL) < 0) goto done;
+        const VioFormat *fr = &ref.fmt;
+        if (fr->w != fi->w || fr->h != fi->h) {
+            cli_error(CMD, "%s is %dx%d but %s is %dx%d: sizes must match", src.name, fi->w,
+                      fi->h, ref.name, fr->w, fr->h);
+            goto done;
+        }
+        if (fr->bitdepth != fi->bitdepth || fr->chroma != fi->chroma) {
+            cli_error(CMD, "%s is %s %d-bit but %s is %s %d-bit: formats must match", src.name,
+                      vio_chroma_name(fi->chroma), fi->bitdepth, ref.name,
+                      vio_chroma_name(fr->chroma), fr->bitdepth);
+            goto done;
+        }
+    }
+    if (fi->w < 16 || fi->h < 16) {
+        cli_error(CMD, "%s: %dx%d is below the smallest searchable picture, 16x16", src.name,
+                  fi->w, fi->h);
+        goto done;
+    }
+    /* Validate outputs before any work: no half-written files on a late failure. */
+    MvfInfo info;
+    mvf_info_init(&info, fi->w, fi->h, fi->bitdepth, shapes, (int)range, (unsigned)lambda);
+    if (refp) info.flags |= MVF_FLAG_REF_FILE;
+    if (out) {
+        if (mvf_writer_open(&wr, out, (MvfFormat)mvf_format_from_path(out), &info, err,
+                            sizeof(err)) < 0) {
+            cli_error(CMD, "%s", err);
+            goto done;
+        }
+    }
+    const int pngpat = png ? png_pattern(png) : 0;
+    if (png) {
+        char name[4200];
+        if (pngpat)
+            png_name(png, 0, name, sizeof(name));
+        else
+            snprintf(name, sizeof(name), "%s", png);
+        if (check_writable(name) < 0) goto done;
+    }
+    if (!(ctx = cli_open(&c, CMD))) goto done;
+    if (vio_picture_alloc(&pa, fi) < 0 || vio_picture_alloc(&pb, fi) < 0 ||
+        (refp && vio_picture_alloc(&pr, fi) < 0)) {
+        cli_error(CMD, "out of memory for %dx%d pictures", fi->w, fi->h);
+        goto done;
+    }
+    int e = vidk_me_field_alloc(&field, fi->w, fi->h, shapes);
+    if (e < 0) {
+        cli_error(CMD, "cannot allocate the motion field: %s", vidk_strerror(e));
+        goto done;
+    }
+    VidkMeParams mp;
+    vidk_me_default_params(&mp);
+    mp.range = (int)range;
+    mp.shapes = shapes;
+    mp.lambda = (unsigned)lambda;
+    const int sbs = summary_shape(shapes);
+    const int pbs = png_shape >= 0 ? png_shape : sbs;
+
+    int total =
+        src.gen ? src.gen_frames : estimate_frames(in, fi, !(in_size && !has_ext(in, ".y4m")));
+    if (frames && (total <= 0 || total > frames)) total = (int)frames;
+    if (!refp && total > 0) total--; /* frame pairs */
+    CliProgress prog;
+    cli_progress_start(&prog, "me", total, c.quiet || c.json);
+
+    VidkPicture *cur = &pa, *prev = &pb;
+    int nread = 0, npairs = 0, png_done = 0, ref_short = 0;
+    Stats st;
+    memset(&st, 0, sizeof(st));
+    double t_search = 0;
+    const double t0 = cli_now();
+    if (!refp) {
+        const int r = source_read(&src, prev);
+        if (r < 0) goto done;
+        if (!r) {
+            cli_error(CMD, "%s: empty input (0 frames)", src.name);
+            goto done;
+        }
+        nread = 1;
+    }
+    for (;;) {
+        if (frames && nread >= frames) break;
+        int r = source_read(&src, cur);
+        if (r < 0) goto done;
+        if (!r) break;
+        nread++;
+        const VidkPicture *refpic = prev;
+        if (refp) {
+            r = source_read(&ref, &pr);
+            if (r < 0) goto done;
+            if (!r) {
+                ref_short = 1;
+                break;
+            }
+            refpic = &pr;
+        }
+        const double ts = cli_now();
+        e = vidk_me_search(ctx, cur, refpic, &mp, &field);
+        t_search += cli_now() - ts;
+        if (e < 0) {
+            cli_error(CMD, "motion search of frame %d failed: %s", nread - 1, vidk_strerror(e));
+            goto done;
+        }
+        stats_add(&st, &field, sbs);
+        if (wr && mvf_writer_frame(wr, &field, err, sizeof(err)) < 0) {
+            cli_error(CMD, "%s", err);
+            goto done;
+        }
+        if (png && (pngpat || npairs == png_frame)) {
+            char name[4200];
+            if (pngpat)
+                png_name(png, npairs, name, sizeof(name));
+            else
+                snprintf(name, sizeof(name), "%s", png);
+            if (mvpng_write(name, &field, (VidkBlockSize)pbs, cur, png_mode, (int)png_norm, err,
+                            sizeof(err)) < 0) {
+                cli_error(CMD, "%s", err);
+                goto done;
+            }
+            png_done++;
+        }
+        npairs++;
+        if (npairs > prog.total) prog.total = npairs;
+        cli_progress_update(&prog, npairs);
+        if (!refp) {
+            VidkPicture *t = cur;
+            cur = prev;
+            prev = t;
+        }
+    }
+    const double t_total = cli_now() - t0;
+    cli_progress_end(&prog);
+    if (!npairs) {
+        if (refp)
+            cli_error(CMD, "%s: empty input (0 frames)", ref_short ? ref.name : src.name);
+        else
+            cli_error(CMD, "%s: needs at least 2 frames (has 1), or a --ref sequence",
+                      src.name);
+        goto done;
+    }
+    if (png && !png_done) {
+        cli_error(CMD, "--png-frame %ld: only %d frame pairs were searched", png_frame, npairs);
+        goto done;
+    }
+    if (ref_short && !c.quiet)
+        fprintf(stderr, "vidkern me: note: %s ended after %d frames; stopped there\n", ref.name,
+                npairs);
+    if (wr && mvf_writer_close(&wr, 1, err, sizeof(err)) < 0) {
+        cli_error(CMD, "%s", err);
+        goto done;
+    }
+    const VidkBackend be = vidk_get_backend(ctx);
+    const double mean_sad = st.pixels ? st.sad / st.pixels : 0;
+    const double zero = st.blocks ? st.zero / st.blocks : 0;
+    const double fps = t_total > 0 ? npairs / t_total : 0;
+    char shapes_txt[128];
+    int so = 0;
+    shapes_txt[0] = 0;
+    if (shapes == VIDK_ME_SHAPES_ALL || shapes == VIDK_ME_SHAPES_H264)
+        snprintf(shapes_txt, sizeof(shapes_txt), "%s",
+                 shapes == VIDK_ME_SHAPES_ALL ? "all" : "h264");
+    else
+        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+            if (shapes & VIDK_ME_SHAPE(bs))
+                so += snprintf(shapes_txt + so, sizeof(shapes_txt) - (size_t)so, "%s%s",
+                               so ? "," : "", vidk_block_name((VidkBlockSize)bs));
+    if (c.json) {
+        printf("{\n  \"input\": ");
+        json_str(stdout, in ? src.name : gen_desc);
+        printf(",\n  \"reference\": ");
+        if (refp)
+            json_str(stdout, ref.name);
+        else
+            printf("\"previous frame\"");
+        printf(
+            ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %ld,\n"
+            "  \"shapes\": \"%s\",\n  \"lambda\": %ld,\n  \"frames\": %d,\n"
+            "  \"seconds\": %.6f,\n  \"frames_per_second\": %.3f,\n  \"ms_per_frame\": %.4f,\n"
+            "  \"search_ms_per_frame\": %.4f,\n  \"summary_shape\": \"%s\",\n"
+            "  \"mean_sad_per_pixel\": %.4f,\n  \"zero_mv_share\": %.4f,\n"
+            "  \"backend\": \"%s\",\n  \"threads\": %d",
+            fi->w, fi->h, fi->bitdepth, range, shapes_txt, lambda, npairs, t_total, fps,
+            1e3 * t_total / npairs, 1e3 * t_search / npairs,
+            vidk_block_name((VidkBlockSize)sbs), mean_sad, zero, vidk_backend_name(be),
+            vidk_get_threads(ctx));
+        if (out) {
+            printf(",\n  \"output\": ");
+            json_str(stdout, out);
+        }
+        if (png) {
+            printf(",\n  \"png\": ");
+            json_str(stdout, png);
+        }
+        printf("\n}\n");
+    } else {
+        printf("%d frame pairs of %s (%dx%d, %d-bit) against %s, R=%ld (%ldx%ld candidates), "
+               "shapes %s%s, lambda %ld\n",
+               npairs, in ? src.name : gen_desc, fi->w, fi->h, fi->bitdepth,
+               refp ? ref.name : "the previous frame", range, 2 * range + 1, 2 * range + 1,
+               shapes_txt, shapes == VIDK_ME_SHAPES_H264 ? " (41 partitions)" : "", lambda);
+        printf("backend %s", vidk_backend_name(be));
+        if (be == VIDK_BACKEND_THREADS) printf(" (%d threads)", vidk_get_threads(ctx));
+        printf(": %.3f s, %.2f frames/s, %.3f ms/frame (search %.3f ms/frame)\n", t_total, fps,
+               1e3 * t_total / npairs, 1e3 * t_search / npairs);
+        printf("%s field: mean SAD %.3f per pixel, %.1f%% zero vectors\n",
+               vidk_block_name((VidkBlockSize)sbs), mean_sad, 100 * zero);
+        if (out)
+            printf("wrote %s (%s)\n", out,
+                   mvf_format_name((MvfFormat)mvf_format_from_path(out)));
+        if (png) printf("wrote %s%s\n", png, pngpat ? " (one per frame pair)" : "");
+    }
+    ret = 0;
+done:
+    mvf_writer_close(&wr, 0, NULL, 0);
+    vidk_me_field_free(&field);
+    vidk_picture_free(&pa);
+    vidk_picture_free(&pb);
+    vidk_picture_free(&pr);
+    vidk_close(&ctx);
+    source_close(&src);
+    source_close(&ref);
+    return ret;
 }
