@@ -1,8 +1,670 @@
-/* Portable C reference of the h264 family. */
+/* Portable C reference of the h264 family (ground truth for every other backend), the
+ * spec's tables, and the block-array API.
+ *
+ * Clause numbers refer to ITU-T H.264 (08/2021). Inverse-path arithmetic is done on
+ * uint32_t so that it wraps modulo 2^32 without undefined behaviour; sra() is the
+ * arithmetic right shift (floor division by 2^n) of the two's-complement value, which
+ * every supported compiler (GCC, Clang) implements for signed >>. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
 
-void vidk_h264_dsp_init(VidkH264DSP *dsp, unsigned flags)
-{
+/* ---- tables ---------------------------------------------------------------------- */
+
+/* 8.5.9, normAdjust4x4: v[m][0] for (i%2, j%2) == (0, 0), v[m][1] for (1, 1), v[m][2]
+ * otherwise. */
+const uint8_t vidk_h264_norm4[6][3] = {
+    {10, 16, 13}, {11, 18, 14}, {13, 20, 16}, {14, 23, 18}, {16, 25, 20}, {18, 29, 23},
+};
+
+/* 8.5.9, normAdjust8x8: classes 0: i%4 == 0 && j%4 == 0; 1: i%2 == 1 && j%2 == 1;
+ * 2: i%4 == 2 && j%4 == 2; 3: (i%4 == 0 && j%2 == 1) || (i%2 == 1 && j%4 == 0);
+ * 4: (i%4 == 0 && j%4 == 2) || (i%4 == 2 && j%4 == 0); 5: otherwise. */
+const uint8_t vidk_h264_norm8[6][6] = {
+    {20, 18, 32, 19, 25, 24}, {22, 19, 35, 21, 28, 26}, {26, 23, 42, 24, 33, 31},
+    {28, 25, 45, 26, 35, 33}, {32, 28, 51, 30, 40, 38}, {36, 32, 58, 34, 46, 43},
+};
+
+/* Forward quantiser factors of the reference encoder model (JM; Malvar et al. 2003 for
+ * 4x4, the FRExt 8x8 design for 8x8): MF * normAdjust ~= 2^17 (4x4) / 2^18 (8x8) times
+ * the squared norm ratio of the position class. */
+const uint16_t vidk_h264_mf4[6][3] = {
+    {13107, 5243, 8066}, {11916, 4660, 7490}, {10082, 4194, 6554},
+    {9362, 3647, 5825},  {8192, 3355, 5243},  {7282, 2893, 4559},
+};
+const uint16_t vidk_h264_mf8[6][6] = {
+    {13107, 11428, 20972, 12222, 16777, 15481}, {11916, 10826, 19174, 11058, 14980, 14290},
+    {10082, 8943, 15978, 9675, 12710, 11985},   {9362, 8228, 14913, 8931, 11984, 11259},
+    {8192, 7346, 13159, 7740, 10486, 9777},     {7282, 6428, 11570, 6830, 9118, 8640},
+};
+
+const uint8_t vidk_h264_class4[16] = {
+    0, 2, 0, 2, 2, 1, 2, 1, 0, 2, 0, 2, 2, 1, 2, 1,
+};
+
+const uint8_t vidk_h264_class8[64] = {
+    0, 3, 4, 3, 0, 3, 4, 3, 3, 1, 5, 1, 3, 1, 5, 1, 4, 5, 2, 5, 4, 5,
+    2, 5, 3, 1, 5, 1, 3, 1, 5, 1, 0, 3, 4, 3, 0, 3, 4, 3, 3, 1, 5, 1,
+    3, 1, 5, 1, 4, 5, 2, 5, 4, 5, 2, 5, 3, 1, 5, 1, 3, 1, 5, 1,
+};
+
+static const uint8_t flat16[64] = {
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+};
+
+/* 8.5.9: LevelScale4x4(m, i, j) = weightScale4x4(i, j) * normAdjust4x4(m, i, j). */
+void vidk_h264_level_scale4(int16_t ls[6][16], const uint8_t *w16) {
+    if (!w16) w16 = flat16;
+    for (int m = 0; m < 6; m++)
+        for (int k = 0; k < 16; k++)
+            ls[m][k] = (int16_t)(w16[k] * vidk_h264_norm4[m][vidk_h264_class4[k]]);
+}
+
+void vidk_h264_level_scale8(int16_t ls[6][64], const uint8_t *w64) {
+    if (!w64) w64 = flat16;
+    for (int m = 0; m < 6; m++)
+        for (int k = 0; k < 64; k++)
+            ls[m][k] = (int16_t)(w64[k] * vidk_h264_norm8[m][vidk_h264_class8[k]]);
+}
+
+/* Encoder factors for a scaling matrix: MF * 16 / weight, rounded to nearest, so that
+ * MF' * LevelScale stays the flat product (the quantiser inverts the dequantiser). */
+void vidk_h264_quant_mf4(int32_t mf[6][16], const uint8_t *w16) {
+    if (!w16) w16 = flat16;
+    for (int m = 0; m < 6; m++)
+        for (int k = 0; k < 16; k++) {
+            const int32_t n = vidk_h264_mf4[m][vidk_h264_class4[k]] * 16;
+            mf[m][k] = (n + w16[k] / 2) / w16[k];
+        }
+}
+
+void vidk_h264_quant_mf8(int32_t mf[6][64], const uint8_t *w64) {
+    if (!w64) w64 = flat16;
+    for (int m = 0; m < 6; m++)
+        for (int k = 0; k < 64; k++) {
+            const int32_t n = vidk_h264_mf8[m][vidk_h264_class8[k]] * 16;
+            mf[m][k] = (n + w64[k] / 2) / w64[k];
+        }
+}
+
+/* ---- inverse path (decoder) ------------------------------------------------------ */
+
+static inline uint32_t sra(uint32_t v, int n) {
+    return (uint32_t)((int32_t)v >> n);
+}
+static inline uint8_t clip_pixel(int32_t base, uint32_t r) {
+    /* Clip1Y(pred + r) (8.5.14) without forming pred + r in 32 bits: r is clamped to a
+     * range where the sum cannot wrap, which does not change the clipped result. */
+    int32_t v = (int32_t)r;
+    v = v < -512 ? -512 : v > 512 ? 512 : v;
+    v += base;
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* 8.5.12.1: d = (c * LevelScale4x4) << (qP/6 - 4) for qP >= 24, else
+ * (c * LevelScale4x4 + 2^(3 - qP/6)) >> (4 - qP/6). |c * ls| < 2^31: no overflow. */
+static decl_h264_dequant_fn(dequant_4x4_c) {
+    const int per = qp / 6;
+    if (per >= 4) {
+        for (int k = 0; k < 16; k++)
+            d[k] = (int32_t)((uint32_t)(c[k] * ls[k]) << (per - 4));
+    } else {
+        const int sh = 4 - per, add = 1 << (3 - per);
+        for (int k = 0; k < 16; k++)
+            d[k] = (c[k] * ls[k] + add) >> sh;
+    }
+}
+
+/* 8.5.13.1: the same with qP/6 - 6 and 2^(5 - qP/6). */
+static decl_h264_dequant_fn(dequant_8x8_c) {
+    const int per = qp / 6;
+    if (per >= 6) {
+        for (int k = 0; k < 64; k++)
+            d[k] = (int32_t)((uint32_t)(c[k] * ls[k]) << (per - 6));
+    } else {
+        const int sh = 6 - per, add = 1 << (5 - per);
+        for (int k = 0; k < 64; k++)
+            d[k] = (c[k] * ls[k] + add) >> sh;
+    }
+}
+
+/* One 1-D inverse 4-point transform of 8.5.12.2 (rows: s = 1, columns: s = 4). */
+static inline void itx4_1d(uint32_t *o, const uint32_t *x, int s) {
+    const uint32_t e0 = x[0] + x[2 * s];
+    const uint32_t e1 = x[0] - x[2 * s];
+    const uint32_t e2 = sra(x[s], 1) - x[3 * s];
+    const uint32_t e3 = x[s] + sra(x[3 * s], 1);
+    o[0] = e0 + e3;
+    o[s] = e1 + e2;
+    o[2 * s] = e1 - e2;
+    o[3 * s] = e0 - e3;
+}
+
+/* 8.5.12.2: each (horizontal) row first, then each column; result before rounding. */
+static void itx4(uint32_t h[16], const int32_t *d) {
+    uint32_t t[16];
+    for (int k = 0; k < 16; k++)
+        t[k] = (uint32_t)d[k];
+    for (int i = 0; i < 4; i++)
+        itx4_1d(t + 4 * i, t + 4 * i, 1);
+    for (int j = 0; j < 4; j++)
+        itx4_1d(h + j, t + j, 4);
+}
+
+/* One 1-D inverse 8-point transform of 8.5.13.2. */
+static inline void itx8_1d(uint32_t *o, const uint32_t *x, int s) {
+    const uint32_t d0 = x[0], d1 = x[s], d2 = x[2 * s], d3 = x[3 * s];
+    const uint32_t d4 = x[4 * s], d5 = x[5 * s], d6 = x[6 * s], d7 = x[7 * s];
+    const uint32_t e0 = d0 + d4;
+    const uint32_t e1 = -d3 + d5 - d7 - sra(d7, 1);
+    const uint32_t e2 = d0 - d4;
+    const uint32_t e3 = d1 + d7 - d3 - sra(d3, 1);
+    const uint32_t e4 = sra(d2, 1) - d6;
+    const uint32_t e5 = -d1 + d7 + d5 + sra(d5, 1);
+    const uint32_t e6 = d2 + sra(d6, 1);
+    const uint32_t e7 = d3 + d5 + d1 + sra(d1, 1);
+    const uint32_t f0 = e0 + e6;
+    const uint32_t f1 = e1 + sra(e7, 2);
+    const uint32_t f2 = e2 + e4;
+    const uint32_t f3 = e3 + sra(e5, 2);
+    const uint32_t f4 = e2 - e4;
+    const uint32_t f5 = sra(e3, 2) - e5;
+    const uint32_t f6 = e0 - e6;
+    const uint32_t f7 = e7 - sra(e1, 2);
+    o[0] = f0 + f7;
+    o[s] = f2 + f5;
+    o[2 * s] = f4 + f3;
+    o[3 * s] = f6 + f1;
+    o[4 * s] = f6 - f1;
+    o[5 * s] = f4 - f3;
+    o[6 * s] = f2 - f5;
+    o[7 * s] = f0 - f7;
+}
+
+static void itx8(uint32_t h[64], const int32_t *d) {
+    uint32_t t[64];
+    for (int k = 0; k < 64; k++)
+        t[k] = (uint32_t)d[k];
+    for (int i = 0; i < 8; i++)
+        itx8_1d(t + 8 * i, t + 8 * i, 1);
+    for (int j = 0; j < 8; j++)
+        itx8_1d(h + j, t + j, 8);
+}
+
+/* r = (h + 32) >> 6 (8.5.12.2 / 8.5.13.2, last step). */
+static decl_h264_idct_fn(idct_4x4_c) {
+    uint32_t h[16];
+    itx4(h, d);
+    for (int k = 0; k < 16; k++)
+        r[k] = (int32_t)sra(h[k] + 32, 6);
+}
+
+static decl_h264_idct_fn(idct_8x8_c) {
+    uint32_t h[64];
+    itx8(h, d);
+    for (int k = 0; k < 64; k++)
+        r[k] = (int32_t)sra(h[k] + 32, 6);
+}
+
+static decl_h264_idct_add_fn(idct_add_4x4_c) {
+    uint32_t h[16];
+    itx4(h, d);
+    for (int y = 0; y < 4; y++, dst += stride)
+        for (int x = 0; x < 4; x++)
+            dst[x] = clip_pixel(dst[x], sra(h[4 * y + x] + 32, 6));
+}
+
+static decl_h264_idct_add_fn(idct_add_8x8_c) {
+    uint32_t h[64];
+    itx8(h, d);
+    for (int y = 0; y < 8; y++, dst += stride)
+        for (int x = 0; x < 8; x++)
+            dst[x] = clip_pixel(dst[x], sra(h[8 * y + x] + 32, 6));
+}
+
+static decl_h264_dequant_idct_add_fn(dequant_idct_add_4x4_c) {
+    int32_t d[16];
+    dequant_4x4_c(d, c, ls, qp);
+    if (dc) d[0] = *dc; /* 8.5.12: chroma / Intra16x16 blocks take c_00 from the DC */
+    idct_add_4x4_c(dst, stride, d);
+}
+
+static decl_h264_dequant_idct_add_fn(dequant_idct_add_8x8_c) {
+    int32_t d[64];
+    dequant_8x8_c(d, c, ls, qp);
+    if (dc) d[0] = *dc; /* never used by the spec for 8x8; kept for symmetry */
+    idct_add_8x8_c(dst, stride, d);
+}
+
+/* 8.5.10: f = A c A with A the 4x4 Hadamard-like matrix below (symmetric), then
+ * dcY = (f * LevelScale4x4(qP%6, 0, 0)) << (qP/6 - 6) for qP >= 36, else
+ * (f * LevelScale4x4 + 2^(5 - qP/6)) >> (6 - qP/6). */
+static const int8_t had4[4][4] = {{1, 1, 1, 1}, {1, 1, -1, -1}, {1, -1, -1, 1}, {1, -1, 1, -1}};
+
+static void dc_scale(int32_t *dc, const uint32_t *f, int n, uint32_t ls, int qp) {
+    const int per = qp / 6;
+    for (int k = 0; k < n; k++) {
+        if (qp >= 36)
+            dc[k] = (int32_t)((f[k] * ls) << (per - 6));
+        else
+            dc[k] = (int32_t)sra(f[k] * ls + (1u << (5 - per)), 6 - per);
+    }
+}
+
+static decl_h264_idct_dc_fn(idct_dc_luma_c) {
+    uint32_t g[16], f[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            uint32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += (uint32_t)had4[i][k] * (uint32_t)c[4 * k + j];
+            g[4 * i + j] = s;
+        }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            uint32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += g[4 * i + k] * (uint32_t)had4[k][j];
+            f[4 * i + j] = s;
+        }
+    dc_scale(dc, f, 16, (uint32_t)(w * vidk_h264_norm4[qp % 6][0]), qp);
+}
+
+/* 8.5.11.1 (4:2:0): f = [1 1; 1 -1] c [1 1; 1 -1];
+ * 8.5.11.2: dcC = ((f * LevelScale4x4(qP%6, 0, 0)) << (qP/6)) >> 5. */
+static decl_h264_idct_dc_fn(idct_dc_chroma_c) {
+    const uint32_t c0 = (uint32_t)c[0], c1 = (uint32_t)c[1], c2 = (uint32_t)c[2],
+                   c3 = (uint32_t)c[3];
+    const uint32_t f[4] = {c0 + c1 + c2 + c3, c0 - c1 + c2 - c3, c0 + c1 - c2 - c3,
+                           c0 - c1 - c2 + c3};
+    const uint32_t ls = (uint32_t)(w * vidk_h264_norm4[qp % 6][0]);
+    for (int k = 0; k < 4; k++)
+        dc[k] = (int32_t)sra((f[k] * ls) << (qp / 6), 5);
+}
+
+/* 8.5.11.1 (4:2:2): f = A c [1 1; 1 -1] with c 4 rows x 2 columns and A as for luma;
+ * 8.5.11.2: qP,DC = qP + 3, then the luma DC scaling rule with qP,DC. */
+static decl_h264_idct_dc_fn(idct_dc_chroma422_c) {
+    uint32_t g[8], f[8];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 2; j++) {
+            uint32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += (uint32_t)had4[i][k] * (uint32_t)c[2 * k + j];
+            g[2 * i + j] = s;
+        }
+    for (int i = 0; i < 4; i++) {
+        f[2 * i] = g[2 * i] + g[2 * i + 1];
+        f[2 * i + 1] = g[2 * i] - g[2 * i + 1];
+    }
+    const int qpdc = qp + 3;
+    dc_scale(dc, f, 8, (uint32_t)(w * vidk_h264_norm4[qpdc % 6][0]), qpdc);
+}
+
+/* ---- forward path (encoder; not normative: the JM / Malvar et al. design) --------- */
+
+/* 4-point core transform: rows of [1 1 1 1; 2 1 -1 -2; 1 -1 -1 1; 1 -2 2 -1]. */
+static inline void ftx4_1d(int32_t *o, const int32_t *x, int s) {
+    const int32_t s03 = x[0] + x[3 * s], d03 = x[0] - x[3 * s];
+    const int32_t s12 = x[s] + x[2 * s], d12 = x[s] - x[2 * s];
+    o[0] = s03 + s12;
+    o[s] = 2 * d03 + d12;
+    o[2 * s] = s03 - s12;
+    o[3 * s] = d03 - 2 * d12;
+}
+
+/* 8-point transform: the matrix rows (8 8 8 8 8 8 8 8), (12 10 6 3 -3 -6 -10 -12),
+ * (8 4 -4 -8 ...), (10 -3 -12 -6 ...), (8 -8 -8 8 ...), (6 -12 3 10 ...),
+ * (4 -8 8 -4 ...), (3 -6 10 -12 ...) divided by 8, in butterflies with floor shifts. */
+static inline void ftx8_1d(int32_t *o, const int32_t *x, int s) {
+    const int32_t s07 = x[0] + x[7 * s], d07 = x[0] - x[7 * s];
+    const int32_t s16 = x[s] + x[6 * s], d16 = x[s] - x[6 * s];
+    const int32_t s25 = x[2 * s] + x[5 * s], d25 = x[2 * s] - x[5 * s];
+    const int32_t s34 = x[3 * s] + x[4 * s], d34 = x[3 * s] - x[4 * s];
+    const int32_t a0 = s07 + s34, a1 = s16 + s25, a2 = s07 - s34, a3 = s16 - s25;
+    const int32_t b4 = d16 + d25 + (d07 + (d07 >> 1));
+    const int32_t b5 = d07 - d34 - (d25 + (d25 >> 1));
+    const int32_t b6 = d07 + d34 - (d16 + (d16 >> 1));
+    const int32_t b7 = d16 - d25 + (d34 + (d34 >> 1));
+    o[0] = a0 + a1;
+    o[s] = b4 + (b7 >> 2);
+    o[2 * s] = a2 + (a3 >> 1);
+    o[3 * s] = b5 + (b6 >> 2);
+    o[4 * s] = a0 - a1;
+    o[5 * s] = b6 - (b5 >> 2);
+    o[6 * s] = (a2 >> 1) - a3;
+    o[7 * s] = (b4 >> 2) - b7;
+}
+
+static decl_h264_fdct_fn(fdct_4x4_c) {
+    int32_t t[16];
+    for (int k = 0; k < 16; k++)
+        t[k] = res[k];
+    for (int i = 0; i < 4; i++)
+        ftx4_1d(t + 4 * i, t + 4 * i, 1);
+    for (int j = 0; j < 4; j++)
+        ftx4_1d(w + j, t + j, 4);
+}
+
+static decl_h264_fdct_fn(fdct_8x8_c) {
+    int32_t t[64];
+    for (int k = 0; k < 64; k++)
+        t[k] = res[k];
+    for (int i = 0; i < 8; i++)
+        ftx8_1d(t + 8 * i, t + 8 * i, 1);
+    for (int j = 0; j < 8; j++)
+        ftx8_1d(w + j, t + j, 8);
+}
+
+static decl_h264_sub_fdct_fn(sub_fdct_4x4_c) {
+    int16_t r[16];
+    for (int y = 0; y < 4; y++, src += src_stride, pred += pred_stride)
+        for (int x = 0; x < 4; x++)
+            r[4 * y + x] = (int16_t)(src[x] - pred[x]);
+    fdct_4x4_c(w, r);
+}
+
+static decl_h264_sub_fdct_fn(sub_fdct_8x8_c) {
+    int16_t r[64];
+    for (int y = 0; y < 8; y++, src += src_stride, pred += pred_stride)
+        for (int x = 0; x < 8; x++)
+            r[8 * y + x] = (int16_t)(src[x] - pred[x]);
+    fdct_8x8_c(w, r);
+}
+
+static inline int quant_n(int16_t *lev, const int32_t *w, const int32_t *mf, int qbits,
+                          int32_t f, int n) {
+    int nz = 0;
+    for (int k = 0; k < n; k++) {
+        const uint32_t a = w[k] < 0 ? 0u - (uint32_t)w[k] : (uint32_t)w[k];
+        uint64_t l = ((uint64_t)a * (uint32_t)mf[k] + (uint32_t)f) >> qbits;
+        if (l > 32767) l = 32767;
+        lev[k] = (int16_t)(w[k] < 0 ? -(int32_t)l : (int32_t)l);
+        nz += l != 0;
+    }
+    return nz;
+}
+
+static decl_h264_quant_fn(quant_4x4_c) {
+    return quant_n(lev, w, mf, qbits, f, 16);
+}
+static decl_h264_quant_fn(quant_8x8_c) {
+    return quant_n(lev, w, mf, qbits, f, 64);
+}
+
+/* Forward DC transforms: the decoder's matrices transposed (all symmetric), no scaling:
+ * luma y = A w A, chroma y = B w B, 4:2:2 y = A w B. */
+static decl_h264_fdct_dc_fn(fdct_dc_luma_c) {
+    int32_t g[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += had4[i][k] * w[4 * k + j];
+            g[4 * i + j] = s;
+        }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += g[4 * i + k] * had4[k][j];
+            y[4 * i + j] = s;
+        }
+}
+
+static decl_h264_fdct_dc_fn(fdct_dc_chroma_c) {
+    const int32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+    y[0] = w0 + w1 + w2 + w3;
+    y[1] = w0 - w1 + w2 - w3;
+    y[2] = w0 + w1 - w2 - w3;
+    y[3] = w0 - w1 - w2 + w3;
+}
+
+static decl_h264_fdct_dc_fn(fdct_dc_chroma422_c) {
+    int32_t g[8];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 2; j++) {
+            int32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += had4[i][k] * w[2 * k + j];
+            g[2 * i + j] = s;
+        }
+    for (int i = 0; i < 4; i++) {
+        y[2 * i] = g[2 * i] + g[2 * i + 1];
+        y[2 * i + 1] = g[2 * i] - g[2 * i + 1];
+    }
+}
+
+static decl_h264_nnz_fn(nnz_4x4_c) {
+    int n = 0;
+    for (int y = 0; y < 4; y++, c = (const int16_t *)((const uint8_t *)c + stride))
+        for (int x = 0; x < 4; x++)
+            n += c[x] != 0;
+    return n;
+}
+
+static decl_h264_nnz_fn(nnz_8x8_c) {
+    int n = 0;
+    for (int y = 0; y < 8; y++, c = (const int16_t *)((const uint8_t *)c + stride))
+        for (int x = 0; x < 8; x++)
+            n += c[x] != 0;
+    return n;
+}
+
+void vidk_h264_dsp_init(VidkH264DSP *dsp, unsigned flags) {
+    dsp->dequant[0] = dequant_4x4_c;
+    dsp->dequant[1] = dequant_8x8_c;
+    dsp->idct[0] = idct_4x4_c;
+    dsp->idct[1] = idct_8x8_c;
+    dsp->idct_add[0] = idct_add_4x4_c;
+    dsp->idct_add[1] = idct_add_8x8_c;
+    dsp->dequant_idct_add[0] = dequant_idct_add_4x4_c;
+    dsp->dequant_idct_add[1] = dequant_idct_add_8x8_c;
+    dsp->idct_dc[VIDK_H264_DC_LUMA] = idct_dc_luma_c;
+    dsp->idct_dc[VIDK_H264_DC_CHROMA] = idct_dc_chroma_c;
+    dsp->idct_dc[VIDK_H264_DC_CHROMA422] = idct_dc_chroma422_c;
+    dsp->fdct[0] = fdct_4x4_c;
+    dsp->fdct[1] = fdct_8x8_c;
+    dsp->sub_fdct[0] = sub_fdct_4x4_c;
+    dsp->sub_fdct[1] = sub_fdct_8x8_c;
+    dsp->quant[0] = quant_4x4_c;
+    dsp->quant[1] = quant_8x8_c;
+    dsp->fdct_dc[VIDK_H264_DC_LUMA] = fdct_dc_luma_c;
+    dsp->fdct_dc[VIDK_H264_DC_CHROMA] = fdct_dc_chroma_c;
+    dsp->fdct_dc[VIDK_H264_DC_CHROMA422] = fdct_dc_chroma422_c;
+    dsp->nnz[0] = nnz_4x4_c;
+    dsp->nnz[1] = nnz_8x8_c;
+#if VIDK_HAVE_SIMD
+    vidk_h264_dsp_init_x86(dsp, flags);
+#else
     (void)flags;
-    dsp->placeholder = 0;
+#endif
+}
+
+/* ---- block-array API -------------------------------------------------------------- */
+
+static const uint8_t block_values[VIDK_H264_BLOCK_TYPES] = {16, 64, 16, 4, 8};
+
+int vidk_h264_block_values(VidkH264BlockType t) {
+    return (unsigned)t < VIDK_H264_BLOCK_TYPES ? block_values[t] : 0;
+}
+
+void vidk_h264_default_block_params(VidkH264BlockParams *p) {
+    if (!p) return;
+    memset(p, 0, sizeof(*p));
+    p->type = VIDK_H264_BLOCK_4x4;
+    p->qp = 26;
+    p->bitdepth = 8;
+    p->intra = 1;
+}
+
+static int check_params(const VidkH264BlockParams *p) {
+    if (!p || (unsigned)p->type >= VIDK_H264_BLOCK_TYPES) return 0;
+    if (p->bitdepth < 8 || p->bitdepth > VIDK_H264_MAX_BITDEPTH) return 0;
+    if (p->qp < 0 || p->qp > VIDK_H264_MAX_QP(p->bitdepth)) return 0;
+    if (p->intra != 0 && p->intra != 1) return 0;
+    for (size_t i = 0; i < sizeof(p->reserved); i++)
+        if (p->reserved[i]) return 0;
+    if (p->scaling) {
+        const int n = p->type == VIDK_H264_BLOCK_8x8 ? 64 : 16;
+        for (int k = 0; k < n; k++)
+            if (!p->scaling[k]) return 0;
+    }
+    return 1;
+}
+
+/* Everything a job needs for one call on a range of blocks. */
+typedef struct BlockJob {
+    const VidkH264DSP *dsp;
+    const VidkH264BlockParams *p;
+    const int16_t *in;
+    int16_t *lev;
+    int32_t *out;
+    size_t n, per_job;
+    int nv;
+    VIDK_ALIGN(16) int16_t ls[64];
+    VIDK_ALIGN(16) int32_t mf[64];
+    int dc_type, qbits;
+    int32_t f;
+    size_t nnz[64]; /* per job slot, summed by the caller (jobs <= 64) */
+} BlockJob;
+
+static void forward_job(void *arg, int job, int thread) {
+    (void)thread;
+    BlockJob *j = arg;
+    const size_t b0 = (size_t)job * j->per_job;
+    const size_t b1 = b0 + j->per_job < j->n ? b0 + j->per_job : j->n;
+    const int nv = j->nv;
+    VIDK_ALIGN(16) int16_t res[64];
+    VIDK_ALIGN(16) int32_t w[64], y[16];
+    VIDK_ALIGN(16) int16_t lev[64];
+    size_t nz = 0;
+    for (size_t b = b0; b < b1; b++) {
+        const int16_t *src = j->in + b * (size_t)nv;
+        int16_t *dst = j->lev + b * (size_t)nv;
+        if (j->dc_type < 0) {
+            const int sz = nv == 64;
+            memcpy(res, src, (size_t)nv * sizeof(*src));
+            j->dsp->fdct[sz](w, res);
+            nz += (size_t)j->dsp->quant[sz](lev, w, j->mf, j->qbits, j->f);
+            memcpy(dst, lev, (size_t)nv * sizeof(*dst));
+        } else {
+            for (int k = 0; k < 16; k++)
+                w[k] = k < nv ? src[k] : 0;
+            j->dsp->fdct_dc[j->dc_type](y, w);
+            for (int k = nv; k < 16; k++)
+                y[k] = 0;
+            nz += (size_t)j->dsp->quant[0](lev, y, j->mf, j->qbits, j->f);
+            memcpy(dst, lev, (size_t)nv * sizeof(*dst));
+        }
+    }
+    j->nnz[job] = nz;
+}
+
+static void inverse_job(void *arg, int job, int thread) {
+    (void)thread;
+    BlockJob *j = arg;
+    const size_t b0 = (size_t)job * j->per_job;
+    const size_t b1 = b0 + j->per_job < j->n ? b0 + j->per_job : j->n;
+    const int nv = j->nv;
+    VIDK_ALIGN(16) int16_t c[64];
+    VIDK_ALIGN(16) int32_t d[64], r[64];
+    const int w00 = j->p->scaling ? j->p->scaling[0] : 16;
+    for (size_t b = b0; b < b1; b++) {
+        memcpy(c, j->in + b * (size_t)nv, (size_t)nv * sizeof(*c));
+        int32_t *dst = j->out + b * (size_t)nv;
+        if (j->dc_type < 0) {
+            const int sz = nv == 64;
+            j->dsp->dequant[sz](d, c, j->ls, j->p->qp);
+            j->dsp->idct[sz](r, d);
+            memcpy(dst, r, (size_t)nv * sizeof(*dst));
+        } else {
+            j->dsp->idct_dc[j->dc_type](r, c, w00, j->p->qp);
+            memcpy(dst, r, (size_t)nv * sizeof(*dst));
+        }
+    }
+}
+
+static int run_blocks(VidkContext *ctx, const VidkH264BlockParams *p, const int16_t *in,
+                      int16_t *lev, int32_t *out, size_t n, size_t *nnz) {
+    if (!ctx || !check_params(p) || (n && !in) || (n && !lev && !out)) return VIDK_ERR(EINVAL);
+    BlockJob *j = vidk_malloc_aligned(64, sizeof(*j));
+    if (!j) return VIDK_ERR(ENOMEM);
+    memset(j, 0, sizeof(*j));
+    j->dsp = &ctx->h264;
+    j->p = p;
+    j->in = in;
+    j->lev = lev;
+    j->out = out;
+    j->n = n;
+    j->nv = vidk_h264_block_values(p->type);
+    j->dc_type =
+        p->type >= VIDK_H264_BLOCK_DC_LUMA ? (int)p->type - VIDK_H264_BLOCK_DC_LUMA : -1;
+    const int m = p->qp % 6, per = p->qp / 6;
+    if (p->type == VIDK_H264_BLOCK_8x8) {
+        int16_t ls[6][64];
+        int32_t mf[6][64];
+        vidk_h264_level_scale8(ls, p->scaling);
+        vidk_h264_quant_mf8(mf, p->scaling);
+        memcpy(j->ls, ls[m], sizeof(j->ls));
+        memcpy(j->mf, mf[m], sizeof(j->mf));
+        j->qbits = 16 + per;
+    } else if (p->type == VIDK_H264_BLOCK_4x4) {
+        int16_t ls[6][16];
+        int32_t mf[6][16];
+        vidk_h264_level_scale4(ls, p->scaling);
+        vidk_h264_quant_mf4(mf, p->scaling);
+        memcpy(j->ls, ls[m], 16 * sizeof(int16_t));
+        memcpy(j->mf, mf[m], 16 * sizeof(int32_t));
+        j->qbits = 15 + per;
+    } else {
+        /* DC: every value uses the (0, 0) factor; 4:2:2 chroma quantises with qP + 3. */
+        const int qpdc = p->type == VIDK_H264_BLOCK_DC_CHROMA422 ? p->qp + 3 : p->qp;
+        const int w00 = p->scaling ? p->scaling[0] : 16;
+        const int32_t mf00 = (vidk_h264_mf4[qpdc % 6][0] * 16 + w00 / 2) / w00;
+        for (int k = 0; k < 16; k++)
+            j->mf[k] = mf00;
+        j->qbits = (p->type == VIDK_H264_BLOCK_DC_LUMA ? 17 : 16) + qpdc / 6;
+    }
+    j->f = vidk_h264_deadzone(j->qbits, p->intra);
+
+    int jobs = 1;
+    if (ctx->pool && n >= 2048) jobs = n / 1024 < 64 ? (int)(n / 1024) : 64;
+    j->per_job = jobs > 1 ? (n + (size_t)jobs - 1) / (size_t)jobs : n;
+    if (n) vidk_pool_run(ctx->pool, jobs, lev ? forward_job : inverse_job, j);
+    size_t total = 0;
+    for (int k = 0; k < jobs; k++)
+        total += j->nnz[k];
+    if (nnz) *nnz = total;
+    vidk_free_aligned(j);
+    return 0;
+}
+
+int vidk_h264_forward_blocks(VidkContext *ctx, const VidkH264BlockParams *p, const int16_t *in,
+                             int16_t *out, size_t n, size_t *nnz) {
+    if (n && !out) return VIDK_ERR(EINVAL);
+    return run_blocks(ctx, p, in, out ? out : NULL, NULL, n, nnz);
+}
+
+int vidk_h264_inverse_blocks(VidkContext *ctx, const VidkH264BlockParams *p, const int16_t *in,
+                             int32_t *out, size_t n) {
+    if (n && !out) return VIDK_ERR(EINVAL);
+    return run_blocks(ctx, p, in, NULL, out, n, NULL);
+}
+
+/* Table 8-15: QPC as a function of qPI for qPI >= 30. */
+static const uint8_t chroma_qp_tab[22] = {29, 30, 31, 32, 32, 33, 34, 34, 35, 35, 36,
+                                          36, 37, 37, 37, 38, 38, 38, 39, 39, 39, 39};
+
+int vidk_h264_chroma_qp(int qpy, int offset, int bitdepth) {
+    if (bitdepth < 8 || bitdepth > VIDK_H264_MAX_BITDEPTH) return VIDK_ERR(EINVAL);
+    const int bd_off = 6 * (bitdepth - 8);
+    if (qpy < -bd_off || qpy > 51 || offset < -12 || offset > 12) return VIDK_ERR(EINVAL);
+    /* 8.5.8: qPI = Clip3(-QpBdOffsetC, 51, QPY + qPOffset). */
+    const int qpi = vidk_iclip(qpy + offset, -bd_off, 51);
+    const int qpc = qpi < 30 ? qpi : chroma_qp_tab[qpi - 30];
+    return qpc + bd_off;
 }
