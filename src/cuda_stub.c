@@ -53,6 +53,12 @@ int vidk_cuda_me_search(VidkContext *ctx, const VidkPicture *cur, const VidkPict
     (void)ctx, (void)cur, (void)ref, (void)p, (void)out;
     return VIDK_ERR_NODEV;
 }
+int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                           const VidkMeParams *p, VidkMeField *out, unsigned flags)
+{
+    (void)ctx, (void)cur, (void)ref, (void)p, (void)out, (void)flags;
+    return VIDK_ERR_NODEV;
+}
 #else
 /* ISO C forbids an empty translation unit. */
 typedef int vidk_cuda_stub_unused;

@@ -1,0 +1,913 @@
+// Full-search motion estimation on the device: kernels and the launch plan.
+//
+// Included by src/cuda/me.cu (nvcc) and by the host-side SIMT emulator
+// src/cuda/me_emu.cuh (g++), which runs these kernels on a CPU without a GPU; so this
+// file uses only plain C++ plus the CUDA built-ins that the emulator provides
+// (threadIdx, blockIdx, blockDim, __syncthreads, __shfl_xor_sync, atomicMin, __ldg,
+// __byte_perm, __clz, dynamic shared memory through VK_DYN_SMEM).
+//
+// Design (docs/ME_CUDA.md has the full text, the numbers and the SASS notes):
+// - A thread block owns a group of 4x4 macroblocks (64x64 samples), a slice of C
+//   consecutive candidate columns mvx and a slice of L candidate rows mvy. It stages the
+//   64x64 current samples and the reference window all its candidates touch in shared
+//   memory, clamping coordinates on load (the standards' edge padding, done on the
+//   device: nothing outside the plane is ever read).
+// - One thread keeps one candidate column mvx of one macroblock (kernel f16: 16x16,
+//   32x32, 64x64 only) or one 8x16 half macroblock (kernel f41: the 41 H.264
+//   partitions, optionally 32x32 and 64x64), and walks its mvy rows in chunks of K
+//   candidates. Each reference row of a chunk is read from shared memory once, aligned
+//   with one PRMT per word (__byte_perm), and compared against every current row it
+//   meets in the chunk (K candidates share it): the PRMT and LDS cost is paid once per
+//   reference row instead of once per candidate and row.
+// - 4-byte packed SADs with the native VABSDIFF4 in its accumulating form (inline PTX
+//   vabsdiff4.add: one instruction per 4 samples, no separate add).
+// - Running minimum per partition and thread as one 32-bit key
+//   (cost << 10 | rank(mvy)): with mvx fixed per thread, ordering candidates by
+//   (cost, |mvy|, mvy) is exactly the tie rule (cost, |mvx|+|mvy|, raster), so one
+//   IMNMX per partition and candidate keeps the winner. Valid while cost < 2^22 (the
+//   host checks; otherwise the generic kernel runs).
+// - At the end each key is widened to the global 64-bit key
+//   (cost << 32 | (|mvx|+|mvy|) << 19 | raster index), reduced per block in shared
+//   memory and merged across blocks with a 64-bit atomicMin in global memory. A
+//   finalize kernel decodes keys into VidkMeResult (mv, cost, sad).
+// - The generic kernel (any bit depth, any lambda, 64-bit keys; one thread per block
+//   and candidate, warp shuffles for the minimum) covers 10-bit and inputs whose costs
+//   do not fit the 32-bit key.
+#ifndef VIDK_CUDA_ME_KERN_CUH
+#define VIDK_CUDA_ME_KERN_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vidkern/vidkern.h"
+
+#if defined(__CUDACC__)
+#define VK_HD __host__ __device__
+#define VK_DYN_SMEM(T, name) extern __shared__ T name[]
+#endif
+
+namespace vidk_me {
+
+// ---------------------------------------------------------------------------------------
+// Shared constants and host/device helpers
+
+constexpr int kGroup = 64;        // samples per side of a macroblock group (4x4 MBs)
+constexpr int kRankBits = 10;     // rank(mvy) <= 2 * VIDK_ME_MAX_RANGE = 512 < 1024
+constexpr unsigned kKey32Max = (1u << (32 - kRankBits)) - 1; // largest cost of a 32-bit key
+constexpr int kSlots = 661;       // partitions of a 64x64 group over the 9 shapes
+constexpr int kThreadsMax = 256;  // threads per block of the fast kernels
+constexpr int kLmax = 256;        // candidate rows per block (shared memory bound)
+constexpr unsigned long long kKeyNone = ~0ull;
+
+static_assert(2 * VIDK_ME_MAX_RANGE < (1 << kRankBits), "rank field");
+static_assert((2 * VIDK_ME_MAX_RANGE + 1) * (2 * VIDK_ME_MAX_RANGE + 1) <= (1 << 19),
+              "raster field");
+
+// Block sizes in VidkBlockSize order (4x4, 8x4, 4x8, 8x8, 16x8, 8x16, 16x16, 32x32, 64x64).
+VK_HD inline int bs_w(int bs)
+{
+    return bs == 0 ? 4 : bs == 1 ? 8 : bs == 2 ? 4 : bs == 3 ? 8 : bs == 4 ? 16 : bs == 5 ? 8
+           : bs == 6 ? 16 : bs == 7 ? 32 : 64;
+}
+VK_HD inline int bs_h(int bs)
+{
+    return bs == 0 ? 4 : bs == 1 ? 4 : bs == 2 ? 8 : bs == 3 ? 8 : bs == 4 ? 8 : bs == 5 ? 16
+           : bs == 6 ? 16 : bs == 7 ? 32 : 64;
+}
+// First slot of each shape in a group's slot list (shape-major, raster inside the group).
+VK_HD inline int slot_off(int bs)
+{
+    return bs == 0 ? 0 : bs == 1 ? 256 : bs == 2 ? 384 : bs == 3 ? 512 : bs == 4 ? 576
+           : bs == 5 ? 608 : bs == 6 ? 640 : bs == 7 ? 656 : bs == 8 ? 660 : 661;
+}
+
+VK_HD inline int vk_abs(int v) { return v < 0 ? -v : v; }
+VK_HD inline int vk_imin(int a, int b) { return a < b ? a : b; }
+VK_HD inline int vk_imax(int a, int b) { return a > b ? a : b; }
+VK_HD inline int vk_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+VK_HD inline unsigned vk_umin(unsigned a, unsigned b) { return a < b ? a : b; }
+// min(a, b, c): one VIMNMX3 on sm_90.
+VK_HD inline unsigned vk_umin3(unsigned a, unsigned b, unsigned c)
+{
+#if defined(__CUDA_ARCH__)
+    return __vimin3_u32(a, b, c);
+#else
+    return vk_umin(a, vk_umin(b, c));
+#endif
+}
+VK_HD inline unsigned long long vk_umin64(unsigned long long a, unsigned long long b)
+{
+    return a < b ? a : b;
+}
+
+// Length of the signed Exp-Golomb code of v (H.264 9.1.1: se(v) maps v > 0 to 2v - 1 and
+// v <= 0 to -2v; ue(k) takes 2 * floor(log2(k + 1)) + 1 bits). Same as vidk_me_mv_bits.
+VK_HD inline unsigned mv_bits(int v)
+{
+    const unsigned k = v > 0 ? 2u * (unsigned)v - 1u : 2u * (unsigned)(-v);
+    const unsigned k1 = k + 1u;
+#if defined(__CUDA_ARCH__)
+    const int lz = __clz(k1);
+#else
+    const int lz = __builtin_clz(k1);
+#endif
+    return 2u * (unsigned)(31 - lz) + 1u;
+}
+
+// Tie order of candidate rows inside one column: 0, -1, 1, -2, 2, ...
+VK_HD inline unsigned mvy_rank(int mvy) { return mvy < 0 ? (unsigned)(-2 * mvy - 1) : (unsigned)(2 * mvy); }
+VK_HD inline int rank_mvy(unsigned r) { return (r & 1u) ? -(int)((r + 1u) >> 1) : (int)(r >> 1); }
+
+// The global key: cost, then |mvx| + |mvy|, then raster order ((mvy + R) * N + mvx + R).
+VK_HD inline unsigned long long make_key(unsigned cost, int mvx, int mvy, int R, int N)
+{
+    const unsigned l1 = (unsigned)(vk_abs(mvx) + vk_abs(mvy));
+    const unsigned raster = (unsigned)((mvy + R) * N + (mvx + R));
+    return (unsigned long long)cost << 32 | (unsigned long long)l1 << 19 | raster;
+}
+
+// A thread's 32-bit key (cost << 10 | rank) widened with the thread's mvx.
+VK_HD inline unsigned long long widen_key(unsigned k, int mvx, int R, int N)
+{
+    if (k == 0xffffffffu) return kKeyNone;
+    return make_key(k >> kRankBits, mvx, rank_mvy(k & ((1u << kRankBits) - 1u)), R, N);
+}
+
+// ---------------------------------------------------------------------------------------
+// Arguments (passed by value) and the launch plan
+
+enum Path { PATH_GENERIC = 0, PATH_F16 = 1, PATH_F41 = 2 };
+
+// Template flags of the fast kernels.
+enum {
+    F_SUB = 1,    // f41: the shapes between 4x4 and 16x16 (8x4, 4x8, 8x8, 16x8, 8x16)
+    F_MID = 2,    // f41: 16x16 sums (16x16 key; needed for 32x32 / 64x64)
+    F_BIG = 4,    // 32x32 and 64x64
+    F_LAMBDA = 8, // lambda > 0: mv cost per candidate
+};
+
+struct MeArgs {
+    const uint8_t *cur, *ref; // 8-bit planes (fast kernels)
+    const uint16_t *cur16, *ref16; // 16-bit planes (generic kernel, bitdepth > 8)
+    int pitch;                // samples between rows of both planes
+    int w, h;
+    int R, N;                 // range, 2R + 1
+    unsigned lambda;
+    unsigned kmul;            // 1 << kRankBits (see key_of)
+    const VidkMv *pred;       // mb_w * mb_h or NULL (0, 0)
+    int mb_w, mb_h;
+    int GW, GH;               // macroblock groups across / down
+    int gy0, gyn;             // band: group rows gy0 .. gy0 + gyn - 1
+    int C, ncb;               // candidate columns per block, column blocks
+    int L, nsl;               // candidate rows per block, row slices
+    int WP;                   // window pitch in 32-bit words
+    unsigned long long *keys; // key arrays of every shape (extended grid)
+    int key_off[VIDK_BLOCK_COUNT]; // first key of each shape
+    int key_ew[VIDK_BLOCK_COUNT];  // extended grid width of each shape (GW * 64 / bw)
+    // generic kernel only
+    int g_bs, g_gw, g_gh, g_slice; // shape, its real grid, candidates per warp
+};
+
+struct FinArgs {
+    const unsigned long long *keys;
+    VidkMeResult *res;
+    int R, N;
+    unsigned lambda;
+    const VidkMv *pred;
+    int mb_w;
+    int nshape;
+    int bs[VIDK_BLOCK_COUNT];
+    int key_off[VIDK_BLOCK_COUNT], key_ew[VIDK_BLOCK_COUNT];
+    int gw[VIDK_BLOCK_COUNT], res_off[VIDK_BLOCK_COUNT];
+    int row0[VIDK_BLOCK_COUNT], rows[VIDK_BLOCK_COUNT];
+};
+
+struct MePlan {
+    int w, h, bitdepth, R, N, mb_w, mb_h, GW, GH;
+    unsigned shapes, lambda;
+    int lam;           // lambda > 0 (the predictor matters)
+    int path, flags;   // Path, F_* template flags of the fast kernel
+    int C, ncb, L, nsl, WP, threads;
+    size_t smem;       // dynamic shared memory of a fast kernel block
+    int pitch;         // device plane pitch in samples
+    size_t plane_bytes;
+    int key_off[VIDK_BLOCK_COUNT], key_ew[VIDK_BLOCK_COUNT];
+    size_t nkeys;
+    int gw[VIDK_BLOCK_COUNT], gh[VIDK_BLOCK_COUNT], res_off[VIDK_BLOCK_COUNT];
+    size_t nres;
+    int nbands;
+    int band_g0[8], band_gn[8];
+};
+
+// Grid of a shape for the field (me.h): H.264 shapes cover the macroblock grid, 32x32
+// and 64x64 cover ceil(w / 32) x ceil(h / 32) and ceil(w / 64) x ceil(h / 64).
+inline void field_grid(int w, int h, int bs, int *gw, int *gh)
+{
+    const int mb_w = (w + 15) / 16, mb_h = (h + 15) / 16;
+    if (bs <= VIDK_BLOCK_16x16) {
+        *gw = mb_w * 16 / bs_w(bs);
+        *gh = mb_h * 16 / bs_h(bs);
+    } else {
+        *gw = (w + bs_w(bs) - 1) / bs_w(bs);
+        *gh = (h + bs_h(bs) - 1) / bs_h(bs);
+    }
+}
+
+// Largest cost a candidate can reach (any shape the fast kernel computes): the 32-bit
+// thread key holds costs up to kKey32Max.
+inline unsigned long long max_cost_bound(int bitdepth, unsigned shapes, unsigned lambda, int R,
+                                         int maxabs_pred)
+{
+    const unsigned long long maxs = (1ull << bitdepth) - 1;
+    const int side = (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64)) ? 64
+                     : (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32)) ? 32 : 16;
+    // mv - pred spans at most R + maxabs in magnitude; the code of -M is the longest.
+    const unsigned long long bits = mv_bits(-(R + maxabs_pred));
+    return maxs * 16ull * 16ull * (side / 16) * (side / 16) + lambda * 2ull * bits;
+}
+
+// Candidate columns per block: C in [lo, hi] (step `step`) with the least padding in
+// ceil(N / C) * C; ties to the larger C.
+inline int pick_cols(int N, int lo, int hi, int step)
+{
+    if (N <= lo) return (N + step - 1) / step * step;
+    int best = hi, waste = 1 << 30;
+    for (int c = hi; c >= lo; c -= step) {
+        const int wst = (N + c - 1) / c * c - N;
+        if (wst < waste) waste = wst, best = c;
+    }
+    return best;
+}
+
+// Fill the plan. sms: multiprocessors (for the row-slice split). Returns 0 or -EINVAL.
+inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams *p,
+                     int maxabs_pred, int sms)
+{
+    *pl = MePlan();
+    if (w < 1 || h < 1 || bitdepth < 8 || bitdepth > 16 || p->range < 0 ||
+        p->range > VIDK_ME_MAX_RANGE || !p->shapes || (p->shapes >> VIDK_BLOCK_COUNT))
+        return VIDK_ERR(EINVAL);
+    pl->w = w, pl->h = h, pl->bitdepth = bitdepth;
+    pl->R = p->range, pl->N = 2 * p->range + 1;
+    pl->shapes = p->shapes, pl->lambda = p->lambda;
+    pl->lam = p->lambda > 0;
+    pl->mb_w = (w + 15) / 16, pl->mb_h = (h + 15) / 16;
+    pl->GW = (pl->mb_w + 3) / 4, pl->GH = (pl->mb_h + 3) / 4;
+
+    const unsigned big = VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
+    const unsigned sub = VIDK_ME_SHAPE(VIDK_BLOCK_8x4) | VIDK_ME_SHAPE(VIDK_BLOCK_4x8) |
+                         VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_16x8) |
+                         VIDK_ME_SHAPE(VIDK_BLOCK_8x16);
+    const unsigned s4 = VIDK_ME_SHAPE(VIDK_BLOCK_4x4), s16 = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
+    const int fast = bitdepth == 8 && max_cost_bound(bitdepth, p->shapes, p->lambda, p->range,
+                                                     pl->lam ? maxabs_pred : 0) <= kKey32Max;
+    int flags = pl->lam ? F_LAMBDA : 0;
+    if (p->shapes & big) flags |= F_BIG;
+    if (!fast) {
+        pl->path = PATH_GENERIC;
+    } else if (!(p->shapes & (sub | s4))) {
+        pl->path = PATH_F16;
+    } else {
+        pl->path = PATH_F41;
+        if (p->shapes & sub) flags |= F_SUB | F_MID;
+        if (p->shapes & (s16 | big)) flags |= F_MID;
+    }
+    pl->flags = flags;
+
+    // Device planes: rows padded to 64 bytes (aligned 32-bit loads anywhere in a row).
+    const int bps = bitdepth > 8 ? 2 : 1;
+    pl->pitch = ((w * bps + 63) / 64 * 64) / bps;
+    pl->plane_bytes = (size_t)pl->pitch * (size_t)h * (size_t)bps;
+
+    // Keys: every shape over the extended grid (whole groups), so the kernels never test
+    // whether a partition exists; the finalize step reads only the real grid.
+    size_t k = 0;
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+        pl->key_off[bs] = (int)k;
+        pl->key_ew[bs] = pl->GW * kGroup / bs_w(bs);
+        k += (size_t)pl->key_ew[bs] * (size_t)(pl->GH * kGroup / bs_h(bs));
+    }
+    pl->nkeys = k;
+    size_t r = 0;
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+        field_grid(w, h, bs, &pl->gw[bs], &pl->gh[bs]);
+        pl->res_off[bs] = (int)r;
+        if (p->shapes & VIDK_ME_SHAPE(bs)) r += (size_t)pl->gw[bs] * (size_t)pl->gh[bs];
+    }
+    pl->nres = r;
+
+    // Bands of group rows: the upload of later rows, the search of earlier bands and the
+    // download of their results overlap.
+    pl->nbands = vk_clamp(pl->GH / 3, 1, 6);
+    if (pl->path == PATH_GENERIC) pl->nbands = 1;
+    for (int b = 0, g = 0; b < pl->nbands; b++) {
+        const int g1 = (int)((long)pl->GH * (b + 1) / pl->nbands);
+        pl->band_g0[b] = g, pl->band_gn[b] = g1 - g;
+        g = g1;
+    }
+
+    if (pl->path == PATH_GENERIC) {
+        pl->threads = 256;
+        return 0;
+    }
+    const int N = pl->N;
+    if (pl->path == PATH_F16) {
+        pl->C = pick_cols(N, 8, 16, 2); // 16 threads per column: C even fills warps
+        pl->threads = 16 * pl->C;
+    } else {
+        pl->C = pick_cols(N, 4, 8, 1); // one warp per column
+        pl->threads = 32 * pl->C;
+    }
+    pl->ncb = (N + pl->C - 1) / pl->C;
+    // Row slices: at least N / kLmax; more when there are too few blocks to fill the GPU.
+    const int kbig = pl->path == PATH_F16 ? 16 : 4;
+    const long base = (long)pl->GW * pl->GH * pl->ncb;
+    int nsl = (N + kLmax - 1) / kLmax;
+    const long want = 8L * (sms > 0 ? sms : 1);
+    if (base * nsl < want) {
+        const int more = (int)((want + base - 1) / base);
+        nsl = vk_imax(nsl, vk_imin(more, (N + kbig - 1) / kbig));
+    }
+    int L = (N + nsl - 1) / nsl;
+    if (L > kbig) L = (L + kbig - 1) / kbig * kbig;
+    if (L > kLmax) L = kLmax;
+    pl->L = L;
+    pl->nsl = (N + L - 1) / L;
+    const int ww = ((pl->C + 58) >> 2) + 5; // words a window row needs (see the kernels)
+    pl->WP = ww | 1;
+    const size_t words = 1024 + (size_t)(kGroup + L - 1) * (size_t)pl->WP;
+    pl->smem = (words + 1) / 2 * 8 + (size_t)kSlots * 8;
+    return 0;
+}
+
+// Rows of the current and reference planes that band b needs (the kernels of band b
+// read rows [0, cur_rows) and [0, ref_rows) at most; clamped rows included).
+inline void band_rows(const MePlan *pl, int b, int *cur_rows, int *ref_rows)
+{
+    const int y1 = (pl->band_g0[b] + pl->band_gn[b]) * kGroup; // exclusive
+    *cur_rows = vk_imin(pl->h, y1);
+    *ref_rows = vk_clamp(y1 + pl->R, 1, pl->h);
+    if (pl->path == PATH_GENERIC) *cur_rows = *ref_rows = pl->h;
+}
+
+// Row range of shape bs's real grid inside band b.
+inline void band_block_rows(const MePlan *pl, int b, int bs, int *r0, int *n)
+{
+    const int per = kGroup / bs_h(bs);
+    const int a = pl->band_g0[b] * per;
+    const int e = vk_imin((pl->band_g0[b] + pl->band_gn[b]) * per, pl->gh[bs]);
+    *r0 = a;
+    *n = e > a ? e - a : 0;
+}
+
+inline MeArgs base_args(const MePlan *pl)
+{
+    MeArgs a = MeArgs();
+    a.pitch = pl->pitch;
+    a.w = pl->w, a.h = pl->h, a.R = pl->R, a.N = pl->N, a.lambda = pl->lambda;
+    a.kmul = 1u << kRankBits;
+    a.mb_w = pl->mb_w, a.mb_h = pl->mb_h, a.GW = pl->GW, a.GH = pl->GH;
+    a.C = pl->C, a.ncb = pl->ncb, a.L = pl->L, a.nsl = pl->nsl, a.WP = pl->WP;
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+        a.key_off[bs] = pl->key_off[bs];
+        a.key_ew[bs] = pl->key_ew[bs];
+    }
+    return a;
+}
+
+// ---------------------------------------------------------------------------------------
+// Device helpers
+
+// Sum of |a_i - b_i| over the 4 bytes, plus c: one VABSDIFF4.U8.ACC on sm_90.
+__device__ __forceinline__ unsigned sad4_acc(unsigned a, unsigned b, unsigned c)
+{
+#if defined(__CUDA_ARCH__)
+    unsigned d;
+    asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+#else
+    for (int i = 0; i < 32; i += 8) {
+        const int x = (int)((a >> i) & 255u), y = (int)((b >> i) & 255u);
+        c += (unsigned)(x > y ? x - y : y - x);
+    }
+    return c;
+#endif
+}
+
+// Four samples x..x+3 of a row with x clamped into [0, w - 1], sample x in the low byte.
+__device__ __forceinline__ unsigned gather4(const uint8_t *row, int x, int w)
+{
+    if (x >= 0 && x + 3 < w) return __ldg(reinterpret_cast<const unsigned *>(row + x));
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) v |= (unsigned)__ldg(row + vk_clamp(x + i, 0, w - 1)) << (8 * i);
+    return v;
+}
+
+// Predictor of macroblock (mbx, mby), (0, 0) outside the field or without a field.
+__device__ __forceinline__ void pred_of(const MeArgs &a, int mbx, int mby, int *px, int *py)
+{
+    *px = 0, *py = 0;
+    if (a.pred && mbx < a.mb_w && mby < a.mb_h) {
+        const VidkMv v = a.pred[mby * a.mb_w + mbx];
+        *px = v.x, *py = v.y;
+    }
+}
+
+// Constant part of a thread key for row mvy: (mv cost << 10) | rank(mvy); the key of a
+// SAD s is then s * 1024 + cst (the host guarantees no overflow).
+template <bool LAMBDA>
+__device__ __forceinline__ unsigned key_cst(int mvy, unsigned lambda, unsigned bx, int py)
+{
+    unsigned c = mvy_rank(mvy);
+    if (LAMBDA) c += (lambda * (bx + mv_bits(mvy - py))) << kRankBits;
+    return c;
+}
+
+// mul is 1 << kRankBits, passed in a register (MeArgs.kmul) so that ptxas emits IMAD (FMA
+// pipe) rather than LEA (ALU pipe, shared with VABSDIFF4, PRMT and VIMNMX).
+__device__ __forceinline__ unsigned key_of(unsigned sad, unsigned cst, unsigned mul)
+{
+    return sad * mul + cst;
+}
+
+// Block decomposition of the fast kernels: blockIdx.x -> group (gx, gy), column block,
+// row slice. Consecutive blocks walk the groups of a band row (neighbouring windows).
+struct BlockPos {
+    int gx, gy, cx0, cy0, cy1;
+};
+__device__ __forceinline__ BlockPos block_pos(const MeArgs &a)
+{
+    BlockPos p;
+    int t = (int)blockIdx.x;
+    p.gx = t % a.GW;
+    t /= a.GW;
+    p.gy = a.gy0 + t % a.gyn;
+    t /= a.gyn;
+    const int cb = t % a.ncb, sl = t / a.ncb;
+    p.cx0 = -a.R + cb * a.C;
+    p.cy0 = -a.R + sl * a.L;
+    p.cy1 = vk_imin(p.cy0 + a.L, a.R + 1);
+    return p;
+}
+
+// Stage the 64x64 current samples of the group (16 words a row) and the reference window
+// (rows WY0.., words from sample WX0, a multiple of 4) with clamped coordinates.
+__device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsigned *scur,
+                                      unsigned *swin, int wx0, int wh)
+{
+    const int nt = (int)blockDim.x, tid = (int)threadIdx.x;
+    for (int i = tid; i < 64 * 16; i += nt) {
+        const int r = i >> 4, c = i & 15;
+        const int y = vk_imin(bp.gy * kGroup + r, a.h - 1);
+        scur[i] = gather4(a.cur + (size_t)y * a.pitch, bp.gx * kGroup + 4 * c, a.w);
+    }
+    const int ww = a.WP; // staged words per row (the pitch's extra word is harmless)
+    const int wy0 = bp.gy * kGroup + bp.cy0;
+    for (int i = tid; i < wh * ww; i += nt) {
+        const int r = i / ww, c = i - r * ww;
+        const int y = vk_clamp(wy0 + r, 0, a.h - 1);
+        swin[r * a.WP + c] = gather4(a.ref + (size_t)y * a.pitch, wx0 + 4 * c, a.w);
+    }
+}
+
+// Merge a thread's key for slot s into the block's reduction array.
+__device__ __forceinline__ void red_min(unsigned long long *red, int s, unsigned k, int mvx,
+                                        const MeArgs &a)
+{
+    const unsigned long long g = widen_key(k, mvx, a.R, a.N);
+    if (g != kKeyNone) atomicMin(&red[s], g);
+}
+
+// Block reduction array -> global keys (slots of the shapes in `mask` only).
+__device__ __forceinline__ void red_flush(const unsigned long long *red, unsigned mask,
+                                          const MeArgs &a, int gx, int gy)
+{
+    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) {
+        int bs = 0;
+        while (s >= slot_off(bs + 1)) bs++;
+        if (!(mask & (1u << bs))) continue;
+        const unsigned long long v = red[s];
+        if (v == kKeyNone) continue;
+        const int per_x = kGroup / bs_w(bs), per_y = kGroup / bs_h(bs);
+        const int i = s - slot_off(bs), lx = i % per_x, ly = i / per_x;
+        const size_t gi = (size_t)a.key_off[bs] +
+                          (size_t)(gy * per_y + ly) * (size_t)a.key_ew[bs] +
+                          (size_t)(gx * per_x + lx);
+        atomicMin(&a.keys[gi], v);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Kernel f16: 16x16 (+ 32x32, 64x64). Thread = (macroblock mb of the group, column col);
+// lane = mb + 16 * (col & 1), mb = mx + 4 * my.
+
+template <int K, int FL>
+__device__ __forceinline__ void f16_chunk(const unsigned *__restrict__ row, int wp, unsigned sel,
+                                          const unsigned (&cur)[16][4], int mvy0,
+                                          const MeArgs &a, unsigned bx, int py, unsigned bx32,
+                                          int py32, unsigned bx64, int py64, unsigned &k16,
+                                          unsigned &k32, unsigned &k64)
+{
+    constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
+    unsigned acc[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) acc[k] = 0;
+#pragma unroll
+    for (int rr = 0; rr < K + 15; rr++) {
+        const unsigned *p = row + rr * wp;
+        unsigned wd[5], rw[4];
+#pragma unroll
+        for (int j = 0; j < 5; j++) wd[j] = p[j];
+#pragma unroll
+        for (int j = 0; j < 4; j++) rw[j] = __byte_perm(wd[j], wd[j + 1], sel);
+        // Reference row rr meets current row rr - k of candidate mvy0 + k.
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const int r = rr - k;
+            if (r >= 0 && r < 16) {
+#pragma unroll
+                for (int j = 0; j < 4; j++) acc[k] = sad4_acc(cur[r][j], rw[j], acc[k]);
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        const int mvy = mvy0 + k;
+        k16 = vk_umin(k16, key_of(acc[k], key_cst<LAMBDA>(mvy, a.lambda, bx, py), a.kmul));
+        if (FL & F_BIG) {
+            // Lanes xor 1 / xor 4 are the other macroblocks of the 32x32 quadrant,
+            // xor 2 / xor 8 the other quadrants of the 64x64 group.
+            unsigned s = acc[k] + __shfl_xor_sync(0xffffffffu, acc[k], 1);
+            s += __shfl_xor_sync(0xffffffffu, s, 4);
+            k32 = vk_umin(k32, key_of(s, key_cst<LAMBDA>(mvy, a.lambda, bx32, py32), a.kmul));
+            s += __shfl_xor_sync(0xffffffffu, s, 2);
+            s += __shfl_xor_sync(0xffffffffu, s, 8);
+            k64 = vk_umin(k64, key_of(s, key_cst<LAMBDA>(mvy, a.lambda, bx64, py64), a.kmul));
+        }
+    }
+}
+
+// Two blocks of 256 per SM cap registers at 128; the variant with 32x32 / 64x64 and
+// lambda (three predictors per thread) needs a few more and takes one block's bound.
+template <int FL>
+__global__ void __launch_bounds__(kThreadsMax, (FL & F_BIG) && (FL & F_LAMBDA) ? 1 : 2)
+    f16_kernel(const MeArgs a)
+{
+    VK_DYN_SMEM(unsigned long long, smem64);
+    unsigned *scur = reinterpret_cast<unsigned *>(smem64);
+    unsigned *swin = scur + 1024;
+    const BlockPos bp = block_pos(a);
+    const int wh = kGroup + (bp.cy1 - bp.cy0) - 1;
+    unsigned long long *red =
+        reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * a.WP + 1) / 2 * 2);
+    const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3; // floor to a multiple of 4
+    stage(a, bp, scur, swin, wx0, wh);
+    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) red[s] = kKeyNone;
+    __syncthreads();
+
+    const int t = (int)threadIdx.x, mb = t & 15, col = t >> 4;
+    const int mx = mb & 3, my = mb >> 2;
+    // Padding columns past R repeat column R: same keys, harmless to the minimum.
+    const int mvx = vk_imin(bp.cx0 + col, a.R);
+    unsigned cur[16][4];
+#pragma unroll
+    for (int r = 0; r < 16; r++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) cur[r][j] = scur[(my * 16 + r) * 16 + mx * 4 + j];
+
+    const int mbx = bp.gx * 4 + mx, mby = bp.gy * 4 + my;
+    int px, py, px32, py32, px64, py64;
+    pred_of(a, mbx, mby, &px, &py);
+    pred_of(a, mbx & ~1, mby & ~1, &px32, &py32);
+    pred_of(a, mbx & ~3, mby & ~3, &px64, &py64);
+    const unsigned bx = mv_bits(mvx - px), bx32 = mv_bits(mvx - px32), bx64 = mv_bits(mvx - px64);
+
+    const int sx = bp.gx * kGroup + mx * 16 + mvx - wx0;
+    const unsigned sel = 0x3210u + 0x1111u * (unsigned)(sx & 3);
+    const unsigned *base = swin + (my * 16) * a.WP + (sx >> 2);
+    unsigned k16 = 0xffffffffu, k32 = 0xffffffffu, k64 = 0xffffffffu;
+    int y = bp.cy0;
+    for (; y + 16 <= bp.cy1; y += 16)
+        f16_chunk<16, FL>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, bx, py, bx32, py32,
+                          bx64, py64, k16, k32, k64);
+    for (; y + 4 <= bp.cy1; y += 4)
+        f16_chunk<4, FL>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, bx, py, bx32, py32,
+                         bx64, py64, k16, k32, k64);
+    for (; y < bp.cy1; y++)
+        f16_chunk<1, FL>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, bx, py, bx32, py32,
+                         bx64, py64, k16, k32, k64);
+
+    red_min(red, slot_off(VIDK_BLOCK_16x16) + my * 4 + mx, k16, mvx, a);
+    if (FL & F_BIG) {
+        if ((mb & 5) == 0) red_min(red, slot_off(VIDK_BLOCK_32x32) + (my >> 1) * 2 + (mx >> 1), k32, mvx, a);
+        if (mb == 0) red_min(red, slot_off(VIDK_BLOCK_64x64), k64, mvx, a);
+    }
+    __syncthreads();
+    unsigned mask = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
+    if (FL & F_BIG) mask |= VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
+    red_flush(red, mask, a, bp.gx, bp.gy);
+}
+
+// ---------------------------------------------------------------------------------------
+// Kernel f41: the H.264 partitions (+ 32x32, 64x64). Thread = (half h of macroblock mb,
+// column col): lane = h + 2 * mb, mb = mx + 4 * my, one warp per column. A half is an
+// 8x16 strip: 4x4 blocks (2h + j, i) for j = 0, 1 and i = 0..3.
+
+struct Keys41 {
+    unsigned k4[4][2], k84[4], k48[2][2], k88[2], k816, k168, k16, k32, k64;
+};
+
+// Keys of every partition of one candidate (row mvy) from its eight 4x4 SADs s[i][j].
+template <int FL>
+__device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, const MeArgs &a,
+                                         int h, unsigned bx, int py, unsigned bx32, int py32,
+                                         unsigned bx64, int py64, Keys41 &o)
+{
+    constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
+    const unsigned c = key_cst<LAMBDA>(mvy, a.lambda, bx, py);
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) o.k4[i][j] = key_of(s[i][j], c, a.kmul);
+    if (FL & (F_SUB | F_MID)) {
+        unsigned e84[4], e88[2];
+#pragma unroll
+        for (int i = 0; i < 4; i++) e84[i] = s[i][0] + s[i][1];
+#pragma unroll
+        for (int q = 0; q < 2; q++) e88[q] = e84[2 * q] + e84[2 * q + 1];
+        if (FL & F_SUB) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) o.k84[i] = key_of(e84[i], c, a.kmul);
+#pragma unroll
+            for (int q = 0; q < 2; q++) {
+#pragma unroll
+                for (int j = 0; j < 2; j++) o.k48[q][j] = key_of(s[2 * q][j] + s[2 * q + 1][j], c, a.kmul);
+                o.k88[q] = key_of(e88[q], c, a.kmul);
+            }
+            o.k816 = key_of(e88[0] + e88[1], c, a.kmul);
+        }
+        if (FL & F_MID) {
+            // 16x8 row h = my 8x8 of row h + the partner half's 8x8 of row h: each lane
+            // sends the 8x8 of the row its partner keeps.
+            const unsigned other = __shfl_xor_sync(0xffffffffu, h ? e88[0] : e88[1], 1);
+            const unsigned e168 = (h ? e88[1] : e88[0]) + other;
+            if (FL & F_SUB) o.k168 = key_of(e168, c, a.kmul);
+            unsigned e = e168 + __shfl_xor_sync(0xffffffffu, e168, 1);
+            o.k16 = key_of(e, c, a.kmul);
+            if (FL & F_BIG) {
+                // xor 2 / xor 8: the other macroblocks of the 32x32 quadrant;
+                // xor 4 / xor 16: the other quadrants of the group.
+                e += __shfl_xor_sync(0xffffffffu, e, 2);
+                e += __shfl_xor_sync(0xffffffffu, e, 8);
+                o.k32 = key_of(e, key_cst<LAMBDA>(mvy, a.lambda, bx32, py32), a.kmul);
+                e += __shfl_xor_sync(0xffffffffu, e, 4);
+                e += __shfl_xor_sync(0xffffffffu, e, 16);
+                o.k64 = key_of(e, key_cst<LAMBDA>(mvy, a.lambda, bx64, py64), a.kmul);
+            }
+        }
+    }
+}
+
+// Running minimum of the keys over one (NC = 1) or two (NC = 2, one 3-input min)
+// candidates.
+template <int FL, int NC>
+__device__ __forceinline__ void f41_merge(Keys41 &kk, const Keys41 &x, const Keys41 &y)
+{
+#define VK_M(f) kk.f = NC == 2 ? vk_umin3(kk.f, x.f, y.f) : vk_umin(kk.f, x.f)
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        VK_M(k4[i][0]);
+        VK_M(k4[i][1]);
+    }
+    if (FL & F_SUB) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) VK_M(k84[i]);
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            VK_M(k48[q][0]);
+            VK_M(k48[q][1]);
+            VK_M(k88[q]);
+        }
+        VK_M(k816);
+        VK_M(k168);
+    }
+    if (FL & F_MID) VK_M(k16);
+    if (FL & F_BIG) {
+        VK_M(k32);
+        VK_M(k64);
+    }
+#undef VK_M
+}
+
+template <int K, int FL>
+__device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int wp, unsigned sel,
+                                          const unsigned (&cur)[16][2], int mvy0,
+                                          const MeArgs &a, int h, unsigned bx, int py,
+                                          unsigned bx32, int py32, unsigned bx64, int py64,
+                                          Keys41 &kk)
+{
+    static_assert(K == 1 || K % 2 == 0, "chunk size");
+    unsigned acc[K][4][2];
+#pragma unroll
+    for (int k = 0; k < K; k++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) acc[k][i][0] = acc[k][i][1] = 0;
+#pragma unroll
+    for (int rr = 0; rr < K + 15; rr++) {
+        const unsigned *p = row + rr * wp;
+        const unsigned w0 = p[0], w1 = p[1], w2 = p[2];
+        const unsigned r0 = __byte_perm(w0, w1, sel), r1 = __byte_perm(w1, w2, sel);
+        // Reference row rr meets current row rr - k of candidate mvy0 + k.
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const int r = rr - k;
+            if (r >= 0 && r < 16) {
+                acc[k][r >> 2][0] = sad4_acc(cur[r][0], r0, acc[k][r >> 2][0]);
+                acc[k][r >> 2][1] = sad4_acc(cur[r][1], r1, acc[k][r >> 2][1]);
+            }
+        }
+    }
+    if (K == 1) {
+        Keys41 x;
+        f41_keys<FL>(acc[0], mvy0, a, h, bx, py, bx32, py32, bx64, py64, x);
+        f41_merge<FL, 1>(kk, x, x);
+    } else {
+#pragma unroll
+        for (int k = 0; k < K; k += 2) {
+            Keys41 x, y;
+            f41_keys<FL>(acc[k], mvy0 + k, a, h, bx, py, bx32, py32, bx64, py64, x);
+            f41_keys<FL>(acc[k + (K > 1)], mvy0 + k + 1, a, h, bx, py, bx32, py32, bx64, py64, y);
+            f41_merge<FL, 2>(kk, x, y);
+        }
+    }
+}
+
+template <int FL>
+__global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a)
+{
+    VK_DYN_SMEM(unsigned long long, smem64);
+    unsigned *scur = reinterpret_cast<unsigned *>(smem64);
+    unsigned *swin = scur + 1024;
+    const BlockPos bp = block_pos(a);
+    const int wh = kGroup + (bp.cy1 - bp.cy0) - 1;
+    unsigned long long *red =
+        reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * a.WP + 1) / 2 * 2);
+    const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3;
+    stage(a, bp, scur, swin, wx0, wh);
+    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) red[s] = kKeyNone;
+    __syncthreads();
+
+    const int t = (int)threadIdx.x, lane = t & 31, col = t >> 5;
+    const int h = lane & 1, mb = lane >> 1, mx = mb & 3, my = mb >> 2;
+    const int mvx = vk_imin(bp.cx0 + col, a.R);
+    unsigned cur[16][2];
+#pragma unroll
+    for (int r = 0; r < 16; r++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) cur[r][j] = scur[(my * 16 + r) * 16 + mx * 4 + h * 2 + j];
+
+    const int mbx = bp.gx * 4 + mx, mby = bp.gy * 4 + my;
+    int px, py, px32, py32, px64, py64;
+    pred_of(a, mbx, mby, &px, &py);
+    pred_of(a, mbx & ~1, mby & ~1, &px32, &py32);
+    pred_of(a, mbx & ~3, mby & ~3, &px64, &py64);
+    const unsigned bx = mv_bits(mvx - px), bx32 = mv_bits(mvx - px32), bx64 = mv_bits(mvx - px64);
+
+    const int sx = bp.gx * kGroup + mx * 16 + h * 8 + mvx - wx0;
+    const unsigned sel = 0x3210u + 0x1111u * (unsigned)(sx & 3);
+    const unsigned *base = swin + (my * 16) * a.WP + (sx >> 2);
+    Keys41 kk;
+#pragma unroll
+    for (int i = 0; i < 4; i++) kk.k4[i][0] = kk.k4[i][1] = kk.k84[i] = 0xffffffffu;
+    kk.k48[0][0] = kk.k48[0][1] = kk.k48[1][0] = kk.k48[1][1] = 0xffffffffu;
+    kk.k88[0] = kk.k88[1] = kk.k816 = kk.k168 = kk.k16 = kk.k32 = kk.k64 = 0xffffffffu;
+    // Chunks of 8 candidates: 23 reference rows (69 LDS, 2 wavefronts each: the lanes of
+    // macroblock rows 0/2 and 1/3 hit the same banks) per 256 VABSDIFF4. With K = 4 the
+    // shared-memory pipe was as busy as the ALU pipe; ptxas keeps K = 8 within 128
+    // registers by retiring finished 4x4 sums early.
+    constexpr int KB = 8;
+    int y = bp.cy0;
+    for (; y + KB <= bp.cy1; y += KB)
+        f41_chunk<KB, FL>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32, py32,
+                          bx64, py64, kk);
+    for (; KB > 4 && y + 4 <= bp.cy1; y += 4)
+        f41_chunk<4, FL>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32, py32,
+                         bx64, py64, kk);
+    for (; y < bp.cy1; y++)
+        f41_chunk<1, FL>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32, py32,
+                         bx64, py64, kk);
+
+    // Partition coordinates inside the group, in units of each shape.
+    const int x4 = mx * 4 + h * 2, y4 = my * 4;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 2; j++) red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j, kk.k4[i][j], mvx, a);
+    unsigned mask = VIDK_ME_SHAPE(VIDK_BLOCK_4x4);
+    if (FL & F_SUB) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) red_min(red, slot_off(VIDK_BLOCK_8x4) + (y4 + i) * 8 + mx * 2 + h, kk.k84[i], mvx, a);
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+#pragma unroll
+            for (int j = 0; j < 2; j++) red_min(red, slot_off(VIDK_BLOCK_4x8) + (my * 2 + q) * 16 + x4 + j, kk.k48[q][j], mvx, a);
+            red_min(red, slot_off(VIDK_BLOCK_8x8) + (my * 2 + q) * 8 + mx * 2 + h, kk.k88[q], mvx, a);
+        }
+        red_min(red, slot_off(VIDK_BLOCK_8x16) + my * 8 + mx * 2 + h, kk.k816, mvx, a);
+        red_min(red, slot_off(VIDK_BLOCK_16x8) + (my * 2 + h) * 4 + mx, kk.k168, mvx, a);
+        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_8x4) | VIDK_ME_SHAPE(VIDK_BLOCK_4x8) |
+                VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_8x16) |
+                VIDK_ME_SHAPE(VIDK_BLOCK_16x8);
+    }
+    if (FL & F_MID) {
+        if (h == 0) red_min(red, slot_off(VIDK_BLOCK_16x16) + my * 4 + mx, kk.k16, mvx, a);
+        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
+    }
+    if (FL & F_BIG) {
+        if ((lane & 0xb) == 0) // h = 0, mx even, my even: the quadrant's first lane
+            red_min(red, slot_off(VIDK_BLOCK_32x32) + (my >> 1) * 2 + (mx >> 1), kk.k32, mvx, a);
+        if (lane == 0) red_min(red, slot_off(VIDK_BLOCK_64x64), kk.k64, mvx, a);
+        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
+    }
+    __syncthreads();
+    red_flush(red, mask, a, bp.gx, bp.gy);
+}
+
+// ---------------------------------------------------------------------------------------
+// Generic kernel: any bit depth, any lambda, one shape per launch. Warp = one block of
+// the shape's grid (8 per thread block); lane = candidates lane, lane + 32, ... of the
+// warp's slice (blockIdx.y) of the raster candidate list; 64-bit keys, shuffle minimum,
+// one global atomicMin per warp.
+
+template <typename T>
+__global__ void __launch_bounds__(256) generic_kernel(const MeArgs a)
+{
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int b = (int)blockIdx.x * 8 + warp;
+    if (b >= a.g_gw * a.g_gh) return; // whole warp: no shuffle partner is missing
+    const T *cur = sizeof(T) == 1 ? reinterpret_cast<const T *>(a.cur) : reinterpret_cast<const T *>(a.cur16);
+    const T *ref = sizeof(T) == 1 ? reinterpret_cast<const T *>(a.ref) : reinterpret_cast<const T *>(a.ref16);
+    const int bw = bs_w(a.g_bs), bh = bs_h(a.g_bs);
+    const int bxi = b % a.g_gw, byi = b / a.g_gw;
+    const int x0 = bxi * bw, y0 = byi * bh;
+    int px = 0, py = 0;
+    if (a.lambda) pred_of(a, x0 / 16, y0 / 16, &px, &py);
+    const int ncand = a.N * a.N;
+    const int c0 = (int)blockIdx.y * a.g_slice, c1 = vk_imin(c0 + a.g_slice, ncand);
+    unsigned long long best = kKeyNone;
+    for (int ci = c0 + lane; ci < c1; ci += 32) {
+        const int mvy = ci / a.N - a.R, mvx = ci % a.N - a.R;
+        unsigned sad = 0;
+        for (int y = 0; y < bh; y++) {
+            const T *crow = cur + (size_t)vk_imin(y0 + y, a.h - 1) * a.pitch;
+            const T *rrow = ref + (size_t)vk_clamp(y0 + y + mvy, 0, a.h - 1) * a.pitch;
+            for (int x = 0; x < bw; x++) {
+                const int cv = __ldg(crow + vk_imin(x0 + x, a.w - 1));
+                const int rv = __ldg(rrow + vk_clamp(x0 + x + mvx, 0, a.w - 1));
+                sad += (unsigned)vk_abs(cv - rv);
+            }
+        }
+        const unsigned cost = sad + a.lambda * (mv_bits(mvx - px) + mv_bits(mvy - py));
+        best = vk_umin64(best, make_key(cost, mvx, mvy, a.R, a.N));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) best = vk_umin64(best, __shfl_xor_sync(0xffffffffu, best, o));
+    if (lane == 0 && best != kKeyNone)
+        atomicMin(&a.keys[(size_t)a.key_off[a.g_bs] + (size_t)byi * a.key_ew[a.g_bs] + bxi], best);
+}
+
+// ---------------------------------------------------------------------------------------
+// Finalize: keys of the band's rows -> VidkMeResult. blockIdx.y = shape index.
+
+__global__ void __launch_bounds__(256) finalize_kernel(const FinArgs f)
+{
+    const int si = (int)blockIdx.y;
+    const int bs = f.bs[si];
+    const int n = f.rows[si] * f.gw[si];
+    const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= n) return;
+    const int x = i % f.gw[si], y = f.row0[si] + i / f.gw[si];
+    const unsigned long long k = f.keys[(size_t)f.key_off[si] + (size_t)y * f.key_ew[si] + x];
+    VidkMeResult r;
+    if (k == kKeyNone) { // never happens: every block sees every candidate
+        r.mv.x = r.mv.y = INT16_MIN;
+        r.cost = r.sad = 0xffffffffu;
+    } else {
+        const unsigned cost = (unsigned)(k >> 32), raster = (unsigned)(k & 0x7ffffu);
+        const int mvy = (int)(raster / (unsigned)f.N) - f.R, mvx = (int)(raster % (unsigned)f.N) - f.R;
+        int px = 0, py = 0;
+        if (f.lambda && f.pred) {
+            const VidkMv v = f.pred[(y * bs_h(bs) / 16) * f.mb_w + x * bs_w(bs) / 16];
+            px = v.x, py = v.y;
+        }
+        r.mv.x = (int16_t)mvx;
+        r.mv.y = (int16_t)mvy;
+        r.cost = cost;
+        r.sad = cost - f.lambda * (mv_bits(mvx - px) + mv_bits(mvy - py));
+    }
+    f.res[(size_t)f.res_off[si] + (size_t)y * f.gw[si] + x] = r;
+}
+
+} // namespace vidk_me
+
+#endif
