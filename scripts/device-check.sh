@@ -20,7 +20,8 @@
 # Environment: OUT, VIDK_DEVICE_BUILD (build folder, default build-device),
 # VIDK_CUDA_ARCH (default 90), VIDK_SANITIZERS (default "memcheck racecheck synccheck
 # initcheck"; empty: none), VIDK_SANITIZER_TIMEOUT (seconds per run, default 300),
-# VIDK_VIDEO_DIR (real clips; default: the first of ../shared/video, shared/video,
+# VIDK_GIT_COMMIT (commit id for reports where the copy has no .git), VIDK_CMAKE_ARGS
+# (extra configure arguments), VIDK_VIDEO_DIR (real clips; default: the first of ../shared/video, shared/video,
 # .devdata/video holding .y4m files), JOBS (default: all cores).
 set -u -o pipefail
 
@@ -56,7 +57,7 @@ run() {
 }
 finish() {
     echo
-    echo "device-check summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo ?))"
+    echo "device-check summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "${VIDK_GIT_COMMIT:-?}"))"
     printf '%-34s %-5s %7s  %s\n' STEP STATE SECONDS "LOG / NOTE"
     for i in "${!names[@]}"; do
         printf '%-34s %-5s %7s  %s\n' "${names[$i]}" "${states[$i]}" "${secs[$i]}" "${where[$i]}"
@@ -116,7 +117,8 @@ gen=()
 command -v ninja >/dev/null 2>&1 && [ ! -f "$build/Makefile" ] && gen=(-G Ninja)
 run configure "$logs/configure.log" cmake -S "$root" -B "$build" "${gen[@]}" \
     -DCMAKE_BUILD_TYPE=Release -DVIDK_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-    -DVIDK_BUILD_TESTS=ON -DVIDK_BUILD_TOOLS=ON -DVIDK_SANITIZE=OFF || finish
+    -DVIDK_BUILD_TESTS=ON -DVIDK_BUILD_TOOLS=ON -DVIDK_SANITIZE=OFF \
+    ${VIDK_GIT_COMMIT:+-DVIDK_GIT_COMMIT="$VIDK_GIT_COMMIT"} ${VIDK_CMAKE_ARGS:-} || finish
 if ! grep -q '^#define VIDK_HAVE_CUDA 1' "$build/config.h" 2>/dev/null; then
     record "cuda enabled" FAIL 0 "config.h has no VIDK_HAVE_CUDA 1 (nvcc not found?)"
     finish
