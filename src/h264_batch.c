@@ -5,13 +5,19 @@
  *
  * Backends: c runs the C table serially, simd the SIMD table serially, threads the SIMD
  * table over the pool (jobs write disjoint picture areas / level planes, so the result
- * does not depend on the thread count). cuda: VIDK_ERR(ENOSYS) until the CUDA engineer
- * wires vidk_cuda_h264_* here. */
+ * does not depend on the thread count). cuda: src/cuda/h264.cu (vidk_cuda_h264_*; a
+ * build without CUDA has no cuda context, the branch then reports VIDK_ERR_NODEV). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#if VIDK_HAVE_CUDA
+#include "cuda/h264_cuda.h"
+#define CUDA_H264(call) (call)
+#else
+#define CUDA_H264(call) VIDK_ERR_NODEV
+#endif
 
 /* ---- geometry ----------------------------------------------------------------------- */
 
@@ -531,7 +537,8 @@ int vidk_h264_batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPictur
         if (ctx) vidk_log(ctx, VIDK_LOG_ERROR, "h264 batch_inverse: invalid batch or picture");
         return VIDK_ERR(EINVAL);
     }
-    if (ctx->backend == VIDK_BACKEND_CUDA) return VIDK_ERR(ENOSYS);
+    if (ctx->backend == VIDK_BACKEND_CUDA)
+        return CUDA_H264(vidk_cuda_h264_batch_inverse(ctx, b, pic, NULL));
     Scales *sc = scales_new(&b->scaling);
     int32_t *dcv = NULL;
     if (!sc) return VIDK_ERR(ENOMEM);
@@ -640,7 +647,8 @@ int vidk_h264_frame_inverse(VidkContext *ctx, const VidkH264CoefFrame *fr, VidkP
     if (!ctx || vidk_h264_coef_frame_validate(fr) < 0 ||
         !picture_ok(pic, fr ? fr->w : 0, fr ? fr->h : 0, fr ? fr->chroma : VIDK_CHROMA_400))
         return VIDK_ERR(EINVAL);
-    if (ctx->backend == VIDK_BACKEND_CUDA) return VIDK_ERR(ENOSYS);
+    if (ctx->backend == VIDK_BACKEND_CUDA)
+        return CUDA_H264(vidk_cuda_h264_frame_inverse(ctx, fr, pic, NULL));
     Scales *sc = scales_new(&fr->scaling);
     if (!sc) return VIDK_ERR(ENOMEM);
     DenseJob j = {.dsp = &ctx->h264, .fr = fr, .sc = sc};
@@ -758,7 +766,8 @@ int vidk_h264_batch_forward(VidkContext *ctx, const VidkPicture *src, const Vidk
         !picture_ok(src, fr->w, fr->h, fr->chroma) ||
         !picture_ok(pred, fr->w, fr->h, fr->chroma))
         return VIDK_ERR(EINVAL);
-    if (ctx->backend == VIDK_BACKEND_CUDA) return VIDK_ERR(ENOSYS);
+    if (ctx->backend == VIDK_BACKEND_CUDA)
+        return CUDA_H264(vidk_cuda_h264_batch_forward(ctx, src, pred, fr, b, NULL));
     Factors *fa = vidk_malloc_aligned(64, sizeof(*fa));
     uint64_t *nnz = calloc((size_t)fr->mb_h, sizeof(*nnz));
     if (!fa || !nnz) {

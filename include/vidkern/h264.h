@@ -356,12 +356,12 @@ VIDK_API int vidk_h264_batch_scatter(const VidkH264Batch *b, VidkH264CoefFrame *
  * made by vidk_h264_batch_build) are applied in list order, 4x4 list first, on every
  * backend.
  *
- * @param ctx context; c, simd and threads give identical pictures. cuda returns
- *        VIDK_ERR(ENOSYS) until the CUDA path is wired.
+ * @param ctx context; c, simd, threads and cuda give identical pictures.
  * @param b batch (from vidk_h264_batch_build() or vidk_h264_batch_forward()).
  * @param pic 8-bit picture of the batch's size and chroma format, holding the prediction.
  * @return 0; VIDK_ERR(EINVAL) for mismatched or malformed input (blocks outside the
- *         picture, bad qP', flags or dc_index); VIDK_ERR(ENOMEM); VIDK_ERR(ENOSYS).
+ *         picture, bad qP', flags or dc_index); VIDK_ERR(ENOMEM); VIDK_ERR(EIO) for a
+ *         device error on cuda (logged).
  */
 VIDK_API int vidk_h264_batch_inverse(VidkContext *ctx, const VidkH264Batch *b,
                                      VidkPicture *pic);
@@ -384,7 +384,7 @@ VIDK_API int vidk_h264_frame_inverse(VidkContext *ctx, const VidkH264CoefFrame *
  * @param fr in: mb[] and scaling; out: every level plane.
  * @param b if not NULL, receives the compacted batch of the result.
  * @return the number of non-zero levels (>= 0, saturated at INT32_MAX);
- *         VIDK_ERR(EINVAL); VIDK_ERR(ENOMEM); VIDK_ERR(ENOSYS) on cuda.
+ *         VIDK_ERR(EINVAL); VIDK_ERR(ENOMEM); VIDK_ERR(EIO) for a device error on cuda.
  */
 VIDK_API int vidk_h264_batch_forward(VidkContext *ctx, const VidkPicture *src,
                                      const VidkPicture *pred, VidkH264CoefFrame *fr,

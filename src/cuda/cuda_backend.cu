@@ -1,6 +1,7 @@
 // CUDA backend infrastructure: device probe and selection, context open/close, streams,
 // timing events, buffer slots. Kernels live in one .cu file per family.
 #include "cuda_common.cuh"
+#include "h264_cuda.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,7 @@ void vidk_cuda_close(VidkContext *ctx)
         vidk_log(ctx, VIDK_LOG_WARNING, "cuda close: cudaSetDevice: %s", cudaGetErrorString(e));
     for (int i = 0; i < c->n_streams; i++)
         if (c->streams[i]) (void)cudaStreamSynchronize(c->streams[i]);
+    vidk_cuda_h264_release(ctx); // its cached CUDA graph lives in a host slot
     for (int i = 0; i < VIDK_SLOT_COUNT; i++) {
         if (c->dev[i].ptr) (void)cudaFree(c->dev[i].ptr);
         if (c->host[i].ptr) (void)cudaFreeHost(c->host[i].ptr);

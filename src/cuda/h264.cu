@@ -1,0 +1,1419 @@
+// The H.264 transform family on the device: vidk_h264_batch_inverse,
+// vidk_h264_frame_inverse and vidk_h264_batch_forward of a cuda context, with switches
+// for every GPU optimisation (VidkH264CudaOpts); kernels in h264_kern.cuh, design and
+// numbers in docs/H264_CUDA.md.
+//
+// Inverse data path (compact): the host validates the batch (the C path's checks, plus a
+// map of covered 4x4 cells to find overlapping blocks), uploads the LevelScale tables and
+// the DC groups, then per chunk of blocks packs records (metadata, mask, value offset,
+// prediction samples) and levels into pinned slots, sends them with one copy per array,
+// runs the kernel of the chunk's size class and brings back 8-bit samples (or int16
+// residuals), which the host writes into the picture as soon as the chunk has landed.
+// Chunks go round-robin over the streams; the host packs chunk k + 1 while the device
+// copies and transforms chunk k.
+//
+// Every entry point exists twice: on the device, and emulated on the host (the same
+// packing and chunking, the kernels' phase functions run by h264_emu.cuh, no CUDA call)
+// for tests on machines without a GPU.
+#include "cuda_common.cuh"
+#include "h264_cuda.h"
+#include "h264_emu.cuh"
+#include "h264_kern.cuh"
+
+#include <stdlib.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+using namespace vidk_h264cu;
+
+namespace {
+
+// Buffer slots (device slot i and host slot i are separate buffers).
+enum {
+    SLOT_COMMON = VIDK_SLOT_H264_FIRST, // LevelScale tables, DC groups
+    SLOT_REC4,                          // 4x4 records
+    SLOT_VAL4,                          // 4x4 levels
+    SLOT_OUT4,                          // 4x4 samples / residuals
+    SLOT_REC8,
+    SLOT_VAL8,
+    SLOT_OUT8,
+    SLOT_DENSE_IN,                      // dense baseline: levels, macroblocks, picture
+    SLOT_DENSE_OUT,                     // dense baseline: picture / residual planes
+    SLOT_FWD_COMMON,                    // forward: quantiser factors, macroblocks
+    SLOT_FWD_IN,                        // forward: source and prediction bands
+    SLOT_FWD_OUT,                       // forward: level bands and counters
+    SLOT_GRAPH = VIDK_SLOT_H264_FIRST + 23, // host only: the cached graph (GraphState)
+    SLOT_LAST = SLOT_GRAPH
+};
+constexpr int kSlots = SLOT_LAST - VIDK_SLOT_H264_FIRST + 1;
+constexpr int kMaxChunks = 64;       // per size class
+constexpr uint32_t kChunkMin = 16384; // 4x4-equivalent blocks, automatic chunking
+constexpr size_t kAlign = 256;
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// ---- options ----------------------------------------------------------------------------------
+
+const char *const kStepNames[VIDK_H264_CUDA_STEPS] = {
+    "dense", "compact", "line", "larger", "coalesced", "sparse", "fused", "pipeline", "graphs",
+};
+
+// Options as a call runs them (ranges checked, automatic values resolved).
+struct Plan {
+    VidkH264CudaOpts o;
+    int ns;          // streams
+    bool graph;      // through the cached graph
+};
+
+int check_opts(const VidkH264CudaOpts *o)
+{
+    const int bools[] = {o->compact, o->line_per_thread, o->coalesced, o->sparse, o->fused,
+                         o->pipeline};
+    for (int v : bools)
+        if (v != 0 && v != 1) return VIDK_ERR(EINVAL);
+    if (o->threads < 32 || o->threads > kMaxThreads || o->threads % 32) return VIDK_ERR(EINVAL);
+    if (o->work < 1 || o->work > 16) return VIDK_ERR(EINVAL);
+    if (o->streams < 0 || o->streams > VIDK_CUDA_MAX_STREAMS) return VIDK_ERR(EINVAL);
+    if (o->chunk < 0 || o->graphs < -1 || o->graphs > 1) return VIDK_ERR(EINVAL);
+    return 0;
+}
+
+// ---- execution: the device, or the host emulation -------------------------------------------
+
+constexpr int kMaxEvents = 2 * kMaxChunks + 2;
+
+struct Exec {
+    VidkContext *ctx;
+    bool emu;
+    int ns;
+    cudaStream_t st[VIDK_CUDA_MAX_STREAMS];
+    cudaEvent_t ev[kMaxEvents];
+    bool ev_done[kMaxEvents]; // emulation: recorded
+    int nev;
+    bool timed;  // timing_start done
+    void *ebuf[2][kSlots]; // emulation buffers: device, host
+    size_t ecap[2][kSlots];
+};
+
+void exec_init(Exec *x, VidkContext *ctx, bool emu)
+{
+    memset(x, 0, sizeof(*x));
+    x->ctx = ctx;
+    x->emu = emu;
+    x->ns = 1;
+}
+
+// Every stream used idle, events destroyed, emulation buffers freed. Errors are ignored:
+// this runs on the way out, after the result is known.
+void exec_end(Exec *x)
+{
+    if (!x->emu) {
+        for (int i = 0; i < x->ns; i++)
+            if (x->st[i]) (void)cudaStreamSynchronize(x->st[i]);
+        for (int i = 0; i < x->nev; i++)
+            if (x->ev[i]) (void)cudaEventDestroy(x->ev[i]);
+        (void)cudaGetLastError();
+    }
+    for (int h = 0; h < 2; h++)
+        for (int i = 0; i < kSlots; i++) free(x->ebuf[h][i]);
+    memset(x->ebuf, 0, sizeof(x->ebuf));
+}
+
+int ck(const VidkContext *ctx, cudaError_t e, const char *expr, int line)
+{
+    return e == cudaSuccess ? 0 : vidk_cuda_fail(ctx, e, expr, __FILE__, line);
+}
+#define CK(x, expr) ck((x)->ctx, (expr), #expr, __LINE__)
+
+int exec_streams(Exec *x, int want)
+{
+    if (x->emu) {
+        x->ns = want > 0 ? want : 4;
+        return 0;
+    }
+    const int have = vidk_cuda_stream_count(x->ctx);
+    x->ns = want > 0 && want < have ? want : have;
+    for (int i = 0; i < x->ns; i++) x->st[i] = vidk_cuda_stream_at(x->ctx, i);
+    return 0;
+}
+
+// A slot buffer of at least `bytes` (>= 256: graph copies need a non-empty source).
+template <typename T> int buf(Exec *x, int slot, bool host, size_t bytes, T **p)
+{
+    bytes = align_up(bytes < kAlign ? kAlign : bytes, kAlign);
+    if (!x->emu)
+        return host ? vidk_cuda_host_slot(x->ctx, slot, bytes, p) : vidk_cuda_dev_slot(x->ctx, slot, bytes, p);
+    const int i = slot - VIDK_SLOT_H264_FIRST, h = host;
+    if (x->ecap[h][i] < bytes) {
+        free(x->ebuf[h][i]);
+        x->ebuf[h][i] = aligned_alloc(kAlign, bytes);
+        x->ecap[h][i] = x->ebuf[h][i] ? bytes : 0;
+        if (!x->ebuf[h][i]) return VIDK_ERR(ENOMEM);
+        memset(x->ebuf[h][i], 0xCD, bytes); // poison: reading unwritten bytes shows
+    }
+    *p = static_cast<T *>(x->ebuf[h][i]);
+    return 0;
+}
+
+int h2d(Exec *x, void *dst, const void *src, size_t n, int s)
+{
+    if (!n) return 0;
+    if (x->emu) {
+        memcpy(dst, src, n);
+        return 0;
+    }
+    return CK(x, cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, x->st[s]));
+}
+
+int d2h(Exec *x, void *dst, const void *src, size_t n, int s)
+{
+    if (!n) return 0;
+    if (x->emu) {
+        memcpy(dst, src, n);
+        return 0;
+    }
+    return CK(x, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, x->st[s]));
+}
+
+int dmemset(Exec *x, void *dst, size_t n, int s)
+{
+    if (x->emu) {
+        memset(dst, 0, n);
+        return 0;
+    }
+    return CK(x, cudaMemsetAsync(dst, 0, n, x->st[s]));
+}
+
+int stage(Exec *x, VidkCudaStage st, bool begin, int s, size_t bytes)
+{
+    if (x->emu) return 0;
+    return begin ? vidk_cuda_stage_begin(x->ctx, st, x->st[s])
+                 : vidk_cuda_stage_end(x->ctx, st, x->st[s], bytes);
+}
+
+int timing_start(Exec *x)
+{
+    if (x->emu) return 0;
+    int err = vidk_cuda_timing_start(x->ctx, x->st[0]);
+    x->timed = err == 0;
+    return err;
+}
+
+// Synchronise every stream used, then close the timing.
+int finish(Exec *x)
+{
+    int err = 0;
+    if (x->emu) return 0;
+    for (int i = 0; i < x->ns; i++)
+        if ((err = CK(x, cudaStreamSynchronize(x->st[i]))) < 0) return err;
+    return vidk_cuda_timing_stop(x->ctx);
+}
+
+// A new event recorded on stream s; returns its index or an error.
+int event_record(Exec *x, int s)
+{
+    if (x->nev >= kMaxEvents) return VIDK_ERR(EINVAL);
+    const int i = x->nev;
+    if (x->emu) {
+        x->ev_done[x->nev++] = true;
+        return i;
+    }
+    int err = CK(x, cudaEventCreateWithFlags(&x->ev[i], cudaEventDisableTiming));
+    if (err < 0) return err;
+    x->nev++;
+    err = CK(x, cudaEventRecord(x->ev[i], x->st[s]));
+    return err < 0 ? err : i;
+}
+
+int event_wait(Exec *x, int s, int ev)
+{
+    return x->emu ? 0 : CK(x, cudaStreamWaitEvent(x->st[s], x->ev[ev], 0));
+}
+
+// 1 when event ev has completed, 0 when not yet, or an error.
+int event_query(Exec *x, int ev)
+{
+    if (x->emu) return 1;
+    const cudaError_t e = cudaEventQuery(x->ev[ev]);
+    if (e == cudaErrorNotReady) {
+        (void)cudaGetLastError(); // not an error; keep it out of the next launch check
+        return 0;
+    }
+    const int err = CK(x, e);
+    return err < 0 ? err : 1;
+}
+
+int event_sync(Exec *x, int ev)
+{
+    return x->emu ? 0 : CK(x, cudaEventSynchronize(x->ev[ev]));
+}
+
+// ---- kernel table ---------------------------------------------------------------------------
+
+typedef void (*InvEmuFn)(const InvArgs &, unsigned, int);
+struct InvKernel {
+    const void *fn;
+    InvEmuFn emu;
+    int warp_words;
+    int bpw;
+};
+
+template <int N, bool L, bool C, bool S, bool F> InvKernel inv_entry()
+{
+    return {reinterpret_cast<const void *>(inv_kernel<N, L, C, S, F>), emu_inv<N, L, C, S, F>,
+            warp_smem_words<N, L, C, F>(), blocks_per_warp<N, L>()};
+}
+
+#define VK_INV4(N, L, C)                                                                       \
+    inv_entry<N, L, C, false, false>(), inv_entry<N, L, C, false, true>(),                      \
+        inv_entry<N, L, C, true, false>(), inv_entry<N, L, C, true, true>()
+#define VK_INV16(N)                                                                            \
+    VK_INV4(N, false, false), VK_INV4(N, false, true), VK_INV4(N, true, false), VK_INV4(N, true, true)
+
+// Index: size * 16 + line * 8 + coalesced * 4 + sparse * 2 + fused.
+const InvKernel *inv_table()
+{
+    static const InvKernel t[32] = {VK_INV16(4), VK_INV16(8)};
+    return t;
+}
+
+const InvKernel &inv_select(int size, const VidkH264CudaOpts &o)
+{
+    return inv_table()[size * 16 + o.line_per_thread * 8 + o.coalesced * 4 + o.sparse * 2 + o.fused];
+}
+
+struct Launch {
+    unsigned grid;
+    int threads;
+    size_t smem;
+};
+
+Launch inv_geometry(const InvKernel &k, const VidkH264CudaOpts &o, uint32_t n)
+{
+    Launch l;
+    const uint32_t per_cta = (uint32_t)(o.threads / 32 * k.bpw) * (uint32_t)o.work;
+    l.grid = n ? (n + per_cta - 1) / per_cta : 1;
+    l.threads = o.threads;
+    l.smem = (size_t)(o.threads / 32) * (size_t)k.warp_words * 4;
+    return l;
+}
+
+int inv_launch(Exec *x, const InvKernel &k, const Launch &l, const InvArgs &a, int s)
+{
+    if (x->emu) {
+        k.emu(a, l.grid, l.threads);
+        return 0;
+    }
+    int err = 0;
+    void *args[] = {const_cast<InvArgs *>(&a)};
+    if (l.smem > 48 * 1024 &&
+        (err = CK(x, cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)l.smem))) < 0)
+        return err;
+    if ((err = CK(x, cudaLaunchKernel(k.fn, dim3(l.grid), dim3((unsigned)l.threads), args, l.smem, x->st[s]))) < 0)
+        return err;
+    return CK(x, cudaGetLastError());
+}
+
+// ---- geometry and validation (the checks of src/h264_batch.c) ----------------------------------
+
+int n_planes(VidkChroma c) { return c == VIDK_CHROMA_400 ? 1 : 3; }
+
+void plane_dims(int w, int h, VidkChroma c, int p, int *pw, int *ph)
+{
+    *pw = p ? w / 2 : w;
+    *ph = p ? (c == VIDK_CHROMA_422 ? h : h / 2) : h;
+}
+
+void mb_dims(VidkChroma c, int p, int *mw, int *mh)
+{
+    *mw = p ? 8 : 16;
+    *mh = p ? (c == VIDK_CHROMA_422 ? 16 : 8) : 16;
+}
+
+int dc_type_of(VidkChroma c, int p)
+{
+    return !p ? kDcLuma : c == VIDK_CHROMA_422 ? kDcChroma422 : kDcChroma;
+}
+
+bool geometry_ok(int w, int h, VidkChroma c, int bitdepth)
+{
+    return w >= 16 && h >= 16 && w <= VIDK_MAX_PICTURE_SIDE && h <= VIDK_MAX_PICTURE_SIDE &&
+           !(w % 16) && !(h % 16) &&
+           (c == VIDK_CHROMA_400 || c == VIDK_CHROMA_420 || c == VIDK_CHROMA_422) &&
+           bitdepth >= 8 && bitdepth <= VIDK_H264_MAX_BITDEPTH;
+}
+
+bool scaling_ok(const VidkH264Scaling *s)
+{
+    const uint8_t *p = reinterpret_cast<const uint8_t *>(s);
+    for (size_t i = 0; i < sizeof(*s); i++)
+        if (!p[i]) return false;
+    return true;
+}
+
+bool picture_ok(const VidkPicture *pic, int w, int h, VidkChroma c)
+{
+    if (!pic || pic->bitdepth != 8 || pic->w != w || pic->h != h || pic->chroma != c) return false;
+    for (int p = 0; p < n_planes(c); p++)
+        if (!pic->data[p]) return false;
+    return true;
+}
+
+int list_index(int plane, bool intra) { return (intra ? 0 : 3) + plane; }
+
+// batch_ok of src/h264_batch.c, plus: *overlap set when two blocks cover a common sample.
+// Returns 1 (valid), 0 (invalid) or VIDK_ERR(ENOMEM).
+int batch_valid(const VidkH264Batch *b, bool *overlap)
+{
+    *overlap = false;
+    if (!geometry_ok(b->w, b->h, b->chroma, b->bitdepth) || !scaling_ok(&b->scaling)) return 0;
+    const int qmax = VIDK_H264_MAX_QP(b->bitdepth), np = n_planes(b->chroma);
+    const VidkH264DcList *d = &b->dc;
+    if (d->count > d->capacity) return 0;
+    if (d->count && (!d->x || !d->y || !d->plane || !d->qp || !d->type || !d->flags || !d->coef))
+        return 0;
+    for (uint32_t g = 0; g < d->count; g++) {
+        const int p = d->plane[g];
+        if (p >= np || d->qp[g] > qmax || (d->flags[g] & ~VIDK_H264_BLK_INTRA)) return 0;
+        if (d->type[g] != dc_type_of(b->chroma, p)) return 0;
+        int mw, mh, pw, ph;
+        mb_dims(b->chroma, p, &mw, &mh);
+        plane_dims(b->w, b->h, b->chroma, p, &pw, &ph);
+        if (d->x[g] % mw || d->y[g] % mh || d->x[g] + mw > pw || d->y[g] + mh > ph) return 0;
+    }
+    // Map of covered 4x4 cells, one bit each, planes one after the other.
+    size_t first[4] = {0, 0, 0, 0};
+    int cw[3] = {0, 0, 0};
+    for (int p = 0; p < np; p++) {
+        int pw, ph;
+        plane_dims(b->w, b->h, b->chroma, p, &pw, &ph);
+        cw[p] = pw / 4;
+        first[p + 1] = first[p] + (size_t)(pw / 4) * (ph / 4);
+    }
+    uint8_t *map = static_cast<uint8_t *>(calloc(first[np] / 8 + 1, 1));
+    if (!map) return VIDK_ERR(ENOMEM);
+    bool ok = true;
+    for (int s = 0; s < VIDK_H264_TX_COUNT && ok; s++) {
+        const VidkH264BlockList *l = &b->list[s];
+        const int n = s ? 8 : 4;
+        if (l->count > l->capacity ||
+            (l->count && (!l->x || !l->y || !l->plane || !l->qp || !l->flags || !l->dc_index || !l->coef))) {
+            ok = false;
+            break;
+        }
+        for (uint32_t i = 0; i < l->count; i++) {
+            const int p = l->plane[i];
+            if (p >= np || l->qp[i] > qmax || (l->flags[i] & ~(VIDK_H264_BLK_INTRA | VIDK_H264_BLK_DC))) {
+                ok = false;
+                break;
+            }
+            int pw, ph;
+            plane_dims(b->w, b->h, b->chroma, p, &pw, &ph);
+            if (l->x[i] % n || l->y[i] % n || l->x[i] + n > pw || l->y[i] + n > ph) {
+                ok = false;
+                break;
+            }
+            if (l->flags[i] & VIDK_H264_BLK_DC) {
+                const uint32_t g = l->dc_index[i] / 16, k = l->dc_index[i] % 16;
+                if (s || g >= d->count) {
+                    ok = false;
+                    break;
+                }
+                const int t = d->type[g];
+                if (k >= (uint32_t)(t == VIDK_H264_DC_LUMA ? 16 : t == VIDK_H264_DC_CHROMA ? 4 : 8)) {
+                    ok = false;
+                    break;
+                }
+            }
+            for (int yy = 0; yy < n / 4; yy++)
+                for (int xx = 0; xx < n / 4; xx++) {
+                    const size_t c = first[p] + (size_t)(l->y[i] / 4 + yy) * cw[p] + l->x[i] / 4 + xx;
+                    if (map[c / 8] >> (c % 8) & 1) *overlap = true;
+                    map[c / 8] |= (uint8_t)(1u << (c % 8));
+                }
+        }
+    }
+    free(map);
+    return ok ? 1 : 0;
+}
+
+// ---- host side of the compact path ------------------------------------------------------------
+
+// LevelScale tables of the six lists: ls4[l][m][16], ls8[l][m][64].
+void level_scales(int16_t *ls4, int16_t *ls8, const VidkH264Scaling *s)
+{
+    int16_t t4[6][16], t8[6][64];
+    for (int l = 0; l < 6; l++) {
+        vidk_h264_level_scale4(t4, s->m4[l]);
+        vidk_h264_level_scale8(t8, s->m8[l]);
+        memcpy(ls4 + l * 96, t4, sizeof(t4));
+        memcpy(ls8 + l * 384, t8, sizeof(t8));
+    }
+}
+constexpr size_t kLs4Bytes = 6 * 6 * 16 * 2, kLs8Bytes = 6 * 6 * 64 * 2;
+
+// Bit k set where c[k] != 0, for 16 levels.
+uint32_t nz_mask16(const int16_t *c)
+{
+#if defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    const __m128i a = _mm_cmpeq_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(c)), z);
+    const __m128i b = _mm_cmpeq_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(c + 8)), z);
+    return ~(uint32_t)_mm_movemask_epi8(_mm_packs_epi16(a, b)) & 0xffff;
+#else
+    uint32_t m = 0;
+    for (int k = 0; k < 16; k++) m |= (uint32_t)(c[k] != 0) << k;
+    return m;
+#endif
+}
+
+// The non-zero levels of c, in raster order, at v; returns the count.
+inline uint32_t pack_values(int16_t *v, const int16_t *c, uint64_t m)
+{
+    uint32_t n = 0;
+    for (; m; m &= m - 1) v[n++] = c[__builtin_ctzll(m)];
+    return n;
+}
+
+// One size class of a call.
+struct Class {
+    int n;           // 4 or 8
+    uint32_t count;  // blocks
+    size_t rec_bytes, out_bytes; // per block
+    uint8_t *h_rec, *d_rec;
+    int16_t *h_val, *d_val;
+    uint8_t *h_out, *d_out;
+    uint32_t vals;   // values packed so far
+    uint32_t chunk;  // blocks per chunk
+};
+
+struct Chunk {
+    int cls;
+    uint32_t b0, b1;
+    uint32_t v0, v1; // value range (sparse), or block range * N*N
+    int stream;
+    int ev;          // completion event
+};
+
+// Records and levels of blocks [b0, b1) of class c; sets the chunk's value range. N,
+// SPARSE and FUSED are constants so that the per-block copies become plain moves.
+template <int N, bool SPARSE, bool FUSED>
+void pack_blocks(Class *c, const VidkH264BlockList *l, const VidkPicture *pic, Chunk *ch)
+{
+    constexpr int NN = N * N;
+    constexpr size_t RB = (size_t)rec_bytes<N, FUSED>();
+    ch->v0 = SPARSE ? c->vals : ch->b0 * (uint32_t)NN;
+    for (uint32_t i = ch->b0; i < ch->b1; i++) {
+        const int16_t *lv = l->coef + (size_t)i * NN;
+        const int p = l->plane[i];
+        const bool dc = N == 4 && (l->flags[i] & VIDK_H264_BLK_DC);
+        uint32_t h[4];
+        const uint32_t meta = l->qp[i] | (uint32_t)list_index(p, l->flags[i] & VIDK_H264_BLK_INTRA) << kMetaListShift |
+                              (dc ? kMetaDc : 0u);
+        uint64_t mask = 0;
+        uint32_t voff = 0;
+        if (SPARSE) {
+            if (N == 4) {
+                mask = nz_mask16(lv);
+            } else {
+                for (int q = 0; q < 4; q++) mask |= (uint64_t)nz_mask16(lv + 16 * q) << (16 * q);
+            }
+            voff = c->vals;
+            c->vals += pack_values(c->h_val + voff, lv, mask);
+        } else {
+            memcpy(c->h_val + (size_t)i * NN, lv, (size_t)NN * 2);
+        }
+        if (N == 4) {
+            h[0] = meta | (uint32_t)mask << 16;
+            h[1] = dc ? l->dc_index[i] : 0;
+            h[2] = voff;
+            h[3] = 0;
+        } else {
+            h[0] = meta;
+            h[1] = voff;
+            h[2] = (uint32_t)mask;
+            h[3] = (uint32_t)(mask >> 32);
+        }
+        uint8_t *r = c->h_rec + (size_t)i * RB;
+        memcpy(r, h, sizeof(h));
+        if (FUSED) {
+            const ptrdiff_t stride = pic->stride[p];
+            const uint8_t *src = static_cast<const uint8_t *>(pic->data[p]) + l->y[i] * stride + l->x[i];
+            for (int y = 0; y < N; y++) memcpy(r + kRecHeader + y * N, src + y * stride, (size_t)N);
+        }
+    }
+    ch->v1 = SPARSE ? c->vals : ch->b1 * (uint32_t)NN;
+}
+
+void pack_chunk(Class *c, const VidkH264BlockList *l, const VidkPicture *pic, const VidkH264CudaOpts &o,
+                Chunk *ch)
+{
+    typedef void (*Fn)(Class *, const VidkH264BlockList *, const VidkPicture *, Chunk *);
+    static const Fn fn[2][2][2] = {
+        {{pack_blocks<4, false, false>, pack_blocks<4, false, true>},
+         {pack_blocks<4, true, false>, pack_blocks<4, true, true>}},
+        {{pack_blocks<8, false, false>, pack_blocks<8, false, true>},
+         {pack_blocks<8, true, false>, pack_blocks<8, true, true>}},
+    };
+    fn[c->n == 8][o.sparse][o.fused](c, l, pic, ch);
+}
+
+// Write the chunk's results into the picture.
+template <int N, bool FUSED> void unpack_blocks(const Class *c, const VidkH264BlockList *l, VidkPicture *pic, const Chunk *ch)
+{
+    constexpr int NN = N * N;
+    for (uint32_t i = ch->b0; i < ch->b1; i++) {
+        const int p = l->plane[i];
+        const ptrdiff_t stride = pic->stride[p];
+        uint8_t *dst = static_cast<uint8_t *>(pic->data[p]) + l->y[i] * stride + l->x[i];
+        if (FUSED) {
+            const uint8_t *t = c->h_out + (size_t)i * NN;
+            for (int y = 0; y < N; y++) memcpy(dst + y * stride, t + y * N, (size_t)N);
+        } else {
+            const int16_t *t = reinterpret_cast<const int16_t *>(c->h_out) + (size_t)i * NN;
+            for (int y = 0; y < N; y++)
+                for (int x = 0; x < N; x++) {
+                    const int v = dst[y * stride + x] + t[y * N + x]; // |t| <= 512
+                    dst[y * stride + x] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+        }
+    }
+}
+
+void unpack_chunk(const Class *c, const VidkH264BlockList *l, VidkPicture *pic, bool fused, const Chunk *ch)
+{
+    if (c->n == 4)
+        fused ? unpack_blocks<4, true>(c, l, pic, ch) : unpack_blocks<4, false>(c, l, pic, ch);
+    else
+        fused ? unpack_blocks<8, true>(c, l, pic, ch) : unpack_blocks<8, false>(c, l, pic, ch);
+}
+
+// The c backend's batch inverse with the context's block functions (used for batches
+// whose blocks overlap: the result then depends on the order, which the device does not
+// keep).
+int host_batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPicture *pic)
+{
+    int16_t *ls4 = static_cast<int16_t *>(malloc(kLs4Bytes + kLs8Bytes));
+    int32_t *dcv = static_cast<int32_t *>(malloc(((size_t)b->dc.count + 1) * 16 * sizeof(int32_t)));
+    if (!ls4 || !dcv) {
+        free(ls4);
+        free(dcv);
+        return VIDK_ERR(ENOMEM);
+    }
+    int16_t *ls8 = ls4 + kLs4Bytes / 2;
+    level_scales(ls4, ls8, &b->scaling);
+    const VidkH264DSP *dsp = &ctx->h264;
+    for (uint32_t g = 0; g < b->dc.count; g++) {
+        const int l = list_index(b->dc.plane[g], b->dc.flags[g] & VIDK_H264_BLK_INTRA);
+        dsp->idct_dc[b->dc.type[g]](dcv + (size_t)g * 16, b->dc.coef + (size_t)g * 16,
+                                    b->scaling.m4[l][0], b->dc.qp[g]);
+    }
+    for (int s = 0; s < VIDK_H264_TX_COUNT; s++) {
+        const VidkH264BlockList *L = &b->list[s];
+        const int nn = s ? 64 : 16;
+        VIDK_ALIGN(16) int16_t c[64];
+        for (uint32_t i = 0; i < L->count; i++) {
+            const int p = L->plane[i], qp = L->qp[i];
+            const int l = list_index(p, L->flags[i] & VIDK_H264_BLK_INTRA);
+            const int16_t *ls = s ? ls8 + (l * 6 + qp % 6) * 64 : ls4 + (l * 6 + qp % 6) * 16;
+            const int32_t *dc = (L->flags[i] & VIDK_H264_BLK_DC) ? dcv + L->dc_index[i] : nullptr;
+            uint8_t *dst = static_cast<uint8_t *>(pic->data[p]) + (ptrdiff_t)L->y[i] * pic->stride[p] + L->x[i];
+            memcpy(c, L->coef + (size_t)i * nn, (size_t)nn * 2);
+            dsp->dequant_idct_add[s](dst, pic->stride[p], c, ls, qp, dc);
+        }
+    }
+    free(ls4);
+    free(dcv);
+    return 0;
+}
+
+// ---- the cached graph (single chunk per class) ----------------------------------------------------
+
+constexpr uint64_t kGraphMagic = 0x7664686732363467ull; // "vdhg264g"
+
+struct GraphState {
+    uint64_t magic;
+    int broken; // a graph could not be made: automatic mode launches directly
+    cudaGraph_t g;
+    cudaGraphExec_t e;
+    cudaGraphNode_t n_common, n_rec[2], n_val[2], n_k[2], n_out[2];
+    const void *fn[2];
+    int threads[2];
+};
+
+void graph_destroy(GraphState *gs)
+{
+    const int broken = gs->broken;
+    if (gs->e) (void)cudaGraphExecDestroy(gs->e);
+    if (gs->g) (void)cudaGraphDestroy(gs->g);
+    memset(gs, 0, sizeof(*gs));
+    gs->magic = kGraphMagic;
+    gs->broken = broken;
+}
+
+// The context's graph state (host slot), made on first use; NULL on allocation failure.
+GraphState *graph_state(Exec *x)
+{
+    GraphState *gs = nullptr;
+    const bool fresh = !x->ctx->cuda->host[SLOT_GRAPH].ptr;
+    if (buf(x, SLOT_GRAPH, true, sizeof(GraphState), &gs) < 0) return nullptr;
+    if (fresh || gs->magic != kGraphMagic) {
+        memset(gs, 0, sizeof(*gs));
+        gs->magic = kGraphMagic;
+    }
+    return gs;
+}
+
+struct GraphCall {
+    void *d_common;
+    const void *h_common;
+    size_t common_bytes;
+    void *d_rec[2], *d_val[2], *h_out[2];
+    const void *h_rec[2], *h_val[2], *d_out[2];
+    size_t rec_bytes[2], val_bytes[2], out_bytes[2];
+    const InvKernel *k[2];
+    Launch l[2];
+    InvArgs a[2];
+};
+
+cudaKernelNodeParams kernel_params(const GraphCall &c, int s, void **args)
+{
+    cudaKernelNodeParams kp = {};
+    args[0] = const_cast<InvArgs *>(&c.a[s]);
+    kp.func = const_cast<void *>(c.k[s]->fn);
+    kp.gridDim = dim3(c.l[s].grid);
+    kp.blockDim = dim3((unsigned)c.l[s].threads);
+    kp.sharedMemBytes = (unsigned)c.l[s].smem;
+    kp.kernelParams = args;
+    return kp;
+}
+
+// Every copy is at least 16 bytes (graph copies cannot be empty; the slots are >= 256).
+size_t nonzero(size_t n) { return n < 16 ? 16 : n; }
+
+int graph_build(Exec *x, GraphState *gs, const GraphCall &c)
+{
+    int err = 0;
+    void *args[2][1];
+    graph_destroy(gs);
+    if ((err = CK(x, cudaGraphCreate(&gs->g, 0))) < 0) goto fail;
+    if ((err = CK(x, cudaGraphAddMemcpyNode1D(&gs->n_common, gs->g, nullptr, 0, c.d_common, c.h_common,
+                                              nonzero(c.common_bytes), cudaMemcpyHostToDevice))) < 0)
+        goto fail;
+    for (int s = 0; s < 2; s++) {
+        if ((err = CK(x, cudaGraphAddMemcpyNode1D(&gs->n_rec[s], gs->g, nullptr, 0, c.d_rec[s], c.h_rec[s],
+                                                  nonzero(c.rec_bytes[s]), cudaMemcpyHostToDevice))) < 0 ||
+            (err = CK(x, cudaGraphAddMemcpyNode1D(&gs->n_val[s], gs->g, nullptr, 0, c.d_val[s], c.h_val[s],
+                                                  nonzero(c.val_bytes[s]), cudaMemcpyHostToDevice))) < 0)
+            goto fail;
+        const cudaGraphNode_t deps[3] = {gs->n_common, gs->n_rec[s], gs->n_val[s]};
+        const cudaKernelNodeParams kp = kernel_params(c, s, args[s]);
+        if ((err = CK(x, cudaGraphAddKernelNode(&gs->n_k[s], gs->g, deps, 3, &kp))) < 0 ||
+            (err = CK(x, cudaGraphAddMemcpyNode1D(&gs->n_out[s], gs->g, &gs->n_k[s], 1, c.h_out[s], c.d_out[s],
+                                                  nonzero(c.out_bytes[s]), cudaMemcpyDeviceToHost))) < 0)
+            goto fail;
+        gs->fn[s] = c.k[s]->fn;
+        gs->threads[s] = c.l[s].threads;
+    }
+    if ((err = CK(x, cudaGraphInstantiate(&gs->e, gs->g, 0))) < 0) goto fail;
+    return 0;
+fail:
+    graph_destroy(gs);
+    return err;
+}
+
+// Point the instantiated graph at this call's buffers, sizes and arguments. A refusal is
+// not an error (the caller rebuilds the graph): nothing is logged, the runtime's last
+// error is cleared.
+bool graph_update(GraphState *gs, const GraphCall &c)
+{
+    void *args[2][1];
+    cudaError_t e = cudaGraphExecMemcpyNodeSetParams1D(gs->e, gs->n_common, c.d_common, c.h_common,
+                                                       nonzero(c.common_bytes), cudaMemcpyHostToDevice);
+    for (int s = 0; s < 2 && e == cudaSuccess; s++) {
+        const cudaKernelNodeParams kp = kernel_params(c, s, args[s]);
+        e = cudaGraphExecMemcpyNodeSetParams1D(gs->e, gs->n_rec[s], c.d_rec[s], c.h_rec[s], nonzero(c.rec_bytes[s]),
+                                               cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaGraphExecMemcpyNodeSetParams1D(gs->e, gs->n_val[s], c.d_val[s], c.h_val[s],
+                                                   nonzero(c.val_bytes[s]), cudaMemcpyHostToDevice);
+        if (e == cudaSuccess) e = cudaGraphExecKernelNodeSetParams(gs->e, gs->n_k[s], &kp);
+        if (e == cudaSuccess)
+            e = cudaGraphExecMemcpyNodeSetParams1D(gs->e, gs->n_out[s], c.h_out[s], c.d_out[s],
+                                                   nonzero(c.out_bytes[s]), cudaMemcpyDeviceToHost);
+    }
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e == cudaSuccess;
+}
+
+// Launch the call's graph on stream 0. *made: whether the graph was made (else nothing
+// was queued and the caller may launch directly instead).
+int graph_run(Exec *x, GraphState *gs, const GraphCall &c, size_t h2d_bytes, size_t d2h_bytes, bool *made)
+{
+    int err = 0;
+    *made = false;
+    // Kernels with more than 48 KiB of dynamic shared memory opt in before their nodes
+    // are made or changed.
+    for (int s = 0; s < 2; s++)
+        if (c.l[s].smem > 48 * 1024 &&
+            (err = CK(x, cudaFuncSetAttribute(c.k[s]->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)c.l[s].smem))) < 0)
+            return err;
+    bool same = gs->e && gs->fn[0] == c.k[0]->fn && gs->fn[1] == c.k[1]->fn &&
+                gs->threads[0] == c.l[0].threads && gs->threads[1] == c.l[1].threads;
+    if (same && !graph_update(gs, c)) same = false; // rebuild from scratch below
+    if (!same && (err = graph_build(x, gs, c)) < 0) return err;
+    *made = true;
+    // The graph's copies and kernels read as the kernel stage; the copies' bytes are
+    // counted in empty H2D / D2H spans around it.
+    if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, h2d_bytes)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, 0, 0)) < 0)
+        return err;
+    if ((err = CK(x, cudaGraphLaunch(gs->e, x->st[0]))) < 0) return err;
+    if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, 0, 0)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_D2H, true, 0, 0)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_D2H, false, 0, d2h_bytes)) < 0)
+        return err;
+    return 0;
+}
+
+// ---- compact inverse ------------------------------------------------------------------------------
+
+int resolve(Exec *x, const VidkH264CudaOpts *opts, Plan *pl)
+{
+    int err;
+    if (opts)
+        pl->o = *opts;
+    else
+        vidk_cuda_h264_default_opts(&pl->o);
+    if ((err = check_opts(&pl->o)) < 0) return err;
+    if ((err = exec_streams(x, pl->o.pipeline ? pl->o.streams : 1)) < 0) return err;
+    pl->ns = x->ns;
+    pl->graph = false;
+    return 0;
+}
+
+int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl)
+{
+    int err = 0;
+    VidkH264CudaOpts &o = pl->o;
+    Class cls[2];
+    Chunk *chunks = nullptr;
+    int nch = 0, next_unpack = 0, ev_common = -1;
+    uint8_t *h_common = nullptr, *d_common = nullptr;
+    size_t off_dcm, off_dcc, common_bytes, h2d_total = 0, d2h_total = 0;
+    const uint32_t ndc = b->dc.count;
+    uint32_t units, target;
+    GraphState *gs = nullptr;
+    bool packed_all;
+
+    // Chunking: 4x4-equivalent blocks per chunk, at most kMaxChunks per class.
+    units = b->list[0].count + 4 * b->list[1].count;
+    target = o.chunk ? (uint32_t)o.chunk : kChunkMin;
+    if (!o.chunk && units / (2u * (uint32_t)pl->ns) > target) target = units / (2u * (uint32_t)pl->ns);
+    target = (target + 1023) / 1024 * 1024;
+    pl->graph = !x->emu && (o.graphs == 1 || (o.graphs == -1 && units <= target));
+    if (pl->graph && !(gs = graph_state(x))) return VIDK_ERR(ENOMEM);
+    if (pl->graph && o.graphs == -1 && gs->broken) pl->graph = false;
+    for (int s = 0; s < 2; s++) {
+        Class *c = &cls[s];
+        memset(c, 0, sizeof(*c));
+        c->n = s ? 8 : 4;
+        c->count = b->list[s].count;
+        c->rec_bytes = (size_t)kRecHeader + (o.fused ? (size_t)c->n * c->n : 0);
+        c->out_bytes = (size_t)c->n * c->n * (o.fused ? 1 : 2);
+        uint32_t ch = s ? (target / 4 + 255) / 256 * 256 : target;
+        if (!o.pipeline || pl->graph) ch = c->count;
+        if (c->count && (c->count + ch - 1) / ch > (uint32_t)kMaxChunks) ch = (c->count + kMaxChunks - 1) / kMaxChunks;
+        c->chunk = ch ? ch : 1;
+    }
+
+    // Buffers first: growing one waits for the streams and frees the old one.
+    off_dcm = align_up(kLs4Bytes + kLs8Bytes, 16);
+    off_dcc = align_up(off_dcm + (size_t)ndc * 4, 16);
+    common_bytes = off_dcc + (size_t)ndc * 32;
+    if ((err = buf(x, SLOT_COMMON, true, common_bytes, &h_common)) < 0 ||
+        (err = buf(x, SLOT_COMMON, false, common_bytes, &d_common)) < 0)
+        return err;
+    for (int s = 0; s < 2; s++) {
+        Class *c = &cls[s];
+        const size_t n = c->count, nn = (size_t)c->n * c->n;
+        const int slot = s ? SLOT_REC8 : SLOT_REC4;
+        if ((err = buf(x, slot, true, n * c->rec_bytes, &c->h_rec)) < 0 ||
+            (err = buf(x, slot, false, n * c->rec_bytes, &c->d_rec)) < 0 ||
+            (err = buf(x, slot + 1, true, n * nn * 2, &c->h_val)) < 0 ||
+            (err = buf(x, slot + 1, false, n * nn * 2, &c->d_val)) < 0 ||
+            (err = buf(x, slot + 2, true, n * c->out_bytes, &c->h_out)) < 0 ||
+            (err = buf(x, slot + 2, false, n * c->out_bytes, &c->d_out)) < 0)
+            return err;
+    }
+    chunks = static_cast<Chunk *>(calloc(2 * kMaxChunks, sizeof(Chunk)));
+    if (!chunks) return VIDK_ERR(ENOMEM);
+    for (int s = 0; s < 2; s++)
+        for (uint32_t b0 = 0; b0 < cls[s].count; b0 += cls[s].chunk) {
+            Chunk *ch = &chunks[nch];
+            ch->cls = s;
+            ch->b0 = b0;
+            ch->b1 = b0 + (cls[s].count - b0 < cls[s].chunk ? cls[s].count - b0 : cls[s].chunk);
+            ch->stream = pl->graph || !o.pipeline ? 0 : nch % pl->ns;
+            ch->ev = -1;
+            nch++;
+        }
+
+    // Tables and DC groups.
+    level_scales(reinterpret_cast<int16_t *>(h_common), reinterpret_cast<int16_t *>(h_common + kLs4Bytes), &b->scaling);
+    for (uint32_t g = 0; g < ndc; g++) {
+        const int type = b->dc.type[g];
+        const int l = list_index(b->dc.plane[g], b->dc.flags[g] & VIDK_H264_BLK_INTRA);
+        const int qpdc = b->dc.qp[g] + (type == kDcChroma422 ? 3 : 0);
+        const uint32_t ls = (uint32_t)b->scaling.m4[l][0] * vidk_h264_norm4[qpdc % 6][0];
+        const uint32_t meta = ls | (uint32_t)qpdc << 16 | (uint32_t)type << 24;
+        memcpy(h_common + off_dcm + (size_t)g * 4, &meta, 4);
+        memcpy(h_common + off_dcc + (size_t)g * 32, b->dc.coef + (size_t)g * 16, 32);
+    }
+
+    if ((err = timing_start(x)) < 0) goto cleanup;
+    packed_all = pl->graph || !o.pipeline;
+    if (packed_all) {
+        // Everything packed first, then one upload, one kernel per class, one download
+        // (or the graph doing the same).
+        for (int i = 0; i < nch; i++)
+            pack_chunk(&cls[chunks[i].cls], &b->list[chunks[i].cls], pic, o, &chunks[i]);
+        if (pl->graph) {
+            GraphCall gc;
+            memset(&gc, 0, sizeof(gc));
+            gc.d_common = d_common, gc.h_common = h_common, gc.common_bytes = common_bytes;
+            for (int s = 0; s < 2; s++) {
+                const Class *c = &cls[s];
+                const size_t nn = (size_t)c->n * c->n;
+                const uint32_t nv = o.sparse ? c->vals : c->count * (uint32_t)nn;
+                gc.d_rec[s] = c->d_rec, gc.h_rec[s] = c->h_rec, gc.rec_bytes[s] = c->count * c->rec_bytes;
+                gc.d_val[s] = c->d_val, gc.h_val[s] = c->h_val, gc.val_bytes[s] = (size_t)nv * 2;
+                gc.h_out[s] = c->h_out, gc.d_out[s] = c->d_out, gc.out_bytes[s] = c->count * c->out_bytes;
+                gc.k[s] = &inv_select(s, o);
+                gc.l[s] = inv_geometry(*gc.k[s], o, c->count);
+                InvArgs &a = gc.a[s];
+                a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
+                a.ls = reinterpret_cast<const int16_t *>(d_common + (s ? kLs4Bytes : 0));
+                a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
+                a.dc_coef = reinterpret_cast<const int16_t *>(d_common + off_dcc);
+                a.b0 = 0, a.b1 = c->count, a.work = o.work;
+                h2d_total += gc.rec_bytes[s] + gc.val_bytes[s];
+                d2h_total += gc.out_bytes[s];
+            }
+            h2d_total += common_bytes;
+            bool made = false;
+            err = graph_run(x, gs, gc, h2d_total, d2h_total, &made);
+            if (err < 0 && !made && o.graphs == -1) {
+                // Automatic mode: no graph on this device / driver; launch directly from now on.
+                vidk_log(x->ctx, VIDK_LOG_WARNING, "cuda h264: CUDA graph unavailable, launching directly");
+                gs->broken = 1;
+                h2d_total = d2h_total = 0;
+                err = 0;
+            } else {
+                if (err < 0 || (err = finish(x)) < 0) goto cleanup;
+                for (int i = 0; i < nch; i++)
+                    unpack_chunk(&cls[chunks[i].cls], &b->list[chunks[i].cls], pic, o.fused, &chunks[i]);
+                goto cleanup;
+            }
+        }
+    }
+    if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
+        (err = h2d(x, d_common, h_common, common_bytes, 0)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, common_bytes)) < 0 ||
+        (ev_common = event_record(x, 0)) < 0) {
+        err = ev_common < 0 && !err ? ev_common : err;
+        goto cleanup;
+    }
+    h2d_total += common_bytes;
+    for (int i = 1; i < pl->ns; i++)
+        if ((err = event_wait(x, i, ev_common)) < 0) goto cleanup;
+    for (int i = 0; i < nch; i++) {
+        Chunk *ch = &chunks[i];
+        Class *c = &cls[ch->cls];
+        if (!packed_all) pack_chunk(c, &b->list[ch->cls], pic, o, ch); // before its sizes are read
+        const InvKernel &k = inv_select(ch->cls, o);
+        const Launch l = inv_geometry(k, o, ch->b1 - ch->b0);
+        const size_t vb = (size_t)(ch->v1 - ch->v0) * 2;
+        const size_t rb = (size_t)(ch->b1 - ch->b0) * c->rec_bytes;
+        const size_t ob = (size_t)(ch->b1 - ch->b0) * c->out_bytes;
+        InvArgs a;
+        a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
+        a.ls = reinterpret_cast<const int16_t *>(d_common + (ch->cls ? kLs4Bytes : 0));
+        a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
+        a.dc_coef = reinterpret_cast<const int16_t *>(d_common + off_dcc);
+        a.b0 = ch->b0, a.b1 = ch->b1, a.work = o.work;
+        if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, ch->stream, 0)) < 0 ||
+            (err = h2d(x, c->d_rec + (size_t)ch->b0 * c->rec_bytes, c->h_rec + (size_t)ch->b0 * c->rec_bytes, rb,
+                       ch->stream)) < 0 ||
+            (err = h2d(x, c->d_val + ch->v0, c->h_val + ch->v0, vb, ch->stream)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_H2D, false, ch->stream, rb + vb)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, ch->stream, 0)) < 0 ||
+            (err = inv_launch(x, k, l, a, ch->stream)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, ch->stream, 0)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_D2H, true, ch->stream, 0)) < 0 ||
+            (err = d2h(x, c->h_out + (size_t)ch->b0 * c->out_bytes, c->d_out + (size_t)ch->b0 * c->out_bytes, ob,
+                       ch->stream)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_D2H, false, ch->stream, ob)) < 0)
+            goto cleanup;
+        if ((ch->ev = event_record(x, ch->stream)) < 0) {
+            err = ch->ev;
+            goto cleanup;
+        }
+        h2d_total += rb + vb;
+        d2h_total += ob;
+        // Write back the chunks that have landed, in order, while later ones run.
+        while (next_unpack < i) {
+            const int q = event_query(x, chunks[next_unpack].ev);
+            if (q < 0) {
+                err = q;
+                goto cleanup;
+            }
+            if (!q) break;
+            const Chunk *u = &chunks[next_unpack++];
+            unpack_chunk(&cls[u->cls], &b->list[u->cls], pic, o.fused, u);
+        }
+    }
+    for (; next_unpack < nch; next_unpack++) {
+        const Chunk *u = &chunks[next_unpack];
+        if ((err = event_sync(x, u->ev)) < 0) goto cleanup;
+        unpack_chunk(&cls[u->cls], &b->list[u->cls], pic, o.fused, u);
+    }
+    err = finish(x);
+cleanup:
+    free(chunks);
+    return err;
+}
+
+int batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPicture *pic, const VidkH264CudaOpts *opts,
+                  bool emu)
+{
+    Exec x;
+    Plan pl;
+    bool overlap = false;
+    int err;
+    if (!ctx || (!emu && !ctx->cuda)) return ctx ? VIDK_ERR_NODEV : VIDK_ERR(EINVAL);
+    const int valid = b ? batch_valid(b, &overlap) : 0;
+    if (valid < 0) return valid;
+    if (!valid || !picture_ok(pic, b->w, b->h, b->chroma)) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 batch_inverse: invalid batch or picture");
+        return VIDK_ERR(EINVAL);
+    }
+    exec_init(&x, ctx, emu);
+    if ((err = resolve(&x, opts, &pl)) < 0) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 batch_inverse: invalid options");
+        return err;
+    }
+    pl.o.compact = 1; // a batch is compacted by construction
+    if (overlap) {
+        vidk_log(ctx, VIDK_LOG_DEBUG, "cuda h264 batch_inverse: overlapping blocks, computed on the host");
+        err = host_batch_inverse(ctx, b, pic);
+        // No device work; the call's timing reads zero (the last timing is the last call's).
+        if (err >= 0 && !emu && (err = vidk_cuda_enter(ctx)) >= 0 && (err = timing_start(&x)) >= 0)
+            err = finish(&x);
+        return err;
+    }
+    if (!emu && (err = vidk_cuda_enter(ctx)) < 0) return err;
+    err = compact_inverse(&x, b, pic, &pl);
+    exec_end(&x);
+    return err;
+}
+
+// ---- dense baseline -------------------------------------------------------------------------------
+
+int dense_inverse(Exec *x, const VidkH264CoefFrame *fr, VidkPicture *pic, const VidkH264CudaOpts &o)
+{
+    int err = 0;
+    const int np = n_planes(fr->chroma);
+    const size_t mbs = (size_t)fr->mb_w * fr->mb_h;
+    size_t coef_off[3] = {0, 0, 0}, pic_off[3] = {0, 0, 0}, mb_off, pic_base, in_bytes, out_bytes = 0, off = 0;
+    uint8_t *h_common = nullptr, *d_common = nullptr, *h_in = nullptr, *d_in = nullptr, *h_out = nullptr,
+            *d_out = nullptr;
+    DenseArgs a;
+    uint32_t cells = 0;
+    unsigned grid;
+    const int threads = o.threads;
+    memset(&a, 0, sizeof(a));
+    for (int p = 0; p < np; p++) {
+        coef_off[p] = off;
+        off = align_up(off + (size_t)fr->plane_w[p] * fr->plane_h[p] * 2, 64);
+    }
+    mb_off = off;
+    off = align_up(off + mbs * 4, 64);
+    pic_base = off;
+    for (int p = 0; p < np; p++) {
+        pic_off[p] = off - pic_base;
+        off = align_up(off + (size_t)fr->plane_w[p] * fr->plane_h[p], 64);
+    }
+    in_bytes = o.fused ? off : pic_base;
+    // Fused: the picture comes back from its place in the input buffer; otherwise the
+    // residual planes (the layout of the level planes).
+    out_bytes = o.fused ? off - pic_base : mb_off;
+    if ((err = buf(x, SLOT_COMMON, true, kLs4Bytes + kLs8Bytes, &h_common)) < 0 ||
+        (err = buf(x, SLOT_COMMON, false, kLs4Bytes + kLs8Bytes, &d_common)) < 0 ||
+        (err = buf(x, SLOT_DENSE_IN, true, in_bytes, &h_in)) < 0 ||
+        (err = buf(x, SLOT_DENSE_IN, false, in_bytes, &d_in)) < 0 ||
+        (err = buf(x, SLOT_DENSE_OUT, true, out_bytes, &h_out)) < 0 ||
+        (!o.fused && (err = buf(x, SLOT_DENSE_OUT, false, out_bytes, &d_out)) < 0))
+        return err;
+    level_scales(reinterpret_cast<int16_t *>(h_common), reinterpret_cast<int16_t *>(h_common + kLs4Bytes), &fr->scaling);
+    for (int p = 0; p < np; p++) {
+        const int pw = fr->plane_w[p], ph = fr->plane_h[p];
+        memcpy(h_in + coef_off[p], fr->coef[p], (size_t)pw * ph * 2);
+        if (o.fused)
+            for (int y = 0; y < ph; y++)
+                memcpy(h_in + pic_base + pic_off[p] + (size_t)y * pw,
+                       static_cast<const uint8_t *>(pic->data[p]) + (ptrdiff_t)y * pic->stride[p], (size_t)pw);
+        a.coef[p] = reinterpret_cast<const int16_t *>(d_in + coef_off[p]);
+        a.cw[p] = pw;
+        a.first[p] = cells;
+        cells += (uint32_t)(pw / 4) * (uint32_t)(ph / 4);
+        if (o.fused)
+            a.pic[p] = d_in + pic_base + pic_off[p];
+        else
+            a.res[p] = reinterpret_cast<int16_t *>(d_out + coef_off[p]);
+    }
+    for (int p = np; p < 3; p++) a.first[p] = cells;
+    a.first[3] = cells;
+    memcpy(h_in + mb_off, fr->mb, mbs * 4);
+    a.mb = reinterpret_cast<const uint32_t *>(d_in + mb_off);
+    a.mb_w = fr->mb_w;
+    a.c422 = fr->chroma == VIDK_CHROMA_422;
+    a.ls4 = reinterpret_cast<const int16_t *>(d_common);
+    a.ls8 = reinterpret_cast<const int16_t *>(d_common + kLs4Bytes);
+    grid = (cells + (uint32_t)threads - 1) / (uint32_t)threads;
+
+    if ((err = timing_start(x)) < 0 || (err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
+        (err = h2d(x, d_common, h_common, kLs4Bytes + kLs8Bytes, 0)) < 0 ||
+        (err = h2d(x, d_in, h_in, in_bytes, 0)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, kLs4Bytes + kLs8Bytes + in_bytes)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, 0, 0)) < 0)
+        return err;
+    if (x->emu) {
+        if (o.fused)
+            emu_dense<true>(a, grid, threads);
+        else
+            emu_dense<false>(a, grid, threads);
+    } else {
+        if (o.fused)
+            dense_kernel<true><<<grid, threads, 0, x->st[0]>>>(a);
+        else
+            dense_kernel<false><<<grid, threads, 0, x->st[0]>>>(a);
+        if ((err = CK(x, cudaGetLastError())) < 0) return err;
+    }
+    if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, 0, 0)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_D2H, true, 0, 0)) < 0 ||
+        (err = d2h(x, h_out, o.fused ? d_in + pic_base : d_out, out_bytes, 0)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_D2H, false, 0, out_bytes)) < 0 || (err = finish(x)) < 0)
+        return err;
+    for (int p = 0; p < np; p++) {
+        const int pw = fr->plane_w[p], ph = fr->plane_h[p];
+        for (int y = 0; y < ph; y++) {
+            uint8_t *dst = static_cast<uint8_t *>(pic->data[p]) + (ptrdiff_t)y * pic->stride[p];
+            if (o.fused) {
+                memcpy(dst, h_out + pic_off[p] + (size_t)y * pw, (size_t)pw);
+            } else {
+                const int16_t *r = reinterpret_cast<const int16_t *>(h_out + coef_off[p]) + (size_t)y * pw;
+                for (int xx = 0; xx < pw; xx++) {
+                    const int v = dst[xx] + r[xx];
+                    dst[xx] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+int frame_inverse(VidkContext *ctx, const VidkH264CoefFrame *fr, VidkPicture *pic, const VidkH264CudaOpts *opts,
+                  bool emu)
+{
+    Exec x;
+    Plan pl;
+    int err;
+    if (!ctx || (!emu && !ctx->cuda)) return ctx ? VIDK_ERR_NODEV : VIDK_ERR(EINVAL);
+    if (vidk_h264_coef_frame_validate(fr) < 0 || !picture_ok(pic, fr->w, fr->h, fr->chroma)) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 frame_inverse: invalid frame or picture");
+        return VIDK_ERR(EINVAL);
+    }
+    exec_init(&x, ctx, emu);
+    if ((err = resolve(&x, opts, &pl)) < 0) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 frame_inverse: invalid options");
+        return err;
+    }
+    if (pl.o.compact) {
+        // Compaction on the host (the batch builder's SIMD zero tests), then the batch path.
+        VidkH264Batch b;
+        vidk_h264_batch_init(&b);
+        err = vidk_h264_batch_build(ctx, &b, fr);
+        if (err >= 0) err = batch_inverse(ctx, &b, pic, &pl.o, emu);
+        vidk_h264_batch_free(&b);
+        return err;
+    }
+    if (!emu && (err = vidk_cuda_enter(ctx)) < 0) return err;
+    err = dense_inverse(&x, fr, pic, pl.o);
+    exec_end(&x);
+    return err;
+}
+
+// ---- forward ----------------------------------------------------------------------------------------
+
+int batch_forward(VidkContext *ctx, const VidkPicture *src, const VidkPicture *pred, VidkH264CoefFrame *fr,
+                  VidkH264Batch *b, const VidkH264CudaOpts *opts, bool emu)
+{
+    Exec x;
+    Plan pl;
+    int err = 0;
+    int np, rows, nband = 0, next_unpack = 0, ev_common = -1;
+    size_t mbs, in_stride = 0, out_stride = 0, band_in[3], band_out[3], common_bytes;
+    uint8_t *h_common = nullptr, *d_common = nullptr, *h_in = nullptr, *d_in = nullptr, *h_out = nullptr,
+            *d_out = nullptr;
+    unsigned long long total = 0;
+    int ev[kMaxChunks];
+    int mh_c;
+    constexpr size_t kMf4 = 6 * 6 * 16 * 4, kMf8 = 6 * 6 * 64 * 4;
+    // Band jj's levels into the frame; returns its non-zero count.
+    auto unpack_band = [&](int jj) -> unsigned long long {
+        const int y0 = jj * rows, nr = fr->mb_h - y0 < rows ? fr->mb_h - y0 : rows;
+        const uint8_t *ho = h_out + (size_t)jj * out_stride;
+        unsigned long long cnt;
+        memcpy(&cnt, ho, 8);
+        for (int p = 0; p < np; p++) {
+            const int mh = p ? mh_c : 16;
+            memcpy(fr->coef[p] + (size_t)y0 * mh * fr->plane_w[p], ho + band_out[p],
+                   (size_t)nr * mh * fr->plane_w[p] * 2);
+        }
+        return cnt;
+    };
+
+    if (!ctx || (!emu && !ctx->cuda)) return ctx ? VIDK_ERR_NODEV : VIDK_ERR(EINVAL);
+    if (vidk_h264_coef_frame_validate(fr) < 0 || !picture_ok(src, fr->w, fr->h, fr->chroma) ||
+        !picture_ok(pred, fr->w, fr->h, fr->chroma)) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 batch_forward: invalid frame or pictures");
+        return VIDK_ERR(EINVAL);
+    }
+    exec_init(&x, ctx, emu);
+    if ((err = resolve(&x, opts, &pl)) < 0) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 batch_forward: invalid options");
+        return err;
+    }
+    if (!emu && (err = vidk_cuda_enter(ctx)) < 0) return err;
+    np = n_planes(fr->chroma);
+    mbs = (size_t)fr->mb_w * fr->mb_h;
+    mh_c = fr->chroma == VIDK_CHROMA_422 ? 16 : 8;
+    // Bands of macroblock rows: every stream gets about two.
+    rows = pl.o.chunk ? pl.o.chunk : (fr->mb_h + 2 * pl.ns - 1) / (2 * pl.ns);
+    if (!pl.o.pipeline || rows > fr->mb_h) rows = fr->mb_h;
+    if (rows < 1) rows = 1;
+    if ((fr->mb_h + rows - 1) / rows > kMaxChunks) rows = (fr->mb_h + kMaxChunks - 1) / kMaxChunks;
+    nband = (fr->mb_h + rows - 1) / rows;
+    for (int p = 0; p < np; p++) {
+        const size_t plane_rows = (size_t)rows * (p ? mh_c : 16);
+        band_in[p] = in_stride;
+        in_stride += align_up(plane_rows * fr->plane_w[p], 64);
+    }
+    in_stride *= 2; // source, then prediction
+    out_stride = 64; // the band's counter
+    for (int p = 0; p < np; p++) {
+        band_out[p] = out_stride;
+        out_stride += align_up((size_t)rows * (p ? mh_c : 16) * fr->plane_w[p] * 2, 64);
+    }
+    common_bytes = kMf4 + kMf8 + mbs * 4;
+    if ((err = buf(&x, SLOT_FWD_COMMON, true, common_bytes, &h_common)) < 0 ||
+        (err = buf(&x, SLOT_FWD_COMMON, false, common_bytes, &d_common)) < 0 ||
+        (err = buf(&x, SLOT_FWD_IN, true, in_stride * nband, &h_in)) < 0 ||
+        (err = buf(&x, SLOT_FWD_IN, false, in_stride * nband, &d_in)) < 0 ||
+        (err = buf(&x, SLOT_FWD_OUT, true, out_stride * nband, &h_out)) < 0 ||
+        (err = buf(&x, SLOT_FWD_OUT, false, out_stride * nband, &d_out)) < 0)
+        goto cleanup;
+    for (int l = 0; l < 6; l++) {
+        int32_t m4[6][16], m8[6][64];
+        vidk_h264_quant_mf4(m4, fr->scaling.m4[l]);
+        vidk_h264_quant_mf8(m8, fr->scaling.m8[l]);
+        memcpy(h_common + (size_t)l * sizeof(m4), m4, sizeof(m4));
+        memcpy(h_common + kMf4 + (size_t)l * sizeof(m8), m8, sizeof(m8));
+    }
+    memcpy(h_common + kMf4 + kMf8, fr->mb, mbs * 4);
+
+    if ((err = timing_start(&x)) < 0 || (err = stage(&x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
+        (err = h2d(&x, d_common, h_common, common_bytes, 0)) < 0 ||
+        (err = stage(&x, VIDK_CUDA_STAGE_H2D, false, 0, common_bytes)) < 0)
+        goto cleanup;
+    if ((ev_common = event_record(&x, 0)) < 0) {
+        err = ev_common;
+        goto cleanup;
+    }
+    for (int i = 1; i < pl.ns; i++)
+        if ((err = event_wait(&x, i, ev_common)) < 0) goto cleanup;
+    for (int j = 0; j < nband; j++) {
+        const int s = pl.o.pipeline ? j % pl.ns : 0;
+        const int my0 = j * rows, nr = fr->mb_h - my0 < rows ? fr->mb_h - my0 : rows;
+        uint8_t *hi = h_in + (size_t)j * in_stride, *di = d_in + (size_t)j * in_stride;
+        uint8_t *dout = d_out + (size_t)j * out_stride;
+        size_t used_in = 0, used_out = 0;
+        FwdArgs a;
+        memset(&a, 0, sizeof(a));
+        for (int p = 0; p < np; p++) {
+            const int pw = fr->plane_w[p], mh = p ? mh_c : 16;
+            const int y0 = my0 * mh, ny = nr * mh;
+            for (int k = 0; k < 2; k++) {
+                const VidkPicture *pic = k ? pred : src;
+                uint8_t *dst = hi + (k ? in_stride / 2 : 0) + band_in[p];
+                for (int y = 0; y < ny; y++)
+                    memcpy(dst + (size_t)y * pw, static_cast<const uint8_t *>(pic->data[p]) + (ptrdiff_t)(y0 + y) * pic->stride[p],
+                           (size_t)pw);
+            }
+            a.src[p] = di + band_in[p];
+            a.pred[p] = di + in_stride / 2 + band_in[p];
+            a.lev[p] = reinterpret_cast<int16_t *>(dout + band_out[p]);
+            a.pw[p] = pw;
+            used_out = band_out[p] + (size_t)ny * pw * 2;
+        }
+        used_in = in_stride; // both halves (the tail of a short band is not read)
+        a.mb = reinterpret_cast<const uint32_t *>(d_common + kMf4 + kMf8) + (size_t)my0 * fr->mb_w;
+        a.mb_w = fr->mb_w;
+        a.chroma = fr->chroma == VIDK_CHROMA_400 ? 0 : fr->chroma == VIDK_CHROMA_420 ? 1 : 2;
+        a.mf4 = reinterpret_cast<const int32_t *>(d_common);
+        a.mf8 = reinterpret_cast<const int32_t *>(d_common + kMf4);
+        a.nnz = reinterpret_cast<unsigned long long *>(dout);
+        const unsigned grid = (unsigned)(nr * fr->mb_w);
+        const int threads = fwd_threads(a.chroma);
+        if ((err = stage(&x, VIDK_CUDA_STAGE_H2D, true, s, 0)) < 0 || (err = h2d(&x, di, hi, used_in, s)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_H2D, false, s, used_in)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 || (err = dmemset(&x, dout, 64, s)) < 0)
+            goto cleanup;
+        if (x.emu) {
+            emu_fwd(a, grid, threads);
+        } else {
+            fwd_kernel<<<grid, threads, 0, x.st[s]>>>(a);
+            if ((err = CK(&x, cudaGetLastError())) < 0) goto cleanup;
+        }
+        if ((err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
+            (err = d2h(&x, h_out + (size_t)j * out_stride, dout, used_out, s)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, used_out)) < 0)
+            goto cleanup;
+        if ((ev[j] = event_record(&x, s)) < 0) {
+            err = ev[j];
+            goto cleanup;
+        }
+        // Levels of the bands that have landed into the frame, in order.
+        while (next_unpack < j) {
+            const int q = event_query(&x, ev[next_unpack]);
+            if (q < 0) {
+                err = q;
+                goto cleanup;
+            }
+            if (!q) break;
+            total += unpack_band(next_unpack++);
+        }
+    }
+    for (; next_unpack < nband; next_unpack++) {
+        if ((err = event_sync(&x, ev[next_unpack])) < 0) goto cleanup;
+        total += unpack_band(next_unpack);
+    }
+    if ((err = finish(&x)) < 0) goto cleanup;
+    exec_end(&x);
+    if (b && (err = vidk_h264_batch_build(ctx, b, fr)) < 0) return err;
+    return total > INT32_MAX ? INT32_MAX : (int)total;
+cleanup:
+    exec_end(&x);
+    return err;
+}
+
+} // namespace
+
+// ---- C entry points ------------------------------------------------------------------------------------
+
+extern "C" void vidk_cuda_h264_default_opts(VidkH264CudaOpts *o)
+{
+    if (!o) return;
+    vidk_cuda_h264_step_opts(o, VIDK_H264_CUDA_PIPELINE);
+    o->graphs = -1; // where a call fits one chunk, launches dominate: replay the graph
+}
+
+extern "C" int vidk_cuda_h264_step_opts(VidkH264CudaOpts *o, int step)
+{
+    if (!o || step < 0 || step >= VIDK_H264_CUDA_STEPS) return VIDK_ERR(EINVAL);
+    memset(o, 0, sizeof(*o));
+    o->threads = 96; // the paper's work-group size (one 4:2:0 macroblock of lines)
+    o->work = 1;
+    o->compact = step >= VIDK_H264_CUDA_COMPACT;
+    o->line_per_thread = step >= VIDK_H264_CUDA_LINE;
+    if (step >= VIDK_H264_CUDA_LARGER) o->threads = 256, o->work = 2;
+    o->coalesced = step >= VIDK_H264_CUDA_COALESCED;
+    o->sparse = step >= VIDK_H264_CUDA_SPARSE;
+    o->fused = step >= VIDK_H264_CUDA_FUSED;
+    o->pipeline = step >= VIDK_H264_CUDA_PIPELINE;
+    o->graphs = step >= VIDK_H264_CUDA_GRAPHS;
+    return 0;
+}
+
+extern "C" const char *vidk_cuda_h264_step_name(int step)
+{
+    return step >= 0 && step < VIDK_H264_CUDA_STEPS ? kStepNames[step] : "?";
+}
+
+extern "C" int vidk_cuda_h264_batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPicture *pic,
+                                            const VidkH264CudaOpts *opts)
+{
+    return batch_inverse(ctx, b, pic, opts, false);
+}
+
+extern "C" int vidk_cuda_h264_frame_inverse(VidkContext *ctx, const VidkH264CoefFrame *fr, VidkPicture *pic,
+                                            const VidkH264CudaOpts *opts)
+{
+    return frame_inverse(ctx, fr, pic, opts, false);
+}
+
+extern "C" int vidk_cuda_h264_batch_forward(VidkContext *ctx, const VidkPicture *src, const VidkPicture *pred,
+                                            VidkH264CoefFrame *fr, VidkH264Batch *b, const VidkH264CudaOpts *opts)
+{
+    return batch_forward(ctx, src, pred, fr, b, opts, false);
+}
+
+// An emulated call whose kernels made a vector access the device would fault on fails
+// with VIDK_ERR(EFAULT).
+static int emu_result(VidkContext *ctx, int r)
+{
+    if (g_emu_misaligned) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 emulation: %d misaligned vector accesses", g_emu_misaligned);
+        g_emu_misaligned = 0;
+        return VIDK_ERR(EFAULT);
+    }
+    return r;
+}
+
+extern "C" int vidk_cuda_h264_emu_batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPicture *pic,
+                                                const VidkH264CudaOpts *opts)
+{
+    g_emu_misaligned = 0;
+    return emu_result(ctx, batch_inverse(ctx, b, pic, opts, true));
+}
+
+extern "C" int vidk_cuda_h264_emu_frame_inverse(VidkContext *ctx, const VidkH264CoefFrame *fr, VidkPicture *pic,
+                                                const VidkH264CudaOpts *opts)
+{
+    g_emu_misaligned = 0;
+    return emu_result(ctx, frame_inverse(ctx, fr, pic, opts, true));
+}
+
+extern "C" int vidk_cuda_h264_emu_batch_forward(VidkContext *ctx, const VidkPicture *src,
+                                                const VidkPicture *pred, VidkH264CoefFrame *fr,
+                                                VidkH264Batch *b, const VidkH264CudaOpts *opts)
+{
+    g_emu_misaligned = 0;
+    return emu_result(ctx, batch_forward(ctx, src, pred, fr, b, opts, true));
+}
+
+extern "C" void vidk_cuda_h264_release(VidkContext *ctx)
+{
+    if (!ctx || !ctx->cuda) return;
+    VidkCudaBuf *slot = &ctx->cuda->host[SLOT_GRAPH];
+    if (!slot->ptr || slot->bytes < sizeof(GraphState)) return;
+    GraphState *gs = static_cast<GraphState *>(slot->ptr);
+    if (gs->magic != kGraphMagic) return;
+    graph_destroy(gs);
+}
