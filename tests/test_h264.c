@@ -1018,12 +1018,24 @@ static void test_errors(VidkContext *c) {
     CHECK(vidk_h264_coef_write(f, NULL) == E);
     CHECK(vidk_h264_coef_read(f, NULL) == E);
     fclose(f);
-    /* cuda: not wired yet -> ENOSYS (only where a device exists). */
+    /* cuda (where a device exists): the same argument errors as c, and the same picture
+     * for the valid batch. */
     VidkContext *cu = open_backend(VIDK_BACKEND_CUDA, 0);
     if (cu) {
-        CHECK(vidk_h264_batch_inverse(cu, &b, &pic) == VIDK_ERR(ENOSYS));
-        CHECK(vidk_h264_frame_inverse(cu, &fr, &pic) == VIDK_ERR(ENOSYS));
-        CHECK(vidk_h264_batch_forward(cu, &pic, &pic, &fr, NULL) == VIDK_ERR(ENOSYS));
+        CHECK(vidk_h264_batch_inverse(cu, NULL, &pic) == E);
+        CHECK(vidk_h264_batch_inverse(cu, &b, NULL) == E);
+        CHECK(vidk_h264_frame_inverse(cu, NULL, &pic) == E);
+        CHECK(vidk_h264_batch_forward(cu, &pic, &pic, NULL, NULL) == E);
+        VidkPicture pc, pg;
+        CHECK(vidk_picture_alloc(&pc, 32, 32, VIDK_CHROMA_420, 8, 0) == 0);
+        CHECK(vidk_picture_alloc(&pg, 32, 32, VIDK_CHROMA_420, 8, 0) == 0);
+        synth_picture(&pc, 3);
+        copy_picture(&pg, &pc);
+        CHECK(vidk_h264_batch_inverse(c, &b, &pc) == 0);
+        CHECK(vidk_h264_batch_inverse(cu, &b, &pg) == 0);
+        CHECK(same_picture(&pc, &pg));
+        vidk_picture_free(&pc);
+        vidk_picture_free(&pg);
         vidk_close(&cu);
     }
     vidk_h264_batch_free(&b);
@@ -1217,8 +1229,10 @@ int main(int argc, char **argv) {
     seed = test_seed();
     VidkContext *ctxs[4];
     int n = 0;
-    const VidkBackend order[] = {VIDK_BACKEND_C, VIDK_BACKEND_SIMD, VIDK_BACKEND_THREADS};
-    for (size_t i = 0; i < 3; i++)
+    /* cuda joins the frame-level comparisons where a device exists. */
+    const VidkBackend order[] = {VIDK_BACKEND_C, VIDK_BACKEND_SIMD, VIDK_BACKEND_THREADS,
+                                 VIDK_BACKEND_CUDA};
+    for (size_t i = 0; i < 4; i++)
         if ((ctxs[n] = open_backend(order[i], order[i] == VIDK_BACKEND_THREADS ? 3 : 0))) n++;
     CHECK(n >= 2 && vidk_get_backend(ctxs[0]) == VIDK_BACKEND_C);
     if (!n) return test_finish("h264");
