@@ -59,6 +59,13 @@ int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur, const VidkP
     (void)ctx, (void)cur, (void)ref, (void)p, (void)out, (void)flags;
     return VIDK_ERR_NODEV;
 }
+int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                            const VidkPicture *next, const VidkMeParams *p, VidkMeField *out,
+                            unsigned flags)
+{
+    (void)ctx, (void)cur, (void)ref, (void)next, (void)p, (void)out, (void)flags;
+    return VIDK_ERR_NODEV;
+}
 #else
 /* ISO C forbids an empty translation unit. */
 typedef int vidk_cuda_stub_unused;

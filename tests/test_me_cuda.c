@@ -5,7 +5,11 @@
  * upload bands); lambda with predictor fields (small, large, extreme: both the 32-bit-key
  * kernels and the generic one); 10, 12 and 16 bits; negative strides; the
  * VIDK_CUDA_ME_REF_IS_PREV_CUR sequence API (the reference is then not uploaded: a
- * garbage ref picture must give the same field); stage timing and PCIe byte counts.
+ * garbage ref picture must give the same field); sequence mode (vidk_cuda_me_search_seq:
+ * frames streamed with the next one sent ahead, junk pictures for the resident planes,
+ * identical to per-pair calls on a second context and to c; fallbacks when nothing is
+ * resident; one plane over PCIe per frame); the round-1 kernels (VIDK_ME_KCFG=r1) on a
+ * reduced set next to the default ones; stage timing and PCIe byte counts.
  * HD frames are compared against the threads backend (itself checked against c by
  * checkkern) to keep the run short. A last section prints kernel times of the benchmark
  * configurations (information only; bench_me measures).
@@ -34,7 +38,7 @@
 static uint32_t seed;
 static int under_sanitizer, dry_run;
 static int n_cases, n_bad_cases;
-static VidkContext *g_gpu, *g_c, *g_thr;
+static VidkContext *g_gpu, *g_c, *g_thr, *g_pair;
 
 static int rnd(int lo, int hi) { return lo + (int)(test_rand(&seed) % (uint32_t)(hi - lo + 1)); }
 
@@ -481,6 +485,157 @@ static void test_sequence(void)
     vidk_picture_free(&junk);
 }
 
+/* Sequence mode (vidk_cuda_me_search_seq): frames streamed with the next frame sent
+ * during the search and both planes resident. Every field must equal a per-pair call
+ * (vidk_me_search on cuda, both pictures uploaded) and the c backend; junk pictures are
+ * passed for the resident planes to prove they are not read. Also: the fallbacks (flags
+ * without a resident copy, a call of another size in between) and the PCIe byte counts
+ * (one plane per frame). */
+static VidkContext *open_backend(VidkBackend b);
+static int seq_call(const char *what, const VidkPicture *cur, const VidkPicture *ref,
+                    const VidkPicture *gcur, const VidkPicture *gref, const VidkPicture *next,
+                    const VidkMeParams *p, unsigned flags)
+{
+    VidkMeField fs, fp, fc;
+    long bad = 0;
+    int err;
+    n_cases++;
+    if (vidk_me_field_alloc(&fs, cur->w, cur->h, p->shapes) < 0 ||
+        vidk_me_field_alloc(&fp, cur->w, cur->h, p->shapes) < 0 ||
+        vidk_me_field_alloc(&fc, cur->w, cur->h, p->shapes) < 0)
+        exit(1);
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+        if (fs.res[bs])
+            memset(fs.res[bs], 0xa5,
+                   (size_t)fs.grid_w[bs] * (size_t)fs.grid_h[bs] * sizeof(VidkMeResult));
+    err = vidk_cuda_me_search_seq(g_gpu, gcur, gref, next, p, &fs, flags);
+    if (err < 0) {
+        fprintf(stderr, "  FAIL %s: sequence call returned %d (%s)\n", what, err, vidk_strerror(err));
+        bad = 1;
+    } else if ((err = vidk_me_search(g_c, cur, ref, p, &fc)) < 0) {
+        fprintf(stderr, "  FAIL %s: c search returned %d\n", what, err);
+        bad = 1;
+    } else {
+        bad = compare_fields(what, &fs, &fc, p->shapes);
+        if (bad) fprintf(stderr, "  FAIL %s: %ld block(s) differ from c\n", what, bad);
+        /* The per-pair call on a second device context (the sequence context's resident
+         * planes stay untouched). */
+        if (!bad && g_pair) {
+            if ((err = vidk_me_search(g_pair, cur, ref, p, &fp)) < 0) {
+                fprintf(stderr, "  FAIL %s: per-pair cuda call returned %d\n", what, err);
+                bad = 1;
+            } else if ((bad = compare_fields(what, &fs, &fp, p->shapes)) != 0) {
+                fprintf(stderr, "  FAIL %s: %ld block(s) differ from the per-pair call\n", what, bad);
+            }
+        }
+    }
+    vidk_me_field_free(&fs);
+    vidk_me_field_free(&fp);
+    vidk_me_field_free(&fc);
+    if (bad) {
+        n_bad_cases++;
+        test_failures++;
+    }
+    return bad != 0;
+}
+
+static void test_seq_stream(void)
+{
+    fprintf(stderr, "[sequence stream] vidk_cuda_me_search_seq, next frame sent ahead\n");
+    static const struct {
+        int w, h, R;
+        unsigned shapes;
+        unsigned lambda;
+    } cfg[] = {
+        {100, 76, 12, VIDK_ME_SHAPES_ALL, 0},
+        {67, 41, 7, VIDK_ME_SHAPE(VIDK_BLOCK_16x16), 3},
+        {208, 300, 9, VIDK_ME_SHAPES_H264, 0},                      /* several bands */
+        {320, 200, 20, VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 0},
+        {96, 64, 6, VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64), 0},
+    };
+    const unsigned both = VIDK_CUDA_ME_REF_IS_PREV_CUR | VIDK_CUDA_ME_CUR_IS_PREV_NEXT;
+    char what[200];
+    g_pair = open_backend(VIDK_BACKEND_CUDA);
+    if (!g_pair) fprintf(stderr, "  (no second cuda context: compared with c only)\n");
+    for (size_t c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
+        if (under_sanitizer && c > 1) break;
+        const int w = cfg[c].w, h = cfg[c].h, nf = 6;
+        VidkPicture f[6], junk = new_pic(w, h, 8);
+        fill(&junk, PAT_RANDOM);
+        for (int i = 0; i < nf; i++) {
+            f[i] = new_pic(w, h, 8);
+            if (i == 0)
+                fill(&f[i], PAT_TEXTURE);
+            else
+                fill_moved(&f[i], &f[i - 1], rnd(-5, 5), rnd(-5, 5), 3);
+        }
+        VidkMv *pred = cfg[c].lambda ? random_pred(w, h, 6) : NULL;
+        const VidkMeParams p = params(cfg[c].R, cfg[c].shapes, cfg[c].lambda, pred);
+        /* Frame 1: both uploaded, frame 2 sent ahead. Then steady state with junk. */
+        snprintf(what, sizeof(what), "seq %dx%d R %d shapes 0x%03x frame 1 (uploads, sends 2)",
+                 w, h, p.range, p.shapes);
+        seq_call(what, &f[1], &f[0], &f[1], &f[0], &f[2], &p, 0);
+        for (int i = 2; i < nf; i++) {
+            snprintf(what, sizeof(what), "seq %dx%d R %d shapes 0x%03x frame %d (resident, junk)",
+                     w, h, p.range, p.shapes, i);
+            seq_call(what, &f[i], &f[i - 1], &junk, &junk, i + 1 < nf ? &f[i + 1] : NULL, &p,
+                     both);
+            VidkCudaTiming t;
+            if (vidk_cuda_last_timing(g_gpu, &t) == 0 && i + 1 < nf) {
+                const size_t plane = (size_t)((w + 63) / 64 * 64) * (size_t)h;
+                const size_t pb = pred ? (size_t)((w + 15) / 16) * ((h + 15) / 16) * sizeof(VidkMv) : 0;
+                CHECK_EQ_U(t.h2d_bytes, plane + pb); /* only the next frame crosses PCIe */
+            }
+        }
+        /* Frame 5 had no next: a CUR_IS_PREV_NEXT call now has no resident cur and must
+         * upload the one it is given; its ref (frame 5) is still resident. */
+        snprintf(what, sizeof(what), "seq %dx%d: cur flag without a sent frame (fallback)", w, h);
+        seq_call(what, &f[0], &f[5], &f[0], &junk, &f[1], &p, both);
+        snprintf(what, sizeof(what), "seq %dx%d: after the fallback, sent frame used", w, h);
+        seq_call(what, &f[1], &f[0], &junk, &junk, NULL, &p, both);
+        free(pred);
+        for (int i = 0; i < nf; i++) vidk_picture_free(&f[i]);
+        vidk_picture_free(&junk);
+    }
+    /* A call of another size in between drops the resident copies: flags then fall back
+     * to the pictures passed (here the real ones). */
+    {
+        VidkPicture a = new_pic(90, 60, 8), b = new_pic(90, 60, 8), c2 = new_pic(90, 60, 8);
+        VidkPicture o1 = new_pic(130, 70, 8), o2 = new_pic(130, 70, 8);
+        fill(&a, PAT_TEXTURE), fill_moved(&b, &a, 2, 1, 2), fill_moved(&c2, &b, -3, 2, 2);
+        fill(&o1, PAT_RANDOM), fill(&o2, PAT_RANDOM);
+        const VidkMeParams p = params(8, VIDK_ME_SHAPES_H264, 0, NULL);
+        seq_call("seq size change: first", &b, &a, &b, &a, &c2, &p, 0);
+        seq_call("seq size change: other size", &o2, &o1, &o2, &o1, NULL, &p, both);
+        seq_call("seq size change: flags after it (fallback)", &c2, &b, &c2, &b, NULL, &p, both);
+        VidkMeField fld;
+        CHECK(vidk_me_field_alloc(&fld, 90, 60, p.shapes) == 0);
+        CHECK(vidk_cuda_me_search_seq(g_gpu, &c2, &b, &o1, &p, &fld, 0) == VIDK_ERR(EINVAL));
+        CHECK(vidk_cuda_me_search_seq(g_gpu, &c2, &b, NULL, &p, &fld, 4u) == VIDK_ERR(EINVAL));
+        vidk_me_field_free(&fld);
+        vidk_picture_free(&a), vidk_picture_free(&b), vidk_picture_free(&c2);
+        vidk_picture_free(&o1), vidk_picture_free(&o2);
+    }
+    vidk_close(&g_pair);
+}
+
+/* The first-round kernels stay selectable (VIDK_ME_KCFG=r1, for A/B measurements): a
+ * reduced run of the sections on them, then back to the default. */
+static void test_masks(void);
+static void test_sizes_ranges(void);
+static void test_lambda(void);
+static void test_kernel_configs(void)
+{
+    fprintf(stderr, "[kernel config r1] VIDK_ME_KCFG=r1\n");
+    setenv("VIDK_ME_KCFG", "r1", 1);
+    test_masks();
+    if (!under_sanitizer) {
+        test_sizes_ranges();
+        test_lambda();
+    }
+    unsetenv("VIDK_ME_KCFG");
+}
+
 /* ---- real clips ------------------------------------------------------------------- */
 
 /* Frames `first` and `first + gap` of a clip (luma) into out[0] and out[1]; gap 0 reads
@@ -718,6 +873,8 @@ int main(void)
     test_large_ranges();
     test_bands_strides();
     if (!dry_run) test_sequence();
+    if (!dry_run) test_seq_stream();
+    if (!dry_run) test_kernel_configs();
     test_repeat();
     test_real();
     fprintf(stderr, "%d case(s) compared, %d failed\n", n_cases, n_bad_cases);

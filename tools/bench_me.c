@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/me_cuda.h"
 #include "gen.h"
 #include "mosaic.h"
 #include "picio.h"
@@ -32,7 +33,9 @@
 static void help(void) {
     printf(
         "usage: vidkern bench me [options]\n\n"
-        "Times vidk_me_search per frame pair for every source x shapes x range x backend.\n\n"
+        "Times vidk_me_search per frame pair for every source x shapes x range x backend;\n"
+        "for cuda also the sequence mode (rows cuda-seq: frames streamed, reference kept\n"
+        "on the device, next frame uploaded during the search; time per frame).\n\n"
         "options:\n"
         "  --sizes LIST       cif, 720p, 1080p, 2160p or WxH (default cif,1080p); cif with\n"
         "                     real video = the container and cars clips\n"
@@ -157,6 +160,11 @@ typedef struct BResult {
     VidkCudaTiming cuda; /* medians */
     int mismatch;        /* field differs from the first full-picture backend */
     const char *mismatch_with;
+    /* cuda only, "sequence" mode: frames streamed, reference resident, next upload
+     * overlapped (measure_seq); ms is then the throughput per frame. */
+    int seq_done, seq_runs, seq_mismatch;
+    double seq_ms;
+    VidkCudaTiming seq_cuda; /* medians */
     char err[160];
 } BResult;
 
@@ -275,6 +283,53 @@ static double run_pair(VidkContext *ctx, const BSource *s, Work *w, const VidkMe
     return cli_now() - t0;
 }
 
+/* Sequence mode (cuda): the source's frames streamed in a loop, each searched against the
+ * one before it, with vidk_cuda_me_search_seq: the reference is the device copy of the
+ * previous call's cur and the next frame is sent while the current one is searched, so
+ * one frame crosses PCIe per call, hidden behind the search. Two warm-up calls, then
+ * `runs` timed calls; ms = median time per call = time per frame at steady state
+ * (throughput; a frame's own upload happened during the previous call). The field of
+ * pair (1, 0) in steady state is checked against the reference field. */
+static void measure_seq(Bench *b, VidkContext *ctx, const BSource *s, Work *w,
+                        const VidkMeParams *mp, BResult *out, const VidkMeField *ref_field,
+                        int ref_set) {
+    const int n = s->npics;
+    const unsigned both = VIDK_CUDA_ME_REF_IS_PREV_CUR | VIDK_CUDA_ME_CUR_IS_PREV_NEXT;
+    const int runs = b->runs < 3 ? 3 : b->runs;
+    double times[256], tk[256], th[256], td[256], tt[256];
+    int nt = 0, checked = 0;
+    if (n < 2) return;
+    for (int i = 0; i < runs + 2; i++) {
+        const VidkPicture *cur = &w->use[(i + 1) % n], *ref = &w->use[i % n];
+        const VidkPicture *next = &w->use[(i + 2) % n];
+        const double t0 = cli_now();
+        const int e = vidk_cuda_me_search_seq(ctx, cur, ref, next, mp, &w->field, i ? both : 0);
+        const double t = cli_now() - t0;
+        if (e < 0) {
+            snprintf(out->err, sizeof(out->err), "sequence: %s", vidk_strerror(e));
+            return;
+        }
+        if (i >= 2 && ref_set && !checked && i % n == 0) {
+            checked = 1;
+            out->seq_mismatch = !fields_equal(ref_field, &w->field);
+        }
+        VidkCudaTiming ct;
+        if (i < 2 || vidk_cuda_last_timing(ctx, &ct) < 0) continue;
+        times[nt] = t;
+        tk[nt] = ct.kernel_ms, th[nt] = ct.h2d_ms, td[nt] = ct.d2h_ms, tt[nt] = ct.total_ms;
+        out->seq_cuda.h2d_bytes = ct.h2d_bytes, out->seq_cuda.d2h_bytes = ct.d2h_bytes;
+        nt++;
+    }
+    if (!nt) return;
+    out->seq_ms = 1e3 * median(times, nt);
+    out->seq_cuda.kernel_ms = median(tk, nt);
+    out->seq_cuda.h2d_ms = median(th, nt);
+    out->seq_cuda.d2h_ms = median(td, nt);
+    out->seq_cuda.total_ms = median(tt, nt);
+    out->seq_runs = nt;
+    out->seq_done = 1;
+}
+
 static int measure(Bench *b, VidkBackend be, const BSource *s, const VidkMeParams *mp,
                    BResult *out, VidkMeField *ref_field, int *ref_set, const char **ref_name) {
     VidkContext *ctx = b->ctx[be];
@@ -373,6 +428,8 @@ static int measure(Bench *b, VidkBackend be, const BSource *s, const VidkMeParam
         out->cuda.d2h_bytes = (size_t)bd2h;
     }
     out->done = 1;
+    if (be == VIDK_BACKEND_CUDA && rows == mb_h)
+        measure_seq(b, ctx, s, &w, mp, out, ref_field, *ref_set);
     work_free(&w);
     return 0;
 fail:
@@ -503,6 +560,52 @@ static void json_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+/* Speed-up of a time `ms` of configuration (s, m, r) against backend `vs`; 0 if not run. */
+static double speedup_of(Bench *b, int s, int m, int r, double ms, VidkBackend vs, int *est) {
+    for (int j = 0; j < b->nbackends; j++) {
+        if (b->backends[j] != vs) continue;
+        const BResult *o = result(b, s, m, r, j);
+        if (!o->done || ms <= 0) return 0;
+        *est = o->est_rows != 0;
+        return o->ms / ms;
+    }
+    return 0;
+}
+
+/* The "cuda-seq" row (sequence mode) after a cuda row: human (md 0) or markdown (md 1). */
+static void print_seq_row(FILE *f, Bench *b, int s, int m, int r, int k, int md) {
+    const BResult *x = result(b, s, m, r, k);
+    const BSource *src = b->src[s];
+    const int R = b->ranges[r];
+    if (b->backends[k] != VIDK_BACKEND_CUDA || !x->seq_done) return;
+    char tbuf[64], sp[3][16], size[24];
+    const VidkBackend vs[3] = {VIDK_BACKEND_C, VIDK_BACKEND_SIMD, VIDK_BACKEND_THREADS};
+    for (int j = 0; j < 3; j++) {
+        int est = 0;
+        const double v = speedup_of(b, s, m, r, x->seq_ms, vs[j], &est);
+        fmt_speedup(sp[j], sizeof(sp[j]), v, est);
+    }
+    const double ms = x->seq_ms, t = ms * 1e-3;
+    snprintf(tbuf, sizeof(tbuf), ms >= 100 ? "%.1f" : ms >= 1 ? "%.3f" : "%.4f", ms);
+    snprintf(size, sizeof(size), "%dx%d", src->w, src->h);
+    const double ads = byte_ads(src, R) / t;
+    const double mc = blocks_of(src, b->modes[m]) * cand_axis(R) * cand_axis(R) / t / 1e6;
+    if (md)
+        fprintf(f,
+                "| %s | %s | %s | %d | %.0f | cuda-seq | %s | %.1f | %.1f | %.1f | %s | %s | "
+                "%s | %.3f%s |\n",
+                src->label, size, b->mode_names[m], R, cand_axis(R), tbuf, mc, ads / 1e9,
+                100 * ads / CEIL_BYTE_AD_PER_S, sp[0], sp[1], sp[2], x->sad_px,
+                x->seq_mismatch ? " MISMATCH" : "");
+    else
+        fprintf(f,
+                "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7.1f %8s %8s %9s "
+                "%7.3f%s\n",
+                src->label, size, b->mode_names[m], R, cand_axis(R), "cuda-seq", tbuf, mc,
+                ads / 1e9, 100 * ads / CEIL_BYTE_AD_PER_S, sp[0], sp[1], sp[2], x->sad_px,
+                x->seq_mismatch ? "  MISMATCH" : "");
+}
+
 /* ---- outputs ---------------------------------------------------------------------- */
 static const char *backend_label(const Bench *b, VidkBackend be, char *buf, size_t n) {
     if (be == VIDK_BACKEND_THREADS && b->ctx[be])
@@ -550,6 +653,7 @@ static void print_human(FILE *f, Bench *b) {
                                     : 0,
                             ads / 1e9, ceil, sc, ss, st, x->sad_px, x->stats_rows ? "*" : "",
                             x->mismatch ? "  MISMATCH" : "");
+                    print_seq_row(f, b, s, m, r, k, 0);
                 }
 }
 
@@ -557,7 +661,12 @@ static void print_legend(FILE *f, int md) {
     fprintf(
         f,
         "%sms/frame: median over the runs after warm-up of one vidk_me_search call (one frame "
-        "pair; for cuda including the host<->device copies).\n"
+        "pair; for cuda including the host<->device copies: \"pair\" mode, both frames "
+        "uploaded per call, the latency of one isolated pair).\n"
+        "%scuda-seq: \"sequence\" mode, frames streamed (vidk_cuda_me_search_seq): the "
+        "reference stays on the device as the previous call's frame and the next frame is "
+        "uploaded while the current one is searched; ms/frame = median time per call at "
+        "steady state = throughput per frame. vs X compares it with X's pair time.\n"
         "%s\"(est. from k rows)\": timed on a stripe of the k middle macroblock rows (a real "
         "sub-picture) and scaled by rows/k to the full picture: an estimate, not a full-frame "
         "measurement.\n"
@@ -568,7 +677,7 @@ static void print_legend(FILE *f, int md) {
         "%svs X: time of backend X / this time, same configuration, same run; \"~\" marks "
         "ratios involving an estimate. SAD/px: mean SAD per pixel of the smallest shape, "
         "frame pair 0 (\"*\": from the stripe).\n",
-        md ? "- " : "", md ? "- " : "", md ? "- " : "", md ? "- " : "");
+        md ? "- " : "", md ? "- " : "", md ? "- " : "", md ? "- " : "", md ? "- " : "");
 }
 
 static void print_complexity(FILE *f, Bench *b, int md) {
@@ -666,16 +775,30 @@ static void print_targets(FILE *f, Bench *b, int md) {
         if (m >= 0 && r >= 0 && k >= 0 && s >= 0 && result(b, s, m, r, k)->done) {
             const BResult *x = result(b, s, m, r, k);
             snprintf(srcl, sizeof(srcl), "%s", b->src[s]->label);
+            /* cuda: the sequence mode (streamed frames) where measured, labelled so, with
+             * the pair time beside it. */
+            const int seq = t[i].be == VIDK_BACKEND_CUDA && x->seq_done;
             if (!t[i].vs) {
-                fmt_time(val, sizeof(val), x);
-                snprintf(val + strlen(val), sizeof(val) - strlen(val), " ms");
-                snprintf(met, sizeof(met), "%s%s", x->est_rows ? "~" : "",
-                         x->ms <= t[i].limit ? "yes" : "no");
+                if (seq) {
+                    snprintf(val, sizeof(val), "%.3f ms sequence (pair %.3f)", x->seq_ms, x->ms);
+                    snprintf(met, sizeof(met), "%s", x->seq_ms <= t[i].limit ? "yes" : "no");
+                } else {
+                    fmt_time(val, sizeof(val), x);
+                    snprintf(val + strlen(val), sizeof(val) - strlen(val), " ms");
+                    snprintf(met, sizeof(met), "%s%s", x->est_rows ? "~" : "",
+                             x->ms <= t[i].limit ? "yes" : "no");
+                }
             } else {
                 int est = 0;
-                const double sp = speedup(b, s, m, r, k, t[i].vs, &est);
+                const double sp = seq ? speedup_of(b, s, m, r, x->seq_ms, t[i].vs, &est)
+                                      : speedup(b, s, m, r, k, t[i].vs, &est);
                 if (sp > 0) {
                     fmt_speedup(val, sizeof(val), sp, est);
+                    if (seq) {
+                        int e2 = 0;
+                        snprintf(val + strlen(val), sizeof(val) - strlen(val),
+                                 " sequence (pair %.1fx)", speedup(b, s, m, r, k, t[i].vs, &e2));
+                    }
                     snprintf(met, sizeof(met), "%s%s", est ? "~" : "",
                              sp >= t[i].limit ? "yes" : "no");
                 }
@@ -684,7 +807,7 @@ static void print_targets(FILE *f, Bench *b, int md) {
         if (md)
             fprintf(f, "| %s | %s | %s | %s |\n", t[i].what, srcl, val, met);
         else
-            fprintf(f, "  %-72s %-16s %-30s %s\n", t[i].what, srcl, val, met);
+            fprintf(f, "  %-72s %-16s %-40s %s\n", t[i].what, srcl, val, met);
     }
 }
 
@@ -736,6 +859,7 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
                                     : 0,
                             ads / 1e9, ceil, sc, ss, st, x->sad_px, x->stats_rows ? "*" : "",
                             x->mismatch ? " MISMATCH" : "");
+                    print_seq_row(f, b, s, m, r, k, 1);
                 }
     if (any_cuda) {
         fprintf(
@@ -757,6 +881,16 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
                                 x->cuda.total_ms, x->cuda.h2d_bytes / 1e6,
                                 x->cuda.d2h_bytes / 1e6, x->ms,
                                 1e3 * byte_ads(b->src[s], b->ranges[r]) / CEIL_BYTE_AD_PER_S);
+                        if (x->seq_done)
+                            fprintf(f,
+                                    "| %s | %dx%d | %s (sequence) | %d | %.4f | %.4f | %.4f | "
+                                    "%.4f | %.2f | %.2f | %.4f | %.4f |\n",
+                                    b->src[s]->label, b->src[s]->w, b->src[s]->h,
+                                    b->mode_names[m], b->ranges[r], x->seq_cuda.kernel_ms,
+                                    x->seq_cuda.h2d_ms, x->seq_cuda.d2h_ms, x->seq_cuda.total_ms,
+                                    x->seq_cuda.h2d_bytes / 1e6, x->seq_cuda.d2h_bytes / 1e6,
+                                    x->seq_ms,
+                                    1e3 * byte_ads(b->src[s], b->ranges[r]) / CEIL_BYTE_AD_PER_S);
                     }
     }
     print_complexity(f, b, 1);
@@ -770,7 +904,8 @@ static void write_csv(FILE *f, Bench *b) {
             "vabsdiff4_ops_per_frame,ceiling_ratio,speedup_vs_c,speedup_vs_simd,"
             "speedup_vs_threads,speedup_estimated,mean_sad_per_pixel,zero_mv_share,stats_rows,"
             "mismatch,cuda_kernel_ms,cuda_h2d_ms,cuda_d2h_ms,cuda_total_ms,cuda_h2d_bytes,"
-            "cuda_d2h_bytes,error\n");
+            "cuda_d2h_bytes,cuda_seq_ms_per_frame,cuda_seq_kernel_ms,cuda_seq_h2d_bytes,"
+            "cuda_seq_ceiling_ratio,cuda_seq_speedup_vs_threads,cuda_seq_mismatch,error\n");
     for (int s = 0; s < b->nsrc; s++)
         for (int m = 0; m < b->nmodes; m++)
             for (int r = 0; r < b->nranges; r++)
@@ -804,6 +939,16 @@ static void write_csv(FILE *f, Bench *b) {
                                 x->cuda.h2d_bytes, x->cuda.d2h_bytes);
                     else
                         fprintf(f, ",,,,,,");
+                    if (x->seq_done) {
+                        int est = 0;
+                        fprintf(f, "%.6f,%.5f,%zu,%.6g,%.6g,%d,", x->seq_ms,
+                                x->seq_cuda.kernel_ms, x->seq_cuda.h2d_bytes,
+                                ads / (x->seq_ms * 1e-3) / CEIL_BYTE_AD_PER_S,
+                                speedup_of(b, s, m, r, x->seq_ms, VIDK_BACKEND_THREADS, &est),
+                                x->seq_mismatch);
+                    } else {
+                        fprintf(f, ",,,,,,");
+                    }
                     fprintf(f, "%s\n", x->done ? "" : x->err);
                 }
 }
@@ -883,6 +1028,17 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                                 "\"total_ms\": %.5f, \"h2d_bytes\": %zu, \"d2h_bytes\": %zu}",
                                 x->cuda.kernel_ms, x->cuda.h2d_ms, x->cuda.d2h_ms,
                                 x->cuda.total_ms, x->cuda.h2d_bytes, x->cuda.d2h_bytes);
+                    if (x->seq_done)
+                        fprintf(f,
+                                ", \"cuda_sequence\": {\"ms_per_frame\": %.6f, \"runs\": %d, "
+                                "\"ceiling_ratio\": %.6g, \"kernel_ms\": %.5f, \"h2d_ms\": %.5f, "
+                                "\"d2h_ms\": %.5f, \"total_ms\": %.5f, \"h2d_bytes\": %zu, "
+                                "\"d2h_bytes\": %zu, \"mismatch\": %s}",
+                                x->seq_ms, x->seq_runs,
+                                ads / (x->seq_ms * 1e-3) / CEIL_BYTE_AD_PER_S,
+                                x->seq_cuda.kernel_ms, x->seq_cuda.h2d_ms, x->seq_cuda.d2h_ms,
+                                x->seq_cuda.total_ms, x->seq_cuda.h2d_bytes,
+                                x->seq_cuda.d2h_bytes, x->seq_mismatch ? "true" : "false");
                     fputc('}', f);
                 }
     fprintf(f, "\n  ],\n  \"complexity\": [");

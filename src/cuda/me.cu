@@ -19,20 +19,38 @@
 #include "me_cuda.h"
 #include "me_kern.cuh"
 
+#include <stdlib.h>
 #include <string.h>
 
 using namespace vidk_me;
 
 namespace {
 
-// Buffer slots of this family (device and host slots are separate pools).
+// Buffer slots of this family (device and host slots are separate pools). The three
+// device planes rotate between the roles cur, ref and next (sequence mode, below); the
+// host slots of the same numbers are their pinned staging buffers.
 enum {
-    SLOT_CUR = VIDK_SLOT_ME_FIRST + 0, // device plane / pinned staging of cur
-    SLOT_REF = VIDK_SLOT_ME_FIRST + 1, // device plane / pinned staging of ref
-    SLOT_KEYS = VIDK_SLOT_ME_FIRST + 2, // device keys (every shape, extended grid)
-    SLOT_RES = VIDK_SLOT_ME_FIRST + 3,  // device / pinned results
-    SLOT_PRED = VIDK_SLOT_ME_FIRST + 4, // device / pinned predictors
+    SLOT_PLANE0 = VIDK_SLOT_ME_FIRST + 0, // device plane 0 / pinned staging of cur
+    SLOT_PLANE1 = VIDK_SLOT_ME_FIRST + 1, // device plane 1 / pinned staging of ref
+    SLOT_KEYS = VIDK_SLOT_ME_FIRST + 2,   // device keys (every shape, extended grid)
+    SLOT_RES = VIDK_SLOT_ME_FIRST + 3,    // device / pinned results
+    SLOT_PRED = VIDK_SLOT_ME_FIRST + 4,   // device / pinned predictors
+    SLOT_PLANE2 = VIDK_SLOT_ME_FIRST + 5, // device plane 2 / pinned staging of next
+    SLOT_STATE = VIDK_SLOT_ME_FIRST + 6,  // host: SeqState
 };
+constexpr int kPlaneSlot[3] = {SLOT_PLANE0, SLOT_PLANE1, SLOT_PLANE2};
+
+// What the device planes hold between calls of one context. Kept in a host slot (the
+// context has no field for it); valid only with the magic, and a role only while its
+// plane's buffer is the same allocation (a slot that grew lost its samples).
+struct SeqState {
+    unsigned long long magic;
+    int prev_cur, next; // plane index holding the last call's cur / its prefetched next, or -1
+    int w, h, bitdepth, pitch;
+    void *ptr[3];
+    size_t cap[3];
+};
+constexpr unsigned long long kSeqMagic = 0x7669646b6d657131ull; // "vidkmeq1"
 
 constexpr int kMaxBands = 8;
 constexpr size_t kSmemDefault = 48 * 1024; // without the opt-in attribute
@@ -68,32 +86,69 @@ void stage_rows(const VidkPicture *pic, const MePlan *pl, uint8_t *stage, int y0
                static_cast<const uint8_t *>(pic->data[0]) + (ptrdiff_t)y * pic->stride[0], row_b);
 }
 
-template <int FL> void launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s)
+// Kernel configuration of a call: VIDK_ME_KCFG=r1 selects the first-round kernels (for
+// A/B measurements on the device); anything else, or unset, the current ones (r2).
+int kernel_config()
 {
-    if (pl->path == PATH_F16)
-        f16_kernel<FL><<<nb, pl->threads, pl->smem, s>>>(a);
-    else
-        f41_kernel<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+    const char *e = getenv("VIDK_ME_KCFG");
+    return e && (!strcmp(e, "r1") || !strcmp(e, "1")) ? 0 : 1;
 }
 
-// The instantiations make_plan can ask for (see its flag rules).
-int launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s)
+// The r2 kernels fit more blocks per SM (f41 4x4-only: 5 x 26.8 kB), more than the
+// 132 kB shared-memory configuration the driver picked for r1: ask for the largest
+// shared-memory carveout (the staging reads hit L2, 95 %, not L1).
+template <typename K> cudaError_t prefer_shared(K kern)
 {
+    return cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                (int)cudaSharedmemCarveoutMaxShared);
+}
+
+template <int FL>
+cudaError_t launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s, int cfg)
+{
+    cudaError_t e = cudaSuccess;
+    if (pl->path == PATH_F16) {
+        if (cfg && (e = prefer_shared(f16_kernel_r2<FL>)) == cudaSuccess)
+            f16_kernel_r2<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+        else if (!cfg)
+            f16_kernel<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+    } else {
+        if (cfg && (e = prefer_shared(f41_kernel_r2<FL>)) == cudaSuccess)
+            f41_kernel_r2<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+        else if (!cfg)
+            f41_kernel<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+    }
+    return e;
+}
+
+// The instantiations make_plan can ask for (see its flag rules). Returns cudaSuccess, the
+// error of the carveout request, or cudaErrorInvalidValue for a flag set without a kernel.
+cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s,
+                          int cfg)
+{
+    const int f16 = pl->path == PATH_F16;
+    cudaError_t e = cudaSuccess;
     switch (pl->flags) {
-    case 0: launch_fast<0>(pl, a, nb, s); break;
-    case F_LAMBDA: launch_fast<F_LAMBDA>(pl, a, nb, s); break;
-    case F_BIG: // f16 only
-    case F_BIG | F_LAMBDA:
-        if (pl->path != PATH_F16) return VIDK_ERR(EINVAL);
-        if (pl->flags & F_LAMBDA)
-            f16_kernel<F_BIG | F_LAMBDA><<<nb, pl->threads, pl->smem, s>>>(a);
-        else
-            f16_kernel<F_BIG><<<nb, pl->threads, pl->smem, s>>>(a);
+    case 0: return launch_fast<0>(pl, a, nb, s, cfg);
+    case F_LAMBDA: return launch_fast<F_LAMBDA>(pl, a, nb, s, cfg);
+#define F16_CASE(fl)                                                                      \
+    case fl:                                                                              \
+        if (!f16) return cudaErrorInvalidValue;                                           \
+        if (cfg && (e = prefer_shared(f16_kernel_r2<fl>)) == cudaSuccess)                 \
+            f16_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                       \
+        else if (!cfg)                                                                    \
+            f16_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                          \
         break;
+        F16_CASE(F_BIG)
+        F16_CASE(F_BIG | F_LAMBDA)
+#undef F16_CASE
 #define F41_CASE(fl)                                                                      \
     case fl:                                                                              \
-        if (pl->path != PATH_F41) return VIDK_ERR(EINVAL);                                \
-        f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                              \
+        if (f16) return cudaErrorInvalidValue;                                            \
+        if (cfg && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)                 \
+            f41_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                       \
+        else if (!cfg)                                                                    \
+            f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                          \
         break;
         F41_CASE(F_MID)
         F41_CASE(F_MID | F_BIG)
@@ -104,31 +159,33 @@ int launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s
         F41_CASE(F_SUB | F_MID | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_BIG | F_LAMBDA)
 #undef F41_CASE
-    default: return VIDK_ERR(EINVAL);
+    default: return cudaErrorInvalidValue;
     }
-    return 0;
+    return e;
 }
 
 } // namespace
 
-extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
-                                      const VidkPicture *ref, const VidkMeParams *p,
-                                      VidkMeField *out, unsigned flags)
+extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
+                                       const VidkPicture *ref, const VidkPicture *next,
+                                       const VidkMeParams *p, VidkMeField *out, unsigned flags)
 {
     int err = check_args(ctx, cur, ref, p, out);
     MePlan pl;
     MeArgs a;
     FinArgs f;
+    uint8_t *d_plane[3] = {nullptr, nullptr, nullptr}, *h_plane[3] = {nullptr, nullptr, nullptr};
     uint8_t *d_cur = nullptr, *d_ref = nullptr, *h_cur = nullptr, *h_ref = nullptr;
     unsigned long long *d_keys = nullptr;
     VidkMeResult *d_res = nullptr, *h_res = nullptr;
     VidkMv *d_pred = nullptr, *h_pred = nullptr;
+    SeqState *st = nullptr;
     cudaEvent_t ev_up[kMaxBands] = {}, ev_fin[kMaxBands] = {}, ev_dn[kMaxBands] = {};
     cudaEvent_t ev_keys = nullptr;
     cudaStream_t s_up = nullptr, s_kk[2] = {nullptr, nullptr}, s_dn = nullptr;
     const int use_pred = p && p->lambda && p->pred;
-    const int reuse_ref = (flags & VIDK_CUDA_ME_REF_IS_PREV_CUR) != 0;
-    int maxabs = 0, issued = 0, ns;
+    int maxabs = 0, issued = 0, ns, cfg = kernel_config();
+    int pc = -1, pr = -1, pn = -1, cur_res = 0, ref_res = 0;
     cudaStream_t s_k = nullptr;
     int cur_done = 0, ref_done = 0;
     size_t h2d = 0, d2h = 0, bps;
@@ -136,7 +193,13 @@ extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
         if (ctx) vidk_log(ctx, VIDK_LOG_ERROR, "cuda me_search: invalid arguments");
         return err;
     }
-    if (flags & ~(unsigned)VIDK_CUDA_ME_REF_IS_PREV_CUR) return VIDK_ERR(EINVAL);
+    if (flags & ~(unsigned)(VIDK_CUDA_ME_REF_IS_PREV_CUR | VIDK_CUDA_ME_CUR_IS_PREV_NEXT))
+        return VIDK_ERR(EINVAL);
+    if (next && (next->w != cur->w || next->h != cur->h || next->bitdepth != cur->bitdepth ||
+                 !next->data[0])) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "cuda me_search: next picture differs from cur");
+        return VIDK_ERR(EINVAL);
+    }
     if (use_pred) {
         const int n = ((cur->w + 15) / 16) * ((cur->h + 15) / 16);
         for (int i = 0; i < n; i++)
@@ -155,10 +218,49 @@ extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
     s_dn = vidk_cuda_stream_at(ctx, ns >= 3 ? 2 : 1 % ns);
 
     // Every buffer first: growing one waits for the streams and frees the old one.
-    VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_CUR, pl.plane_bytes, &d_cur));
-    VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_REF, pl.plane_bytes, &d_ref));
-    VIDK_TRY(vidk_cuda_host_slot(ctx, SLOT_CUR, pl.plane_bytes, &h_cur));
-    if (!reuse_ref) VIDK_TRY(vidk_cuda_host_slot(ctx, SLOT_REF, pl.plane_bytes, &h_ref));
+    VIDK_TRY(vidk_cuda_host_slot(ctx, SLOT_STATE, sizeof(SeqState), &st));
+    if (st->magic != kSeqMagic) {
+        memset(st, 0, sizeof(*st));
+        st->magic = kSeqMagic;
+        st->prev_cur = st->next = -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && !next && !(flags & VIDK_CUDA_ME_CUR_IS_PREV_NEXT) &&
+            !(st->prev_cur == 2 || st->next == 2))
+            continue; // plane 2 only once a sequence uses it
+        VIDK_TRY(vidk_cuda_dev_slot(ctx, kPlaneSlot[i], pl.plane_bytes, &d_plane[i]));
+    }
+    // Roles survive only on the same allocation, geometry and bit depth.
+    {
+        const int same = st->w == pl.w && st->h == pl.h && st->bitdepth == pl.bitdepth &&
+                         st->pitch == pl.pitch;
+        for (int i = 0; i < 3; i++) {
+            const VidkCudaBuf &b = ctx->cuda->dev[kPlaneSlot[i]];
+            const int kept = same && d_plane[i] && st->ptr[i] == b.ptr && st->cap[i] == b.bytes;
+            if (!kept && st->prev_cur == i) st->prev_cur = -1;
+            if (!kept && st->next == i) st->next = -1;
+        }
+    }
+    if ((flags & VIDK_CUDA_ME_CUR_IS_PREV_NEXT) && st->next >= 0) pc = st->next, cur_res = 1;
+    if ((flags & VIDK_CUDA_ME_REF_IS_PREV_CUR) && st->prev_cur >= 0 && st->prev_cur != pc)
+        pr = st->prev_cur, ref_res = 1;
+    // Free planes for what must be uploaded: never one that holds a resident role.
+    for (int i = 0; i < 3 && pc < 0; i++)
+        if (i != pr && (i < 2 || d_plane[i])) pc = i;
+    for (int i = 0; i < 3 && pr < 0; i++)
+        if (i != pc && (i < 2 || d_plane[i])) pr = i;
+    if (next) {
+        pn = 3 - pc - pr;
+        if (!d_plane[pn]) VIDK_TRY(vidk_cuda_dev_slot(ctx, kPlaneSlot[pn], pl.plane_bytes, &d_plane[pn]));
+        VIDK_TRY(vidk_cuda_host_slot(ctx, kPlaneSlot[pn], pl.plane_bytes, &h_plane[pn]));
+    }
+    // From here on the planes' contents change: no role is valid until the call succeeds.
+    st->prev_cur = st->next = -1;
+    d_cur = d_plane[pc], d_ref = d_plane[pr];
+    if (!cur_res) VIDK_TRY(vidk_cuda_host_slot(ctx, kPlaneSlot[pc], pl.plane_bytes, &h_cur));
+    if (!ref_res) VIDK_TRY(vidk_cuda_host_slot(ctx, kPlaneSlot[pr], pl.plane_bytes, &h_ref));
+    if (cur_res) cur_done = pl.h;
+    if (ref_res) ref_done = pl.h;
     VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_KEYS, pl.nkeys * sizeof(*d_keys), &d_keys));
     VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_RES, pl.nres * sizeof(*d_res), &d_res));
     VIDK_TRY(vidk_cuda_host_slot(ctx, SLOT_RES, pl.nres * sizeof(*h_res), &h_res));
@@ -167,6 +269,10 @@ extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
         VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_PRED, pb, &d_pred));
         VIDK_TRY(vidk_cuda_host_slot(ctx, SLOT_PRED, pb, &h_pred));
     }
+    // A grown slot freed an old buffer: re-read the plane pointers (growth is done now).
+    for (int i = 0; i < 3; i++)
+        if (d_plane[i]) d_plane[i] = static_cast<uint8_t *>(ctx->cuda->dev[kPlaneSlot[i]].ptr);
+    d_cur = d_plane[pc], d_ref = d_plane[pr];
     CUDA_CHECK(cudaEventCreateWithFlags(&ev_keys, cudaEventDisableTiming));
     for (int b = 0; b < pl.nbands; b++) {
         CUDA_CHECK(cudaEventCreateWithFlags(&ev_up[b], cudaEventDisableTiming));
@@ -187,10 +293,6 @@ extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
     issued = 1;
     VIDK_TRY(vidk_cuda_timing_start(ctx, s_up));
     VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_H2D, s_up));
-    if (reuse_ref) { // the kept copy of the previous cur, before the new cur overwrites it
-        CUDA_CHECK(cudaMemcpyAsync(d_ref, d_cur, pl.plane_bytes, cudaMemcpyDeviceToDevice, s_up));
-        ref_done = pl.h;
-    }
     if (use_pred) {
         const size_t pb = (size_t)pl.mb_w * (size_t)pl.mb_h * sizeof(VidkMv);
         memcpy(h_pred, p->pred, pb);
@@ -206,7 +308,8 @@ extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
         int cr, rr;
         const size_t pitch_b = (size_t)pl.pitch * bps;
         band_rows(&pl, b, &cr, &rr);
-        // Upload the rows this band needs beyond those already sent.
+        // Upload the rows this band needs beyond those already sent (none when both
+        // planes are resident: the band's event then only orders the predictors).
         if (cr > cur_done) {
             stage_rows(cur, &pl, h_cur, cur_done, cr);
             CUDA_CHECK(cudaMemcpyAsync(d_cur + cur_done * pitch_b, h_cur + cur_done * pitch_b,
@@ -247,11 +350,7 @@ extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
             }
         } else {
             const unsigned nb = (unsigned)((long)pl.GW * a.gyn * pl.ncb * pl.nsl);
-            if ((err = launch_search(&pl, a, nb, s_k)) < 0) {
-                vidk_log(ctx, VIDK_LOG_ERROR, "cuda me_search: no kernel for path %d flags %d",
-                         pl.path, pl.flags);
-                goto cleanup;
-            }
+            CUDA_CHECK(launch_search(&pl, a, nb, s_k, cfg)); // path pl.path, flags pl.flags
             CUDA_CHECK_LAUNCH();
         }
         f.nshape = 0;
@@ -291,6 +390,18 @@ extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
         if (s_kk[b & 1] != s_kk[0]) CUDA_CHECK(cudaStreamWaitEvent(s_kk[0], ev_fin[b], 0));
     VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_KERNEL, s_kk[0], 0));
 
+    // Sequence mode: send the next frame while this one is searched (the host staging
+    // copy and the PCIe transfer both overlap the kernels already queued). Plane pn
+    // holds neither this call's cur nor its ref, and the previous call's transfers have
+    // all completed (every call synchronises its streams), so its staging is free.
+    if (next) {
+        const size_t bytes = (size_t)pl.pitch * bps * (size_t)pl.h;
+        VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_H2D, s_up));
+        stage_rows(next, &pl, h_plane[pn], 0, pl.h);
+        CUDA_CHECK(cudaMemcpyAsync(d_plane[pn], h_plane[pn], bytes, cudaMemcpyHostToDevice, s_up));
+        VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_H2D, s_up, bytes));
+    }
+
     // Results into the caller's field, band by band as they land.
     for (int b = 0; b < pl.nbands; b++) {
         CUDA_CHECK(cudaEventSynchronize(ev_dn[b]));
@@ -309,6 +420,14 @@ extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
     CUDA_CHECK(cudaStreamSynchronize(s_dn));
     issued = 0;
     VIDK_TRY(vidk_cuda_timing_stop(ctx));
+    // Roles for the next call (only now: a failed call leaves none).
+    st->w = pl.w, st->h = pl.h, st->bitdepth = pl.bitdepth, st->pitch = pl.pitch;
+    for (int i = 0; i < 3; i++) {
+        st->ptr[i] = ctx->cuda->dev[kPlaneSlot[i]].ptr;
+        st->cap[i] = ctx->cuda->dev[kPlaneSlot[i]].bytes;
+    }
+    st->prev_cur = pc;
+    st->next = pn;
 
 cleanup:
     if (issued) { // an error with work in flight: let it drain before buffers are reused
@@ -327,9 +446,17 @@ cleanup:
     return err;
 }
 
+extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
+                                      const VidkPicture *ref, const VidkMeParams *p,
+                                      VidkMeField *out, unsigned flags)
+{
+    if (flags & ~(unsigned)VIDK_CUDA_ME_REF_IS_PREV_CUR) return VIDK_ERR(EINVAL);
+    return vidk_cuda_me_search_seq(ctx, cur, ref, nullptr, p, out, flags);
+}
+
 extern "C" int vidk_cuda_me_search(VidkContext *ctx, const VidkPicture *cur,
                                    const VidkPicture *ref, const VidkMeParams *p,
                                    VidkMeField *out)
 {
-    return vidk_cuda_me_search_ex(ctx, cur, ref, p, out, 0);
+    return vidk_cuda_me_search_seq(ctx, cur, ref, nullptr, p, out, 0);
 }

@@ -12,17 +12,34 @@ extern "C" {
 int vidk_cuda_me_search(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
                         const VidkMeParams *p, VidkMeField *out);
 
-/* Flag of vidk_cuda_me_search_ex: ref has the samples of `cur` of the previous
- * vidk_cuda_me_search* call on this context (same size and bit depth; the caller
- * guarantees it, nothing checks the samples). The device copy of that cur is used and
- * ref is not uploaded: a frame sequence crosses PCIe once per frame. ref must still be a
- * valid picture of cur's size. */
+/* Flag: ref has the samples of `cur` of the previous vidk_cuda_me_search* call on this
+ * context (same size and bit depth; the caller guarantees it, nothing checks the
+ * samples). The device copy of that cur is used and ref is not uploaded. ref must still
+ * be a valid picture of cur's size: when the device copy is gone (a call of another size
+ * in between, a failed call) ref is uploaded instead. */
 #define VIDK_CUDA_ME_REF_IS_PREV_CUR 1u
+/* Flag: cur has the samples of `next` of the previous vidk_cuda_me_search_seq call on
+ * this context (same promise and fallback as above): cur was sent ahead, while the
+ * previous frame was searched, and is not uploaded again. */
+#define VIDK_CUDA_ME_CUR_IS_PREV_NEXT 2u
 
 /* vidk_cuda_me_search with flags (0 or VIDK_CUDA_ME_REF_IS_PREV_CUR), for benchmarks and
  * encoders that search consecutive frames. Checks its arguments (VIDK_ERR(EINVAL)). */
 int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
                            const VidkMeParams *p, VidkMeField *out, unsigned flags);
+
+/* Sequence mode: search cur against ref like vidk_cuda_me_search_ex (flags: any of
+ * VIDK_CUDA_ME_REF_IS_PREV_CUR, VIDK_CUDA_ME_CUR_IS_PREV_NEXT) and, when next is not
+ * NULL (a picture of cur's size and bit depth), send next to the device while this
+ * search runs, for the following call with VIDK_CUDA_ME_CUR_IS_PREV_NEXT. A stream of
+ * frames f0, f1, ... then costs one upload per frame, hidden behind the search:
+ *   seq(f1, f0, f2, 0), seq(f2, f1, f3, REF_IS_PREV_CUR | CUR_IS_PREV_NEXT), ...
+ * Synchronous like the others: returns with out filled and every transfer finished.
+ * Results are identical to vidk_cuda_me_search(cur, ref). Returns 0 or a negative error
+ * (VIDK_ERR(EINVAL) for bad arguments or flags). */
+int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                            const VidkPicture *next, const VidkMeParams *p, VidkMeField *out,
+                            unsigned flags);
 
 #ifdef __cplusplus
 }

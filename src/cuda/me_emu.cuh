@@ -36,6 +36,7 @@
 #define __forceinline__ inline
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
+#define __maxnreg__(...)
 #define VK_HD
 #define VK_DYN_SMEM(T, name) T *name = reinterpret_cast<T *>(emu::dyn_smem())
 
@@ -295,7 +296,7 @@ static void reference(const Pic &c, const Pic &r, const VidkMeParams &p, const s
 
 // me.cu's flow on the emulator.
 static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p, const std::vector<VidkMv> &pred,
-                      int sms, std::vector<VidkMeResult> *out, int *path_out)
+                      int sms, int cfg, std::vector<VidkMeResult> *out, int *path_out)
 {
     int maxabs = 0;
     for (const VidkMv &v : pred) maxabs = vk_imax(maxabs, vk_imax(vk_abs(v.x), vk_abs(v.y)));
@@ -345,8 +346,8 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p, const s
             const unsigned nb = (unsigned)(pl.GW * a.gyn * pl.ncb * pl.nsl);
             auto run = [&](auto kern) { emu::launch(dim3(nb), dim3(pl.threads), pl.smem, [&] { kern(a); }); };
             switch (pl.path * 16 + pl.flags) {
-#define F16C(fl) case PATH_F16 * 16 + (fl): run(f16_kernel<(fl)>); break;
-#define F41C(fl) case PATH_F41 * 16 + (fl): run(f41_kernel<(fl)>); break;
+#define F16C(fl) case PATH_F16 * 16 + (fl): if (cfg) run(f16_kernel_r2<(fl)>); else run(f16_kernel<(fl)>); break;
+#define F41C(fl) case PATH_F41 * 16 + (fl): if (cfg) run(f41_kernel_r2<(fl)>); else run(f41_kernel<(fl)>); break;
                 F16C(0) F16C(F_BIG) F16C(F_LAMBDA) F16C(F_BIG | F_LAMBDA)
                 F41C(0) F41C(F_MID) F41C(F_MID | F_BIG) F41C(F_SUB | F_MID) F41C(F_SUB | F_MID | F_BIG)
                 F41C(F_LAMBDA) F41C(F_MID | F_LAMBDA) F41C(F_MID | F_BIG | F_LAMBDA)
@@ -469,20 +470,27 @@ int main(int argc, char **argv)
         }
         std::vector<VidkMeResult> want[VIDK_BLOCK_COUNT], got[VIDK_BLOCK_COUNT];
         reference(c, r, p, pred, want);
-        int path = -1;
-        const int e = emu_search(c, r, p, pred, rnd(1, 4), got, &path);
-        int bad = e < 0;
+        int path = -1, bad = 0;
+        const int sms = rnd(1, 4);
+        // Both kernel configurations (r1, r2; me.cu picks by VIDK_ME_KCFG) on every case;
+        // EMU_CFG=0 or 1 runs one.
+        for (int cfg = 0; cfg < 2 && !bad; cfg++) {
+        if (getenv("EMU_CFG") && atoi(getenv("EMU_CFG")) != cfg) continue;
+        const int e = emu_search(c, r, p, pred, sms, cfg, got, &path);
+        bad = e < 0;
+        if (bad) fprintf(stderr, "  config r%d: emulator error %d\n", cfg + 1, e);
         for (int bs = 0; bs < VIDK_BLOCK_COUNT && !bad; bs++) {
             if (!(p.shapes & (1u << bs))) continue;
             for (size_t i = 0; i < want[bs].size(); i++) {
                 const VidkMeResult &x = got[bs][i], &y = want[bs][i];
                 if (x.mv.x != y.mv.x || x.mv.y != y.mv.y || x.cost != y.cost || x.sad != y.sad) {
                     if (bad++ < 5)
-                        fprintf(stderr, "  %s block %zu: got (%d,%d) cost %u sad %u, want (%d,%d) cost %u sad %u\n",
-                                kNames[bs], i, x.mv.x, x.mv.y, x.cost, x.sad,
+                        fprintf(stderr, "  r%d %s block %zu: got (%d,%d) cost %u sad %u, want (%d,%d) cost %u sad %u\n",
+                                cfg + 1, kNames[bs], i, x.mv.x, x.mv.y, x.cost, x.sad,
                                 y.mv.x, y.mv.y, y.cost, y.sad);
                 }
             }
+        }
         }
         fprintf(stderr, "case %2d: %3dx%-3d bd %2d R %3d shapes 0x%03x lambda %5u pred %d path %d: %s\n", ci,
                 c.w, c.h, c.bd, p.range, p.shapes, p.lambda, (int)!pred.empty(), path, bad ? "FAIL" : "ok");

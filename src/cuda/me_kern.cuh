@@ -452,21 +452,47 @@ __device__ __forceinline__ BlockPos block_pos(const MeArgs &a)
 
 // Stage the 64x64 current samples of the group (16 words a row) and the reference window
 // (rows WY0.., words from sample WX0, a multiple of 4) with clamped coordinates.
+// V = 0 (round 1): a division and a clamped gather per word. V = 1: row and column
+// advance incrementally (one division per thread), and a window that lies inside the
+// picture horizontally (most blocks) is read with plain aligned words; only the row is
+// clamped. Same words in shared memory either way.
+template <int V>
 __device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsigned *scur,
                                       unsigned *swin, int wx0, int wh)
 {
     const int nt = (int)blockDim.x, tid = (int)threadIdx.x;
-    for (int i = tid; i < 64 * 16; i += nt) {
-        const int r = i >> 4, c = i & 15;
-        const int y = vk_imin(bp.gy * kGroup + r, a.h - 1);
-        scur[i] = gather4(a.cur + (size_t)y * a.pitch, bp.gx * kGroup + 4 * c, a.w);
-    }
     const int ww = a.WP; // staged words per row (the pitch's extra word is harmless)
     const int wy0 = bp.gy * kGroup + bp.cy0;
-    for (int i = tid; i < wh * ww; i += nt) {
-        const int r = i / ww, c = i - r * ww;
-        const int y = vk_clamp(wy0 + r, 0, a.h - 1);
-        swin[r * a.WP + c] = gather4(a.ref + (size_t)y * a.pitch, wx0 + 4 * c, a.w);
+    if (V == 0) {
+        for (int i = tid; i < 64 * 16; i += nt) {
+            const int r = i >> 4, c = i & 15;
+            const int y = vk_imin(bp.gy * kGroup + r, a.h - 1);
+            scur[i] = gather4(a.cur + (size_t)y * a.pitch, bp.gx * kGroup + 4 * c, a.w);
+        }
+        for (int i = tid; i < wh * ww; i += nt) {
+            const int r = i / ww, c = i - r * ww;
+            const int y = vk_clamp(wy0 + r, 0, a.h - 1);
+            swin[r * a.WP + c] = gather4(a.ref + (size_t)y * a.pitch, wx0 + 4 * c, a.w);
+        }
+        return;
+    }
+    const int cx = bp.gx * kGroup;
+    const bool cin = cx + kGroup <= a.w; // block-uniform
+    for (int i = tid; i < 64 * 16; i += nt) {
+        const int r = i >> 4, c = i & 15;
+        const uint8_t *row = a.cur + (size_t)vk_imin(bp.gy * kGroup + r, a.h - 1) * a.pitch;
+        scur[i] = cin ? __ldg(reinterpret_cast<const unsigned *>(row + cx + 4 * c))
+                      : gather4(row, cx + 4 * c, a.w);
+    }
+    const bool win = wx0 >= 0 && wx0 + 4 * ww <= a.w; // block-uniform
+    const int dr = nt / ww, dc = nt - dr * ww;
+    int r = tid / ww, c = tid - r * ww;
+    while (r < wh) {
+        const uint8_t *row = a.ref + (size_t)vk_clamp(wy0 + r, 0, a.h - 1) * a.pitch;
+        swin[r * a.WP + c] = win ? __ldg(reinterpret_cast<const unsigned *>(row + wx0 + 4 * c))
+                                 : gather4(row, wx0 + 4 * c, a.w);
+        r += dr, c += dc;
+        if (c >= ww) c -= ww, r++;
     }
 }
 
@@ -547,11 +573,9 @@ __device__ __forceinline__ void f16_chunk(const unsigned *__restrict__ row, int 
     }
 }
 
-// Two blocks of 256 per SM cap registers at 128; the variant with 32x32 / 64x64 and
-// lambda (three predictors per thread) needs a few more and takes one block's bound.
-template <int FL>
-__global__ void __launch_bounds__(kThreadsMax, (FL & F_BIG) && (FL & F_LAMBDA) ? 1 : 2)
-    f16_kernel(const MeArgs a)
+// Body of the f16 kernels (V: kernel configuration, see the kernels below).
+template <int FL, int V>
+__device__ __forceinline__ void f16_body(const MeArgs &a)
 {
     VK_DYN_SMEM(unsigned long long, smem64);
     unsigned *scur = reinterpret_cast<unsigned *>(smem64);
@@ -561,7 +585,7 @@ __global__ void __launch_bounds__(kThreadsMax, (FL & F_BIG) && (FL & F_LAMBDA) ?
     unsigned long long *red =
         reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * a.WP + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3; // floor to a multiple of 4
-    stage(a, bp, scur, swin, wx0, wh);
+    stage<V>(a, bp, scur, swin, wx0, wh);
     for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) red[s] = kKeyNone;
     __syncthreads();
 
@@ -606,6 +630,36 @@ __global__ void __launch_bounds__(kThreadsMax, (FL & F_BIG) && (FL & F_LAMBDA) ?
     unsigned mask = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
     if (FL & F_BIG) mask |= VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
     red_flush(red, mask, a, bp.gx, bp.gy);
+}
+
+// Kernel configurations (MeArgs-independent, chosen per call by the host, me.cu):
+// - r1 (V = 0): the first round. Two blocks of 256 per SM cap registers at 128; the
+//   variant with 32x32 / 64x64 and lambda (three predictors per thread) needs a few more
+//   and takes one block's bound. At 160 threads that is 3 blocks = 15 warps per SM.
+// - r2 (V = 1): register caps chosen so that more warps fit (measured r1: latency-bound,
+//   ALU pipe 63 % busy at 15 warps), each checked for zero spills with ptxas -v (CUDA
+//   13.0, docs/ME_CUDA.md): f16 without 32x32/64x64 at 96 registers (4 blocks of 160 =
+//   20 warps; ptxas moves the loop counters to the uniform datapath, the loop keeps its
+//   1024 VABSDIFF4 / 155 LDS / 124 PRMT), f41 4x4-only at 80 (5 blocks = 25 warps), f41
+//   with 16x16 sums but no sub-shapes (and not both 32x32/64x64 and lambda) at 96; the
+//   others keep 128 (they spill below).
+//   Plus the cheaper staging of stage<1>.
+constexpr int f16_regs(int fl) { return (fl & F_BIG) ? ((fl & F_LAMBDA) ? 192 : 128) : 96; }
+constexpr int f41_regs(int fl)
+{
+    return (fl & F_SUB) || ((fl & F_BIG) && (fl & F_LAMBDA)) ? 128 : (fl & F_MID) ? 96 : 80;
+}
+
+template <int FL>
+__global__ void __launch_bounds__(kThreadsMax, (FL & F_BIG) && (FL & F_LAMBDA) ? 1 : 2)
+    f16_kernel(const MeArgs a)
+{
+    f16_body<FL, 0>(a);
+}
+
+template <int FL> __global__ void __maxnreg__(f16_regs(FL)) f16_kernel_r2(const MeArgs a)
+{
+    f16_body<FL, 1>(a);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -742,8 +796,9 @@ __device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int 
     }
 }
 
-template <int FL>
-__global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a)
+// Body of the f41 kernels (V: kernel configuration, see the kernels below).
+template <int FL, int V>
+__device__ __forceinline__ void f41_body(const MeArgs &a)
 {
     VK_DYN_SMEM(unsigned long long, smem64);
     unsigned *scur = reinterpret_cast<unsigned *>(smem64);
@@ -753,7 +808,7 @@ __global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a)
     unsigned long long *red =
         reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * a.WP + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3;
-    stage(a, bp, scur, swin, wx0, wh);
+    stage<V>(a, bp, scur, swin, wx0, wh);
     for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) red[s] = kKeyNone;
     __syncthreads();
 
@@ -831,6 +886,16 @@ __global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a)
     }
     __syncthreads();
     red_flush(red, mask, a, bp.gx, bp.gy);
+}
+
+template <int FL> __global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a)
+{
+    f41_body<FL, 0>(a);
+}
+
+template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r2(const MeArgs a)
+{
+    f41_body<FL, 1>(a);
 }
 
 // ---------------------------------------------------------------------------------------
