@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "internal.h"
+#if VIDK_HAVE_CUDA
+#include "cuda/hevc_cuda.h"
+#endif
 
 #define CHUNK_VALUES 4096  /* int16 values per kernel call (8 KB) */
 #define JOB_VALUES   65536 /* values per pool job of the transform passes */
@@ -676,7 +679,13 @@ static int batch_begin(VidkContext *ctx, VidkHevcBatch *b, Exec *e, HevcPriv **p
 }
 
 int vidk_hevc_batch_forward(VidkContext *ctx, VidkHevcBatch *b) {
-    if (ctx && ctx->backend == VIDK_BACKEND_CUDA) return VIDK_ERR(ENOSYS);
+    if (ctx && ctx->backend == VIDK_BACKEND_CUDA) {
+#if VIDK_HAVE_CUDA
+        return vidk_cuda_hevc_forward(ctx, b, NULL); /* src/cuda/hevc.cu */
+#else
+        return VIDK_ERR_NODEV;
+#endif
+    }
     Exec e;
     HevcPriv *pv;
     int err = batch_begin(ctx, b, &e, &pv);
@@ -707,7 +716,13 @@ out:
 }
 
 int vidk_hevc_batch_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic) {
-    if (ctx && ctx->backend == VIDK_BACKEND_CUDA) return VIDK_ERR(ENOSYS);
+    if (ctx && ctx->backend == VIDK_BACKEND_CUDA) {
+#if VIDK_HAVE_CUDA
+        return vidk_cuda_hevc_inverse(ctx, b, pic, NULL); /* src/cuda/hevc.cu */
+#else
+        return VIDK_ERR_NODEV;
+#endif
+    }
     Exec e;
     HevcPriv *pv;
     int err = batch_begin(ctx, b, &e, &pv);

@@ -277,13 +277,12 @@ VIDK_API int vidk_hevc_batch_residual(VidkContext *ctx, VidkHevcBatch *b,
  * are listed in nz_index and (with compact_levels) their levels copied to nz_lev
  * (all-zero TBs can be skipped downstream).
  *
- * @param ctx context: c, simd and threads give identical output. cuda returns
- *        VIDK_ERR(ENOSYS) until the CUDA path is wired (use a CPU context).
+ * @param ctx context: c, simd, threads and cuda give identical output.
  * @param b batch; x and y of the records are not read.
  * @return the number of non-zero TBs over all lists (saturated at INT32_MAX);
  *         VIDK_ERR(EINVAL) for a bad record (qp, plane, flags, reserved), bit depth or
  *         scaling value (lev may be partly written); VIDK_ERR(ENOMEM);
- *         VIDK_ERR(ENOSYS).
+ *         VIDK_ERR(EIO) for a device error on cuda (logged).
  */
 VIDK_API int vidk_hevc_batch_forward(VidkContext *ctx, VidkHevcBatch *b);
 
@@ -300,7 +299,7 @@ VIDK_API int vidk_hevc_batch_forward(VidkContext *ctx, VidkHevcBatch *b);
  *        pic NULL the residuals are written to each list's res array instead.
  * @return 0; VIDK_ERR(EINVAL) for a bad record, a TB outside its plane or not aligned
  *         to its size (pic is then unchanged), or mismatched bit depth;
- *         VIDK_ERR(ENOMEM); VIDK_ERR(ENOSYS) on cuda (see vidk_hevc_batch_forward()).
+ *         VIDK_ERR(ENOMEM); VIDK_ERR(EIO) for a device error on cuda (logged).
  */
 VIDK_API int vidk_hevc_batch_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic);
 

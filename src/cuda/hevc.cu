@@ -1,0 +1,1338 @@
+// vidk_hevc_batch_forward / vidk_hevc_batch_inverse on the device (docs/HEVC_CUDA.md).
+//
+// Data path of a call (both directions):
+// - Validation on the host, exactly the checks of src/hevc_batch.c, before anything is
+//   written; TB records become 2-byte keys (qP, cIdx, flags), or one key per chunk and
+//   size when all are equal.
+// - The batch is cut into chunks (a share of every size list each; the paper's frame
+//   segments) spread round robin over the context's streams. Per chunk: host staging
+//   into a pinned slot (overlapping the device work of the previous chunks unless
+//   opts.overlap_host is 0), one H2D copy, one kernel launch for all TB sizes, D2H.
+// - Forward: the kernel compacts the levels of TBs with a non-zero level (one atomicAdd
+//   per CUDA block and round); the D2H is two-phase: first the chunk's counter, the
+//   per-tile bases and the per-TB counts (fixed size), then exactly the compacted values.
+//   The host walks the tiles in index order, so the output never depends on the order
+//   in which blocks ran.
+// - Inverse: the host skips TBs whose levels are all zero while staging (they cost
+//   nothing and never cross PCIe); with a picture, each non-zero TB's prediction goes up
+//   and its reconstruction comes down (in place); TBs that overlap (allowed, unusual)
+//   switch the call to residuals added on the host in list order (the c backend's order).
+// Everything also runs in a host emulation (opts through the *_emu_* entry points): the
+// same code with memcpy for copies and hevc_emu.cuh for the kernels.
+#include "cuda_common.cuh"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda/hevc_cuda.h"
+#include "hevc_dev.cuh"
+#include "hevc_emu.cuh"
+
+using namespace vidk_hevccu;
+
+namespace {
+
+enum {
+    SLOT_FWD_IO = VIDK_SLOT_HEVC_FIRST, // keys, residuals, counters, tile bases, counts
+    SLOT_FWD_LEV,                       // levels out (compacted or dense)
+    SLOT_INV_IO,                        // keys, levels, prediction; output in place
+    SLOT_TAB,                           // scaling-list tables (host: staging)
+    SLOT_TAB_SIG,                       // host: the scaling factors the device table holds
+    SLOT_KO_SIG,                        // host: layout of the last full call (kernel_only)
+    SLOT_END
+};
+static_assert(SLOT_END <= VIDK_SLOT_HEVC_FIRST + 24, "HEVC slots are 56..79");
+
+constexpr size_t kAlign = 128;
+constexpr uint64_t kMaxChunkValues = (uint64_t)1 << 27;
+constexpr int kMaxChunksTotal = 4096;
+constexpr uint64_t kMagicTab = 0x5648455643544142ull, kMagicKo = 0x564845564b4f4e4cull;
+
+size_t align_up(size_t v, size_t a) {
+    return (v + a - 1) / a * a;
+}
+
+// ---- execution: the device or the host emulation ----------------------------------------
+
+struct Exec {
+    VidkContext *ctx;
+    bool emu;
+    int ns;
+    cudaStream_t st[VIDK_CUDA_MAX_STREAMS];
+    cudaEvent_t *ev;
+    int nev, cap_ev;
+    bool timed;
+    void *ebuf[2][SLOT_END - VIDK_SLOT_HEVC_FIRST];
+    size_t ecap[2][SLOT_END - VIDK_SLOT_HEVC_FIRST];
+    EmuScratch *scratch;
+};
+
+int ck(const VidkContext *ctx, cudaError_t e, const char *expr, int line) {
+    return e == cudaSuccess ? 0 : vidk_cuda_fail(ctx, e, expr, __FILE__, line);
+}
+#define CK(x, expr) ck((x)->ctx, (expr), #expr, __LINE__)
+
+void exec_init(Exec *x, VidkContext *ctx, bool emu) {
+    memset(x, 0, sizeof(*x));
+    x->ctx = ctx;
+    x->emu = emu;
+    x->ns = 1;
+}
+
+// Streams idle, events destroyed, emulation memory freed; errors ignored (the result is
+// already known).
+void exec_end(Exec *x) {
+    if (!x->emu) {
+        for (int i = 0; i < x->ns; i++)
+            if (x->st[i]) (void)cudaStreamSynchronize(x->st[i]);
+        for (int i = 0; i < x->nev; i++)
+            if (x->ev[i]) (void)cudaEventDestroy(x->ev[i]);
+        (void)cudaGetLastError();
+    }
+    free(x->ev);
+    for (int h = 0; h < 2; h++)
+        for (int i = 0; i < SLOT_END - VIDK_SLOT_HEVC_FIRST; i++)
+            free(x->ebuf[h][i]);
+    free(x->scratch);
+    memset(x->ebuf, 0, sizeof(x->ebuf));
+    x->ev = nullptr;
+    x->scratch = nullptr;
+    x->nev = 0;
+}
+
+template <typename T> int buf(Exec *x, int slot, bool host, size_t bytes, T **p) {
+    bytes = align_up(bytes < kAlign ? kAlign : bytes, kAlign);
+    if (!x->emu)
+        return host ? vidk_cuda_host_slot(x->ctx, slot, bytes, p)
+                    : vidk_cuda_dev_slot(x->ctx, slot, bytes, p);
+    const int i = slot - VIDK_SLOT_HEVC_FIRST, h = host;
+    if (x->ecap[h][i] < bytes) {
+        free(x->ebuf[h][i]);
+        x->ebuf[h][i] = aligned_alloc(kAlign, bytes);
+        x->ecap[h][i] = x->ebuf[h][i] ? bytes : 0;
+        if (!x->ebuf[h][i]) return VIDK_ERR(ENOMEM);
+        memset(x->ebuf[h][i], 0xCD, bytes); // poison: reading unwritten bytes shows
+    }
+    *p = static_cast<T *>(x->ebuf[h][i]);
+    return 0;
+}
+
+int h2d(Exec *x, void *dst, const void *src, size_t n, int s) {
+    if (!n) return 0;
+    if (x->emu) {
+        memcpy(dst, src, n);
+        return 0;
+    }
+    return CK(x, cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, x->st[s]));
+}
+
+int d2h(Exec *x, void *dst, const void *src, size_t n, int s) {
+    if (!n) return 0;
+    if (x->emu) {
+        memcpy(dst, src, n);
+        return 0;
+    }
+    return CK(x, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, x->st[s]));
+}
+
+int stage(Exec *x, VidkCudaStage st, bool begin, int s, size_t bytes) {
+    if (x->emu) return 0;
+    return begin ? vidk_cuda_stage_begin(x->ctx, st, x->st[s])
+                 : vidk_cuda_stage_end(x->ctx, st, x->st[s], bytes);
+}
+
+int timing_start(Exec *x) {
+    if (x->emu) return 0;
+    const int err = vidk_cuda_timing_start(x->ctx, x->st[0]);
+    x->timed = err == 0;
+    return err;
+}
+
+// Synchronise every stream used, then close the timing.
+int finish(Exec *x) {
+    int err = 0;
+    if (x->emu) return 0;
+    for (int i = 0; i < x->ns; i++)
+        if ((err = CK(x, cudaStreamSynchronize(x->st[i]))) < 0) return err;
+    return vidk_cuda_timing_stop(x->ctx);
+}
+
+int events_alloc(Exec *x, int n) {
+    x->ev = static_cast<cudaEvent_t *>(calloc((size_t)(n > 0 ? n : 1), sizeof(cudaEvent_t)));
+    x->cap_ev = x->ev ? n : 0;
+    return x->ev ? 0 : VIDK_ERR(ENOMEM);
+}
+
+// A new event recorded on stream s; its index, or an error.
+int event_record(Exec *x, int s) {
+    if (x->nev >= x->cap_ev) return VIDK_ERR(EINVAL);
+    const int i = x->nev;
+    if (x->emu) {
+        x->nev++;
+        return i;
+    }
+    int err = CK(x, cudaEventCreateWithFlags(&x->ev[i], cudaEventDisableTiming));
+    if (err < 0) return err;
+    x->nev++;
+    err = CK(x, cudaEventRecord(x->ev[i], x->st[s]));
+    return err < 0 ? err : i;
+}
+
+// 1 when the event has completed, 0 when not yet, or an error.
+int event_query(Exec *x, int ev) {
+    if (x->emu) return 1;
+    const cudaError_t e = cudaEventQuery(x->ev[ev]);
+    if (e == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const int err = CK(x, e);
+    return err < 0 ? err : 1;
+}
+
+int event_sync(Exec *x, int ev) {
+    return x->emu ? 0 : CK(x, cudaEventSynchronize(x->ev[ev]));
+}
+
+// ---- kernel tables --------------------------------------------------------------------------
+
+typedef void (*FwdEmu)(const FwdArgs &, unsigned, EmuScratch *);
+typedef void (*InvEmu)(const InvArgs &, unsigned, EmuScratch *);
+struct FwdK {
+    const void *fn;
+    FwdEmu emu;
+};
+struct InvK {
+    const void *fn;
+    InvEmu emu;
+};
+
+template <bool TC, bool SL> FwdK fwd_entry() {
+    return {reinterpret_cast<const void *>(fwd_kernel<TC, SL>), emu_fwd<TC, SL>};
+}
+template <bool TC, bool SL, int OUT> InvK inv_entry() {
+    return {reinterpret_cast<const void *>(inv_kernel<TC, SL, OUT>), emu_inv<TC, SL, OUT>};
+}
+
+const FwdK &fwd_select(bool tc, bool sl) {
+    static const FwdK t[4] = {fwd_entry<false, false>(), fwd_entry<false, true>(),
+                              fwd_entry<true, false>(), fwd_entry<true, true>()};
+    return t[tc * 2 + sl];
+}
+
+#define VK_INV3(TC, SL)                                                                        \
+    inv_entry<TC, SL, OUT_RES>(), inv_entry<TC, SL, OUT_U8>(), inv_entry<TC, SL, OUT_U16>()
+const InvK &inv_select(bool tc, bool sl, int out) {
+    static const InvK t[12] = {VK_INV3(false, false), VK_INV3(false, true),
+                               VK_INV3(true, false), VK_INV3(true, true)};
+    return t[(tc * 2 + sl) * 3 + out];
+}
+
+template <typename A>
+int launch(Exec *x, const void *fn, void (*emu)(const A &, unsigned, EmuScratch *), const A &a,
+           unsigned grid, int s) {
+    if (x->emu) {
+        if (!x->scratch && !(x->scratch = emu_scratch_new())) return VIDK_ERR(ENOMEM);
+        emu(a, grid, x->scratch);
+        return 0;
+    }
+    void *args[] = {const_cast<A *>(&a)};
+    int err = CK(x, cudaLaunchKernel(fn, dim3(grid), dim3(kThreads), args, 0, x->st[s]));
+    if (err < 0) return err;
+    return CK(x, cudaGetLastError());
+}
+
+// ---- options
+// ----------------------------------------------------------------------------------
+
+bool bit01(int v) {
+    return v == 0 || v == 1;
+}
+
+int resolve_opts(const VidkContext *ctx, const VidkHevcCudaOpts *in, bool emu,
+                 VidkHevcCudaOpts *o) {
+    if (in)
+        *o = *in;
+    else
+        vidk_cuda_hevc_default_opts(o);
+    for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]); i++)
+        if (o->reserved[i]) return VIDK_ERR(EINVAL);
+    if (!bit01(o->tensor) || !bit01(o->compact) || !bit01(o->fused) ||
+        !bit01(o->overlap_host) || !bit01(o->kernel_only))
+        return VIDK_ERR(EINVAL);
+    if (emu && o->kernel_only) return VIDK_ERR(EINVAL);
+    const int have = emu ? VIDK_CUDA_MAX_STREAMS : vidk_cuda_stream_count(ctx);
+    if (o->streams < 0 || o->streams > have) return VIDK_ERR(EINVAL);
+    if (!o->streams) o->streams = emu ? 4 : have;
+    if (o->chunks < 0 || o->chunks > VIDK_HEVC_CUDA_MAX_CHUNKS) return VIDK_ERR(EINVAL);
+    if (!o->chunks) o->chunks = o->streams;
+    return 0;
+}
+
+void exec_streams(Exec *x, int n) {
+    x->ns = n;
+    if (!x->emu)
+        for (int i = 0; i < n; i++)
+            x->st[i] = vidk_cuda_stream_at(x->ctx, i);
+}
+
+// ---- validation (the checks of src/hevc_batch.c)
+// ---------------------------------------------
+
+uint16_t pack_key(const VidkHevcTb *t) {
+    return (uint16_t)(t->qp | t->plane << 7 | t->flags << 9);
+}
+
+int check_record(const VidkHevcTb *t, int size, int bd) {
+    if (t->plane > 2 || t->reserved) return VIDK_ERR(EINVAL);
+    return vidk_hevc_check_tb(size, t->qp, bd, t->flags);
+}
+
+// Everything but the records (src/hevc_batch.c: batch_begin and the forward's pointers).
+int check_batch(const VidkHevcBatch *b, bool forward) {
+    if (b->bitdepth < VIDK_HEVC_MIN_BITDEPTH || b->bitdepth > VIDK_HEVC_MAX_BITDEPTH)
+        return VIDK_ERR(EINVAL);
+    for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++) {
+        const VidkHevcTbList *l = &b->list[s];
+        if (l->count > l->capacity) return VIDK_ERR(EINVAL);
+        if (l->count && (!l->tb || !l->res || !l->lev || !l->nnz)) return VIDK_ERR(EINVAL);
+        if (forward && l->count && (!l->nz_index || (b->compact_levels && !l->nz_lev)))
+            return VIDK_ERR(EINVAL);
+    }
+    if (b->scaling_lists) {
+        const uint8_t *p = reinterpret_cast<const uint8_t *>(&b->scaling);
+        for (size_t i = 0; i < sizeof(b->scaling); i++)
+            if (!p[i]) return VIDK_ERR(EINVAL);
+    }
+    return 0;
+}
+
+uint32_t record_word(const VidkHevcTb *t) {
+    uint32_t k;
+    memcpy(&k, &t->plane, 4); // plane, qp, flags, reserved
+    return k;
+}
+
+// Records [lo, lo + n) of list s: validity (check_key of src/hevc_batch.c), and whether
+// they all have the same key. idx: indices into the list, or nullptr for lo + i.
+int scan_records(const VidkHevcTbList *l, int s, int bd, const uint32_t *idx, uint32_t lo,
+                 uint32_t n, bool *uniform) {
+    uint32_t last = UINT32_MAX, first = 0;
+    *uniform = true;
+    for (uint32_t i = 0; i < n; i++) {
+        const VidkHevcTb *t = &l->tb[idx ? idx[lo + i] : lo + i];
+        const uint32_t k = record_word(t);
+        if (!i) first = k;
+        if (k != first) *uniform = false;
+        if (k == last) continue;
+        if (check_record(t, s, bd) < 0) return VIDK_ERR(EINVAL);
+        last = k;
+    }
+    return 0;
+}
+
+struct Planes {
+    int w[3], h[3], pb;
+};
+
+int picture_planes(const VidkPicture *p, int bd, Planes *pl) {
+    if (!p || p->bitdepth != bd || p->w < 1 || p->h < 1 || !p->data[0]) return VIDK_ERR(EINVAL);
+    for (int i = 0; i < 3; i++) {
+        pl->w[i] = pl->h[i] = 0;
+        if (vidk_picture_plane_size(p, i, &pl->w[i], &pl->h[i]) < 0 || !p->data[i])
+            pl->w[i] = pl->h[i] = 0;
+    }
+    pl->pb = bd > 8 ? 2 : 1;
+    return 0;
+}
+
+int check_positions(const VidkHevcBatch *b, const Planes *pl) {
+    for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++) {
+        const VidkHevcTbList *l = &b->list[s];
+        const int n = 4 << s;
+        for (uint32_t i = 0; i < l->count; i++) {
+            const VidkHevcTb *t = &l->tb[i];
+            const int p = t->plane;
+            if (p > 2 || (t->x & (n - 1)) || (t->y & (n - 1))) return VIDK_ERR(EINVAL);
+            if (t->x + n > pl->w[p] || t->y + n > pl->h[p]) return VIDK_ERR(EINVAL);
+        }
+    }
+    return 0;
+}
+
+// ---- scaling-list tables
+// ------------------------------------------------------------------------
+
+struct TabSig {
+    uint64_t magic;
+    const void *dev;
+    VidkHevcScaling sc;
+};
+
+// Device tables for b->scaling (qs: int32, then ds: int16); uploaded only when they changed
+// (synchronously, before the timed part of the call).
+int scaling_tables(Exec *x, const VidkHevcBatch *b, const int32_t **qs, const int16_t **ds) {
+    *qs = nullptr;
+    *ds = nullptr;
+    if (!b->scaling_lists) return 0;
+    const size_t bytes = (size_t)kTableEntries * 6;
+    uint8_t *h = nullptr, *d = nullptr;
+    TabSig *sig = nullptr;
+    int err;
+    if ((err = buf(x, SLOT_TAB, true, bytes, &h)) < 0 ||
+        (err = buf(x, SLOT_TAB, false, bytes, &d)) < 0 ||
+        (err = buf(x, SLOT_TAB_SIG, true, sizeof(TabSig), &sig)) < 0)
+        return err;
+    *qs = reinterpret_cast<const int32_t *>(d);
+    *ds = reinterpret_cast<const int16_t *>(d + (size_t)kTableEntries * 4);
+    if (!x->emu && sig->magic == kMagicTab && sig->dev == d &&
+        !memcmp(&sig->sc, &b->scaling, sizeof(b->scaling)))
+        return 0;
+    sig->magic = 0;
+    int32_t *hq = reinterpret_cast<int32_t *>(h);
+    int16_t *hd = reinterpret_cast<int16_t *>(h + (size_t)kTableEntries * 4);
+    for (int size = 0; size < VIDK_HEVC_TB_SIZES; size++)
+        for (int id = 0; id < 6; id++) {
+            const int len = 16 << (2 * size);
+            const uint8_t *m = vidk_hevc_scaling_matrix(&b->scaling, size, id);
+            for (int rem = 0; rem < 6; rem++) {
+                vidk_hevc_quant_scales(hq + table_off(size, id, rem), m, len, rem);
+                vidk_hevc_dequant_scales(hd + table_off(size, id, rem), m, len, rem);
+            }
+        }
+    if ((err = h2d(x, d, h, bytes, 0)) < 0) return err;
+    if (!x->emu && (err = CK(x, cudaStreamSynchronize(x->st[0]))) < 0) return err;
+    sig->magic = kMagicTab;
+    sig->dev = d;
+    sig->sc = b->scaling;
+    return 0;
+}
+
+// ---- chunk layout
+// ---------------------------------------------------------------------------------
+
+struct Chunk {
+    uint32_t lo[4], n[4]; // TB range of each class (list indices, or non-zero list indices)
+    uint32_t key_step[4];
+    size_t key_off[4], data_off[4], pix_off[4];
+    size_t counter_off, tile_off[4], nnz_off[4];
+    size_t begin, in_end, meta_end, out_begin, out_end;
+    uint64_t lev_off, values, dense_off[4];
+    uint32_t blk0[5];
+    bool empty;
+};
+
+struct Layout {
+    int k;
+    Chunk *c;
+    size_t io_bytes;
+    uint64_t lev_values;
+};
+
+uint32_t tiles_of(uint32_t n, int s, bool forward) {
+    const uint32_t t = (uint32_t)(forward ? kTileFwd[s] : kTileInv[s]);
+    return (n + t - 1) / t;
+}
+
+// Chunk count: the requested one, more when a chunk would exceed kMaxChunkValues.
+int chunk_count(const uint32_t cnt[4], int want) {
+    uint64_t total = 0;
+    for (int s = 0; s < 4; s++)
+        total += (uint64_t)cnt[s] << (4 + 2 * s);
+    uint64_t k = (total + kMaxChunkValues - 1) / kMaxChunkValues;
+    if (k < (uint64_t)want) k = (uint64_t)want;
+    return k > (uint64_t)kMaxChunksTotal ? -1 : (int)k;
+}
+
+// Chunk ranges: chunk j gets TBs [cnt * j / k, cnt * (j + 1) / k) of every class.
+int layout_ranges(Layout *L, const uint32_t cnt[4], int k, bool forward) {
+    L->k = k;
+    L->c = static_cast<Chunk *>(calloc((size_t)k, sizeof(Chunk)));
+    if (!L->c) return VIDK_ERR(ENOMEM);
+    for (int j = 0; j < k; j++) {
+        Chunk *c = &L->c[j];
+        c->empty = true;
+        uint32_t blk = 0;
+        for (int s = 0; s < 4; s++) {
+            const uint32_t lo = (uint32_t)((uint64_t)cnt[s] * (uint64_t)j / (uint64_t)k);
+            const uint32_t hi = (uint32_t)((uint64_t)cnt[s] * (uint64_t)(j + 1) / (uint64_t)k);
+            c->lo[s] = lo;
+            c->n[s] = hi - lo;
+            c->key_step[s] = 1;
+            c->blk0[s] = blk;
+            blk += tiles_of(c->n[s], s, forward);
+            if (c->n[s]) c->empty = false;
+        }
+        c->blk0[4] = blk;
+    }
+    return 0;
+}
+
+// Offsets of every array, chunk after chunk, once the key steps are known (a class whose
+// TBs share one key stores one). pb: bytes per output sample of the inverse with a
+// picture (0: none; forward: 0). Per chunk: keys, data (residuals / levels), then
+// forward: counter (the H2D ends here: it carries the zero), tile bases, counts;
+// inverse: prediction samples.
+void layout_offsets(Layout *L, bool forward, int pb) {
+    size_t off = 0;
+    uint64_t lev = 0;
+    for (int j = 0; j < L->k; j++) {
+        Chunk *c = &L->c[j];
+        c->begin = off;
+        for (int s = 0; s < 4; s++) {
+            c->key_off[s] = off;
+            off = align_up(off + (size_t)(c->key_step[s] ? c->n[s] : c->n[s] ? 1 : 0) * 2, 16);
+        }
+        off = align_up(off, kAlign);
+        uint64_t v = 0;
+        for (int s = 0; s < 4; s++) {
+            c->data_off[s] = off;
+            c->dense_off[s] = v;
+            off = align_up(off + ((size_t)c->n[s] << (5 + 2 * s)), kAlign);
+            v += (uint64_t)c->n[s] << (4 + 2 * s);
+        }
+        c->values = v;
+        if (forward) {
+            c->counter_off = off;
+            c->in_end = off + 16;
+            off += kAlign;
+            for (int s = 0; s < 4; s++) {
+                c->tile_off[s] = off;
+                off = align_up(off + (size_t)tiles_of(c->n[s], s, true) * 4, 16);
+            }
+            for (int s = 0; s < 4; s++) {
+                c->nnz_off[s] = off;
+                off = align_up(off + (size_t)c->n[s] * 2, 16);
+            }
+            c->meta_end = off;
+            off = align_up(off, kAlign);
+            c->lev_off = lev;
+            lev += v;
+        } else {
+            for (int s = 0; s < 4; s++) {
+                c->pix_off[s] = off;
+                if (pb)
+                    off = align_up(off + ((size_t)c->n[s] << (4 + 2 * s)) * (size_t)pb, kAlign);
+            }
+            c->in_end = off;
+            c->out_begin = pb ? c->pix_off[0] : c->data_off[0];
+            c->out_end = pb ? off : c->pix_off[0];
+        }
+    }
+    L->io_bytes = off;
+    L->lev_values = lev;
+}
+
+// FNV-1a over what defines the device data of a call (kernel_only checks it).
+uint64_t layout_hash(const Layout *L) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t v) {
+        for (int i = 0; i < 8; i++) {
+            h ^= (v >> (8 * i)) & 255;
+            h *= 1099511628211ull;
+        }
+    };
+    mix((uint64_t)L->k);
+    mix(L->io_bytes);
+    for (int j = 0; j < L->k; j++)
+        for (int s = 0; s < 4; s++) {
+            mix(L->c[j].n[s]);
+            mix(L->c[j].key_step[s]);
+        }
+    return h;
+}
+
+// ---- kernel-only signature
+// ---------------------------------------------------------------------
+
+struct KoSig {
+    uint64_t magic, layout;
+    int forward, ns, bd, tc, sl, compact, out, pad; // no padding: compared with memcmp
+    const void *io, *lev, *tab;
+};
+
+int ko_slot(Exec *x, KoSig **sig) {
+    return buf(x, SLOT_KO_SIG, true, sizeof(KoSig), sig);
+}
+
+// ---- forward
+// ----------------------------------------------------------------------------------------
+
+struct FwdRun {
+    Exec *x;
+    VidkHevcBatch *b;
+    const VidkHevcCudaOpts *o;
+    Layout L;
+    uint8_t *h_io, *d_io;
+    int16_t *h_lev, *d_lev;
+    const int32_t *qs;
+    const int16_t *ds;
+    uint32_t cnt[4];
+};
+
+void fwd_stage(FwdRun *r, int j) {
+    const Chunk *c = &r->L.c[j];
+    for (int s = 0; s < 4; s++) {
+        if (!c->n[s]) continue;
+        const VidkHevcTbList *l = &r->b->list[s];
+        uint16_t *keys = reinterpret_cast<uint16_t *>(r->h_io + c->key_off[s]);
+        const VidkHevcTb *tb = l->tb + c->lo[s];
+        if (c->key_step[s])
+            for (uint32_t i = 0; i < c->n[s]; i++)
+                keys[i] = pack_key(tb + i);
+        else
+            keys[0] = pack_key(tb);
+        memcpy(r->h_io + c->data_off[s], l->res + ((size_t)c->lo[s] << (4 + 2 * s)),
+               (size_t)c->n[s] << (5 + 2 * s));
+    }
+    memset(r->h_io + c->counter_off, 0, 16);
+}
+
+FwdArgs fwd_args(const FwdRun *r, int j) {
+    const Chunk *c = &r->L.c[j];
+    FwdArgs a;
+    memset(&a, 0, sizeof(a));
+    for (int s = 0; s < 4; s++) {
+        a.keys[s] = reinterpret_cast<const uint16_t *>(r->d_io + c->key_off[s]);
+        a.key_step[s] = c->key_step[s];
+        a.res[s] = reinterpret_cast<const int16_t *>(r->d_io + c->data_off[s]);
+        a.n[s] = c->n[s];
+        a.tile_base[s] = reinterpret_cast<uint32_t *>(r->d_io + c->tile_off[s]);
+        a.nnz[s] = reinterpret_cast<uint16_t *>(r->d_io + c->nnz_off[s]);
+        a.dense_off[s] = c->dense_off[s];
+    }
+    for (int s = 0; s < 5; s++)
+        a.blk0[s] = c->blk0[s];
+    a.counter = reinterpret_cast<uint32_t *>(r->d_io + c->counter_off);
+    a.lev = r->d_lev + c->lev_off;
+    a.qs = r->qs;
+    a.bd = r->b->bitdepth;
+    a.compact = r->o->compact;
+    return a;
+}
+
+// Copy chunk j's results into the batch. The device output is checked for consistency
+// (a tile base or count outside the chunk's output means a device fault: VIDK_ERR(EIO)).
+int fwd_unpack(FwdRun *r, int j, uint32_t nzc[4]) {
+    const Chunk *c = &r->L.c[j];
+    const int16_t *levels = r->h_lev + c->lev_off;
+    const uint64_t avail = r->o->compact
+                               ? *reinterpret_cast<const uint32_t *>(r->h_io + c->counter_off)
+                               : c->values;
+    if (avail > c->values) return VIDK_ERR(EIO);
+    for (int s = 0; s < 4; s++) {
+        VidkHevcTbList *l = &r->b->list[s];
+        const size_t len = (size_t)16 << (2 * s);
+        const uint16_t *nnz = reinterpret_cast<const uint16_t *>(r->h_io + c->nnz_off[s]);
+        const uint32_t *tb = reinterpret_cast<const uint32_t *>(r->h_io + c->tile_off[s]);
+        uint64_t pos = 0;
+        for (uint32_t i = 0; i < c->n[s]; i++) {
+            const uint32_t gi = c->lo[s] + i;
+            const uint16_t cn = nnz[i];
+            if (cn > len) return VIDK_ERR(EIO);
+            l->nnz[gi] = cn;
+            int16_t *dst = l->lev + (size_t)gi * len;
+            if (r->o->compact) {
+                if (i % (uint32_t)kTileFwd[s] == 0) pos = tb[i / (uint32_t)kTileFwd[s]];
+                if (!cn) {
+                    memset(dst, 0, len * 2);
+                    continue;
+                }
+                if (pos + len > avail) return VIDK_ERR(EIO);
+                memcpy(dst, levels + pos, len * 2);
+                pos += len;
+            } else {
+                memcpy(dst, levels + c->dense_off[s] + (size_t)i * len, len * 2);
+                if (!cn) continue;
+            }
+            l->nz_index[nzc[s]] = gi;
+            if (r->b->compact_levels) memcpy(l->nz_lev + (size_t)nzc[s] * len, dst, len * 2);
+            nzc[s]++;
+        }
+    }
+    return 0;
+}
+
+void sig_fill(KoSig *sig, const Layout *L, bool forward, const VidkHevcCudaOpts *o,
+              const VidkHevcBatch *b, int out, const void *io, const void *lev,
+              const void *tab) {
+    sig->layout = layout_hash(L);
+    sig->forward = forward;
+    sig->ns = o->streams;
+    sig->bd = b->bitdepth;
+    sig->tc = o->tensor;
+    sig->sl = b->scaling_lists;
+    sig->compact = forward ? o->compact : 0;
+    sig->out = out;
+    sig->io = io;
+    sig->lev = lev;
+    sig->tab = tab;
+}
+
+// The device data of the previous full call matches this call's layout and options.
+bool sig_match(const KoSig *sig, const KoSig *now) {
+    return sig->magic == kMagicKo &&
+           !memcmp(&sig->layout, &now->layout, sizeof(*sig) - sizeof(sig->magic));
+}
+
+// D2H of chunk j's compacted levels (the second phase: its counter has arrived).
+int fwd_fetch_levels(FwdRun *r, int j, int *ev) {
+    Exec *x = r->x;
+    const Chunk *c = &r->L.c[j];
+    const uint32_t n = *reinterpret_cast<const uint32_t *>(r->h_io + c->counter_off);
+    const size_t bytes = (size_t)(n < c->values ? n : c->values) * 2;
+    const int s = j % x->ns;
+    int err;
+    if ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
+        (err = d2h(x, r->h_lev + c->lev_off, r->d_lev + c->lev_off, bytes, s)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_D2H, false, s, bytes)) < 0)
+        return err;
+    return *ev = event_record(x, s);
+}
+
+int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts, bool emu) {
+    Exec x;
+    VidkHevcCudaOpts o;
+    FwdRun r;
+    int err = 0, k = 0, *ev_meta = nullptr, *ev_lev = nullptr;
+    uint32_t nzc[4] = {0, 0, 0, 0};
+    KoSig *sig = nullptr, now;
+    uint64_t total = 0;
+
+    if (!ctx || !b) return VIDK_ERR(EINVAL);
+    if (!emu && !ctx->cuda) return VIDK_ERR_NODEV;
+    if ((err = resolve_opts(ctx, opts, emu, &o)) < 0) return err;
+    if ((err = check_batch(b, true)) < 0) return err;
+    exec_init(&x, ctx, emu);
+    memset(&r, 0, sizeof(r));
+    memset(&now, 0, sizeof(now));
+    r.x = &x;
+    r.b = b;
+    r.o = &o;
+    for (int s = 0; s < 4; s++)
+        r.cnt[s] = b->list[s].count;
+    exec_streams(&x, o.streams);
+
+    if ((k = chunk_count(r.cnt, o.chunks)) < 0) return VIDK_ERR(EINVAL);
+    if ((err = layout_ranges(&r.L, r.cnt, k, true)) < 0) goto out;
+    for (int j = 0; j < k; j++)
+        for (int s = 0; s < 4; s++) {
+            Chunk *c = &r.L.c[j];
+            bool uniform;
+            if ((err = scan_records(&b->list[s], s, b->bitdepth, nullptr, c->lo[s], c->n[s],
+                                    &uniform)) < 0)
+                goto out;
+            c->key_step[s] = uniform ? 0 : 1;
+        }
+    layout_offsets(&r.L, true, 0);
+    if (!emu && (err = vidk_cuda_enter(ctx)) < 0) goto out;
+    if ((err = events_alloc(&x, 2 * k)) < 0) goto out;
+    ev_meta = static_cast<int *>(malloc((size_t)k * sizeof(int)));
+    ev_lev = static_cast<int *>(malloc((size_t)k * sizeof(int)));
+    if (!ev_meta || !ev_lev) {
+        err = VIDK_ERR(ENOMEM);
+        goto out;
+    }
+    for (int j = 0; j < k; j++)
+        ev_meta[j] = ev_lev[j] = -1;
+    if ((err = buf(&x, SLOT_FWD_IO, true, r.L.io_bytes, &r.h_io)) < 0 ||
+        (err = buf(&x, SLOT_FWD_IO, false, r.L.io_bytes, &r.d_io)) < 0 ||
+        (err = buf(&x, SLOT_FWD_LEV, true, (size_t)r.L.lev_values * 2, &r.h_lev)) < 0 ||
+        (err = buf(&x, SLOT_FWD_LEV, false, (size_t)r.L.lev_values * 2, &r.d_lev)) < 0)
+        goto out;
+    if ((err = scaling_tables(&x, b, &r.qs, &r.ds)) < 0) goto out;
+    if (!emu && (err = ko_slot(&x, &sig)) < 0) goto out;
+    sig_fill(&now, &r.L, true, &o, b, 0, r.d_io, r.d_lev, r.qs);
+
+    if (o.kernel_only) {
+        const FwdK &kf = fwd_select(o.tensor, b->scaling_lists);
+        if (!sig_match(sig, &now)) {
+            err = VIDK_ERR(EINVAL);
+            goto out;
+        }
+        // The device still holds the inputs of that call: reset the counters (untimed),
+        // then time the kernels alone.
+        for (int j = 0; j < k; j++)
+            if (!r.L.c[j].empty && (err = CK(&x, cudaMemsetAsync(r.d_io + r.L.c[j].counter_off,
+                                                                 0, 16, x.st[j % x.ns]))) < 0)
+                goto out;
+        if ((err = timing_start(&x)) < 0) goto out;
+        for (int j = 0; j < k; j++) {
+            const int s = j % x.ns;
+            if (r.L.c[j].empty) continue;
+            const FwdArgs a = fwd_args(&r, j);
+            if ((err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
+                (err = launch(&x, kf.fn, kf.emu, a, r.L.c[j].blk0[4], s)) < 0 ||
+                (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0)
+                goto out;
+        }
+        err = finish(&x);
+        goto out;
+    }
+    if (sig) sig->magic = 0;
+
+    if (!o.overlap_host)
+        for (int j = 0; j < k; j++)
+            if (!r.L.c[j].empty) fwd_stage(&r, j);
+    if ((err = timing_start(&x)) < 0) goto out;
+    for (int j = 0; j < k; j++) {
+        const Chunk *c = &r.L.c[j];
+        const int s = j % x.ns;
+        if (c->empty) continue;
+        if (o.overlap_host) fwd_stage(&r, j);
+        const FwdArgs a = fwd_args(&r, j);
+        const FwdK &kf = fwd_select(o.tensor, b->scaling_lists);
+        const size_t in_bytes = c->in_end - c->begin, meta_bytes = c->meta_end - c->counter_off;
+        if ((err = stage(&x, VIDK_CUDA_STAGE_H2D, true, s, 0)) < 0 ||
+            (err = h2d(&x, r.d_io + c->begin, r.h_io + c->begin, in_bytes, s)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_H2D, false, s, in_bytes)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
+            (err = launch(&x, kf.fn, kf.emu, a, c->blk0[4], s)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
+            (err = d2h(&x, r.h_io + c->counter_off, r.d_io + c->counter_off, meta_bytes, s)) <
+                0)
+            goto out;
+        if (!o.compact) {
+            // Dense: the size is known, no second phase.
+            const size_t lb = (size_t)c->values * 2;
+            if ((err = d2h(&x, r.h_lev + c->lev_off, r.d_lev + c->lev_off, lb, s)) < 0 ||
+                (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, meta_bytes + lb)) < 0 ||
+                (err = event_record(&x, s)) < 0)
+                goto out;
+            ev_lev[j] = err;
+            continue;
+        }
+        if ((err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, meta_bytes)) < 0 ||
+            (err = event_record(&x, s)) < 0)
+            goto out;
+        ev_meta[j] = err;
+        // Second phase for the earlier chunks whose counters have arrived, in chunk order.
+        for (int q = 0; q <= j; q++) {
+            if (ev_lev[q] >= 0 || ev_meta[q] < 0) continue;
+            const int ready = event_query(&x, ev_meta[q]);
+            if (ready < 0) {
+                err = ready;
+                goto out;
+            }
+            if (!ready) break;
+            if ((err = fwd_fetch_levels(&r, q, &ev_lev[q])) < 0) goto out;
+        }
+    }
+    for (int j = 0; j < k; j++) {
+        if (r.L.c[j].empty || ev_lev[j] >= 0) continue;
+        if ((err = event_sync(&x, ev_meta[j])) < 0 ||
+            (err = fwd_fetch_levels(&r, j, &ev_lev[j])) < 0)
+            goto out;
+    }
+    // Unpack in chunk order while the later copies run.
+    for (int j = 0; j < k; j++) {
+        if (r.L.c[j].empty) continue;
+        if ((err = event_sync(&x, ev_lev[j])) < 0) goto out;
+        if ((err = fwd_unpack(&r, j, nzc)) < 0) {
+            vidk_log(ctx, VIDK_LOG_ERROR,
+                     "cuda hevc forward: inconsistent device output in chunk %d", j);
+            goto out;
+        }
+    }
+    if ((err = finish(&x)) < 0) goto out;
+    for (int s = 0; s < 4; s++) {
+        b->list[s].nz_count = nzc[s];
+        total += nzc[s];
+    }
+    if (sig) {
+        *sig = now;
+        sig->magic = kMagicKo;
+    }
+    err = total > INT32_MAX ? INT32_MAX : (int)total;
+out:
+    exec_end(&x);
+    free(r.L.c);
+    free(ev_meta);
+    free(ev_lev);
+    return err;
+}
+
+// ---- inverse
+// ----------------------------------------------------------------------------------------
+
+struct InvRun {
+    Exec *x;
+    VidkHevcBatch *b;
+    VidkPicture *pic;
+    Planes pl;
+    int out; // OUT_*
+    Layout L;
+    uint32_t *idx[4]; // non-zero TBs of each list (indices, increasing)
+    uint32_t nzn[4];
+    uint8_t *h_io, *d_io;
+    const int16_t *ds;
+};
+
+bool all_zero(const int16_t *v, size_t n) {
+    uint64_t acc = 0;
+    for (size_t i = 0; i < n; i += 4) {
+        uint64_t w;
+        memcpy(&w, v + i, 8);
+        acc |= w;
+    }
+    return acc == 0;
+}
+
+// Non-zero TB lists (indices in increasing order).
+int find_nonzero(InvRun *r) {
+    size_t total = 0;
+    for (int s = 0; s < 4; s++)
+        total += r->b->list[s].count;
+    uint32_t *all = static_cast<uint32_t *>(malloc((total ? total : 1) * sizeof(uint32_t)));
+    if (!all) return VIDK_ERR(ENOMEM);
+    r->idx[0] = all;
+    size_t off = 0;
+    for (int s = 0; s < 4; s++) {
+        const VidkHevcTbList *l = &r->b->list[s];
+        const size_t len = (size_t)16 << (2 * s);
+        r->idx[s] = all + off;
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < l->count; i++)
+            if (!all_zero(l->lev + (size_t)i * len, len)) r->idx[s][n++] = i;
+        r->nzn[s] = n;
+        off += n;
+    }
+    return 0;
+}
+
+// Do two non-zero TBs cover a common sample? (4x4-cell map per plane.)
+int find_overlap(const InvRun *r, bool *overlap) {
+    *overlap = false;
+    size_t first[4] = {0, 0, 0, 0};
+    int cw[3];
+    for (int p = 0; p < 3; p++) {
+        cw[p] = (r->pl.w[p] + 3) / 4;
+        first[p + 1] = first[p] + (size_t)cw[p] * (size_t)((r->pl.h[p] + 3) / 4);
+    }
+    uint8_t *map = static_cast<uint8_t *>(calloc(first[3] ? first[3] : 1, 1));
+    if (!map) return VIDK_ERR(ENOMEM);
+    for (int s = 0; s < 4 && !*overlap; s++) {
+        const VidkHevcTbList *l = &r->b->list[s];
+        const int c = 1 << s; // cells per side
+        for (uint32_t q = 0; q < r->nzn[s] && !*overlap; q++) {
+            const VidkHevcTb *t = &l->tb[r->idx[s][q]];
+            uint8_t *m =
+                map + first[t->plane] + (size_t)(t->y / 4) * (size_t)cw[t->plane] + t->x / 4;
+            for (int y = 0; y < c && !*overlap; y++, m += cw[t->plane]) {
+                for (int xx = 0; xx < c; xx++)
+                    if (m[xx]) *overlap = true;
+                memset(m, 1, (size_t)c);
+            }
+        }
+    }
+    free(map);
+    return 0;
+}
+
+// One TB row of samples (4..64 bytes): constant-size copies the compiler inlines.
+inline void copy_row(uint8_t *d, const uint8_t *s, int bytes) {
+    switch (bytes) {
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    case 16: memcpy(d, s, 16); break;
+    case 32: memcpy(d, s, 32); break;
+    default: memcpy(d, s, 64);
+    }
+}
+
+void inv_stage(InvRun *r, int j) {
+    const Chunk *c = &r->L.c[j];
+    const int pb = r->pl.pb;
+    for (int s = 0; s < 4; s++) {
+        if (!c->n[s]) continue;
+        const VidkHevcTbList *l = &r->b->list[s];
+        const int n = 4 << s;
+        const size_t len = (size_t)n * n;
+        uint16_t *keys = reinterpret_cast<uint16_t *>(r->h_io + c->key_off[s]);
+        int16_t *lev = reinterpret_cast<int16_t *>(r->h_io + c->data_off[s]);
+        uint8_t *pix = r->h_io + c->pix_off[s];
+        const uint32_t *idx = r->idx[s] + c->lo[s];
+        keys[0] = pack_key(&l->tb[idx[0]]);
+        for (uint32_t i = 0; i < c->n[s]; i++) {
+            const VidkHevcTb *t = &l->tb[idx[i]];
+            if (c->key_step[s]) keys[i] = pack_key(t);
+            memcpy(lev + i * len, l->lev + (size_t)idx[i] * len, len * 2);
+            if (r->out != OUT_RES) {
+                const ptrdiff_t st = r->pic->stride[t->plane];
+                const uint8_t *row = static_cast<const uint8_t *>(r->pic->data[t->plane]) +
+                                     (ptrdiff_t)t->y * st + (ptrdiff_t)t->x * pb;
+                uint8_t *d = pix + i * len * (size_t)pb;
+                for (int y = 0; y < n; y++, row += st, d += (size_t)n * pb)
+                    copy_row(d, row, n * pb);
+            }
+        }
+    }
+}
+
+InvArgs inv_args(const InvRun *r, int j) {
+    const Chunk *c = &r->L.c[j];
+    InvArgs a;
+    memset(&a, 0, sizeof(a));
+    for (int s = 0; s < 4; s++) {
+        a.keys[s] = reinterpret_cast<const uint16_t *>(r->d_io + c->key_off[s]);
+        a.key_step[s] = c->key_step[s];
+        a.lev[s] = reinterpret_cast<int16_t *>(r->d_io + c->data_off[s]);
+        a.pix[s] = r->d_io + c->pix_off[s];
+        a.n[s] = c->n[s];
+    }
+    for (int s = 0; s < 5; s++)
+        a.blk0[s] = c->blk0[s];
+    a.ds = r->ds;
+    a.bd = r->b->bitdepth;
+    return a;
+}
+
+// Results of chunk j: reconstructed samples into the picture, or residuals into the
+// lists (without a picture). With a picture in residual mode the adds come later, in
+// list order (inv_add_host).
+void inv_unpack(InvRun *r, int j) {
+    const Chunk *c = &r->L.c[j];
+    const int pb = r->pl.pb;
+    for (int s = 0; s < 4; s++) {
+        const VidkHevcTbList *l = &r->b->list[s];
+        const int n = 4 << s;
+        const size_t len = (size_t)n * n;
+        const uint32_t *idx = r->idx[s] + c->lo[s];
+        if (r->out == OUT_RES) {
+            if (r->pic) continue;
+            const int16_t *res = reinterpret_cast<const int16_t *>(r->h_io + c->data_off[s]);
+            for (uint32_t i = 0; i < c->n[s]; i++)
+                memcpy(l->res + (size_t)idx[i] * len, res + i * len, len * 2);
+            continue;
+        }
+        const uint8_t *pix = r->h_io + c->pix_off[s];
+        for (uint32_t i = 0; i < c->n[s]; i++) {
+            const VidkHevcTb *t = &l->tb[idx[i]];
+            const ptrdiff_t st = r->pic->stride[t->plane];
+            uint8_t *row = static_cast<uint8_t *>(r->pic->data[t->plane]) +
+                           (ptrdiff_t)t->y * st + (ptrdiff_t)t->x * pb;
+            const uint8_t *src = pix + i * len * (size_t)pb;
+            for (int y = 0; y < n; y++, row += st, src += (size_t)n * pb)
+                copy_row(row, src, n * pb);
+        }
+    }
+}
+
+// Residual mode with a picture: every non-zero TB added in list order, index order.
+void inv_add_host(InvRun *r) {
+    const VidkHevcDSP *dsp = &r->x->ctx->hevc;
+    const int bd = r->b->bitdepth;
+    for (int s = 0; s < 4; s++) {
+        const VidkHevcTbList *l = &r->b->list[s];
+        const size_t len = (size_t)16 << (2 * s);
+        for (int j = 0; j < r->L.k; j++) {
+            const Chunk *c = &r->L.c[j];
+            const int16_t *res = reinterpret_cast<const int16_t *>(r->h_io + c->data_off[s]);
+            for (uint32_t i = 0; i < c->n[s]; i++) {
+                const VidkHevcTb *t = &l->tb[r->idx[s][c->lo[s] + i]];
+                const ptrdiff_t st = r->pic->stride[t->plane];
+                uint8_t *row =
+                    static_cast<uint8_t *>(r->pic->data[t->plane]) + (ptrdiff_t)t->y * st;
+                if (bd == 8)
+                    dsp->add8[s](row + t->x, st, res + i * len);
+                else
+                    dsp->add16[s](reinterpret_cast<uint16_t *>(row) + t->x, st, res + i * len,
+                                  bd);
+            }
+        }
+    }
+}
+
+int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
+                const VidkHevcCudaOpts *opts, bool emu) {
+    Exec x;
+    VidkHevcCudaOpts o;
+    InvRun r;
+    int err = 0, k = 0, *ev = nullptr;
+    KoSig *sig = nullptr, now;
+    const int32_t *qs = nullptr;
+
+    if (!ctx || !b) return VIDK_ERR(EINVAL);
+    if (!emu && !ctx->cuda) return VIDK_ERR_NODEV;
+    if ((err = resolve_opts(ctx, opts, emu, &o)) < 0) return err;
+    if ((err = check_batch(b, false)) < 0) return err;
+    for (int s = 0; s < 4; s++) {
+        bool uniform;
+        if ((err = scan_records(&b->list[s], s, b->bitdepth, nullptr, 0, b->list[s].count,
+                                &uniform)) < 0)
+            return err;
+    }
+    memset(&r, 0, sizeof(r));
+    memset(&now, 0, sizeof(now));
+    r.pl.pb = 2;
+    if (pic) {
+        if ((err = picture_planes(pic, b->bitdepth, &r.pl)) < 0) return err;
+        if ((err = check_positions(b, &r.pl)) < 0) return err;
+    }
+    exec_init(&x, ctx, emu);
+    r.x = &x;
+    r.b = b;
+    r.pic = pic;
+    exec_streams(&x, o.streams);
+    if ((err = find_nonzero(&r)) < 0) goto out;
+    r.out = OUT_RES;
+    if (pic && o.fused) {
+        bool overlap;
+        if ((err = find_overlap(&r, &overlap)) < 0) goto out;
+        if (!overlap) r.out = b->bitdepth == 8 ? OUT_U8 : OUT_U16;
+    }
+    if ((k = chunk_count(r.nzn, o.chunks)) < 0) {
+        err = VIDK_ERR(EINVAL);
+        goto out;
+    }
+    if ((err = layout_ranges(&r.L, r.nzn, k, false)) < 0) goto out;
+    for (int j = 0; j < k; j++)
+        for (int s = 0; s < 4; s++) {
+            Chunk *c = &r.L.c[j];
+            bool uniform;
+            (void)scan_records(&b->list[s], s, b->bitdepth, r.idx[s], c->lo[s], c->n[s],
+                               &uniform); // valid: checked
+            c->key_step[s] = uniform ? 0 : 1;
+        }
+    layout_offsets(&r.L, false, r.out == OUT_RES ? 0 : r.pl.pb);
+    if (!emu && (err = vidk_cuda_enter(ctx)) < 0) goto out;
+    if ((err = events_alloc(&x, k)) < 0) goto out;
+    if (!(ev = static_cast<int *>(malloc((size_t)k * sizeof(int))))) {
+        err = VIDK_ERR(ENOMEM);
+        goto out;
+    }
+    for (int j = 0; j < k; j++)
+        ev[j] = -1;
+    if ((err = buf(&x, SLOT_INV_IO, true, r.L.io_bytes, &r.h_io)) < 0 ||
+        (err = buf(&x, SLOT_INV_IO, false, r.L.io_bytes, &r.d_io)) < 0)
+        goto out;
+    if ((err = scaling_tables(&x, b, &qs, &r.ds)) < 0) goto out;
+    if (!emu && (err = ko_slot(&x, &sig)) < 0) goto out;
+    sig_fill(&now, &r.L, false, &o, b, r.out, r.d_io, nullptr, r.ds);
+
+    if (o.kernel_only) {
+        const InvK &kf = inv_select(o.tensor, b->scaling_lists, r.out);
+        if (!sig_match(sig, &now)) {
+            err = VIDK_ERR(EINVAL);
+            goto out;
+        }
+        if ((err = timing_start(&x)) < 0) goto out;
+        for (int j = 0; j < k; j++) {
+            const int s = j % x.ns;
+            if (r.L.c[j].empty) continue;
+            const InvArgs a = inv_args(&r, j);
+            if ((err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
+                (err = launch(&x, kf.fn, kf.emu, a, r.L.c[j].blk0[4], s)) < 0 ||
+                (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0)
+                goto out;
+        }
+        err = finish(&x);
+        goto out;
+    }
+    if (sig) sig->magic = 0;
+
+    if (!o.overlap_host)
+        for (int j = 0; j < k; j++)
+            if (!r.L.c[j].empty) inv_stage(&r, j);
+    if ((err = timing_start(&x)) < 0) goto out;
+    for (int j = 0; j < k; j++) {
+        const Chunk *c = &r.L.c[j];
+        const int s = j % x.ns;
+        if (c->empty) continue;
+        if (o.overlap_host) inv_stage(&r, j);
+        const InvArgs a = inv_args(&r, j);
+        const InvK &kf = inv_select(o.tensor, b->scaling_lists, r.out);
+        const size_t in_bytes = c->in_end - c->begin, out_bytes = c->out_end - c->out_begin;
+        if ((err = stage(&x, VIDK_CUDA_STAGE_H2D, true, s, 0)) < 0 ||
+            (err = h2d(&x, r.d_io + c->begin, r.h_io + c->begin, in_bytes, s)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_H2D, false, s, in_bytes)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
+            (err = launch(&x, kf.fn, kf.emu, a, c->blk0[4], s)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
+            (err = d2h(&x, r.h_io + c->out_begin, r.d_io + c->out_begin, out_bytes, s)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, out_bytes)) < 0 ||
+            (err = event_record(&x, s)) < 0)
+            goto out;
+        ev[j] = err;
+    }
+    for (int j = 0; j < k; j++) {
+        if (r.L.c[j].empty) continue;
+        if ((err = event_sync(&x, ev[j])) < 0) goto out;
+        inv_unpack(&r, j);
+    }
+    if ((err = finish(&x)) < 0) goto out;
+    if (r.out == OUT_RES && pic) inv_add_host(&r);
+    if (!pic) {
+        // All-zero TBs have zero residuals (the c backend transforms them too).
+        for (int s = 0; s < 4; s++) {
+            VidkHevcTbList *l = &b->list[s];
+            const size_t len = (size_t)16 << (2 * s);
+            uint32_t q = 0;
+            for (uint32_t i = 0; i < l->count; i++) {
+                if (q < r.nzn[s] && r.idx[s][q] == i) {
+                    q++;
+                    continue;
+                }
+                memset(l->res + (size_t)i * len, 0, len * 2);
+            }
+        }
+    }
+    if (sig) {
+        *sig = now;
+        sig->magic = kMagicKo;
+    }
+    err = 0;
+out:
+    exec_end(&x);
+    free(r.L.c);
+    free(r.idx[0]);
+    free(ev);
+    return err;
+}
+
+double now_ms() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+int cmp_double(const void *a, const void *b) {
+    const double x = *static_cast<const double *>(a), y = *static_cast<const double *>(b);
+    return x < y ? -1 : x > y;
+}
+
+double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+} // namespace
+
+extern "C" void vidk_cuda_hevc_default_opts(VidkHevcCudaOpts *o) {
+    if (!o) return;
+    memset(o, 0, sizeof(*o));
+    o->tensor = 1;
+    o->compact = 1;
+    o->fused = 1;
+    o->overlap_host = 1;
+}
+
+extern "C" int vidk_cuda_hevc_forward(VidkContext *ctx, VidkHevcBatch *b,
+                                      const VidkHevcCudaOpts *opts) {
+    return run_forward(ctx, b, opts, false);
+}
+
+extern "C" int vidk_cuda_hevc_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
+                                      const VidkHevcCudaOpts *opts) {
+    return run_inverse(ctx, b, pic, opts, false);
+}
+
+extern "C" int vidk_cuda_hevc_emu_forward(VidkContext *ctx, VidkHevcBatch *b,
+                                          const VidkHevcCudaOpts *opts) {
+    return run_forward(ctx, b, opts, true);
+}
+
+extern "C" int vidk_cuda_hevc_emu_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
+                                          const VidkHevcCudaOpts *opts) {
+    return run_inverse(ctx, b, pic, opts, true);
+}
+
+extern "C" int vidk_cuda_hevc_sweep_streams(VidkContext *ctx, VidkHevcBatch *b,
+                                            const VidkHevcCudaOpts *base, int max_streams,
+                                            int reps, VidkHevcCudaSweep *out) {
+    if (!ctx || !b || !out || reps < 1 || reps > 1000 || max_streams < 1 || max_streams > 8)
+        return VIDK_ERR(EINVAL);
+    if (!ctx->cuda) return VIDK_ERR_NODEV;
+    if (max_streams > vidk_cuda_stream_count(ctx)) return VIDK_ERR(EINVAL);
+    VidkHevcCudaOpts o;
+    if (base)
+        o = *base;
+    else
+        vidk_cuda_hevc_default_opts(&o);
+    o.kernel_only = 0;
+    double *v = static_cast<double *>(malloc(sizeof(double) * 6 * (size_t)reps));
+    if (!v) return VIDK_ERR(ENOMEM);
+    int err = 0;
+    for (int ns = 1; ns <= max_streams && err >= 0; ns++) {
+        o.streams = ns;
+        o.chunks = ns;
+        VidkHevcCudaSweep *p = &out[ns - 1];
+        memset(p, 0, sizeof(*p));
+        p->streams = ns;
+        if ((err = vidk_cuda_hevc_forward(ctx, b, &o)) < 0) break; // warm-up
+        for (int i = 0; i < reps && err >= 0; i++) {
+            VidkCudaTiming t;
+            const double t0 = now_ms();
+            if ((err = vidk_cuda_hevc_forward(ctx, b, &o)) < 0) break;
+            v[i] = now_ms() - t0;
+            if ((err = vidk_cuda_last_timing(ctx, &t)) < 0) break;
+            v[reps + i] = t.total_ms;
+            v[2 * reps + i] = t.h2d_ms;
+            v[3 * reps + i] = t.kernel_ms;
+            v[4 * reps + i] = t.d2h_ms;
+            p->h2d_bytes = t.h2d_bytes;
+            p->d2h_bytes = t.d2h_bytes;
+        }
+        if (err < 0) break;
+        p->wall_ms = median(v, reps);
+        p->total_ms = median(v + reps, reps);
+        p->h2d_ms = median(v + 2 * reps, reps);
+        p->kernel_ms = median(v + 3 * reps, reps);
+        p->d2h_ms = median(v + 4 * reps, reps);
+    }
+    free(v);
+    return err < 0 ? err : 0;
+}
+
+extern "C" int vidk_cuda_hevc_self_check(const VidkContext *ctx) {
+    // Matrices.
+    for (int k = 0; k < 32; k++)
+        for (int n = 0; n < 32; n++)
+            if (t32(k, n) != vidk_hevc_t32[k][n]) {
+                vidk_log(ctx, VIDK_LOG_ERROR, "hevc cuda: T32[%d][%d] = %d, standard %d", k, n,
+                         t32(k, n), vidk_hevc_t32[k][n]);
+                return VIDK_ERR(EIO);
+            }
+    for (int k = 0; k < 4; k++)
+        for (int n = 0; n < 4; n++)
+            if (dst4(k, n) != vidk_hevc_dst4[k][n]) {
+                vidk_log(ctx, VIDK_LOG_ERROR, "hevc cuda: DST[%d][%d] mismatch", k, n);
+                return VIDK_ERR(EIO);
+            }
+    // Fragment tables, rebuilt from the standard's table by the documented layouts.
+    const FragTab &f = kFragHost;
+    auto T = [](int log2n, int k, int n) { return (int)vidk_hevc_t32[k << (5 - log2n)][n]; };
+    auto byte = [](uint32_t w, int i) { return (int)(int8_t)(uint8_t)(w >> (8 * i)); };
+    for (int l = 0; l < 32; l++) {
+        const int g = l >> 2, t = l & 3;
+        for (int i = 0; i < 4; i++) {
+            const int d2a[2] = {i < 2 ? 2 * t + i : 8 + 2 * t + i - 2,
+                                16 + (i < 2 ? 2 * t + i : 8 + 2 * t + i - 2)};
+            for (int mt = 0; mt < 2; mt++)
+                for (int r = 0; r < 4; r++) {
+                    const int row = 16 * mt + g + 8 * (r & 1);
+                    if (byte(f.f32s1a[mt][r][l], i) != T(5, row, 8 * t + 4 * (r >> 1) + i) ||
+                        byte(f.i32s1a[mt][r][l], i) != T(5, 4 * t + i + 16 * (r >> 1), row))
+                        goto bad;
+                }
+            for (int nt = 0; nt < 4; nt++)
+                for (int h = 0; h < 2; h++)
+                    if (byte(f.f32s2b[nt][h][l], i) != T(5, 8 * nt + g, d2a[h]) ||
+                        byte(f.i32s2b[nt][h][l], i) != T(5, d2a[h], 8 * nt + g))
+                        goto bad;
+            for (int r = 0; r < 2; r++)
+                if (byte(f.f16s1a[r][l], i) != T(4, g + 8 * r, 4 * t + i) ||
+                    byte(f.i16s1a[r][l], i) != T(4, 4 * t + i, g + 8 * r) ||
+                    byte(f.f16s2b[r][l], i) != T(4, 8 * r + g, d2a[0]) ||
+                    byte(f.i16s2b[r][l], i) != T(4, d2a[0], 8 * r + g))
+                    goto bad;
+        }
+    }
+    return 0;
+bad:
+    vidk_log(ctx, VIDK_LOG_ERROR, "hevc cuda: fragment table mismatch");
+    return VIDK_ERR(EIO);
+}

@@ -1,0 +1,120 @@
+/* C-linkage entry points of the CUDA backend of the HEVC transform family (src/cuda/hevc.cu;
+ * design, exactness proof and predicted times in docs/HEVC_CUDA.md).
+ *
+ * The public batch API (vidk_hevc_batch_forward / vidk_hevc_batch_inverse on a cuda
+ * context) calls these with opts NULL: the best settings. Benchmarks and tests call them
+ * with explicit options (tensor cores on/off, 1..8 streams, chunking, dense or compacted
+ * download, fused or host-side reconstruction, kernel-only runs); every combination gives
+ * the same bits as the c backend. Stage times and bytes of the last call:
+ * vidk_cuda_last_timing(). */
+#ifndef VIDK_HEVC_CUDA_H
+#define VIDK_HEVC_CUDA_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most chunks of one call (vidk_cuda_hevc_opts.chunks). */
+#define VIDK_HEVC_CUDA_MAX_CHUNKS 64
+
+/**
+ * Switches of the CUDA HEVC paths. Fill with vidk_cuda_hevc_default_opts(), then change
+ * fields. A field a direction does not use is ignored (listed per field).
+ */
+typedef struct VidkHevcCudaOpts {
+    /** 1 (default): 16x16 and 32x32 TBs on the tensor cores (integer MMA with operands
+     *  split into bytes, exact); 0: every size on the CUDA cores (partial butterflies). */
+    int tensor;
+    /** Streams the chunks are spread over, round robin: 1..the context's cuda_streams;
+     *  0 (default) = the context's count. */
+    int streams;
+    /** Chunks the batch is cut into (each chunk: a share of every size list, one kernel
+     *  launch for all sizes); 0 (default) = one per stream. 1..VIDK_HEVC_CUDA_MAX_CHUNKS;
+     *  more are used when a chunk would exceed 2^27 values. */
+    int chunks;
+    /** Forward. 1 (default): only the levels of TBs with a non-zero level cross PCIe back
+     *  (compacted on the device), plus 2 bytes of count per TB; 0: every TB's levels
+     *  (the dense baseline). */
+    int compact;
+    /** Inverse with a picture. 1 (default): the prediction samples of each non-zero TB go
+     *  up and reconstructed samples come down (dequantisation, inverse transform and
+     *  Clip1(pred + res) fused in the kernel); 0: int16 residuals come down and are added
+     *  on the host. Batches whose non-zero TBs overlap always use 0 (serial order). */
+    int fused;
+    /** 1 (default): the host staging copy of chunk k+1 overlaps the device work of chunk k
+     *  (lowest wall time); 0: every chunk is staged before the first device operation, so
+     *  the stage timing shows device time only (H2D + kernel + D2H, the paper's
+     *  "overall"). */
+    int overlap_host;
+    /** 1: run only the kernels, on the device data left by the previous full call of the
+     *  same direction on this context with the same batch layout (counts, chunks, bit
+     *  depth, options); nothing crosses PCIe and the batch's outputs are not written.
+     *  For benchmarks (kernel-only time = vidk_cuda_last_timing().kernel_ms). Returns 0,
+     *  or VIDK_ERR(EINVAL) when there is no matching previous call. 0 (default). */
+    int kernel_only;
+    int reserved[8]; /**< zero */
+} VidkHevcCudaOpts;
+
+/** The settings the public API uses. */
+void vidk_cuda_hevc_default_opts(VidkHevcCudaOpts *o);
+
+/**
+ * vidk_hevc_batch_forward on the device: same validation and results as the c backend
+ * (levels, nnz, nz_count, nz_index, nz_lev; returns the number of non-zero TBs).
+ * VIDK_ERR(EINVAL) for a bad batch or options (nothing is written then); VIDK_ERR_NODEV
+ * without CUDA state; VIDK_ERR(ENOMEM); VIDK_ERR(EIO) for a device error (logged).
+ * opts NULL = vidk_cuda_hevc_default_opts().
+ */
+int vidk_cuda_hevc_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts);
+
+/**
+ * vidk_hevc_batch_inverse on the device (pic NULL: residuals into each list's res).
+ * Errors as vidk_cuda_hevc_forward(); pic is unchanged on every error found before the
+ * device work starts (all argument errors).
+ */
+int vidk_cuda_hevc_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
+                           const VidkHevcCudaOpts *opts);
+
+/**
+ * Host emulation, for tests on machines without a GPU: the same validation, layout,
+ * staging, chunking and unpacking, and the kernels' own phase functions run lane by lane
+ * on the CPU (tensor-core MMAs by an emulation of the PTX fragment layouts); no CUDA call.
+ * ctx may be of any backend. kernel_only is refused (VIDK_ERR(EINVAL)).
+ */
+int vidk_cuda_hevc_emu_forward(VidkContext *ctx, VidkHevcBatch *b,
+                               const VidkHevcCudaOpts *opts);
+int vidk_cuda_hevc_emu_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
+                               const VidkHevcCudaOpts *opts);
+
+/** One point of the stream sweep (the paper's Fig. 3). */
+typedef struct VidkHevcCudaSweep {
+    int streams;     /**< stream count of this point */
+    double wall_ms;  /**< median host wall time of one forward call */
+    double total_ms; /**< median device span (vidk_cuda_last_timing().total_ms) */
+    double h2d_ms, kernel_ms, d2h_ms; /**< medians of the stage spans */
+    size_t h2d_bytes, d2h_bytes;      /**< bytes of the last call */
+} VidkHevcCudaSweep;
+
+/**
+ * Forward transform of batch b with 1..max_streams streams (chunks = streams), `reps`
+ * timed calls each after one warm-up; out[i] is the point with i + 1 streams.
+ * max_streams 1..8 and at most the context's stream count. base NULL = defaults.
+ * Returns 0 or an error of vidk_cuda_hevc_forward (VIDK_ERR(EINVAL) for bad counts).
+ */
+int vidk_cuda_hevc_sweep_streams(VidkContext *ctx, VidkHevcBatch *b,
+                                 const VidkHevcCudaOpts *base, int max_streams, int reps,
+                                 VidkHevcCudaSweep *out);
+
+/**
+ * Self-check of the backend's compile-time tables against the standard's tables of
+ * src/hevc.c (DCT and DST matrices, tensor-core fragment tables). Returns 0 or
+ * VIDK_ERR(EIO) (first mismatch logged to ctx, which may be NULL).
+ */
+int vidk_cuda_hevc_self_check(const VidkContext *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

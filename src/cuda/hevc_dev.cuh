@@ -1,0 +1,460 @@
+// Device kernels of the CUDA HEVC transform family: one forward and one inverse kernel
+// for all TB sizes of a chunk (CUDA blocks partitioned by size class, uniform per block),
+// templated on the tensor-core switch, scaling lists and (inverse) the output kind. The
+// arithmetic is in the phase functions of hevc_kern.cuh; this file adds the warp and block
+// collectives: mma.sync, warp reductions, the forward's block-level compaction.
+#ifndef VIDK_HEVC_DEV_CUH
+#define VIDK_HEVC_DEV_CUH
+
+#include "hevc_kern.cuh"
+
+namespace vidk_hevccu {
+
+// Fragment tables, built at compile time; each warp reads its lanes' registers once
+// (coalesced: [reg][lane]).
+__device__ const FragTab g_frag = make_frag_tab();
+
+// ---- integer MMA: D = A * B + C, s32 accumulation (exact: docs/HEVC_CUDA.md) -------------
+
+template <bool AU, bool BU>
+__device__ __forceinline__ void mma32(int32_t d[4], const uint32_t a[4], const uint32_t b[2],
+                                      const int32_t c[4]) {
+    if (!AU && !BU)
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%10,%11,%12,%13};"
+            : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]),
+              "r"(c[1]), "r"(c[2]), "r"(c[3]));
+    else if (AU)
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%10,%11,%12,%13};"
+            : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]),
+              "r"(c[1]), "r"(c[2]), "r"(c[3]));
+    else
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%10,%11,%12,%13};"
+            : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]),
+              "r"(c[1]), "r"(c[2]), "r"(c[3]));
+}
+
+template <bool AU, bool BU>
+__device__ __forceinline__ void mma16(int32_t d[4], const uint32_t a[2], uint32_t b,
+                                      const int32_t c[4]) {
+    if (!AU && !BU)
+        asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+            "{%7,%8,%9,%10};"
+            : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+    else if (AU)
+        asm("mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+            "{%7,%8,%9,%10};"
+            : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+            "{%7,%8,%9,%10};"
+            : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+}
+
+// acc = 256 * (A_hi-plane product) + (lo-plane product): the byte-split recombination.
+// `hi_a`: the planes are in A (stage 2), else in B (stage 1).
+template <bool HI_A>
+__device__ __forceinline__ void mma32_split(int32_t acc[4], const uint32_t *ah,
+                                            const uint32_t *al, const uint32_t *bh,
+                                            const uint32_t *bl) {
+    const int32_t z[4] = {0, 0, 0, 0};
+    if (HI_A) {
+        mma32<false, false>(acc, ah, bh, z);
+        for (int c = 0; c < 4; c++)
+            acc[c] *= 256;
+        mma32<true, false>(acc, al, bh, acc);
+    } else {
+        mma32<false, false>(acc, ah, bh, z);
+        for (int c = 0; c < 4; c++)
+            acc[c] *= 256;
+        mma32<false, true>(acc, ah, bl, acc);
+    }
+}
+template <bool HI_A>
+__device__ __forceinline__ void mma16_split(int32_t acc[4], const uint32_t *ah,
+                                            const uint32_t *al, uint32_t bh, uint32_t bl) {
+    const int32_t z[4] = {0, 0, 0, 0};
+    if (HI_A) {
+        mma16<false, false>(acc, ah, bh, z);
+        for (int c = 0; c < 4; c++)
+            acc[c] *= 256;
+        mma16<true, false>(acc, al, bh, acc);
+    } else {
+        mma16<false, false>(acc, ah, bh, z);
+        for (int c = 0; c < 4; c++)
+            acc[c] *= 256;
+        mma16<false, true>(acc, ah, bl, acc);
+    }
+}
+
+// Stage 1 of a 32x32 TB: acc[mt][nt] = A1[mt] * planes of B[nt]; stage 2: acc[mt][nt] =
+// planes of A2[mt] * B2[nt].
+__device__ __forceinline__ void tc32_stage1(int32_t acc[2][4][4], const uint32_t a1[2][4],
+                                            const uint32_t bh[4][2], const uint32_t bl[4][2]) {
+    VK_UNROLL
+    for (int mt = 0; mt < 2; mt++)
+        VK_UNROLL
+    for (int nt = 0; nt < 4; nt++)
+        mma32_split<false>(acc[mt][nt], a1[mt], nullptr, bh[nt], bl[nt]);
+}
+__device__ __forceinline__ void tc32_stage2(int32_t acc[2][4][4], const uint32_t ah[2][4],
+                                            const uint32_t al[2][4], const uint32_t b2[4][2]) {
+    VK_UNROLL
+    for (int mt = 0; mt < 2; mt++)
+        VK_UNROLL
+    for (int nt = 0; nt < 4; nt++)
+        mma32_split<true>(acc[mt][nt], ah[mt], al[mt], b2[nt], nullptr);
+}
+__device__ __forceinline__ void tc16_stage1(int32_t acc[2][4], const uint32_t a1[2],
+                                            const uint32_t bh[2], const uint32_t bl[2]) {
+    VK_UNROLL
+    for (int nt = 0; nt < 2; nt++)
+        mma16_split<false>(acc[nt], a1, nullptr, bh[nt], bl[nt]);
+}
+__device__ __forceinline__ void tc16_stage2(int32_t acc[2][4], const uint32_t ah[2],
+                                            const uint32_t al[2], const uint32_t b2[2]) {
+    VK_UNROLL
+    for (int nt = 0; nt < 2; nt++)
+        mma16_split<true>(acc[nt], ah, al, b2[nt], 0);
+}
+
+// ---- warp and block collectives
+// --------------------------------------------------------------
+
+// Sum of v over the N lanes of a TB group (xor butterflies stay inside the group).
+template <int N> __device__ __forceinline__ uint32_t group_sum(uint32_t v) {
+    VK_UNROLL
+    for (int off = N / 2; off > 0; off >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// Block-level compaction (forward). Every thread of the block calls it with up to two
+// flags "I own a TB with non-zero levels"; TB order is: every thread's first TB in thread
+// order, then every thread's second TB. One atomicAdd per block allocates total * len
+// values of the chunk's output; returns the tile's base and each flag's rank.
+struct BlockShared {
+    uint32_t warp_tot[2][kWarps];
+    uint32_t base;
+};
+
+__device__ __forceinline__ uint32_t block_compact(bool f0, bool f1, uint32_t len,
+                                                  uint32_t *counter, uint32_t *tile_base,
+                                                  BlockShared &sh, uint32_t &r0, uint32_t &r1) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned b0 = __ballot_sync(0xffffffffu, f0), b1 = __ballot_sync(0xffffffffu, f1);
+    const unsigned lt = (1u << lane) - 1u;
+    if (lane == 0) {
+        sh.warp_tot[0][warp] = (uint32_t)__popc(b0);
+        sh.warp_tot[1][warp] = (uint32_t)__popc(b1);
+    }
+    __syncthreads();
+    uint32_t before0 = 0, before1 = 0, tot0 = 0, tot1 = 0;
+    VK_UNROLL
+    for (int w = 0; w < kWarps; w++) {
+        const uint32_t v0 = sh.warp_tot[0][w], v1 = sh.warp_tot[1][w];
+        before0 += w < warp ? v0 : 0;
+        before1 += w < warp ? v1 : 0;
+        tot0 += v0;
+        tot1 += v1;
+    }
+    r0 = before0 + (uint32_t)__popc(b0 & lt);
+    r1 = tot0 + before1 + (uint32_t)__popc(b1 & lt);
+    if (threadIdx.x == 0) {
+        const uint32_t total = tot0 + tot1;
+        const uint32_t base = total ? atomicAdd(counter, total * len) : 0u;
+        sh.base = base;
+        *tile_base = base;
+    }
+    __syncthreads();
+    return sh.base;
+}
+
+// ---- forward kernel
+// ---------------------------------------------------------------------------
+
+// 4x4: one thread per TB, two TBs per thread (tile t covers TBs 512 t .. 512 t + 511; a
+// thread owns TBs +tid and +256 + tid): both loads are issued before either transform.
+template <bool SL>
+__device__ __forceinline__ void fwd_4(const FwdArgs &a, uint32_t tile, BlockShared &sh) {
+    const uint32_t i0 = tile * 512 + threadIdx.x, i1 = i0 + 256;
+    const bool act0 = i0 < a.n[0], act1 = i1 < a.n[0];
+    uint32_t w0[8], w1[8], lev0[8], lev1[8];
+    if (act0) {
+        ld16(a.res[0] + (size_t)i0 * 16, w0);
+        ld16(a.res[0] + (size_t)i0 * 16 + 8, w0 + 4);
+    }
+    if (act1) {
+        ld16(a.res[0] + (size_t)i1 * 16, w1);
+        ld16(a.res[0] + (size_t)i1 * 16 + 8, w1 + 4);
+    }
+    int c0 = 0, c1 = 0;
+    if (act0) c0 = fwd4_tb<SL>(w0, a.keys[0][i0 * a.key_step[0]], a.bd, a.qs, lev0);
+    if (act1) c1 = fwd4_tb<SL>(w1, a.keys[0][i1 * a.key_step[0]], a.bd, a.qs, lev1);
+    if (act0) a.nnz[0][i0] = (uint16_t)c0;
+    if (act1) a.nnz[0][i1] = (uint16_t)c1;
+    int16_t *d0 = nullptr, *d1 = nullptr;
+    if (a.compact) {
+        uint32_t r0, r1;
+        const uint32_t base = block_compact(act0 && c0, act1 && c1, 16, a.counter,
+                                            a.tile_base[0] + tile, sh, r0, r1);
+        if (act0 && c0) d0 = a.lev + base + (size_t)r0 * 16;
+        if (act1 && c1) d1 = a.lev + base + (size_t)r1 * 16;
+    } else {
+        if (act0) d0 = a.lev + a.dense_off[0] + (size_t)i0 * 16;
+        if (act1) d1 = a.lev + a.dense_off[0] + (size_t)i1 * 16;
+    }
+    if (d0) {
+        st16(d0, lev0);
+        st16(d0 + 8, lev0 + 4);
+    }
+    if (d1) {
+        st16(d1, lev1);
+        st16(d1 + 8, lev1 + 4);
+    }
+}
+
+// Common end of the N x N classes: the levels are in the output layout, tot = the lane's
+// own TB's non-zero count (TB i, lanes of group lane / N). Counts, compaction, store.
+template <int N>
+__device__ __forceinline__ void fwd_finish(const FwdArgs &a, uint32_t tile, BlockShared &sh,
+                                           const uint8_t *wsm, uint32_t i, bool act,
+                                           uint32_t tot) {
+    constexpr int C = log2_of<N>() - 2;
+    constexpr uint32_t len = N * N;
+    const int lane = threadIdx.x & 31;
+    const bool leader = (lane & (N - 1)) == 0;
+    if (act && leader) a.nnz[C][i] = (uint16_t)tot;
+    __syncwarp();
+    int16_t *dst = nullptr;
+    if (a.compact) {
+        uint32_t rank, unused;
+        const uint32_t base = block_compact(leader && act && tot, false, len, a.counter,
+                                            a.tile_base[C] + tile, sh, rank, unused);
+        rank = __shfl_sync(0xffffffffu, rank, lane & ~(N - 1));
+        if (act && tot) dst = a.lev + base + (size_t)rank * len;
+    } else if (act) {
+        dst = a.lev + a.dense_off[C] + (size_t)i * len;
+    }
+    if (dst) lev_store_own<N>(lane, wsm, dst);
+}
+
+// CUDA cores, 32 / N TBs per warp (8x8, 16x16 and, with N = 32, 32x32).
+template <int N, bool SL>
+__device__ __forceinline__ void fwd_cc(const FwdArgs &a, uint32_t tile, BlockShared &sh,
+                                       uint8_t *wsm) {
+    constexpr int C = log2_of<N>() - 2;
+    const int lane = threadIdx.x & 31;
+    const uint32_t i = (tile * kWarps + (threadIdx.x >> 5)) * (32 / N) + (uint32_t)(lane / N);
+    const bool act = i < a.n[C];
+    const uint32_t key = act ? a.keys[C][i * a.key_step[C]] : 0u;
+    uint32_t lv[N / 2];
+    int cnt = 0;
+    if (act) fwdcc_rows<N>(a.res[C] + (size_t)i * N * N, lane, a.bd, wsm);
+    __syncwarp();
+    if (act) cnt = fwdcc_cols<N, SL>(lane, key, a.bd, a.qs, wsm, lv);
+    __syncwarp();
+    if (act) fwdcc_put<N>(lane, lv, wsm);
+    fwd_finish<N>(a, tile, sh, wsm, i, act, group_sum<N>((uint32_t)cnt));
+}
+
+// Tensor cores, 32x32: one TB per warp.
+template <bool SL>
+__device__ __forceinline__ void fwd_tc32(const FwdArgs &a, uint32_t tile, BlockShared &sh,
+                                         uint8_t *wsm) {
+    const int lane = threadIdx.x & 31;
+    const uint32_t i = tile * kWarps + (threadIdx.x >> 5);
+    const bool act = i < a.n[3];
+    int cnt = 0;
+    if (act) { // warp-uniform
+        const uint32_t key = a.keys[3][i * a.key_step[3]];
+        TcF32 s;
+        uint32_t a1[2][4], b2[4][2];
+        VK_UNROLL
+        for (int mt = 0; mt < 2; mt++)
+            VK_UNROLL
+        for (int r = 0; r < 4; r++)
+            a1[mt][r] = g_frag.f32s1a[mt][r][lane];
+        VK_UNROLL
+        for (int nt = 0; nt < 4; nt++)
+            VK_UNROLL
+        for (int h = 0; h < 2; h++)
+            b2[nt][h] = g_frag.f32s2b[nt][h][lane];
+        tcf32_load(s, lane, a.res[3] + (size_t)i * 1024, a.bd, true);
+        tc32_stage1(s.acc, a1, s.bh, s.bl);
+        tc32_mid(s.acc, s.ah, s.al, a.bd - 4, false); // shift log2N + bd - 9
+        tc32_stage2(s.acc, s.ah, s.al, b2);
+        cnt = tcf32_quant<SL>(s, lane, key, a.bd, a.qs, wsm);
+    }
+    fwd_finish<32>(a, tile, sh, wsm, i, act, __reduce_add_sync(0xffffffffu, (uint32_t)cnt));
+}
+
+// Tensor cores, 16x16: two TBs per warp, both in every lane's fragments.
+template <bool SL>
+__device__ __forceinline__ void fwd_tc16(const FwdArgs &a, uint32_t tile, BlockShared &sh,
+                                         uint8_t *wsm) {
+    const int lane = threadIdx.x & 31;
+    const uint32_t i0 = (tile * kWarps + (threadIdx.x >> 5)) * 2;
+    const bool act0 = i0 < a.n[2], act1 = i0 + 1 < a.n[2];
+    int cnt[2] = {0, 0};
+    if (act0) { // warp-uniform
+        uint32_t key[2];
+        key[0] = a.keys[2][i0 * a.key_step[2]];
+        key[1] = act1 ? a.keys[2][(i0 + 1) * a.key_step[2]] : 0u;
+        TcF16 s;
+        uint32_t a1[2], b2[2];
+        VK_UNROLL
+        for (int r = 0; r < 2; r++)
+            a1[r] = g_frag.f16s1a[r][lane];
+        VK_UNROLL
+        for (int nt = 0; nt < 2; nt++)
+            b2[nt] = g_frag.f16s2b[nt][lane];
+        const int16_t *src0 = a.res[2] + (size_t)i0 * 256;
+        tcf16_load(s, lane, src0, src0 + 256, a.bd, true, act1);
+        VK_UNROLL
+        for (int j = 0; j < 2; j++) {
+            tc16_stage1(s.acc[j], a1, s.bh[j], s.bl[j]);
+            tc16_mid(s.acc[j], s.ah[j], s.al[j], a.bd - 5, false);
+            tc16_stage2(s.acc[j], s.ah[j], s.al[j], b2);
+        }
+        tcf16_quant<SL>(s, lane, key, a.bd, a.qs, wsm, cnt);
+    }
+    const uint32_t t0 = __reduce_add_sync(0xffffffffu, (uint32_t)cnt[0]);
+    const uint32_t t1 = __reduce_add_sync(0xffffffffu, (uint32_t)cnt[1]);
+    const bool hi = lane >= 16;
+    fwd_finish<16>(a, tile, sh, wsm, i0 + hi, hi ? act1 : act0, hi ? t1 : t0);
+}
+
+template <bool TC, bool SL>
+__global__ void __launch_bounds__(kThreads, 3) fwd_kernel(const FwdArgs a) {
+    __shared__ __align__(16) uint8_t smem[kWarps * kWarpSmem];
+    __shared__ BlockShared sh;
+    const uint32_t b = blockIdx.x;
+    const int cls = b < a.blk0[1] ? 0 : b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
+    const uint32_t tile = b - a.blk0[cls];
+    uint8_t *wsm = smem + (threadIdx.x >> 5) * kWarpSmem;
+    if (cls == 0) return fwd_4<SL>(a, tile, sh);
+    if (cls == 1) return fwd_cc<8, SL>(a, tile, sh, wsm);
+    if (cls == 2) {
+        if (TC) return fwd_tc16<SL>(a, tile, sh, wsm);
+        return fwd_cc<16, SL>(a, tile, sh, wsm);
+    }
+    if (TC) return fwd_tc32<SL>(a, tile, sh, wsm);
+    fwd_cc<32, SL>(a, tile, sh, wsm);
+}
+
+// ---- inverse kernel
+// -----------------------------------------------------------------------------
+
+template <bool SL, int OUT>
+__device__ __forceinline__ void inv_4(const InvArgs &a, uint32_t tile) {
+    const uint32_t i = tile * kThreads + threadIdx.x;
+    if (i >= a.n[0]) return;
+    inv4_tb<SL, OUT>(a.lev[0] + (size_t)i * 16,
+                     static_cast<uint8_t *>(a.pix[0]) + (size_t)i * 16 * pix_bytes<OUT>(),
+                     a.keys[0][i * a.key_step[0]], a.bd, a.ds);
+}
+
+template <int N, bool SL, int OUT>
+__device__ __forceinline__ void inv_cc(const InvArgs &a, uint32_t tile, uint8_t *wsm) {
+    constexpr int C = log2_of<N>() - 2;
+    const int lane = threadIdx.x & 31;
+    const uint32_t i = (tile * kWarps + (threadIdx.x >> 5)) * (32 / N) + (uint32_t)(lane / N);
+    const bool act = i < a.n[C];
+    int16_t *lev = a.lev[C] + (size_t)i * N * N;
+    void *pix = static_cast<uint8_t *>(a.pix[C]) + (size_t)i * N * N * pix_bytes<OUT>();
+    if (act) invcc_cols<N, SL>(lev, lane, a.keys[C][i * a.key_step[C]], a.bd, a.ds, wsm);
+    __syncwarp();
+    if (act) invcc_rows<N, OUT>(lev, pix, lane, a.bd, wsm);
+}
+
+template <bool SL, int OUT>
+__device__ __forceinline__ void inv_tc32(const InvArgs &a, uint32_t tile, uint8_t *wsm) {
+    const int lane = threadIdx.x & 31;
+    const uint32_t i = tile * kWarps + (threadIdx.x >> 5);
+    if (i >= a.n[3]) return; // warp-uniform
+    const uint32_t key = a.keys[3][i * a.key_step[3]];
+    int16_t *lev = a.lev[3] + (size_t)i * 1024;
+    void *pix = static_cast<uint8_t *>(a.pix[3]) + (size_t)i * 1024 * pix_bytes<OUT>();
+    TcI32 s;
+    uint32_t a1[2][4], b2[4][2];
+    VK_UNROLL
+    for (int mt = 0; mt < 2; mt++)
+        VK_UNROLL
+    for (int r = 0; r < 4; r++)
+        a1[mt][r] = g_frag.i32s1a[mt][r][lane];
+    VK_UNROLL
+    for (int nt = 0; nt < 4; nt++)
+        VK_UNROLL
+    for (int h = 0; h < 2; h++)
+        b2[nt][h] = g_frag.i32s2b[nt][h][lane];
+    tci32_stage(lev, lane, wsm);
+    __syncwarp();
+    tci32_gather<SL>(s, lane, key, a.bd, a.ds, wsm);
+    tc32_stage1(s.acc, a1, s.bh, s.bl);
+    tc32_mid(s.acc, s.ah, s.al, 7, true);
+    tc32_stage2(s.acc, s.ah, s.al, b2);
+    tci32_out<OUT>(s, lane, lev, pix, a.bd);
+}
+
+template <bool SL, int OUT>
+__device__ __forceinline__ void inv_tc16(const InvArgs &a, uint32_t tile, uint8_t *wsm) {
+    const int lane = threadIdx.x & 31;
+    const uint32_t i0 = (tile * kWarps + (threadIdx.x >> 5)) * 2;
+    if (i0 >= a.n[2]) return; // warp-uniform
+    const bool act1 = i0 + 1 < a.n[2];
+    uint32_t key[2];
+    key[0] = a.keys[2][i0 * a.key_step[2]];
+    key[1] = act1 ? a.keys[2][(i0 + 1) * a.key_step[2]] : 0u;
+    int16_t *lev0 = a.lev[2] + (size_t)i0 * 256;
+    uint8_t *pix0 = static_cast<uint8_t *>(a.pix[2]) + (size_t)i0 * 256 * pix_bytes<OUT>();
+    TcI16 s;
+    uint32_t a1[2], b2[2];
+    VK_UNROLL
+    for (int r = 0; r < 2; r++)
+        a1[r] = g_frag.i16s1a[r][lane];
+    VK_UNROLL
+    for (int nt = 0; nt < 2; nt++)
+        b2[nt] = g_frag.i16s2b[nt][lane];
+    tci16_stage(lev0, 0, lane, wsm, true);
+    tci16_stage(lev0 + 256, 1, lane, wsm, act1);
+    __syncwarp();
+    tci16_gather<SL>(s, lane, key, a.bd, a.ds, wsm);
+    VK_UNROLL
+    for (int j = 0; j < 2; j++) {
+        tc16_stage1(s.acc[j], a1, s.bh[j], s.bl[j]);
+        tc16_mid(s.acc[j], s.ah[j], s.al[j], 7, true);
+        tc16_stage2(s.acc[j], s.ah[j], s.al[j], b2);
+    }
+    tci16_out<OUT>(s, lane, 0, lev0, pix0, a.bd);
+    if (act1) tci16_out<OUT>(s, lane, 1, lev0 + 256, pix0 + 256 * pix_bytes<OUT>(), a.bd);
+}
+
+template <bool TC, bool SL, int OUT>
+__global__ void __launch_bounds__(kThreads, 3) inv_kernel(const InvArgs a) {
+    __shared__ __align__(16) uint8_t smem[kWarps * kWarpSmem];
+    const uint32_t b = blockIdx.x;
+    const int cls = b < a.blk0[1] ? 0 : b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
+    const uint32_t tile = b - a.blk0[cls];
+    uint8_t *wsm = smem + (threadIdx.x >> 5) * kWarpSmem;
+    if (cls == 0) return inv_4<SL, OUT>(a, tile);
+    if (cls == 1) return inv_cc<8, SL, OUT>(a, tile, wsm);
+    if (cls == 2) {
+        if (TC) return inv_tc16<SL, OUT>(a, tile, wsm);
+        return inv_cc<16, SL, OUT>(a, tile, wsm);
+    }
+    if (TC) return inv_tc32<SL, OUT>(a, tile, wsm);
+    inv_cc<32, SL, OUT>(a, tile, wsm);
+}
+
+} // namespace vidk_hevccu
+
+#endif
