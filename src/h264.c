@@ -225,6 +225,20 @@ static decl_h264_idct_add_fn(idct_add_8x8_c) {
             dst[x] = clip_pixel(dst[x], sra(h[8 * y + x] + 32, 6));
 }
 
+static decl_h264_idct_add16_fn(idct_add16_4x4_c) {
+    int32_t w[16];
+    for (int k = 0; k < 16; k++)
+        w[k] = d[k];
+    idct_add_4x4_c(dst, stride, w);
+}
+
+static decl_h264_idct_add16_fn(idct_add16_8x8_c) {
+    int32_t w[64];
+    for (int k = 0; k < 64; k++)
+        w[k] = d[k];
+    idct_add_8x8_c(dst, stride, w);
+}
+
 static decl_h264_dequant_idct_add_fn(dequant_idct_add_4x4_c) {
     int32_t d[16];
     dequant_4x4_c(d, c, ls, qp);
@@ -461,6 +475,8 @@ void vidk_h264_dsp_init(VidkH264DSP *dsp, unsigned flags) {
     dsp->idct[1] = idct_8x8_c;
     dsp->idct_add[0] = idct_add_4x4_c;
     dsp->idct_add[1] = idct_add_8x8_c;
+    dsp->idct_add16[0] = idct_add16_4x4_c;
+    dsp->idct_add16[1] = idct_add16_8x8_c;
     dsp->dequant_idct_add[0] = dequant_idct_add_4x4_c;
     dsp->dequant_idct_add[1] = dequant_idct_add_8x8_c;
     dsp->idct_dc[VIDK_H264_DC_LUMA] = idct_dc_luma_c;

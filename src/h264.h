@@ -39,6 +39,13 @@ typedef decl_h264_idct_fn((*vidk_h264_idct_fn));
 #define decl_h264_idct_add_fn(name) void name(uint8_t *dst, ptrdiff_t stride, const int32_t *d)
 typedef decl_h264_idct_add_fn((*vidk_h264_idct_add_fn));
 
+/* idct_add on int16 dequantised coefficients (the x264 / FFmpeg interface: those of a
+ * conforming stream fit 16 bits). Same result as idct_add on the values widened to int32
+ * for every input; SIMD proves the 16-bit shortcut per block as idct_add does. */
+#define decl_h264_idct_add16_fn(name)                                                          \
+    void name(uint8_t *dst, ptrdiff_t stride, const int16_t *d)
+typedef decl_h264_idct_add16_fn((*vidk_h264_idct_add16_fn));
+
 /* The decoder's fused path: dequantise c, replace element 0 by *dc when dc is not NULL
  * (blocks fed by a DC transform), inverse transform, add to dst and clip. */
 #define decl_h264_dequant_idct_add_fn(name)                                                    \
@@ -87,6 +94,7 @@ typedef struct VidkH264DSP {
     vidk_h264_quant_fn quant[2];
     vidk_h264_fdct_dc_fn fdct_dc[3];
     vidk_h264_nnz_fn nnz[2];
+    vidk_h264_idct_add16_fn idct_add16[2];
 } VidkH264DSP;
 
 /* Fill with the C versions, then override by rising ISA within flags. */

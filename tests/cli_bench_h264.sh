@@ -144,10 +144,10 @@ if "$VK" bench h264 --help | grep -q -- '--cuda-emu' &&
         --cuda-emu >/dev/null 2>"$T/err"; then
     "$VK" bench h264 --sizes 48x32 --frames 2 --runs 1 --max-seconds 0.1 --backends c,simd \
         --cuda-emu --quiet --csv "$T/e.csv" >"$T/out6" 2>"$T/err" || fail "--cuda-emu: $(cat "$T/err")"
-    for s in dense compact line larger coalesced sparse fused pipeline graphs default no-overlap; do
+    for s in dense compact line larger coalesced sparse fused pipeline graphs host planes default no-overlap; do
         grep -q "^time,48x32,intra,cuda-emu,$s,all," "$T/e.csv" || fail "--cuda-emu: no $s row"
     done
-    [ "$(grep -c '^time,48x32,[a-z0-9]*,cuda-emu,' "$T/e.csv")" -eq $((3 * (9 + 8 + 8 + 2))) ] ||
+    [ "$(grep -c '^time,48x32,[a-z0-9]*,cuda-emu,' "$T/e.csv")" -eq $((3 * (11 + 10 + 10 + 2))) ] ||
         fail "--cuda-emu rows: $(grep -c ',cuda-emu,' "$T/e.csv")"
     echo "ok: --cuda-emu (every step, bits equal to c)"
 elif grep -q 'no CUDA backend' "$T/err" 2>/dev/null; then
@@ -165,12 +165,13 @@ if grep -q 'backend cuda skipped' "$T/out7"; then
     echo "skip: real cuda rows (no CUDA device or build without CUDA)"
 else
     [ $rc -eq 0 ] || fail "cuda run: exit $rc: $(cat "$T/err")"
-    for s in dense compact line larger coalesced sparse fused pipeline graphs; do
+    for s in dense compact line larger coalesced sparse fused pipeline graphs host planes; do
         # kernel_ms (column 9) comes from the CUDA events of the timing API.
         awk -F, -v s="$s" '$1 == "time" && $4 == "cuda" && $5 == s && $6 == "all" && $9 != "" { ok = 1 }
             END { exit !ok }' "$T/g.csv" || fail "cuda $s: no device-timed row"
     done
     grep -q '^time,64x48,qp22,cuda,throughput,all,,[0-9]' "$T/g.csv" || fail "cuda throughput row"
+    grep -q '^time,64x48,qp22,cuda,throughput-legacy,all,,[0-9]' "$T/g.csv" || fail "cuda legacy throughput row"
     grep -q '^Table 3: dense baseline vs compacted' "$T/out7" || fail "no Table 3 with a GPU"
     echo "ok: real cuda rows (every step device-timed, throughput, bits equal to c)"
 fi

@@ -67,9 +67,9 @@ static void opts_str(const VidkH264CudaOpts *o, char *s, size_t n)
         return;
     }
     snprintf(s, n, "compact %d line %d threads %d work %d coalesced %d sparse %d fused %d pipeline %d "
-                   "streams %d chunk %d graphs %d",
+                   "streams %d chunk %d graphs %d host %d host_threads %d plane %d",
              o->compact, o->line_per_thread, o->threads, o->work, o->coalesced, o->sparse, o->fused,
-             o->pipeline, o->streams, o->chunk, o->graphs);
+             o->pipeline, o->streams, o->chunk, o->graphs, o->host, o->host_threads, o->plane);
 }
 
 /* ---- pictures: library-allocated, or caller-owned with odd strides ---------------------------- */
@@ -342,6 +342,11 @@ static void compact_combo(VidkH264CudaOpts *o, int i)
     o->work = work_choices[rnd(0, 4)];
     o->streams = rnd(0, 4);
     o->chunk = rnd(0, 2) ? 0 : rnd(0, 1) ? rnd(1, 300) : rnd(1000, 20000);
+    /* The parallel host staging (half of the combinations), its pool size and plane mode
+     * (which needs line, coalesced and fused; ignored otherwise). */
+    o->host = rnd(0, 1);
+    o->host_threads = rnd(0, 1) ? 0 : rnd(1, 5);
+    o->plane = rnd(-1, 1);
 }
 
 /* ---- inverse checks --------------------------------------------------------------------------------- */
@@ -635,7 +640,7 @@ static void test_errors(void)
     CHECK(b.list[0].count > 0);
 
     /* Options out of range. */
-    const int bad_field = 11;
+    const int bad_field = 16;
     for (int k = 0; k < bad_field; k++) {
         vidk_cuda_h264_default_opts(&o);
         switch (k) {
@@ -650,6 +655,11 @@ static void test_errors(void)
         case 8: o.chunk = -5; break;
         case 9: o.fused = 3; break;
         case 10: o.streams = 17; break;
+        case 11: o.host = 2; break;
+        case 12: o.host_threads = -1; break;
+        case 13: o.host_threads = 65; break;
+        case 14: o.plane = -2; break;
+        case 15: o.plane = 2; break;
         }
         CHECK(run_binv(&b, &pic.p, &o) == VIDK_ERR(EINVAL));
         CHECK(run_finv(&fr, &pic.p, &o) == VIDK_ERR(EINVAL));

@@ -44,6 +44,7 @@ enum {
     SLOT_FWD_COMMON,                    // forward: quantiser factors, macroblocks
     SLOT_FWD_IN,                        // forward: source and prediction bands
     SLOT_FWD_OUT,                       // forward: level bands and counters
+    SLOT_PLANE,                         // plane mode: the picture's planes
     SLOT_GRAPH = VIDK_SLOT_H264_FIRST + 23, // host only: the cached graph (GraphState)
     SLOT_LAST = SLOT_GRAPH
 };
@@ -51,13 +52,14 @@ constexpr int kSlots = SLOT_LAST - VIDK_SLOT_H264_FIRST + 1;
 constexpr int kMaxChunks = 64;       // per size class
 constexpr uint32_t kChunkMin = 16384; // 4x4-equivalent blocks, automatic chunking
 constexpr size_t kAlign = 256;
+constexpr int kMaxHostThreads = 64;
 
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 // ---- options ----------------------------------------------------------------------------------
 
 const char *const kStepNames[VIDK_H264_CUDA_STEPS] = {
-    "dense", "compact", "line", "larger", "coalesced", "sparse", "fused", "pipeline", "graphs",
+    "dense", "compact", "line", "larger", "coalesced", "sparse", "fused", "pipeline", "graphs", "host", "planes",
 };
 
 // Options as a call runs them (ranges checked, automatic values resolved).
@@ -70,13 +72,15 @@ struct Plan {
 int check_opts(const VidkH264CudaOpts *o)
 {
     const int bools[] = {o->compact, o->line_per_thread, o->coalesced, o->sparse, o->fused,
-                         o->pipeline};
+                         o->pipeline, o->host};
     for (int v : bools)
         if (v != 0 && v != 1) return VIDK_ERR(EINVAL);
     if (o->threads < 32 || o->threads > kMaxThreads || o->threads % 32) return VIDK_ERR(EINVAL);
     if (o->work < 1 || o->work > 16) return VIDK_ERR(EINVAL);
     if (o->streams < 0 || o->streams > VIDK_CUDA_MAX_STREAMS) return VIDK_ERR(EINVAL);
     if (o->chunk < 0 || o->graphs < -1 || o->graphs > 1) return VIDK_ERR(EINVAL);
+    if (o->host_threads < 0 || o->host_threads > kMaxHostThreads || o->plane < -1 || o->plane > 1)
+        return VIDK_ERR(EINVAL);
     return 0;
 }
 
@@ -95,6 +99,7 @@ struct Exec {
     bool timed;  // timing_start done
     void *ebuf[2][kSlots]; // emulation buffers: device, host
     size_t ecap[2][kSlots];
+    VidkThreadPool *own_pool; // emulation: the host staging pool of this call
 };
 
 void exec_init(Exec *x, VidkContext *ctx, bool emu)
@@ -119,6 +124,7 @@ void exec_end(Exec *x)
     for (int h = 0; h < 2; h++)
         for (int i = 0; i < kSlots; i++) free(x->ebuf[h][i]);
     memset(x->ebuf, 0, sizeof(x->ebuf));
+    vidk_pool_destroy(&x->own_pool);
 }
 
 int ck(const VidkContext *ctx, cudaError_t e, const char *expr, int line)
@@ -279,8 +285,19 @@ const InvKernel *inv_table()
     return t;
 }
 
-const InvKernel &inv_select(int size, const VidkH264CudaOpts &o)
+// Plane mode: line per thread, coalesced, samples in and out of the device planes.
+template <int N, bool S> InvKernel inv_plane_entry()
 {
+    return {reinterpret_cast<const void *>(inv_kernel<N, true, true, S, false, true>),
+            emu_inv<N, true, true, S, false, true>, warp_smem_words<N, true, true, false>(),
+            blocks_per_warp<N, true>()};
+}
+
+const InvKernel &inv_select(int size, const VidkH264CudaOpts &o, bool plane = false)
+{
+    static const InvKernel tp[4] = {inv_plane_entry<4, false>(), inv_plane_entry<4, true>(),
+                                    inv_plane_entry<8, false>(), inv_plane_entry<8, true>()};
+    if (plane) return tp[size * 2 + o.sparse];
     return inv_table()[size * 16 + o.line_per_thread * 8 + o.coalesced * 4 + o.sparse * 2 + o.fused];
 }
 
@@ -363,9 +380,65 @@ bool picture_ok(const VidkPicture *pic, int w, int h, VidkChroma c)
 
 int list_index(int plane, bool intra) { return (intra ? 0 : 3) + plane; }
 
+// Checks of one run of blocks of a list (a job of batch_valid): bad set on an invalid
+// block, overlap when a 4x4 cell is covered twice. The cell map is shared by the jobs: a
+// cell's bit is set with an atomic OR, so that the second block to cover it (in whatever
+// order the threads run) sees it set.
+struct ValidJob {
+    const VidkH264Batch *b;
+    uint8_t *map;
+    size_t first[4];
+    int cw[3];
+    int s;
+    uint32_t per;
+    int bad, overlap;
+};
+
+void valid_job(void *arg, int job, int)
+{
+    ValidJob *j = static_cast<ValidJob *>(arg);
+    const VidkH264Batch *b = j->b;
+    const VidkH264BlockList *l = &b->list[j->s];
+    const VidkH264DcList *d = &b->dc;
+    const int n = j->s ? 8 : 4, np = n_planes(b->chroma), qmax = VIDK_H264_MAX_QP(b->bitdepth);
+    const uint32_t i0 = (uint32_t)job * j->per, i1 = l->count - i0 < j->per ? l->count : i0 + j->per;
+    int pw[3] = {0, 0, 0}, ph[3] = {0, 0, 0};
+    for (int p = 0; p < np; p++) plane_dims(b->w, b->h, b->chroma, p, &pw[p], &ph[p]);
+    bool bad = false, ov = false;
+    for (uint32_t i = i0; i < i1 && !bad; i++) {
+        const int p = l->plane[i];
+        if (p >= np || l->qp[i] > qmax || (l->flags[i] & ~(VIDK_H264_BLK_INTRA | VIDK_H264_BLK_DC)) ||
+            l->x[i] % n || l->y[i] % n || l->x[i] + n > pw[p] || l->y[i] + n > ph[p]) {
+            bad = true;
+            break;
+        }
+        if (l->flags[i] & VIDK_H264_BLK_DC) {
+            const uint32_t g = l->dc_index[i] / 16, k = l->dc_index[i] % 16;
+            if (j->s || g >= d->count) {
+                bad = true;
+                break;
+            }
+            const int t = d->type[g];
+            if (k >= (uint32_t)(t == VIDK_H264_DC_LUMA ? 16 : t == VIDK_H264_DC_CHROMA ? 4 : 8)) {
+                bad = true;
+                break;
+            }
+        }
+        for (int yy = 0; yy < n / 4; yy++)
+            for (int xx = 0; xx < n / 4; xx++) {
+                const size_t c = j->first[p] + (size_t)(l->y[i] / 4 + yy) * j->cw[p] + l->x[i] / 4 + xx;
+                const uint8_t bit = (uint8_t)(1u << (c % 8));
+                if (__atomic_fetch_or(&j->map[c / 8], bit, __ATOMIC_RELAXED) & bit) ov = true;
+            }
+    }
+    if (bad) __atomic_store_n(&j->bad, 1, __ATOMIC_RELAXED);
+    if (ov) __atomic_store_n(&j->overlap, 1, __ATOMIC_RELAXED);
+}
+
 // batch_ok of src/h264_batch.c, plus: *overlap set when two blocks cover a common sample.
-// Returns 1 (valid), 0 (invalid) or VIDK_ERR(ENOMEM).
-int batch_valid(const VidkH264Batch *b, bool *overlap)
+// The block checks run over pool (NULL: in the caller). Returns 1 (valid), 0 (invalid) or
+// VIDK_ERR(ENOMEM).
+int batch_valid(const VidkH264Batch *b, bool *overlap, VidkThreadPool *pool = nullptr)
 {
     *overlap = false;
     if (!geometry_ok(b->w, b->h, b->chroma, b->bitdepth) || !scaling_ok(&b->scaling)) return 0;
@@ -383,60 +456,36 @@ int batch_valid(const VidkH264Batch *b, bool *overlap)
         plane_dims(b->w, b->h, b->chroma, p, &pw, &ph);
         if (d->x[g] % mw || d->y[g] % mh || d->x[g] + mw > pw || d->y[g] + mh > ph) return 0;
     }
+    for (int s = 0; s < VIDK_H264_TX_COUNT; s++) {
+        const VidkH264BlockList *l = &b->list[s];
+        if (l->count > l->capacity ||
+            (l->count && (!l->x || !l->y || !l->plane || !l->qp || !l->flags || !l->dc_index || !l->coef)))
+            return 0;
+    }
     // Map of covered 4x4 cells, one bit each, planes one after the other.
-    size_t first[4] = {0, 0, 0, 0};
-    int cw[3] = {0, 0, 0};
+    ValidJob j;
+    memset(&j, 0, sizeof(j));
+    j.b = b;
     for (int p = 0; p < np; p++) {
         int pw, ph;
         plane_dims(b->w, b->h, b->chroma, p, &pw, &ph);
-        cw[p] = pw / 4;
-        first[p + 1] = first[p] + (size_t)(pw / 4) * (ph / 4);
+        j.cw[p] = pw / 4;
+        j.first[p + 1] = j.first[p] + (size_t)(pw / 4) * (ph / 4);
     }
-    uint8_t *map = static_cast<uint8_t *>(calloc(first[np] / 8 + 1, 1));
-    if (!map) return VIDK_ERR(ENOMEM);
-    bool ok = true;
-    for (int s = 0; s < VIDK_H264_TX_COUNT && ok; s++) {
-        const VidkH264BlockList *l = &b->list[s];
-        const int n = s ? 8 : 4;
-        if (l->count > l->capacity ||
-            (l->count && (!l->x || !l->y || !l->plane || !l->qp || !l->flags || !l->dc_index || !l->coef))) {
-            ok = false;
-            break;
-        }
-        for (uint32_t i = 0; i < l->count; i++) {
-            const int p = l->plane[i];
-            if (p >= np || l->qp[i] > qmax || (l->flags[i] & ~(VIDK_H264_BLK_INTRA | VIDK_H264_BLK_DC))) {
-                ok = false;
-                break;
-            }
-            int pw, ph;
-            plane_dims(b->w, b->h, b->chroma, p, &pw, &ph);
-            if (l->x[i] % n || l->y[i] % n || l->x[i] + n > pw || l->y[i] + n > ph) {
-                ok = false;
-                break;
-            }
-            if (l->flags[i] & VIDK_H264_BLK_DC) {
-                const uint32_t g = l->dc_index[i] / 16, k = l->dc_index[i] % 16;
-                if (s || g >= d->count) {
-                    ok = false;
-                    break;
-                }
-                const int t = d->type[g];
-                if (k >= (uint32_t)(t == VIDK_H264_DC_LUMA ? 16 : t == VIDK_H264_DC_CHROMA ? 4 : 8)) {
-                    ok = false;
-                    break;
-                }
-            }
-            for (int yy = 0; yy < n / 4; yy++)
-                for (int xx = 0; xx < n / 4; xx++) {
-                    const size_t c = first[p] + (size_t)(l->y[i] / 4 + yy) * cw[p] + l->x[i] / 4 + xx;
-                    if (map[c / 8] >> (c % 8) & 1) *overlap = true;
-                    map[c / 8] |= (uint8_t)(1u << (c % 8));
-                }
-        }
+    j.map = static_cast<uint8_t *>(calloc(j.first[np] / 8 + 1, 1));
+    if (!j.map) return VIDK_ERR(ENOMEM);
+    const uint32_t threads = (uint32_t)vidk_pool_threads(pool);
+    for (int s = 0; s < VIDK_H264_TX_COUNT && !j.bad; s++) {
+        const uint32_t count = b->list[s].count;
+        if (!count) continue;
+        j.s = s;
+        j.per = (count + threads * 4 - 1) / (threads * 4);
+        if (j.per < 4096) j.per = 4096;
+        vidk_pool_run(pool, (int)((count + j.per - 1) / j.per), valid_job, &j);
     }
-    free(map);
-    return ok ? 1 : 0;
+    free(j.map);
+    *overlap = j.overlap != 0;
+    return j.bad ? 0 : 1;
 }
 
 // ---- host side of the compact path ------------------------------------------------------------
@@ -495,6 +544,7 @@ struct Chunk {
     uint32_t v0, v1; // value range (sparse), or block range * N*N
     int stream;
     int ev;          // completion event
+    bool sparse;     // host staging: this chunk's levels go up sparse
 };
 
 // Records and levels of blocks [b0, b1) of class c; sets the chunk's value range. N,
@@ -636,6 +686,8 @@ constexpr uint64_t kGraphMagic = 0x7664686732363467ull; // "vdhg264g"
 struct GraphState {
     uint64_t magic;
     int broken; // a graph could not be made: automatic mode launches directly
+    VidkThreadPool *pool; // the host staging pool (opts.host), kept across calls
+    int pool_threads;
     cudaGraph_t g;
     cudaGraphExec_t e;
     cudaGraphNode_t n_common, n_rec[2], n_val[2], n_k[2], n_out[2];
@@ -645,12 +697,14 @@ struct GraphState {
 
 void graph_destroy(GraphState *gs)
 {
-    const int broken = gs->broken;
+    const int broken = gs->broken, pool_threads = gs->pool_threads;
+    VidkThreadPool *pool = gs->pool;
     if (gs->e) (void)cudaGraphExecDestroy(gs->e);
     if (gs->g) (void)cudaGraphDestroy(gs->g);
     memset(gs, 0, sizeof(*gs));
     gs->magic = kGraphMagic;
     gs->broken = broken;
+    gs->pool = pool, gs->pool_threads = pool_threads;
 }
 
 // The context's graph state (host slot), made on first use; NULL on allocation failure.
@@ -941,6 +995,7 @@ int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl)
         const size_t rb = (size_t)(ch->b1 - ch->b0) * c->rec_bytes;
         const size_t ob = (size_t)(ch->b1 - ch->b0) * c->out_bytes;
         InvArgs a;
+        memset(&a, 0, sizeof(a));
         a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
         a.ls = reinterpret_cast<const int16_t *>(d_common + (ch->cls ? kLs4Bytes : 0));
         a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
@@ -988,17 +1043,483 @@ cleanup:
     return err;
 }
 
+// ---- compact inverse with parallel host staging (opts.host) --------------------------------------
+
+// The host staging pool of a call: none (serial) for one thread; the threads backend's own
+// pool when the (emulated) call runs on such a context with the same count; in emulation a
+// pool of this call; else the cuda context's pool, made on first use and kept in the
+// family's host slot (released by vidk_cuda_h264_release).
+int host_pool(Exec *x, int want, VidkThreadPool **out)
+{
+    *out = nullptr;
+    int n = want;
+    if (!n) n = x->ctx->s.n_threads > 0 ? x->ctx->s.n_threads : imin(vidk_cpu_count(), 8);
+    if (n > kMaxHostThreads) n = kMaxHostThreads;
+    if (n <= 1) return 0;
+    if (x->ctx->pool && vidk_pool_threads(x->ctx->pool) == n) {
+        *out = x->ctx->pool;
+        return 0;
+    }
+    int err;
+    if (x->emu) {
+        if (!x->own_pool && (err = vidk_pool_create(&x->own_pool, n)) < 0) return err;
+        *out = x->own_pool;
+        return 0;
+    }
+    GraphState *gs = graph_state(x);
+    if (!gs) return VIDK_ERR(ENOMEM);
+    if (gs->pool && gs->pool_threads != n) vidk_pool_destroy(&gs->pool);
+    if (!gs->pool) {
+        if ((err = vidk_pool_create(&gs->pool, n)) < 0) return err;
+        gs->pool_threads = n;
+    }
+    *out = gs->pool;
+    return 0;
+}
+
+// Block position in the records (see h264_kern.cuh): x / 4, y / 4, plane.
+inline uint32_t block_pos(const VidkH264BlockList *l, uint32_t i)
+{
+    return (uint32_t)(l->x[i] / 4) | (uint32_t)(l->y[i] / 4) << kPosYShift | (uint32_t)l->plane[i] << kPosPlaneShift;
+}
+
+// Records and levels of blocks [i0, i1) of class c, sparse values from voff on (else at
+// block i * N*N). Touches only its own blocks' bytes: jobs run in parallel.
+template <int N, bool SPARSE, bool FUSED, bool PLANE>
+void pack_range(const Class *c, const VidkH264BlockList *l, const VidkPicture *pic, uint32_t i0, uint32_t i1,
+                uint32_t voff)
+{
+    constexpr int NN = N * N;
+    constexpr size_t RB = (size_t)rec_bytes<N, FUSED && !PLANE, PLANE>();
+    for (uint32_t i = i0; i < i1; i++) {
+        const int16_t *lv = l->coef + (size_t)i * NN;
+        const int p = l->plane[i];
+        const bool dc = N == 4 && (l->flags[i] & VIDK_H264_BLK_DC);
+        const uint32_t meta = l->qp[i] | (uint32_t)list_index(p, l->flags[i] & VIDK_H264_BLK_INTRA) << kMetaListShift |
+                              (dc ? kMetaDc : 0u);
+        const uint32_t pos = block_pos(l, i);
+        uint64_t mask = 0;
+        uint32_t vo = 0;
+        if (SPARSE) {
+            if (N == 4) {
+                mask = nz_mask16(lv);
+            } else {
+                for (int q = 0; q < 4; q++) mask |= (uint64_t)nz_mask16(lv + 16 * q) << (16 * q);
+            }
+            vo = voff;
+            voff += pack_values(c->h_val + voff, lv, mask);
+        } else {
+            memcpy(c->h_val + (size_t)i * NN, lv, (size_t)NN * 2);
+        }
+        uint32_t h[4];
+        if (N == 4) {
+            h[0] = meta | (uint32_t)mask << 16;
+            h[1] = dc ? l->dc_index[i] : 0;
+            h[2] = vo;
+            h[3] = pos;
+        } else {
+            h[0] = meta;
+            h[1] = vo;
+            h[2] = (uint32_t)mask;
+            h[3] = (uint32_t)(mask >> 32);
+        }
+        uint8_t *r = c->h_rec + (size_t)i * RB;
+        memcpy(r, h, sizeof(h));
+        if (PLANE && N == 8) {
+            const uint32_t t[4] = {pos, 0, 0, 0};
+            memcpy(r + kRecHeader, t, sizeof(t));
+        }
+        if (FUSED && !PLANE) {
+            const ptrdiff_t stride = pic->stride[p];
+            const uint8_t *src = static_cast<const uint8_t *>(pic->data[p]) + l->y[i] * stride + l->x[i];
+            for (int y = 0; y < N; y++) memcpy(r + kRecHeader + y * N, src + y * stride, (size_t)N);
+        }
+    }
+}
+
+// A chunk's packing over the pool: pass 1 counts the non-zero levels of each job's blocks,
+// the prefix sums give each job its value offset, pass 2 writes records and levels.
+struct PackJob {
+    Class *c;
+    const VidkH264BlockList *l;
+    const VidkPicture *pic;
+    uint32_t b0, b1, per;
+    uint32_t *cnt; // pass 1: non-zero levels per job; pass 2: first value of the job
+    int pass;
+    bool sparse, fused, plane;
+    // write-back (unpack) jobs
+    VidkPicture *out;
+};
+
+uint32_t count_nz(const VidkH264BlockList *l, int n, uint32_t i0, uint32_t i1)
+{
+    uint32_t t = 0;
+    const int q = n == 4 ? 1 : 4;
+    for (uint32_t i = i0; i < i1; i++)
+        for (int k = 0; k < q; k++) t += (uint32_t)__builtin_popcount(nz_mask16(l->coef + (size_t)i * n * n + 16 * k));
+    return t;
+}
+
+void pack_job(void *arg, int job, int)
+{
+    const PackJob *j = static_cast<const PackJob *>(arg);
+    const uint32_t i0 = j->b0 + (uint32_t)job * j->per;
+    const uint32_t i1 = j->b1 - i0 < j->per ? j->b1 : i0 + j->per;
+    if (j->pass == 1) {
+        j->cnt[job] = count_nz(j->l, j->c->n, i0, i1);
+        return;
+    }
+    typedef void (*Fn)(const Class *, const VidkH264BlockList *, const VidkPicture *, uint32_t, uint32_t, uint32_t);
+    static const Fn fn[2][2][3] = {
+        {{pack_range<4, false, false, false>, pack_range<4, false, true, false>, pack_range<4, false, true, true>},
+         {pack_range<4, true, false, false>, pack_range<4, true, true, false>, pack_range<4, true, true, true>}},
+        {{pack_range<8, false, false, false>, pack_range<8, false, true, false>, pack_range<8, false, true, true>},
+         {pack_range<8, true, false, false>, pack_range<8, true, true, false>, pack_range<8, true, true, true>}},
+    };
+    const int mode = j->plane ? 2 : j->fused ? 1 : 0;
+    fn[j->c->n == 8][j->sparse][mode](j->c, j->l, j->pic, i0, i1, j->cnt[job]);
+}
+
+void unpack_job(void *arg, int job, int)
+{
+    const PackJob *j = static_cast<const PackJob *>(arg);
+    Chunk ch;
+    memset(&ch, 0, sizeof(ch));
+    ch.b0 = j->b0 + (uint32_t)job * j->per;
+    ch.b1 = j->b1 - ch.b0 < j->per ? j->b1 : ch.b0 + j->per;
+    unpack_chunk(j->c, j->l, j->out, j->fused, &ch);
+}
+
+// Blocks per job: enough jobs to balance the pool, each large enough to pay for its hand-off.
+uint32_t per_job(uint32_t n, VidkThreadPool *pool, uint32_t min)
+{
+    const uint32_t t = (uint32_t)vidk_pool_threads(pool);
+    uint32_t per = (n + 4 * t - 1) / (4 * t);
+    return per < min ? min : per;
+}
+
+// Pack chunk ch; chooses dense or sparse levels, whichever moves fewer bytes (sparse when at
+// most 60 % of the levels are non-zero: its popcount and serial reads cost the kernel a
+// little more).
+void pack_chunk_host(Class *c, const VidkH264BlockList *l, const VidkPicture *pic, bool fused, bool plane,
+                     Chunk *ch, VidkThreadPool *pool, uint32_t *cnt)
+{
+    const uint32_t n = ch->b1 - ch->b0, nn = (uint32_t)(c->n * c->n);
+    PackJob j;
+    memset(&j, 0, sizeof(j));
+    j.c = c, j.l = l, j.pic = pic, j.b0 = ch->b0, j.b1 = ch->b1, j.cnt = cnt;
+    j.fused = fused, j.plane = plane;
+    j.per = per_job(n, pool, c->n == 4 ? 1024 : 256);
+    const int nj = (int)((n + j.per - 1) / j.per);
+    j.pass = 1;
+    vidk_pool_run(pool, nj, pack_job, &j);
+    uint64_t nz = 0;
+    const uint32_t v0 = ch->b0 * nn; // the chunk's own region: sparse values never exceed it
+    for (int k = 0; k < nj; k++) {
+        const uint32_t t = cnt[k];
+        cnt[k] = v0 + (uint32_t)nz;
+        nz += t;
+    }
+    ch->sparse = nz * 10 <= (uint64_t)n * nn * 6;
+    j.sparse = ch->sparse;
+    j.pass = 2;
+    vidk_pool_run(pool, nj, pack_job, &j);
+    ch->v0 = v0;
+    ch->v1 = ch->sparse ? v0 + (uint32_t)nz : ch->b1 * nn;
+}
+
+void unpack_chunk_host(Class *c, const VidkH264BlockList *l, VidkPicture *pic, bool fused, const Chunk *ch,
+                       VidkThreadPool *pool)
+{
+    PackJob j;
+    memset(&j, 0, sizeof(j));
+    j.c = c, j.l = l, j.out = pic, j.b0 = ch->b0, j.b1 = ch->b1, j.fused = fused;
+    j.per = per_job(ch->b1 - ch->b0, pool, c->n == 4 ? 1024 : 256);
+    vidk_pool_run(pool, (int)((ch->b1 - ch->b0 + j.per - 1) / j.per), unpack_job, &j);
+}
+
+// Plane mode: the picture's planes to the staging buffer (down 0) or back (down 1), bands of
+// 16 rows per job.
+struct PlaneJob {
+    VidkPicture *pic;
+    uint8_t *buf;
+    size_t off[3];
+    int pw[3], ph[3], jobs[4]; // jobs[p]: first job of plane p
+    bool down;
+};
+constexpr int kPlaneRows = 16;
+
+void plane_job(void *arg, int job, int)
+{
+    const PlaneJob *j = static_cast<const PlaneJob *>(arg);
+    const int p = job >= j->jobs[2] ? 2 : job >= j->jobs[1] ? 1 : 0;
+    const int y0 = (job - j->jobs[p]) * kPlaneRows, y1 = imin(y0 + kPlaneRows, j->ph[p]);
+    for (int y = y0; y < y1; y++) {
+        uint8_t *pic_row = static_cast<uint8_t *>(j->pic->data[p]) + (ptrdiff_t)y * j->pic->stride[p];
+        uint8_t *buf_row = j->buf + j->off[p] + (size_t)y * j->pw[p];
+        if (j->down)
+            memcpy(pic_row, buf_row, (size_t)j->pw[p]);
+        else
+            memcpy(buf_row, pic_row, (size_t)j->pw[p]);
+    }
+}
+
+void fill_common(uint8_t *h_common, const VidkH264Batch *b, size_t off_dcm, size_t off_dcc)
+{
+    level_scales(reinterpret_cast<int16_t *>(h_common), reinterpret_cast<int16_t *>(h_common + kLs4Bytes), &b->scaling);
+    for (uint32_t g = 0; g < b->dc.count; g++) {
+        const int type = b->dc.type[g];
+        const int l = list_index(b->dc.plane[g], b->dc.flags[g] & VIDK_H264_BLK_INTRA);
+        const int qpdc = b->dc.qp[g] + (type == kDcChroma422 ? 3 : 0);
+        const uint32_t ls = (uint32_t)b->scaling.m4[l][0] * vidk_h264_norm4[qpdc % 6][0];
+        const uint32_t meta = ls | (uint32_t)qpdc << 16 | (uint32_t)type << 24;
+        memcpy(h_common + off_dcm + (size_t)g * 4, &meta, 4);
+        memcpy(h_common + off_dcc + (size_t)g * 32, b->dc.coef + (size_t)g * 16, 32);
+    }
+}
+
+int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl, VidkThreadPool *pool)
+{
+    int err = 0;
+    VidkH264CudaOpts &o = pl->o;
+    Class cls[2];
+    Chunk *chunks = nullptr;
+    uint32_t *cnt = nullptr;
+    int nch = 0, next_unpack = 0, ev_common = -1, ev_plane = -1;
+    uint8_t *h_common = nullptr, *d_common = nullptr, *h_plane = nullptr, *d_plane = nullptr;
+    size_t off_dcm, off_dcc, common_bytes, h2d_total = 0, d2h_total = 0, plane_bytes = 0, samples = 0;
+    const uint32_t ndc = b->dc.count;
+    const int np = n_planes(b->chroma);
+    uint32_t units, target, maxjobs = 1;
+    GraphState *gs = nullptr;
+    bool packed_all, plane;
+    PlaneJob pj;
+
+    memset(&pj, 0, sizeof(pj));
+    pj.pic = pic;
+    for (int p = 0; p < np; p++) {
+        plane_dims(b->w, b->h, b->chroma, p, &pj.pw[p], &pj.ph[p]);
+        pj.off[p] = plane_bytes;
+        plane_bytes = align_up(plane_bytes + (size_t)pj.pw[p] * pj.ph[p], 64);
+        samples += (size_t)pj.pw[p] * pj.ph[p];
+        pj.jobs[p + 1] = pj.jobs[p] + (pj.ph[p] + kPlaneRows - 1) / kPlaneRows;
+    }
+    for (int p = np; p < 3; p++) pj.jobs[p + 1] = pj.jobs[p];
+    units = b->list[0].count + 4 * b->list[1].count;
+    // Planes when the coded blocks cover at least half of the picture: then the whole
+    // picture both ways costs at most twice the per-block bytes, in row copies.
+    plane = o.fused && o.line_per_thread && o.coalesced &&
+            (o.plane == 1 || (o.plane == -1 && (uint64_t)units * 16 * 2 >= (uint64_t)samples));
+    target = o.chunk ? (uint32_t)o.chunk : kChunkMin;
+    if (!o.chunk && units / (2u * (uint32_t)pl->ns) > target) target = units / (2u * (uint32_t)pl->ns);
+    target = (target + 1023) / 1024 * 1024;
+    pl->graph = !x->emu && !plane && (o.graphs == 1 || (o.graphs == -1 && units <= target));
+    if (pl->graph && !(gs = graph_state(x))) return VIDK_ERR(ENOMEM);
+    if (pl->graph && o.graphs == -1 && gs->broken) pl->graph = false;
+    for (int s = 0; s < 2; s++) {
+        Class *c = &cls[s];
+        memset(c, 0, sizeof(*c));
+        c->n = s ? 8 : 4;
+        c->count = b->list[s].count;
+        c->rec_bytes = plane ? (size_t)(s ? 2 * kRecHeader : kRecHeader)
+                             : (size_t)kRecHeader + (o.fused ? (size_t)c->n * c->n : 0);
+        c->out_bytes = plane ? 0 : (size_t)c->n * c->n * (o.fused ? 1 : 2);
+        uint32_t ch = s ? (target / 4 + 255) / 256 * 256 : target;
+        if (!o.pipeline || pl->graph) ch = c->count;
+        if (c->count && (c->count + ch - 1) / ch > (uint32_t)kMaxChunks) ch = (c->count + kMaxChunks - 1) / kMaxChunks;
+        c->chunk = ch ? ch : 1;
+        const uint32_t jobs = (c->chunk + 255) / 256 + 1;
+        if (jobs > maxjobs) maxjobs = jobs;
+    }
+
+    off_dcm = align_up(kLs4Bytes + kLs8Bytes, 16);
+    off_dcc = align_up(off_dcm + (size_t)ndc * 4, 16);
+    common_bytes = off_dcc + (size_t)ndc * 32;
+    if ((err = buf(x, SLOT_COMMON, true, common_bytes, &h_common)) < 0 ||
+        (err = buf(x, SLOT_COMMON, false, common_bytes, &d_common)) < 0)
+        return err;
+    if (plane && ((err = buf(x, SLOT_PLANE, true, plane_bytes, &h_plane)) < 0 ||
+                  (err = buf(x, SLOT_PLANE, false, plane_bytes, &d_plane)) < 0))
+        return err;
+    for (int s = 0; s < 2; s++) {
+        Class *c = &cls[s];
+        const size_t n = c->count, nn = (size_t)c->n * c->n;
+        const int slot = s ? SLOT_REC8 : SLOT_REC4;
+        if ((err = buf(x, slot, true, n * c->rec_bytes, &c->h_rec)) < 0 ||
+            (err = buf(x, slot, false, n * c->rec_bytes, &c->d_rec)) < 0 ||
+            (err = buf(x, slot + 1, true, n * nn * 2, &c->h_val)) < 0 ||
+            (err = buf(x, slot + 1, false, n * nn * 2, &c->d_val)) < 0 ||
+            (!plane && (err = buf(x, slot + 2, true, n * c->out_bytes, &c->h_out)) < 0) ||
+            (!plane && (err = buf(x, slot + 2, false, n * c->out_bytes, &c->d_out)) < 0))
+            return err;
+    }
+    chunks = static_cast<Chunk *>(calloc(2 * kMaxChunks, sizeof(Chunk)));
+    cnt = static_cast<uint32_t *>(calloc(maxjobs, sizeof(uint32_t)));
+    if (!chunks || !cnt) {
+        err = VIDK_ERR(ENOMEM);
+        goto cleanup;
+    }
+    for (int s = 0; s < 2; s++)
+        for (uint32_t b0 = 0; b0 < cls[s].count; b0 += cls[s].chunk) {
+            Chunk *ch = &chunks[nch];
+            ch->cls = s;
+            ch->b0 = b0;
+            ch->b1 = b0 + (cls[s].count - b0 < cls[s].chunk ? cls[s].count - b0 : cls[s].chunk);
+            ch->stream = pl->graph || !o.pipeline ? 0 : nch % pl->ns;
+            ch->ev = -1;
+            nch++;
+        }
+    fill_common(h_common, b, off_dcm, off_dcc);
+    if (plane) {
+        pj.buf = h_plane;
+        pj.down = false;
+        vidk_pool_run(pool, pj.jobs[3], plane_job, &pj);
+    }
+
+    if ((err = timing_start(x)) < 0) goto cleanup;
+    packed_all = pl->graph || !o.pipeline;
+    if (packed_all)
+        for (int i = 0; i < nch; i++)
+            pack_chunk_host(&cls[chunks[i].cls], &b->list[chunks[i].cls], pic, o.fused, plane, &chunks[i], pool, cnt);
+    if (pl->graph) {
+        GraphCall gc;
+        memset(&gc, 0, sizeof(gc));
+        gc.d_common = d_common, gc.h_common = h_common, gc.common_bytes = common_bytes;
+        for (int s = 0; s < 2; s++) {
+            const Class *c = &cls[s];
+            VidkH264CudaOpts oc = o;
+            uint32_t nv = 0;
+            oc.sparse = 0;
+            for (int i = 0; i < nch; i++) // one chunk per class here
+                if (chunks[i].cls == s) oc.sparse = chunks[i].sparse, nv = chunks[i].v1 - chunks[i].v0;
+            gc.d_rec[s] = c->d_rec, gc.h_rec[s] = c->h_rec, gc.rec_bytes[s] = c->count * c->rec_bytes;
+            gc.d_val[s] = c->d_val, gc.h_val[s] = c->h_val, gc.val_bytes[s] = (size_t)nv * 2;
+            gc.h_out[s] = c->h_out, gc.d_out[s] = c->d_out, gc.out_bytes[s] = c->count * c->out_bytes;
+            gc.k[s] = &inv_select(s, oc);
+            gc.l[s] = inv_geometry(*gc.k[s], oc, c->count);
+            InvArgs &a = gc.a[s];
+            a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
+            a.ls = reinterpret_cast<const int16_t *>(d_common + (s ? kLs4Bytes : 0));
+            a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
+            a.dc_coef = reinterpret_cast<const int16_t *>(d_common + off_dcc);
+            a.b0 = 0, a.b1 = c->count, a.work = o.work;
+            h2d_total += gc.rec_bytes[s] + gc.val_bytes[s];
+            d2h_total += gc.out_bytes[s];
+        }
+        h2d_total += common_bytes;
+        bool made = false;
+        err = graph_run(x, gs, gc, h2d_total, d2h_total, &made);
+        if (err < 0 && !made && o.graphs == -1) {
+            vidk_log(x->ctx, VIDK_LOG_WARNING, "cuda h264: CUDA graph unavailable, launching directly");
+            gs->broken = 1;
+            h2d_total = d2h_total = 0;
+            err = 0;
+        } else {
+            if (err < 0 || (err = finish(x)) < 0) goto cleanup;
+            for (int i = 0; i < nch; i++)
+                unpack_chunk_host(&cls[chunks[i].cls], &b->list[chunks[i].cls], pic, o.fused, &chunks[i], pool);
+            goto cleanup;
+        }
+    }
+    if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
+        (err = h2d(x, d_common, h_common, common_bytes, 0)) < 0 ||
+        (plane && (err = h2d(x, d_plane, h_plane, plane_bytes, 0)) < 0) ||
+        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, common_bytes + (plane ? plane_bytes : 0))) < 0 ||
+        (ev_common = event_record(x, 0)) < 0) {
+        err = ev_common < 0 && !err ? ev_common : err;
+        goto cleanup;
+    }
+    h2d_total += common_bytes + (plane ? plane_bytes : 0);
+    for (int i = 1; i < pl->ns; i++)
+        if ((err = event_wait(x, i, ev_common)) < 0) goto cleanup;
+    for (int i = 0; i < nch; i++) {
+        Chunk *ch = &chunks[i];
+        Class *c = &cls[ch->cls];
+        if (!packed_all) pack_chunk_host(c, &b->list[ch->cls], pic, o.fused, plane, ch, pool, cnt);
+        VidkH264CudaOpts oc = o;
+        oc.sparse = ch->sparse;
+        const InvKernel &k = inv_select(ch->cls, oc, plane);
+        const Launch l = inv_geometry(k, oc, ch->b1 - ch->b0);
+        const size_t vb = (size_t)(ch->v1 - ch->v0) * 2;
+        const size_t rb = (size_t)(ch->b1 - ch->b0) * c->rec_bytes;
+        const size_t ob = (size_t)(ch->b1 - ch->b0) * c->out_bytes;
+        InvArgs a;
+        memset(&a, 0, sizeof(a));
+        a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
+        a.ls = reinterpret_cast<const int16_t *>(d_common + (ch->cls ? kLs4Bytes : 0));
+        a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
+        a.dc_coef = reinterpret_cast<const int16_t *>(d_common + off_dcc);
+        a.b0 = ch->b0, a.b1 = ch->b1, a.work = o.work;
+        for (int p = 0; p < np && plane; p++) a.pl[p] = d_plane + pj.off[p], a.pitch[p] = pj.pw[p];
+        if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, ch->stream, 0)) < 0 ||
+            (err = h2d(x, c->d_rec + (size_t)ch->b0 * c->rec_bytes, c->h_rec + (size_t)ch->b0 * c->rec_bytes, rb,
+                       ch->stream)) < 0 ||
+            (err = h2d(x, c->d_val + ch->v0, c->h_val + ch->v0, vb, ch->stream)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_H2D, false, ch->stream, rb + vb)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, ch->stream, 0)) < 0 ||
+            (err = inv_launch(x, k, l, a, ch->stream)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, ch->stream, 0)) < 0)
+            goto cleanup;
+        if (!plane && ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, ch->stream, 0)) < 0 ||
+                       (err = d2h(x, c->h_out + (size_t)ch->b0 * c->out_bytes, c->d_out + (size_t)ch->b0 * c->out_bytes,
+                                  ob, ch->stream)) < 0 ||
+                       (err = stage(x, VIDK_CUDA_STAGE_D2H, false, ch->stream, ob)) < 0))
+            goto cleanup;
+        if ((ch->ev = event_record(x, ch->stream)) < 0) {
+            err = ch->ev;
+            goto cleanup;
+        }
+        h2d_total += rb + vb;
+        d2h_total += ob;
+        // Write back the chunks that have landed, in order, while later ones run.
+        while (!plane && next_unpack < i) {
+            const int q = event_query(x, chunks[next_unpack].ev);
+            if (q < 0) {
+                err = q;
+                goto cleanup;
+            }
+            if (!q) break;
+            const Chunk *u = &chunks[next_unpack++];
+            unpack_chunk_host(&cls[u->cls], &b->list[u->cls], pic, o.fused, u, pool);
+        }
+    }
+    if (plane) {
+        // Every chunk's kernel before the planes come back (stream 0 waits for the others).
+        for (int i = 0; i < nch; i++)
+            if (chunks[i].stream && (err = event_wait(x, 0, chunks[i].ev)) < 0) goto cleanup;
+        if ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, 0, 0)) < 0 || (err = d2h(x, h_plane, d_plane, plane_bytes, 0)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_D2H, false, 0, plane_bytes)) < 0 || (ev_plane = event_record(x, 0)) < 0 ||
+            (err = event_sync(x, ev_plane)) < 0) {
+            err = ev_plane < 0 && !err ? ev_plane : err;
+            goto cleanup;
+        }
+        d2h_total += plane_bytes;
+        pj.down = true;
+        vidk_pool_run(pool, pj.jobs[3], plane_job, &pj);
+    } else {
+        for (; next_unpack < nch; next_unpack++) {
+            const Chunk *u = &chunks[next_unpack];
+            if ((err = event_sync(x, u->ev)) < 0) goto cleanup;
+            unpack_chunk_host(&cls[u->cls], &b->list[u->cls], pic, o.fused, u, pool);
+        }
+    }
+    err = finish(x);
+cleanup:
+    free(chunks);
+    free(cnt);
+    return err;
+}
+
 int batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPicture *pic, const VidkH264CudaOpts *opts,
                   bool emu)
 {
     Exec x;
     Plan pl;
     bool overlap = false;
-    int err;
+    int err, valid;
+    VidkThreadPool *pool = nullptr;
     if (!ctx || (!emu && !ctx->cuda)) return ctx ? VIDK_ERR_NODEV : VIDK_ERR(EINVAL);
-    const int valid = b ? batch_valid(b, &overlap) : 0;
-    if (valid < 0) return valid;
-    if (!valid || !picture_ok(pic, b->w, b->h, b->chroma)) {
+    if (!b || !picture_ok(pic, b->w, b->h, b->chroma)) {
         vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 batch_inverse: invalid batch or picture");
         return VIDK_ERR(EINVAL);
     }
@@ -1008,16 +1529,23 @@ int batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPicture *pic, co
         return err;
     }
     pl.o.compact = 1; // a batch is compacted by construction
+    if (!emu && (err = vidk_cuda_enter(ctx)) < 0) return err;
+    // The validation runs over the staging pool too (it reads every block once).
+    if (pl.o.host && (err = host_pool(&x, pl.o.host_threads, &pool)) < 0) goto out;
+    if ((valid = batch_valid(b, &overlap, pool)) <= 0) {
+        err = valid < 0 ? valid : VIDK_ERR(EINVAL);
+        if (!valid) vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 batch_inverse: invalid batch or picture");
+        goto out;
+    }
     if (overlap) {
         vidk_log(ctx, VIDK_LOG_DEBUG, "cuda h264 batch_inverse: overlapping blocks, computed on the host");
         err = host_batch_inverse(ctx, b, pic);
         // No device work; the call's timing reads zero (the last timing is the last call's).
-        if (err >= 0 && !emu && (err = vidk_cuda_enter(ctx)) >= 0 && (err = timing_start(&x)) >= 0)
-            err = finish(&x);
-        return err;
+        if (err >= 0 && !emu && (err = timing_start(&x)) >= 0) err = finish(&x);
+        goto out;
     }
-    if (!emu && (err = vidk_cuda_enter(ctx)) < 0) return err;
-    err = compact_inverse(&x, b, pic, &pl);
+    err = pl.o.host ? compact_inverse_host(&x, b, pic, &pl, pool) : compact_inverse(&x, b, pic, &pl);
+out:
     exec_end(&x);
     return err;
 }
@@ -1330,8 +1858,9 @@ cleanup:
 extern "C" void vidk_cuda_h264_default_opts(VidkH264CudaOpts *o)
 {
     if (!o) return;
-    vidk_cuda_h264_step_opts(o, VIDK_H264_CUDA_PIPELINE);
+    vidk_cuda_h264_step_opts(o, VIDK_H264_CUDA_PLANES);
     o->graphs = -1; // where a call fits one chunk, launches dominate: replay the graph
+    o->plane = -1;  // planes where most of the picture is coded
 }
 
 extern "C" int vidk_cuda_h264_step_opts(VidkH264CudaOpts *o, int step)
@@ -1348,6 +1877,10 @@ extern "C" int vidk_cuda_h264_step_opts(VidkH264CudaOpts *o, int step)
     o->fused = step >= VIDK_H264_CUDA_FUSED;
     o->pipeline = step >= VIDK_H264_CUDA_PIPELINE;
     o->graphs = step >= VIDK_H264_CUDA_GRAPHS;
+    // Parallel host staging makes packing cheap enough to pipeline large calls again:
+    // graphs go back to automatic (single-chunk calls only).
+    if (step >= VIDK_H264_CUDA_HOST) o->host = 1, o->graphs = -1;
+    o->plane = step >= VIDK_H264_CUDA_PLANES;
     return 0;
 }
 
@@ -1416,4 +1949,6 @@ extern "C" void vidk_cuda_h264_release(VidkContext *ctx)
     GraphState *gs = static_cast<GraphState *>(slot->ptr);
     if (gs->magic != kGraphMagic) return;
     graph_destroy(gs);
+    vidk_pool_destroy(&gs->pool);
+    gs->pool_threads = 0;
 }

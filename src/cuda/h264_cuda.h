@@ -54,6 +54,19 @@ typedef struct VidkH264CudaOpts {
      *  context and updated in place from call to call (a single chunk per size class;
      *  overrides pipeline). -1: automatic (when the call fits one chunk). 0: off. */
     int graphs;
+    /** Compact only. 1: the host staging (validation, packing, write-back) runs over a
+     *  pool of host threads, and each chunk's levels go up dense or sparse, whichever is
+     *  smaller (overrides sparse); 0: the single-threaded staging of steps 0..8. */
+    int host;
+    /** Host threads of that pool (host 1): 1..64; 0 = automatic (the context's
+     *  VidkSettings.n_threads when set, else the online CPUs, at most 8). */
+    int host_threads;
+    /** Compact, fused, line per thread and coalesced only (ignored otherwise). 1: the
+     *  prediction goes up as whole picture planes and the reconstruction comes back as
+     *  planes (row copies on the host instead of per-block gathers and scatters; no
+     *  graph); 0: per-block prediction and samples; -1: automatic (planes when the coded
+     *  blocks cover at least half of the picture). */
+    int plane;
 } VidkH264CudaOpts;
 
 /** Steps of the paper's Table 4 and past it; vidk_cuda_h264_step_opts(o, s) turns on
@@ -68,7 +81,10 @@ enum VidkH264CudaStep {
     VIDK_H264_CUDA_FUSED = 6,      /**< + prediction up, 8-bit reconstruction down */
     VIDK_H264_CUDA_PIPELINE = 7,   /**< + chunked multi-stream pipeline */
     VIDK_H264_CUDA_GRAPHS = 8,     /**< + CUDA graph replay (single chunk) */
-    VIDK_H264_CUDA_STEPS = 9
+    VIDK_H264_CUDA_HOST = 9,       /**< + parallel host staging, levels dense/sparse per
+                                        chunk; graphs back to automatic */
+    VIDK_H264_CUDA_PLANES = 10,    /**< + prediction / reconstruction as whole planes */
+    VIDK_H264_CUDA_STEPS = 11
 };
 
 /** The settings the public API uses. */

@@ -13,7 +13,7 @@
 
 namespace vidk_h264cu {
 
-template <int N, bool LINE, bool COAL, bool SPARSE, bool FUSED>
+template <int N, bool LINE, bool COAL, bool SPARSE, bool FUSED, bool PLANE = false>
 void emu_inv(const InvArgs &a, unsigned grid, int threads)
 {
     constexpr int WS = warp_smem_words<N, LINE, COAL, FUSED>();
@@ -34,13 +34,13 @@ void emu_inv(const InvArgs &a, unsigned grid, int threads)
                         ls[l].act = ls[l].b < a.b1;
                     }
                     for (int l = 0; l < 32; l++)
-                        line_p1<N, SPARSE, FUSED>(a, ls[l], sm + (l / N) * N * (N + 1));
+                        line_p1<N, SPARSE, FUSED, PLANE>(a, ls[l], sm + (l / N) * N * (N + 1));
                     for (int l = 0; l < 32; l++) line_p2<N>(ls[l], sm + (l / N) * N * (N + 1));
                     for (int l = 0; l < 32; l++)
                         line_p3<N, COAL, FUSED>(a, ls[l], sm + (l / N) * N * (N + 1));
                     if (COAL)
                         for (int l = 0; l < 32; l++)
-                            line_p4<N, FUSED>(a, ls[l], sm + (l / N) * N * (N + 1));
+                            line_p4<N, FUSED, PLANE>(a, ls[l], sm + (l / N) * N * (N + 1));
                 } else {
                     for (int l = 0; l < 32; l++) block_p1<N, COAL, SPARSE, FUSED>(a, wf, l, sm);
                     if (COAL)

@@ -24,9 +24,13 @@ namespace vidk_h264cu {
 
 // ---- packed upload format ---------------------------------------------------------------
 // One record per block of a size class, block b at rec + b * rec_bytes<N, FUSED>():
-//   4x4: u32[0] = meta | mask << 16, u32[1] = dc_index, u32[2] = value offset, u32[3] = 0
+//   4x4: u32[0] = meta | mask << 16, u32[1] = dc_index, u32[2] = value offset, u32[3] = pos
 //   8x8: u32[0] = meta,              u32[1] = value offset, u32[2..3] = 64-bit mask
 //   fused: then the block's prediction samples, N*N bytes, raster.
+//   plane mode (PLANE): no samples; 8x8 records are 32 bytes, u32[4] = pos.
+// pos = x / 4 (bits 0-11) | y / 4 (bits 12-23) | plane (bits 24-25): where the block sits
+// in the device-resident picture planes of plane mode (written by the host staging of
+// opts.host; 0 in the records of the single-threaded staging).
 // meta = qP' (bits 0-6) | scaling list 0..5 (bits 7-9) | element 0 from a DC group (bit 10).
 // Levels: dense (sparse 0): N*N int16 per block at val + b * N*N; sparse: the non-zero
 // levels of block b in raster order at val + offset (the significance mask says where).
@@ -37,10 +41,12 @@ constexpr uint32_t kMetaDc = 1u << 10;
 constexpr int kRecHeader = 16;
 constexpr int kMaxThreads = 512; // threads per CUDA block of the inverse kernels
 
-template <int N, bool FUSED> VK_HD constexpr int rec_bytes()
+template <int N, bool FUSED, bool PLANE = false> VK_HD constexpr int rec_bytes()
 {
-    return kRecHeader + (FUSED ? N * N : 0);
+    return PLANE ? (N == 4 ? kRecHeader : 2 * kRecHeader) : kRecHeader + (FUSED ? N * N : 0);
 }
+constexpr uint32_t kPosMask = 0xfff;
+constexpr int kPosYShift = 12, kPosPlaneShift = 24;
 
 // A DC group (VidkH264DcList entry): meta = LevelScale4x4(qP,DC % 6, 0, 0) (bits 0-15) |
 // qP,DC (bits 16-23; qP + 3 for 4:2:2 chroma) | VidkH264DcType (bits 24-25); 16 levels.
@@ -55,6 +61,8 @@ struct InvArgs {
     const int16_t *dc_coef;  // 16 levels per group
     uint32_t b0, b1;         // blocks [b0, b1) of this launch
     int work;                // rounds per thread
+    uint8_t *pl[3];          // plane mode: prediction in, reconstruction out
+    int pitch[3];            // plane mode: row pitch of pl[p] in bytes
 };
 
 // Dense baseline: the coefficient frame as it is.
@@ -320,13 +328,18 @@ struct Header {
     bool dc;
     uint32_t dcidx, voff;
     uint64_t mask;
+    uint32_t pos;
 };
 
-template <int N, bool FUSED> VK_HD Header load_header(const uint8_t *__restrict__ rec, uint32_t b)
+template <int N, bool FUSED, bool PLANE = false>
+VK_HD Header load_header(const uint8_t *__restrict__ rec, uint32_t b)
 {
-    chk_align(rec + (size_t)b * rec_bytes<N, FUSED>(), 16);
-    const uint4 h = ldg(reinterpret_cast<const uint4 *>(rec + (size_t)b * rec_bytes<N, FUSED>()));
+    constexpr size_t RB = (size_t)rec_bytes<N, FUSED, PLANE>();
+    chk_align(rec + (size_t)b * RB, 16);
+    const uint4 h = ldg(reinterpret_cast<const uint4 *>(rec + (size_t)b * RB));
     Header r;
+    r.pos = h.w;
+    if (N == 8 && PLANE) r.pos = ldg(reinterpret_cast<const uint32_t *>(rec + (size_t)b * RB + kRecHeader));
     r.qp = (int)(h.x & kMetaQpMask);
     r.list = (int)(h.x >> kMetaListShift) & 7;
     r.dc = N == 4 && (h.x & kMetaDc);
@@ -393,12 +406,12 @@ template <int N> struct LineState {
     bool act;
 };
 
-template <int N, bool SPARSE, bool FUSED>
+template <int N, bool SPARSE, bool FUSED, bool PLANE = false>
 VK_HD void line_p1(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm)
 {
     if (s.act) {
         int c[N];
-        s.h = load_header<N, FUSED>(a.rec, s.b);
+        s.h = load_header<N, FUSED, PLANE>(a.rec, s.b);
         load_levels_row<N, SPARSE>(a.val, s.b, s.h, s.r, c);
         dequant_row<N>(a, s.h, s.r, c, s.d);
     } else {
@@ -413,9 +426,20 @@ template <int N> VK_HD void line_p2(LineState<N> &s, const uint32_t *blk_sm)
     for (int k = 0; k < N; k++) s.d[k] = blk_sm[s.r * (N + 1) + k];
 }
 
-template <int N, bool FUSED> VK_HD void line_out_row(const InvArgs &a, const LineState<N> &s, uint32_t *d)
+template <int N, bool FUSED, bool PLANE = false>
+VK_HD void line_out_row(const InvArgs &a, const LineState<N> &s, uint32_t *d)
 {
-    if (FUSED) {
+    if (PLANE) {
+        // Row r of the block in the device-resident plane: prediction in, samples out
+        // (blocks of a call are disjoint, so no other thread touches these bytes).
+        const int p = (int)(s.h.pos >> kPosPlaneShift) & 3;
+        const int x = (int)(s.h.pos & kPosMask) * 4, y = (int)(s.h.pos >> kPosYShift & kPosMask) * 4;
+        uint8_t *row = pick3(a.pl, p) + (size_t)(y + s.r) * (size_t)pick3(a.pitch, p) + x;
+        uint32_t p8[N];
+        load_row8<N>(row, p8, false);
+        for (int k = 0; k < N; k++) d[k] = add_clip(p8[k], d[k]);
+        store_row8<N>(row, d);
+    } else if (FUSED) {
         uint32_t p[N];
         load_row8<N>(a.rec + (size_t)s.b * rec_bytes<N, FUSED>() + kRecHeader + s.r * N, p, true);
         for (int k = 0; k < N; k++) d[k] = add_clip(p[k], d[k]);
@@ -447,12 +471,12 @@ VK_HD void line_p3(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm)
     }
 }
 
-template <int N, bool FUSED>
+template <int N, bool FUSED, bool PLANE = false>
 VK_HD void line_p4(const InvArgs &a, LineState<N> &s, const uint32_t *blk_sm)
 {
     uint32_t d[N];
     for (int k = 0; k < N; k++) d[k] = blk_sm[s.r * (N + 1) + k];
-    if (s.act) line_out_row<N, FUSED>(a, s, d);
+    if (s.act) line_out_row<N, FUSED, PLANE>(a, s, d);
 }
 
 // Rows then columns of a whole block in registers, then (x + 32) >> 6.
@@ -540,7 +564,8 @@ VK_HD uint32_t warp_first_block(const InvArgs &a, uint32_t x, int nwarps, int wa
            (uint32_t)(warp * blocks_per_warp<N, LINE>());
 }
 
-template <int N, bool LINE, bool COAL, bool SPARSE, bool FUSED>
+// PLANE (plane mode) only with LINE, COAL and FUSED false (its records carry no samples).
+template <int N, bool LINE, bool COAL, bool SPARSE, bool FUSED, bool PLANE = false>
 __global__ void __launch_bounds__(kMaxThreads) inv_kernel(const InvArgs a)
 {
     extern __shared__ uint32_t smem[];
@@ -556,14 +581,14 @@ __global__ void __launch_bounds__(kMaxThreads) inv_kernel(const InvArgs a)
             s.r = lane % N;
             s.act = s.b < a.b1;
             uint32_t *blk_sm = warp_sm + (lane / N) * N * (N + 1);
-            line_p1<N, SPARSE, FUSED>(a, s, blk_sm);
+            line_p1<N, SPARSE, FUSED, PLANE>(a, s, blk_sm);
             __syncwarp();
             line_p2<N>(s, blk_sm);
             __syncwarp();
             line_p3<N, COAL, FUSED>(a, s, blk_sm);
             if (COAL) {
                 __syncwarp();
-                line_p4<N, FUSED>(a, s, blk_sm);
+                line_p4<N, FUSED, PLANE>(a, s, blk_sm);
             }
             __syncwarp(); // the next round rewrites the shared memory
         } else {

@@ -188,20 +188,30 @@ static inline void dq_params(int qp, int base, __m128i *rnd, __m128i *sr, __m128
 
 /* Rows of d (int32) -> rows of h (before rounding); 16-bit lanes when S <= T4. Returns 1
  * and 16-bit rounded rows in w[] for the fast path, 0 and 32-bit rounded rows in d[]. */
+/* The 16-bit path on rows 0-1 / 2-3 as int16 (the caller proved S <= T4). */
+static inline void itx4_fast(__m128i p01, __m128i p23, __m128i w[4]) {
+    __m128i x0 = p01, x1 = _mm_unpackhi_epi64(p01, p01), x2 = p23,
+            x3 = _mm_unpackhi_epi64(p23, p23);
+    tr4_w(&x0, &x1, &x2, &x3);
+    ITX4(ADD16, SUB16, SRA16, x0, x1, x2, x3); /* rows */
+    tr4_w(&x0, &x1, &x2, &x3);
+    ITX4(ADD16, SUB16, SRA16, x0, x1, x2, x3); /* columns */
+    const __m128i r = _mm_set1_epi16(32);
+    w[0] = _mm_srai_epi16(_mm_add_epi16(x0, r), 6);
+    w[1] = _mm_srai_epi16(_mm_add_epi16(x1, r), 6);
+    w[2] = _mm_srai_epi16(_mm_add_epi16(x2, r), 6);
+    w[3] = _mm_srai_epi16(_mm_add_epi16(x3, r), 6);
+}
+
+/* S <= T4 on two registers of 8 int16 (saturated: a value that does not fit fails). */
+static inline int fits4(__m128i p01, __m128i p23) {
+    return hsum_sat(_mm_adds_epu16(abs16(p01), abs16(p23))) <= T4;
+}
+
 static inline int itx4_core(__m128i d[4], __m128i w[4]) {
     const __m128i p01 = _mm_packs_epi32(d[0], d[1]), p23 = _mm_packs_epi32(d[2], d[3]);
-    if (hsum_sat(_mm_adds_epu16(abs16(p01), abs16(p23))) <= T4) {
-        __m128i x0 = p01, x1 = _mm_unpackhi_epi64(p01, p01), x2 = p23,
-                x3 = _mm_unpackhi_epi64(p23, p23);
-        tr4_w(&x0, &x1, &x2, &x3);
-        ITX4(ADD16, SUB16, SRA16, x0, x1, x2, x3); /* rows */
-        tr4_w(&x0, &x1, &x2, &x3);
-        ITX4(ADD16, SUB16, SRA16, x0, x1, x2, x3); /* columns */
-        const __m128i r = _mm_set1_epi16(32);
-        w[0] = _mm_srai_epi16(_mm_add_epi16(x0, r), 6);
-        w[1] = _mm_srai_epi16(_mm_add_epi16(x1, r), 6);
-        w[2] = _mm_srai_epi16(_mm_add_epi16(x2, r), 6);
-        w[3] = _mm_srai_epi16(_mm_add_epi16(x3, r), 6);
+    if (fits4(p01, p23)) {
+        itx4_fast(p01, p23, w);
         return 1;
     }
     tr4_d(&d[0], &d[1], &d[2], &d[3]);
@@ -280,13 +290,17 @@ static decl_h264_dequant_idct_add_fn(dequant_idct_add_4x4_sse2) {
 
 /* l/h: rows of d (columns 0..3 / 4..7), int32. Fast path: returns 1 with 16-bit rounded
  * rows in w[]; else 0 with 32-bit rounded rows in l/h. */
-static inline int itx8_core(__m128i *l, __m128i *h, __m128i *w) {
+static inline int fits8(const __m128i *w) {
     __m128i sum = _mm_setzero_si128();
-    for (int k = 0; k < 8; k++) {
-        w[k] = _mm_packs_epi32(l[k], h[k]);
+    for (int k = 0; k < 8; k++)
         sum = _mm_adds_epu16(sum, abs16(w[k]));
-    }
-    if (hsum_sat(sum) <= T8) {
+    return hsum_sat(sum) <= T8;
+}
+
+static inline int itx8_core(__m128i *l, __m128i *h, __m128i *w) {
+    for (int k = 0; k < 8; k++)
+        w[k] = _mm_packs_epi32(l[k], h[k]);
+    if (fits8(w)) {
         tr8_w(w);
         ITX8(ADD16, SUB16, SRA16, w);
         tr8_w(w);
@@ -352,6 +366,44 @@ static decl_h264_idct_add_fn(idct_add_8x8_sse2) {
         h[k] = _mm_load_si128((const __m128i *)(d + 8 * k + 4));
     }
     const int fast = itx8_core(l, h, w);
+    add8(dst, stride, w, l, h, fast);
+}
+
+/* int16 input (x264's interface): the rows load as they are; the per-block proof picks the
+ * 16-bit path, else the values widen to the exact 32-bit path. */
+static decl_h264_idct_add16_fn(idct_add16_4x4_sse2) {
+    const __m128i p01 = _mm_loadu_si128((const __m128i *)d);
+    const __m128i p23 = _mm_loadu_si128((const __m128i *)(d + 8));
+    __m128i w[4], dd[4];
+    if (fits4(p01, p23)) {
+        itx4_fast(p01, p23, w);
+        add4(dst, stride, w, w, 1);
+        return;
+    }
+    widen(p01, &dd[0], &dd[1]);
+    widen(p23, &dd[2], &dd[3]);
+    itx4_core(dd, w); /* fails the proof again: the 32-bit path */
+    add4(dst, stride, w, dd, 0);
+}
+
+static decl_h264_idct_add16_fn(idct_add16_8x8_sse2) {
+    __m128i l[8], h[8], w[8];
+    for (int k = 0; k < 8; k++)
+        w[k] = _mm_loadu_si128((const __m128i *)(d + 8 * k));
+    if (fits8(w)) {
+        tr8_w(w);
+        ITX8(ADD16, SUB16, SRA16, w);
+        tr8_w(w);
+        ITX8(ADD16, SUB16, SRA16, w);
+        const __m128i r = _mm_set1_epi16(32);
+        for (int k = 0; k < 8; k++)
+            w[k] = _mm_srai_epi16(_mm_add_epi16(w[k], r), 6);
+        add8(dst, stride, w, w, w, 1);
+        return;
+    }
+    for (int k = 0; k < 8; k++)
+        widen(w[k], &l[k], &h[k]);
+    const int fast = itx8_core(l, h, w); /* 0: the 32-bit path */
     add8(dst, stride, w, l, h, fast);
 }
 
@@ -554,6 +606,8 @@ void vidk_h264_dsp_init_sse2(VidkH264DSP *dsp) {
     dsp->idct[1] = idct_8x8_sse2;
     dsp->idct_add[0] = idct_add_4x4_sse2;
     dsp->idct_add[1] = idct_add_8x8_sse2;
+    dsp->idct_add16[0] = idct_add16_4x4_sse2;
+    dsp->idct_add16[1] = idct_add16_8x8_sse2;
     dsp->dequant_idct_add[0] = dequant_idct_add_4x4_sse2;
     dsp->dequant_idct_add[1] = dequant_idct_add_8x8_sse2;
     dsp->fdct[0] = fdct_4x4_sse2;

@@ -340,6 +340,27 @@ static void check_idct_add(const Env *e, const VidkH264DSP *c, const VidkH264DSP
     }
 }
 
+/* idct_add16: the same inputs saturated to int16 (the extremes become +-32767 / -32768,
+ * the S-threshold cases stay as they are). */
+static void check_idct_add16(const Env *e, const VidkH264DSP *c, const VidkH264DSP *d, int s) {
+    const int n = s ? 64 : 16, bs = s ? 8 : 4;
+    VIDK_ALIGN(16) int32_t in[64];
+    VIDK_ALIGN(16) int16_t in16[64];
+    for (int i = 0; i < N_CASES; i++) {
+        gen_d(e, c, in, n, i);
+        for (int k = 0; k < n; k++)
+            in16[k] = (int16_t)(in[k] < -32768 ? -32768 : in[k] > 32767 ? 32767 : in[k]);
+        fill_pixels(i % 4);
+        uint8_t *pa, *pb;
+        ptrdiff_t st;
+        pix_block(bs, &pa, &pb, &st);
+        c->idct_add16[s](pa, st, in16);
+        d->idct_add16[s](pb, st, in16);
+        if (!pixels_equal())
+            ck_fail("case %d, stride %td: pixels differ (d[0] %d)", i % 10, st, in16[0]);
+    }
+}
+
 static void check_dequant_idct_add(const Env *e, const VidkH264DSP *c, const VidkH264DSP *d,
                                    int s) {
     const int n = s ? 64 : 16, bs = s ? 8 : 4;
@@ -588,6 +609,12 @@ static void check_blocks(const Env *e) {
             if (BEGIN(name, idct_add[s])) {
                 check_idct_add(e, &c, &d, s);
                 CK_BENCH(d.idct_add[s](bpix + 64, 64, bd));
+                ck_end();
+            }
+            snprintf(name, sizeof(name), "idct_add16_%s", sz_name[s]);
+            if (BEGIN(name, idct_add16[s])) {
+                check_idct_add16(e, &c, &d, s);
+                CK_BENCH(d.idct_add16[s](bpix + 64, 64, blev));
                 ck_end();
             }
             snprintf(name, sizeof(name), "dequant_idct_add_%s", sz_name[s]);
