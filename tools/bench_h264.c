@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/h264_cuda.h"
@@ -202,17 +203,6 @@ static const char *gpu_label(const Bench *b) {
     return b->cuda_emu ? "cuda-emu" : "cuda";
 }
 
-static int cmp_double(const void *x, const void *y) {
-    const double a = *(const double *)x, c = *(const double *)y;
-    return a < c ? -1 : a > c;
-}
-
-static double median(double *v, int n) {
-    if (n <= 0) return 0;
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* ---- pictures ------------------------------------------------------------------------- */
 
 static int planes_of(VidkChroma c) {
@@ -336,14 +326,14 @@ static void measure(Bench *b, Live *lv, const Job *j, const char *label, Stat *s
             ndev++;
         }
     }
-    st->ms = median(v[0], runs);
+    st->ms = bench_median(v[0], runs);
     st->runs = runs;
     if (ndev) {
         st->has_dev = 1;
-        st->kernel_ms = median(v[1], ndev);
-        st->h2d_ms = median(v[2], ndev);
-        st->d2h_ms = median(v[3], ndev);
-        st->total_ms = median(v[4], ndev);
+        st->kernel_ms = bench_median(v[1], ndev);
+        st->h2d_ms = bench_median(v[2], ndev);
+        st->d2h_ms = bench_median(v[3], ndev);
+        st->total_ms = bench_median(v[4], ndev);
         st->h2d_bytes /= ndev, st->d2h_bytes /= ndev;
     }
     st->done = 1;
@@ -469,7 +459,7 @@ static void measure_tput(Bench *b, Live *lv, const char *variant,
         }
         if (round && cli_now() - t0 + dt > budget) break;
     }
-    st->ms = median(times, runs);
+    st->ms = bench_median(times, runs);
     st->runs = runs;
     st->done = runs > 0;
 done:
@@ -513,7 +503,7 @@ static double time_blocks(const VidkH264DSP *d, int fn, int t, uint8_t *dst, con
         }
         best[m++] = 1e9 * dt / ((double)reps * nb);
     }
-    return median(best, 9);
+    return bench_median(best, 9);
 }
 
 static void micro_bench(Bench *b, const H264Workload *w) {
@@ -907,28 +897,8 @@ static int run_loaded(Bench *b, const char *dir, const char *save) {
 /* ---- device / command description ---------------------------------------------------------
  */
 
-static void cpu_name(char *buf, size_t n) {
-    snprintf(buf, n, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, "model name", 10)) {
-            const char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ')
-                    c++;
-                snprintf(buf, n, "%s", c);
-                buf[strcspn(buf, "\n")] = 0;
-            }
-            break;
-        }
-    fclose(f);
-}
-
 static void meta_fill(Bench *b, int argc, char **argv) {
-    cpu_name(b->cpu, sizeof(b->cpu));
+    bench_cpu_name(b->cpu, sizeof(b->cpu));
     b->cores = vidk_cpu_count_online();
     snprintf(b->gpu, sizeof(b->gpu), "none");
     if (b->ctx[VIDK_BACKEND_CUDA]) {
@@ -944,14 +914,8 @@ static void meta_fill(Bench *b, int argc, char **argv) {
     } else if (b->cuda_emu) {
         snprintf(b->gpu, sizeof(b->gpu), "none (cuda rows: host emulation of the kernels)");
     }
-    const time_t now = time(NULL);
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(b->date, sizeof(b->date), "%Y-%m-%d %H:%M UTC", &tmv);
-    int o = snprintf(b->command, sizeof(b->command), "vidkern bench h264");
-    for (int i = 1; i < argc && o < (int)sizeof(b->command); i++)
-        o += snprintf(b->command + o, sizeof(b->command) - (size_t)o,
-                      strpbrk(argv[i], " \t\"'$") ? " '%s'" : " %s", argv[i]);
+    bench_utc_date(b->date, sizeof(b->date));
+    bench_command_line(b->command, sizeof(b->command), "vidkern bench h264", argc, argv);
 }
 
 /* ---- tables --------------------------------------------------------------------------------
@@ -1474,20 +1438,6 @@ static void eval_targets(Bench *b) {
 /* ---- files ---------------------------------------------------------------------------------
  */
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void csv_str(FILE *f, const char *s) {
     if (!strpbrk(s, ",\"\n")) {
         fputs(s, f);
@@ -1589,42 +1539,42 @@ static void json_stat(FILE *f, const Stat *s) {
                     s->d2h_bytes);
     } else {
         fprintf(f, ", \"error\": ");
-        json_str(f, s->err);
+        bench_json_str(f, s->err);
     }
 }
 
 static void write_json(FILE *f, const Bench *b) {
     fprintf(f, "{\n  \"tool\": \"vidkern bench h264\",\n  \"version\": ");
-    json_str(f, vidk_version());
+    bench_json_str(f, vidk_version());
     fprintf(f, ",\n  \"command\": ");
-    json_str(f, b->command);
+    bench_json_str(f, b->command);
     fprintf(f, ",\n  \"date\": ");
-    json_str(f, b->date);
+    bench_json_str(f, b->date);
     fprintf(f, ",\n  \"commit\": ");
-    json_str(f, VIDK_GIT_COMMIT);
+    bench_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    json_str(f, b->cpu);
+    bench_json_str(f, b->cpu);
     fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", b->cores,
             b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0);
-    json_str(f, b->gpu);
+    bench_json_str(f, b->gpu);
     fprintf(f,
             ", \"hbm_gbs\": %.6g, \"pcie_gbs\": %.6g, \"gpu_contexts\": %d},\n  \"notes\": [",
             b->hbm_gbs, b->pcie_gbs, b->ngpu_ctx);
     for (int i = 0; i < b->nnotes; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        json_str(f, b->notes[i]);
+        bench_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"workloads\": [");
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
         const H264wStats *s = &wi->stats;
         fprintf(f, "%s\n    {\"size\": ", w ? "," : "");
-        json_str(f, wi->size_name);
+        bench_json_str(f, wi->size_name);
         fprintf(f, ", \"mode\": ");
-        json_str(f, wi->mode_name);
+        bench_json_str(f, wi->mode_name);
         fprintf(f, ", \"width\": %d, \"height\": %d, \"frames\": %d, \"source\": ", wi->w,
                 wi->h, wi->nframes);
-        json_str(f, wi->source);
+        bench_json_str(f, wi->source);
         fprintf(
             f,
             ",\n     \"blocks\": {\"4x4\": [%zu, %zu], \"8x8\": [%zu, %zu]}, \"dc_groups\": "
@@ -1641,9 +1591,9 @@ static void write_json(FILE *f, const Bench *b) {
             const Row *r = &b->rows[i];
             if (r->wl != w) continue;
             fprintf(f, "%s\n       {\"backend\": ", first ? "" : ",");
-            json_str(f, r->backend);
+            bench_json_str(f, r->backend);
             fprintf(f, ", \"variant\": ");
-            json_str(f, r->variant);
+            bench_json_str(f, r->variant);
             fprintf(f, ", \"class\": \"%s\", ", kind_name[r->kind]);
             json_stat(f, &r->st);
             fprintf(f, "}");
@@ -1660,11 +1610,11 @@ static void write_json(FILE *f, const Bench *b) {
     for (int i = 0; i < b->ntargets; i++) {
         const Target *t = &b->targets[i];
         fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-        json_str(f, t->what);
+        bench_json_str(f, t->what);
         fprintf(f, ", \"workload\": ");
-        json_str(f, t->where);
+        bench_json_str(f, t->where);
         fprintf(f, ", \"measured\": ");
-        json_str(f, t->value);
+        bench_json_str(f, t->value);
         fprintf(f, ", \"met\": %s}", t->met < 0 ? "null" : t->met ? "true" : "false");
     }
     fprintf(f, "\n  ],\n  \"mismatches\": %d,\n  \"failures\": %d\n}\n", b->mismatches,
@@ -1698,48 +1648,32 @@ static void write_header(FILE *f, const Bench *b, int md) {
         fprintf(f, "note: %s\n", b->notes[i]);
 }
 
-static int write_file(const char *path, const Bench *b, const Tab *t, int what) {
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return cli_error(CMD, "%s: cannot create (%s)", tmp, strerror(errno)), -1;
-    if (what == 0) {
-        write_csv(f, b);
-    } else if (what == 1) {
-        write_json(f, b);
+typedef struct {
+    const Bench *b;
+    const Tab *t;
+    int what; /* 0 csv, 1 json, 2 markdown */
+} ReportFile;
+
+static void write_report(FILE *f, void *arg) {
+    const ReportFile *r = arg;
+    if (r->what == 0) {
+        write_csv(f, r->b);
+    } else if (r->what == 1) {
+        write_json(f, r->b);
     } else {
-        write_header(f, b, 1);
+        write_header(f, r->b, 1);
         for (int i = 0; i < T_COUNT; i++)
-            tab_print(f, &t[i], 1);
+            tab_print(f, &r->t[i], 1);
     }
-    const int bad = ferror(f);
-    if (fclose(f) || bad || rename(tmp, path)) {
-        remove(tmp);
-        return cli_error(CMD, "%s: write error", path), -1;
-    }
-    return 0;
+}
+
+static int write_file(const char *path, const Bench *b, const Tab *t, int what) {
+    ReportFile r = {b, t, what};
+    return bench_write_file(CMD, path, write_report, &r);
 }
 
 /* ---- options
  * --------------------------------------------------------------------------------- */
-
-static int split(const char *s, char out[][24], int max, const char *opt) {
-    int n = 0;
-    const char *p = s;
-    while (*p) {
-        const size_t l = strcspn(p, ",");
-        if (!l || l >= 24 || n >= max) {
-            cli_error(CMD, "%s: bad list '%s'", opt, s);
-            return -1;
-        }
-        memcpy(out[n], p, l);
-        out[n++][l] = 0;
-        p += l;
-        if (*p) p++;
-    }
-    if (!n) cli_error(CMD, "%s: empty list", opt);
-    return n ? n : -1;
-}
 
 static int ensure_dir(const char *dir) {
     struct stat st;
@@ -1836,7 +1770,9 @@ int vidk_bench_h264(int argc, char **argv) {
     }
     char list[MAX_SIZES][24];
     int n;
-    if ((n = split(sizes, b->size_name, MAX_SIZES, "--sizes")) < 0) goto done;
+    if ((n = bench_split_list(CMD, "--sizes", sizes, b->size_name[0], sizeof(b->size_name[0]),
+                              MAX_SIZES)) < 0)
+        goto done;
     b->nsizes = n;
     for (int i = 0; i < n; i++)
         if (size_of(b->size_name[i], &b->size_w[i], &b->size_h[i]) < 0) {
@@ -1846,7 +1782,9 @@ int vidk_bench_h264(int argc, char **argv) {
                 b->size_name[i]);
             goto done;
         }
-    if ((n = split(modes, list, H264W_MODE_COUNT, "--modes")) < 0) goto done;
+    if ((n = bench_split_list(CMD, "--modes", modes, list[0], sizeof(list[0]),
+                              H264W_MODE_COUNT)) < 0)
+        goto done;
     for (int i = 0; i < n; i++) {
         const int m = h264w_mode_from_name(list[i]);
         if (m < 0) {
@@ -1856,7 +1794,9 @@ int vidk_bench_h264(int argc, char **argv) {
         if (!has_mode(b, m)) b->modes[b->nmodes++] = m;
     }
     if (backends) {
-        if ((n = split(backends, list, MAX_SIZES, "--backends")) < 0) goto done;
+        if ((n = bench_split_list(CMD, "--backends", backends, list[0], sizeof(list[0]),
+                                  MAX_SIZES)) < 0)
+            goto done;
         for (int i = 0; i < n; i++) {
             const int be = vidk_backend_from_name(list[i]);
             if (be <= 0) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "cuda/me_cuda.h"
 #include "gen.h"
@@ -146,20 +147,6 @@ static void png_name(const char *pat, int k, char *out, size_t outlen) {
     out[o] = 0;
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* Is a directory entry path creatable? Creates and removes PATH.tmp. */
 static int check_writable(const char *path) {
     char tmp[4200];
@@ -283,7 +270,7 @@ static int cmd_read(const ReadOpts *o) {
     }
     if (o->json) {
         printf("{\n  \"file\": ");
-        json_str(stdout, o->path);
+        bench_json_str(stdout, o->path);
         printf(
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %d,\n"
             "  \"lambda\": %u,\n  \"frames\": %u,\n  \"reference\": \"%s\",\n  \"shapes\": {",
@@ -302,7 +289,7 @@ static int cmd_read(const ReadOpts *o) {
         printf("\n  }");
         if (o->out) {
             printf(",\n  \"output\": ");
-            json_str(stdout, o->out);
+            bench_json_str(stdout, o->out);
         }
         printf("\n}\n");
     } else {
@@ -713,10 +700,10 @@ int vidk_cmd_me(int argc, char **argv) {
                                so ? "," : "", vidk_block_name((VidkBlockSize)bs));
     if (c.json) {
         printf("{\n  \"input\": ");
-        json_str(stdout, in ? src.name : gen_desc);
+        bench_json_str(stdout, in ? src.name : gen_desc);
         printf(",\n  \"reference\": ");
         if (refp)
-            json_str(stdout, ref.name);
+            bench_json_str(stdout, ref.name);
         else
             printf("\"previous frame\"");
         printf(
@@ -732,11 +719,11 @@ int vidk_cmd_me(int argc, char **argv) {
             vidk_get_threads(ctx));
         if (out) {
             printf(",\n  \"output\": ");
-            json_str(stdout, out);
+            bench_json_str(stdout, out);
         }
         if (png) {
             printf(",\n  \"png\": ");
-            json_str(stdout, png);
+            bench_json_str(stdout, png);
         }
         printf("\n}\n");
     } else {
