@@ -91,7 +91,8 @@ typedef struct VidkLogger {
 typedef enum VidkBackend {
     VIDK_BACKEND_AUTO = 0,    /**< cuda if a device is usable, else threads */
     VIDK_BACKEND_C = 1,       /**< portable C reference (ground truth), one thread */
-    VIDK_BACKEND_SIMD = 2,    /**< x86 SIMD by runtime CPU flags, one thread */
+    VIDK_BACKEND_SIMD = 2,    /**< x86 SIMD by runtime CPU flags, one thread (the C code
+                                   where the build or the CPU has no SIMD) */
     VIDK_BACKEND_THREADS = 3, /**< the SIMD path over all cores */
     VIDK_BACKEND_CUDA = 4,    /**< NVIDIA GPU */
     VIDK_BACKEND_COUNT
