@@ -45,7 +45,9 @@
 
 static uint32_t seed;
 static int g_emu, under_sanitizer;
-static VidkContext *g_c, *g_gpu;
+/* g_host: the context the emulation runs on - a simd context, so the host-side steps
+ * (e.g. the SIMD add of residual mode) are the ones a cuda context runs. */
+static VidkContext *g_c, *g_gpu, *g_host;
 static long n_cases, n_bad_cases;
 
 static int rnd(int lo, int hi) {
@@ -225,13 +227,13 @@ static void set_scaling(VidkHevcBatch *b, int mode) {
  */
 
 static int dev_forward(VidkHevcBatch *b, const VidkHevcCudaOpts *o) {
-    if (g_emu) return vidk_cuda_hevc_emu_forward(g_c, b, o);
+    if (g_emu) return vidk_cuda_hevc_emu_forward(g_host, b, o);
     if (!o) return vidk_hevc_batch_forward(g_gpu, b);
     return vidk_cuda_hevc_forward(g_gpu, b, o);
 }
 
 static int dev_inverse(VidkHevcBatch *b, VidkPicture *pic, const VidkHevcCudaOpts *o) {
-    if (g_emu) return vidk_cuda_hevc_emu_inverse(g_c, b, pic, o);
+    if (g_emu) return vidk_cuda_hevc_emu_inverse(g_host, b, pic, o);
     if (!o) return vidk_hevc_batch_inverse(g_gpu, b, pic);
     return vidk_cuda_hevc_inverse(g_gpu, b, pic, o);
 }
@@ -241,8 +243,10 @@ static void opts_str(char *buf, size_t n, const VidkHevcCudaOpts *o) {
         snprintf(buf, n, "public API / defaults");
         return;
     }
-    snprintf(buf, n, "tensor %d streams %d chunks %d compact %d fused %d overlap_host %d",
-             o->tensor, o->streams, o->chunks, o->compact, o->fused, o->overlap_host);
+    snprintf(buf, n,
+             "tensor %d streams %d chunks %d compact %d fused %d overlap_host %d host_threads %d",
+             o->tensor, o->streams, o->chunks, o->compact, o->fused, o->overlap_host,
+             o->host_threads);
 }
 
 /* ---- comparisons ----------------------------------------------------------------------------
@@ -640,6 +644,10 @@ static void test_forward_options(void) {
                                                                 : VIDK_HEVC_CUDA_MAX_CHUNKS);
                             o.compact = compact;
                             o.overlap_host = ovl;
+                            /* host staging: automatic, serial, several small pieces */
+                            o.host_threads = (ns + ci + ovl) % 3 == 0   ? 0
+                                             : (ns + ci + ovl) % 3 == 1 ? 1
+                                                                        : 3 + compact;
                             fwd_check("forward options", &b, &ref, rw, &o);
                         }
         vidk_hevc_batch_free(&ref);
@@ -739,6 +747,47 @@ static void test_inverse_pictures(void) {
             }
 }
 
+/* Regression (H200, commit 80f7a89): 16-bit predictions above 32767 in residual mode (the
+ * host adds int16 residuals to uint16 samples with the context's SIMD add16, which read
+ * them as signed: 0 instead of the maximum). Every sample's prediction is >= 32768 or at
+ * the extremes, levels over the whole int16 range; fused 0 and the overlap path. */
+static void test_inverse_high_pred(void) {
+    fprintf(stderr, "[inverse high predictions]\n");
+    for (int bd = 9; bd <= 12; bd++) {
+        VidkPicture pred, rp;
+        VidkHevcBatch b, ref;
+        if (vidk_picture_alloc(&pred, 64, 32, VIDK_CHROMA_444, bd, 0) < 0) exit(1);
+        for (int pl = 0; pl < 3; pl++)
+            for (int y = 0; y < 32; y++)
+                for (int x = 0; x < 64; x++) {
+                    const int r = rnd(0, 3);
+                    const int v = r == 0   ? 65535
+                                  : r == 1 ? rnd(32768, 65535)
+                                  : r == 2 ? 0
+                                           : (1 << bd) - 1;
+                    pic_set(&pred, pl, x, y, v);
+                }
+        make_tree_batch(&b, &pred, -1);
+        set_scaling(&b, 2);
+        for (int s = 0; s < 4; s++)
+            for (uint32_t i = 0; i < b.list[s].count; i++)
+                fill_lev(b.list[s].lev + (size_t)i * tb_len(s), s,
+                         rnd(0, 1) ? L_FULL : L_EXTREME);
+        const int rw = ref_inverse(&ref, &rp, &b, &pred);
+        for (int fused = 0; fused < 2; fused++) {
+            VidkHevcCudaOpts o = opts(rnd(0, 1), 0, rnd(1, 3));
+            o.fused = fused;
+            o.host_threads = 3;
+            inv_check("inverse high predictions", &b, &pred, &o, &ref, &rp, rw);
+        }
+        inv_check("inverse high predictions", &b, &pred, NULL, &ref, &rp, rw);
+        vidk_hevc_batch_free(&ref);
+        vidk_picture_free(&rp);
+        vidk_hevc_batch_free(&b);
+        vidk_picture_free(&pred);
+    }
+}
+
 /* Every hook combination of the inverse on one picture. */
 static void test_inverse_options(void) {
     fprintf(stderr, "[inverse options]\n");
@@ -772,6 +821,9 @@ static void test_inverse_options(void) {
                                                                 : VIDK_HEVC_CUDA_MAX_CHUNKS);
                             o.fused = fused;
                             o.overlap_host = ovl;
+                            o.host_threads = (ns + ci + ovl) % 3 == 0   ? 0
+                                             : (ns + ci + ovl) % 3 == 1 ? 1
+                                                                        : 3 + fused;
                             inv_check("inverse options", &b, &pred, &o, &ref, &rp, rw);
                             if (fused)
                                 inv_check("inverse options (residuals)", &b, NULL, &o, &refr,
@@ -1081,6 +1133,11 @@ static void test_errors(void) {
     CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
     o = opts(1, 0, -1);
     CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
+    o = opts(1, 0, 0);
+    o.host_threads = -1;
+    CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
+    o.host_threads = 65;
+    CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
     CHECK(fwd(ctx, NULL, NULL) == VIDK_ERR(EINVAL));
     if (!g_emu) {
         VidkContext *c = g_c;
@@ -1209,7 +1266,8 @@ int main(int argc, char **argv) {
     seed = test_seed();
     g_c = open_backend(VIDK_BACKEND_C, 4);
     if (!g_emu) g_gpu = open_backend(VIDK_BACKEND_CUDA, 8);
-    if (!g_c || (!g_emu && !g_gpu)) {
+    if (g_emu) g_host = open_backend(VIDK_BACKEND_SIMD, 4);
+    if (!g_c || (!g_emu && !g_gpu) || (g_emu && !g_host)) {
         fprintf(stderr, "test_hevc_cuda: cannot open the c or cuda backend\n");
         return 1;
     }
@@ -1221,6 +1279,7 @@ int main(int argc, char **argv) {
     test_forward_options();
     test_inverse_residuals();
     test_inverse_pictures();
+    test_inverse_high_pred();
     test_inverse_options();
     test_real();
     test_kernel_only();
@@ -1228,6 +1287,7 @@ int main(int argc, char **argv) {
     test_dci4k();
     fprintf(stderr, "test_hevc_cuda: %ld cases compared, %ld failed\n", n_cases, n_bad_cases);
     vidk_close(&g_gpu);
+    vidk_close(&g_host);
     vidk_close(&g_c);
     return test_finish("test_hevc_cuda");
 }

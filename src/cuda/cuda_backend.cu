@@ -2,6 +2,7 @@
 // timing events, buffer slots. Kernels live in one .cu file per family.
 #include "cuda_common.cuh"
 #include "h264_cuda.h"
+#include "hevc_cuda.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,7 @@ void vidk_cuda_close(VidkContext *ctx)
     for (int i = 0; i < c->n_streams; i++)
         if (c->streams[i]) (void)cudaStreamSynchronize(c->streams[i]);
     vidk_cuda_h264_release(ctx); // its cached CUDA graph lives in a host slot
+    vidk_cuda_hevc_release(ctx); // its host staging pool lives in a host slot
     for (int i = 0; i < VIDK_SLOT_COUNT; i++) {
         if (c->dev[i].ptr) (void)cudaFree(c->dev[i].ptr);
         if (c->host[i].ptr) (void)cudaFreeHost(c->host[i].ptr);

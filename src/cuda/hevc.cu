@@ -40,6 +40,7 @@ enum {
     SLOT_TAB,                           // scaling-list tables (host: staging)
     SLOT_TAB_SIG,                       // host: the scaling factors the device table holds
     SLOT_KO_SIG,                        // host: layout of the last full call (kernel_only)
+    SLOT_POOL,                          // host: the staging thread pool (PoolState)
     SLOT_END
 };
 static_assert(SLOT_END <= VIDK_SLOT_HEVC_FIRST + 24, "HEVC slots are 56..79");
@@ -48,6 +49,8 @@ constexpr size_t kAlign = 128;
 constexpr uint64_t kMaxChunkValues = (uint64_t)1 << 27;
 constexpr int kMaxChunksTotal = 4096;
 constexpr uint64_t kMagicTab = 0x5648455643544142ull, kMagicKo = 0x564845564b4f4e4cull;
+constexpr uint64_t kMagicPool = 0x5648455650304f4cull;
+constexpr int kMaxHostThreads = 64;
 
 size_t align_up(size_t v, size_t a) {
     return (v + a - 1) / a * a;
@@ -66,6 +69,9 @@ struct Exec {
     void *ebuf[2][SLOT_END - VIDK_SLOT_HEVC_FIRST];
     size_t ecap[2][SLOT_END - VIDK_SLOT_HEVC_FIRST];
     EmuScratch *scratch;
+    VidkThreadPool *pool;     // host staging pool of the call (nullptr: serial)
+    VidkThreadPool *own_pool; // emulation: a pool of this call only
+    uint32_t piece_min;       // smallest piece of host work in bytes (make_pieces)
 };
 
 int ck(const VidkContext *ctx, cudaError_t e, const char *expr, int line) {
@@ -95,6 +101,8 @@ void exec_end(Exec *x) {
         for (int i = 0; i < SLOT_END - VIDK_SLOT_HEVC_FIRST; i++)
             free(x->ebuf[h][i]);
     free(x->scratch);
+    vidk_pool_destroy(&x->own_pool);
+    x->pool = nullptr;
     memset(x->ebuf, 0, sizeof(x->ebuf));
     x->ev = nullptr;
     x->scratch = nullptr;
@@ -195,6 +203,119 @@ int event_sync(Exec *x, int ev) {
     return x->emu ? 0 : CK(x, cudaEventSynchronize(x->ev[ev]));
 }
 
+// ---- host staging pool -------------------------------------------------------------------
+
+struct PoolState {
+    uint64_t magic;
+    VidkThreadPool *pool;
+    int threads;
+};
+
+// x->pool for `want` threads (0: the context's n_threads, else min(CPUs, 8)); 1: none.
+// A threads context lends its own pool when the count matches; the emulation makes one for
+// the call; a cuda context keeps one in SLOT_POOL (freed by vidk_cuda_hevc_release).
+int host_pool(Exec *x, int want) {
+    x->pool = nullptr;
+    // Automatic: pieces of >= 128 KB (hand-off cost); an explicit count (tests, benchmarks)
+    // cuts every chunk into 2 pieces per thread however small.
+    x->piece_min = want ? 0 : 128u << 10;
+    int n = want;
+    if (!n) {
+        n = x->ctx->s.n_threads;
+        if (n <= 0) n = vidk_cpu_count() < 8 ? vidk_cpu_count() : 8;
+    }
+    if (n > kMaxHostThreads) n = kMaxHostThreads;
+    if (n <= 1) return 0;
+    if (x->ctx->pool && vidk_pool_threads(x->ctx->pool) == n) {
+        x->pool = x->ctx->pool;
+        return 0;
+    }
+    int err;
+    if (x->emu) {
+        if ((err = vidk_pool_create(&x->own_pool, n)) < 0) return err;
+        x->pool = x->own_pool;
+        return 0;
+    }
+    const bool fresh = !x->ctx->cuda->host[SLOT_POOL].ptr;
+    PoolState *ps = nullptr;
+    if ((err = vidk_cuda_host_slot(x->ctx, SLOT_POOL, align_up(sizeof(PoolState), kAlign),
+                                   &ps)) < 0)
+        return err;
+    if (fresh || ps->magic != kMagicPool) {
+        memset(ps, 0, sizeof(*ps));
+        ps->magic = kMagicPool;
+    }
+    if (ps->pool && ps->threads != n) vidk_pool_destroy(&ps->pool);
+    if (!ps->pool) {
+        if ((err = vidk_pool_create(&ps->pool, n)) < 0) return err;
+        ps->threads = n;
+    }
+    x->pool = ps->pool;
+    return 0;
+}
+
+// Work of one chunk cut into pieces: TB ranges [a, a + n) of one size class, each a
+// multiple of align[s] TBs (tile boundaries where the unpacking needs them) and large
+// enough (~128 KB) to pay for its hand-off.
+constexpr int kMaxPieces = 256;
+struct Piece {
+    int s;
+    uint32_t a, n;
+    uint32_t cnt, base; // non-zero TBs of the piece, and the count before it
+    int err;
+};
+struct Pieces {
+    int n;
+    Piece p[kMaxPieces];
+};
+
+void make_pieces(Pieces *P, const uint32_t n[4], const uint32_t align[4], int threads,
+                 uint32_t min_bytes) {
+    P->n = 0;
+    for (int s = 0; s < 4; s++) {
+        if (!n[s]) continue;
+        const uint32_t tb_bytes = 32u << (2 * s);
+        uint32_t per = (n[s] + (uint32_t)threads * 2 - 1) / ((uint32_t)threads * 2);
+        if (!per) per = 1;
+        const uint32_t min_tbs = min_bytes / tb_bytes;
+        if (per < min_tbs) per = min_tbs;
+        const uint32_t max_pieces = kMaxPieces / 4;
+        if ((n[s] + per - 1) / per > max_pieces) per = (n[s] + max_pieces - 1) / max_pieces;
+        per = (per + align[s] - 1) / align[s] * align[s];
+        for (uint32_t a = 0; a < n[s]; a += per) {
+            Piece *q = &P->p[P->n++];
+            memset(q, 0, sizeof(*q));
+            q->s = s;
+            q->a = a;
+            q->n = n[s] - a < per ? n[s] - a : per;
+        }
+    }
+}
+
+int pool_threads(const Exec *x) {
+    return x->pool ? vidk_pool_threads(x->pool) : 1;
+}
+
+template <typename F> struct PieceJob {
+    F *f;
+    Pieces *P;
+    static void run(void *arg, int job, int thread) {
+        (void)thread;
+        PieceJob *j = static_cast<PieceJob *>(arg);
+        (*j->f)(&j->P->p[job]);
+    }
+};
+
+// f(Piece *) on every piece, over the pool (each piece writes only its own outputs).
+template <typename F> void run_pieces(Exec *x, Pieces *P, F f) {
+    PieceJob<F> j = {&f, P};
+    if (P->n == 1 || !x->pool)
+        for (int i = 0; i < P->n; i++)
+            f(&P->p[i]);
+    else
+        vidk_pool_run(x->pool, P->n, PieceJob<F>::run, &j);
+}
+
 // ---- kernel tables --------------------------------------------------------------------------
 
 typedef void (*FwdEmu)(const FwdArgs &, unsigned, EmuScratch *);
@@ -262,6 +383,7 @@ int resolve_opts(const VidkContext *ctx, const VidkHevcCudaOpts *in, bool emu,
         !bit01(o->overlap_host) || !bit01(o->kernel_only))
         return VIDK_ERR(EINVAL);
     if (emu && o->kernel_only) return VIDK_ERR(EINVAL);
+    if (o->host_threads < 0 || o->host_threads > kMaxHostThreads) return VIDK_ERR(EINVAL);
     const int have = emu ? VIDK_CUDA_MAX_STREAMS : vidk_cuda_stream_count(ctx);
     if (o->streams < 0 || o->streams > have) return VIDK_ERR(EINVAL);
     if (!o->streams) o->streams = emu ? 4 : have;
@@ -571,21 +693,27 @@ struct FwdRun {
     uint32_t cnt[4];
 };
 
+// Keys and residuals of TBs [a, a + n) of class s of chunk j into the pinned slot.
+void fwd_stage_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n) {
+    const Chunk *c = &r->L.c[j];
+    const VidkHevcTbList *l = &r->b->list[s];
+    uint16_t *keys = reinterpret_cast<uint16_t *>(r->h_io + c->key_off[s]);
+    const VidkHevcTb *tb = l->tb + c->lo[s];
+    if (c->key_step[s])
+        for (uint32_t i = a; i < a + n; i++)
+            keys[i] = pack_key(tb + i);
+    else if (!a)
+        keys[0] = pack_key(tb);
+    memcpy(r->h_io + c->data_off[s] + ((size_t)a << (5 + 2 * s)),
+           l->res + ((size_t)(c->lo[s] + a) << (4 + 2 * s)), (size_t)n << (5 + 2 * s));
+}
+
 void fwd_stage(FwdRun *r, int j) {
     const Chunk *c = &r->L.c[j];
-    for (int s = 0; s < 4; s++) {
-        if (!c->n[s]) continue;
-        const VidkHevcTbList *l = &r->b->list[s];
-        uint16_t *keys = reinterpret_cast<uint16_t *>(r->h_io + c->key_off[s]);
-        const VidkHevcTb *tb = l->tb + c->lo[s];
-        if (c->key_step[s])
-            for (uint32_t i = 0; i < c->n[s]; i++)
-                keys[i] = pack_key(tb + i);
-        else
-            keys[0] = pack_key(tb);
-        memcpy(r->h_io + c->data_off[s], l->res + ((size_t)c->lo[s] << (4 + 2 * s)),
-               (size_t)c->n[s] << (5 + 2 * s));
-    }
+    static const uint32_t one[4] = {1, 1, 1, 1};
+    Pieces P;
+    make_pieces(&P, c->n, one, pool_threads(r->x), r->x->piece_min);
+    run_pieces(r->x, &P, [r, j](Piece *q) { fwd_stage_range(r, j, q->s, q->a, q->n); });
     memset(r->h_io + c->counter_off, 0, 16);
 }
 
@@ -612,45 +740,75 @@ FwdArgs fwd_args(const FwdRun *r, int j) {
     return a;
 }
 
-// Copy chunk j's results into the batch. The device output is checked for consistency
-// (a tile base or count outside the chunk's output means a device fault: VIDK_ERR(EIO)).
-int fwd_unpack(FwdRun *r, int j, uint32_t nzc[4]) {
+// TBs [a, a + n) of class s of chunk j (a: a tile boundary) into the batch; nz: the
+// list's non-zero count before TB a. The device output is checked for consistency (a tile
+// base or count outside the chunk's output means a device fault: VIDK_ERR(EIO)).
+int fwd_unpack_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n, uint32_t nz,
+                     uint64_t avail) {
     const Chunk *c = &r->L.c[j];
     const int16_t *levels = r->h_lev + c->lev_off;
+    VidkHevcTbList *l = &r->b->list[s];
+    const size_t len = (size_t)16 << (2 * s);
+    const uint16_t *nnz = reinterpret_cast<const uint16_t *>(r->h_io + c->nnz_off[s]);
+    const uint32_t *tb = reinterpret_cast<const uint32_t *>(r->h_io + c->tile_off[s]);
+    uint64_t pos = 0;
+    for (uint32_t i = a; i < a + n; i++) {
+        const uint32_t gi = c->lo[s] + i;
+        const uint16_t cn = nnz[i];
+        if (cn > len) return VIDK_ERR(EIO);
+        l->nnz[gi] = cn;
+        int16_t *dst = l->lev + (size_t)gi * len;
+        if (r->o->compact) {
+            if (i % (uint32_t)kTileFwd[s] == 0) pos = tb[i / (uint32_t)kTileFwd[s]];
+            if (!cn) {
+                memset(dst, 0, len * 2);
+                continue;
+            }
+            if (pos + len > avail) return VIDK_ERR(EIO);
+            memcpy(dst, levels + pos, len * 2);
+            pos += len;
+        } else {
+            memcpy(dst, levels + c->dense_off[s] + (size_t)i * len, len * 2);
+            if (!cn) continue;
+        }
+        l->nz_index[nz] = gi;
+        if (r->b->compact_levels) memcpy(l->nz_lev + (size_t)nz * len, dst, len * 2);
+        nz++;
+    }
+    return 0;
+}
+
+// Copy chunk j's results into the batch, over the host pool: each piece counts its non-zero
+// TBs (the per-TB counts), a prefix sum gives every piece its first nz_index slot, then the
+// pieces unpack in parallel (same bytes as in order).
+int fwd_unpack(FwdRun *r, int j, uint32_t nzc[4]) {
+    const Chunk *c = &r->L.c[j];
     const uint64_t avail = r->o->compact
                                ? *reinterpret_cast<const uint32_t *>(r->h_io + c->counter_off)
                                : c->values;
     if (avail > c->values) return VIDK_ERR(EIO);
-    for (int s = 0; s < 4; s++) {
-        VidkHevcTbList *l = &r->b->list[s];
-        const size_t len = (size_t)16 << (2 * s);
-        const uint16_t *nnz = reinterpret_cast<const uint16_t *>(r->h_io + c->nnz_off[s]);
-        const uint32_t *tb = reinterpret_cast<const uint32_t *>(r->h_io + c->tile_off[s]);
-        uint64_t pos = 0;
-        for (uint32_t i = 0; i < c->n[s]; i++) {
-            const uint32_t gi = c->lo[s] + i;
-            const uint16_t cn = nnz[i];
-            if (cn > len) return VIDK_ERR(EIO);
-            l->nnz[gi] = cn;
-            int16_t *dst = l->lev + (size_t)gi * len;
-            if (r->o->compact) {
-                if (i % (uint32_t)kTileFwd[s] == 0) pos = tb[i / (uint32_t)kTileFwd[s]];
-                if (!cn) {
-                    memset(dst, 0, len * 2);
-                    continue;
-                }
-                if (pos + len > avail) return VIDK_ERR(EIO);
-                memcpy(dst, levels + pos, len * 2);
-                pos += len;
-            } else {
-                memcpy(dst, levels + c->dense_off[s] + (size_t)i * len, len * 2);
-                if (!cn) continue;
-            }
-            l->nz_index[nzc[s]] = gi;
-            if (r->b->compact_levels) memcpy(l->nz_lev + (size_t)nzc[s] * len, dst, len * 2);
-            nzc[s]++;
-        }
+    uint32_t align[4];
+    for (int s = 0; s < 4; s++)
+        align[s] = (uint32_t)kTileFwd[s];
+    Pieces P;
+    make_pieces(&P, c->n, align, pool_threads(r->x), r->x->piece_min);
+    run_pieces(r->x, &P, [r, c](Piece *q) {
+        const uint16_t *nnz = reinterpret_cast<const uint16_t *>(r->h_io + c->nnz_off[q->s]);
+        uint32_t k = 0;
+        for (uint32_t i = q->a; i < q->a + q->n; i++)
+            k += nnz[i] != 0;
+        q->cnt = k;
+    });
+    for (int i = 0; i < P.n; i++) {
+        Piece *q = &P.p[i];
+        q->base = nzc[q->s];
+        nzc[q->s] += q->cnt;
     }
+    run_pieces(r->x, &P, [r, j, avail](Piece *q) {
+        q->err = fwd_unpack_range(r, j, q->s, q->a, q->n, q->base, avail);
+    });
+    for (int i = 0; i < P.n; i++)
+        if (P.p[i].err < 0) return P.p[i].err;
     return 0;
 }
 
@@ -715,6 +873,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
     exec_streams(&x, o.streams);
 
     if ((k = chunk_count(r.cnt, o.chunks)) < 0) return VIDK_ERR(EINVAL);
+    if ((err = host_pool(&x, o.host_threads)) < 0) goto out;
     if ((err = layout_ranges(&r.L, r.cnt, k, true)) < 0) goto out;
     for (int j = 0; j < k; j++)
         for (int s = 0; s < 4; s++) {
@@ -880,25 +1039,43 @@ bool all_zero(const int16_t *v, size_t n) {
     return acc == 0;
 }
 
-// Non-zero TB lists (indices in increasing order).
+// Non-zero TB lists (indices in increasing order), over the host pool: pieces write their
+// non-zero indices at the start of their own range, then move them down in order.
 int find_nonzero(InvRun *r) {
     size_t total = 0;
-    for (int s = 0; s < 4; s++)
-        total += r->b->list[s].count;
+    uint32_t cnt[4];
+    static const uint32_t one[4] = {1, 1, 1, 1};
+    for (int s = 0; s < 4; s++) {
+        cnt[s] = r->b->list[s].count;
+        total += cnt[s];
+    }
     uint32_t *all = static_cast<uint32_t *>(malloc((total ? total : 1) * sizeof(uint32_t)));
     if (!all) return VIDK_ERR(ENOMEM);
     r->idx[0] = all;
     size_t off = 0;
     for (int s = 0; s < 4; s++) {
-        const VidkHevcTbList *l = &r->b->list[s];
-        const size_t len = (size_t)16 << (2 * s);
         r->idx[s] = all + off;
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < l->count; i++)
-            if (!all_zero(l->lev + (size_t)i * len, len)) r->idx[s][n++] = i;
-        r->nzn[s] = n;
-        off += n;
+        off += cnt[s];
     }
+    Pieces P;
+    make_pieces(&P, cnt, one, pool_threads(r->x), r->x->piece_min);
+    run_pieces(r->x, &P, [r](Piece *q) {
+        const VidkHevcTbList *l = &r->b->list[q->s];
+        const size_t len = (size_t)16 << (2 * q->s);
+        uint32_t *d = r->idx[q->s] + q->a, n = 0;
+        for (uint32_t i = q->a; i < q->a + q->n; i++)
+            if (!all_zero(l->lev + (size_t)i * len, len)) d[n++] = i;
+        q->cnt = n;
+    });
+    uint32_t nzn[4] = {0, 0, 0, 0};
+    for (int i = 0; i < P.n; i++) { // pieces are in increasing order per class
+        const Piece *q = &P.p[i];
+        if (nzn[q->s] != q->a)
+            memmove(r->idx[q->s] + nzn[q->s], r->idx[q->s] + q->a, (size_t)q->cnt * 4);
+        nzn[q->s] += q->cnt;
+    }
+    for (int s = 0; s < 4; s++)
+        r->nzn[s] = nzn[s];
     return 0;
 }
 
@@ -942,11 +1119,11 @@ inline void copy_row(uint8_t *d, const uint8_t *s, int bytes) {
     }
 }
 
-void inv_stage(InvRun *r, int j) {
+// Keys, levels and (fused) prediction samples of TBs [a, a + m) of class s of chunk j.
+void inv_stage_range(InvRun *r, int j, int s, uint32_t a, uint32_t m) {
     const Chunk *c = &r->L.c[j];
     const int pb = r->pl.pb;
-    for (int s = 0; s < 4; s++) {
-        if (!c->n[s]) continue;
+    {
         const VidkHevcTbList *l = &r->b->list[s];
         const int n = 4 << s;
         const size_t len = (size_t)n * n;
@@ -954,8 +1131,8 @@ void inv_stage(InvRun *r, int j) {
         int16_t *lev = reinterpret_cast<int16_t *>(r->h_io + c->data_off[s]);
         uint8_t *pix = r->h_io + c->pix_off[s];
         const uint32_t *idx = r->idx[s] + c->lo[s];
-        keys[0] = pack_key(&l->tb[idx[0]]);
-        for (uint32_t i = 0; i < c->n[s]; i++) {
+        if (!a) keys[0] = pack_key(&l->tb[idx[0]]);
+        for (uint32_t i = a; i < a + m; i++) {
             const VidkHevcTb *t = &l->tb[idx[i]];
             if (c->key_step[s]) keys[i] = pack_key(t);
             memcpy(lev + i * len, l->lev + (size_t)idx[i] * len, len * 2);
@@ -969,6 +1146,13 @@ void inv_stage(InvRun *r, int j) {
             }
         }
     }
+}
+
+void inv_stage(InvRun *r, int j) {
+    static const uint32_t one[4] = {1, 1, 1, 1};
+    Pieces P;
+    make_pieces(&P, r->L.c[j].n, one, pool_threads(r->x), r->x->piece_min);
+    run_pieces(r->x, &P, [r, j](Piece *q) { inv_stage_range(r, j, q->s, q->a, q->n); });
 }
 
 InvArgs inv_args(const InvRun *r, int j) {
@@ -989,26 +1173,27 @@ InvArgs inv_args(const InvRun *r, int j) {
     return a;
 }
 
-// Results of chunk j: reconstructed samples into the picture, or residuals into the
-// lists (without a picture). With a picture in residual mode the adds come later, in
-// list order (inv_add_host).
-void inv_unpack(InvRun *r, int j) {
+// Results of TBs [a, a + m) of class s of chunk j: reconstructed samples into the
+// picture (fused: the TBs do not overlap), or residuals into the list (without a
+// picture). With a picture in residual mode the adds come later, in list order
+// (inv_add_host).
+void inv_unpack_range(InvRun *r, int j, int s, uint32_t a, uint32_t m) {
     const Chunk *c = &r->L.c[j];
     const int pb = r->pl.pb;
-    for (int s = 0; s < 4; s++) {
+    {
         const VidkHevcTbList *l = &r->b->list[s];
         const int n = 4 << s;
         const size_t len = (size_t)n * n;
         const uint32_t *idx = r->idx[s] + c->lo[s];
         if (r->out == OUT_RES) {
-            if (r->pic) continue;
+            if (r->pic) return;
             const int16_t *res = reinterpret_cast<const int16_t *>(r->h_io + c->data_off[s]);
-            for (uint32_t i = 0; i < c->n[s]; i++)
+            for (uint32_t i = a; i < a + m; i++)
                 memcpy(l->res + (size_t)idx[i] * len, res + i * len, len * 2);
-            continue;
+            return;
         }
         const uint8_t *pix = r->h_io + c->pix_off[s];
-        for (uint32_t i = 0; i < c->n[s]; i++) {
+        for (uint32_t i = a; i < a + m; i++) {
             const VidkHevcTb *t = &l->tb[idx[i]];
             const ptrdiff_t st = r->pic->stride[t->plane];
             uint8_t *row = static_cast<uint8_t *>(r->pic->data[t->plane]) +
@@ -1018,6 +1203,14 @@ void inv_unpack(InvRun *r, int j) {
                 copy_row(row, src, n * pb);
         }
     }
+}
+
+void inv_unpack(InvRun *r, int j) {
+    static const uint32_t one[4] = {1, 1, 1, 1};
+    if (r->out == OUT_RES && r->pic) return;
+    Pieces P;
+    make_pieces(&P, r->L.c[j].n, one, pool_threads(r->x), r->x->piece_min);
+    run_pieces(r->x, &P, [r, j](Piece *q) { inv_unpack_range(r, j, q->s, q->a, q->n); });
 }
 
 // Residual mode with a picture: every non-zero TB added in list order, index order.
@@ -1076,6 +1269,7 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
     r.b = b;
     r.pic = pic;
     exec_streams(&x, o.streams);
+    if ((err = host_pool(&x, o.host_threads)) < 0) goto out;
     if ((err = find_nonzero(&r)) < 0) goto out;
     r.out = OUT_RES;
     if (pic && o.fused) {
@@ -1285,6 +1479,16 @@ extern "C" int vidk_cuda_hevc_sweep_streams(VidkContext *ctx, VidkHevcBatch *b,
     }
     free(v);
     return err < 0 ? err : 0;
+}
+
+extern "C" void vidk_cuda_hevc_release(VidkContext *ctx) {
+    if (!ctx || !ctx->cuda) return;
+    VidkCudaBuf *slot = &ctx->cuda->host[SLOT_POOL];
+    if (!slot->ptr || slot->bytes < sizeof(PoolState)) return;
+    PoolState *ps = static_cast<PoolState *>(slot->ptr);
+    if (ps->magic != kMagicPool) return;
+    vidk_pool_destroy(&ps->pool);
+    ps->threads = 0;
 }
 
 extern "C" int vidk_cuda_hevc_self_check(const VidkContext *ctx) {

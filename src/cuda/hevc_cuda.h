@@ -54,7 +54,12 @@ typedef struct VidkHevcCudaOpts {
      *  For benchmarks (kernel-only time = vidk_cuda_last_timing().kernel_ms). Returns 0,
      *  or VIDK_ERR(EINVAL) when there is no matching previous call. 0 (default). */
     int kernel_only;
-    int reserved[8]; /**< zero */
+    /** Host threads for the staging copies, the unpacking and the zero-TB scan: 0
+     *  (default) = the context's n_threads setting, else min(CPUs, 8); 1 = serial in the
+     *  calling thread (the behaviour before the parallel staging); 2..64. Results never
+     *  depend on it. The pool of a cuda context is made on first use and kept. */
+    int host_threads;
+    int reserved[7]; /**< zero */
 } VidkHevcCudaOpts;
 
 /** The settings the public API uses. */
@@ -106,6 +111,10 @@ typedef struct VidkHevcCudaSweep {
 int vidk_cuda_hevc_sweep_streams(VidkContext *ctx, VidkHevcBatch *b,
                                  const VidkHevcCudaOpts *base, int max_streams, int reps,
                                  VidkHevcCudaSweep *out);
+
+/** Frees what the family keeps in the context's host slots (the host staging pool);
+ *  called by vidk_cuda_close() before the slots are freed. */
+void vidk_cuda_hevc_release(VidkContext *ctx);
 
 /**
  * Self-check of the backend's compile-time tables against the standard's tables of

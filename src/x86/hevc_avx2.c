@@ -115,13 +115,15 @@ static decl_hevc_quant_sl_fn(quant_sl_avx2) {
             }                                                                                  \
     }                                                                                          \
     static decl_hevc_add16_fn(add16_##N##_avx2) {                                              \
+        /* unsigned d (may exceed 32767): biased saturating add, unsigned min (sse41) */      \
         const __m256i mx = _mm256_set1_epi16((int16_t)((1 << bd) - 1)),                        \
-                      z = _mm256_setzero_si256();                                              \
+                      b = _mm256_set1_epi16(INT16_MIN);                                        \
         for (int y = 0; y < N; y++, res += N) {                                                \
             uint16_t *d = (uint16_t *)(void *)((uint8_t *)dst + y * stride);                   \
             for (int x = 0; x < N; x += 16) {                                                  \
-                const __m256i s = _mm256_adds_epi16(LOADU(d + x), LOADU(res + x));             \
-                STOREU(d + x, _mm256_min_epi16(_mm256_max_epi16(s, z), mx));                   \
+                const __m256i s =                                                              \
+                    _mm256_adds_epi16(_mm256_xor_si256(LOADU(d + x), b), LOADU(res + x));      \
+                STOREU(d + x, _mm256_min_epu16(_mm256_xor_si256(s, b), mx));                   \
             }                                                                                  \
         }                                                                                      \
     }                                                                                          \

@@ -124,17 +124,20 @@ static inline void add8_row(uint8_t *d, const int16_t *r, int n) {
     }
 }
 
+/* d is unsigned (a prediction may exceed 32767, as in the c backend): add in the biased
+ * domain d - 32768 with saturation, unbias, and the unsigned min clips to [0, mx]. */
 static inline void add16_row(uint16_t *d, const int16_t *r, int n, __m128i mx) {
-    const __m128i z = _mm_setzero_si128();
+    const __m128i b = _mm_set1_epi16(INT16_MIN);
     if (n == 4) {
-        const __m128i s = _mm_adds_epi16(_mm_loadl_epi64((const __m128i *)(const void *)d),
-                                         _mm_loadl_epi64((const __m128i *)(const void *)r));
-        _mm_storel_epi64((__m128i *)(void *)d, _mm_min_epi16(_mm_max_epi16(s, z), mx));
+        const __m128i s = _mm_adds_epi16(
+            _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)d), b),
+            _mm_loadl_epi64((const __m128i *)(const void *)r));
+        _mm_storel_epi64((__m128i *)(void *)d, _mm_min_epu16(_mm_xor_si128(s, b), mx));
         return;
     }
     for (int x = 0; x < n; x += 8) {
-        const __m128i s = _mm_adds_epi16(LOADU(d + x), LOADU(r + x));
-        STOREU(d + x, _mm_min_epi16(_mm_max_epi16(s, z), mx));
+        const __m128i s = _mm_adds_epi16(_mm_xor_si128(LOADU(d + x), b), LOADU(r + x));
+        STOREU(d + x, _mm_min_epu16(_mm_xor_si128(s, b), mx));
     }
 }
 
