@@ -402,7 +402,10 @@ static void check_pixels(int size, int kind, const VidkHevcDSP *c, const VidkHev
             (size_t)(st < 0 ? -st * (n - 1) : 0) + (size_t)(ck_rand_range(0, 3) * bps);
         const int po = ck_rand_range(0, 9); /* an odd pointer for 8-bit predictions */
         for (size_t i = 0; i < sizeof(g_pa); i += (size_t)bps) {
-            const int v = ck_rand_range(0, 3) ? ck_rand_range(0, mx) : ck_rand() & 1 ? mx : 0;
+            int v = ck_rand_range(0, 3) ? ck_rand_range(0, mx) : ck_rand() & 1 ? mx : 0;
+            /* out-of-range 16-bit predictions too (defined: the sum is clipped to the
+             * sample range), incl. values >= 32768 that a signed 16-bit load misreads */
+            if (bps == 2 && ck_rand_range(0, 7) == 0) v = ck_rand_range(mx + 1, 65535);
             if (bps == 1)
                 g_pa[i] = (uint8_t)v;
             else
