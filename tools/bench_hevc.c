@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "cuda/cuda_backend.h"
 #include "hevc_workload.h"
@@ -205,17 +206,6 @@ static Result *new_result(Bench *b) {
     memset(r, 0, sizeof(*r));
     r->tc = -1;
     return r;
-}
-
-static int cmp_double(const void *x, const void *y) {
-    const double a = *(const double *)x, c = *(const double *)y;
-    return a < c ? -1 : a > c;
-}
-
-static double median(double *v, int n) {
-    if (n <= 0) return 0;
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* ------------------------------------------------------------------ references */
@@ -521,12 +511,12 @@ static void measure(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm
         }
     }
     r->runs = n;
-    r->ms = median(t, n);
-    r->ms_min = t[0]; /* sorted by median() */
+    r->ms = bench_median(t, n);
+    r->ms_min = t[0]; /* sorted by bench_median() */
     if (nd) {
         r->has_dev = 1;
-        r->dev_total = median(dt, nd), r->kernel = median(dk, nd);
-        r->h2d = median(dh, nd), r->d2h = median(dd, nd);
+        r->dev_total = bench_median(dt, nd), r->kernel = bench_median(dk, nd);
+        r->h2d = bench_median(dh, nd), r->d2h = bench_median(dd, nd);
     }
     r->done = 1;
     if (r->impl == IM_CUDA && b->have_kernel_only && r->var != VAR_DEFAULT &&
@@ -547,7 +537,7 @@ static void measure(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm
         }
         if (nk) {
             r->has_kernel_only = 1;
-            r->kernel_only = median(dk, nk);
+            r->kernel_only = bench_median(dk, nk);
         }
     }
 }
@@ -894,57 +884,17 @@ static int make_targets(const Bench *b, Target *t) {
 
 /* ------------------------------------------------------------------ output helpers */
 
-static void cpu_name(char *buf, size_t n) {
-    snprintf(buf, n, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, "model name", 10)) {
-            const char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ')
-                    c++;
-                snprintf(buf, n, "%s", c);
-                buf[strcspn(buf, "\n")] = 0;
-            }
-            break;
-        }
-    fclose(f);
-}
-
 static void meta_fill(Bench *b, int argc, char **argv) {
     Meta *mt = &b->mt;
-    cpu_name(mt->cpu, sizeof(mt->cpu));
+    bench_cpu_name(mt->cpu, sizeof(mt->cpu));
     mt->cores = vidk_cpu_count_online();
     snprintf(mt->gpu, sizeof(mt->gpu), "none");
     VidkDeviceInfo di;
     if (vidk_cuda_device_count() > 0 && vidk_cuda_device_info(b->device, &di) == 0)
         snprintf(mt->gpu, sizeof(mt->gpu), "%s (%d SMs, compute %d.%d)", di.name,
                  di.multiprocessors, di.major, di.minor);
-    const time_t now = time(NULL);
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(mt->date, sizeof(mt->date), "%Y-%m-%d %H:%M UTC", &tmv);
-    int o = snprintf(mt->command, sizeof(mt->command), "vidkern bench hevc");
-    for (int i = 1; i < argc && o < (int)sizeof(mt->command); i++)
-        o += snprintf(mt->command + o, sizeof(mt->command) - (size_t)o,
-                      strpbrk(argv[i], " \t\"'$") ? " '%s'" : " %s", argv[i]);
-}
-
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    bench_utc_date(mt->date, sizeof(mt->date));
+    bench_command_line(mt->command, sizeof(mt->command), "vidkern bench hevc", argc, argv);
 }
 
 static const char *impl_label(const Bench *b, int im, char *buf, size_t n) {
@@ -1347,20 +1297,20 @@ static void json_num(FILE *f, const char *key, double v) {
 static void write_json(FILE *f, const Bench *b) {
     const Meta *mt = &b->mt;
     fprintf(f, "{\n  \"benchmark\": \"hevc\",\n  \"vidkern_version\": ");
-    json_str(f, vidk_version());
+    bench_json_str(f, vidk_version());
     fprintf(f, ",\n  \"commit\": ");
-    json_str(f, VIDK_GIT_COMMIT);
+    bench_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"date\": ");
-    json_str(f, mt->date);
+    bench_json_str(f, mt->date);
     fprintf(f, ",\n  \"command\": ");
-    json_str(f, mt->command);
+    bench_json_str(f, mt->command);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    json_str(f, mt->cpu);
+    bench_json_str(f, mt->cpu);
     fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->cores,
             b->ctx[IM_THREADS] ? vidk_get_threads(b->ctx[IM_THREADS]) : 0);
-    json_str(f, mt->gpu);
+    bench_json_str(f, mt->gpu);
     fprintf(f, "},\n  \"ceilings\": {\"hbm_bytes_per_s\": %.4g, \"hbm_from\": ", b->hbm_bps);
-    json_str(f, b->hbm_from);
+    bench_json_str(f, b->hbm_from);
     fprintf(f, ", \"pcie_bytes_per_s\": %.4g", b->pcie_bps);
     if (b->have_meas)
         fprintf(f,
@@ -1370,13 +1320,13 @@ static void write_json(FILE *f, const Bench *b) {
     fprintf(f, "},\n  \"qp\": %d,\n  \"notes\": [", b->qp);
     for (int i = 0; i < b->nnotes; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        json_str(f, b->notes[i]);
+        bench_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"workloads\": [");
     for (int i = 0; i < b->nwl; i++) {
         const WlInfo *in = &b->info[i];
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-        json_str(f, in->spec.name);
+        bench_json_str(f, in->spec.name);
         fprintf(f,
                 ", \"width\": %d, \"height\": %d, \"chroma\": \"%s\", \"dist\": \"%s\", "
                 "\"built\": %s",
@@ -1384,12 +1334,12 @@ static void write_json(FILE *f, const Bench *b) {
                 hw_dist_name(in->spec.dist), in->built ? "true" : "false");
         if (!in->built) {
             fprintf(f, ", \"error\": ");
-            json_str(f, in->err);
+            bench_json_str(f, in->err);
             fprintf(f, "}");
             continue;
         }
         fprintf(f, ", \"source_kind\": \"%s\", \"source\": ", in->kind);
-        json_str(f, in->source);
+        bench_json_str(f, in->source);
         fprintf(f,
                 ", \"frames\": %d, \"intra_frames\": %d, \"samples_per_frame\": %.0f, "
                 "\"mean_abs_residual\": %.4f, \"build_s\": %.3f, \"tbs_per_frame\": [%.1f, "
@@ -1404,7 +1354,7 @@ static void write_json(FILE *f, const Bench *b) {
         const Result *r = &b->res[i];
         char va[32];
         fprintf(f, "%s\n    {\"workload\": ", i ? "," : "");
-        json_str(f, b->spec[r->wl].name);
+        bench_json_str(f, b->spec[r->wl].name);
         fprintf(
             f,
             ", \"direction\": \"%s\", \"impl\": \"%s\", \"variant\": \"%s\", \"streams\": %d, "
@@ -1413,7 +1363,7 @@ static void write_json(FILE *f, const Bench *b) {
             r->sweep ? "true" : "false");
         if (!r->done) {
             fprintf(f, ", \"error\": ");
-            json_str(f, r->err);
+            bench_json_str(f, r->err);
             fprintf(f, "}");
             continue;
         }
@@ -1445,7 +1395,7 @@ static void write_json(FILE *f, const Bench *b) {
             if (!b->info[i].built || !b->dir_on[d]) continue;
             fprintf(f, "%s\n    {\"workload\": ", first ? "" : ",");
             first = 0;
-            json_str(f, b->spec[i].name);
+            bench_json_str(f, b->spec[i].name);
             fprintf(f, ", \"direction\": \"%s\"", dir_names[d]);
             for (int c = 0; c < T1_COLS; c++)
                 json_num(f, keys[c], table1(b, i, d, c, NULL));
@@ -1461,61 +1411,45 @@ static void write_json(FILE *f, const Bench *b) {
     const int n = make_targets(b, t);
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-        json_str(f, t[i].what);
+        bench_json_str(f, t[i].what);
         fprintf(f, ", \"measured\": ");
-        json_str(f, t[i].value);
+        bench_json_str(f, t[i].value);
         fprintf(f, ", \"status\": ");
-        json_str(f, t[i].status);
+        bench_json_str(f, t[i].status);
         fprintf(f, "}");
     }
     fprintf(f, "\n  ]\n}\n");
 }
 
 /* Write through FILE.tmp + rename. */
-static int write_file(const char *path, const Bench *b, int what) {
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return cli_error(CMD, "%s: cannot create (%s)", tmp, strerror(errno)), -1;
-    if (what == 0)
-        write_csv(f, b);
-    else if (what == 1)
-        write_json(f, b);
+typedef struct {
+    const Bench *b;
+    int what; /* 0 csv, 1 json, 2 markdown */
+} ReportFile;
+
+static void write_report(FILE *f, void *arg) {
+    const ReportFile *r = arg;
+    if (r->what == 0)
+        write_csv(f, r->b);
+    else if (r->what == 1)
+        write_json(f, r->b);
     else
-        write_markdown(f, b);
-    const int bad = ferror(f);
-    if (fclose(f) || bad || rename(tmp, path)) {
-        remove(tmp);
-        return cli_error(CMD, "%s: write error", path), -1;
-    }
-    return 0;
+        write_markdown(f, r->b);
+}
+
+static int write_file(const char *path, const Bench *b, int what) {
+    ReportFile r = {b, what};
+    return bench_write_file(CMD, path, write_report, &r);
 }
 
 /* ------------------------------------------------------------------ options */
-
-static int split(const char *s, char out[][40], int max, const char *opt) {
-    int n = 0;
-    const char *p = s;
-    while (*p) {
-        const size_t l = strcspn(p, ",");
-        if (!l || l >= 40 || n >= max) {
-            cli_error(CMD, "%s: bad list '%s'", opt, s);
-            return -1;
-        }
-        memcpy(out[n], p, l);
-        out[n++][l] = 0;
-        p += l;
-        if (*p) p++;
-    }
-    if (!n) cli_error(CMD, "%s: empty list", opt);
-    return n ? n : -1;
-}
 
 static int parse_streams(Bench *b, const char *v) {
     b->nstreams = 0;
     if (!strcmp(v, "none") || !strcmp(v, "0")) return 0;
     char list[MAX_STREAMS][40];
-    const int n = split(v, list, MAX_STREAMS, "--streams");
+    const int n =
+        bench_split_list(CMD, "--streams", v, list[0], sizeof(list[0]), MAX_STREAMS);
     if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
         char *end;
@@ -1636,7 +1570,9 @@ int vidk_bench_hevc(int argc, char **argv) {
         goto done;
     }
     /* workloads */
-    if ((b->nwl = split(workloads, list, MAX_WL, "--workloads")) < 0) goto done;
+    if ((b->nwl = bench_split_list(CMD, "--workloads", workloads, list[0], sizeof(list[0]),
+                                   MAX_WL)) < 0)
+        goto done;
     for (int i = 0; i < b->nwl; i++) {
         char err[200];
         if (hw_parse(list[i], &b->spec[i], err, sizeof(err)) < 0) {
@@ -1645,7 +1581,8 @@ int vidk_bench_hevc(int argc, char **argv) {
         }
     }
     /* directions */
-    if ((n = split(dirs, list, MAX_WL, "--direction")) < 0) goto done;
+    if ((n = bench_split_list(CMD, "--direction", dirs, list[0], sizeof(list[0]), MAX_WL)) < 0)
+        goto done;
     for (int i = 0; i < n; i++) {
         if (!strcmp(list[i], "fwd"))
             b->dir_on[DIR_FWD] = 1;
@@ -1657,7 +1594,8 @@ int vidk_bench_hevc(int argc, char **argv) {
         }
     }
     if (parse_streams(b, streams) < 0) goto done;
-    if ((n = split(tc, list, MAX_WL, "--tc")) < 0) goto done;
+    if ((n = bench_split_list(CMD, "--tc", tc, list[0], sizeof(list[0]), MAX_WL)) < 0)
+        goto done;
     for (int i = 0; i < n; i++) {
         if (!strcmp(list[i], "on"))
             b->tc_on[1] = 1;
@@ -1675,7 +1613,9 @@ int vidk_bench_hevc(int argc, char **argv) {
     /* backends */
     int want[IM_COUNT] = {0};
     if (backends) {
-        if ((n = split(backends, list, MAX_WL, "--backends")) < 0) goto done;
+        if ((n = bench_split_list(CMD, "--backends", backends, list[0], sizeof(list[0]),
+                                  MAX_WL)) < 0)
+            goto done;
         for (int i = 0; i < n; i++) {
             int k = -1;
             for (int j = 0; j < IM_COUNT; j++)
