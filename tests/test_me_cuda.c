@@ -300,6 +300,9 @@ static void test_large_ranges(void)
         {24, 20, VIDK_ME_MAX_RANGE, VIDK_ME_SHAPES_ALL, 8},
         {16, 16, VIDK_ME_MAX_RANGE, VIDK_ME_SHAPE(VIDK_BLOCK_16x16), 8},
         {16, 16, VIDK_ME_MAX_RANGE, VIDK_ME_SHAPES_ALL, 10},
+        {200, 72, 64, VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 8},
+        {64, 48, 128, VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 8},
+        {24, 20, VIDK_ME_MAX_RANGE, VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 8},
     };
     const int n = (int)(sizeof(cs) / sizeof(cs[0]));
     for (int i = 0; i < n; i++) {
@@ -619,11 +622,14 @@ static void test_seq_stream(void)
     vidk_close(&g_pair);
 }
 
-/* The first-round kernels stay selectable (VIDK_ME_KCFG=r1, for A/B measurements): a
- * reduced run of the sections on them, then back to the default. */
+/* The first-round kernels stay selectable (VIDK_ME_KCFG=r1), and the round-3 f41
+ * kernels are selectable (VIDK_ME_KCFG=r3), for A/B measurements: a reduced run of the
+ * sections on each (r3 also ties, large ranges, the sequence stream and the real clips:
+ * its keys carry the tie rank differently), then back to the default. */
 static void test_masks(void);
 static void test_sizes_ranges(void);
 static void test_lambda(void);
+static int test_real(void);
 static void test_kernel_configs(void)
 {
     fprintf(stderr, "[kernel config r1] VIDK_ME_KCFG=r1\n");
@@ -632,6 +638,17 @@ static void test_kernel_configs(void)
     if (!under_sanitizer) {
         test_sizes_ranges();
         test_lambda();
+    }
+    fprintf(stderr, "[kernel config r3] VIDK_ME_KCFG=r3\n");
+    setenv("VIDK_ME_KCFG", "r3", 1);
+    test_masks();
+    test_ties();
+    if (!under_sanitizer) {
+        test_sizes_ranges();
+        test_lambda();
+        test_large_ranges();
+        test_seq_stream();
+        (void)test_real();
     }
     unsetenv("VIDK_ME_KCFG");
 }
@@ -683,6 +700,7 @@ static int test_real(void)
         {"cars_320x240_30fps_30f.y4m", 5, 1, 24, VIDK_ME_SHAPES_ALL},
         {"container_352x288_30fps_15f.y4m", 3, 4, 16, VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | VIDK_ME_SHAPE(VIDK_BLOCK_4x4)},
         {"akiyo_176x144_30fps_30f.y4m", 0, 5, 64, VIDK_ME_SHAPES_ALL},
+        {"basketballpass_416x240_50fps_100f.y4m", 30, 1, 64, VIDK_ME_SHAPE(VIDK_BLOCK_4x4)},
     };
     int used = 0;
     char what[200];
@@ -726,6 +744,9 @@ static int test_real(void)
         run_case(what, &fr, &moved, &p, g_thr);
         p = params(64, VIDK_ME_SHAPE(VIDK_BLOCK_16x16), 0, NULL);
         snprintf(what, sizeof(what), "%s vs displaced copy R 64 16x16 (vs threads)", hd[i]);
+        run_case(what, &fr, &moved, &p, g_thr);
+        p = params(64, VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 0, NULL);
+        snprintf(what, sizeof(what), "%s vs displaced copy R 64 4x4 (vs threads)", hd[i]);
         run_case(what, &fr, &moved, &p, g_thr);
         if (i == 1) {
             p = params(64, VIDK_ME_SHAPES_H264, 4, NULL);

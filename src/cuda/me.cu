@@ -86,12 +86,16 @@ void stage_rows(const VidkPicture *pic, const MePlan *pl, uint8_t *stage, int y0
                static_cast<const uint8_t *>(pic->data[0]) + (ptrdiff_t)y * pic->stride[0], row_b);
 }
 
-// Kernel configuration of a call: VIDK_ME_KCFG=r1 selects the first-round kernels (for
-// A/B measurements on the device); anything else, or unset, the current ones (r2).
+// Kernel configuration of a call (for A/B measurements on the device): VIDK_ME_KCFG=r1
+// selects the first-round kernels (0), r3 the round-3 f41 kernels (2: 4x4-only aligned
+// columns without PRMT; key ranks on the FMA pipe without lambda; f16 and the f41
+// partition kernels with lambda as r2); anything else, or unset, the default r2 (1).
 int kernel_config()
 {
     const char *e = getenv("VIDK_ME_KCFG");
-    return e && (!strcmp(e, "r1") || !strcmp(e, "1")) ? 0 : 1;
+    if (e && (!strcmp(e, "r1") || !strcmp(e, "1"))) return 0;
+    if (e && (!strcmp(e, "r3") || !strcmp(e, "3"))) return 2;
+    return 1;
 }
 
 // The r2 kernels fit more blocks per SM (f41 4x4-only: 5 x 26.8 kB), more than the
@@ -113,7 +117,9 @@ cudaError_t launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStre
         else if (!cfg)
             f16_kernel<FL><<<nb, pl->threads, pl->smem, s>>>(a);
     } else {
-        if (cfg && (e = prefer_shared(f41_kernel_r2<FL>)) == cudaSuccess)
+        if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<FL>)) == cudaSuccess)
+            f41_kernel_r3<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+        else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<FL>)) == cudaSuccess)
             f41_kernel_r2<FL><<<nb, pl->threads, pl->smem, s>>>(a);
         else if (!cfg)
             f41_kernel<FL><<<nb, pl->threads, pl->smem, s>>>(a);
@@ -150,10 +156,22 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         else if (!cfg)                                                                    \
             f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                          \
         break;
-        F41_CASE(F_MID)
-        F41_CASE(F_MID | F_BIG)
-        F41_CASE(F_SUB | F_MID)
-        F41_CASE(F_SUB | F_MID | F_BIG)
+// Without lambda, r3 has its own partition kernels (float key ranks, ME_CUDA.md 5d).
+#define F41_CASE3(fl)                                                                     \
+    case fl:                                                                              \
+        if (f16) return cudaErrorInvalidValue;                                            \
+        if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<fl>)) == cudaSuccess)            \
+            f41_kernel_r3<fl><<<nb, pl->threads, pl->smem, s>>>(a);                       \
+        else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)       \
+            f41_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                       \
+        else if (!cfg)                                                                    \
+            f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                          \
+        break;
+        F41_CASE3(F_MID)
+        F41_CASE3(F_MID | F_BIG)
+        F41_CASE3(F_SUB | F_MID)
+        F41_CASE3(F_SUB | F_MID | F_BIG)
+#undef F41_CASE3
         F41_CASE(F_MID | F_LAMBDA)
         F41_CASE(F_MID | F_BIG | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_LAMBDA)

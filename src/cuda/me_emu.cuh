@@ -347,7 +347,7 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p, const s
             auto run = [&](auto kern) { emu::launch(dim3(nb), dim3(pl.threads), pl.smem, [&] { kern(a); }); };
             switch (pl.path * 16 + pl.flags) {
 #define F16C(fl) case PATH_F16 * 16 + (fl): if (cfg) run(f16_kernel_r2<(fl)>); else run(f16_kernel<(fl)>); break;
-#define F41C(fl) case PATH_F41 * 16 + (fl): if (cfg) run(f41_kernel_r2<(fl)>); else run(f41_kernel<(fl)>); break;
+#define F41C(fl) case PATH_F41 * 16 + (fl): if (cfg == 2 && (((fl) & ~F_LAMBDA) == 0 || !((fl) & F_LAMBDA))) run(f41_kernel_r3<(fl)>); else if (cfg) run(f41_kernel_r2<(fl)>); else run(f41_kernel<(fl)>); break;
                 F16C(0) F16C(F_BIG) F16C(F_LAMBDA) F16C(F_BIG | F_LAMBDA)
                 F41C(0) F41C(F_MID) F41C(F_MID | F_BIG) F41C(F_SUB | F_MID) F41C(F_SUB | F_MID | F_BIG)
                 F41C(F_LAMBDA) F41C(F_MID | F_LAMBDA) F41C(F_MID | F_BIG | F_LAMBDA)
@@ -472,9 +472,9 @@ int main(int argc, char **argv)
         reference(c, r, p, pred, want);
         int path = -1, bad = 0;
         const int sms = rnd(1, 4);
-        // Both kernel configurations (r1, r2; me.cu picks by VIDK_ME_KCFG) on every case;
-        // EMU_CFG=0 or 1 runs one.
-        for (int cfg = 0; cfg < 2 && !bad; cfg++) {
+        // Every kernel configuration (r1, r2, r3; me.cu picks by VIDK_ME_KCFG) on every
+        // case; EMU_CFG=0, 1 or 2 runs one.
+        for (int cfg = 0; cfg < 3 && !bad; cfg++) {
         if (getenv("EMU_CFG") && atoi(getenv("EMU_CFG")) != cfg) continue;
         const int e = emu_search(c, r, p, pred, sms, cfg, got, &path);
         bad = e < 0;

@@ -36,6 +36,7 @@
 #ifndef VIDK_CUDA_ME_KERN_CUH
 #define VIDK_CUDA_ME_KERN_CUH
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,6 +94,21 @@ VK_HD inline unsigned vk_umin3(unsigned a, unsigned b, unsigned c)
     return __vimin3_u32(a, b, c);
 #else
     return vk_umin(a, vk_umin(b, c));
+#endif
+}
+
+// Bits of a float (key ranks computed on the FMA pipe, f41 round 3).
+VK_HD inline unsigned vk_fbits(float f)
+{
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(f);
+#else
+    union {
+        float f;
+        unsigned u;
+    } v;
+    v.f = f;
+    return v.u;
 #endif
 }
 VK_HD inline unsigned long long vk_umin64(unsigned long long a, unsigned long long b)
@@ -672,13 +688,15 @@ struct Keys41 {
 };
 
 // Keys of every partition of one candidate (row mvy) from its eight 4x4 SADs s[i][j].
-template <int FL>
+// FR (round 3, no lambda): cfr is the key constant of every partition (see f41_chunk).
+template <int FL, bool FR = false>
 __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, const MeArgs &a,
                                          int h, unsigned bx, int py, unsigned bx32, int py32,
-                                         unsigned bx64, int py64, Keys41 &o)
+                                         unsigned bx64, int py64, Keys41 &o, unsigned cfr = 0)
 {
     constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
-    const unsigned c = key_cst<LAMBDA>(mvy, a.lambda, bx, py);
+    static_assert(!FR || !LAMBDA, "FR: no lambda");
+    const unsigned c = FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx, py);
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
@@ -713,10 +731,10 @@ __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, con
                 // xor 4 / xor 16: the other quadrants of the group.
                 e += __shfl_xor_sync(0xffffffffu, e, 2);
                 e += __shfl_xor_sync(0xffffffffu, e, 8);
-                o.k32 = key_of(e, key_cst<LAMBDA>(mvy, a.lambda, bx32, py32), a.kmul);
+                o.k32 = key_of(e, FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx32, py32), a.kmul);
                 e += __shfl_xor_sync(0xffffffffu, e, 4);
                 e += __shfl_xor_sync(0xffffffffu, e, 16);
-                o.k64 = key_of(e, key_cst<LAMBDA>(mvy, a.lambda, bx64, py64), a.kmul);
+                o.k64 = key_of(e, FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx64, py64), a.kmul);
             }
         }
     }
@@ -753,7 +771,13 @@ __device__ __forceinline__ void f41_merge(Keys41 &kk, const Keys41 &x, const Key
 #undef VK_M
 }
 
-template <int K, int FL>
+// FR (round 3, no lambda): the key constant of candidate mvy0 + k is 0x4B000000 + rank,
+// the bits of |2 mvy + 0.5| + (2^23 - 0.5) = 2^23 + rank(mvy) (exact in float:
+// |2 mvy + 0.5| - 0.5 is 2 mvy for mvy >= 0 and -2 mvy - 1 below), two FADDs on the FMA
+// pipe instead of a compare and a select on the ALU pipe. The common offset keeps the
+// order: the largest SAD, 64x64 at 8 bits, gives 1044480 * 1024 + 0x4B000000 + 1023 <
+// 2^32. f41_body removes it once per thread.
+template <int K, int FL, bool AL, bool FR>
 __device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int wp, unsigned sel,
                                           const unsigned (&cur)[16][2], int mvy0,
                                           const MeArgs &a, int h, unsigned bx, int py,
@@ -769,8 +793,10 @@ __device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int 
 #pragma unroll
     for (int rr = 0; rr < K + 15; rr++) {
         const unsigned *p = row + rr * wp;
-        const unsigned w0 = p[0], w1 = p[1], w2 = p[2];
-        const unsigned r0 = __byte_perm(w0, w1, sel), r1 = __byte_perm(w1, w2, sel);
+        // AL: sel is 0x3210 (no shift), the words are the samples themselves.
+        const unsigned w0 = p[0], w1 = p[1], w2 = AL ? 0u : p[2];
+        const unsigned r0 = AL ? w0 : __byte_perm(w0, w1, sel);
+        const unsigned r1 = AL ? w1 : __byte_perm(w1, w2, sel);
         // Reference row rr meets current row rr - k of candidate mvy0 + k.
 #pragma unroll
         for (int k = 0; k < K; k++) {
@@ -781,7 +807,26 @@ __device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int 
             }
         }
     }
-    if (K == 1) {
+    if (FR) {
+        const float x0 = (float)(2 * mvy0) + 0.5f;
+        unsigned c[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) c[k] = vk_fbits(fabsf(x0 + (float)(2 * k)) + 8388607.5f);
+        if (K == 1) {
+            Keys41 x;
+            f41_keys<FL, FR>(acc[0], mvy0, a, h, bx, py, bx32, py32, bx64, py64, x, c[0]);
+            f41_merge<FL, 1>(kk, x, x);
+        } else {
+#pragma unroll
+            for (int k = 0; k < K; k += 2) {
+                Keys41 x, y;
+                f41_keys<FL, FR>(acc[k], mvy0 + k, a, h, bx, py, bx32, py32, bx64, py64, x, c[k]);
+                f41_keys<FL, FR>(acc[k + (K > 1)], mvy0 + k + 1, a, h, bx, py, bx32, py32, bx64,
+                                   py64, y, c[k + (K > 1)]);
+                f41_merge<FL, 2>(kk, x, y);
+            }
+        }
+    } else if (K == 1) {
         Keys41 x;
         f41_keys<FL>(acc[0], mvy0, a, h, bx, py, bx32, py32, bx64, py64, x);
         f41_merge<FL, 1>(kk, x, x);
@@ -794,6 +839,61 @@ __device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int 
             f41_merge<FL, 2>(kk, x, y);
         }
     }
+}
+
+// Removes the float-rank offset of f41_chunk<FR> from a thread's keys (a key still at its
+// initial value stays there).
+template <int FL> __device__ __forceinline__ void f41_unoffset(Keys41 &kk)
+{
+#define VK_U(f) kk.f = kk.f != 0xffffffffu ? kk.f - 0x4B000000u : kk.f
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        VK_U(k4[i][0]);
+        VK_U(k4[i][1]);
+    }
+    if (FL & F_SUB) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) VK_U(k84[i]);
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            VK_U(k48[q][0]);
+            VK_U(k48[q][1]);
+            VK_U(k88[q]);
+        }
+        VK_U(k816);
+        VK_U(k168);
+    }
+    if (FL & F_MID) VK_U(k16);
+    if (FL & F_BIG) {
+        VK_U(k32);
+        VK_U(k64);
+    }
+#undef VK_U
+}
+
+// The candidate rows of a thread in chunks of 8, then 4, then 1.
+template <int FL, bool AL, bool FR>
+__device__ __forceinline__ void f41_rows(const unsigned *__restrict__ base, const MeArgs &a,
+                                         const BlockPos &bp, unsigned sel,
+                                         const unsigned (&cur)[16][2], int h, unsigned bx, int py,
+                                         unsigned bx32, int py32, unsigned bx64, int py64,
+                                         Keys41 &kk)
+{
+    // Chunks of 8 candidates: 23 reference rows (69 LDS, 2 wavefronts each: the lanes of
+    // macroblock rows 0/2 and 1/3 hit the same banks) per 256 VABSDIFF4. With K = 4 the
+    // shared-memory pipe was as busy as the ALU pipe; ptxas keeps K = 8 within 128
+    // registers by retiring finished 4x4 sums early.
+    constexpr int KB = 8;
+    int y = bp.cy0;
+    for (; y + KB <= bp.cy1; y += KB)
+        f41_chunk<KB, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32,
+                              py32, bx64, py64, kk);
+    for (; KB > 4 && y + 4 <= bp.cy1; y += 4)
+        f41_chunk<4, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32,
+                             py32, bx64, py64, kk);
+    for (; y < bp.cy1; y++)
+        f41_chunk<1, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32,
+                             py32, bx64, py64, kk);
 }
 
 // Body of the f41 kernels (V: kernel configuration, see the kernels below).
@@ -836,21 +936,16 @@ __device__ __forceinline__ void f41_body(const MeArgs &a)
     for (int i = 0; i < 4; i++) kk.k4[i][0] = kk.k4[i][1] = kk.k84[i] = 0xffffffffu;
     kk.k48[0][0] = kk.k48[0][1] = kk.k48[1][0] = kk.k48[1][1] = 0xffffffffu;
     kk.k88[0] = kk.k88[1] = kk.k816 = kk.k168 = kk.k16 = kk.k32 = kk.k64 = 0xffffffffu;
-    // Chunks of 8 candidates: 23 reference rows (69 LDS, 2 wavefronts each: the lanes of
-    // macroblock rows 0/2 and 1/3 hit the same banks) per 256 VABSDIFF4. With K = 4 the
-    // shared-memory pipe was as busy as the ALU pipe; ptxas keeps K = 8 within 128
-    // registers by retiring finished 4x4 sums early.
-    constexpr int KB = 8;
-    int y = bp.cy0;
-    for (; y + KB <= bp.cy1; y += KB)
-        f41_chunk<KB, FL>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32, py32,
-                          bx64, py64, kk);
-    for (; KB > 4 && y + 4 <= bp.cy1; y += 4)
-        f41_chunk<4, FL>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32, py32,
-                         bx64, py64, kk);
-    for (; y < bp.cy1; y++)
-        f41_chunk<1, FL>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32, py32,
-                         bx64, py64, kk);
+    // Round 3 (V = 2), 4x4-only variants: a column whose window offset is word-aligned
+    // (sx & 3 == 0: one warp in four; sx & 3 is uniform across the warp) takes a loop
+    // without PRMT and without the third LDS per reference row (warp-uniform branch). The
+    // variants with partition sums spill with the second loop copy: they keep one.
+    constexpr bool FR = V == 2 && !(FL & F_LAMBDA);
+    if (V == 2 && (FL & ~F_LAMBDA) == 0 && (sx & 3) == 0)
+        f41_rows<FL, true, FR>(base, a, bp, sel, cur, h, bx, py, bx32, py32, bx64, py64, kk);
+    else
+        f41_rows<FL, false, FR>(base, a, bp, sel, cur, h, bx, py, bx32, py32, bx64, py64, kk);
+    if (FR) f41_unoffset<FL>(kk); // the float-rank offset (see f41_chunk)
 
     // Partition coordinates inside the group, in units of each shape.
     const int x4 = mx * 4 + h * 2, y4 = my * 4;
@@ -896,6 +991,13 @@ template <int FL> __global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(c
 template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r2(const MeArgs a)
 {
     f41_body<FL, 1>(a);
+}
+
+// Round 3 (VIDK_ME_KCFG=r3): r2 plus the aligned-column loop of f41_body (V = 2); same
+// register caps as r2.
+template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r3(const MeArgs a)
+{
+    f41_body<FL, 2>(a);
 }
 
 // ---------------------------------------------------------------------------------------
