@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/me_cuda.h"
@@ -191,16 +192,6 @@ static BResult *result(Bench *b, int s, int m, int r, int k) {
     return &b->res[((s * b->nmodes + m) * b->nranges + r) * b->nbackends + k];
 }
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static int smallest_shape(unsigned shapes) {
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
         if (shapes & VIDK_ME_SHAPE(bs)) return bs;
@@ -321,11 +312,11 @@ static void measure_seq(Bench *b, VidkContext *ctx, const BSource *s, Work *w,
         nt++;
     }
     if (!nt) return;
-    out->seq_ms = 1e3 * median(times, nt);
-    out->seq_cuda.kernel_ms = median(tk, nt);
-    out->seq_cuda.h2d_ms = median(th, nt);
-    out->seq_cuda.d2h_ms = median(td, nt);
-    out->seq_cuda.total_ms = median(tt, nt);
+    out->seq_ms = 1e3 * bench_median(times, nt);
+    out->seq_cuda.kernel_ms = bench_median(tk, nt);
+    out->seq_cuda.h2d_ms = bench_median(th, nt);
+    out->seq_cuda.d2h_ms = bench_median(td, nt);
+    out->seq_cuda.total_ms = bench_median(tt, nt);
     out->seq_runs = nt;
     out->seq_done = 1;
 }
@@ -415,15 +406,15 @@ static int measure(Bench *b, VidkBackend be, const BSource *s, const VidkMeParam
             }
         }
     }
-    out->ms = 1e3 * median(times, runs) * mb_h / rows;
+    out->ms = 1e3 * bench_median(times, runs) * mb_h / rows;
     out->est_rows = rows < mb_h ? rows : 0;
     out->runs = runs;
     if (ncuda) {
         out->has_cuda = 1;
-        out->cuda.kernel_ms = median(tk, ncuda);
-        out->cuda.h2d_ms = median(th, ncuda);
-        out->cuda.d2h_ms = median(td, ncuda);
-        out->cuda.total_ms = median(tt, ncuda);
+        out->cuda.kernel_ms = bench_median(tk, ncuda);
+        out->cuda.h2d_ms = bench_median(th, ncuda);
+        out->cuda.d2h_ms = bench_median(td, ncuda);
+        out->cuda.total_ms = bench_median(tt, ncuda);
         out->cuda.h2d_bytes = (size_t)bh2d;
         out->cuda.d2h_bytes = (size_t)bd2h;
     }
@@ -499,33 +490,13 @@ static void fmt_speedup(char *buf, size_t n, double v, int est) {
 }
 
 /* ---- device / command description ----------------------------------------------- */
-static void cpu_name(char *buf, size_t n) {
-    snprintf(buf, n, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, "model name", 10)) {
-            const char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ')
-                    c++;
-                snprintf(buf, n, "%s", c);
-                buf[strcspn(buf, "\n")] = 0;
-            }
-            break;
-        }
-    fclose(f);
-}
-
 typedef struct Meta {
     char cpu[256], gpu[256], date[64], command[2048];
     int cores, threads;
 } Meta;
 
 static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    cpu_name(mt->cpu, sizeof(mt->cpu));
+    bench_cpu_name(mt->cpu, sizeof(mt->cpu));
     mt->cores = vidk_cpu_count_online();
     mt->threads =
         b->ctx[VIDK_BACKEND_THREADS] ? vidk_get_threads(b->ctx[VIDK_BACKEND_THREADS]) : 0;
@@ -536,28 +507,8 @@ static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
             snprintf(mt->gpu, sizeof(mt->gpu), "%s (%d SMs, compute %d.%d)", di.name,
                      di.multiprocessors, di.major, di.minor);
     }
-    const time_t now = time(NULL);
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(mt->date, sizeof(mt->date), "%Y-%m-%d %H:%M UTC", &tmv);
-    int o = snprintf(mt->command, sizeof(mt->command), "vidkern bench me");
-    for (int i = 1; i < argc && o < (int)sizeof(mt->command); i++)
-        o += snprintf(mt->command + o, sizeof(mt->command) - (size_t)o,
-                      strpbrk(argv[i], " \t\"'$") ? " '%s'" : " %s", argv[i]);
-}
-
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    bench_utc_date(mt->date, sizeof(mt->date));
+    bench_command_line(mt->command, sizeof(mt->command), "vidkern bench me", argc, argv);
 }
 
 /* Speed-up of a time `ms` of configuration (s, m, r) against backend `vs`; 0 if not run. */
@@ -956,17 +907,17 @@ static void write_csv(FILE *f, Bench *b) {
 static void write_json(FILE *f, Bench *b, const Meta *mt) {
     fprintf(f, "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": ",
             vidk_version());
-    json_str(f, VIDK_GIT_COMMIT);
+    bench_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->date);
-    json_str(f, mt->command);
+    bench_json_str(f, mt->command);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    json_str(f, mt->cpu);
+    bench_json_str(f, mt->cpu);
     fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->cores, mt->threads);
-    json_str(f, mt->gpu);
+    bench_json_str(f, mt->gpu);
     fprintf(f, "},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [", CEIL_BYTE_AD_PER_S);
     for (int i = 0; i < b->nnotes; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        json_str(f, b->notes[i]);
+        bench_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"results\": [");
     int first = 1;
@@ -981,7 +932,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                     const double ads = byte_ads(src, R);
                     fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
                     first = 0;
-                    json_str(f, src->label);
+                    bench_json_str(f, src->label);
                     fprintf(
                         f,
                         ", \"kind\": \"%s\", \"width\": %d, \"height\": %d, \"shapes\": "
@@ -993,7 +944,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                         ads, ads / 4);
                     if (!x->done) {
                         fprintf(f, ", \"error\": ");
-                        json_str(f, x->err);
+                        bench_json_str(f, x->err);
                         fputc('}', f);
                         continue;
                     }
@@ -1050,7 +1001,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                 if (!x0->done || b->nranges < 2) continue;
                 fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
                 first = 0;
-                json_str(f, b->src[s]->label);
+                bench_json_str(f, b->src[s]->label);
                 fprintf(
                     f,
                     ", \"width\": %d, \"height\": %d, \"shapes\": \"%s\", \"backend\": \"%s\", "
@@ -1075,44 +1026,28 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
 }
 
 /* Write through FILE.tmp + rename. */
-static int write_file(const char *path, Bench *b, const Meta *mt, int what) {
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return cli_error(CMD, "%s: cannot create (%s)", tmp, strerror(errno)), -1;
-    if (what == 0)
-        write_csv(f, b);
-    else if (what == 1)
-        write_json(f, b, mt);
+typedef struct {
+    Bench *b;
+    const Meta *mt;
+    int what; /* 0 csv, 1 json, 2 markdown */
+} ReportFile;
+
+static void write_report(FILE *f, void *arg) {
+    ReportFile *r = arg;
+    if (r->what == 0)
+        write_csv(f, r->b);
+    else if (r->what == 1)
+        write_json(f, r->b, r->mt);
     else
-        write_markdown(f, b, mt);
-    const int bad = ferror(f);
-    if (fclose(f) || bad || rename(tmp, path)) {
-        remove(tmp);
-        return cli_error(CMD, "%s: write error", path), -1;
-    }
-    return 0;
+        write_markdown(f, r->b, r->mt);
+}
+
+static int write_file(const char *path, Bench *b, const Meta *mt, int what) {
+    ReportFile r = {b, mt, what};
+    return bench_write_file(CMD, path, write_report, &r);
 }
 
 /* ---- option parsing ---------------------------------------------------------------- */
-static int split(const char *s, char out[][16], int max, const char *opt) {
-    int n = 0;
-    const char *p = s;
-    while (*p) {
-        const size_t l = strcspn(p, ",");
-        if (!l || l >= 16 || n >= max) {
-            cli_error(CMD, "%s: bad list '%s'", opt, s);
-            return -1;
-        }
-        memcpy(out[n], p, l);
-        out[n++][l] = 0;
-        p += l;
-        if (*p) p++;
-    }
-    if (!n) cli_error(CMD, "%s: empty list", opt);
-    return n ? n : -1;
-}
-
 static int size_of(const char *name, int *w, int *h) {
     static const struct {
         const char *n;
@@ -1220,7 +1155,9 @@ int vidk_bench_me(int argc, char **argv) {
     }
     char list[MAX_LIST][16];
     int n;
-    if ((b->nsizes = split(sizes, b->sizes, MAX_LIST, "--sizes")) < 0) goto done;
+    if ((b->nsizes = bench_split_list(CMD, "--sizes", sizes, b->sizes[0], sizeof(b->sizes[0]),
+                                      MAX_LIST)) < 0)
+        goto done;
     for (int i = 0; i < b->nsizes; i++) {
         int w, h;
         if (size_of(b->sizes[i], &w, &h) < 0) {
@@ -1231,13 +1168,15 @@ int vidk_bench_me(int argc, char **argv) {
             goto done;
         }
     }
-    if ((n = split(ranges, list, MAX_LIST, "--ranges")) < 0) goto done;
+    if ((n = bench_split_list(CMD, "--ranges", ranges, list[0], sizeof(list[0]), MAX_LIST)) < 0)
+        goto done;
     for (int i = 0; i < n; i++) {
         long r;
         if (cli_parse_int(CMD, "--ranges", list[i], 0, VIDK_ME_MAX_RANGE, &r) < 0) goto done;
         b->ranges[b->nranges++] = (int)r;
     }
-    if ((n = split(shapes, list, MAX_LIST, "--shapes")) < 0) goto done;
+    if ((n = bench_split_list(CMD, "--shapes", shapes, list[0], sizeof(list[0]), MAX_LIST)) < 0)
+        goto done;
     for (int i = 0; i < n; i++) {
         unsigned m = 0;
         if (!strcmp(list[i], "h264"))
@@ -1256,7 +1195,9 @@ int vidk_bench_me(int argc, char **argv) {
         snprintf(b->mode_names[b->nmodes++], 16, "%.15s", list[i]);
     }
     if (backends) {
-        if ((n = split(backends, list, MAX_LIST, "--backends")) < 0) goto done;
+        if ((n = bench_split_list(CMD, "--backends", backends, list[0], sizeof(list[0]),
+                                  MAX_LIST)) < 0)
+            goto done;
         for (int i = 0; i < n; i++) {
             const int be = vidk_backend_from_name(list[i]);
             if (be <= 0) {
