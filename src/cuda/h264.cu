@@ -836,6 +836,71 @@ int graph_run(Exec *x, GraphState *gs, const GraphCall &c, size_t h2d_bytes, siz
 
 // ---- compact inverse ------------------------------------------------------------------------------
 
+// 4x4-equivalent blocks per chunk: opts.chunk, or enough for two chunks per stream (at least
+// kChunkMin), rounded up to a multiple of 1024.
+uint32_t chunk_target(const VidkH264CudaOpts &o, uint32_t units, int ns)
+{
+    uint32_t target = o.chunk ? (uint32_t)o.chunk : kChunkMin;
+    if (!o.chunk && units / (2u * (uint32_t)ns) > target) target = units / (2u * (uint32_t)ns);
+    return (target + 1023) / 1024 * 1024;
+}
+
+// Blocks per chunk of class s (whole: one chunk), at most kMaxChunks chunks.
+uint32_t class_chunk(const Class *c, int s, uint32_t target, bool whole)
+{
+    uint32_t ch = s ? (target / 4 + 255) / 256 * 256 : target;
+    if (whole) ch = c->count;
+    if (c->count && (c->count + ch - 1) / ch > (uint32_t)kMaxChunks) ch = (c->count + kMaxChunks - 1) / kMaxChunks;
+    return ch ? ch : 1;
+}
+
+// The common slot (level scales, then ndc DC metas and coefficient groups), host and device.
+int common_buffers(Exec *x, uint32_t ndc, size_t *off_dcm, size_t *off_dcc, size_t *common_bytes, uint8_t **h_common,
+                   uint8_t **d_common)
+{
+    int err;
+    *off_dcm = align_up(kLs4Bytes + kLs8Bytes, 16);
+    *off_dcc = align_up(*off_dcm + (size_t)ndc * 4, 16);
+    *common_bytes = *off_dcc + (size_t)ndc * 32;
+    if ((err = buf(x, SLOT_COMMON, true, *common_bytes, h_common)) < 0 ||
+        (err = buf(x, SLOT_COMMON, false, *common_bytes, d_common)) < 0)
+        return err;
+    return 0;
+}
+
+// Records, values and (out) outputs of class s, host and device.
+int class_buffers(Exec *x, Class *c, int s, bool out)
+{
+    int err;
+    const size_t n = c->count, nn = (size_t)c->n * c->n;
+    const int slot = s ? SLOT_REC8 : SLOT_REC4;
+    if ((err = buf(x, slot, true, n * c->rec_bytes, &c->h_rec)) < 0 ||
+        (err = buf(x, slot, false, n * c->rec_bytes, &c->d_rec)) < 0 ||
+        (err = buf(x, slot + 1, true, n * nn * 2, &c->h_val)) < 0 ||
+        (err = buf(x, slot + 1, false, n * nn * 2, &c->d_val)) < 0 ||
+        (out && (err = buf(x, slot + 2, true, n * c->out_bytes, &c->h_out)) < 0) ||
+        (out && (err = buf(x, slot + 2, false, n * c->out_bytes, &c->d_out)) < 0))
+        return err;
+    return 0;
+}
+
+// Splits both classes into chunks, streams round robin (one stream: all on 0); returns the count.
+int make_chunks(Chunk *chunks, const Class *cls, bool one_stream, int ns)
+{
+    int nch = 0;
+    for (int s = 0; s < 2; s++)
+        for (uint32_t b0 = 0; b0 < cls[s].count; b0 += cls[s].chunk) {
+            Chunk *ch = &chunks[nch];
+            ch->cls = s;
+            ch->b0 = b0;
+            ch->b1 = b0 + (cls[s].count - b0 < cls[s].chunk ? cls[s].count - b0 : cls[s].chunk);
+            ch->stream = one_stream ? 0 : nch % ns;
+            ch->ev = -1;
+            nch++;
+        }
+    return nch;
+}
+
 int resolve(Exec *x, const VidkH264CudaOpts *opts, Plan *pl)
 {
     int err;
@@ -847,6 +912,86 @@ int resolve(Exec *x, const VidkH264CudaOpts *opts, Plan *pl)
     if ((err = exec_streams(x, pl->o.pipeline ? pl->o.streams : 1)) < 0) return err;
     pl->ns = x->ns;
     pl->graph = false;
+    return 0;
+}
+
+// Kernel arguments for blocks [b0, b1) of size class s, shared by the graph and the chunked
+// launches of both staging paths.
+InvArgs inv_args(const Class *c, int s, const uint8_t *d_common, size_t off_dcm, size_t off_dcc, uint32_t b0,
+                 uint32_t b1, int work)
+{
+    InvArgs a;
+    memset(&a, 0, sizeof(a));
+    a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
+    a.ls = reinterpret_cast<const int16_t *>(d_common + (s ? kLs4Bytes : 0));
+    a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
+    a.dc_coef = reinterpret_cast<const int16_t *>(d_common + off_dcc);
+    a.b0 = b0, a.b1 = b1, a.work = work;
+    return a;
+}
+
+// Slot s of a graph call: the whole class in one launch, nv values going up (o selects the kernel).
+void graph_class(GraphCall &gc, int s, const Class *c, const VidkH264CudaOpts &o, uint32_t nv,
+                 const uint8_t *d_common, size_t off_dcm, size_t off_dcc, size_t *h2d_total, size_t *d2h_total)
+{
+    gc.d_rec[s] = c->d_rec, gc.h_rec[s] = c->h_rec, gc.rec_bytes[s] = c->count * c->rec_bytes;
+    gc.d_val[s] = c->d_val, gc.h_val[s] = c->h_val, gc.val_bytes[s] = (size_t)nv * 2;
+    gc.h_out[s] = c->h_out, gc.d_out[s] = c->d_out, gc.out_bytes[s] = c->count * c->out_bytes;
+    gc.k[s] = &inv_select(s, o);
+    gc.l[s] = inv_geometry(*gc.k[s], o, c->count);
+    gc.a[s] = inv_args(c, s, d_common, off_dcm, off_dcc, 0, c->count, o.work);
+    *h2d_total += gc.rec_bytes[s] + gc.val_bytes[s];
+    *d2h_total += gc.out_bytes[s];
+}
+
+// Runs a graph call whose class copies (h2d_total, d2h_total bytes) graph_class counted. In
+// automatic mode (graphs == -1) a graph that cannot be made marks the state broken and leaves
+// *done false and the totals zero, for direct launches; else *done is true and the result is
+// that of the graph and the final synchronisation.
+int graph_call(Exec *x, GraphState *gs, const GraphCall &gc, int graphs, size_t *h2d_total, size_t *d2h_total,
+               bool *done)
+{
+    bool made = false;
+    *h2d_total += gc.common_bytes;
+    int err = graph_run(x, gs, gc, *h2d_total, *d2h_total, &made);
+    *done = false;
+    if (err < 0 && !made && graphs == -1) {
+        // Automatic mode: no graph on this device / driver; launch directly from now on.
+        vidk_log(x->ctx, VIDK_LOG_WARNING, "cuda h264: CUDA graph unavailable, launching directly");
+        gs->broken = 1;
+        *h2d_total = *d2h_total = 0;
+        return 0;
+    }
+    *done = true;
+    if (err < 0) return err;
+    return finish(x);
+}
+
+// A chunk's records and values up (rb, vb bytes), then its kernel, on the chunk's stream.
+int chunk_launch(Exec *x, const Class *c, const Chunk *ch, const InvKernel &k, const Launch &l, const InvArgs &a,
+                 size_t rb, size_t vb)
+{
+    int err;
+    if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, ch->stream, 0)) < 0 ||
+        (err = h2d(x, c->d_rec + (size_t)ch->b0 * c->rec_bytes, c->h_rec + (size_t)ch->b0 * c->rec_bytes, rb,
+                   ch->stream)) < 0 ||
+        (err = h2d(x, c->d_val + ch->v0, c->h_val + ch->v0, vb, ch->stream)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, ch->stream, rb + vb)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, ch->stream, 0)) < 0 ||
+        (err = inv_launch(x, k, l, a, ch->stream)) < 0 || (err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, ch->stream, 0)) < 0)
+        return err;
+    return 0;
+}
+
+// A chunk's output (ob bytes) down, on the chunk's stream.
+int chunk_download(Exec *x, const Class *c, const Chunk *ch, size_t ob)
+{
+    int err;
+    if ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, ch->stream, 0)) < 0 ||
+        (err = d2h(x, c->h_out + (size_t)ch->b0 * c->out_bytes, c->d_out + (size_t)ch->b0 * c->out_bytes, ob,
+                   ch->stream)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_D2H, false, ch->stream, ob)) < 0)
+        return err;
     return 0;
 }
 
@@ -866,9 +1011,7 @@ int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl)
 
     // Chunking: 4x4-equivalent blocks per chunk, at most kMaxChunks per class.
     units = b->list[0].count + 4 * b->list[1].count;
-    target = o.chunk ? (uint32_t)o.chunk : kChunkMin;
-    if (!o.chunk && units / (2u * (uint32_t)pl->ns) > target) target = units / (2u * (uint32_t)pl->ns);
-    target = (target + 1023) / 1024 * 1024;
+    target = chunk_target(o, units, pl->ns);
     pl->graph = !x->emu && (o.graphs == 1 || (o.graphs == -1 && units <= target));
     if (pl->graph && !(gs = graph_state(x))) return VIDK_ERR(ENOMEM);
     if (pl->graph && o.graphs == -1 && gs->broken) pl->graph = false;
@@ -879,43 +1022,16 @@ int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl)
         c->count = b->list[s].count;
         c->rec_bytes = (size_t)kRecHeader + (o.fused ? (size_t)c->n * c->n : 0);
         c->out_bytes = (size_t)c->n * c->n * (o.fused ? 1 : 2);
-        uint32_t ch = s ? (target / 4 + 255) / 256 * 256 : target;
-        if (!o.pipeline || pl->graph) ch = c->count;
-        if (c->count && (c->count + ch - 1) / ch > (uint32_t)kMaxChunks) ch = (c->count + kMaxChunks - 1) / kMaxChunks;
-        c->chunk = ch ? ch : 1;
+        c->chunk = class_chunk(c, s, target, !o.pipeline || pl->graph);
     }
 
     // Buffers first: growing one waits for the streams and frees the old one.
-    off_dcm = align_up(kLs4Bytes + kLs8Bytes, 16);
-    off_dcc = align_up(off_dcm + (size_t)ndc * 4, 16);
-    common_bytes = off_dcc + (size_t)ndc * 32;
-    if ((err = buf(x, SLOT_COMMON, true, common_bytes, &h_common)) < 0 ||
-        (err = buf(x, SLOT_COMMON, false, common_bytes, &d_common)) < 0)
-        return err;
-    for (int s = 0; s < 2; s++) {
-        Class *c = &cls[s];
-        const size_t n = c->count, nn = (size_t)c->n * c->n;
-        const int slot = s ? SLOT_REC8 : SLOT_REC4;
-        if ((err = buf(x, slot, true, n * c->rec_bytes, &c->h_rec)) < 0 ||
-            (err = buf(x, slot, false, n * c->rec_bytes, &c->d_rec)) < 0 ||
-            (err = buf(x, slot + 1, true, n * nn * 2, &c->h_val)) < 0 ||
-            (err = buf(x, slot + 1, false, n * nn * 2, &c->d_val)) < 0 ||
-            (err = buf(x, slot + 2, true, n * c->out_bytes, &c->h_out)) < 0 ||
-            (err = buf(x, slot + 2, false, n * c->out_bytes, &c->d_out)) < 0)
-            return err;
-    }
+    if ((err = common_buffers(x, ndc, &off_dcm, &off_dcc, &common_bytes, &h_common, &d_common)) < 0) return err;
+    for (int s = 0; s < 2; s++)
+        if ((err = class_buffers(x, &cls[s], s, true)) < 0) return err;
     chunks = static_cast<Chunk *>(calloc(2 * kMaxChunks, sizeof(Chunk)));
     if (!chunks) return VIDK_ERR(ENOMEM);
-    for (int s = 0; s < 2; s++)
-        for (uint32_t b0 = 0; b0 < cls[s].count; b0 += cls[s].chunk) {
-            Chunk *ch = &chunks[nch];
-            ch->cls = s;
-            ch->b0 = b0;
-            ch->b1 = b0 + (cls[s].count - b0 < cls[s].chunk ? cls[s].count - b0 : cls[s].chunk);
-            ch->stream = pl->graph || !o.pipeline ? 0 : nch % pl->ns;
-            ch->ev = -1;
-            nch++;
-        }
+    nch = make_chunks(chunks, cls, pl->graph || !o.pipeline, pl->ns);
 
     // Tables and DC groups.
     level_scales(reinterpret_cast<int16_t *>(h_common), reinterpret_cast<int16_t *>(h_common + kLs4Bytes), &b->scaling);
@@ -944,31 +1060,12 @@ int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl)
                 const Class *c = &cls[s];
                 const size_t nn = (size_t)c->n * c->n;
                 const uint32_t nv = o.sparse ? c->vals : c->count * (uint32_t)nn;
-                gc.d_rec[s] = c->d_rec, gc.h_rec[s] = c->h_rec, gc.rec_bytes[s] = c->count * c->rec_bytes;
-                gc.d_val[s] = c->d_val, gc.h_val[s] = c->h_val, gc.val_bytes[s] = (size_t)nv * 2;
-                gc.h_out[s] = c->h_out, gc.d_out[s] = c->d_out, gc.out_bytes[s] = c->count * c->out_bytes;
-                gc.k[s] = &inv_select(s, o);
-                gc.l[s] = inv_geometry(*gc.k[s], o, c->count);
-                InvArgs &a = gc.a[s];
-                a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
-                a.ls = reinterpret_cast<const int16_t *>(d_common + (s ? kLs4Bytes : 0));
-                a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
-                a.dc_coef = reinterpret_cast<const int16_t *>(d_common + off_dcc);
-                a.b0 = 0, a.b1 = c->count, a.work = o.work;
-                h2d_total += gc.rec_bytes[s] + gc.val_bytes[s];
-                d2h_total += gc.out_bytes[s];
+                graph_class(gc, s, c, o, nv, d_common, off_dcm, off_dcc, &h2d_total, &d2h_total);
             }
-            h2d_total += common_bytes;
-            bool made = false;
-            err = graph_run(x, gs, gc, h2d_total, d2h_total, &made);
-            if (err < 0 && !made && o.graphs == -1) {
-                // Automatic mode: no graph on this device / driver; launch directly from now on.
-                vidk_log(x->ctx, VIDK_LOG_WARNING, "cuda h264: CUDA graph unavailable, launching directly");
-                gs->broken = 1;
-                h2d_total = d2h_total = 0;
-                err = 0;
-            } else {
-                if (err < 0 || (err = finish(x)) < 0) goto cleanup;
+            bool done;
+            err = graph_call(x, gs, gc, o.graphs, &h2d_total, &d2h_total, &done);
+            if (done) {
+                if (err < 0) goto cleanup;
                 for (int i = 0; i < nch; i++)
                     unpack_chunk(&cls[chunks[i].cls], &b->list[chunks[i].cls], pic, o.fused, &chunks[i]);
                 goto cleanup;
@@ -994,25 +1091,8 @@ int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl)
         const size_t vb = (size_t)(ch->v1 - ch->v0) * 2;
         const size_t rb = (size_t)(ch->b1 - ch->b0) * c->rec_bytes;
         const size_t ob = (size_t)(ch->b1 - ch->b0) * c->out_bytes;
-        InvArgs a;
-        memset(&a, 0, sizeof(a));
-        a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
-        a.ls = reinterpret_cast<const int16_t *>(d_common + (ch->cls ? kLs4Bytes : 0));
-        a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
-        a.dc_coef = reinterpret_cast<const int16_t *>(d_common + off_dcc);
-        a.b0 = ch->b0, a.b1 = ch->b1, a.work = o.work;
-        if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, ch->stream, 0)) < 0 ||
-            (err = h2d(x, c->d_rec + (size_t)ch->b0 * c->rec_bytes, c->h_rec + (size_t)ch->b0 * c->rec_bytes, rb,
-                       ch->stream)) < 0 ||
-            (err = h2d(x, c->d_val + ch->v0, c->h_val + ch->v0, vb, ch->stream)) < 0 ||
-            (err = stage(x, VIDK_CUDA_STAGE_H2D, false, ch->stream, rb + vb)) < 0 ||
-            (err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, ch->stream, 0)) < 0 ||
-            (err = inv_launch(x, k, l, a, ch->stream)) < 0 ||
-            (err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, ch->stream, 0)) < 0 ||
-            (err = stage(x, VIDK_CUDA_STAGE_D2H, true, ch->stream, 0)) < 0 ||
-            (err = d2h(x, c->h_out + (size_t)ch->b0 * c->out_bytes, c->d_out + (size_t)ch->b0 * c->out_bytes, ob,
-                       ch->stream)) < 0 ||
-            (err = stage(x, VIDK_CUDA_STAGE_D2H, false, ch->stream, ob)) < 0)
+        InvArgs a = inv_args(c, ch->cls, d_common, off_dcm, off_dcc, ch->b0, ch->b1, o.work);
+        if ((err = chunk_launch(x, c, ch, k, l, a, rb, vb)) < 0 || (err = chunk_download(x, c, ch, ob)) < 0)
             goto cleanup;
         if ((ch->ev = event_record(x, ch->stream)) < 0) {
             err = ch->ev;
@@ -1310,9 +1390,7 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
     // picture both ways costs at most twice the per-block bytes, in row copies.
     plane = o.fused && o.line_per_thread && o.coalesced &&
             (o.plane == 1 || (o.plane == -1 && (uint64_t)units * 16 * 2 >= (uint64_t)samples));
-    target = o.chunk ? (uint32_t)o.chunk : kChunkMin;
-    if (!o.chunk && units / (2u * (uint32_t)pl->ns) > target) target = units / (2u * (uint32_t)pl->ns);
-    target = (target + 1023) / 1024 * 1024;
+    target = chunk_target(o, units, pl->ns);
     pl->graph = !x->emu && !plane && (o.graphs == 1 || (o.graphs == -1 && units <= target));
     if (pl->graph && !(gs = graph_state(x))) return VIDK_ERR(ENOMEM);
     if (pl->graph && o.graphs == -1 && gs->broken) pl->graph = false;
@@ -1324,51 +1402,24 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
         c->rec_bytes = plane ? (size_t)(s ? 2 * kRecHeader : kRecHeader)
                              : (size_t)kRecHeader + (o.fused ? (size_t)c->n * c->n : 0);
         c->out_bytes = plane ? 0 : (size_t)c->n * c->n * (o.fused ? 1 : 2);
-        uint32_t ch = s ? (target / 4 + 255) / 256 * 256 : target;
-        if (!o.pipeline || pl->graph) ch = c->count;
-        if (c->count && (c->count + ch - 1) / ch > (uint32_t)kMaxChunks) ch = (c->count + kMaxChunks - 1) / kMaxChunks;
-        c->chunk = ch ? ch : 1;
+        c->chunk = class_chunk(c, s, target, !o.pipeline || pl->graph);
         const uint32_t jobs = (c->chunk + 255) / 256 + 1;
         if (jobs > maxjobs) maxjobs = jobs;
     }
 
-    off_dcm = align_up(kLs4Bytes + kLs8Bytes, 16);
-    off_dcc = align_up(off_dcm + (size_t)ndc * 4, 16);
-    common_bytes = off_dcc + (size_t)ndc * 32;
-    if ((err = buf(x, SLOT_COMMON, true, common_bytes, &h_common)) < 0 ||
-        (err = buf(x, SLOT_COMMON, false, common_bytes, &d_common)) < 0)
-        return err;
+    if ((err = common_buffers(x, ndc, &off_dcm, &off_dcc, &common_bytes, &h_common, &d_common)) < 0) return err;
     if (plane && ((err = buf(x, SLOT_PLANE, true, plane_bytes, &h_plane)) < 0 ||
                   (err = buf(x, SLOT_PLANE, false, plane_bytes, &d_plane)) < 0))
         return err;
-    for (int s = 0; s < 2; s++) {
-        Class *c = &cls[s];
-        const size_t n = c->count, nn = (size_t)c->n * c->n;
-        const int slot = s ? SLOT_REC8 : SLOT_REC4;
-        if ((err = buf(x, slot, true, n * c->rec_bytes, &c->h_rec)) < 0 ||
-            (err = buf(x, slot, false, n * c->rec_bytes, &c->d_rec)) < 0 ||
-            (err = buf(x, slot + 1, true, n * nn * 2, &c->h_val)) < 0 ||
-            (err = buf(x, slot + 1, false, n * nn * 2, &c->d_val)) < 0 ||
-            (!plane && (err = buf(x, slot + 2, true, n * c->out_bytes, &c->h_out)) < 0) ||
-            (!plane && (err = buf(x, slot + 2, false, n * c->out_bytes, &c->d_out)) < 0))
-            return err;
-    }
+    for (int s = 0; s < 2; s++)
+        if ((err = class_buffers(x, &cls[s], s, !plane)) < 0) return err;
     chunks = static_cast<Chunk *>(calloc(2 * kMaxChunks, sizeof(Chunk)));
     cnt = static_cast<uint32_t *>(calloc(maxjobs, sizeof(uint32_t)));
     if (!chunks || !cnt) {
         err = VIDK_ERR(ENOMEM);
         goto cleanup;
     }
-    for (int s = 0; s < 2; s++)
-        for (uint32_t b0 = 0; b0 < cls[s].count; b0 += cls[s].chunk) {
-            Chunk *ch = &chunks[nch];
-            ch->cls = s;
-            ch->b0 = b0;
-            ch->b1 = b0 + (cls[s].count - b0 < cls[s].chunk ? cls[s].count - b0 : cls[s].chunk);
-            ch->stream = pl->graph || !o.pipeline ? 0 : nch % pl->ns;
-            ch->ev = -1;
-            nch++;
-        }
+    nch = make_chunks(chunks, cls, pl->graph || !o.pipeline, pl->ns);
     fill_common(h_common, b, off_dcm, off_dcc);
     if (plane) {
         pj.buf = h_plane;
@@ -1392,30 +1443,12 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
             oc.sparse = 0;
             for (int i = 0; i < nch; i++) // one chunk per class here
                 if (chunks[i].cls == s) oc.sparse = chunks[i].sparse, nv = chunks[i].v1 - chunks[i].v0;
-            gc.d_rec[s] = c->d_rec, gc.h_rec[s] = c->h_rec, gc.rec_bytes[s] = c->count * c->rec_bytes;
-            gc.d_val[s] = c->d_val, gc.h_val[s] = c->h_val, gc.val_bytes[s] = (size_t)nv * 2;
-            gc.h_out[s] = c->h_out, gc.d_out[s] = c->d_out, gc.out_bytes[s] = c->count * c->out_bytes;
-            gc.k[s] = &inv_select(s, oc);
-            gc.l[s] = inv_geometry(*gc.k[s], oc, c->count);
-            InvArgs &a = gc.a[s];
-            a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
-            a.ls = reinterpret_cast<const int16_t *>(d_common + (s ? kLs4Bytes : 0));
-            a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
-            a.dc_coef = reinterpret_cast<const int16_t *>(d_common + off_dcc);
-            a.b0 = 0, a.b1 = c->count, a.work = o.work;
-            h2d_total += gc.rec_bytes[s] + gc.val_bytes[s];
-            d2h_total += gc.out_bytes[s];
+            graph_class(gc, s, c, oc, nv, d_common, off_dcm, off_dcc, &h2d_total, &d2h_total);
         }
-        h2d_total += common_bytes;
-        bool made = false;
-        err = graph_run(x, gs, gc, h2d_total, d2h_total, &made);
-        if (err < 0 && !made && o.graphs == -1) {
-            vidk_log(x->ctx, VIDK_LOG_WARNING, "cuda h264: CUDA graph unavailable, launching directly");
-            gs->broken = 1;
-            h2d_total = d2h_total = 0;
-            err = 0;
-        } else {
-            if (err < 0 || (err = finish(x)) < 0) goto cleanup;
+        bool done;
+        err = graph_call(x, gs, gc, o.graphs, &h2d_total, &d2h_total, &done);
+        if (done) {
+            if (err < 0) goto cleanup;
             for (int i = 0; i < nch; i++)
                 unpack_chunk_host(&cls[chunks[i].cls], &b->list[chunks[i].cls], pic, o.fused, &chunks[i], pool);
             goto cleanup;
@@ -1443,27 +1476,9 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
         const size_t vb = (size_t)(ch->v1 - ch->v0) * 2;
         const size_t rb = (size_t)(ch->b1 - ch->b0) * c->rec_bytes;
         const size_t ob = (size_t)(ch->b1 - ch->b0) * c->out_bytes;
-        InvArgs a;
-        memset(&a, 0, sizeof(a));
-        a.rec = c->d_rec, a.val = c->d_val, a.out = c->d_out;
-        a.ls = reinterpret_cast<const int16_t *>(d_common + (ch->cls ? kLs4Bytes : 0));
-        a.dc_meta = reinterpret_cast<const uint32_t *>(d_common + off_dcm);
-        a.dc_coef = reinterpret_cast<const int16_t *>(d_common + off_dcc);
-        a.b0 = ch->b0, a.b1 = ch->b1, a.work = o.work;
+        InvArgs a = inv_args(c, ch->cls, d_common, off_dcm, off_dcc, ch->b0, ch->b1, o.work);
         for (int p = 0; p < np && plane; p++) a.pl[p] = d_plane + pj.off[p], a.pitch[p] = pj.pw[p];
-        if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, ch->stream, 0)) < 0 ||
-            (err = h2d(x, c->d_rec + (size_t)ch->b0 * c->rec_bytes, c->h_rec + (size_t)ch->b0 * c->rec_bytes, rb,
-                       ch->stream)) < 0 ||
-            (err = h2d(x, c->d_val + ch->v0, c->h_val + ch->v0, vb, ch->stream)) < 0 ||
-            (err = stage(x, VIDK_CUDA_STAGE_H2D, false, ch->stream, rb + vb)) < 0 ||
-            (err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, ch->stream, 0)) < 0 ||
-            (err = inv_launch(x, k, l, a, ch->stream)) < 0 ||
-            (err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, ch->stream, 0)) < 0)
-            goto cleanup;
-        if (!plane && ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, ch->stream, 0)) < 0 ||
-                       (err = d2h(x, c->h_out + (size_t)ch->b0 * c->out_bytes, c->d_out + (size_t)ch->b0 * c->out_bytes,
-                                  ob, ch->stream)) < 0 ||
-                       (err = stage(x, VIDK_CUDA_STAGE_D2H, false, ch->stream, ob)) < 0))
+        if ((err = chunk_launch(x, c, ch, k, l, a, rb, vb)) < 0 || (!plane && (err = chunk_download(x, c, ch, ob)) < 0))
             goto cleanup;
         if ((ch->ev = event_record(x, ch->stream)) < 0) {
             err = ch->ev;

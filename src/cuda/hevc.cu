@@ -681,6 +681,43 @@ int ko_slot(Exec *x, KoSig **sig) {
 // ---- forward
 // ----------------------------------------------------------------------------------------
 
+// A kernel on stream s between its KERNEL stage marks (forward and inverse alike).
+template <typename K, typename A>
+int staged_launch(Exec *x, const K &kf, const A &a, unsigned grid, int s) {
+    int err;
+    if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
+        (err = launch(x, kf.fn, kf.emu, a, grid, s)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0)
+        return err;
+    return 0;
+}
+
+// The input of chunk c up, then its kernel, on stream s.
+template <typename K, typename A>
+int chunk_up_launch(Exec *x, const K &kf, const A &a, const Chunk *c, uint8_t *d_io,
+                    const uint8_t *h_io, int s) {
+    const size_t in_bytes = c->in_end - c->begin;
+    int err;
+    if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, s, 0)) < 0 ||
+        (err = h2d(x, d_io + c->begin, h_io + c->begin, in_bytes, s)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, s, in_bytes)) < 0)
+        return err;
+    return staged_launch(x, kf, a, c->blk0[4], s);
+}
+
+// Kernel-only timing: the kernels of every non-empty chunk on inputs already on the device.
+template <typename R, typename K, typename A>
+int kernel_only_run(Exec *x, const R *r, int k, const K &kf, A (*args)(const R *, int)) {
+    int err;
+    if ((err = timing_start(x)) < 0) return err;
+    for (int j = 0; j < k; j++) {
+        const int s = j % x->ns;
+        if (r->L.c[j].empty) continue;
+        if ((err = staged_launch(x, kf, args(r, j), r->L.c[j].blk0[4], s)) < 0) return err;
+    }
+    return finish(x);
+}
+
 struct FwdRun {
     Exec *x;
     VidkHevcBatch *b;
@@ -916,17 +953,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
             if (!r.L.c[j].empty && (err = CK(&x, cudaMemsetAsync(r.d_io + r.L.c[j].counter_off,
                                                                  0, 16, x.st[j % x.ns]))) < 0)
                 goto out;
-        if ((err = timing_start(&x)) < 0) goto out;
-        for (int j = 0; j < k; j++) {
-            const int s = j % x.ns;
-            if (r.L.c[j].empty) continue;
-            const FwdArgs a = fwd_args(&r, j);
-            if ((err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
-                (err = launch(&x, kf.fn, kf.emu, a, r.L.c[j].blk0[4], s)) < 0 ||
-                (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0)
-                goto out;
-        }
-        err = finish(&x);
+        err = kernel_only_run(&x, &r, k, kf, fwd_args);
         goto out;
     }
     if (sig) sig->magic = 0;
@@ -942,13 +969,8 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
         if (o.overlap_host) fwd_stage(&r, j);
         const FwdArgs a = fwd_args(&r, j);
         const FwdK &kf = fwd_select(o.tensor, b->scaling_lists);
-        const size_t in_bytes = c->in_end - c->begin, meta_bytes = c->meta_end - c->counter_off;
-        if ((err = stage(&x, VIDK_CUDA_STAGE_H2D, true, s, 0)) < 0 ||
-            (err = h2d(&x, r.d_io + c->begin, r.h_io + c->begin, in_bytes, s)) < 0 ||
-            (err = stage(&x, VIDK_CUDA_STAGE_H2D, false, s, in_bytes)) < 0 ||
-            (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
-            (err = launch(&x, kf.fn, kf.emu, a, c->blk0[4], s)) < 0 ||
-            (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0 ||
+        const size_t meta_bytes = c->meta_end - c->counter_off;
+        if ((err = chunk_up_launch(&x, kf, a, c, r.d_io, r.h_io, s)) < 0 ||
             (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
             (err = d2h(&x, r.h_io + c->counter_off, r.d_io + c->counter_off, meta_bytes, s)) <
                 0)
@@ -1312,17 +1334,7 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
             err = VIDK_ERR(EINVAL);
             goto out;
         }
-        if ((err = timing_start(&x)) < 0) goto out;
-        for (int j = 0; j < k; j++) {
-            const int s = j % x.ns;
-            if (r.L.c[j].empty) continue;
-            const InvArgs a = inv_args(&r, j);
-            if ((err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
-                (err = launch(&x, kf.fn, kf.emu, a, r.L.c[j].blk0[4], s)) < 0 ||
-                (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0)
-                goto out;
-        }
-        err = finish(&x);
+        err = kernel_only_run(&x, &r, k, kf, inv_args);
         goto out;
     }
     if (sig) sig->magic = 0;
@@ -1338,13 +1350,8 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
         if (o.overlap_host) inv_stage(&r, j);
         const InvArgs a = inv_args(&r, j);
         const InvK &kf = inv_select(o.tensor, b->scaling_lists, r.out);
-        const size_t in_bytes = c->in_end - c->begin, out_bytes = c->out_end - c->out_begin;
-        if ((err = stage(&x, VIDK_CUDA_STAGE_H2D, true, s, 0)) < 0 ||
-            (err = h2d(&x, r.d_io + c->begin, r.h_io + c->begin, in_bytes, s)) < 0 ||
-            (err = stage(&x, VIDK_CUDA_STAGE_H2D, false, s, in_bytes)) < 0 ||
-            (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
-            (err = launch(&x, kf.fn, kf.emu, a, c->blk0[4], s)) < 0 ||
-            (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0 ||
+        const size_t out_bytes = c->out_end - c->out_begin;
+        if ((err = chunk_up_launch(&x, kf, a, c, r.d_io, r.h_io, s)) < 0 ||
             (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
             (err = d2h(&x, r.h_io + c->out_begin, r.d_io + c->out_begin, out_bytes, s)) < 0 ||
             (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, out_bytes)) < 0 ||
