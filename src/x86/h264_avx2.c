@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "x86/h264_tx8.h"
 
 /* GCC turns the loops that load a block into registers (x[k] = load(p + k)) into an
  * inline memcpy to a stack array, then reads the registers back from it: that roughly
@@ -17,53 +18,10 @@
 #define SUB _mm256_sub_epi32
 #define SRA _mm256_srai_epi32
 
-/* 1-D inverse 8-point transform (8.5.13.2) across x[0..7]. */
-#define ITX8(x)                                                                                \
-    do {                                                                                       \
-        const __m256i e0 = ADD(x[0], x[4]);                                                    \
-        const __m256i e1 = SUB(SUB(SUB(x[5], x[3]), x[7]), SRA(x[7], 1));                      \
-        const __m256i e2 = SUB(x[0], x[4]);                                                    \
-        const __m256i e3 = SUB(SUB(ADD(x[1], x[7]), x[3]), SRA(x[3], 1));                      \
-        const __m256i e4 = SUB(SRA(x[2], 1), x[6]);                                            \
-        const __m256i e5 = ADD(ADD(SUB(x[7], x[1]), x[5]), SRA(x[5], 1));                      \
-        const __m256i e6 = ADD(x[2], SRA(x[6], 1));                                            \
-        const __m256i e7 = ADD(ADD(ADD(x[3], x[5]), x[1]), SRA(x[1], 1));                      \
-        const __m256i f0 = ADD(e0, e6), f1 = ADD(e1, SRA(e7, 2));                              \
-        const __m256i f2 = ADD(e2, e4), f3 = ADD(e3, SRA(e5, 2));                              \
-        const __m256i f4 = SUB(e2, e4), f5 = SUB(SRA(e3, 2), e5);                              \
-        const __m256i f6 = SUB(e0, e6), f7 = SUB(e7, SRA(e1, 2));                              \
-        x[0] = ADD(f0, f7);                                                                    \
-        x[1] = ADD(f2, f5);                                                                    \
-        x[2] = ADD(f4, f3);                                                                    \
-        x[3] = ADD(f6, f1);                                                                    \
-        x[4] = SUB(f6, f1);                                                                    \
-        x[5] = SUB(f4, f3);                                                                    \
-        x[6] = SUB(f2, f5);                                                                    \
-        x[7] = SUB(f0, f7);                                                                    \
-    } while (0)
+/* 1-D inverse / forward 8-point transforms across x[0..7] (src/x86/h264_tx8.h). */
+#define ITX8(x) H264_ITX8(__m256i, ADD, SUB, SRA, x)
 
-/* 1-D forward 8-point transform (src/h264.c) across x[0..7]. */
-#define FTX8(x)                                                                                \
-    do {                                                                                       \
-        const __m256i s07 = ADD(x[0], x[7]), d07 = SUB(x[0], x[7]);                            \
-        const __m256i s16 = ADD(x[1], x[6]), d16 = SUB(x[1], x[6]);                            \
-        const __m256i s25 = ADD(x[2], x[5]), d25 = SUB(x[2], x[5]);                            \
-        const __m256i s34 = ADD(x[3], x[4]), d34 = SUB(x[3], x[4]);                            \
-        const __m256i a0 = ADD(s07, s34), a1 = ADD(s16, s25);                                  \
-        const __m256i a2 = SUB(s07, s34), a3 = SUB(s16, s25);                                  \
-        const __m256i b4 = ADD(ADD(d16, d25), ADD(d07, SRA(d07, 1)));                          \
-        const __m256i b5 = SUB(SUB(d07, d34), ADD(d25, SRA(d25, 1)));                          \
-        const __m256i b6 = SUB(ADD(d07, d34), ADD(d16, SRA(d16, 1)));                          \
-        const __m256i b7 = ADD(SUB(d16, d25), ADD(d34, SRA(d34, 1)));                          \
-        x[0] = ADD(a0, a1);                                                                    \
-        x[1] = ADD(b4, SRA(b7, 2));                                                            \
-        x[2] = ADD(a2, SRA(a3, 1));                                                            \
-        x[3] = ADD(b5, SRA(b6, 2));                                                            \
-        x[4] = SUB(a0, a1);                                                                    \
-        x[5] = SUB(b6, SRA(b5, 2));                                                            \
-        x[6] = SUB(SRA(a2, 1), a3);                                                            \
-        x[7] = SUB(SRA(b4, 2), b7);                                                            \
-    } while (0)
+#define FTX8(x) H264_FTX8(__m256i, ADD, SUB, SRA, x)
 
 /* Transpose an 8x8 int32 matrix, one row per register. */
 static inline void tr8(__m256i *r) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "x86/h264_tx8.h"
 
 /* GCC turns the loops that load a block into registers (x[k] = load(p + k)) into an
  * inline memcpy to a stack array, then reads the registers back from it: that roughly
@@ -83,30 +84,8 @@ static inline void widen(__m128i v, __m128i *lo, __m128i *hi) {
         x3 = SUB(e0_, e3_);                                                                    \
     } while (0)
 
-/* 1-D inverse 8-point transform (8.5.13.2) across x[0..7]. */
-#define ITX8(ADD, SUB, SRA, x)                                                                 \
-    do {                                                                                       \
-        const __m128i e0 = ADD(x[0], x[4]);                                                    \
-        const __m128i e1 = SUB(SUB(SUB(x[5], x[3]), x[7]), SRA(x[7], 1));                      \
-        const __m128i e2 = SUB(x[0], x[4]);                                                    \
-        const __m128i e3 = SUB(SUB(ADD(x[1], x[7]), x[3]), SRA(x[3], 1));                      \
-        const __m128i e4 = SUB(SRA(x[2], 1), x[6]);                                            \
-        const __m128i e5 = ADD(ADD(SUB(x[7], x[1]), x[5]), SRA(x[5], 1));                      \
-        const __m128i e6 = ADD(x[2], SRA(x[6], 1));                                            \
-        const __m128i e7 = ADD(ADD(ADD(x[3], x[5]), x[1]), SRA(x[1], 1));                      \
-        const __m128i f0 = ADD(e0, e6), f1 = ADD(e1, SRA(e7, 2));                              \
-        const __m128i f2 = ADD(e2, e4), f3 = ADD(e3, SRA(e5, 2));                              \
-        const __m128i f4 = SUB(e2, e4), f5 = SUB(SRA(e3, 2), e5);                              \
-        const __m128i f6 = SUB(e0, e6), f7 = SUB(e7, SRA(e1, 2));                              \
-        x[0] = ADD(f0, f7);                                                                    \
-        x[1] = ADD(f2, f5);                                                                    \
-        x[2] = ADD(f4, f3);                                                                    \
-        x[3] = ADD(f6, f1);                                                                    \
-        x[4] = SUB(f6, f1);                                                                    \
-        x[5] = SUB(f4, f3);                                                                    \
-        x[6] = SUB(f2, f5);                                                                    \
-        x[7] = SUB(f0, f7);                                                                    \
-    } while (0)
+/* 1-D inverse / forward 8-point transforms across x[0..7] (src/x86/h264_tx8.h). */
+#define ITX8(ADD, SUB, SRA, x) H264_ITX8(__m128i, ADD, SUB, SRA, x)
 
 /* Transpose the 4x4 int16 matrix held in the low halves of a..d. */
 static inline void tr4_w(__m128i *a, __m128i *b, __m128i *c, __m128i *d) {
@@ -435,28 +414,7 @@ static decl_h264_dequant_idct_add_fn(dequant_idct_add_8x8_sse2) {
         x3 = SUB(d03, ADD(d12, d12));                                                          \
     } while (0)
 
-/* 1-D forward 8-point transform across x[0..7] (the butterflies of src/h264.c). */
-#define FTX8(ADD, SUB, SRA, x)                                                                 \
-    do {                                                                                       \
-        const __m128i s07 = ADD(x[0], x[7]), d07 = SUB(x[0], x[7]);                            \
-        const __m128i s16 = ADD(x[1], x[6]), d16 = SUB(x[1], x[6]);                            \
-        const __m128i s25 = ADD(x[2], x[5]), d25 = SUB(x[2], x[5]);                            \
-        const __m128i s34 = ADD(x[3], x[4]), d34 = SUB(x[3], x[4]);                            \
-        const __m128i a0 = ADD(s07, s34), a1 = ADD(s16, s25);                                  \
-        const __m128i a2 = SUB(s07, s34), a3 = SUB(s16, s25);                                  \
-        const __m128i b4 = ADD(ADD(d16, d25), ADD(d07, SRA(d07, 1)));                          \
-        const __m128i b5 = SUB(SUB(d07, d34), ADD(d25, SRA(d25, 1)));                          \
-        const __m128i b6 = SUB(ADD(d07, d34), ADD(d16, SRA(d16, 1)));                          \
-        const __m128i b7 = ADD(SUB(d16, d25), ADD(d34, SRA(d34, 1)));                          \
-        x[0] = ADD(a0, a1);                                                                    \
-        x[1] = ADD(b4, SRA(b7, 2));                                                            \
-        x[2] = ADD(a2, SRA(a3, 1));                                                            \
-        x[3] = ADD(b5, SRA(b6, 2));                                                            \
-        x[4] = SUB(a0, a1);                                                                    \
-        x[5] = SUB(b6, SRA(b5, 2));                                                            \
-        x[6] = SUB(SRA(a2, 1), a3);                                                            \
-        x[7] = SUB(SRA(b4, 2), b7);                                                            \
-    } while (0)
+#define FTX8(ADD, SUB, SRA, x) H264_FTX8(__m128i, ADD, SUB, SRA, x)
 
 /* Any int16 residual: 32-bit lanes (the outputs reach 36 * 32768). */
 static decl_h264_fdct_fn(fdct_4x4_sse2) {
