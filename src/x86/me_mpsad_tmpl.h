@@ -12,6 +12,7 @@
  * 41 partitions in 16 bits (a 16x16 SAD of 8-bit samples is at most 65280). Each 128-bit
  * lane holds one block, so a vector's 16-bit lanes match the quad layout directly. */
 
+#include "x86/me_parts.h"
 #if defined(__GNUC__)
 #define VIDK_PRAGMA(x) _Pragma(#x)
 #define VIDK_UNROLL(n) VIDK_PRAGMA(GCC unroll n)
@@ -79,34 +80,7 @@ decl_me_search_quad_fn(FUNC)
                     }
                     s4[4 * by + 0] = a0, s4[4 * by + 1] = a1, s4[4 * by + 2] = a2, s4[4 * by + 3] = a3;
                 }
-                VEC p84[8], p48[8], p88[4], p168[2], p816[2];
-                for (int y = 0; y < 4; y++)
-                    for (int x = 0; x < 2; x++) p84[y * 2 + x] = ADD16(s4[y * 4 + 2 * x], s4[y * 4 + 2 * x + 1]);
-                for (int y = 0; y < 2; y++)
-                    for (int x = 0; x < 4; x++) p48[y * 4 + x] = ADD16(s4[y * 8 + x], s4[y * 8 + 4 + x]);
-                for (int y = 0; y < 2; y++)
-                    for (int x = 0; x < 2; x++) p88[y * 2 + x] = ADD16(p84[y * 4 + x], p84[y * 4 + 2 + x]);
-                p168[0] = ADD16(p88[0], p88[1]);
-                p168[1] = ADD16(p88[2], p88[3]);
-                p816[0] = ADD16(p88[0], p88[2]);
-                p816[1] = ADD16(p88[1], p88[3]);
-                const VEC s16 = ADD16(p168[0], p168[1]);
-                if (sad16) STOREU(sad16 + (ptrdiff_t)(my + range) * n * 4 + o, s16);
-#define UPD(part, v) upd(bc + (part) * bs, br + (part) * bs, colc ? ADDS16(v, mvc) : (v), rowv)
-                if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_4x4))
-                    for (int q = 0; q < 16; q++) UPD(VIDK_ME_PART_4x4 + q, s4[q]);
-                if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_8x4))
-                    for (int q = 0; q < 8; q++) UPD(VIDK_ME_PART_8x4 + q, p84[q]);
-                if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_4x8))
-                    for (int q = 0; q < 8; q++) UPD(VIDK_ME_PART_4x8 + q, p48[q]);
-                if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_8x8))
-                    for (int q = 0; q < 4; q++) UPD(VIDK_ME_PART_8x8 + q, p88[q]);
-                if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_16x8))
-                    for (int q = 0; q < 2; q++) UPD(VIDK_ME_PART_16x8 + q, p168[q]);
-                if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_8x16))
-                    for (int q = 0; q < 2; q++) UPD(VIDK_ME_PART_8x16 + q, p816[q]);
-                if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_16x16)) UPD(VIDK_ME_PART_16x16, s16);
-#undef UPD
+                ME_PARTS_UPDATE();
             }
         }
     }
