@@ -27,6 +27,21 @@ int vidk_cuda_host_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr)
     (void)ctx, (void)slot, (void)bytes, (void)ptr;
     return VIDK_ERR_NODEV;
 }
+int vidk_cuda_host_register(VidkContext *ctx, void *ptr, size_t bytes)
+{
+    (void)ctx, (void)ptr, (void)bytes;
+    return VIDK_ERR_NODEV;
+}
+int vidk_cuda_host_unregister(VidkContext *ctx, void *ptr)
+{
+    (void)ctx, (void)ptr;
+    return VIDK_ERR_NODEV;
+}
+int vidk_cuda_host_pinned(const VidkContext *ctx, const void *ptr, size_t bytes)
+{
+    (void)ctx, (void)ptr, (void)bytes;
+    return 0;
+}
 int vidk_cuda_stream_count(const VidkContext *ctx)
 {
     (void)ctx;

@@ -23,6 +23,9 @@ const char *vidk_strerror(int err)
     case VIDK_ERR(ERANGE): return "value out of range";
     case VIDK_ERR(ENOSYS): return "not implemented for this backend";
     case VIDK_ERR(EOVERFLOW): return "size overflow";
+    case VIDK_ERR(EEXIST): return "already registered";
+    case VIDK_ERR(ENOENT): return "not registered";
+    case VIDK_ERR(ENOSPC): return "no room left";
     default: return err < 0 ? "unknown error" : "not an error code";
     }
 }
@@ -146,3 +149,15 @@ void vidk_close(VidkContext **pctx)
 VidkBackend vidk_get_backend(const VidkContext *ctx) { return ctx->backend; }
 unsigned vidk_get_cpu_flags(const VidkContext *ctx) { return ctx->cpu_flags; }
 int vidk_get_threads(const VidkContext *ctx) { return ctx->n_threads; }
+
+int vidk_host_register(VidkContext *ctx, void *ptr, size_t bytes)
+{
+    if (!ctx || !ptr || !bytes) return VIDK_ERR(EINVAL);
+    return ctx->cuda ? vidk_cuda_host_register(ctx, ptr, bytes) : 0;
+}
+
+int vidk_host_unregister(VidkContext *ctx, void *ptr)
+{
+    if (!ctx || !ptr) return VIDK_ERR(EINVAL);
+    return ctx->cuda ? vidk_cuda_host_unregister(ctx, ptr) : 0;
+}

@@ -19,6 +19,37 @@ int vidk_picture_plane_size(const VidkPicture *p, int plane, int *w, int *h)
     return 0;
 }
 
+/* Layout of a vidk_picture_alloc() picture: per plane the offset of its first row
+ * (padding included), stride and padding; the total size. Arguments already checked. */
+typedef struct PicLayout {
+    int planes;
+    size_t offs[3], total;
+    ptrdiff_t stride[3];
+    int ppad[3][2];
+} PicLayout;
+
+static void pic_layout(PicLayout *L, int w, int h, VidkChroma chroma, int bitdepth, int pad)
+{
+    const size_t bps = bitdepth > 8 ? 2 : 1;
+    int sx, sy;
+    chroma_shift(chroma, &sx, &sy);
+    L->planes = chroma == VIDK_CHROMA_400 ? 1 : 3;
+    L->total = 0;
+    for (int i = 0; i < L->planes; i++) {
+        const int csx = i ? sx : 0, csy = i ? sy : 0;
+        const int pw = (w + csx) >> csx, ph = (h + csy) >> csy;
+        const int padx = pad >> csx, pady = pad >> csy;
+        /* Sizes are bounded above (16384 + 2 * 1024 samples a side): no overflow. */
+        const size_t row = (((size_t)pw + 2 * (size_t)padx) * bps + 63) & ~(size_t)63;
+        L->stride[i] = (ptrdiff_t)row;
+        L->ppad[i][0] = padx;
+        L->ppad[i][1] = pady;
+        L->offs[i] = L->total;
+        L->total += row * ((size_t)ph + 2 * (size_t)pady);
+    }
+    L->total += 64; /* slack after the last row */
+}
+
 int vidk_picture_alloc(VidkPicture *p, int w, int h, VidkChroma chroma, int bitdepth,
                        int pad)
 {
@@ -29,39 +60,38 @@ int vidk_picture_alloc(VidkPicture *p, int w, int h, VidkChroma chroma, int bitd
         pad > 1024)
         return VIDK_ERR(EINVAL);
     const size_t bps = bitdepth > 8 ? 2 : 1;
-    int sx, sy;
-    chroma_shift(chroma, &sx, &sy);
-    const int planes = chroma == VIDK_CHROMA_400 ? 1 : 3;
-    size_t offs[3], total = 0;
-    ptrdiff_t stride[3];
-    int ppad[3][2];
-    for (int i = 0; i < planes; i++) {
-        const int csx = i ? sx : 0, csy = i ? sy : 0;
-        const int pw = (w + csx) >> csx, ph = (h + csy) >> csy;
-        const int padx = pad >> csx, pady = pad >> csy;
-        /* Sizes are bounded above (16384 + 2 * 1024 samples a side): no overflow. */
-        const size_t row = (((size_t)pw + 2 * (size_t)padx) * bps + 63) & ~(size_t)63;
-        stride[i] = (ptrdiff_t)row;
-        ppad[i][0] = padx;
-        ppad[i][1] = pady;
-        offs[i] = total;
-        total += row * ((size_t)ph + 2 * (size_t)pady);
-    }
-    uint8_t *mem = vidk_malloc_aligned(64, total + 64);
+    PicLayout L;
+    pic_layout(&L, w, h, chroma, bitdepth, pad);
+    uint8_t *mem = vidk_malloc_aligned(64, L.total);
     if (!mem) return VIDK_ERR(ENOMEM);
-    memset(mem, 0, total + 64);
+    memset(mem, 0, L.total);
     p->w = w;
     p->h = h;
     p->chroma = chroma;
     p->bitdepth = bitdepth;
     p->pad = pad;
     p->alloc = mem;
-    for (int i = 0; i < planes; i++) {
-        p->stride[i] = stride[i];
-        p->data[i] = mem + offs[i] + (size_t)ppad[i][1] * (size_t)stride[i] +
-                     (size_t)ppad[i][0] * bps;
+    for (int i = 0; i < L.planes; i++) {
+        p->stride[i] = L.stride[i];
+        p->data[i] = mem + L.offs[i] + (size_t)L.ppad[i][1] * (size_t)L.stride[i] +
+                     (size_t)L.ppad[i][0] * bps;
     }
     return 0;
+}
+
+int vidk_picture_register(VidkContext *ctx, VidkPicture *p)
+{
+    if (!ctx || !p) return VIDK_ERR(EINVAL);
+    if (!p->alloc) return ctx->cuda ? VIDK_ERR(EINVAL) : 0;
+    PicLayout L;
+    pic_layout(&L, p->w, p->h, p->chroma, p->bitdepth, p->pad);
+    return vidk_host_register(ctx, p->alloc, L.total);
+}
+
+int vidk_picture_unregister(VidkContext *ctx, VidkPicture *p)
+{
+    if (!ctx || !p) return VIDK_ERR(EINVAL);
+    return p->alloc ? vidk_host_unregister(ctx, p->alloc) : 0;
 }
 
 void vidk_picture_free(VidkPicture *p)

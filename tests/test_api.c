@@ -168,9 +168,36 @@ static void test_sad_frame(void)
     vidk_picture_free(&ref);
 }
 
+/* Registration is a no-op on CPU contexts (the cuda side: test_cuda.c). */
+static void test_host_register(void)
+{
+    VidkContext *ctx = NULL;
+    VidkSettings st;
+    vidk_default_settings(&st);
+    st.backend = VIDK_BACKEND_SIMD;
+    CHECK(vidk_open(&ctx, &st) == 0);
+    if (!ctx) return;
+    VidkPicture p;
+    CHECK(vidk_picture_alloc(&p, 64, 32, VIDK_CHROMA_420, 8, 16) == 0);
+    uint8_t buf[100];
+    CHECK(vidk_host_register(ctx, NULL, 10) == VIDK_ERR(EINVAL));
+    CHECK(vidk_host_register(ctx, buf, 0) == VIDK_ERR(EINVAL));
+    CHECK(vidk_host_register(NULL, buf, 10) == VIDK_ERR(EINVAL));
+    CHECK(vidk_host_register(ctx, buf, sizeof(buf)) == 0);
+    CHECK(vidk_host_unregister(ctx, buf) == 0);
+    CHECK(vidk_host_unregister(ctx, NULL) == VIDK_ERR(EINVAL));
+    CHECK(vidk_picture_register(ctx, &p) == 0);
+    CHECK(vidk_picture_unregister(ctx, &p) == 0);
+    CHECK(vidk_picture_register(ctx, NULL) == VIDK_ERR(EINVAL));
+    CHECK(strcmp(vidk_strerror(VIDK_ERR(EEXIST)), "unknown error") != 0);
+    vidk_picture_free(&p);
+    vidk_close(&ctx);
+}
+
 int main(void)
 {
     test_settings();
+    test_host_register();
     test_backends();
     test_errors();
     test_pictures();

@@ -362,6 +362,59 @@ static void test_slots(void)
     vidk_close(&ctx);
 }
 
+/* vidk_host_register on a device context: ranges, overlaps, limits, pictures. */
+static void test_register(void)
+{
+    VidkContext *ctx = NULL;
+    LogCap cap;
+    CHECK(open_ctx(&ctx, VIDK_BACKEND_CUDA, 0, 2, &cap) == 0);
+    if (!ctx) return;
+    const size_t n = (size_t)1 << 20;
+    uint8_t *a = malloc(n);
+    CHECK(a != NULL);
+    if (!a) {
+        vidk_close(&ctx);
+        return;
+    }
+    CHECK(!vidk_cuda_host_pinned(ctx, a, 16));
+    CHECK(vidk_host_register(ctx, a, n / 2) == 0);
+    CHECK(vidk_cuda_host_pinned(ctx, a, n / 2));
+    CHECK(vidk_cuda_host_pinned(ctx, a + 100, 100));
+    CHECK(!vidk_cuda_host_pinned(ctx, a + n / 2 - 1, 2)); /* crosses the end */
+    CHECK(!vidk_cuda_host_pinned(ctx, a, 0));
+    cap.n_errors = 0;
+    CHECK(vidk_host_register(ctx, a + 10, 10) == VIDK_ERR(EEXIST));
+    CHECK(cap.n_errors == 1);
+    CHECK(vidk_host_unregister(ctx, a + 1) == VIDK_ERR(ENOENT));
+    CHECK(vidk_host_unregister(ctx, a) == 0);
+    CHECK(!vidk_cuda_host_pinned(ctx, a, 16));
+    CHECK(vidk_host_unregister(ctx, a) == VIDK_ERR(ENOENT));
+    /* The table is bounded: 64 ranges, then ENOSPC. */
+    int ok = 0;
+    for (int i = 0; i < VIDK_MAX_HOST_REGISTERED + 1; i++) {
+        const int r = vidk_host_register(ctx, a + (size_t)i * 8192, 4096);
+        if (i < VIDK_MAX_HOST_REGISTERED)
+            ok += r == 0;
+        else
+            CHECK(r == VIDK_ERR(ENOSPC));
+    }
+    CHECK(ok == VIDK_MAX_HOST_REGISTERED);
+    for (int i = 0; i < VIDK_MAX_HOST_REGISTERED; i++)
+        CHECK(vidk_host_unregister(ctx, a + (size_t)i * 8192) == 0);
+    /* A picture: every plane (with padding) is inside the registered range. */
+    VidkPicture p;
+    CHECK(vidk_picture_alloc(&p, 1920, 1080, VIDK_CHROMA_420, 8, 32) == 0);
+    CHECK(vidk_picture_register(ctx, &p) == 0);
+    CHECK(vidk_cuda_host_pinned(ctx, (uint8_t *)p.data[2] + 539 * p.stride[2], 960));
+    CHECK(vidk_cuda_host_pinned(ctx, (uint8_t *)p.data[0] - 32 * p.stride[0] - 32, 64));
+    /* Left registered on purpose: vidk_close unpins it. */
+    cap.n_errors = 0;
+    vidk_close(&ctx);
+    CHECK(cap.n_errors == 0);
+    vidk_picture_free(&p);
+    free(a);
+}
+
 static void test_timing(void)
 {
     VidkContext *ctx = NULL, *cctx = NULL;
@@ -680,6 +733,7 @@ int main(void)
     const int n_dev = test_info();
     test_open(n_dev);
     test_slots();
+    test_register();
     test_timing();
 
     LogCap cap;

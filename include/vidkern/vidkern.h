@@ -267,6 +267,53 @@ VIDK_API int vidk_picture_plane_size(const VidkPicture *p, int plane, int *w, in
 VIDK_API void vidk_picture_pad_edges(VidkPicture *p);
 
 /* ------------------------------------------------------------------------- */
+/** @name Page-locked host memory (fast transfers on the cuda backend) */
+
+/** Ranges one context keeps registered at a time. */
+#define VIDK_MAX_HOST_REGISTERED 64
+
+/**
+ * @brief Page-lock ("pin") caller memory for the context's GPU.
+ *
+ * On a cuda context the device calls then move data between this range and the GPU
+ * directly and asynchronously (DMA at the PCIe rate) instead of staging it through the
+ * library's own page-locked buffers: register the pictures, coefficient frames and batch
+ * arrays that are reused frame after frame. Registering costs about a millisecond per
+ * hundred megabytes; do it once, not per frame. On the other backends (and builds without
+ * CUDA) this does nothing and returns 0, so calling code need not care about the backend.
+ *
+ * The memory must stay allocated until vidk_host_unregister() (or vidk_close(), which
+ * unregisters what is left). Results never depend on registration.
+ *
+ * @param ptr, bytes the range (no alignment required; whole pages are pinned).
+ * @return 0; VIDK_ERR(EINVAL) for NULL or 0 bytes; VIDK_ERR(EEXIST) when it overlaps a
+ *         range registered on this context; VIDK_ERR(ENOSPC) beyond
+ *         VIDK_MAX_HOST_REGISTERED ranges; VIDK_ERR(ENOMEM) or VIDK_ERR(EIO) when the
+ *         driver refuses (logged).
+ */
+VIDK_API int vidk_host_register(VidkContext *ctx, void *ptr, size_t bytes);
+
+/**
+ * @brief Unpin a range registered with vidk_host_register() (waits for the context's
+ * device work first).
+ * @param ptr the start passed to vidk_host_register().
+ * @return 0 (also on non-cuda contexts); VIDK_ERR(ENOENT) for a range not registered on
+ *         this cuda context; VIDK_ERR(EIO) for a driver error (logged).
+ */
+VIDK_API int vidk_host_unregister(VidkContext *ctx, void *ptr);
+
+/**
+ * @brief vidk_host_register() on the whole allocation of a picture from
+ * vidk_picture_alloc() (every plane with its padding).
+ * @return as vidk_host_register(); VIDK_ERR(EINVAL) for a picture that does not own its
+ *         memory (alloc NULL: register the caller's buffer instead).
+ */
+VIDK_API int vidk_picture_register(VidkContext *ctx, VidkPicture *p);
+
+/** @brief vidk_host_unregister() for a picture registered with vidk_picture_register(). */
+VIDK_API int vidk_picture_unregister(VidkContext *ctx, VidkPicture *p);
+
+/* ------------------------------------------------------------------------- */
 /** @name Block sizes */
 
 /** Block sizes of the SAD and motion-estimation families (width x height). */

@@ -113,6 +113,10 @@ void vidk_cuda_close(VidkContext *ctx)
         if (c->dev[i].ptr) (void)cudaFree(c->dev[i].ptr);
         if (c->host[i].ptr) (void)cudaFreeHost(c->host[i].ptr);
     }
+    // Ranges the caller left registered: unpin them (the memory stays the caller's).
+    for (int i = 0; i < c->n_reg; i++)
+        (void)cudaHostUnregister(reinterpret_cast<void *>(c->reg[i].lo));
+    c->n_reg = 0;
     if (c->ev_start) (void)cudaEventDestroy(c->ev_start);
     for (int s = 0; s < VIDK_CUDA_STAGE_COUNT; s++) {
         if (c->ev_begin[s]) (void)cudaEventDestroy(c->ev_begin[s]);
@@ -351,5 +355,61 @@ int vidk_cuda_last_timing(const VidkContext *ctx, VidkCudaTiming *t)
     if (!ctx->cuda) return VIDK_ERR_NODEV;
     if (!ctx->cuda->last_valid) return VIDK_ERR(EAGAIN);
     *t = ctx->cuda->last;
+    return 0;
+}
+
+// ---- page-locked caller memory -------------------------------------------------------------
+
+int vidk_cuda_host_register(VidkContext *ctx, void *ptr, size_t bytes)
+{
+    int err = 0;
+    VidkCudaCtx *c = ctx->cuda;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
+    if (!ptr || !bytes || lo + bytes < lo) return VIDK_ERR(EINVAL);
+    for (int i = 0; i < c->n_reg; i++)
+        if (lo < c->reg[i].hi && c->reg[i].lo < lo + bytes) {
+            vidk_log(ctx, VIDK_LOG_ERROR,
+                     "vidk_host_register: range overlaps one registered before");
+            return VIDK_ERR(EEXIST);
+        }
+    if (c->n_reg >= VIDK_MAX_HOST_REGISTERED) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "vidk_host_register: more than %d ranges",
+                 VIDK_MAX_HOST_REGISTERED);
+        return VIDK_ERR(ENOSPC);
+    }
+    VIDK_TRY(vidk_cuda_enter(ctx));
+    CUDA_CHECK(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped));
+    c->reg[c->n_reg].lo = lo;
+    c->reg[c->n_reg].hi = lo + bytes;
+    c->n_reg++;
+cleanup:
+    return err;
+}
+
+int vidk_cuda_host_unregister(VidkContext *ctx, void *ptr)
+{
+    int err = 0, i;
+    VidkCudaCtx *c = ctx->cuda;
+    for (i = 0; i < c->n_reg; i++)
+        if (c->reg[i].lo == reinterpret_cast<uintptr_t>(ptr)) break;
+    if (!ptr || i == c->n_reg) return VIDK_ERR(ENOENT);
+    VIDK_TRY(vidk_cuda_enter(ctx));
+    // Work in flight may still read or write the range.
+    for (int s = 0; s < c->n_streams; s++)
+        CUDA_CHECK(cudaStreamSynchronize(c->streams[s]));
+    c->reg[i] = c->reg[--c->n_reg];
+    CUDA_CHECK(cudaHostUnregister(ptr));
+cleanup:
+    return err;
+}
+
+int vidk_cuda_host_pinned(const VidkContext *ctx, const void *ptr, size_t bytes)
+{
+    if (!ctx || !ctx->cuda || !ptr || !bytes) return 0;
+    const VidkCudaCtx *c = ctx->cuda;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
+    if (lo + bytes < lo) return 0;
+    for (int i = 0; i < c->n_reg; i++)
+        if (c->reg[i].lo <= lo && lo + bytes <= c->reg[i].hi) return 1;
     return 0;
 }

@@ -63,6 +63,17 @@ typedef struct VidkCudaTiming {
  * completed yet (or the last one failed). */
 int vidk_cuda_last_timing(const VidkContext *ctx, VidkCudaTiming *t);
 
+/* Page-lock [ptr, ptr + bytes) for the context's device (cudaHostRegister, portable and
+ * mapped) and remember the range; unregister by its start. Called by the public
+ * vidk_host_register() / vidk_host_unregister() for cuda contexts only. */
+int vidk_cuda_host_register(VidkContext *ctx, void *ptr, size_t bytes);
+int vidk_cuda_host_unregister(VidkContext *ctx, void *ptr);
+
+/* 1 when [ptr, ptr + bytes) lies inside one range registered on this context (the
+ * device may copy it directly, asynchronously), else 0 (also for bytes 0, NULL, or a
+ * context without CUDA state). */
+int vidk_cuda_host_pinned(const VidkContext *ctx, const void *ptr, size_t bytes);
+
 /* Whole-frame SAD map (vidk_sad_frame) on the device; arguments already validated. */
 int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
                         int mvx, int mvy, VidkBlockSize bs, uint32_t *sads);

@@ -68,6 +68,12 @@ struct VidkCudaCtx {
     size_t h2d_bytes, d2h_bytes;
     int last_valid;
     VidkCudaTiming last;
+
+    /* Host ranges page-locked by vidk_host_register() (lo, hi: [lo, hi)). */
+    int n_reg;
+    struct {
+        uintptr_t lo, hi;
+    } reg[VIDK_MAX_HOST_REGISTERED];
 };
 
 /* Map a CUDA error to a vidkern code: ENOMEM for allocation failures, NODEV when there
