@@ -1,6 +1,12 @@
-/* H.264 transforms, AVX2: the 8x8 transforms with one row of eight 32-bit lanes per
- * register, exactly the C reference's arithmetic (wrapping 32-bit, arithmetic shifts)
- * for every input, so no range test is needed; 64-bit-exact quantisation. */
+/* H.264 transforms, AVX2.
+ * - idct_add_8x8: the 16-bit-lane path of src/x86/h264_tx8.h behind the same per-block
+ *   tests as SSE2; the blocks that fail them take 32-bit rows (eight lanes per register).
+ *   The other 16-bit-lane kernels (4x4, idct_add16, dequant_idct_add) stay SSE2: their
+ *   VEX builds measured no faster (the shuffle and ALU ports bound them, not decoding), and
+ *   dequantising with 256-bit rows then repacking to 16 bits was slower.
+ * - idct_8x8, fdct_8x8: 32-bit rows, exactly the C reference's arithmetic (wrapping 32-bit,
+ *   arithmetic shifts) for every input, so no range test is needed.
+ * - 64-bit-exact quantisation. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -12,6 +18,12 @@
  * doubles the time of the 8x8 kernels. Keep the loads as loads. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-tree-loop-distribute-patterns")
+#endif
+
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
 #endif
 
 #define ADD _mm256_add_epi32
@@ -53,25 +65,6 @@ static inline void itx8(__m256i *x) {
         x[k] = _mm256_srai_epi32(_mm256_add_epi32(x[k], rnd), 6);
 }
 
-/* 8.5.13.1 on one row: d = ((c * ls + rnd) >> sr) << sl, where one of the shifts is 0:
- * (c * ls + 2^(5 - qP/6)) >> (6 - qP/6), or (c * ls) << (qP/6 - 6) wrapping. Without a
- * branch the rows stay in registers. */
-static inline __m256i dq_row(const int16_t *c, const int16_t *ls, __m256i rnd, __m128i sr,
-                             __m128i sl) {
-    const __m256i cc = _mm256_cvtepi16_epi32(_mm_load_si128((const __m128i *)c));
-    const __m256i ll = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)ls));
-    /* (c, sign) . (ls, 0) = c * ls exactly (|c * ls| < 2^31) */
-    const __m256i p = _mm256_madd_epi16(cc, ll);
-    return _mm256_sll_epi32(_mm256_sra_epi32(_mm256_add_epi32(p, rnd), sr), sl);
-}
-
-static inline void dq_params(int qp, __m256i *rnd, __m128i *sr, __m128i *sl) {
-    const int per = qp / 6, left = per >= 6;
-    *rnd = _mm256_set1_epi32(left ? 0 : 1 << (5 - per));
-    *sr = _mm_cvtsi32_si128(left ? 0 : 6 - per);
-    *sl = _mm_cvtsi32_si128(left ? per - 6 : 0);
-}
-
 static decl_h264_idct_fn(idct_8x8_avx2) {
     __m256i x[8];
     for (int k = 0; k < 8; k++)
@@ -95,25 +88,32 @@ static inline void add8(uint8_t *dst, ptrdiff_t stride, const __m256i *x) {
     }
 }
 
-static decl_h264_idct_add_fn(idct_add_8x8_avx2) {
-    __m256i x[8];
-    for (int k = 0; k < 8; k++)
-        x[k] = _mm256_loadu_si256((const __m256i *)(d + 8 * k));
+/* Blocks that failed the max test (w: their saturated rows): the sum test, else the
+ * 32-bit rows x[]. */
+static NOINLINE void itx8_add_big(uint8_t *dst, ptrdiff_t stride, __m256i *x, __m128i *w) {
+    if (h264_sum8_ok(w)) {
+        h264_itx8_w(w);
+        h264_add8(dst, stride, w);
+        return;
+    }
     itx8(x);
     add8(dst, stride, x);
 }
 
-static decl_h264_dequant_idct_add_fn(dequant_idct_add_8x8_avx2) {
-    __m256i rnd, x[8];
-    __m128i sr, sl;
-    dq_params(qp, &rnd, &sr, &sl);
+static decl_h264_idct_add_fn(idct_add_8x8_avx2) {
+    __m128i w[8];
     for (int k = 0; k < 8; k++)
-        x[k] = dq_row(c + 8 * k, ls + 8 * k, rnd, sr, sl);
-    /* Branch-free DC replacement: a conditional store keeps x[] in memory. */
-    const __m256i sel = _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, dc ? -1 : 0);
-    x[0] = _mm256_blendv_epi8(x[0], _mm256_set1_epi32(dc ? *dc : 0), sel);
-    itx8(x);
-    add8(dst, stride, x);
+        w[k] = _mm_packs_epi32(_mm_loadu_si128((const __m128i *)(d + 8 * k)),
+                               _mm_loadu_si128((const __m128i *)(d + 8 * k + 4)));
+    if (h264_max8_ok(w)) {
+        h264_itx8_w(w);
+        h264_add8(dst, stride, w);
+        return;
+    }
+    __m256i x[8];
+    for (int k = 0; k < 8; k++)
+        x[k] = _mm256_loadu_si256((const __m256i *)(d + 8 * k));
+    itx8_add_big(dst, stride, x, w);
 }
 
 static decl_h264_fdct_fn(fdct_8x8_avx2) {
@@ -186,7 +186,6 @@ static decl_h264_nnz_fn(nnz_8x8_avx2) {
 void vidk_h264_dsp_init_avx2(VidkH264DSP *dsp) {
     dsp->idct[1] = idct_8x8_avx2;
     dsp->idct_add[1] = idct_add_8x8_avx2;
-    dsp->dequant_idct_add[1] = dequant_idct_add_8x8_avx2;
     dsp->fdct[1] = fdct_8x8_avx2;
     dsp->quant[0] = quant_4x4_avx2;
     dsp->quant[1] = quant_8x8_avx2;

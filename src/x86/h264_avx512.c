@@ -1,9 +1,17 @@
 /* H.264 transforms, AVX-512 (F, BW, VL, DQ): a whole 4x4 block of 32-bit values in one
  * register for the quantiser (64-bit-exact products, unsigned 64-bit minimum) and the
- * dequantiser. */
+ * dequantiser; the inverse 4x4 with pixel add (int32, int16 and dequantising inputs) on
+ * the 16-bit path of src/x86/h264_tx8.h with AVX-512 per-lane shifts and mask compares. */
 #include <immintrin.h>
 
 #include "internal.h"
+#include "x86/h264_tx8.h"
+
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
 
 /* 16 levels: sign(w) * min(32767, (|w| * mf + f) >> qbits). */
 static inline __m512i quant16(__m512i w, __m512i mf, __m512i f64, __m128i cnt) {
@@ -62,7 +70,49 @@ static decl_h264_dequant_fn(dequant_8x8_avx512) {
     dequant_n(d, c, ls, qp, 6, 64);
 }
 
+/* Inverse 4x4 with pixel add, int16 input: the 16-bit path of src/x86/h264_tx8.h with
+ * the AVX-512 forms of its two costly steps (per-lane shift counts instead of shift +
+ * blend in each pass, an unsigned mask compare for the max test). */
+static NOINLINE void idct_add16_4x4_big(uint8_t *dst, ptrdiff_t stride, __m128i a, __m128i b) {
+    h264_itx4_add_big(dst, stride, a, b);
+}
+
+static decl_h264_idct_add16_fn(idct_add16_4x4_avx512) {
+    const __m128i a = _mm_loadu_si128((const __m128i *)d);
+    const __m128i b = _mm_loadu_si128((const __m128i *)(d + 8));
+    if (!h264_max4_ok(a, b)) {
+        idct_add16_4x4_big(dst, stride, a, b);
+        return;
+    }
+    __m128i r01, r32;
+    h264_itx4_w(a, b, &r01, &r32);
+    h264_add4(dst, stride, r01, r32);
+}
+
+static decl_h264_idct_add_fn(idct_add_4x4_avx512) {
+    __m128i dd[4];
+    for (int k = 0; k < 4; k++)
+        dd[k] = _mm_load_si128((const __m128i *)(d + 4 * k));
+    h264_itx4_add_d(dst, stride, dd);
+}
+
+/* The SSE2 dequantisation (VEX), then the AVX-512 16-bit path; a whole-block 512-bit
+ * dequantisation with one saturating pack measured slower. */
+static decl_h264_dequant_idct_add_fn(dequant_idct_add_4x4_avx512) {
+    __m128i rnd, sr, sl, dd[4];
+    h264_dq_params(qp, 4, &rnd, &sr, &sl);
+    h264_dq8(_mm_load_si128((const __m128i *)c), _mm_loadu_si128((const __m128i *)ls), rnd, sr,
+             sl, &dd[0], &dd[1]);
+    h264_dq8(_mm_load_si128((const __m128i *)(c + 8)),
+             _mm_loadu_si128((const __m128i *)(ls + 8)), rnd, sr, sl, &dd[2], &dd[3]);
+    dd[0] = _mm_mask_set1_epi32(dd[0], dc ? 1 : 0, dc ? *dc : 0);
+    h264_itx4_add_d(dst, stride, dd);
+}
+
 void vidk_h264_dsp_init_avx512(VidkH264DSP *dsp) {
+    dsp->idct_add[0] = idct_add_4x4_avx512;
+    dsp->idct_add16[0] = idct_add16_4x4_avx512;
+    dsp->dequant_idct_add[0] = dequant_idct_add_4x4_avx512;
     dsp->quant[0] = quant_4x4_avx512;
     dsp->quant[1] = quant_8x8_avx512;
     dsp->dequant[0] = dequant_4x4_avx512;

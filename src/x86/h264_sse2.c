@@ -1,17 +1,12 @@
 /* H.264 transforms, SSE2.
  *
  * Inverse transforms: the spec's arithmetic is 32-bit (wrapping, see src/h264.h). The
- * fast path runs in 16-bit lanes when the block provably cannot overflow them, else a
- * 32-bit-lane path runs; both equal the C reference bit for bit.
- *
- * The 16-bit proof: for the 4x4 transform every intermediate and output of a 1-D pass is
- * a sum of the inputs with weights of magnitude <= 1 (a floor shift x >> 1 has
- * |x >> 1| <= |x|), so |value| <= sum |input| of the row, and after both passes
- * |h| <= S = sum |d| over the block; with S <= 32767 - 32 the rounding add fits too.
- * For 8x8 the weights reach 1.5 plus < 1 per floor, giving |h| <= 2.25 S + 52 (see
- * docs/H264.md); S <= 14500 keeps h + 32 <= 32767. S is computed on the 16-bit
- * saturated values with saturating adds, so values that do not fit 16 bits always fail
- * the test. */
+ * fast path runs in 16-bit lanes when a per-block test proves that the result equals the
+ * 32-bit one, else a 32-bit-lane path runs; both equal the C reference bit for bit.
+ * The tests and their bounds are derived in src/x86/h264_tx8.h: first max |d| <= 2672
+ * (4x4) / 601 (8x8), one compare per lane; when that fails (large DC at high qP), the sum
+ * of |d| <= 32735 (4x4) / 14500 (8x8), computed on the 16-bit saturated values with
+ * saturating adds, so values that do not fit 16 bits always fail both tests. */
 #include <emmintrin.h>
 #include <string.h>
 
@@ -25,8 +20,11 @@
 #pragma GCC optimize("no-tree-loop-distribute-patterns")
 #endif
 
-#define T4 (32767 - 32)
-#define T8 14500
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -36,34 +34,10 @@ static inline __m128i load32(const uint8_t *p) {
     return _mm_cvtsi32_si128(v);
 }
 
-static inline void store32(uint8_t *p, __m128i v) {
-    const int32_t x = _mm_cvtsi128_si32(v);
-    memcpy(p, &x, 4);
-}
-
-static inline __m128i abs16(__m128i v) {
-    return _mm_max_epi16(v, _mm_sub_epi16(_mm_setzero_si128(), v));
-}
-
-/* Horizontal saturating sum of 8 unsigned 16-bit lanes. */
-static inline unsigned hsum_sat(__m128i s) {
-    s = _mm_adds_epu16(s, _mm_srli_si128(s, 8));
-    s = _mm_adds_epu16(s, _mm_srli_si128(s, 4));
-    s = _mm_adds_epu16(s, _mm_srli_si128(s, 2));
-    return (unsigned)_mm_cvtsi128_si32(s) & 0xffff;
-}
-
 /* Number of 0xff bytes of m (each byte 0 or 0xff): no POPCNT needed. */
 static inline int count_ff(__m128i m) {
     const __m128i s = _mm_sad_epu8(_mm_and_si128(m, _mm_set1_epi8(1)), _mm_setzero_si128());
     return _mm_cvtsi128_si32(s) + _mm_cvtsi128_si32(_mm_srli_si128(s, 8));
-}
-
-/* Sign-extend 8 int16 to two registers of 4 int32. */
-static inline void widen(__m128i v, __m128i *lo, __m128i *hi) {
-    const __m128i s = _mm_srai_epi16(v, 15);
-    *lo = _mm_unpacklo_epi16(v, s);
-    *hi = _mm_unpackhi_epi16(v, s);
 }
 
 #define ADD16 _mm_add_epi16
@@ -72,17 +46,6 @@ static inline void widen(__m128i v, __m128i *lo, __m128i *hi) {
 #define ADD32 _mm_add_epi32
 #define SUB32 _mm_sub_epi32
 #define SRA32 _mm_srai_epi32
-
-/* 1-D inverse 4-point transform (8.5.12.2) across four registers. */
-#define ITX4(ADD, SUB, SRA, x0, x1, x2, x3)                                                    \
-    do {                                                                                       \
-        const __m128i e0_ = ADD(x0, x2), e1_ = SUB(x0, x2);                                    \
-        const __m128i e2_ = SUB(SRA(x1, 1), x3), e3_ = ADD(x1, SRA(x3, 1));                    \
-        x0 = ADD(e0_, e3_);                                                                    \
-        x1 = ADD(e1_, e2_);                                                                    \
-        x2 = SUB(e1_, e2_);                                                                    \
-        x3 = SUB(e0_, e3_);                                                                    \
-    } while (0)
 
 /* 1-D inverse / forward 8-point transforms across x[0..7] (src/x86/h264_tx8.h). */
 #define ITX8(ADD, SUB, SRA, x) H264_ITX8(__m128i, ADD, SUB, SRA, x)
@@ -97,35 +60,9 @@ static inline void tr4_w(__m128i *a, __m128i *b, __m128i *c, __m128i *d) {
     *d = _mm_unpackhi_epi64(u1, u1);
 }
 
-/* Transpose a 4x4 int32 matrix. */
-static inline void tr4_d(__m128i *a, __m128i *b, __m128i *c, __m128i *d) {
-    const __m128i t0 = _mm_unpacklo_epi32(*a, *b), t1 = _mm_unpacklo_epi32(*c, *d);
-    const __m128i t2 = _mm_unpackhi_epi32(*a, *b), t3 = _mm_unpackhi_epi32(*c, *d);
-    *a = _mm_unpacklo_epi64(t0, t1);
-    *b = _mm_unpackhi_epi64(t0, t1);
-    *c = _mm_unpacklo_epi64(t2, t3);
-    *d = _mm_unpackhi_epi64(t2, t3);
-}
-
-/* Transpose an 8x8 int16 matrix (one row per register). */
-static inline void tr8_w(__m128i *r) {
-    const __m128i a0 = _mm_unpacklo_epi16(r[0], r[1]), a1 = _mm_unpackhi_epi16(r[0], r[1]);
-    const __m128i a2 = _mm_unpacklo_epi16(r[2], r[3]), a3 = _mm_unpackhi_epi16(r[2], r[3]);
-    const __m128i a4 = _mm_unpacklo_epi16(r[4], r[5]), a5 = _mm_unpackhi_epi16(r[4], r[5]);
-    const __m128i a6 = _mm_unpacklo_epi16(r[6], r[7]), a7 = _mm_unpackhi_epi16(r[6], r[7]);
-    const __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
-    const __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
-    const __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
-    const __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
-    r[0] = _mm_unpacklo_epi64(b0, b4);
-    r[1] = _mm_unpackhi_epi64(b0, b4);
-    r[2] = _mm_unpacklo_epi64(b1, b5);
-    r[3] = _mm_unpackhi_epi64(b1, b5);
-    r[4] = _mm_unpacklo_epi64(b2, b6);
-    r[5] = _mm_unpackhi_epi64(b2, b6);
-    r[6] = _mm_unpacklo_epi64(b3, b7);
-    r[7] = _mm_unpackhi_epi64(b3, b7);
-}
+#define tr8_w h264_tr8_w
+#define tr4_d h264_tr4_d
+#define widen h264_widen
 
 /* Transpose an 8x8 int32 matrix held as row i = (l[i], h[i]). */
 static inline void tr8_d(__m128i *l, __m128i *h) {
@@ -142,90 +79,10 @@ static inline void tr8_d(__m128i *l, __m128i *h) {
 
 /* ---- dequantisation ------------------------------------------------------------------- */
 
-/* d = ((c * ls + rnd) >> sr) << sl on 8 coefficients, one of the shifts 0: the rule of
- * 8.5.12.1 / 8.5.13.1, exact in 32 bits (|c * ls| < 2^31; the left shift wraps like the
- * C reference). Branch-free, so the results stay in registers. */
-static inline void dq8(__m128i c, __m128i ls, __m128i rnd, __m128i sr, __m128i sl, __m128i *lo,
-                       __m128i *hi) {
-    const __m128i one = _mm_set1_epi16(1);
-    const __m128i a = _mm_madd_epi16(_mm_unpacklo_epi16(c, one), _mm_unpacklo_epi16(ls, rnd));
-    const __m128i b = _mm_madd_epi16(_mm_unpackhi_epi16(c, one), _mm_unpackhi_epi16(ls, rnd));
-    *lo = _mm_sll_epi32(_mm_sra_epi32(a, sr), sl);
-    *hi = _mm_sll_epi32(_mm_sra_epi32(b, sr), sl);
-}
+#define dq8       h264_dq8
+#define dq_params h264_dq_params
 
-/* Rounding constant and shifts of 8.5.12.1 (base 4) / 8.5.13.1 (base 6). */
-static inline void dq_params(int qp, int base, __m128i *rnd, __m128i *sr, __m128i *sl) {
-    const int per = qp / 6, left = per >= base;
-    *rnd = _mm_set1_epi16(left ? 0 : (int16_t)(1 << (base - 1 - per)));
-    *sr = _mm_cvtsi32_si128(left ? 0 : base - per);
-    *sl = _mm_cvtsi32_si128(left ? per - base : 0);
-}
-
-/* ---- 4x4 inverse --------------------------------------------------------------------------
- */
-
-/* Rows of d (int32) -> rows of h (before rounding); 16-bit lanes when S <= T4. Returns 1
- * and 16-bit rounded rows in w[] for the fast path, 0 and 32-bit rounded rows in d[]. */
-/* The 16-bit path on rows 0-1 / 2-3 as int16 (the caller proved S <= T4). */
-static inline void itx4_fast(__m128i p01, __m128i p23, __m128i w[4]) {
-    __m128i x0 = p01, x1 = _mm_unpackhi_epi64(p01, p01), x2 = p23,
-            x3 = _mm_unpackhi_epi64(p23, p23);
-    tr4_w(&x0, &x1, &x2, &x3);
-    ITX4(ADD16, SUB16, SRA16, x0, x1, x2, x3); /* rows */
-    tr4_w(&x0, &x1, &x2, &x3);
-    ITX4(ADD16, SUB16, SRA16, x0, x1, x2, x3); /* columns */
-    const __m128i r = _mm_set1_epi16(32);
-    w[0] = _mm_srai_epi16(_mm_add_epi16(x0, r), 6);
-    w[1] = _mm_srai_epi16(_mm_add_epi16(x1, r), 6);
-    w[2] = _mm_srai_epi16(_mm_add_epi16(x2, r), 6);
-    w[3] = _mm_srai_epi16(_mm_add_epi16(x3, r), 6);
-}
-
-/* S <= T4 on two registers of 8 int16 (saturated: a value that does not fit fails). */
-static inline int fits4(__m128i p01, __m128i p23) {
-    return hsum_sat(_mm_adds_epu16(abs16(p01), abs16(p23))) <= T4;
-}
-
-static inline int itx4_core(__m128i d[4], __m128i w[4]) {
-    const __m128i p01 = _mm_packs_epi32(d[0], d[1]), p23 = _mm_packs_epi32(d[2], d[3]);
-    if (fits4(p01, p23)) {
-        itx4_fast(p01, p23, w);
-        return 1;
-    }
-    tr4_d(&d[0], &d[1], &d[2], &d[3]);
-    ITX4(ADD32, SUB32, SRA32, d[0], d[1], d[2], d[3]);
-    tr4_d(&d[0], &d[1], &d[2], &d[3]);
-    ITX4(ADD32, SUB32, SRA32, d[0], d[1], d[2], d[3]);
-    const __m128i r = _mm_set1_epi32(32);
-    for (int k = 0; k < 4; k++)
-        d[k] = _mm_srai_epi32(_mm_add_epi32(d[k], r), 6);
-    return 0;
-}
-
-/* dst = Clip1(dst + r), rows of r as 16-bit (low halves) or 32-bit. */
-static inline void add4(uint8_t *dst, ptrdiff_t stride, const __m128i *w, const __m128i *d,
-                        int fast) {
-    const __m128i z = _mm_setzero_si128();
-    __m128i r01, r23;
-    if (fast) {
-        r01 = _mm_unpacklo_epi64(w[0], w[1]);
-        r23 = _mm_unpacklo_epi64(w[2], w[3]);
-    } else {
-        /* Saturating to 16 bits and adding with saturation clips exactly like 8.5.14. */
-        r01 = _mm_packs_epi32(d[0], d[1]);
-        r23 = _mm_packs_epi32(d[2], d[3]);
-    }
-    const __m128i p01 =
-        _mm_unpacklo_epi8(_mm_unpacklo_epi32(load32(dst), load32(dst + stride)), z);
-    const __m128i p23 = _mm_unpacklo_epi8(
-        _mm_unpacklo_epi32(load32(dst + 2 * stride), load32(dst + 3 * stride)), z);
-    const __m128i o = _mm_packus_epi16(_mm_adds_epi16(p01, r01), _mm_adds_epi16(p23, r23));
-    store32(dst, o);
-    store32(dst + stride, _mm_srli_si128(o, 4));
-    store32(dst + 2 * stride, _mm_srli_si128(o, 8));
-    store32(dst + 3 * stride, _mm_srli_si128(o, 12));
-}
+/* ---- 4x4 inverse ------------------------------------------------------------------------ */
 
 /* Residual out in 32 bits: the 32-bit lanes are as fast as packing, testing and
  * widening back. */
@@ -233,25 +90,20 @@ static decl_h264_idct_fn(idct_4x4_sse2) {
     __m128i x[4];
     for (int k = 0; k < 4; k++)
         x[k] = _mm_load_si128((const __m128i *)(d + 4 * k));
-    tr4_d(&x[0], &x[1], &x[2], &x[3]);
-    ITX4(ADD32, SUB32, SRA32, x[0], x[1], x[2], x[3]);
-    tr4_d(&x[0], &x[1], &x[2], &x[3]);
-    ITX4(ADD32, SUB32, SRA32, x[0], x[1], x[2], x[3]);
-    const __m128i rnd = _mm_set1_epi32(32);
+    h264_itx4_d(x);
     for (int k = 0; k < 4; k++)
-        _mm_store_si128((__m128i *)(r + 4 * k), _mm_srai_epi32(_mm_add_epi32(x[k], rnd), 6));
+        _mm_store_si128((__m128i *)(r + 4 * k), x[k]);
 }
 
 static decl_h264_idct_add_fn(idct_add_4x4_sse2) {
-    __m128i dd[4], w[4];
+    __m128i dd[4];
     for (int k = 0; k < 4; k++)
         dd[k] = _mm_load_si128((const __m128i *)(d + 4 * k));
-    const int fast = itx4_core(dd, w);
-    add4(dst, stride, w, dd, fast);
+    h264_itx4_add_d(dst, stride, dd);
 }
 
 static decl_h264_dequant_idct_add_fn(dequant_idct_add_4x4_sse2) {
-    __m128i rnd, sr, sl, dd[4], w[4];
+    __m128i rnd, sr, sl, dd[4];
     dq_params(qp, 4, &rnd, &sr, &sl);
     dq8(_mm_load_si128((const __m128i *)c), _mm_loadu_si128((const __m128i *)ls), rnd, sr, sl,
         &dd[0], &dd[1]);
@@ -260,35 +112,32 @@ static decl_h264_dequant_idct_add_fn(dequant_idct_add_4x4_sse2) {
     const __m128i sel = _mm_cvtsi32_si128(dc ? -1 : 0);
     dd[0] = _mm_or_si128(_mm_andnot_si128(sel, dd[0]),
                          _mm_and_si128(sel, _mm_cvtsi32_si128(dc ? *dc : 0)));
-    const int fast = itx4_core(dd, w);
-    add4(dst, stride, w, dd, fast);
+    h264_itx4_add_d(dst, stride, dd);
 }
 
-/* ---- 8x8 inverse --------------------------------------------------------------------------
- */
-
-/* l/h: rows of d (columns 0..3 / 4..7), int32. Fast path: returns 1 with 16-bit rounded
- * rows in w[]; else 0 with 32-bit rounded rows in l/h. */
-static inline int fits8(const __m128i *w) {
-    __m128i sum = _mm_setzero_si128();
-    for (int k = 0; k < 8; k++)
-        sum = _mm_adds_epu16(sum, abs16(w[k]));
-    return hsum_sat(sum) <= T8;
+/* int16 input (x264's interface): the rows load as they are. The max test covers the
+ * common blocks; the others take the out-of-line path. */
+static NOINLINE void idct_add16_4x4_big(uint8_t *dst, ptrdiff_t stride, __m128i a, __m128i b) {
+    h264_itx4_add_big(dst, stride, a, b);
 }
 
-static inline int itx8_core(__m128i *l, __m128i *h, __m128i *w) {
-    for (int k = 0; k < 8; k++)
-        w[k] = _mm_packs_epi32(l[k], h[k]);
-    if (fits8(w)) {
-        tr8_w(w);
-        ITX8(ADD16, SUB16, SRA16, w);
-        tr8_w(w);
-        ITX8(ADD16, SUB16, SRA16, w);
-        const __m128i r = _mm_set1_epi16(32);
-        for (int k = 0; k < 8; k++)
-            w[k] = _mm_srai_epi16(_mm_add_epi16(w[k], r), 6);
-        return 1;
+static decl_h264_idct_add16_fn(idct_add16_4x4_sse2) {
+    const __m128i a = _mm_loadu_si128((const __m128i *)d);
+    const __m128i b = _mm_loadu_si128((const __m128i *)(d + 8));
+    if (!h264_max4_ok(a, b)) {
+        idct_add16_4x4_big(dst, stride, a, b);
+        return;
     }
+    __m128i r01, r32;
+    h264_itx4_w(a, b, &r01, &r32);
+    h264_add4(dst, stride, r01, r32);
+}
+
+/* ---- 8x8 inverse ------------------------------------------------------------------------ */
+
+/* The 32-bit path on row i = (l[i], h[i]): rounded residual rows, saturated to int16, in
+ * w[]. */
+static inline void itx8_d(__m128i *l, __m128i *h, __m128i *w) {
     tr8_d(l, h);
     ITX8(ADD32, SUB32, SRA32, l);
     ITX8(ADD32, SUB32, SRA32, h);
@@ -296,26 +145,20 @@ static inline int itx8_core(__m128i *l, __m128i *h, __m128i *w) {
     ITX8(ADD32, SUB32, SRA32, l);
     ITX8(ADD32, SUB32, SRA32, h);
     const __m128i r = _mm_set1_epi32(32);
-    for (int k = 0; k < 8; k++) {
-        l[k] = _mm_srai_epi32(_mm_add_epi32(l[k], r), 6);
-        h[k] = _mm_srai_epi32(_mm_add_epi32(h[k], r), 6);
-    }
-    return 0;
+    for (int k = 0; k < 8; k++)
+        w[k] = _mm_packs_epi32(_mm_srai_epi32(_mm_add_epi32(l[k], r), 6),
+                               _mm_srai_epi32(_mm_add_epi32(h[k], r), 6));
 }
 
-static inline void add8(uint8_t *dst, ptrdiff_t stride, const __m128i *w, const __m128i *l,
-                        const __m128i *h, int fast) {
-    const __m128i z = _mm_setzero_si128();
-    for (int k = 0; k < 8; k += 2) {
-        const __m128i r0 = fast ? w[k] : _mm_packs_epi32(l[k], h[k]);
-        const __m128i r1 = fast ? w[k + 1] : _mm_packs_epi32(l[k + 1], h[k + 1]);
-        uint8_t *p0 = dst + k * stride, *p1 = p0 + stride;
-        const __m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p0), z);
-        const __m128i b = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p1), z);
-        const __m128i o = _mm_packus_epi16(_mm_adds_epi16(a, r0), _mm_adds_epi16(b, r1));
-        _mm_storel_epi64((__m128i *)p0, o);
-        _mm_storel_epi64((__m128i *)p1, _mm_srli_si128(o, 8));
-    }
+/* The blocks of int32 rows (l[i], h[i]) that failed the max test on their saturated
+ * 16-bit rows w[]: the sum test, else 32 bits. */
+static NOINLINE void itx8_add_big(uint8_t *dst, ptrdiff_t stride, __m128i *l, __m128i *h,
+                                  __m128i *w) {
+    if (h264_sum8_ok(w))
+        h264_itx8_w(w);
+    else
+        itx8_d(l, h, w);
+    h264_add8(dst, stride, w);
 }
 
 static decl_h264_idct_fn(idct_8x8_sse2) {
@@ -340,54 +183,52 @@ static decl_h264_idct_fn(idct_8x8_sse2) {
 
 static decl_h264_idct_add_fn(idct_add_8x8_sse2) {
     __m128i l[8], h[8], w[8];
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < 8; k++)
+        w[k] = _mm_packs_epi32(_mm_load_si128((const __m128i *)(d + 8 * k)),
+                               _mm_load_si128((const __m128i *)(d + 8 * k + 4)));
+    if (h264_max8_ok(w)) {
+        h264_itx8_w(w);
+        h264_add8(dst, stride, w);
+        return;
+    }
+    for (int k = 0; k < 8; k++) { /* reloaded: nothing stays live across the test */
         l[k] = _mm_load_si128((const __m128i *)(d + 8 * k));
         h[k] = _mm_load_si128((const __m128i *)(d + 8 * k + 4));
     }
-    const int fast = itx8_core(l, h, w);
-    add8(dst, stride, w, l, h, fast);
+    itx8_add_big(dst, stride, l, h, w);
 }
 
-/* int16 input (x264's interface): the rows load as they are; the per-block proof picks the
- * 16-bit path, else the values widen to the exact 32-bit path. */
-static decl_h264_idct_add16_fn(idct_add16_4x4_sse2) {
-    const __m128i p01 = _mm_loadu_si128((const __m128i *)d);
-    const __m128i p23 = _mm_loadu_si128((const __m128i *)(d + 8));
-    __m128i w[4], dd[4];
-    if (fits4(p01, p23)) {
-        itx4_fast(p01, p23, w);
-        add4(dst, stride, w, w, 1);
-        return;
+static NOINLINE void idct_add16_8x8_big(uint8_t *dst, ptrdiff_t stride, const int16_t *d) {
+    __m128i w[8];
+    for (int k = 0; k < 8; k++)
+        w[k] = _mm_loadu_si128((const __m128i *)(d + 8 * k));
+    if (h264_sum8_ok(w)) {
+        h264_itx8_w(w);
+    } else {
+        __m128i l[8], h[8];
+        for (int k = 0; k < 8; k++)
+            widen(w[k], &l[k], &h[k]);
+        itx8_d(l, h, w);
     }
-    widen(p01, &dd[0], &dd[1]);
-    widen(p23, &dd[2], &dd[3]);
-    itx4_core(dd, w); /* fails the proof again: the 32-bit path */
-    add4(dst, stride, w, dd, 0);
+    h264_add8(dst, stride, w);
 }
 
 static decl_h264_idct_add16_fn(idct_add16_8x8_sse2) {
-    __m128i l[8], h[8], w[8];
+    __m128i w[8];
     for (int k = 0; k < 8; k++)
         w[k] = _mm_loadu_si128((const __m128i *)(d + 8 * k));
-    if (fits8(w)) {
-        tr8_w(w);
-        ITX8(ADD16, SUB16, SRA16, w);
-        tr8_w(w);
-        ITX8(ADD16, SUB16, SRA16, w);
-        const __m128i r = _mm_set1_epi16(32);
-        for (int k = 0; k < 8; k++)
-            w[k] = _mm_srai_epi16(_mm_add_epi16(w[k], r), 6);
-        add8(dst, stride, w, w, w, 1);
+    if (!h264_max8_ok(w)) {
+        idct_add16_8x8_big(dst, stride, d);
         return;
     }
-    for (int k = 0; k < 8; k++)
-        widen(w[k], &l[k], &h[k]);
-    const int fast = itx8_core(l, h, w); /* 0: the 32-bit path */
-    add8(dst, stride, w, l, h, fast);
+    h264_itx8_w(w);
+    h264_add8(dst, stride, w);
 }
 
-static decl_h264_dequant_idct_add_fn(dequant_idct_add_8x8_sse2) {
-    __m128i rnd, sr, sl, l[8], h[8], w[8];
+/* Dequantised rows of 8.5.13.1, element 0 replaced by *dc when dc is not NULL. */
+static inline void dq8x8(__m128i *l, __m128i *h, const int16_t *c, const int16_t *ls, int qp,
+                         const int32_t *dc) {
+    __m128i rnd, sr, sl;
     dq_params(qp, 6, &rnd, &sr, &sl);
     for (int k = 0; k < 8; k++)
         dq8(_mm_load_si128((const __m128i *)(c + 8 * k)),
@@ -396,8 +237,28 @@ static decl_h264_dequant_idct_add_fn(dequant_idct_add_8x8_sse2) {
     const __m128i sel = _mm_cvtsi32_si128(dc ? -1 : 0);
     l[0] = _mm_or_si128(_mm_andnot_si128(sel, l[0]),
                         _mm_and_si128(sel, _mm_cvtsi32_si128(dc ? *dc : 0)));
-    const int fast = itx8_core(l, h, w);
-    add8(dst, stride, w, l, h, fast);
+}
+
+static NOINLINE void dequant_idct_add_8x8_big(uint8_t *dst, ptrdiff_t stride, const int16_t *c,
+                                              const int16_t *ls, int qp, const int32_t *dc,
+                                              __m128i *w) {
+    __m128i l[8], h[8];
+    dq8x8(l, h, c, ls, qp, dc);
+    itx8_add_big(dst, stride, l, h, w);
+}
+
+static decl_h264_dequant_idct_add_fn(dequant_idct_add_8x8_sse2) {
+    __m128i l[8], h[8], w[8];
+    dq8x8(l, h, c, ls, qp, dc);
+    for (int k = 0; k < 8; k++)
+        w[k] = _mm_packs_epi32(l[k], h[k]);
+    if (h264_max8_ok(w)) {
+        h264_itx8_w(w);
+        h264_add8(dst, stride, w);
+        return;
+    }
+    /* recomputed: nothing stays live across the test */
+    dequant_idct_add_8x8_big(dst, stride, c, ls, qp, dc, w);
 }
 
 /* ---- forward ------------------------------------------------------------------------------

@@ -5,8 +5,11 @@
  * random custom scaling matrices, on random, sparse (DC only, last coefficient only),
  * extreme (+-32767, -32768, values just past 16 bits, INT32_MIN/MAX for the int32
  * inputs) and 16-bit-overflow inputs (blocks whose sum of |d| sits right at the SIMD
- * fast-path threshold, with adversarial signs), and on coefficients of real clips (the
- * difference of two frames as residual, forward transformed and quantised).
+ * fast-path threshold, with adversarial signs; blocks exactly at and just past each bound
+ * of the SIMD range tests, built from the transform's worst-case sign patterns, whose
+ * just-past versions make a 16-bit value overflow, by exactly 1 where one exists), and on
+ * coefficients of real clips (the difference of two frames as residual, forward
+ * transformed and quantised).
  * Frame level: vidk_h264_batch_forward / _build / _inverse and vidk_h264_frame_inverse
  * on simd, threads (1, 2, 3 threads) and cuda (where a device exists) against
  * the c backend, on real clips and on random level frames. */
@@ -20,8 +23,12 @@
 
 #define MAX_QP  87 /* 51 + 6 * (14 - 8) */
 #define N_CASES 400
-#define T4      (32767 - 32) /* fast-path thresholds of src/x86/h264_sse2.c (sum of |d|) */
-#define T8      14500
+#define N_KINDS 12
+/* Bounds of the SIMD 16-bit range tests (src/x86/h264_tx8.h): sum of |d|, max |d|. */
+#define T4 (32767 - 32)
+#define T8 14500
+#define B4 2672
+#define B8 601
 
 static const char *const sz_name[2] = {"4x4", "8x8"};
 static const char *const dc_name[3] = {"luma", "chroma", "chroma422"};
@@ -174,11 +181,146 @@ static void gen_levels(const Env *e, const VidkH264DSP *c, int16_t *lev, int n, 
     }
 }
 
+/* ------------------------------------------------------------------ 16-bit range model */
+
+/* How far a 16-bit-lane version of the inverse transform (as src/x86/h264_tx8.h builds it:
+ * adds and subtracts wrap harmlessly, so only the values that are shifted and the final
+ * h + 32 must fit) would leave int16 on block d: the largest excess beyond [-32768, 32767]
+ * over those values, 0 when 16 bits are exact. Exact 64-bit arithmetic, spec order (rows,
+ * then columns). Used to prove that the bound cases below are what they claim. */
+static void ex_note(int64_t v, int64_t *worst) {
+    const int64_t e = v > 32767 ? v - 32767 : v < -32768 ? -32768 - v : 0;
+    if (e > *worst) *worst = e;
+}
+
+static int64_t ex_sra(int64_t v, int n, int64_t *worst) {
+    ex_note(v, worst);
+    return v >> n;
+}
+
+static void ex_itx4(int64_t *x, int s, int64_t *w) {
+    const int64_t e0 = x[0] + x[2 * s], e1 = x[0] - x[2 * s];
+    const int64_t e2 = ex_sra(x[s], 1, w) - x[3 * s], e3 = x[s] + ex_sra(x[3 * s], 1, w);
+    x[0] = e0 + e3;
+    x[s] = e1 + e2;
+    x[2 * s] = e1 - e2;
+    x[3 * s] = e0 - e3;
+}
+
+static void ex_itx8(int64_t *x, int s, int64_t *w) {
+    const int64_t d0 = x[0], d1 = x[s], d2 = x[2 * s], d3 = x[3 * s];
+    const int64_t d4 = x[4 * s], d5 = x[5 * s], d6 = x[6 * s], d7 = x[7 * s];
+    const int64_t e0 = d0 + d4, e1 = -d3 + d5 - d7 - ex_sra(d7, 1, w);
+    const int64_t e2 = d0 - d4, e3 = d1 + d7 - d3 - ex_sra(d3, 1, w);
+    const int64_t e4 = ex_sra(d2, 1, w) - d6, e5 = -d1 + d7 + d5 + ex_sra(d5, 1, w);
+    const int64_t e6 = d2 + ex_sra(d6, 1, w), e7 = d3 + d5 + d1 + ex_sra(d1, 1, w);
+    const int64_t f0 = e0 + e6, f1 = e1 + ex_sra(e7, 2, w), f2 = e2 + e4;
+    const int64_t f3 = e3 + ex_sra(e5, 2, w), f4 = e2 - e4, f5 = ex_sra(e3, 2, w) - e5;
+    const int64_t f6 = e0 - e6, f7 = e7 - ex_sra(e1, 2, w);
+    x[0] = f0 + f7;
+    x[s] = f2 + f5;
+    x[2 * s] = f4 + f3;
+    x[3 * s] = f6 + f1;
+    x[4 * s] = f6 - f1;
+    x[5 * s] = f4 - f3;
+    x[6 * s] = f2 - f5;
+    x[7 * s] = f0 - f7;
+}
+
+static int64_t excess16(const int32_t *d, int n) {
+    const int b = n == 64 ? 8 : 4;
+    int64_t t[64], w = 0;
+    for (int k = 0; k < n; k++) {
+        t[k] = d[k];
+        ex_note(t[k], &w);
+    }
+    for (int i = 0; i < b; i++)
+        b == 8 ? ex_itx8(t + 8 * i, 1, &w) : ex_itx4(t + 4 * i, 1, &w);
+    for (int j = 0; j < b; j++)
+        b == 8 ? ex_itx8(t + j, 8, &w) : ex_itx4(t + j, 4, &w);
+    for (int k = 0; k < n; k++)
+        ex_note(t[k] + 32, &w);
+    return w;
+}
+
+/* Sign of the weight of input j in output m of the 1-D transform (every weight is
+ * non-zero). */
+static int tx_sign(int b, int m, int j) {
+    int64_t x[8] = {0}, w = 0;
+    x[j] = 1024;
+    b == 8 ? ex_itx8(x, 1, &w) : ex_itx4(x, 1, &w);
+    return x[m] > 0 ? 1 : -1;
+}
+
+/* max |d| = M with the signs that drive output (m, k) furthest (sign sg): the worst case
+ * of the max test. */
+static void worst_max(int32_t *d, int b, int M, int m, int k, int sg) {
+    for (int i = 0; i < b; i++)
+        for (int j = 0; j < b; j++)
+            d[b * i + j] = sg * M * tx_sign(b, m, i) * tx_sign(b, k, j);
+}
+
+/* Bound cases (kinds 10 and 11 of gen_d); sub = which one. The blocks "at" a bound pass
+ * that test and must be exact in 16 bits; the blocks "past" it fail the test and overflow
+ * 16 bits (a wrong bound makes the SIMD output wrong). */
+static void gen_bound(int32_t *d, int n, int kind, int sub) {
+    const int s = n == 64, b = s ? 8 : 4, B = s ? B8 : B4, T = s ? T8 : T4;
+    memset(d, 0, (size_t)n * sizeof(*d));
+    int64_t want_min = 0, want_max = 0; /* expected excess range */
+    if (kind == 10) {
+        /* max test: max |d| = B, or B + 1 */
+        const int past = sub & 1, sg = sub & 2 ? -1 : 1;
+        /* at: any output, either sign; past: an output that overflows (4x4: (2, 2) and
+         * its mirrors, 8x8: (0, 0)...), found by trying them from a random start */
+        const int start = ck_rand_range(0, n - 1);
+        for (int t = 0; t < n; t++) {
+            const int o = (start + t) % n;
+            worst_max(d, b, past ? B + 1 : B, o / b, o % b, past ? 1 : sg);
+            if (!past || excess16(d, n) > 0) break;
+        }
+        if (past && sub == 1) {
+            /* trim entries other than one at B + 1 until the overflow is exactly 1 */
+            const int anchor = ck_rand_range(0, n - 1);
+            for (int t = 0; t < 2000 && excess16(d, n) > 1; t++) {
+                const int p = ck_rand_range(0, n - 1);
+                if (p == anchor || !d[p]) continue;
+                const int step = d[p] > 0 ? 1 : -1;
+                d[p] -= step;
+                if (!excess16(d, n)) d[p] += step;
+            }
+        }
+        want_min = past, want_max = past ? INT64_MAX : 0;
+    } else { /* sum test: one coefficient where the gain is largest */
+        const int past = sub & 1;
+        int pos = 0; /* 4x4: the DC reaches every output with weight 1 */
+        if (s) {
+            /* 8x8: odd row and column: gain 1.5 x 1.5 on some output */
+            pos = sub < 2 ? 9 : 8 * (2 * ck_rand_range(0, 3) + 1) + 2 * ck_rand_range(0, 3) + 1;
+        }
+        if (!past) {
+            d[pos] = sub & 2 ? -T : T;
+        } else { /* the smallest value past T that overflows */
+            int v = T + 1;
+            for (d[pos] = v; v < 32767 && !excess16(d, n); d[pos] = ++v) {
+            }
+        }
+        want_min = past, want_max = past ? INT64_MAX : 0;
+    }
+    const int64_t e = excess16(d, n);
+    if (e < want_min || e > want_max)
+        ck_fail("bound case %d.%d (%dx%d): 16-bit excess %lld, not the intended %s", kind, sub,
+                b, b, (long long)e, want_min ? "overflow" : "exact block");
+}
+
 /* Dequantised coefficients for the idct functions. */
 static void gen_d(const Env *e, const VidkH264DSP *c, int32_t *d, int n, int kind) {
     const int s = n == 64, T = s ? T8 : T4;
     memset(d, 0, (size_t)n * sizeof(*d));
-    switch (kind % 10) {
+    if (kind % N_KINDS >= 10) {
+        gen_bound(d, n, kind % N_KINDS, (kind / N_KINDS) % 4);
+        return;
+    }
+    switch (kind % N_KINDS) {
     case 0: { /* dequantised levels of any kind at any qP */
         VIDK_ALIGN(16) int16_t lev[64], ls[6][64];
         const int qp = ck_rand_range(0, MAX_QP);
@@ -318,8 +460,8 @@ static void check_idct(const Env *e, const VidkH264DSP *c, const VidkH264DSP *d,
             int k = 0;
             while (k < n + 4 && a[k] == b[k])
                 k++;
-            ck_fail("case %d: r[%d] = %d, expected %d (d[0] %d, d[%d] %d)", i % 10, k, b[k],
-                    a[k], in[0], k % n, in[k % n]);
+            ck_fail("case %d: r[%d] = %d, expected %d (d[0] %d, d[%d] %d)", i % N_KINDS, k,
+                    b[k], a[k], in[0], k % n, in[k % n]);
         }
     }
 }
@@ -336,7 +478,7 @@ static void check_idct_add(const Env *e, const VidkH264DSP *c, const VidkH264DSP
         c->idct_add[s](pa, st, in);
         d->idct_add[s](pb, st, in);
         if (!pixels_equal())
-            ck_fail("case %d, stride %td: pixels differ (d[0] %d)", i % 10, st, in[0]);
+            ck_fail("case %d, stride %td: pixels differ (d[0] %d)", i % N_KINDS, st, in[0]);
     }
 }
 
@@ -357,7 +499,7 @@ static void check_idct_add16(const Env *e, const VidkH264DSP *c, const VidkH264D
         c->idct_add16[s](pa, st, in16);
         d->idct_add16[s](pb, st, in16);
         if (!pixels_equal())
-            ck_fail("case %d, stride %td: pixels differ (d[0] %d)", i % 10, st, in16[0]);
+            ck_fail("case %d, stride %td: pixels differ (d[0] %d)", i % N_KINDS, st, in16[0]);
     }
 }
 
@@ -376,12 +518,18 @@ static void check_dequant_idct_add(const Env *e, const VidkH264DSP *c, const Vid
         const int16_t *l = s ? ls[qp % 6] : ((int16_t(*)[16])ls)[qp % 6];
         gen_levels(e, c, lev, n, i % 8, qp);
         int32_t dcv = 0;
-        const int use_dc = ck_rand_range(0, 2) == 0;
+        int use_dc = ck_rand_range(0, 2) == 0;
         if (use_dc) {
             const int k = ck_rand_range(0, 2);
             dcv = k == 0   ? (int32_t)ck_rand()
                   : k == 1 ? extremes32[ck_rand_range(0, (int)(sizeof(extremes32) / 4) - 1)]
                            : ck_rand_range(-3000, 3000);
+        }
+        if (i % 16 == 15) { /* DC alone at and just past the bounds of the range tests */
+            static const int32_t dcb[] = {T4, T4 + 1, -T4, -32768, B4, B4 + 1, -B4, -B4 - 1};
+            memset(lev, 0, (size_t)n * sizeof(*lev));
+            use_dc = 1;
+            dcv = dcb[(i / 16) % 8];
         }
         fill_pixels(i % 4);
         uint8_t *pa, *pb;
