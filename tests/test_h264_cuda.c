@@ -67,9 +67,10 @@ static void opts_str(const VidkH264CudaOpts *o, char *s, size_t n)
         return;
     }
     snprintf(s, n, "compact %d line %d threads %d work %d coalesced %d sparse %d fused %d pipeline %d "
-                   "streams %d chunk %d graphs %d host %d host_threads %d plane %d",
+                   "streams %d chunk %d graphs %d host %d host_threads %d plane %d dense_vec %d staged %d",
              o->compact, o->line_per_thread, o->threads, o->work, o->coalesced, o->sparse, o->fused,
-             o->pipeline, o->streams, o->chunk, o->graphs, o->host, o->host_threads, o->plane);
+             o->pipeline, o->streams, o->chunk, o->graphs, o->host, o->host_threads, o->plane, o->dense_vec,
+             o->staged);
 }
 
 /* ---- pictures: library-allocated, or caller-owned with odd strides ---------------------------- */
@@ -77,6 +78,7 @@ static void opts_str(const VidkH264CudaOpts *o, char *s, size_t n)
 typedef struct TPic {
     VidkPicture p;
     uint8_t *mem;
+    size_t total; /* bytes of mem */
 } TPic;
 
 static int n_planes(VidkChroma c) { return c == VIDK_CHROMA_400 ? 1 : 3; }
@@ -103,6 +105,7 @@ static void tpic_new(TPic *t, int w, int h, VidkChroma chroma, int odd)
         total += (size_t)stride[p] * ph + 2;
     }
     t->mem = malloc(total);
+    t->total = total;
     if (!t->mem) exit(1);
     memset(t->mem, 0xEE, total);
     for (int p = 0; p < n_planes(chroma); p++) {
@@ -349,6 +352,121 @@ static void compact_combo(VidkH264CudaOpts *o, int i)
     o->plane = rnd(-1, 1);
 }
 
+/* ---- registered caller memory (vidk_host_register) ------------------------------------------------------ */
+
+/* Bytes of plane p of a picture as the library addresses them. */
+static size_t plane_span(const VidkPicture *pic, int p)
+{
+    int pw, ph;
+    vidk_picture_plane_size(pic, p, &pw, &ph);
+    return (size_t)(ph - 1) * (size_t)pic->stride[p] + (size_t)pw;
+}
+
+/* Register (on 1) or unregister (on 0) a picture on the cuda context. On the GPU the whole
+ * allocation; in the emulation the planes of `mask` (bit p) only, so that a call mixes
+ * direct and staged planes. Returns 0 or the error. */
+static int reg_pic(TPic *t, int on, unsigned mask)
+{
+    if (emu) {
+        int e = 0;
+        for (int p = 0; p < n_planes(t->p.chroma); p++)
+            if (mask >> p & 1) {
+                const int r = vidk_cuda_h264_emu_register(t->p.data[p], on ? plane_span(&t->p, p) : 0);
+                if (r < 0) e = r;
+            }
+        return e;
+    }
+    if (t->mem) return on ? vidk_host_register(gctx, t->mem, t->total) : vidk_host_unregister(gctx, t->mem);
+    return on ? vidk_picture_register(gctx, &t->p) : vidk_picture_unregister(gctx, &t->p);
+}
+
+/* The same for a coefficient frame (its macroblocks and level planes, one allocation). In
+ * the emulation mask bit 0 = macroblocks, bit 1 + p = level plane p. */
+static int reg_frame(const VidkH264CoefFrame *fr, int on, unsigned mask)
+{
+    const int np = n_planes(fr->chroma);
+    if (emu) {
+        int e = 0;
+        for (int k = 0; k <= np; k++)
+            if (mask >> k & 1) {
+                const void *ptr = k ? (const void *)fr->coef[k - 1] : (const void *)fr->mb;
+                const size_t bytes = k ? (size_t)fr->plane_w[k - 1] * fr->plane_h[k - 1] * 2
+                                       : (size_t)fr->mb_w * fr->mb_h * sizeof(*fr->mb);
+                const int r = vidk_cuda_h264_emu_register(ptr, on ? bytes : 0);
+                if (r < 0) e = r;
+            }
+        return e;
+    }
+    const uint8_t *end = (const uint8_t *)(fr->coef[np - 1] + (size_t)fr->plane_w[np - 1] * fr->plane_h[np - 1]);
+    return on ? vidk_host_register(gctx, fr->alloc, (size_t)(end - (const uint8_t *)fr->alloc))
+              : vidk_host_unregister(gctx, fr->alloc);
+}
+
+/* The fast dense frame path (dense_vec) and batch plane mode with caller memory registered:
+ * round i % 4: neither, the picture, the coefficient frame, both (the emulation: random
+ * subsets of planes); later rounds also with random bands, streams, host pools and
+ * staged 1 (registered memory staged anyway). Every result equal to ref. */
+static void check_direct(const char *name, const VidkH264CoefFrame *fr, const VidkH264Batch *b,
+                         const VidkPicture *pred, const VidkPicture *ref, TPic *got, int n)
+{
+    char what[700];
+    for (int i = 0; i < n; i++) {
+        const int reg = i & 3;
+        const unsigned pmask = emu && i >= 4 ? (unsigned)rnd(1, 7) : 7u, fmask = emu && i >= 4 ? (unsigned)rnd(1, 15) : 15u;
+        VidkH264CudaOpts o;
+        vidk_cuda_h264_default_opts(&o);
+        if (i >= 4) {
+            o.pipeline = rnd(0, 1);
+            o.streams = rnd(0, 4);
+            o.chunk = rnd(0, 2) ? 0 : rnd(1, 5);
+            o.host = rnd(0, 1);
+            o.host_threads = rnd(0, 1) ? 0 : rnd(1, 5);
+            o.staged = rnd(0, 3) == 0;
+        }
+        if ((reg & 1) && reg_pic(got, 1, pmask) < 0) {
+            fprintf(stderr, "%s: cannot register the picture\n", name);
+            CHECK(0);
+            return;
+        }
+        if ((reg & 2) && reg_frame(fr, 1, fmask) < 0) {
+            fprintf(stderr, "%s: cannot register the frame\n", name);
+            CHECK(0);
+            if (reg & 1) reg_pic(got, 0, pmask);
+            return;
+        }
+        pic_copy(&got->p, pred);
+        snprintf(what, sizeof(what), "%s dense_vec registered %s%s (%d)", name, reg & 1 ? "picture " : "",
+                 reg & 2 ? "frame" : "", i);
+        int r = run_finv(fr, &got->p, &o);
+        CHECK(r == 0);
+        if (!r) same_pics(ref, &got->p, b, what, &o);
+        if (!emu && !r) {
+            VidkCudaTiming t;
+            CHECK(vidk_cuda_last_timing(gctx, &t) == 0 && t.h2d_bytes > 0 && t.d2h_bytes > 0);
+        }
+        /* Batch plane mode (forced) on the same picture. */
+        o.plane = 1;
+        pic_copy(&got->p, pred);
+        snprintf(what, sizeof(what), "%s batch planes registered %s%s (%d)", name, reg & 1 ? "picture " : "",
+                 reg & 2 ? "frame" : "", i);
+        r = run_binv(b, &got->p, &o);
+        CHECK(r == 0);
+        if (!r) same_pics(ref, &got->p, b, what, &o);
+        if (!emu && i == 3) { /* the public API with both registered */
+            pic_copy(&got->p, pred);
+            snprintf(what, sizeof(what), "%s public frame_inverse registered", name);
+            CHECK(vidk_h264_frame_inverse(gctx, fr, &got->p) == 0);
+            same_pics(ref, &got->p, b, what, NULL);
+            pic_copy(&got->p, pred);
+            snprintf(what, sizeof(what), "%s public batch_inverse registered", name);
+            CHECK(vidk_h264_batch_inverse(gctx, b, &got->p) == 0);
+            same_pics(ref, &got->p, b, what, NULL);
+        }
+        if (reg & 1) CHECK(reg_pic(got, 0, pmask) == 0);
+        if (reg & 2) CHECK(reg_frame(fr, 0, fmask) == 0);
+    }
+}
+
 /* ---- inverse checks --------------------------------------------------------------------------------- */
 
 /* fr + pred: every entry point and combination against the c backend. */
@@ -408,6 +526,23 @@ static void check_inverse(const char *name, const VidkH264CoefFrame *fr, const V
         CHECK(r == 0);
         if (!r) same_pics(&ref.p, &got.p, &b, what, &o);
     }
+    /* The fast dense kernel (dense_vec) with its own switches, registered memory, plane mode. */
+    for (int i = 0; i < (tiny ? 2 : many ? 8 : 3); i++) {
+        VidkH264CudaOpts o;
+        vidk_cuda_h264_default_opts(&o);
+        o.pipeline = rnd(0, 1);
+        o.streams = rnd(0, 4);
+        o.chunk = rnd(0, 1) ? 0 : rnd(0, 1) ? rnd(1, 3) : rnd(4, 80);
+        o.host = rnd(0, 1);
+        o.host_threads = rnd(0, 1) ? 0 : rnd(1, 5);
+        o.staged = rnd(0, 1);
+        pic_copy(&got.p, pred);
+        snprintf(what, sizeof(what), "%s frame dense_vec combination %d", name, i);
+        const int r = run_finv(fr, &got.p, &o);
+        CHECK(r == 0);
+        if (!r) same_pics(&ref.p, &got.p, &b, what, &o);
+    }
+    check_direct(name, fr, &b, pred, &ref.p, &got, tiny ? 4 : many ? 12 : 6);
     /* The public API on the cuda context. */
     if (!emu) {
         pic_copy(&got.p, pred);
@@ -640,7 +775,7 @@ static void test_errors(void)
     CHECK(b.list[0].count > 0);
 
     /* Options out of range. */
-    const int bad_field = 16;
+    const int bad_field = 20;
     for (int k = 0; k < bad_field; k++) {
         vidk_cuda_h264_default_opts(&o);
         switch (k) {
@@ -660,6 +795,10 @@ static void test_errors(void)
         case 13: o.host_threads = 65; break;
         case 14: o.plane = -2; break;
         case 15: o.plane = 2; break;
+        case 16: o.dense_vec = 2; break;
+        case 17: o.dense_vec = -1; break;
+        case 18: o.staged = 2; break;
+        case 19: o.staged = -1; break;
         }
         CHECK(run_binv(&b, &pic.p, &o) == VIDK_ERR(EINVAL));
         CHECK(run_finv(&fr, &pic.p, &o) == VIDK_ERR(EINVAL));

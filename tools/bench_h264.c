@@ -255,8 +255,49 @@ typedef struct Live {
 typedef struct Job {
     VidkContext *ctx;
     int kind, dense, path, use_opts;
+    int reg; /* cuda: the work picture (and, dense, the coefficient frames) registered with
+                vidk_picture_register / vidk_host_register before the timed loop */
     VidkH264CudaOpts opts;
 } Job;
+
+/* ---- registered caller memory (the "pinned" rows) ----------------------------------------- */
+
+/* Bytes of a coefficient frame's one allocation: macroblocks, then the level planes. */
+static size_t frame_bytes(const VidkH264CoefFrame *fr) {
+    const int np = fr->chroma == VIDK_CHROMA_400 ? 1 : 3;
+    const uint8_t *end =
+        (const uint8_t *)(fr->coef[np - 1] + (size_t)fr->plane_w[np - 1] * fr->plane_h[np - 1]);
+    return (size_t)(end - (const uint8_t *)fr->alloc);
+}
+
+/* Register (on) or unregister a coefficient frame on ctx; the emulation keeps its own list. */
+static int reg_frame(VidkContext *ctx, int path, const VidkH264CoefFrame *fr, int on) {
+#if VIDK_HAVE_CUDA
+    if (path == PATH_EMU) return vidk_cuda_h264_emu_register(fr->alloc, on ? frame_bytes(fr) : 0);
+#endif
+    (void)path;
+    return on ? vidk_host_register(ctx, fr->alloc, frame_bytes(fr))
+              : vidk_host_unregister(ctx, fr->alloc);
+}
+
+/* The same for a picture from vidk_picture_alloc (the emulation: each plane's rows). */
+static int reg_picture(VidkContext *ctx, int path, VidkPicture *pic, int on) {
+#if VIDK_HAVE_CUDA
+    if (path == PATH_EMU) {
+        int e = 0;
+        for (int p = 0; p < (pic->chroma == VIDK_CHROMA_400 ? 1 : 3); p++) {
+            int pw, ph;
+            vidk_picture_plane_size(pic, p, &pw, &ph);
+            const int r = vidk_cuda_h264_emu_register(
+                pic->data[p], on ? (size_t)(ph - 1) * (size_t)pic->stride[p] + (size_t)pw : 0);
+            if (r < 0) e = r;
+        }
+        return e;
+    }
+#endif
+    (void)path;
+    return on ? vidk_picture_register(ctx, pic) : vidk_picture_unregister(ctx, pic);
+}
 
 static int run_call(const Job *j, Live *lv, int i, VidkPicture *pic) {
     const H264Workload *w = lv->w;
@@ -276,9 +317,33 @@ static int run_call(const Job *j, Live *lv, int i, VidkPicture *pic) {
     return VIDK_ERR(ENOSYS);
 }
 
+static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, Stat *st);
+
 /* Warm-up pass(es) with the bit-exactness check, then timed passes over every frame. The
- * prediction is copied into the work picture before each call, outside the timed span. */
+ * prediction is copied into the work picture before each call, outside the timed span.
+ * j->reg: the work picture and (dense) every coefficient frame registered first, not
+ * timed, and unregistered after. */
 static void measure(Bench *b, Live *lv, const Job *j, const char *label, Stat *st) {
+    int e = 0, pic_done = 0, nfr = 0;
+    const int n = lv->w->nframes;
+    memset(st, 0, sizeof(*st));
+    if (j->reg) {
+        if ((e = reg_picture(j->ctx, j->path, &lv->work, 1)) < 0) goto out;
+        pic_done = 1;
+        for (; j->dense && nfr < n; nfr++)
+            if ((e = reg_frame(j->ctx, j->path, &lv->w->fr[nfr], 1)) < 0) goto out;
+    }
+    measure_calls(b, lv, j, label, st);
+out:
+    if (e < 0) snprintf(st->err, sizeof(st->err), "registering: %s", vidk_strerror(e));
+    while (nfr > 0)
+        if ((e = reg_frame(j->ctx, j->path, &lv->w->fr[--nfr], 0)) < 0 && st->done)
+            st->done = 0, snprintf(st->err, sizeof(st->err), "unregistering: %s", vidk_strerror(e));
+    if (pic_done && (e = reg_picture(j->ctx, j->path, &lv->work, 0)) < 0 && st->done)
+        st->done = 0, snprintf(st->err, sizeof(st->err), "unregistering: %s", vidk_strerror(e));
+}
+
+static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, Stat *st) {
     const int n = lv->w->nframes;
     const double budget = b->max_seconds > 0 ? b->max_seconds : INFINITY;
     const double t0 = cli_now();
@@ -383,6 +448,7 @@ typedef struct TputArg {
     VidkContext *ctx;
     const Live *lv;
     VidkPicture *pics;
+    const VidkH264CoefFrame *frames; /* dense: the coefficient frame of each call */
     const VidkH264CudaOpts *opts;
     int t, k, calls, err;
 } TputArg;
@@ -391,25 +457,45 @@ static void *tput_thread(void *p) {
     TputArg *a = p;
     const int n = a->lv->w->nframes;
     for (int c = a->t; c < a->calls && !a->err; c += a->k) {
-        const int e =
-            vidk_cuda_h264_batch_inverse(a->ctx, &a->lv->w->batch[c % n], &a->pics[c], a->opts);
+        const int e = a->frames ? vidk_cuda_h264_frame_inverse(a->ctx, &a->frames[c], &a->pics[c],
+                                                               a->opts)
+                                : vidk_cuda_h264_batch_inverse(a->ctx, &a->lv->w->batch[c % n],
+                                                               &a->pics[c], a->opts);
         if (e < 0) a->err = e;
     }
     return NULL;
 }
 
+/* A copy of a coefficient frame (its own allocation, so that another context can register
+ * it). */
+static int frame_clone(VidkH264CoefFrame *dst, const VidkH264CoefFrame *src) {
+    const int e = vidk_h264_coef_frame_alloc(dst, src->w, src->h, src->chroma, src->bitdepth);
+    if (e < 0) return e;
+    memcpy(dst->mb, src->mb, (size_t)src->mb_w * src->mb_h * sizeof(*src->mb));
+    for (int p = 0; p < (src->chroma == VIDK_CHROMA_400 ? 1 : 3); p++)
+        memcpy(dst->coef[p], src->coef[p], (size_t)src->plane_w[p] * src->plane_h[p] * 2);
+    dst->scaling = src->scaling;
+    return 0;
+}
+
 /* variant "throughput": the library's settings with the host staging pools splitting the
  * cores between the K contexts (each context's pool has cores / K threads, so that the K
  * calls in flight do not oversubscribe the CPU); "throughput-legacy": the previous defaults
- * (single-threaded host staging), for comparison in the same run. */
-static void measure_tput(Bench *b, Live *lv, const char *variant,
-                         const VidkH264CudaOpts *opts) {
+ * (single-threaded host staging), for comparison in the same run. dense: each call is
+ * vidk_cuda_h264_frame_inverse on the dense frame (else the batch inverse). reg: before the
+ * rounds, every picture is registered on the context that decodes onto it, and (dense) each
+ * call gets its own copy of its coefficient frame registered there too (a range is
+ * registered on one context only); not timed. */
+static void measure_tput(Bench *b, Live *lv, const char *variant, const VidkH264CudaOpts *opts,
+                         int dense, int reg) {
     Row *r = add_row(b, lv->wl, gpu_label(b), variant, KIND_ALL);
     if (!r) return;
     Stat *st = &r->st;
     const int k = b->ngpu_ctx, n = lv->w->nframes;
     const int calls = n > TPUT_CALLS ? n : TPUT_CALLS;
     VidkPicture *pics = calloc((size_t)calls, sizeof(*pics));
+    VidkH264CoefFrame *frames = NULL;
+    int nreg = 0, nfreg = 0, nframes = 0;
     TputArg args[MAX_GPU_CTX];
     pthread_t th[MAX_GPU_CTX];
     const double budget = b->max_seconds > 0 ? b->max_seconds : INFINITY;
@@ -424,6 +510,23 @@ static void measure_tput(Bench *b, Live *lv, const char *variant,
         if ((e = vidk_picture_alloc(&pics[c], lv->w->w, lv->w->h, lv->w->pred[0].chroma, 8,
                                     0)) < 0)
             goto done;
+    if (dense && !(frames = calloc((size_t)calls, sizeof(*frames)))) {
+        e = VIDK_ERR(ENOMEM);
+        goto done;
+    }
+    for (int c = 0; dense && c < calls; c++, nframes++) {
+        if (!reg) { /* shallow: the workload's frames, read-only, shared by the contexts */
+            frames[c] = lv->w->fr[c % n];
+            continue;
+        }
+        if ((e = frame_clone(&frames[c], &lv->w->fr[c % n])) < 0) goto done;
+    }
+    for (; reg && nreg < calls; nreg++)
+        if ((e = vidk_picture_register(b->gpu_ctx[nreg % k], &pics[nreg])) < 0) goto done;
+    for (; reg && dense && nfreg < calls; nfreg++)
+        if ((e = vidk_host_register(b->gpu_ctx[nfreg % k], frames[nfreg].alloc,
+                                    frame_bytes(&frames[nfreg]))) < 0)
+            goto done;
     /* Round 0 is the warm-up and the check; then timed rounds within the budget. */
     for (int round = 0; round <= b->runs; round++) {
         for (int c = 0; c < calls; c++)
@@ -432,6 +535,7 @@ static void measure_tput(Bench *b, Live *lv, const char *variant,
             args[t] = (TputArg){.ctx = b->gpu_ctx[t],
                                 .lv = lv,
                                 .pics = pics,
+                                .frames = frames,
                                 .opts = opts,
                                 .t = t,
                                 .k = k,
@@ -464,6 +568,19 @@ static void measure_tput(Bench *b, Live *lv, const char *variant,
     st->done = runs > 0;
 done:
     if (e < 0) snprintf(st->err, sizeof(st->err), "%s", vidk_strerror(e));
+    while (nfreg > 0) {
+        nfreg--;
+        const int u = vidk_host_unregister(b->gpu_ctx[nfreg % k], frames[nfreg].alloc);
+        if (u < 0 && st->done) st->done = 0, snprintf(st->err, sizeof(st->err), "%s", vidk_strerror(u));
+    }
+    while (nreg > 0) {
+        nreg--;
+        const int u = vidk_picture_unregister(b->gpu_ctx[nreg % k], &pics[nreg]);
+        if (u < 0 && st->done) st->done = 0, snprintf(st->err, sizeof(st->err), "%s", vidk_strerror(u));
+    }
+    for (int c = 0; reg && c < nframes; c++)
+        vidk_h264_coef_frame_free(&frames[c]);
+    free(frames);
     if (pics)
         for (int c = 0; c < calls; c++)
             vidk_picture_free(&pics[c]);
@@ -639,6 +756,43 @@ static void measure_gpu(Bench *b, Live *lv) {
     vidk_cuda_h264_default_opts(&j.opts);
     j.opts.pipeline = 0, j.opts.graphs = 0;
     run_job(b, lv, &j, label, "no-overlap");
+    /* Past issue 3 (GPU rows; under the emulation the same calls are only checked, so that
+     * the emulated run keeps its rows): the frame inverse as the public API runs it (the
+     * fast dense kernel, bands pipelined); that kernel alone (one band on one stream: its
+     * kernel stage is the single launch, for the HBM-floor ratio); and both entry points
+     * with the caller's memory registered ("pinned": picture and coefficient frames; the
+     * batch: the picture, in plane mode); and the frame inverse as it ran before the fast
+     * dense kernel (host compaction, then the batch path), for comparison. */
+    enum { NV = 5 };
+    Job v[NV];
+    static const char *const vname[NV] = {"frame-default", "dense-vec", "pinned", "pinned-batch",
+                                          "frame-compact"};
+    for (int i = 0; i < NV; i++) {
+        memset(&v[i], 0, sizeof(v[i]));
+        v[i].ctx = ctx, v[i].kind = KIND_ALL, v[i].path = path, v[i].dense = i != 3;
+        v[i].reg = i == 2 || i == 3;
+    }
+    v[1].use_opts = v[4].use_opts = 1;
+    vidk_cuda_h264_default_opts(&v[1].opts);
+    v[1].opts.pipeline = 0;
+    vidk_cuda_h264_default_opts(&v[4].opts);
+    v[4].opts.dense_vec = 0;
+    for (int i = 0; i < NV; i++) {
+        if (!b->cuda_emu) {
+            run_job(b, lv, &v[i], label, vname[i]);
+            continue;
+        }
+        Row tmp; /* checked, not listed */
+        memset(&tmp, 0, sizeof(tmp));
+        tmp.wl = lv->wl, tmp.kind = KIND_ALL;
+        snprintf(tmp.backend, sizeof(tmp.backend), "%s", label);
+        snprintf(tmp.variant, sizeof(tmp.variant), "%s", vname[i]);
+        const int keep = b->runs;
+        b->runs = 1;
+        measure(b, lv, &v[i], label, &tmp.st);
+        b->runs = keep;
+        report(b, lv, &tmp);
+    }
     if (!b->cuda_emu) {
         /* The public entry point, once wired by the CUDA backend, must give the same bits. */
         copy_pic(&lv->work, &lv->w->pred[0]);
@@ -661,10 +815,15 @@ static void measure_gpu(Bench *b, Live *lv) {
         to.host_threads = b->cores / (b->ngpu_ctx > 0 ? b->ngpu_ctx : 1);
         if (to.host_threads < 1) to.host_threads = 1;
         if (to.host_threads > 64) to.host_threads = 64;
-        measure_tput(b, lv, "throughput", &to);
+        measure_tput(b, lv, "throughput", &to, 0, 0);
+        /* Past issue 3: the frame inverse (fast dense kernel) and registered caller memory,
+         * the same method (K contexts, pools of cores / K threads). */
+        measure_tput(b, lv, "throughput-frame", &to, 1, 0);
+        measure_tput(b, lv, "throughput-pinned", &to, 1, 1);
+        measure_tput(b, lv, "throughput-pinned-batch", &to, 0, 1);
         vidk_cuda_h264_step_opts(&to, VIDK_H264_CUDA_PIPELINE);
         to.graphs = -1;
-        measure_tput(b, lv, "throughput-legacy", &to);
+        measure_tput(b, lv, "throughput-legacy", &to, 0, 0);
     }
 #else
     (void)b, (void)lv;
@@ -1036,7 +1195,34 @@ static const Stat *cpu_best_simd(const Bench *b, int wl, const char **which) {
     return y;
 }
 
-enum { T_WL, T_BYTES, T_FIG5, T_T3, T_T4K, T_T4W, T_FIG4, T_LAT, T_MICRO, T_TGT, T_COUNT };
+enum { T_WL, T_BYTES, T_FIG5, T_T3, T_T4K, T_T4W, T_FIG4, T_LAT, T_PIN, T_MICRO, T_TGT, T_COUNT };
+
+/* The cuda throughput variants, the first the issue's original measurement. */
+#define TPUT_VARIANTS 4
+static const char *const tput_variant[TPUT_VARIANTS] = {
+    "throughput", "throughput-frame", "throughput-pinned", "throughput-pinned-batch"};
+
+/* The fastest cuda throughput row of workload w (*which: its variant). */
+static const Stat *best_tput(const Bench *b, int w, const char **which) {
+    const Stat *best = NULL;
+    for (int i = 0; i < TPUT_VARIANTS; i++) {
+        const Stat *s = find(b, w, gpu_label(b), tput_variant[i], KIND_ALL);
+        if (s && s->ms > 0 && (!best || s->ms < best->ms)) best = s, *which = tput_variant[i];
+    }
+    return best;
+}
+
+/* The all-core CPU path of workload w: the faster of the threads backend's batch and dense. */
+static const Stat *cpu_best_threads(const Bench *b, int w) {
+    const Stat *th = find(b, w, "threads", "batch", KIND_ALL),
+               *thd = find(b, w, "threads", "dense", KIND_ALL);
+    return !th || (thd && thd->ms < th->ms) ? thd : th;
+}
+
+/* HBM floor of a device-timed row: (H2D + D2H bytes) / the device-memory ceiling, ms. */
+static double hbm_floor_ms(const Bench *b, const Stat *s) {
+    return b->hbm_gbs > 0 ? (s->h2d_bytes + s->d2h_bytes) / (b->hbm_gbs * 1e9) * 1e3 : 0;
+}
 
 static void build_tables(Bench *b, Tab *t) {
     const char *g = gpu_label(b);
@@ -1321,6 +1507,58 @@ static void build_tables(Bench *b, Tab *t) {
                          100 * fu->d2h_bytes / fu->d2h_ms / 1e6 / b->pcie_gbs);
         }
     }
+    /* Past issue 3: registered caller memory and the fast dense kernel. */
+    snprintf(legend, sizeof(legend),
+             "ms per frame, host clock, medians. frame compact: vidk_cuda_h264_frame_inverse "
+             "as before the fast dense kernel (dense_vec 0: compaction on the host, then the "
+             "batch path); frame: with the library's settings (the fast dense kernel on the "
+             "dense frame, bands pipelined over the streams, unregistered memory staged "
+             "through pinned buffers); pinned: "
+             "the same with the picture and the coefficient frames registered "
+             "(vidk_picture_register / vidk_host_register, outside the timing: copies go "
+             "straight between them and the device); pinned batch: "
+             "vidk_cuda_h264_batch_inverse with the picture registered (plane mode copies "
+             "it directly). tput columns: %d contexts in %d host threads as \"tput\" "
+             "(frames back to back, ms per frame = wall / frames); best / simd, best / "
+             "threads: the fastest tput column against the faster simd (1 core) and threads "
+             "(all cores) variant. vec kernel: kernel stage (CUDA events) of the fast dense "
+             "kernel as one launch (pipeline off); floor: its H2D + D2H bytes (what it reads "
+             "and writes in device memory) / %.0f GB/s; x floor: kernel / floor.",
+             kctx, kctx, b->hbm_gbs);
+    tab_init(&t[T_PIN], "Registered (pinned) caller memory and the fast dense kernel (cuda)",
+             "size|mode|frame compact ms|frame ms|pinned ms|pinned batch ms|tput|frame tput|"
+             "pinned tput|pinned batch tput|best/simd|best/threads|vec kernel ms|floor ms|"
+             "x floor",
+             2, legend);
+    for (int w = 0; w < b->nwl; w++) {
+        const Stat *lat[4] = {
+            find(b, w, g, "frame-compact", KIND_ALL), find(b, w, g, "frame-default", KIND_ALL),
+            find(b, w, g, "pinned", KIND_ALL), find(b, w, g, "pinned-batch", KIND_ALL)};
+        const Stat *vec = find(b, w, g, "dense-vec", KIND_ALL);
+        if (!lat[0] && !lat[1] && !lat[2] && !lat[3] && !vec) continue;
+        if (!(r = tab_add(&t[T_PIN]))) break;
+        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
+        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        for (int i = 0; i < 4; i++)
+            if (lat[i]) fms(r[2 + i], lat[i]->ms);
+        for (int i = 0; i < TPUT_VARIANTS; i++) {
+            const Stat *x = find(b, w, g, tput_variant[i], KIND_ALL);
+            if (x) fms(r[6 + i], x->ms);
+        }
+        const char *which = "", *sw = "";
+        const Stat *bt = best_tput(b, w, &which), *sm = cpu_best_simd(b, w, &sw),
+                   *th = cpu_best_threads(b, w);
+        if (bt && sm) fx(r[10], sm->ms / bt->ms);
+        if (bt && th) fx(r[11], th->ms / bt->ms);
+        if (vec && vec->has_dev) {
+            fms(r[12], vec->kernel_ms);
+            const double fl = hbm_floor_ms(b, vec);
+            if (fl > 0) {
+                fms(r[13], fl);
+                snprintf(r[14], sizeof(Cell), "%.2fx", vec->kernel_ms / fl);
+            }
+        }
+    }
     /* Micro-benchmark. */
     tab_init(&t[T_MICRO], "CPU DSP functions, ns per block (median)",
              "function|backend|ns/block|x264 (Zen 3)|ratio", 2,
@@ -1391,6 +1629,42 @@ static void eval_targets(Bench *b) {
             const double x = s->ms / tp->ms, y = th->ms / tp->ms;
             snprintf(t->value, sizeof(t->value), "%.2fx simd %s, %.2fx threads", x, which, y);
             t->met = x >= 5 && y > 1;
+        }
+    }
+    /* The same target with the best cuda throughput variant (frame inverse, registered
+     * memory; see the "Registered (pinned)" table). */
+    for (int w = 0; w < b->nwl; w++) {
+        char where[80];
+        snprintf(where, sizeof(where), "%s %s", b->wls[w].size_name, b->wls[w].mode_name);
+        Target *t = add_target(b, "best gpu tput >= 5x simd (1 thread) and > threads", where);
+        if (!t) return;
+        const char *which = "", *sw = "";
+        const Stat *s = cpu_best_simd(b, w, &sw), *th = cpu_best_threads(b, w),
+                   *tp = best_tput(b, w, &which);
+        if (emu) {
+            snprintf(t->value, sizeof(t->value), "n/a (emulation)");
+        } else if (s && th && tp) {
+            const double x = s->ms / tp->ms, y = th->ms / tp->ms;
+            snprintf(t->value, sizeof(t->value), "%s: %.2fx simd, %.2fx threads", which,
+                     x, y);
+            t->met = x >= 5 && y > 1;
+        }
+    }
+    for (int w = 0; w < b->nwl; w++) {
+        if (strcmp(b->wls[w].size_name, "1080p") || strcmp(b->wls[w].mode_name, "intra"))
+            continue;
+        Target *t = add_target(b, "fast dense kernel (dense_vec) <= 2x HBM floor", "1080p intra");
+        if (!t) return;
+        const Stat *d = find(b, w, g, "dense-vec", KIND_ALL);
+        if (emu) {
+            snprintf(t->value, sizeof(t->value), "n/a (emulation)");
+        } else if (d && d->has_dev && b->hbm_gbs > 0) {
+            const double floor_ms = hbm_floor_ms(b, d);
+            snprintf(t->value, sizeof(t->value), "%.4f ms = %.2fx floor %.4f ms", d->kernel_ms,
+                     d->kernel_ms / floor_ms, floor_ms);
+            t->met = d->kernel_ms <= 2 * floor_ms;
+        } else if (d && d->has_dev) {
+            snprintf(t->value, sizeof(t->value), "no HBM ceiling for this GPU (--hbm-gbs)");
         }
     }
     for (int w = 0; w < b->nwl; w++) {

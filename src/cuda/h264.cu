@@ -12,6 +12,12 @@
 // Chunks go round-robin over the streams; the host packs chunk k + 1 while the device
 // copies and transforms chunk k.
 //
+// Frame inverse (opts.dense_vec, the default): no compaction; the dense frame goes up as it
+// is in bands of macroblock rows over the streams, the fast dense kernel (vec_kernel) runs
+// per band, the reconstruction comes back per band. Caller memory registered with
+// vidk_host_register (vidk_cuda_host_pinned) is copied directly, here and in plane mode;
+// the rest is staged through the pinned slots by the host pool.
+//
 // Every entry point exists twice: on the device, and emulated on the host (the same
 // packing and chunking, the kernels' phase functions run by h264_emu.cuh, no CUDA call)
 // for tests on machines without a GPU.
@@ -72,7 +78,7 @@ struct Plan {
 int check_opts(const VidkH264CudaOpts *o)
 {
     const int bools[] = {o->compact, o->line_per_thread, o->coalesced, o->sparse, o->fused,
-                         o->pipeline, o->host};
+                         o->pipeline, o->host, o->dense_vec, o->staged};
     for (int v : bools)
         if (v != 0 && v != 1) return VIDK_ERR(EINVAL);
     if (o->threads < 32 || o->threads > kMaxThreads || o->threads % 32) return VIDK_ERR(EINVAL);
@@ -86,7 +92,7 @@ int check_opts(const VidkH264CudaOpts *o)
 
 // ---- execution: the device, or the host emulation -------------------------------------------
 
-constexpr int kMaxEvents = 2 * kMaxChunks + 2;
+constexpr int kMaxEvents = 2 * kMaxChunks + 8; // chunks, common, planes up and down
 
 struct Exec {
     VidkContext *ctx;
@@ -190,6 +196,58 @@ int dmemset(Exec *x, void *dst, size_t n, int s)
         return 0;
     }
     return CK(x, cudaMemsetAsync(dst, 0, n, x->st[s]));
+}
+
+// Row-by-row copies between a host picture (pitch sp / dp) and a packed device plane.
+int h2d_2d(Exec *x, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows, int s)
+{
+    if (!width || !rows) return 0;
+    if (dpitch == width && spitch == width) return h2d(x, dst, src, width * rows, s); // contiguous
+    if (x->emu) {
+        for (size_t r = 0; r < rows; r++)
+            memcpy(static_cast<uint8_t *>(dst) + r * dpitch, static_cast<const uint8_t *>(src) + r * spitch, width);
+        return 0;
+    }
+    return CK(x, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyHostToDevice, x->st[s]));
+}
+
+int d2h_2d(Exec *x, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows, int s)
+{
+    if (!width || !rows) return 0;
+    if (dpitch == width && spitch == width) return d2h(x, dst, src, width * rows, s); // contiguous
+    if (x->emu) {
+        for (size_t r = 0; r < rows; r++)
+            memcpy(static_cast<uint8_t *>(dst) + r * dpitch, static_cast<const uint8_t *>(src) + r * spitch, width);
+        return 0;
+    }
+    return CK(x, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDeviceToHost, x->st[s]));
+}
+
+// Ranges the emulation treats as registered (vidk_cuda_h264_emu_register).
+constexpr int kEmuRanges = 64;
+struct EmuRange {
+    uintptr_t lo, hi;
+};
+EmuRange g_emu_reg[kEmuRanges];
+int g_emu_nreg = 0;
+
+// Whether [p, p + n) is caller memory registered for direct asynchronous copies.
+bool pinned(const Exec *x, const void *p, size_t n)
+{
+    if (!x->emu) return vidk_cuda_host_pinned(x->ctx, p, n) != 0;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+    if (!p || !n) return false;
+    for (int i = 0; i < g_emu_nreg; i++)
+        if (g_emu_reg[i].lo <= lo && lo + n <= g_emu_reg[i].hi) return true;
+    return false;
+}
+
+// Whether plane p (pw x ph samples) of a picture can be copied directly (registered, rows
+// in increasing addresses).
+bool plane_pinned(const Exec *x, const VidkPicture *pic, int p, int pw, int ph)
+{
+    const ptrdiff_t st = pic->stride[p];
+    return st >= pw && pinned(x, pic->data[p], (size_t)(ph - 1) * (size_t)st + (size_t)pw);
 }
 
 int stage(Exec *x, VidkCudaStage st, bool begin, int s, size_t bytes)
@@ -545,6 +603,7 @@ struct Chunk {
     int stream;
     int ev;          // completion event
     bool sparse;     // host staging: this chunk's levels go up sparse
+    uint8_t pmask;   // host staging: planes its blocks touch (bit p)
 };
 
 // Records and levels of blocks [b0, b1) of class c; sets the chunk's value range. N,
@@ -1225,6 +1284,7 @@ struct PackJob {
     const VidkPicture *pic;
     uint32_t b0, b1, per;
     uint32_t *cnt; // pass 1: non-zero levels per job; pass 2: first value of the job
+    uint32_t *pm;  // pass 1: planes touched by the job's blocks (bit p)
     int pass;
     bool sparse, fused, plane;
     // write-back (unpack) jobs
@@ -1247,6 +1307,9 @@ void pack_job(void *arg, int job, int)
     const uint32_t i1 = j->b1 - i0 < j->per ? j->b1 : i0 + j->per;
     if (j->pass == 1) {
         j->cnt[job] = count_nz(j->l, j->c->n, i0, i1);
+        uint32_t m = 0;
+        for (uint32_t i = i0; i < i1; i++) m |= 1u << (j->l->plane[i] & 3);
+        j->pm[job] = m;
         return;
     }
     typedef void (*Fn)(const Class *, const VidkH264BlockList *, const VidkPicture *, uint32_t, uint32_t, uint32_t);
@@ -1282,12 +1345,12 @@ uint32_t per_job(uint32_t n, VidkThreadPool *pool, uint32_t min)
 // most 60 % of the levels are non-zero: its popcount and serial reads cost the kernel a
 // little more).
 void pack_chunk_host(Class *c, const VidkH264BlockList *l, const VidkPicture *pic, bool fused, bool plane,
-                     Chunk *ch, VidkThreadPool *pool, uint32_t *cnt)
+                     Chunk *ch, VidkThreadPool *pool, uint32_t *cnt, uint32_t *pm)
 {
     const uint32_t n = ch->b1 - ch->b0, nn = (uint32_t)(c->n * c->n);
     PackJob j;
     memset(&j, 0, sizeof(j));
-    j.c = c, j.l = l, j.pic = pic, j.b0 = ch->b0, j.b1 = ch->b1, j.cnt = cnt;
+    j.c = c, j.l = l, j.pic = pic, j.b0 = ch->b0, j.b1 = ch->b1, j.cnt = cnt, j.pm = pm;
     j.fused = fused, j.plane = plane;
     j.per = per_job(n, pool, c->n == 4 ? 1024 : 256);
     const int nj = (int)((n + j.per - 1) / j.per);
@@ -1295,6 +1358,8 @@ void pack_chunk_host(Class *c, const VidkH264BlockList *l, const VidkPicture *pi
     vidk_pool_run(pool, nj, pack_job, &j);
     uint64_t nz = 0;
     const uint32_t v0 = ch->b0 * nn; // the chunk's own region: sparse values never exceed it
+    ch->pmask = 0;
+    for (int k = 0; k < nj; k++) ch->pmask |= (uint8_t)pm[k];
     for (int k = 0; k < nj; k++) {
         const uint32_t t = cnt[k];
         cnt[k] = v0 + (uint32_t)nz;
@@ -1326,6 +1391,7 @@ struct PlaneJob {
     size_t off[3];
     int pw[3], ph[3], jobs[4]; // jobs[p]: first job of plane p
     bool down;
+    uint32_t skip; // planes (bit p) left alone: copied directly, or not this pass
 };
 constexpr int kPlaneRows = 16;
 
@@ -1333,6 +1399,7 @@ void plane_job(void *arg, int job, int)
 {
     const PlaneJob *j = static_cast<const PlaneJob *>(arg);
     const int p = job >= j->jobs[2] ? 2 : job >= j->jobs[1] ? 1 : 0;
+    if (j->skip >> p & 1) return;
     const int y0 = (job - j->jobs[p]) * kPlaneRows, y1 = imin(y0 + kPlaneRows, j->ph[p]);
     for (int y = y0; y < y1; y++) {
         uint8_t *pic_row = static_cast<uint8_t *>(j->pic->data[p]) + (ptrdiff_t)y * j->pic->stride[p];
@@ -1365,7 +1432,9 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
     Class cls[2];
     Chunk *chunks = nullptr;
     uint32_t *cnt = nullptr;
-    int nch = 0, next_unpack = 0, ev_common = -1, ev_plane = -1;
+    int nch = 0, next_unpack = 0, ev_common = -1, ev_up[3] = {-1, -1, -1}, ev_dn[3] = {-1, -1, -1};
+    uint32_t direct = 0; // plane mode: planes (bit p) copied straight from / to the registered picture
+    bool all_direct;
     uint8_t *h_common = nullptr, *d_common = nullptr, *h_plane = nullptr, *d_plane = nullptr;
     size_t off_dcm, off_dcc, common_bytes, h2d_total = 0, d2h_total = 0, plane_bytes = 0, samples = 0;
     const uint32_t ndc = b->dc.count;
@@ -1407,23 +1476,26 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
         if (jobs > maxjobs) maxjobs = jobs;
     }
 
+    for (int p = 0; p < np && plane; p++)
+        if (!o.staged && plane_pinned(x, pic, p, pj.pw[p], pj.ph[p])) direct |= 1u << p;
     if ((err = common_buffers(x, ndc, &off_dcm, &off_dcc, &common_bytes, &h_common, &d_common)) < 0) return err;
-    if (plane && ((err = buf(x, SLOT_PLANE, true, plane_bytes, &h_plane)) < 0 ||
-                  (err = buf(x, SLOT_PLANE, false, plane_bytes, &d_plane)) < 0))
-        return err;
+    all_direct = direct == (1u << np) - 1;
+    if (plane && !all_direct && (err = buf(x, SLOT_PLANE, true, plane_bytes, &h_plane)) < 0) return err;
+    if (plane && (err = buf(x, SLOT_PLANE, false, plane_bytes, &d_plane)) < 0) return err;
     for (int s = 0; s < 2; s++)
         if ((err = class_buffers(x, &cls[s], s, !plane)) < 0) return err;
     chunks = static_cast<Chunk *>(calloc(2 * kMaxChunks, sizeof(Chunk)));
-    cnt = static_cast<uint32_t *>(calloc(maxjobs, sizeof(uint32_t)));
+    cnt = static_cast<uint32_t *>(calloc(2 * (size_t)maxjobs, sizeof(uint32_t))); // counts, then plane masks
     if (!chunks || !cnt) {
         err = VIDK_ERR(ENOMEM);
         goto cleanup;
     }
     nch = make_chunks(chunks, cls, pl->graph || !o.pipeline, pl->ns);
     fill_common(h_common, b, off_dcm, off_dcc);
-    if (plane) {
+    if (plane && !all_direct) { // planes not registered: row copies into pinned memory
         pj.buf = h_plane;
         pj.down = false;
+        pj.skip = direct;
         vidk_pool_run(pool, pj.jobs[3], plane_job, &pj);
     }
 
@@ -1431,7 +1503,8 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
     packed_all = pl->graph || !o.pipeline;
     if (packed_all)
         for (int i = 0; i < nch; i++)
-            pack_chunk_host(&cls[chunks[i].cls], &b->list[chunks[i].cls], pic, o.fused, plane, &chunks[i], pool, cnt);
+            pack_chunk_host(&cls[chunks[i].cls], &b->list[chunks[i].cls], pic, o.fused, plane, &chunks[i], pool, cnt,
+                            cnt + maxjobs);
     if (pl->graph) {
         GraphCall gc;
         memset(&gc, 0, sizeof(gc));
@@ -1456,19 +1529,33 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
     }
     if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
         (err = h2d(x, d_common, h_common, common_bytes, 0)) < 0 ||
-        (plane && (err = h2d(x, d_plane, h_plane, plane_bytes, 0)) < 0) ||
-        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, common_bytes + (plane ? plane_bytes : 0))) < 0 ||
-        (ev_common = event_record(x, 0)) < 0) {
+        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, common_bytes)) < 0 || (ev_common = event_record(x, 0)) < 0) {
         err = ev_common < 0 && !err ? ev_common : err;
         goto cleanup;
     }
-    h2d_total += common_bytes + (plane ? plane_bytes : 0);
+    h2d_total += common_bytes;
     for (int i = 1; i < pl->ns; i++)
         if ((err = event_wait(x, i, ev_common)) < 0) goto cleanup;
+    // Plane mode: the prediction planes up on stream 0, one event per plane: a chunk on
+    // another stream waits only for the planes its blocks touch.
+    for (int p = 0; p < np && plane; p++) {
+        const size_t pb = (size_t)pj.pw[p] * pj.ph[p];
+        if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
+            (err = direct >> p & 1 ? h2d_2d(x, d_plane + pj.off[p], (size_t)pj.pw[p], pic->data[p],
+                                             (size_t)pic->stride[p], (size_t)pj.pw[p], (size_t)pj.ph[p], 0)
+                                   : h2d(x, d_plane + pj.off[p], h_plane + pj.off[p], pb, 0)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, pb)) < 0 || (ev_up[p] = event_record(x, 0)) < 0) {
+            err = ev_up[p] < 0 && !err ? ev_up[p] : err;
+            goto cleanup;
+        }
+        h2d_total += pb;
+    }
     for (int i = 0; i < nch; i++) {
         Chunk *ch = &chunks[i];
         Class *c = &cls[ch->cls];
-        if (!packed_all) pack_chunk_host(c, &b->list[ch->cls], pic, o.fused, plane, ch, pool, cnt);
+        if (!packed_all) pack_chunk_host(c, &b->list[ch->cls], pic, o.fused, plane, ch, pool, cnt, cnt + maxjobs);
+        for (int p = 0; p < np && plane && ch->stream; p++)
+            if ((ch->pmask >> p & 1) && (err = event_wait(x, ch->stream, ev_up[p])) < 0) goto cleanup;
         VidkH264CudaOpts oc = o;
         oc.sparse = ch->sparse;
         const InvKernel &k = inv_select(ch->cls, oc, plane);
@@ -1499,18 +1586,32 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
         }
     }
     if (plane) {
-        // Every chunk's kernel before the planes come back (stream 0 waits for the others).
-        for (int i = 0; i < nch; i++)
-            if (chunks[i].stream && (err = event_wait(x, 0, chunks[i].ev)) < 0) goto cleanup;
-        if ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, 0, 0)) < 0 || (err = d2h(x, h_plane, d_plane, plane_bytes, 0)) < 0 ||
-            (err = stage(x, VIDK_CUDA_STAGE_D2H, false, 0, plane_bytes)) < 0 || (ev_plane = event_record(x, 0)) < 0 ||
-            (err = event_sync(x, ev_plane)) < 0) {
-            err = ev_plane < 0 && !err ? ev_plane : err;
-            goto cleanup;
+        // Plane p comes back (on stream p % streams) once every chunk that touches it has
+        // run; the host writes the staged planes back while later planes are in flight.
+        for (int p = 0; p < np; p++) {
+            const int sp = p % pl->ns;
+            const size_t pb = (size_t)pj.pw[p] * pj.ph[p];
+            for (int i = 0; i < nch; i++)
+                if ((chunks[i].pmask >> p & 1) && chunks[i].stream != sp &&
+                    (err = event_wait(x, sp, chunks[i].ev)) < 0)
+                    goto cleanup;
+            if ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, sp, 0)) < 0 ||
+                (err = direct >> p & 1 ? d2h_2d(x, pic->data[p], (size_t)pic->stride[p], d_plane + pj.off[p],
+                                                 (size_t)pj.pw[p], (size_t)pj.pw[p], (size_t)pj.ph[p], sp)
+                                       : d2h(x, h_plane + pj.off[p], d_plane + pj.off[p], pb, sp)) < 0 ||
+                (err = stage(x, VIDK_CUDA_STAGE_D2H, false, sp, pb)) < 0 || (ev_dn[p] = event_record(x, sp)) < 0) {
+                err = ev_dn[p] < 0 && !err ? ev_dn[p] : err;
+                goto cleanup;
+            }
+            d2h_total += pb;
         }
-        d2h_total += plane_bytes;
         pj.down = true;
-        vidk_pool_run(pool, pj.jobs[3], plane_job, &pj);
+        for (int p = 0; p < np; p++) {
+            if ((err = event_sync(x, ev_dn[p])) < 0) goto cleanup;
+            if (direct >> p & 1) continue;
+            pj.skip = ~(1u << p);
+            vidk_pool_run(pool, pj.jobs[p + 1], plane_job, &pj); // jobs of planes 0..p (others skip)
+        }
     } else {
         for (; next_unpack < nch; next_unpack++) {
             const Chunk *u = &chunks[next_unpack];
@@ -1563,6 +1664,216 @@ int batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPicture *pic, co
 out:
     exec_end(&x);
     return err;
+}
+
+// ---- frame inverse by the fast dense kernel (opts.dense_vec) ------------------------------------
+
+// Row copies on the host (staging of whatever the caller did not register), over the pool:
+// each segment is `rows` rows of `width` bytes, split into jobs of about 64 KB.
+constexpr int kMaxSegs = 8;
+struct CopySeg {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t dp, sp, width;
+    int rows, per; // rows, rows per job
+};
+struct CopyList {
+    CopySeg seg[kMaxSegs];
+    int n, first[kMaxSegs + 1]; // first job of each segment
+};
+
+void copy_add(CopyList *cl, void *dst, size_t dp, const void *src, size_t sp, size_t width, int rows)
+{
+    if (!width || rows <= 0) return;
+    CopySeg *g = &cl->seg[cl->n++];
+    g->dst = static_cast<uint8_t *>(dst), g->src = static_cast<const uint8_t *>(src);
+    g->dp = dp, g->sp = sp, g->width = width, g->rows = rows;
+    g->per = (int)(65536 / width) + 1;
+}
+
+void copy_job(void *arg, int job, int)
+{
+    const CopyList *cl = static_cast<const CopyList *>(arg);
+    int k = 0;
+    while (job >= cl->first[k + 1]) k++;
+    const CopySeg *g = &cl->seg[k];
+    const int r0 = (job - cl->first[k]) * g->per, r1 = imin(r0 + g->per, g->rows);
+    for (int r = r0; r < r1; r++) memcpy(g->dst + (size_t)r * g->dp, g->src + (size_t)r * g->sp, g->width);
+}
+
+void copy_run(CopyList *cl, VidkThreadPool *pool)
+{
+    cl->first[0] = 0;
+    for (int k = 0; k < cl->n; k++) cl->first[k + 1] = cl->first[k] + (cl->seg[k].rows + cl->seg[k].per - 1) / cl->seg[k].per;
+    if (cl->first[cl->n]) vidk_pool_run(pool, cl->first[cl->n], copy_job, cl);
+}
+
+constexpr size_t kTab4 = 6 * 6 * 16 * 4, kTab8 = 6 * 6 * 64 * 4; // int32 LevelScale tables
+
+// The whole frame in bands of macroblock rows, band j on stream j % streams: its level,
+// macroblock and prediction rows up (straight from registered caller memory, else through
+// the pinned slot), the kernel on the band's macroblocks, its reconstruction rows down
+// (straight into a registered picture, else to the pinned slot and row copies on the host
+// while later bands run). Bands are independent: a macroblock's blocks and DC groups lie in
+// its own rows.
+int dense_vec_inverse(Exec *x, const VidkH264CoefFrame *fr, VidkPicture *pic, const Plan *pl, VidkThreadPool *pool)
+{
+    int err = 0;
+    const VidkH264CudaOpts &o = pl->o;
+    const int np = n_planes(fr->chroma), mb_w = fr->mb_w, mb_h = fr->mb_h;
+    const int mh_c = fr->chroma == VIDK_CHROMA_422 ? 16 : 8;
+    const size_t mbs = (size_t)mb_w * mb_h;
+    size_t coef_off[3] = {0, 0, 0}, pic_off[3] = {0, 0, 0}, mb_off, total, off = 0;
+    bool coef_d[3] = {false, false, false}, pic_d[3] = {false, false, false}, mb_d, any_staged, pic_staged = false;
+    uint8_t *h_common = nullptr, *d_common = nullptr, *h_buf = nullptr, *d_buf = nullptr;
+    int ev[kMaxChunks], nband, rows, next = 0, ev_common = -1;
+    VecArgs a;
+    unsigned threads;
+    // Write back band jj's reconstruction rows of the planes that went through the slot.
+    auto unpack = [&](int jj) {
+        CopyList cl;
+        cl.n = 0;
+        for (int p = 0; p < np; p++) {
+            if (pic_d[p]) continue;
+            const int mh = p ? mh_c : 16, pw = fr->plane_w[p];
+            const int y0 = jj * rows * mh, y1 = imin((jj + 1) * rows, mb_h) * mh;
+            copy_add(&cl, static_cast<uint8_t *>(pic->data[p]) + (ptrdiff_t)y0 * pic->stride[p], (size_t)pic->stride[p],
+                     h_buf + pic_off[p] + (size_t)y0 * pw, (size_t)pw, (size_t)pw, y1 - y0);
+        }
+        copy_run(&cl, pool);
+    };
+
+    memset(&a, 0, sizeof(a));
+    for (int p = 0; p < np; p++) {
+        const int pw = fr->plane_w[p], ph = fr->plane_h[p];
+        coef_off[p] = off;
+        off = align_up(off + (size_t)pw * ph * 2, kAlign);
+        coef_d[p] = !o.staged && pinned(x, fr->coef[p], (size_t)pw * ph * 2);
+        pic_d[p] = !o.staged && plane_pinned(x, pic, p, pw, ph);
+        pic_staged |= !pic_d[p];
+    }
+    mb_off = off;
+    off = align_up(off + mbs * 4, kAlign);
+    mb_d = !o.staged && pinned(x, fr->mb, mbs * 4);
+    for (int p = 0; p < np; p++) {
+        pic_off[p] = off;
+        off = align_up(off + (size_t)fr->plane_w[p] * fr->plane_h[p], kAlign);
+    }
+    total = off;
+    any_staged = !mb_d || pic_staged;
+    for (int p = 0; p < np; p++) any_staged |= !coef_d[p];
+    if ((err = buf(x, SLOT_COMMON, true, kTab4 + kTab8, &h_common)) < 0 ||
+        (err = buf(x, SLOT_COMMON, false, kTab4 + kTab8, &d_common)) < 0 ||
+        (err = buf(x, SLOT_DENSE_IN, false, total, &d_buf)) < 0 ||
+        (any_staged && (err = buf(x, SLOT_DENSE_IN, true, total, &h_buf)) < 0))
+        return err;
+    {
+        int16_t t4[6 * 6 * 16], t8[6 * 6 * 64];
+        level_scales(t4, t8, &fr->scaling);
+        int32_t *w = reinterpret_cast<int32_t *>(h_common);
+        for (int i = 0; i < 6 * 6 * 16; i++) w[i] = t4[i];
+        for (int i = 0; i < 6 * 6 * 64; i++) w[6 * 6 * 16 + i] = t8[i];
+    }
+    for (int p = 0; p < np; p++) {
+        a.coef[p] = reinterpret_cast<const int16_t *>(d_buf + coef_off[p]);
+        a.pic[p] = d_buf + pic_off[p];
+        a.cw[p] = fr->plane_w[p];
+    }
+    a.mb = reinterpret_cast<const uint32_t *>(d_buf + mb_off);
+    a.mb_w = mb_w;
+    a.chroma = fr->chroma == VIDK_CHROMA_400 ? 0 : fr->chroma == VIDK_CHROMA_420 ? 1 : 2;
+    a.ls4 = reinterpret_cast<const int32_t *>(d_common);
+    a.ls8 = reinterpret_cast<const int32_t *>(d_common + kTab4);
+    threads = (unsigned)vec_threads(a.chroma);
+
+    // Bands: one per stream when every copy is direct (each band costs about 18 API calls),
+    // two per stream when the host stages (its row copies overlap the earlier bands'
+    // transfers); at most kMaxChunks.
+    rows = o.chunk ? o.chunk : (mb_h + (any_staged ? 2 : 1) * pl->ns - 1) / ((any_staged ? 2 : 1) * pl->ns);
+    if (!o.pipeline || rows > mb_h) rows = mb_h;
+    if (rows < 1) rows = 1;
+    if ((mb_h + rows - 1) / rows > kMaxChunks) rows = (mb_h + kMaxChunks - 1) / kMaxChunks;
+    nband = (mb_h + rows - 1) / rows;
+
+    if ((err = timing_start(x)) < 0 || (err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
+        (err = h2d(x, d_common, h_common, kTab4 + kTab8, 0)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, kTab4 + kTab8)) < 0 || (ev_common = event_record(x, 0)) < 0)
+        return ev_common < 0 && !err ? ev_common : err;
+    for (int i = 1; i < pl->ns; i++)
+        if ((err = event_wait(x, i, ev_common)) < 0) return err;
+    for (int j = 0; j < nband; j++) {
+        const int s = o.pipeline ? j % pl->ns : 0;
+        const int my0 = j * rows, my1 = imin(my0 + rows, mb_h);
+        const size_t mb0 = (size_t)my0 * mb_w, nmb = (size_t)(my1 - my0) * mb_w;
+        size_t up = 0, down = 0;
+        // Host staging of the band (the parts the caller did not register).
+        CopyList cl;
+        cl.n = 0;
+        for (int p = 0; p < np; p++) {
+            const int mh = p ? mh_c : 16, pw = fr->plane_w[p], y0 = my0 * mh, nr = (my1 - my0) * mh;
+            if (!coef_d[p])
+                copy_add(&cl, h_buf + coef_off[p] + (size_t)y0 * pw * 2, (size_t)pw * 2, fr->coef[p] + (size_t)y0 * pw,
+                         (size_t)pw * 2, (size_t)pw * 2, nr);
+            if (!pic_d[p])
+                copy_add(&cl, h_buf + pic_off[p] + (size_t)y0 * pw, (size_t)pw,
+                         static_cast<const uint8_t *>(pic->data[p]) + (ptrdiff_t)y0 * pic->stride[p],
+                         (size_t)pic->stride[p], (size_t)pw, nr);
+        }
+        if (!mb_d) copy_add(&cl, h_buf + mb_off + mb0 * 4, 0, fr->mb + mb0, 0, nmb * 4, 1);
+        copy_run(&cl, pool);
+        if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, s, 0)) < 0) return err;
+        for (int p = 0; p < np; p++) {
+            const int mh = p ? mh_c : 16, pw = fr->plane_w[p], y0 = my0 * mh, nr = (my1 - my0) * mh;
+            const size_t cb = (size_t)nr * pw * 2, co = coef_off[p] + (size_t)y0 * pw * 2;
+            const uint8_t *csrc = coef_d[p] ? reinterpret_cast<const uint8_t *>(fr->coef[p] + (size_t)y0 * pw) : h_buf + co;
+            if ((err = h2d(x, d_buf + co, csrc, cb, s)) < 0) return err;
+            const size_t po = pic_off[p] + (size_t)y0 * pw;
+            err = pic_d[p] ? h2d_2d(x, d_buf + po, (size_t)pw,
+                                    static_cast<const uint8_t *>(pic->data[p]) + (ptrdiff_t)y0 * pic->stride[p],
+                                    (size_t)pic->stride[p], (size_t)pw, (size_t)nr, s)
+                           : h2d(x, d_buf + po, h_buf + po, (size_t)nr * pw, s);
+            if (err < 0) return err;
+            up += cb + (size_t)nr * pw;
+        }
+        if ((err = h2d(x, d_buf + mb_off + mb0 * 4, mb_d ? reinterpret_cast<const uint8_t *>(fr->mb + mb0) : h_buf + mb_off + mb0 * 4,
+                       nmb * 4, s)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_H2D, false, s, up + nmb * 4)) < 0 ||
+            (err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0)
+            return err;
+        a.mb0 = (uint32_t)mb0, a.mb1 = (uint32_t)(mb0 + nmb);
+        const unsigned grid = (unsigned)((nmb + kVecRun - 1) / kVecRun);
+        if (x->emu) {
+            emu_vec(a, grid, (int)threads);
+        } else {
+            vec_kernel<<<grid, threads, 0, x->st[s]>>>(a);
+            if ((err = CK(x, cudaGetLastError())) < 0) return err;
+        }
+        if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0 || (err = stage(x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0)
+            return err;
+        for (int p = 0; p < np; p++) {
+            const int mh = p ? mh_c : 16, pw = fr->plane_w[p], y0 = my0 * mh, nr = (my1 - my0) * mh;
+            const size_t po = pic_off[p] + (size_t)y0 * pw;
+            err = pic_d[p] ? d2h_2d(x, static_cast<uint8_t *>(pic->data[p]) + (ptrdiff_t)y0 * pic->stride[p],
+                                    (size_t)pic->stride[p], d_buf + po, (size_t)pw, (size_t)pw, (size_t)nr, s)
+                           : d2h(x, h_buf + po, d_buf + po, (size_t)nr * pw, s);
+            if (err < 0) return err;
+            down += (size_t)nr * pw;
+        }
+        if ((err = stage(x, VIDK_CUDA_STAGE_D2H, false, s, down)) < 0) return err;
+        if ((ev[j] = event_record(x, s)) < 0) return ev[j];
+        // Write back the bands that have landed, in order, while later ones run.
+        while (pic_staged && next < j) {
+            const int q = event_query(x, ev[next]);
+            if (q < 0) return q;
+            if (!q) break;
+            unpack(next++);
+        }
+    }
+    for (; pic_staged && next < nband; next++) {
+        if ((err = event_sync(x, ev[next])) < 0) return err;
+        unpack(next);
+    }
+    return finish(x);
 }
 
 // ---- dense baseline -------------------------------------------------------------------------------
@@ -1684,6 +1995,15 @@ int frame_inverse(VidkContext *ctx, const VidkH264CoefFrame *fr, VidkPicture *pi
     exec_init(&x, ctx, emu);
     if ((err = resolve(&x, opts, &pl)) < 0) {
         vidk_log(ctx, VIDK_LOG_ERROR, "cuda h264 frame_inverse: invalid options");
+        return err;
+    }
+    if (pl.o.compact && pl.o.dense_vec) {
+        // The fast dense kernel on the frame as it is.
+        VidkThreadPool *pool = nullptr;
+        if (!emu && (err = vidk_cuda_enter(ctx)) < 0) return err;
+        err = pl.o.host ? host_pool(&x, pl.o.host_threads, &pool) : 0;
+        if (err >= 0) err = dense_vec_inverse(&x, fr, pic, &pl, pool);
+        exec_end(&x);
         return err;
     }
     if (pl.o.compact) {
@@ -1874,8 +2194,9 @@ extern "C" void vidk_cuda_h264_default_opts(VidkH264CudaOpts *o)
 {
     if (!o) return;
     vidk_cuda_h264_step_opts(o, VIDK_H264_CUDA_PLANES);
-    o->graphs = -1; // where a call fits one chunk, launches dominate: replay the graph
-    o->plane = -1;  // planes where most of the picture is coded
+    o->graphs = -1;   // where a call fits one chunk, launches dominate: replay the graph
+    o->plane = -1;    // planes where most of the picture is coded
+    o->dense_vec = 1; // frame inverse: the dense frame as it is, no compaction on the host
 }
 
 extern "C" int vidk_cuda_h264_step_opts(VidkH264CudaOpts *o, int step)
@@ -1954,6 +2275,28 @@ extern "C" int vidk_cuda_h264_emu_batch_forward(VidkContext *ctx, const VidkPict
 {
     g_emu_misaligned = 0;
     return emu_result(ctx, batch_forward(ctx, src, pred, fr, b, opts, true));
+}
+
+extern "C" int vidk_cuda_h264_emu_register(const void *ptr, size_t bytes)
+{
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
+    if (!ptr) {
+        g_emu_nreg = 0;
+        return 0;
+    }
+    if (!bytes) {
+        for (int i = 0; i < g_emu_nreg; i++)
+            if (g_emu_reg[i].lo == lo) {
+                g_emu_reg[i] = g_emu_reg[--g_emu_nreg];
+                return 0;
+            }
+        return VIDK_ERR(ENOENT);
+    }
+    if (g_emu_nreg >= kEmuRanges) return VIDK_ERR(ENOSPC);
+    g_emu_reg[g_emu_nreg].lo = lo;
+    g_emu_reg[g_emu_nreg].hi = lo + bytes;
+    g_emu_nreg++;
+    return 0;
 }
 
 extern "C" void vidk_cuda_h264_release(VidkContext *ctx)

@@ -42,13 +42,13 @@ typedef struct VidkH264CudaOpts {
      *  0: download int16 residuals (clamped to +-512, which keeps the clipped sum) and
      *  add them on the host. Dense: 1 moves the whole picture both ways instead. */
     int fused;
-    /** Compact and forward. 1: chunks of blocks (forward: bands of macroblock rows)
+    /** Compact, forward and dense_vec. 1: chunks of blocks (bands of macroblock rows)
      *  pipelined over the streams: host packing of chunk k+1, H2D, kernels and D2H of
      *  earlier chunks overlap; 0: one chunk per size class on stream 0. */
     int pipeline;
     /** Streams of the pipeline: 1..the context's count; 0 = the context's (cuda_streams). */
     int streams;
-    /** Blocks per chunk (forward: macroblock rows per band); 0 = automatic. */
+    /** Blocks per chunk (forward and dense_vec: macroblock rows per band); 0 = automatic. */
     int chunk;
     /** Compact only. 1: the call's copies and kernels are one CUDA graph, kept in the
      *  context and updated in place from call to call (a single chunk per size class;
@@ -56,7 +56,8 @@ typedef struct VidkH264CudaOpts {
     int graphs;
     /** Compact only. 1: the host staging (validation, packing, write-back) runs over a
      *  pool of host threads, and each chunk's levels go up dense or sparse, whichever is
-     *  smaller (overrides sparse); 0: the single-threaded staging of steps 0..8. */
+     *  smaller (overrides sparse); 0: the single-threaded staging of steps 0..8.
+     *  dense_vec: 1 = its row copies through the pinned slot run over that pool. */
     int host;
     /** Host threads of that pool (host 1): 1..64; 0 = automatic (the context's
      *  VidkSettings.n_threads when set, else the online CPUs, at most 8). */
@@ -67,6 +68,19 @@ typedef struct VidkH264CudaOpts {
      *  graph); 0: per-block prediction and samples; -1: automatic (planes when the coded
      *  blocks cover at least half of the picture). */
     int plane;
+    /** vidk_cuda_h264_frame_inverse with compact 1 only. 1: the fast dense kernel on the
+     *  whole coefficient frame, no compaction on the host: level planes (int16) and
+     *  prediction planes up, reconstruction planes down, in bands of macroblock rows
+     *  pipelined over the streams (pipeline; chunk = macroblock rows per band); one warp
+     *  per 8 macroblocks of one transform type (sorted inside each CUDA block), 16-byte
+     *  loads of levels, dequantise + inverse transform + add + clip fused. 0: compaction
+     *  on the host (vidk_h264_batch_build), then the batch path. */
+    int dense_vec;
+    /** 1: always stage through the library's pinned buffers; 0: memory the caller
+     *  registered (vidk_host_register / vidk_picture_register) is copied directly:
+     *  level planes and macroblocks of the frame inverse (dense_vec), prediction and
+     *  reconstruction planes of the frame inverse (dense_vec) and of plane mode. */
+    int staged;
 } VidkH264CudaOpts;
 
 /** Steps of the paper's Table 4 and past it; vidk_cuda_h264_step_opts(o, s) turns on
@@ -87,7 +101,8 @@ enum VidkH264CudaStep {
     VIDK_H264_CUDA_STEPS = 11
 };
 
-/** The settings the public API uses. */
+/** The settings the public API uses: step VIDK_H264_CUDA_PLANES with graphs and plane
+ *  mode automatic, plus dense_vec 1 (frame inverse by the fast dense kernel). */
 void vidk_cuda_h264_default_opts(VidkH264CudaOpts *o);
 
 /** Every optimisation up to and including `step` (VidkH264CudaStep) on, the rest off.
@@ -128,6 +143,13 @@ int vidk_cuda_h264_emu_frame_inverse(VidkContext *ctx, const VidkH264CoefFrame *
 int vidk_cuda_h264_emu_batch_forward(VidkContext *ctx, const VidkPicture *src,
                                      const VidkPicture *pred, VidkH264CoefFrame *fr,
                                      VidkH264Batch *b, const VidkH264CudaOpts *opts);
+
+/** Emulation only: treat [ptr, ptr + bytes) as memory registered with vidk_host_register
+ *  in the emulated entry points (so that the direct-copy paths run without a GPU); bytes
+ *  0 forgets the range starting at ptr, ptr NULL forgets every range. Process-wide, not
+ *  thread-safe. Returns 0; VIDK_ERR(ENOSPC) beyond 64 ranges; VIDK_ERR(ENOENT) for an
+ *  unknown range. */
+int vidk_cuda_h264_emu_register(const void *ptr, size_t bytes);
 
 /** Release the family's per-context device state (the cached graph); called by
  *  vidk_cuda_close. Safe on a context without that state. */

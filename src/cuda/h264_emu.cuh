@@ -54,6 +54,28 @@ template <bool FUSED> void emu_dense(const DenseArgs &a, unsigned grid, int thre
     for (uint32_t t = 0; t < (uint32_t)grid * (uint32_t)threads; t++) dense_cell<FUSED>(a, t);
 }
 
+// The fast dense kernel: per CUDA block and warp, every lane through a phase before the
+// next (the ballots are ORs over the lanes).
+inline void emu_vec(const VecArgs &a, unsigned grid, int threads)
+{
+    uint32_t sm[kVecWarpWords];
+    VecLane s[32];
+    for (unsigned x = 0; x < grid; x++)
+        for (int w = 0; w < threads / 32; w++) {
+            memset(sm, 0xA5, sizeof(sm));
+            uint32_t m8 = 0, mv = 0;
+            for (int l = 0; l < 32; l++) {
+                memset(&s[l], 0x5A, sizeof(s[l])); // poison: state a phase did not set shows
+                vec_p0(a, x, w, l, s[l]);
+                m8 |= (uint32_t)s[l].is8 << l;
+                mv |= (uint32_t)s[l].valid << l;
+            }
+            for (int l = 0; l < 32; l++) vec_p1(w, l, s[l], m8, mv, sm);
+            for (int l = 0; l < 32; l++) vec_p2(a, x, w, l, mv, s[l], sm);
+            for (int l = 0; l < 32; l++) vec_p3(a, l, s[l], sm);
+        }
+}
+
 // Returns the non-zero count the kernel adds to *a.nnz.
 inline void emu_fwd(const FwdArgs &a, unsigned grid, int threads)
 {
