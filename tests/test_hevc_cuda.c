@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "cuda/cuda_backend.h"
@@ -49,6 +50,12 @@ static int g_emu, under_sanitizer;
  * (e.g. the SIMD add of residual mode) are the ones a cuda context runs. */
 static VidkContext *g_c, *g_gpu, *g_host;
 static long n_cases, n_bad_cases;
+
+static double test_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
 
 static int rnd(int lo, int hi) {
     return lo + (int)(test_rand(&seed) % (uint32_t)(hi - lo + 1));
@@ -243,10 +250,12 @@ static void opts_str(char *buf, size_t n, const VidkHevcCudaOpts *o) {
         snprintf(buf, n, "public API / defaults");
         return;
     }
-    snprintf(buf, n,
-             "tensor %d streams %d chunks %d compact %d fused %d overlap_host %d host_threads %d",
-             o->tensor, o->streams, o->chunks, o->compact, o->fused, o->overlap_host,
-             o->host_threads);
+    snprintf(
+        buf, n,
+        "tensor %d streams %d chunks %d compact %d fused %d overlap_host %d host_threads %d "
+        "direct %d tiles4 %d pinned ranges %d",
+        o->tensor, o->streams, o->chunks, o->compact, o->fused, o->overlap_host,
+        o->host_threads, o->direct, o->tiles4, o->emu_pinned_count);
 }
 
 /* ---- comparisons ----------------------------------------------------------------------------
@@ -837,6 +846,330 @@ static void test_inverse_options(void) {
     }
 }
 
+/* ---- registered (page-locked) batch arrays: direct copies ---------------------------------
+ * On the device the arrays are page-locked with vidk_host_register (whole pages: the ranges
+ * are rounded out to pages and merged, so no page is registered twice); the emulation gets
+ * the exact ranges through opts.emu_pinned. Either way the library copies a chunk's part of
+ * an array directly when it lies inside one registered range. */
+
+#define MAX_PINS 64
+typedef struct Pins {
+    int n; /* requested ranges */
+    VidkHevcCudaRange r[MAX_PINS];
+    int nreg; /* device: registered merged ranges */
+    void *reg[MAX_PINS];
+    int failed; /* device: a registration the driver refused */
+} Pins;
+
+static void pins_add(Pins *p, const void *ptr, size_t bytes) {
+    if (!ptr || !bytes || p->n >= MAX_PINS) return;
+    p->r[p->n].ptr = ptr;
+    p->r[p->n].bytes = bytes;
+    p->n++;
+}
+
+static int cmp_range(const void *a, const void *b) {
+    const uintptr_t x = (uintptr_t)((const VidkHevcCudaRange *)a)->ptr,
+                    y = (uintptr_t)((const VidkHevcCudaRange *)b)->ptr;
+    return x < y ? -1 : x > y;
+}
+
+/* Device: register the requested ranges, rounded out to pages and merged. */
+static void pins_apply(Pins *p) {
+    if (g_emu || !p->n) return;
+    const uintptr_t pg = 4096;
+    VidkHevcCudaRange m[MAX_PINS];
+    int nm = 0;
+    for (int i = 0; i < p->n; i++) {
+        const uintptr_t lo = (uintptr_t)p->r[i].ptr / pg * pg,
+                        hi = ((uintptr_t)p->r[i].ptr + p->r[i].bytes + pg - 1) / pg * pg;
+        m[nm].ptr = (const void *)lo;
+        m[nm].bytes = hi - lo;
+        nm++;
+    }
+    qsort(m, (size_t)nm, sizeof(m[0]), cmp_range);
+    int k = 0;
+    for (int i = 1; i < nm; i++) {
+        const uintptr_t end = (uintptr_t)m[k].ptr + m[k].bytes;
+        if ((uintptr_t)m[i].ptr <= end) {
+            const uintptr_t e2 = (uintptr_t)m[i].ptr + m[i].bytes;
+            if (e2 > end) m[k].bytes = e2 - (uintptr_t)m[k].ptr;
+        } else {
+            m[++k] = m[i];
+        }
+    }
+    nm = k + 1;
+    p->nreg = 0;
+    for (int i = 0; i < nm; i++) {
+        const int e = vidk_host_register(g_gpu, (void *)m[i].ptr, m[i].bytes);
+        if (e < 0) {
+            fprintf(stderr, "  note: vidk_host_register(%zu bytes) failed (%d): staged\n",
+                    m[i].bytes, e);
+            p->failed = 1;
+            continue;
+        }
+        p->reg[p->nreg++] = (void *)m[i].ptr;
+    }
+}
+
+static void pins_release(Pins *p) {
+    for (int i = 0; i < p->nreg; i++)
+        CHECK(vidk_host_unregister(g_gpu, p->reg[i]) == 0);
+    memset(p, 0, sizeof(*p));
+}
+
+/* Options for a call on pinned arrays: the emulation gets the ranges. */
+static void pins_opts(const Pins *p, VidkHevcCudaOpts *o) {
+    if (!g_emu) return;
+    o->emu_pinned = p->n ? p->r : NULL;
+    o->emu_pinned_count = p->n;
+}
+
+/* Registration modes of a batch's arrays. */
+enum { PIN_NONE, PIN_ALL, PIN_PART, PIN_ALL_NODIRECT, PIN_COUNT };
+static const char *const pin_name[PIN_COUNT] = {"none", "all", "part", "all, direct 0"};
+
+static void pins_of(Pins *p, const VidkHevcBatch *b, int mode) {
+    memset(p, 0, sizeof(*p));
+    for (int s = 0; s < 4; s++) {
+        const VidkHevcTbList *l = &b->list[s];
+        const size_t cap = l->capacity, len = (size_t)tb_len(s);
+        if (!cap) continue;
+        if (mode == PIN_ALL || mode == PIN_ALL_NODIRECT) {
+            pins_add(p, l->res, cap * len * 2);
+            pins_add(p, l->lev, cap * len * 2);
+            pins_add(p, l->nnz, cap * 2);
+        } else if (mode == PIN_PART) {
+            /* first half of the 4x4 residuals, the 8x8 counts, all 16x16 residuals and
+             * levels, the second half of the 32x32 levels */
+            if (s == 0) pins_add(p, l->res, cap / 2 * len * 2);
+            if (s == 1) pins_add(p, l->nnz, cap * 2);
+            if (s == 2) {
+                pins_add(p, l->res, cap * len * 2);
+                pins_add(p, l->lev, cap * len * 2);
+            }
+            if (s == 3) pins_add(p, l->lev + cap / 2 * len, (cap - cap / 2) * len * 2);
+        }
+    }
+    pins_apply(p);
+}
+
+static size_t list_bytes(const VidkHevcBatch *b, int s) {
+    return (size_t)b->list[s].count * (size_t)tb_len(s) * 2;
+}
+
+/* Forward on a clone of b whose arrays are registered by `mode`; compared with ref. */
+static void reg_fwd(const char *name, const VidkHevcBatch *b, const VidkHevcBatch *ref, int rw,
+                    int mode, VidkHevcCudaOpts o) {
+    VidkHevcBatch dev;
+    Pins p;
+    VidkHevcCudaStats st;
+    char nm[160];
+    batch_clone(&dev, b);
+    pins_of(&p, &dev, mode);
+    pins_opts(&p, &o);
+    o.direct = mode != PIN_ALL_NODIRECT;
+    o.stats = &st;
+    snprintf(nm, sizeof(nm), "%s (pinned %s)", name, pin_name[mode]);
+    const int rg = dev_forward(&dev, &o);
+    cmp_forward(nm, &o, &dev, rg, ref, rw);
+    if (rg >= 0 && !p.failed) {
+        size_t res = 0;
+        for (int s = 0; s < 4; s++)
+            res += list_bytes(b, s);
+        if (mode == PIN_NONE || mode == PIN_ALL_NODIRECT)
+            CHECK(st.direct_h2d == 0 && st.direct_d2h == 0);
+        if (mode == PIN_ALL) CHECK(st.direct_h2d == res && st.staged_h2d < res / 4 + 4096);
+        if (mode == PIN_ALL && !o.compact) CHECK(st.direct_d2h >= res);
+        if (mode == PIN_PART && g_emu) CHECK(st.direct_h2d > 0 && st.direct_d2h > 0);
+    }
+    pins_release(&p);
+    vidk_hevc_batch_free(&dev);
+}
+
+/* Inverse without a picture on a clone of b registered by `mode` (lev_all: every level array
+ * registered whole, so the dense upload applies). */
+static void reg_inv(const char *name, const VidkHevcBatch *b, const VidkHevcBatch *ref, int rw,
+                    int mode, VidkHevcCudaOpts o) {
+    VidkHevcBatch dev;
+    Pins p;
+    VidkHevcCudaStats st;
+    char nm[160], os[200];
+    long bad = 0;
+    batch_clone(&dev, b);
+    for (int s = 0; s < 4; s++)
+        memset(dev.list[s].res, 0x5A, list_bytes(&dev, s));
+    pins_of(&p, &dev, mode);
+    pins_opts(&p, &o);
+    o.direct = mode != PIN_ALL_NODIRECT;
+    o.stats = &st;
+    snprintf(nm, sizeof(nm), "%s (pinned %s)", name, pin_name[mode]);
+    opts_str(os, sizeof(os), &o);
+    n_cases++;
+    const int rg = dev_inverse(&dev, NULL, &o);
+    if (rg != rw) {
+        fprintf(stderr, "  %s [%s]: returned %d, c backend %d\n", nm, os, rg, rw);
+        bad++;
+    }
+    for (int s = 0; s < 4 && rg >= 0; s++)
+        if (list_bytes(b, s) && memcmp(dev.list[s].res, ref->list[s].res, list_bytes(b, s))) {
+            const int len = tb_len(s);
+            for (uint32_t i = 0; i < b->list[s].count; i++)
+                if (memcmp(dev.list[s].res + (size_t)i * len,
+                           ref->list[s].res + (size_t)i * len, (size_t)len * 2) &&
+                    bad++ < 4) {
+                    fprintf(stderr, "  %s [%s] %dx%d TB %u: residuals differ\n", nm, os, 4 << s,
+                            4 << s, i);
+                    print_tb(&b->list[s].tb[i]);
+                }
+        }
+    if (rg >= 0 && !p.failed) {
+        size_t lev = 0;
+        for (int s = 0; s < 4; s++)
+            lev += list_bytes(b, s);
+        if (mode == PIN_NONE || mode == PIN_ALL_NODIRECT)
+            CHECK(st.direct_h2d == 0 && st.direct_d2h == 0);
+        if (mode == PIN_ALL) CHECK(st.direct_h2d == lev && st.direct_d2h == lev);
+        if (mode == PIN_PART && g_emu) CHECK(st.direct_h2d == list_bytes(b, 2));
+    }
+    if (bad) {
+        n_bad_cases++;
+        test_failures++;
+        fprintf(stderr, "  FAIL %s [%s]: %ld mismatch(es)\n", nm, os, bad);
+    }
+    pins_release(&p);
+    vidk_hevc_batch_free(&dev);
+}
+
+/* Registered, partly registered and unregistered arrays x streams x chunks x compact x
+ * overlap: the same bits as c, and the direct routes taken where they apply. */
+static void test_registered(void) {
+    fprintf(stderr, "[registered arrays]\n");
+    const uint32_t cnt[4] = {1300, 300, 90, 30}, ecnt[4] = {300, 70, 24, 9};
+    const int maxs = g_emu                               ? 8
+                     : vidk_cuda_stream_count(g_gpu) < 8 ? vidk_cuda_stream_count(g_gpu)
+                                                         : 8;
+    for (int uni = 0; uni < 2; uni++) {
+        VidkHevcBatch b, ref, refi;
+        VidkPicture dummy;
+        const int bd = uni ? 8 : 10;
+        make_batch(&b, bd, g_emu ? ecnt : cnt, -1, uni ? 30 : -1, uni);
+        if (!uni) set_scaling(&b, 2);
+        const int rw = ref_forward(&ref, &b);
+        for (int mode = 0; mode < PIN_COUNT; mode++)
+            for (int ns = 1; ns <= maxs; ns += (g_emu ? 3 : 1))
+                for (int ci = 0; ci < 3; ci++)
+                    for (int v = 0; v < 4; v++) {
+                        if (g_emu && ci == 1 && v) continue;
+                        if (mode != PIN_ALL && mode != PIN_PART && (ns & 1) == 0) continue;
+                        VidkHevcCudaOpts o = opts(uni, ns,
+                                                  ci == 0   ? 0
+                                                  : ci == 1 ? ns + 1
+                                                            : VIDK_HEVC_CUDA_MAX_CHUNKS);
+                        o.compact = v & 1;
+                        o.overlap_host = v >> 1;
+                        o.host_threads = (ns + ci) % 3 == 0 ? 0 : (ns + ci) % 3 == 1 ? 1 : 3;
+                        o.tiles4 = (ns + v) % 3 == 2 ? 3 : 0;
+                        reg_fwd(uni ? "forward uniform" : "forward mixed keys", &b, &ref, rw,
+                                mode, o);
+                    }
+        /* inverse of the forward's levels (sparse: many all-zero TBs) and of full levels */
+        for (int lv = 0; lv < 2; lv++) {
+            for (int s = 0; s < 4; s++)
+                if (list_bytes(&b, s)) {
+                    if (!lv)
+                        memcpy(b.list[s].lev, ref.list[s].lev, list_bytes(&b, s));
+                    else
+                        for (uint32_t i = 0; i < b.list[s].count; i++)
+                            fill_lev(b.list[s].lev + (size_t)i * tb_len(s), s, L_FULL);
+                }
+            const int rwi = ref_inverse(&refi, &dummy, &b, NULL);
+            for (int mode = 0; mode < PIN_COUNT; mode++)
+                for (int ns = 1; ns <= maxs; ns += (g_emu ? 3 : 2))
+                    for (int ci = 0; ci < 3; ci++)
+                        for (int ovl = 0; ovl < 2; ovl++) {
+                            VidkHevcCudaOpts o = opts(1 - uni, ns,
+                                                      ci == 0   ? 0
+                                                      : ci == 1 ? ns + 2
+                                                                : VIDK_HEVC_CUDA_MAX_CHUNKS);
+                            o.overlap_host = ovl;
+                            o.host_threads = (ns + ci + ovl) % 3 == 0 ? 0 : (ns + ci) % 2 + 1;
+                            o.tiles4 = ci == 2 ? 2 : 0;
+                            reg_inv(lv ? "inverse full levels" : "inverse forward levels", &b,
+                                    &refi, rwi, mode, o);
+                        }
+            vidk_hevc_batch_free(&refi);
+        }
+        /* with a picture: registered arrays, prediction staged (no dense upload) */
+        {
+            VidkPicture pred, rp;
+            VidkHevcBatch pb, pref, dev;
+            Pins p;
+            if (vidk_picture_alloc(&pred, g_emu ? 64 : 256, g_emu ? 48 : 160, VIDK_CHROMA_420,
+                                   bd, 0) < 0)
+                exit(1);
+            fill_pic(&pred, 0);
+            make_tree_batch(&pb, &pred, -1);
+            for (int s = 0; s < 4; s++)
+                for (uint32_t i = 0; i < pb.list[s].count; i++)
+                    fill_lev(pb.list[s].lev + (size_t)i * tb_len(s), s, rnd(0, L_COUNT - 1));
+            const int rwp = ref_inverse(&pref, &rp, &pb, &pred);
+            batch_clone(&dev, &pb);
+            pins_of(&p, &dev, PIN_ALL);
+            for (int fused = 0; fused < 2; fused++) {
+                VidkHevcCudaOpts o = opts(1, 2, 3);
+                VidkPicture dp;
+                VidkHevcCudaStats st;
+                o.fused = fused;
+                o.stats = &st;
+                pins_opts(&p, &o);
+                pic_copy(&dp, &pred);
+                n_cases++;
+                const int rg = dev_inverse(&dev, &dp, &o);
+                if (rg != rwp || cmp_pics("inverse picture (pinned all)", "", &dp, &rp)) {
+                    fprintf(stderr, "  FAIL inverse picture (pinned all) fused %d: %d vs %d\n",
+                            fused, rg, rwp);
+                    n_bad_cases++;
+                    test_failures++;
+                }
+                CHECK(st.direct_h2d == 0); /* levels gathered with the prediction */
+                vidk_picture_free(&dp);
+            }
+            pins_release(&p);
+            vidk_hevc_batch_free(&dev);
+            vidk_hevc_batch_free(&pref);
+            vidk_hevc_batch_free(&pb);
+            vidk_picture_free(&rp);
+            vidk_picture_free(&pred);
+        }
+        vidk_hevc_batch_free(&ref);
+        vidk_hevc_batch_free(&b);
+    }
+    /* kernel-only after a call on registered arrays (device) */
+    if (!g_emu) {
+        VidkHevcBatch b, ref, dev;
+        Pins p;
+        make_batch(&b, 8, cnt, P_RANDOM, 32, 1);
+        const int rw = ref_forward(&ref, &b);
+        batch_clone(&dev, &b);
+        pins_of(&p, &dev, PIN_ALL);
+        VidkHevcCudaOpts o = opts(1, 2, 2), k;
+        CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &o) == rw);
+        k = o;
+        k.kernel_only = 1;
+        CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &k) == 0);
+        cmp_forward("forward (pinned all) before kernel-only", &o, &dev, rw, &ref, rw);
+        for (int s = 0; s < 4; s++)
+            memcpy(dev.list[s].lev, ref.list[s].lev, list_bytes(&dev, s));
+        CHECK(vidk_cuda_hevc_inverse(g_gpu, &dev, NULL, &o) == 0);
+        CHECK(vidk_cuda_hevc_inverse(g_gpu, &dev, NULL, &k) == 0);
+        pins_release(&p);
+        vidk_hevc_batch_free(&dev);
+        vidk_hevc_batch_free(&ref);
+        vidk_hevc_batch_free(&b);
+    }
+}
+
 /* Forward then inverse of the forward's levels (realistic sparse levels), pictures. */
 static void test_roundtrip(const VidkPicture *src, const VidkPicture *pred, const char *what,
                            int qp) {
@@ -1001,6 +1334,54 @@ static void test_dci4k(void) {
                 fprintf(stderr, "  %s tensor %d: kernel only %.3f ms\n", name, t, tm.kernel_ms);
             else
                 CHECK(!"kernel_only after a full call");
+            /* 4x4: the kernel's tiles per warp (median of 9 kernel-only runs each) */
+            for (int tw = 1; s == 0 && t == 1 && tw <= 8; tw *= 2) {
+                double v[9];
+                int nv = 0;
+                o.tiles4 = tw;
+                for (int i = 0; i < 9; i++)
+                    if (vidk_cuda_hevc_forward(g_gpu, &dev, &o) == 0 &&
+                        vidk_cuda_last_timing(g_gpu, &tm) == 0)
+                        v[nv++] = tm.kernel_ms;
+                for (int i = 1; i < nv; i++) /* insertion sort */
+                    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+                        const double x = v[j];
+                        v[j] = v[j - 1], v[j - 1] = x;
+                    }
+                if (nv)
+                    fprintf(stderr, "  %s 1 stream, tiles4 %d: kernel only %.4f ms (median)\n",
+                            name, tw, v[nv / 2]);
+            }
+            vidk_hevc_batch_free(&dev);
+        }
+        /* registered batch arrays (the "pinned" path): results, routes, device span */
+        {
+            VidkHevcBatch dev;
+            Pins p;
+            VidkHevcCudaStats st;
+            VidkCudaTiming tm;
+            batch_clone(&dev, &b);
+            pins_of(&p, &dev, PIN_ALL);
+            VidkHevcCudaOpts o = opts(1, 0, 0);
+            o.stats = &st;
+            for (int rep = 0; rep < 3; rep++) {
+                const double t0 = test_now_ms();
+                const int rg = vidk_cuda_hevc_forward(g_gpu, &dev, &o);
+                const double e2e = test_now_ms() - t0;
+                if (!rep) {
+                    char nm[128];
+                    snprintf(nm, sizeof(nm), "%s (pinned all)", name);
+                    cmp_forward(nm, &o, &dev, rg, &ref, rw);
+                }
+                if (rg >= 0 && vidk_cuda_last_timing(g_gpu, &tm) == 0)
+                    fprintf(
+                        stderr,
+                        "  %s pinned: device span %.3f ms (h2d %.3f, kernel %.3f, d2h %.3f), "
+                        "end to end %.3f ms; direct %zu B up / %zu B down, staged %zu / %zu\n",
+                        name, tm.total_ms, tm.h2d_ms, tm.kernel_ms, tm.d2h_ms, e2e,
+                        st.direct_h2d, st.direct_d2h, st.staged_h2d, st.staged_d2h);
+            }
+            pins_release(&p);
             vidk_hevc_batch_free(&dev);
         }
         /* inverse of the reference levels, residual output */
@@ -1012,6 +1393,23 @@ static void test_dci4k(void) {
         for (int t = 0; t < 2; t++) {
             VidkHevcCudaOpts o = opts(t, 0, 0);
             inv_check(name, &b, NULL, &o, &ref, NULL, rwi);
+        }
+        {
+            VidkHevcCudaOpts o = opts(1, 0, 0);
+            reg_inv(name, &b, &ref, rwi, PIN_ALL, o);
+            VidkHevcBatch dev;
+            Pins p;
+            VidkCudaTiming tm;
+            batch_clone(&dev, &b);
+            pins_of(&p, &dev, PIN_ALL);
+            const double t0 = test_now_ms();
+            if (vidk_cuda_hevc_inverse(g_gpu, &dev, NULL, &o) == 0 &&
+                vidk_cuda_last_timing(g_gpu, &tm) == 0)
+                fprintf(stderr,
+                        "  %s pinned: device span %.3f ms (kernel %.3f), end to end %.3f ms\n",
+                        name, tm.total_ms, tm.kernel_ms, test_now_ms() - t0);
+            pins_release(&p);
+            vidk_hevc_batch_free(&dev);
         }
         vidk_hevc_batch_free(&ref);
         vidk_hevc_batch_free(&b);
@@ -1281,6 +1679,7 @@ int main(int argc, char **argv) {
     test_inverse_pictures();
     test_inverse_high_pred();
     test_inverse_options();
+    test_registered();
     test_real();
     test_kernel_only();
     test_timing();

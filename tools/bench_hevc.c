@@ -35,6 +35,15 @@
 #include "../bench/cuda/hevc_cublas.h"
 #endif
 
+#if BENCH_HEVC_HOOKS
+typedef VidkHevcCudaRange PinRange;
+#else
+typedef struct PinRange {
+    const void *ptr;
+    size_t bytes;
+} PinRange;
+#endif
+
 #define CMD "bench hevc"
 
 #ifndef VIDK_GIT_COMMIT
@@ -68,8 +77,12 @@ enum { DIR_FWD = 0, DIR_INV = 1 };
 /* cuda configurations: the library defaults (public API); device-only timing (host
  * staging before the first device operation: the stage spans are pure device time, the
  * paper's "overall") with kernel-only runs; the same with the tensor-core path off / on;
- * the stream sweep (device-only, chunks = streams). */
-enum { VAR_DEFAULT = 0, VAR_DEVICE, VAR_TC_OFF, VAR_TC_ON, VAR_SWEEP };
+ * the stream sweep (device-only, chunks = streams); the library defaults on batch arrays
+ * registered with vidk_host_register (direct copies, no staging), with kernel-only runs. */
+enum { VAR_DEFAULT = 0, VAR_DEVICE, VAR_TC_OFF, VAR_TC_ON, VAR_SWEEP, VAR_PINNED };
+
+/* Most host ranges the pinned configuration registers (VIDK_MAX_HOST_REGISTERED is 64). */
+#define MAX_PINS 60
 static const char *const dir_names[2] = {"fwd", "inv"};
 
 static void help(void) {
@@ -88,6 +101,9 @@ static void help(void) {
         "  --streams LIST     CUDA stream sweep: A-B or a list, 1..%d, or none (default 1-8)\n"
         "  --tc LIST          CUDA tensor-core path: on,off (default both, where the build\n"
         "                     has the switch)\n"
+        "  --pinned on|off    also time cuda on batch arrays registered with\n"
+        "                     vidk_host_register (variant \"pinned\": direct copies, no host\n"
+        "                     staging); default on (off with --cuda-emu)\n"
         "  --frames N         residual frames per workload, I P P ... (default 2)\n"
         "  --runs N           timed runs per configuration after warm-up (default 15)\n"
         "  --qp N             luma QP, 0..51 (default 32; chroma: Table 8-10)\n"
@@ -123,7 +139,9 @@ typedef struct Result {
     int has_kernel_only;
     double kernel_only; /* kernel on device-resident data (when the build has it) */
     int launches;
-    int checked; /* frames compared with c */
+    int has_direct;                /* cuda with the hooks: bytes by route, last run */
+    size_t direct_h2d, direct_d2h; /* straight between registered arrays and the device */
+    int checked;                   /* frames compared with c */
     uint64_t mism_coefs;
     uint32_t mism_tbs;
     int max_diff;
@@ -174,6 +192,13 @@ typedef struct Bench {
     int hcb_frame; /* frame staged in the baseline (-1 none) */
 #endif
     int have_tc_switch, have_kernel_only;
+    int pinned_on; /* the "pinned" cuda configuration */
+    /* its registered ranges: the arrays (emulation: passed as opts.emu_pinned), and the
+     * page-rounded merged ranges registered on the cuda context */
+    PinRange pin[MAX_PINS];
+    int npin;
+    void *pin_reg[MAX_PINS];
+    int npin_reg;
     Result *res;
     int nres, capres;
     char notes[MAX_NOTES][400];
@@ -298,6 +323,8 @@ typedef struct Sample {
     VidkCudaTiming ct;
     int launches;
     double kernel_bytes;
+    int has_direct;
+    size_t direct_h2d, direct_d2h;
 } Sample;
 
 /* Modelled minimum device-memory traffic of the library's kernels for one frame. */
@@ -355,11 +382,17 @@ static int run_once(Bench *b, const Result *cfg, HwFrame *fr, int frame, Sample 
         (cfg->var != VAR_DEFAULT || b->public_fallback || b->cuda_emu || kernel_only)) {
 #if BENCH_HEVC_HOOKS
         VidkHevcCudaOpts o;
+        VidkHevcCudaStats st;
         vidk_cuda_hevc_default_opts(&o);
-        if (cfg->var != VAR_DEFAULT) o.overlap_host = 0;
+        if (cfg->var != VAR_DEFAULT && cfg->var != VAR_PINNED) o.overlap_host = 0;
         if (cfg->var == VAR_TC_OFF || cfg->var == VAR_TC_ON) o.tensor = cfg->var == VAR_TC_ON;
         if (cfg->var == VAR_SWEEP) o.streams = cfg->streams;
+        if (cfg->var == VAR_PINNED && b->cuda_emu && b->npin) {
+            o.emu_pinned = b->pin;
+            o.emu_pinned_count = b->npin;
+        }
         o.kernel_only = kernel_only;
+        o.stats = &st;
         t0 = cli_now();
         if (b->cuda_emu) /* outputs only: the emulation has no device times */
             e = cfg->dir == DIR_FWD ? vidk_cuda_hevc_emu_forward(ctx, bt, &o)
@@ -368,6 +401,8 @@ static int run_once(Bench *b, const Result *cfg, HwFrame *fr, int frame, Sample 
             e = cfg->dir == DIR_FWD ? vidk_cuda_hevc_forward(ctx, bt, &o)
                                     : vidk_cuda_hevc_inverse(ctx, bt, NULL, &o);
         sm->ms = 1e3 * (cli_now() - t0);
+        sm->has_direct = 1;
+        sm->direct_h2d = st.direct_h2d, sm->direct_d2h = st.direct_d2h;
 #else
         (void)kernel_only;
         e = VIDK_ERR(ENOSYS);
@@ -464,10 +499,99 @@ out:
 #endif
 }
 
+/* ------------------------------------------------------------------ pinned arrays */
+
+static int cmp_pin(const void *a, const void *c) {
+    const uintptr_t x = (uintptr_t)((const PinRange *)a)->ptr,
+                    y = (uintptr_t)((const PinRange *)c)->ptr;
+    return x < y ? -1 : x > y;
+}
+
+/* The "pinned" configuration: every frame's res, lev and nnz arrays (their whole capacity:
+ * the batches are final, nothing reallocates them) are registered with vidk_host_register
+ * on the cuda context, as an application that reuses its batch frame after frame would
+ * do once. The ranges are rounded out to pages and merged (cudaHostRegister pins whole
+ * pages; no page may be registered twice). The emulation gets the exact ranges instead.
+ * Returns 0, or -1 with a note (the run then goes on with what was registered: results
+ * never depend on registration). */
+static int pin_workload(Bench *b, HwWorkload *w) {
+    b->npin = b->npin_reg = 0;
+    for (int f = 0; f < w->nframes; f++)
+        for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++) {
+            const VidkHevcTbList *l = &w->frames[f].batch.list[s];
+            const size_t cap = l->capacity, len = (size_t)16 << (2 * s);
+            const void *arr[3] = {l->res, l->lev, l->nnz};
+            const size_t bytes[3] = {cap * len * 2, cap * len * 2, cap * 2};
+            if (!cap) continue;
+            for (int a = 0; a < 3; a++) {
+                if (b->npin >= MAX_PINS) {
+                    note(b, "pinned: more than %d arrays, the rest staged", MAX_PINS);
+                    return -1;
+                }
+                b->pin[b->npin].ptr = arr[a];
+                b->pin[b->npin].bytes = bytes[a];
+                b->npin++;
+            }
+        }
+    if (b->cuda_emu) return 0;
+    PinRange m[MAX_PINS];
+    const uintptr_t pg = 4096;
+    int nm = 0;
+    for (int i = 0; i < b->npin; i++) {
+        const uintptr_t lo = (uintptr_t)b->pin[i].ptr / pg * pg,
+                        hi = ((uintptr_t)b->pin[i].ptr + b->pin[i].bytes + pg - 1) / pg * pg;
+        m[nm].ptr = (const void *)lo;
+        m[nm].bytes = hi - lo;
+        nm++;
+    }
+    qsort(m, (size_t)nm, sizeof(m[0]), cmp_pin);
+    int k = 0;
+    for (int i = 1; i < nm; i++) {
+        const uintptr_t end = (uintptr_t)m[k].ptr + m[k].bytes;
+        if ((uintptr_t)m[i].ptr <= end) {
+            const uintptr_t e2 = (uintptr_t)m[i].ptr + m[i].bytes;
+            if (e2 > end) m[k].bytes = e2 - (uintptr_t)m[k].ptr;
+        } else {
+            m[++k] = m[i];
+        }
+    }
+    nm = nm ? k + 1 : 0;
+    int ret = 0;
+    for (int i = 0; i < nm; i++) {
+        const int e = vidk_host_register(b->ctx[IM_CUDA], (void *)m[i].ptr, m[i].bytes);
+        if (e < 0) {
+            note(b, "pinned: vidk_host_register of %zu bytes failed (%s): that part staged",
+                 m[i].bytes, vidk_strerror(e));
+            ret = -1;
+            continue;
+        }
+        b->pin_reg[b->npin_reg++] = (void *)m[i].ptr;
+    }
+    return ret;
+}
+
+static void unpin_workload(Bench *b) {
+    for (int i = 0; i < b->npin_reg; i++)
+        (void)vidk_host_unregister(b->ctx[IM_CUDA], b->pin_reg[i]);
+    b->npin = b->npin_reg = 0;
+}
+
 /* Warm-up, a checked pass over every frame, then timed runs within the budget; for the
  * cuda configurations with kernel-only support, kernel-only runs on the data of the last
  * full call. */
+static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm);
+
 static void measure(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm) {
+    if (r->impl != IM_CUDA || r->var != VAR_PINNED) {
+        measure_runs(b, w, ref, r, warm);
+        return;
+    }
+    (void)pin_workload(b, w);
+    measure_runs(b, w, ref, r, warm);
+    unpin_workload(b);
+}
+
+static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm) {
     Sample sm;
     static double t[MAX_SAMPLES], dk[MAX_SAMPLES], dh[MAX_SAMPLES], dd[MAX_SAMPLES],
         dt[MAX_SAMPLES];
@@ -507,6 +631,10 @@ static void measure(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm
                 }
                 r->kernel_bytes = sm.kernel_bytes; /* of the last frame */
                 r->launches = sm.launches;
+                if (sm.has_direct) {
+                    r->has_direct = 1;
+                    r->direct_h2d = sm.direct_h2d, r->direct_d2h = sm.direct_d2h;
+                }
             }
         }
     }
@@ -586,6 +714,8 @@ static const char *variant(const Result *r, char *buf, size_t n) {
     static const char *const names[] = {"default", "device", "tc=off", "tc=on"};
     if (r->var == VAR_SWEEP)
         snprintf(buf, n, "streams=%d", r->streams);
+    else if (r->var == VAR_PINNED)
+        snprintf(buf, n, "pinned");
     else
         snprintf(buf, n, "%s", names[r->var]);
     return buf;
@@ -611,10 +741,11 @@ static void run_direction(Bench *b, int wi, HwWorkload *w, Ref *ref, int dir, do
     for (int im = 0; im < IM_COUNT; im++) {
         if (!b->im_on[im]) continue;
         if (im == IM_CUBLAS && dir != DIR_FWD) continue; /* the paper's baseline is forward */
-        int vars[4 + MAX_STREAMS], sts[4 + MAX_STREAMS] = {0}, nv = 0;
+        int vars[5 + MAX_STREAMS], sts[5 + MAX_STREAMS] = {0}, nv = 0;
         vars[nv++] = VAR_DEFAULT;
         if (im == IM_CUDA && b->have_tc_switch) {
             vars[nv++] = VAR_DEVICE;
+            if (b->pinned_on) vars[nv++] = VAR_PINNED;
             if (b->tc_on[0]) vars[nv++] = VAR_TC_OFF;
             if (b->tc_on[1]) vars[nv++] = VAR_TC_ON;
             for (int k = 0; k < b->nstreams; k++) {
@@ -918,26 +1049,31 @@ static void fmt_col(char *buf, size_t n, double v) {
 
 static void print_legend(FILE *f, const Bench *b, int md) {
     const char *p = md ? "- " : "";
-    fprintf(f,
-            "%sms: per frame, median of the timed runs after warm-up; fwd = forward transform "
-            "+ quantisation (+ non-zero counts and compaction), inv = dequantisation + inverse "
-            "transform to residuals (vidk_hevc_batch_inverse without a picture).\n"
-            "%sCPU columns and \"e2e\": host clock around one API call. GPU overall = device "
-            "events from the first H2D to the end of the last D2H (the paper's overall); GPU "
-            "kernel = %s; cuBLAS: the paper's float baseline (forward only), overall and "
-            "kernel from its own events.\n"
-            "%sbytes: H2D/D2H as the backend reports them; kernel bytes = a lower bound of "
-            "the kernels' device-memory traffic (fwd: residuals in + levels out + 8-byte "
-            "records + 2-byte counts; inv: levels in + residuals out + records; cuBLAS: 40 B "
-            "per sample). HBM ceiling %.2f TB/s (%s), PCIe ceiling %.0f GB/s each way "
-            "(pinned).\n"
-            "%smismatch: values that differ from the c backend (library backends must have "
-            "none: exit 1 otherwise; the float cuBLAS baseline's are counted and reported).\n",
-            p, p,
-            b->have_kernel_only ? "the kernel on device-resident data"
-                                : "the kernel stage of the one-stream configuration "
-                                  "(first kernel begins .. last ends)",
-            p, b->hbm_bps / 1e12, b->hbm_from, b->pcie_bps / 1e9, p);
+    fprintf(
+        f,
+        "%sms: per frame, median of the timed runs after warm-up; fwd = forward transform "
+        "+ quantisation (+ non-zero counts and compaction), inv = dequantisation + inverse "
+        "transform to residuals (vidk_hevc_batch_inverse without a picture).\n"
+        "%sCPU columns and \"e2e\": host clock around one API call. GPU overall = device "
+        "events from the first H2D to the end of the last D2H (the paper's overall); GPU "
+        "kernel = %s; cuBLAS: the paper's float baseline (forward only), overall and "
+        "kernel from its own events.\n"
+        "%sbytes: H2D/D2H as the backend reports them; kernel bytes = a lower bound of "
+        "the kernels' device-memory traffic (fwd: residuals in + levels out + 8-byte "
+        "records + 2-byte counts; inv: levels in + residuals out + records; cuBLAS: 40 B "
+        "per sample). HBM ceiling %.2f TB/s (%s), PCIe ceiling %.0f GB/s each way "
+        "(pinned).\n"
+        "%smismatch: values that differ from the c backend (library backends must have "
+        "none: exit 1 otherwise; the float cuBLAS baseline's are counted and reported).\n"
+        "%scuda pinned: the library defaults on batch arrays registered with "
+        "vidk_host_register (res, lev, nnz of every list; direct copies, no host staging); "
+        "GPU overall = its device span, GPU kernel = its kernel-only runs, e2e = host clock; "
+        "direct MB = bytes copied straight between those arrays and the device.\n",
+        p, p,
+        b->have_kernel_only ? "the kernel on device-resident data"
+                            : "the kernel stage of the one-stream configuration "
+                              "(first kernel begins .. last ends)",
+        p, b->hbm_bps / 1e12, b->hbm_from, b->pcie_bps / 1e9, p, p);
 }
 
 /* ------------------------------------------------------------------ human output */
@@ -1038,6 +1174,51 @@ static void print_table1(FILE *f, const Bench *b, int md) {
             fprintf(f, "%-14s %-4s %14.2f %14s %14s %14.2f %14.2f %14.2f %14.2f %13.2fx\n",
                     name, "fwd", p[0], "-", "-", p[1], p[2], p[3], p[4], p[4] / p[2]);
     }
+}
+
+/* The pinned configuration next to the default and device-only ones: device span, kernel,
+ * end to end, and the bytes that went straight between the registered arrays and the
+ * device. */
+static void print_pinned(FILE *f, const Bench *b, int md) {
+    if (!b->pinned_on || !b->im_on[IM_CUDA]) return;
+    if (md)
+        fprintf(
+            f,
+            "\n## cuda on pinned batch arrays (registered with vidk_host_register) [ms]\n\n"
+            "| workload | dir | GPU overall | GPU kernel | e2e | e2e default | GPU overall "
+            "device-only | direct MB up | direct MB down |\n|---|---|---:|---:|---:|---:|---:|"
+            "---:|---:|\n");
+    else
+        fprintf(f,
+                "\ncuda on pinned batch arrays (registered with vidk_host_register), ms per "
+                "frame:\n%-14s %-4s %12s %12s %12s %12s %12s %10s %10s\n",
+                "workload", "dir", "GPU overall", "GPU kernel", "e2e", "e2e default",
+                "dev-only ovl", "direct MB^", "direct MBv");
+    for (int i = 0; i < b->nwl; i++)
+        for (int d = 0; d < 2; d++) {
+            if (!b->info[i].built || !b->dir_on[d]) continue;
+            const Result *p = find(b, i, d, IM_CUDA, VAR_PINNED, 0),
+                         *df = find(b, i, d, IM_CUDA, VAR_DEFAULT, 0),
+                         *dv = find(b, i, d, IM_CUDA, VAR_DEVICE, 0);
+            char c[7][24];
+            for (int k = 0; k < 7; k++)
+                snprintf(c[k], sizeof(c[k]), "-");
+            if (p && p->has_dev) fmt_col(c[0], sizeof(c[0]), p->dev_total);
+            if (p && p->has_kernel_only) fmt_col(c[1], sizeof(c[1]), p->kernel_only);
+            if (p) fmt_col(c[2], sizeof(c[2]), p->ms);
+            if (df) fmt_col(c[3], sizeof(c[3]), df->ms);
+            if (dv && dv->has_dev) fmt_col(c[4], sizeof(c[4]), dv->dev_total);
+            if (p && p->has_direct) {
+                snprintf(c[5], sizeof(c[5]), "%.2f", p->direct_h2d / 1e6);
+                snprintf(c[6], sizeof(c[6]), "%.2f", p->direct_d2h / 1e6);
+            }
+            if (md)
+                fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", b->spec[i].name,
+                        dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
+            else
+                fprintf(f, "%-14s %-4s %12s %12s %12s %12s %12s %10s %10s\n", b->spec[i].name,
+                        dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
+        }
 }
 
 static void print_sweep(FILE *f, const Bench *b, int md) {
@@ -1205,6 +1386,7 @@ static void write_human(FILE *f, const Bench *b) {
     print_header(f, b, 0);
     print_workloads(f, b, 0);
     print_table1(f, b, 0);
+    print_pinned(f, b, 0);
     print_sweep(f, b, 0);
     print_details(f, b, 0);
     fprintf(f, "\n");
@@ -1216,6 +1398,7 @@ static void write_markdown(FILE *f, const Bench *b) {
     print_header(f, b, 1);
     print_workloads(f, b, 1);
     print_table1(f, b, 1);
+    print_pinned(f, b, 1);
     print_sweep(f, b, 1);
     print_targets(f, b, 1);
     print_details(f, b, 1);
@@ -1378,6 +1561,9 @@ static void write_json(FILE *f, const Bench *b) {
             json_num(f, "hbm_ratio", hbm_ratio(b, r));
             fprintf(f, "}");
         }
+        if (r->has_direct)
+            fprintf(f, ", \"direct_h2d_bytes\": %zu, \"direct_d2h_bytes\": %zu", r->direct_h2d,
+                    r->direct_d2h);
         fprintf(f,
                 ", \"kernel_bytes\": %.0f, \"launches\": %d, \"checked_frames\": %d, "
                 "\"mismatch_values\": %llu, \"mismatch_tbs\": %u, \"max_abs_diff\": %d, "
@@ -1400,6 +1586,22 @@ static void write_json(FILE *f, const Bench *b) {
             for (int c = 0; c < T1_COLS; c++)
                 json_num(f, keys[c], table1(b, i, d, c, NULL));
             fprintf(f, "}");
+        }
+    fprintf(f, "\n  ],\n  \"pinned\": [");
+    first = 1;
+    for (int i = 0; i < b->nwl; i++)
+        for (int d = 0; d < 2; d++) {
+            const Result *p = find(b, i, d, IM_CUDA, VAR_PINNED, 0);
+            if (!b->info[i].built || !b->dir_on[d] || !p) continue;
+            fprintf(f, "%s\n    {\"workload\": ", first ? "" : ",");
+            first = 0;
+            bench_json_str(f, b->spec[i].name);
+            fprintf(f, ", \"direction\": \"%s\"", dir_names[d]);
+            json_num(f, "gpu_overall", p->has_dev ? p->dev_total : -1);
+            json_num(f, "gpu_kernel", p->has_kernel_only ? p->kernel_only : -1);
+            json_num(f, "e2e", p->ms);
+            fprintf(f, ", \"direct_h2d_bytes\": %zu, \"direct_d2h_bytes\": %zu}", p->direct_h2d,
+                    p->direct_d2h);
         }
     fprintf(f,
             "\n  ],\n  \"paper_table1\": {\"4x4\": [%.2f, %.2f, %.2f, %.2f, %.2f], \"32x32\": "
@@ -1501,6 +1703,7 @@ int vidk_bench_hevc(int argc, char **argv) {
     cli_common_init(&c);
     const char *workloads = "4k-4x4,4k-32x32,1080p-mixed,2160p-mixed", *backends = NULL;
     const char *dirs = "fwd,inv", *streams = "1-8", *tc = "on,off", *source = "real";
+    const char *pinned = NULL;
     const char *video = NULL, *csv = NULL, *json = NULL, *md = NULL;
     long frames = 2, runs = 15, qp = 32;
     double maxs = 1;
@@ -1538,6 +1741,8 @@ int vidk_bench_hevc(int argc, char **argv) {
             streams = v;
         else if (!strcmp(a, "--tc"))
             tc = v;
+        else if (!strcmp(a, "--pinned"))
+            pinned = v;
         else if (!strcmp(a, "--source"))
             source = v;
         else if (!strcmp(a, "--video"))
@@ -1605,6 +1810,10 @@ int vidk_bench_hevc(int argc, char **argv) {
             cli_error(CMD, "--tc: '%s' is not on, off or none", list[i]);
             goto done;
         }
+    }
+    if (pinned && strcmp(pinned, "on") && strcmp(pinned, "off")) {
+        cli_error(CMD, "--pinned: '%s' is not on or off", pinned);
+        goto done;
     }
     if (strcmp(source, "real") && strcmp(source, "gen")) {
         cli_error(CMD, "--source: '%s' is not real or gen", source);
@@ -1685,6 +1894,8 @@ int vidk_bench_hevc(int argc, char **argv) {
     }
     b->have_tc_switch = BENCH_HEVC_HOOKS;
     b->have_kernel_only = BENCH_HEVC_HOOKS && !b->cuda_emu;
+    /* the pinned rows: on by default on a device; through the emulation only on request */
+    b->pinned_on = BENCH_HEVC_HOOKS && (pinned ? !strcmp(pinned, "on") : !b->cuda_emu);
     if (b->im_on[IM_CUDA] && !BENCH_HEVC_HOOKS)
         note(b, "this build has no CUDA HEVC options (src/cuda/hevc.cu): cuda runs its default "
                 "configuration only (no device-only, tensor-core, kernel-only or stream-sweep "

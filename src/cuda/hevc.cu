@@ -7,7 +7,13 @@
 // - The batch is cut into chunks (a share of every size list each; the paper's frame
 //   segments) spread round robin over the context's streams. Per chunk: host staging
 //   into a pinned slot (overlapping the device work of the previous chunks unless
-//   opts.overlap_host is 0), one H2D copy, one kernel launch for all TB sizes, D2H.
+//   opts.overlap_host is 0), the H2D copies, the 4x4 kernel and the 8x8..32x32 kernel, D2H.
+// - Direct copies: where a chunk's part of a batch array lies inside a range the caller
+//   registered with vidk_host_register() (forward res, nnz, lev with compact 0; inverse
+//   lev and res without a picture), the device copies it straight from / into the array
+//   and only the small rest (keys, counters, tile bases) is staged. Copies are planned as
+//   segments of the chunk's device layout (copy_segs): runs of staged segments merge into
+//   one copy, each direct segment is a copy of its own.
 // - Forward: the kernel compacts the levels of TBs with a non-zero level (one atomicAdd
 //   per CUDA block and round); the D2H is two-phase: first the chunk's counter, the
 //   per-tile bases and the per-TB counts (fixed size), then exactly the compacted values.
@@ -69,9 +75,12 @@ struct Exec {
     void *ebuf[2][SLOT_END - VIDK_SLOT_HEVC_FIRST];
     size_t ecap[2][SLOT_END - VIDK_SLOT_HEVC_FIRST];
     EmuScratch *scratch;
-    VidkThreadPool *pool;     // host staging pool of the call (nullptr: serial)
-    VidkThreadPool *own_pool; // emulation: a pool of this call only
-    uint32_t piece_min;       // smallest piece of host work in bytes (make_pieces)
+    VidkThreadPool *pool;      // host staging pool of the call (nullptr: serial)
+    VidkThreadPool *own_pool;  // emulation: a pool of this call only
+    uint32_t piece_min;        // smallest piece of host work in bytes (make_pieces)
+    const VidkHevcCudaOpts *o; // the call's resolved options (direct copies, emulated pins)
+    int tiles4;                // 4x4 kernels: tiles per warp
+    VidkHevcCudaStats stats;   // bytes by route (opts.stats)
 };
 
 int ck(const VidkContext *ctx, cudaError_t e, const char *expr, int line) {
@@ -89,6 +98,7 @@ void exec_init(Exec *x, VidkContext *ctx, bool emu) {
 // Streams idle, events destroyed, emulation memory freed; errors ignored (the result is
 // already known).
 void exec_end(Exec *x) {
+    if (x->o && x->o->stats) *x->o->stats = x->stats;
     if (!x->emu) {
         for (int i = 0; i < x->ns; i++)
             if (x->st[i]) (void)cudaStreamSynchronize(x->st[i]);
@@ -142,6 +152,61 @@ int d2h(Exec *x, void *dst, const void *src, size_t n, int s) {
         return 0;
     }
     return CK(x, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, x->st[s]));
+}
+
+// Can the device copy [p, p + bytes) directly (a range the caller registered; emulation:
+// inside one of opts.emu_pinned)?
+bool pinned(const Exec *x, const void *p, size_t bytes) {
+    if (!x->o || !x->o->direct || !p || !bytes) return false;
+    if (!x->emu) return vidk_cuda_host_pinned(x->ctx, p, bytes) != 0;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+    for (int i = 0; i < x->o->emu_pinned_count; i++) {
+        const uintptr_t a = reinterpret_cast<uintptr_t>(x->o->emu_pinned[i].ptr);
+        if (a <= lo && lo + bytes <= a + x->o->emu_pinned[i].bytes && lo + bytes >= lo)
+            return true;
+    }
+    return false;
+}
+
+// One piece of a chunk's transfer: `bytes` at offset `off` of the device buffer, from / to
+// `host` (a registered caller array: a direct copy) or, host == nullptr, the same offset of
+// the pinned slot.
+struct Seg {
+    size_t off, bytes;
+    void *host;
+};
+
+// The copies of segments g[0..n) (increasing offsets) on stream s: consecutive slot
+// segments merge into one copy (alignment gaps included), a direct segment is a copy of
+// its own. *moved += the bytes copied.
+int copy_segs(Exec *x, bool up, uint8_t *d, uint8_t *h, const Seg *g, int n, int s,
+              size_t *moved) {
+    size_t lo = 0, hi = 0;
+    bool run = false;
+    int err;
+    auto flush = [&]() -> int {
+        if (!run) return 0;
+        run = false;
+        *moved += hi - lo;
+        *(up ? &x->stats.staged_h2d : &x->stats.staged_d2h) += hi - lo;
+        return up ? h2d(x, d + lo, h + lo, hi - lo, s) : d2h(x, h + lo, d + lo, hi - lo, s);
+    };
+    for (int i = 0; i < n; i++) {
+        if (!g[i].bytes) continue;
+        if (g[i].host) {
+            if ((err = flush()) < 0) return err;
+            *moved += g[i].bytes;
+            *(up ? &x->stats.direct_h2d : &x->stats.direct_d2h) += g[i].bytes;
+            err = up ? h2d(x, d + g[i].off, g[i].host, g[i].bytes, s)
+                     : d2h(x, g[i].host, d + g[i].off, g[i].bytes, s);
+            if (err < 0) return err;
+            continue;
+        }
+        if (!run) lo = g[i].off;
+        run = true;
+        hi = g[i].off + g[i].bytes;
+    }
+    return flush();
 }
 
 int stage(Exec *x, VidkCudaStage st, bool begin, int s, size_t bytes) {
@@ -320,20 +385,28 @@ template <typename F> void run_pieces(Exec *x, Pieces *P, F f) {
 
 typedef void (*FwdEmu)(const FwdArgs &, unsigned, EmuScratch *);
 typedef void (*InvEmu)(const InvArgs &, unsigned, EmuScratch *);
+// A direction's kernels for one option set: the 8x8..32x32 kernel (fn) and the 4x4 kernel
+// (fn4), with their emulations.
 struct FwdK {
     const void *fn;
     FwdEmu emu;
+    const void *fn4;
+    FwdEmu emu4;
 };
 struct InvK {
     const void *fn;
     InvEmu emu;
+    const void *fn4;
+    InvEmu emu4;
 };
 
 template <bool TC, bool SL> FwdK fwd_entry() {
-    return {reinterpret_cast<const void *>(fwd_kernel<TC, SL>), emu_fwd<TC, SL>};
+    return {reinterpret_cast<const void *>(fwd_kernel<TC, SL>), emu_fwd<TC, SL>,
+            reinterpret_cast<const void *>(fwd4_kernel<SL>), emu_fwd4<SL>};
 }
 template <bool TC, bool SL, int OUT> InvK inv_entry() {
-    return {reinterpret_cast<const void *>(inv_kernel<TC, SL, OUT>), emu_inv<TC, SL, OUT>};
+    return {reinterpret_cast<const void *>(inv_kernel<TC, SL, OUT>), emu_inv<TC, SL, OUT>,
+            reinterpret_cast<const void *>(inv4_kernel<SL, OUT>), emu_inv4<SL, OUT>};
 }
 
 const FwdK &fwd_select(bool tc, bool sl) {
@@ -371,16 +444,25 @@ bool bit01(int v) {
     return v == 0 || v == 1;
 }
 
+void exec_opts(Exec *x, const VidkHevcCudaOpts *o) {
+    x->o = o;
+    x->tiles4 = o->tiles4 ? o->tiles4 : 1;
+}
+
 int resolve_opts(const VidkContext *ctx, const VidkHevcCudaOpts *in, bool emu,
                  VidkHevcCudaOpts *o) {
     if (in)
         *o = *in;
     else
         vidk_cuda_hevc_default_opts(o);
+    if (o->stats) memset(o->stats, 0, sizeof(*o->stats));
     for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]); i++)
         if (o->reserved[i]) return VIDK_ERR(EINVAL);
     if (!bit01(o->tensor) || !bit01(o->compact) || !bit01(o->fused) ||
-        !bit01(o->overlap_host) || !bit01(o->kernel_only))
+        !bit01(o->overlap_host) || !bit01(o->kernel_only) || !bit01(o->direct))
+        return VIDK_ERR(EINVAL);
+    if (o->tiles4 < 0 || o->tiles4 > 64) return VIDK_ERR(EINVAL);
+    if (o->emu_pinned_count < 0 || (o->emu_pinned_count && !o->emu_pinned))
         return VIDK_ERR(EINVAL);
     if (emu && o->kernel_only) return VIDK_ERR(EINVAL);
     if (o->host_threads < 0 || o->host_threads > kMaxHostThreads) return VIDK_ERR(EINVAL);
@@ -541,8 +623,12 @@ struct Chunk {
     size_t counter_off, tile_off[4], nnz_off[4];
     size_t begin, in_end, meta_end, out_begin, out_end;
     uint64_t lev_off, values, dense_off[4];
-    uint32_t blk0[5];
+    uint32_t blk0[5]; // blocks of the 8x8..32x32 kernel (4x4: its own kernel)
     bool empty;
+    // Direct copies (registered caller arrays) per class: the input up (forward res,
+    // inverse lev), the per-TB counts down (forward nnz), the output down (forward lev with
+    // compact 0, inverse res without a picture).
+    bool dir_in[4], dir_nnz[4], dir_out[4];
 };
 
 struct Layout {
@@ -583,7 +669,7 @@ int layout_ranges(Layout *L, const uint32_t cnt[4], int k, bool forward) {
             c->n[s] = hi - lo;
             c->key_step[s] = 1;
             c->blk0[s] = blk;
-            blk += tiles_of(c->n[s], s, forward);
+            if (s) blk += tiles_of(c->n[s], s, forward);
             if (c->n[s]) c->empty = false;
         }
         c->blk0[4] = blk;
@@ -681,39 +767,49 @@ int ko_slot(Exec *x, KoSig **sig) {
 // ---- forward
 // ----------------------------------------------------------------------------------------
 
-// A kernel on stream s between its KERNEL stage marks (forward and inverse alike).
-template <typename K, typename A>
-int staged_launch(Exec *x, const K &kf, const A &a, unsigned grid, int s) {
-    int err;
-    if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
-        (err = launch(x, kf.fn, kf.emu, a, grid, s)) < 0 ||
-        (err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0)
-        return err;
-    return 0;
+// Grid of a 4x4 kernel for n TBs: warps walk tiles of `tile` TBs, about tiles4 each.
+unsigned grid4(const Exec *x, uint32_t n, int tile) {
+    const uint32_t tiles = (n + (uint32_t)tile - 1) / (uint32_t)tile;
+    const uint32_t warps = (tiles + (uint32_t)x->tiles4 - 1) / (uint32_t)x->tiles4;
+    return (warps + kWarps - 1) / kWarps;
 }
 
-// The input of chunk c up, then its kernel, on stream s.
+// The kernels of chunk c on stream s between the KERNEL stage marks: the 4x4 kernel, then
+// the 8x8..32x32 one (forward and inverse alike).
+template <typename K, typename A>
+int chunk_kernels(Exec *x, const K &kf, const A &a, const Chunk *c, int s, int tile4) {
+    int err;
+    if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0) return err;
+    if (c->n[0] && (err = launch(x, kf.fn4, kf.emu4, a, grid4(x, c->n[0], tile4), s)) < 0)
+        return err;
+    if (c->blk0[4] && (err = launch(x, kf.fn, kf.emu, a, c->blk0[4], s)) < 0) return err;
+    return stage(x, VIDK_CUDA_STAGE_KERNEL, false, s, 0);
+}
+
+// The input segments of chunk c up (at most 6: keys, four classes, the rest), then its
+// kernels, on stream s.
 template <typename K, typename A>
 int chunk_up_launch(Exec *x, const K &kf, const A &a, const Chunk *c, uint8_t *d_io,
-                    const uint8_t *h_io, int s) {
-    const size_t in_bytes = c->in_end - c->begin;
+                    uint8_t *h_io, const Seg *g, int ng, int s, int tile4) {
+    size_t moved = 0;
     int err;
     if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, s, 0)) < 0 ||
-        (err = h2d(x, d_io + c->begin, h_io + c->begin, in_bytes, s)) < 0 ||
-        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, s, in_bytes)) < 0)
+        (err = copy_segs(x, true, d_io, h_io, g, ng, s, &moved)) < 0 ||
+        (err = stage(x, VIDK_CUDA_STAGE_H2D, false, s, moved)) < 0)
         return err;
-    return staged_launch(x, kf, a, c->blk0[4], s);
+    return chunk_kernels(x, kf, a, c, s, tile4);
 }
 
 // Kernel-only timing: the kernels of every non-empty chunk on inputs already on the device.
 template <typename R, typename K, typename A>
-int kernel_only_run(Exec *x, const R *r, int k, const K &kf, A (*args)(const R *, int)) {
+int kernel_only_run(Exec *x, const R *r, int k, const K &kf, A (*args)(const R *, int),
+                    int tile4) {
     int err;
     if ((err = timing_start(x)) < 0) return err;
     for (int j = 0; j < k; j++) {
         const int s = j % x->ns;
         if (r->L.c[j].empty) continue;
-        if ((err = staged_launch(x, kf, args(r, j), r->L.c[j].blk0[4], s)) < 0) return err;
+        if ((err = chunk_kernels(x, kf, args(r, j), &r->L.c[j], s, tile4)) < 0) return err;
     }
     return finish(x);
 }
@@ -730,7 +826,8 @@ struct FwdRun {
     uint32_t cnt[4];
 };
 
-// Keys and residuals of TBs [a, a + n) of class s of chunk j into the pinned slot.
+// Keys and residuals of TBs [a, a + n) of class s of chunk j into the pinned slot (keys only
+// when the residuals go up directly).
 void fwd_stage_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n) {
     const Chunk *c = &r->L.c[j];
     const VidkHevcTbList *l = &r->b->list[s];
@@ -741,17 +838,73 @@ void fwd_stage_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n) {
             keys[i] = pack_key(tb + i);
     else if (!a)
         keys[0] = pack_key(tb);
-    memcpy(r->h_io + c->data_off[s] + ((size_t)a << (5 + 2 * s)),
-           l->res + ((size_t)(c->lo[s] + a) << (4 + 2 * s)), (size_t)n << (5 + 2 * s));
+    if (!c->dir_in[s])
+        memcpy(r->h_io + c->data_off[s] + ((size_t)a << (5 + 2 * s)),
+               l->res + ((size_t)(c->lo[s] + a) << (4 + 2 * s)), (size_t)n << (5 + 2 * s));
 }
 
 void fwd_stage(FwdRun *r, int j) {
     const Chunk *c = &r->L.c[j];
     static const uint32_t one[4] = {1, 1, 1, 1};
+    uint32_t n[4];
+    for (int s = 0; s < 4; s++) { // classes with work: residuals to copy or per-TB keys
+        n[s] = c->dir_in[s] && !c->key_step[s] ? 0 : c->n[s];
+        if (!n[s] && c->n[s]) fwd_stage_range(r, j, s, 0, 1); // the one key
+    }
     Pieces P;
-    make_pieces(&P, c->n, one, pool_threads(r->x), r->x->piece_min);
+    make_pieces(&P, n, one, pool_threads(r->x), r->x->piece_min);
     run_pieces(r->x, &P, [r, j](Piece *q) { fwd_stage_range(r, j, q->s, q->a, q->n); });
     memset(r->h_io + c->counter_off, 0, 16);
+}
+
+// Which arrays of chunk j's classes the device copies directly (registered ranges).
+void fwd_plan_direct(FwdRun *r, int j) {
+    Chunk *c = &r->L.c[j];
+    for (int s = 0; s < 4; s++) {
+        VidkHevcTbList *l = &r->b->list[s];
+        const size_t len = (size_t)16 << (2 * s), n = c->n[s], lo = c->lo[s];
+        c->dir_in[s] = c->dir_nnz[s] = c->dir_out[s] = false;
+        if (!n) continue;
+        c->dir_in[s] = pinned(r->x, l->res + lo * len, n * len * 2);
+        c->dir_nnz[s] = pinned(r->x, l->nnz + lo, n * 2);
+        c->dir_out[s] = !r->o->compact && pinned(r->x, l->lev + lo * len, n * len * 2);
+    }
+}
+
+// Upload segments of chunk j: keys, the four classes' residuals, the zeroed counter.
+int fwd_up_segs(const FwdRun *r, int j, Seg g[6]) {
+    const Chunk *c = &r->L.c[j];
+    int n = 0;
+    g[n++] = {c->begin, c->data_off[0] - c->begin, nullptr};
+    for (int s = 0; s < 4; s++) {
+        const size_t len = (size_t)16 << (2 * s);
+        g[n++] = {c->data_off[s], (size_t)c->n[s] * len * 2,
+                  c->dir_in[s] ? r->b->list[s].res + (size_t)c->lo[s] * len : nullptr};
+    }
+    g[n++] = {c->counter_off, 16, nullptr};
+    return n;
+}
+
+// First-phase download segments of chunk j: counter and tile bases, per-TB counts.
+int fwd_meta_segs(const FwdRun *r, int j, Seg g[5]) {
+    const Chunk *c = &r->L.c[j];
+    int n = 0;
+    g[n++] = {c->counter_off, c->nnz_off[0] - c->counter_off, nullptr};
+    for (int s = 0; s < 4; s++)
+        g[n++] = {c->nnz_off[s], (size_t)c->n[s] * 2,
+                  c->dir_nnz[s] ? r->b->list[s].nnz + c->lo[s] : nullptr};
+    return n;
+}
+
+// Dense levels of chunk j (compact 0), offsets in the level buffers.
+int fwd_dense_segs(const FwdRun *r, int j, Seg g[4]) {
+    const Chunk *c = &r->L.c[j];
+    for (int s = 0; s < 4; s++) {
+        const size_t len = (size_t)16 << (2 * s);
+        g[s] = {(size_t)(c->lev_off + c->dense_off[s]) * 2, (size_t)c->n[s] * len * 2,
+                c->dir_out[s] ? r->b->list[s].lev + (size_t)c->lo[s] * len : nullptr};
+    }
+    return 4;
 }
 
 FwdArgs fwd_args(const FwdRun *r, int j) {
@@ -774,7 +927,16 @@ FwdArgs fwd_args(const FwdRun *r, int j) {
     a.qs = r->qs;
     a.bd = r->b->bitdepth;
     a.compact = r->o->compact;
+    a.c4 = fwd4_consts(a.bd);
+    if (c->n[0] && !c->key_step[0]) // the class's one key, from the (checked) records
+        a.p4 = fwd4_prep(pack_key(r->b->list[0].tb + c->lo[0]), a.bd, r->qs);
     return a;
+}
+
+// Per-TB counts of class s of chunk j as downloaded: in the slot, or already in the list.
+const uint16_t *fwd_counts(const FwdRun *r, const Chunk *c, int s) {
+    return c->dir_nnz[s] ? r->b->list[s].nnz + c->lo[s]
+                         : reinterpret_cast<const uint16_t *>(r->h_io + c->nnz_off[s]);
 }
 
 // TBs [a, a + n) of class s of chunk j (a: a tile boundary) into the batch; nz: the
@@ -786,14 +948,14 @@ int fwd_unpack_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n, uint32_t n
     const int16_t *levels = r->h_lev + c->lev_off;
     VidkHevcTbList *l = &r->b->list[s];
     const size_t len = (size_t)16 << (2 * s);
-    const uint16_t *nnz = reinterpret_cast<const uint16_t *>(r->h_io + c->nnz_off[s]);
+    const uint16_t *nnz = fwd_counts(r, c, s);
     const uint32_t *tb = reinterpret_cast<const uint32_t *>(r->h_io + c->tile_off[s]);
     uint64_t pos = 0;
     for (uint32_t i = a; i < a + n; i++) {
         const uint32_t gi = c->lo[s] + i;
         const uint16_t cn = nnz[i];
         if (cn > len) return VIDK_ERR(EIO);
-        l->nnz[gi] = cn;
+        if (!c->dir_nnz[s]) l->nnz[gi] = cn;
         int16_t *dst = l->lev + (size_t)gi * len;
         if (r->o->compact) {
             if (i % (uint32_t)kTileFwd[s] == 0) pos = tb[i / (uint32_t)kTileFwd[s]];
@@ -805,7 +967,8 @@ int fwd_unpack_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n, uint32_t n
             memcpy(dst, levels + pos, len * 2);
             pos += len;
         } else {
-            memcpy(dst, levels + c->dense_off[s] + (size_t)i * len, len * 2);
+            if (!c->dir_out[s])
+                memcpy(dst, levels + c->dense_off[s] + (size_t)i * len, len * 2);
             if (!cn) continue;
         }
         l->nz_index[nz] = gi;
@@ -830,7 +993,7 @@ int fwd_unpack(FwdRun *r, int j, uint32_t nzc[4]) {
     Pieces P;
     make_pieces(&P, c->n, align, pool_threads(r->x), r->x->piece_min);
     run_pieces(r->x, &P, [r, c](Piece *q) {
-        const uint16_t *nnz = reinterpret_cast<const uint16_t *>(r->h_io + c->nnz_off[q->s]);
+        const uint16_t *nnz = fwd_counts(r, c, q->s);
         uint32_t k = 0;
         for (uint32_t i = q->a; i < q->a + q->n; i++)
             k += nnz[i] != 0;
@@ -879,6 +1042,7 @@ int fwd_fetch_levels(FwdRun *r, int j, int *ev) {
     const size_t bytes = (size_t)(n < c->values ? n : c->values) * 2;
     const int s = j % x->ns;
     int err;
+    x->stats.staged_d2h += bytes;
     if ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
         (err = d2h(x, r->h_lev + c->lev_off, r->d_lev + c->lev_off, bytes, s)) < 0 ||
         (err = stage(x, VIDK_CUDA_STAGE_D2H, false, s, bytes)) < 0)
@@ -900,6 +1064,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
     if ((err = resolve_opts(ctx, opts, emu, &o)) < 0) return err;
     if ((err = check_batch(b, true)) < 0) return err;
     exec_init(&x, ctx, emu);
+    exec_opts(&x, &o);
     memset(&r, 0, sizeof(r));
     memset(&now, 0, sizeof(now));
     r.x = &x;
@@ -922,6 +1087,8 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
             c->key_step[s] = uniform ? 0 : 1;
         }
     layout_offsets(&r.L, true, 0);
+    for (int j = 0; j < k; j++)
+        fwd_plan_direct(&r, j);
     if (!emu && (err = vidk_cuda_enter(ctx)) < 0) goto out;
     if ((err = events_alloc(&x, 2 * k)) < 0) goto out;
     ev_meta = static_cast<int *>(malloc((size_t)k * sizeof(int)));
@@ -953,7 +1120,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
             if (!r.L.c[j].empty && (err = CK(&x, cudaMemsetAsync(r.d_io + r.L.c[j].counter_off,
                                                                  0, 16, x.st[j % x.ns]))) < 0)
                 goto out;
-        err = kernel_only_run(&x, &r, k, kf, fwd_args);
+        err = kernel_only_run(&x, &r, k, kf, fwd_args, kTileFwd[0]);
         goto out;
     }
     if (sig) sig->magic = 0;
@@ -969,23 +1136,26 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
         if (o.overlap_host) fwd_stage(&r, j);
         const FwdArgs a = fwd_args(&r, j);
         const FwdK &kf = fwd_select(o.tensor, b->scaling_lists);
-        const size_t meta_bytes = c->meta_end - c->counter_off;
-        if ((err = chunk_up_launch(&x, kf, a, c, r.d_io, r.h_io, s)) < 0 ||
-            (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
-            (err = d2h(&x, r.h_io + c->counter_off, r.d_io + c->counter_off, meta_bytes, s)) <
-                0)
+        Seg g[6];
+        size_t moved = 0;
+        int ng = fwd_up_segs(&r, j, g);
+        if ((err = chunk_up_launch(&x, kf, a, c, r.d_io, r.h_io, g, ng, s, kTileFwd[0])) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0)
             goto out;
+        ng = fwd_meta_segs(&r, j, g);
+        if ((err = copy_segs(&x, false, r.d_io, r.h_io, g, ng, s, &moved)) < 0) goto out;
         if (!o.compact) {
             // Dense: the size is known, no second phase.
-            const size_t lb = (size_t)c->values * 2;
-            if ((err = d2h(&x, r.h_lev + c->lev_off, r.d_lev + c->lev_off, lb, s)) < 0 ||
-                (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, meta_bytes + lb)) < 0 ||
+            ng = fwd_dense_segs(&r, j, g);
+            if ((err = copy_segs(&x, false, reinterpret_cast<uint8_t *>(r.d_lev),
+                                 reinterpret_cast<uint8_t *>(r.h_lev), g, ng, s, &moved)) < 0 ||
+                (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, moved)) < 0 ||
                 (err = event_record(&x, s)) < 0)
                 goto out;
             ev_lev[j] = err;
             continue;
         }
-        if ((err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, meta_bytes)) < 0 ||
+        if ((err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, moved)) < 0 ||
             (err = event_record(&x, s)) < 0)
             goto out;
         ev_meta[j] = err;
@@ -1045,8 +1215,11 @@ struct InvRun {
     Planes pl;
     int out; // OUT_*
     Layout L;
-    uint32_t *idx[4]; // non-zero TBs of each list (indices, increasing)
+    uint32_t *idx[4]; // non-zero TBs of each list (indices, increasing); dense: all TBs
     uint32_t nzn[4];
+    // Dense classes (no picture, the list's whole lev array registered): every TB goes up
+    // straight from lev, zero TBs included (no host scan); idx is the identity.
+    bool dense[4];
     uint8_t *h_io, *d_io;
     const int16_t *ds;
 };
@@ -1078,6 +1251,11 @@ int find_nonzero(InvRun *r) {
     for (int s = 0; s < 4; s++) {
         r->idx[s] = all + off;
         off += cnt[s];
+        if (r->dense[s]) { // every TB, no scan
+            for (uint32_t i = 0; i < cnt[s]; i++)
+                r->idx[s][i] = i;
+            cnt[s] = 0;
+        }
     }
     Pieces P;
     make_pieces(&P, cnt, one, pool_threads(r->x), r->x->piece_min);
@@ -1089,7 +1267,9 @@ int find_nonzero(InvRun *r) {
             if (!all_zero(l->lev + (size_t)i * len, len)) d[n++] = i;
         q->cnt = n;
     });
-    uint32_t nzn[4] = {0, 0, 0, 0};
+    uint32_t nzn[4];
+    for (int s = 0; s < 4; s++)
+        nzn[s] = r->dense[s] ? r->b->list[s].count : 0;
     for (int i = 0; i < P.n; i++) { // pieces are in increasing order per class
         const Piece *q = &P.p[i];
         if (nzn[q->s] != q->a)
@@ -1154,6 +1334,12 @@ void inv_stage_range(InvRun *r, int j, int s, uint32_t a, uint32_t m) {
         uint8_t *pix = r->h_io + c->pix_off[s];
         const uint32_t *idx = r->idx[s] + c->lo[s];
         if (!a) keys[0] = pack_key(&l->tb[idx[0]]);
+        if (c->dir_in[s]) { // levels go up straight from the list: keys only
+            if (c->key_step[s])
+                for (uint32_t i = a; i < a + m; i++)
+                    keys[i] = pack_key(&l->tb[idx[i]]);
+            return;
+        }
         for (uint32_t i = a; i < a + m; i++) {
             const VidkHevcTb *t = &l->tb[idx[i]];
             if (c->key_step[s]) keys[i] = pack_key(t);
@@ -1172,9 +1358,57 @@ void inv_stage_range(InvRun *r, int j, int s, uint32_t a, uint32_t m) {
 
 void inv_stage(InvRun *r, int j) {
     static const uint32_t one[4] = {1, 1, 1, 1};
+    const Chunk *c = &r->L.c[j];
+    uint32_t n[4];
+    for (int s = 0; s < 4; s++) { // classes with work: levels to gather or per-TB keys
+        n[s] = c->dir_in[s] && !c->key_step[s] ? 0 : c->n[s];
+        if (!n[s] && c->n[s]) inv_stage_range(r, j, s, 0, 1); // the one key
+    }
     Pieces P;
-    make_pieces(&P, r->L.c[j].n, one, pool_threads(r->x), r->x->piece_min);
+    make_pieces(&P, n, one, pool_threads(r->x), r->x->piece_min);
     run_pieces(r->x, &P, [r, j](Piece *q) { inv_stage_range(r, j, q->s, q->a, q->n); });
+}
+
+// Direct copies of chunk j: levels up for dense classes, residuals down into registered
+// res arrays (residual output without a picture).
+void inv_plan_direct(InvRun *r, int j) {
+    Chunk *c = &r->L.c[j];
+    for (int s = 0; s < 4; s++) {
+        const size_t len = (size_t)16 << (2 * s), n = c->n[s], lo = c->lo[s];
+        c->dir_in[s] = c->dir_nnz[s] = c->dir_out[s] = false;
+        if (!n || !r->dense[s]) continue;
+        c->dir_in[s] = true;
+        c->dir_out[s] = !r->pic && pinned(r->x, r->b->list[s].res + lo * len, n * len * 2);
+    }
+}
+
+// Upload segments of chunk j: keys, the four classes' levels, the prediction samples.
+int inv_up_segs(const InvRun *r, int j, Seg g[6]) {
+    const Chunk *c = &r->L.c[j];
+    int n = 0;
+    g[n++] = {c->begin, c->data_off[0] - c->begin, nullptr};
+    for (int s = 0; s < 4; s++) {
+        const size_t len = (size_t)16 << (2 * s);
+        g[n++] = {c->data_off[s], (size_t)c->n[s] * len * 2,
+                  c->dir_in[s] ? r->b->list[s].lev + (size_t)c->lo[s] * len : nullptr};
+    }
+    g[n++] = {c->pix_off[0], c->in_end - c->pix_off[0], nullptr};
+    return n;
+}
+
+// Download segments of chunk j: residuals per class, or the reconstructed samples.
+int inv_down_segs(const InvRun *r, int j, Seg g[4]) {
+    const Chunk *c = &r->L.c[j];
+    if (r->out != OUT_RES) {
+        g[0] = {c->out_begin, c->out_end - c->out_begin, nullptr};
+        return 1;
+    }
+    for (int s = 0; s < 4; s++) {
+        const size_t len = (size_t)16 << (2 * s);
+        g[s] = {c->data_off[s], (size_t)c->n[s] * len * 2,
+                c->dir_out[s] ? r->b->list[s].res + (size_t)c->lo[s] * len : nullptr};
+    }
+    return 4;
 }
 
 InvArgs inv_args(const InvRun *r, int j) {
@@ -1208,8 +1442,12 @@ void inv_unpack_range(InvRun *r, int j, int s, uint32_t a, uint32_t m) {
         const size_t len = (size_t)n * n;
         const uint32_t *idx = r->idx[s] + c->lo[s];
         if (r->out == OUT_RES) {
-            if (r->pic) return;
+            if (r->pic || c->dir_out[s]) return;
             const int16_t *res = reinterpret_cast<const int16_t *>(r->h_io + c->data_off[s]);
+            if (r->dense[s]) { // identity: one run
+                memcpy(l->res + (size_t)idx[a] * len, res + a * len, (size_t)m * len * 2);
+                return;
+            }
             for (uint32_t i = a; i < a + m; i++)
                 memcpy(l->res + (size_t)idx[i] * len, res + i * len, len * 2);
             return;
@@ -1287,10 +1525,15 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
         if ((err = check_positions(b, &r.pl)) < 0) return err;
     }
     exec_init(&x, ctx, emu);
+    exec_opts(&x, &o);
     r.x = &x;
     r.b = b;
     r.pic = pic;
     exec_streams(&x, o.streams);
+    for (int s = 0; s < 4; s++) {
+        const VidkHevcTbList *l = &b->list[s];
+        r.dense[s] = !pic && pinned(&x, l->lev, ((size_t)l->count << (4 + 2 * s)) * 2);
+    }
     if ((err = host_pool(&x, o.host_threads)) < 0) goto out;
     if ((err = find_nonzero(&r)) < 0) goto out;
     r.out = OUT_RES;
@@ -1313,6 +1556,8 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
             c->key_step[s] = uniform ? 0 : 1;
         }
     layout_offsets(&r.L, false, r.out == OUT_RES ? 0 : r.pl.pb);
+    for (int j = 0; j < k; j++)
+        inv_plan_direct(&r, j);
     if (!emu && (err = vidk_cuda_enter(ctx)) < 0) goto out;
     if ((err = events_alloc(&x, k)) < 0) goto out;
     if (!(ev = static_cast<int *>(malloc((size_t)k * sizeof(int))))) {
@@ -1334,7 +1579,7 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
             err = VIDK_ERR(EINVAL);
             goto out;
         }
-        err = kernel_only_run(&x, &r, k, kf, inv_args);
+        err = kernel_only_run(&x, &r, k, kf, inv_args, kTileInv[0]);
         goto out;
     }
     if (sig) sig->magic = 0;
@@ -1350,11 +1595,15 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
         if (o.overlap_host) inv_stage(&r, j);
         const InvArgs a = inv_args(&r, j);
         const InvK &kf = inv_select(o.tensor, b->scaling_lists, r.out);
-        const size_t out_bytes = c->out_end - c->out_begin;
-        if ((err = chunk_up_launch(&x, kf, a, c, r.d_io, r.h_io, s)) < 0 ||
-            (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
-            (err = d2h(&x, r.h_io + c->out_begin, r.d_io + c->out_begin, out_bytes, s)) < 0 ||
-            (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, out_bytes)) < 0 ||
+        Seg g[6];
+        size_t moved = 0;
+        int ng = inv_up_segs(&r, j, g);
+        if ((err = chunk_up_launch(&x, kf, a, c, r.d_io, r.h_io, g, ng, s, kTileInv[0])) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0)
+            goto out;
+        ng = inv_down_segs(&r, j, g);
+        if ((err = copy_segs(&x, false, r.d_io, r.h_io, g, ng, s, &moved)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, moved)) < 0 ||
             (err = event_record(&x, s)) < 0)
             goto out;
         ev[j] = err;
@@ -1372,6 +1621,7 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
             VidkHevcTbList *l = &b->list[s];
             const size_t len = (size_t)16 << (2 * s);
             uint32_t q = 0;
+            if (r.dense[s]) continue; // every TB was computed
             for (uint32_t i = 0; i < l->count; i++) {
                 if (q < r.nzn[s] && r.idx[s][q] == i) {
                     q++;
@@ -1419,6 +1669,7 @@ extern "C" void vidk_cuda_hevc_default_opts(VidkHevcCudaOpts *o) {
     o->compact = 1;
     o->fused = 1;
     o->overlap_host = 1;
+    o->direct = 1;
 }
 
 extern "C" int vidk_cuda_hevc_forward(VidkContext *ctx, VidkHevcBatch *b,
@@ -1499,6 +1750,40 @@ extern "C" void vidk_cuda_hevc_release(VidkContext *ctx) {
 }
 
 extern "C" int vidk_cuda_hevc_self_check(const VidkContext *ctx) {
+    // The 4x4 forward's flat quantiser against quant1: every int16 coefficient c (stage-2
+    // sums y = 256 c and 256 c + 255, both ends of c = y >> 8), qP, bit depth, slice type.
+    for (int bd = VIDK_HEVC_MIN_BITDEPTH; bd <= VIDK_HEVC_MAX_BITDEPTH; bd++)
+        for (int qp = 0; qp <= VIDK_HEVC_MAX_QP(bd); qp++)
+            for (int is = 0; is < 2; is++) {
+                const uint32_t key = (uint32_t)qp | (uint32_t)(is ? F_ISLICE : 0) << 9;
+                const Fwd4P p = fwd4_prep(key, bd, nullptr);
+                for (int c = -32768; c <= 32767; c++)
+                    for (int e = 0; e < 2; e++) {
+                        const int want = quant1<false>(c, p.q.scale, p.q.qbits, p.q.off);
+                        const int got = fwd4_quant_flat(c * 256 + (e ? 255 : 0), p);
+                        if (got != want) {
+                            vidk_log(
+                                ctx, VIDK_LOG_ERROR,
+                                "hevc cuda: 4x4 quantiser, bd %d qP %d I %d c %d: %d, want "
+                                "%d",
+                                bd, qp, is, c, got, want);
+                            return VIDK_ERR(EIO);
+                        }
+                    }
+            }
+    // The 4x4 inverse's flat dequantiser against dequant1.
+    for (int bd = VIDK_HEVC_MIN_BITDEPTH; bd <= VIDK_HEVC_MAX_BITDEPTH; bd++)
+        for (int qp = 0; qp <= VIDK_HEVC_MAX_QP(bd); qp++) {
+            const Dequant dq = make_dequant((uint32_t)qp, 2, bd, nullptr);
+            const Deq4 q = deq4_flat(dq);
+            for (int l = -32768; l <= 32767; l++)
+                if (deq4(l, q) != dequant1(l, dq.scale, dq.shift)) {
+                    vidk_log(ctx, VIDK_LOG_ERROR,
+                             "hevc cuda: 4x4 dequantiser, bd %d qP %d level %d: %d, want %d",
+                             bd, qp, l, deq4(l, q), dequant1(l, dq.scale, dq.shift));
+                    return VIDK_ERR(EIO);
+                }
+        }
     // Matrices.
     for (int k = 0; k < 32; k++)
         for (int n = 0; n < 32; n++)

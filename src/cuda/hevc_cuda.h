@@ -19,6 +19,19 @@ extern "C" {
 /** Most chunks of one call (vidk_cuda_hevc_opts.chunks). */
 #define VIDK_HEVC_CUDA_MAX_CHUNKS 64
 
+/** Bytes a call moved, by route (VidkHevcCudaOpts.stats). */
+typedef struct VidkHevcCudaStats {
+    size_t direct_h2d, direct_d2h; /**< straight between registered caller arrays and the
+                                        device */
+    size_t staged_h2d, staged_d2h; /**< through the library's pinned slots */
+} VidkHevcCudaStats;
+
+/** A host range (VidkHevcCudaOpts.emu_pinned). */
+typedef struct VidkHevcCudaRange {
+    const void *ptr;
+    size_t bytes;
+} VidkHevcCudaRange;
+
 /**
  * Switches of the CUDA HEVC paths. Fill with vidk_cuda_hevc_default_opts(), then change
  * fields. A field a direction does not use is ignored (listed per field).
@@ -59,7 +72,28 @@ typedef struct VidkHevcCudaOpts {
      *  calling thread (the behaviour before the parallel staging); 2..64. Results never
      *  depend on it. The pool of a cuda context is made on first use and kept. */
     int host_threads;
-    int reserved[7]; /**< zero */
+    /** 1 (default): batch arrays the caller registered with vidk_host_register() on this
+     *  context are copied straight between them and the device (cudaMemcpyAsync, no host
+     *  staging), chunk by chunk and array by array where the chunk's range lies inside one
+     *  registered range - forward: res up, nnz down (and lev down with compact 0);
+     *  inverse without a picture: when a list's whole lev array is registered, its levels
+     *  go up as they are (all-zero TBs included: no host scan) and res comes down straight
+     *  where registered. 0: always through the library's pinned slots (as unregistered
+     *  memory). Results never depend on it. */
+    int direct;
+    /** The 4x4 kernels' tiles per warp (forward: 64 TBs, inverse: 32): the grid is cut so
+     *  that each warp walks about this many tiles (grid stride). 0 (default) = 1; 1..64.
+     *  For tuning; results never depend on it. */
+    int tiles4;
+    /** Emulation only (vidk_cuda_hevc_emu_*): ranges the emulation treats as registered
+     *  (a context without CUDA state has no registered memory), so the direct-copy paths
+     *  run on any machine. NULL / 0 (default); ignored on the device. */
+    const VidkHevcCudaRange *emu_pinned;
+    int emu_pinned_count;
+    /** If not NULL, receives the bytes the call moved, by route (zeroed first; partial
+     *  after an error). NULL (default). */
+    VidkHevcCudaStats *stats;
+    int reserved[4]; /**< zero */
 } VidkHevcCudaOpts;
 
 /** The settings the public API uses. */

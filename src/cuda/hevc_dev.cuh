@@ -1,6 +1,7 @@
-// Device kernels of the CUDA HEVC transform family: one forward and one inverse kernel
-// for all TB sizes of a chunk (CUDA blocks partitioned by size class, uniform per block),
-// templated on the tensor-core switch, scaling lists and (inverse) the output kind. The
+// Device kernels of the CUDA HEVC transform family: per direction one kernel for the
+// 8x8..32x32 TBs of a chunk (CUDA blocks partitioned by size class, uniform per block),
+// templated on the tensor-core switch, scaling lists and (inverse) the output kind, and
+// one for the 4x4 TBs (no shared memory, higher occupancy: the memory-bound class). The
 // arithmetic is in the phase functions of hevc_kern.cuh; this file adds the warp and block
 // collectives: mma.sync, warp reductions, the forward's block-level compaction.
 #ifndef VIDK_HEVC_DEV_CUH
@@ -137,40 +138,32 @@ template <int N> __device__ __forceinline__ uint32_t group_sum(uint32_t v) {
     return v;
 }
 
-// Block-level compaction (forward). Every thread of the block calls it with up to two
-// flags "I own a TB with non-zero levels"; TB order is: every thread's first TB in thread
-// order, then every thread's second TB. One atomicAdd per block allocates total * len
-// values of the chunk's output; returns the tile's base and each flag's rank.
+// Block-level compaction (forward, 8x8..32x32). Every thread of the block calls it with a
+// flag "I lead a TB with non-zero levels"; TB order is thread order. One atomicAdd per
+// block allocates total * len values of the chunk's output; returns the tile's base and
+// the flag's rank.
 struct BlockShared {
-    uint32_t warp_tot[2][kWarps];
+    uint32_t warp_tot[kWarps];
     uint32_t base;
 };
 
-__device__ __forceinline__ uint32_t block_compact(bool f0, bool f1, uint32_t len,
-                                                  uint32_t *counter, uint32_t *tile_base,
-                                                  BlockShared &sh, uint32_t &r0, uint32_t &r1) {
+__device__ __forceinline__ uint32_t block_compact(bool f, uint32_t len, uint32_t *counter,
+                                                  uint32_t *tile_base, BlockShared &sh,
+                                                  uint32_t &rank) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const unsigned b0 = __ballot_sync(0xffffffffu, f0), b1 = __ballot_sync(0xffffffffu, f1);
-    const unsigned lt = (1u << lane) - 1u;
-    if (lane == 0) {
-        sh.warp_tot[0][warp] = (uint32_t)__popc(b0);
-        sh.warp_tot[1][warp] = (uint32_t)__popc(b1);
-    }
+    const unsigned b = __ballot_sync(0xffffffffu, f);
+    if (lane == 0) sh.warp_tot[warp] = (uint32_t)__popc(b);
     __syncthreads();
-    uint32_t before0 = 0, before1 = 0, tot0 = 0, tot1 = 0;
+    uint32_t before = 0, tot = 0;
     VK_UNROLL
     for (int w = 0; w < kWarps; w++) {
-        const uint32_t v0 = sh.warp_tot[0][w], v1 = sh.warp_tot[1][w];
-        before0 += w < warp ? v0 : 0;
-        before1 += w < warp ? v1 : 0;
-        tot0 += v0;
-        tot1 += v1;
+        const uint32_t v = sh.warp_tot[w];
+        before += w < warp ? v : 0;
+        tot += v;
     }
-    r0 = before0 + (uint32_t)__popc(b0 & lt);
-    r1 = tot0 + before1 + (uint32_t)__popc(b1 & lt);
+    rank = before + (uint32_t)__popc(b & ((1u << lane) - 1u));
     if (threadIdx.x == 0) {
-        const uint32_t total = tot0 + tot1;
-        const uint32_t base = total ? atomicAdd(counter, total * len) : 0u;
+        const uint32_t base = tot ? atomicAdd(counter, tot * len) : 0u;
         sh.base = base;
         *tile_base = base;
     }
@@ -181,45 +174,77 @@ __device__ __forceinline__ uint32_t block_compact(bool f0, bool f1, uint32_t len
 // ---- forward kernel
 // ---------------------------------------------------------------------------
 
-// 4x4: one thread per TB, two TBs per thread (tile t covers TBs 512 t .. 512 t + 511; a
-// thread owns TBs +tid and +256 + tid): both loads are issued before either transform.
+// 4x4 forward: its own kernel (fwd4_kernel). A warp takes tile t = TBs 64 t .. 64 t + 63,
+// lane l TBs 64 t + l and 64 t + 32 + l (each load instruction of the warp covers 1 KB of
+// consecutive residuals; both TBs' loads are issued before either transform), and walks
+// the tiles with a grid stride. Compaction per warp: a ballot per TB half, one atomicAdd
+// per tile (lane 0), the base broadcast by a shuffle; TB order inside the tile is the index
+// order. UNI: every TB of the class has the same key (key_step 0): matrix rows and
+// quantiser come set up from the host (FwdArgs.p4, read from the parameter space).
+template <bool SL, bool UNI> __device__ __forceinline__ void fwd4_loop(const FwdArgs &a) {
+    const int lane = threadIdx.x & 31;
+    const uint32_t n = a.n[0], tiles = (n + kTileFwd[0] - 1) / kTileFwd[0];
+    const uint32_t stride = gridDim.x * kWarps;
+    const unsigned lt = (1u << lane) - 1u;
+    for (uint32_t t = blockIdx.x * kWarps + (threadIdx.x >> 5); t < tiles; t += stride) {
+        const uint32_t i0 = t * kTileFwd[0] + lane, i1 = i0 + 32;
+        const bool act0 = i0 < n, act1 = i1 < n;
+        uint32_t w0[8], w1[8], l0[8], l1[8];
+        if (act0) {
+            ld16(a.res[0] + (size_t)i0 * 16, w0);
+            ld16(a.res[0] + (size_t)i0 * 16 + 8, w0 + 4);
+        }
+        if (act1) {
+            ld16(a.res[0] + (size_t)i1 * 16, w1);
+            ld16(a.res[0] + (size_t)i1 * 16 + 8, w1 + 4);
+        }
+        int c0 = 0, c1 = 0;
+        if (act0)
+            c0 = fwd4_core<SL>(w0, UNI ? a.p4 : fwd4_prep(a.keys[0][i0], a.bd, a.qs), a.c4, l0);
+        if (act1)
+            c1 = fwd4_core<SL>(w1, UNI ? a.p4 : fwd4_prep(a.keys[0][i1], a.bd, a.qs), a.c4, l1);
+        if (act0) a.nnz[0][i0] = (uint16_t)c0;
+        if (act1) a.nnz[0][i1] = (uint16_t)c1;
+        // destinations: offsets in the chunk's output (< 2^27 values), s0 / s1: store
+        bool s0, s1;
+        uint32_t o0, o1;
+        if (a.compact) {
+            s0 = act0 && c0;
+            s1 = act1 && c1;
+            const unsigned b0 = __ballot_sync(0xffffffffu, s0),
+                           b1 = __ballot_sync(0xffffffffu, s1);
+            const uint32_t n0 = (uint32_t)__popc(b0), tot = n0 + (uint32_t)__popc(b1);
+            uint32_t base = 0;
+            if (lane == 0) {
+                base = tot ? atomicAdd(a.counter, tot * 16u) : 0u;
+                a.tile_base[0][t] = base;
+            }
+            base = __shfl_sync(0xffffffffu, base, 0);
+            o0 = base + (uint32_t)__popc(b0 & lt) * 16u;
+            o1 = base + (n0 + (uint32_t)__popc(b1 & lt)) * 16u;
+        } else {
+            s0 = act0;
+            s1 = act1;
+            o0 = (uint32_t)a.dense_off[0] + i0 * 16u;
+            o1 = (uint32_t)a.dense_off[0] + i1 * 16u;
+        }
+        if (s0) {
+            st16(a.lev + o0, l0);
+            st16(a.lev + o0 + 8, l0 + 4);
+        }
+        if (s1) {
+            st16(a.lev + o1, l1);
+            st16(a.lev + o1 + 8, l1 + 4);
+        }
+    }
+}
+
 template <bool SL>
-__device__ __forceinline__ void fwd_4(const FwdArgs &a, uint32_t tile, BlockShared &sh) {
-    const uint32_t i0 = tile * 512 + threadIdx.x, i1 = i0 + 256;
-    const bool act0 = i0 < a.n[0], act1 = i1 < a.n[0];
-    uint32_t w0[8], w1[8], lev0[8], lev1[8];
-    if (act0) {
-        ld16(a.res[0] + (size_t)i0 * 16, w0);
-        ld16(a.res[0] + (size_t)i0 * 16 + 8, w0 + 4);
-    }
-    if (act1) {
-        ld16(a.res[0] + (size_t)i1 * 16, w1);
-        ld16(a.res[0] + (size_t)i1 * 16 + 8, w1 + 4);
-    }
-    int c0 = 0, c1 = 0;
-    if (act0) c0 = fwd4_tb<SL>(w0, a.keys[0][i0 * a.key_step[0]], a.bd, a.qs, lev0);
-    if (act1) c1 = fwd4_tb<SL>(w1, a.keys[0][i1 * a.key_step[0]], a.bd, a.qs, lev1);
-    if (act0) a.nnz[0][i0] = (uint16_t)c0;
-    if (act1) a.nnz[0][i1] = (uint16_t)c1;
-    int16_t *d0 = nullptr, *d1 = nullptr;
-    if (a.compact) {
-        uint32_t r0, r1;
-        const uint32_t base = block_compact(act0 && c0, act1 && c1, 16, a.counter,
-                                            a.tile_base[0] + tile, sh, r0, r1);
-        if (act0 && c0) d0 = a.lev + base + (size_t)r0 * 16;
-        if (act1 && c1) d1 = a.lev + base + (size_t)r1 * 16;
-    } else {
-        if (act0) d0 = a.lev + a.dense_off[0] + (size_t)i0 * 16;
-        if (act1) d1 = a.lev + a.dense_off[0] + (size_t)i1 * 16;
-    }
-    if (d0) {
-        st16(d0, lev0);
-        st16(d0 + 8, lev0 + 4);
-    }
-    if (d1) {
-        st16(d1, lev1);
-        st16(d1 + 8, lev1 + 4);
-    }
+__global__ void __launch_bounds__(kThreads, kMinBlocksFwd4) fwd4_kernel(const FwdArgs a) {
+    if (a.key_step[0] == 0)
+        fwd4_loop<SL, true>(a);
+    else
+        fwd4_loop<SL, false>(a);
 }
 
 // Common end of the N x N classes: the levels are in the output layout, tot = the lane's
@@ -236,9 +261,9 @@ __device__ __forceinline__ void fwd_finish(const FwdArgs &a, uint32_t tile, Bloc
     __syncwarp();
     int16_t *dst = nullptr;
     if (a.compact) {
-        uint32_t rank, unused;
-        const uint32_t base = block_compact(leader && act && tot, false, len, a.counter,
-                                            a.tile_base[C] + tile, sh, rank, unused);
+        uint32_t rank;
+        const uint32_t base = block_compact(leader && act && tot, len, a.counter,
+                                            a.tile_base[C] + tile, sh, rank);
         rank = __shfl_sync(0xffffffffu, rank, lane & ~(N - 1));
         if (act && tot) dst = a.lev + base + (size_t)rank * len;
     } else if (act) {
@@ -337,11 +362,10 @@ template <bool TC, bool SL>
 __global__ void __launch_bounds__(kThreads, 3) fwd_kernel(const FwdArgs a) {
     __shared__ __align__(16) uint8_t smem[kWarps * kWarpSmem];
     __shared__ BlockShared sh;
-    const uint32_t b = blockIdx.x;
-    const int cls = b < a.blk0[1] ? 0 : b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
+    const uint32_t b = blockIdx.x; // classes 1..3 (4x4: fwd4_kernel)
+    const int cls = b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
     const uint32_t tile = b - a.blk0[cls];
     uint8_t *wsm = smem + (threadIdx.x >> 5) * kWarpSmem;
-    if (cls == 0) return fwd_4<SL>(a, tile, sh);
     if (cls == 1) return fwd_cc<8, SL>(a, tile, sh, wsm);
     if (cls == 2) {
         if (TC) return fwd_tc16<SL>(a, tile, sh, wsm);
@@ -354,13 +378,14 @@ __global__ void __launch_bounds__(kThreads, 3) fwd_kernel(const FwdArgs a) {
 // ---- inverse kernel
 // -----------------------------------------------------------------------------
 
+// 4x4 inverse: its own kernel, one thread per TB, a grid stride over the TBs.
 template <bool SL, int OUT>
-__device__ __forceinline__ void inv_4(const InvArgs &a, uint32_t tile) {
-    const uint32_t i = tile * kThreads + threadIdx.x;
-    if (i >= a.n[0]) return;
-    inv4_tb<SL, OUT>(a.lev[0] + (size_t)i * 16,
-                     static_cast<uint8_t *>(a.pix[0]) + (size_t)i * 16 * pix_bytes<OUT>(),
-                     a.keys[0][i * a.key_step[0]], a.bd, a.ds);
+__global__ void __launch_bounds__(kThreads, kMinBlocksInv4) inv4_kernel(const InvArgs a) {
+    const uint32_t n = a.n[0], stride = gridDim.x * kThreads;
+    for (uint32_t i = blockIdx.x * kThreads + threadIdx.x; i < n; i += stride)
+        inv4_tb<SL, OUT>(a.lev[0] + (size_t)i * 16,
+                         static_cast<uint8_t *>(a.pix[0]) + (size_t)i * 16 * pix_bytes<OUT>(),
+                         a.keys[0][i * a.key_step[0]], a.bd, a.ds);
 }
 
 template <int N, bool SL, int OUT>
@@ -441,11 +466,10 @@ __device__ __forceinline__ void inv_tc16(const InvArgs &a, uint32_t tile, uint8_
 template <bool TC, bool SL, int OUT>
 __global__ void __launch_bounds__(kThreads, 3) inv_kernel(const InvArgs a) {
     __shared__ __align__(16) uint8_t smem[kWarps * kWarpSmem];
-    const uint32_t b = blockIdx.x;
-    const int cls = b < a.blk0[1] ? 0 : b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
+    const uint32_t b = blockIdx.x; // classes 1..3 (4x4: inv4_kernel)
+    const int cls = b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
     const uint32_t tile = b - a.blk0[cls];
     uint8_t *wsm = smem + (threadIdx.x >> 5) * kWarpSmem;
-    if (cls == 0) return inv_4<SL, OUT>(a, tile);
     if (cls == 1) return inv_cc<8, SL, OUT>(a, tile, wsm);
     if (cls == 2) {
         if (TC) return inv_tc16<SL, OUT>(a, tile, wsm);

@@ -154,17 +154,13 @@ template <class S> void emu_tc16_stage2(S *s, int j, const EmuFrag16 &f) {
     }
 }
 
-// block_compact over the block's flags: f0 of every thread, then f1 (TB order).
-inline uint32_t emu_compact(const bool *f0, const bool *f1, uint32_t len, uint32_t *counter,
-                            uint32_t *tile_base, uint32_t *r0, uint32_t *r1) {
+// block_compact over the block's flags (thread order).
+inline uint32_t emu_compact(const bool *f, uint32_t len, uint32_t *counter, uint32_t *tile_base,
+                            uint32_t *rank) {
     uint32_t total = 0;
     for (int t = 0; t < kThreads; t++) {
-        r0[t] = total;
-        total += f0[t];
-    }
-    for (int t = 0; t < kThreads; t++) {
-        r1[t] = total;
-        total += f1[t];
+        rank[t] = total;
+        total += f[t];
     }
     const uint32_t base = total ? *counter : 0u;
     *counter += total * len;
@@ -178,10 +174,10 @@ struct EmuScratch {
     TcF16 f16[32];
     TcI32 i32[32];
     TcI16 i16[32];
-    uint32_t w[2][kThreads][8], lev[2][kThreads][16];
-    int cnt[2][kThreads];
-    bool act[2][kThreads], flag[2][kThreads];
-    uint32_t idx[kThreads], tot[kThreads], rank[2][kThreads];
+    uint32_t lev4[2][32][8];
+    int cnt4[2][32];
+    bool act[kThreads], flag[kThreads];
+    uint32_t idx[kThreads], tot[kThreads], rank[kThreads];
     EmuFrag32 fr32f, fr32i;
     EmuFrag16 fr16f, fr16i;
 };
@@ -196,63 +192,75 @@ inline EmuScratch *emu_scratch_new() {
     return e;
 }
 
-// fwd_4 for one block.
-template <bool SL> void emu_fwd4(const FwdArgs &a, uint32_t tile, EmuScratch *e) {
-    for (int t = 0; t < kThreads; t++)
-        for (int h = 0; h < 2; h++) {
-            const uint32_t i = tile * 512 + (uint32_t)(h * 256 + t);
-            e->act[h][t] = i < a.n[0];
-            e->cnt[h][t] = 0;
-            if (!e->act[h][t]) continue;
-            ld16(a.res[0] + (size_t)i * 16, e->w[h][t]);
-            ld16(a.res[0] + (size_t)i * 16 + 8, e->w[h][t] + 4);
-            e->cnt[h][t] =
-                fwd4_tb<SL>(e->w[h][t], a.keys[0][i * a.key_step[0]], a.bd, a.qs, e->lev[h][t]);
-            a.nnz[0][i] = (uint16_t)e->cnt[h][t];
-        }
-    for (int h = 0; h < 2; h++)
-        for (int t = 0; t < kThreads; t++)
-            e->flag[h][t] = e->act[h][t] && e->cnt[h][t];
-    uint32_t base = 0;
-    if (a.compact)
-        base = emu_compact(e->flag[0], e->flag[1], 16, a.counter, a.tile_base[0] + tile,
-                           e->rank[0], e->rank[1]);
-    for (int t = 0; t < kThreads; t++)
-        for (int h = 0; h < 2; h++) {
-            const uint32_t i = tile * 512 + (uint32_t)(h * 256 + t);
-            int16_t *d = nullptr;
-            if (a.compact) {
-                if (e->flag[h][t]) d = a.lev + base + (size_t)e->rank[h][t] * 16;
-            } else if (e->act[h][t]) {
-                d = a.lev + a.dense_off[0] + (size_t)i * 16;
+// fwd4_kernel with `grid` blocks: every warp's grid-stride walk over the 64-TB tiles, the
+// lanes of a tile one after the other, then the warp's ballot / atomicAdd / shuffle.
+template <bool SL> void emu_fwd4(const FwdArgs &a, unsigned grid, EmuScratch *e) {
+    const uint32_t n = a.n[0], tiles = (n + kTileFwd[0] - 1) / kTileFwd[0];
+    const uint32_t stride = grid * kWarps;
+    const bool uni = a.key_step[0] == 0;
+    for (uint32_t b = 0; b < grid; b++)
+        for (uint32_t w = 0; w < (uint32_t)kWarps; w++)
+            for (uint32_t t = b * kWarps + w; t < tiles; t += stride) {
+                bool act[2][32];
+                for (int h = 0; h < 2; h++)
+                    for (int l = 0; l < 32; l++) {
+                        const uint32_t i = t * kTileFwd[0] + (uint32_t)(32 * h + l);
+                        act[h][l] = i < n;
+                        e->cnt4[h][l] = 0;
+                        if (!act[h][l]) continue;
+                        uint32_t in[8];
+                        ld16(a.res[0] + (size_t)i * 16, in);
+                        ld16(a.res[0] + (size_t)i * 16 + 8, in + 4);
+                        e->cnt4[h][l] =
+                            fwd4_core<SL>(in, uni ? a.p4 : fwd4_prep(a.keys[0][i], a.bd, a.qs),
+                                          a.c4, e->lev4[h][l]);
+                        a.nnz[0][i] = (uint16_t)e->cnt4[h][l];
+                    }
+                uint32_t base = 0, tot = 0;
+                if (a.compact) {
+                    for (int h = 0; h < 2; h++)
+                        for (int l = 0; l < 32; l++)
+                            tot += act[h][l] && e->cnt4[h][l];
+                    base = tot ? *a.counter : 0u;
+                    *a.counter += tot * 16u;
+                    a.tile_base[0][t] = base;
+                }
+                uint32_t rank = 0;
+                for (int h = 0; h < 2; h++)
+                    for (int l = 0; l < 32; l++) {
+                        const uint32_t i = t * kTileFwd[0] + (uint32_t)(32 * h + l);
+                        int16_t *d = nullptr;
+                        if (a.compact) {
+                            if (act[h][l] && e->cnt4[h][l])
+                                d = a.lev + base + (size_t)rank++ * 16;
+                        } else if (act[h][l]) {
+                            d = a.lev + a.dense_off[0] + (size_t)i * 16;
+                        }
+                        if (d) {
+                            st16(d, e->lev4[h][l]);
+                            st16(d + 8, e->lev4[h][l] + 4);
+                        }
+                    }
             }
-            if (d) {
-                st16(d, e->lev[h][t]);
-                st16(d + 8, e->lev[h][t] + 4);
-            }
-        }
 }
 
 // fwd_finish for one block: e->idx / act[0] / tot hold every thread's own TB.
 template <int N> void emu_finish(const FwdArgs &a, uint32_t tile, EmuScratch *e) {
     constexpr int C = log2_of<N>() - 2;
     constexpr uint32_t len = N * N;
-    static bool none[kThreads];
     for (int t = 0; t < kThreads; t++) {
         const bool leader = (t & (N - 1)) == 0;
-        if (e->act[0][t] && leader) a.nnz[C][e->idx[t]] = (uint16_t)e->tot[t];
-        e->flag[0][t] = leader && e->act[0][t] && e->tot[t];
+        if (e->act[t] && leader) a.nnz[C][e->idx[t]] = (uint16_t)e->tot[t];
+        e->flag[t] = leader && e->act[t] && e->tot[t];
     }
     uint32_t base = 0;
-    if (a.compact)
-        base = emu_compact(e->flag[0], none, len, a.counter, a.tile_base[C] + tile, e->rank[0],
-                           e->rank[1]);
+    if (a.compact) base = emu_compact(e->flag, len, a.counter, a.tile_base[C] + tile, e->rank);
     for (int t = 0; t < kThreads; t++) {
         int16_t *dst = nullptr;
         if (a.compact) {
-            if (e->act[0][t] && e->tot[t])
-                dst = a.lev + base + (size_t)e->rank[0][t & ~(N - 1)] * len;
-        } else if (e->act[0][t]) {
+            if (e->act[t] && e->tot[t])
+                dst = a.lev + base + (size_t)e->rank[t & ~(N - 1)] * len;
+        } else if (e->act[t]) {
             dst = a.lev + a.dense_off[C] + (size_t)e->idx[t] * len;
         }
         if (dst) lev_store_own<N>(t & 31, e->smem + (t >> 5) * kWarpSmem, dst);
@@ -269,18 +277,18 @@ template <int N, bool SL> void emu_fwdcc(const FwdArgs &a, uint32_t tile, EmuScr
         for (int l = 0; l < 32; l++) {
             const int t = w * 32 + l;
             e->idx[t] = (tile * kWarps + (uint32_t)w) * (32 / N) + (uint32_t)(l / N);
-            e->act[0][t] = e->idx[t] < a.n[C];
-            key[l] = e->act[0][t] ? a.keys[C][e->idx[t] * a.key_step[C]] : 0u;
+            e->act[t] = e->idx[t] < a.n[C];
+            key[l] = e->act[t] ? a.keys[C][e->idx[t] * a.key_step[C]] : 0u;
             cnt[l] = 0;
         }
         for (int l = 0; l < 32; l++)
-            if (e->act[0][w * 32 + l])
+            if (e->act[w * 32 + l])
                 fwdcc_rows<N>(a.res[C] + (size_t)e->idx[w * 32 + l] * N * N, l, a.bd, wsm);
         for (int l = 0; l < 32; l++)
-            if (e->act[0][w * 32 + l])
+            if (e->act[w * 32 + l])
                 cnt[l] = fwdcc_cols<N, SL>(l, key[l], a.bd, a.qs, wsm, lv[l]);
         for (int l = 0; l < 32; l++)
-            if (e->act[0][w * 32 + l]) fwdcc_put<N>(l, lv[l], wsm);
+            if (e->act[w * 32 + l]) fwdcc_put<N>(l, lv[l], wsm);
         for (int l = 0; l < 32; l++) {
             uint32_t sum = 0;
             for (int k = l & ~(N - 1); k < (l & ~(N - 1)) + N; k++)
@@ -311,7 +319,7 @@ template <bool SL> void emu_fwdtc32(const FwdArgs &a, uint32_t tile, EmuScratch 
         }
         for (int l = 0; l < 32; l++) {
             e->idx[w * 32 + l] = i;
-            e->act[0][w * 32 + l] = act;
+            e->act[w * 32 + l] = act;
             e->tot[w * 32 + l] = tot;
         }
     }
@@ -348,7 +356,7 @@ template <bool SL> void emu_fwdtc16(const FwdArgs &a, uint32_t tile, EmuScratch 
         for (int l = 0; l < 32; l++) {
             const int hi = l >= 16;
             e->idx[w * 32 + l] = i0 + (uint32_t)hi;
-            e->act[0][w * 32 + l] = hi ? act1 : act0;
+            e->act[w * 32 + l] = hi ? act1 : act0;
             e->tot[w * 32 + l] = tot[hi];
         }
     }
@@ -357,12 +365,10 @@ template <bool SL> void emu_fwdtc16(const FwdArgs &a, uint32_t tile, EmuScratch 
 
 template <bool TC, bool SL> void emu_fwd(const FwdArgs &a, unsigned grid, EmuScratch *e) {
     for (uint32_t b = 0; b < grid; b++) {
-        const int cls = b < a.blk0[1] ? 0 : b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
+        const int cls = b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
         const uint32_t tile = b - a.blk0[cls];
         memset(e->smem, 0xA5, sizeof(e->smem));
-        if (cls == 0)
-            emu_fwd4<SL>(a, tile, e);
-        else if (cls == 1)
+        if (cls == 1)
             emu_fwdcc<8, SL>(a, tile, e);
         else if (cls == 2 && TC)
             emu_fwdtc16<SL>(a, tile, e);
@@ -446,22 +452,26 @@ void emu_invtc(const InvArgs &a, int cls, uint32_t tile, EmuScratch *e) {
     }
 }
 
-template <bool TC, bool SL, int OUT>
-void emu_inv(const InvArgs &a, unsigned grid, EmuScratch *e) {
+// inv4_kernel with `grid` blocks: every thread's grid-stride walk over the TBs.
+template <bool SL, int OUT> void emu_inv4(const InvArgs &a, unsigned grid, EmuScratch *e) {
+    (void)e;
     constexpr int PB = pix_bytes<OUT>();
-    for (uint32_t b = 0; b < grid; b++) {
-        const int cls = b < a.blk0[1] ? 0 : b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
-        const uint32_t tile = b - a.blk0[cls];
-        memset(e->smem, 0xA5, sizeof(e->smem));
-        if (cls == 0) {
-            for (int t = 0; t < kThreads; t++) {
-                const uint32_t i = tile * kThreads + (uint32_t)t;
-                if (i >= a.n[0]) continue;
+    const uint32_t n = a.n[0], stride = grid * kThreads;
+    for (uint32_t b = 0; b < grid; b++)
+        for (uint32_t t = 0; t < (uint32_t)kThreads; t++)
+            for (uint32_t i = b * kThreads + t; i < n; i += stride)
                 inv4_tb<SL, OUT>(a.lev[0] + (size_t)i * 16,
                                  static_cast<uint8_t *>(a.pix[0]) + (size_t)i * 16 * PB,
                                  a.keys[0][i * a.key_step[0]], a.bd, a.ds);
-            }
-        } else if (cls == 1) {
+}
+
+template <bool TC, bool SL, int OUT>
+void emu_inv(const InvArgs &a, unsigned grid, EmuScratch *e) {
+    for (uint32_t b = 0; b < grid; b++) {
+        const int cls = b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
+        const uint32_t tile = b - a.blk0[cls];
+        memset(e->smem, 0xA5, sizeof(e->smem));
+        if (cls == 1) {
             emu_invcc<8, SL, OUT>(a, tile, e);
         } else if (TC) {
             emu_invtc<SL, OUT>(a, cls, tile, e);

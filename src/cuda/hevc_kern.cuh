@@ -32,13 +32,22 @@ namespace vidk_hevccu {
 
 constexpr int kThreads = 256; // every kernel, every size class
 constexpr int kWarps = kThreads / 32;
-// TBs per CUDA block (forward: the unit of the compaction, a "tile"):
-//   4x4   one thread per TB; forward two TBs per thread (more bytes in flight)
-//   8x8   8 lanes per TB (4 TBs per warp), CUDA cores
+// TBs per "tile" (forward: the unit of the compaction, one atomicAdd each):
+//   4x4   its own kernels (fwd4_kernel, inv4_kernel: no shared memory, high occupancy);
+//         a tile is one warp's share: forward two TBs per lane (64), inverse one (32);
+//         warps walk the tiles with a grid stride
+//   8x8   8 lanes per TB (4 TBs per warp), CUDA cores; one CUDA block per tile
 //   16x16 two TBs per warp (tensor cores: one warp's MMAs; CUDA cores: 16 lanes each)
 //   32x32 one TB per warp
-constexpr int kTileFwd[4] = {512, 32, 16, 8};
-constexpr int kTileInv[4] = {256, 32, 16, 8};
+// The 8x8..32x32 classes share one kernel per direction (blocks partitioned by class).
+constexpr int kTileFwd[4] = {64, 32, 16, 8};
+constexpr int kTileInv[4] = {32, 32, 16, 8};
+// Smallest number of resident 256-thread blocks per SM the 4x4 kernels are compiled for
+// (__launch_bounds__): forward 4 blocks = 32 warps, <= 64 registers (two TBs per lane: 64 B
+// of loads in flight per lane, no spill; at 5 blocks / 48 registers it spills); inverse 6
+// blocks = 48 warps, <= 40 registers (one TB per lane).
+constexpr int kMinBlocksFwd4 = 4;
+constexpr int kMinBlocksInv4 = 6;
 // Shared memory of one warp (2304 B): CUDA-core stage-1 rows (N + 4 int16 per row, TB
 // regions kRowRegion(N) apart), forward levels in the output layout (kLevRegion(N) apart),
 // or the inverse's tensor-core staging of the levels. Region strides carry extra 32 B
@@ -363,6 +372,28 @@ template <bool SL> VHD int q_at(const Quant &q, int c, int idx) {
 
 // ---- kernel arguments -----------------------------------------------------------------------
 
+// What a 4x4 TB's key decides, computed once per TB, or once per call for a class whose TBs
+// share one key: the matrix rows (DCT, DST or transform skip) and the quantiser. For flat
+// quantisation (no scaling list) the sign is folded into the rounding offset:
+//   sign(c) ((|c| Q + off) >> qbits) = (c Q + (c < 0 ? 2^qbits - 1 - off : off)) >> qbits
+// (arithmetic shift; for c < 0 the right side is ceil(-(|c| Q + off) / 2^qbits)), and no
+// clip is needed: for 4x4, qbits = 27 + qP / 6 - bitDepth is 15..27, |c| <= 32760 and
+// Q <= 26214, so |c Q| < 2^30 and |level| <= 26209 (docs/HEVC_CUDA.md).
+struct Fwd4P {
+    uint32_t m[4];
+    Quant q;
+    int32_t nd; // flat: off - (2^qbits - 1 - off), subtracted for c < 0
+    int32_t mq; // flat: 2^(32 - qbits) (the final shift as a multiply-high)
+};
+
+// Bit-depth constants of the 4x4 forward: the residual clip bounds as int16 pairs, the
+// stage-1 rounding term (biased, fwd4_core) and multiplier.
+struct Fwd4C {
+    uint32_t lo2, hi2;
+    int r1;
+    uint32_t m1;
+};
+
 struct FwdArgs {
     const uint16_t *keys[4];
     uint32_t key_step[4]; // 1, or 0 when every TB of the class has the same key
@@ -376,6 +407,9 @@ struct FwdArgs {
     uint64_t dense_off[4];
     const int32_t *qs; // scaling-list quantiser scales or nullptr
     int bd, compact;
+    Fwd4C c4; // 4x4: fwd4_consts(bd)
+    Fwd4P p4; // 4x4 with key_step[0] == 0: fwd4_prep of the class's key (host-computed, so
+              // the kernel reads it from the parameter space instead of registers)
 };
 
 struct InvArgs {
@@ -417,6 +451,16 @@ VHD void st8(void *p, const uint32_t w[2]) {
 // ---- forward, 4x4: one thread per TB --------------------------------------------------------
 
 // 16-bit SIMD clip of packed residual pairs to [-lim, lim] (lim <= 4095).
+// The same with the bounds given as int16 pairs (lo2 = -lim, hi2 = lim in both halves).
+VHD uint32_t clip2p(uint32_t w, uint32_t lo2, uint32_t hi2) {
+#ifdef __CUDA_ARCH__
+    return __vmins2(__vmaxs2(w, lo2), hi2);
+#else
+    return pack16(clampi(s16lo(w), s16lo(lo2), s16lo(hi2)),
+                  clampi(s16hi(w), s16hi(lo2), s16hi(hi2)));
+#endif
+}
+
 VHD uint32_t clip2(uint32_t w, int lim) {
 #ifdef __CUDA_ARCH__
     const uint32_t hi = (uint32_t)lim * 0x10001u, lo = (uint32_t)(-lim) & 0xffffu;
@@ -426,20 +470,41 @@ VHD uint32_t clip2(uint32_t w, int lim) {
 #endif
 }
 
+// High 32 bits of the 64-bit product (IMAD.HI: the multiply pipe, not the integer ALU):
+// mulhi_s(a, 2^(32 - k)) = a >> k (arithmetic, 1 <= k <= 31 with 2^(32-k) < 2^31), umulhi
+// likewise for unsigned values.
+VHD int mulhi_s(int a, int b) {
+#ifdef __CUDA_ARCH__
+    return __mulhi(a, b);
+#else
+    return (int)(((int64_t)a * b) >> 32);
+#endif
+}
+VHD uint32_t umulhi(uint32_t a, uint32_t b) {
+#ifdef __CUDA_ARCH__
+    return __umulhi(a, b);
+#else
+    return (uint32_t)(((uint64_t)a * b) >> 32);
+#endif
+}
+
 // Two-way int16 x int8 dot products (PTX dp2a.lo / dp2a.hi, signed): c + a.h0 * b.b0 +
 // a.h1 * b.b1 (lo) or c + a.h0 * b.b2 + a.h1 * b.b3 (hi).
 VHD int dp2a_lo(uint32_t a, uint32_t b, int c) {
 #ifdef __CUDA_ARCH__
     return __dp2a_lo((int)a, (int)b, c);
 #else
-    return c + s16lo(a) * (int)(int8_t)(b & 255) + s16hi(a) * (int)(int8_t)((b >> 8) & 255);
+    // modulo 2^32 like the hardware (the 4x4 forward biases its accumulator by 2^31)
+    return (int)((uint32_t)c + (uint32_t)(s16lo(a) * (int)(int8_t)(b & 255)) +
+                 (uint32_t)(s16hi(a) * (int)(int8_t)((b >> 8) & 255)));
 #endif
 }
 VHD int dp2a_hi(uint32_t a, uint32_t b, int c) {
 #ifdef __CUDA_ARCH__
     return __dp2a_hi((int)a, (int)b, c);
 #else
-    return c + s16lo(a) * (int)(int8_t)((b >> 16) & 255) + s16hi(a) * (int)(int8_t)(b >> 24);
+    return (int)((uint32_t)c + (uint32_t)(s16lo(a) * (int)(int8_t)((b >> 16) & 255)) +
+                 (uint32_t)(s16hi(a) * (int)(int8_t)(b >> 24)));
 #endif
 }
 
@@ -459,49 +524,99 @@ template <int K> VHD uint32_t fwd4_row_sel(int kind) {
     return kind == 1 ? r1 : kind == 2 ? r2 : r0;
 }
 
-// Levels packed in pairs (row v, columns u, u+1); returns the non-zero count. w: the 16
-// residuals as loaded (8 words of int16 pairs). Products on dp2a: 2 MACs per instruction,
-// the packed residual pairs used as they are.
+VHD Fwd4P fwd4_prep(uint32_t key, int bd, const int32_t *qs_tab) {
+    Fwd4P p;
+    const int kind = kind4(key_flags(key));
+    p.m[0] = fwd4_row_sel<0>(kind);
+    p.m[1] = fwd4_row_sel<1>(kind);
+    p.m[2] = fwd4_row_sel<2>(kind);
+    p.m[3] = fwd4_row_sel<3>(kind);
+    p.q = make_quant(key, 2, bd, qs_tab);
+    p.nd = (int32_t)(2u * (uint32_t)p.q.off + 1u - (1u << p.q.qbits));
+    p.mq = (int32_t)(1u << (32 - p.q.qbits));
+    return p;
+}
+
+// Forward transform and quantisation of one 4x4 TB. w: the 16 residuals as loaded (8 words
+// of int16 pairs, row-major); lev: the levels packed in pairs (row v, columns u, u+1);
+// returns the non-zero count. Products on dp2a (2 MACs per instruction, the packed residual
+// pairs used as they are). The 4x4 class is the memory-bound, instruction-heavy one, so the
+// per-coefficient work is spread over both integer pipes: shifts by a power of two become
+// multiply-highs (IMAD.HI, the multiply pipe) where that is exact, the sign-dependent
+// rounding offset an IMAD by the sign bit.
+// Rows: t = (y + 2^(s1-1)) >> s1, s1 = log2N + bd - 9 = bd - 7 (1..5); |t| < 2^15 and only
+// its low 16 bits are used (packed for stage 2). With the accumulator biased by 2^31
+// (modulo 2^32), umulhi(y + 2^31, 2^(32 - s1)) = (y >> s1) + 2^(31 - s1), whose low 16 bits
+// are t's (2^(31 - s1) is a multiple of 2^16).
+VHD Fwd4C fwd4_consts(int bd) {
+    Fwd4C c;
+    const uint32_t lim = (1u << bd) - 1u;
+    c.hi2 = lim * 0x10001u;
+    c.lo2 = ((0u - lim) & 0xffffu) * 0x10001u;
+    c.r1 = (int)((1u << (bd - 8)) + 0x80000000u);
+    c.m1 = 1u << (39 - bd);
+    return c;
+}
+
+// Flat quantisation of the coefficient c = y >> 8 (y: the stage-2 sum with its rounding
+// term): c Q + (c < 0 ? 2^qbits - 1 - off : off), then >> qbits; c < 0 iff y < 0, and
+// mulhi_s(y, 1) is -1 then, else 0. vidk_cuda_hevc_self_check() compares it with quant1 for
+// every int16 c, qP, bit depth and slice type.
+VHD int fwd4_quant_flat(int y, const Fwd4P &p) {
+    const int a = (y >> 8) * p.q.scale + p.q.off + mulhi_s(y, 1) * p.nd;
+    return mulhi_s(a, p.mq);
+}
+
 template <bool SL>
-VHD int fwd4_tb(const uint32_t w[8], uint32_t key, int bd, const int32_t *qs_tab,
-                uint32_t lev[8]) {
-    const int lim = (1 << bd) - 1, kind = kind4(key_flags(key));
-    uint32_t x[8], m[4];
+VHD int fwd4_core(const uint32_t w[8], const Fwd4P &p, const Fwd4C &k, uint32_t lev[8]) {
+    uint32_t x[8];
     VK_UNROLL
     for (int i = 0; i < 8; i++)
-        x[i] = clip2(w[i], lim);
-    m[0] = fwd4_row_sel<0>(kind);
-    m[1] = fwd4_row_sel<1>(kind);
-    m[2] = fwd4_row_sel<2>(kind);
-    m[3] = fwd4_row_sel<3>(kind);
-    // rows: shift log2N + bd - 9 = bd - 7 (>= 1); |t| < 2^15, so t packs into int16 pairs
-    const int s1 = bd - 7, r1 = 1 << (s1 - 1);
-    int t[16];
+        x[i] = clip2p(w[i], k.lo2, k.hi2);
+    const int r1 = k.r1;
+    const uint32_t m1 = k.m1;
+    uint32_t t[16];
     VK_UNROLL
     for (int y = 0; y < 4; y++)
         VK_UNROLL
     for (int k = 0; k < 4; k++)
-        t[4 * y + k] = (dp2a_lo(x[2 * y], m[k], dp2a_hi(x[2 * y + 1], m[k], r1))) >> s1;
+        t[4 * y + k] =
+            umulhi((uint32_t)dp2a_lo(x[2 * y], p.m[k], dp2a_hi(x[2 * y + 1], p.m[k], r1)), m1);
     uint32_t tp[8]; // (t[0][u], t[1][u]) and (t[2][u], t[3][u]) per column u
     VK_UNROLL
     for (int u = 0; u < 4; u++) {
-        tp[2 * u] = pack16(t[u], t[4 + u]);
-        tp[2 * u + 1] = pack16(t[8 + u], t[12 + u]);
+        tp[2 * u] = prmt(t[u], t[4 + u], 0x5410);
+        tp[2 * u + 1] = prmt(t[8 + u], t[12 + u], 0x5410);
     }
-    const Quant q = make_quant(key, 2, bd, qs_tab);
     int cnt = 0;
     VK_UNROLL
     for (int v = 0; v < 4; v++) {
         int l[4];
         VK_UNROLL
         for (int u = 0; u < 4; u++) {
-            const int c = dp2a_lo(tp[2 * u], m[v], dp2a_hi(tp[2 * u + 1], m[v], 128)) >>
-                          8; // shift log2N + 6
-            l[u] = q_at<SL>(q, c, 4 * v + u);
-            cnt += l[u] != 0;
+            // columns: c = (y + 128) >> 8 (shift log2N + 6), the rounding in the accumulator
+            const int y = dp2a_lo(tp[2 * u], p.m[v], dp2a_hi(tp[2 * u + 1], p.m[v], 128));
+            if (SL)
+                l[u] = q_at<true>(p.q, y >> 8, 4 * v + u);
+            else
+                l[u] = fwd4_quant_flat(y, p);
         }
         lev[2 * v] = pack16(l[0], l[1]);
         lev[2 * v + 1] = pack16(l[2], l[3]);
+    }
+    // Non-zero count on the packed pairs: a half h is non-zero iff h & 0x7fff is, except
+    // h = -32768 (scaling lists only; flat: |level| < 2^15, see above), counted apart;
+    // adding 0x7fff to each masked half sets its bit 15 exactly then, without a carry into
+    // the other half. Bits 15 and 31 of the 8 words, summed in 16-bit halves.
+    uint32_t acc = 0;
+    VK_UNROLL
+    for (int i = 0; i < 8; i++)
+        acc += umulhi(((lev[i] & 0x7fff7fffu) + 0x7fff7fffu) & 0x80008000u, 1u << 17);
+    cnt = (int)((acc & 0xffffu) + (acc >> 16));
+    if (SL) {
+        VK_UNROLL
+        for (int i = 0; i < 8; i++)
+            cnt += ((lev[i] & 0xffffu) == 0x8000u) + ((lev[i] >> 16) == 0x8000u);
     }
     return cnt;
 }
@@ -767,6 +882,25 @@ VHD void put_row(void *pix, int16_t *lev, int off, const int *r, int n, int bd) 
     }
 }
 
+// Flat 4x4 dequantisation, one branch-free formula for both shift directions: the shift
+// bd - 3 - qP / 6 is >= -3 for 4x4, so with mul = scale << max(-shift, 0) <= 1152 * 8,
+// |level * mul| < 2^29 is exact and clip16((level * mul + rnd) >> max(shift, 0)) equals
+// dequant1 (rnd = 2^(shift - 1), or 0 for shift <= 0). vidk_cuda_hevc_self_check() compares
+// them for every int16 level, qP and bit depth.
+struct Deq4 {
+    int mul, rnd, sh;
+};
+VHD Deq4 deq4_flat(const Dequant &dq) {
+    Deq4 q;
+    q.sh = dq.shift > 0 ? dq.shift : 0;
+    q.mul = dq.scale << (dq.shift < 0 ? -dq.shift : 0);
+    q.rnd = (1 << q.sh) >> 1;
+    return q;
+}
+VHD int deq4(int l, const Deq4 &q) {
+    return clip16((l * q.mul + q.rnd) >> q.sh);
+}
+
 template <bool SL, int OUT>
 VHD void inv4_tb(int16_t *lev, void *pix, uint32_t key, int bd, const int16_t *ds_tab) {
     uint32_t w[8];
@@ -775,10 +909,16 @@ VHD void inv4_tb(int16_t *lev, void *pix, uint32_t key, int bd, const int16_t *d
     const Dequant dq = make_dequant(key, 2, bd, ds_tab);
     const int kind = kind4(key_flags(key)), sh = 20 - bd, rr = 1 << (sh - 1);
     int d[16], m[16], g[16];
+    const Deq4 dq4 = deq4_flat(dq);
     VK_UNROLL
     for (int i = 0; i < 8; i++) {
-        d[2 * i] = dq_at<SL>(dq, s16lo(w[i]), 2 * i);
-        d[2 * i + 1] = dq_at<SL>(dq, s16hi(w[i]), 2 * i + 1);
+        if (SL) {
+            d[2 * i] = dq_at<SL>(dq, s16lo(w[i]), 2 * i);
+            d[2 * i + 1] = dq_at<SL>(dq, s16hi(w[i]), 2 * i + 1);
+        } else {
+            d[2 * i] = deq4(s16lo(w[i]), dq4);
+            d[2 * i + 1] = deq4(s16hi(w[i]), dq4);
+        }
     }
     VK_UNROLL
     for (int i = 0; i < 16; i++)
