@@ -94,14 +94,51 @@ int check_opts(const VidkH264CudaOpts *o)
 
 constexpr int kMaxEvents = 2 * kMaxChunks + 8; // chunks, common, planes up and down
 
+// ---- ordering check: happens-before of the queued work, by vector clocks ----------------------
+//
+// The emulation runs every copy and kernel at once, in the order the host queues them, so
+// it cannot show a missing cross-stream dependency; the device can (cuda planes on 1080p
+// qp37 8x8: a plane no block touches came back before it had gone up). So every call
+// also keeps, while it queues work, the happens-before relation that CUDA guarantees
+// between the operations (the host thread and each stream are "threads" with a vector
+// clock: work queued on a stream follows what the host did before queueing it and what
+// came earlier on that stream; cudaStreamWaitEvent joins the clock the event captured;
+// cudaEventSynchronize / a completed cudaEventQuery / a stream synchronisation join it
+// into the host's), and every access to a tracked buffer (track()) is checked against the
+// earlier accesses: two accesses of which one writes must be ordered. An unordered pair
+// fails the call (VIDK_ERR(EIO), logged), on the device and in the emulation alike, so
+// the emulated tests check the very sequence of copies, kernels, records and waits that
+// the device runs, whatever the timing. Kernels of chunks write disjoint blocks of a
+// plane (ACC_BLOCKS): unordered among themselves, ordered against whole-plane copies.
+constexpr int kClocks = VIDK_CUDA_MAX_STREAMS + 1;
+constexpr int kHost = VIDK_CUDA_MAX_STREAMS; // the host thread's clock
+enum TrackRes {
+    RES_COMMON,              // device LevelScale tables and DC groups
+    RES_DEV = RES_COMMON + 1, // + p: device plane p (plane mode)
+    RES_STAGE = RES_DEV + 3,  // + p: pinned staging of plane p
+    RES_PIC = RES_STAGE + 3,  // + p: the caller's picture plane p
+    kTrackRes = RES_PIC + 3
+};
+enum TrackAcc { ACC_READ, ACC_WRITE, ACC_BLOCKS };
+const char *const kResNames[kTrackRes] = {"common", "device plane 0", "device plane 1", "device plane 2",
+                                          "staged plane 0", "staged plane 1", "staged plane 2",
+                                          "picture plane 0", "picture plane 1", "picture plane 2"};
+
+struct Order {
+    uint32_t vc[kClocks][kClocks];     // vc[t][k]: what thread t knows of thread k
+    uint32_t evc[kMaxEvents][kClocks]; // clock captured by event i
+    uint32_t last[3][kTrackRes][kClocks]; // last read / write / blocks access per thread
+};
+
 struct Exec {
     VidkContext *ctx;
     bool emu;
     int ns;
     cudaStream_t st[VIDK_CUDA_MAX_STREAMS];
     cudaEvent_t ev[kMaxEvents];
-    bool ev_done[kMaxEvents]; // emulation: recorded
+    bool ev_done[kMaxEvents]; // recorded (both modes)
     int nev;
+    Order ord;
     bool timed;  // timing_start done
     void *ebuf[2][kSlots]; // emulation buffers: device, host
     size_t ecap[2][kSlots];
@@ -265,10 +302,55 @@ int timing_start(Exec *x)
     return err;
 }
 
+// ---- ordering check (see Order) ------------------------------------------------------------------
+
+void clock_join(uint32_t *a, const uint32_t *b)
+{
+    for (int k = 0; k < kClocks; k++)
+        if (b[k] > a[k]) a[k] = b[k];
+}
+
+// Work queued now on stream s follows everything the host did so far.
+void order_queue(Exec *x, int s)
+{
+    if (s != kHost) clock_join(x->ord.vc[s], x->ord.vc[kHost]);
+}
+
+// Access `acc` of buffer `res` by thread t (a stream, or kHost for the host), as queued now.
+// 0, or VIDK_ERR(EIO) (logged) when an earlier access that conflicts is not ordered before it.
+int track(Exec *x, int t, int res, TrackAcc acc)
+{
+    Order *o = &x->ord;
+    order_queue(x, t);
+    uint32_t *v = o->vc[t];
+    v[t]++;
+    for (int k = 0; k < kClocks; k++) {
+        if (k == t) continue;
+        for (int a = 0; a < 3; a++) {
+            // read-read and blocks-blocks (disjoint blocks) never conflict
+            if ((a == ACC_READ && acc == ACC_READ) || (a == ACC_BLOCKS && acc == ACC_BLOCKS)) continue;
+            if (o->last[a][res][k] > v[k]) {
+                static const char *const an[3] = {"read", "write", "blocks write"};
+                vidk_log(x->ctx, VIDK_LOG_ERROR,
+                         "cuda h264: unordered accesses of the %s: %s on %s %d after a %s on %s %d not waited for",
+                         kResNames[res], an[acc], t == kHost ? "host" : "stream", t == kHost ? 0 : t, an[a],
+                         k == kHost ? "host" : "stream", k == kHost ? 0 : k);
+                return VIDK_ERR(EIO);
+            }
+        }
+    }
+    o->last[acc][res][t] = v[t];
+    return 0;
+}
+
+// The host has seen event ev complete.
+void order_host_sees(Exec *x, int ev) { clock_join(x->ord.vc[kHost], x->ord.evc[ev]); }
+
 // Synchronise every stream used, then close the timing.
 int finish(Exec *x)
 {
     int err = 0;
+    for (int i = 0; i < x->ns; i++) clock_join(x->ord.vc[kHost], x->ord.vc[i]);
     if (x->emu) return 0;
     for (int i = 0; i < x->ns; i++)
         if ((err = CK(x, cudaStreamSynchronize(x->st[i]))) < 0) return err;
@@ -276,10 +358,15 @@ int finish(Exec *x)
 }
 
 // A new event recorded on stream s; returns its index or an error.
+// Every event is made for one record and never recorded again (no reuse before a wait is
+// queued), and waits / synchronisations accept only events this call recorded (a
+// cudaStreamWaitEvent on an event never recorded would be a silent no-op).
 int event_record(Exec *x, int s)
 {
     if (x->nev >= kMaxEvents) return VIDK_ERR(EINVAL);
     const int i = x->nev;
+    order_queue(x, s);
+    memcpy(x->ord.evc[i], x->ord.vc[s], sizeof(x->ord.evc[i]));
     if (x->emu) {
         x->ev_done[x->nev++] = true;
         return i;
@@ -288,30 +375,46 @@ int event_record(Exec *x, int s)
     if (err < 0) return err;
     x->nev++;
     err = CK(x, cudaEventRecord(x->ev[i], x->st[s]));
-    return err < 0 ? err : i;
+    if (err < 0) return err;
+    x->ev_done[i] = true;
+    return i;
 }
+
+bool event_ok(const Exec *x, int ev) { return ev >= 0 && ev < x->nev && x->ev_done[ev]; }
 
 int event_wait(Exec *x, int s, int ev)
 {
+    if (!event_ok(x, ev) || s < 0 || s >= x->ns) return VIDK_ERR(EINVAL);
+    order_queue(x, s);
+    clock_join(x->ord.vc[s], x->ord.evc[ev]);
     return x->emu ? 0 : CK(x, cudaStreamWaitEvent(x->st[s], x->ev[ev], 0));
 }
 
 // 1 when event ev has completed, 0 when not yet, or an error.
 int event_query(Exec *x, int ev)
 {
-    if (x->emu) return 1;
+    if (!event_ok(x, ev)) return VIDK_ERR(EINVAL);
+    if (x->emu) {
+        order_host_sees(x, ev);
+        return 1;
+    }
     const cudaError_t e = cudaEventQuery(x->ev[ev]);
     if (e == cudaErrorNotReady) {
         (void)cudaGetLastError(); // not an error; keep it out of the next launch check
         return 0;
     }
     const int err = CK(x, e);
-    return err < 0 ? err : 1;
+    if (err < 0) return err;
+    order_host_sees(x, ev);
+    return 1;
 }
 
 int event_sync(Exec *x, int ev)
 {
-    return x->emu ? 0 : CK(x, cudaEventSynchronize(x->ev[ev]));
+    if (!event_ok(x, ev)) return VIDK_ERR(EINVAL);
+    const int err = x->emu ? 0 : CK(x, cudaEventSynchronize(x->ev[ev]));
+    if (err >= 0) order_host_sees(x, ev);
+    return err;
 }
 
 // ---- kernel table ---------------------------------------------------------------------------
@@ -1433,6 +1536,7 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
     Chunk *chunks = nullptr;
     uint32_t *cnt = nullptr;
     int nch = 0, next_unpack = 0, ev_common = -1, ev_up[3] = {-1, -1, -1}, ev_dn[3] = {-1, -1, -1};
+    int writers[3][VIDK_CUDA_MAX_STREAMS]; // plane mode: last event writing device plane p, per stream
     uint32_t direct = 0; // plane mode: planes (bit p) copied straight from / to the registered picture
     bool all_direct;
     uint8_t *h_common = nullptr, *d_common = nullptr, *h_plane = nullptr, *d_plane = nullptr;
@@ -1497,6 +1601,10 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
         pj.down = false;
         pj.skip = direct;
         vidk_pool_run(pool, pj.jobs[3], plane_job, &pj);
+        for (int p = 0; p < np; p++)
+            if (!(direct >> p & 1) && ((err = track(x, kHost, RES_PIC + p, ACC_READ)) < 0 ||
+                                       (err = track(x, kHost, RES_STAGE + p, ACC_WRITE)) < 0))
+                goto cleanup;
     }
 
     if ((err = timing_start(x)) < 0) goto cleanup;
@@ -1527,7 +1635,7 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
             goto cleanup;
         }
     }
-    if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
+    if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 || (err = track(x, 0, RES_COMMON, ACC_WRITE)) < 0 ||
         (err = h2d(x, d_common, h_common, common_bytes, 0)) < 0 ||
         (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, common_bytes)) < 0 || (ev_common = event_record(x, 0)) < 0) {
         err = ev_common < 0 && !err ? ev_common : err;
@@ -1536,11 +1644,33 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
     h2d_total += common_bytes;
     for (int i = 1; i < pl->ns; i++)
         if ((err = event_wait(x, i, ev_common)) < 0) goto cleanup;
-    // Plane mode: the prediction planes up on stream 0, one event per plane: a chunk on
-    // another stream waits only for the planes its blocks touch.
+    // Plane mode. The ordering, by construction (the Order check verifies it on every call,
+    // emulated or not; the emulation alone runs streams one after the other):
+    //  (1) The host fills staged plane p before it queues the upload of p, which reads it.
+    //  (2) Every plane goes up on stream 0 (event ev_up[p]), after the common data.
+    //  (3) A chunk reads the prediction of the planes its blocks touch (pmask, from the same
+    //      blocks) and writes their reconstruction in place: on stream 0 it follows (2) in
+    //      stream order, on another stream it waits ev_up[p] for each such plane first.
+    //      Chunks write disjoint blocks (an overlapping batch never gets here), so chunks
+    //      need no order among themselves.
+    //  (4) `writers` lists, per plane and stream, the event after the last queued operation
+    //      that writes device plane p on that stream: the upload (stream 0) and every chunk
+    //      touching p, noted as each is queued (every writer is queued before the first
+    //      download). The download of p on stream sp waits for the entry of every other
+    //      stream, so it follows every writer of p: the upload too, also when no chunk touches p (no
+    //      block of the plane, or none of the only size class that runs: 8x8 lists are
+    //      luma only). Waiting for the upload also orders the download's write of the
+    //      staged plane / the registered picture after the upload read it.
+    //  (5) The host writes staged plane p into the picture after event_sync(ev_dn[p]);
+    //      downloads of other planes write other bytes.
+    //  (6) finish() synchronises every stream before the call returns (slots are reused).
+    for (int p = 0; p < 3; p++)
+        for (int s = 0; s < VIDK_CUDA_MAX_STREAMS; s++) writers[p][s] = -1;
     for (int p = 0; p < np && plane; p++) {
         const size_t pb = (size_t)pj.pw[p] * pj.ph[p];
         if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, 0, 0)) < 0 ||
+            (err = track(x, 0, (direct >> p & 1 ? RES_PIC : RES_STAGE) + p, ACC_READ)) < 0 ||
+            (err = track(x, 0, RES_DEV + p, ACC_WRITE)) < 0 ||
             (err = direct >> p & 1 ? h2d_2d(x, d_plane + pj.off[p], (size_t)pj.pw[p], pic->data[p],
                                              (size_t)pic->stride[p], (size_t)pj.pw[p], (size_t)pj.ph[p], 0)
                                    : h2d(x, d_plane + pj.off[p], h_plane + pj.off[p], pb, 0)) < 0 ||
@@ -1548,6 +1678,7 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
             err = ev_up[p] < 0 && !err ? ev_up[p] : err;
             goto cleanup;
         }
+        writers[p][0] = ev_up[p];
         h2d_total += pb;
     }
     for (int i = 0; i < nch; i++) {
@@ -1556,6 +1687,19 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
         if (!packed_all) pack_chunk_host(c, &b->list[ch->cls], pic, o.fused, plane, ch, pool, cnt, cnt + maxjobs);
         for (int p = 0; p < np && plane && ch->stream; p++)
             if ((ch->pmask >> p & 1) && (err = event_wait(x, ch->stream, ev_up[p])) < 0) goto cleanup;
+        if ((err = track(x, ch->stream, RES_COMMON, ACC_READ)) < 0) goto cleanup;
+        if (x->emu && plane) { // the emulation also checks the plane mask the ordering rests on
+            uint32_t m = 0;
+            for (uint32_t k = ch->b0; k < ch->b1; k++) m |= 1u << b->list[ch->cls].plane[k];
+            if (m != ch->pmask) {
+                vidk_log(x->ctx, VIDK_LOG_ERROR, "cuda h264: chunk %d plane mask %#x, its blocks touch %#x", i,
+                         (unsigned)ch->pmask, (unsigned)m);
+                err = VIDK_ERR(EIO);
+                goto cleanup;
+            }
+        }
+        for (int p = 0; p < np && plane; p++)
+            if ((ch->pmask >> p & 1) && (err = track(x, ch->stream, RES_DEV + p, ACC_BLOCKS)) < 0) goto cleanup;
         VidkH264CudaOpts oc = o;
         oc.sparse = ch->sparse;
         const InvKernel &k = inv_select(ch->cls, oc, plane);
@@ -1571,6 +1715,8 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
             err = ch->ev;
             goto cleanup;
         }
+        for (int p = 0; p < np && plane; p++)
+            if (ch->pmask >> p & 1) writers[p][ch->stream] = ch->ev;
         h2d_total += rb + vb;
         d2h_total += ob;
         // Write back the chunks that have landed, in order, while later ones run.
@@ -1586,16 +1732,16 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
         }
     }
     if (plane) {
-        // Plane p comes back (on stream p % streams) once every chunk that touches it has
-        // run; the host writes the staged planes back while later planes are in flight.
+        // Plane p comes back on stream p % streams once every writer of it has run (4); the
+        // host writes the staged planes back while later planes are in flight (5).
         for (int p = 0; p < np; p++) {
             const int sp = p % pl->ns;
             const size_t pb = (size_t)pj.pw[p] * pj.ph[p];
-            for (int i = 0; i < nch; i++)
-                if ((chunks[i].pmask >> p & 1) && chunks[i].stream != sp &&
-                    (err = event_wait(x, sp, chunks[i].ev)) < 0)
-                    goto cleanup;
+            for (int s = 0; s < pl->ns; s++)
+                if (s != sp && writers[p][s] >= 0 && (err = event_wait(x, sp, writers[p][s])) < 0) goto cleanup;
             if ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, sp, 0)) < 0 ||
+                (err = track(x, sp, RES_DEV + p, ACC_READ)) < 0 ||
+                (err = track(x, sp, (direct >> p & 1 ? RES_PIC : RES_STAGE) + p, ACC_WRITE)) < 0 ||
                 (err = direct >> p & 1 ? d2h_2d(x, pic->data[p], (size_t)pic->stride[p], d_plane + pj.off[p],
                                                  (size_t)pj.pw[p], (size_t)pj.pw[p], (size_t)pj.ph[p], sp)
                                        : d2h(x, h_plane + pj.off[p], d_plane + pj.off[p], pb, sp)) < 0 ||
@@ -1609,6 +1755,9 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
         for (int p = 0; p < np; p++) {
             if ((err = event_sync(x, ev_dn[p])) < 0) goto cleanup;
             if (direct >> p & 1) continue;
+            if ((err = track(x, kHost, RES_STAGE + p, ACC_READ)) < 0 ||
+                (err = track(x, kHost, RES_PIC + p, ACC_WRITE)) < 0)
+                goto cleanup;
             pj.skip = ~(1u << p);
             vidk_pool_run(pool, pj.jobs[p + 1], plane_job, &pj); // jobs of planes 0..p (others skip)
         }
