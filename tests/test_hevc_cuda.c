@@ -49,6 +49,7 @@ static int g_emu, under_sanitizer;
 /* g_host: the context the emulation runs on - a simd context, so the host-side steps
  * (e.g. the SIMD add of residual mode) are the ones a cuda context runs. */
 static VidkContext *g_c, *g_gpu, *g_host;
+static VidkContext *open_backend(VidkBackend be, int streams);
 static long n_cases, n_bad_cases;
 
 static double test_now_ms(void) {
@@ -253,9 +254,9 @@ static void opts_str(char *buf, size_t n, const VidkHevcCudaOpts *o) {
     snprintf(
         buf, n,
         "tensor %d streams %d chunks %d compact %d fused %d overlap_host %d host_threads %d "
-        "direct %d tiles4 %d pinned ranges %d",
+        "direct %d tiles4 %d alloc4 %d pinned ranges %d",
         o->tensor, o->streams, o->chunks, o->compact, o->fused, o->overlap_host,
-        o->host_threads, o->direct, o->tiles4, o->emu_pinned_count);
+        o->host_threads, o->direct, o->tiles4, o->alloc4, o->emu_pinned_count);
 }
 
 /* ---- comparisons ----------------------------------------------------------------------------
@@ -644,7 +645,7 @@ static void test_forward_options(void) {
         for (int t = 0; t < 2; t++)
             for (int ns = 1; ns <= maxs; ns += (g_emu ? 3 : 1))
                 for (int ci = 0; ci < 3; ci++)
-                    for (int compact = 0; compact < 2; compact++)
+                    for (int compact = 0; compact < 3; compact++) /* dense, compact, auto */
                         for (int ovl = 0; ovl < 2; ovl++) {
                             if (g_emu && ci == 1 && (compact || ovl)) continue;
                             VidkHevcCudaOpts o = opts(t, ns,
@@ -653,6 +654,7 @@ static void test_forward_options(void) {
                                                                 : VIDK_HEVC_CUDA_MAX_CHUNKS);
                             o.compact = compact;
                             o.overlap_host = ovl;
+                            o.alloc4 = (ns + ci + compact + ovl) % 2;
                             /* host staging: automatic, serial, several small pieces */
                             o.host_threads = (ns + ci + ovl) % 3 == 0   ? 0
                                              : (ns + ci + ovl) % 3 == 1 ? 1
@@ -979,8 +981,22 @@ static void reg_fwd(const char *name, const VidkHevcBatch *b, const VidkHevcBatc
             res += list_bytes(b, s);
         if (mode == PIN_NONE || mode == PIN_ALL_NODIRECT)
             CHECK(st.direct_h2d == 0 && st.direct_d2h == 0);
+        size_t dense = 0;
+        unsigned present = 0;
+        for (int s = 0; s < 4; s++) {
+            if (b->list[s].count) present |= 1u << s;
+            if ((st.dense_classes >> s) & 1u) dense += list_bytes(b, s);
+        }
+        CHECK((st.dense_classes | st.compact_classes) == present);
+        CHECK((st.dense_classes & st.compact_classes) == 0);
+        if (o.compact == VIDK_HEVC_CUDA_DENSE) CHECK(st.dense_classes == present);
+        if (o.compact == VIDK_HEVC_CUDA_COMPACT) CHECK(st.compact_classes == present);
+        if (!st.compact_classes) CHECK(st.round_trips == 0);
+        if (st.compact_classes) CHECK(st.round_trips >= 1);
         if (mode == PIN_ALL) CHECK(st.direct_h2d == res && st.staged_h2d < res / 4 + 4096);
-        if (mode == PIN_ALL && !o.compact) CHECK(st.direct_d2h >= res);
+        /* dense classes come down straight into the registered lev arrays */
+        if (mode == PIN_ALL) CHECK(st.direct_d2h >= dense);
+        if (mode == PIN_ALL && !st.compact_classes) CHECK(st.staged_d2h < res / 16 + 65536);
         if (mode == PIN_PART && g_emu) CHECK(st.direct_h2d > 0 && st.direct_d2h > 0);
     }
     pins_release(&p);
@@ -1066,10 +1082,15 @@ static void test_registered(void) {
                                                   ci == 0   ? 0
                                                   : ci == 1 ? ns + 1
                                                             : VIDK_HEVC_CUDA_MAX_CHUNKS);
-                        o.compact = v & 1;
+                        /* dense, or compacted / auto (the history of this batch: dense
+                         * where more than 70 % of a class's TBs are non-zero) */
+                        o.compact = !(v & 1)             ? VIDK_HEVC_CUDA_DENSE
+                                    : (ns + ci) % 2 == 0 ? VIDK_HEVC_CUDA_COMPACT
+                                                         : VIDK_HEVC_CUDA_AUTO;
                         o.overlap_host = v >> 1;
                         o.host_threads = (ns + ci) % 3 == 0 ? 0 : (ns + ci) % 3 == 1 ? 1 : 3;
                         o.tiles4 = (ns + v) % 3 == 2 ? 3 : 0;
+                        o.alloc4 = (ns + ci + v) % 2;
                         reg_fwd(uni ? "forward uniform" : "forward mixed keys", &b, &ref, rw,
                                 mode, o);
                     }
@@ -1168,6 +1189,166 @@ static void test_registered(void) {
         vidk_hevc_batch_free(&ref);
         vidk_hevc_batch_free(&b);
     }
+}
+
+/* ---- download modes (opts.compact) and the 4x4 allocation (opts.alloc4) -------------------
+ * Dense and compacted downloads per size class, forced or AUTO: AUTO takes a class dense
+ * when the context's previous forward call with TBs of that class found more than
+ * VIDK_HEVC_CUDA_DENSE_ABOVE_PCT % of them non-zero. Same bits in every mode; the modes
+ * and round trips the call reports are the documented ones. */
+
+static unsigned present_mask(const VidkHevcBatch *b) {
+    unsigned m = 0;
+    for (int s = 0; s < 4; s++)
+        if (b->list[s].count) m |= 1u << s;
+    return m;
+}
+
+/* The AUTO rule on the c backend's counts (classes with TBs). */
+static unsigned rule_dense(const VidkHevcBatch *ref) {
+    unsigned m = 0;
+    for (int s = 0; s < 4; s++) {
+        const VidkHevcTbList *l = &ref->list[s];
+        if (l->count &&
+            (uint64_t)l->nz_count * 100u > (uint64_t)l->count * VIDK_HEVC_CUDA_DENSE_ABOVE_PCT)
+            m |= 1u << s;
+    }
+    return m;
+}
+
+/* Chunks of a call with k chunks that have TBs of a class in `mask` (two-phase chunks when
+ * mask is the compacted classes). */
+static int chunks_with(const VidkHevcBatch *b, int k, unsigned mask) {
+    int n = 0;
+    for (int j = 0; j < k; j++) {
+        int has = 0;
+        for (int s = 0; s < 4; s++) {
+            const uint64_t c = b->list[s].count;
+            if (((mask >> s) & 1u) &&
+                c * (uint64_t)(j + 1) / (uint64_t)k > c * (uint64_t)j / (uint64_t)k)
+                has = 1;
+        }
+        n += has;
+    }
+    return n;
+}
+
+static int ctx_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *o) {
+    return g_emu ? vidk_cuda_hevc_emu_forward(ctx, b, o) : vidk_cuda_hevc_forward(ctx, b, o);
+}
+
+/* One forward call of b on ctx, compared with ref; the modes it reported in *st. */
+static void mode_call(VidkContext *ctx, const char *name, const VidkHevcBatch *b,
+                      const VidkHevcBatch *ref, int rw, VidkHevcCudaOpts o, int pin,
+                      VidkHevcCudaStats *st) {
+    VidkHevcBatch dev;
+    Pins p;
+    batch_clone(&dev, b);
+    memset(&p, 0, sizeof(p));
+    if (ctx == g_gpu || g_emu) pins_of(&p, &dev, pin); /* registered on g_gpu only */
+    pins_opts(&p, &o);
+    o.stats = st;
+    const int rg = ctx_forward(ctx, &dev, &o);
+    cmp_forward(name, &o, &dev, rg, ref, rw);
+    if (rg >= 0 && pin == PIN_ALL && !p.failed) {
+        size_t dense = 0;
+        for (int s = 0; s < 4; s++)
+            if ((st->dense_classes >> s) & 1u) dense += list_bytes(b, s);
+        CHECK(st->direct_d2h >= dense);
+    }
+    pins_release(&p);
+    vidk_hevc_batch_free(&dev);
+}
+
+static void test_download_modes(void) {
+    fprintf(stderr, "[download modes]\n");
+    /* a context of its own: its first call has no history (AUTO: all compacted) */
+    VidkContext *fresh = open_backend(g_emu ? VIDK_BACKEND_SIMD : VIDK_BACKEND_CUDA, 4);
+    if (!fresh) {
+        CHECK(!"open a context");
+        return;
+    }
+    const uint32_t cnt[4] = {2000, 500, 120, 40}, ecnt[4] = {300, 70, 24, 9};
+    VidkHevcBatch b, ref, z, zref;
+    VidkHevcCudaStats st;
+    make_batch(&b, 8, g_emu ? ecnt : cnt, P_RANDOM, 30, 0);
+    /* 4x4: three TBs in four all-zero (<= 25 % non-zero), 16x16 sparse: compacted;
+     * 8x8 and 32x32 random: (almost) all non-zero, dense */
+    for (uint32_t i = 0; i < b.list[0].count; i++)
+        if (i % 4) memset(b.list[0].res + (size_t)i * 16, 0, 32);
+    for (uint32_t i = 0; i < b.list[2].count; i++)
+        fill_res(b.list[2].res + (size_t)i * 256, 2, 8, P_SPARSE);
+    const int rw = ref_forward(&ref, &b);
+    const unsigned all = present_mask(&b), want = rule_dense(&ref);
+    CHECK(want == 0xAu); /* the batch is made so */
+    {
+        VidkHevcCudaOpts o = opts(1, 2, 3);
+        mode_call(fresh, "forward auto, first call", &b, &ref, rw, o, PIN_NONE, &st);
+        CHECK(st.dense_classes == 0 && st.compact_classes == all);
+        CHECK(st.round_trips == 3);
+        mode_call(fresh, "forward auto, second call", &b, &ref, rw, o, PIN_NONE, &st);
+        CHECK_EQ_U(st.dense_classes, want);
+        CHECK_EQ_U(st.compact_classes, all & ~want);
+        CHECK_EQ_U(st.round_trips, chunks_with(&b, 3, all & ~want));
+    }
+    /* forced and automatic modes x 4x4 allocation x chunks x registered arrays, on the
+     * context of the other tests (its history: whatever ran before, then this batch) */
+    for (int mode = 0; mode < 3; mode++)
+        for (int al = 0; al < 2; al++)
+            for (int k = 1; k <= 5; k += 2)
+                for (int pin = PIN_NONE; pin <= PIN_ALL; pin++) {
+                    VidkContext *ctx = g_emu ? g_host : g_gpu;
+                    VidkHevcCudaOpts o = opts(1, k > 1 ? 2 : 1, k);
+                    char nm[96];
+                    o.compact = mode;
+                    o.alloc4 = al;
+                    o.host_threads = (k + pin) % 2 ? 0 : 2;
+                    snprintf(nm, sizeof(nm), "forward download mode %d", mode);
+                    /* AUTO needs this batch in the history first */
+                    if (mode == VIDK_HEVC_CUDA_AUTO)
+                        mode_call(ctx, nm, &b, &ref, rw, opts(0, 1, 1), PIN_NONE, &st);
+                    mode_call(ctx, nm, &b, &ref, rw, o, pin, &st);
+                    const unsigned d = mode == VIDK_HEVC_CUDA_DENSE     ? all
+                                       : mode == VIDK_HEVC_CUDA_COMPACT ? 0u
+                                                                        : want;
+                    CHECK_EQ_U(st.dense_classes, d);
+                    CHECK_EQ_U(st.compact_classes, all & ~d);
+                    CHECK_EQ_U(st.round_trips, chunks_with(&b, k, all & ~d));
+                }
+    /* the history is per class: all-zero 32x32 TBs alone turn 32x32 compacted, 8x8 stays */
+    {
+        const uint32_t zc[4] = {0, 0, 0, 12};
+        make_batch(&z, 8, zc, P_ZERO, 30, 0);
+        const int rz = ref_forward(&zref, &z);
+        VidkHevcCudaOpts o = opts(1, 2, 2);
+        mode_call(fresh, "forward auto, zero 32x32", &z, &zref, rz, o, PIN_NONE, &st);
+        CHECK_EQ_U(st.dense_classes, 8u); /* the previous call: 32x32 all non-zero */
+        CHECK_EQ_U(st.round_trips, 0);
+        mode_call(fresh, "forward auto, after zero 32x32", &b, &ref, rw, o, PIN_NONE, &st);
+        CHECK_EQ_U(st.dense_classes, want & ~8u);
+        vidk_hevc_batch_free(&zref);
+        vidk_hevc_batch_free(&z);
+    }
+    /* the threshold: 70 non-zero TBs in 100 stay compacted, 71 go dense */
+    for (int nz = 70; nz <= 71; nz++) {
+        const uint32_t tc[4] = {100, 0, 0, 0};
+        VidkHevcBatch t, tref;
+        make_batch(&t, 8, tc, P_ZERO, 0, 0);
+        for (int i = 0; i < nz; i++)
+            for (int k = 0; k < 16; k++)
+                t.list[0].res[i * 16 + k] = 255;
+        const int rt = ref_forward(&tref, &t);
+        CHECK_EQ_U(tref.list[0].nz_count, (unsigned)nz);
+        VidkHevcCudaOpts o = opts(0, 1, 1);
+        mode_call(fresh, "forward threshold", &t, &tref, rt, o, PIN_NONE, &st);
+        mode_call(fresh, "forward threshold", &t, &tref, rt, o, PIN_NONE, &st);
+        CHECK_EQ_U(st.dense_classes, nz > VIDK_HEVC_CUDA_DENSE_ABOVE_PCT ? 1u : 0u);
+        vidk_hevc_batch_free(&tref);
+        vidk_hevc_batch_free(&t);
+    }
+    vidk_hevc_batch_free(&ref);
+    vidk_hevc_batch_free(&b);
+    vidk_close(&fresh);
 }
 
 /* Forward then inverse of the forward's levels (realistic sparse levels), pictures. */
@@ -1320,37 +1501,60 @@ static void test_dci4k(void) {
             o.overlap_host = 0;
             o.streams = o.chunks = 1;
             VidkHevcBatch dev;
+            VidkHevcCudaStats st;
             batch_clone(&dev, &b);
+            o.stats = &st;
             if (vidk_cuda_hevc_forward(g_gpu, &dev, &o) >= 0 &&
                 vidk_cuda_last_timing(g_gpu, &tm) == 0)
                 fprintf(stderr,
-                        "  %s tensor %d, 1 stream: h2d %.3f ms kernel %.3f ms d2h %.3f ms "
-                        "total %.3f ms (%zu B up, %zu B down)\n",
-                        name, t, tm.h2d_ms, tm.kernel_ms, tm.d2h_ms, tm.total_ms, tm.h2d_bytes,
-                        tm.d2h_bytes);
+                        "  %s tensor %d, 1 stream, download auto -> %s: h2d %.3f ms kernel "
+                        "%.3f ms d2h %.3f ms total %.3f ms (%zu B up, %zu B down)\n",
+                        name, t, st.dense_classes ? "dense" : "compact", tm.h2d_ms,
+                        tm.kernel_ms, tm.d2h_ms, tm.total_ms, tm.h2d_bytes, tm.d2h_bytes);
+            o.stats = NULL;
             o.kernel_only = 1;
             if (vidk_cuda_hevc_forward(g_gpu, &dev, &o) == 0 &&
                 vidk_cuda_last_timing(g_gpu, &tm) == 0)
                 fprintf(stderr, "  %s tensor %d: kernel only %.3f ms\n", name, t, tm.kernel_ms);
             else
                 CHECK(!"kernel_only after a full call");
-            /* 4x4: the kernel's tiles per warp (median of 9 kernel-only runs each) */
-            for (int tw = 1; s == 0 && t == 1 && tw <= 8; tw *= 2) {
-                double v[9];
-                int nv = 0;
-                o.tiles4 = tw;
-                for (int i = 0; i < 9; i++)
-                    if (vidk_cuda_hevc_forward(g_gpu, &dev, &o) == 0 &&
-                        vidk_cuda_last_timing(g_gpu, &tm) == 0)
-                        v[nv++] = tm.kernel_ms;
-                for (int i = 1; i < nv; i++) /* insertion sort */
-                    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-                        const double x = v[j];
-                        v[j] = v[j - 1], v[j - 1] = x;
+            /* 4x4, compacted: the kernel's allocation (block / warp atomics) x tiles per
+             * warp, and the dense kernel (no allocation) for reference; medians of 9
+             * kernel-only runs on the data of one full call with 1 stream */
+            for (int m = 0; s == 0 && t == 1 && m < 2; m++) {
+                o.kernel_only = 0;
+                o.compact = m ? VIDK_HEVC_CUDA_DENSE : VIDK_HEVC_CUDA_COMPACT;
+                o.tiles4 = 0;
+                o.alloc4 = 0;
+                CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &o) == rw);
+                o.kernel_only = 1;
+                for (int al = 0; al < 2 - m; al++)
+                    for (int tw = 1; tw <= 8; tw *= 2) {
+                        double v[9];
+                        int nv = 0;
+                        o.tiles4 = tw;
+                        o.alloc4 = al;
+                        for (int i = 0; i < 9; i++)
+                            if (vidk_cuda_hevc_forward(g_gpu, &dev, &o) == 0 &&
+                                vidk_cuda_last_timing(g_gpu, &tm) == 0)
+                                v[nv++] = tm.kernel_ms;
+                        for (int i = 1; i < nv; i++) /* insertion sort */
+                            for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+                                const double x = v[j];
+                                v[j] = v[j - 1], v[j - 1] = x;
+                            }
+                        if (nv)
+                            fprintf(stderr,
+                                    "  %s 1 stream, %s, tiles4 %d: kernel only %.4f ms "
+                                    "(median)\n",
+                                    name,
+                                    m    ? "dense"
+                                    : al ? "compact, alloc4 warp"
+                                         : "compact, alloc4 block",
+                                    tw, v[nv / 2]);
+                        else
+                            CHECK(!"4x4 kernel-only runs");
                     }
-                if (nv)
-                    fprintf(stderr, "  %s 1 stream, tiles4 %d: kernel only %.4f ms (median)\n",
-                            name, tw, v[nv / 2]);
             }
             vidk_hevc_batch_free(&dev);
         }
@@ -1362,24 +1566,38 @@ static void test_dci4k(void) {
             VidkCudaTiming tm;
             batch_clone(&dev, &b);
             pins_of(&p, &dev, PIN_ALL);
-            VidkHevcCudaOpts o = opts(1, 0, 0);
-            o.stats = &st;
-            for (int rep = 0; rep < 3; rep++) {
-                const double t0 = test_now_ms();
-                const int rg = vidk_cuda_hevc_forward(g_gpu, &dev, &o);
-                const double e2e = test_now_ms() - t0;
-                if (!rep) {
-                    char nm[128];
-                    snprintf(nm, sizeof(nm), "%s (pinned all)", name);
-                    cmp_forward(nm, &o, &dev, rg, &ref, rw);
+            /* download auto (the default: the previous calls of this frame saw its
+             * non-zero fraction), forced compacted, forced dense; 3 calls each */
+            static const char *const mname[3] = {"dense", "compact", "auto"};
+            for (int mi = 0; mi < 3; mi++) {
+                const int mode = mi == 0   ? VIDK_HEVC_CUDA_AUTO
+                                 : mi == 1 ? VIDK_HEVC_CUDA_COMPACT
+                                           : VIDK_HEVC_CUDA_DENSE;
+                VidkHevcCudaOpts o = opts(1, 0, 0);
+                o.compact = mode;
+                o.stats = &st;
+                for (int rep = 0; rep < 3; rep++) {
+                    const double t0 = test_now_ms();
+                    const int rg = vidk_cuda_hevc_forward(g_gpu, &dev, &o);
+                    const double e2e = test_now_ms() - t0;
+                    if (!rep) {
+                        char nm[128];
+                        snprintf(nm, sizeof(nm), "%s (pinned all)", name);
+                        cmp_forward(nm, &o, &dev, rg, &ref, rw);
+                    }
+                    if (rg >= 0 && vidk_cuda_last_timing(g_gpu, &tm) == 0)
+                        fprintf(stderr,
+                                "  %s pinned, download %s -> %s (round trips %d): device span "
+                                "%.3f ms (h2d %.3f, kernel %.3f, d2h %.3f), end to end %.3f "
+                                "ms; direct %zu B up / %zu B down, staged %zu / %zu\n",
+                                name, mname[mode],
+                                st.dense_classes && st.compact_classes ? "mixed"
+                                : st.dense_classes                     ? "dense"
+                                                                       : "compact",
+                                st.round_trips, tm.total_ms, tm.h2d_ms, tm.kernel_ms, tm.d2h_ms,
+                                e2e, st.direct_h2d, st.direct_d2h, st.staged_h2d,
+                                st.staged_d2h);
                 }
-                if (rg >= 0 && vidk_cuda_last_timing(g_gpu, &tm) == 0)
-                    fprintf(
-                        stderr,
-                        "  %s pinned: device span %.3f ms (h2d %.3f, kernel %.3f, d2h %.3f), "
-                        "end to end %.3f ms; direct %zu B up / %zu B down, staged %zu / %zu\n",
-                        name, tm.total_ms, tm.h2d_ms, tm.kernel_ms, tm.d2h_ms, e2e,
-                        st.direct_h2d, st.direct_d2h, st.staged_h2d, st.staged_d2h);
             }
             pins_release(&p);
             vidk_hevc_batch_free(&dev);
@@ -1443,6 +1661,7 @@ static void test_timing(void) {
     VidkCudaTiming t;
     make_batch(&b, 8, cnt, P_ZERO, 30, 0);
     VidkHevcCudaOpts o = opts(1, 1, 1);
+    o.compact = VIDK_HEVC_CUDA_COMPACT;
     CHECK(vidk_cuda_hevc_forward(g_gpu, &b, &o) == 0);
     CHECK(vidk_cuda_last_timing(g_gpu, &t) == 0);
     size_t values = 0, tbs = 0;
@@ -1453,10 +1672,32 @@ static void test_timing(void) {
     CHECK(t.h2d_bytes >= values * 2);
     CHECK(t.d2h_bytes <= tbs * 2 + 4096); /* counts and tile bases only */
     CHECK(t.total_ms > 0 && t.kernel_ms > 0);
-    o.compact = 0;
+    /* AUTO after all-zero TBs: compacted again */
+    o.compact = VIDK_HEVC_CUDA_AUTO;
+    CHECK(vidk_cuda_hevc_forward(g_gpu, &b, &o) == 0);
+    CHECK(vidk_cuda_last_timing(g_gpu, &t) == 0);
+    CHECK(t.d2h_bytes <= tbs * 2 + 4096);
+    o.compact = VIDK_HEVC_CUDA_DENSE;
     CHECK(vidk_cuda_hevc_forward(g_gpu, &b, &o) == 0);
     CHECK(vidk_cuda_last_timing(g_gpu, &t) == 0);
     CHECK(t.d2h_bytes >= values * 2);
+    /* AUTO after all-non-zero TBs: dense, one phase */
+    {
+        VidkHevcBatch f;
+        VidkHevcCudaStats st;
+        make_batch(&f, 8, cnt, P_EXTREME, 30, 0);
+        o.compact = VIDK_HEVC_CUDA_COMPACT;
+        o.stats = &st;
+        CHECK(vidk_cuda_hevc_forward(g_gpu, &f, &o) > 0);
+        CHECK(st.round_trips == 1 && st.compact_classes == 15u);
+        o.compact = VIDK_HEVC_CUDA_AUTO;
+        CHECK(vidk_cuda_hevc_forward(g_gpu, &f, &o) > 0);
+        CHECK(vidk_cuda_last_timing(g_gpu, &t) == 0);
+        CHECK(st.round_trips == 0 && st.dense_classes == 15u);
+        CHECK(t.d2h_bytes >= values * 2);
+        o.stats = NULL;
+        vidk_hevc_batch_free(&f);
+    }
     /* inverse of all-zero levels: nothing to do, nothing moves */
     for (int s = 0; s < 4; s++)
         memset(b.list[s].lev, 0, (size_t)cnt[s] * (size_t)tb_len(s) * 2);
@@ -1491,8 +1732,25 @@ static void test_kernel_only(void) {
     VidkCudaTiming t;
     CHECK(vidk_cuda_last_timing(g_gpu, &t) == 0 && t.kernel_ms > 0 && t.h2d_bytes == 0 &&
           t.d2h_bytes == 0);
+    k.alloc4 = VIDK_HEVC_CUDA_ALLOC4_WARP; /* the 4x4 allocation does not change the layout */
+    CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &k) == 0);
+    k.alloc4 = VIDK_HEVC_CUDA_ALLOC4_BLOCK;
     k.streams = 1;
     CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &k) == VIDK_ERR(EINVAL)); /* other layout */
+    k.streams = o.streams;
+    /* download modes: kernel-only with AUTO repeats the full call's modes; a forced mode
+     * that differs from them is another layout */
+    {
+        VidkHevcCudaOpts d = o;
+        d.compact = VIDK_HEVC_CUDA_DENSE;
+        CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &d) == rw);
+        d.kernel_only = 1;
+        CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &d) == 0);
+        d.compact = VIDK_HEVC_CUDA_AUTO;
+        CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &d) == 0);
+        d.compact = VIDK_HEVC_CUDA_COMPACT;
+        CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &d) == VIDK_ERR(EINVAL));
+    }
     vidk_hevc_batch_free(&dev);
     fwd_check("forward after kernel-only", &b, &ref, rw, &o);
     vidk_hevc_batch_free(&ref);
@@ -1535,6 +1793,16 @@ static void test_errors(void) {
     o.host_threads = -1;
     CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
     o.host_threads = 65;
+    CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
+    o = opts(1, 0, 0);
+    o.compact = 3;
+    CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
+    o.compact = -1;
+    CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
+    o = opts(1, 0, 0);
+    o.alloc4 = 2;
+    CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
+    o.alloc4 = -1;
     CHECK(fwd(ctx, &b, &o) == VIDK_ERR(EINVAL));
     CHECK(fwd(ctx, NULL, NULL) == VIDK_ERR(EINVAL));
     if (!g_emu) {
@@ -1680,6 +1948,7 @@ int main(int argc, char **argv) {
     test_inverse_high_pred();
     test_inverse_options();
     test_registered();
+    test_download_modes();
     test_real();
     test_kernel_only();
     test_timing();

@@ -104,6 +104,13 @@ static void help(void) {
         "  --pinned on|off    also time cuda on batch arrays registered with\n"
         "                     vidk_host_register (variant \"pinned\": direct copies, no host\n"
         "                     staging); default on (off with --cuda-emu)\n"
+        "  --download M       forward download of the levels in the cuda configurations\n"
+        "                     other than default: auto (per size class from the previous\n"
+        "                     call's non-zero fraction; the library default), compact or\n"
+        "                     dense\n"
+        "  --alloc4 A         4x4 forward kernel's allocation of compacted levels in those\n"
+        "                     configurations: block (default) or warp (one atomic per warp\n"
+        "                     and 64 TBs, the earlier kernel)\n"
         "  --frames N         residual frames per workload, I P P ... (default 2)\n"
         "  --runs N           timed runs per configuration after warm-up (default 15)\n"
         "  --qp N             luma QP, 0..51 (default 32; chroma: Table 8-10)\n"
@@ -141,7 +148,9 @@ typedef struct Result {
     int launches;
     int has_direct;                /* cuda with the hooks: bytes by route, last run */
     size_t direct_h2d, direct_d2h; /* straight between registered arrays and the device */
-    int checked;                   /* frames compared with c */
+    unsigned dense_classes, compact_classes; /* fwd, last run: how the levels came down */
+    int round_trips;                         /* fwd, last run: second-phase downloads */
+    int checked;                             /* frames compared with c */
     uint64_t mism_coefs;
     uint32_t mism_tbs;
     int max_diff;
@@ -193,6 +202,8 @@ typedef struct Bench {
 #endif
     int have_tc_switch, have_kernel_only;
     int pinned_on; /* the "pinned" cuda configuration */
+    int download;  /* forward download mode of the hook configurations (opts.compact) */
+    int alloc4;    /* 4x4 forward allocation of the hook configurations (opts.alloc4) */
     /* its registered ranges: the arrays (emulation: passed as opts.emu_pinned), and the
      * page-rounded merged ranges registered on the cuda context */
     PinRange pin[MAX_PINS];
@@ -325,6 +336,8 @@ typedef struct Sample {
     double kernel_bytes;
     int has_direct;
     size_t direct_h2d, direct_d2h;
+    unsigned dense_classes, compact_classes;
+    int round_trips;
 } Sample;
 
 /* Modelled minimum device-memory traffic of the library's kernels for one frame. */
@@ -387,6 +400,8 @@ static int run_once(Bench *b, const Result *cfg, HwFrame *fr, int frame, Sample 
         if (cfg->var != VAR_DEFAULT && cfg->var != VAR_PINNED) o.overlap_host = 0;
         if (cfg->var == VAR_TC_OFF || cfg->var == VAR_TC_ON) o.tensor = cfg->var == VAR_TC_ON;
         if (cfg->var == VAR_SWEEP) o.streams = cfg->streams;
+        o.compact = b->download;
+        o.alloc4 = b->alloc4;
         if (cfg->var == VAR_PINNED && b->cuda_emu && b->npin) {
             o.emu_pinned = b->pin;
             o.emu_pinned_count = b->npin;
@@ -403,6 +418,8 @@ static int run_once(Bench *b, const Result *cfg, HwFrame *fr, int frame, Sample 
         sm->ms = 1e3 * (cli_now() - t0);
         sm->has_direct = 1;
         sm->direct_h2d = st.direct_h2d, sm->direct_d2h = st.direct_d2h;
+        sm->dense_classes = st.dense_classes, sm->compact_classes = st.compact_classes;
+        sm->round_trips = st.round_trips;
 #else
         (void)kernel_only;
         e = VIDK_ERR(ENOSYS);
@@ -634,6 +651,9 @@ static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int
                 if (sm.has_direct) {
                     r->has_direct = 1;
                     r->direct_h2d = sm.direct_h2d, r->direct_d2h = sm.direct_d2h;
+                    r->dense_classes = sm.dense_classes;
+                    r->compact_classes = sm.compact_classes;
+                    r->round_trips = sm.round_trips;
                 }
             }
         }
@@ -1068,12 +1088,18 @@ static void print_legend(FILE *f, const Bench *b, int md) {
         "%scuda pinned: the library defaults on batch arrays registered with "
         "vidk_host_register (res, lev, nnz of every list; direct copies, no host staging); "
         "GPU overall = its device span, GPU kernel = its kernel-only runs, e2e = host clock; "
-        "direct MB = bytes copied straight between those arrays and the device.\n",
+        "direct MB = bytes copied straight between those arrays and the device; download = "
+        "how the last forward run's levels came down (--download %s): dense (one D2H phase, "
+        "straight into lev), compact/N or mixed/N (compacted classes: N host round trips "
+        "before their second D2H phase).\n",
         p, p,
         b->have_kernel_only ? "the kernel on device-resident data"
                             : "the kernel stage of the one-stream configuration "
                               "(first kernel begins .. last ends)",
-        p, b->hbm_bps / 1e12, b->hbm_from, b->pcie_bps / 1e9, p, p);
+        p, b->hbm_bps / 1e12, b->hbm_from, b->pcie_bps / 1e9, p, p,
+        b->download == 2   ? "auto"
+        : b->download == 1 ? "compact"
+                           : "dense");
 }
 
 /* ------------------------------------------------------------------ human output */
@@ -1176,9 +1202,20 @@ static void print_table1(FILE *f, const Bench *b, int md) {
     }
 }
 
+/* How the last forward run's levels came down: dense, compact (+ round trips), mixed. */
+static const char *download_mode(const Result *r, char *buf, size_t n) {
+    if (!r || !r->has_direct || r->dir != DIR_FWD || !(r->dense_classes | r->compact_classes))
+        snprintf(buf, n, "-");
+    else if (!r->compact_classes)
+        snprintf(buf, n, "dense");
+    else
+        snprintf(buf, n, "%s/%d", r->dense_classes ? "mixed" : "compact", r->round_trips);
+    return buf;
+}
+
 /* The pinned configuration next to the default and device-only ones: device span, kernel,
- * end to end, and the bytes that went straight between the registered arrays and the
- * device. */
+ * end to end, the bytes that went straight between the registered arrays and the device,
+ * and how the forward's levels came down (dense; compact or mixed / host round trips). */
 static void print_pinned(FILE *f, const Bench *b, int md) {
     if (!b->pinned_on || !b->im_on[IM_CUDA]) return;
     if (md)
@@ -1186,14 +1223,14 @@ static void print_pinned(FILE *f, const Bench *b, int md) {
             f,
             "\n## cuda on pinned batch arrays (registered with vidk_host_register) [ms]\n\n"
             "| workload | dir | GPU overall | GPU kernel | e2e | e2e default | GPU overall "
-            "device-only | direct MB up | direct MB down |\n|---|---|---:|---:|---:|---:|---:|"
-            "---:|---:|\n");
+            "device-only | direct MB up | direct MB down | download |\n|---|---|---:|---:|---:|"
+            "---:|---:|---:|---:|---|\n");
     else
         fprintf(f,
                 "\ncuda on pinned batch arrays (registered with vidk_host_register), ms per "
-                "frame:\n%-14s %-4s %12s %12s %12s %12s %12s %10s %10s\n",
+                "frame:\n%-14s %-4s %12s %12s %12s %12s %12s %10s %10s  %s\n",
                 "workload", "dir", "GPU overall", "GPU kernel", "e2e", "e2e default",
-                "dev-only ovl", "direct MB^", "direct MBv");
+                "dev-only ovl", "direct MB^", "direct MBv", "download");
     for (int i = 0; i < b->nwl; i++)
         for (int d = 0; d < 2; d++) {
             if (!b->info[i].built || !b->dir_on[d]) continue;
@@ -1212,12 +1249,16 @@ static void print_pinned(FILE *f, const Bench *b, int md) {
                 snprintf(c[5], sizeof(c[5]), "%.2f", p->direct_h2d / 1e6);
                 snprintf(c[6], sizeof(c[6]), "%.2f", p->direct_d2h / 1e6);
             }
+            char dm[32];
+            download_mode(p, dm, sizeof(dm));
             if (md)
-                fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", b->spec[i].name,
-                        dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
+                fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                        b->spec[i].name, dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+                        dm);
             else
-                fprintf(f, "%-14s %-4s %12s %12s %12s %12s %12s %10s %10s\n", b->spec[i].name,
-                        dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
+                fprintf(f, "%-14s %-4s %12s %12s %12s %12s %12s %10s %10s  %s\n",
+                        b->spec[i].name, dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+                        dm);
         }
 }
 
@@ -1600,8 +1641,12 @@ static void write_json(FILE *f, const Bench *b) {
             json_num(f, "gpu_overall", p->has_dev ? p->dev_total : -1);
             json_num(f, "gpu_kernel", p->has_kernel_only ? p->kernel_only : -1);
             json_num(f, "e2e", p->ms);
-            fprintf(f, ", \"direct_h2d_bytes\": %zu, \"direct_d2h_bytes\": %zu}", p->direct_h2d,
-                    p->direct_d2h);
+            char dm[32];
+            fprintf(f, ", \"direct_h2d_bytes\": %zu, \"direct_d2h_bytes\": %zu, \"download\": ",
+                    p->direct_h2d, p->direct_d2h);
+            bench_json_str(f, download_mode(p, dm, sizeof(dm)));
+            fprintf(f, ", \"dense_classes\": %u, \"compact_classes\": %u, \"round_trips\": %d}",
+                    p->dense_classes, p->compact_classes, p->round_trips);
         }
     fprintf(f,
             "\n  ],\n  \"paper_table1\": {\"4x4\": [%.2f, %.2f, %.2f, %.2f, %.2f], \"32x32\": "
@@ -1703,7 +1748,7 @@ int vidk_bench_hevc(int argc, char **argv) {
     cli_common_init(&c);
     const char *workloads = "4k-4x4,4k-32x32,1080p-mixed,2160p-mixed", *backends = NULL;
     const char *dirs = "fwd,inv", *streams = "1-8", *tc = "on,off", *source = "real";
-    const char *pinned = NULL;
+    const char *pinned = NULL, *download = "auto", *alloc4 = "block";
     const char *video = NULL, *csv = NULL, *json = NULL, *md = NULL;
     long frames = 2, runs = 15, qp = 32;
     double maxs = 1;
@@ -1743,6 +1788,10 @@ int vidk_bench_hevc(int argc, char **argv) {
             tc = v;
         else if (!strcmp(a, "--pinned"))
             pinned = v;
+        else if (!strcmp(a, "--download"))
+            download = v;
+        else if (!strcmp(a, "--alloc4"))
+            alloc4 = v;
         else if (!strcmp(a, "--source"))
             source = v;
         else if (!strcmp(a, "--video"))
@@ -1813,6 +1862,23 @@ int vidk_bench_hevc(int argc, char **argv) {
     }
     if (pinned && strcmp(pinned, "on") && strcmp(pinned, "off")) {
         cli_error(CMD, "--pinned: '%s' is not on or off", pinned);
+        goto done;
+    }
+    /* opts.compact: 0 dense, 1 compact, 2 auto; opts.alloc4: 0 block, 1 warp */
+    if (!strcmp(download, "auto"))
+        b->download = 2;
+    else if (!strcmp(download, "compact"))
+        b->download = 1;
+    else if (!strcmp(download, "dense"))
+        b->download = 0;
+    else {
+        cli_error(CMD, "--download: '%s' is not auto, compact or dense", download);
+        goto done;
+    }
+    if (!strcmp(alloc4, "block") || !strcmp(alloc4, "warp")) {
+        b->alloc4 = !strcmp(alloc4, "warp");
+    } else {
+        cli_error(CMD, "--alloc4: '%s' is not block or warp", alloc4);
         goto done;
     }
     if (strcmp(source, "real") && strcmp(source, "gen")) {
@@ -1900,6 +1966,9 @@ int vidk_bench_hevc(int argc, char **argv) {
         note(b, "this build has no CUDA HEVC options (src/cuda/hevc.cu): cuda runs its default "
                 "configuration only (no device-only, tensor-core, kernel-only or stream-sweep "
                 "runs)");
+    if (b->im_on[IM_CUDA] && BENCH_HEVC_HOOKS && (b->download != 2 || b->alloc4))
+        note(b, "cuda configurations other than default: --download %s --alloc4 %s", download,
+             alloc4);
     set_ceilings(b);
     /* sources */
     b->source = !strcmp(source, "gen") ? HW_SOURCE_GEN : HW_SOURCE_REAL;

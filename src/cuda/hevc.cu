@@ -14,11 +14,16 @@
 //   and only the small rest (keys, counters, tile bases) is staged. Copies are planned as
 //   segments of the chunk's device layout (copy_segs): runs of staged segments merge into
 //   one copy, each direct segment is a copy of its own.
-// - Forward: the kernel compacts the levels of TBs with a non-zero level (one atomicAdd
-//   per CUDA block and round); the D2H is two-phase: first the chunk's counter, the
-//   per-tile bases and the per-TB counts (fixed size), then exactly the compacted values.
-//   The host walks the tiles in index order, so the output never depends on the order
-//   in which blocks ran.
+// - Forward, per size class either compacted or dense (opts.compact; AUTO, the default,
+//   decides per class from the non-zero fraction the previous forward call of the context
+//   saw: dense above VIDK_HEVC_CUDA_DENSE_ABOVE_PCT). Compacted: the kernel packs the
+//   levels of TBs with a non-zero level (one atomicAdd per CUDA block and round) and the
+//   D2H is two-phase: first the chunk's counter, the per-tile bases and the per-TB counts
+//   (fixed size), then exactly the compacted values (a host round trip per chunk). The
+//   host walks the tiles in index order, so the output never depends on the order in
+//   which blocks ran. Dense: every TB's levels come down in the first phase, straight
+//   into a registered lev array where there is one; a chunk without a compacted class
+//   has no second phase.
 // - Inverse: the host skips TBs whose levels are all zero while staging (they cost
 //   nothing and never cross PCIe); with a picture, each non-zero TB's prediction goes up
 //   and its reconstruction comes down (in place); TBs that overlap (allowed, unusual)
@@ -30,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <mutex>
 
 #include "cuda/hevc_cuda.h"
 #include "hevc_dev.cuh"
@@ -47,6 +54,7 @@ enum {
     SLOT_TAB_SIG,                       // host: the scaling factors the device table holds
     SLOT_KO_SIG,                        // host: layout of the last full call (kernel_only)
     SLOT_POOL,                          // host: the staging thread pool (PoolState)
+    SLOT_FWD_HIST,                      // host: non-zero fractions of the last forward
     SLOT_END
 };
 static_assert(SLOT_END <= VIDK_SLOT_HEVC_FIRST + 24, "HEVC slots are 56..79");
@@ -56,6 +64,7 @@ constexpr uint64_t kMaxChunkValues = (uint64_t)1 << 27;
 constexpr int kMaxChunksTotal = 4096;
 constexpr uint64_t kMagicTab = 0x5648455643544142ull, kMagicKo = 0x564845564b4f4e4cull;
 constexpr uint64_t kMagicPool = 0x5648455650304f4cull;
+constexpr uint64_t kMagicHist = 0x5648455648495354ull;
 constexpr int kMaxHostThreads = 64;
 
 size_t align_up(size_t v, size_t a) {
@@ -390,8 +399,10 @@ typedef void (*InvEmu)(const InvArgs &, unsigned, EmuScratch *);
 struct FwdK {
     const void *fn;
     FwdEmu emu;
-    const void *fn4;
+    const void *fn4; // 4x4: block-level allocation (opts.alloc4 BLOCK)
     FwdEmu emu4;
+    const void *fn4w; // 4x4: one atomicAdd per warp and tile (opts.alloc4 WARP)
+    FwdEmu emu4w;
 };
 struct InvK {
     const void *fn;
@@ -401,8 +412,9 @@ struct InvK {
 };
 
 template <bool TC, bool SL> FwdK fwd_entry() {
-    return {reinterpret_cast<const void *>(fwd_kernel<TC, SL>), emu_fwd<TC, SL>,
-            reinterpret_cast<const void *>(fwd4_kernel<SL>), emu_fwd4<SL>};
+    return {reinterpret_cast<const void *>(fwd_kernel<TC, SL>),     emu_fwd<TC, SL>,
+            reinterpret_cast<const void *>(fwd4_kernel<SL, true>),  emu_fwd4<SL, true>,
+            reinterpret_cast<const void *>(fwd4_kernel<SL, false>), emu_fwd4<SL, false>};
 }
 template <bool TC, bool SL, int OUT> InvK inv_entry() {
     return {reinterpret_cast<const void *>(inv_kernel<TC, SL, OUT>), emu_inv<TC, SL, OUT>,
@@ -458,8 +470,13 @@ int resolve_opts(const VidkContext *ctx, const VidkHevcCudaOpts *in, bool emu,
     if (o->stats) memset(o->stats, 0, sizeof(*o->stats));
     for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]); i++)
         if (o->reserved[i]) return VIDK_ERR(EINVAL);
-    if (!bit01(o->tensor) || !bit01(o->compact) || !bit01(o->fused) ||
-        !bit01(o->overlap_host) || !bit01(o->kernel_only) || !bit01(o->direct))
+    if (!bit01(o->tensor) || !bit01(o->fused) || !bit01(o->overlap_host) ||
+        !bit01(o->kernel_only) || !bit01(o->direct))
+        return VIDK_ERR(EINVAL);
+    if (o->compact != VIDK_HEVC_CUDA_DENSE && o->compact != VIDK_HEVC_CUDA_COMPACT &&
+        o->compact != VIDK_HEVC_CUDA_AUTO)
+        return VIDK_ERR(EINVAL);
+    if (o->alloc4 != VIDK_HEVC_CUDA_ALLOC4_BLOCK && o->alloc4 != VIDK_HEVC_CUDA_ALLOC4_WARP)
         return VIDK_ERR(EINVAL);
     if (o->tiles4 < 0 || o->tiles4 > 64) return VIDK_ERR(EINVAL);
     if (o->emu_pinned_count < 0 || (o->emu_pinned_count && !o->emu_pinned))
@@ -622,7 +639,12 @@ struct Chunk {
     size_t key_off[4], data_off[4], pix_off[4];
     size_t counter_off, tile_off[4], nnz_off[4];
     size_t begin, in_end, meta_end, out_begin, out_end;
-    uint64_t lev_off, values, dense_off[4];
+    // Forward levels: the chunk's region of the level buffers starts at lev_off (values);
+    // dense classes first (class s at dense_off[s]), then the compacted region at comp_off
+    // (comp_values: the compacted classes' capacity). two_phase: a compacted class has TBs
+    // (the chunk's download needs its counter first).
+    uint64_t lev_off, values, dense_off[4], comp_off, comp_values;
+    bool two_phase;
     uint32_t blk0[5]; // blocks of the 8x8..32x32 kernel (4x4: its own kernel)
     bool empty;
     // Direct copies (registered caller arrays) per class: the input up (forward res,
@@ -679,10 +701,10 @@ int layout_ranges(Layout *L, const uint32_t cnt[4], int k, bool forward) {
 
 // Offsets of every array, chunk after chunk, once the key steps are known (a class whose
 // TBs share one key stores one). pb: bytes per output sample of the inverse with a
-// picture (0: none; forward: 0). Per chunk: keys, data (residuals / levels), then
-// forward: counter (the H2D ends here: it carries the zero), tile bases, counts;
-// inverse: prediction samples.
-void layout_offsets(Layout *L, bool forward, int pb) {
+// picture (0: none; forward: 0). dense: forward, bit s = class s comes down dense. Per
+// chunk: keys, data (residuals / levels), then forward: counter (the H2D ends here: it
+// carries the zero), tile bases, counts; inverse: prediction samples.
+void layout_offsets(Layout *L, bool forward, int pb, uint32_t dense) {
     size_t off = 0;
     uint64_t lev = 0;
     for (int j = 0; j < L->k; j++) {
@@ -696,11 +718,23 @@ void layout_offsets(Layout *L, bool forward, int pb) {
         uint64_t v = 0;
         for (int s = 0; s < 4; s++) {
             c->data_off[s] = off;
-            c->dense_off[s] = v;
             off = align_up(off + ((size_t)c->n[s] << (5 + 2 * s)), kAlign);
             v += (uint64_t)c->n[s] << (4 + 2 * s);
         }
         c->values = v;
+        // level region: the dense classes, then the compacted ones' common region
+        uint64_t d = 0;
+        c->two_phase = false;
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass) c->comp_off = d;
+            for (int s = 0; s < 4; s++)
+                if (((dense >> s) & 1u) == (pass ? 0u : 1u)) {
+                    c->dense_off[s] = d;
+                    d += (uint64_t)c->n[s] << (4 + 2 * s);
+                    if (pass && c->n[s]) c->two_phase = true;
+                }
+        }
+        c->comp_values = v - c->comp_off;
         if (forward) {
             c->counter_off = off;
             c->in_end = off + 16;
@@ -756,6 +790,7 @@ uint64_t layout_hash(const Layout *L) {
 
 struct KoSig {
     uint64_t magic, layout;
+    // compact: forward, the resolved dense-class mask (bit s: class s dense)
     int forward, ns, bd, tc, sl, compact, out, pad; // no padding: compared with memcmp
     const void *io, *lev, *tab;
 };
@@ -824,6 +859,7 @@ struct FwdRun {
     const int32_t *qs;
     const int16_t *ds;
     uint32_t cnt[4];
+    uint32_t dense; // bit s: class s comes down dense (else compacted)
 };
 
 // Keys and residuals of TBs [a, a + n) of class s of chunk j into the pinned slot (keys only
@@ -867,7 +903,7 @@ void fwd_plan_direct(FwdRun *r, int j) {
         if (!n) continue;
         c->dir_in[s] = pinned(r->x, l->res + lo * len, n * len * 2);
         c->dir_nnz[s] = pinned(r->x, l->nnz + lo, n * 2);
-        c->dir_out[s] = !r->o->compact && pinned(r->x, l->lev + lo * len, n * len * 2);
+        c->dir_out[s] = ((r->dense >> s) & 1u) && pinned(r->x, l->lev + lo * len, n * len * 2);
     }
 }
 
@@ -896,15 +932,18 @@ int fwd_meta_segs(const FwdRun *r, int j, Seg g[5]) {
     return n;
 }
 
-// Dense levels of chunk j (compact 0), offsets in the level buffers.
+// Levels of chunk j's dense classes (in the first phase), offsets in the level buffers
+// (the dense classes lie first, in class order: staged ones merge into one copy).
 int fwd_dense_segs(const FwdRun *r, int j, Seg g[4]) {
     const Chunk *c = &r->L.c[j];
+    int n = 0;
     for (int s = 0; s < 4; s++) {
         const size_t len = (size_t)16 << (2 * s);
-        g[s] = {(size_t)(c->lev_off + c->dense_off[s]) * 2, (size_t)c->n[s] * len * 2,
-                c->dir_out[s] ? r->b->list[s].lev + (size_t)c->lo[s] * len : nullptr};
+        if (!((r->dense >> s) & 1u) || !c->n[s]) continue;
+        g[n++] = {(size_t)(c->lev_off + c->dense_off[s]) * 2, (size_t)c->n[s] * len * 2,
+                  c->dir_out[s] ? r->b->list[s].lev + (size_t)c->lo[s] * len : nullptr};
     }
-    return 4;
+    return n;
 }
 
 FwdArgs fwd_args(const FwdRun *r, int j) {
@@ -924,9 +963,10 @@ FwdArgs fwd_args(const FwdRun *r, int j) {
         a.blk0[s] = c->blk0[s];
     a.counter = reinterpret_cast<uint32_t *>(r->d_io + c->counter_off);
     a.lev = r->d_lev + c->lev_off;
+    a.levc = r->d_lev + c->lev_off + c->comp_off;
     a.qs = r->qs;
     a.bd = r->b->bitdepth;
-    a.compact = r->o->compact;
+    a.compact = ~r->dense & 15u;
     a.c4 = fwd4_consts(a.bd);
     if (c->n[0] && !c->key_step[0]) // the class's one key, from the (checked) records
         a.p4 = fwd4_prep(pack_key(r->b->list[0].tb + c->lo[0]), a.bd, r->qs);
@@ -945,7 +985,8 @@ const uint16_t *fwd_counts(const FwdRun *r, const Chunk *c, int s) {
 int fwd_unpack_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n, uint32_t nz,
                      uint64_t avail) {
     const Chunk *c = &r->L.c[j];
-    const int16_t *levels = r->h_lev + c->lev_off;
+    const bool cmp = !((r->dense >> s) & 1u);
+    const int16_t *levels = r->h_lev + c->lev_off + (cmp ? c->comp_off : c->dense_off[s]);
     VidkHevcTbList *l = &r->b->list[s];
     const size_t len = (size_t)16 << (2 * s);
     const uint16_t *nnz = fwd_counts(r, c, s);
@@ -957,7 +998,7 @@ int fwd_unpack_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n, uint32_t n
         if (cn > len) return VIDK_ERR(EIO);
         if (!c->dir_nnz[s]) l->nnz[gi] = cn;
         int16_t *dst = l->lev + (size_t)gi * len;
-        if (r->o->compact) {
+        if (cmp) {
             if (i % (uint32_t)kTileFwd[s] == 0) pos = tb[i / (uint32_t)kTileFwd[s]];
             if (!cn) {
                 memset(dst, 0, len * 2);
@@ -967,8 +1008,7 @@ int fwd_unpack_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n, uint32_t n
             memcpy(dst, levels + pos, len * 2);
             pos += len;
         } else {
-            if (!c->dir_out[s])
-                memcpy(dst, levels + c->dense_off[s] + (size_t)i * len, len * 2);
+            if (!c->dir_out[s]) memcpy(dst, levels + (size_t)i * len, len * 2);
             if (!cn) continue;
         }
         l->nz_index[nz] = gi;
@@ -983,10 +1023,9 @@ int fwd_unpack_range(FwdRun *r, int j, int s, uint32_t a, uint32_t n, uint32_t n
 // pieces unpack in parallel (same bytes as in order).
 int fwd_unpack(FwdRun *r, int j, uint32_t nzc[4]) {
     const Chunk *c = &r->L.c[j];
-    const uint64_t avail = r->o->compact
-                               ? *reinterpret_cast<const uint32_t *>(r->h_io + c->counter_off)
-                               : c->values;
-    if (avail > c->values) return VIDK_ERR(EIO);
+    // values in the compacted region (0 without a compacted class: the counter's zero)
+    const uint64_t avail = *reinterpret_cast<const uint32_t *>(r->h_io + c->counter_off);
+    if (avail > c->comp_values) return VIDK_ERR(EIO);
     uint32_t align[4];
     for (int s = 0; s < 4; s++)
         align[s] = (uint32_t)kTileFwd[s];
@@ -1021,7 +1060,7 @@ void sig_fill(KoSig *sig, const Layout *L, bool forward, const VidkHevcCudaOpts 
     sig->bd = b->bitdepth;
     sig->tc = o->tensor;
     sig->sl = b->scaling_lists;
-    sig->compact = forward ? o->compact : 0;
+    sig->compact = 0; // forward: the dense mask, set by the caller
     sig->out = out;
     sig->io = io;
     sig->lev = lev;
@@ -1039,15 +1078,107 @@ int fwd_fetch_levels(FwdRun *r, int j, int *ev) {
     Exec *x = r->x;
     const Chunk *c = &r->L.c[j];
     const uint32_t n = *reinterpret_cast<const uint32_t *>(r->h_io + c->counter_off);
-    const size_t bytes = (size_t)(n < c->values ? n : c->values) * 2;
+    const size_t bytes = (size_t)(n < c->comp_values ? n : c->comp_values) * 2;
+    const uint64_t off = c->lev_off + c->comp_off;
     const int s = j % x->ns;
     int err;
     x->stats.staged_d2h += bytes;
+    x->stats.round_trips++;
     if ((err = stage(x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||
-        (err = d2h(x, r->h_lev + c->lev_off, r->d_lev + c->lev_off, bytes, s)) < 0 ||
+        (err = d2h(x, r->h_lev + off, r->d_lev + off, bytes, s)) < 0 ||
         (err = stage(x, VIDK_CUDA_STAGE_D2H, false, s, bytes)) < 0)
         return err;
     return *ev = event_record(x, s);
+}
+
+// ---- download mode per size class (opts.compact AUTO) -------------------------------------
+
+// Non-zero fractions the context's last forward calls saw: per class, the TBs and non-zero
+// TBs of the last successful full call that had TBs of that class.
+struct FwdHist {
+    uint64_t magic;
+    uint32_t n[4], nz[4];
+};
+
+// Contexts of the emulation have no CUDA state (no host slots): their histories live here,
+// keyed by the context, a few replaced round robin. (A context allocated where a closed one
+// was inherits its history: only the download mode can differ, never a result.)
+struct EmuHist {
+    const VidkContext *ctx;
+    FwdHist h;
+};
+constexpr int kEmuHist = 16;
+EmuHist g_emu_hist[kEmuHist];
+int g_emu_hist_next;
+std::mutex g_emu_hist_mu;
+
+int hist_load(Exec *x, FwdHist *h) {
+    memset(h, 0, sizeof(*h));
+    if (x->emu) {
+        std::lock_guard<std::mutex> lock(g_emu_hist_mu);
+        for (int i = 0; i < kEmuHist; i++)
+            if (g_emu_hist[i].ctx == x->ctx) *h = g_emu_hist[i].h;
+        return 0;
+    }
+    FwdHist *p = nullptr;
+    const int err = buf(x, SLOT_FWD_HIST, true, sizeof(FwdHist), &p);
+    if (err < 0) return err;
+    if (p->magic == kMagicHist) *h = *p;
+    return 0;
+}
+
+// After a successful full call: the classes that had TBs record their fractions.
+int hist_store(Exec *x, const uint32_t cnt[4], const uint32_t nzc[4]) {
+    FwdHist h;
+    int err;
+    if ((err = hist_load(x, &h)) < 0) return err;
+    h.magic = kMagicHist;
+    for (int s = 0; s < 4; s++)
+        if (cnt[s]) {
+            h.n[s] = cnt[s];
+            h.nz[s] = nzc[s];
+        }
+    if (x->emu) {
+        std::lock_guard<std::mutex> lock(g_emu_hist_mu);
+        int slot = -1;
+        for (int i = 0; i < kEmuHist && slot < 0; i++)
+            if (g_emu_hist[i].ctx == x->ctx) slot = i;
+        if (slot < 0) {
+            slot = g_emu_hist_next;
+            g_emu_hist_next = (g_emu_hist_next + 1) % kEmuHist;
+        }
+        g_emu_hist[slot].ctx = x->ctx;
+        g_emu_hist[slot].h = h;
+        return 0;
+    }
+    FwdHist *p = nullptr;
+    if ((err = buf(x, SLOT_FWD_HIST, true, sizeof(FwdHist), &p)) < 0) return err;
+    *p = h;
+    return 0;
+}
+
+// The AUTO rule: class s comes down dense when the last call that had TBs of class s found
+// more than VIDK_HEVC_CUDA_DENSE_ABOVE_PCT percent of them non-zero (compaction would then
+// save at most 30% of the class's levels and costs each chunk a host round trip before its
+// second D2H); compacted otherwise, and on the first call of a context.
+uint32_t auto_dense(const FwdHist &h) {
+    uint32_t m = 0;
+    if (h.magic != kMagicHist) return 0;
+    for (int s = 0; s < 4; s++)
+        if (h.n[s] &&
+            (uint64_t)h.nz[s] * 100u > (uint64_t)h.n[s] * VIDK_HEVC_CUDA_DENSE_ABOVE_PCT)
+            m |= 1u << s;
+    return m;
+}
+
+// The forward kernels of the options (tensor cores, scaling lists, 4x4 allocation).
+FwdK fwd_kernels(const VidkHevcCudaOpts &o, bool sl) {
+    FwdK k = fwd_select(o.tensor, sl);
+    if (o.alloc4 == VIDK_HEVC_CUDA_ALLOC4_WARP) {
+        k.fn4 = k.fn4w;
+        k.emu4 = k.emu4w;
+    }
+    return k;
 }
 
 int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts, bool emu) {
@@ -1086,10 +1217,30 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
                 goto out;
             c->key_step[s] = uniform ? 0 : 1;
         }
-    layout_offsets(&r.L, true, 0);
+    if (!emu && (err = vidk_cuda_enter(ctx)) < 0) goto out;
+    if (!emu && (err = ko_slot(&x, &sig)) < 0) goto out;
+    // Download mode per class: forced, the previous full call's (kernel-only: same layout),
+    // or by the context's history (AUTO).
+    if (o.compact == VIDK_HEVC_CUDA_DENSE) {
+        r.dense = 15u;
+    } else if (o.compact == VIDK_HEVC_CUDA_COMPACT) {
+        r.dense = 0;
+    } else if (o.kernel_only) {
+        r.dense = sig && sig->magic == kMagicKo && sig->forward ? (uint32_t)sig->compact : 0u;
+    } else {
+        FwdHist h; // no history (or no slot for it): compacted
+        r.dense = hist_load(&x, &h) < 0 ? 0u : auto_dense(h);
+    }
+    for (int s = 0; s < 4; s++)
+        if (r.cnt[s]) {
+            if ((r.dense >> s) & 1u)
+                x.stats.dense_classes |= 1u << s;
+            else
+                x.stats.compact_classes |= 1u << s;
+        }
+    layout_offsets(&r.L, true, 0, r.dense);
     for (int j = 0; j < k; j++)
         fwd_plan_direct(&r, j);
-    if (!emu && (err = vidk_cuda_enter(ctx)) < 0) goto out;
     if ((err = events_alloc(&x, 2 * k)) < 0) goto out;
     ev_meta = static_cast<int *>(malloc((size_t)k * sizeof(int)));
     ev_lev = static_cast<int *>(malloc((size_t)k * sizeof(int)));
@@ -1105,11 +1256,11 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
         (err = buf(&x, SLOT_FWD_LEV, false, (size_t)r.L.lev_values * 2, &r.d_lev)) < 0)
         goto out;
     if ((err = scaling_tables(&x, b, &r.qs, &r.ds)) < 0) goto out;
-    if (!emu && (err = ko_slot(&x, &sig)) < 0) goto out;
     sig_fill(&now, &r.L, true, &o, b, 0, r.d_io, r.d_lev, r.qs);
+    now.compact = (int)r.dense;
 
     if (o.kernel_only) {
-        const FwdK &kf = fwd_select(o.tensor, b->scaling_lists);
+        const FwdK kf = fwd_kernels(o, b->scaling_lists);
         if (!sig_match(sig, &now)) {
             err = VIDK_ERR(EINVAL);
             goto out;
@@ -1135,29 +1286,27 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
         if (c->empty) continue;
         if (o.overlap_host) fwd_stage(&r, j);
         const FwdArgs a = fwd_args(&r, j);
-        const FwdK &kf = fwd_select(o.tensor, b->scaling_lists);
+        const FwdK kf = fwd_kernels(o, b->scaling_lists);
         Seg g[6];
         size_t moved = 0;
         int ng = fwd_up_segs(&r, j, g);
         if ((err = chunk_up_launch(&x, kf, a, c, r.d_io, r.h_io, g, ng, s, kTileFwd[0])) < 0 ||
             (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0)
             goto out;
+        // First phase: counter, tile bases, counts, and the dense classes' levels (their
+        // size is known).
         ng = fwd_meta_segs(&r, j, g);
         if ((err = copy_segs(&x, false, r.d_io, r.h_io, g, ng, s, &moved)) < 0) goto out;
-        if (!o.compact) {
-            // Dense: the size is known, no second phase.
-            ng = fwd_dense_segs(&r, j, g);
-            if ((err = copy_segs(&x, false, reinterpret_cast<uint8_t *>(r.d_lev),
-                                 reinterpret_cast<uint8_t *>(r.h_lev), g, ng, s, &moved)) < 0 ||
-                (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, moved)) < 0 ||
-                (err = event_record(&x, s)) < 0)
-                goto out;
+        ng = fwd_dense_segs(&r, j, g);
+        if ((err = copy_segs(&x, false, reinterpret_cast<uint8_t *>(r.d_lev),
+                             reinterpret_cast<uint8_t *>(r.h_lev), g, ng, s, &moved)) < 0 ||
+            (err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, moved)) < 0 ||
+            (err = event_record(&x, s)) < 0)
+            goto out;
+        if (!c->two_phase) { // no compacted class with TBs: done in one phase
             ev_lev[j] = err;
             continue;
         }
-        if ((err = stage(&x, VIDK_CUDA_STAGE_D2H, false, s, moved)) < 0 ||
-            (err = event_record(&x, s)) < 0)
-            goto out;
         ev_meta[j] = err;
         // Second phase for the earlier chunks whose counters have arrived, in chunk order.
         for (int q = 0; q <= j; q++) {
@@ -1192,6 +1341,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
         b->list[s].nz_count = nzc[s];
         total += nzc[s];
     }
+    (void)hist_store(&x, r.cnt, nzc); // a failure costs only the next call's best mode
     if (sig) {
         *sig = now;
         sig->magic = kMagicKo;
@@ -1555,7 +1705,7 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
                                &uniform); // valid: checked
             c->key_step[s] = uniform ? 0 : 1;
         }
-    layout_offsets(&r.L, false, r.out == OUT_RES ? 0 : r.pl.pb);
+    layout_offsets(&r.L, false, r.out == OUT_RES ? 0 : r.pl.pb, 0);
     for (int j = 0; j < k; j++)
         inv_plan_direct(&r, j);
     if (!emu && (err = vidk_cuda_enter(ctx)) < 0) goto out;
@@ -1666,7 +1816,7 @@ extern "C" void vidk_cuda_hevc_default_opts(VidkHevcCudaOpts *o) {
     if (!o) return;
     memset(o, 0, sizeof(*o));
     o->tensor = 1;
-    o->compact = 1;
+    o->compact = VIDK_HEVC_CUDA_AUTO;
     o->fused = 1;
     o->overlap_host = 1;
     o->direct = 1;

@@ -19,11 +19,39 @@ extern "C" {
 /** Most chunks of one call (vidk_cuda_hevc_opts.chunks). */
 #define VIDK_HEVC_CUDA_MAX_CHUNKS 64
 
-/** Bytes a call moved, by route (VidkHevcCudaOpts.stats). */
+/** VidkHevcCudaOpts.compact: how a forward call's levels come down, per size class. */
+enum {
+    VIDK_HEVC_CUDA_DENSE = 0,   /**< every TB's levels, in the first D2H phase (straight into
+                                     a registered lev array); no host round trip */
+    VIDK_HEVC_CUDA_COMPACT = 1, /**< only the non-zero TBs' levels (packed on the device),
+                                     in a second D2H phase once the chunk's counter is on the
+                                     host: one host round trip per chunk */
+    VIDK_HEVC_CUDA_AUTO = 2     /**< per class: dense when the previous forward call of the
+                                     context that had TBs of that class found more than
+                                     VIDK_HEVC_CUDA_DENSE_ABOVE_PCT % of them non-zero,
+                                     compacted otherwise (and on a context's first call) */
+};
+/** The AUTO rule's threshold: percentage of non-zero TBs above which a class is dense. */
+#define VIDK_HEVC_CUDA_DENSE_ABOVE_PCT 70
+
+/** VidkHevcCudaOpts.alloc4: how the 4x4 forward kernel places compacted levels. */
+enum {
+    VIDK_HEVC_CUDA_ALLOC4_BLOCK = 0, /**< one atomicAdd per CUDA block and round (512 TBs),
+                                          after a block-level scan of the warps' counts */
+    VIDK_HEVC_CUDA_ALLOC4_WARP = 1   /**< one atomicAdd per warp and tile (64 TBs): the
+                                          kernel of H200 run 1 (for A/B runs) */
+};
+
+/** Bytes a call moved, by route, and the forward's download modes (VidkHevcCudaOpts.stats). */
 typedef struct VidkHevcCudaStats {
     size_t direct_h2d, direct_d2h; /**< straight between registered caller arrays and the
                                         device */
     size_t staged_h2d, staged_d2h; /**< through the library's pinned slots */
+    /** Forward: bit s set when class s (4x4 << s) had TBs and its levels came down dense /
+     *  compacted (VidkHevcCudaOpts.compact); 0 for the inverse. */
+    unsigned dense_classes, compact_classes;
+    /** Forward: second-phase downloads of compacted levels (one host round trip each). */
+    int round_trips;
 } VidkHevcCudaStats;
 
 /** A host range (VidkHevcCudaOpts.emu_pinned). */
@@ -47,9 +75,14 @@ typedef struct VidkHevcCudaOpts {
      *  launch for all sizes); 0 (default) = one per stream. 1..VIDK_HEVC_CUDA_MAX_CHUNKS;
      *  more are used when a chunk would exceed 2^27 values. */
     int chunks;
-    /** Forward. 1 (default): only the levels of TBs with a non-zero level cross PCIe back
-     *  (compacted on the device), plus 2 bytes of count per TB; 0: every TB's levels
-     *  (the dense baseline). */
+    /** Forward download of the levels, per size class (the per-TB counts always come):
+     *  VIDK_HEVC_CUDA_AUTO (default): dense for classes whose non-zero fraction in the
+     *  context's previous forward call was above VIDK_HEVC_CUDA_DENSE_ABOVE_PCT, else
+     *  compacted; VIDK_HEVC_CUDA_COMPACT (1): only the levels of TBs with a non-zero level
+     *  cross PCIe back (compacted on the device; a host round trip per chunk);
+     *  VIDK_HEVC_CUDA_DENSE (0): every TB's levels (one phase). Results never depend on it;
+     *  stats reports the modes used. A kernel_only run with AUTO repeats the previous full
+     *  call's modes. */
     int compact;
     /** Inverse with a picture. 1 (default): the prediction samples of each non-zero TB go
      *  up and reconstructed samples come down (dequantisation, inverse transform and
@@ -85,6 +118,10 @@ typedef struct VidkHevcCudaOpts {
      *  that each warp walks about this many tiles (grid stride). 0 (default) = 1; 1..64.
      *  For tuning; results never depend on it. */
     int tiles4;
+    /** 4x4 forward, compacted: VIDK_HEVC_CUDA_ALLOC4_BLOCK (0, default) or
+     *  VIDK_HEVC_CUDA_ALLOC4_WARP (the per-warp atomics of the earlier kernel). For A/B
+     *  timing; results never depend on it. */
+    int alloc4;
     /** Emulation only (vidk_cuda_hevc_emu_*): ranges the emulation treats as registered
      *  (a context without CUDA state has no registered memory), so the direct-copy paths
      *  run on any machine. NULL / 0 (default); ignored on the device. */
@@ -120,7 +157,9 @@ int vidk_cuda_hevc_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
  * Host emulation, for tests on machines without a GPU: the same validation, layout,
  * staging, chunking and unpacking, and the kernels' own phase functions run lane by lane
  * on the CPU (tensor-core MMAs by an emulation of the PTX fragment layouts); no CUDA call.
- * ctx may be of any backend. kernel_only is refused (VIDK_ERR(EINVAL)).
+ * ctx may be of any backend. kernel_only is refused (VIDK_ERR(EINVAL)). The AUTO download
+ * mode uses a non-zero history the emulation keeps per context (a small process-wide table
+ * keyed by the context: contexts without CUDA state have no slots).
  */
 int vidk_cuda_hevc_emu_forward(VidkContext *ctx, VidkHevcBatch *b,
                                const VidkHevcCudaOpts *opts);

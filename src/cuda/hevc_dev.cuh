@@ -177,18 +177,36 @@ __device__ __forceinline__ uint32_t block_compact(bool f, uint32_t len, uint32_t
 // 4x4 forward: its own kernel (fwd4_kernel). A warp takes tile t = TBs 64 t .. 64 t + 63,
 // lane l TBs 64 t + l and 64 t + 32 + l (each load instruction of the warp covers 1 KB of
 // consecutive residuals; both TBs' loads are issued before either transform), and walks
-// the tiles with a grid stride. Compaction per warp: a ballot per TB half, one atomicAdd
-// per tile (lane 0), the base broadcast by a shuffle; TB order inside the tile is the index
-// order. UNI: every TB of the class has the same key (key_step 0): matrix rows and
-// quantiser come set up from the host (FwdArgs.p4, read from the parameter space).
-template <bool SL, bool UNI> __device__ __forceinline__ void fwd4_loop(const FwdArgs &a) {
-    const int lane = threadIdx.x & 31;
+// the tiles with a grid stride: warp w of block b takes tiles (b + k gridDim) kWarps + w,
+// k = 0, 1, ... (one "round" of the block per k). UNI: every TB of the class has the same
+// key (key_step 0): matrix rows and quantiser come set up from the host (FwdArgs.p4, read
+// from the parameter space).
+// Compaction (class bit 0 of a.compact; TB order inside a tile is the index order, each
+// tile's base goes to tile_base so the host never depends on the allocation order):
+//   BLK (default, opts.alloc4 = VIDK_HEVC_CUDA_ALLOC4_BLOCK): per block round, the warps'
+//     non-zero counts (one ballot per TB half) go to shared memory, one barrier, every warp
+//     sums the counts before its own (its offset) and of the whole block; thread 0 makes one
+//     atomicAdd for the block's 512 TBs, a second barrier broadcasts the base. 8x fewer
+//     same-address atomics on the chunk's counter (1080 per DCI 4K frame instead of 8640).
+//     The rounds are block-uniform (warps past the last tile take part without TBs).
+//   !BLK (opts.alloc4 = VIDK_HEVC_CUDA_ALLOC4_WARP, the kernel of H200 run 1): one
+//     atomicAdd per warp and tile (lane 0), the base broadcast by a shuffle; no barrier.
+struct Fwd4Shared {
+    __align__(16) uint32_t tot[kWarps]; // non-zero TBs of each warp's tile this round
+    uint32_t base;                      // the block's base this round
+};
+
+template <bool SL, bool UNI, bool BLK>
+__device__ __forceinline__ void fwd4_loop(const FwdArgs &a, Fwd4Shared &sh) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const uint32_t n = a.n[0], tiles = (n + kTileFwd[0] - 1) / kTileFwd[0];
-    const uint32_t stride = gridDim.x * kWarps;
+    const bool cmp = a.compact & 1u;
     const unsigned lt = (1u << lane) - 1u;
-    for (uint32_t t = blockIdx.x * kWarps + (threadIdx.x >> 5); t < tiles; t += stride) {
+    for (uint32_t r = blockIdx.x; BLK ? r * kWarps < tiles : r * kWarps + warp < tiles;
+         r += gridDim.x) {
+        const uint32_t t = r * kWarps + (uint32_t)warp;
         const uint32_t i0 = t * kTileFwd[0] + lane, i1 = i0 + 32;
-        const bool act0 = i0 < n, act1 = i1 < n;
+        const bool act0 = i0 < n, act1 = i1 < n; // false for a warp past the last tile
         uint32_t w0[8], w1[8], l0[8], l1[8];
         if (act0) {
             ld16(a.res[0] + (size_t)i0 * 16, w0);
@@ -205,46 +223,63 @@ template <bool SL, bool UNI> __device__ __forceinline__ void fwd4_loop(const Fwd
             c1 = fwd4_core<SL>(w1, UNI ? a.p4 : fwd4_prep(a.keys[0][i1], a.bd, a.qs), a.c4, l1);
         if (act0) a.nnz[0][i0] = (uint16_t)c0;
         if (act1) a.nnz[0][i1] = (uint16_t)c1;
-        // destinations: offsets in the chunk's output (< 2^27 values), s0 / s1: store
+        // destinations: s0 / s1 store, p0 / p1 where
         bool s0, s1;
-        uint32_t o0, o1;
-        if (a.compact) {
+        int16_t *p0, *p1;
+        if (cmp) {
             s0 = act0 && c0;
             s1 = act1 && c1;
             const unsigned b0 = __ballot_sync(0xffffffffu, s0),
                            b1 = __ballot_sync(0xffffffffu, s1);
             const uint32_t n0 = (uint32_t)__popc(b0), tot = n0 + (uint32_t)__popc(b1);
-            uint32_t base = 0;
-            if (lane == 0) {
-                base = tot ? atomicAdd(a.counter, tot * 16u) : 0u;
-                a.tile_base[0][t] = base;
+            uint32_t base = 0; // values, in the chunk's compacted region (< 2^27)
+            if (BLK) {
+                if (lane == 0) sh.tot[warp] = tot;
+                __syncthreads();
+                uint32_t before = 0, all = 0;
+                VK_UNROLL
+                for (int w = 0; w < kWarps; w++) {
+                    const uint32_t v = sh.tot[w];
+                    before += w < warp ? v : 0u;
+                    all += v;
+                }
+                if (threadIdx.x == 0) sh.base = all ? atomicAdd(a.counter, all * 16u) : 0u;
+                __syncthreads();
+                base = sh.base + before * 16u;
+                if (lane == 0 && t < tiles) a.tile_base[0][t] = base;
+            } else {
+                if (lane == 0) {
+                    base = tot ? atomicAdd(a.counter, tot * 16u) : 0u;
+                    a.tile_base[0][t] = base;
+                }
+                base = __shfl_sync(0xffffffffu, base, 0);
             }
-            base = __shfl_sync(0xffffffffu, base, 0);
-            o0 = base + (uint32_t)__popc(b0 & lt) * 16u;
-            o1 = base + (n0 + (uint32_t)__popc(b1 & lt)) * 16u;
+            p0 = a.levc + base + (uint32_t)__popc(b0 & lt) * 16u;
+            p1 = a.levc + base + (n0 + (uint32_t)__popc(b1 & lt)) * 16u;
         } else {
             s0 = act0;
             s1 = act1;
-            o0 = (uint32_t)a.dense_off[0] + i0 * 16u;
-            o1 = (uint32_t)a.dense_off[0] + i1 * 16u;
+            p0 = a.lev + (uint32_t)a.dense_off[0] + i0 * 16u;
+            p1 = a.lev + (uint32_t)a.dense_off[0] + i1 * 16u;
         }
         if (s0) {
-            st16(a.lev + o0, l0);
-            st16(a.lev + o0 + 8, l0 + 4);
+            st16(p0, l0);
+            st16(p0 + 8, l0 + 4);
         }
         if (s1) {
-            st16(a.lev + o1, l1);
-            st16(a.lev + o1 + 8, l1 + 4);
+            st16(p1, l1);
+            st16(p1 + 8, l1 + 4);
         }
     }
 }
 
-template <bool SL>
+template <bool SL, bool BLK>
 __global__ void __launch_bounds__(kThreads, kMinBlocksFwd4) fwd4_kernel(const FwdArgs a) {
+    __shared__ Fwd4Shared sh;
     if (a.key_step[0] == 0)
-        fwd4_loop<SL, true>(a);
+        fwd4_loop<SL, true, BLK>(a, sh);
     else
-        fwd4_loop<SL, false>(a);
+        fwd4_loop<SL, false, BLK>(a, sh);
 }
 
 // Common end of the N x N classes: the levels are in the output layout, tot = the lane's
@@ -260,12 +295,12 @@ __device__ __forceinline__ void fwd_finish(const FwdArgs &a, uint32_t tile, Bloc
     if (act && leader) a.nnz[C][i] = (uint16_t)tot;
     __syncwarp();
     int16_t *dst = nullptr;
-    if (a.compact) {
+    if ((a.compact >> C) & 1u) { // block-uniform: blocks are partitioned by class
         uint32_t rank;
         const uint32_t base = block_compact(leader && act && tot, len, a.counter,
                                             a.tile_base[C] + tile, sh, rank);
         rank = __shfl_sync(0xffffffffu, rank, lane & ~(N - 1));
-        if (act && tot) dst = a.lev + base + (size_t)rank * len;
+        if (act && tot) dst = a.levc + base + (size_t)rank * len;
     } else if (act) {
         dst = a.lev + a.dense_off[C] + (size_t)i * len;
     }

@@ -174,8 +174,8 @@ struct EmuScratch {
     TcF16 f16[32];
     TcI32 i32[32];
     TcI16 i16[32];
-    uint32_t lev4[2][32][8];
-    int cnt4[2][32];
+    uint32_t lev4[kWarps][2][32][8]; // 4x4 forward: one block round
+    int cnt4[kWarps][2][32];
     bool act[kThreads], flag[kThreads];
     uint32_t idx[kThreads], tot[kThreads], rank[kThreads];
     EmuFrag32 fr32f, fr32i;
@@ -192,56 +192,78 @@ inline EmuScratch *emu_scratch_new() {
     return e;
 }
 
-// fwd4_kernel with `grid` blocks: every warp's grid-stride walk over the 64-TB tiles, the
-// lanes of a tile one after the other, then the warp's ballot / atomicAdd / shuffle.
-template <bool SL> void emu_fwd4(const FwdArgs &a, unsigned grid, EmuScratch *e) {
+// fwd4_kernel with `grid` blocks: every block's rounds, in a round the 8 warps' tiles
+// (lanes one after the other), then the allocation - BLK: the block's scan and one add for
+// the round; !BLK: one add per warp and tile - and the stores.
+template <bool SL, bool BLK> void emu_fwd4(const FwdArgs &a, unsigned grid, EmuScratch *e) {
     const uint32_t n = a.n[0], tiles = (n + kTileFwd[0] - 1) / kTileFwd[0];
-    const uint32_t stride = grid * kWarps;
-    const bool uni = a.key_step[0] == 0;
-    for (uint32_t b = 0; b < grid; b++)
-        for (uint32_t w = 0; w < (uint32_t)kWarps; w++)
-            for (uint32_t t = b * kWarps + w; t < tiles; t += stride) {
-                bool act[2][32];
+    const bool uni = a.key_step[0] == 0, cmp = a.compact & 1u;
+    // Blocks in reverse order: the compacted output is then not in tile order, as it may
+    // be on the device (the host must follow the tile bases).
+    for (uint32_t bb = 0; bb < grid; bb++)
+        for (uint32_t r = grid - 1 - bb; r * kWarps < tiles; r += grid) {
+            bool act[kWarps][2][32];
+            uint32_t tot[kWarps];
+            for (uint32_t w = 0; w < (uint32_t)kWarps; w++) {
+                const uint32_t t = r * kWarps + w;
+                tot[w] = 0;
                 for (int h = 0; h < 2; h++)
                     for (int l = 0; l < 32; l++) {
                         const uint32_t i = t * kTileFwd[0] + (uint32_t)(32 * h + l);
-                        act[h][l] = i < n;
-                        e->cnt4[h][l] = 0;
-                        if (!act[h][l]) continue;
+                        act[w][h][l] = i < n;
+                        e->cnt4[w][h][l] = 0;
+                        if (!act[w][h][l]) continue;
                         uint32_t in[8];
                         ld16(a.res[0] + (size_t)i * 16, in);
                         ld16(a.res[0] + (size_t)i * 16 + 8, in + 4);
-                        e->cnt4[h][l] =
+                        e->cnt4[w][h][l] =
                             fwd4_core<SL>(in, uni ? a.p4 : fwd4_prep(a.keys[0][i], a.bd, a.qs),
-                                          a.c4, e->lev4[h][l]);
-                        a.nnz[0][i] = (uint16_t)e->cnt4[h][l];
+                                          a.c4, e->lev4[w][h][l]);
+                        a.nnz[0][i] = (uint16_t)e->cnt4[w][h][l];
+                        tot[w] += e->cnt4[w][h][l] != 0;
                     }
-                uint32_t base = 0, tot = 0;
-                if (a.compact) {
-                    for (int h = 0; h < 2; h++)
-                        for (int l = 0; l < 32; l++)
-                            tot += act[h][l] && e->cnt4[h][l];
-                    base = tot ? *a.counter : 0u;
-                    *a.counter += tot * 16u;
-                    a.tile_base[0][t] = base;
+            }
+            uint32_t base[kWarps] = {0};
+            if (cmp) {
+                if (BLK) {
+                    uint32_t all = 0;
+                    for (int w = 0; w < kWarps; w++)
+                        all += tot[w];
+                    uint32_t p = all ? *a.counter : 0u;
+                    *a.counter += all * 16u;
+                    for (int w = 0; w < kWarps; w++) {
+                        base[w] = p;
+                        p += tot[w] * 16u;
+                    }
+                } else {
+                    for (int w = 0; w < kWarps; w++) {
+                        base[w] = tot[w] ? *a.counter : 0u;
+                        *a.counter += tot[w] * 16u;
+                    }
                 }
+                for (uint32_t w = 0; w < (uint32_t)kWarps; w++)
+                    if (r * kWarps + w < tiles) a.tile_base[0][r * kWarps + w] = base[w];
+            }
+            for (uint32_t w = 0; w < (uint32_t)kWarps; w++) {
+                const uint32_t t = r * kWarps + w;
                 uint32_t rank = 0;
                 for (int h = 0; h < 2; h++)
                     for (int l = 0; l < 32; l++) {
                         const uint32_t i = t * kTileFwd[0] + (uint32_t)(32 * h + l);
                         int16_t *d = nullptr;
-                        if (a.compact) {
-                            if (act[h][l] && e->cnt4[h][l])
-                                d = a.lev + base + (size_t)rank++ * 16;
-                        } else if (act[h][l]) {
+                        if (cmp) {
+                            if (act[w][h][l] && e->cnt4[w][h][l])
+                                d = a.levc + base[w] + (size_t)rank++ * 16;
+                        } else if (act[w][h][l]) {
                             d = a.lev + a.dense_off[0] + (size_t)i * 16;
                         }
                         if (d) {
-                            st16(d, e->lev4[h][l]);
-                            st16(d + 8, e->lev4[h][l] + 4);
+                            st16(d, e->lev4[w][h][l]);
+                            st16(d + 8, e->lev4[w][h][l] + 4);
                         }
                     }
             }
+        }
 }
 
 // fwd_finish for one block: e->idx / act[0] / tot hold every thread's own TB.
@@ -254,12 +276,13 @@ template <int N> void emu_finish(const FwdArgs &a, uint32_t tile, EmuScratch *e)
         e->flag[t] = leader && e->act[t] && e->tot[t];
     }
     uint32_t base = 0;
-    if (a.compact) base = emu_compact(e->flag, len, a.counter, a.tile_base[C] + tile, e->rank);
+    const bool cmp = (a.compact >> C) & 1u;
+    if (cmp) base = emu_compact(e->flag, len, a.counter, a.tile_base[C] + tile, e->rank);
     for (int t = 0; t < kThreads; t++) {
         int16_t *dst = nullptr;
-        if (a.compact) {
+        if (cmp) {
             if (e->act[t] && e->tot[t])
-                dst = a.lev + base + (size_t)e->rank[t & ~(N - 1)] * len;
+                dst = a.levc + base + (size_t)e->rank[t & ~(N - 1)] * len;
         } else if (e->act[t]) {
             dst = a.lev + a.dense_off[C] + (size_t)e->idx[t] * len;
         }

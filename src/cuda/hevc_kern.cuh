@@ -402,12 +402,14 @@ struct FwdArgs {
     uint32_t blk0[5]; // first block of each class; blk0[4] = grid
     uint32_t *tile_base[4];
     uint16_t *nnz[4];
-    uint32_t *counter; // values allocated in lev (compact)
-    int16_t *lev;      // output region of the chunk
+    uint32_t *counter; // values allocated in levc (compacted classes)
+    int16_t *lev;      // output region of the chunk: dense class s at lev + dense_off[s]
+    int16_t *levc;     // compacted region of the chunk (after the dense classes)
     uint64_t dense_off[4];
     const int32_t *qs; // scaling-list quantiser scales or nullptr
-    int bd, compact;
-    Fwd4C c4; // 4x4: fwd4_consts(bd)
+    int bd;
+    uint32_t compact; // bit s: class s compacted (counter, tile bases), else dense
+    Fwd4C c4;         // 4x4: fwd4_consts(bd)
     Fwd4P p4; // 4x4 with key_step[0] == 0: fwd4_prep of the class's key (host-computed, so
               // the kernel reads it from the parameter space instead of registers)
 };
