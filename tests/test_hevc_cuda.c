@@ -1549,8 +1549,8 @@ static void test_dci4k(void) {
                                     "(median)\n",
                                     name,
                                     m    ? "dense"
-                                    : al ? "compact, alloc4 warp"
-                                         : "compact, alloc4 block",
+                                    : al ? "compact, alloc4 block"
+                                         : "compact, alloc4 warp",
                                     tw, v[nv / 2]);
                         else
                             CHECK(!"4x4 kernel-only runs");
@@ -1732,9 +1732,9 @@ static void test_kernel_only(void) {
     VidkCudaTiming t;
     CHECK(vidk_cuda_last_timing(g_gpu, &t) == 0 && t.kernel_ms > 0 && t.h2d_bytes == 0 &&
           t.d2h_bytes == 0);
-    k.alloc4 = VIDK_HEVC_CUDA_ALLOC4_WARP; /* the 4x4 allocation does not change the layout */
+    k.alloc4 = VIDK_HEVC_CUDA_ALLOC4_BLOCK; /* the 4x4 allocation does not change the layout */
     CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &k) == 0);
-    k.alloc4 = VIDK_HEVC_CUDA_ALLOC4_BLOCK;
+    k.alloc4 = VIDK_HEVC_CUDA_ALLOC4_WARP;
     k.streams = 1;
     CHECK(vidk_cuda_hevc_forward(g_gpu, &dev, &k) == VIDK_ERR(EINVAL)); /* other layout */
     k.streams = o.streams;
@@ -1759,6 +1759,7 @@ static void test_kernel_only(void) {
         for (uint32_t i = 0; i < cnt[s]; i++)
             fill_lev(b.list[s].lev + (size_t)i * tb_len(s), s, L_FULL);
     CHECK(vidk_cuda_hevc_inverse(g_gpu, &b, NULL, &o) == 0);
+    k.streams = 1;
     CHECK(vidk_cuda_hevc_inverse(g_gpu, &b, NULL, &k) == VIDK_ERR(EINVAL)); /* streams differ */
     k.streams = 2;
     CHECK(vidk_cuda_hevc_inverse(g_gpu, &b, NULL, &k) == 0);

@@ -36,10 +36,11 @@ enum {
 
 /** VidkHevcCudaOpts.alloc4: how the 4x4 forward kernel places compacted levels. */
 enum {
-    VIDK_HEVC_CUDA_ALLOC4_BLOCK = 0, /**< one atomicAdd per CUDA block and round (512 TBs),
+    VIDK_HEVC_CUDA_ALLOC4_WARP = 0,  /**< one atomicAdd per warp and tile (64 TBs): the
+                                          faster on the H200 (19.7 vs 21.2 us per DCI 4K
+                                          frame, run 2 of 2026-11-21) */
+    VIDK_HEVC_CUDA_ALLOC4_BLOCK = 1  /**< one atomicAdd per CUDA block and round (512 TBs),
                                           after a block-level scan of the warps' counts */
-    VIDK_HEVC_CUDA_ALLOC4_WARP = 1   /**< one atomicAdd per warp and tile (64 TBs): the
-                                          kernel of H200 run 1 (for A/B runs) */
 };
 
 /** Bytes a call moved, by route, and the forward's download modes (VidkHevcCudaOpts.stats). */
@@ -118,9 +119,9 @@ typedef struct VidkHevcCudaOpts {
      *  that each warp walks about this many tiles (grid stride). 0 (default) = 1; 1..64.
      *  For tuning; results never depend on it. */
     int tiles4;
-    /** 4x4 forward, compacted: VIDK_HEVC_CUDA_ALLOC4_BLOCK (0, default) or
-     *  VIDK_HEVC_CUDA_ALLOC4_WARP (the per-warp atomics of the earlier kernel). For A/B
-     *  timing; results never depend on it. */
+    /** 4x4 forward, compacted: VIDK_HEVC_CUDA_ALLOC4_WARP (0, default) or
+     *  VIDK_HEVC_CUDA_ALLOC4_BLOCK (one allocation per CUDA block). For A/B timing;
+     *  results never depend on it. */
     int alloc4;
     /** Emulation only (vidk_cuda_hevc_emu_*): ranges the emulation treats as registered
      *  (a context without CUDA state has no registered memory), so the direct-copy paths
