@@ -1,6 +1,7 @@
 /* Context life cycle, settings, versions, error strings, backend selection. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda/cuda_backend.h"
 #include "internal.h"
@@ -160,4 +161,53 @@ int vidk_host_unregister(VidkContext *ctx, void *ptr)
 {
     if (!ctx || !ptr) return VIDK_ERR(EINVAL);
     return ctx->cuda ? vidk_cuda_host_unregister(ctx, ptr) : 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const uintptr_t x = (uintptr_t)((const VidkHostRange *)a)->ptr,
+                    y = (uintptr_t)((const VidkHostRange *)b)->ptr;
+    return x < y ? -1 : x > y;
+}
+
+int vidk_host_register_set(VidkContext *ctx, const VidkHostRange *in, int n,
+                           VidkHostRange *out, int *n_out)
+{
+    if (!ctx || (!in && n) || !out || !n_out || n < 0) return VIDK_ERR(EINVAL);
+    *n_out = 0;
+    long ps = sysconf(_SC_PAGESIZE);
+    const uintptr_t pg = ps > 0 ? (uintptr_t)ps : 4096;
+    VidkHostRange *m = malloc((size_t)(n ? n : 1) * sizeof(*m));
+    if (!m) return VIDK_ERR(ENOMEM);
+    int nm = 0;
+    for (int i = 0; i < n; i++) {
+        if (!in[i].ptr || !in[i].bytes) continue;
+        const uintptr_t a = (uintptr_t)in[i].ptr, e = a + in[i].bytes;
+        if (e < a || e > UINTPTR_MAX - pg) {
+            free(m);
+            return VIDK_ERR(EINVAL);
+        }
+        m[nm].ptr = (void *)(a / pg * pg);
+        m[nm].bytes = (e + pg - 1) / pg * pg - a / pg * pg;
+        nm++;
+    }
+    qsort(m, (size_t)nm, sizeof(*m), cmp_range);
+    int k = 0;
+    for (int i = 1; i < nm; i++) {
+        const uintptr_t end = (uintptr_t)m[k].ptr + m[k].bytes;
+        if ((uintptr_t)m[i].ptr <= end) {
+            const uintptr_t e2 = (uintptr_t)m[i].ptr + m[i].bytes;
+            if (e2 > end) m[k].bytes = e2 - (uintptr_t)m[k].ptr;
+        } else {
+            m[++k] = m[i];
+        }
+    }
+    nm = nm ? k + 1 : 0;
+    int err = 0;
+    for (int i = 0; i < nm; i++) {
+        if ((err = vidk_host_register(ctx, m[i].ptr, m[i].bytes)) < 0) break;
+        out[(*n_out)++] = m[i];
+    }
+    free(m);
+    return err;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 #include "vidkern/vidkern.h"
@@ -190,6 +191,28 @@ static void test_host_register(void)
     CHECK(vidk_picture_unregister(ctx, &p) == 0);
     CHECK(vidk_picture_register(ctx, NULL) == VIDK_ERR(EINVAL));
     CHECK(strcmp(vidk_strerror(VIDK_ERR(EEXIST)), "unknown error") != 0);
+    /* register_set: page rounding and merging (nothing is pinned on this backend) */
+    {
+        static uint8_t big[6 * 65536];
+        const long ps = sysconf(_SC_PAGESIZE);
+        const uintptr_t pg = ps > 0 && ps <= 65536 ? (uintptr_t)ps : 4096;
+        uint8_t *q = (uint8_t *)(((uintptr_t)big + pg - 1) / pg * pg);
+        VidkHostRange in[5] = {{q + 10, 100},        /* page 0 */
+                               {q + 200, 50},        /* page 0 again */
+                               {NULL, 10},           /* skipped */
+                               {q + 3 * pg, 1},      /* page 3 */
+                               {q + pg - 1, 2}},     /* pages 0 and 1 */
+                      out[5];
+        int n = -1;
+        CHECK(vidk_host_register_set(ctx, in, 5, out, &n) == 0);
+        CHECK(n == 2);
+        if (n == 2) {
+            CHECK(out[0].ptr == q && out[0].bytes == 2 * pg);
+            CHECK(out[1].ptr == q + 3 * pg && out[1].bytes == pg);
+        }
+        CHECK(vidk_host_register_set(ctx, in, -1, out, &n) == VIDK_ERR(EINVAL));
+        CHECK(vidk_host_register_set(ctx, NULL, 0, out, &n) == 0 && n == 0);
+    }
     vidk_picture_free(&p);
     vidk_close(&ctx);
 }

@@ -870,47 +870,22 @@ static void pins_add(Pins *p, const void *ptr, size_t bytes) {
     p->n++;
 }
 
-static int cmp_range(const void *a, const void *b) {
-    const uintptr_t x = (uintptr_t)((const VidkHevcCudaRange *)a)->ptr,
-                    y = (uintptr_t)((const VidkHevcCudaRange *)b)->ptr;
-    return x < y ? -1 : x > y;
-}
-
-/* Device: register the requested ranges, rounded out to pages and merged. */
+/* Device: register the requested ranges (rounded out to pages and merged by the library). */
 static void pins_apply(Pins *p) {
     if (g_emu || !p->n) return;
-    const uintptr_t pg = 4096;
-    VidkHevcCudaRange m[MAX_PINS];
-    int nm = 0;
+    VidkHostRange in[MAX_PINS], m[MAX_PINS];
     for (int i = 0; i < p->n; i++) {
-        const uintptr_t lo = (uintptr_t)p->r[i].ptr / pg * pg,
-                        hi = ((uintptr_t)p->r[i].ptr + p->r[i].bytes + pg - 1) / pg * pg;
-        m[nm].ptr = (const void *)lo;
-        m[nm].bytes = hi - lo;
-        nm++;
+        in[i].ptr = (void *)p->r[i].ptr;
+        in[i].bytes = p->r[i].bytes;
     }
-    qsort(m, (size_t)nm, sizeof(m[0]), cmp_range);
-    int k = 0;
-    for (int i = 1; i < nm; i++) {
-        const uintptr_t end = (uintptr_t)m[k].ptr + m[k].bytes;
-        if ((uintptr_t)m[i].ptr <= end) {
-            const uintptr_t e2 = (uintptr_t)m[i].ptr + m[i].bytes;
-            if (e2 > end) m[k].bytes = e2 - (uintptr_t)m[k].ptr;
-        } else {
-            m[++k] = m[i];
-        }
-    }
-    nm = k + 1;
+    int nm = 0;
+    const int e = vidk_host_register_set(g_gpu, in, p->n, m, &nm);
     p->nreg = 0;
-    for (int i = 0; i < nm; i++) {
-        const int e = vidk_host_register(g_gpu, (void *)m[i].ptr, m[i].bytes);
-        if (e < 0) {
-            fprintf(stderr, "  note: vidk_host_register(%zu bytes) failed (%d): staged\n",
-                    m[i].bytes, e);
-            p->failed = 1;
-            continue;
-        }
-        p->reg[p->nreg++] = (void *)m[i].ptr;
+    for (int i = 0; i < nm; i++)
+        p->reg[p->nreg++] = m[i].ptr;
+    if (e < 0) {
+        fprintf(stderr, "  note: vidk_host_register_set failed (%d): the rest staged\n", e);
+        p->failed = 1;
     }
 }
 

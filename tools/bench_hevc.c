@@ -518,12 +518,6 @@ out:
 
 /* ------------------------------------------------------------------ pinned arrays */
 
-static int cmp_pin(const void *a, const void *c) {
-    const uintptr_t x = (uintptr_t)((const PinRange *)a)->ptr,
-                    y = (uintptr_t)((const PinRange *)c)->ptr;
-    return x < y ? -1 : x > y;
-}
-
 /* The "pinned" configuration: every frame's res, lev and nnz arrays (their whole capacity:
  * the batches are final, nothing reallocates them) are registered with vidk_host_register
  * on the cuda context, as an application that reuses its batch frame after frame would
@@ -551,40 +545,20 @@ static int pin_workload(Bench *b, HwWorkload *w) {
             }
         }
     if (b->cuda_emu) return 0;
-    PinRange m[MAX_PINS];
-    const uintptr_t pg = 4096;
-    int nm = 0;
+    VidkHostRange in[MAX_PINS], m[MAX_PINS];
     for (int i = 0; i < b->npin; i++) {
-        const uintptr_t lo = (uintptr_t)b->pin[i].ptr / pg * pg,
-                        hi = ((uintptr_t)b->pin[i].ptr + b->pin[i].bytes + pg - 1) / pg * pg;
-        m[nm].ptr = (const void *)lo;
-        m[nm].bytes = hi - lo;
-        nm++;
+        in[i].ptr = (void *)b->pin[i].ptr;
+        in[i].bytes = b->pin[i].bytes;
     }
-    qsort(m, (size_t)nm, sizeof(m[0]), cmp_pin);
-    int k = 0;
-    for (int i = 1; i < nm; i++) {
-        const uintptr_t end = (uintptr_t)m[k].ptr + m[k].bytes;
-        if ((uintptr_t)m[i].ptr <= end) {
-            const uintptr_t e2 = (uintptr_t)m[i].ptr + m[i].bytes;
-            if (e2 > end) m[k].bytes = e2 - (uintptr_t)m[k].ptr;
-        } else {
-            m[++k] = m[i];
-        }
+    int nm = 0;
+    const int e = vidk_host_register_set(b->ctx[IM_CUDA], in, b->npin, m, &nm);
+    for (int i = 0; i < nm; i++)
+        b->pin_reg[b->npin_reg++] = m[i].ptr;
+    if (e < 0) {
+        note(b, "pinned: vidk_host_register_set failed (%s): the rest staged", vidk_strerror(e));
+        return -1;
     }
-    nm = nm ? k + 1 : 0;
-    int ret = 0;
-    for (int i = 0; i < nm; i++) {
-        const int e = vidk_host_register(b->ctx[IM_CUDA], (void *)m[i].ptr, m[i].bytes);
-        if (e < 0) {
-            note(b, "pinned: vidk_host_register of %zu bytes failed (%s): that part staged",
-                 m[i].bytes, vidk_strerror(e));
-            ret = -1;
-            continue;
-        }
-        b->pin_reg[b->npin_reg++] = (void *)m[i].ptr;
-    }
-    return ret;
+    return 0;
 }
 
 static void unpin_workload(Bench *b) {

@@ -293,6 +293,32 @@ VIDK_API void vidk_picture_pad_edges(VidkPicture *p);
  */
 VIDK_API int vidk_host_register(VidkContext *ctx, void *ptr, size_t bytes);
 
+/** A host memory range (vidk_host_register_set()). */
+typedef struct VidkHostRange {
+    void *ptr;    /**< first byte */
+    size_t bytes; /**< length */
+} VidkHostRange;
+
+/**
+ * @brief Register several ranges at once, e.g. every array of a batch.
+ *
+ * The driver pins whole pages and a page cannot be pinned twice, so arrays that share a
+ * page cannot be registered one by one. This rounds each range out to whole pages, sorts
+ * them, merges those that overlap or touch, and registers each merged range with
+ * vidk_host_register(). Unregister with vidk_host_unregister() on each out[i].ptr.
+ *
+ * @param in, n the ranges (entries with NULL ptr or 0 bytes are skipped); n >= 0.
+ * @param out receives the merged ranges that were registered (room for n entries; may
+ *        not alias in).
+ * @param n_out receives their count.
+ * @return 0 (also on non-cuda contexts, where nothing is pinned but out still lists the
+ *         merged ranges); the first error of vidk_host_register() (the ranges registered
+ *         before it stay registered and are listed in out); VIDK_ERR(EINVAL) for NULL
+ *         arguments or n < 0.
+ */
+VIDK_API int vidk_host_register_set(VidkContext *ctx, const VidkHostRange *in, int n,
+                                    VidkHostRange *out, int *n_out);
+
 /**
  * @brief Unpin a range registered with vidk_host_register() (waits for the context's
  * device work first).
