@@ -90,7 +90,6 @@ struct Exec {
     const VidkHevcCudaOpts *o; // the call's resolved options (direct copies, emulated pins)
     int tiles4;                // 4x4 kernels: tiles per warp
     VidkHevcCudaStats stats;   // bytes by route (opts.stats)
-    int up_prev;               // event after the previous chunk's upload (-1: none)
 };
 
 int ck(const VidkContext *ctx, cudaError_t e, const char *expr, int line) {
@@ -103,7 +102,6 @@ void exec_init(Exec *x, VidkContext *ctx, bool emu) {
     x->ctx = ctx;
     x->emu = emu;
     x->ns = 1;
-    x->up_prev = -1;
 }
 
 // Streams idle, events destroyed, emulation memory freed; errors ignored (the result is
@@ -830,19 +828,10 @@ int chunk_up_launch(Exec *x, const K &kf, const A &a, const Chunk *c, uint8_t *d
                     uint8_t *h_io, const Seg *g, int ng, int s, int tile4) {
     size_t moved = 0;
     int err;
-    // Uploads in chunk order: chunk j's copies wait for chunk j - 1's (on another stream),
-    // so the copy engine finishes one chunk before the next instead of interleaving all
-    // of them (which would delay every kernel, and with it every download, to the end of
-    // the last upload: all chunks are queued at once when nothing is staged on the host).
-    if (!x->emu && x->up_prev >= 0 &&
-        (err = CK(x, cudaStreamWaitEvent(x->st[s], x->ev[x->up_prev], 0))) < 0)
-        return err;
     if ((err = stage(x, VIDK_CUDA_STAGE_H2D, true, s, 0)) < 0 ||
         (err = copy_segs(x, true, d_io, h_io, g, ng, s, &moved)) < 0 ||
         (err = stage(x, VIDK_CUDA_STAGE_H2D, false, s, moved)) < 0)
         return err;
-    if ((err = event_record(x, s)) < 0) return err;
-    x->up_prev = err;
     return chunk_kernels(x, kf, a, c, s, tile4);
 }
 
@@ -1252,7 +1241,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
     layout_offsets(&r.L, true, 0, r.dense);
     for (int j = 0; j < k; j++)
         fwd_plan_direct(&r, j);
-    if ((err = events_alloc(&x, 3 * k)) < 0) goto out;
+    if ((err = events_alloc(&x, 2 * k)) < 0) goto out;
     ev_meta = static_cast<int *>(malloc((size_t)k * sizeof(int)));
     ev_lev = static_cast<int *>(malloc((size_t)k * sizeof(int)));
     if (!ev_meta || !ev_lev) {
@@ -1720,7 +1709,7 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
     for (int j = 0; j < k; j++)
         inv_plan_direct(&r, j);
     if (!emu && (err = vidk_cuda_enter(ctx)) < 0) goto out;
-    if ((err = events_alloc(&x, 2 * k)) < 0) goto out;
+    if ((err = events_alloc(&x, k)) < 0) goto out;
     if (!(ev = static_cast<int *>(malloc((size_t)k * sizeof(int))))) {
         err = VIDK_ERR(ENOMEM);
         goto out;
