@@ -73,21 +73,7 @@ static decl_h264_dequant_fn(dequant_8x8_avx512) {
 /* Inverse 4x4 with pixel add, int16 input: the 16-bit path of src/x86/h264_tx8.h with
  * the AVX-512 forms of its two costly steps (per-lane shift counts instead of shift +
  * blend in each pass, an unsigned mask compare for the max test). */
-static NOINLINE void idct_add16_4x4_big(uint8_t *dst, ptrdiff_t stride, __m128i a, __m128i b) {
-    h264_itx4_add_big(dst, stride, a, b);
-}
-
-static decl_h264_idct_add16_fn(idct_add16_4x4_avx512) {
-    const __m128i a = _mm_loadu_si128((const __m128i *)d);
-    const __m128i b = _mm_loadu_si128((const __m128i *)(d + 8));
-    if (!h264_max4_ok(a, b)) {
-        idct_add16_4x4_big(dst, stride, a, b);
-        return;
-    }
-    __m128i r01, r32;
-    h264_itx4_w(a, b, &r01, &r32);
-    h264_add4(dst, stride, r01, r32);
-}
+H264_DEF_IDCT_ADD16_4X4(idct_add16_4x4_avx512)
 
 static decl_h264_idct_add_fn(idct_add_4x4_avx512) {
     __m128i dd[4];

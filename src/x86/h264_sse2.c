@@ -117,21 +117,7 @@ static decl_h264_dequant_idct_add_fn(dequant_idct_add_4x4_sse2) {
 
 /* int16 input (x264's interface): the rows load as they are. The max test covers the
  * common blocks; the others take the out-of-line path. */
-static NOINLINE void idct_add16_4x4_big(uint8_t *dst, ptrdiff_t stride, __m128i a, __m128i b) {
-    h264_itx4_add_big(dst, stride, a, b);
-}
-
-static decl_h264_idct_add16_fn(idct_add16_4x4_sse2) {
-    const __m128i a = _mm_loadu_si128((const __m128i *)d);
-    const __m128i b = _mm_loadu_si128((const __m128i *)(d + 8));
-    if (!h264_max4_ok(a, b)) {
-        idct_add16_4x4_big(dst, stride, a, b);
-        return;
-    }
-    __m128i r01, r32;
-    h264_itx4_w(a, b, &r01, &r32);
-    h264_add4(dst, stride, r01, r32);
-}
+H264_DEF_IDCT_ADD16_4X4(idct_add16_4x4_sse2)
 
 /* ---- 8x8 inverse ------------------------------------------------------------------------ */
 
