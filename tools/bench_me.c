@@ -566,6 +566,34 @@ static const char *backend_label(const Bench *b, VidkBackend be, char *buf, size
     return buf;
 }
 
+/* The cells a table row and a Markdown row share: time, speed-ups over c / simd /
+ * threads (with their estimate flags), byte ADs per second and the share of the
+ * VABSDIFF4 ceiling (cuda only). */
+typedef struct RowCells {
+    char t[96], sc[16], ss[16], st[16], ceil[16];
+    double t_s, ads;
+} RowCells;
+
+static void row_cells(RowCells *c, Bench *b, int s, int m, int r, int k) {
+    const BSource *src = b->src[s];
+    const BResult *x = result(b, s, m, r, k);
+    fmt_time(c->t, sizeof(c->t), x);
+    int e1 = 0, e2 = 0, e3 = 0;
+    /* speed-ups first: the estimate flags are set by speedup() */
+    const double v1 = speedup(b, s, m, r, k, VIDK_BACKEND_C, &e1);
+    const double v2 = speedup(b, s, m, r, k, VIDK_BACKEND_SIMD, &e2);
+    const double v3 = speedup(b, s, m, r, k, VIDK_BACKEND_THREADS, &e3);
+    fmt_speedup(c->sc, sizeof(c->sc), v1, e1);
+    fmt_speedup(c->ss, sizeof(c->ss), v2, e2);
+    fmt_speedup(c->st, sizeof(c->st), v3, e3);
+    c->t_s = x->ms * 1e-3;
+    c->ads = x->done ? byte_ads(src, b->ranges[r]) / c->t_s : 0;
+    if (b->backends[k] == VIDK_BACKEND_CUDA && x->done)
+        snprintf(c->ceil, sizeof(c->ceil), "%.1f", 100 * c->ads / CEIL_BYTE_AD_PER_S);
+    else
+        snprintf(c->ceil, sizeof(c->ceil), "-");
+}
+
 static void print_human(FILE *f, Bench *b) {
     fprintf(f, "\n%-17s %-9s %-6s %4s %5s %-11s %-26s %9s %9s %7s %8s %8s %9s %7s\n", "source",
             "size", "shapes", "R", "area", "backend", "ms/frame", "Mcand/s", "GbyteAD/s",
@@ -577,23 +605,12 @@ static void print_human(FILE *f, Bench *b) {
                     const BSource *src = b->src[s];
                     const BResult *x = result(b, s, m, r, k);
                     const int R = b->ranges[r];
-                    char tbuf[96], sc[16], ss[16], st[16], be[24], size[24], ceil[16];
-                    fmt_time(tbuf, sizeof(tbuf), x);
-                    int e1 = 0, e2 = 0, e3 = 0;
-                    /* speed-ups first: the estimate flags are set by speedup() */
-                    const double v1 = speedup(b, s, m, r, k, VIDK_BACKEND_C, &e1);
-                    const double v2 = speedup(b, s, m, r, k, VIDK_BACKEND_SIMD, &e2);
-                    const double v3 = speedup(b, s, m, r, k, VIDK_BACKEND_THREADS, &e3);
-                    fmt_speedup(sc, sizeof(sc), v1, e1);
-                    fmt_speedup(ss, sizeof(ss), v2, e2);
-                    fmt_speedup(st, sizeof(st), v3, e3);
+                    char be[24], size[24];
+                    RowCells c;
+                    row_cells(&c, b, s, m, r, k);
+                    const char *tbuf = c.t, *sc = c.sc, *ss = c.ss, *st = c.st, *ceil = c.ceil;
+                    const double t = c.t_s, ads = c.ads;
                     snprintf(size, sizeof(size), "%dx%d", src->w, src->h);
-                    const double t = x->ms * 1e-3;
-                    const double ads = x->done ? byte_ads(src, R) / t : 0;
-                    if (b->backends[k] == VIDK_BACKEND_CUDA && x->done)
-                        snprintf(ceil, sizeof(ceil), "%.1f", 100 * ads / CEIL_BYTE_AD_PER_S);
-                    else
-                        snprintf(ceil, sizeof(ceil), "-");
                     fprintf(f,
                             "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7s %8s %8s %9s "
                             "%7.3f%s%s\n",
@@ -783,22 +800,11 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
                     const BSource *src = b->src[s];
                     const BResult *x = result(b, s, m, r, k);
                     const int R = b->ranges[r];
-                    char tbuf[96], sc[16], ss[16], st[16], be[24], ceil[16];
-                    fmt_time(tbuf, sizeof(tbuf), x);
-                    int e1 = 0, e2 = 0, e3 = 0;
-                    /* speed-ups first: the estimate flags are set by speedup() */
-                    const double v1 = speedup(b, s, m, r, k, VIDK_BACKEND_C, &e1);
-                    const double v2 = speedup(b, s, m, r, k, VIDK_BACKEND_SIMD, &e2);
-                    const double v3 = speedup(b, s, m, r, k, VIDK_BACKEND_THREADS, &e3);
-                    fmt_speedup(sc, sizeof(sc), v1, e1);
-                    fmt_speedup(ss, sizeof(ss), v2, e2);
-                    fmt_speedup(st, sizeof(st), v3, e3);
-                    const double t = x->ms * 1e-3;
-                    const double ads = x->done ? byte_ads(src, R) / t : 0;
-                    if (b->backends[k] == VIDK_BACKEND_CUDA && x->done)
-                        snprintf(ceil, sizeof(ceil), "%.1f", 100 * ads / CEIL_BYTE_AD_PER_S);
-                    else
-                        snprintf(ceil, sizeof(ceil), "-");
+                    char be[24];
+                    RowCells c;
+                    row_cells(&c, b, s, m, r, k);
+                    const char *tbuf = c.t, *sc = c.sc, *ss = c.ss, *st = c.st, *ceil = c.ceil;
+                    const double t = c.t_s, ads = c.ads;
                     any_cuda |= x->has_cuda;
                     fprintf(f,
                             "| %s | %dx%d | %s | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s | "
