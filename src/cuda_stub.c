@@ -85,3 +85,24 @@ int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur, const Vidk
 /* ISO C forbids an empty translation unit. */
 typedef int vidk_cuda_stub_unused;
 #endif
+
+#if !VIDK_HAVE_CUDA
+#include "enc.h"
+int vidk_cuda_enc_open(VidkEncoder *e)
+{
+    vidk_log(e->ctx, VIDK_LOG_ERROR, "vidkern was built without CUDA");
+    return VIDK_ERR_NODEV;
+}
+int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src)
+{
+    (void)e, (void)src;
+    return VIDK_ERR_NODEV;
+}
+int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
+                          VidkEncFrameInfo *info)
+{
+    (void)e, (void)recon, (void)maps, (void)info;
+    return VIDK_ERR_NODEV;
+}
+void vidk_cuda_enc_close(VidkEncoder *e) { (void)e; }
+#endif

@@ -393,5 +393,6 @@ VIDK_API int vidk_sad_frame(VidkContext *ctx, const VidkPicture *cur, const Vidk
 #include "vidkern/me.h"
 #include "vidkern/h264.h"
 #include "vidkern/hevc.h"
+#include "vidkern/encode.h"
 
 #endif /* VIDKERN_VIDKERN_H */

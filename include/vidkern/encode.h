@@ -1,0 +1,195 @@
+/**
+ * @file encode.h
+ * @brief vidkern public API: the hybrid coding loop (vidkern's main job).
+ *
+ * Included by vidkern/vidkern.h; include that, not this file.
+ *
+ * The encoder runs the core loop of an H.264 or HEVC encoder over 8-bit 4:2:0 pictures
+ * and produces the reconstruction a standard decoder would produce from its levels,
+ * motion vectors and modes (no bitstream is written; the bit cost is an Exp-Golomb
+ * estimate). docs/ENCODE.md defines every decision so that any backend can be checked:
+ * - Intra frames (the first, then every keyint-th): H.264 Intra_16x16 luma (V, H, DC,
+ *   Plane) with chroma intra (DC, H, V, Plane), 4x4 transforms with the luma and chroma
+ *   DC transforms; HEVC 32x32 CTUs of four 16x16 intra CUs (planar, DC, H, V with the
+ *   standard reference substitution, smoothing and boundary filters), 16x16 / 8x8 TBs.
+ *   Modes are chosen by SAD against the source, from reconstructed neighbours.
+ * - Other frames: full-search integer-pel motion estimation against the previous
+ *   reconstruction (closed loop), partition choice by cost (SAD + lambda * bits), integer
+ *   motion compensation (chroma at the standard half-sample filters), forward transform +
+ *   quantisation, dequantisation + inverse transform, reconstruction.
+ * - The reconstruction, levels, motion vectors and statistics are identical on every
+ *   backend (tested).
+ *
+ * Pictures are coded at the size rounded up to whole macroblocks (16, H.264) or CTUs
+ * (32, HEVC), the source extended by edge replication (the standards' cropping window);
+ * outputs are cropped back to the source size.
+ *
+ * @code
+ *   VidkEncParams p;  vidk_enc_default_params(&p);
+ *   p.codec = VIDK_CODEC_HEVC;  p.qp = 32;  p.range = 32;
+ *   VidkEncoder *e;  vidk_enc_open(ctx, &p, w, h, &e);
+ *   vidk_enc_send(e, &pic0);                   // may be called ahead: the next frame
+ *   vidk_enc_send(e, &pic1);                   // uploads while the previous is coded
+ *   VidkEncFrameInfo info;
+ *   vidk_enc_receive(e, &recon, NULL, &info);  // frame 0
+ *   ...
+ *   vidk_enc_close(&e);
+ * @endcode
+ */
+#ifndef VIDKERN_ENCODE_H
+#define VIDKERN_ENCODE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Codec whose transforms, prediction and block structure the loop follows. */
+typedef enum VidkCodec {
+    VIDK_CODEC_H264 = 0, /**< H.264/AVC: 16x16 macroblocks, 4x4 / 8x8 transforms */
+    VIDK_CODEC_HEVC = 1, /**< HEVC: 32x32 CTUs, 4x4..32x32 transform blocks */
+    VIDK_CODEC_COUNT
+} VidkCodec;
+
+/** @return "h264" or "hevc"; "?" for other values. */
+VIDK_API const char *vidk_codec_name(VidkCodec c);
+/** @return the codec of a name ("h264", "avc", "hevc", "h265"), or VIDK_ERR(EINVAL). */
+VIDK_API int vidk_codec_from_name(const char *name);
+
+/** Largest QP of the loop (8-bit). */
+#define VIDK_ENC_MAX_QP 51
+/** Frames that may be sent and not yet received. */
+#define VIDK_ENC_MAX_PENDING 2
+
+/** What vidk_enc_receive() can return besides the statistics (VidkEncParams.outputs). */
+enum VidkEncOutputs {
+    VIDK_ENC_OUT_RECON = 1 << 0,  /**< the reconstructed picture */
+    VIDK_ENC_OUT_MVS = 1 << 1,    /**< motion vector per 4x4 luma block */
+    VIDK_ENC_OUT_ENERGY = 1 << 2, /**< prediction residual energy per 16x16 block */
+    VIDK_ENC_OUT_LEVELS = 1 << 3, /**< quantised levels, one int16 plane per component */
+    VIDK_ENC_OUT_ALL = 15
+};
+
+/** Parameters of vidk_enc_open(); fill with vidk_enc_default_params() first. */
+typedef struct VidkEncParams {
+    VidkCodec codec;  /**< default VIDK_CODEC_H264 */
+    int qp;           /**< luma QP, 0..VIDK_ENC_MAX_QP; default 30 (chroma QP by the codec's table) */
+    int range;        /**< motion search range R: vectors in [-R, R]^2; 0..VIDK_ME_MAX_RANGE; default 16 */
+    int keyint;       /**< an intra frame every keyint frames; 0: only the first; default 0 */
+    unsigned outputs; /**< VidkEncOutputs the caller will ask for; default VIDK_ENC_OUT_RECON.
+                           On cuda only these cross PCIe. */
+    uint8_t reserved[32]; /**< zero */
+} VidkEncParams;
+
+/** @brief Defaults: H.264, QP 30, R = 16, keyint 0, outputs = recon. */
+VIDK_API void vidk_enc_default_params(VidkEncParams *p);
+
+/** Stages of one frame, as timed in VidkEncFrameInfo.stage_ms. */
+typedef enum VidkEncStage {
+    VIDK_ENC_STAGE_UPLOAD = 0, /**< source into the encoder (cuda: host to device + edge extension) */
+    VIDK_ENC_STAGE_ME = 1,     /**< motion estimation (0 in intra frames) */
+    VIDK_ENC_STAGE_CODE = 2,   /**< decision, prediction, transform, quantisation, reconstruction */
+    VIDK_ENC_STAGE_STATS = 3,  /**< PSNR sums and statistics */
+    VIDK_ENC_STAGE_DOWNLOAD = 4, /**< outputs to the caller (cuda: device to host) */
+    VIDK_ENC_STAGE_COUNT
+} VidkEncStage;
+
+/** Partition kinds counted in VidkEncFrameInfo.parts (per macroblock / coding unit). */
+typedef enum VidkEncPart {
+    VIDK_ENC_PART_INTRA = 0, /**< intra macroblock / CU */
+    VIDK_ENC_PART_32x32 = 1, /**< HEVC 32x32 CU */
+    VIDK_ENC_PART_16x16 = 2, /**< 16x16 (H.264 P_L0_16x16, HEVC 16x16 CU 2Nx2N) */
+    VIDK_ENC_PART_16x8 = 3,  /**< 16x8 / HEVC 2NxN */
+    VIDK_ENC_PART_8x16 = 4,  /**< 8x16 / HEVC Nx2N */
+    VIDK_ENC_PART_8x8 = 5,   /**< split into 8x8 (H.264 P_8x8, HEVC four 8x8 CUs) */
+    VIDK_ENC_PART_COUNT
+} VidkEncPart;
+
+/** Statistics of one coded frame. */
+typedef struct VidkEncFrameInfo {
+    int64_t index;        /**< frame number, from 0 */
+    int intra;            /**< 1: intra frame */
+    int qp;               /**< luma QP used */
+    uint64_t sse[3];      /**< sum of squared errors source - recon per plane (visible area) */
+    double psnr[3];       /**< PSNR in dB per plane (100 for sse 0) */
+    uint64_t nnz[3];      /**< non-zero levels per plane */
+    uint64_t bits_mode;   /**< estimated bits: mode / partition / split syntax */
+    uint64_t bits_mv;     /**< estimated bits: MVDs (signed Exp-Golomb lengths) */
+    uint64_t bits_level;  /**< estimated bits: levels and per-block counts (Exp-Golomb lengths) */
+    uint64_t bits;        /**< sum of the three estimates */
+    uint32_t parts[VIDK_ENC_PART_COUNT]; /**< blocks of each kind */
+    double stage_ms[VIDK_ENC_STAGE_COUNT]; /**< time per stage (cuda: events on the device) */
+    double total_ms;      /**< send to receive of this frame, host wall clock */
+    uint64_t h2d_bytes;   /**< bytes moved host to device for this frame (0 on CPU backends) */
+    uint64_t d2h_bytes;   /**< bytes moved device to host for this frame (0 on CPU backends) */
+} VidkEncFrameInfo;
+
+/** Geometry of an open encoder (sizes of the optional outputs). */
+typedef struct VidkEncGeometry {
+    int w, h;           /**< source (visible) luma size */
+    int coded_w, coded_h; /**< coded luma size (multiple of 16 / 32) */
+    int mv_w, mv_h;     /**< VidkEncMaps.mv: coded_w / 4 x coded_h / 4 vectors */
+    int mb_w, mb_h;     /**< VidkEncMaps.energy: coded_w / 16 x coded_h / 16 values */
+} VidkEncGeometry;
+
+/**
+ * @brief Optional per-block outputs (fill the pointers the params' outputs ask for).
+ *
+ * Arrays are raster order over the coded size (VidkEncGeometry). Levels: coefficient k
+ * (raster inside its transform block) of the block at (bx, by) is at (bx + k % N,
+ * by + k / N) of its plane (coded_w x coded_h luma, half each way for chroma); H.264 DC
+ * levels sit at element 0 of their 4x4 blocks (docs/ENCODE.md).
+ */
+typedef struct VidkEncMaps {
+    VidkMv *mv;         /**< VIDK_ENC_OUT_MVS: mv_w * mv_h vectors ((0, 0) in intra blocks) */
+    uint32_t *energy;   /**< VIDK_ENC_OUT_ENERGY: mb_w * mb_h sums of (source - prediction)^2, luma */
+    int16_t *levels[3]; /**< VIDK_ENC_OUT_LEVELS: planes, coded size (Y), half size (U, V) */
+} VidkEncMaps;
+
+typedef struct VidkEncoder VidkEncoder;
+
+/**
+ * @brief Open an encoder for w x h 8-bit 4:2:0 pictures on ctx's backend.
+ * @return 0; VIDK_ERR(EINVAL) for bad parameters or sizes (even, 16..VIDK_MAX_PICTURE_SIDE);
+ *         VIDK_ERR(ENOMEM); VIDK_ERR(EIO) for a device error (logged).
+ * The context must outlive the encoder and is used by one encoder at a time.
+ */
+VIDK_API int vidk_enc_open(VidkContext *ctx, const VidkEncParams *p, int w, int h,
+                           VidkEncoder **out);
+
+/** @brief Geometry of e. */
+VIDK_API void vidk_enc_geometry(const VidkEncoder *e, VidkEncGeometry *g);
+
+/**
+ * @brief Queue the next source picture.
+ *
+ * The picture (w x h, 4:2:0, 8-bit) must stay unchanged until vidk_enc_receive() has
+ * returned its frame. On cuda its upload starts now, overlapping the frame in progress.
+ * @return 0; VIDK_ERR(EINVAL) for a picture of another format; VIDK_ERR(EAGAIN) when
+ *         VIDK_ENC_MAX_PENDING frames are waiting; VIDK_ERR(EIO) for a device error.
+ */
+VIDK_API int vidk_enc_send(VidkEncoder *e, const VidkPicture *src);
+
+/**
+ * @brief Code the oldest queued picture and return its results.
+ * @param recon NULL, or a w x h 4:2:0 8-bit picture for the reconstruction (needs
+ *        VIDK_ENC_OUT_RECON in the params).
+ * @param maps NULL, or arrays for the outputs the params ask for (NULL members skip).
+ * @param info statistics of the frame (not NULL).
+ * @return 0; VIDK_ERR(EAGAIN) when nothing was sent; VIDK_ERR(EINVAL) for an output the
+ *         params did not ask for or a recon picture of another format; VIDK_ERR(EIO).
+ */
+VIDK_API int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
+                              VidkEncFrameInfo *info);
+
+/** @brief Close an encoder (pending frames are dropped) and set *e to NULL. */
+VIDK_API void vidk_enc_close(VidkEncoder **e);
+
+/** @return the estimated lambda (SAD units) the loop uses at qp (docs/ENCODE.md). */
+VIDK_API int vidk_enc_lambda(int qp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,60 @@
+/* The coding loop's encoder object, shared by the CPU driver (src/encode.c) and the CUDA
+ * backend (src/cuda/encode.cu). Not installed. */
+#ifndef VIDK_ENC_H
+#define VIDK_ENC_H
+
+#include "internal.h"
+#include "enc_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct VidkEncoder {
+    VidkContext *ctx;
+    VidkEncParams p;
+    int w, h;         /* source size */
+    int W, H;         /* coded size */
+    int usz;          /* unit side: 16 (H.264 macroblock) or 32 (HEVC CTU) */
+    int uw, uh;       /* units across / down */
+    int mb_w, mb_h;   /* 16x16 blocks */
+    unsigned shapes;  /* motion-search shapes */
+    int64_t sent, done;
+    const VidkPicture *queue[VIDK_ENC_MAX_PENDING];
+    double t_send[VIDK_ENC_MAX_PENDING];
+    int q_head, q_count;
+    /* CPU backends */
+    VidkPicture src, rec[2];
+    int cur; /* rec[cur] receives the next reconstruction; rec[cur ^ 1] is the reference */
+    VidkMeField field;
+    EncUnitStat *stat;
+    int core_path; /* tests: the enc_core.h primitives instead of the context's dsp kernels */
+    void *cuda;    /* CUDA backend state (src/cuda/encode.cu) */
+};
+
+/* Is frame `index` an intra frame? */
+int vidk_enc_is_intra(const VidkEncoder *e, int64_t index);
+/* Frame parameters (QPs, lambda, quantiser tables, geometry) of an EncFrame; pointers and
+ * strides are left for the caller. */
+void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f);
+/* Statistics of a frame from the summed unit statistics and the per-plane SSE. */
+void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncUnitStat *sum,
+                        const uint64_t sse[3], VidkEncFrameInfo *info);
+/* Check a picture against the encoder's source format. */
+int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic);
+/* Host wall clock in ms. */
+double vidk_enc_now_ms(void);
+/* Test hook: 1 = code with the core primitives (what the device runs) on a CPU backend. */
+void vidk_enc_set_core_path(VidkEncoder *e, int on);
+
+/* CUDA backend (src/cuda/encode.cu; stubs in src/cuda_stub.c without CUDA). */
+int vidk_cuda_enc_open(VidkEncoder *e);
+int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src);
+int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
+                          VidkEncFrameInfo *info);
+void vidk_cuda_enc_close(VidkEncoder *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

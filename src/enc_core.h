@@ -1,0 +1,982 @@
+/* The coding loop's per-block arithmetic, shared by the CPU encoder (src/encode.c, C11)
+ * and the CUDA encoder (src/cuda/encode.cu, device code): one source, so every backend
+ * makes the same decisions and reconstructs the same samples. docs/ENCODE.md is the
+ * specification this file implements.
+ *
+ * Contents: the frame descriptor (EncFrame), per-unit statistics, the scalar transform
+ * primitives ("core" versions of the dsp kernels, used on the device and by the CPU
+ * core-path test), prediction (motion compensation, H.264 and HEVC intra), the
+ * partition decisions and the bit estimates. The drivers that code one macroblock / CTU
+ * are in enc_tmpl.h, instantiated per set of transform primitives. */
+#ifndef VIDK_ENC_CORE_H
+#define VIDK_ENC_CORE_H
+
+#include <stdint.h>
+
+#include "vidkern/vidkern.h"
+
+#if defined(__CUDACC__)
+#define ENC_FN static __device__ inline
+#define ENC_TAB static __device__ const
+/* Reconstructed samples of neighbours written by other thread blocks of the same kernel
+ * (intra wavefront): read through L2, never a stale L1 line. */
+#define ENC_LDREC(p) __ldcg(p)
+#define ENC_ALIGN(n) __align__(n)
+#else
+#define ENC_FN static inline
+#define ENC_TAB static const
+#define ENC_LDREC(p) (*(p))
+#define ENC_ALIGN(n) _Alignas(n)
+#endif
+
+/* Lambda (SAD units) per QP: round(sqrt(0.85 * 2^((QP - 12) / 3))), the JM's motion
+ * lambda for SAD costs. */
+ENC_TAB uint8_t enc_lambda_tab[52] = {0,  0,  0,  0,  0,  0,  0,  1,  1,  1,  1,  1,  1,
+                                      1,  1,  1,  1,  2,  2,  2,  2,  3,  3,  3,  4,  4,
+                                      5,  5,  6,  7,  7,  8,  9,  10, 12, 13, 15, 17, 19,
+                                      21, 23, 26, 30, 33, 37, 42, 47, 53, 59, 66, 74, 83};
+
+/* ------------------------------------------------------------------ frame descriptor */
+
+/* Statistics of one unit (H.264 macroblock / HEVC CTU); summed per frame. */
+typedef struct EncUnitStat {
+    uint32_t nnz[3];
+    uint32_t bits_mode, bits_mv, bits_level;
+    uint16_t parts[VIDK_ENC_PART_COUNT];
+} EncUnitStat;
+
+/* Everything a unit's coding reads and writes. Plane strides are in samples. */
+typedef struct EncFrame {
+    int codec, intra, qp, qpc, lambda;
+    int W, H;     /* coded luma size (multiple of 16 / 32) */
+    int uw, uh;   /* units across / down: macroblocks (H.264) or CTUs (HEVC) */
+    int mb_w;     /* 16x16 blocks across (energy map) */
+    const uint8_t *src[3];
+    int ss[3];
+    const uint8_t *ref[3]; /* previous reconstruction (inter frames) */
+    int rs[3];
+    uint8_t *rec[3];
+    int cs[3];
+    const VidkMeResult *me[VIDK_BLOCK_COUNT]; /* inter frames: the motion field */
+    int me_gw[VIDK_BLOCK_COUNT];
+    int16_t *lev[3]; /* NULL: levels not kept */
+    int ls_[3];
+    VidkMv *mv4;      /* NULL: vectors not kept; W / 4 per row */
+    uint32_t *energy; /* NULL: energy not kept; mb_w per row */
+    EncUnitStat *stat; /* uw * uh */
+    /* H.264 tables (flat scaling): quantiser factors and LevelScale rows at qp % 6. */
+    int32_t mf4y[16], mf8y[64], mf4c[16];
+    int16_t ls4y[16], ls8y[64], ls4c[16];
+    /* HEVC: [0] luma, [1] chroma; per log2 size 2..5 (index log2 - 2). */
+    int32_t hq_scale[2], hq_qbits[2][4], hq_off[2][4];
+    int32_t hd_scale[2], hd_shift[2][4];
+} EncFrame;
+
+/* ------------------------------------------------------------------ small helpers */
+
+ENC_FN int enc_clip(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+ENC_FN int enc_abs(int v) { return v < 0 ? -v : v; }
+ENC_FN uint8_t enc_pix(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+/* ue(v) code length: 2 * floor(log2(k + 1)) + 1. */
+ENC_FN unsigned enc_ue_bits(unsigned k)
+{
+    unsigned n = 0;
+    for (unsigned v = k + 1; v > 1; v >>= 1)
+        n++;
+    return 2 * n + 1;
+}
+/* se(v) code length (H.264 9.1.1 mapping). */
+ENC_FN unsigned enc_se_bits(int v)
+{
+    return enc_ue_bits(v > 0 ? 2u * (unsigned)v - 1u : 2u * (unsigned)(-v));
+}
+ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred)
+{
+    return enc_se_bits(mv.x - pred.x) + enc_se_bits(mv.y - pred.y);
+}
+
+/* Bits of one coded block: ue(count) + se() of every non-zero level. */
+ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz)
+{
+    unsigned b = 0;
+    int c = 0;
+    for (int k = 0; k < n; k++)
+        if (lev[k]) {
+            c++;
+            b += enc_se_bits(lev[k]);
+        }
+    *nnz = c;
+    return b + enc_ue_bits((unsigned)c);
+}
+
+/* Store an n x n block of levels (raster) at (x, y) of a level plane, if kept. */
+ENC_FN void enc_store_levels(const EncFrame *f, int p, int x, int y, const int16_t *lev, int n)
+{
+    if (!f->lev[p]) return;
+    int16_t *d = f->lev[p] + (ptrdiff_t)y * f->ls_[p] + x;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            d[(ptrdiff_t)i * f->ls_[p] + j] = lev[i * n + j];
+}
+
+/* Dead-zone offset of the H.264 quantiser: 2^qbits / 3 (intra) or / 6 (inter). */
+ENC_FN int32_t enc_deadzone(int qbits, int intra)
+{
+    return (int32_t)(((uint32_t)1 << qbits) / (intra ? 3u : 6u));
+}
+
+ENC_FN uint32_t enc_sad(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h)
+{
+    uint32_t s = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            s += (uint32_t)enc_abs(a[y * as + x] - b[y * bs + x]);
+    return s;
+}
+
+ENC_FN uint32_t enc_ssd(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h)
+{
+    uint32_t s = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int d = a[y * as + x] - b[y * bs + x];
+            s += (uint32_t)(d * d);
+        }
+    return s;
+}
+
+/* ------------------------------------------------------------------ H.264 core primitives
+ * The same arithmetic as the C reference kernels of src/h264.c (checked against them by
+ * tests/test_encode.c, which runs the loop on both). */
+
+ENC_FN void ec_h264_ftx4(int32_t *o, const int32_t *x, int s)
+{
+    const int32_t s03 = x[0] + x[3 * s], d03 = x[0] - x[3 * s];
+    const int32_t s12 = x[s] + x[2 * s], d12 = x[s] - x[2 * s];
+    o[0] = s03 + s12;
+    o[s] = 2 * d03 + d12;
+    o[2 * s] = s03 - s12;
+    o[3 * s] = d03 - 2 * d12;
+}
+
+ENC_FN void ec_h264_ftx8(int32_t *o, const int32_t *x, int s)
+{
+    const int32_t s07 = x[0] + x[7 * s], d07 = x[0] - x[7 * s];
+    const int32_t s16 = x[s] + x[6 * s], d16 = x[s] - x[6 * s];
+    const int32_t s25 = x[2 * s] + x[5 * s], d25 = x[2 * s] - x[5 * s];
+    const int32_t s34 = x[3 * s] + x[4 * s], d34 = x[3 * s] - x[4 * s];
+    const int32_t a0 = s07 + s34, a1 = s16 + s25, a2 = s07 - s34, a3 = s16 - s25;
+    const int32_t b4 = d16 + d25 + (d07 + (d07 >> 1));
+    const int32_t b5 = d07 - d34 - (d25 + (d25 >> 1));
+    const int32_t b6 = d07 + d34 - (d16 + (d16 >> 1));
+    const int32_t b7 = d16 - d25 + (d34 + (d34 >> 1));
+    o[0] = a0 + a1;
+    o[s] = b4 + (b7 >> 2);
+    o[2 * s] = a2 + (a3 >> 1);
+    o[3 * s] = b5 + (b6 >> 2);
+    o[4 * s] = a0 - a1;
+    o[5 * s] = b6 - (b5 >> 2);
+    o[6 * s] = (a2 >> 1) - a3;
+    o[7 * s] = (b4 >> 2) - b7;
+}
+
+/* w = forward transform of (src - pred), n = 4 or 8. */
+ENC_FN void ec_h264_sub_fdct(int n, int32_t *w, const uint8_t *src, int ss, const uint8_t *pred,
+                             int ps)
+{
+    int32_t t[64];
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++)
+            t[y * n + x] = src[y * ss + x] - pred[y * ps + x];
+    for (int i = 0; i < n; i++) {
+        if (n == 4)
+            ec_h264_ftx4(t + 4 * i, t + 4 * i, 1);
+        else
+            ec_h264_ftx8(t + 8 * i, t + 8 * i, 1);
+    }
+    for (int j = 0; j < n; j++) {
+        if (n == 4)
+            ec_h264_ftx4(w + j, t + j, 4);
+        else
+            ec_h264_ftx8(w + j, t + j, 8);
+    }
+}
+
+ENC_FN int ec_h264_quant(int n, int16_t *lev, const int32_t *w, const int32_t *mf, int qbits,
+                         int32_t f)
+{
+    int nz = 0;
+    for (int k = 0; k < n * n; k++) {
+        const uint32_t a = w[k] < 0 ? 0u - (uint32_t)w[k] : (uint32_t)w[k];
+        uint64_t l = ((uint64_t)a * (uint32_t)mf[k] + (uint32_t)f) >> qbits;
+        if (l > 32767) l = 32767;
+        lev[k] = (int16_t)(w[k] < 0 ? -(int32_t)l : (int32_t)l);
+        nz += l != 0;
+    }
+    return nz;
+}
+
+ENC_FN uint32_t ec_sra(uint32_t v, int n) { return (uint32_t)((int32_t)v >> n); }
+
+ENC_FN void ec_h264_itx4(uint32_t *o, const uint32_t *x, int s)
+{
+    const uint32_t e0 = x[0] + x[2 * s];
+    const uint32_t e1 = x[0] - x[2 * s];
+    const uint32_t e2 = ec_sra(x[s], 1) - x[3 * s];
+    const uint32_t e3 = x[s] + ec_sra(x[3 * s], 1);
+    o[0] = e0 + e3;
+    o[s] = e1 + e2;
+    o[2 * s] = e1 - e2;
+    o[3 * s] = e0 - e3;
+}
+
+ENC_FN void ec_h264_itx8(uint32_t *o, const uint32_t *x, int s)
+{
+    const uint32_t d0 = x[0], d1 = x[s], d2 = x[2 * s], d3 = x[3 * s];
+    const uint32_t d4 = x[4 * s], d5 = x[5 * s], d6 = x[6 * s], d7 = x[7 * s];
+    const uint32_t e0 = d0 + d4;
+    const uint32_t e1 = 0u - d3 + d5 - d7 - ec_sra(d7, 1);
+    const uint32_t e2 = d0 - d4;
+    const uint32_t e3 = d1 + d7 - d3 - ec_sra(d3, 1);
+    const uint32_t e4 = ec_sra(d2, 1) - d6;
+    const uint32_t e5 = 0u - d1 + d7 + d5 + ec_sra(d5, 1);
+    const uint32_t e6 = d2 + ec_sra(d6, 1);
+    const uint32_t e7 = d3 + d5 + d1 + ec_sra(d1, 1);
+    const uint32_t f0 = e0 + e6, f1 = e1 + ec_sra(e7, 2);
+    const uint32_t f2 = e2 + e4, f3 = e3 + ec_sra(e5, 2);
+    const uint32_t f4 = e2 - e4, f5 = ec_sra(e3, 2) - e5;
+    const uint32_t f6 = e0 - e6, f7 = e7 - ec_sra(e1, 2);
+    o[0] = f0 + f7;
+    o[s] = f2 + f5;
+    o[2 * s] = f4 + f3;
+    o[3 * s] = f6 + f1;
+    o[4 * s] = f6 - f1;
+    o[5 * s] = f4 - f3;
+    o[6 * s] = f2 - f5;
+    o[7 * s] = f0 - f7;
+}
+
+/* dst = Clip1(dst + inverse transform of dequant(c)), element 0 replaced by *dc if set. */
+ENC_FN void ec_h264_deq_idct_add(int n, uint8_t *dst, int ds, const int16_t *c, const int16_t *ls,
+                                 int qp, const int32_t *dc)
+{
+    uint32_t t[64], h[64];
+    const int per = qp / 6, lim = n == 4 ? 4 : 6;
+    for (int k = 0; k < n * n; k++) {
+        if (per >= lim)
+            t[k] = (uint32_t)(c[k] * ls[k]) << (per - lim);
+        else
+            t[k] = (uint32_t)((c[k] * ls[k] + (1 << (lim - 1 - per))) >> (lim - per));
+    }
+    if (dc) t[0] = (uint32_t)*dc;
+    for (int i = 0; i < n; i++) {
+        if (n == 4)
+            ec_h264_itx4(t + 4 * i, t + 4 * i, 1);
+        else
+            ec_h264_itx8(t + 8 * i, t + 8 * i, 1);
+    }
+    for (int j = 0; j < n; j++) {
+        if (n == 4)
+            ec_h264_itx4(h + j, t + j, 4);
+        else
+            ec_h264_itx8(h + j, t + j, 8);
+    }
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++) {
+            int32_t r = (int32_t)ec_sra(h[y * n + x] + 32, 6);
+            r = r < -512 ? -512 : r > 512 ? 512 : r;
+            dst[y * ds + x] = enc_pix(dst[y * ds + x] + r);
+        }
+}
+
+ENC_TAB int8_t ec_had4[4][4] = {{1, 1, 1, 1}, {1, 1, -1, -1}, {1, -1, -1, 1}, {1, -1, 1, -1}};
+
+/* Forward DC transform: luma (type 0, 4x4) or 4:2:0 chroma (type 1, 2x2). */
+ENC_FN void ec_h264_fdct_dc(int type, int32_t *y, const int32_t *w)
+{
+    if (type == 1) {
+        y[0] = w[0] + w[1] + w[2] + w[3];
+        y[1] = w[0] - w[1] + w[2] - w[3];
+        y[2] = w[0] + w[1] - w[2] - w[3];
+        y[3] = w[0] - w[1] - w[2] + w[3];
+        return;
+    }
+    int32_t g[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += ec_had4[i][k] * w[4 * k + j];
+            g[4 * i + j] = s;
+        }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += g[4 * i + k] * ec_had4[k][j];
+            y[4 * i + j] = s;
+        }
+}
+
+/* Inverse DC transform + scaling (8.5.10 / 8.5.11), flat weight 16; ls00 =
+ * LevelScale4x4(qP % 6, 0, 0). */
+ENC_FN void ec_h264_idct_dc(int type, int32_t *dc, const int16_t *c, int32_t ls00, int qp)
+{
+    if (type == 1) {
+        const uint32_t c0 = (uint32_t)c[0], c1 = (uint32_t)c[1], c2 = (uint32_t)c[2],
+                       c3 = (uint32_t)c[3];
+        const uint32_t f[4] = {c0 + c1 + c2 + c3, c0 - c1 + c2 - c3, c0 + c1 - c2 - c3,
+                               c0 - c1 - c2 + c3};
+        for (int k = 0; k < 4; k++)
+            dc[k] = (int32_t)ec_sra((f[k] * (uint32_t)ls00) << (qp / 6), 5);
+        return;
+    }
+    uint32_t g[16], f[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            uint32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += (uint32_t)ec_had4[i][k] * (uint32_t)c[4 * k + j];
+            g[4 * i + j] = s;
+        }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            uint32_t s = 0;
+            for (int k = 0; k < 4; k++)
+                s += g[4 * i + k] * (uint32_t)ec_had4[k][j];
+            f[4 * i + j] = s;
+        }
+    const int per = qp / 6;
+    for (int k = 0; k < 16; k++) {
+        if (qp >= 36)
+            dc[k] = (int32_t)((f[k] * (uint32_t)ls00) << (per - 6));
+        else
+            dc[k] = (int32_t)ec_sra(f[k] * (uint32_t)ls00 + (1u << (5 - per)), 6 - per);
+    }
+}
+
+/* ------------------------------------------------------------------ HEVC core primitives */
+
+/* cos(pi * j / 64) scaled as in the standard's matrix, j = 0..32. */
+ENC_TAB uint8_t ec_hevc_cos[33] = {64, 90, 90, 90, 89, 88, 87, 85, 83, 82, 80, 78, 75, 73, 70, 67, 64,
+                                   61, 57, 54, 50, 46, 43, 38, 36, 31, 25, 22, 18, 13, 9,  4,  0};
+
+/* Entry (k, n) of the 32-point matrix, k = row (frequency), n = column. */
+ENC_FN int ec_hevc_t32(int k, int n)
+{
+    const int j = (k * (2 * n + 1)) & 127;
+    if (k == 0) return 64;
+    if (j <= 32) return ec_hevc_cos[j];
+    if (j <= 64) return -ec_hevc_cos[64 - j];
+    if (j <= 96) return -ec_hevc_cos[j - 64];
+    return ec_hevc_cos[128 - j];
+}
+
+/* The matrix of an N-point DCT (log2n 2..5), row-major N x N, into m. */
+ENC_FN void ec_hevc_matrix(int8_t *m, int log2n)
+{
+    const int n = 1 << log2n;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < n; j++)
+            m[k * n + j] = (int8_t)(k == 0 ? 64 : ec_hevc_t32(k << (5 - log2n), j));
+}
+
+ENC_FN int16_t ec_clip16(int64_t v) { return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v); }
+
+/* Forward DCT of an n x n residual (8-bit): rows, then columns; HM's shifts. */
+ENC_FN void ec_hevc_fwd(int log2n, int16_t *coef, const int16_t *res, int32_t *tmp)
+{
+    const int n = 1 << log2n, s1 = log2n - 1, s2 = log2n + 6;
+    for (int y = 0; y < n; y++)
+        for (int k = 0; k < n; k++) {
+            int32_t s = 0;
+            for (int j = 0; j < n; j++)
+                s += ec_hevc_t32(k << (5 - log2n), j) * enc_clip(res[y * n + j], -255, 255);
+            tmp[y * n + k] = (s + (1 << (s1 - 1))) >> s1;
+        }
+    for (int v = 0; v < n; v++)
+        for (int u = 0; u < n; u++) {
+            int32_t s = 0;
+            for (int y = 0; y < n; y++)
+                s += ec_hevc_t32(v << (5 - log2n), y) * tmp[y * n + u];
+            coef[v * n + u] = (int16_t)((s + (1 << (s2 - 1))) >> s2);
+        }
+}
+
+/* Inverse DCT (8.6.4.2), 8-bit: columns, clip to 16 bits, rows, bdShift 12. */
+ENC_FN void ec_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *tmp)
+{
+    const int n = 1 << log2n;
+    for (int x = 0; x < n; x++)
+        for (int y = 0; y < n; y++) {
+            int32_t e = 0;
+            for (int k = 0; k < n; k++)
+                e += ec_hevc_t32(k << (5 - log2n), y) * coef[k * n + x];
+            tmp[y * n + x] = ec_clip16(((int64_t)e + 64) >> 7);
+        }
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++) {
+            int32_t r = 0;
+            for (int j = 0; j < n; j++)
+                r += ec_hevc_t32(j << (5 - log2n), x) * tmp[y * n + j];
+            res[y * n + x] = ec_clip16(((int64_t)r + (1 << 11)) >> 12);
+        }
+}
+
+ENC_FN int ec_hevc_quant(int16_t *lev, const int16_t *coef, int len, int32_t scale, int qbits,
+                         int32_t off)
+{
+    int nz = 0;
+    for (int k = 0; k < len; k++) {
+        const int c = coef[k];
+        const int64_t mag = ((c < 0 ? -(int64_t)c : c) * (int64_t)scale + off) >> qbits;
+        lev[k] = ec_clip16(c < 0 ? -mag : mag);
+        nz += lev[k] != 0;
+    }
+    return nz;
+}
+
+ENC_FN void ec_hevc_dequant(int16_t *coef, const int16_t *lev, int len, int32_t scale, int shift)
+{
+    for (int k = 0; k < len; k++) {
+        const int64_t x = (int64_t)lev[k] * scale;
+        coef[k] = ec_clip16(shift > 0 ? (x + ((int64_t)1 << (shift - 1))) >> shift
+                                      : x * ((int64_t)1 << -shift));
+    }
+}
+
+/* ------------------------------------------------------------------ motion compensation */
+
+/* Luma block w x h at (x, y) of the reference moved by mv (integer), edges clamped. */
+ENC_FN void enc_mc_luma(const EncFrame *f, int x, int y, int w, int h, VidkMv mv, uint8_t *dst,
+                        int ds)
+{
+    const uint8_t *r = f->ref[0];
+    for (int j = 0; j < h; j++) {
+        const int yy = enc_clip(y + j + mv.y, 0, f->H - 1);
+        for (int i = 0; i < w; i++)
+            dst[j * ds + i] = r[(ptrdiff_t)yy * f->rs[0] + enc_clip(x + i + mv.x, 0, f->W - 1)];
+    }
+}
+
+/* Chroma block w x h at chroma (x, y) of plane p for the luma vector mv: H.264 8.4.2.2.2
+ * (bilinear, eighth-sample units: fraction 0 or 4) or HEVC 8.5.3.3.3.3 (4-tap, fraction
+ * 0 or 4/8 = half: [-4 36 36 -4]). Reference positions clamped to the plane. */
+ENC_FN void enc_mc_chroma(const EncFrame *f, int p, int x, int y, int w, int h, VidkMv mv,
+                          uint8_t *dst, int ds)
+{
+    const uint8_t *r = f->ref[p];
+    const int rs = f->rs[p], cw = f->W >> 1, ch = f->H >> 1;
+    const int fx = mv.x & 1, fy = mv.y & 1; /* half-sample fractions */
+    const int ix = mv.x >> 1, iy = mv.y >> 1;
+#define ENC_R(xx, yy) ((int)r[(ptrdiff_t)enc_clip(yy, 0, ch - 1) * rs + enc_clip(xx, 0, cw - 1)])
+    for (int j = 0; j < h; j++)
+        for (int i = 0; i < w; i++) {
+            const int xa = x + i + ix, ya = y + j + iy;
+            int v;
+            if (f->codec == VIDK_CODEC_H264) {
+                const int xf = fx * 4, yf = fy * 4;
+                v = ((8 - xf) * (8 - yf) * ENC_R(xa, ya) + xf * (8 - yf) * ENC_R(xa + 1, ya) +
+                     (8 - xf) * yf * ENC_R(xa, ya + 1) + xf * yf * ENC_R(xa + 1, ya + 1) + 32) >>
+                    6;
+            } else if (!fx && !fy) {
+                v = ENC_R(xa, ya);
+            } else if (!fy) {
+                v = (-4 * ENC_R(xa - 1, ya) + 36 * ENC_R(xa, ya) + 36 * ENC_R(xa + 1, ya) -
+                     4 * ENC_R(xa + 2, ya) + 32) >> 6;
+                v = enc_clip(v, 0, 255);
+            } else if (!fx) {
+                v = (-4 * ENC_R(xa, ya - 1) + 36 * ENC_R(xa, ya) + 36 * ENC_R(xa, ya + 1) -
+                     4 * ENC_R(xa, ya + 2) + 32) >> 6;
+                v = enc_clip(v, 0, 255);
+            } else {
+                int t[4];
+                for (int k = 0; k < 4; k++) {
+                    const int yk = ya - 1 + k;
+                    t[k] = -4 * ENC_R(xa - 1, yk) + 36 * ENC_R(xa, yk) + 36 * ENC_R(xa + 1, yk) -
+                           4 * ENC_R(xa + 2, yk);
+                }
+                v = (-4 * t[0] + 36 * t[1] + 36 * t[2] - 4 * t[3] + 2048) >> 12;
+                v = enc_clip(v, 0, 255);
+            }
+            dst[j * ds + i] = (uint8_t)v;
+        }
+#undef ENC_R
+}
+
+/* Prediction of the luma block and its chroma for a vector per 4x4 luma block
+ * (mv4: 4x4 units, row stride n4) over a bw x bh luma area at (x, y); written into rec. */
+ENC_FN void enc_mc_area(const EncFrame *f, int x, int y, int bw, int bh, const VidkMv *mv4, int n4)
+{
+    for (int j = 0; j < bh / 4; j++)
+        for (int i = 0; i < bw / 4; i++) {
+            const VidkMv mv = mv4[j * n4 + i];
+            const int lx = x + 4 * i, ly = y + 4 * j;
+            enc_mc_luma(f, lx, ly, 4, 4, mv, f->rec[0] + (ptrdiff_t)ly * f->cs[0] + lx, f->cs[0]);
+            for (int p = 1; p < 3; p++)
+                enc_mc_chroma(f, p, lx >> 1, ly >> 1, 2, 2, mv,
+                              f->rec[p] + (ptrdiff_t)(ly >> 1) * f->cs[p] + (lx >> 1), f->cs[p]);
+        }
+}
+
+/* ------------------------------------------------------------------ H.264 decision */
+
+/* Mode bits: ue(mb_type) of P_L0_16x16, P_L0_L0_16x8, P_L0_L0_8x16, P_8x8; ue(sub_mb_type)
+ * of 8x8, 8x4, 4x8, 4x4. */
+ENC_TAB uint8_t enc_h264_mb_bits[4] = {1, 3, 3, 5};
+ENC_TAB uint8_t enc_h264_sub_bits[4] = {1, 3, 3, 5};
+
+typedef struct EncH264Dec {
+    int mode;      /* 0 16x16, 1 16x8, 2 8x16, 3 8x8 */
+    int sub[4];    /* per 8x8 quadrant (raster): 0 8x8, 1 8x4, 2 4x8, 3 4x4 */
+    int tx8;       /* luma 8x8 transform */
+    int np;        /* partitions in coding order */
+    VidkMv pmv[16];
+    VidkMv mv4[16]; /* per 4x4 block, raster in the macroblock */
+    unsigned bits_mode;
+} EncH264Dec;
+
+ENC_FN VidkMeResult enc_me_at(const EncFrame *f, int bs, int bx, int by)
+{
+    return f->me[bs][(ptrdiff_t)by * f->me_gw[bs] + bx];
+}
+
+ENC_FN void enc_h264_decide(const EncFrame *f, int mbx, int mby, EncH264Dec *d)
+{
+    const uint32_t lam = (uint32_t)f->lambda;
+    uint32_t cost[4];
+    cost[0] = enc_me_at(f, VIDK_BLOCK_16x16, mbx, mby).cost + lam * enc_h264_mb_bits[0];
+    cost[1] = enc_me_at(f, VIDK_BLOCK_16x8, mbx, 2 * mby).cost +
+              enc_me_at(f, VIDK_BLOCK_16x8, mbx, 2 * mby + 1).cost + lam * enc_h264_mb_bits[1];
+    cost[2] = enc_me_at(f, VIDK_BLOCK_8x16, 2 * mbx, mby).cost +
+              enc_me_at(f, VIDK_BLOCK_8x16, 2 * mbx + 1, mby).cost + lam * enc_h264_mb_bits[2];
+    cost[3] = lam * enc_h264_mb_bits[3];
+    int sub[4];
+    for (int q = 0; q < 4; q++) {
+        const int qx = 2 * mbx + (q & 1), qy = 2 * mby + (q >> 1);
+        uint32_t c[4];
+        c[0] = enc_me_at(f, VIDK_BLOCK_8x8, qx, qy).cost + lam * enc_h264_sub_bits[0];
+        c[1] = enc_me_at(f, VIDK_BLOCK_8x4, qx, 2 * qy).cost +
+               enc_me_at(f, VIDK_BLOCK_8x4, qx, 2 * qy + 1).cost + lam * enc_h264_sub_bits[1];
+        c[2] = enc_me_at(f, VIDK_BLOCK_4x8, 2 * qx, qy).cost +
+               enc_me_at(f, VIDK_BLOCK_4x8, 2 * qx + 1, qy).cost + lam * enc_h264_sub_bits[2];
+        c[3] = lam * enc_h264_sub_bits[3];
+        for (int k = 0; k < 4; k++)
+            c[3] += enc_me_at(f, VIDK_BLOCK_4x4, 2 * qx + (k & 1), 2 * qy + (k >> 1)).cost;
+        int b = 0;
+        for (int k = 1; k < 4; k++)
+            if (c[k] < c[b]) b = k;
+        sub[q] = b;
+        cost[3] += c[b];
+    }
+    int m = 0;
+    for (int k = 1; k < 4; k++)
+        if (cost[k] < cost[m]) m = k;
+    d->mode = m;
+    d->np = 0;
+    d->bits_mode = enc_h264_mb_bits[m];
+    d->tx8 = 1;
+    for (int q = 0; q < 4; q++)
+        d->sub[q] = m == 3 ? sub[q] : 0;
+    if (m == 0) {
+        const VidkMv v = enc_me_at(f, VIDK_BLOCK_16x16, mbx, mby).mv;
+        d->pmv[d->np++] = v;
+        for (int k = 0; k < 16; k++)
+            d->mv4[k] = v;
+    } else if (m == 1) {
+        for (int h = 0; h < 2; h++) {
+            const VidkMv v = enc_me_at(f, VIDK_BLOCK_16x8, mbx, 2 * mby + h).mv;
+            d->pmv[d->np++] = v;
+            for (int k = 0; k < 8; k++)
+                d->mv4[8 * h + k] = v;
+        }
+    } else if (m == 2) {
+        for (int h = 0; h < 2; h++) {
+            const VidkMv v = enc_me_at(f, VIDK_BLOCK_8x16, 2 * mbx + h, mby).mv;
+            d->pmv[d->np++] = v;
+            for (int k = 0; k < 4; k++) {
+                d->mv4[4 * k + 2 * h] = v;
+                d->mv4[4 * k + 2 * h + 1] = v;
+            }
+        }
+    } else {
+        for (int q = 0; q < 4; q++) {
+            const int qx = 2 * mbx + (q & 1), qy = 2 * mby + (q >> 1);
+            const int b0 = (q >> 1) * 8 + (q & 1) * 2; /* first 4x4 of the quadrant */
+            d->bits_mode += enc_h264_sub_bits[sub[q]];
+            if (sub[q]) d->tx8 = 0;
+            for (int k = 0; k < 4; k++) {
+                const int i = k & 1, j = k >> 1; /* 4x4 inside the quadrant */
+                VidkMv v;
+                if (sub[q] == 0)
+                    v = enc_me_at(f, VIDK_BLOCK_8x8, qx, qy).mv;
+                else if (sub[q] == 1)
+                    v = enc_me_at(f, VIDK_BLOCK_8x4, qx, 2 * qy + j).mv;
+                else if (sub[q] == 2)
+                    v = enc_me_at(f, VIDK_BLOCK_4x8, 2 * qx + i, qy).mv;
+                else
+                    v = enc_me_at(f, VIDK_BLOCK_4x4, 2 * qx + i, 2 * qy + j).mv;
+                d->mv4[b0 + 4 * j + i] = v;
+            }
+            const int n = sub[q] == 0 ? 1 : sub[q] == 3 ? 4 : 2;
+            for (int k = 0; k < n; k++) {
+                /* partition k of the sub-macroblock: its first 4x4 */
+                const int i = sub[q] == 1 ? 0 : sub[q] == 2 ? k : (k & 1);
+                const int j = sub[q] == 1 ? k : sub[q] == 2 ? 0 : (k >> 1);
+                d->pmv[d->np++] = d->mv4[b0 + 4 * j + i];
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ HEVC decision */
+
+typedef struct EncHevcDec {
+    int cu32;       /* 1: one 32x32 CU */
+    int cu16[4];    /* per 16x16 (z = raster): 0 2Nx2N, 1 2NxN, 2 Nx2N, 3 four 8x8 CUs */
+    int cu8[16];    /* per 8x8 CU (index 4 * q + z): 0 2Nx2N, 1 2NxN, 2 Nx2N */
+    int np;
+    VidkMv pmv[32];
+    VidkMv mv4[64]; /* per 4x4, raster in the CTU (8 per row) */
+    unsigned bits_mode;
+} EncHevcDec;
+
+/* Fill the 4x4 vectors of a w x h area at (x4, y4) (4x4 units in the CTU). */
+ENC_FN void enc_fill4(VidkMv *mv4, int x4, int y4, int w4, int h4, VidkMv v)
+{
+    for (int j = 0; j < h4; j++)
+        for (int i = 0; i < w4; i++)
+            mv4[(y4 + j) * 8 + x4 + i] = v;
+}
+
+ENC_FN void enc_hevc_decide(const EncFrame *f, int cx, int cy, EncHevcDec *d)
+{
+    const uint32_t lam = (uint32_t)f->lambda;
+    /* Syntax bits: split flag 1; part_mode 2Nx2N 1, 2NxN / Nx2N 3. */
+    uint32_t split = lam; /* the split flag of the CTU */
+    uint32_t c16[4][4];
+    int best16[4], best8[16];
+    for (int q = 0; q < 4; q++) {
+        const int mx = 2 * cx + (q & 1), my = 2 * cy + (q >> 1); /* 16x16 block */
+        c16[q][0] = enc_me_at(f, VIDK_BLOCK_16x16, mx, my).cost + lam * 2;
+        c16[q][1] = enc_me_at(f, VIDK_BLOCK_16x8, mx, 2 * my).cost +
+                    enc_me_at(f, VIDK_BLOCK_16x8, mx, 2 * my + 1).cost + lam * 4;
+        c16[q][2] = enc_me_at(f, VIDK_BLOCK_8x16, 2 * mx, my).cost +
+                    enc_me_at(f, VIDK_BLOCK_8x16, 2 * mx + 1, my).cost + lam * 4;
+        c16[q][3] = lam; /* split flag of the 16x16 CU */
+        for (int z = 0; z < 4; z++) {
+            const int qx = 2 * mx + (z & 1), qy = 2 * my + (z >> 1); /* 8x8 CU */
+            uint32_t c[3];
+            c[0] = enc_me_at(f, VIDK_BLOCK_8x8, qx, qy).cost + lam;
+            c[1] = enc_me_at(f, VIDK_BLOCK_8x4, qx, 2 * qy).cost +
+                   enc_me_at(f, VIDK_BLOCK_8x4, qx, 2 * qy + 1).cost + lam * 3;
+            c[2] = enc_me_at(f, VIDK_BLOCK_4x8, 2 * qx, qy).cost +
+                   enc_me_at(f, VIDK_BLOCK_4x8, 2 * qx + 1, qy).cost + lam * 3;
+            int b = 0;
+            for (int k = 1; k < 3; k++)
+                if (c[k] < c[b]) b = k;
+            best8[4 * q + z] = b;
+            c16[q][3] += c[b];
+        }
+        int b = 0;
+        for (int k = 1; k < 4; k++)
+            if (c16[q][k] < c16[q][b]) b = k;
+        best16[q] = b;
+        split += c16[q][b];
+    }
+    const uint32_t c32 = enc_me_at(f, VIDK_BLOCK_32x32, cx, cy).cost + lam * 2;
+    d->np = 0;
+    d->cu32 = c32 <= split;
+    if (d->cu32) {
+        const VidkMv v = enc_me_at(f, VIDK_BLOCK_32x32, cx, cy).mv;
+        d->bits_mode = 2;
+        d->pmv[d->np++] = v;
+        enc_fill4(d->mv4, 0, 0, 8, 8, v);
+        for (int q = 0; q < 4; q++)
+            d->cu16[q] = 0;
+        for (int k = 0; k < 16; k++)
+            d->cu8[k] = 0;
+        return;
+    }
+    d->bits_mode = 1;
+    for (int q = 0; q < 4; q++) {
+        const int mx = 2 * cx + (q & 1), my = 2 * cy + (q >> 1);
+        const int x4 = (q & 1) * 4, y4 = (q >> 1) * 4;
+        const int m = best16[q];
+        d->cu16[q] = m;
+        if (m == 0) {
+            const VidkMv v = enc_me_at(f, VIDK_BLOCK_16x16, mx, my).mv;
+            d->bits_mode += 2;
+            d->pmv[d->np++] = v;
+            enc_fill4(d->mv4, x4, y4, 4, 4, v);
+        } else if (m == 1) {
+            d->bits_mode += 4;
+            for (int h = 0; h < 2; h++) {
+                const VidkMv v = enc_me_at(f, VIDK_BLOCK_16x8, mx, 2 * my + h).mv;
+                d->pmv[d->np++] = v;
+                enc_fill4(d->mv4, x4, y4 + 2 * h, 4, 2, v);
+            }
+        } else if (m == 2) {
+            d->bits_mode += 4;
+            for (int h = 0; h < 2; h++) {
+                const VidkMv v = enc_me_at(f, VIDK_BLOCK_8x16, 2 * mx + h, my).mv;
+                d->pmv[d->np++] = v;
+                enc_fill4(d->mv4, x4 + 2 * h, y4, 2, 4, v);
+            }
+        } else {
+            d->bits_mode += 1;
+            for (int z = 0; z < 4; z++) {
+                const int qx = 2 * mx + (z & 1), qy = 2 * my + (z >> 1);
+                const int a4 = x4 + (z & 1) * 2, b4 = y4 + (z >> 1) * 2;
+                const int s = best8[4 * q + z];
+                d->cu8[4 * q + z] = s;
+                if (s == 0) {
+                    const VidkMv v = enc_me_at(f, VIDK_BLOCK_8x8, qx, qy).mv;
+                    d->bits_mode += 1;
+                    d->pmv[d->np++] = v;
+                    enc_fill4(d->mv4, a4, b4, 2, 2, v);
+                } else if (s == 1) {
+                    d->bits_mode += 3;
+                    for (int h = 0; h < 2; h++) {
+                        const VidkMv v = enc_me_at(f, VIDK_BLOCK_8x4, qx, 2 * qy + h).mv;
+                        d->pmv[d->np++] = v;
+                        enc_fill4(d->mv4, a4, b4 + h, 2, 1, v);
+                    }
+                } else {
+                    d->bits_mode += 3;
+                    for (int h = 0; h < 2; h++) {
+                        const VidkMv v = enc_me_at(f, VIDK_BLOCK_4x8, 2 * qx + h, qy).mv;
+                        d->pmv[d->np++] = v;
+                        enc_fill4(d->mv4, a4 + h, b4, 1, 2, v);
+                    }
+                }
+            }
+        }
+        if (m != 3)
+            for (int z = 0; z < 4; z++)
+                d->cu8[4 * q + z] = 0;
+    }
+}
+
+/* ------------------------------------------------------------------ H.264 intra prediction */
+
+/* Neighbours of a block at (x, y) of plane p: top[0..n-1], left[0..n-1], tl; availability. */
+typedef struct EncNb {
+    uint8_t top[16], left[16], tl;
+    int has_top, has_left;
+} EncNb;
+
+ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb)
+{
+    const uint8_t *r = f->rec[p];
+    const int s = f->cs[p];
+    nb->has_top = y > 0;
+    nb->has_left = x > 0;
+    for (int i = 0; i < n; i++) {
+        nb->top[i] = nb->has_top ? ENC_LDREC(r + (ptrdiff_t)(y - 1) * s + x + i) : 0;
+        nb->left[i] = nb->has_left ? ENC_LDREC(r + (ptrdiff_t)(y + i) * s + x - 1) : 0;
+    }
+    nb->tl = nb->has_top && nb->has_left ? ENC_LDREC(r + (ptrdiff_t)(y - 1) * s + x - 1) : 0;
+}
+
+/* Intra_16x16 luma prediction (8.3.3) of mode m (0 V, 1 H, 2 DC, 3 Plane); returns 0 if
+ * the mode's neighbours are not available. */
+ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst)
+{
+    if ((m == 0 && !nb->has_top) || (m == 1 && !nb->has_left) ||
+        (m == 3 && !(nb->has_top && nb->has_left)))
+        return 0;
+    if (m == 2) {
+        int s = 0, v;
+        for (int i = 0; i < 16; i++)
+            s += (nb->has_top ? nb->top[i] : 0) + (nb->has_left ? nb->left[i] : 0);
+        if (nb->has_top && nb->has_left)
+            v = (s + 16) >> 5;
+        else if (nb->has_top || nb->has_left)
+            v = (s + 8) >> 4;
+        else
+            v = 128;
+        for (int k = 0; k < 256; k++)
+            dst[k] = (uint8_t)v;
+        return 1;
+    }
+    if (m == 3) {
+        int hh = 0, vv = 0;
+        for (int i = 0; i < 8; i++) {
+            hh += (i + 1) * (nb->top[8 + i] - (6 - i >= 0 ? nb->top[6 - i] : nb->tl));
+            vv += (i + 1) * (nb->left[8 + i] - (6 - i >= 0 ? nb->left[6 - i] : nb->tl));
+        }
+        const int a = 16 * (nb->left[15] + nb->top[15]);
+        const int b = (5 * hh + 32) >> 6, c = (5 * vv + 32) >> 6;
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++)
+                dst[y * 16 + x] = enc_pix((a + b * (x - 7) + c * (y - 7) + 16) >> 5);
+        return 1;
+    }
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            dst[y * 16 + x] = m == 0 ? nb->top[x] : nb->left[y];
+    return 1;
+}
+
+/* Chroma intra prediction (8.3.4), 8x8, mode m (0 DC, 1 H, 2 V, 3 Plane). */
+ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst)
+{
+    if ((m == 1 && !nb->has_left) || (m == 2 && !nb->has_top) ||
+        (m == 3 && !(nb->has_top && nb->has_left)))
+        return 0;
+    if (m == 0) {
+        for (int b = 0; b < 4; b++) {
+            const int xo = (b & 1) * 4, yo = (b >> 1) * 4;
+            int st = 0, sl = 0, v;
+            for (int i = 0; i < 4; i++) {
+                st += nb->top[xo + i];
+                sl += nb->left[yo + i];
+            }
+            const int T = nb->has_top, L = nb->has_left;
+            if (xo == yo) { /* (0, 0) and (4, 4) */
+                v = T && L ? (st + sl + 4) >> 3 : L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
+            } else if (yo == 0) { /* (4, 0): top first */
+                v = T ? (st + 2) >> 2 : L ? (sl + 2) >> 2 : 128;
+            } else { /* (0, 4): left first */
+                v = L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
+            }
+            for (int y = 0; y < 4; y++)
+                for (int x = 0; x < 4; x++)
+                    dst[(yo + y) * 8 + xo + x] = (uint8_t)v;
+        }
+        return 1;
+    }
+    if (m == 3) {
+        int hh = 0, vv = 0;
+        for (int i = 0; i < 4; i++) {
+            hh += (i + 1) * (nb->top[4 + i] - (2 - i >= 0 ? nb->top[2 - i] : nb->tl));
+            vv += (i + 1) * (nb->left[4 + i] - (2 - i >= 0 ? nb->left[2 - i] : nb->tl));
+        }
+        const int a = 16 * (nb->left[7] + nb->top[7]);
+        const int b = (34 * hh + 32) >> 6, c = (34 * vv + 32) >> 6;
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 8; x++)
+                dst[y * 8 + x] = enc_pix((a + b * (x - 3) + c * (y - 3) + 16) >> 5);
+        return 1;
+    }
+    for (int y = 0; y < 8; y++)
+        for (int x = 0; x < 8; x++)
+            dst[y * 8 + x] = m == 2 ? nb->top[x] : nb->left[y];
+    return 1;
+}
+
+/* ------------------------------------------------------------------ HEVC intra prediction */
+
+/* z-scan availability (6.4.1) of luma sample (xn, yn) for the CU at (xc, yc): 32x32 CTUs
+ * in raster order, 16x16 CUs in z order inside (every intra CU is 16x16). */
+ENC_FN int enc_hevc_avail(const EncFrame *f, int xc, int yc, int xn, int yn)
+{
+    if (xn < 0 || yn < 0 || xn >= f->W || yn >= f->H) return 0;
+    const int cn = (yn >> 5) * f->uw + (xn >> 5), cc = (yc >> 5) * f->uw + (xc >> 5);
+    if (cn != cc) return cn < cc;
+    const int zn = ((yn >> 4) & 1) * 2 + ((xn >> 4) & 1), zc = ((yc >> 4) & 1) * 2 + ((xc >> 4) & 1);
+    return zn < zc;
+}
+
+/* Reference line of an n x n block at (x, y) of plane p (8.4.4.2.2 substitution):
+ * line[0] = p[-1][2n-1] ... line[2n-1] = p[-1][0], line[2n] = p[-1][-1],
+ * line[2n+1+i] = p[i][-1]. (xc, yc): the luma position of the CU. */
+ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc, int yc,
+                          uint8_t *line)
+{
+    const uint8_t *r = f->rec[p];
+    const int s = f->cs[p], sh = p ? 1 : 0, len = 4 * n + 1;
+    uint8_t av[65];
+    int any = 0;
+    for (int i = 0; i < len; i++) {
+        int xn, yn;
+        if (i < 2 * n) {
+            xn = x - 1;
+            yn = y + 2 * n - 1 - i;
+        } else if (i == 2 * n) {
+            xn = x - 1;
+            yn = y - 1;
+        } else {
+            xn = x + i - 2 * n - 1;
+            yn = y - 1;
+        }
+        av[i] = (uint8_t)enc_hevc_avail(f, xc, yc, xn << sh, yn << sh);
+        line[i] = av[i] ? ENC_LDREC(r + (ptrdiff_t)yn * s + xn) : 0;
+        any |= av[i];
+    }
+    if (!any) {
+        for (int i = 0; i < len; i++)
+            line[i] = 128;
+        return;
+    }
+    if (!av[0]) {
+        int k = 1;
+        while (!av[k])
+            k++;
+        line[0] = line[k];
+    }
+    for (int i = 1; i < len; i++)
+        if (!av[i]) line[i] = line[i - 1];
+}
+
+/* HEVC intra prediction of mode m (0 planar, 1 DC, 10 H, 26 V) of an n x n block from
+ * its reference line; luma (p = 0) applies the [1 2 1] smoothing (planar, n >= 8 here: 16)
+ * and the DC / H / V boundary filters (n < 32). */
+ENC_FN void enc_hevc_pred(const uint8_t *line0, int n, int log2n, int m, int luma, uint8_t *dst)
+{
+    uint8_t fl[65];
+    const uint8_t *l = line0;
+    const int len = 4 * n + 1;
+    if (luma && m == 0 && n >= 8) {
+        fl[0] = line0[0];
+        fl[len - 1] = line0[len - 1];
+        for (int i = 1; i < len - 1; i++)
+            fl[i] = (uint8_t)((line0[i - 1] + 2 * line0[i] + line0[i + 1] + 2) >> 2);
+        l = fl;
+    }
+#define ENC_TOP(i) ((int)l[2 * n + 1 + (i)]) /* p[i][-1], i >= -1 */
+#define ENC_LEFT(j) ((int)l[2 * n - 1 - (j)]) /* p[-1][j], j >= -1 */
+    if (m == 0) {
+        for (int y = 0; y < n; y++)
+            for (int x = 0; x < n; x++)
+                dst[y * n + x] = (uint8_t)(((n - 1 - x) * ENC_LEFT(y) + (x + 1) * ENC_TOP(n) +
+                                            (n - 1 - y) * ENC_TOP(x) + (y + 1) * ENC_LEFT(n) + n) >>
+                                           (log2n + 1));
+    } else if (m == 1) {
+        int s = n;
+        for (int i = 0; i < n; i++)
+            s += ENC_TOP(i) + ENC_LEFT(i);
+        const int dc = s >> (log2n + 1);
+        for (int k = 0; k < n * n; k++)
+            dst[k] = (uint8_t)dc;
+        if (luma && n < 32) {
+            dst[0] = (uint8_t)((ENC_LEFT(0) + 2 * dc + ENC_TOP(0) + 2) >> 2);
+            for (int i = 1; i < n; i++) {
+                dst[i] = (uint8_t)((ENC_TOP(i) + 3 * dc + 2) >> 2);
+                dst[i * n] = (uint8_t)((ENC_LEFT(i) + 3 * dc + 2) >> 2);
+            }
+        }
+    } else if (m == 10) {
+        for (int y = 0; y < n; y++)
+            for (int x = 0; x < n; x++)
+                dst[y * n + x] = (uint8_t)ENC_LEFT(y);
+        if (luma && n < 32)
+            for (int x = 0; x < n; x++)
+                dst[x] = enc_pix(ENC_LEFT(0) + ((ENC_TOP(x) - ENC_TOP(-1)) >> 1));
+    } else {
+        for (int y = 0; y < n; y++)
+            for (int x = 0; x < n; x++)
+                dst[y * n + x] = (uint8_t)ENC_TOP(x);
+        if (luma && n < 32)
+            for (int y = 0; y < n; y++)
+                dst[y * n] = enc_pix(ENC_TOP(0) + ((ENC_LEFT(y) - ENC_LEFT(-1)) >> 1));
+    }
+#undef ENC_TOP
+#undef ENC_LEFT
+}
+
+ENC_TAB uint8_t enc_hevc_modes[4] = {0, 1, 10, 26};
+
+#endif

@@ -1,0 +1,386 @@
+/* The coding loop's unit drivers: code one H.264 macroblock or one HEVC CTU (inter or
+ * intra) of an EncFrame. A template: the includer defines
+ *   ENC_T(name)   the name of each instance's functions,
+ *   EncOps        the type of the `ops` argument,
+ *   EO_H264_SUB_FDCT(n, w, src, ss, pred, ps)      w = transform of src - pred (n = 4, 8)
+ *   EO_H264_QUANT(n, lev, w, mf, qbits, f)         quantise n*n values; returns the non-zeros
+ *   EO_H264_DEQ_IDCT_ADD(n, dst, ds, c, ls, qp, dc) reconstruct onto dst
+ *   EO_H264_FDCT_DC(type, y, w) / EO_H264_IDCT_DC(type, dc, c, ls00, qp)   DC transforms
+ *   EO_HEVC_FWD(log2n, coef, res, tmp) / EO_HEVC_INV(log2n, res, coef, tmp)
+ *   EO_HEVC_QUANT(lev, coef, len, scale, qbits, off)   returns the non-zeros
+ *   EO_HEVC_DEQUANT(coef, lev, len, scale, shift)
+ * (src/encode.c: the dsp kernels of the context, and the core primitives of enc_core.h;
+ * src/cuda/encode.cu: the core primitives on the device). The specification is
+ * docs/ENCODE.md. */
+
+/* ---- H.264 ---------------------------------------------------------------------------- */
+
+/* Chroma of one macroblock (both planes), prediction already in rec: 4x4 transforms, the
+ * 2x2 DC transform, reconstruction. */
+ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, int mby, int intra,
+                               EncUnitStat *st)
+{
+    (void)ops;
+    const int qp = f->qpc, qbits = 15 + qp / 6, qbdc = 16 + qp / 6;
+    const int32_t dz = enc_deadzone(qbits, intra), dzdc = enc_deadzone(qbdc, intra);
+    ENC_ALIGN(64) int32_t mf_ac[16];
+    ENC_ALIGN(64) int32_t mf_dc[16];
+    ENC_ALIGN(64) int32_t w[4][16];
+    ENC_ALIGN(64) int32_t wdc[16];
+    ENC_ALIGN(64) int32_t y[16];
+    ENC_ALIGN(64) int16_t lev[4][16];
+    ENC_ALIGN(64) int16_t dcl[16];
+    int32_t dc[4];
+    for (int k = 0; k < 16; k++) {
+        mf_ac[k] = k ? f->mf4c[k] : 0;
+        mf_dc[k] = f->mf4c[0];
+    }
+    for (int p = 1; p < 3; p++) {
+        const int x0 = mbx * 8, y0 = mby * 8;
+        const uint8_t *src = f->src[p] + (ptrdiff_t)y0 * f->ss[p] + x0;
+        uint8_t *rec = f->rec[p] + (ptrdiff_t)y0 * f->cs[p] + x0;
+        const int ss = f->ss[p], cs = f->cs[p];
+        for (int b = 0; b < 4; b++) {
+            const int bx = (b & 1) * 4, by = (b >> 1) * 4;
+            EO_H264_SUB_FDCT(4, w[b], src + by * ss + bx, ss, rec + by * cs + bx, cs);
+            (void)EO_H264_QUANT(4, lev[b], w[b], mf_ac, qbits, dz);
+            wdc[b] = w[b][0];
+        }
+        for (int k = 4; k < 16; k++)
+            wdc[k] = 0;
+        EO_H264_FDCT_DC(1, y, wdc);
+        for (int k = 4; k < 16; k++)
+            y[k] = 0;
+        (void)EO_H264_QUANT(4, dcl, y, mf_dc, qbdc, dzdc);
+        EO_H264_IDCT_DC(1, dc, dcl, f->ls4c[0], qp);
+        int nz;
+        st->bits_level += enc_block_bits(dcl, 4, &nz);
+        st->nnz[p] += (uint32_t)nz;
+        for (int b = 0; b < 4; b++) {
+            const int bx = (b & 1) * 4, by = (b >> 1) * 4;
+            st->bits_level += enc_block_bits(lev[b] + 1, 15, &nz);
+            st->nnz[p] += (uint32_t)nz;
+            lev[b][0] = dcl[b];
+            enc_store_levels(f, p, x0 + bx, y0 + by, lev[b], 4);
+            EO_H264_DEQ_IDCT_ADD(4, rec + by * cs + bx, cs, lev[b], f->ls4c, qp, &dc[b]);
+        }
+    }
+}
+
+/* Luma residual of an inter macroblock (prediction in rec): 8x8 or 4x4 transforms. */
+ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0, int tx8,
+                                   EncUnitStat *st)
+{
+    (void)ops;
+    const int qp = f->qp, ss = f->ss[0], cs = f->cs[0];
+    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
+    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
+    ENC_ALIGN(64) int32_t w[64];
+    ENC_ALIGN(64) int16_t lev[64];
+    const int n = tx8 ? 8 : 4, nb = 16 / n, qbits = (tx8 ? 16 : 15) + qp / 6;
+    const int32_t dz = enc_deadzone(qbits, 0);
+    for (int b = 0; b < nb * nb; b++) {
+        const int bx = (b % nb) * n, by = (b / nb) * n;
+        int nz;
+        EO_H264_SUB_FDCT(n, w, src + by * ss + bx, ss, rec + by * cs + bx, cs);
+        (void)EO_H264_QUANT(n, lev, w, tx8 ? f->mf8y : f->mf4y, qbits, dz);
+        st->bits_level += enc_block_bits(lev, n * n, &nz);
+        st->nnz[0] += (uint32_t)nz;
+        enc_store_levels(f, 0, x0 + bx, y0 + by, lev, n);
+        if (nz)
+            EO_H264_DEQ_IDCT_ADD(n, rec + by * cs + bx, cs, lev, tx8 ? f->ls8y : f->ls4y, qp,
+                                 (const int32_t *)0);
+    }
+}
+
+/* Inter macroblock (P frame). */
+ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby)
+{
+    EncUnitStat *st = &f->stat[mby * f->uw + mbx];
+    EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    *st = z;
+    EncH264Dec d;
+    enc_h264_decide(f, mbx, mby, &d);
+    VidkMv pred = {0, 0};
+    if (mbx > 0) {
+        EncH264Dec l;
+        enc_h264_decide(f, mbx - 1, mby, &l);
+        pred = l.pmv[0];
+    }
+    for (int i = 0; i < d.np; i++) {
+        st->bits_mv += enc_mvd_bits(d.pmv[i], pred);
+        pred = d.pmv[i];
+    }
+    st->bits_mode = d.bits_mode + (d.tx8 ? 1u : 0u);
+    st->parts[VIDK_ENC_PART_16x16 + d.mode]++;
+    const int x0 = mbx * 16, y0 = mby * 16;
+    enc_mc_area(f, x0, y0, 16, 16, d.mv4, 4);
+    if (f->energy)
+        f->energy[mby * f->mb_w + mbx] =
+            enc_ssd(f->src[0] + (ptrdiff_t)y0 * f->ss[0] + x0, f->ss[0],
+                    f->rec[0] + (ptrdiff_t)y0 * f->cs[0] + x0, f->cs[0], 16, 16);
+    if (f->mv4)
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++)
+                f->mv4[(ptrdiff_t)(mby * 4 + j) * (f->W / 4) + mbx * 4 + i] = d.mv4[4 * j + i];
+    ENC_T(h264_luma_inter)(ops, f, x0, y0, d.tx8, st);
+    ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
+}
+
+/* Intra macroblock (I frame): Intra_16x16 + chroma intra from reconstructed neighbours. */
+ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby)
+{
+    EncUnitStat *st = &f->stat[mby * f->uw + mbx];
+    EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    *st = z;
+    const int x0 = mbx * 16, y0 = mby * 16, qp = f->qp, ss = f->ss[0], cs = f->cs[0];
+    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
+    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
+    EncNb nb;
+    uint8_t pr[256], best[256];
+    uint32_t bsad = 0xffffffffu;
+    int bm = 2;
+    enc_h264_nb(f, 0, x0, y0, 16, &nb);
+    for (int m = 0; m < 4; m++) {
+        if (!enc_h264_pred16(&nb, m, pr)) continue;
+        const uint32_t s = enc_sad(src, ss, pr, 16, 16, 16);
+        if (s < bsad) {
+            bsad = s, bm = m;
+            for (int k = 0; k < 256; k++)
+                best[k] = pr[k];
+        }
+    }
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            rec[y * cs + x] = best[y * 16 + x];
+    if (f->energy) f->energy[mby * f->mb_w + mbx] = enc_ssd(src, ss, best, 16, 16, 16);
+    if (f->mv4)
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++) {
+                VidkMv zero = {0, 0};
+                f->mv4[(ptrdiff_t)(mby * 4 + j) * (f->W / 4) + mbx * 4 + i] = zero;
+            }
+
+    /* Luma: 16 4x4 AC blocks + the 4x4 DC transform. */
+    {
+        const int qbits = 15 + qp / 6, qbdc = 17 + qp / 6;
+        const int32_t dz = enc_deadzone(qbits, 1), dzdc = enc_deadzone(qbdc, 1);
+        ENC_ALIGN(64) int32_t mf_ac[16];
+        ENC_ALIGN(64) int32_t mf_dc[16];
+        ENC_ALIGN(64) int32_t w[16][16];
+        ENC_ALIGN(64) int32_t wdc[16];
+        ENC_ALIGN(64) int32_t y[16];
+        ENC_ALIGN(64) int16_t lev[16][16];
+        ENC_ALIGN(64) int16_t dcl[16];
+        int32_t dc[16];
+        int nz;
+        for (int k = 0; k < 16; k++) {
+            mf_ac[k] = k ? f->mf4y[k] : 0;
+            mf_dc[k] = f->mf4y[0];
+        }
+        for (int b = 0; b < 16; b++) {
+            const int bx = (b & 3) * 4, by = (b >> 2) * 4;
+            EO_H264_SUB_FDCT(4, w[b], src + by * ss + bx, ss, rec + by * cs + bx, cs);
+            (void)EO_H264_QUANT(4, lev[b], w[b], mf_ac, qbits, dz);
+            wdc[b] = w[b][0];
+        }
+        EO_H264_FDCT_DC(0, y, wdc);
+        (void)EO_H264_QUANT(4, dcl, y, mf_dc, qbdc, dzdc);
+        EO_H264_IDCT_DC(0, dc, dcl, f->ls4y[0], qp);
+        st->bits_level += enc_block_bits(dcl, 16, &nz);
+        st->nnz[0] += (uint32_t)nz;
+        for (int b = 0; b < 16; b++) {
+            const int bx = (b & 3) * 4, by = (b >> 2) * 4;
+            st->bits_level += enc_block_bits(lev[b] + 1, 15, &nz);
+            st->nnz[0] += (uint32_t)nz;
+            lev[b][0] = dcl[b];
+            enc_store_levels(f, 0, x0 + bx, y0 + by, lev[b], 4);
+            EO_H264_DEQ_IDCT_ADD(4, rec + by * cs + bx, cs, lev[b], f->ls4y, qp, &dc[b]);
+        }
+    }
+
+    /* Chroma: one mode for both planes, by the summed SAD. */
+    {
+        EncNb cn[2];
+        uint8_t cp[2][64], cb[2][64];
+        uint32_t csad = 0xffffffffu;
+        int cm = 0;
+        for (int p = 1; p < 3; p++)
+            enc_h264_nb(f, p, mbx * 8, mby * 8, 8, &cn[p - 1]);
+        for (int m = 0; m < 4; m++) {
+            uint32_t s = 0;
+            int ok = 1;
+            for (int p = 1; p < 3 && ok; p++) {
+                ok = enc_h264_predc(&cn[p - 1], m, cp[p - 1]);
+                if (ok)
+                    s += enc_sad(f->src[p] + (ptrdiff_t)(mby * 8) * f->ss[p] + mbx * 8, f->ss[p],
+                                 cp[p - 1], 8, 8, 8);
+            }
+            if (ok && s < csad) {
+                csad = s, cm = m;
+                for (int k = 0; k < 64; k++) {
+                    cb[0][k] = cp[0][k];
+                    cb[1][k] = cp[1][k];
+                }
+            }
+        }
+        for (int p = 1; p < 3; p++) {
+            uint8_t *r = f->rec[p] + (ptrdiff_t)(mby * 8) * f->cs[p] + mbx * 8;
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++)
+                    r[y * f->cs[p] + x] = cb[p - 1][y * 8 + x];
+        }
+        st->bits_mode = 1 + enc_ue_bits((unsigned)bm) + enc_ue_bits((unsigned)cm);
+    }
+    st->parts[VIDK_ENC_PART_INTRA]++;
+    ENC_T(h264_chroma)(ops, f, mbx, mby, 1, st);
+}
+
+/* ---- HEVC ----------------------------------------------------------------------------- */
+
+/* One transform block of plane p at (x, y) (plane samples), prediction in rec: residual,
+ * DCT, quantisation, dequantisation, inverse DCT, reconstruction. */
+ENC_FN void ENC_T(hevc_tb)(const EncOps *ops, const EncFrame *f, int p, int x, int y, int log2n,
+                           EncUnitStat *st)
+{
+    (void)ops;
+    const int n = 1 << log2n, len = n * n, c = p ? 1 : 0, ss = f->ss[p], cs = f->cs[p];
+    const uint8_t *src = f->src[p] + (ptrdiff_t)y * ss + x;
+    uint8_t *rec = f->rec[p] + (ptrdiff_t)y * cs + x;
+    ENC_ALIGN(64) int16_t a[1024];
+    ENC_ALIGN(64) int16_t b[1024];
+    ENC_ALIGN(64) int32_t tmp[1024];
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            a[j * n + i] = (int16_t)(src[j * ss + i] - rec[j * cs + i]);
+    EO_HEVC_FWD(log2n, b, a, tmp);
+    const int nzq = EO_HEVC_QUANT(a, b, len, f->hq_scale[c], f->hq_qbits[c][log2n - 2],
+                                  f->hq_off[c][log2n - 2]);
+    int nz;
+    st->bits_level += enc_block_bits(a, len, &nz);
+    st->nnz[p] += (uint32_t)nz;
+    enc_store_levels(f, p, x, y, a, n);
+    if (!nzq) return;
+    EO_HEVC_DEQUANT(b, a, len, f->hd_scale[c], f->hd_shift[c][log2n - 2]);
+    EO_HEVC_INV(log2n, a, b, tmp);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            rec[j * cs + i] = enc_pix(rec[j * cs + i] + a[j * n + i]);
+}
+
+/* Luma TBs of a w x w area at (x, y) split into TBs of 2^log2n, and the chroma TBs of
+ * 2^log2c over the matching chroma area. */
+ENC_FN void ENC_T(hevc_tbs)(const EncOps *ops, const EncFrame *f, int x, int y, int w, int log2n,
+                            int log2c, EncUnitStat *st)
+{
+    const int n = 1 << log2n, nc = 1 << log2c;
+    for (int j = 0; j < w; j += n)
+        for (int i = 0; i < w; i += n)
+            ENC_T(hevc_tb)(ops, f, 0, x + i, y + j, log2n, st);
+    for (int p = 1; p < 3; p++)
+        for (int j = 0; j < w / 2; j += nc)
+            for (int i = 0; i < w / 2; i += nc)
+                ENC_T(hevc_tb)(ops, f, p, x / 2 + i, y / 2 + j, log2c, st);
+}
+
+/* Inter CTU (P frame). */
+ENC_FN void ENC_T(hevc_p_ctu)(const EncOps *ops, const EncFrame *f, int cx, int cy)
+{
+    EncUnitStat *st = &f->stat[cy * f->uw + cx];
+    EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    *st = z;
+    EncHevcDec d;
+    enc_hevc_decide(f, cx, cy, &d);
+    VidkMv pred = {0, 0};
+    if (cx > 0) {
+        EncHevcDec l;
+        enc_hevc_decide(f, cx - 1, cy, &l);
+        pred = l.pmv[0];
+    }
+    for (int i = 0; i < d.np; i++) {
+        st->bits_mv += enc_mvd_bits(d.pmv[i], pred);
+        pred = d.pmv[i];
+    }
+    st->bits_mode = d.bits_mode;
+    const int x0 = cx * 32, y0 = cy * 32;
+    enc_mc_area(f, x0, y0, 32, 32, d.mv4, 8);
+    for (int q = 0; q < 4; q++) {
+        const int qx = x0 + (q & 1) * 16, qy = y0 + (q >> 1) * 16;
+        if (f->energy)
+            f->energy[(qy / 16) * f->mb_w + qx / 16] =
+                enc_ssd(f->src[0] + (ptrdiff_t)qy * f->ss[0] + qx, f->ss[0],
+                        f->rec[0] + (ptrdiff_t)qy * f->cs[0] + qx, f->cs[0], 16, 16);
+    }
+    if (f->mv4)
+        for (int j = 0; j < 8; j++)
+            for (int i = 0; i < 8; i++)
+                f->mv4[(ptrdiff_t)(cy * 8 + j) * (f->W / 4) + cx * 8 + i] = d.mv4[8 * j + i];
+    if (d.cu32) {
+        st->parts[VIDK_ENC_PART_32x32]++;
+        ENC_T(hevc_tbs)(ops, f, x0, y0, 32, 5, 4, st);
+        return;
+    }
+    for (int q = 0; q < 4; q++) {
+        const int qx = x0 + (q & 1) * 16, qy = y0 + (q >> 1) * 16, m = d.cu16[q];
+        st->parts[VIDK_ENC_PART_16x16 + m]++;
+        if (m == 0) {
+            ENC_T(hevc_tbs)(ops, f, qx, qy, 16, 4, 3, st);
+        } else if (m < 3) {
+            ENC_T(hevc_tbs)(ops, f, qx, qy, 16, 3, 2, st);
+        } else {
+            for (int k = 0; k < 4; k++) {
+                const int ax = qx + (k & 1) * 8, ay = qy + (k >> 1) * 8;
+                ENC_T(hevc_tbs)(ops, f, ax, ay, 8, d.cu8[4 * q + k] ? 2 : 3, 2, st);
+            }
+        }
+    }
+}
+
+/* Intra CTU (I frame): four 16x16 CUs in z order, each predicted from reconstructed
+ * neighbours with the best of planar / DC / H / V (luma SAD); chroma uses the same mode. */
+ENC_FN void ENC_T(hevc_i_ctu)(const EncOps *ops, const EncFrame *f, int cx, int cy)
+{
+    EncUnitStat *st = &f->stat[cy * f->uw + cx];
+    EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    *st = z;
+    uint8_t line[65], pr[256], best[256];
+    for (int q = 0; q < 4; q++) {
+        const int xc = cx * 32 + (q & 1) * 16, yc = cy * 32 + (q >> 1) * 16;
+        const uint8_t *src = f->src[0] + (ptrdiff_t)yc * f->ss[0] + xc;
+        uint8_t *rec = f->rec[0] + (ptrdiff_t)yc * f->cs[0] + xc;
+        uint32_t bsad = 0xffffffffu;
+        int bm = 0;
+        enc_hevc_refs(f, 0, xc, yc, 16, xc, yc, line);
+        for (int k = 0; k < 4; k++) {
+            enc_hevc_pred(line, 16, 4, enc_hevc_modes[k], 1, pr);
+            const uint32_t s = enc_sad(src, f->ss[0], pr, 16, 16, 16);
+            if (s < bsad) {
+                bsad = s, bm = enc_hevc_modes[k];
+                for (int i = 0; i < 256; i++)
+                    best[i] = pr[i];
+            }
+        }
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++)
+                rec[y * f->cs[0] + x] = best[y * 16 + x];
+        if (f->energy) f->energy[(yc / 16) * f->mb_w + xc / 16] = enc_ssd(src, f->ss[0], best, 16, 16, 16);
+        if (f->mv4)
+            for (int j = 0; j < 4; j++)
+                for (int i = 0; i < 4; i++) {
+                    VidkMv zero = {0, 0};
+                    f->mv4[(ptrdiff_t)(yc / 4 + j) * (f->W / 4) + xc / 4 + i] = zero;
+                }
+        ENC_T(hevc_tb)(ops, f, 0, xc, yc, 4, st);
+        for (int p = 1; p < 3; p++) {
+            uint8_t *r = f->rec[p] + (ptrdiff_t)(yc / 2) * f->cs[p] + xc / 2;
+            enc_hevc_refs(f, p, xc / 2, yc / 2, 8, xc, yc, line);
+            enc_hevc_pred(line, 8, 3, bm, 0, pr);
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++)
+                    r[y * f->cs[p] + x] = pr[y * 8 + x];
+            ENC_T(hevc_tb)(ops, f, p, xc / 2, yc / 2, 3, st);
+        }
+        st->parts[VIDK_ENC_PART_INTRA]++;
+        st->bits_mode += 5;
+    }
+}

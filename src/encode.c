@@ -1,0 +1,500 @@
+/* The coding loop (vidkern's main job): public API, frame set-up, and the CPU backends'
+ * driver. c / simd code the units one after another with the context's dsp kernels;
+ * threads runs inter frames by unit rows and intra frames by wavefront diagonals on the
+ * pool. cuda hands everything to src/cuda/encode.cu. docs/ENCODE.md is the specification. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "enc.h"
+
+/* ---- the two instances of the unit drivers ---- */
+
+typedef struct EncOps {
+    const VidkH264DSP *h;
+    const VidkHevcDSP *v;
+} EncOps;
+
+/* 1: the context's dsp kernels (C reference on the c backend, SIMD otherwise). */
+#define ENC_T(n) enc_dsp_##n
+#define EO_H264_SUB_FDCT(n, w, s, ss, p, ps) ops->h->sub_fdct[(n) == 8](w, s, ss, p, ps)
+#define EO_H264_QUANT(n, lev, w, mf, qb, fo) ops->h->quant[(n) == 8](lev, w, mf, qb, fo)
+#define EO_H264_DEQ_IDCT_ADD(n, d, ds, c, ls, qp, dc)                                             \
+    ops->h->dequant_idct_add[(n) == 8](d, ds, c, ls, qp, dc)
+#define EO_H264_FDCT_DC(t, y, w) ops->h->fdct_dc[t](y, w)
+#define EO_H264_IDCT_DC(t, dc, c, ls00, qp) ((void)(ls00), ops->h->idct_dc[t](dc, c, 16, qp))
+#define EO_HEVC_FWD(l, coef, res, tmp) ((void)(tmp), ops->v->fwd[(l) - 2](coef, res, 1, 8))
+#define EO_HEVC_INV(l, res, coef, tmp) ((void)(tmp), ops->v->inv[(l) - 2](res, coef, 1, 8))
+#define EO_HEVC_QUANT(lev, coef, len, sc, qb, off) enc_dsp_hevc_quant(ops, lev, coef, len, sc, qb, off)
+#define EO_HEVC_DEQUANT(coef, lev, len, sc, sh) ops->v->dequant(coef, lev, (size_t)(len), sc, sh)
+
+static inline int enc_dsp_hevc_quant(const EncOps *ops, int16_t *lev, const int16_t *coef, int len,
+                                     int32_t scale, int qbits, int32_t off)
+{
+    uint16_t nnz = 0;
+    ops->v->quant(lev, coef, 1, len, scale, qbits, off, &nnz);
+    return nnz;
+}
+
+#include "enc_tmpl.h"
+
+#undef ENC_T
+#undef EO_H264_SUB_FDCT
+#undef EO_H264_QUANT
+#undef EO_H264_DEQ_IDCT_ADD
+#undef EO_H264_FDCT_DC
+#undef EO_H264_IDCT_DC
+#undef EO_HEVC_FWD
+#undef EO_HEVC_INV
+#undef EO_HEVC_QUANT
+#undef EO_HEVC_DEQUANT
+
+/* 2: the core primitives of enc_core.h, as the device runs them. */
+#define ENC_T(n) enc_core_##n
+#define EO_H264_SUB_FDCT(n, w, s, ss, p, ps) ec_h264_sub_fdct(n, w, s, ss, p, ps)
+#define EO_H264_QUANT(n, lev, w, mf, qb, fo) ec_h264_quant(n, lev, w, mf, qb, fo)
+#define EO_H264_DEQ_IDCT_ADD(n, d, ds, c, ls, qp, dc) ec_h264_deq_idct_add(n, d, ds, c, ls, qp, dc)
+#define EO_H264_FDCT_DC(t, y, w) ec_h264_fdct_dc(t, y, w)
+#define EO_H264_IDCT_DC(t, dc, c, ls00, qp) ec_h264_idct_dc(t, dc, c, ls00, qp)
+#define EO_HEVC_FWD(l, coef, res, tmp) ec_hevc_fwd(l, coef, res, tmp)
+#define EO_HEVC_INV(l, res, coef, tmp) ec_hevc_inv(l, res, coef, tmp)
+#define EO_HEVC_QUANT(lev, coef, len, sc, qb, off) ec_hevc_quant(lev, coef, len, sc, qb, off)
+#define EO_HEVC_DEQUANT(coef, lev, len, sc, sh) ec_hevc_dequant(coef, lev, len, sc, sh)
+
+#include "enc_tmpl.h"
+
+/* ---- names, parameters ---- */
+
+const char *vidk_codec_name(VidkCodec c)
+{
+    return c == VIDK_CODEC_H264 ? "h264" : c == VIDK_CODEC_HEVC ? "hevc" : "?";
+}
+
+int vidk_codec_from_name(const char *name)
+{
+    if (!name) return VIDK_ERR(EINVAL);
+    if (!strcmp(name, "h264") || !strcmp(name, "avc") || !strcmp(name, "h.264"))
+        return VIDK_CODEC_H264;
+    if (!strcmp(name, "hevc") || !strcmp(name, "h265") || !strcmp(name, "h.265"))
+        return VIDK_CODEC_HEVC;
+    return VIDK_ERR(EINVAL);
+}
+
+void vidk_enc_default_params(VidkEncParams *p)
+{
+    if (!p) return;
+    memset(p, 0, sizeof(*p));
+    p->codec = VIDK_CODEC_H264;
+    p->qp = 30;
+    p->range = 16;
+    p->keyint = 0;
+    p->outputs = VIDK_ENC_OUT_RECON;
+}
+
+int vidk_enc_lambda(int qp)
+{
+    return enc_lambda_tab[vidk_iclip(qp, 0, VIDK_ENC_MAX_QP)];
+}
+
+double vidk_enc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int vidk_enc_is_intra(const VidkEncoder *e, int64_t index)
+{
+    return index == 0 || (e->p.keyint > 0 && index % e->p.keyint == 0);
+}
+
+/* HEVC QpC for 4:2:0 (Table 8-10), no offsets. */
+static int hevc_chroma_qp(int qp)
+{
+    static const uint8_t tab[14] = {29, 30, 31, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37};
+    return qp < 30 ? qp : qp > 43 ? qp - 6 : tab[qp - 30];
+}
+
+void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->codec = e->p.codec;
+    f->intra = intra;
+    f->qp = e->p.qp;
+    f->lambda = vidk_enc_lambda(e->p.qp);
+    f->W = e->W, f->H = e->H;
+    f->uw = e->uw, f->uh = e->uh;
+    f->mb_w = e->mb_w;
+    if (e->p.codec == VIDK_CODEC_H264) {
+        static const uint8_t flat[64] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
+        int32_t mf4[6][16], mf8[6][64];
+        int16_t ls4[6][16], ls8[6][64];
+        f->qpc = vidk_h264_chroma_qp(f->qp, 0, 8);
+        vidk_h264_quant_mf4(mf4, flat);
+        vidk_h264_quant_mf8(mf8, flat);
+        vidk_h264_level_scale4(ls4, flat);
+        vidk_h264_level_scale8(ls8, flat);
+        memcpy(f->mf4y, mf4[f->qp % 6], sizeof(f->mf4y));
+        memcpy(f->mf8y, mf8[f->qp % 6], sizeof(f->mf8y));
+        memcpy(f->mf4c, mf4[f->qpc % 6], sizeof(f->mf4c));
+        memcpy(f->ls4y, ls4[f->qp % 6], sizeof(f->ls4y));
+        memcpy(f->ls8y, ls8[f->qp % 6], sizeof(f->ls8y));
+        memcpy(f->ls4c, ls4[f->qpc % 6], sizeof(f->ls4c));
+    } else {
+        f->qpc = hevc_chroma_qp(f->qp);
+        for (int c = 0; c < 2; c++) {
+            const int q = c ? f->qpc : f->qp;
+            f->hq_scale[c] = vidk_hevc_qscale[q % 6];
+            f->hd_scale[c] = 16 * vidk_hevc_level_scale[q % 6];
+            for (int l = 2; l <= 5; l++) {
+                f->hq_qbits[c][l - 2] = vidk_hevc_qbits(q, 8, l);
+                f->hq_off[c][l - 2] = vidk_hevc_qoffset(f->hq_qbits[c][l - 2], intra);
+                f->hd_shift[c][l - 2] = vidk_hevc_dqshift(q, 8, l);
+            }
+        }
+    }
+}
+
+void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncUnitStat *sum,
+                        const uint64_t sse[3], VidkEncFrameInfo *info)
+{
+    memset(info, 0, sizeof(*info));
+    info->index = index;
+    info->intra = intra;
+    info->qp = e->p.qp;
+    for (int p = 0; p < 3; p++) {
+        const double n = p ? (double)(e->w / 2) * (double)(e->h / 2) : (double)e->w * e->h;
+        info->sse[p] = sse[p];
+        info->psnr[p] = sse[p] ? 10.0 * log10(255.0 * 255.0 * n / (double)sse[p]) : 100.0;
+        info->nnz[p] = sum->nnz[p];
+    }
+    info->bits_mode = sum->bits_mode;
+    info->bits_mv = sum->bits_mv;
+    info->bits_level = sum->bits_level;
+    info->bits = info->bits_mode + info->bits_mv + info->bits_level;
+    for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
+        info->parts[k] = sum->parts[k];
+}
+
+int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic)
+{
+    return pic && pic->w == e->w && pic->h == e->h && pic->chroma == VIDK_CHROMA_420 &&
+           pic->bitdepth == 8 && pic->data[0] && pic->data[1] && pic->data[2] &&
+           pic->stride[0] >= e->w && pic->stride[1] >= e->w / 2 && pic->stride[2] >= e->w / 2;
+}
+
+void vidk_enc_set_core_path(VidkEncoder *e, int on)
+{
+    if (e) e->core_path = !!on;
+}
+
+/* ---- open / close ---- */
+
+void vidk_enc_close(VidkEncoder **pe)
+{
+    if (!pe || !*pe) return;
+    VidkEncoder *e = *pe;
+    if (e->cuda) vidk_cuda_enc_close(e);
+    vidk_picture_free(&e->src);
+    vidk_picture_free(&e->rec[0]);
+    vidk_picture_free(&e->rec[1]);
+    vidk_me_field_free(&e->field);
+    free(e->stat);
+    free(e);
+    *pe = NULL;
+}
+
+int vidk_enc_open(VidkContext *ctx, const VidkEncParams *p, int w, int h, VidkEncoder **out)
+{
+    if (!out) return VIDK_ERR(EINVAL);
+    *out = NULL;
+    if (!ctx || !p) return VIDK_ERR(EINVAL);
+    if ((unsigned)p->codec >= VIDK_CODEC_COUNT || p->qp < 0 || p->qp > VIDK_ENC_MAX_QP ||
+        p->range < 0 || p->range > VIDK_ME_MAX_RANGE || p->keyint < 0 ||
+        (p->outputs & ~(unsigned)VIDK_ENC_OUT_ALL)) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: invalid parameters");
+        return VIDK_ERR(EINVAL);
+    }
+    for (size_t i = 0; i < sizeof(p->reserved); i++)
+        if (p->reserved[i]) return VIDK_ERR(EINVAL);
+    if (w < 16 || h < 16 || (w & 1) || (h & 1) || w > VIDK_MAX_PICTURE_SIDE ||
+        h > VIDK_MAX_PICTURE_SIDE) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: picture size %dx%d (even, 16..%d)", w, h,
+                 VIDK_MAX_PICTURE_SIDE);
+        return VIDK_ERR(EINVAL);
+    }
+    VidkEncoder *e = calloc(1, sizeof(*e));
+    if (!e) return VIDK_ERR(ENOMEM);
+    e->ctx = ctx;
+    e->p = *p;
+    e->w = w, e->h = h;
+    e->usz = p->codec == VIDK_CODEC_H264 ? 16 : 32;
+    e->W = (w + e->usz - 1) / e->usz * e->usz;
+    e->H = (h + e->usz - 1) / e->usz * e->usz;
+    e->uw = e->W / e->usz, e->uh = e->H / e->usz;
+    e->mb_w = e->W / 16, e->mb_h = e->H / 16;
+    e->shapes = VIDK_ME_SHAPES_H264;
+    if (p->codec == VIDK_CODEC_HEVC)
+        e->shapes = (VIDK_ME_SHAPES_H264 & ~VIDK_ME_SHAPE(VIDK_BLOCK_4x4)) |
+                    VIDK_ME_SHAPE(VIDK_BLOCK_32x32);
+    int err = 0;
+    if (ctx->backend == VIDK_BACKEND_CUDA) {
+        err = vidk_cuda_enc_open(e);
+    } else {
+        e->stat = calloc((size_t)e->uw * (size_t)e->uh, sizeof(*e->stat));
+        if (!e->stat) err = VIDK_ERR(ENOMEM);
+        if (!err) err = vidk_picture_alloc(&e->src, e->W, e->H, VIDK_CHROMA_420, 8, 0);
+        if (!err) err = vidk_picture_alloc(&e->rec[0], e->W, e->H, VIDK_CHROMA_420, 8, 0);
+        if (!err) err = vidk_picture_alloc(&e->rec[1], e->W, e->H, VIDK_CHROMA_420, 8, 0);
+        if (!err) err = vidk_me_field_alloc(&e->field, e->W, e->H, e->shapes);
+    }
+    if (err < 0) {
+        vidk_enc_close(&e);
+        return err;
+    }
+    *out = e;
+    return 0;
+}
+
+void vidk_enc_geometry(const VidkEncoder *e, VidkEncGeometry *g)
+{
+    if (!e || !g) return;
+    g->w = e->w, g->h = e->h;
+    g->coded_w = e->W, g->coded_h = e->H;
+    g->mv_w = e->W / 4, g->mv_h = e->H / 4;
+    g->mb_w = e->mb_w, g->mb_h = e->mb_h;
+}
+
+/* ---- send / receive ---- */
+
+int vidk_enc_send(VidkEncoder *e, const VidkPicture *src)
+{
+    if (!e) return VIDK_ERR(EINVAL);
+    if (!vidk_enc_picture_ok(e, src)) {
+        vidk_log(e->ctx, VIDK_LOG_ERROR, "encode: the picture is not %dx%d 8-bit 4:2:0", e->w,
+                 e->h);
+        return VIDK_ERR(EINVAL);
+    }
+    if (e->q_count == VIDK_ENC_MAX_PENDING) return VIDK_ERR(EAGAIN);
+    const int slot = (e->q_head + e->q_count) % VIDK_ENC_MAX_PENDING;
+    e->queue[slot] = src;
+    e->t_send[slot] = vidk_enc_now_ms();
+    if (e->cuda) {
+        const int err = vidk_cuda_enc_send(e, src);
+        if (err < 0) return err;
+    }
+    e->q_count++;
+    e->sent++;
+    return 0;
+}
+
+/* Copy the source into the coded-size picture, extending the edges. */
+static void load_source(VidkEncoder *e, const VidkPicture *s)
+{
+    for (int p = 0; p < 3; p++) {
+        const int sh = p ? 1 : 0, w = e->w >> sh, h = e->h >> sh, W = e->W >> sh, H = e->H >> sh;
+        uint8_t *d = e->src.data[p];
+        const ptrdiff_t ds = e->src.stride[p];
+        for (int y = 0; y < H; y++) {
+            const uint8_t *r = (const uint8_t *)s->data[p] + (ptrdiff_t)vidk_imin(y, h - 1) * s->stride[p];
+            uint8_t *o = d + (ptrdiff_t)y * ds;
+            memcpy(o, r, (size_t)w);
+            memset(o + w, r[w - 1], (size_t)(W - w));
+        }
+    }
+}
+
+typedef struct CodeJob {
+    const VidkEncoder *e;
+    const EncFrame *f;
+    EncOps ops;
+    int diag; /* intra: the wavefront diagonal x + 2y */
+} CodeJob;
+
+static void code_unit(const CodeJob *j, int x, int y)
+{
+    const EncFrame *f = j->f;
+    const int core = j->e->core_path;
+    if (f->codec == VIDK_CODEC_H264) {
+        if (f->intra)
+            core ? enc_core_h264_i_mb(&j->ops, f, x, y) : enc_dsp_h264_i_mb(&j->ops, f, x, y);
+        else
+            core ? enc_core_h264_p_mb(&j->ops, f, x, y) : enc_dsp_h264_p_mb(&j->ops, f, x, y);
+    } else {
+        if (f->intra)
+            core ? enc_core_hevc_i_ctu(&j->ops, f, x, y) : enc_dsp_hevc_i_ctu(&j->ops, f, x, y);
+        else
+            core ? enc_core_hevc_p_ctu(&j->ops, f, x, y) : enc_dsp_hevc_p_ctu(&j->ops, f, x, y);
+    }
+}
+
+/* Inter: one job per unit row. */
+static void row_job(void *arg, int row, int thread)
+{
+    (void)thread;
+    const CodeJob *j = arg;
+    for (int x = 0; x < j->f->uw; x++)
+        code_unit(j, x, row);
+}
+
+/* Intra: job k codes the k-th unit (from the top) of diagonal x + 2y = diag. Every unit a
+ * unit depends on (left, top-left, top, top-right) lies on an earlier diagonal. */
+static void diag_job(void *arg, int k, int thread)
+{
+    (void)thread;
+    const CodeJob *j = arg;
+    const int y0 = vidk_imax(0, (j->diag - (j->f->uw - 1) + 1) / 2);
+    const int y = y0 + k, x = j->diag - 2 * y;
+    code_unit(j, x, y);
+}
+
+typedef struct SseJob {
+    const VidkEncoder *e;
+    uint64_t *rows; /* per luma row pair: Y, U, V */
+} SseJob;
+
+static void sse_job(void *arg, int r, int thread)
+{
+    (void)thread;
+    const SseJob *j = arg;
+    const VidkEncoder *e = j->e;
+    const VidkPicture *a = &e->src, *b = &e->rec[e->cur];
+    for (int p = 0; p < 3; p++) {
+        const int sh = p ? 1 : 0, w = e->w >> sh;
+        uint64_t s = 0;
+        for (int y = p ? r : 2 * r; y < (p ? r + 1 : 2 * r + 2); y++) {
+            const uint8_t *pa = (const uint8_t *)a->data[p] + (ptrdiff_t)y * a->stride[p];
+            const uint8_t *pb = (const uint8_t *)b->data[p] + (ptrdiff_t)y * b->stride[p];
+            for (int x = 0; x < w; x++) {
+                const int d = pa[x] - pb[x];
+                s += (uint64_t)(d * d);
+            }
+        }
+        j->rows[3 * r + p] = s;
+    }
+}
+
+static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *recon,
+                       VidkEncMaps *maps, VidkEncFrameInfo *info)
+{
+    VidkContext *ctx = e->ctx;
+    const int64_t index = e->done;
+    const int intra = vidk_enc_is_intra(e, index);
+    double t[VIDK_ENC_STAGE_COUNT + 1];
+    t[0] = vidk_enc_now_ms();
+    load_source(e, src);
+    t[1] = vidk_enc_now_ms();
+    VidkPicture *ref = &e->rec[e->cur ^ 1], *rec = &e->rec[e->cur];
+    EncFrame f;
+    vidk_enc_frame_setup(e, intra, &f);
+    if (!intra) {
+        VidkMeParams mp;
+        vidk_me_default_params(&mp);
+        mp.range = e->p.range;
+        mp.shapes = e->shapes;
+        mp.lambda = (unsigned)f.lambda;
+        const int err = vidk_me_search(ctx, &e->src, ref, &mp, &e->field);
+        if (err < 0) return err;
+        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+            f.me[bs] = e->field.res[bs];
+            f.me_gw[bs] = e->field.grid_w[bs];
+        }
+    }
+    t[2] = vidk_enc_now_ms();
+    for (int p = 0; p < 3; p++) {
+        f.src[p] = e->src.data[p];
+        f.ss[p] = (int)e->src.stride[p];
+        f.ref[p] = ref->data[p];
+        f.rs[p] = (int)ref->stride[p];
+        f.rec[p] = rec->data[p];
+        f.cs[p] = (int)rec->stride[p];
+        f.lev[p] = maps ? maps->levels[p] : NULL;
+        f.ls_[p] = p ? e->W / 2 : e->W;
+    }
+    f.mv4 = maps ? maps->mv : NULL;
+    f.energy = maps ? maps->energy : NULL;
+    f.stat = e->stat;
+    CodeJob j = {.e = e, .f = &f, .ops = {&ctx->h264, &ctx->hevc}};
+    if (intra) {
+        const int nd = (e->uw - 1) + 2 * (e->uh - 1) + 1;
+        for (int d = 0; d < nd; d++) {
+            const int y0 = vidk_imax(0, (d - (e->uw - 1) + 1) / 2), y1 = vidk_imin(e->uh - 1, d / 2);
+            j.diag = d;
+            if (y1 >= y0) vidk_pool_run(ctx->pool, y1 - y0 + 1, diag_job, &j);
+        }
+    } else {
+        vidk_pool_run(ctx->pool, e->uh, row_job, &j);
+    }
+    t[3] = vidk_enc_now_ms();
+    /* Statistics: SSE over the visible area, unit sums. */
+    uint64_t sse[3] = {0, 0, 0};
+    {
+        const int rows = e->h / 2;
+        uint64_t *buf = malloc((size_t)rows * 3 * sizeof(*buf));
+        if (!buf) return VIDK_ERR(ENOMEM);
+        SseJob sj = {.e = e, .rows = buf};
+        vidk_pool_run(ctx->pool, rows, sse_job, &sj);
+        for (int r = 0; r < rows; r++)
+            for (int p = 0; p < 3; p++)
+                sse[p] += buf[3 * r + p];
+        free(buf);
+    }
+    EncUnitStat sum;
+    memset(&sum, 0, sizeof(sum));
+    for (int u = 0; u < e->uw * e->uh; u++) {
+        const EncUnitStat *s = &e->stat[u];
+        for (int p = 0; p < 3; p++)
+            sum.nnz[p] += s->nnz[p];
+        sum.bits_mode += s->bits_mode;
+        sum.bits_mv += s->bits_mv;
+        sum.bits_level += s->bits_level;
+        for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
+            sum.parts[k] = (uint16_t)(sum.parts[k] + s->parts[k]);
+    }
+    t[4] = vidk_enc_now_ms();
+    if (recon)
+        for (int p = 0; p < 3; p++) {
+            const int sh = p ? 1 : 0;
+            for (int y = 0; y < e->h >> sh; y++)
+                memcpy((uint8_t *)recon->data[p] + (ptrdiff_t)y * recon->stride[p],
+                       (const uint8_t *)rec->data[p] + (ptrdiff_t)y * rec->stride[p],
+                       (size_t)(e->w >> sh));
+        }
+    t[5] = vidk_enc_now_ms();
+    vidk_enc_fill_info(e, index, intra, &sum, sse, info);
+    for (int s = 0; s < VIDK_ENC_STAGE_COUNT; s++)
+        info->stage_ms[s] = t[s + 1] - t[s];
+    e->cur ^= 1;
+    return 0;
+}
+
+int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
+                     VidkEncFrameInfo *info)
+{
+    if (!e || !info) return VIDK_ERR(EINVAL);
+    if (!e->q_count) return VIDK_ERR(EAGAIN);
+    if (recon && (!(e->p.outputs & VIDK_ENC_OUT_RECON) || !vidk_enc_picture_ok(e, recon)))
+        return VIDK_ERR(EINVAL);
+    if (maps && ((maps->mv && !(e->p.outputs & VIDK_ENC_OUT_MVS)) ||
+                 (maps->energy && !(e->p.outputs & VIDK_ENC_OUT_ENERGY)) ||
+                 ((maps->levels[0] || maps->levels[1] || maps->levels[2]) &&
+                  !(e->p.outputs & VIDK_ENC_OUT_LEVELS))))
+        return VIDK_ERR(EINVAL);
+    const int slot = e->q_head;
+    const VidkPicture *src = e->queue[slot];
+    const double t0 = e->t_send[slot];
+    int err = e->cuda ? vidk_cuda_enc_receive(e, recon, maps, info)
+                      : cpu_receive(e, src, recon, maps, info);
+    e->q_head = (e->q_head + 1) % VIDK_ENC_MAX_PENDING;
+    e->q_count--;
+    if (err < 0) return err;
+    e->done++;
+    info->total_ms = vidk_enc_now_ms() - t0;
+    return 0;
+}
