@@ -480,3 +480,79 @@ extern "C" int vidk_cuda_me_search(VidkContext *ctx, const VidkPicture *cur,
 {
     return vidk_cuda_me_search_seq(ctx, cur, ref, nullptr, p, out, 0);
 }
+
+extern "C" int vidk_cuda_me_pitch(int w)
+{
+    return (w + 63) / 64 * 64;
+}
+
+extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uint8_t *cur,
+                                       const uint8_t *ref, const VidkMeParams *p, void *stream,
+                                       const VidkMeResult **res, int *grid_w)
+{
+    int err = 0;
+    MePlan pl;
+    MeArgs a;
+    FinArgs f;
+    unsigned long long *d_keys = nullptr;
+    VidkMeResult *d_res = nullptr;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (!ctx || !ctx->cuda || !cur || !ref || !p || p->pred || !res || !grid_w)
+        return VIDK_ERR(EINVAL);
+    VIDK_TRY(make_plan(&pl, w, h, 8, p, 0, ctx->cuda->sms));
+    if (pl.path != PATH_GENERIC && pl.smem > kSmemDefault) return VIDK_ERR(EINVAL);
+    if (pl.pitch != vidk_cuda_me_pitch(w)) return VIDK_ERR(EINVAL);
+    VIDK_TRY(vidk_cuda_enter(ctx));
+    VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_KEYS, pl.nkeys * sizeof(*d_keys), &d_keys));
+    VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_RES, pl.nres * sizeof(*d_res), &d_res));
+    a = base_args(&pl);
+    a.cur = cur, a.ref = ref;
+    a.cur16 = reinterpret_cast<const uint16_t *>(cur);
+    a.ref16 = reinterpret_cast<const uint16_t *>(ref);
+    a.pred = nullptr;
+    a.keys = d_keys;
+    f = FinArgs();
+    f.keys = d_keys, f.res = d_res, f.R = pl.R, f.N = pl.N, f.lambda = pl.lambda;
+    f.pred = nullptr, f.mb_w = pl.mb_w;
+    CUDA_CHECK(cudaMemsetAsync(d_keys, 0xff, pl.nkeys * sizeof(*d_keys), s));
+    for (int b = 0; b < pl.nbands; b++) {
+        a.gy0 = pl.band_g0[b], a.gyn = pl.band_gn[b];
+        if (pl.path == PATH_GENERIC) {
+            for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+                if (!(pl.shapes & VIDK_ME_SHAPE(bs))) continue;
+                MeArgs g = a;
+                g.g_bs = bs, g.g_gw = pl.gw[bs], g.g_gh = pl.gh[bs];
+                g.g_slice = bs >= VIDK_BLOCK_32x32 ? 256 : 1024;
+                const dim3 grid((unsigned)((pl.gw[bs] * pl.gh[bs] + 7) / 8),
+                                (unsigned)((pl.N * pl.N + g.g_slice - 1) / g.g_slice));
+                generic_kernel<uint8_t><<<grid, 256, 0, s>>>(g);
+                CUDA_CHECK_LAUNCH();
+            }
+        } else {
+            const unsigned nb = (unsigned)((long)pl.GW * a.gyn * pl.ncb * pl.nsl);
+            CUDA_CHECK(launch_search(&pl, a, nb, s, kernel_config()));
+            CUDA_CHECK_LAUNCH();
+        }
+        f.nshape = 0;
+        int maxn = 0;
+        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+            if (!(pl.shapes & VIDK_ME_SHAPE(bs))) continue;
+            const int si = f.nshape++;
+            f.bs[si] = bs, f.key_off[si] = pl.key_off[bs], f.key_ew[si] = pl.key_ew[bs];
+            f.gw[si] = pl.gw[bs], f.res_off[si] = pl.res_off[bs];
+            band_block_rows(&pl, b, bs, &f.row0[si], &f.rows[si]);
+            maxn = vk_imax(maxn, f.rows[si] * f.gw[si]);
+        }
+        if (maxn > 0) {
+            finalize_kernel<<<dim3((unsigned)((maxn + 255) / 256), (unsigned)f.nshape), 256, 0, s>>>(f);
+            CUDA_CHECK_LAUNCH();
+        }
+    }
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+        const int on = !!(pl.shapes & VIDK_ME_SHAPE(bs));
+        res[bs] = on ? d_res + pl.res_off[bs] : nullptr;
+        grid_w[bs] = pl.gw[bs];
+    }
+cleanup:
+    return err;
+}

@@ -41,6 +41,20 @@ int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur, const Vidk
                             const VidkPicture *next, const VidkMeParams *p, VidkMeField *out,
                             unsigned flags);
 
+/* Row pitch in samples of the 8-bit device planes vidk_cuda_me_search_dev reads. */
+int vidk_cuda_me_pitch(int w);
+
+/* Device-resident search for the coding loop (src/cuda/encode.cu): cur and ref are 8-bit
+ * w x h luma planes in device memory with vidk_cuda_me_pitch(w) samples per row;
+ * everything is queued on `stream` (a cudaStream_t): no transfer, no synchronisation.
+ * On return res[bs] points to shape bs's results on the device (grid_w[bs] per row, the
+ * layout of VidkMeField) for the shapes in p->shapes, NULL for the others; they stay valid
+ * until the next motion search on ctx. p->pred must be NULL. Returns 0 or a negative
+ * error (VIDK_ERR(EINVAL) for bad arguments). */
+int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uint8_t *cur,
+                            const uint8_t *ref, const VidkMeParams *p, void *stream,
+                            const VidkMeResult **res, int *grid_w);
+
 #ifdef __cplusplus
 }
 #endif
