@@ -42,7 +42,7 @@ ENC_TAB uint8_t enc_lambda_tab[52] = {0,  0,  0,  0,  0,  0,  0,  1,  1,  1,  1,
 typedef struct EncUnitStat {
     uint32_t nnz[3];
     uint32_t bits_mode, bits_mv, bits_level;
-    uint16_t parts[VIDK_ENC_PART_COUNT];
+    uint32_t parts[VIDK_ENC_PART_COUNT];
 } EncUnitStat;
 
 /* Everything a unit's coding reads and writes. Plane strides are in samples. */
@@ -384,44 +384,97 @@ ENC_FN void ec_hevc_matrix(int8_t *m, int log2n)
 
 ENC_FN int16_t ec_clip16(int64_t v) { return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v); }
 
+/* y = T x for the n-point DCT (m: its matrix, ec_hevc_matrix), exact integer sums by
+ * even-odd decomposition (the partial butterflies of HM: n^2 / 3 multiplications). */
+ENC_FN void ec_hevc_dct1(const int8_t *m, int log2n, const int32_t *x, int xs, int32_t *y, int ys)
+{
+    const int n = 1 << log2n;
+    int32_t e[32], o[16];
+    for (int k = 0; k < n; k++)
+        e[k] = x[k * xs];
+    for (int lv = log2n; lv >= 2; lv--) {
+        const int sz = 1 << lv, half = sz / 2, st = log2n - lv;
+        for (int k = 0; k < half; k++) {
+            o[k] = e[k] - e[sz - 1 - k];
+            e[k] = e[k] + e[sz - 1 - k];
+        }
+        for (int i = 0; i < half; i++) {
+            const int8_t *row = m + (size_t)(((2 * i + 1) << st) * n);
+            int32_t acc = 0;
+            for (int k = 0; k < half; k++)
+                acc += row[k] * o[k];
+            y[((2 * i + 1) << st) * ys] = acc;
+        }
+    }
+    y[0] = 64 * (e[0] + e[1]);
+    y[(n / 2) * ys] = 64 * (e[0] - e[1]);
+}
+
+/* x = T^T c for the n-point DCT (the inverse's sums), even-odd from the 2-point core up. */
+ENC_FN void ec_hevc_idct1(const int8_t *m, int log2n, const int32_t *c, int cs, int32_t *x, int xs)
+{
+    const int n = 1 << log2n;
+    int32_t e[32], o[16];
+    e[0] = 64 * (c[0] + c[(n / 2) * cs]);
+    e[1] = 64 * (c[0] - c[(n / 2) * cs]);
+    for (int lv = 2; lv <= log2n; lv++) {
+        const int sz = 1 << lv, half = sz / 2, st = log2n - lv;
+        for (int j = 0; j < half; j++) {
+            int32_t acc = 0;
+            for (int i = 0; i < half; i++)
+                acc += m[(size_t)(((2 * i + 1) << st) * n) + j] * c[((2 * i + 1) << st) * cs];
+            o[j] = acc;
+        }
+        for (int j = half - 1; j >= 0; j--) {
+            const int32_t ev = e[j];
+            e[j] = ev + o[j];
+            e[sz - 1 - j] = ev - o[j];
+        }
+    }
+    for (int k = 0; k < n; k++)
+        x[k * xs] = e[k];
+}
+
 /* Forward DCT of an n x n residual (8-bit): rows, then columns; HM's shifts. */
 ENC_FN void ec_hevc_fwd(int log2n, int16_t *coef, const int16_t *res, int32_t *tmp)
 {
     const int n = 1 << log2n, s1 = log2n - 1, s2 = log2n + 6;
-    for (int y = 0; y < n; y++)
-        for (int k = 0; k < n; k++) {
-            int32_t s = 0;
-            for (int j = 0; j < n; j++)
-                s += ec_hevc_t32(k << (5 - log2n), j) * enc_clip(res[y * n + j], -255, 255);
-            tmp[y * n + k] = (s + (1 << (s1 - 1))) >> s1;
-        }
-    for (int v = 0; v < n; v++)
-        for (int u = 0; u < n; u++) {
-            int32_t s = 0;
-            for (int y = 0; y < n; y++)
-                s += ec_hevc_t32(v << (5 - log2n), y) * tmp[y * n + u];
-            coef[v * n + u] = (int16_t)((s + (1 << (s2 - 1))) >> s2);
-        }
+    int8_t m[1024];
+    int32_t in[32], out[32];
+    ec_hevc_matrix(m, log2n);
+    for (int y = 0; y < n; y++) {
+        for (int j = 0; j < n; j++)
+            in[j] = enc_clip(res[y * n + j], -255, 255);
+        ec_hevc_dct1(m, log2n, in, 1, out, 1);
+        for (int k = 0; k < n; k++)
+            tmp[y * n + k] = (out[k] + (1 << (s1 - 1))) >> s1;
+    }
+    for (int u = 0; u < n; u++) {
+        ec_hevc_dct1(m, log2n, tmp + u, n, out, 1);
+        for (int v = 0; v < n; v++)
+            coef[v * n + u] = (int16_t)((out[v] + (1 << (s2 - 1))) >> s2);
+    }
 }
 
 /* Inverse DCT (8.6.4.2), 8-bit: columns, clip to 16 bits, rows, bdShift 12. */
 ENC_FN void ec_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *tmp)
 {
     const int n = 1 << log2n;
-    for (int x = 0; x < n; x++)
-        for (int y = 0; y < n; y++) {
-            int32_t e = 0;
-            for (int k = 0; k < n; k++)
-                e += ec_hevc_t32(k << (5 - log2n), y) * coef[k * n + x];
-            tmp[y * n + x] = ec_clip16(((int64_t)e + 64) >> 7);
-        }
-    for (int y = 0; y < n; y++)
-        for (int x = 0; x < n; x++) {
-            int32_t r = 0;
-            for (int j = 0; j < n; j++)
-                r += ec_hevc_t32(j << (5 - log2n), x) * tmp[y * n + j];
-            res[y * n + x] = ec_clip16(((int64_t)r + (1 << 11)) >> 12);
-        }
+    int8_t m[1024];
+    int32_t in[32], out[32];
+    ec_hevc_matrix(m, log2n);
+    for (int x = 0; x < n; x++) {
+        for (int k = 0; k < n; k++)
+            in[k] = coef[k * n + x];
+        ec_hevc_idct1(m, log2n, in, 1, out, 1);
+        for (int y = 0; y < n; y++)
+            tmp[y * n + x] = ec_clip16(((int64_t)out[y] + 64) >> 7);
+    }
+    for (int y = 0; y < n; y++) {
+        ec_hevc_idct1(m, log2n, tmp + y * n, 1, out, 1);
+        for (int x = 0; x < n; x++)
+            res[y * n + x] = ec_clip16(((int64_t)out[x] + (1 << 11)) >> 12);
+    }
 }
 
 ENC_FN int ec_hevc_quant(int16_t *lev, const int16_t *coef, int len, int32_t scale, int qbits,
@@ -902,7 +955,7 @@ ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc,
             xn = x + i - 2 * n - 1;
             yn = y - 1;
         }
-        av[i] = (uint8_t)enc_hevc_avail(f, xc, yc, xn << sh, yn << sh);
+        av[i] = (uint8_t)enc_hevc_avail(f, xc, yc, xn * (1 << sh), yn * (1 << sh));
         line[i] = av[i] ? ENC_LDREC(r + (ptrdiff_t)yn * s + xn) : 0;
         any |= av[i];
     }

@@ -455,7 +455,7 @@ static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *reco
         sum.bits_mv += s->bits_mv;
         sum.bits_level += s->bits_level;
         for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
-            sum.parts[k] = (uint16_t)(sum.parts[k] + s->parts[k]);
+            sum.parts[k] += s->parts[k];
     }
     t[4] = vidk_enc_now_ms();
     if (recon)

@@ -118,9 +118,14 @@ typedef struct VidkEncFrameInfo {
     uint64_t bits_mv;     /**< estimated bits: MVDs (signed Exp-Golomb lengths) */
     uint64_t bits_level;  /**< estimated bits: levels and per-block counts (Exp-Golomb lengths) */
     uint64_t bits;        /**< sum of the three estimates */
-    uint32_t parts[VIDK_ENC_PART_COUNT]; /**< blocks of each kind */
+    /** Blocks of each kind: one per H.264 macroblock; HEVC: one per 32x32 CU, per 16x16 CU
+     *  (2Nx2N, 2NxN, Nx2N) and per 16x16 area split into 8x8 CUs (VIDK_ENC_PART_8x8), and one
+     *  per 16x16 intra CU. Weigh by area for shares. */
+    uint32_t parts[VIDK_ENC_PART_COUNT];
     double stage_ms[VIDK_ENC_STAGE_COUNT]; /**< time per stage (cuda: events on the device) */
-    double total_ms;      /**< send to receive of this frame, host wall clock */
+    double total_ms;      /**< vidk_enc_send() to the end of vidk_enc_receive() of this frame,
+                               host wall clock: with frames sent ahead, the latency including
+                               the wait behind the previous frame */
     uint64_t h2d_bytes;   /**< bytes moved host to device for this frame (0 on CPU backends) */
     uint64_t d2h_bytes;   /**< bytes moved device to host for this frame (0 on CPU backends) */
 } VidkEncFrameInfo;

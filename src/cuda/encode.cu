@@ -1,0 +1,488 @@
+// The coding loop on the device (docs/ENCODE_CUDA.md). Every frame stays on the GPU: the
+// source crosses PCIe once (host to device), and only what the caller asked for comes back
+// (reconstruction, vectors, energy, levels) plus ~150 bytes of statistics.
+//
+// Streams and events of one frame i (slot = i % 2, two source buffers):
+//   upload stream (vidk_enc_send): source planes -> d_src[slot] (straight from the caller's
+//     memory when it is registered / pinned, else through a pinned staging buffer); event
+//     up_end[slot]. The next frame's upload is queued before this frame's coding (the CLI
+//     sends frame i + 1 before it receives frame i), so it overlaps it.
+//   code stream (vidk_enc_receive): wait up_end[slot]; edge extension; motion search
+//     against the previous reconstruction (inter frames; vidk_cuda_me_search_dev, results
+//     stay on the device); the unit kernel (one thread per macroblock / CTU; intra frames:
+//     a wavefront, one thread block per unit row, rows released by progress counters);
+//     statistics (SSE + unit sums into 18 counters); downloads. Events between the stages
+//     time them.
+// The per-unit arithmetic is enc_core.h / enc_tmpl.h, the same source as the CPU backends.
+#include "cuda_common.cuh"
+#include "me_cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "enc.h"
+
+// ---- the unit drivers with the core primitives, on the device ----
+struct EncOps {
+    int unused;
+};
+#define ENC_T(n) enc_cu_##n
+#define EO_H264_SUB_FDCT(n, w, s, ss, p, ps) ec_h264_sub_fdct(n, w, s, ss, p, ps)
+#define EO_H264_QUANT(n, lev, w, mf, qb, fo) ec_h264_quant(n, lev, w, mf, qb, fo)
+#define EO_H264_DEQ_IDCT_ADD(n, d, ds, c, ls, qp, dc) ec_h264_deq_idct_add(n, d, ds, c, ls, qp, dc)
+#define EO_H264_FDCT_DC(t, y, w) ec_h264_fdct_dc(t, y, w)
+#define EO_H264_IDCT_DC(t, dc, c, ls00, qp) ec_h264_idct_dc(t, dc, c, ls00, qp)
+#define EO_HEVC_FWD(l, coef, res, tmp) ec_hevc_fwd(l, coef, res, tmp)
+#define EO_HEVC_INV(l, res, coef, tmp) ec_hevc_inv(l, res, coef, tmp)
+#define EO_HEVC_QUANT(lev, coef, len, sc, qb, off) ec_hevc_quant(lev, coef, len, sc, qb, off)
+#define EO_HEVC_DEQUANT(coef, lev, len, sc, sh) ec_hevc_dequant(coef, lev, len, sc, sh)
+#include "enc_tmpl.h"
+
+namespace {
+
+// Counters of the statistics kernel: nnz[3], bits (mode, mv, level), parts[6], sse[3].
+enum { SUM_NNZ = 0, SUM_BITS = 3, SUM_PARTS = 6, SUM_SSE = 6 + VIDK_ENC_PART_COUNT, SUM_COUNT = SUM_SSE + 3 };
+
+enum { EV_T0, EV_T1, EV_T2, EV_T3, EV_T4, EV_T5, EV_COUNT };
+
+struct EncCuda {
+    int pitch[3];           // device row pitch (samples) per plane
+    size_t plane_bytes[3];
+    uint8_t *d_src[2][3];   // source, coded size, two slots
+    uint8_t *d_rec[2][3];   // reconstructions: current / reference
+    EncUnitStat *d_stat;
+    int16_t *d_lev[3];
+    VidkMv *d_mv;
+    uint32_t *d_energy;
+    unsigned long long *d_sum;
+    int *d_progress;
+    unsigned long long *h_sum; // pinned
+    uint8_t *h_stage[2];       // pinned source staging (w x h, 3 planes), per slot
+    uint8_t *h_out;            // pinned staging of the downloads
+    size_t out_bytes;
+    cudaStream_t s_up, s_code;
+    cudaEvent_t up_beg[2], up_end[2], ev[EV_COUNT];
+    unsigned long long h2d[2];
+    int cur;
+};
+
+inline EncCuda *state(const VidkEncoder *e) { return static_cast<EncCuda *>(e->cuda); }
+
+// Edge extension: samples right of / below the source take the nearest source sample.
+__global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int pitch_c, int w,
+                           int h, int W, int H)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < W && r < H && (x >= w || r >= h))
+        y[(size_t)r * pitch_y + x] = y[(size_t)min(r, h - 1) * pitch_y + min(x, w - 1)];
+    const int cw = w / 2, ch = h / 2;
+    if (x < W / 2 && r < H / 2 && (x >= cw || r >= ch)) {
+        const size_t o = (size_t)r * pitch_c + x, s = (size_t)min(r, ch - 1) * pitch_c + min(x, cw - 1);
+        u[o] = u[s];
+        v[o] = v[s];
+    }
+}
+
+// Inter frames: one thread per unit.
+__global__ void __launch_bounds__(64) inter_kernel(const EncFrame f)
+{
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= f.uw * f.uh) return;
+    const EncOps ops = {0};
+    if (f.codec == VIDK_CODEC_H264)
+        enc_cu_h264_p_mb(&ops, &f, u % f.uw, u / f.uw);
+    else
+        enc_cu_hevc_p_ctu(&ops, &f, u % f.uw, u / f.uw);
+}
+
+// Intra frames: block r codes unit row r left to right; before unit x it waits until row
+// r - 1 has finished units up to x + 1 (left, top-left, top and top-right are then
+// reconstructed). Every row's block is resident at once (at most a few hundred one-warp
+// blocks), so the waits cannot deadlock.
+__global__ void __launch_bounds__(32) intra_kernel(const EncFrame f, int *progress)
+{
+    if (threadIdx.x) return;
+    const int r = blockIdx.x;
+    const EncOps ops = {0};
+    volatile int *prog = progress;
+    for (int x = 0; x < f.uw; x++) {
+        if (r > 0) {
+            const int need = min(x + 2, f.uw);
+            while (prog[r - 1] < need) {
+            }
+            __threadfence();
+        }
+        if (f.codec == VIDK_CODEC_H264)
+            enc_cu_h264_i_mb(&ops, &f, x, r);
+        else
+            enc_cu_hevc_i_ctu(&ops, &f, x, r);
+        __threadfence();
+        prog[r] = x + 1;
+    }
+}
+
+// Statistics. Blocks of y = 0: one visible row each (luma rows, then Cb, then Cr), the
+// threads across it, squared errors summed per block; blocks of y = 1: the unit sums, one
+// unit per thread. Integer sums: the order of the atomics does not change them.
+__global__ void __launch_bounds__(256) stats_kernel(const EncFrame f, const uint8_t *src0,
+                                                    const uint8_t *src1, const uint8_t *src2,
+                                                    int w, int h, unsigned long long *sum)
+{
+    __shared__ unsigned long long acc[SUM_COUNT];
+    for (int k = threadIdx.x; k < SUM_COUNT; k += blockDim.x)
+        acc[k] = 0;
+    __syncthreads();
+    if (blockIdx.y == 0) {
+        const int b = blockIdx.x, ch = h / 2;
+        if (b < h + 2 * ch) {
+            const int p = b < h ? 0 : b < h + ch ? 1 : 2;
+            const int y = p == 0 ? b : p == 1 ? b - h : b - h - ch, pw = p ? w / 2 : w;
+            const uint8_t *a = (p == 0 ? src0 : p == 1 ? src1 : src2) + (size_t)y * f.ss[p];
+            const uint8_t *r = f.rec[p] + (size_t)y * f.cs[p];
+            unsigned s = 0;
+            for (int x = threadIdx.x; x < pw; x += blockDim.x) {
+                const int d = a[x] - r[x];
+                s += (unsigned)(d * d);
+            }
+            for (int o = 16; o > 0; o >>= 1)
+                s += __shfl_xor_sync(0xffffffffu, s, o);
+            if ((threadIdx.x & 31) == 0 && s) atomicAdd(&acc[SUM_SSE + p], (unsigned long long)s);
+        }
+    } else {
+        const int t = blockIdx.x * blockDim.x + threadIdx.x;
+        if (t < f.uw * f.uh) {
+            const EncUnitStat &u = f.stat[t];
+            for (int p = 0; p < 3; p++)
+                atomicAdd(&acc[SUM_NNZ + p], (unsigned long long)u.nnz[p]);
+            atomicAdd(&acc[SUM_BITS + 0], (unsigned long long)u.bits_mode);
+            atomicAdd(&acc[SUM_BITS + 1], (unsigned long long)u.bits_mv);
+            atomicAdd(&acc[SUM_BITS + 2], (unsigned long long)u.bits_level);
+            for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
+                if (u.parts[k]) atomicAdd(&acc[SUM_PARTS + k], (unsigned long long)u.parts[k]);
+        }
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < SUM_COUNT; k += blockDim.x)
+        if (acc[k]) atomicAdd(&sum[k], acc[k]);
+}
+
+void destroy(EncCuda *c)
+{
+    if (!c) return;
+    for (int s = 0; s < 2; s++)
+        for (int p = 0; p < 3; p++) {
+            cudaFree(c->d_src[s][p]);
+            cudaFree(c->d_rec[s][p]);
+        }
+    for (int p = 0; p < 3; p++)
+        cudaFree(c->d_lev[p]);
+    cudaFree(c->d_stat);
+    cudaFree(c->d_mv);
+    cudaFree(c->d_energy);
+    cudaFree(c->d_sum);
+    cudaFree(c->d_progress);
+    cudaFreeHost(c->h_sum);
+    cudaFreeHost(c->h_stage[0]);
+    cudaFreeHost(c->h_stage[1]);
+    cudaFreeHost(c->h_out);
+    for (int s = 0; s < 2; s++) {
+        if (c->up_beg[s]) cudaEventDestroy(c->up_beg[s]);
+        if (c->up_end[s]) cudaEventDestroy(c->up_end[s]);
+    }
+    for (int k = 0; k < EV_COUNT; k++)
+        if (c->ev[k]) cudaEventDestroy(c->ev[k]);
+    if (c->s_up) cudaStreamDestroy(c->s_up);
+    if (c->s_code) cudaStreamDestroy(c->s_code);
+    (void)cudaGetLastError();
+    free(c);
+}
+
+float elapsed(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return ms;
+}
+
+} // namespace
+
+extern "C" int vidk_cuda_enc_open(VidkEncoder *e)
+{
+    VidkContext *ctx = e->ctx;
+    int err = 0;
+    EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
+    if (!c) return VIDK_ERR(ENOMEM);
+    e->cuda = c;
+    VIDK_TRY(vidk_cuda_enter(ctx));
+    c->pitch[0] = vidk_cuda_me_pitch(e->W);
+    c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
+    for (int p = 0; p < 3; p++) {
+        c->plane_bytes[p] = (size_t)c->pitch[p] * (size_t)(p ? e->H / 2 : e->H);
+        for (int s = 0; s < 2; s++) {
+            CUDA_CHECK(cudaMalloc(&c->d_src[s][p], c->plane_bytes[p]));
+            CUDA_CHECK(cudaMalloc(&c->d_rec[s][p], c->plane_bytes[p]));
+        }
+    }
+    CUDA_CHECK(cudaMalloc(&c->d_stat, (size_t)e->uw * e->uh * sizeof(EncUnitStat)));
+    CUDA_CHECK(cudaMalloc(&c->d_sum, SUM_COUNT * sizeof(unsigned long long)));
+    CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
+    CUDA_CHECK(cudaMallocHost(&c->h_sum, SUM_COUNT * sizeof(unsigned long long)));
+    {
+        const size_t src_bytes = (size_t)e->w * e->h * 3 / 2;
+        for (int s = 0; s < 2; s++)
+            CUDA_CHECK(cudaMallocHost(&c->h_stage[s], src_bytes));
+        size_t out = 0;
+        if (e->p.outputs & VIDK_ENC_OUT_RECON) out += src_bytes;
+        if (e->p.outputs & VIDK_ENC_OUT_MVS) {
+            CUDA_CHECK(cudaMalloc(&c->d_mv, (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
+            out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
+        }
+        if (e->p.outputs & VIDK_ENC_OUT_ENERGY) {
+            CUDA_CHECK(cudaMalloc(&c->d_energy, (size_t)e->mb_w * e->mb_h * sizeof(uint32_t)));
+            out += (size_t)e->mb_w * e->mb_h * sizeof(uint32_t);
+        }
+        if (e->p.outputs & VIDK_ENC_OUT_LEVELS) {
+            for (int p = 0; p < 3; p++) {
+                const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
+                CUDA_CHECK(cudaMalloc(&c->d_lev[p], n));
+                out += n;
+            }
+        }
+        c->out_bytes = out;
+        if (out) CUDA_CHECK(cudaMallocHost(&c->h_out, out));
+    }
+    CUDA_CHECK(cudaStreamCreateWithFlags(&c->s_up, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&c->s_code, cudaStreamNonBlocking));
+    for (int s = 0; s < 2; s++) {
+        CUDA_CHECK(cudaEventCreate(&c->up_beg[s]));
+        CUDA_CHECK(cudaEventCreate(&c->up_end[s]));
+    }
+    for (int k = 0; k < EV_COUNT; k++)
+        CUDA_CHECK(cudaEventCreate(&c->ev[k]));
+    // The first reference is never read before it is written; zero it anyway.
+    for (int p = 0; p < 3; p++)
+        for (int s = 0; s < 2; s++)
+            CUDA_CHECK(cudaMemsetAsync(c->d_rec[s][p], 0, c->plane_bytes[p], c->s_code));
+    CUDA_CHECK(cudaStreamSynchronize(c->s_code));
+    return 0;
+cleanup:
+    destroy(c);
+    e->cuda = nullptr;
+    return err;
+}
+
+extern "C" void vidk_cuda_enc_close(VidkEncoder *e)
+{
+    EncCuda *c = state(e);
+    if (!c) return;
+    if (vidk_cuda_enter(e->ctx) == 0) {
+        (void)cudaStreamSynchronize(c->s_up);
+        (void)cudaStreamSynchronize(c->s_code);
+    }
+    destroy(c);
+    e->cuda = nullptr;
+}
+
+extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src)
+{
+    VidkContext *ctx = e->ctx;
+    EncCuda *c = state(e);
+    int err = 0;
+    const int slot = (int)(e->sent % 2);
+    size_t off = 0;
+    VIDK_TRY(vidk_cuda_enter(ctx));
+    // The slot's previous frame (two back) was received, so its upload and coding are done.
+    CUDA_CHECK(cudaEventRecord(c->up_beg[slot], c->s_up));
+    c->h2d[slot] = 0;
+    for (int p = 0; p < 3; p++) {
+        const int w = p ? e->w / 2 : e->w, h = p ? e->h / 2 : e->h;
+        const uint8_t *s = static_cast<const uint8_t *>(src->data[p]);
+        const size_t span = (size_t)src->stride[p] * (size_t)(h - 1) + (size_t)w;
+        const uint8_t *from = s;
+        size_t from_pitch = (size_t)src->stride[p];
+        if (!vidk_cuda_host_pinned(ctx, s, span)) {
+            uint8_t *st = c->h_stage[slot] + off;
+            for (int y = 0; y < h; y++)
+                memcpy(st + (size_t)y * w, s + (size_t)y * src->stride[p], (size_t)w);
+            from = st, from_pitch = (size_t)w;
+        }
+        off += (size_t)w * h;
+        CUDA_CHECK(cudaMemcpy2DAsync(c->d_src[slot][p], (size_t)c->pitch[p], from, from_pitch,
+                                     (size_t)w, (size_t)h, cudaMemcpyHostToDevice, c->s_up));
+        c->h2d[slot] += (unsigned long long)w * h;
+    }
+    CUDA_CHECK(cudaEventRecord(c->up_end[slot], c->s_up));
+cleanup:
+    return err;
+}
+
+extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
+                                     VidkEncFrameInfo *info)
+{
+    VidkContext *ctx = e->ctx;
+    EncCuda *c = state(e);
+    int err = 0;
+    const int64_t index = e->done;
+    const int slot = (int)(index % 2), intra = vidk_enc_is_intra(e, index);
+    const cudaStream_t s = c->s_code;
+    uint8_t *const *src = c->d_src[slot];
+    uint8_t *const *ref = c->d_rec[c->cur ^ 1];
+    uint8_t *const *rec = c->d_rec[c->cur];
+    EncFrame f;
+    unsigned long long d2h = SUM_COUNT * sizeof(unsigned long long);
+    struct Out {
+        void *dst;
+        size_t dpitch;
+        const void *dev;
+        size_t spitch, width, rows;
+    } outs[8];
+    int nout = 0;
+    VIDK_TRY(vidk_cuda_enter(ctx));
+    vidk_enc_frame_setup(e, intra, &f);
+    for (int p = 0; p < 3; p++) {
+        f.src[p] = src[p];
+        f.ss[p] = c->pitch[p];
+        f.ref[p] = ref[p];
+        f.rs[p] = c->pitch[p];
+        f.rec[p] = rec[p];
+        f.cs[p] = c->pitch[p];
+        f.lev[p] = maps && maps->levels[p] ? c->d_lev[p] : nullptr;
+        f.ls_[p] = p ? e->W / 2 : e->W;
+    }
+    f.mv4 = maps && maps->mv ? c->d_mv : nullptr;
+    f.energy = maps && maps->energy ? c->d_energy : nullptr;
+    f.stat = c->d_stat;
+
+    CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[slot], 0));
+    CUDA_CHECK(cudaEventRecord(c->ev[EV_T0], s));
+    {
+        const dim3 blk(32, 8), grid((unsigned)((e->W + 31) / 32), (unsigned)((e->H + 7) / 8));
+        pad_kernel<<<grid, blk, 0, s>>>(src[0], src[1], src[2], c->pitch[0], c->pitch[1], e->w,
+                                        e->h, e->W, e->H);
+        CUDA_CHECK_LAUNCH();
+    }
+    CUDA_CHECK(cudaEventRecord(c->ev[EV_T1], s));
+    if (!intra) {
+        VidkMeParams mp;
+        vidk_me_default_params(&mp);
+        mp.range = e->p.range;
+        mp.shapes = e->shapes;
+        mp.lambda = (unsigned)f.lambda;
+        VIDK_TRY(vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref[0], &mp, s, f.me, f.me_gw));
+    }
+    CUDA_CHECK(cudaEventRecord(c->ev[EV_T2], s));
+    if (intra) {
+        CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
+        intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
+        CUDA_CHECK_LAUNCH();
+    } else {
+        // One thread per unit, and few threads per block: the units' paths diverge (one
+        // warp runs its threads' different decisions one after another) and a frame has
+        // only a few thousand units, so blocks of 4..64 threads spread them over every SM
+        // (at least four blocks per SM where the units allow).
+        const int n = e->uw * e->uh, sms = ctx->cuda->sms > 0 ? ctx->cuda->sms : 1;
+        int tpb = 4;
+        while (tpb < 64 && n / (2 * tpb) >= 4 * sms)
+            tpb *= 2;
+        inter_kernel<<<(unsigned)((n + tpb - 1) / tpb), (unsigned)tpb, 0, s>>>(f);
+        CUDA_CHECK_LAUNCH();
+    }
+    CUDA_CHECK(cudaEventRecord(c->ev[EV_T3], s));
+    CUDA_CHECK(cudaMemsetAsync(c->d_sum, 0, SUM_COUNT * sizeof(unsigned long long), s));
+    {
+        const int rows = 2 * e->h, units_blocks = (e->uw * e->uh + 255) / 256;
+        const int nb = max(rows, units_blocks);
+        stats_kernel<<<dim3((unsigned)nb, 2), 256, 0, s>>>(f, src[0], src[1], src[2], e->w, e->h,
+                                                           c->d_sum);
+        CUDA_CHECK_LAUNCH();
+    }
+    CUDA_CHECK(cudaEventRecord(c->ev[EV_T4], s));
+    CUDA_CHECK(cudaMemcpyAsync(c->h_sum, c->d_sum, SUM_COUNT * sizeof(unsigned long long),
+                               cudaMemcpyDeviceToHost, s));
+    {
+        // Downloads: straight into pinned caller memory, else through h_out.
+        size_t off = 0;
+        auto add = [&](void *dst, size_t dpitch, const void *dev, size_t spitch, size_t width,
+                       size_t rows) {
+            outs[nout++] = {dst, dpitch, dev, spitch, width, rows};
+        };
+        if (recon)
+            for (int p = 0; p < 3; p++)
+                add(recon->data[p], (size_t)recon->stride[p], rec[p], (size_t)c->pitch[p],
+                    (size_t)(p ? e->w / 2 : e->w), (size_t)(p ? e->h / 2 : e->h));
+        if (f.mv4) {
+            const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
+            add(maps->mv, n, c->d_mv, n, n, (size_t)(e->H / 4));
+        }
+        if (f.energy) {
+            const size_t n = (size_t)e->mb_w * sizeof(uint32_t);
+            add(maps->energy, n, c->d_energy, n, n, (size_t)e->mb_h);
+        }
+        for (int p = 0; p < 3; p++)
+            if (f.lev[p]) {
+                const size_t n = (size_t)(p ? e->W / 2 : e->W) * sizeof(int16_t);
+                add(maps->levels[p], n, c->d_lev[p], n, n, (size_t)(p ? e->H / 2 : e->H));
+            }
+        for (int k = 0; k < nout; k++) {
+            Out &o = outs[k];
+            const size_t span = o.dpitch * (o.rows - 1) + o.width;
+            void *to = o.dst;
+            size_t to_pitch = o.dpitch;
+            if (!vidk_cuda_host_pinned(ctx, o.dst, span)) {
+                to = c->h_out + off, to_pitch = o.width;
+                off += o.width * o.rows;
+            } else {
+                o.dst = nullptr; // nothing to copy afterwards
+            }
+            CUDA_CHECK(cudaMemcpy2DAsync(to, to_pitch, o.dev, o.spitch, o.width, o.rows,
+                                         cudaMemcpyDeviceToHost, s));
+            d2h += o.width * o.rows;
+        }
+    }
+    CUDA_CHECK(cudaEventRecord(c->ev[EV_T5], s));
+    CUDA_CHECK(cudaEventSynchronize(c->ev[EV_T5]));
+    {
+        size_t off = 0;
+        for (int k = 0; k < nout; k++) {
+            const Out &o = outs[k];
+            if (!o.dst) continue;
+            for (size_t y = 0; y < o.rows; y++)
+                memcpy(static_cast<uint8_t *>(o.dst) + y * o.dpitch, c->h_out + off + y * o.width,
+                       o.width);
+            off += o.width * o.rows;
+        }
+    }
+    {
+        EncUnitStat sum;
+        memset(&sum, 0, sizeof(sum));
+        uint64_t sse[3];
+        for (int p = 0; p < 3; p++) {
+            sum.nnz[p] = (uint32_t)c->h_sum[SUM_NNZ + p];
+            sse[p] = c->h_sum[SUM_SSE + p];
+        }
+        sum.bits_mode = (uint32_t)c->h_sum[SUM_BITS + 0];
+        sum.bits_mv = (uint32_t)c->h_sum[SUM_BITS + 1];
+        sum.bits_level = (uint32_t)c->h_sum[SUM_BITS + 2];
+        for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
+            sum.parts[k] = (uint32_t)c->h_sum[SUM_PARTS + k];
+        vidk_enc_fill_info(e, index, intra, &sum, sse, info);
+    }
+    info->stage_ms[VIDK_ENC_STAGE_UPLOAD] =
+        elapsed(c->up_beg[slot], c->up_end[slot]) + elapsed(c->ev[EV_T0], c->ev[EV_T1]);
+    info->stage_ms[VIDK_ENC_STAGE_ME] = elapsed(c->ev[EV_T1], c->ev[EV_T2]);
+    info->stage_ms[VIDK_ENC_STAGE_CODE] = elapsed(c->ev[EV_T2], c->ev[EV_T3]);
+    info->stage_ms[VIDK_ENC_STAGE_STATS] = elapsed(c->ev[EV_T3], c->ev[EV_T4]);
+    info->stage_ms[VIDK_ENC_STAGE_DOWNLOAD] = elapsed(c->ev[EV_T4], c->ev[EV_T5]);
+    info->h2d_bytes = c->h2d[slot];
+    info->d2h_bytes = d2h;
+    c->cur ^= 1;
+cleanup:
+    if (err < 0) {
+        (void)cudaStreamSynchronize(s);
+        (void)cudaGetLastError();
+    }
+    return err;
+}
