@@ -66,6 +66,7 @@ int vidk_cmd_convert(int argc, char **argv);
 int vidk_cmd_me(int argc, char **argv);
 int vidk_cmd_xform(int argc, char **argv);
 int vidk_cmd_bench(int argc, char **argv);
+int vidk_cmd_encode(int argc, char **argv);
 
 /* `vidkern xform --codec X ...` (tools/xform_<codec>.c); argv[0] is "xform". */
 int vidk_xform_h264(int argc, char **argv);
@@ -74,5 +75,6 @@ int vidk_xform_hevc(int argc, char **argv);
 int vidk_bench_me(int argc, char **argv);
 int vidk_bench_h264(int argc, char **argv);
 int vidk_bench_hevc(int argc, char **argv);
+int vidk_bench_encode(int argc, char **argv);
 
 #endif

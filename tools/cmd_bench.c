@@ -1,4 +1,4 @@
-/* `vidkern bench me|h264|hevc ...`: dispatch to the family's benchmark. */
+/* `vidkern bench me|h264|hevc|encode ...`: dispatch to the family's benchmark. */
 #include <string.h>
 
 #include "cli.h"
@@ -11,6 +11,7 @@ static const struct {
     {"me", vidk_bench_me, "full-search motion estimation (the Monteiro et al. tables)"},
     {"h264", vidk_bench_h264, "H.264 inverse transform (the Wang et al. tables)"},
     {"hevc", vidk_bench_hevc, "HEVC transform + quantisation (the Cobrnic et al. tables)"},
+    {"encode", vidk_bench_encode, "the coding loop, 1080p / 2160p, every backend"},
 };
 
 int vidk_cmd_bench(int argc, char **argv)
@@ -23,5 +24,5 @@ int vidk_cmd_bench(int argc, char **argv)
     }
     for (size_t i = 0; i < n; i++)
         if (!strcmp(argv[1], benches[i].name)) return benches[i].fn(argc - 1, argv + 1);
-    return cli_error("bench", "unknown benchmark '%s' (me, h264, hevc)", argv[1]);
+    return cli_error("bench", "unknown benchmark '%s' (me, h264, hevc, encode)", argv[1]);
 }

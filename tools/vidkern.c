@@ -14,9 +14,10 @@ static const Command commands[] = {
     {"info", vidk_cmd_info, "version, backends, CPU flags, GPU devices"},
     {"convert", vidk_cmd_convert, "convert between Y4M and raw YUV (files or - pipes)"},
     {"gen", vidk_cmd_gen, "generate test video with motion (Y4M)"},
+    {"encode", vidk_cmd_encode, "the H.264 / HEVC coding loop (the main job)"},
     {"me", vidk_cmd_me, "full-search motion estimation"},
     {"xform", vidk_cmd_xform, "H.264 / HEVC transform + quantisation of int16 blocks"},
-    {"bench", vidk_cmd_bench, "benchmarks: me, h264, hevc"},
+    {"bench", vidk_cmd_bench, "benchmarks: me, h264, hevc, encode"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,956 @@
+/* `vidkern bench encode`: the coding loop (include/vidkern/encode.h) at 1080p and 2160p,
+ * on real video (mosaics of the shared clips) and the generated video, for both codecs,
+ * several search ranges and every backend: frames per second, time per stage, PCIe bytes,
+ * quality and estimated bits, and a check that every backend gave the same bits.
+ * See docs/BENCH_ENCODE.md for what every column means. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "cli.h"
+#include "enc_report.h"
+#include "gen.h"
+#include "mosaic.h"
+#include "picio.h"
+
+#define CMD "bench encode"
+
+#ifndef VIDK_GIT_COMMIT
+#define VIDK_GIT_COMMIT "unknown"
+#endif
+
+#define MAX_LIST   16
+#define MAX_FRAMES 48 /* source pictures stay page-locked on cuda: VIDK_MAX_HOST_REGISTERED */
+
+static void help(void) {
+    printf(
+        "usage: vidkern bench encode [options]\n\n"
+        "Codes sequences with vidk_enc_send / vidk_enc_receive (pipelined: frame i+1 is\n"
+        "sent before frame i is received) for every source x codec x R x QP x backend.\n"
+        "Reports the steady-state frames/s of the inter frames, the median time of each\n"
+        "stage, PCIe bytes per frame, PSNR and estimated bits, the cuda / threads ratio,\n"
+        "and checks that every backend gave bit-identical results (exit 1 if not).\n\n"
+        "options:\n"
+        "  --sizes LIST       1080p, 2160p, 720p, cif or WxH (even, >= 16); default\n"
+        "                     1080p,2160p\n"
+        "  --codecs LIST      h264,hevc (default both)\n"
+        "  --ranges LIST      search ranges R (default 16,32,64; max %d)\n"
+        "  --qp LIST          luma QPs (default 30)\n"
+        "  --keyint N         intra period (default 0: only the first frame)\n"
+        "  --backends LIST    c,simd,threads,cuda (default simd,threads and cuda where\n"
+        "                     usable; c is the slow reference, ask for it by name)\n"
+        "  --frames N         frames per sequence, 2..%d (default 8 on CPU backends, 32 on\n"
+        "                     cuda)\n"
+        "  --check-frames N   frames of the check pass, 1..%d (default 2)\n"
+        "  --outputs LIST     what the timed pass downloads: recon, mvs, energy, levels,\n"
+        "                     all, none (default recon)\n"
+        "  --source S         real (mosaic of the clips), gen (generated), both (default;\n"
+        "                     generated only when no clips are found)\n"
+        "  --video DIR        folder of the real clips (default $VIDK_VIDEO_DIR or\n"
+        "                     ../shared/video)\n"
+        "  --quick            small smoke run: --sizes 128x96 --ranges 4,8 --frames 3 and\n"
+        "                     c among the default backends (options given explicitly win)\n"
+        "  --md FILE          Markdown report (for docs/PERFORMANCE.md); --markdown alias\n"
+        "  --json FILE        JSON report (bench/plot_encode.py reads it)\n"
+        "  --threads N, --cpumask M, --device N, --quiet   as for every command\n\n"
+        "Each configuration runs twice per backend: a check pass over the first\n"
+        "--check-frames frames with every output (reconstruction, vectors, energy, levels,\n"
+        "statistics hashed; also the warm-up), then the timed pass over --frames frames\n"
+        "(its per-frame statistics are hashed too). The test hook\n"
+        "VIDK_BENCH_ENCODE_INJECT=<backend> corrupts that backend's hash (proves the check).\n",
+        VIDK_ME_MAX_RANGE, MAX_FRAMES, MAX_FRAMES);
+}
+
+/* ---- sources ---------------------------------------------------------------------- */
+typedef struct ESource {
+    char label[64]; /* "mosaic (real)", "generated" */
+    char kind[8];   /* mosaic | gen */
+    int w, h, npics;
+    VidkPicture pics[MAX_FRAMES];
+    int reg[MAX_FRAMES]; /* registered on the cuda context */
+} ESource;
+
+static void source_free(ESource *s, VidkContext *cuda) {
+    for (int i = 0; i < s->npics; i++) {
+        if (cuda && s->reg[i]) vidk_picture_unregister(cuda, &s->pics[i]);
+        vidk_picture_free(&s->pics[i]);
+    }
+    s->npics = 0;
+}
+
+static int load_source(ESource *s, const Mosaic *m, int w, int h, int n) {
+    VidkGen *g = NULL;
+    s->w = w, s->h = h;
+    if (m) {
+        snprintf(s->label, sizeof(s->label), "mosaic (real)");
+        snprintf(s->kind, sizeof(s->kind), "mosaic");
+    } else {
+        VidkGenParams gp;
+        vidk_gen_default(&gp);
+        gp.w = w, gp.h = h, gp.frames = n;
+        if (vidk_gen_open(&g, &gp) < 0) return -1;
+        snprintf(s->label, sizeof(s->label), "generated");
+        snprintf(s->kind, sizeof(s->kind), "gen");
+    }
+    for (; s->npics < n; s->npics++) {
+        VidkPicture *p = &s->pics[s->npics];
+        if (vidk_picture_alloc(p, w, h, VIDK_CHROMA_420, 8, VIO_PAD) < 0) break;
+        if ((m ? mosaic_frame(m, s->npics, p) : vidk_gen_frame(g, s->npics, p)) < 0) {
+            vidk_picture_free(p);
+            break;
+        }
+    }
+    vidk_gen_close(&g);
+    if (s->npics < n) {
+        source_free(s, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- results ------------------------------------------------------------------------ */
+typedef struct EResult {
+    int done;
+    char err[160];
+    int frames;      /* timed frames */
+    double fps;      /* steady state: inter frames per second of wall clock */
+    double fps_all;  /* all frames / (first send .. last receive) */
+    double total_ms; /* median send-to-receive of the inter frames */
+    double intra_ms; /* median send-to-receive of the intra frames */
+    double stage_ms[VIDK_ENC_STAGE_COUNT]; /* medians over the inter frames */
+    double h2d, d2h;                       /* mean bytes per inter frame */
+    double psnr[3], psnr_seq[3], kbits, nnz_y;
+    uint64_t out_hash; /* check pass */
+    uint64_t *chain;   /* statistics hash after each timed frame */
+    int mismatch;      /* differs from the configuration's first backend */
+    const char *mismatch_with;
+    const char *mismatch_what;
+} EResult;
+
+typedef struct Bench {
+    int nsizes, ncodecs, nranges, nqps, nbackends;
+    char sizes[MAX_LIST][16];
+    VidkCodec codecs[MAX_LIST];
+    int ranges[MAX_LIST], qps[MAX_LIST];
+    VidkBackend backends[MAX_LIST];
+    int frames_opt, check_frames, keyint, quiet, device;
+    unsigned outputs;
+    const char *inject;
+    VidkContext *ctx[VIDK_BACKEND_COUNT];
+    /* results of every source, [src][codec][range][qp][backend] */
+    int nsrc, cap_src;
+    char (*src_label)[64];
+    int (*src_size)[2];
+    EResult *res;
+    char notes[8][256];
+    int nnotes;
+} Bench;
+
+static size_t per_src(const Bench *b) {
+    return (size_t)b->ncodecs * b->nranges * b->nqps * b->nbackends;
+}
+
+static EResult *result(Bench *b, int s, int c, int r, int q, int k) {
+    return &b->res[(size_t)s * per_src(b) +
+                   (((size_t)c * b->nranges + r) * b->nqps + q) * b->nbackends + k];
+}
+
+static int frames_for(const Bench *b, VidkBackend be) {
+    if (b->frames_opt) return b->frames_opt;
+    return be == VIDK_BACKEND_CUDA ? 32 : 8;
+}
+
+static void add_note(Bench *b, const char *fmt, const char *arg) {
+    if (b->nnotes < 8) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
+}
+
+/* Output arrays of one encoder (the optional maps of VidkEncMaps and the recon). */
+typedef struct Outs {
+    VidkPicture recon;
+    VidkEncMaps maps;
+    size_t n_mv, n_mb, n_lev[3];
+    VidkHostRange pinned[4];
+    int npinned, recon_reg;
+} Outs;
+
+static void outs_free(Outs *o, VidkContext *ctx) {
+    for (int i = 0; i < o->npinned; i++)
+        vidk_host_unregister(ctx, o->pinned[i].ptr);
+    if (o->recon_reg) vidk_picture_unregister(ctx, &o->recon);
+    vidk_picture_free(&o->recon);
+    free(o->maps.mv);
+    free(o->maps.energy);
+    free(o->maps.levels[0]); /* the three planes share one allocation */
+    memset(o, 0, sizeof(*o));
+}
+
+static int outs_alloc(Outs *o, VidkContext *ctx, const VidkEncGeometry *g, unsigned outputs) {
+    memset(o, 0, sizeof(*o));
+    o->n_mv = (size_t)g->mv_w * g->mv_h;
+    o->n_mb = (size_t)g->mb_w * g->mb_h;
+    o->n_lev[0] = (size_t)g->coded_w * g->coded_h;
+    o->n_lev[1] = o->n_lev[2] = (size_t)(g->coded_w / 2) * (g->coded_h / 2);
+    VidkHostRange in[4];
+    int n = 0;
+    if (outputs & VIDK_ENC_OUT_RECON) {
+        if (vidk_picture_alloc(&o->recon, g->w, g->h, VIDK_CHROMA_420, 8, 0) < 0) return -1;
+        o->recon_reg = vidk_picture_register(ctx, &o->recon) == 0;
+    }
+    if (outputs & VIDK_ENC_OUT_MVS) {
+        if (!(o->maps.mv = malloc(o->n_mv * sizeof(VidkMv)))) return -1;
+        in[n++] = (VidkHostRange){o->maps.mv, o->n_mv * sizeof(VidkMv)};
+    }
+    if (outputs & VIDK_ENC_OUT_ENERGY) {
+        if (!(o->maps.energy = malloc(o->n_mb * sizeof(uint32_t)))) return -1;
+        in[n++] = (VidkHostRange){o->maps.energy, o->n_mb * sizeof(uint32_t)};
+    }
+    if (outputs & VIDK_ENC_OUT_LEVELS) {
+        /* One allocation for the three planes: one range to page-lock. */
+        const size_t all = o->n_lev[0] + o->n_lev[1] + o->n_lev[2];
+        if (!(o->maps.levels[0] = malloc(all * sizeof(int16_t)))) return -1;
+        o->maps.levels[1] = o->maps.levels[0] + o->n_lev[0];
+        o->maps.levels[2] = o->maps.levels[1] + o->n_lev[1];
+        in[n++] = (VidkHostRange){o->maps.levels[0], all * sizeof(int16_t)};
+    }
+    /* Page-locking only speeds up cuda copies; a refusal is not an error. */
+    if (n) vidk_host_register_set(ctx, in, n, o->pinned, &o->npinned);
+    return 0;
+}
+
+static uint64_t hash_outputs(uint64_t h, const Outs *o, unsigned outputs) {
+    if (outputs & VIDK_ENC_OUT_RECON) h = enc_hash_picture(h, &o->recon);
+    if (outputs & VIDK_ENC_OUT_MVS) h = enc_hash_bytes(h, o->maps.mv, o->n_mv * sizeof(VidkMv));
+    if (outputs & VIDK_ENC_OUT_ENERGY)
+        h = enc_hash_bytes(h, o->maps.energy, o->n_mb * sizeof(uint32_t));
+    if (outputs & VIDK_ENC_OUT_LEVELS)
+        for (int p = 0; p < 3; p++)
+            h = enc_hash_bytes(h, o->maps.levels[p], o->n_lev[p] * sizeof(int16_t));
+    return h;
+}
+
+/* One pass: frames [0, n) of the source through a fresh encoder, pipelined. `check`:
+ * every output, hashed into *hash after each frame. Else the timed pass: infos and the
+ * receive times are kept. 0 or a negative error code (message in err). */
+static int run_pass(VidkContext *ctx, const ESource *s, const VidkEncParams *p, int n,
+                    int check, uint64_t *hash, VidkEncFrameInfo *infos, double *t_recv,
+                    double *t_start, char *err, size_t errlen) {
+    VidkEncoder *e = NULL;
+    Outs o;
+    memset(&o, 0, sizeof(o));
+    int ret = vidk_enc_open(ctx, p, s->w, s->h, &e);
+    if (ret < 0) {
+        snprintf(err, errlen, "open: %s", vidk_strerror(ret));
+        return ret;
+    }
+    VidkEncGeometry g;
+    vidk_enc_geometry(e, &g);
+    if (outs_alloc(&o, ctx, &g, p->outputs) < 0) {
+        snprintf(err, errlen, "out of memory");
+        ret = VIDK_ERR(ENOMEM);
+        goto done;
+    }
+    int nsent = 0, nrecv = 0;
+    *t_start = cli_now();
+    while (nrecv < n) {
+        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+            if ((ret = vidk_enc_send(e, &s->pics[nsent])) < 0) {
+                snprintf(err, errlen, "frame %d: send: %s", nsent, vidk_strerror(ret));
+                goto done;
+            }
+            nsent++;
+            continue;
+        }
+        VidkEncFrameInfo fi;
+        memset(&fi, 0, sizeof(fi));
+        ret = vidk_enc_receive(e, (p->outputs & VIDK_ENC_OUT_RECON) ? &o.recon : NULL, &o.maps,
+                               &fi);
+        if (ret < 0) {
+            snprintf(err, errlen, "frame %d: receive: %s", nrecv, vidk_strerror(ret));
+            goto done;
+        }
+        if (t_recv) t_recv[nrecv] = cli_now();
+        if (infos) infos[nrecv] = fi;
+        if (check) *hash = enc_hash_info(hash_outputs(*hash, &o, p->outputs), &fi);
+        nrecv++;
+    }
+    ret = 0;
+done:
+    vidk_enc_close(&e);
+    outs_free(&o, ctx);
+    return ret;
+}
+
+static double median_of(const double *v, int n) {
+    double tmp[MAX_FRAMES];
+    for (int i = 0; i < n; i++)
+        tmp[i] = v[i];
+    return bench_median(tmp, n);
+}
+
+static void measure(Bench *b, VidkBackend be, const ESource *s, const VidkEncParams *base,
+                    EResult *x) {
+    VidkContext *ctx = b->ctx[be];
+    const int n = frames_for(b, be);
+    VidkEncFrameInfo infos[MAX_FRAMES];
+    double t_recv[MAX_FRAMES], t0;
+    VidkEncParams p = *base;
+    /* Check pass (also the warm-up: device buffers, caches, page faults). */
+    p.outputs = VIDK_ENC_OUT_ALL;
+    x->out_hash = ENC_HASH_INIT;
+    const int nc = b->check_frames < s->npics ? b->check_frames : s->npics;
+    if (run_pass(ctx, s, &p, nc, 1, &x->out_hash, NULL, NULL, &t0, x->err, sizeof(x->err)) < 0)
+        return;
+    /* Timed pass. */
+    p.outputs = b->outputs;
+    if (run_pass(ctx, s, &p, n, 0, NULL, infos, t_recv, &t0, x->err, sizeof(x->err)) < 0)
+        return;
+    if (b->inject && !strcmp(b->inject, vidk_backend_name(be))) x->out_hash ^= 1;
+    if (!(x->chain = malloc(sizeof(uint64_t) * (size_t)n))) {
+        snprintf(x->err, sizeof(x->err), "out of memory");
+        return;
+    }
+    uint64_t h = ENC_HASH_INIT;
+    EncAccum a;
+    enc_accum_init(&a);
+    double tot[MAX_FRAMES], intra[MAX_FRAMES], st[VIDK_ENC_STAGE_COUNT][MAX_FRAMES];
+    int np = 0, ni = 0;
+    double h2d = 0, d2h = 0;
+    for (int i = 0; i < n; i++) {
+        const VidkEncFrameInfo *fi = &infos[i];
+        x->chain[i] = h = enc_hash_info(h, fi);
+        enc_accum_add(&a, fi, s->w, s->h);
+        if (fi->intra) {
+            intra[ni++] = fi->total_ms;
+            continue;
+        }
+        tot[np] = fi->total_ms;
+        for (int k = 0; k < VIDK_ENC_STAGE_COUNT; k++)
+            st[k][np] = fi->stage_ms[k];
+        h2d += (double)fi->h2d_bytes, d2h += (double)fi->d2h_bytes;
+        np++;
+    }
+    x->frames = n;
+    x->fps = n > 1 && t_recv[n - 1] > t_recv[0] ? (n - 1) / (t_recv[n - 1] - t_recv[0]) : 0;
+    x->fps_all = t_recv[n - 1] > t0 ? n / (t_recv[n - 1] - t0) : 0;
+    x->total_ms = median_of(tot, np);
+    x->intra_ms = median_of(intra, ni);
+    for (int k = 0; k < VIDK_ENC_STAGE_COUNT; k++)
+        x->stage_ms[k] = median_of(st[k], np);
+    x->h2d = np ? h2d / np : 0;
+    x->d2h = np ? d2h / np : 0;
+    for (int p3 = 0; p3 < 3; p3++) {
+        x->psnr[p3] = enc_accum_avg_psnr(&a, p3);
+        x->psnr_seq[p3] = enc_accum_seq_psnr(&a, p3);
+    }
+    x->kbits = (double)a.bits / n / 1e3;
+    x->nnz_y = (double)a.nnz[0] / n;
+    x->done = 1;
+}
+
+/* Compare x with the configuration's reference result (the first backend that ran). */
+static void cross_check(EResult *x, const EResult *ref, const char *ref_name) {
+    if (!ref || !x->done) return;
+    const int n = x->frames < ref->frames ? x->frames : ref->frames;
+    if (x->out_hash != ref->out_hash) {
+        x->mismatch = 1;
+        x->mismatch_what = "outputs of the check pass";
+    } else if (x->chain[n - 1] != ref->chain[n - 1]) {
+        x->mismatch = 1;
+        x->mismatch_what = "statistics of the timed pass";
+    }
+    x->mismatch_with = ref_name;
+}
+
+/* ---- outputs ----------------------------------------------------------------------- */
+typedef struct Meta {
+    char cpu[256], gpu[256], date[64], command[2048];
+    int cores;
+} Meta;
+
+static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
+    bench_cpu_name(mt->cpu, sizeof(mt->cpu));
+    mt->cores = vidk_cpu_count_online();
+    snprintf(mt->gpu, sizeof(mt->gpu), "none");
+    if (b->ctx[VIDK_BACKEND_CUDA]) {
+        VidkDeviceInfo di;
+        if (vidk_cuda_device_info(b->device, &di) == 0)
+            snprintf(mt->gpu, sizeof(mt->gpu), "%s (%d SMs, compute %d.%d)", di.name,
+                     di.multiprocessors, di.major, di.minor);
+    }
+    bench_utc_date(mt->date, sizeof(mt->date));
+    bench_command_line(mt->command, sizeof(mt->command), "vidkern bench encode", argc, argv);
+}
+
+static const char *backend_label(const Bench *b, VidkBackend be, char *buf, size_t n) {
+    if (be == VIDK_BACKEND_THREADS && b->ctx[be])
+        snprintf(buf, n, "threads(%d)", vidk_get_threads(b->ctx[be]));
+    else
+        snprintf(buf, n, "%s", vidk_backend_name(be));
+    return buf;
+}
+
+/* fps of this result / fps of the threads backend in the same configuration; 0 if none. */
+static double vs_threads(Bench *b, int s, int c, int r, int q, int k) {
+    const EResult *x = result(b, s, c, r, q, k);
+    for (int j = 0; j < b->nbackends; j++) {
+        if (b->backends[j] != VIDK_BACKEND_THREADS || j == k) continue;
+        const EResult *t = result(b, s, c, r, q, j);
+        return x->done && t->done && t->fps > 0 ? x->fps / t->fps : 0;
+    }
+    return 0;
+}
+
+static void fmt_num(char *buf, size_t n, double v) {
+    snprintf(buf, n, v >= 100 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f", v);
+}
+
+static void print_table(FILE *f, Bench *b, int md) {
+    if (md)
+        fprintf(f, "| source | size | codec | R | QP | backend | frames/s | ms/frame | I ms | "
+                   "upload | me | code | stats | download | h2d KB/f | d2h KB/f | PSNR-Y | "
+                   "kbit/f | vs threads | check |\n"
+                   "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                   "---:|---:|---:|---:|---|\n");
+    else
+        fprintf(f,
+                "\n%-14s %-9s %-5s %3s %3s %-11s %9s %9s %9s %8s %8s %8s %7s %8s %9s %9s "
+                "%7s %8s %7s %s\n",
+                "source", "size", "codec", "R", "QP", "backend", "frames/s", "ms/frame", "I ms",
+                "upload", "me", "code", "stats", "download", "h2d KB/f", "d2h KB/f", "PSNR-Y",
+                "kbit/f", "vs thr", "check");
+    for (int s = 0; s < b->nsrc; s++)
+        for (int c = 0; c < b->ncodecs; c++)
+            for (int r = 0; r < b->nranges; r++)
+                for (int q = 0; q < b->nqps; q++)
+                    for (int k = 0; k < b->nbackends; k++) {
+                        const EResult *x = result(b, s, c, r, q, k);
+                        char be[24], size[24], v[8][24], vs[16], check[64];
+                        backend_label(b, b->backends[k], be, sizeof(be));
+                        snprintf(size, sizeof(size), "%dx%d", b->src_size[s][0],
+                                 b->src_size[s][1]);
+                        if (!x->done) {
+                            fprintf(f,
+                                    md ? "| %s | %s | %s | %d | %d | %s | failed: %s |\n"
+                                       : "%-14s %-9s %-5s %3d %3d %-11s failed: %s\n",
+                                    b->src_label[s], size, vidk_codec_name(b->codecs[c]),
+                                    b->ranges[r], b->qps[q], be, x->err);
+                            continue;
+                        }
+                        fmt_num(v[0], sizeof(v[0]), x->fps);
+                        fmt_num(v[1], sizeof(v[1]), x->total_ms);
+                        fmt_num(v[2], sizeof(v[2]), x->intra_ms);
+                        for (int t = 0; t < VIDK_ENC_STAGE_COUNT; t++)
+                            fmt_num(v[3 + t], sizeof(v[3 + t]), x->stage_ms[t]);
+                        const double sp = vs_threads(b, s, c, r, q, k);
+                        if (sp > 0)
+                            snprintf(vs, sizeof(vs), sp >= 10 ? "%.0fx" : "%.2fx", sp);
+                        else
+                            snprintf(vs, sizeof(vs), "-");
+                        if (x->mismatch)
+                            snprintf(check, sizeof(check), "MISMATCH vs %s", x->mismatch_with);
+                        else
+                            snprintf(check, sizeof(check), "%s",
+                                     x->mismatch_with ? "same" : "ref");
+                        fprintf(f,
+                                md ? "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | "
+                                     "%s | %s | %s | %.1f | %.1f | %.3f | %.2f | %s | %s |\n"
+                                   : "%-14s %-9s %-5s %3d %3d %-11s %9s %9s %9s %8s %8s %8s "
+                                     "%7s %8s %9.1f %9.1f %7.3f %8.2f %7s %s\n",
+                                b->src_label[s], size, vidk_codec_name(b->codecs[c]),
+                                b->ranges[r], b->qps[q], be, v[0], v[1], v[2], v[3], v[4], v[5],
+                                v[6], v[7], x->h2d / 1e3, x->d2h / 1e3, x->psnr[0], x->kbits,
+                                vs, check);
+                    }
+}
+
+static void print_legend(FILE *f, int md) {
+    const char *li = md ? "- " : "";
+    fprintf(f,
+            "%sframes/s: steady-state throughput of the inter frames, (frames - 1) / (time "
+            "from the receive of frame 0 to the receive of the last frame), with the encoder "
+            "pipelined (frame i+1 sent before frame i is received; sources in memory).\n"
+            "%sms/frame: median send-to-receive time of the inter frames (latency; with the "
+            "pipeline it includes the wait behind the previous frame); I ms: the same for "
+            "the intra frames.\n"
+            "%supload .. download: median stage times of the inter frames as the library "
+            "reports them (cuda: CUDA events on the device).\n"
+            "%sh2d / d2h KB/f: PCIe kilobytes per inter frame (0 on CPU backends). "
+            "PSNR-Y: average of the frames' luma PSNRs; kbit/f: estimated bits per frame.\n"
+            "%svs thr: frames/s of this backend / frames/s of threads in the same "
+            "configuration. check: ref = the configuration's first backend, whose outputs "
+            "the others must equal bit for bit (check pass: reconstruction, vectors, energy, "
+            "levels and statistics of the first frames; timed pass: statistics of every "
+            "frame); same = equal.\n",
+            li, li, li, li, li);
+}
+
+static void write_markdown(FILE *f, void *arg);
+static void write_json(FILE *f, void *arg);
+
+typedef struct Report {
+    Bench *b;
+    const Meta *mt;
+} Report;
+
+static void print_header(FILE *f, const Bench *b, const Meta *mt, int md) {
+    const char *li = md ? "- " : "";
+    if (md)
+        fprintf(f, "# vidkern bench encode\n\n");
+    else
+        fprintf(f, "vidkern bench encode  (%s)\n", mt->command);
+    fprintf(f, "%sdevice: %s, %d cores online; GPU: %s\n", li, mt->cpu, mt->cores, mt->gpu);
+    fprintf(f, "%sdate: %s  commit: %s  vidkern %s\n", li, mt->date, VIDK_GIT_COMMIT,
+            vidk_version());
+    if (md) fprintf(f, "- command: `%s`\n", mt->command);
+    fprintf(f,
+            "%skeyint %d; timed pass outputs 0x%x (1 recon, 2 mvs, 4 energy, 8 levels); "
+            "check pass %d frames\n",
+            li, b->keyint, b->outputs, b->check_frames);
+    for (int i = 0; i < b->nnotes; i++)
+        fprintf(f, "%snote: %s\n", li, b->notes[i]);
+}
+
+static void write_markdown(FILE *f, void *arg) {
+    Report *r = arg;
+    print_header(f, r->b, r->mt, 1);
+    fprintf(f, "\n");
+    print_table(f, r->b, 1);
+    fprintf(f, "\n");
+    print_legend(f, 1);
+}
+
+static void write_json(FILE *f, void *arg) {
+    Report *rp = arg;
+    Bench *b = rp->b;
+    const Meta *mt = rp->mt;
+    fprintf(f, "{\n  \"benchmark\": \"encode\",\n  \"vidkern\": \"%s\",\n  \"commit\": ",
+            vidk_version());
+    bench_json_str(f, VIDK_GIT_COMMIT);
+    fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->date);
+    bench_json_str(f, mt->command);
+    fprintf(f, ",\n  \"device\": {\"cpu\": ");
+    bench_json_str(f, mt->cpu);
+    fprintf(f, ", \"cores\": %d, \"gpu\": ", mt->cores);
+    bench_json_str(f, mt->gpu);
+    fprintf(f,
+            "},\n  \"keyint\": %d,\n  \"outputs\": %u,\n  \"check_frames\": %d,\n"
+            "  \"notes\": [",
+            b->keyint, b->outputs, b->check_frames);
+    for (int i = 0; i < b->nnotes; i++) {
+        if (i) fprintf(f, ", ");
+        bench_json_str(f, b->notes[i]);
+    }
+    fprintf(f, "],\n  \"results\": [");
+    int first = 1, all_same = 1;
+    for (int s = 0; s < b->nsrc; s++)
+        for (int c = 0; c < b->ncodecs; c++)
+            for (int r = 0; r < b->nranges; r++)
+                for (int q = 0; q < b->nqps; q++)
+                    for (int k = 0; k < b->nbackends; k++) {
+                        const EResult *x = result(b, s, c, r, q, k);
+                        const VidkBackend be = b->backends[k];
+                        all_same &= !x->mismatch;
+                        fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
+                        first = 0;
+                        bench_json_str(f, b->src_label[s]);
+                        fprintf(f,
+                                ", \"width\": %d, \"height\": %d, \"codec\": \"%s\", "
+                                "\"range\": %d, \"qp\": %d, \"backend\": \"%s\", "
+                                "\"threads\": %d",
+                                b->src_size[s][0], b->src_size[s][1],
+                                vidk_codec_name(b->codecs[c]), b->ranges[r], b->qps[q],
+                                vidk_backend_name(be),
+                                b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0);
+                        if (!x->done) {
+                            fprintf(f, ", \"error\": ");
+                            bench_json_str(f, x->err);
+                            fprintf(f, "}");
+                            continue;
+                        }
+                        fprintf(f,
+                                ", \"frames\": %d, \"fps\": %.4f, \"fps_all_frames\": %.4f, "
+                                "\"ms_per_frame\": %.5f, \"intra_ms\": %.5f, \"stage_ms\": {",
+                                x->frames, x->fps, x->fps_all, x->total_ms, x->intra_ms);
+                        for (int t = 0; t < VIDK_ENC_STAGE_COUNT; t++)
+                            fprintf(f, "%s\"%s\": %.5f", t ? ", " : "", enc_stage_name(t),
+                                    x->stage_ms[t]);
+                        const double sp = vs_threads(b, s, c, r, q, k);
+                        fprintf(f,
+                                "}, \"h2d_bytes_per_frame\": %.1f, \"d2h_bytes_per_frame\": "
+                                "%.1f, \"psnr\": [%.4f, %.4f, %.4f], \"psnr_sequence\": [%.4f, "
+                                "%.4f, %.4f], \"kbits_per_frame\": %.4f, \"nnz_y_per_frame\": "
+                                "%.2f, \"vs_threads\": ",
+                                x->h2d, x->d2h, x->psnr[0], x->psnr[1], x->psnr[2],
+                                x->psnr_seq[0], x->psnr_seq[1], x->psnr_seq[2], x->kbits,
+                                x->nnz_y);
+                        if (sp > 0)
+                            fprintf(f, "%.4f", sp);
+                        else
+                            fprintf(f, "null");
+                        fprintf(f, ", \"hash\": \"%016llx\", \"identical\": %s}",
+                                (unsigned long long)x->out_hash,
+                                x->mismatch ? "false" : "true");
+                    }
+    fprintf(f, "\n  ],\n  \"all_identical\": %s\n}\n", all_same ? "true" : "false");
+}
+
+/* ---- options ----------------------------------------------------------------------- */
+static int size_of(const char *name, int *w, int *h) {
+    static const struct {
+        const char *n;
+        int w, h;
+    } named[] = {{"qcif", 176, 144},  {"cif", 352, 288},     {"480p", 854, 480},
+                 {"720p", 1280, 720}, {"1080p", 1920, 1080}, {"2160p", 3840, 2160},
+                 {"4k", 3840, 2160}};
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+        if (!strcmp(name, named[i].n)) {
+            *w = named[i].w, *h = named[i].h;
+            return 0;
+        }
+    char *end;
+    long a = strtol(name, &end, 10);
+    if (end == name || (*end != 'x' && *end != 'X')) return -1;
+    const char *s2 = end + 1;
+    long c = strtol(s2, &end, 10);
+    if (end == s2 || *end || a < 16 || c < 16 || a > 8192 || c > 4320 || a % 2 || c % 2)
+        return -1;
+    *w = (int)a, *h = (int)c;
+    return 0;
+}
+
+static int parse_int_list(const char *opt, const char *s, long lo, long hi, int *out, int *n) {
+    char list[MAX_LIST][16];
+    const int k = bench_split_list(CMD, opt, s, list[0], sizeof(list[0]), MAX_LIST);
+    if (k < 0) return -1;
+    for (int i = 0; i < k; i++) {
+        long v;
+        if (cli_parse_int(CMD, opt, list[i], lo, hi, &v) < 0) return -1;
+        out[i] = (int)v;
+    }
+    *n = k;
+    return 0;
+}
+
+static int parse_outputs(const char *s, unsigned *out) {
+    char list[MAX_LIST][16];
+    const int k = bench_split_list(CMD, "--outputs", s, list[0], sizeof(list[0]), MAX_LIST);
+    if (k < 0) return -1;
+    unsigned o = 0;
+    for (int i = 0; i < k; i++) {
+        if (!strcmp(list[i], "recon"))
+            o |= VIDK_ENC_OUT_RECON;
+        else if (!strcmp(list[i], "mvs"))
+            o |= VIDK_ENC_OUT_MVS;
+        else if (!strcmp(list[i], "energy"))
+            o |= VIDK_ENC_OUT_ENERGY;
+        else if (!strcmp(list[i], "levels"))
+            o |= VIDK_ENC_OUT_LEVELS;
+        else if (!strcmp(list[i], "all"))
+            o |= VIDK_ENC_OUT_ALL;
+        else if (strcmp(list[i], "none"))
+            return cli_error(CMD,
+                             "--outputs: unknown '%s' (recon, mvs, energy, levels, all, "
+                             "none)",
+                             list[i]),
+                   -1;
+    }
+    *out = o;
+    return 0;
+}
+
+int vidk_bench_encode(int argc, char **argv) {
+    Bench *b = calloc(1, sizeof(*b));
+    if (!b) return cli_error(CMD, "out of memory");
+    CliCommon c;
+    cli_common_init(&c);
+    const char *sizes = NULL, *ranges = NULL, *codecs = "h264,hevc", *qps = "30";
+    const char *backends = NULL, *source = "both", *video = NULL, *json = NULL, *md = NULL;
+    const char *outputs = "recon";
+    long frames = 0, check_frames = 2, keyint = 0;
+    int quick = 0, ret = 1;
+    Mosaic *mosaic = NULL;
+    ESource *src = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help();
+            free(b);
+            return 0;
+        }
+        if (!strcmp(a, "--quick")) {
+            quick = 1;
+            continue;
+        }
+        /* --json takes a file here (the common --json flag does not apply). */
+        const int own = !strcmp(a, "--json");
+        const int r = own ? 0 : cli_common_opt(&c, CMD, argc, argv, &i);
+        if (r < 0) goto done;
+        if (r) continue;
+        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
+        if (!strcmp(a, "--sizes"))
+            sizes = v;
+        else if (!strcmp(a, "--ranges"))
+            ranges = v;
+        else if (!strcmp(a, "--codecs"))
+            codecs = v;
+        else if (!strcmp(a, "--qp"))
+            qps = v;
+        else if (!strcmp(a, "--backends"))
+            backends = v;
+        else if (!strcmp(a, "--source"))
+            source = v;
+        else if (!strcmp(a, "--video"))
+            video = v;
+        else if (!strcmp(a, "--json"))
+            json = v;
+        else if (!strcmp(a, "--md") || !strcmp(a, "--markdown"))
+            md = v;
+        else if (!strcmp(a, "--outputs"))
+            outputs = v;
+        else if (!strcmp(a, "--frames")) {
+            if (cli_parse_int(CMD, a, v, 2, MAX_FRAMES, &frames) < 0) goto done;
+        } else if (!strcmp(a, "--check-frames")) {
+            if (cli_parse_int(CMD, a, v, 1, MAX_FRAMES, &check_frames) < 0) goto done;
+        } else if (!strcmp(a, "--keyint")) {
+            if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) goto done;
+        } else {
+            cli_error(CMD, "unknown option '%s' (see --help)", a);
+            goto done;
+        }
+    }
+    if (quick) {
+        if (!sizes) sizes = "128x96";
+        if (!ranges) ranges = "4,8";
+        if (!frames) frames = 3;
+    }
+    if (!sizes) sizes = "1080p,2160p";
+    if (!ranges) ranges = "16,32,64";
+    b->frames_opt = (int)frames, b->check_frames = (int)check_frames, b->keyint = (int)keyint;
+    b->quiet = c.quiet, b->device = c.device;
+    b->inject = getenv("VIDK_BENCH_ENCODE_INJECT");
+    if (strcmp(source, "real") && strcmp(source, "gen") && strcmp(source, "both")) {
+        cli_error(CMD, "--source: '%s' is not real, gen or both", source);
+        goto done;
+    }
+    if (parse_outputs(outputs, &b->outputs) < 0) goto done;
+    if ((b->nsizes = bench_split_list(CMD, "--sizes", sizes, b->sizes[0], sizeof(b->sizes[0]),
+                                      MAX_LIST)) < 0)
+        goto done;
+    for (int i = 0; i < b->nsizes; i++) {
+        int w, h;
+        if (size_of(b->sizes[i], &w, &h) < 0) {
+            cli_error(CMD,
+                      "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (even, 16..8192 x "
+                      "16..4320)",
+                      b->sizes[i]);
+            goto done;
+        }
+    }
+    if (parse_int_list("--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges, &b->nranges) < 0 ||
+        parse_int_list("--qp", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0)
+        goto done;
+    {
+        char list[MAX_LIST][16];
+        const int n =
+            bench_split_list(CMD, "--codecs", codecs, list[0], sizeof(list[0]), MAX_LIST);
+        if (n < 0) goto done;
+        for (int i = 0; i < n; i++) {
+            const int cd = vidk_codec_from_name(list[i]);
+            if (cd < 0) {
+                cli_error(CMD, "--codecs: unknown codec '%s' (h264, hevc)", list[i]);
+                goto done;
+            }
+            b->codecs[b->ncodecs++] = (VidkCodec)cd;
+        }
+    }
+    if (backends) {
+        char list[MAX_LIST][16];
+        const int n =
+            bench_split_list(CMD, "--backends", backends, list[0], sizeof(list[0]), MAX_LIST);
+        if (n < 0) goto done;
+        for (int i = 0; i < n; i++) {
+            const int be = vidk_backend_from_name(list[i]);
+            if (be <= 0) {
+                cli_error(CMD, "--backends: unknown backend '%s' (c, simd, threads, cuda)",
+                          list[i]);
+                goto done;
+            }
+            int dup = 0;
+            for (int j = 0; j < b->nbackends; j++)
+                dup |= b->backends[j] == (VidkBackend)be;
+            if (!dup) b->backends[b->nbackends++] = (VidkBackend)be;
+        }
+    } else {
+        if (quick) b->backends[b->nbackends++] = VIDK_BACKEND_C;
+        b->backends[b->nbackends++] = VIDK_BACKEND_SIMD;
+        b->backends[b->nbackends++] = VIDK_BACKEND_THREADS;
+        b->backends[b->nbackends++] = VIDK_BACKEND_CUDA;
+    }
+    /* Contexts: a backend that cannot be opened here is skipped and said so. */
+    for (int k = 0; k < b->nbackends; k++) {
+        const VidkBackend be = b->backends[k];
+        CliCommon cc = c;
+        cc.backend = be;
+        if (vidk_backend_available(be)) b->ctx[be] = cli_open(&cc, CMD);
+        if (!b->ctx[be]) {
+            add_note(b, "backend %s skipped: not usable on this machine/build",
+                     vidk_backend_name(be));
+            if (!c.quiet)
+                fprintf(stderr, "vidkern bench encode: backend %s not usable here, skipped\n",
+                        vidk_backend_name(be));
+            memmove(&b->backends[k], &b->backends[k + 1],
+                    sizeof(b->backends[0]) * (size_t)(b->nbackends - k - 1));
+            b->nbackends--;
+            k--;
+        }
+    }
+    if (!b->nbackends) {
+        cli_error(CMD, "no usable backend");
+        goto done;
+    }
+    /* Sources: per size a mosaic of the real clips and/or the generated video. */
+    const char *dir = video ? video : mosaic_default_video_dir();
+    const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;
+    int have_clips = 0;
+    if (want_real) {
+        char err[256];
+        if (dir && mosaic_open(&mosaic, dir, 2, err, sizeof(err)) == 0) have_clips = 1;
+        if (!have_clips) {
+            add_note(b, "no real clips found (%s): generated video only",
+                     dir ? dir : "no folder");
+            if (!c.quiet)
+                fprintf(stderr,
+                        "vidkern bench encode: no real clips found (%s): generated "
+                        "video only\n",
+                        dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
+        } else {
+            add_note(b, "real video: %s", mosaic_describe(mosaic));
+        }
+    }
+    const int kinds = (want_real && have_clips) + (want_gen || !have_clips);
+    b->cap_src = b->nsizes * kinds;
+    b->src_label = calloc((size_t)b->cap_src, sizeof(*b->src_label));
+    b->src_size = calloc((size_t)b->cap_src, sizeof(*b->src_size));
+    b->res = calloc((size_t)b->cap_src * per_src(b), sizeof(EResult));
+    src = calloc(1, sizeof(*src));
+    if (!b->src_label || !b->src_size || !b->res || !src) goto oom;
+    int npics = b->check_frames;
+    for (int k = 0; k < b->nbackends; k++)
+        if (frames_for(b, b->backends[k]) > npics) npics = frames_for(b, b->backends[k]);
+
+    Meta mt;
+    meta_fill(&mt, b, argc, argv);
+    if (!c.quiet)
+        fprintf(stderr, "vidkern bench encode: %s; %s, %d cores; GPU %s\n", mt.command, mt.cpu,
+                mt.cores, mt.gpu);
+    const int total = b->cap_src * (int)per_src(b);
+    int done_n = 0, mismatches = 0, failures = 0;
+    const double t_start = cli_now();
+    VidkContext *cuda = b->ctx[VIDK_BACKEND_CUDA];
+    for (int i = 0; i < b->nsizes; i++)
+        for (int kind = 0; kind < 2; kind++) {
+            if (kind == 0 && !(want_real && have_clips)) continue;
+            if (kind == 1 && !(want_gen || !have_clips)) continue;
+            int w, h;
+            size_of(b->sizes[i], &w, &h);
+            memset(src, 0, sizeof(*src));
+            if (load_source(src, kind == 0 ? mosaic : NULL, w, h, npics) < 0) {
+                cli_error(CMD, "cannot prepare %d frames of %dx%d (%s): out of memory?", npics,
+                          w, h, kind == 0 ? "mosaic" : "generated");
+                goto done;
+            }
+            if (cuda)
+                for (int f = 0; f < src->npics; f++)
+                    src->reg[f] = vidk_picture_register(cuda, &src->pics[f]) == 0;
+            const int s = b->nsrc++;
+            snprintf(b->src_label[s], sizeof(b->src_label[s]), "%s", src->label);
+            b->src_size[s][0] = w, b->src_size[s][1] = h;
+            for (int cd = 0; cd < b->ncodecs; cd++)
+                for (int r = 0; r < b->nranges; r++)
+                    for (int q = 0; q < b->nqps; q++) {
+                        VidkEncParams p;
+                        vidk_enc_default_params(&p);
+                        p.codec = b->codecs[cd];
+                        p.range = b->ranges[r];
+                        p.qp = b->qps[q];
+                        p.keyint = b->keyint;
+                        const EResult *ref = NULL;
+                        const char *ref_name = NULL;
+                        for (int k = 0; k < b->nbackends; k++) {
+                            const VidkBackend be = b->backends[k];
+                            EResult *x = result(b, s, cd, r, q, k);
+                            measure(b, be, src, &p, x);
+                            cross_check(x, ref, ref_name);
+                            if (x->done && !ref) ref = x, ref_name = vidk_backend_name(be);
+                            done_n++;
+                            mismatches += x->mismatch;
+                            failures += !x->done;
+                            if (!c.quiet)
+                                fprintf(stderr,
+                                        "[%d/%d %.0fs] %s %dx%d %s R=%d QP %d %s: %s%.2f "
+                                        "frames/s, PSNR-Y %.2f%s\n",
+                                        done_n, total, cli_now() - t_start, src->label, w, h,
+                                        vidk_codec_name(p.codec), p.range, p.qp,
+                                        vidk_backend_name(be), x->done ? "" : "FAILED ", x->fps,
+                                        x->psnr[0], x->mismatch ? "  MISMATCH" : "");
+                            if (!x->done)
+                                cli_error(CMD, "%s %dx%d %s R=%d QP %d %s: %s", src->label, w,
+                                          h, vidk_codec_name(p.codec), p.range, p.qp,
+                                          vidk_backend_name(be), x->err);
+                            if (x->mismatch)
+                                cli_error(CMD,
+                                          "%s differs from %s (%s) on %s %dx%d %s R=%d "
+                                          "QP %d",
+                                          vidk_backend_name(be), x->mismatch_with,
+                                          x->mismatch_what, src->label, w, h,
+                                          vidk_codec_name(p.codec), p.range, p.qp);
+                        }
+                    }
+            source_free(src, cuda);
+        }
+    print_header(stdout, b, &mt, 0);
+    print_table(stdout, b, 0);
+    printf("\n");
+    print_legend(stdout, 0);
+    if (!mismatches && !failures && b->nbackends < 2)
+        printf("\ncheck: one backend only: nothing to compare\n");
+    else if (!mismatches && !failures)
+        printf("\ncheck: all %d backends gave bit-identical results in every configuration\n",
+               b->nbackends);
+    else if (!mismatches)
+        printf("\ncheck: the backends that ran gave bit-identical results\n");
+    ret = 0;
+    Report rep = {b, &mt};
+    if (json && bench_write_file(CMD, json, write_json, &rep) < 0) ret = 1;
+    if (md && bench_write_file(CMD, md, write_markdown, &rep) < 0) ret = 1;
+    if (mismatches) {
+        cli_error(CMD, "%d result(s) differ between backends", mismatches);
+        ret = 1;
+    }
+    if (failures) {
+        cli_error(CMD, "%d configuration(s) failed", failures);
+        ret = 1;
+    }
+    goto done;
+oom:
+    cli_error(CMD, "out of memory");
+done:
+    if (src) {
+        source_free(src, b->ctx[VIDK_BACKEND_CUDA]);
+        free(src);
+    }
+    mosaic_close(&mosaic);
+    if (b->res)
+        for (size_t i = 0; i < (size_t)b->cap_src * per_src(b); i++)
+            free(b->res[i].chain);
+    for (int i = 0; i < VIDK_BACKEND_COUNT; i++)
+        vidk_close(&b->ctx[i]);
+    free(b->res);
+    free(b->src_label);
+    free(b->src_size);
+    free(b);
+    return ret;
+}

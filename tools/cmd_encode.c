@@ -1,0 +1,644 @@
+/* `vidkern encode`: the hybrid coding loop (include/vidkern/encode.h) over a sequence:
+ * reconstruction, statistics, timings, per-block maps. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench_util.h"
+#include "cli.h"
+#include "config.h"
+#include "enc_report.h"
+#include "gen.h"
+#include "picio.h"
+
+#define CMD "encode"
+
+#ifndef VIDK_GIT_COMMIT
+#define VIDK_GIT_COMMIT "unknown"
+#endif
+
+/* Source pictures in rotation: VIDK_ENC_MAX_PENDING in the encoder plus the one being
+ * read, so the next frame is read (or generated) while the encoder still holds two. */
+#define NBUF (VIDK_ENC_MAX_PENDING + 1)
+
+static void help(void) {
+    printf(
+        "usage: vidkern encode [IN.y4m|-] [options]\n\n"
+        "Runs the core loop of an H.264 or HEVC encoder over a sequence (intra frames,\n"
+        "full-search motion estimation against the previous reconstruction, partition\n"
+        "choice, transform + quantisation, reconstruction; no bitstream: bits are an\n"
+        "Exp-Golomb estimate) and prints a summary: PSNR, estimated bits, non-zero levels,\n"
+        "partitions, time per stage, PCIe traffic. Every backend gives the same bits.\n"
+        "Without IN the built-in generated video (352x288, 30 frames) is coded.\n"
+        "The encoder takes 8-bit 4:2:0 pictures of even sizes, at least 16x16.\n\n"
+        "options:\n"
+        "  --codec C          h264 (16x16 macroblocks; default) or hevc (32x32 CTUs)\n"
+        "  --qp N             luma QP 0..%d (default 30; chroma by the codec's table)\n"
+        "  --range R          motion search range: vectors in [-R, R]^2, 0..%d (default 16)\n"
+        "  --keyint N         an intra frame every N frames; 0 = only the first (default)\n"
+        "  --frames N         code at most N frames\n"
+        "  --recon OUT.y4m    write the reconstruction (Y4M, the source's size and header);\n"
+        "                     '-' = stdout, and then all other output goes to stderr\n"
+        "  --report F.json    machine-readable report: parameters, every frame's statistics\n"
+        "                     (all VidkEncFrameInfo fields), the summary\n"
+        "  --png-dir DIR      per frame DIR/mv_NNNN.png (motion vectors of the 4x4 blocks,\n"
+        "                     colour wheel: hue = direction (right red, down yellow-green,\n"
+        "                     left cyan, up violet), saturation = length (full at the\n"
+        "                     98th percentile of the frame's non-zero lengths), white =\n"
+        "                     (0,0), grey = intra frame) and\n"
+        "                     DIR/energy_NNNN.png (prediction residual energy of the 16x16\n"
+        "                     blocks on a fixed log scale of the mean squared residual per\n"
+        "                     sample: black = 0 .. pale yellow = 64^2 and above); the\n"
+        "                     pictures have the source's size; DIR is created if missing\n"
+        "  --verbose, -v      one line per frame\n"
+        "  --size WxH         size of the generated video when no IN is given\n"
+        "  --gen-frames N     frames of the generated video (default 30, or --frames)\n"
+        "  --input-size WxH   raw (headerless) input of this size ...\n"
+        "  --input-format F   ... and pixel format (default yuv420p; only yuv420p/yuvj420p\n"
+        "                     can be coded)\n\n"
+        "Outputs are written through NAME.tmp and renamed when the run succeeds. The\n"
+        "encoder is pipelined: frame i+1 is sent (on cuda: uploaded) before frame i is\n"
+        "received. Exit status 0, or 1 with a message on any error.\n\n",
+        VIDK_ENC_MAX_QP, VIDK_ME_MAX_RANGE);
+    cli_common_help(stdout);
+}
+
+/* ---- input --------------------------------------------------------------------------- */
+typedef struct Source {
+    const char *name; /* for messages */
+    VioReader *rd;
+    VidkGen *gen;
+    int gen_frames, next;
+    VioFormat fmt;
+} Source;
+
+static int has_ext(const char *s, const char *ext) {
+    const size_t n = strlen(s), m = strlen(ext);
+    return n >= m && !strcmp(s + n - m, ext);
+}
+
+static int source_open_file(Source *s, const char *path, const VioFormat *raw) {
+    char err[512];
+    s->name = !strcmp(path, "-") ? "stdin" : path;
+    const VioFormat *r = raw && !has_ext(path, ".y4m") ? raw : NULL;
+    if (!r && has_ext(path, ".yuv"))
+        return cli_error(CMD, "%s: raw input needs --input-size WxH (and --input-format)",
+                         path),
+               -1;
+    if (vio_reader_open(&s->rd, path, r, err, sizeof(err)) < 0)
+        return cli_error(CMD, "%s", err), -1;
+    s->fmt = *vio_reader_format(s->rd);
+    return 0;
+}
+
+static int source_open_gen(Source *s, int w, int h, int frames, char *desc, size_t n) {
+    VidkGenParams gp;
+    vidk_gen_default(&gp);
+    if (w) gp.w = w, gp.h = h;
+    if (frames) gp.frames = frames;
+    const int e = vidk_gen_open(&s->gen, &gp);
+    if (e < 0) return cli_error(CMD, "generator (%dx%d): %s", gp.w, gp.h, vidk_strerror(e)), -1;
+    s->name = "generated video";
+    s->gen_frames = gp.frames;
+    vio_format_default(&s->fmt);
+    s->fmt.w = gp.w, s->fmt.h = gp.h, s->fmt.chroma = gp.chroma, s->fmt.bitdepth = gp.bitdepth;
+    snprintf(desc, n, "built-in generated video %dx%d, %d frames, seed %u", gp.w, gp.h,
+             gp.frames, (unsigned)gp.seed);
+    return 0;
+}
+
+/* 1 = frame read, 0 = end, -1 = error (printed). */
+static int source_read(Source *s, VidkPicture *pic) {
+    if (s->gen) {
+        if (s->next >= s->gen_frames) return 0;
+        const int e = vidk_gen_frame(s->gen, s->next, pic);
+        if (e < 0) return cli_error(CMD, "generator: %s", vidk_strerror(e)), -1;
+        s->next++;
+        return 1;
+    }
+    const int r = vio_reader_read(s->rd, pic);
+    if (r < 0) return cli_error(CMD, "%s", vio_reader_error(s->rd)), -1;
+    s->next += r;
+    return r;
+}
+
+static void source_close(Source *s) {
+    vio_reader_close(&s->rd);
+    vidk_gen_close(&s->gen);
+}
+
+/* Frames of a regular file from its size (progress bar only); 0 = unknown. */
+static int estimate_frames(const char *path, const VioFormat *f, int y4m) {
+    struct stat st;
+    const size_t fb = vio_frame_bytes(f);
+    if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode) || !fb) return 0;
+    const double n = (double)st.st_size / (double)(fb + (y4m ? 6 : 0));
+    return n > 1e6 ? 1000000 : (int)n;
+}
+
+/* ---- outputs ------------------------------------------------------------------------- */
+/* Can PATH.tmp be created? (Creates and removes it.) */
+static int check_writable(const char *path) {
+    const size_t n = strlen(path) + 5;
+    char *tmp = malloc(n);
+    if (!tmp) return cli_error(CMD, "out of memory"), -1;
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        cli_error(CMD, "%s: cannot create (%s)", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    fclose(f);
+    remove(tmp);
+    free(tmp);
+    return 0;
+}
+
+/* Create DIR if missing and check that files can be created in it. */
+static int prepare_dir(const char *dir) {
+    struct stat st;
+    if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+        return cli_error(CMD, "--png-dir %s: cannot create (%s)", dir, strerror(errno)), -1;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return cli_error(CMD, "--png-dir %s: not a directory", dir), -1;
+    char probe[4200];
+    if (snprintf(probe, sizeof(probe), "%s/.vidkern_probe", dir) >= (int)sizeof(probe))
+        return cli_error(CMD, "--png-dir %s: name too long", dir), -1;
+    return check_writable(probe);
+}
+
+/* Everything the summary, --json and --report describe. */
+typedef struct Run {
+    const char *input; /* path or generator description */
+    const char *recon, *report, *png_dir;
+    int w, h;
+    VidkEncGeometry g;
+    VidkEncParams p;
+    VidkBackend backend;
+    int threads;
+    char device[384];
+    double seconds; /* wall clock of the loop: input, coding, outputs */
+    EncAccum acc;
+    VidkEncFrameInfo *info; /* every frame, for --report */
+    size_t ninfo, cap;
+    char command[2048], date[64];
+} Run;
+
+static int run_push(Run *r, const VidkEncFrameInfo *fi) {
+    if (r->ninfo == r->cap) {
+        const size_t cap = r->cap ? 2 * r->cap : 64;
+        VidkEncFrameInfo *n = realloc(r->info, cap * sizeof(*n));
+        if (!n) return -1;
+        r->info = n, r->cap = cap;
+    }
+    r->info[r->ninfo++] = *fi;
+    return 0;
+}
+
+static void print_outputs(FILE *f, unsigned o) {
+    static const char *const names[] = {"recon", "mvs", "energy", "levels"};
+    int first = 1;
+    fputc('[', f);
+    for (int k = 0; k < 4; k++)
+        if (o & (1u << k)) {
+            fprintf(f, "%s\"%s\"", first ? "" : ", ", names[k]);
+            first = 0;
+        }
+    fputc(']', f);
+}
+
+static void write_json(FILE *f, const Run *r, int with_frames) {
+    fprintf(f, "{\n  \"command\": ");
+    bench_json_str(f, r->command);
+    fprintf(f, ",\n  \"vidkern\": \"%s\",\n  \"commit\": ", vidk_version());
+    bench_json_str(f, VIDK_GIT_COMMIT);
+    fprintf(f, ",\n  \"date\": \"%s\",\n  \"input\": ", r->date);
+    bench_json_str(f, r->input);
+    fprintf(f,
+            ",\n  \"width\": %d,\n  \"height\": %d,\n  \"coded_width\": %d,\n"
+            "  \"coded_height\": %d,\n  \"codec\": \"%s\",\n  \"qp\": %d,\n  \"range\": %d,\n"
+            "  \"keyint\": %d,\n  \"lambda\": %d,\n  \"outputs\": ",
+            r->w, r->h, r->g.coded_w, r->g.coded_h, vidk_codec_name(r->p.codec), r->p.qp,
+            r->p.range, r->p.keyint, vidk_enc_lambda(r->p.qp));
+    print_outputs(f, r->p.outputs);
+    fprintf(f, ",\n  \"backend\": \"%s\",\n  \"threads\": %d,\n  \"device\": ",
+            vidk_backend_name(r->backend), r->threads);
+    bench_json_str(f, r->device);
+    const double fps = r->seconds > 0 ? (double)r->acc.frames / r->seconds : 0;
+    fprintf(f, ",\n  \"seconds\": %.6f,\n  \"frames_per_second\": %.4f", r->seconds, fps);
+    const char *const names[] = {"recon", "report", "png_dir"};
+    const char *const vals[] = {r->recon, r->report, r->png_dir};
+    for (int k = 0; k < 3; k++)
+        if (vals[k]) {
+            fprintf(f, ",\n  \"%s\": ", names[k]);
+            bench_json_str(f, vals[k]);
+        }
+    fprintf(f, ",\n  \"summary\": ");
+    enc_json_summary(f, &r->acc, "  ");
+    if (with_frames) {
+        fprintf(f, ",\n  \"per_frame\": [");
+        for (size_t i = 0; i < r->ninfo; i++) {
+            fprintf(f, "%s\n    ", i ? "," : "");
+            enc_json_frame(f, &r->info[i]);
+        }
+        fprintf(f, "\n  ]");
+    }
+    fprintf(f, "\n}\n");
+}
+
+static void write_report(FILE *f, void *arg) {
+    write_json(f, arg, 1);
+}
+
+static void print_summary(FILE *f, const Run *r) {
+    const EncAccum *a = &r->acc;
+    const double n = a->frames ? (double)a->frames : 1;
+    const VidkCodec codec = r->p.codec;
+    const int unit = codec == VIDK_CODEC_HEVC ? 32 : 16;
+    fprintf(f, "vidkern encode: %lld frames of %s\n", (long long)a->frames, r->input);
+    fprintf(f, "  %-12s %s", "backend", vidk_backend_name(r->backend));
+    fprintf(f, " on %s\n", r->device);
+    fprintf(f, "  %-12s %s, QP %d (lambda %d), R %d, keyint %d\n", "coding",
+            vidk_codec_name(codec), r->p.qp, vidk_enc_lambda(r->p.qp), r->p.range, r->p.keyint);
+    fprintf(f, "  %-12s %dx%d (coded %dx%d: %dx%d %s)\n", "size", r->w, r->h, r->g.coded_w,
+            r->g.coded_h, r->g.coded_w / unit, r->g.coded_h / unit,
+            codec == VIDK_CODEC_HEVC ? "CTUs" : "macroblocks");
+    fprintf(f, "  %-12s %lld (%lld intra, %lld inter)\n", "frames", (long long)a->frames,
+            (long long)a->intra, (long long)(a->frames - a->intra));
+    fprintf(f, "  %-12s Y %.3f  U %.3f  V %.3f dB (average of frames)\n", "PSNR",
+            enc_accum_avg_psnr(a, 0), enc_accum_avg_psnr(a, 1), enc_accum_avg_psnr(a, 2));
+    fprintf(f, "  %-12s Y %.3f  U %.3f  V %.3f dB (whole sequence, from the total SSE)\n", "",
+            enc_accum_seq_psnr(a, 0), enc_accum_seq_psnr(a, 1), enc_accum_seq_psnr(a, 2));
+    fprintf(f, "  %-12s %.2f kbit/frame: mode %.2f, mv %.2f, levels %.2f (estimate)\n", "bits",
+            (double)a->bits / n / 1e3, (double)a->bits_mode / n / 1e3,
+            (double)a->bits_mv / n / 1e3, (double)a->bits_level / n / 1e3);
+    fprintf(f, "  %-12s Y %.1f  U %.1f  V %.1f non-zero levels/frame\n", "levels",
+            (double)a->nnz[0] / n, (double)a->nnz[1] / n, (double)a->nnz[2] / n);
+    uint64_t blocks = 0, area = 0;
+    for (int k = 0; k < VIDK_ENC_PART_COUNT; k++) {
+        blocks += a->parts[k];
+        area += a->parts[k] * (uint64_t)enc_part_area16(k);
+    }
+    fprintf(f, "  %-12s", "partitions");
+    for (int k = 0; k < VIDK_ENC_PART_COUNT; k++) {
+        if (!enc_part_in_codec(k, codec)) continue;
+        fprintf(f, " %s %.1f%%", enc_part_name(k),
+                area ? 100.0 * (double)a->parts[k] * enc_part_area16(k) / (double)area : 0.0);
+    }
+    fprintf(f, " of the area (%.1f blocks/frame)\n", (double)blocks / n);
+    fprintf(f, "  %-12s", "stage ms");
+    for (int s = 0; s < VIDK_ENC_STAGE_COUNT; s++)
+        fprintf(f, " %s %.3f", enc_stage_name(s), a->stage_ms[s] / n);
+    fprintf(f, " (average per frame%s)\n",
+            r->backend == VIDK_BACKEND_CUDA ? ", CUDA events" : "");
+    fprintf(f,
+            "  %-12s %.3f ms/frame send to receive (average); %.2f frames/s overall "
+            "(%.3f s wall clock, input and outputs included)\n",
+            "time", a->total_ms / n, r->seconds > 0 ? (double)a->frames / r->seconds : 0.0,
+            r->seconds);
+    if (r->backend == VIDK_BACKEND_CUDA)
+        fprintf(f, "  %-12s host to device %.0f bytes/frame, device to host %.0f bytes/frame\n",
+                "PCIe", (double)a->h2d_bytes / n, (double)a->d2h_bytes / n);
+    else
+        fprintf(f, "  %-12s none (CPU backend)\n", "PCIe");
+    if (r->recon)
+        fprintf(f, "  %-12s %s\n", "recon", !strcmp(r->recon, "-") ? "stdout" : r->recon);
+    if (r->report) fprintf(f, "  %-12s %s\n", "report", r->report);
+    if (r->png_dir)
+        fprintf(f, "  %-12s %s/mv_NNNN.png, %s/energy_NNNN.png\n", "pictures", r->png_dir,
+                r->png_dir);
+}
+
+static void print_frame_line(FILE *f, const VidkEncFrameInfo *fi) {
+    fprintf(f,
+            "frame %5lld %c  PSNR %6.2f %6.2f %6.2f  %8.2f kbit (mode %.2f mv %.2f level "
+            "%.2f)  nnz %llu/%llu/%llu  %.3f ms\n",
+            (long long)fi->index, fi->intra ? 'I' : 'P', fi->psnr[0], fi->psnr[1], fi->psnr[2],
+            (double)fi->bits / 1e3, (double)fi->bits_mode / 1e3, (double)fi->bits_mv / 1e3,
+            (double)fi->bits_level / 1e3, (unsigned long long)fi->nnz[0],
+            (unsigned long long)fi->nnz[1], (unsigned long long)fi->nnz[2], fi->total_ms);
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+int vidk_cmd_encode(int argc, char **argv) {
+    CliCommon c;
+    cli_common_init(&c);
+    const char *in = NULL, *recon = NULL, *report = NULL, *png_dir = NULL;
+    const char *in_size = NULL, *in_fmt = NULL;
+    long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0;
+    int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help();
+            return 0;
+        }
+        const int r = cli_common_opt(&c, CMD, argc, argv, &i);
+        if (r < 0) return 1;
+        if (r) continue;
+        if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+            verbose = 1;
+            continue;
+        }
+        if (a[0] != '-' || !strcmp(a, "-")) {
+            if (in) return cli_error(CMD, "one input only ('%s' and '%s')", in, a);
+            in = a;
+            continue;
+        }
+        if (!(v = cli_value(CMD, argc, argv, &i))) return 1;
+        if (!strcmp(a, "--codec")) {
+            codec = vidk_codec_from_name(v);
+            if (codec < 0) return cli_error(CMD, "--codec: '%s' is not h264 or hevc", v);
+        } else if (!strcmp(a, "--qp")) {
+            if (cli_parse_int(CMD, a, v, 0, VIDK_ENC_MAX_QP, &qp) < 0) return 1;
+        } else if (!strcmp(a, "--range")) {
+            if (cli_parse_int(CMD, a, v, 0, VIDK_ME_MAX_RANGE, &range) < 0) return 1;
+        } else if (!strcmp(a, "--keyint")) {
+            if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) return 1;
+        } else if (!strcmp(a, "--frames")) {
+            if (cli_parse_int(CMD, a, v, 1, 100000000, &frames) < 0) return 1;
+        } else if (!strcmp(a, "--gen-frames")) {
+            if (cli_parse_int(CMD, a, v, 1, 100000000, &gen_frames) < 0) return 1;
+        } else if (!strcmp(a, "--size")) {
+            if (cli_parse_size(CMD, a, v, &gen_w, &gen_h) < 0) return 1;
+        } else if (!strcmp(a, "--recon")) {
+            recon = v;
+        } else if (!strcmp(a, "--report")) {
+            report = v;
+        } else if (!strcmp(a, "--png-dir")) {
+            png_dir = v;
+        } else if (!strcmp(a, "--input-size")) {
+            in_size = v;
+        } else if (!strcmp(a, "--input-format")) {
+            in_fmt = v;
+        } else {
+            return cli_error(CMD, "unknown option '%s' (see --help)", a);
+        }
+    }
+    if (in && (gen_w || gen_frames))
+        return cli_error(CMD, "--size and --gen-frames are for the generated video (no IN); "
+                              "raw input takes --input-size");
+    if (!in && in_size) return cli_error(CMD, "--input-size needs an input (IN or -)");
+    if (in_fmt && !in_size) return cli_error(CMD, "--input-format needs --input-size");
+    if (recon && !strcmp(recon, "-") && c.json)
+        return cli_error(CMD, "--recon - and --json both want stdout: write one to a file");
+    if (report && !strcmp(report, "-"))
+        return cli_error(CMD, "--report needs a file name (--json prints to stdout)");
+#if !VIDK_HAVE_PNG
+    if (png_dir)
+        return cli_error(CMD, "--png-dir: PNG output is not available (built without libpng)");
+#endif
+    VioFormat raw;
+    vio_format_default(&raw);
+    if (in_size) {
+        if (cli_parse_size(CMD, "--input-size", in_size, &raw.w, &raw.h) < 0) return 1;
+        if (vio_parse_pixfmt(in_fmt ? in_fmt : "yuv420p", &raw) < 0)
+            return cli_error(CMD,
+                             "--input-format: unknown pixel format '%s' (yuv420p; gray, "
+                             "yuv422p, yuv444p, yuv420p10le, ... are read but cannot be coded)",
+                             in_fmt);
+    }
+
+    int ret = 1;
+    char err[512], gen_desc[160] = "";
+    char *recon_tmp = NULL;
+    Source src;
+    memset(&src, 0, sizeof(src));
+    VidkPicture pics[NBUF], rec;
+    int reg[NBUF + 1];
+    memset(pics, 0, sizeof(pics));
+    memset(&rec, 0, sizeof(rec));
+    memset(reg, 0, sizeof(reg));
+    VidkHostRange ranges[2], pinned[2];
+    int npinned = 0;
+    VidkEncMaps maps;
+    memset(&maps, 0, sizeof(maps));
+    VidkContext *ctx = NULL;
+    VidkEncoder *enc = NULL;
+    VioWriter *wr = NULL;
+    Run *run = calloc(1, sizeof(*run));
+    if (!run) return cli_error(CMD, "out of memory");
+    enc_accum_init(&run->acc);
+    FILE *hout = (recon && !strcmp(recon, "-")) || c.json ? stderr : stdout;
+
+    /* Input, and its format checked before anything is created. */
+    if (in) {
+        if (source_open_file(&src, in, in_size ? &raw : NULL) < 0) goto done;
+        run->input = src.name;
+    } else {
+        if (source_open_gen(&src, gen_w, gen_h, gen_frames ? (int)gen_frames : (int)frames,
+                            gen_desc, sizeof(gen_desc)) < 0)
+            goto done;
+        run->input = gen_desc;
+    }
+    const VioFormat *fi = &src.fmt;
+    if (fi->bitdepth != 8 || fi->chroma != VIDK_CHROMA_420) {
+        cli_error(CMD,
+                  "%s: %s %d-bit input: the encoder takes 8-bit 4:2:0 only (convert, e.g. "
+                  "ffmpeg -i IN -pix_fmt yuv420p -f yuv4mpegpipe OUT.y4m)",
+                  src.name, vio_chroma_name(fi->chroma), fi->bitdepth);
+        goto done;
+    }
+    if (fi->w < 16 || fi->h < 16 || fi->w % 2 || fi->h % 2 || fi->w > VIDK_MAX_PICTURE_SIDE ||
+        fi->h > VIDK_MAX_PICTURE_SIDE) {
+        cli_error(CMD,
+                  "%s: %dx%d: the encoder takes even sizes from 16x16 to %dx%d (4:2:0 with "
+                  "whole chroma samples)",
+                  src.name, fi->w, fi->h, VIDK_MAX_PICTURE_SIDE, VIDK_MAX_PICTURE_SIDE);
+        goto done;
+    }
+    run->w = fi->w, run->h = fi->h;
+    run->recon = recon, run->report = report, run->png_dir = png_dir;
+
+    /* Outputs: validated (created) before any work, so a bad name costs nothing. */
+    if (report && check_writable(report) < 0) goto done;
+    if (png_dir && prepare_dir(png_dir) < 0) goto done;
+    if (recon) {
+        const char *path = recon;
+        if (strcmp(recon, "-")) {
+            const size_t n = strlen(recon) + 5;
+            if (!(recon_tmp = malloc(n))) goto oom;
+            snprintf(recon_tmp, n, "%s.tmp", recon);
+            path = recon_tmp;
+        }
+        if (vio_writer_open(&wr, path, fi, 0, err, sizeof(err)) < 0) {
+            cli_error(CMD, "%s", err);
+            goto done;
+        }
+    }
+
+    /* Encoder. */
+    if (!(ctx = cli_open(&c, CMD))) goto done;
+    VidkEncParams *p = &run->p;
+    vidk_enc_default_params(p);
+    p->codec = (VidkCodec)codec;
+    p->qp = (int)qp;
+    p->range = (int)range;
+    p->keyint = (int)keyint;
+    p->outputs = (recon ? VIDK_ENC_OUT_RECON : 0u) |
+                 (png_dir ? (unsigned)(VIDK_ENC_OUT_MVS | VIDK_ENC_OUT_ENERGY) : 0u);
+    int e = vidk_enc_open(ctx, p, fi->w, fi->h, &enc);
+    if (e < 0) {
+        cli_error(CMD, "cannot open the %s encoder for %dx%d on %s: %s",
+                  vidk_codec_name(p->codec), fi->w, fi->h,
+                  vidk_backend_name(vidk_get_backend(ctx)), vidk_strerror(e));
+        goto done;
+    }
+    vidk_enc_geometry(enc, &run->g);
+    run->backend = vidk_get_backend(ctx);
+    run->threads = vidk_get_threads(ctx);
+    enc_device_desc(ctx, c.device, run->device, sizeof(run->device));
+    bench_command_line(run->command, sizeof(run->command), "vidkern encode", argc, argv);
+    bench_utc_date(run->date, sizeof(run->date));
+
+    /* Pictures and maps, registered once (page-locked on cuda, no-op elsewhere). A
+     * registration that fails only costs speed: the library then stages the copies. */
+    for (int k = 0; k < NBUF; k++)
+        if (vio_picture_alloc(&pics[k], fi) < 0) goto oom;
+    if (recon && vio_picture_alloc(&rec, fi) < 0) goto oom;
+    const VidkEncGeometry *g = &run->g;
+    if (png_dir) {
+        maps.mv = malloc(sizeof(*maps.mv) * (size_t)g->mv_w * (size_t)g->mv_h);
+        maps.energy = malloc(sizeof(*maps.energy) * (size_t)g->mb_w * (size_t)g->mb_h);
+        if (!maps.mv || !maps.energy) goto oom;
+    }
+    for (int k = 0; k < NBUF; k++)
+        reg[k] = vidk_picture_register(ctx, &pics[k]) == 0;
+    if (recon) reg[NBUF] = vidk_picture_register(ctx, &rec) == 0;
+    if (png_dir) {
+        ranges[0] = (VidkHostRange){maps.mv, sizeof(*maps.mv) * (size_t)g->mv_w * g->mv_h};
+        ranges[1] =
+            (VidkHostRange){maps.energy, sizeof(*maps.energy) * (size_t)g->mb_w * g->mb_h};
+        if (vidk_host_register_set(ctx, ranges, 2, pinned, &npinned) < 0 && verbose)
+            fprintf(hout, "vidkern encode: note: maps not page-locked\n");
+    }
+
+    if (src.gen && !c.quiet && !c.json)
+        fprintf(stderr, "vidkern encode: no input given: coding the %s\n", gen_desc);
+    int total =
+        src.gen ? src.gen_frames : estimate_frames(in, fi, !(in_size && !has_ext(in, ".y4m")));
+    if (frames && (total <= 0 || total > frames)) total = (int)frames;
+    CliProgress prog;
+    cli_progress_start(&prog, "encode", total, c.quiet || verbose);
+
+    /* The pipeline: frame k lives in pics[k % NBUF] from its read until its receive.
+     * Frames [nrecv, nsent) are in the encoder (at most VIDK_ENC_MAX_PENDING), frame
+     * nsent (if nread > nsent) is read and waits. Order per step: read ahead, send while
+     * there is room, else receive the oldest: frame i+1 is sent before frame i is
+     * received, and frame i+2 is read while the encoder holds i and i+1. */
+    int nread = 0, nsent = 0, nrecv = 0, eof = 0;
+    const double t0 = cli_now();
+    for (;;) {
+        if (!eof && nread == nsent) {
+            if (frames && nread >= frames) {
+                eof = 1;
+            } else {
+                const int r = source_read(&src, &pics[nread % NBUF]);
+                if (r < 0) goto done;
+                if (r == 0)
+                    eof = 1;
+                else
+                    nread++;
+            }
+        }
+        if (nread > nsent && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+            e = vidk_enc_send(enc, &pics[nsent % NBUF]);
+            if (e < 0) {
+                cli_error(CMD, "frame %d: send failed: %s", nsent, vidk_strerror(e));
+                goto done;
+            }
+            nsent++;
+            continue;
+        }
+        if (nrecv == nsent) break;
+        VidkEncFrameInfo info;
+        memset(&info, 0, sizeof(info));
+        e = vidk_enc_receive(enc, recon ? &rec : NULL, png_dir ? &maps : NULL, &info);
+        if (e < 0) {
+            cli_error(CMD, "frame %d: coding failed: %s", nrecv, vidk_strerror(e));
+            goto done;
+        }
+        enc_accum_add(&run->acc, &info, fi->w, fi->h);
+        if (report && run_push(run, &info) < 0) goto oom;
+        if (wr && vio_writer_write(wr, &rec) < 0) {
+            cli_error(CMD, "%s", vio_writer_error(wr));
+            goto done;
+        }
+        if (png_dir) {
+            char name[4200];
+            snprintf(name, sizeof(name), "%s/mv_%04d.png", png_dir, nrecv);
+            if (enc_png_mvs(name, maps.mv, g->mv_w, g->mv_h, fi->w, fi->h, 0, info.intra, err,
+                            sizeof(err)) < 0) {
+                cli_error(CMD, "%s", err);
+                goto done;
+            }
+            snprintf(name, sizeof(name), "%s/energy_%04d.png", png_dir, nrecv);
+            if (enc_png_energy(name, maps.energy, g->mb_w, g->mb_h, fi->w, fi->h, err,
+                               sizeof(err)) < 0) {
+                cli_error(CMD, "%s", err);
+                goto done;
+            }
+        }
+        nrecv++;
+        if (verbose) print_frame_line(hout, &info);
+        if (nrecv > prog.total) prog.total = nrecv;
+        cli_progress_update(&prog, nrecv);
+    }
+    run->seconds = cli_now() - t0;
+    cli_progress_end(&prog);
+    if (!nrecv) {
+        cli_error(CMD, "%s: empty input (0 frames)", src.name);
+        goto done;
+    }
+    if (wr) {
+        e = vio_writer_close_msg(&wr, err, sizeof(err));
+        if (e < 0) {
+            cli_error(CMD, "%s", err);
+            goto done;
+        }
+        if (recon_tmp && rename(recon_tmp, recon) < 0) {
+            cli_error(CMD, "%s: cannot rename %s (%s)", recon, recon_tmp, strerror(errno));
+            goto done;
+        }
+    }
+    if (report && bench_write_file(CMD, report, write_report, run) < 0) goto done;
+    if (c.json)
+        write_json(stdout, run, 0);
+    else
+        print_summary(hout, run);
+    if (fflush(stdout) != 0) {
+        cli_error(CMD, "stdout: write error");
+        goto done;
+    }
+    ret = 0;
+    goto done;
+oom:
+    cli_error(CMD, "out of memory");
+done:
+    vidk_enc_close(&enc);
+    if (ctx) {
+        for (int k = 0; k < npinned; k++)
+            vidk_host_unregister(ctx, pinned[k].ptr);
+        for (int k = 0; k < NBUF; k++)
+            if (reg[k]) vidk_picture_unregister(ctx, &pics[k]);
+        if (reg[NBUF]) vidk_picture_unregister(ctx, &rec);
+    }
+    if (wr) vio_writer_close(&wr);
+    if (recon_tmp) {
+        if (ret) remove(recon_tmp);
+        free(recon_tmp);
+    }
+    for (int k = 0; k < NBUF; k++)
+        vidk_picture_free(&pics[k]);
+    vidk_picture_free(&rec);
+    free(maps.mv);
+    free(maps.energy);
+    vidk_close(&ctx);
+    source_close(&src);
+    free(run->info);
+    free(run);
+    return ret;
+}
