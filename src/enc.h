@@ -38,7 +38,7 @@ int vidk_enc_is_intra(const VidkEncoder *e, int64_t index);
  * strides are left for the caller. */
 void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f);
 /* Statistics of a frame from the summed unit statistics and the per-plane SSE. */
-void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncUnitStat *sum,
+void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncSum *sum,
                         const uint64_t sse[3], VidkEncFrameInfo *info);
 /* Check a picture against the encoder's source format. */
 int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic);

@@ -45,6 +45,13 @@ typedef struct EncUnitStat {
     uint32_t parts[VIDK_ENC_PART_COUNT];
 } EncUnitStat;
 
+/* A frame's sums of the unit statistics. */
+typedef struct EncSum {
+    uint64_t nnz[3];
+    uint64_t bits_mode, bits_mv, bits_level;
+    uint64_t parts[VIDK_ENC_PART_COUNT];
+} EncSum;
+
 /* Everything a unit's coding reads and writes. Plane strides are in samples. */
 typedef struct EncFrame {
     int codec, intra, qp, qpc, lambda;
@@ -941,7 +948,7 @@ ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc,
 {
     const uint8_t *r = f->rec[p];
     const int s = f->cs[p], sh = p ? 1 : 0, len = 4 * n + 1;
-    uint8_t av[65];
+    uint8_t av[129];
     int any = 0;
     for (int i = 0; i < len; i++) {
         int xn, yn;
@@ -974,60 +981,63 @@ ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc,
         if (!av[i]) line[i] = line[i - 1];
 }
 
-/* HEVC intra prediction of mode m (0 planar, 1 DC, 10 H, 26 V) of an n x n block from
- * its reference line; luma (p = 0) applies the [1 2 1] smoothing (planar, n >= 8 here: 16)
- * and the DC / H / V boundary filters (n < 32). */
-ENC_FN void enc_hevc_pred(const uint8_t *line0, int n, int log2n, int m, int luma, uint8_t *dst)
+/* HEVC intra prediction of mode m (0 planar, 1 DC, 10 H, 26 V) of an n x n block from its
+ * reference line, in two steps: enc_hevc_pred_prep() gives the line the mode reads (luma
+ * planar, n >= 8 here: the [1 2 1] smoothing of 8.4.4.2.3; otherwise a copy) and the DC
+ * value; enc_hevc_pred_at() one sample, with the luma DC / H / V boundary filters (n < 32). */
+ENC_FN int enc_hevc_pred_prep(const uint8_t *line0, int n, int log2n, int m, int luma, uint8_t *l)
 {
-    uint8_t fl[65];
-    const uint8_t *l = line0;
     const int len = 4 * n + 1;
     if (luma && m == 0 && n >= 8) {
-        fl[0] = line0[0];
-        fl[len - 1] = line0[len - 1];
+        l[0] = line0[0];
+        l[len - 1] = line0[len - 1];
         for (int i = 1; i < len - 1; i++)
-            fl[i] = (uint8_t)((line0[i - 1] + 2 * line0[i] + line0[i + 1] + 2) >> 2);
-        l = fl;
+            l[i] = (uint8_t)((line0[i - 1] + 2 * line0[i] + line0[i + 1] + 2) >> 2);
+    } else {
+        for (int i = 0; i < len; i++)
+            l[i] = line0[i];
     }
+    int s = n;
+    for (int i = 0; i < n; i++)
+        s += l[2 * n + 1 + i] + l[2 * n - 1 - i];
+    return s >> (log2n + 1);
+}
+
+ENC_FN uint8_t enc_hevc_pred_at(const uint8_t *l, int n, int log2n, int m, int luma, int dc, int x,
+                                int y)
+{
 #define ENC_TOP(i) ((int)l[2 * n + 1 + (i)]) /* p[i][-1], i >= -1 */
 #define ENC_LEFT(j) ((int)l[2 * n - 1 - (j)]) /* p[-1][j], j >= -1 */
+    const int edge = luma && n < 32;
+    int v;
     if (m == 0) {
-        for (int y = 0; y < n; y++)
-            for (int x = 0; x < n; x++)
-                dst[y * n + x] = (uint8_t)(((n - 1 - x) * ENC_LEFT(y) + (x + 1) * ENC_TOP(n) +
-                                            (n - 1 - y) * ENC_TOP(x) + (y + 1) * ENC_LEFT(n) + n) >>
-                                           (log2n + 1));
+        v = ((n - 1 - x) * ENC_LEFT(y) + (x + 1) * ENC_TOP(n) + (n - 1 - y) * ENC_TOP(x) +
+             (y + 1) * ENC_LEFT(n) + n) >> (log2n + 1);
     } else if (m == 1) {
-        int s = n;
-        for (int i = 0; i < n; i++)
-            s += ENC_TOP(i) + ENC_LEFT(i);
-        const int dc = s >> (log2n + 1);
-        for (int k = 0; k < n * n; k++)
-            dst[k] = (uint8_t)dc;
-        if (luma && n < 32) {
-            dst[0] = (uint8_t)((ENC_LEFT(0) + 2 * dc + ENC_TOP(0) + 2) >> 2);
-            for (int i = 1; i < n; i++) {
-                dst[i] = (uint8_t)((ENC_TOP(i) + 3 * dc + 2) >> 2);
-                dst[i * n] = (uint8_t)((ENC_LEFT(i) + 3 * dc + 2) >> 2);
-            }
-        }
+        v = dc;
+        if (edge && x == 0 && y == 0)
+            v = (ENC_LEFT(0) + 2 * dc + ENC_TOP(0) + 2) >> 2;
+        else if (edge && y == 0)
+            v = (ENC_TOP(x) + 3 * dc + 2) >> 2;
+        else if (edge && x == 0)
+            v = (ENC_LEFT(y) + 3 * dc + 2) >> 2;
     } else if (m == 10) {
-        for (int y = 0; y < n; y++)
-            for (int x = 0; x < n; x++)
-                dst[y * n + x] = (uint8_t)ENC_LEFT(y);
-        if (luma && n < 32)
-            for (int x = 0; x < n; x++)
-                dst[x] = enc_pix(ENC_LEFT(0) + ((ENC_TOP(x) - ENC_TOP(-1)) >> 1));
+        v = edge && y == 0 ? enc_pix(ENC_LEFT(0) + ((ENC_TOP(x) - ENC_TOP(-1)) >> 1)) : ENC_LEFT(y);
     } else {
-        for (int y = 0; y < n; y++)
-            for (int x = 0; x < n; x++)
-                dst[y * n + x] = (uint8_t)ENC_TOP(x);
-        if (luma && n < 32)
-            for (int y = 0; y < n; y++)
-                dst[y * n] = enc_pix(ENC_TOP(0) + ((ENC_LEFT(y) - ENC_LEFT(-1)) >> 1));
+        v = edge && x == 0 ? enc_pix(ENC_TOP(0) + ((ENC_LEFT(y) - ENC_LEFT(-1)) >> 1)) : ENC_TOP(x);
     }
+    return (uint8_t)v;
 #undef ENC_TOP
 #undef ENC_LEFT
+}
+
+ENC_FN void enc_hevc_pred(const uint8_t *line0, int n, int log2n, int m, int luma, uint8_t *dst)
+{
+    uint8_t l[129];
+    const int dc = enc_hevc_pred_prep(line0, n, log2n, m, luma, l);
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++)
+            dst[y * n + x] = enc_hevc_pred_at(l, n, log2n, m, luma, dc, x, y);
 }
 
 ENC_TAB uint8_t enc_hevc_modes[4] = {0, 1, 10, 26};

@@ -343,7 +343,7 @@ ENC_FN void ENC_T(hevc_i_ctu)(const EncOps *ops, const EncFrame *f, int cx, int 
     EncUnitStat *st = &f->stat[cy * f->uw + cx];
     EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
     *st = z;
-    uint8_t line[65], pr[256], best[256];
+    uint8_t line[129], pr[256], best[256];
     for (int q = 0; q < 4; q++) {
         const int xc = cx * 32 + (q & 1) * 16, yc = cy * 32 + (q >> 1) * 16;
         const uint8_t *src = f->src[0] + (ptrdiff_t)yc * f->ss[0] + xc;

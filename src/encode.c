@@ -161,7 +161,7 @@ void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f)
     }
 }
 
-void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncUnitStat *sum,
+void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncSum *sum,
                         const uint64_t sse[3], VidkEncFrameInfo *info)
 {
     memset(info, 0, sizeof(*info));
@@ -179,7 +179,7 @@ void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const En
     info->bits_level = sum->bits_level;
     info->bits = info->bits_mode + info->bits_mv + info->bits_level;
     for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
-        info->parts[k] = sum->parts[k];
+        info->parts[k] = (uint32_t)sum->parts[k];
 }
 
 int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic)
@@ -445,7 +445,7 @@ static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *reco
                 sse[p] += buf[3 * r + p];
         free(buf);
     }
-    EncUnitStat sum;
+    EncSum sum;
     memset(&sum, 0, sizeof(sum));
     for (int u = 0; u < e->uw * e->uh; u++) {
         const EncUnitStat *s = &e->stat[u];

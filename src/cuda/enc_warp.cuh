@@ -1,0 +1,274 @@
+// Warp-cooperative HEVC units for the device coding loop (src/cuda/encode.cu): one warp codes
+// one CTU. The arithmetic is enc_core.h's (the same 1-D butterflies, quantiser, prediction
+// samples), distributed over the lanes: residual, quantisation, dequantisation and
+// reconstruction by sample, the 1-D transforms by row / column, prediction by sample.
+// Integer sums (bits, non-zeros, SAD) are order-independent, so the result is the scalar
+// path's bit for bit (test_encode --cuda compares with the c backend).
+#ifndef VIDK_CUDA_ENC_WARP_CUH
+#define VIDK_CUDA_ENC_WARP_CUH
+
+#include "enc.h"
+
+namespace vidk_encw {
+
+constexpr unsigned kFull = 0xffffffffu;
+
+// Per-warp scratch in shared memory.
+struct WarpScratch {
+    int32_t tmp[1024];
+    int16_t a[1024];
+    int16_t b[1024];
+    uint8_t line[132], fl[132];
+    uint8_t pr[256];
+    EncHevcDec dec;
+};
+
+// DCT matrices of sizes 4..32 (row-major), per block.
+struct Mats {
+    int8_t m[16 + 64 + 256 + 1024];
+};
+__device__ inline const int8_t *mat_of(const Mats &M, int log2n)
+{
+    return M.m + (log2n == 2 ? 0 : log2n == 3 ? 16 : log2n == 4 ? 80 : 336);
+}
+__device__ inline void build_mats(Mats &M)
+{
+    for (int i = threadIdx.x; i < 1360; i += blockDim.x) {
+        const int log2n = i < 16 ? 2 : i < 80 ? 3 : i < 336 ? 4 : 5;
+        const int base = log2n == 2 ? 0 : log2n == 3 ? 16 : log2n == 4 ? 80 : 336;
+        const int n = 1 << log2n, k = (i - base) / n, j = (i - base) % n;
+        M.m[i] = (int8_t)(k == 0 ? 64 : ec_hevc_t32(k << (5 - log2n), j));
+    }
+}
+
+__device__ inline unsigned wsum(unsigned v) { return __reduce_add_sync(kFull, v); }
+
+// One TB (enc_tmpl.h hevc_tb), the warp together. st: lane 0's statistics.
+__device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitStat &st,
+                     WarpScratch &s, const Mats &M, int lane)
+{
+    const int n = 1 << log2n, len = n * n, c = p ? 1 : 0, ss = f.ss[p], cs = f.cs[p];
+    const uint8_t *src = f.src[p] + (ptrdiff_t)y * ss + x;
+    uint8_t *rec = f.rec[p] + (ptrdiff_t)y * cs + x;
+    const int8_t *m = mat_of(M, log2n);
+    for (int i = lane; i < len; i += 32)
+        s.a[i] = (int16_t)(src[(i >> log2n) * ss + (i & (n - 1))] - rec[(i >> log2n) * cs + (i & (n - 1))]);
+    __syncwarp();
+    int32_t in[32], out[32];
+    if (lane < n) { // rows
+        const int s1 = log2n - 1;
+        for (int j = 0; j < n; j++)
+            in[j] = enc_clip(s.a[lane * n + j], -255, 255);
+        ec_hevc_dct1(m, log2n, in, 1, out, 1);
+        for (int k = 0; k < n; k++)
+            s.tmp[lane * n + k] = (out[k] + (1 << (s1 - 1))) >> s1;
+    }
+    __syncwarp();
+    if (lane < n) { // columns
+        const int s2 = log2n + 6;
+        ec_hevc_dct1(m, log2n, s.tmp + lane, n, out, 1);
+        for (int v = 0; v < n; v++)
+            s.b[v * n + lane] = (int16_t)((out[v] + (1 << (s2 - 1))) >> s2);
+    }
+    __syncwarp();
+    const int32_t scale = f.hq_scale[c], qbits = f.hq_qbits[c][log2n - 2], off = f.hq_off[c][log2n - 2];
+    unsigned nz = 0, bits = 0;
+    for (int k = lane; k < len; k += 32) {
+        const int cv = s.b[k];
+        const int64_t mag = ((cv < 0 ? -(int64_t)cv : cv) * (int64_t)scale + off) >> qbits;
+        const int16_t l = ec_clip16(cv < 0 ? -mag : mag);
+        s.a[k] = l;
+        if (l) {
+            nz++;
+            bits += enc_se_bits(l);
+        }
+        if (f.lev[p]) f.lev[p][(ptrdiff_t)(y + (k >> log2n)) * f.ls_[p] + x + (k & (n - 1))] = l;
+    }
+    nz = wsum(nz);
+    bits = wsum(bits);
+    if (lane == 0) {
+        st.bits_level += bits + enc_ue_bits(nz);
+        st.nnz[p] += nz;
+    }
+    __syncwarp();
+    if (!nz) return; // uniform
+    const int32_t dsc = f.hd_scale[c];
+    const int dsh = f.hd_shift[c][log2n - 2];
+    for (int k = lane; k < len; k += 32) {
+        const int64_t v = (int64_t)s.a[k] * dsc;
+        s.b[k] = ec_clip16(dsh > 0 ? (v + ((int64_t)1 << (dsh - 1))) >> dsh : v * ((int64_t)1 << -dsh));
+    }
+    __syncwarp();
+    if (lane < n) { // inverse: columns
+        for (int k = 0; k < n; k++)
+            in[k] = s.b[k * n + lane];
+        ec_hevc_idct1(m, log2n, in, 1, out, 1);
+        for (int yy = 0; yy < n; yy++)
+            s.tmp[yy * n + lane] = ec_clip16(((int64_t)out[yy] + 64) >> 7);
+    }
+    __syncwarp();
+    if (lane < n) { // rows, reconstruction
+        ec_hevc_idct1(m, log2n, s.tmp + lane * n, 1, out, 1);
+        for (int xx = 0; xx < n; xx++) {
+            uint8_t *r = rec + lane * cs + xx;
+            *r = enc_pix(*r + ec_clip16(((int64_t)out[xx] + (1 << 11)) >> 12));
+        }
+    }
+    __syncwarp();
+}
+
+// Luma TBs of 2^log2n over a w x w area and the chroma TBs of 2^log2c (enc_tmpl.h hevc_tbs).
+__device__ void w_tbs(const EncFrame &f, int x, int y, int w, int log2n, int log2c, EncUnitStat &st,
+                      WarpScratch &s, const Mats &M, int lane)
+{
+    const int n = 1 << log2n, nc = 1 << log2c;
+    for (int j = 0; j < w; j += n)
+        for (int i = 0; i < w; i += n)
+            w_tb(f, 0, x + i, y + j, log2n, st, s, M, lane);
+    for (int p = 1; p < 3; p++)
+        for (int j = 0; j < w / 2; j += nc)
+            for (int i = 0; i < w / 2; i += nc)
+                w_tb(f, p, x / 2 + i, y / 2 + j, log2c, st, s, M, lane);
+}
+
+__device__ uint32_t w_ssd16(const EncFrame &f, int x, int y, int lane)
+{
+    unsigned v = 0;
+    for (int i = lane; i < 256; i += 32) {
+        const int d = f.src[0][(ptrdiff_t)(y + (i >> 4)) * f.ss[0] + x + (i & 15)] -
+                      f.rec[0][(ptrdiff_t)(y + (i >> 4)) * f.cs[0] + x + (i & 15)];
+        v += (unsigned)(d * d);
+    }
+    return wsum(v);
+}
+
+// Inter CTU (enc_tmpl.h hevc_p_ctu).
+__device__ void w_hevc_p_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, const Mats &M, int lane)
+{
+    EncUnitStat st = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    if (lane == 0) {
+        enc_hevc_decide(&f, cx, cy, &s.dec);
+        VidkMv pred = {0, 0};
+        if (cx > 0) {
+            EncHevcDec l;
+            enc_hevc_decide(&f, cx - 1, cy, &l);
+            pred = l.pmv[0];
+        }
+        for (int i = 0; i < s.dec.np; i++) {
+            st.bits_mv += enc_mvd_bits(s.dec.pmv[i], pred);
+            pred = s.dec.pmv[i];
+        }
+        st.bits_mode = s.dec.bits_mode;
+    }
+    __syncwarp();
+    const EncHevcDec &d = s.dec;
+    const int x0 = cx * 32, y0 = cy * 32;
+    for (int b = lane; b < 64; b += 32) { // motion compensation per 4x4 (enc_mc_area)
+        const VidkMv mv = d.mv4[b];
+        const int lx = x0 + 4 * (b & 7), ly = y0 + 4 * (b >> 3);
+        enc_mc_luma(&f, lx, ly, 4, 4, mv, f.rec[0] + (ptrdiff_t)ly * f.cs[0] + lx, f.cs[0]);
+        for (int p = 1; p < 3; p++)
+            enc_mc_chroma(&f, p, lx >> 1, ly >> 1, 2, 2, mv,
+                          f.rec[p] + (ptrdiff_t)(ly >> 1) * f.cs[p] + (lx >> 1), f.cs[p]);
+        if (f.mv4) f.mv4[(ptrdiff_t)(cy * 8 + (b >> 3)) * (f.W / 4) + cx * 8 + (b & 7)] = mv;
+    }
+    __syncwarp();
+    if (f.energy)
+        for (int q = 0; q < 4; q++) {
+            const int qx = x0 + (q & 1) * 16, qy = y0 + (q >> 1) * 16;
+            const uint32_t e = w_ssd16(f, qx, qy, lane);
+            if (lane == 0) f.energy[(qy / 16) * f.mb_w + qx / 16] = e;
+        }
+    if (d.cu32) {
+        st.parts[VIDK_ENC_PART_32x32]++;
+        w_tbs(f, x0, y0, 32, 5, 4, st, s, M, lane);
+    } else {
+        for (int q = 0; q < 4; q++) {
+            const int qx = x0 + (q & 1) * 16, qy = y0 + (q >> 1) * 16, m = d.cu16[q];
+            st.parts[VIDK_ENC_PART_16x16 + m]++;
+            if (m == 0) {
+                w_tbs(f, qx, qy, 16, 4, 3, st, s, M, lane);
+            } else if (m < 3) {
+                w_tbs(f, qx, qy, 16, 3, 2, st, s, M, lane);
+            } else {
+                for (int k = 0; k < 4; k++)
+                    w_tbs(f, qx + (k & 1) * 8, qy + (k >> 1) * 8, 8, d.cu8[4 * q + k] ? 2 : 3, 2, st,
+                          s, M, lane);
+            }
+        }
+    }
+    if (lane == 0) f.stat[cy * f.uw + cx] = st;
+}
+
+// Intra prediction of the best of planar / DC / H / V (luma, by SAD) or of mode `force`
+// (chroma: >= 0) into rec at plane (x, y), n x n; returns the mode. Lane 0 gathers the
+// reference line (reads of other rows' reconstruction go through L2: ENC_LDREC).
+__device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int log2n, int xc, int yc,
+                            int force, WarpScratch &s, int lane)
+{
+    if (lane == 0) enc_hevc_refs(&f, p, x, y, n, xc, yc, s.line);
+    __syncwarp();
+    const uint8_t *src = f.src[p] + (ptrdiff_t)y * f.ss[p] + x;
+    int best = force;
+    if (force < 0) {
+        uint32_t bsad = 0xffffffffu;
+        for (int k = 0; k < 4; k++) {
+            const int m = enc_hevc_modes[k];
+            int dc = 0;
+            if (lane == 0) dc = enc_hevc_pred_prep(s.line, n, log2n, m, p == 0, s.fl);
+            dc = __shfl_sync(kFull, dc, 0);
+            __syncwarp();
+            unsigned sad = 0;
+            for (int i = lane; i < n * n; i += 32) {
+                const int xx = i & (n - 1), yy = i >> log2n;
+                sad += (unsigned)enc_abs(src[yy * f.ss[p] + xx] -
+                                         enc_hevc_pred_at(s.fl, n, log2n, m, p == 0, dc, xx, yy));
+            }
+            sad = wsum(sad);
+            if (sad < bsad) bsad = sad, best = m;
+            __syncwarp();
+        }
+    }
+    int dc = 0;
+    if (lane == 0) dc = enc_hevc_pred_prep(s.line, n, log2n, best, p == 0, s.fl);
+    dc = __shfl_sync(kFull, dc, 0);
+    __syncwarp();
+    uint8_t *rec = f.rec[p] + (ptrdiff_t)y * f.cs[p] + x;
+    for (int i = lane; i < n * n; i += 32) {
+        const int xx = i & (n - 1), yy = i >> log2n;
+        rec[yy * f.cs[p] + xx] = enc_hevc_pred_at(s.fl, n, log2n, best, p == 0, dc, xx, yy);
+    }
+    __syncwarp();
+    return best;
+}
+
+// Intra CTU (enc_tmpl.h hevc_i_ctu).
+__device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, const Mats &M, int lane)
+{
+    EncUnitStat st = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    for (int q = 0; q < 4; q++) {
+        const int xc = cx * 32 + (q & 1) * 16, yc = cy * 32 + (q >> 1) * 16;
+        const int bm = w_intra_pred(f, 0, xc, yc, 16, 4, xc, yc, -1, s, lane);
+        if (f.energy) {
+            const uint32_t e = w_ssd16(f, xc, yc, lane);
+            if (lane == 0) f.energy[(yc / 16) * f.mb_w + xc / 16] = e;
+        }
+        if (f.mv4)
+            for (int i = lane; i < 16; i += 32) {
+                VidkMv zero = {0, 0};
+                f.mv4[(ptrdiff_t)(yc / 4 + (i >> 2)) * (f.W / 4) + xc / 4 + (i & 3)] = zero;
+            }
+        w_tb(f, 0, xc, yc, 4, st, s, M, lane);
+        for (int p = 1; p < 3; p++) {
+            w_intra_pred(f, p, xc / 2, yc / 2, 8, 3, xc, yc, bm, s, lane);
+            w_tb(f, p, xc / 2, yc / 2, 3, st, s, M, lane);
+        }
+        st.parts[VIDK_ENC_PART_INTRA]++;
+        st.bits_mode += 5;
+    }
+    if (lane == 0) f.stat[cy * f.uw + cx] = st;
+}
+
+} // namespace vidk_encw
+
+#endif
