@@ -269,6 +269,164 @@ __device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
     if (lane == 0) f.stat[cy * f.uw + cx] = st;
 }
 
+
+// ---- H.264 intra macroblock (enc_tmpl.h h264_i_mb), one warp ----------------------------
+
+struct H264Scratch {
+    EncNb nb, cnb[2];
+    uint8_t prm[256];    // the chosen luma prediction
+    uint8_t cpm[2][64];  // the chosen chroma prediction
+    int32_t w[16][16];
+    int16_t lev[16][16];
+    int32_t wdc[16], dc[16];
+    int16_t dcl[16];
+    int32_t cw[2][4][16];
+    int16_t clev[2][4][16];
+    int32_t cdc[2][4];
+    int16_t cdcl[2][16];
+};
+
+__device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane)
+{
+    EncUnitStat st = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
+    const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
+    uint8_t *rec = f.rec[0] + (ptrdiff_t)y0 * cs + x0;
+    if (lane == 0) enc_h264_nb(&f, 0, x0, y0, 16, &s.nb);
+    if (lane == 1) enc_h264_nb(&f, 1, mbx * 8, mby * 8, 8, &s.cnb[0]);
+    if (lane == 2) enc_h264_nb(&f, 2, mbx * 8, mby * 8, 8, &s.cnb[1]);
+    __syncwarp();
+    // Mode m's prediction by lane m (luma) and lane 4 + m (chroma, both planes), each in
+    // the lane's own memory; the winners copy theirs to shared memory below.
+    int ok = 0;
+    uint32_t sad = 0xffffffffu;
+    uint8_t pm[256];
+    if (lane < 4) {
+        ok = enc_h264_pred16(&s.nb, lane, pm);
+        if (ok) sad = enc_sad(src, ss, pm, 16, 16, 16);
+    } else if (lane < 8) {
+        const int m = lane - 4;
+        ok = enc_h264_predc(&s.cnb[0], m, pm) && enc_h264_predc(&s.cnb[1], m, pm + 64);
+        if (ok)
+            sad = enc_sad(f.src[1] + (ptrdiff_t)(mby * 8) * f.ss[1] + mbx * 8, f.ss[1], pm, 8, 8, 8) +
+                  enc_sad(f.src[2] + (ptrdiff_t)(mby * 8) * f.ss[2] + mbx * 8, f.ss[2], pm + 64, 8, 8, 8);
+    }
+    int bm = 2, cm = 0;
+    uint32_t bsad = 0xffffffffu, csad = 0xffffffffu;
+    for (int m = 0; m < 4; m++) { // the scalar order: first strictly smaller wins
+        const int okl = __shfl_sync(kFull, ok, m), okc = __shfl_sync(kFull, ok, 4 + m);
+        const uint32_t sl = __shfl_sync(kFull, sad, m), sc = __shfl_sync(kFull, sad, 4 + m);
+        if (okl && sl < bsad) bsad = sl, bm = m;
+        if (okc && sc < csad) csad = sc, cm = m;
+    }
+    if (lane == bm)
+        for (int i = 0; i < 256; i++)
+            s.prm[i] = pm[i];
+    if (lane == 4 + cm)
+        for (int i = 0; i < 128; i++)
+            s.cpm[i >> 6][i & 63] = pm[i];
+    __syncwarp();
+    for (int i = lane; i < 256; i += 32)
+        rec[(i >> 4) * cs + (i & 15)] = s.prm[i];
+    for (int i = lane; i < 128; i += 32) {
+        const int p = 1 + (i >> 6), k = i & 63;
+        f.rec[p][(ptrdiff_t)(mby * 8 + (k >> 3)) * f.cs[p] + mbx * 8 + (k & 7)] = s.cpm[p - 1][k];
+    }
+    if (f.mv4)
+        for (int i = lane; i < 16; i += 32) {
+            VidkMv zero = {0, 0};
+            f.mv4[(ptrdiff_t)(mby * 4 + (i >> 2)) * (f.W / 4) + mbx * 4 + (i & 3)] = zero;
+        }
+    __syncwarp();
+    if (f.energy) {
+        const uint32_t e = w_ssd16(f, x0, y0, lane);
+        if (lane == 0) f.energy[mby * f.mb_w + mbx] = e;
+    }
+    unsigned bits = 0, nz0 = 0, nzc[2] = {0, 0};
+    int nz;
+    // Luma: AC of block `lane` (lanes 0..15); chroma: block lane & 3 of plane (lane >> 2) - 3
+    // (lanes 16..23).
+    {
+        const int qbits = 15 + qp / 6;
+        const int32_t dz = enc_deadzone(qbits, 1);
+        int32_t mf[16];
+        if (lane < 16) {
+            for (int k = 0; k < 16; k++)
+                mf[k] = k ? f.mf4y[k] : 0;
+            const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
+            ec_h264_sub_fdct(4, s.w[lane], src + by * ss + bx, ss, rec + by * cs + bx, cs);
+            (void)ec_h264_quant(4, s.lev[lane], s.w[lane], mf, qbits, dz);
+            s.wdc[lane] = s.w[lane][0];
+            bits += enc_block_bits(s.lev[lane] + 1, 15, &nz);
+            nz0 += (unsigned)nz;
+        } else if (lane < 24) {
+            const int qc = f.qpc, qb = 15 + qc / 6, p = (lane - 16) >> 2, b = lane & 3;
+            for (int k = 0; k < 16; k++)
+                mf[k] = k ? f.mf4c[k] : 0;
+            const int bx = (b & 1) * 4, by = (b >> 1) * 4;
+            const uint8_t *cs_ = f.src[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.ss[p + 1] + mbx * 8 + bx;
+            const uint8_t *cr = f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx;
+            ec_h264_sub_fdct(4, s.cw[p][b], cs_, f.ss[p + 1], cr, f.cs[p + 1]);
+            (void)ec_h264_quant(4, s.clev[p][b], s.cw[p][b], mf, qb, enc_deadzone(qb, 1));
+            bits += enc_block_bits(s.clev[p][b] + 1, 15, &nz);
+            nzc[p] += (unsigned)nz;
+        }
+    }
+    __syncwarp();
+    // DC transforms: lane 0 luma, lanes 1 and 2 chroma.
+    if (lane == 0) {
+        const int qbdc = 17 + qp / 6;
+        int32_t mf[16], y[16];
+        for (int k = 0; k < 16; k++)
+            mf[k] = f.mf4y[0];
+        ec_h264_fdct_dc(0, y, s.wdc);
+        (void)ec_h264_quant(4, s.dcl, y, mf, qbdc, enc_deadzone(qbdc, 1));
+        ec_h264_idct_dc(0, s.dc, s.dcl, f.ls4y[0], qp);
+        bits += enc_block_bits(s.dcl, 16, &nz);
+        nz0 += (unsigned)nz;
+    } else if (lane < 3) {
+        const int p = lane - 1, qc = f.qpc, qbdc = 16 + qc / 6;
+        int32_t mf[16], y[16], wdc[16];
+        for (int k = 0; k < 16; k++) {
+            mf[k] = f.mf4c[0];
+            wdc[k] = k < 4 ? s.cw[p][k][0] : 0;
+        }
+        ec_h264_fdct_dc(1, y, wdc);
+        for (int k = 4; k < 16; k++)
+            y[k] = 0;
+        (void)ec_h264_quant(4, s.cdcl[p], y, mf, qbdc, enc_deadzone(qbdc, 1));
+        ec_h264_idct_dc(1, s.cdc[p], s.cdcl[p], f.ls4c[0], qc);
+        bits += enc_block_bits(s.cdcl[p], 4, &nz);
+        nzc[p] += (unsigned)nz;
+    }
+    __syncwarp();
+    // Reconstruction of every 4x4 block, levels out.
+    if (lane < 16) {
+        const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
+        s.lev[lane][0] = s.dcl[lane];
+        enc_store_levels(&f, 0, x0 + bx, y0 + by, s.lev[lane], 4);
+        ec_h264_deq_idct_add(4, rec + by * cs + bx, cs, s.lev[lane], f.ls4y, qp, &s.dc[lane]);
+    } else if (lane < 24) {
+        const int p = (lane - 16) >> 2, b = lane & 3, bx = (b & 1) * 4, by = (b >> 1) * 4;
+        s.clev[p][b][0] = s.cdcl[p][b];
+        enc_store_levels(&f, p + 1, mbx * 8 + bx, mby * 8 + by, s.clev[p][b], 4);
+        ec_h264_deq_idct_add(4, f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx,
+                             f.cs[p + 1], s.clev[p][b], f.ls4c, f.qpc, &s.cdc[p][b]);
+    }
+    bits = wsum(bits);
+    nz0 = wsum(nz0);
+    nzc[0] = wsum(nzc[0]);
+    nzc[1] = wsum(nzc[1]);
+    if (lane == 0) {
+        st.bits_level = bits;
+        st.nnz[0] = nz0, st.nnz[1] = nzc[0], st.nnz[2] = nzc[1];
+        st.bits_mode = 1 + enc_ue_bits((unsigned)bm) + enc_ue_bits((unsigned)cm);
+        st.parts[VIDK_ENC_PART_INTRA] = 1;
+        f.stat[mby * f.uw + mbx] = st;
+    }
+    __syncwarp();
+}
+
 } // namespace vidk_encw
 
 #endif

@@ -65,6 +65,7 @@ struct EncCuda {
     cudaEvent_t up_beg[2], up_end[2], ev[EV_COUNT];
     unsigned long long h2d[2];
     int cur;
+    int scalar_intra; // VIDK_ENC_CUDA_SCALAR_INTRA=1: H.264 intra by the one-thread driver
 };
 
 inline EncCuda *state(const VidkEncoder *e) { return static_cast<EncCuda *>(e->cuda); }
@@ -130,7 +131,31 @@ __global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *p
     }
 }
 
-// H.264 intra frames: block r codes unit row r left to right; before unit x it waits until row
+// H.264 intra frames: the same wavefront, one warp per macroblock row (enc_warp.cuh).
+__global__ void __launch_bounds__(32) h264_intra_kernel(const EncFrame f, int *progress)
+{
+    __shared__ vidk_encw::H264Scratch S;
+    const int r = blockIdx.x, lane = threadIdx.x;
+    volatile int *prog = progress;
+    for (int x = 0; x < f.uw; x++) {
+        if (r > 0) {
+            if (lane == 0) {
+                const int need = min(x + 2, f.uw);
+                while (prog[r - 1] < need) {
+                }
+                __threadfence();
+            }
+            __syncwarp();
+        }
+        vidk_encw::w_h264_i_mb(f, x, r, S, lane);
+        __threadfence();
+        __syncwarp();
+        if (lane == 0) prog[r] = x + 1;
+    }
+}
+
+// H.264 intra frames, one thread per row (the scalar driver; kept for comparison with
+// VIDK_ENC_CUDA_SCALAR_INTRA=1): block r codes unit row r left to right; before unit x it waits until row
 // r - 1 has finished units up to x + 1 (left, top-left, top and top-right are then
 // reconstructed). Every row's block is resident at once (at most a few hundred one-warp
 // blocks), so the waits cannot deadlock.
@@ -248,6 +273,10 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e)
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
+    {
+        const char *v = getenv("VIDK_ENC_CUDA_SCALAR_INTRA");
+        c->scalar_intra = v && v[0] == '1';
+    }
     VIDK_TRY(vidk_cuda_enter(ctx));
     c->pitch[0] = vidk_cuda_me_pitch(e->W);
     c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
@@ -410,8 +439,10 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
-        else
+        else if (c->scalar_intra)
             intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
+        else
+            h264_intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
         CUDA_CHECK_LAUNCH();
     } else {
         // H.264: one thread per macroblock, 64 per block (measured on the H200 against 8 per
