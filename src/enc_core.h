@@ -690,6 +690,37 @@ ENC_FN void enc_h264_decide(const EncFrame *f, int mbx, int mby, EncH264Dec *d)
     }
 }
 
+/* Zeroed unit statistics. */
+ENC_FN EncUnitStat enc_stat_zero(void)
+{
+    EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    return z;
+}
+
+/* MVD bits of a unit's partitions in coding order: the first against pred (the first
+ * vector of the left unit, (0, 0) at the left edge), each next one against the one before. */
+ENC_FN unsigned enc_mvd_chain(const VidkMv *pmv, int np, VidkMv pred)
+{
+    unsigned b = 0;
+    for (int i = 0; i < np; i++) {
+        b += enc_mvd_bits(pmv[i], pred);
+        pred = pmv[i];
+    }
+    return b;
+}
+
+/* The first vector of the macroblock left of (mbx, mby), or (0, 0) at the left edge. */
+ENC_FN VidkMv enc_h264_left_mv(const EncFrame *f, int mbx, int mby)
+{
+    VidkMv v = {0, 0};
+    if (mbx > 0) {
+        EncH264Dec l;
+        enc_h264_decide(f, mbx - 1, mby, &l);
+        v = l.pmv[0];
+    }
+    return v;
+}
+
 /* ------------------------------------------------------------------ HEVC decision */
 
 typedef struct EncHevcDec {
@@ -817,6 +848,18 @@ ENC_FN void enc_hevc_decide(const EncFrame *f, int cx, int cy, EncHevcDec *d)
             for (int z = 0; z < 4; z++)
                 d->cu8[4 * q + z] = 0;
     }
+}
+
+/* The first vector of the CTU left of (cx, cy), or (0, 0) at the left edge. */
+ENC_FN VidkMv enc_hevc_left_mv(const EncFrame *f, int cx, int cy)
+{
+    VidkMv v = {0, 0};
+    if (cx > 0) {
+        EncHevcDec l;
+        enc_hevc_decide(f, cx - 1, cy, &l);
+        v = l.pmv[0];
+    }
+    return v;
 }
 
 /* ------------------------------------------------------------------ H.264 intra prediction */

@@ -97,20 +97,10 @@ ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0,
 ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby)
 {
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
-    EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
-    *st = z;
+    *st = enc_stat_zero();
     EncH264Dec d;
     enc_h264_decide(f, mbx, mby, &d);
-    VidkMv pred = {0, 0};
-    if (mbx > 0) {
-        EncH264Dec l;
-        enc_h264_decide(f, mbx - 1, mby, &l);
-        pred = l.pmv[0];
-    }
-    for (int i = 0; i < d.np; i++) {
-        st->bits_mv += enc_mvd_bits(d.pmv[i], pred);
-        pred = d.pmv[i];
-    }
+    st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_h264_left_mv(f, mbx, mby));
     st->bits_mode = d.bits_mode + (d.tx8 ? 1u : 0u);
     st->parts[VIDK_ENC_PART_16x16 + d.mode]++;
     const int x0 = mbx * 16, y0 = mby * 16;
@@ -131,8 +121,7 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
 ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby)
 {
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
-    EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
-    *st = z;
+    *st = enc_stat_zero();
     const int x0 = mbx * 16, y0 = mby * 16, qp = f->qp, ss = f->ss[0], cs = f->cs[0];
     const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
     uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
@@ -287,20 +276,10 @@ ENC_FN void ENC_T(hevc_tbs)(const EncOps *ops, const EncFrame *f, int x, int y, 
 ENC_FN void ENC_T(hevc_p_ctu)(const EncOps *ops, const EncFrame *f, int cx, int cy)
 {
     EncUnitStat *st = &f->stat[cy * f->uw + cx];
-    EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
-    *st = z;
+    *st = enc_stat_zero();
     EncHevcDec d;
     enc_hevc_decide(f, cx, cy, &d);
-    VidkMv pred = {0, 0};
-    if (cx > 0) {
-        EncHevcDec l;
-        enc_hevc_decide(f, cx - 1, cy, &l);
-        pred = l.pmv[0];
-    }
-    for (int i = 0; i < d.np; i++) {
-        st->bits_mv += enc_mvd_bits(d.pmv[i], pred);
-        pred = d.pmv[i];
-    }
+    st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_hevc_left_mv(f, cx, cy));
     st->bits_mode = d.bits_mode;
     const int x0 = cx * 32, y0 = cy * 32;
     enc_mc_area(f, x0, y0, 32, 32, d.mv4, 8);
@@ -341,8 +320,7 @@ ENC_FN void ENC_T(hevc_p_ctu)(const EncOps *ops, const EncFrame *f, int cx, int 
 ENC_FN void ENC_T(hevc_i_ctu)(const EncOps *ops, const EncFrame *f, int cx, int cy)
 {
     EncUnitStat *st = &f->stat[cy * f->uw + cx];
-    EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
-    *st = z;
+    *st = enc_stat_zero();
     uint8_t line[129], pr[256], best[256];
     for (int q = 0; q < 4; q++) {
         const int xc = cx * 32 + (q & 1) * 16, yc = cy * 32 + (q >> 1) * 16;

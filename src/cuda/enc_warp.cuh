@@ -145,19 +145,10 @@ __device__ uint32_t w_ssd16(const EncFrame &f, int x, int y, int lane)
 // Inter CTU (enc_tmpl.h hevc_p_ctu).
 __device__ void w_hevc_p_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, const Mats &M, int lane)
 {
-    EncUnitStat st = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    EncUnitStat st = enc_stat_zero();
     if (lane == 0) {
         enc_hevc_decide(&f, cx, cy, &s.dec);
-        VidkMv pred = {0, 0};
-        if (cx > 0) {
-            EncHevcDec l;
-            enc_hevc_decide(&f, cx - 1, cy, &l);
-            pred = l.pmv[0];
-        }
-        for (int i = 0; i < s.dec.np; i++) {
-            st.bits_mv += enc_mvd_bits(s.dec.pmv[i], pred);
-            pred = s.dec.pmv[i];
-        }
+        st.bits_mv = enc_mvd_chain(s.dec.pmv, s.dec.np, enc_hevc_left_mv(&f, cx, cy));
         st.bits_mode = s.dec.bits_mode;
     }
     __syncwarp();
@@ -245,7 +236,7 @@ __device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int l
 // Intra CTU (enc_tmpl.h hevc_i_ctu).
 __device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, const Mats &M, int lane)
 {
-    EncUnitStat st = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    EncUnitStat st = enc_stat_zero();
     for (int q = 0; q < 4; q++) {
         const int xc = cx * 32 + (q & 1) * 16, yc = cy * 32 + (q >> 1) * 16;
         const int bm = w_intra_pred(f, 0, xc, yc, 16, 4, xc, yc, -1, s, lane);
@@ -288,7 +279,7 @@ struct H264Scratch {
 
 __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane)
 {
-    EncUnitStat st = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    EncUnitStat st = enc_stat_zero();
     const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
     const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
     uint8_t *rec = f.rec[0] + (ptrdiff_t)y0 * cs + x0;

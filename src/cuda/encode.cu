@@ -1,6 +1,6 @@
 // The coding loop on the device (docs/ENCODE_CUDA.md). Every frame stays on the GPU: the
 // source crosses PCIe once (host to device), and only what the caller asked for comes back
-// (reconstruction, vectors, energy, levels) plus ~150 bytes of statistics.
+// (reconstruction, vectors, energy, levels) plus 120 bytes of statistics.
 //
 // Streams and events of one frame i (slot = i % 2, two source buffers):
 //   upload stream (vidk_enc_send): source planes -> d_src[slot] (straight from the caller's
@@ -9,10 +9,10 @@
 //     sends frame i + 1 before it receives frame i), so it overlaps it.
 //   code stream (vidk_enc_receive): wait up_end[slot]; edge extension; motion search
 //     against the previous reconstruction (inter frames; vidk_cuda_me_search_dev, results
-//     stay on the device); the unit kernel (one thread per macroblock / CTU; intra frames:
-//     a wavefront, one thread block per unit row, rows released by progress counters);
-//     statistics (SSE + unit sums into 18 counters); downloads. Events between the stages
-//     time them.
+//     stay on the device); the unit kernel (H.264 inter: one thread per macroblock; HEVC
+//     inter: one warp per CTU; intra frames: a wavefront, one warp per unit row, rows
+//     released by progress counters); statistics (SSE + unit sums into 15 counters);
+//     downloads. Events between the stages time them.
 // The per-unit arithmetic is enc_core.h / enc_tmpl.h, the same source as the CPU backends.
 #include "cuda_common.cuh"
 #include "me_cuda.h"
@@ -28,15 +28,7 @@ struct EncOps {
     int unused;
 };
 #define ENC_T(n) enc_cu_##n
-#define EO_H264_SUB_FDCT(n, w, s, ss, p, ps) ec_h264_sub_fdct(n, w, s, ss, p, ps)
-#define EO_H264_QUANT(n, lev, w, mf, qb, fo) ec_h264_quant(n, lev, w, mf, qb, fo)
-#define EO_H264_DEQ_IDCT_ADD(n, d, ds, c, ls, qp, dc) ec_h264_deq_idct_add(n, d, ds, c, ls, qp, dc)
-#define EO_H264_FDCT_DC(t, y, w) ec_h264_fdct_dc(t, y, w)
-#define EO_H264_IDCT_DC(t, dc, c, ls00, qp) ec_h264_idct_dc(t, dc, c, ls00, qp)
-#define EO_HEVC_FWD(l, coef, res, tmp) ec_hevc_fwd(l, coef, res, tmp)
-#define EO_HEVC_INV(l, res, coef, tmp) ec_hevc_inv(l, res, coef, tmp)
-#define EO_HEVC_QUANT(lev, coef, len, sc, qb, off) ec_hevc_quant(lev, coef, len, sc, qb, off)
-#define EO_HEVC_DEQUANT(coef, lev, len, sc, sh) ec_hevc_dequant(coef, lev, len, sc, sh)
+#include "enc_ops_core.h"
 #include "enc_tmpl.h"
 
 namespace {
@@ -65,7 +57,6 @@ struct EncCuda {
     cudaEvent_t up_beg[2], up_end[2], ev[EV_COUNT];
     unsigned long long h2d[2];
     int cur;
-    int scalar_intra; // VIDK_ENC_CUDA_SCALAR_INTRA=1: H.264 intra by the one-thread driver
 };
 
 inline EncCuda *state(const VidkEncoder *e) { return static_cast<EncCuda *>(e->cuda); }
@@ -105,7 +96,31 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f)
     if (u < f.uw * f.uh) vidk_encw::w_hevc_p_ctu(f, u % f.uw, u / f.uw, S[w], M, lane);
 }
 
-// HEVC intra frames: the wavefront of intra_kernel (below) with one warp per CTU row.
+// Intra frames: a wavefront. Block r codes unit row r left to right with one warp; before
+// unit x, lane 0 waits until row r - 1 has released unit x + 1 (left, top-left, top and
+// top-right are then reconstructed; progress counters in global memory). Every row's
+// block is resident at once (a few hundred one-warp blocks at most), so the waits cannot
+// deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1 line.
+__device__ inline void wave_wait(const volatile int *prog, int r, int x, int uw, int lane)
+{
+    if (r > 0) {
+        if (lane == 0) {
+            const int need = min(x + 2, uw);
+            while (prog[r - 1] < need) {
+            }
+            __threadfence();
+        }
+        __syncwarp();
+    }
+}
+__device__ inline void wave_release(volatile int *prog, int r, int x, int lane)
+{
+    __threadfence(); // every lane's reconstruction is visible before the release
+    __syncwarp();
+    if (lane == 0) prog[r] = x + 1;
+}
+
+// HEVC intra frames: one warp per CTU row (enc_warp.cuh).
 __global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *progress)
 {
     __shared__ vidk_encw::Mats M;
@@ -113,68 +128,22 @@ __global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *p
     vidk_encw::build_mats(M);
     __syncthreads();
     const int r = blockIdx.x, lane = threadIdx.x;
-    volatile int *prog = progress;
     for (int x = 0; x < f.uw; x++) {
-        if (r > 0) {
-            if (lane == 0) {
-                const int need = min(x + 2, f.uw);
-                while (prog[r - 1] < need) {
-                }
-                __threadfence();
-            }
-            __syncwarp();
-        }
+        wave_wait(progress, r, x, f.uw, lane);
         vidk_encw::w_hevc_i_ctu(f, x, r, S, M, lane);
-        __threadfence(); // every lane's reconstruction is visible before the release
-        __syncwarp();
-        if (lane == 0) prog[r] = x + 1;
+        wave_release(progress, r, x, lane);
     }
 }
 
-// H.264 intra frames: the same wavefront, one warp per macroblock row (enc_warp.cuh).
+// H.264 intra frames: one warp per macroblock row (enc_warp.cuh).
 __global__ void __launch_bounds__(32) h264_intra_kernel(const EncFrame f, int *progress)
 {
     __shared__ vidk_encw::H264Scratch S;
     const int r = blockIdx.x, lane = threadIdx.x;
-    volatile int *prog = progress;
     for (int x = 0; x < f.uw; x++) {
-        if (r > 0) {
-            if (lane == 0) {
-                const int need = min(x + 2, f.uw);
-                while (prog[r - 1] < need) {
-                }
-                __threadfence();
-            }
-            __syncwarp();
-        }
+        wave_wait(progress, r, x, f.uw, lane);
         vidk_encw::w_h264_i_mb(f, x, r, S, lane);
-        __threadfence();
-        __syncwarp();
-        if (lane == 0) prog[r] = x + 1;
-    }
-}
-
-// H.264 intra frames, one thread per row (the scalar driver; kept for comparison with
-// VIDK_ENC_CUDA_SCALAR_INTRA=1): block r codes unit row r left to right; before unit x it waits until row
-// r - 1 has finished units up to x + 1 (left, top-left, top and top-right are then
-// reconstructed). Every row's block is resident at once (at most a few hundred one-warp
-// blocks), so the waits cannot deadlock.
-__global__ void __launch_bounds__(32) intra_kernel(const EncFrame f, int *progress)
-{
-    if (threadIdx.x) return;
-    const int r = blockIdx.x;
-    const EncOps ops = {0};
-    volatile int *prog = progress;
-    for (int x = 0; x < f.uw; x++) {
-        if (r > 0) {
-            const int need = min(x + 2, f.uw);
-            while (prog[r - 1] < need) {
-            }
-            __threadfence();
-        }
-        enc_cu_h264_i_mb(&ops, &f, x, r);
-        __threadfence();
-        prog[r] = x + 1;
+        wave_release(progress, r, x, lane);
     }
 }
 
@@ -273,10 +242,6 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e)
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
-    {
-        const char *v = getenv("VIDK_ENC_CUDA_SCALAR_INTRA");
-        c->scalar_intra = v && v[0] == '1';
-    }
     VIDK_TRY(vidk_cuda_enter(ctx));
     c->pitch[0] = vidk_cuda_me_pitch(e->W);
     c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
@@ -439,8 +404,6 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
-        else if (c->scalar_intra)
-            intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
         else
             h264_intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
         CUDA_CHECK_LAUNCH();

@@ -184,6 +184,51 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
     return e;
 }
 
+
+// Band b of the plan on stream s: the search kernel(s), then the finalize kernel that turns
+// the band's keys into results (f's per-shape rows are set for the band). Returns the first
+// CUDA error (launch errors included).
+cudaError_t issue_band(const MePlan *pl, MeArgs &a, FinArgs &f, int b, cudaStream_t s, int cfg,
+                       size_t bps)
+{
+    cudaError_t e;
+    a.gy0 = pl->band_g0[b], a.gyn = pl->band_gn[b];
+    if (pl->path == PATH_GENERIC) {
+        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+            if (!(pl->shapes & VIDK_ME_SHAPE(bs))) continue;
+            MeArgs g = a;
+            g.g_bs = bs, g.g_gw = pl->gw[bs], g.g_gh = pl->gh[bs];
+            g.g_slice = bs >= VIDK_BLOCK_32x32 ? 256 : 1024;
+            const dim3 grid((unsigned)((pl->gw[bs] * pl->gh[bs] + 7) / 8),
+                            (unsigned)((pl->N * pl->N + g.g_slice - 1) / g.g_slice));
+            if (bps == 1)
+                generic_kernel<uint8_t><<<grid, 256, 0, s>>>(g);
+            else
+                generic_kernel<uint16_t><<<grid, 256, 0, s>>>(g);
+            if ((e = cudaGetLastError()) != cudaSuccess) return e;
+        }
+    } else {
+        const unsigned nb = (unsigned)((long)pl->GW * a.gyn * pl->ncb * pl->nsl);
+        if ((e = launch_search(pl, a, nb, s, cfg)) != cudaSuccess) return e; // path, flags of pl
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+    f.nshape = 0;
+    int maxn = 0;
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+        if (!(pl->shapes & VIDK_ME_SHAPE(bs))) continue;
+        const int si = f.nshape++;
+        f.bs[si] = bs, f.key_off[si] = pl->key_off[bs], f.key_ew[si] = pl->key_ew[bs];
+        f.gw[si] = pl->gw[bs], f.res_off[si] = pl->res_off[bs];
+        band_block_rows(pl, b, bs, &f.row0[si], &f.rows[si]);
+        maxn = vk_imax(maxn, f.rows[si] * f.gw[si]);
+    }
+    if (maxn > 0) {
+        finalize_kernel<<<dim3((unsigned)((maxn + 255) / 256), (unsigned)f.nshape), 256, 0, s>>>(f);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
 } // namespace
 
 extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
@@ -353,41 +398,7 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
         // Search and finalize the band.
         s_k = s_kk[b & 1];
         CUDA_CHECK(cudaStreamWaitEvent(s_k, ev_up[b], 0));
-        a.gy0 = pl.band_g0[b], a.gyn = pl.band_gn[b];
-        if (pl.path == PATH_GENERIC) {
-            for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
-                if (!(pl.shapes & VIDK_ME_SHAPE(bs))) continue;
-                MeArgs g = a;
-                g.g_bs = bs, g.g_gw = pl.gw[bs], g.g_gh = pl.gh[bs];
-                g.g_slice = bs >= VIDK_BLOCK_32x32 ? 256 : 1024;
-                const dim3 grid((unsigned)((pl.gw[bs] * pl.gh[bs] + 7) / 8),
-                                (unsigned)((pl.N * pl.N + g.g_slice - 1) / g.g_slice));
-                if (bps == 1)
-                    generic_kernel<uint8_t><<<grid, 256, 0, s_k>>>(g);
-                else
-                    generic_kernel<uint16_t><<<grid, 256, 0, s_k>>>(g);
-                CUDA_CHECK_LAUNCH();
-            }
-        } else {
-            const unsigned nb = (unsigned)((long)pl.GW * a.gyn * pl.ncb * pl.nsl);
-            CUDA_CHECK(launch_search(&pl, a, nb, s_k, cfg)); // path pl.path, flags pl.flags
-            CUDA_CHECK_LAUNCH();
-        }
-        f.nshape = 0;
-        int maxn = 0;
-        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
-            if (!(pl.shapes & VIDK_ME_SHAPE(bs))) continue;
-            const int si = f.nshape++;
-            f.bs[si] = bs, f.key_off[si] = pl.key_off[bs], f.key_ew[si] = pl.key_ew[bs];
-            f.gw[si] = pl.gw[bs], f.res_off[si] = pl.res_off[bs];
-            band_block_rows(&pl, b, bs, &f.row0[si], &f.rows[si]);
-            maxn = vk_imax(maxn, f.rows[si] * f.gw[si]);
-        }
-        if (maxn > 0) {
-            finalize_kernel<<<dim3((unsigned)((maxn + 255) / 256), (unsigned)f.nshape), 256, 0,
-                              s_k>>>(f);
-            CUDA_CHECK_LAUNCH();
-        }
+        CUDA_CHECK(issue_band(&pl, a, f, b, s_k, cfg, bps));
         CUDA_CHECK(cudaEventRecord(ev_fin[b], s_k));
 
         // Download the band's results.
@@ -515,39 +526,8 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     f.keys = d_keys, f.res = d_res, f.R = pl.R, f.N = pl.N, f.lambda = pl.lambda;
     f.pred = nullptr, f.mb_w = pl.mb_w;
     CUDA_CHECK(cudaMemsetAsync(d_keys, 0xff, pl.nkeys * sizeof(*d_keys), s));
-    for (int b = 0; b < pl.nbands; b++) {
-        a.gy0 = pl.band_g0[b], a.gyn = pl.band_gn[b];
-        if (pl.path == PATH_GENERIC) {
-            for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
-                if (!(pl.shapes & VIDK_ME_SHAPE(bs))) continue;
-                MeArgs g = a;
-                g.g_bs = bs, g.g_gw = pl.gw[bs], g.g_gh = pl.gh[bs];
-                g.g_slice = bs >= VIDK_BLOCK_32x32 ? 256 : 1024;
-                const dim3 grid((unsigned)((pl.gw[bs] * pl.gh[bs] + 7) / 8),
-                                (unsigned)((pl.N * pl.N + g.g_slice - 1) / g.g_slice));
-                generic_kernel<uint8_t><<<grid, 256, 0, s>>>(g);
-                CUDA_CHECK_LAUNCH();
-            }
-        } else {
-            const unsigned nb = (unsigned)((long)pl.GW * a.gyn * pl.ncb * pl.nsl);
-            CUDA_CHECK(launch_search(&pl, a, nb, s, kernel_config()));
-            CUDA_CHECK_LAUNCH();
-        }
-        f.nshape = 0;
-        int maxn = 0;
-        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
-            if (!(pl.shapes & VIDK_ME_SHAPE(bs))) continue;
-            const int si = f.nshape++;
-            f.bs[si] = bs, f.key_off[si] = pl.key_off[bs], f.key_ew[si] = pl.key_ew[bs];
-            f.gw[si] = pl.gw[bs], f.res_off[si] = pl.res_off[bs];
-            band_block_rows(&pl, b, bs, &f.row0[si], &f.rows[si]);
-            maxn = vk_imax(maxn, f.rows[si] * f.gw[si]);
-        }
-        if (maxn > 0) {
-            finalize_kernel<<<dim3((unsigned)((maxn + 255) / 256), (unsigned)f.nshape), 256, 0, s>>>(f);
-            CUDA_CHECK_LAUNCH();
-        }
-    }
+    for (int b = 0; b < pl.nbands; b++)
+        CUDA_CHECK(issue_band(&pl, a, f, b, s, kernel_config(), 1));
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
         const int on = !!(pl.shapes & VIDK_ME_SHAPE(bs));
         res[bs] = on ? d_res + pl.res_off[bs] : nullptr;
