@@ -986,42 +986,51 @@ ENC_FN int enc_hevc_avail(const EncFrame *f, int xc, int yc, int xn, int yn)
 /* Reference line of an n x n block at (x, y) of plane p (8.4.4.2.2 substitution):
  * line[0] = p[-1][2n-1] ... line[2n-1] = p[-1][0], line[2n] = p[-1][-1],
  * line[2n+1+i] = p[i][-1]. (xc, yc): the luma position of the CU. */
-ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc, int yc,
-                          uint8_t *line)
+/* Entry i of that line: the sample into *v (0 when unavailable); returns its availability. */
+ENC_FN int enc_hevc_ref_at(const EncFrame *f, int p, int x, int y, int n, int xc, int yc, int i,
+                           uint8_t *v)
 {
-    const uint8_t *r = f->rec[p];
-    const int s = f->cs[p], sh = p ? 1 : 0, len = 4 * n + 1;
-    uint8_t av[129];
-    int any = 0;
-    for (int i = 0; i < len; i++) {
-        int xn, yn;
-        if (i < 2 * n) {
-            xn = x - 1;
-            yn = y + 2 * n - 1 - i;
-        } else if (i == 2 * n) {
-            xn = x - 1;
-            yn = y - 1;
-        } else {
-            xn = x + i - 2 * n - 1;
-            yn = y - 1;
-        }
-        av[i] = (uint8_t)enc_hevc_avail(f, xc, yc, xn * (1 << sh), yn * (1 << sh));
-        line[i] = av[i] ? ENC_LDREC(r + (ptrdiff_t)yn * s + xn) : 0;
-        any |= av[i];
+    const int sh = p ? 1 : 0;
+    int xn, yn;
+    if (i < 2 * n) {
+        xn = x - 1;
+        yn = y + 2 * n - 1 - i;
+    } else if (i == 2 * n) {
+        xn = x - 1;
+        yn = y - 1;
+    } else {
+        xn = x + i - 2 * n - 1;
+        yn = y - 1;
     }
-    if (!any) {
+    const int a = enc_hevc_avail(f, xc, yc, xn * (1 << sh), yn * (1 << sh));
+    *v = a ? ENC_LDREC(f->rec[p] + (ptrdiff_t)yn * f->cs[p] + xn) : 0;
+    return a;
+}
+
+/* The substitution of 8.4.4.2.2 over a gathered line of len entries (av: availability). */
+ENC_FN void enc_hevc_ref_fill(uint8_t *line, const uint8_t *av, int len)
+{
+    int k = 0;
+    while (k < len && !av[k])
+        k++;
+    if (k == len) {
         for (int i = 0; i < len; i++)
             line[i] = 128;
         return;
     }
-    if (!av[0]) {
-        int k = 1;
-        while (!av[k])
-            k++;
-        line[0] = line[k];
-    }
+    if (!av[0]) line[0] = line[k];
     for (int i = 1; i < len; i++)
         if (!av[i]) line[i] = line[i - 1];
+}
+
+ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc, int yc,
+                          uint8_t *line)
+{
+    uint8_t av[129];
+    const int len = 4 * n + 1;
+    for (int i = 0; i < len; i++)
+        av[i] = (uint8_t)enc_hevc_ref_at(f, p, x, y, n, xc, yc, i, &line[i]);
+    enc_hevc_ref_fill(line, av, len);
 }
 
 /* HEVC intra prediction of mode m (0 planar, 1 DC, 10 H, 26 V) of an n x n block from its

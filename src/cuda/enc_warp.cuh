@@ -18,7 +18,7 @@ struct WarpScratch {
     int32_t tmp[1024];
     int16_t a[1024];
     int16_t b[1024];
-    uint8_t line[132], fl[132];
+    uint8_t line[132], fl[132], av[132];
     uint8_t pr[256];
     EncHevcDec dec;
 };
@@ -197,7 +197,11 @@ __device__ void w_hevc_p_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
 __device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int log2n, int xc, int yc,
                             int force, WarpScratch &s, int lane)
 {
-    if (lane == 0) enc_hevc_refs(&f, p, x, y, n, xc, yc, s.line);
+    // The reference line: one entry per lane (their loads overlap), then lane 0 substitutes.
+    for (int i = lane; i < 4 * n + 1; i += 32)
+        s.av[i] = (uint8_t)enc_hevc_ref_at(&f, p, x, y, n, xc, yc, i, &s.line[i]);
+    __syncwarp();
+    if (lane == 0) enc_hevc_ref_fill(s.line, s.av, 4 * n + 1);
     __syncwarp();
     const uint8_t *src = f.src[p] + (ptrdiff_t)y * f.ss[p] + x;
     int best = force;
@@ -283,9 +287,29 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
     const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
     uint8_t *rec = f.rec[0] + (ptrdiff_t)y0 * cs + x0;
-    if (lane == 0) enc_h264_nb(&f, 0, x0, y0, 16, &s.nb);
-    if (lane == 1) enc_h264_nb(&f, 1, mbx * 8, mby * 8, 8, &s.cnb[0]);
-    if (lane == 2) enc_h264_nb(&f, 2, mbx * 8, mby * 8, 8, &s.cnb[1]);
+    // Neighbours (enc_h264_nb), one sample per lane: luma top / left by lanes 0-15 / 16-31,
+    // then chroma top / left of Cb and Cr by lanes 0-7 / 8-15 / 16-23 / 24-31.
+    {
+        const int T = mby > 0, L = mbx > 0;
+        const uint8_t *r0 = f.rec[0];
+        if (lane < 16)
+            s.nb.top[lane] = T ? ENC_LDREC(r0 + (ptrdiff_t)(y0 - 1) * cs + x0 + lane) : 0;
+        else
+            s.nb.left[lane - 16] = L ? ENC_LDREC(r0 + (ptrdiff_t)(y0 + lane - 16) * cs + x0 - 1) : 0;
+        const int p = 1 + (lane >> 4), k = lane & 7, cx = mbx * 8, cy = mby * 8;
+        const uint8_t *rc = f.rec[p];
+        EncNb &cn = s.cnb[p - 1];
+        if (!(lane & 8))
+            cn.top[k] = T ? ENC_LDREC(rc + (ptrdiff_t)(cy - 1) * f.cs[p] + cx + k) : 0;
+        else
+            cn.left[k] = L ? ENC_LDREC(rc + (ptrdiff_t)(cy + k) * f.cs[p] + cx - 1) : 0;
+        if (lane < 3) {
+            EncNb &nb = lane == 0 ? s.nb : s.cnb[lane - 1];
+            const int px = lane ? cx : x0, py = lane ? cy : y0;
+            nb.has_top = T, nb.has_left = L;
+            nb.tl = T && L ? ENC_LDREC(f.rec[lane] + (ptrdiff_t)(py - 1) * f.cs[lane] + px - 1) : 0;
+        }
+    }
     __syncwarp();
     // Mode m's prediction by lane m (luma) and lane 4 + m (chroma, both planes), each in
     // the lane's own memory; the winners copy theirs to shared memory below.
