@@ -10,12 +10,8 @@ VIDEO=${3:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/vidk_cli_encode.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT INT TERM
 
-fail() {
-    echo "FAIL ($CASE): $*" >&2
-    trap - EXIT INT TERM
-    echo "inputs and outputs kept in $T" >&2
-    exit 1
-}
+CLI_CMD=encode
+. "$(dirname "$0")/cli_lib.sh"
 
 # y4m_check FILE W H FRAMES: an 8-bit 4:2:0 Y4M of that size with exactly FRAMES frames
 # (header line, then FRAMES x ("FRAME\n" + W*H*3/2 bytes)).
@@ -26,23 +22,6 @@ y4m_check() {
     want=$((hl + $4 * (6 + $2 * $3 * 3 / 2)))
     got=$(wc -c <"$1")
     [ "$got" -eq "$want" ] || fail "$1: $got bytes, expected $want ($4 frames of ${2}x$3)"
-}
-
-# must_fail WHAT OUTFILE CMD...: exit status 1, one "vidkern encode: ..." line on stderr,
-# OUTFILE (if not -) and any *.tmp absent afterwards.
-must_fail() {
-    what=$1
-    out=$2
-    shift 2
-    "$@" >"$T/stdout" 2>"$T/stderr"
-    rc=$?
-    [ $rc -eq 1 ] || fail "$what: exit $rc, expected 1 ($(cat "$T/stderr"))"
-    lines=$(wc -l <"$T/stderr")
-    [ "$lines" -eq 1 ] || fail "$what: $lines lines on stderr, expected one: $(cat "$T/stderr")"
-    grep -q '^vidkern encode: ' "$T/stderr" || fail "$what: message not 'vidkern encode: ...'"
-    if [ "$out" != - ] && [ -e "$out" ]; then fail "$what: left $out behind"; fi
-    if ls "$T"/*.tmp >/dev/null 2>&1; then fail "$what: left a .tmp file behind"; fi
-    echo "ok: $what -> $(cat "$T/stderr")"
 }
 
 # json_ok FILE: parses as JSON (python3 when present, else a shape check).

@@ -9,13 +9,8 @@ VIDEO=${3:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/vidk_cli_me.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT INT TERM
 
-fail() {
-    echo "FAIL ($CASE): $*" >&2
-    # Keep the inputs (random ones cannot be regenerated) for a replay.
-    trap - EXIT INT TERM
-    echo "inputs and outputs kept in $T" >&2
-    exit 1
-}
+CLI_CMD=me
+. "$(dirname "$0")/cli_lib.sh"
 
 # mky4m W H FRAMES FILE: 8-bit 4:2:0 Y4M of random samples (odd sizes allowed).
 mky4m() {
@@ -31,23 +26,6 @@ mky4m() {
             i=$((i + 1))
         done
     } >"$4"
-}
-
-# must_fail WHAT OUTFILE CMD...: exit status 1, one "vidkern me: ..." line on stderr,
-# OUTFILE (if not -) and any *.tmp absent afterwards.
-must_fail() {
-    what=$1
-    out=$2
-    shift 2
-    "$@" >"$T/stdout" 2>"$T/stderr"
-    rc=$?
-    [ $rc -eq 1 ] || fail "$what: exit $rc, expected 1 ($(cat "$T/stderr"))"
-    lines=$(wc -l <"$T/stderr")
-    [ "$lines" -eq 1 ] || fail "$what: $lines lines on stderr, expected one: $(cat "$T/stderr")"
-    grep -q '^vidkern me: ' "$T/stderr" || fail "$what: message not 'vidkern me: ...'"
-    if [ "$out" != - ] && [ -e "$out" ]; then fail "$what: left $out behind"; fi
-    if ls "$T"/*.tmp >/dev/null 2>&1; then fail "$what: left a .tmp file behind"; fi
-    echo "ok: $what -> $(cat "$T/stderr")"
 }
 
 case "$CASE" in

@@ -163,7 +163,8 @@ static int frames_for(const Bench *b, VidkBackend be) {
     return be == VIDK_BACKEND_CUDA ? 32 : 8;
 }
 
-static void add_note(Bench *b, const char *fmt, const char *arg) {
+static void add_note(void *bv, const char *fmt, const char *arg) {
+    Bench *b = bv;
     if (b->nnotes < 8) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
 }
 
@@ -365,23 +366,11 @@ static void cross_check(EResult *x, const EResult *ref, const char *ref_name) {
 }
 
 /* ---- outputs ----------------------------------------------------------------------- */
-typedef struct Meta {
-    char cpu[256], gpu[256], date[64], command[2048];
-    int cores;
-} Meta;
+typedef BenchMeta Meta;
 
 static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    bench_cpu_name(mt->cpu, sizeof(mt->cpu));
-    mt->cores = vidk_cpu_count_online();
-    snprintf(mt->gpu, sizeof(mt->gpu), "none");
-    if (b->ctx[VIDK_BACKEND_CUDA]) {
-        VidkDeviceInfo di;
-        if (vidk_cuda_device_info(b->device, &di) == 0)
-            snprintf(mt->gpu, sizeof(mt->gpu), "%s (%d SMs, compute %d.%d)", di.name,
-                     di.multiprocessors, di.major, di.minor);
-    }
-    bench_utc_date(mt->date, sizeof(mt->date));
-    bench_command_line(mt->command, sizeof(mt->command), "vidkern bench encode", argc, argv);
+    bench_meta_fill(mt, "vidkern bench encode", argc, argv,
+                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
 }
 
 static const char *backend_label(const Bench *b, VidkBackend be, char *buf, size_t n) {
@@ -790,23 +779,7 @@ int vidk_bench_encode(int argc, char **argv) {
         b->backends[b->nbackends++] = VIDK_BACKEND_CUDA;
     }
     /* Contexts: a backend that cannot be opened here is skipped and said so. */
-    for (int k = 0; k < b->nbackends; k++) {
-        const VidkBackend be = b->backends[k];
-        CliCommon cc = c;
-        cc.backend = be;
-        if (vidk_backend_available(be)) b->ctx[be] = cli_open(&cc, CMD);
-        if (!b->ctx[be]) {
-            add_note(b, "backend %s skipped: not usable on this machine/build",
-                     vidk_backend_name(be));
-            if (!c.quiet)
-                fprintf(stderr, "vidkern bench encode: backend %s not usable here, skipped\n",
-                        vidk_backend_name(be));
-            memmove(&b->backends[k], &b->backends[k + 1],
-                    sizeof(b->backends[0]) * (size_t)(b->nbackends - k - 1));
-            b->nbackends--;
-            k--;
-        }
-    }
+    bench_open_backends(&c, CMD, 0, b->backends, &b->nbackends, b->ctx, add_note, b);
     if (!b->nbackends) {
         cli_error(CMD, "no usable backend");
         goto done;
@@ -816,16 +789,10 @@ int vidk_bench_encode(int argc, char **argv) {
     const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;
     int have_clips = 0;
     if (want_real) {
-        char err[256];
-        if (dir && mosaic_open(&mosaic, dir, 2, err, sizeof(err)) == 0) have_clips = 1;
+        have_clips = bench_open_mosaic(&mosaic, dir, CMD, c.quiet) == 0;
         if (!have_clips) {
             add_note(b, "no real clips found (%s): generated video only",
                      dir ? dir : "no folder");
-            if (!c.quiet)
-                fprintf(stderr,
-                        "vidkern bench encode: no real clips found (%s): generated "
-                        "video only\n",
-                        dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
         } else {
             add_note(b, "real video: %s", mosaic_describe(mosaic));
         }

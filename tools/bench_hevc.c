@@ -172,10 +172,7 @@ typedef struct WlInfo {
     double build_s;
 } WlInfo;
 
-typedef struct Meta {
-    char cpu[256], gpu[256], date[64], command[2048];
-    int cores;
-} Meta;
+typedef BenchMeta Meta;
 
 typedef struct Bench {
     int nwl;
@@ -1016,16 +1013,8 @@ static int make_targets(const Bench *b, Target *t) {
 /* ------------------------------------------------------------------ output helpers */
 
 static void meta_fill(Bench *b, int argc, char **argv) {
-    Meta *mt = &b->mt;
-    bench_cpu_name(mt->cpu, sizeof(mt->cpu));
-    mt->cores = vidk_cpu_count_online();
-    snprintf(mt->gpu, sizeof(mt->gpu), "none");
-    VidkDeviceInfo di;
-    if (vidk_cuda_device_count() > 0 && vidk_cuda_device_info(b->device, &di) == 0)
-        snprintf(mt->gpu, sizeof(mt->gpu), "%s (%d SMs, compute %d.%d)", di.name,
-                 di.multiprocessors, di.major, di.minor);
-    bench_utc_date(mt->date, sizeof(mt->date));
-    bench_command_line(mt->command, sizeof(mt->command), "vidkern bench hevc", argc, argv);
+    bench_meta_fill(&b->mt, "vidkern bench hevc", argc, argv,
+                    vidk_cuda_device_count() > 0 ? b->device : -1);
 }
 
 static const char *impl_label(const Bench *b, int im, char *buf, size_t n) {
@@ -1954,14 +1943,9 @@ int vidk_bench_hevc(int argc, char **argv) {
     b->source = !strcmp(source, "gen") ? HW_SOURCE_GEN : HW_SOURCE_REAL;
     if (b->source == HW_SOURCE_REAL) {
         const char *dir = video ? video : mosaic_default_video_dir();
-        char err[300];
-        if (!dir || mosaic_open(&b->mosaic, dir, 2, err, sizeof(err)) < 0) {
+        if (bench_open_mosaic(&b->mosaic, dir, CMD, c.quiet) < 0) {
             b->source = HW_SOURCE_GEN;
             note(b, "no real clips found (%s): generated video", dir ? dir : "no folder");
-            if (!c.quiet)
-                fprintf(stderr,
-                        "vidkern " CMD ": no real clips found (%s): generated video only\n",
-                        dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
         }
     }
     note(b,

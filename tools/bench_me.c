@@ -491,24 +491,15 @@ static void fmt_speedup(char *buf, size_t n, double v, int est) {
 
 /* ---- device / command description ----------------------------------------------- */
 typedef struct Meta {
-    char cpu[256], gpu[256], date[64], command[2048];
-    int cores, threads;
+    BenchMeta m;
+    int threads;
 } Meta;
 
 static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    bench_cpu_name(mt->cpu, sizeof(mt->cpu));
-    mt->cores = vidk_cpu_count_online();
+    bench_meta_fill(&mt->m, "vidkern bench me", argc, argv,
+                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
     mt->threads =
         b->ctx[VIDK_BACKEND_THREADS] ? vidk_get_threads(b->ctx[VIDK_BACKEND_THREADS]) : 0;
-    snprintf(mt->gpu, sizeof(mt->gpu), "none");
-    if (b->ctx[VIDK_BACKEND_CUDA]) {
-        VidkDeviceInfo di;
-        if (vidk_cuda_device_info(b->device, &di) == 0)
-            snprintf(mt->gpu, sizeof(mt->gpu), "%s (%d SMs, compute %d.%d)", di.name,
-                     di.multiprocessors, di.major, di.minor);
-    }
-    bench_utc_date(mt->date, sizeof(mt->date));
-    bench_command_line(mt->command, sizeof(mt->command), "vidkern bench me", argc, argv);
 }
 
 /* Speed-up of a time `ms` of configuration (s, m, r) against backend `vs`; 0 if not run. */
@@ -781,9 +772,9 @@ static void print_targets(FILE *f, Bench *b, int md) {
 
 static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
     fprintf(f, "# vidkern bench me\n\n");
-    fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->cpu, mt->cores, mt->gpu);
-    fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->date,
-            VIDK_GIT_COMMIT, vidk_version(), mt->command);
+    fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->m.cpu, mt->m.cores, mt->m.gpu);
+    fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->m.date,
+            VIDK_GIT_COMMIT, vidk_version(), mt->m.command);
     for (int i = 0; i < b->nnotes; i++)
         fprintf(f, "- Note: %s\n", b->notes[i]);
     print_legend(f, 1);
@@ -914,12 +905,12 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
     fprintf(f, "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": ",
             vidk_version());
     bench_json_str(f, VIDK_GIT_COMMIT);
-    fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->date);
-    bench_json_str(f, mt->command);
+    fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->m.date);
+    bench_json_str(f, mt->m.command);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    bench_json_str(f, mt->cpu);
-    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->cores, mt->threads);
-    bench_json_str(f, mt->gpu);
+    bench_json_str(f, mt->m.cpu);
+    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->m.cores, mt->threads);
+    bench_json_str(f, mt->m.gpu);
     fprintf(f, "},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [", CEIL_BYTE_AD_PER_S);
     for (int i = 0; i < b->nnotes; i++) {
         fprintf(f, "%s", i ? ", " : "");
@@ -1076,9 +1067,9 @@ static int size_of(const char *name, int *w, int *h) {
     return 0;
 }
 
-static int add_note(Bench *b, const char *fmt, const char *arg) {
+static void add_note(void *bv, const char *fmt, const char *arg) {
+    Bench *b = bv;
     if (b->nnotes < 8) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
-    return 0;
 }
 
 /* Find a clip of the folder whose name starts with prefix. */
@@ -1218,24 +1209,7 @@ int vidk_bench_me(int argc, char **argv) {
             b->backends[b->nbackends++] = (VidkBackend)be;
     }
     /* Contexts: a backend that cannot be opened here is skipped and said so. */
-    for (int k = 0; k < b->nbackends; k++) {
-        const VidkBackend be = b->backends[k];
-        CliCommon cc = c;
-        cc.backend = be;
-        cc.quiet = 1;
-        if (vidk_backend_available(be)) b->ctx[be] = cli_open(&cc, CMD);
-        if (!b->ctx[be]) {
-            add_note(b, "backend %s skipped: not usable on this machine/build",
-                     vidk_backend_name(be));
-            if (!c.quiet)
-                fprintf(stderr, "vidkern bench me: backend %s not usable here, skipped\n",
-                        vidk_backend_name(be));
-            memmove(&b->backends[k], &b->backends[k + 1],
-                    sizeof(b->backends[0]) * (size_t)(b->nbackends - k - 1));
-            b->nbackends--;
-            k--;
-        }
-    }
+    bench_open_backends(&c, CMD, 1, b->backends, &b->nbackends, b->ctx, add_note, b);
     if (!b->nbackends) {
         cli_error(CMD, "no usable backend");
         goto done;
@@ -1245,16 +1219,10 @@ int vidk_bench_me(int argc, char **argv) {
     const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;
     int have_clips = 0;
     if (want_real) {
-        char err[256];
-        if (dir && mosaic_open(&mosaic, dir, 2, err, sizeof(err)) == 0) have_clips = 1;
-        if (!have_clips) {
+        have_clips = bench_open_mosaic(&mosaic, dir, CMD, c.quiet) == 0;
+        if (!have_clips)
             add_note(b, "no real clips found (%s): generated video only",
                      dir ? dir : "no folder");
-            if (!c.quiet)
-                fprintf(stderr,
-                        "vidkern bench me: no real clips found (%s): generated video only\n",
-                        dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
-        }
     }
     const int npics = b->frames + 1;
     int mosaic_noted = 0;
@@ -1310,8 +1278,8 @@ int vidk_bench_me(int argc, char **argv) {
     Meta mt;
     meta_fill(&mt, b, argc, argv);
     if (!c.quiet) {
-        fprintf(stderr, "vidkern bench me: %s; %s, %d cores; GPU %s\n", mt.command, mt.cpu,
-                mt.cores, mt.gpu);
+        fprintf(stderr, "vidkern bench me: %s; %s, %d cores; GPU %s\n", mt.m.command, mt.m.cpu,
+                mt.m.cores, mt.m.gpu);
     }
     const int total = b->nsrc * b->nmodes * b->nranges * b->nbackends;
     int done_n = 0, mismatches = 0, failures = 0;
@@ -1353,7 +1321,7 @@ int vidk_bench_me(int argc, char **argv) {
             }
     printf(
         "vidkern bench me  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  commit: %s\n",
-        mt.command, mt.cpu, mt.cores, mt.gpu, mt.date, VIDK_GIT_COMMIT);
+        mt.m.command, mt.m.cpu, mt.m.cores, mt.m.gpu, mt.m.date, VIDK_GIT_COMMIT);
     for (int i = 0; i < b->nnotes; i++)
         printf("note: %s\n", b->notes[i]);
     print_human(stdout, b);

@@ -116,3 +116,49 @@ int bench_write_file(const char *cmd, const char *path, void (*write)(FILE *f, v
     free(tmp);
     return 0;
 }
+
+void bench_meta_fill(BenchMeta *mt, const char *prefix, int argc, char **argv, int device)
+{
+    bench_cpu_name(mt->cpu, sizeof(mt->cpu));
+    mt->cores = vidk_cpu_count_online();
+    snprintf(mt->gpu, sizeof(mt->gpu), "none");
+    VidkDeviceInfo di;
+    if (device >= 0 && vidk_cuda_device_info(device, &di) == 0)
+        snprintf(mt->gpu, sizeof(mt->gpu), "%s (%d SMs, compute %d.%d)", di.name,
+                 di.multiprocessors, di.major, di.minor);
+    bench_utc_date(mt->date, sizeof(mt->date));
+    bench_command_line(mt->command, sizeof(mt->command), prefix, argc, argv);
+}
+
+void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
+                         VidkBackend *backends, int *n, VidkContext **ctx, BenchNoteFn note,
+                         void *note_arg)
+{
+    for (int k = 0; k < *n; k++) {
+        const VidkBackend be = backends[k];
+        CliCommon cc = *c;
+        cc.backend = be;
+        if (quiet_open) cc.quiet = 1;
+        if (vidk_backend_available(be)) ctx[be] = cli_open(&cc, cmd);
+        if (!ctx[be]) {
+            note(note_arg, "backend %s skipped: not usable on this machine/build",
+                 vidk_backend_name(be));
+            if (!c->quiet)
+                fprintf(stderr, "vidkern %s: backend %s not usable here, skipped\n", cmd,
+                        vidk_backend_name(be));
+            memmove(&backends[k], &backends[k + 1], sizeof(backends[0]) * (size_t)(*n - k - 1));
+            (*n)--;
+            k--;
+        }
+    }
+}
+
+int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet)
+{
+    char err[256];
+    if (dir && mosaic_open(m, dir, 2, err, sizeof(err)) == 0) return 0;
+    if (!quiet)
+        fprintf(stderr, "vidkern %s: no real clips found (%s): generated video only\n", cmd,
+                dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
+    return -1;
+}

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -193,4 +194,68 @@ void cli_progress_end(CliProgress *p)
 {
     if (!p->enabled) return;
     fputc('\n', stderr);
+}
+
+int cli_has_ext(const char *s, const char *ext)
+{
+    const size_t n = strlen(s), m = strlen(ext);
+    return n >= m && !strcmp(s + n - m, ext);
+}
+
+int cli_source_open_file(CliSource *s, const char *cmd, const char *path, const VioFormat *raw)
+{
+    char err[512];
+    s->name = !strcmp(path, "-") ? "stdin" : path;
+    const VioFormat *r = raw && !cli_has_ext(path, ".y4m") ? raw : NULL;
+    if (!r && cli_has_ext(path, ".yuv"))
+        return cli_error(cmd, "%s: raw input needs --input-size WxH (and --input-format)",
+                         path),
+               -1;
+    if (vio_reader_open(&s->rd, path, r, err, sizeof(err)) < 0)
+        return cli_error(cmd, "%s", err), -1;
+    s->fmt = *vio_reader_format(s->rd);
+    return 0;
+}
+
+int cli_source_open_gen(CliSource *s, const VidkGenParams *gp, char *desc, size_t n)
+{
+    const int e = vidk_gen_open(&s->gen, gp);
+    if (e < 0) return e;
+    s->gen_frames = gp->frames;
+    vio_format_default(&s->fmt);
+    s->fmt.w = gp->w, s->fmt.h = gp->h, s->fmt.chroma = gp->chroma;
+    s->fmt.bitdepth = gp->bitdepth;
+    snprintf(desc, n, "built-in generated video %dx%d, %d frames, seed %u", gp->w, gp->h,
+             gp->frames, (unsigned)gp->seed);
+    return e;
+}
+
+int cli_source_read(CliSource *s, const char *cmd, VidkPicture *pic)
+{
+    if (s->gen) {
+        if (s->next >= s->gen_frames) return 0;
+        const int e = vidk_gen_frame(s->gen, s->next, pic);
+        if (e < 0) return cli_error(cmd, "generator: %s", vidk_strerror(e)), -1;
+        s->next++;
+        return 1;
+    }
+    const int r = vio_reader_read(s->rd, pic);
+    if (r < 0) return cli_error(cmd, "%s", vio_reader_error(s->rd)), -1;
+    s->next += r;
+    return r;
+}
+
+void cli_source_close(CliSource *s)
+{
+    vio_reader_close(&s->rd);
+    vidk_gen_close(&s->gen);
+}
+
+int cli_estimate_frames(const char *path, const VioFormat *f, int y4m)
+{
+    struct stat st;
+    const size_t fb = vio_frame_bytes(f);
+    if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode) || !fb) return 0;
+    const double n = (double)st.st_size / (double)(fb + (y4m ? 6 : 0));
+    return n > 1e6 ? 1000000 : (int)n;
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gen.h"
+#include "picio.h"
 #include "vidkern/vidkern.h"
 
 #if defined(__GNUC__)
@@ -55,6 +57,30 @@ typedef struct CliProgress {
 void cli_progress_start(CliProgress *p, const char *label, int total, int quiet);
 void cli_progress_update(CliProgress *p, int done);
 void cli_progress_end(CliProgress *p);
+
+/* Input pictures of a command: a Y4M/raw file (or "-") or the built-in generator. */
+typedef struct CliSource {
+    const char *name; /* for messages */
+    VioReader *rd;
+    VidkGen *gen;
+    int gen_frames, next;
+    VioFormat fmt;
+} CliSource;
+
+/* 1 if s ends with ext. */
+int cli_has_ext(const char *s, const char *ext);
+/* Open file `path` into a zeroed source; raw (the --input-* format) applies to every name
+ * not ending in .y4m, and a *.yuv needs it. 0, or -1 with a message. */
+int cli_source_open_file(CliSource *s, const char *cmd, const char *path, const VioFormat *raw);
+/* Open the generator with gp into a zeroed source (name left to the caller) and describe
+ * it in desc ("built-in generated video WxH, N frames, seed S"). The vidk_gen_open
+ * result (< 0: error, no message). */
+int cli_source_open_gen(CliSource *s, const VidkGenParams *gp, char *desc, size_t n);
+/* 1 = frame read, 0 = end, -1 = error (printed). */
+int cli_source_read(CliSource *s, const char *cmd, VidkPicture *pic);
+void cli_source_close(CliSource *s);
+/* Frames in a regular file, estimated from its size (for the progress bar); 0 unknown. */
+int cli_estimate_frames(const char *path, const VioFormat *f, int y4m);
 
 /* Monotonic time in seconds. */
 double cli_now(void);

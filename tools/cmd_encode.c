@@ -66,76 +66,15 @@ static void help(void) {
 }
 
 /* ---- input --------------------------------------------------------------------------- */
-typedef struct Source {
-    const char *name; /* for messages */
-    VioReader *rd;
-    VidkGen *gen;
-    int gen_frames, next;
-    VioFormat fmt;
-} Source;
-
-static int has_ext(const char *s, const char *ext) {
-    const size_t n = strlen(s), m = strlen(ext);
-    return n >= m && !strcmp(s + n - m, ext);
-}
-
-static int source_open_file(Source *s, const char *path, const VioFormat *raw) {
-    char err[512];
-    s->name = !strcmp(path, "-") ? "stdin" : path;
-    const VioFormat *r = raw && !has_ext(path, ".y4m") ? raw : NULL;
-    if (!r && has_ext(path, ".yuv"))
-        return cli_error(CMD, "%s: raw input needs --input-size WxH (and --input-format)",
-                         path),
-               -1;
-    if (vio_reader_open(&s->rd, path, r, err, sizeof(err)) < 0)
-        return cli_error(CMD, "%s", err), -1;
-    s->fmt = *vio_reader_format(s->rd);
-    return 0;
-}
-
-static int source_open_gen(Source *s, int w, int h, int frames, char *desc, size_t n) {
+static int source_open_gen(CliSource *s, int w, int h, int frames, char *desc, size_t n) {
     VidkGenParams gp;
     vidk_gen_default(&gp);
     if (w) gp.w = w, gp.h = h;
     if (frames) gp.frames = frames;
-    const int e = vidk_gen_open(&s->gen, &gp);
+    const int e = cli_source_open_gen(s, &gp, desc, n);
     if (e < 0) return cli_error(CMD, "generator (%dx%d): %s", gp.w, gp.h, vidk_strerror(e)), -1;
     s->name = "generated video";
-    s->gen_frames = gp.frames;
-    vio_format_default(&s->fmt);
-    s->fmt.w = gp.w, s->fmt.h = gp.h, s->fmt.chroma = gp.chroma, s->fmt.bitdepth = gp.bitdepth;
-    snprintf(desc, n, "built-in generated video %dx%d, %d frames, seed %u", gp.w, gp.h,
-             gp.frames, (unsigned)gp.seed);
     return 0;
-}
-
-/* 1 = frame read, 0 = end, -1 = error (printed). */
-static int source_read(Source *s, VidkPicture *pic) {
-    if (s->gen) {
-        if (s->next >= s->gen_frames) return 0;
-        const int e = vidk_gen_frame(s->gen, s->next, pic);
-        if (e < 0) return cli_error(CMD, "generator: %s", vidk_strerror(e)), -1;
-        s->next++;
-        return 1;
-    }
-    const int r = vio_reader_read(s->rd, pic);
-    if (r < 0) return cli_error(CMD, "%s", vio_reader_error(s->rd)), -1;
-    s->next += r;
-    return r;
-}
-
-static void source_close(Source *s) {
-    vio_reader_close(&s->rd);
-    vidk_gen_close(&s->gen);
-}
-
-/* Frames of a regular file from its size (progress bar only); 0 = unknown. */
-static int estimate_frames(const char *path, const VioFormat *f, int y4m) {
-    struct stat st;
-    const size_t fb = vio_frame_bytes(f);
-    if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode) || !fb) return 0;
-    const double n = (double)st.st_size / (double)(fb + (y4m ? 6 : 0));
-    return n > 1e6 ? 1000000 : (int)n;
 }
 
 /* ---- outputs ------------------------------------------------------------------------- */
@@ -405,7 +344,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     int ret = 1;
     char err[512], gen_desc[160] = "";
     char *recon_tmp = NULL;
-    Source src;
+    CliSource src;
     memset(&src, 0, sizeof(src));
     VidkPicture pics[NBUF], rec;
     int reg[NBUF + 1];
@@ -426,7 +365,7 @@ int vidk_cmd_encode(int argc, char **argv) {
 
     /* Input, and its format checked before anything is created. */
     if (in) {
-        if (source_open_file(&src, in, in_size ? &raw : NULL) < 0) goto done;
+        if (cli_source_open_file(&src, CMD, in, in_size ? &raw : NULL) < 0) goto done;
         run->input = src.name;
     } else {
         if (source_open_gen(&src, gen_w, gen_h, gen_frames ? (int)gen_frames : (int)frames,
@@ -518,8 +457,8 @@ int vidk_cmd_encode(int argc, char **argv) {
 
     if (src.gen && !c.quiet && !c.json)
         fprintf(stderr, "vidkern encode: no input given: coding the %s\n", gen_desc);
-    int total =
-        src.gen ? src.gen_frames : estimate_frames(in, fi, !(in_size && !has_ext(in, ".y4m")));
+    int total = src.gen ? src.gen_frames
+                        : cli_estimate_frames(in, fi, !(in_size && !cli_has_ext(in, ".y4m")));
     if (frames && (total <= 0 || total > frames)) total = (int)frames;
     CliProgress prog;
     cli_progress_start(&prog, "encode", total, c.quiet || verbose);
@@ -536,7 +475,7 @@ int vidk_cmd_encode(int argc, char **argv) {
             if (frames && nread >= frames) {
                 eof = 1;
             } else {
-                const int r = source_read(&src, &pics[nread % NBUF]);
+                const int r = cli_source_read(&src, CMD, &pics[nread % NBUF]);
                 if (r < 0) goto done;
                 if (r == 0)
                     eof = 1;
@@ -637,7 +576,7 @@ done:
     free(maps.mv);
     free(maps.energy);
     vidk_close(&ctx);
-    source_close(&src);
+    cli_source_close(&src);
     free(run->info);
     free(run);
     return ret;

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bench_util.h"
 #include "cli.h"
@@ -316,62 +315,6 @@ done:
 }
 
 /* ---- input sources ------------------------------------------------------------ */
-typedef struct Source {
-    const char *name; /* for messages */
-    VioReader *rd;
-    VidkGen *gen;
-    int gen_frames, next;
-    VioFormat fmt;
-} Source;
-
-static int has_ext(const char *s, const char *ext) {
-    const size_t n = strlen(s), m = strlen(ext);
-    return n >= m && !strcmp(s + n - m, ext);
-}
-
-static int source_open(Source *s, const char *path, const VioFormat *raw) {
-    char err[512];
-    memset(s, 0, sizeof(*s));
-    s->name = !strcmp(path, "-") ? "stdin" : path;
-    /* Raw options apply to every input that is not named *.y4m. */
-    const VioFormat *r = raw && !has_ext(path, ".y4m") ? raw : NULL;
-    if (!r && has_ext(path, ".yuv"))
-        return cli_error(CMD, "%s: raw input needs --input-size WxH (and --input-format)",
-                         path),
-               -1;
-    if (vio_reader_open(&s->rd, path, r, err, sizeof(err)) < 0)
-        return cli_error(CMD, "%s", err), -1;
-    s->fmt = *vio_reader_format(s->rd);
-    return 0;
-}
-
-static int source_read(Source *s, VidkPicture *pic) {
-    if (s->gen) {
-        if (s->next >= s->gen_frames) return 0;
-        const int e = vidk_gen_frame(s->gen, s->next, pic);
-        if (e < 0) return cli_error(CMD, "generator: %s", vidk_strerror(e)), -1;
-        s->next++;
-        return 1;
-    }
-    const int r = vio_reader_read(s->rd, pic);
-    if (r < 0) return cli_error(CMD, "%s", vio_reader_error(s->rd)), -1;
-    s->next += r;
-    return r;
-}
-
-static void source_close(Source *s) {
-    vio_reader_close(&s->rd);
-    vidk_gen_close(&s->gen);
-}
-
-/* Frames in a regular file, estimated from its size (for the progress bar); 0 unknown. */
-static int estimate_frames(const char *path, const VioFormat *f, int y4m) {
-    struct stat st;
-    const size_t fb = vio_frame_bytes(f);
-    if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode) || !fb) return 0;
-    const double n = (double)st.st_size / (double)(fb + (y4m ? 6 : 0));
-    return n > 1e6 ? 1000000 : (int)n;
-}
 
 /* ---- the search --------------------------------------------------------------------- */
 int vidk_cmd_me(int argc, char **argv) {
@@ -488,7 +431,7 @@ int vidk_cmd_me(int argc, char **argv) {
 
     int ret = 1;
     char err[512];
-    Source src, ref;
+    CliSource src, ref;
     memset(&src, 0, sizeof(src));
     memset(&ref, 0, sizeof(ref));
     VidkPicture pa, pb, pr;
@@ -502,31 +445,24 @@ int vidk_cmd_me(int argc, char **argv) {
     char gen_desc[128] = "";
 
     if (in) {
-        if (source_open(&src, in, in_size ? &raw : NULL) < 0) goto done;
+        if (cli_source_open_file(&src, CMD, in, in_size ? &raw : NULL) < 0) goto done;
     } else {
         VidkGenParams gp;
         vidk_gen_default(&gp);
         if (gen_w) gp.w = gen_w, gp.h = gen_h;
         if (frames) gp.frames = (int)frames;
-        const int e = vidk_gen_open(&src.gen, &gp);
+        const int e = cli_source_open_gen(&src, &gp, gen_desc, sizeof(gen_desc));
         if (e < 0) {
             cli_error(CMD, "generator: %s", vidk_strerror(e));
             goto done;
         }
         src.name = "generated";
-        src.gen_frames = gp.frames;
-        vio_format_default(&src.fmt);
-        src.fmt.w = gp.w, src.fmt.h = gp.h, src.fmt.chroma = gp.chroma;
-        src.fmt.bitdepth = gp.bitdepth;
-        snprintf(gen_desc, sizeof(gen_desc),
-                 "built-in generated video %dx%d, %d frames, seed %u", gp.w, gp.h, gp.frames,
-                 (unsigned)gp.seed);
         if (!c.quiet && !c.json)
             fprintf(stderr, "vidkern me: no input given: searching the %s\n", gen_desc);
     }
     const VioFormat *fi = &src.fmt;
     if (refp) {
-        if (source_open(&ref, refp, in_size ? &raw : NULL) < 0) goto done;
+        if (cli_source_open_file(&ref, CMD, refp, in_size ? &raw : NULL) < 0) goto done;
         const VioFormat *fr = &ref.fmt;
         if (fr->w != fi->w || fr->h != fi->h) {
             cli_error(CMD, "%s is %dx%d but %s is %dx%d: sizes must match", src.name, fi->w,
@@ -584,8 +520,8 @@ int vidk_cmd_me(int argc, char **argv) {
     const int sbs = summary_shape(shapes);
     const int pbs = png_shape >= 0 ? png_shape : sbs;
 
-    int total =
-        src.gen ? src.gen_frames : estimate_frames(in, fi, !(in_size && !has_ext(in, ".y4m")));
+    int total = src.gen ? src.gen_frames
+                        : cli_estimate_frames(in, fi, !(in_size && !cli_has_ext(in, ".y4m")));
     if (frames && (total <= 0 || total > frames)) total = (int)frames;
     if (!refp && total > 0) total--; /* frame pairs */
     CliProgress prog;
@@ -598,7 +534,7 @@ int vidk_cmd_me(int argc, char **argv) {
     double t_search = 0;
     const double t0 = cli_now();
     if (!refp) {
-        const int r = source_read(&src, prev);
+        const int r = cli_source_read(&src, CMD, prev);
         if (r < 0) goto done;
         if (!r) {
             cli_error(CMD, "%s: empty input (0 frames)", src.name);
@@ -608,13 +544,13 @@ int vidk_cmd_me(int argc, char **argv) {
     }
     for (;;) {
         if (frames && nread >= frames) break;
-        int r = source_read(&src, cur);
+        int r = cli_source_read(&src, CMD, cur);
         if (r < 0) goto done;
         if (!r) break;
         nread++;
         const VidkPicture *refpic = prev;
         if (refp) {
-            r = source_read(&ref, &pr);
+            r = cli_source_read(&ref, CMD, &pr);
             if (r < 0) goto done;
             if (!r) {
                 ref_short = 1;
@@ -751,7 +687,7 @@ done:
     vidk_picture_free(&pb);
     vidk_picture_free(&pr);
     vidk_close(&ctx);
-    source_close(&src);
-    source_close(&ref);
+    cli_source_close(&src);
+    cli_source_close(&ref);
     return ret;
 }
