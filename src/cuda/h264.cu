@@ -235,29 +235,28 @@ int dmemset(Exec *x, void *dst, size_t n, int s)
     return CK(x, cudaMemsetAsync(dst, 0, n, x->st[s]));
 }
 
-// Row-by-row copies between a host picture (pitch sp / dp) and a packed device plane.
+// Row-by-row copies between a host picture and a packed device plane (up: host to device).
+int copy_2d(Exec *x, bool up, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+            size_t rows, int s)
+{
+    if (!width || !rows) return 0;
+    if (dpitch == width && spitch == width) // contiguous
+        return up ? h2d(x, dst, src, width * rows, s) : d2h(x, dst, src, width * rows, s);
+    if (x->emu) {
+        for (size_t r = 0; r < rows; r++)
+            memcpy(static_cast<uint8_t *>(dst) + r * dpitch, static_cast<const uint8_t *>(src) + r * spitch, width);
+        return 0;
+    }
+    return CK(x, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows,
+                                   up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, x->st[s]));
+}
 int h2d_2d(Exec *x, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows, int s)
 {
-    if (!width || !rows) return 0;
-    if (dpitch == width && spitch == width) return h2d(x, dst, src, width * rows, s); // contiguous
-    if (x->emu) {
-        for (size_t r = 0; r < rows; r++)
-            memcpy(static_cast<uint8_t *>(dst) + r * dpitch, static_cast<const uint8_t *>(src) + r * spitch, width);
-        return 0;
-    }
-    return CK(x, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyHostToDevice, x->st[s]));
+    return copy_2d(x, true, dst, dpitch, src, spitch, width, rows, s);
 }
-
 int d2h_2d(Exec *x, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t rows, int s)
 {
-    if (!width || !rows) return 0;
-    if (dpitch == width && spitch == width) return d2h(x, dst, src, width * rows, s); // contiguous
-    if (x->emu) {
-        for (size_t r = 0; r < rows; r++)
-            memcpy(static_cast<uint8_t *>(dst) + r * dpitch, static_cast<const uint8_t *>(src) + r * spitch, width);
-        return 0;
-    }
-    return CK(x, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDeviceToHost, x->st[s]));
+    return copy_2d(x, false, dst, dpitch, src, spitch, width, rows, s);
 }
 
 // Ranges the emulation treats as registered (vidk_cuda_h264_emu_register).
