@@ -37,6 +37,8 @@ int vidk_enc_is_intra(const VidkEncoder *e, int64_t index);
 /* Frame parameters (QPs, lambda, quantiser tables, geometry) of an EncFrame; pointers and
  * strides are left for the caller. */
 void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f);
+/* Motion-search parameters of an inter frame (range, shapes, the frame's lambda). */
+void vidk_enc_me_params(const VidkEncoder *e, const EncFrame *f, VidkMeParams *mp);
 /* Statistics of a frame from the summed unit statistics and the per-plane SSE. */
 void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncSum *sum,
                         const uint64_t sse[3], VidkEncFrameInfo *info);

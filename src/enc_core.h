@@ -133,6 +133,16 @@ ENC_FN int32_t enc_deadzone(int qbits, int intra)
     return (int32_t)(((uint32_t)1 << qbits) / (intra ? 3u : 6u));
 }
 
+/* Quantiser factors of blocks fed by a DC transform: AC (element 0 coded through the DC
+ * transform: factor 0) and DC (every entry the (0, 0) factor), from a 4x4 row mf. */
+ENC_FN void enc_dc_factors(const int32_t *mf, int32_t *mf_ac, int32_t *mf_dc)
+{
+    for (int k = 0; k < 16; k++) {
+        mf_ac[k] = k ? mf[k] : 0;
+        mf_dc[k] = mf[0];
+    }
+}
+
 ENC_FN uint32_t enc_sad(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h)
 {
     uint32_t s = 0;
@@ -709,15 +719,13 @@ ENC_FN unsigned enc_mvd_chain(const VidkMv *pmv, int np, VidkMv pred)
     return b;
 }
 
-/* The first vector of the macroblock left of (mbx, mby), or (0, 0) at the left edge. */
-ENC_FN VidkMv enc_h264_left_mv(const EncFrame *f, int mbx, int mby)
+/* The MVD predictor of a unit's first partition: the best whole-unit vector of the motion
+ * search (16x16 for an H.264 macroblock, 32x32 for an HEVC CTU) of the unit to the left,
+ * (0, 0) at the left edge. Read from the field: no second decision per unit. */
+ENC_FN VidkMv enc_left_mv(const EncFrame *f, int bs, int ux, int uy)
 {
     VidkMv v = {0, 0};
-    if (mbx > 0) {
-        EncH264Dec l;
-        enc_h264_decide(f, mbx - 1, mby, &l);
-        v = l.pmv[0];
-    }
+    if (ux > 0) v = enc_me_at(f, bs, ux - 1, uy).mv;
     return v;
 }
 
@@ -848,18 +856,6 @@ ENC_FN void enc_hevc_decide(const EncFrame *f, int cx, int cy, EncHevcDec *d)
             for (int z = 0; z < 4; z++)
                 d->cu8[4 * q + z] = 0;
     }
-}
-
-/* The first vector of the CTU left of (cx, cy), or (0, 0) at the left edge. */
-ENC_FN VidkMv enc_hevc_left_mv(const EncFrame *f, int cx, int cy)
-{
-    VidkMv v = {0, 0};
-    if (cx > 0) {
-        EncHevcDec l;
-        enc_hevc_decide(f, cx - 1, cy, &l);
-        v = l.pmv[0];
-    }
-    return v;
 }
 
 /* ------------------------------------------------------------------ H.264 intra prediction */

@@ -31,10 +31,7 @@ ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, in
     ENC_ALIGN(64) int16_t lev[4][16];
     ENC_ALIGN(64) int16_t dcl[16];
     int32_t dc[4];
-    for (int k = 0; k < 16; k++) {
-        mf_ac[k] = k ? f->mf4c[k] : 0;
-        mf_dc[k] = f->mf4c[0];
-    }
+    enc_dc_factors(f->mf4c, mf_ac, mf_dc);
     for (int p = 1; p < 3; p++) {
         const int x0 = mbx * 8, y0 = mby * 8;
         const uint8_t *src = f->src[p] + (ptrdiff_t)y0 * f->ss[p] + x0;
@@ -100,7 +97,7 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     *st = enc_stat_zero();
     EncH264Dec d;
     enc_h264_decide(f, mbx, mby, &d);
-    st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_h264_left_mv(f, mbx, mby));
+    st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_left_mv(f, VIDK_BLOCK_16x16, mbx, mby));
     st->bits_mode = d.bits_mode + (d.tx8 ? 1u : 0u);
     st->parts[VIDK_ENC_PART_16x16 + d.mode]++;
     const int x0 = mbx * 16, y0 = mby * 16;
@@ -163,10 +160,7 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
         ENC_ALIGN(64) int16_t dcl[16];
         int32_t dc[16];
         int nz;
-        for (int k = 0; k < 16; k++) {
-            mf_ac[k] = k ? f->mf4y[k] : 0;
-            mf_dc[k] = f->mf4y[0];
-        }
+        enc_dc_factors(f->mf4y, mf_ac, mf_dc);
         for (int b = 0; b < 16; b++) {
             const int bx = (b & 3) * 4, by = (b >> 2) * 4;
             EO_H264_SUB_FDCT(4, w[b], src + by * ss + bx, ss, rec + by * cs + bx, cs);
@@ -279,7 +273,7 @@ ENC_FN void ENC_T(hevc_p_ctu)(const EncOps *ops, const EncFrame *f, int cx, int 
     *st = enc_stat_zero();
     EncHevcDec d;
     enc_hevc_decide(f, cx, cy, &d);
-    st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_hevc_left_mv(f, cx, cy));
+    st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_left_mv(f, VIDK_BLOCK_32x32, cx, cy));
     st->bits_mode = d.bits_mode;
     const int x0 = cx * 32, y0 = cy * 32;
     enc_mc_area(f, x0, y0, 32, 32, d.mv4, 8);

@@ -152,6 +152,14 @@ void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f)
     }
 }
 
+void vidk_enc_me_params(const VidkEncoder *e, const EncFrame *f, VidkMeParams *mp)
+{
+    vidk_me_default_params(mp);
+    mp->range = e->p.range;
+    mp->shapes = e->shapes;
+    mp->lambda = (unsigned)f->lambda;
+}
+
 void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncSum *sum,
                         const uint64_t sse[3], VidkEncFrameInfo *info)
 {
@@ -386,10 +394,7 @@ static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *reco
     vidk_enc_frame_setup(e, intra, &f);
     if (!intra) {
         VidkMeParams mp;
-        vidk_me_default_params(&mp);
-        mp.range = e->p.range;
-        mp.shapes = e->shapes;
-        mp.lambda = (unsigned)f.lambda;
+        vidk_enc_me_params(e, &f, &mp);
         const int err = vidk_me_search(ctx, &e->src, ref, &mp, &e->field);
         if (err < 0) return err;
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {

@@ -148,7 +148,7 @@ __device__ void w_hevc_p_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
     EncUnitStat st = enc_stat_zero();
     if (lane == 0) {
         enc_hevc_decide(&f, cx, cy, &s.dec);
-        st.bits_mv = enc_mvd_chain(s.dec.pmv, s.dec.np, enc_hevc_left_mv(&f, cx, cy));
+        st.bits_mv = enc_mvd_chain(s.dec.pmv, s.dec.np, enc_left_mv(&f, VIDK_BLOCK_32x32, cx, cy));
         st.bits_mode = s.dec.bits_mode;
     }
     __syncwarp();

@@ -393,10 +393,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T1], s));
     if (!intra) {
         VidkMeParams mp;
-        vidk_me_default_params(&mp);
-        mp.range = e->p.range;
-        mp.shapes = e->shapes;
-        mp.lambda = (unsigned)f.lambda;
+        vidk_enc_me_params(e, &f, &mp);
         VIDK_TRY(vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref[0], &mp, s, f.me, f.me_gw));
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T2], s));

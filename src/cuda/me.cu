@@ -229,6 +229,23 @@ cudaError_t issue_band(const MePlan *pl, MeArgs &a, FinArgs &f, int b, cudaStrea
     return cudaSuccess;
 }
 
+
+// Kernel arguments of a search over device planes cur / ref (8- or 16-bit) with keys and
+// results in the given buffers, and predictors pred (or nullptr).
+void plan_args(const MePlan *pl, const uint8_t *cur, const uint8_t *ref, const VidkMv *pred,
+               unsigned long long *keys, VidkMeResult *res, MeArgs *a, FinArgs *f)
+{
+    *a = base_args(pl);
+    a->cur = cur, a->ref = ref;
+    a->cur16 = reinterpret_cast<const uint16_t *>(cur);
+    a->ref16 = reinterpret_cast<const uint16_t *>(ref);
+    a->pred = pred;
+    a->keys = keys;
+    *f = FinArgs();
+    f->keys = keys, f->res = res, f->R = pl->R, f->N = pl->N, f->lambda = pl->lambda;
+    f->pred = pred, f->mb_w = pl->mb_w;
+}
+
 } // namespace
 
 extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
@@ -345,15 +362,7 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
         CUDA_CHECK(cudaEventCreateWithFlags(&ev_dn[b], cudaEventDisableTiming));
     }
 
-    a = base_args(&pl);
-    a.cur = d_cur, a.ref = d_ref;
-    a.cur16 = reinterpret_cast<const uint16_t *>(d_cur);
-    a.ref16 = reinterpret_cast<const uint16_t *>(d_ref);
-    a.pred = d_pred;
-    a.keys = d_keys;
-    f = FinArgs();
-    f.keys = d_keys, f.res = d_res, f.R = pl.R, f.N = pl.N, f.lambda = pl.lambda;
-    f.pred = d_pred, f.mb_w = pl.mb_w;
+    plan_args(&pl, d_cur, d_ref, d_pred, d_keys, d_res, &a, &f);
 
     issued = 1;
     VIDK_TRY(vidk_cuda_timing_start(ctx, s_up));
@@ -516,15 +525,7 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     VIDK_TRY(vidk_cuda_enter(ctx));
     VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_KEYS, pl.nkeys * sizeof(*d_keys), &d_keys));
     VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_RES, pl.nres * sizeof(*d_res), &d_res));
-    a = base_args(&pl);
-    a.cur = cur, a.ref = ref;
-    a.cur16 = reinterpret_cast<const uint16_t *>(cur);
-    a.ref16 = reinterpret_cast<const uint16_t *>(ref);
-    a.pred = nullptr;
-    a.keys = d_keys;
-    f = FinArgs();
-    f.keys = d_keys, f.res = d_res, f.R = pl.R, f.N = pl.N, f.lambda = pl.lambda;
-    f.pred = nullptr, f.mb_w = pl.mb_w;
+    plan_args(&pl, cur, ref, nullptr, d_keys, d_res, &a, &f);
     CUDA_CHECK(cudaMemsetAsync(d_keys, 0xff, pl.nkeys * sizeof(*d_keys), s));
     for (int b = 0; b < pl.nbands; b++)
         CUDA_CHECK(issue_band(&pl, a, f, b, s, kernel_config(), 1));
