@@ -8,15 +8,13 @@
 #if VIDK_ARCH_X86_64 && defined(__GNUC__)
 #include <cpuid.h>
 
-static uint64_t xgetbv0(void)
-{
+static uint64_t xgetbv0(void) {
     uint32_t eax, edx;
     __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
     return ((uint64_t)edx << 32) | eax;
 }
 
-static unsigned detect(void)
-{
+static unsigned detect(void) {
     unsigned a, b, c, d, flags = 0;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
     if (d & (1u << 26)) flags |= VIDK_CPU_SSE2;
@@ -35,18 +33,23 @@ static unsigned detect(void)
     return flags;
 }
 #else
-static unsigned detect(void) { return 0; }
+static unsigned detect(void) {
+    return 0;
+}
 #endif
 
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static unsigned cpu_flags;
 
-static void cpu_init(void) { cpu_flags = detect(); }
+static void cpu_init(void) {
+    cpu_flags = detect();
+}
 
-unsigned vidk_cpu_detect(void)
-{
+unsigned vidk_cpu_detect(void) {
     pthread_once(&cpu_once, cpu_init);
     return cpu_flags;
 }
 
-unsigned vidk_cpu_flags(void) { return vidk_cpu_detect(); }
+unsigned vidk_cpu_flags(void) {
+    return vidk_cpu_detect();
+}

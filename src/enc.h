@@ -13,12 +13,12 @@ extern "C" {
 struct VidkEncoder {
     VidkContext *ctx;
     VidkEncParams p;
-    int w, h;         /* source size */
-    int W, H;         /* coded size */
-    int usz;          /* unit side: 16 (H.264 macroblock) or 32 (HEVC CTU) */
-    int uw, uh;       /* units across / down */
-    int mb_w, mb_h;   /* 16x16 blocks */
-    unsigned shapes;  /* motion-search shapes */
+    int w, h;        /* source size */
+    int W, H;        /* coded size */
+    int usz;         /* unit side: 16 (H.264 macroblock) or 32 (HEVC CTU) */
+    int uw, uh;      /* units across / down */
+    int mb_w, mb_h;  /* 16x16 blocks */
+    unsigned shapes; /* motion-search shapes */
     int64_t sent, done;
     const VidkPicture *queue[VIDK_ENC_MAX_PENDING];
     double t_send[VIDK_ENC_MAX_PENDING];

@@ -16,15 +16,15 @@
 #include "vidkern/vidkern.h"
 
 #if defined(__CUDACC__)
-#define ENC_FN static __device__ inline
+#define ENC_FN  static __device__ inline
 #define ENC_TAB static __device__ const
 /* Reconstructed samples of neighbours written by other thread blocks of the same kernel
  * (intra wavefront): read through L2, never a stale L1 line. */
 #define ENC_LDREC(p) __ldcg(p)
 #define ENC_ALIGN(n) __align__(n)
 #else
-#define ENC_FN static inline
-#define ENC_TAB static const
+#define ENC_FN       static inline
+#define ENC_TAB      static const
 #define ENC_LDREC(p) (*(p))
 #define ENC_ALIGN(n) _Alignas(n)
 #endif
@@ -55,9 +55,9 @@ typedef struct EncSum {
 /* Everything a unit's coding reads and writes. Plane strides are in samples. */
 typedef struct EncFrame {
     int codec, intra, qp, qpc, lambda;
-    int W, H;     /* coded luma size (multiple of 16 / 32) */
-    int uw, uh;   /* units across / down: macroblocks (H.264) or CTUs (HEVC) */
-    int mb_w;     /* 16x16 blocks across (energy map) */
+    int W, H;   /* coded luma size (multiple of 16 / 32) */
+    int uw, uh; /* units across / down: macroblocks (H.264) or CTUs (HEVC) */
+    int mb_w;   /* 16x16 blocks across (energy map) */
     const uint8_t *src[3];
     int ss[3];
     const uint8_t *ref[3]; /* previous reconstruction (inter frames) */
@@ -68,8 +68,8 @@ typedef struct EncFrame {
     int me_gw[VIDK_BLOCK_COUNT];
     int16_t *lev[3]; /* NULL: levels not kept */
     int ls_[3];
-    VidkMv *mv4;      /* NULL: vectors not kept; W / 4 per row */
-    uint32_t *energy; /* NULL: energy not kept; mb_w per row */
+    VidkMv *mv4;       /* NULL: vectors not kept; W / 4 per row */
+    uint32_t *energy;  /* NULL: energy not kept; mb_w per row */
     EncUnitStat *stat; /* uw * uh */
     /* H.264 tables (flat scaling): quantiser factors and LevelScale rows at qp % 6. */
     int32_t mf4y[16], mf8y[64], mf4c[16];
@@ -81,31 +81,33 @@ typedef struct EncFrame {
 
 /* ------------------------------------------------------------------ small helpers */
 
-ENC_FN int enc_clip(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-ENC_FN int enc_abs(int v) { return v < 0 ? -v : v; }
-ENC_FN uint8_t enc_pix(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+ENC_FN int enc_clip(int v, int lo, int hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+ENC_FN int enc_abs(int v) {
+    return v < 0 ? -v : v;
+}
+ENC_FN uint8_t enc_pix(int v) {
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
 
 /* ue(v) code length: 2 * floor(log2(k + 1)) + 1. */
-ENC_FN unsigned enc_ue_bits(unsigned k)
-{
+ENC_FN unsigned enc_ue_bits(unsigned k) {
     unsigned n = 0;
     for (unsigned v = k + 1; v > 1; v >>= 1)
         n++;
     return 2 * n + 1;
 }
 /* se(v) code length (H.264 9.1.1 mapping). */
-ENC_FN unsigned enc_se_bits(int v)
-{
+ENC_FN unsigned enc_se_bits(int v) {
     return enc_ue_bits(v > 0 ? 2u * (unsigned)v - 1u : 2u * (unsigned)(-v));
 }
-ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred)
-{
+ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) {
     return enc_se_bits(mv.x - pred.x) + enc_se_bits(mv.y - pred.y);
 }
 
 /* Bits of one coded block: ue(count) + se() of every non-zero level. */
-ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz)
-{
+ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz) {
     unsigned b = 0;
     int c = 0;
     for (int k = 0; k < n; k++)
@@ -118,8 +120,8 @@ ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz)
 }
 
 /* Store an n x n block of levels (raster) at (x, y) of a level plane, if kept. */
-ENC_FN void enc_store_levels(const EncFrame *f, int p, int x, int y, const int16_t *lev, int n)
-{
+ENC_FN void enc_store_levels(const EncFrame *f, int p, int x, int y, const int16_t *lev,
+                             int n) {
     if (!f->lev[p]) return;
     int16_t *d = f->lev[p] + (ptrdiff_t)y * f->ls_[p] + x;
     for (int i = 0; i < n; i++)
@@ -128,23 +130,20 @@ ENC_FN void enc_store_levels(const EncFrame *f, int p, int x, int y, const int16
 }
 
 /* Dead-zone offset of the H.264 quantiser: 2^qbits / 3 (intra) or / 6 (inter). */
-ENC_FN int32_t enc_deadzone(int qbits, int intra)
-{
+ENC_FN int32_t enc_deadzone(int qbits, int intra) {
     return (int32_t)(((uint32_t)1 << qbits) / (intra ? 3u : 6u));
 }
 
 /* Quantiser factors of blocks fed by a DC transform: AC (element 0 coded through the DC
  * transform: factor 0) and DC (every entry the (0, 0) factor), from a 4x4 row mf. */
-ENC_FN void enc_dc_factors(const int32_t *mf, int32_t *mf_ac, int32_t *mf_dc)
-{
+ENC_FN void enc_dc_factors(const int32_t *mf, int32_t *mf_ac, int32_t *mf_dc) {
     for (int k = 0; k < 16; k++) {
         mf_ac[k] = k ? mf[k] : 0;
         mf_dc[k] = mf[0];
     }
 }
 
-ENC_FN uint32_t enc_sad(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h)
-{
+ENC_FN uint32_t enc_sad(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h) {
     uint32_t s = 0;
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
@@ -152,8 +151,7 @@ ENC_FN uint32_t enc_sad(const uint8_t *a, int as, const uint8_t *b, int bs, int 
     return s;
 }
 
-ENC_FN uint32_t enc_ssd(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h)
-{
+ENC_FN uint32_t enc_ssd(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h) {
     uint32_t s = 0;
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
@@ -167,8 +165,7 @@ ENC_FN uint32_t enc_ssd(const uint8_t *a, int as, const uint8_t *b, int bs, int 
  * The same arithmetic as the C reference kernels of src/h264.c (checked against them by
  * tests/test_encode.c, which runs the loop on both). */
 
-ENC_FN void ec_h264_ftx4(int32_t *o, const int32_t *x, int s)
-{
+ENC_FN void ec_h264_ftx4(int32_t *o, const int32_t *x, int s) {
     const int32_t s03 = x[0] + x[3 * s], d03 = x[0] - x[3 * s];
     const int32_t s12 = x[s] + x[2 * s], d12 = x[s] - x[2 * s];
     o[0] = s03 + s12;
@@ -177,8 +174,7 @@ ENC_FN void ec_h264_ftx4(int32_t *o, const int32_t *x, int s)
     o[3 * s] = d03 - 2 * d12;
 }
 
-ENC_FN void ec_h264_ftx8(int32_t *o, const int32_t *x, int s)
-{
+ENC_FN void ec_h264_ftx8(int32_t *o, const int32_t *x, int s) {
     const int32_t s07 = x[0] + x[7 * s], d07 = x[0] - x[7 * s];
     const int32_t s16 = x[s] + x[6 * s], d16 = x[s] - x[6 * s];
     const int32_t s25 = x[2 * s] + x[5 * s], d25 = x[2 * s] - x[5 * s];
@@ -200,8 +196,7 @@ ENC_FN void ec_h264_ftx8(int32_t *o, const int32_t *x, int s)
 
 /* w = forward transform of (src - pred), n = 4 or 8. */
 ENC_FN void ec_h264_sub_fdct(int n, int32_t *w, const uint8_t *src, int ss, const uint8_t *pred,
-                             int ps)
-{
+                             int ps) {
     int32_t t[64];
     for (int y = 0; y < n; y++)
         for (int x = 0; x < n; x++)
@@ -221,8 +216,7 @@ ENC_FN void ec_h264_sub_fdct(int n, int32_t *w, const uint8_t *src, int ss, cons
 }
 
 ENC_FN int ec_h264_quant(int n, int16_t *lev, const int32_t *w, const int32_t *mf, int qbits,
-                         int32_t f)
-{
+                         int32_t f) {
     int nz = 0;
     for (int k = 0; k < n * n; k++) {
         const uint32_t a = w[k] < 0 ? 0u - (uint32_t)w[k] : (uint32_t)w[k];
@@ -234,10 +228,11 @@ ENC_FN int ec_h264_quant(int n, int16_t *lev, const int32_t *w, const int32_t *m
     return nz;
 }
 
-ENC_FN uint32_t ec_sra(uint32_t v, int n) { return (uint32_t)((int32_t)v >> n); }
+ENC_FN uint32_t ec_sra(uint32_t v, int n) {
+    return (uint32_t)((int32_t)v >> n);
+}
 
-ENC_FN void ec_h264_itx4(uint32_t *o, const uint32_t *x, int s)
-{
+ENC_FN void ec_h264_itx4(uint32_t *o, const uint32_t *x, int s) {
     const uint32_t e0 = x[0] + x[2 * s];
     const uint32_t e1 = x[0] - x[2 * s];
     const uint32_t e2 = ec_sra(x[s], 1) - x[3 * s];
@@ -248,8 +243,7 @@ ENC_FN void ec_h264_itx4(uint32_t *o, const uint32_t *x, int s)
     o[3 * s] = e0 - e3;
 }
 
-ENC_FN void ec_h264_itx8(uint32_t *o, const uint32_t *x, int s)
-{
+ENC_FN void ec_h264_itx8(uint32_t *o, const uint32_t *x, int s) {
     const uint32_t d0 = x[0], d1 = x[s], d2 = x[2 * s], d3 = x[3 * s];
     const uint32_t d4 = x[4 * s], d5 = x[5 * s], d6 = x[6 * s], d7 = x[7 * s];
     const uint32_t e0 = d0 + d4;
@@ -275,9 +269,8 @@ ENC_FN void ec_h264_itx8(uint32_t *o, const uint32_t *x, int s)
 }
 
 /* dst = Clip1(dst + inverse transform of dequant(c)), element 0 replaced by *dc if set. */
-ENC_FN void ec_h264_deq_idct_add(int n, uint8_t *dst, int ds, const int16_t *c, const int16_t *ls,
-                                 int qp, const int32_t *dc)
-{
+ENC_FN void ec_h264_deq_idct_add(int n, uint8_t *dst, int ds, const int16_t *c,
+                                 const int16_t *ls, int qp, const int32_t *dc) {
     uint32_t t[64], h[64];
     const int per = qp / 6, lim = n == 4 ? 4 : 6;
     for (int k = 0; k < n * n; k++) {
@@ -310,8 +303,7 @@ ENC_FN void ec_h264_deq_idct_add(int n, uint8_t *dst, int ds, const int16_t *c, 
 ENC_TAB int8_t ec_had4[4][4] = {{1, 1, 1, 1}, {1, 1, -1, -1}, {1, -1, -1, 1}, {1, -1, 1, -1}};
 
 /* Forward DC transform: luma (type 0, 4x4) or 4:2:0 chroma (type 1, 2x2). */
-ENC_FN void ec_h264_fdct_dc(int type, int32_t *y, const int32_t *w)
-{
+ENC_FN void ec_h264_fdct_dc(int type, int32_t *y, const int32_t *w) {
     if (type == 1) {
         y[0] = w[0] + w[1] + w[2] + w[3];
         y[1] = w[0] - w[1] + w[2] - w[3];
@@ -338,8 +330,7 @@ ENC_FN void ec_h264_fdct_dc(int type, int32_t *y, const int32_t *w)
 
 /* Inverse DC transform + scaling (8.5.10 / 8.5.11), flat weight 16; ls00 =
  * LevelScale4x4(qP % 6, 0, 0). */
-ENC_FN void ec_h264_idct_dc(int type, int32_t *dc, const int16_t *c, int32_t ls00, int qp)
-{
+ENC_FN void ec_h264_idct_dc(int type, int32_t *dc, const int16_t *c, int32_t ls00, int qp) {
     if (type == 1) {
         const uint32_t c0 = (uint32_t)c[0], c1 = (uint32_t)c[1], c2 = (uint32_t)c[2],
                        c3 = (uint32_t)c[3];
@@ -376,12 +367,12 @@ ENC_FN void ec_h264_idct_dc(int type, int32_t *dc, const int16_t *c, int32_t ls0
 /* ------------------------------------------------------------------ HEVC core primitives */
 
 /* cos(pi * j / 64) scaled as in the standard's matrix, j = 0..32. */
-ENC_TAB uint8_t ec_hevc_cos[33] = {64, 90, 90, 90, 89, 88, 87, 85, 83, 82, 80, 78, 75, 73, 70, 67, 64,
-                                   61, 57, 54, 50, 46, 43, 38, 36, 31, 25, 22, 18, 13, 9,  4,  0};
+ENC_TAB uint8_t ec_hevc_cos[33] = {64, 90, 90, 90, 89, 88, 87, 85, 83, 82, 80,
+                                   78, 75, 73, 70, 67, 64, 61, 57, 54, 50, 46,
+                                   43, 38, 36, 31, 25, 22, 18, 13, 9,  4,  0};
 
 /* Entry (k, n) of the 32-point matrix, k = row (frequency), n = column. */
-ENC_FN int ec_hevc_t32(int k, int n)
-{
+ENC_FN int ec_hevc_t32(int k, int n) {
     const int j = (k * (2 * n + 1)) & 127;
     if (k == 0) return 64;
     if (j <= 32) return ec_hevc_cos[j];
@@ -391,20 +382,21 @@ ENC_FN int ec_hevc_t32(int k, int n)
 }
 
 /* The matrix of an N-point DCT (log2n 2..5), row-major N x N, into m. */
-ENC_FN void ec_hevc_matrix(int8_t *m, int log2n)
-{
+ENC_FN void ec_hevc_matrix(int8_t *m, int log2n) {
     const int n = 1 << log2n;
     for (int k = 0; k < n; k++)
         for (int j = 0; j < n; j++)
             m[k * n + j] = (int8_t)(k == 0 ? 64 : ec_hevc_t32(k << (5 - log2n), j));
 }
 
-ENC_FN int16_t ec_clip16(int64_t v) { return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v); }
+ENC_FN int16_t ec_clip16(int64_t v) {
+    return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+}
 
 /* y = T x for the n-point DCT (m: its matrix, ec_hevc_matrix), exact integer sums by
  * even-odd decomposition (the partial butterflies of HM: n^2 / 3 multiplications). */
-ENC_FN void ec_hevc_dct1(const int8_t *m, int log2n, const int32_t *x, int xs, int32_t *y, int ys)
-{
+ENC_FN void ec_hevc_dct1(const int8_t *m, int log2n, const int32_t *x, int xs, int32_t *y,
+                         int ys) {
     const int n = 1 << log2n;
     int32_t e[32], o[16];
     for (int k = 0; k < n; k++)
@@ -428,8 +420,8 @@ ENC_FN void ec_hevc_dct1(const int8_t *m, int log2n, const int32_t *x, int xs, i
 }
 
 /* x = T^T c for the n-point DCT (the inverse's sums), even-odd from the 2-point core up. */
-ENC_FN void ec_hevc_idct1(const int8_t *m, int log2n, const int32_t *c, int cs, int32_t *x, int xs)
-{
+ENC_FN void ec_hevc_idct1(const int8_t *m, int log2n, const int32_t *c, int cs, int32_t *x,
+                          int xs) {
     const int n = 1 << log2n;
     int32_t e[32], o[16];
     e[0] = 64 * (c[0] + c[(n / 2) * cs]);
@@ -453,8 +445,7 @@ ENC_FN void ec_hevc_idct1(const int8_t *m, int log2n, const int32_t *c, int cs, 
 }
 
 /* Forward DCT of an n x n residual (8-bit): rows, then columns; HM's shifts. */
-ENC_FN void ec_hevc_fwd(int log2n, int16_t *coef, const int16_t *res, int32_t *tmp)
-{
+ENC_FN void ec_hevc_fwd(int log2n, int16_t *coef, const int16_t *res, int32_t *tmp) {
     const int n = 1 << log2n, s1 = log2n - 1, s2 = log2n + 6;
     int8_t m[1024];
     int32_t in[32], out[32];
@@ -474,8 +465,7 @@ ENC_FN void ec_hevc_fwd(int log2n, int16_t *coef, const int16_t *res, int32_t *t
 }
 
 /* Inverse DCT (8.6.4.2), 8-bit: columns, clip to 16 bits, rows, bdShift 12. */
-ENC_FN void ec_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *tmp)
-{
+ENC_FN void ec_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *tmp) {
     const int n = 1 << log2n;
     int8_t m[1024];
     int32_t in[32], out[32];
@@ -495,8 +485,7 @@ ENC_FN void ec_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *t
 }
 
 ENC_FN int ec_hevc_quant(int16_t *lev, const int16_t *coef, int len, int32_t scale, int qbits,
-                         int32_t off)
-{
+                         int32_t off) {
     int nz = 0;
     for (int k = 0; k < len; k++) {
         const int c = coef[k];
@@ -507,8 +496,8 @@ ENC_FN int ec_hevc_quant(int16_t *lev, const int16_t *coef, int len, int32_t sca
     return nz;
 }
 
-ENC_FN void ec_hevc_dequant(int16_t *coef, const int16_t *lev, int len, int32_t scale, int shift)
-{
+ENC_FN void ec_hevc_dequant(int16_t *coef, const int16_t *lev, int len, int32_t scale,
+                            int shift) {
     for (int k = 0; k < len; k++) {
         const int64_t x = (int64_t)lev[k] * scale;
         coef[k] = ec_clip16(shift > 0 ? (x + ((int64_t)1 << (shift - 1))) >> shift
@@ -520,8 +509,7 @@ ENC_FN void ec_hevc_dequant(int16_t *coef, const int16_t *lev, int len, int32_t 
 
 /* Luma block w x h at (x, y) of the reference moved by mv (integer), edges clamped. */
 ENC_FN void enc_mc_luma(const EncFrame *f, int x, int y, int w, int h, VidkMv mv, uint8_t *dst,
-                        int ds)
-{
+                        int ds) {
     const uint8_t *r = f->ref[0];
     for (int j = 0; j < h; j++) {
         const int yy = enc_clip(y + j + mv.y, 0, f->H - 1);
@@ -534,13 +522,13 @@ ENC_FN void enc_mc_luma(const EncFrame *f, int x, int y, int w, int h, VidkMv mv
  * (bilinear, eighth-sample units: fraction 0 or 4) or HEVC 8.5.3.3.3.3 (4-tap, fraction
  * 0 or 4/8 = half: [-4 36 36 -4]). Reference positions clamped to the plane. */
 ENC_FN void enc_mc_chroma(const EncFrame *f, int p, int x, int y, int w, int h, VidkMv mv,
-                          uint8_t *dst, int ds)
-{
+                          uint8_t *dst, int ds) {
     const uint8_t *r = f->ref[p];
     const int rs = f->rs[p], cw = f->W >> 1, ch = f->H >> 1;
     const int fx = mv.x & 1, fy = mv.y & 1; /* half-sample fractions */
     const int ix = mv.x >> 1, iy = mv.y >> 1;
-#define ENC_R(xx, yy) ((int)r[(ptrdiff_t)enc_clip(yy, 0, ch - 1) * rs + enc_clip(xx, 0, cw - 1)])
+#define ENC_R(xx, yy)                                                                          \
+    ((int)r[(ptrdiff_t)enc_clip(yy, 0, ch - 1) * rs + enc_clip(xx, 0, cw - 1)])
     for (int j = 0; j < h; j++)
         for (int i = 0; i < w; i++) {
             const int xa = x + i + ix, ya = y + j + iy;
@@ -548,24 +536,27 @@ ENC_FN void enc_mc_chroma(const EncFrame *f, int p, int x, int y, int w, int h, 
             if (f->codec == VIDK_CODEC_H264) {
                 const int xf = fx * 4, yf = fy * 4;
                 v = ((8 - xf) * (8 - yf) * ENC_R(xa, ya) + xf * (8 - yf) * ENC_R(xa + 1, ya) +
-                     (8 - xf) * yf * ENC_R(xa, ya + 1) + xf * yf * ENC_R(xa + 1, ya + 1) + 32) >>
+                     (8 - xf) * yf * ENC_R(xa, ya + 1) + xf * yf * ENC_R(xa + 1, ya + 1) +
+                     32) >>
                     6;
             } else if (!fx && !fy) {
                 v = ENC_R(xa, ya);
             } else if (!fy) {
                 v = (-4 * ENC_R(xa - 1, ya) + 36 * ENC_R(xa, ya) + 36 * ENC_R(xa + 1, ya) -
-                     4 * ENC_R(xa + 2, ya) + 32) >> 6;
+                     4 * ENC_R(xa + 2, ya) + 32) >>
+                    6;
                 v = enc_clip(v, 0, 255);
             } else if (!fx) {
                 v = (-4 * ENC_R(xa, ya - 1) + 36 * ENC_R(xa, ya) + 36 * ENC_R(xa, ya + 1) -
-                     4 * ENC_R(xa, ya + 2) + 32) >> 6;
+                     4 * ENC_R(xa, ya + 2) + 32) >>
+                    6;
                 v = enc_clip(v, 0, 255);
             } else {
                 int t[4];
                 for (int k = 0; k < 4; k++) {
                     const int yk = ya - 1 + k;
-                    t[k] = -4 * ENC_R(xa - 1, yk) + 36 * ENC_R(xa, yk) + 36 * ENC_R(xa + 1, yk) -
-                           4 * ENC_R(xa + 2, yk);
+                    t[k] = -4 * ENC_R(xa - 1, yk) + 36 * ENC_R(xa, yk) +
+                           36 * ENC_R(xa + 1, yk) - 4 * ENC_R(xa + 2, yk);
                 }
                 v = (-4 * t[0] + 36 * t[1] + 36 * t[2] - 4 * t[3] + 2048) >> 12;
                 v = enc_clip(v, 0, 255);
@@ -577,16 +568,18 @@ ENC_FN void enc_mc_chroma(const EncFrame *f, int p, int x, int y, int w, int h, 
 
 /* Prediction of the luma block and its chroma for a vector per 4x4 luma block
  * (mv4: 4x4 units, row stride n4) over a bw x bh luma area at (x, y); written into rec. */
-ENC_FN void enc_mc_area(const EncFrame *f, int x, int y, int bw, int bh, const VidkMv *mv4, int n4)
-{
+ENC_FN void enc_mc_area(const EncFrame *f, int x, int y, int bw, int bh, const VidkMv *mv4,
+                        int n4) {
     for (int j = 0; j < bh / 4; j++)
         for (int i = 0; i < bw / 4; i++) {
             const VidkMv mv = mv4[j * n4 + i];
             const int lx = x + 4 * i, ly = y + 4 * j;
-            enc_mc_luma(f, lx, ly, 4, 4, mv, f->rec[0] + (ptrdiff_t)ly * f->cs[0] + lx, f->cs[0]);
+            enc_mc_luma(f, lx, ly, 4, 4, mv, f->rec[0] + (ptrdiff_t)ly * f->cs[0] + lx,
+                        f->cs[0]);
             for (int p = 1; p < 3; p++)
                 enc_mc_chroma(f, p, lx >> 1, ly >> 1, 2, 2, mv,
-                              f->rec[p] + (ptrdiff_t)(ly >> 1) * f->cs[p] + (lx >> 1), f->cs[p]);
+                              f->rec[p] + (ptrdiff_t)(ly >> 1) * f->cs[p] + (lx >> 1),
+                              f->cs[p]);
         }
 }
 
@@ -598,22 +591,20 @@ ENC_TAB uint8_t enc_h264_mb_bits[4] = {1, 3, 3, 5};
 ENC_TAB uint8_t enc_h264_sub_bits[4] = {1, 3, 3, 5};
 
 typedef struct EncH264Dec {
-    int mode;      /* 0 16x16, 1 16x8, 2 8x16, 3 8x8 */
-    int sub[4];    /* per 8x8 quadrant (raster): 0 8x8, 1 8x4, 2 4x8, 3 4x4 */
-    int tx8;       /* luma 8x8 transform */
-    int np;        /* partitions in coding order */
+    int mode;   /* 0 16x16, 1 16x8, 2 8x16, 3 8x8 */
+    int sub[4]; /* per 8x8 quadrant (raster): 0 8x8, 1 8x4, 2 4x8, 3 4x4 */
+    int tx8;    /* luma 8x8 transform */
+    int np;     /* partitions in coding order */
     VidkMv pmv[16];
     VidkMv mv4[16]; /* per 4x4 block, raster in the macroblock */
     unsigned bits_mode;
 } EncH264Dec;
 
-ENC_FN VidkMeResult enc_me_at(const EncFrame *f, int bs, int bx, int by)
-{
+ENC_FN VidkMeResult enc_me_at(const EncFrame *f, int bs, int bx, int by) {
     return f->me[bs][(ptrdiff_t)by * f->me_gw[bs] + bx];
 }
 
-ENC_FN void enc_h264_decide(const EncFrame *f, int mbx, int mby, EncH264Dec *d)
-{
+ENC_FN void enc_h264_decide(const EncFrame *f, int mbx, int mby, EncH264Dec *d) {
     const uint32_t lam = (uint32_t)f->lambda;
     uint32_t cost[4];
     cost[0] = enc_me_at(f, VIDK_BLOCK_16x16, mbx, mby).cost + lam * enc_h264_mb_bits[0];
@@ -701,16 +692,14 @@ ENC_FN void enc_h264_decide(const EncFrame *f, int mbx, int mby, EncH264Dec *d)
 }
 
 /* Zeroed unit statistics. */
-ENC_FN EncUnitStat enc_stat_zero(void)
-{
+ENC_FN EncUnitStat enc_stat_zero(void) {
     EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
     return z;
 }
 
 /* MVD bits of a unit's partitions in coding order: the first against pred (the first
  * vector of the left unit, (0, 0) at the left edge), each next one against the one before. */
-ENC_FN unsigned enc_mvd_chain(const VidkMv *pmv, int np, VidkMv pred)
-{
+ENC_FN unsigned enc_mvd_chain(const VidkMv *pmv, int np, VidkMv pred) {
     unsigned b = 0;
     for (int i = 0; i < np; i++) {
         b += enc_mvd_bits(pmv[i], pred);
@@ -722,8 +711,7 @@ ENC_FN unsigned enc_mvd_chain(const VidkMv *pmv, int np, VidkMv pred)
 /* The MVD predictor of a unit's first partition: the best whole-unit vector of the motion
  * search (16x16 for an H.264 macroblock, 32x32 for an HEVC CTU) of the unit to the left,
  * (0, 0) at the left edge. Read from the field: no second decision per unit. */
-ENC_FN VidkMv enc_left_mv(const EncFrame *f, int bs, int ux, int uy)
-{
+ENC_FN VidkMv enc_left_mv(const EncFrame *f, int bs, int ux, int uy) {
     VidkMv v = {0, 0};
     if (ux > 0) v = enc_me_at(f, bs, ux - 1, uy).mv;
     return v;
@@ -732,9 +720,9 @@ ENC_FN VidkMv enc_left_mv(const EncFrame *f, int bs, int ux, int uy)
 /* ------------------------------------------------------------------ HEVC decision */
 
 typedef struct EncHevcDec {
-    int cu32;       /* 1: one 32x32 CU */
-    int cu16[4];    /* per 16x16 (z = raster): 0 2Nx2N, 1 2NxN, 2 Nx2N, 3 four 8x8 CUs */
-    int cu8[16];    /* per 8x8 CU (index 4 * q + z): 0 2Nx2N, 1 2NxN, 2 Nx2N */
+    int cu32;    /* 1: one 32x32 CU */
+    int cu16[4]; /* per 16x16 (z = raster): 0 2Nx2N, 1 2NxN, 2 Nx2N, 3 four 8x8 CUs */
+    int cu8[16]; /* per 8x8 CU (index 4 * q + z): 0 2Nx2N, 1 2NxN, 2 Nx2N */
     int np;
     VidkMv pmv[32];
     VidkMv mv4[64]; /* per 4x4, raster in the CTU (8 per row) */
@@ -742,15 +730,13 @@ typedef struct EncHevcDec {
 } EncHevcDec;
 
 /* Fill the 4x4 vectors of a w x h area at (x4, y4) (4x4 units in the CTU). */
-ENC_FN void enc_fill4(VidkMv *mv4, int x4, int y4, int w4, int h4, VidkMv v)
-{
+ENC_FN void enc_fill4(VidkMv *mv4, int x4, int y4, int w4, int h4, VidkMv v) {
     for (int j = 0; j < h4; j++)
         for (int i = 0; i < w4; i++)
             mv4[(y4 + j) * 8 + x4 + i] = v;
 }
 
-ENC_FN void enc_hevc_decide(const EncFrame *f, int cx, int cy, EncHevcDec *d)
-{
+ENC_FN void enc_hevc_decide(const EncFrame *f, int cx, int cy, EncHevcDec *d) {
     const uint32_t lam = (uint32_t)f->lambda;
     /* Syntax bits: split flag 1; part_mode 2Nx2N 1, 2NxN / Nx2N 3. */
     uint32_t split = lam; /* the split flag of the CTU */
@@ -866,8 +852,7 @@ typedef struct EncNb {
     int has_top, has_left;
 } EncNb;
 
-ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb)
-{
+ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb) {
     const uint8_t *r = f->rec[p];
     const int s = f->cs[p];
     nb->has_top = y > 0;
@@ -881,8 +866,7 @@ ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb
 
 /* Intra_16x16 luma prediction (8.3.3) of mode m (0 V, 1 H, 2 DC, 3 Plane); returns 0 if
  * the mode's neighbours are not available. */
-ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst)
-{
+ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst) {
     if ((m == 0 && !nb->has_top) || (m == 1 && !nb->has_left) ||
         (m == 3 && !(nb->has_top && nb->has_left)))
         return 0;
@@ -920,8 +904,7 @@ ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst)
 }
 
 /* Chroma intra prediction (8.3.4), 8x8, mode m (0 DC, 1 H, 2 V, 3 Plane). */
-ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst)
-{
+ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst) {
     if ((m == 1 && !nb->has_left) || (m == 2 && !nb->has_top) ||
         (m == 3 && !(nb->has_top && nb->has_left)))
         return 0;
@@ -970,12 +953,12 @@ ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst)
 
 /* z-scan availability (6.4.1) of luma sample (xn, yn) for the CU at (xc, yc): 32x32 CTUs
  * in raster order, 16x16 CUs in z order inside (every intra CU is 16x16). */
-ENC_FN int enc_hevc_avail(const EncFrame *f, int xc, int yc, int xn, int yn)
-{
+ENC_FN int enc_hevc_avail(const EncFrame *f, int xc, int yc, int xn, int yn) {
     if (xn < 0 || yn < 0 || xn >= f->W || yn >= f->H) return 0;
     const int cn = (yn >> 5) * f->uw + (xn >> 5), cc = (yc >> 5) * f->uw + (xc >> 5);
     if (cn != cc) return cn < cc;
-    const int zn = ((yn >> 4) & 1) * 2 + ((xn >> 4) & 1), zc = ((yc >> 4) & 1) * 2 + ((xc >> 4) & 1);
+    const int zn = ((yn >> 4) & 1) * 2 + ((xn >> 4) & 1),
+              zc = ((yc >> 4) & 1) * 2 + ((xc >> 4) & 1);
     return zn < zc;
 }
 
@@ -984,8 +967,7 @@ ENC_FN int enc_hevc_avail(const EncFrame *f, int xc, int yc, int xn, int yn)
  * line[2n+1+i] = p[i][-1]. (xc, yc): the luma position of the CU. */
 /* Entry i of that line: the sample into *v (0 when unavailable); returns its availability. */
 ENC_FN int enc_hevc_ref_at(const EncFrame *f, int p, int x, int y, int n, int xc, int yc, int i,
-                           uint8_t *v)
-{
+                           uint8_t *v) {
     const int sh = p ? 1 : 0;
     int xn, yn;
     if (i < 2 * n) {
@@ -1004,8 +986,7 @@ ENC_FN int enc_hevc_ref_at(const EncFrame *f, int p, int x, int y, int n, int xc
 }
 
 /* The substitution of 8.4.4.2.2 over a gathered line of len entries (av: availability). */
-ENC_FN void enc_hevc_ref_fill(uint8_t *line, const uint8_t *av, int len)
-{
+ENC_FN void enc_hevc_ref_fill(uint8_t *line, const uint8_t *av, int len) {
     int k = 0;
     while (k < len && !av[k])
         k++;
@@ -1020,8 +1001,7 @@ ENC_FN void enc_hevc_ref_fill(uint8_t *line, const uint8_t *av, int len)
 }
 
 ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc, int yc,
-                          uint8_t *line)
-{
+                          uint8_t *line) {
     uint8_t av[129];
     const int len = 4 * n + 1;
     for (int i = 0; i < len; i++)
@@ -1033,8 +1013,8 @@ ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc,
  * reference line, in two steps: enc_hevc_pred_prep() gives the line the mode reads (luma
  * planar, n >= 8 here: the [1 2 1] smoothing of 8.4.4.2.3; otherwise a copy) and the DC
  * value; enc_hevc_pred_at() one sample, with the luma DC / H / V boundary filters (n < 32). */
-ENC_FN int enc_hevc_pred_prep(const uint8_t *line0, int n, int log2n, int m, int luma, uint8_t *l)
-{
+ENC_FN int enc_hevc_pred_prep(const uint8_t *line0, int n, int log2n, int m, int luma,
+                              uint8_t *l) {
     const int len = 4 * n + 1;
     if (luma && m == 0 && n >= 8) {
         l[0] = line0[0];
@@ -1051,16 +1031,16 @@ ENC_FN int enc_hevc_pred_prep(const uint8_t *line0, int n, int log2n, int m, int
     return s >> (log2n + 1);
 }
 
-ENC_FN uint8_t enc_hevc_pred_at(const uint8_t *l, int n, int log2n, int m, int luma, int dc, int x,
-                                int y)
-{
-#define ENC_TOP(i) ((int)l[2 * n + 1 + (i)]) /* p[i][-1], i >= -1 */
+ENC_FN uint8_t enc_hevc_pred_at(const uint8_t *l, int n, int log2n, int m, int luma, int dc,
+                                int x, int y) {
+#define ENC_TOP(i)  ((int)l[2 * n + 1 + (i)]) /* p[i][-1], i >= -1 */
 #define ENC_LEFT(j) ((int)l[2 * n - 1 - (j)]) /* p[-1][j], j >= -1 */
     const int edge = luma && n < 32;
     int v;
     if (m == 0) {
         v = ((n - 1 - x) * ENC_LEFT(y) + (x + 1) * ENC_TOP(n) + (n - 1 - y) * ENC_TOP(x) +
-             (y + 1) * ENC_LEFT(n) + n) >> (log2n + 1);
+             (y + 1) * ENC_LEFT(n) + n) >>
+            (log2n + 1);
     } else if (m == 1) {
         v = dc;
         if (edge && x == 0 && y == 0)
@@ -1070,17 +1050,19 @@ ENC_FN uint8_t enc_hevc_pred_at(const uint8_t *l, int n, int log2n, int m, int l
         else if (edge && x == 0)
             v = (ENC_LEFT(y) + 3 * dc + 2) >> 2;
     } else if (m == 10) {
-        v = edge && y == 0 ? enc_pix(ENC_LEFT(0) + ((ENC_TOP(x) - ENC_TOP(-1)) >> 1)) : ENC_LEFT(y);
+        v = edge && y == 0 ? enc_pix(ENC_LEFT(0) + ((ENC_TOP(x) - ENC_TOP(-1)) >> 1))
+                           : ENC_LEFT(y);
     } else {
-        v = edge && x == 0 ? enc_pix(ENC_TOP(0) + ((ENC_LEFT(y) - ENC_LEFT(-1)) >> 1)) : ENC_TOP(x);
+        v = edge && x == 0 ? enc_pix(ENC_TOP(0) + ((ENC_LEFT(y) - ENC_LEFT(-1)) >> 1))
+                           : ENC_TOP(x);
     }
     return (uint8_t)v;
 #undef ENC_TOP
 #undef ENC_LEFT
 }
 
-ENC_FN void enc_hevc_pred(const uint8_t *line0, int n, int log2n, int m, int luma, uint8_t *dst)
-{
+ENC_FN void enc_hevc_pred(const uint8_t *line0, int n, int log2n, int m, int luma,
+                          uint8_t *dst) {
     uint8_t l[129];
     const int dc = enc_hevc_pred_prep(line0, n, log2n, m, luma, l);
     for (int y = 0; y < n; y++)

@@ -17,9 +17,8 @@
 
 /* Chroma of one macroblock (both planes), prediction already in rec: 4x4 transforms, the
  * 2x2 DC transform, reconstruction. */
-ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, int mby, int intra,
-                               EncUnitStat *st)
-{
+ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                               int intra, EncUnitStat *st) {
     (void)ops;
     const int qp = f->qpc, qbits = 15 + qp / 6, qbdc = 16 + qp / 6;
     const int32_t dz = enc_deadzone(qbits, intra), dzdc = enc_deadzone(qbdc, intra);
@@ -65,9 +64,8 @@ ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, in
 }
 
 /* Luma residual of an inter macroblock (prediction in rec): 8x8 or 4x4 transforms. */
-ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0, int tx8,
-                                   EncUnitStat *st)
-{
+ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0,
+                                   int tx8, EncUnitStat *st) {
     (void)ops;
     const int qp = f->qp, ss = f->ss[0], cs = f->cs[0];
     const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
@@ -91,8 +89,7 @@ ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0,
 }
 
 /* Inter macroblock (P frame). */
-ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby)
-{
+ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();
     EncH264Dec d;
@@ -115,8 +112,7 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
 }
 
 /* Intra macroblock (I frame): Intra_16x16 + chroma intra from reconstructed neighbours. */
-ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby)
-{
+ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();
     const int x0 = mbx * 16, y0 = mby * 16, qp = f->qp, ss = f->ss[0], cs = f->cs[0];
@@ -196,8 +192,8 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
             for (int p = 1; p < 3 && ok; p++) {
                 ok = enc_h264_predc(&cn[p - 1], m, cp[p - 1]);
                 if (ok)
-                    s += enc_sad(f->src[p] + (ptrdiff_t)(mby * 8) * f->ss[p] + mbx * 8, f->ss[p],
-                                 cp[p - 1], 8, 8, 8);
+                    s += enc_sad(f->src[p] + (ptrdiff_t)(mby * 8) * f->ss[p] + mbx * 8,
+                                 f->ss[p], cp[p - 1], 8, 8, 8);
             }
             if (ok && s < csad) {
                 csad = s, cm = m;
@@ -224,8 +220,7 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
 /* One transform block of plane p at (x, y) (plane samples), prediction in rec: residual,
  * DCT, quantisation, dequantisation, inverse DCT, reconstruction. */
 ENC_FN void ENC_T(hevc_tb)(const EncOps *ops, const EncFrame *f, int p, int x, int y, int log2n,
-                           EncUnitStat *st)
-{
+                           EncUnitStat *st) {
     (void)ops;
     const int n = 1 << log2n, len = n * n, c = p ? 1 : 0, ss = f->ss[p], cs = f->cs[p];
     const uint8_t *src = f->src[p] + (ptrdiff_t)y * ss + x;
@@ -253,9 +248,8 @@ ENC_FN void ENC_T(hevc_tb)(const EncOps *ops, const EncFrame *f, int p, int x, i
 
 /* Luma TBs of a w x w area at (x, y) split into TBs of 2^log2n, and the chroma TBs of
  * 2^log2c over the matching chroma area. */
-ENC_FN void ENC_T(hevc_tbs)(const EncOps *ops, const EncFrame *f, int x, int y, int w, int log2n,
-                            int log2c, EncUnitStat *st)
-{
+ENC_FN void ENC_T(hevc_tbs)(const EncOps *ops, const EncFrame *f, int x, int y, int w,
+                            int log2n, int log2c, EncUnitStat *st) {
     const int n = 1 << log2n, nc = 1 << log2c;
     for (int j = 0; j < w; j += n)
         for (int i = 0; i < w; i += n)
@@ -267,8 +261,7 @@ ENC_FN void ENC_T(hevc_tbs)(const EncOps *ops, const EncFrame *f, int x, int y, 
 }
 
 /* Inter CTU (P frame). */
-ENC_FN void ENC_T(hevc_p_ctu)(const EncOps *ops, const EncFrame *f, int cx, int cy)
-{
+ENC_FN void ENC_T(hevc_p_ctu)(const EncOps *ops, const EncFrame *f, int cx, int cy) {
     EncUnitStat *st = &f->stat[cy * f->uw + cx];
     *st = enc_stat_zero();
     EncHevcDec d;
@@ -311,8 +304,7 @@ ENC_FN void ENC_T(hevc_p_ctu)(const EncOps *ops, const EncFrame *f, int cx, int 
 
 /* Intra CTU (I frame): four 16x16 CUs in z order, each predicted from reconstructed
  * neighbours with the best of planar / DC / H / V (luma SAD); chroma uses the same mode. */
-ENC_FN void ENC_T(hevc_i_ctu)(const EncOps *ops, const EncFrame *f, int cx, int cy)
-{
+ENC_FN void ENC_T(hevc_i_ctu)(const EncOps *ops, const EncFrame *f, int cx, int cy) {
     EncUnitStat *st = &f->stat[cy * f->uw + cx];
     *st = enc_stat_zero();
     uint8_t line[129], pr[256], best[256];
@@ -335,7 +327,8 @@ ENC_FN void ENC_T(hevc_i_ctu)(const EncOps *ops, const EncFrame *f, int cx, int 
         for (int y = 0; y < 16; y++)
             for (int x = 0; x < 16; x++)
                 rec[y * f->cs[0] + x] = best[y * 16 + x];
-        if (f->energy) f->energy[(yc / 16) * f->mb_w + xc / 16] = enc_ssd(src, f->ss[0], best, 16, 16, 16);
+        if (f->energy)
+            f->energy[(yc / 16) * f->mb_w + xc / 16] = enc_ssd(src, f->ss[0], best, 16, 16, 16);
         if (f->mv4)
             for (int j = 0; j < 4; j++)
                 for (int i = 0; i < 4; i++) {

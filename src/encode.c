@@ -18,21 +18,22 @@ typedef struct EncOps {
 } EncOps;
 
 /* 1: the context's dsp kernels (C reference on the c backend, SIMD otherwise). */
-#define ENC_T(n) enc_dsp_##n
+#define ENC_T(n)                             enc_dsp_##n
 #define EO_H264_SUB_FDCT(n, w, s, ss, p, ps) ops->h->sub_fdct[(n) == 8](w, s, ss, p, ps)
 #define EO_H264_QUANT(n, lev, w, mf, qb, fo) ops->h->quant[(n) == 8](lev, w, mf, qb, fo)
-#define EO_H264_DEQ_IDCT_ADD(n, d, ds, c, ls, qp, dc)                                             \
+#define EO_H264_DEQ_IDCT_ADD(n, d, ds, c, ls, qp, dc)                                          \
     ops->h->dequant_idct_add[(n) == 8](d, ds, c, ls, qp, dc)
-#define EO_H264_FDCT_DC(t, y, w) ops->h->fdct_dc[t](y, w)
+#define EO_H264_FDCT_DC(t, y, w)            ops->h->fdct_dc[t](y, w)
 #define EO_H264_IDCT_DC(t, dc, c, ls00, qp) ((void)(ls00), ops->h->idct_dc[t](dc, c, 16, qp))
-#define EO_HEVC_FWD(l, coef, res, tmp) ((void)(tmp), ops->v->fwd[(l) - 2](coef, res, 1, 8))
-#define EO_HEVC_INV(l, res, coef, tmp) ((void)(tmp), ops->v->inv[(l) - 2](res, coef, 1, 8))
-#define EO_HEVC_QUANT(lev, coef, len, sc, qb, off) enc_dsp_hevc_quant(ops, lev, coef, len, sc, qb, off)
-#define EO_HEVC_DEQUANT(coef, lev, len, sc, sh) ops->v->dequant(coef, lev, (size_t)(len), sc, sh)
+#define EO_HEVC_FWD(l, coef, res, tmp)      ((void)(tmp), ops->v->fwd[(l)-2](coef, res, 1, 8))
+#define EO_HEVC_INV(l, res, coef, tmp)      ((void)(tmp), ops->v->inv[(l)-2](res, coef, 1, 8))
+#define EO_HEVC_QUANT(lev, coef, len, sc, qb, off)                                             \
+    enc_dsp_hevc_quant(ops, lev, coef, len, sc, qb, off)
+#define EO_HEVC_DEQUANT(coef, lev, len, sc, sh)                                                \
+    ops->v->dequant(coef, lev, (size_t)(len), sc, sh)
 
-static inline int enc_dsp_hevc_quant(const EncOps *ops, int16_t *lev, const int16_t *coef, int len,
-                                     int32_t scale, int qbits, int32_t off)
-{
+static inline int enc_dsp_hevc_quant(const EncOps *ops, int16_t *lev, const int16_t *coef,
+                                     int len, int32_t scale, int qbits, int32_t off) {
     uint16_t nnz = 0;
     ops->v->quant(lev, coef, 1, len, scale, qbits, off, &nnz);
     return nnz;
@@ -58,13 +59,11 @@ static inline int enc_dsp_hevc_quant(const EncOps *ops, int16_t *lev, const int1
 
 /* ---- names, parameters ---- */
 
-const char *vidk_codec_name(VidkCodec c)
-{
+const char *vidk_codec_name(VidkCodec c) {
     return c == VIDK_CODEC_H264 ? "h264" : c == VIDK_CODEC_HEVC ? "hevc" : "?";
 }
 
-int vidk_codec_from_name(const char *name)
-{
+int vidk_codec_from_name(const char *name) {
     if (!name) return VIDK_ERR(EINVAL);
     if (!strcmp(name, "h264") || !strcmp(name, "avc") || !strcmp(name, "h.264"))
         return VIDK_CODEC_H264;
@@ -73,8 +72,7 @@ int vidk_codec_from_name(const char *name)
     return VIDK_ERR(EINVAL);
 }
 
-void vidk_enc_default_params(VidkEncParams *p)
-{
+void vidk_enc_default_params(VidkEncParams *p) {
     if (!p) return;
     memset(p, 0, sizeof(*p));
     p->codec = VIDK_CODEC_H264;
@@ -84,32 +82,27 @@ void vidk_enc_default_params(VidkEncParams *p)
     p->outputs = VIDK_ENC_OUT_RECON;
 }
 
-int vidk_enc_lambda(int qp)
-{
+int vidk_enc_lambda(int qp) {
     return enc_lambda_tab[vidk_iclip(qp, 0, VIDK_ENC_MAX_QP)];
 }
 
-double vidk_enc_now_ms(void)
-{
+double vidk_enc_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-int vidk_enc_is_intra(const VidkEncoder *e, int64_t index)
-{
+int vidk_enc_is_intra(const VidkEncoder *e, int64_t index) {
     return index == 0 || (e->p.keyint > 0 && index % e->p.keyint == 0);
 }
 
 /* HEVC QpC for 4:2:0 (Table 8-10), no offsets. */
-static int hevc_chroma_qp(int qp)
-{
+static int hevc_chroma_qp(int qp) {
     static const uint8_t tab[14] = {29, 30, 31, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37};
     return qp < 30 ? qp : qp > 43 ? qp - 6 : tab[qp - 30];
 }
 
-void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f)
-{
+void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f) {
     memset(f, 0, sizeof(*f));
     f->codec = e->p.codec;
     f->intra = intra;
@@ -152,8 +145,7 @@ void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f)
     }
 }
 
-void vidk_enc_me_params(const VidkEncoder *e, const EncFrame *f, VidkMeParams *mp)
-{
+void vidk_enc_me_params(const VidkEncoder *e, const EncFrame *f, VidkMeParams *mp) {
     vidk_me_default_params(mp);
     mp->range = e->p.range;
     mp->shapes = e->shapes;
@@ -161,8 +153,7 @@ void vidk_enc_me_params(const VidkEncoder *e, const EncFrame *f, VidkMeParams *m
 }
 
 void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncSum *sum,
-                        const uint64_t sse[3], VidkEncFrameInfo *info)
-{
+                        const uint64_t sse[3], VidkEncFrameInfo *info) {
     memset(info, 0, sizeof(*info));
     info->index = index;
     info->intra = intra;
@@ -181,22 +172,19 @@ void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const En
         info->parts[k] = (uint32_t)sum->parts[k];
 }
 
-int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic)
-{
+int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic) {
     return pic && pic->w == e->w && pic->h == e->h && pic->chroma == VIDK_CHROMA_420 &&
            pic->bitdepth == 8 && pic->data[0] && pic->data[1] && pic->data[2] &&
            pic->stride[0] >= e->w && pic->stride[1] >= e->w / 2 && pic->stride[2] >= e->w / 2;
 }
 
-void vidk_enc_set_core_path(VidkEncoder *e, int on)
-{
+void vidk_enc_set_core_path(VidkEncoder *e, int on) {
     if (e) e->core_path = !!on;
 }
 
 /* ---- open / close ---- */
 
-void vidk_enc_close(VidkEncoder **pe)
-{
+void vidk_enc_close(VidkEncoder **pe) {
     if (!pe || !*pe) return;
     VidkEncoder *e = *pe;
     if (e->cuda) vidk_cuda_enc_close(e);
@@ -209,8 +197,7 @@ void vidk_enc_close(VidkEncoder **pe)
     *pe = NULL;
 }
 
-int vidk_enc_open(VidkContext *ctx, const VidkEncParams *p, int w, int h, VidkEncoder **out)
-{
+int vidk_enc_open(VidkContext *ctx, const VidkEncParams *p, int w, int h, VidkEncoder **out) {
     if (!out) return VIDK_ERR(EINVAL);
     *out = NULL;
     if (!ctx || !p) return VIDK_ERR(EINVAL);
@@ -261,8 +248,7 @@ int vidk_enc_open(VidkContext *ctx, const VidkEncParams *p, int w, int h, VidkEn
     return 0;
 }
 
-void vidk_enc_geometry(const VidkEncoder *e, VidkEncGeometry *g)
-{
+void vidk_enc_geometry(const VidkEncoder *e, VidkEncGeometry *g) {
     if (!e || !g) return;
     g->w = e->w, g->h = e->h;
     g->coded_w = e->W, g->coded_h = e->H;
@@ -272,8 +258,7 @@ void vidk_enc_geometry(const VidkEncoder *e, VidkEncGeometry *g)
 
 /* ---- send / receive ---- */
 
-int vidk_enc_send(VidkEncoder *e, const VidkPicture *src)
-{
+int vidk_enc_send(VidkEncoder *e, const VidkPicture *src) {
     if (!e) return VIDK_ERR(EINVAL);
     if (!vidk_enc_picture_ok(e, src)) {
         vidk_log(e->ctx, VIDK_LOG_ERROR, "encode: the picture is not %dx%d 8-bit 4:2:0", e->w,
@@ -294,14 +279,15 @@ int vidk_enc_send(VidkEncoder *e, const VidkPicture *src)
 }
 
 /* Copy the source into the coded-size picture, extending the edges. */
-static void load_source(VidkEncoder *e, const VidkPicture *s)
-{
+static void load_source(VidkEncoder *e, const VidkPicture *s) {
     for (int p = 0; p < 3; p++) {
-        const int sh = p ? 1 : 0, w = e->w >> sh, h = e->h >> sh, W = e->W >> sh, H = e->H >> sh;
+        const int sh = p ? 1 : 0, w = e->w >> sh, h = e->h >> sh, W = e->W >> sh,
+                  H = e->H >> sh;
         uint8_t *d = e->src.data[p];
         const ptrdiff_t ds = e->src.stride[p];
         for (int y = 0; y < H; y++) {
-            const uint8_t *r = (const uint8_t *)s->data[p] + (ptrdiff_t)vidk_imin(y, h - 1) * s->stride[p];
+            const uint8_t *r =
+                (const uint8_t *)s->data[p] + (ptrdiff_t)vidk_imin(y, h - 1) * s->stride[p];
             uint8_t *o = d + (ptrdiff_t)y * ds;
             memcpy(o, r, (size_t)w);
             memset(o + w, r[w - 1], (size_t)(W - w));
@@ -316,8 +302,7 @@ typedef struct CodeJob {
     int diag; /* intra: the wavefront diagonal x + 2y */
 } CodeJob;
 
-static void code_unit(const CodeJob *j, int x, int y)
-{
+static void code_unit(const CodeJob *j, int x, int y) {
     const EncFrame *f = j->f;
     const int core = j->e->core_path;
     if (f->codec == VIDK_CODEC_H264) {
@@ -334,8 +319,7 @@ static void code_unit(const CodeJob *j, int x, int y)
 }
 
 /* Inter: one job per unit row. */
-static void row_job(void *arg, int row, int thread)
-{
+static void row_job(void *arg, int row, int thread) {
     (void)thread;
     const CodeJob *j = arg;
     for (int x = 0; x < j->f->uw; x++)
@@ -344,8 +328,7 @@ static void row_job(void *arg, int row, int thread)
 
 /* Intra: job k codes the k-th unit (from the top) of diagonal x + 2y = diag. Every unit a
  * unit depends on (left, top-left, top, top-right) lies on an earlier diagonal. */
-static void diag_job(void *arg, int k, int thread)
-{
+static void diag_job(void *arg, int k, int thread) {
     (void)thread;
     const CodeJob *j = arg;
     const int y0 = vidk_imax(0, (j->diag - (j->f->uw - 1) + 1) / 2);
@@ -358,8 +341,7 @@ typedef struct SseJob {
     uint64_t *rows; /* per luma row pair: Y, U, V */
 } SseJob;
 
-static void sse_job(void *arg, int r, int thread)
-{
+static void sse_job(void *arg, int r, int thread) {
     (void)thread;
     const SseJob *j = arg;
     const VidkEncoder *e = j->e;
@@ -380,8 +362,7 @@ static void sse_job(void *arg, int r, int thread)
 }
 
 static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *recon,
-                       VidkEncMaps *maps, VidkEncFrameInfo *info)
-{
+                       VidkEncMaps *maps, VidkEncFrameInfo *info) {
     VidkContext *ctx = e->ctx;
     const int64_t index = e->done;
     const int intra = vidk_enc_is_intra(e, index);
@@ -420,7 +401,8 @@ static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *reco
     if (intra) {
         const int nd = (e->uw - 1) + 2 * (e->uh - 1) + 1;
         for (int d = 0; d < nd; d++) {
-            const int y0 = vidk_imax(0, (d - (e->uw - 1) + 1) / 2), y1 = vidk_imin(e->uh - 1, d / 2);
+            const int y0 = vidk_imax(0, (d - (e->uw - 1) + 1) / 2),
+                      y1 = vidk_imin(e->uh - 1, d / 2);
             j.diag = d;
             if (y1 >= y0) vidk_pool_run(ctx->pool, y1 - y0 + 1, diag_job, &j);
         }
@@ -471,8 +453,7 @@ static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *reco
 }
 
 int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
-                     VidkEncFrameInfo *info)
-{
+                     VidkEncFrameInfo *info) {
     if (!e || !info) return VIDK_ERR(EINVAL);
     if (!e->q_count) return VIDK_ERR(EAGAIN);
     if (recon && (!(e->p.outputs & VIDK_ENC_OUT_RECON) || !vidk_enc_picture_ok(e, recon)))

@@ -51,9 +51,15 @@ void vidk_free_aligned(void *p);
 /* a*b (+c) with overflow checks for size computations; return 0 on overflow. */
 int vidk_mul_size(size_t a, size_t b, size_t *out);
 
-static inline int vidk_imin(int a, int b) { return a < b ? a : b; }
-static inline int vidk_imax(int a, int b) { return a > b ? a : b; }
-static inline int vidk_iclip(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+static inline int vidk_imin(int a, int b) {
+    return a < b ? a : b;
+}
+static inline int vidk_imax(int a, int b) {
+    return a > b ? a : b;
+}
+static inline int vidk_iclip(int v, int lo, int hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
 
 /* CPU flags detected once (cpu.c). */
 unsigned vidk_cpu_detect(void);

@@ -6,71 +6,83 @@
 #include "cuda/cuda_backend.h"
 #include "internal.h"
 
-const char *vidk_version(void) { return VIDK_VERSION_STRING; }
+const char *vidk_version(void) {
+    return VIDK_VERSION_STRING;
+}
 
-unsigned vidk_version_number(void)
-{
+unsigned vidk_version_number(void) {
     return (VIDK_VERSION_MAJOR << 16) | (VIDK_VERSION_MINOR << 8) | VIDK_VERSION_PATCH;
 }
 
-const char *vidk_strerror(int err)
-{
+const char *vidk_strerror(int err) {
     switch (err) {
-    case 0: return "success";
-    case VIDK_ERR(EINVAL): return "invalid argument";
-    case VIDK_ERR(ENOMEM): return "out of memory";
-    case VIDK_ERR(ENODEV): return "backend or device not available";
-    case VIDK_ERR(EIO): return "device or I/O error";
-    case VIDK_ERR(ERANGE): return "value out of range";
-    case VIDK_ERR(ENOSYS): return "not implemented for this backend";
-    case VIDK_ERR(EOVERFLOW): return "size overflow";
-    case VIDK_ERR(EEXIST): return "already registered";
-    case VIDK_ERR(ENOENT): return "not registered";
-    case VIDK_ERR(ENOSPC): return "no room left";
-    default: return err < 0 ? "unknown error" : "not an error code";
+    case 0:
+        return "success";
+    case VIDK_ERR(EINVAL):
+        return "invalid argument";
+    case VIDK_ERR(ENOMEM):
+        return "out of memory";
+    case VIDK_ERR(ENODEV):
+        return "backend or device not available";
+    case VIDK_ERR(EIO):
+        return "device or I/O error";
+    case VIDK_ERR(ERANGE):
+        return "value out of range";
+    case VIDK_ERR(ENOSYS):
+        return "not implemented for this backend";
+    case VIDK_ERR(EOVERFLOW):
+        return "size overflow";
+    case VIDK_ERR(EEXIST):
+        return "already registered";
+    case VIDK_ERR(ENOENT):
+        return "not registered";
+    case VIDK_ERR(ENOSPC):
+        return "no room left";
+    default:
+        return err < 0 ? "unknown error" : "not an error code";
     }
 }
 
 static const char *const backend_names[VIDK_BACKEND_COUNT] = {"auto", "c", "simd", "threads",
                                                               "cuda"};
 
-const char *vidk_backend_name(VidkBackend b)
-{
+const char *vidk_backend_name(VidkBackend b) {
     return (unsigned)b < VIDK_BACKEND_COUNT ? backend_names[b] : "?";
 }
 
-int vidk_backend_from_name(const char *name)
-{
+int vidk_backend_from_name(const char *name) {
     if (!name) return VIDK_ERR(EINVAL);
     for (int i = 0; i < VIDK_BACKEND_COUNT; i++)
         if (!strcmp(name, backend_names[i])) return i;
     return VIDK_ERR(EINVAL);
 }
 
-int vidk_backend_available(VidkBackend b)
-{
+int vidk_backend_available(VidkBackend b) {
     switch (b) {
     /* simd exists in every build: without SIMD code (other CPUs, VIDK_ENABLE_SIMD=OFF)
      * its dispatch tables simply keep the C functions, as on an x86 CPU without SSE2. */
     case VIDK_BACKEND_AUTO:
     case VIDK_BACKEND_C:
     case VIDK_BACKEND_SIMD:
-    case VIDK_BACKEND_THREADS: return 1;
-    case VIDK_BACKEND_CUDA: return vidk_cuda_count() > 0;
-    default: return 0;
+    case VIDK_BACKEND_THREADS:
+        return 1;
+    case VIDK_BACKEND_CUDA:
+        return vidk_cuda_count() > 0;
+    default:
+        return 0;
     }
 }
 
-int vidk_cuda_device_count(void) { return vidk_cuda_count(); }
+int vidk_cuda_device_count(void) {
+    return vidk_cuda_count();
+}
 
-int vidk_cuda_device_info(int ordinal, VidkDeviceInfo *info)
-{
+int vidk_cuda_device_info(int ordinal, VidkDeviceInfo *info) {
     if (!info) return VIDK_ERR(EINVAL);
     return vidk_cuda_info(ordinal, info);
 }
 
-void vidk_default_settings(VidkSettings *s)
-{
+void vidk_default_settings(VidkSettings *s) {
     memset(s, 0, sizeof(*s));
     s->backend = VIDK_BACKEND_AUTO;
     s->n_threads = 0;
@@ -80,8 +92,7 @@ void vidk_default_settings(VidkSettings *s)
     s->log_level = VIDK_LOG_WARNING;
 }
 
-static int check_settings(const VidkSettings *s)
-{
+static int check_settings(const VidkSettings *s) {
     if ((unsigned)s->backend >= VIDK_BACKEND_COUNT) return 0;
     if (s->n_threads < 0 || s->n_threads > 1024) return 0;
     if (s->cuda_device < 0 || s->cuda_streams < 1 || s->cuda_streams > 16) return 0;
@@ -91,8 +102,7 @@ static int check_settings(const VidkSettings *s)
     return 1;
 }
 
-int vidk_open(VidkContext **out, const VidkSettings *s)
-{
+int vidk_open(VidkContext **out, const VidkSettings *s) {
     if (!out) return VIDK_ERR(EINVAL);
     *out = NULL;
     if (!s || !check_settings(s)) return VIDK_ERR(EINVAL);
@@ -137,8 +147,7 @@ fail:
     return err;
 }
 
-void vidk_close(VidkContext **pctx)
-{
+void vidk_close(VidkContext **pctx) {
     if (!pctx || !*pctx) return;
     VidkContext *ctx = *pctx;
     if (ctx->cuda) vidk_cuda_close(ctx);
@@ -147,32 +156,34 @@ void vidk_close(VidkContext **pctx)
     *pctx = NULL;
 }
 
-VidkBackend vidk_get_backend(const VidkContext *ctx) { return ctx->backend; }
-unsigned vidk_get_cpu_flags(const VidkContext *ctx) { return ctx->cpu_flags; }
-int vidk_get_threads(const VidkContext *ctx) { return ctx->n_threads; }
+VidkBackend vidk_get_backend(const VidkContext *ctx) {
+    return ctx->backend;
+}
+unsigned vidk_get_cpu_flags(const VidkContext *ctx) {
+    return ctx->cpu_flags;
+}
+int vidk_get_threads(const VidkContext *ctx) {
+    return ctx->n_threads;
+}
 
-int vidk_host_register(VidkContext *ctx, void *ptr, size_t bytes)
-{
+int vidk_host_register(VidkContext *ctx, void *ptr, size_t bytes) {
     if (!ctx || !ptr || !bytes) return VIDK_ERR(EINVAL);
     return ctx->cuda ? vidk_cuda_host_register(ctx, ptr, bytes) : 0;
 }
 
-int vidk_host_unregister(VidkContext *ctx, void *ptr)
-{
+int vidk_host_unregister(VidkContext *ctx, void *ptr) {
     if (!ctx || !ptr) return VIDK_ERR(EINVAL);
     return ctx->cuda ? vidk_cuda_host_unregister(ctx, ptr) : 0;
 }
 
-static int cmp_range(const void *a, const void *b)
-{
+static int cmp_range(const void *a, const void *b) {
     const uintptr_t x = (uintptr_t)((const VidkHostRange *)a)->ptr,
                     y = (uintptr_t)((const VidkHostRange *)b)->ptr;
     return x < y ? -1 : x > y;
 }
 
-int vidk_host_register_set(VidkContext *ctx, const VidkHostRange *in, int n,
-                           VidkHostRange *out, int *n_out)
-{
+int vidk_host_register_set(VidkContext *ctx, const VidkHostRange *in, int n, VidkHostRange *out,
+                           int *n_out) {
     if (!ctx || (!in && n) || !out || !n_out || n < 0) return VIDK_ERR(EINVAL);
     *n_out = 0;
     long ps = sysconf(_SC_PAGESIZE);

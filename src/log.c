@@ -2,8 +2,7 @@
 
 #include "internal.h"
 
-void vidk_log(const VidkContext *ctx, VidkLogLevel level, const char *fmt, ...)
-{
+void vidk_log(const VidkContext *ctx, VidkLogLevel level, const char *fmt, ...) {
     if (!ctx || !ctx->s.logger.callback || level > ctx->s.log_level) return;
     va_list ap;
     va_start(ap, fmt);

@@ -10,33 +10,39 @@ typedef struct MePart {
     uint8_t bs, x4, y4, w4, h4;
 } MePart;
 
-#define P4(y) {0, 0, y, 1, 1}, {0, 1, y, 1, 1}, {0, 2, y, 1, 1}, {0, 3, y, 1, 1}
+#define P4(y)                                                                                  \
+    {0, 0, y, 1, 1}, {0, 1, y, 1, 1}, {0, 2, y, 1, 1}, {                                       \
+        0, 3, y, 1, 1                                                                          \
+    }
 static const MePart parts[VIDK_ME_NPART] = {
-    P4(0), P4(1), P4(2), P4(3),                                              /* 4x4 */
-    {1, 0, 0, 2, 1}, {1, 2, 0, 2, 1}, {1, 0, 1, 2, 1}, {1, 2, 1, 2, 1},      /* 8x4 */
+    P4(0),           P4(1),           P4(2),           P4(3),           /* 4x4 */
+    {1, 0, 0, 2, 1}, {1, 2, 0, 2, 1}, {1, 0, 1, 2, 1}, {1, 2, 1, 2, 1}, /* 8x4 */
     {1, 0, 2, 2, 1}, {1, 2, 2, 2, 1}, {1, 0, 3, 2, 1}, {1, 2, 3, 2, 1},
-    {2, 0, 0, 1, 2}, {2, 1, 0, 1, 2}, {2, 2, 0, 1, 2}, {2, 3, 0, 1, 2},      /* 4x8 */
+    {2, 0, 0, 1, 2}, {2, 1, 0, 1, 2}, {2, 2, 0, 1, 2}, {2, 3, 0, 1, 2}, /* 4x8 */
     {2, 0, 2, 1, 2}, {2, 1, 2, 1, 2}, {2, 2, 2, 1, 2}, {2, 3, 2, 1, 2},
-    {3, 0, 0, 2, 2}, {3, 2, 0, 2, 2}, {3, 0, 2, 2, 2}, {3, 2, 2, 2, 2},      /* 8x8 */
-    {4, 0, 0, 4, 2}, {4, 0, 2, 4, 2},                                        /* 16x8 */
-    {5, 0, 0, 2, 4}, {5, 2, 0, 2, 4},                                        /* 8x16 */
-    {6, 0, 0, 4, 4},                                                         /* 16x16 */
+    {3, 0, 0, 2, 2}, {3, 2, 0, 2, 2}, {3, 0, 2, 2, 2}, {3, 2, 2, 2, 2}, /* 8x8 */
+    {4, 0, 0, 4, 2}, {4, 0, 2, 4, 2},                                   /* 16x8 */
+    {5, 0, 0, 2, 4}, {5, 2, 0, 2, 4},                                   /* 8x16 */
+    {6, 0, 0, 4, 4},                                                    /* 16x16 */
 };
 #undef P4
 
 /* SAD of each of the 41 partitions (VIDK_ME_PART_* order) from the 16 4x4 SADs (raster
  * order), built bottom-up as the SIMD versions do. */
-static void sum_parts_tree(const unsigned s4[16], unsigned sp[VIDK_ME_NPART])
-{
+static void sum_parts_tree(const unsigned s4[16], unsigned sp[VIDK_ME_NPART]) {
     unsigned *p84 = sp + VIDK_ME_PART_8x4, *p48 = sp + VIDK_ME_PART_4x8;
     unsigned *p88 = sp + VIDK_ME_PART_8x8;
-    for (int i = 0; i < 16; i++) sp[VIDK_ME_PART_4x4 + i] = s4[i];
+    for (int i = 0; i < 16; i++)
+        sp[VIDK_ME_PART_4x4 + i] = s4[i];
     for (int y = 0; y < 4; y++)
-        for (int x = 0; x < 2; x++) p84[y * 2 + x] = s4[y * 4 + 2 * x] + s4[y * 4 + 2 * x + 1];
+        for (int x = 0; x < 2; x++)
+            p84[y * 2 + x] = s4[y * 4 + 2 * x] + s4[y * 4 + 2 * x + 1];
     for (int y = 0; y < 2; y++)
-        for (int x = 0; x < 4; x++) p48[y * 4 + x] = s4[y * 8 + x] + s4[y * 8 + 4 + x];
+        for (int x = 0; x < 4; x++)
+            p48[y * 4 + x] = s4[y * 8 + x] + s4[y * 8 + 4 + x];
     for (int y = 0; y < 2; y++)
-        for (int x = 0; x < 2; x++) p88[y * 2 + x] = p84[y * 4 + x] + p84[y * 4 + 2 + x];
+        for (int x = 0; x < 2; x++)
+            p88[y * 2 + x] = p84[y * 4 + x] + p84[y * 4 + 2 + x];
     sp[VIDK_ME_PART_16x8] = p88[0] + p88[1];
     sp[VIDK_ME_PART_16x8 + 1] = p88[2] + p88[3];
     sp[VIDK_ME_PART_8x16] = p88[0] + p88[2];
@@ -48,8 +54,7 @@ static void sum_parts_tree(const unsigned s4[16], unsigned sp[VIDK_ME_NPART])
 
 /* Luma sample (x, y) with coordinates clamped into the picture: the standards'
  * reference padding, and the edge replication of partial current blocks. */
-static inline uint16_t sample_clamped(const VidkPicture *p, int x, int y)
-{
+static inline uint16_t sample_clamped(const VidkPicture *p, int x, int y) {
     x = vidk_iclip(x, 0, p->w - 1);
     y = vidk_iclip(y, 0, p->h - 1);
     const uint8_t *row = (const uint8_t *)p->data[0] + (ptrdiff_t)y * p->stride[0];
@@ -63,46 +68,43 @@ typedef struct MeBest {
 
 /* Candidates arrive in raster order, so a strictly better (cost, |mvx| + |mvy|) pair
  * is the whole tie rule. */
-static inline void keep_best(MeBest *b, uint32_t sad, uint32_t mvcost, int mx, int my)
-{
+static inline void keep_best(MeBest *b, uint32_t sad, uint32_t mvcost, int mx, int my) {
     const uint32_t cost = sad + mvcost;
     const uint32_t dist = (uint32_t)(abs(mx) + abs(my));
     if (cost < b->cost || (cost == b->cost && dist < b->dist))
         *b = (MeBest){cost, sad, dist, mx, my};
 }
 
-static inline VidkMeResult to_result(const MeBest *b)
-{
+static inline VidkMeResult to_result(const MeBest *b) {
     return (VidkMeResult){{(int16_t)b->mx, (int16_t)b->my}, b->cost, b->sad};
 }
 
-size_t vidk_me_ref_scratch_size(int range, VidkBlockSize bs)
-{
+size_t vidk_me_ref_scratch_size(int range, VidkBlockSize bs) {
     const size_t s = (size_t)vidk_block_width(bs), win = s + 2 * (size_t)range;
     return (s * s + win * win) * sizeof(uint16_t);
 }
 
 /* SAD of an S x S block: cur rows S apart, window rows ws apart. */
 static inline uint32_t sad_block(const uint16_t *c, int cs, const uint16_t *w, ptrdiff_t ws,
-                                 int bw, int bh)
-{
+                                 int bw, int bh) {
     uint32_t s = 0;
     for (int y = 0; y < bh; y++)
-        for (int x = 0; x < bw; x++) s += (uint32_t)abs((int)c[y * cs + x] - (int)w[y * ws + x]);
+        for (int x = 0; x < bw; x++)
+            s += (uint32_t)abs((int)c[y * cs + x] - (int)w[y * ws + x]);
     return s;
 }
 
 void vidk_me_ref_block(const VidkPicture *cur, const VidkPicture *ref, const VidkMeParams *p,
                        unsigned shapes, VidkBlockSize bs, int bx, int by, VidkMeField *out,
-                       uint16_t *scratch)
-{
+                       uint16_t *scratch) {
     const int S = vidk_block_width(bs); /* 16, 32 or 64 */
     const int x0 = bx * S, y0 = by * S, R = p->range, W = S + 2 * R;
     /* The current block and every reference sample any candidate can touch, with
      * clamped coordinates, widened to 16 bits (one code for every bit depth). */
     uint16_t *c = scratch, *win = scratch + S * S;
     for (int y = 0; y < S; y++)
-        for (int x = 0; x < S; x++) c[y * S + x] = sample_clamped(cur, x0 + x, y0 + y);
+        for (int x = 0; x < S; x++)
+            c[y * S + x] = sample_clamped(cur, x0 + x, y0 + y);
     for (int y = 0; y < W; y++)
         for (int x = 0; x < W; x++)
             win[(ptrdiff_t)y * W + x] = sample_clamped(ref, x0 - R + x, y0 - R + y);
@@ -114,7 +116,8 @@ void vidk_me_ref_block(const VidkPicture *cur, const VidkPicture *ref, const Vid
         px = pv.x, py = pv.y;
     }
     MeBest best[VIDK_ME_NPART];
-    for (int i = 0; i < VIDK_ME_NPART; i++) best[i] = (MeBest){UINT32_MAX, 0, 0, 0, 0};
+    for (int i = 0; i < VIDK_ME_NPART; i++)
+        best[i] = (MeBest){UINT32_MAX, 0, 0, 0, 0};
 
     for (int my = -R; my <= R; my++) {
         for (int mx = -R; mx <= R; mx++) {
@@ -132,7 +135,8 @@ void vidk_me_ref_block(const VidkPicture *cur, const VidkPicture *ref, const Vid
                         (unsigned)abs((int)c[y * 16 + x] - (int)w[(ptrdiff_t)y * W + x]);
             sum_parts_tree(s4, sp);
             for (int i = 0; i < VIDK_ME_NPART; i++)
-                if (shapes & VIDK_ME_SHAPE(parts[i].bs)) keep_best(&best[i], sp[i], mvcost, mx, my);
+                if (shapes & VIDK_ME_SHAPE(parts[i].bs))
+                    keep_best(&best[i], sp[i], mvcost, mx, my);
         }
     }
 
@@ -151,8 +155,7 @@ void vidk_me_ref_block(const VidkPicture *cur, const VidkPicture *ref, const Vid
 
 /* ------------------------------------------------------------------ DSP: C version */
 
-static decl_me_search_quad_fn(search_quad_c)
-{
+static decl_me_search_quad_fn(search_quad_c) {
     const MePart *pt = parts;
     const int nrows = 2 * range + 1;
     for (int j = 0; j < n; j++) {
@@ -188,8 +191,7 @@ static decl_me_search_quad_fn(search_quad_c)
     }
 }
 
-void vidk_me_dsp_init(VidkMeDSP *dsp, unsigned flags)
-{
+void vidk_me_dsp_init(VidkMeDSP *dsp, unsigned flags) {
     dsp->search_quad = search_quad_c;
 #if VIDK_HAVE_SIMD
     vidk_me_dsp_init_x86(dsp, flags);

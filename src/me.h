@@ -56,15 +56,19 @@ enum {
 #define VIDK_ME_WIN_OVERREAD 128
 
 /* Index of candidate column j of block k (0..3) in the quad layout. */
-static inline int vidk_me_qidx(int j, int k) { return (j >> 3) * 32 + k * 8 + (j & 7); }
+static inline int vidk_me_qidx(int j, int k) {
+    return (j >> 3) * 32 + k * 8 + (j & 7);
+}
 
 /* Candidate row visited i-th (0 <= i <= 2R): 0, -1, 1, -2, 2, ... */
-static inline int vidk_me_row_my(int i) { return i & 1 ? -((i + 1) >> 1) : i >> 1; }
+static inline int vidk_me_row_my(int i) {
+    return i & 1 ? -((i + 1) >> 1) : i >> 1;
+}
 
-#define decl_me_search_quad_fn(name)                                                      \
-    void name(const uint8_t *cur, ptrdiff_t cur_stride, const uint8_t *ref,               \
-              ptrdiff_t ref_stride, int range, int n, const uint16_t *colc,               \
-              const uint16_t *rowc, uint16_t *best_cost, uint16_t *best_row,              \
+#define decl_me_search_quad_fn(name)                                                           \
+    void name(const uint8_t *cur, ptrdiff_t cur_stride, const uint8_t *ref,                    \
+              ptrdiff_t ref_stride, int range, int n, const uint16_t *colc,                    \
+              const uint16_t *rowc, uint16_t *best_cost, uint16_t *best_row,                   \
               ptrdiff_t best_stride, unsigned shapes, uint16_t *sad16)
 typedef decl_me_search_quad_fn((*vidk_me_search_quad_fn));
 
@@ -86,8 +90,7 @@ void vidk_me_dsp_init_x86(VidkMeDSP *dsp, unsigned flags);
 void vidk_me_grid(int w, int h, VidkBlockSize bs, int *gw, int *gh);
 
 /* Cost of vector (mx, my) against predictor (px, py). */
-static inline uint32_t vidk_me_mv_cost(unsigned lambda, int mx, int my, int px, int py)
-{
+static inline uint32_t vidk_me_mv_cost(unsigned lambda, int mx, int my, int px, int py) {
     return lambda ? lambda * (vidk_me_mv_bits(mx - px) + vidk_me_mv_bits(my - py)) : 0;
 }
 

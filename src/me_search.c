@@ -14,8 +14,7 @@
 #include "cuda/me_cuda.h"
 #include "internal.h"
 
-void vidk_me_default_params(VidkMeParams *p)
-{
+void vidk_me_default_params(VidkMeParams *p) {
     if (!p) return;
     memset(p, 0, sizeof(*p));
     p->range = 16;
@@ -24,18 +23,17 @@ void vidk_me_default_params(VidkMeParams *p)
     p->pred = NULL;
 }
 
-unsigned vidk_me_mv_bits(int v)
-{
+unsigned vidk_me_mv_bits(int v) {
     /* se(v): codeNum 2v - 1 for v > 0, -2v otherwise; ue length 2 * floor(log2(codeNum
      * + 1)) + 1 (H.264 9.1). 64-bit so that every int is exact. */
     const uint64_t code = v > 0 ? 2 * (uint64_t)v - 1 : 2 * (uint64_t)(-(int64_t)v);
     unsigned lg = 0;
-    for (uint64_t t = code + 1; t > 1; t >>= 1) lg++;
+    for (uint64_t t = code + 1; t > 1; t >>= 1)
+        lg++;
     return 2 * lg + 1;
 }
 
-void vidk_me_grid(int w, int h, VidkBlockSize bs, int *gw, int *gh)
-{
+void vidk_me_grid(int w, int h, VidkBlockSize bs, int *gw, int *gh) {
     const int mb_w = (w + 15) / 16, mb_h = (h + 15) / 16;
     if (bs == VIDK_BLOCK_32x32 || bs == VIDK_BLOCK_64x64) {
         const int s = vidk_block_width(bs);
@@ -47,15 +45,14 @@ void vidk_me_grid(int w, int h, VidkBlockSize bs, int *gw, int *gh)
     }
 }
 
-void vidk_me_field_free(VidkMeField *f)
-{
+void vidk_me_field_free(VidkMeField *f) {
     if (!f) return;
-    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) free(f->res[bs]);
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+        free(f->res[bs]);
     memset(f, 0, sizeof(*f));
 }
 
-int vidk_me_field_alloc(VidkMeField *f, int w, int h, unsigned shapes)
-{
+int vidk_me_field_alloc(VidkMeField *f, int w, int h, unsigned shapes) {
     if (!f) return VIDK_ERR(EINVAL);
     memset(f, 0, sizeof(*f));
     if (w < 1 || h < 1 || w > VIDK_MAX_PICTURE_SIDE || h > VIDK_MAX_PICTURE_SIDE || !shapes ||
@@ -67,7 +64,8 @@ int vidk_me_field_alloc(VidkMeField *f, int w, int h, unsigned shapes)
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
         vidk_me_grid(w, h, (VidkBlockSize)bs, &f->grid_w[bs], &f->grid_h[bs]);
         if (!(shapes & VIDK_ME_SHAPE(bs))) continue;
-        f->res[bs] = calloc((size_t)f->grid_w[bs] * (size_t)f->grid_h[bs], sizeof(VidkMeResult));
+        f->res[bs] =
+            calloc((size_t)f->grid_w[bs] * (size_t)f->grid_h[bs], sizeof(VidkMeResult));
         if (!f->res[bs]) {
             vidk_me_field_free(f);
             return VIDK_ERR(ENOMEM);
@@ -78,8 +76,7 @@ int vidk_me_field_alloc(VidkMeField *f, int w, int h, unsigned shapes)
 
 /* ------------------------------------------------------------------ argument checks */
 
-static int bad_picture(const VidkPicture *p)
-{
+static int bad_picture(const VidkPicture *p) {
     if (p->w < 1 || p->h < 1 || p->w > VIDK_MAX_PICTURE_SIDE || p->h > VIDK_MAX_PICTURE_SIDE)
         return 1;
     if (p->bitdepth < 8 || p->bitdepth > 16 || !p->data[0]) return 1;
@@ -89,12 +86,11 @@ static int bad_picture(const VidkPicture *p)
 }
 
 static int check_args(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
-                      const VidkMeParams *p, const VidkMeField *out)
-{
-#define FAIL(...)                                                                         \
-    do {                                                                                  \
-        vidk_log(ctx, VIDK_LOG_ERROR, "me_search: " __VA_ARGS__);                         \
-        return VIDK_ERR(EINVAL);                                                          \
+                      const VidkMeParams *p, const VidkMeField *out) {
+#define FAIL(...)                                                                              \
+    do {                                                                                       \
+        vidk_log(ctx, VIDK_LOG_ERROR, "me_search: " __VA_ARGS__);                              \
+        return VIDK_ERR(EINVAL);                                                               \
     } while (0)
     if (!cur || !ref || !p || !out) FAIL("NULL picture, parameters or field");
     if (bad_picture(cur) || bad_picture(ref))
@@ -142,8 +138,7 @@ typedef struct RefJob {
     uint16_t **scratch;   /* per thread */
 } RefJob;
 
-static void ref_row(void *arg, int job, int thread)
-{
+static void ref_row(void *arg, int job, int thread) {
     const RefJob *j = arg;
     VidkBlockSize bs = VIDK_BLOCK_16x16;
     unsigned shapes = j->p->shapes & SHAPES_MB;
@@ -153,14 +148,14 @@ static void ref_row(void *arg, int job, int thread)
         bs = VIDK_BLOCK_32x32, shapes = VIDK_ME_SHAPE(bs), job -= j->rows_mb;
     }
     for (int bx = 0; bx < j->out->grid_w[bs]; bx++)
-        vidk_me_ref_block(j->cur, j->ref, j->p, shapes, bs, bx, job, j->out, j->scratch[thread]);
+        vidk_me_ref_block(j->cur, j->ref, j->p, shapes, bs, bx, job, j->out,
+                          j->scratch[thread]);
 }
 
 static int search_ref(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
-                      const VidkMeParams *p, VidkMeField *out)
-{
+                      const VidkMeParams *p, VidkMeField *out) {
     const int nt = ctx->pool ? vidk_pool_threads(ctx->pool) : 1;
-    const VidkBlockSize big = p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64) ? VIDK_BLOCK_64x64
+    const VidkBlockSize big = p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64)   ? VIDK_BLOCK_64x64
                               : p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32) ? VIDK_BLOCK_32x32
                                                                             : VIDK_BLOCK_16x16;
     const size_t sz = vidk_me_ref_scratch_size(p->range, big);
@@ -172,13 +167,16 @@ static int search_ref(VidkContext *ctx, const VidkPicture *cur, const VidkPictur
         RefJob j = {cur, ref, p, out, 0, 0, scratch};
         int rows_64 = 0;
         if (p->shapes & SHAPES_MB) j.rows_mb = out->mb_h;
-        if (p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32)) j.rows_32 = out->grid_h[VIDK_BLOCK_32x32];
-        if (p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64)) rows_64 = out->grid_h[VIDK_BLOCK_64x64];
+        if (p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32))
+            j.rows_32 = out->grid_h[VIDK_BLOCK_32x32];
+        if (p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64))
+            rows_64 = out->grid_h[VIDK_BLOCK_64x64];
         vidk_pool_run(ctx->pool, j.rows_mb + j.rows_32 + rows_64, ref_row, &j);
     } else {
         vidk_log(ctx, VIDK_LOG_ERROR, "me_search: out of memory for %d x %zu bytes", nt, sz);
     }
-    for (int t = 0; scratch && t < nt; t++) vidk_free_aligned(scratch[t]);
+    for (int t = 0; scratch && t < nt; t++)
+        vidk_free_aligned(scratch[t]);
     free(scratch);
     return err;
 }
@@ -186,15 +184,15 @@ static int search_ref(VidkContext *ctx, const VidkPicture *cur, const VidkPictur
 /* ------------------------------------------------------------------ fast 8-bit driver */
 
 typedef struct QuadScratch {
-    uint8_t *cur;     /* 64 x 16, stride 64 */
-    uint8_t *win;     /* (2R + 16) rows x ws */
-    uint16_t *cost;   /* VIDK_ME_NPART x n4 */
-    uint16_t *row;    /* VIDK_ME_NPART x n4 */
-    uint16_t *colc;   /* n4 */
-    uint16_t *rowc;   /* (2R + 1) x 32 */
-    uint16_t *sad16;  /* S/16 planes of (2R + 1) x n4, when S > 16 */
+    uint8_t *cur;      /* 64 x 16, stride 64 */
+    uint8_t *win;      /* (2R + 16) rows x ws */
+    uint16_t *cost;    /* VIDK_ME_NPART x n4 */
+    uint16_t *row;     /* VIDK_ME_NPART x n4 */
+    uint16_t *colc;    /* n4 */
+    uint16_t *rowc;    /* (2R + 1) x 32 */
+    uint16_t *sad16;   /* S/16 planes of (2R + 1) x n4, when S > 16 */
     uint32_t *colbits; /* 2R + 1: lambda * bits of each mvx, for 32x32 and 64x64 */
-    uint16_t *refscr; /* reference scratch for the exact fallback */
+    uint16_t *refscr;  /* reference scratch for the exact fallback */
     void *alloc;
 } QuadScratch;
 
@@ -210,21 +208,23 @@ typedef struct QuadJob {
     QuadScratch *scr; /* per thread */
 } QuadJob;
 
-static size_t align64(size_t v) { return (v + 63) & ~(size_t)63; }
+static size_t align64(size_t v) {
+    return (v + 63) & ~(size_t)63;
+}
 
-static int scratch_alloc(QuadScratch *s, const QuadJob *j)
-{
+static int scratch_alloc(QuadScratch *s, const QuadJob *j) {
     const int R = j->p->range, nrows = 2 * R + 1;
     const size_t sz_cur = 64 * 16, sz_win = (size_t)(2 * R + 16) * (size_t)j->ws,
                  sz_best = (size_t)VIDK_ME_NPART * j->n4 * sizeof(uint16_t),
                  sz_colc = (size_t)j->n4 * sizeof(uint16_t),
                  sz_rowc = (size_t)nrows * 32 * sizeof(uint16_t),
-                 sz_sad = j->S > 16 ? (size_t)(j->S / 16) * nrows * j->n4 * sizeof(uint16_t) : 0,
+                 sz_sad =
+                     j->S > 16 ? (size_t)(j->S / 16) * nrows * j->n4 * sizeof(uint16_t) : 0,
                  sz_ref = vidk_me_ref_scratch_size(R, VIDK_BLOCK_16x16),
                  sz_bits = (size_t)nrows * sizeof(uint32_t);
     const size_t total = align64(sz_cur) + align64(sz_win) + 2 * align64(sz_best) +
-                         align64(sz_colc) + align64(sz_rowc) + align64(sz_sad) + align64(sz_ref) +
-                         align64(sz_bits);
+                         align64(sz_colc) + align64(sz_rowc) + align64(sz_sad) +
+                         align64(sz_ref) + align64(sz_bits);
     uint8_t *m = vidk_malloc_aligned(64, total);
     if (!m) return VIDK_ERR(ENOMEM);
     s->alloc = m;
@@ -242,12 +242,11 @@ static int scratch_alloc(QuadScratch *s, const QuadJob *j)
 
 /* The reference window of the quad at (x0, y0): row r, column c hold the sample at
  * (x0 - R + c, y0 - R + r) with coordinates clamped into the picture. */
-static void build_window(const QuadJob *j, QuadScratch *s, int x0, int y0)
-{
+static void build_window(const QuadJob *j, QuadScratch *s, int x0, int y0) {
     const VidkPicture *ref = j->ref;
     const int R = j->p->range, w = ref->w;
     const int ws = (int)j->ws, xs = x0 - R;
-    const int left = vidk_iclip(-xs, 0, ws);        /* columns left of the picture */
+    const int left = vidk_iclip(-xs, 0, ws);          /* columns left of the picture */
     const int mid_end = vidk_iclip(w - xs, left, ws); /* end of the columns inside */
     for (int r = 0; r < 2 * R + 16; r++) {
         uint8_t *d = s->win + (ptrdiff_t)r * ws;
@@ -263,8 +262,7 @@ static void build_window(const QuadJob *j, QuadScratch *s, int x0, int y0)
     }
 }
 
-static void build_cur(const QuadJob *j, QuadScratch *s, int x0, int y0)
-{
+static void build_cur(const QuadJob *j, QuadScratch *s, int x0, int y0) {
     const VidkPicture *cur = j->cur;
     for (int y = 0; y < 16; y++) {
         const uint8_t *src = (const uint8_t *)cur->data[0] +
@@ -276,37 +274,41 @@ static void build_cur(const QuadJob *j, QuadScratch *s, int x0, int y0)
     }
 }
 
-static VidkMv pred_of(const QuadJob *j, int mbx, int mby)
-{
+static VidkMv pred_of(const QuadJob *j, int mbx, int mby) {
     if (!j->p->lambda || !j->p->pred || mbx >= j->out->mb_w || mby >= j->out->mb_h)
         return (VidkMv){0, 0};
     return j->p->pred[mby * j->out->mb_w + mbx];
 }
 
-static uint16_t sat16(uint32_t v) { return v > 65535 ? 65535 : (uint16_t)v; }
+static uint16_t sat16(uint32_t v) {
+    return v > 65535 ? 65535 : (uint16_t)v;
+}
 
 /* Best candidate of partition q of each block of the quad from the per-column minima:
  * lowest cost, then smallest |mvx| + |mvy|, then raster order. Columns past 2R must hold
  * 65535. ok[k] = 0 when every column of block k is saturated (its true minimum may be
  * >= 65535: the caller recomputes exactly). */
 static void reduce_columns(const QuadJob *j, const QuadScratch *s, int q, const VidkMv pred[4],
-                           VidkMeResult res[4], int ok[4])
-{
+                           VidkMeResult res[4], int ok[4]) {
     const int R = j->p->range;
     const uint16_t *bc = s->cost + (ptrdiff_t)q * j->n4, *br = s->row + (ptrdiff_t)q * j->n4;
     /* Lowest cost per block first (a branch-free pass the compiler vectorises), then only
      * the columns at that cost go through the tie rule. */
     uint16_t m[32];
-    for (int l = 0; l < 32; l++) m[l] = 65535;
+    for (int l = 0; l < 32; l++)
+        m[l] = 65535;
     for (int ch = 0; ch < j->n / 8; ch++)
-        for (int l = 0; l < 32; l++) m[l] = bc[ch * 32 + l] < m[l] ? bc[ch * 32 + l] : m[l];
+        for (int l = 0; l < 32; l++)
+            m[l] = bc[ch * 32 + l] < m[l] ? bc[ch * 32 + l] : m[l];
     uint16_t mk[32]; /* each block's lowest cost, in all 8 lanes of the block */
     unsigned bdist[4];
     int bmx[4] = {0}, bmy[4] = {0};
     for (int k = 0; k < 4; k++) {
         unsigned v = 65535;
-        for (int t = 0; t < 8; t++) v = m[k * 8 + t] < v ? m[k * 8 + t] : v;
-        for (int t = 0; t < 8; t++) mk[k * 8 + t] = (uint16_t)v;
+        for (int t = 0; t < 8; t++)
+            v = m[k * 8 + t] < v ? m[k * 8 + t] : v;
+        for (int t = 0; t < 8; t++)
+            mk[k * 8 + t] = (uint16_t)v;
         ok[k] = v < 65535;
         bdist[k] = UINT32_MAX;
     }
@@ -336,7 +338,8 @@ static void reduce_columns(const QuadJob *j, const QuadScratch *s, int q, const 
     }
     for (int k = 0; k < 4; k++) {
         if (!ok[k]) continue;
-        const uint32_t mvc = vidk_me_mv_cost(j->p->lambda, bmx[k], bmy[k], pred[k].x, pred[k].y);
+        const uint32_t mvc =
+            vidk_me_mv_cost(j->p->lambda, bmx[k], bmy[k], pred[k].x, pred[k].y);
         res[k] = (VidkMeResult){{(int16_t)bmx[k], (int16_t)bmy[k]}, mk[k * 8], mk[k * 8] - mvc};
     }
 }
@@ -344,13 +347,13 @@ static void reduce_columns(const QuadJob *j, const QuadScratch *s, int q, const 
 /* 32x32 or 64x64 block from the 16x16 SAD planes: qr0/k0 first quad row / block, m
  * macroblocks across and down. Exact 32-bit costs, candidates in raster order. */
 static VidkMeResult search_big(const QuadJob *j, const QuadScratch *s, int qr0, int k0, int m,
-                               VidkMv pred)
-{
+                               VidkMv pred) {
     const int R = j->p->range, nrows = 2 * R + 1;
     const unsigned lambda = j->p->lambda;
     const size_t plane = (size_t)nrows * j->n4;
     uint32_t *colbits = s->colbits;
-    for (int c = 0; c < nrows; c++) colbits[c] = lambda ? lambda * vidk_me_mv_bits(c - R - pred.x) : 0;
+    for (int c = 0; c < nrows; c++)
+        colbits[c] = lambda ? lambda * vidk_me_mv_bits(c - R - pred.x) : 0;
     uint32_t bcost = UINT32_MAX, bsad = 0, bdist = 0;
     int bmx = 0, bmy = 0;
     for (int my = -R; my <= R; my++) {
@@ -361,7 +364,8 @@ static VidkMeResult search_big(const QuadJob *j, const QuadScratch *s, int qr0, 
             for (int qr = qr0; qr < qr0 + m; qr++) {
                 const uint16_t *pl = s->sad16 + qr * plane + (size_t)(my + R) * j->n4 + ch * 32;
                 for (int k = k0; k < k0 + m; k++)
-                    for (int t = 0; t < 8; t++) sad[t] += pl[k * 8 + t];
+                    for (int t = 0; t < 8; t++)
+                        sad[t] += pl[k * 8 + t];
             }
             for (int t = 0; t < 8 && ch * 8 + t < nrows; t++) {
                 const int c = ch * 8 + t, mx = c - R;
@@ -379,8 +383,7 @@ static VidkMeResult search_big(const QuadJob *j, const QuadScratch *s, int qr0, 
 /* First partition index of each H.264 shape (VIDK_ME_PART_*), and the end. */
 static const int first_part[VIDK_BLOCK_16x16 + 2] = {0, 16, 24, 32, 36, 38, 40, 41};
 
-static void quad_unit(void *arg, int job, int thread)
-{
+static void quad_unit(void *arg, int job, int thread) {
     const QuadJob *j = arg;
     QuadScratch *s = &j->scr[thread];
     const VidkMeParams *p = j->p;
@@ -403,23 +406,27 @@ static void quad_unit(void *arg, int job, int thread)
         build_cur(j, s, x0, y0);
         build_window(j, s, x0, y0);
         VidkMv pred[4];
-        for (int k = 0; k < 4; k++) pred[k] = pred_of(j, ux * 4 + k, mby);
+        for (int k = 0; k < 4; k++)
+            pred[k] = pred_of(j, ux * 4 + k, mby);
         const uint16_t *colc = NULL, *rowc = NULL;
         if (p->lambda) {
             for (int c = 0; c < j->n; c++)
                 for (int k = 0; k < 4; k++)
-                    s->colc[vidk_me_qidx(c, k)] = sat16(p->lambda * vidk_me_mv_bits(c - R - pred[k].x));
+                    s->colc[vidk_me_qidx(c, k)] =
+                        sat16(p->lambda * vidk_me_mv_bits(c - R - pred[k].x));
             for (int i = 0; i < nrows; i++)
                 for (int k = 0; k < 4; k++) {
                     const uint16_t v = sat16(p->lambda * vidk_me_mv_bits(i - R - pred[k].y));
-                    for (int t = 0; t < 8; t++) s->rowc[i * 32 + 8 * k + t] = v;
+                    for (int t = 0; t < 8; t++)
+                        s->rowc[i * 32 + 8 * k + t] = v;
                 }
             colc = s->colc, rowc = s->rowc;
         }
         const int real = mby < out->mb_h;
         const unsigned sh = real ? mbshapes : 0;
         if (sh)
-            for (size_t i = 0; i < (size_t)VIDK_ME_NPART * n4; i++) s->cost[i] = 65535;
+            for (size_t i = 0; i < (size_t)VIDK_ME_NPART * n4; i++)
+                s->cost[i] = 65535;
         j->ctx->me.search_quad(s->cur, 64, s->win + (ptrdiff_t)R * j->ws, j->ws, R, j->n, colc,
                                rowc, s->cost, s->row, n4, sh,
                                j->S > 16 ? s->sad16 + qr * plane : NULL);
@@ -427,14 +434,16 @@ static void quad_unit(void *arg, int job, int thread)
         /* Columns past 2R were searched too (n is a multiple of 8): take them out. */
         for (int q = 0; q < VIDK_ME_NPART; q++)
             for (int c = nrows; c < j->n; c++)
-                for (int k = 0; k < 4; k++) s->cost[(ptrdiff_t)q * n4 + vidk_me_qidx(c, k)] = 65535;
+                for (int k = 0; k < 4; k++)
+                    s->cost[(ptrdiff_t)q * n4 + vidk_me_qidx(c, k)] = 65535;
         VidkMeResult res[VIDK_ME_NPART][4];
         int ok[VIDK_ME_NPART][4] = {{0}}, exact[4] = {1, 1, 1, 1};
         for (int bs = VIDK_BLOCK_4x4; bs <= VIDK_BLOCK_16x16; bs++) {
             if (!(sh & VIDK_ME_SHAPE(bs))) continue;
             for (int q = first_part[bs]; q < first_part[bs + 1]; q++) {
                 reduce_columns(j, s, q, pred, res[q], ok[q]);
-                for (int k = 0; k < 4; k++) exact[k] &= ok[q][k];
+                for (int k = 0; k < 4; k++)
+                    exact[k] &= ok[q][k];
             }
         }
         for (int k = 0; k < 4; k++) {
@@ -465,14 +474,14 @@ static void quad_unit(void *arg, int job, int thread)
                 const int gx = ux * (4 / m) + bx, gy = uy * (j->S / (16 * m)) + by;
                 if (gx >= out->grid_w[bs] || gy >= out->grid_h[bs]) continue;
                 const VidkMv pr = pred_of(j, gx * m, gy * m);
-                out->res[bs][gy * out->grid_w[bs] + gx] = search_big(j, s, by * m, bx * m, m, pr);
+                out->res[bs][gy * out->grid_w[bs] + gx] =
+                    search_big(j, s, by * m, bx * m, m, pr);
             }
     }
 }
 
 static int search_fast(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
-                       const VidkMeParams *p, VidkMeField *out)
-{
+                       const VidkMeParams *p, VidkMeField *out) {
     const int nt = ctx->pool ? vidk_pool_threads(ctx->pool) : 1;
     QuadJob j = {.ctx = ctx, .cur = cur, .ref = ref, .p = p, .out = out};
     j.S = p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64)   ? 64
@@ -485,28 +494,31 @@ static int search_fast(VidkContext *ctx, const VidkPicture *cur, const VidkPictu
     j.ws = (ptrdiff_t)align64((size_t)j.n + 48 + VIDK_ME_WIN_OVERREAD);
     j.scr = calloc((size_t)nt, sizeof(*j.scr));
     int err = j.scr ? 0 : VIDK_ERR(ENOMEM);
-    for (int t = 0; !err && t < nt; t++) err = scratch_alloc(&j.scr[t], &j);
+    for (int t = 0; !err && t < nt; t++)
+        err = scratch_alloc(&j.scr[t], &j);
     if (!err)
         vidk_pool_run(ctx->pool, j.units_x * units_y, quad_unit, &j);
     else
         vidk_log(ctx, VIDK_LOG_ERROR, "me_search: out of memory for the search windows");
-    for (int t = 0; j.scr && t < nt; t++) vidk_free_aligned(j.scr[t].alloc);
+    for (int t = 0; j.scr && t < nt; t++)
+        vidk_free_aligned(j.scr[t].alloc);
     free(j.scr);
     return err;
 }
 
 int vidk_me_search(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
-                   const VidkMeParams *p, VidkMeField *out)
-{
+                   const VidkMeParams *p, VidkMeField *out) {
     if (!ctx) return VIDK_ERR(EINVAL);
     int err = check_args(ctx, cur, ref, p, out);
     if (err < 0) return err;
     switch (ctx->backend) {
-    case VIDK_BACKEND_CUDA: return vidk_cuda_me_search(ctx, cur, ref, p, out);
+    case VIDK_BACKEND_CUDA:
+        return vidk_cuda_me_search(ctx, cur, ref, p, out);
     case VIDK_BACKEND_SIMD:
     case VIDK_BACKEND_THREADS:
         if (cur->bitdepth == 8) return search_fast(ctx, cur, ref, p, out);
         return search_ref(ctx, cur, ref, p, out);
-    default: return search_ref(ctx, cur, ref, p, out);
+    default:
+        return search_ref(ctx, cur, ref, p, out);
     }
 }

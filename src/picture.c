@@ -2,14 +2,12 @@
 
 #include "internal.h"
 
-static void chroma_shift(VidkChroma c, int *sx, int *sy)
-{
+static void chroma_shift(VidkChroma c, int *sx, int *sy) {
     *sx = c == VIDK_CHROMA_420 || c == VIDK_CHROMA_422;
     *sy = c == VIDK_CHROMA_420;
 }
 
-int vidk_picture_plane_size(const VidkPicture *p, int plane, int *w, int *h)
-{
+int vidk_picture_plane_size(const VidkPicture *p, int plane, int *w, int *h) {
     if (!p || plane < 0 || plane > 2 || (plane && p->chroma == VIDK_CHROMA_400))
         return VIDK_ERR(EINVAL);
     int sx = 0, sy = 0;
@@ -28,8 +26,7 @@ typedef struct PicLayout {
     int ppad[3][2];
 } PicLayout;
 
-static void pic_layout(PicLayout *L, int w, int h, VidkChroma chroma, int bitdepth, int pad)
-{
+static void pic_layout(PicLayout *L, int w, int h, VidkChroma chroma, int bitdepth, int pad) {
     const size_t bps = bitdepth > 8 ? 2 : 1;
     int sx, sy;
     chroma_shift(chroma, &sx, &sy);
@@ -50,9 +47,7 @@ static void pic_layout(PicLayout *L, int w, int h, VidkChroma chroma, int bitdep
     L->total += 64; /* slack after the last row */
 }
 
-int vidk_picture_alloc(VidkPicture *p, int w, int h, VidkChroma chroma, int bitdepth,
-                       int pad)
-{
+int vidk_picture_alloc(VidkPicture *p, int w, int h, VidkChroma chroma, int bitdepth, int pad) {
     if (!p) return VIDK_ERR(EINVAL);
     memset(p, 0, sizeof(*p));
     if (w < 1 || h < 1 || w > VIDK_MAX_PICTURE_SIDE || h > VIDK_MAX_PICTURE_SIDE ||
@@ -79,8 +74,7 @@ int vidk_picture_alloc(VidkPicture *p, int w, int h, VidkChroma chroma, int bitd
     return 0;
 }
 
-int vidk_picture_register(VidkContext *ctx, VidkPicture *p)
-{
+int vidk_picture_register(VidkContext *ctx, VidkPicture *p) {
     if (!ctx || !p) return VIDK_ERR(EINVAL);
     if (!p->alloc) return ctx->cuda ? VIDK_ERR(EINVAL) : 0;
     PicLayout L;
@@ -88,21 +82,18 @@ int vidk_picture_register(VidkContext *ctx, VidkPicture *p)
     return vidk_host_register(ctx, p->alloc, L.total);
 }
 
-int vidk_picture_unregister(VidkContext *ctx, VidkPicture *p)
-{
+int vidk_picture_unregister(VidkContext *ctx, VidkPicture *p) {
     if (!ctx || !p) return VIDK_ERR(EINVAL);
     return p->alloc ? vidk_host_unregister(ctx, p->alloc) : 0;
 }
 
-void vidk_picture_free(VidkPicture *p)
-{
+void vidk_picture_free(VidkPicture *p) {
     if (!p) return;
     vidk_free_aligned(p->alloc);
     memset(p, 0, sizeof(*p));
 }
 
-void vidk_picture_pad_edges(VidkPicture *p)
-{
+void vidk_picture_pad_edges(VidkPicture *p) {
     if (!p || p->pad <= 0) return;
     int sx, sy;
     chroma_shift(p->chroma, &sx, &sy);

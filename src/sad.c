@@ -8,36 +8,34 @@ static const uint8_t block_h[VIDK_BLOCK_COUNT] = {4, 4, 8, 8, 8, 16, 16, 32, 64}
 static const char *const block_names[VIDK_BLOCK_COUNT] = {
     "4x4", "8x4", "4x8", "8x8", "16x8", "8x16", "16x16", "32x32", "64x64"};
 
-int vidk_block_width(VidkBlockSize bs)
-{
+int vidk_block_width(VidkBlockSize bs) {
     return (unsigned)bs < VIDK_BLOCK_COUNT ? block_w[bs] : 0;
 }
-int vidk_block_height(VidkBlockSize bs)
-{
+int vidk_block_height(VidkBlockSize bs) {
     return (unsigned)bs < VIDK_BLOCK_COUNT ? block_h[bs] : 0;
 }
-const char *vidk_block_name(VidkBlockSize bs)
-{
+const char *vidk_block_name(VidkBlockSize bs) {
     return (unsigned)bs < VIDK_BLOCK_COUNT ? block_names[bs] : "?";
 }
 
 static inline unsigned sad_wxh(const uint8_t *src, ptrdiff_t ss, const uint8_t *ref,
-                               ptrdiff_t rs, int w, int h)
-{
+                               ptrdiff_t rs, int w, int h) {
     unsigned sum = 0;
     for (int y = 0; y < h; y++, src += ss, ref += rs)
-        for (int x = 0; x < w; x++) sum += (unsigned)abs(src[x] - ref[x]);
+        for (int x = 0; x < w; x++)
+            sum += (unsigned)abs(src[x] - ref[x]);
     return sum;
 }
 
-#define SAD_C(W, H)                                                                       \
-    static decl_sad_fn(sad_##W##x##H##_c) { return sad_wxh(src, src_stride, ref, ref_stride, W, H); } \
-    static decl_sad_x4_fn(sad_x4_##W##x##H##_c)                                           \
-    {                                                                                     \
-        scores[0] = sad_wxh(src, src_stride, ref0, ref_stride, W, H);                    \
-        scores[1] = sad_wxh(src, src_stride, ref1, ref_stride, W, H);                    \
-        scores[2] = sad_wxh(src, src_stride, ref2, ref_stride, W, H);                    \
-        scores[3] = sad_wxh(src, src_stride, ref3, ref_stride, W, H);                    \
+#define SAD_C(W, H)                                                                            \
+    static decl_sad_fn(sad_##W##x##H##_c) {                                                    \
+        return sad_wxh(src, src_stride, ref, ref_stride, W, H);                                \
+    }                                                                                          \
+    static decl_sad_x4_fn(sad_x4_##W##x##H##_c) {                                              \
+        scores[0] = sad_wxh(src, src_stride, ref0, ref_stride, W, H);                          \
+        scores[1] = sad_wxh(src, src_stride, ref1, ref_stride, W, H);                          \
+        scores[2] = sad_wxh(src, src_stride, ref2, ref_stride, W, H);                          \
+        scores[3] = sad_wxh(src, src_stride, ref3, ref_stride, W, H);                          \
     }
 
 SAD_C(4, 4)
@@ -50,10 +48,9 @@ SAD_C(16, 16)
 SAD_C(32, 32)
 SAD_C(64, 64)
 
-void vidk_sad_dsp_init(VidkSadDSP *dsp, unsigned flags)
-{
-#define ASSIGN(bs, W, H)                                                                  \
-    dsp->sad[VIDK_BLOCK_##bs] = sad_##W##x##H##_c;                                        \
+void vidk_sad_dsp_init(VidkSadDSP *dsp, unsigned flags) {
+#define ASSIGN(bs, W, H)                                                                       \
+    dsp->sad[VIDK_BLOCK_##bs] = sad_##W##x##H##_c;                                             \
     dsp->sad_x4[VIDK_BLOCK_##bs] = sad_x4_##W##x##H##_c;
     ASSIGN(4x4, 4, 4)
     ASSIGN(8x4, 8, 4)

@@ -16,14 +16,14 @@
 
 #include "vidkern/vidkern.h"
 
-#define decl_sad_fn(name)                                                                 \
-    unsigned name(const uint8_t *src, ptrdiff_t src_stride, const uint8_t *ref,           \
+#define decl_sad_fn(name)                                                                      \
+    unsigned name(const uint8_t *src, ptrdiff_t src_stride, const uint8_t *ref,                \
                   ptrdiff_t ref_stride)
 typedef decl_sad_fn((*vidk_sad_fn));
 
-#define decl_sad_x4_fn(name)                                                              \
-    void name(const uint8_t *src, ptrdiff_t src_stride, const uint8_t *ref0,              \
-              const uint8_t *ref1, const uint8_t *ref2, const uint8_t *ref3,              \
+#define decl_sad_x4_fn(name)                                                                   \
+    void name(const uint8_t *src, ptrdiff_t src_stride, const uint8_t *ref0,                   \
+              const uint8_t *ref1, const uint8_t *ref2, const uint8_t *ref3,                   \
               ptrdiff_t ref_stride, unsigned scores[4])
 typedef decl_sad_x4_fn((*vidk_sad_x4_fn));
 

@@ -15,16 +15,15 @@ typedef struct {
 
 /* Copy a bw x bh block at (x0, y0) with coordinates clamped into the picture. */
 static void gather_clamped(uint8_t *dst, const uint8_t *src, ptrdiff_t stride, int w, int h,
-                           int x0, int y0, int bw, int bh)
-{
+                           int x0, int y0, int bw, int bh) {
     for (int y = 0; y < bh; y++) {
         const uint8_t *row = src + vidk_iclip(y0 + y, 0, h - 1) * stride;
-        for (int x = 0; x < bw; x++) dst[y * 64 + x] = row[vidk_iclip(x0 + x, 0, w - 1)];
+        for (int x = 0; x < bw; x++)
+            dst[y * 64 + x] = row[vidk_iclip(x0 + x, 0, w - 1)];
     }
 }
 
-static void sad_frame_row(void *arg, int by, int thread)
-{
+static void sad_frame_row(void *arg, int by, int thread) {
     (void)thread;
     const SadFrameJob *j = arg;
     uint8_t tcur[64 * 64], tref[64 * 64];
@@ -52,9 +51,9 @@ static void sad_frame_row(void *arg, int by, int thread)
 }
 
 int vidk_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref, int mvx,
-                   int mvy, VidkBlockSize bs, uint32_t *sads)
-{
-    if (!ctx || !cur || !ref || !sads || (unsigned)bs >= VIDK_BLOCK_COUNT) return VIDK_ERR(EINVAL);
+                   int mvy, VidkBlockSize bs, uint32_t *sads) {
+    if (!ctx || !cur || !ref || !sads || (unsigned)bs >= VIDK_BLOCK_COUNT)
+        return VIDK_ERR(EINVAL);
     if (cur->bitdepth != 8 || ref->bitdepth != 8 || cur->w != ref->w || cur->h != ref->h ||
         cur->w < 1 || cur->h < 1 || !cur->data[0] || !ref->data[0]) {
         vidk_log(ctx, VIDK_LOG_ERROR, "sad_frame: pictures must be 8-bit and of equal size");
@@ -65,9 +64,19 @@ int vidk_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *
         return vidk_cuda_sad_frame(ctx, cur, ref, mvx, mvy, bs, sads);
 
     SadFrameJob j = {
-        .ctx = ctx, .cur = cur->data[0], .ref = ref->data[0], .cs = cur->stride[0],
-        .rs = ref->stride[0], .w = cur->w, .h = cur->h, .bw = vidk_block_width(bs),
-        .bh = vidk_block_height(bs), .mvx = mvx, .mvy = mvy, .bs = bs, .sads = sads,
+        .ctx = ctx,
+        .cur = cur->data[0],
+        .ref = ref->data[0],
+        .cs = cur->stride[0],
+        .rs = ref->stride[0],
+        .w = cur->w,
+        .h = cur->h,
+        .bw = vidk_block_width(bs),
+        .bh = vidk_block_height(bs),
+        .mvx = mvx,
+        .mvy = mvy,
+        .bs = bs,
+        .sads = sads,
     };
     j.nbx = (j.w + j.bw - 1) / j.bw;
     const int nby = (j.h + j.bh - 1) / j.bh;

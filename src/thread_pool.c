@@ -25,8 +25,7 @@ typedef struct {
     int id;
 } WorkerArg;
 
-static void run_jobs(VidkThreadPool *p, int thread)
-{
+static void run_jobs(VidkThreadPool *p, int thread) {
     for (;;) {
         const int j = atomic_fetch_add(&p->next_job, 1);
         if (j >= p->n_jobs) break;
@@ -34,8 +33,7 @@ static void run_jobs(VidkThreadPool *p, int thread)
     }
 }
 
-static void *worker_main(void *varg)
-{
+static void *worker_main(void *varg) {
     WorkerArg *wa = varg;
     VidkThreadPool *p = wa->pool;
     const int id = wa->id;
@@ -43,7 +41,8 @@ static void *worker_main(void *varg)
     unsigned seen = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        while (!p->stop && p->generation == seen) pthread_cond_wait(&p->start_cv, &p->lock);
+        while (!p->stop && p->generation == seen)
+            pthread_cond_wait(&p->start_cv, &p->lock);
         if (p->stop) break;
         seen = p->generation;
         pthread_mutex_unlock(&p->lock);
@@ -55,14 +54,12 @@ static void *worker_main(void *varg)
     return NULL;
 }
 
-int vidk_cpu_count(void)
-{
+int vidk_cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
 }
 
-int vidk_pool_create(VidkThreadPool **out, int n_threads)
-{
+int vidk_pool_create(VidkThreadPool **out, int n_threads) {
     *out = NULL;
     if (n_threads < 1 || n_threads > 1024) return VIDK_ERR(EINVAL);
     VidkThreadPool *p = calloc(1, sizeof(*p));
@@ -93,15 +90,15 @@ fail:
     return VIDK_ERR(ENOMEM);
 }
 
-void vidk_pool_destroy(VidkThreadPool **pp)
-{
+void vidk_pool_destroy(VidkThreadPool **pp) {
     VidkThreadPool *p = pp ? *pp : NULL;
     if (!p) return;
     pthread_mutex_lock(&p->lock);
     p->stop = 1;
     pthread_cond_broadcast(&p->start_cv);
     pthread_mutex_unlock(&p->lock);
-    for (int i = 0; i < p->n_threads - 1; i++) pthread_join(p->workers[i], NULL);
+    for (int i = 0; i < p->n_threads - 1; i++)
+        pthread_join(p->workers[i], NULL);
     free(p->workers);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->start_cv);
@@ -110,13 +107,15 @@ void vidk_pool_destroy(VidkThreadPool **pp)
     *pp = NULL;
 }
 
-int vidk_pool_threads(const VidkThreadPool *p) { return p ? p->n_threads : 1; }
+int vidk_pool_threads(const VidkThreadPool *p) {
+    return p ? p->n_threads : 1;
+}
 
-void vidk_pool_run(VidkThreadPool *p, int n_jobs, VidkJobFn fn, void *arg)
-{
+void vidk_pool_run(VidkThreadPool *p, int n_jobs, VidkJobFn fn, void *arg) {
     if (n_jobs <= 0) return;
     if (!p || p->n_threads == 1 || n_jobs == 1) {
-        for (int j = 0; j < n_jobs; j++) fn(arg, j, 0);
+        for (int j = 0; j < n_jobs; j++)
+            fn(arg, j, 0);
         return;
     }
     pthread_mutex_lock(&p->lock);
@@ -130,8 +129,11 @@ void vidk_pool_run(VidkThreadPool *p, int n_jobs, VidkJobFn fn, void *arg)
     pthread_mutex_unlock(&p->lock);
     run_jobs(p, 0);
     pthread_mutex_lock(&p->lock);
-    while (p->busy > 0) pthread_cond_wait(&p->done_cv, &p->lock);
+    while (p->busy > 0)
+        pthread_cond_wait(&p->done_cv, &p->lock);
     pthread_mutex_unlock(&p->lock);
 }
 
-int vidk_cpu_count_online(void) { return vidk_cpu_count(); }
+int vidk_cpu_count_online(void) {
+    return vidk_cpu_count();
+}

@@ -8,8 +8,7 @@
 #include "test_util.h"
 #include "vidkern/vidkern.h"
 
-static void test_settings(void)
-{
+static void test_settings(void) {
     VidkSettings s;
     vidk_default_settings(&s);
     CHECK(s.backend == VIDK_BACKEND_AUTO);
@@ -31,8 +30,7 @@ static void test_settings(void)
     vidk_close(&ctx);
 }
 
-static void test_backends(void)
-{
+static void test_backends(void) {
     CHECK(vidk_backend_available(VIDK_BACKEND_C));
     CHECK(vidk_backend_available(VIDK_BACKEND_THREADS));
     CHECK(!vidk_backend_available((VidkBackend)77));
@@ -70,18 +68,16 @@ static void test_backends(void)
     }
 }
 
-static void test_errors(void)
-{
+static void test_errors(void) {
     CHECK(!strcmp(vidk_strerror(0), "success"));
     CHECK(strlen(vidk_strerror(VIDK_ERR(EINVAL))) > 0);
     CHECK(vidk_strerror(-12345) != NULL);
-    CHECK(vidk_version_number() == ((VIDK_VERSION_MAJOR << 16) | (VIDK_VERSION_MINOR << 8) |
-                                    VIDK_VERSION_PATCH));
+    CHECK(vidk_version_number() ==
+          ((VIDK_VERSION_MAJOR << 16) | (VIDK_VERSION_MINOR << 8) | VIDK_VERSION_PATCH));
     CHECK(!strcmp(vidk_version(), VIDK_VERSION_STRING));
 }
 
-static void test_pictures(void)
-{
+static void test_pictures(void) {
     VidkPicture p;
     CHECK(vidk_picture_alloc(&p, 0, 16, VIDK_CHROMA_420, 8, 0) == VIDK_ERR(EINVAL));
     CHECK(vidk_picture_alloc(&p, 16, VIDK_MAX_PICTURE_SIDE + 1, VIDK_CHROMA_420, 8, 0) ==
@@ -94,7 +90,8 @@ static void test_pictures(void)
     CHECK(((uintptr_t)p.stride[0] & 63) == 0);
     uint8_t *y = p.data[0];
     for (int r = 0; r < 9; r++)
-        for (int c = 0; c < 17; c++) y[r * p.stride[0] + c] = (uint8_t)(r * 17 + c);
+        for (int c = 0; c < 17; c++)
+            y[r * p.stride[0] + c] = (uint8_t)(r * 17 + c);
     vidk_picture_pad_edges(&p);
     CHECK(y[-8 * p.stride[0] - 8] == y[0]);
     CHECK(y[(9 + 7) * p.stride[0] + 17 + 7] == y[8 * p.stride[0] + 16]);
@@ -111,17 +108,16 @@ static void test_pictures(void)
     vidk_picture_free(&p);
 }
 
-static void fill_random(VidkPicture *p, uint32_t *seed)
-{
+static void fill_random(VidkPicture *p, uint32_t *seed) {
     for (int y = 0; y < p->h; y++) {
         uint8_t *row = (uint8_t *)p->data[0] + y * p->stride[0];
-        for (int x = 0; x < p->w; x++) row[x] = (uint8_t)(test_rand(seed) >> 24);
+        for (int x = 0; x < p->w; x++)
+            row[x] = (uint8_t)(test_rand(seed) >> 24);
     }
 }
 
 /* vidk_sad_frame: every CPU backend equals a direct per-pixel computation. */
-static void test_sad_frame(void)
-{
+static void test_sad_frame(void) {
     uint32_t seed = test_seed();
     VidkPicture cur, ref;
     const int w = 83, h = 45; /* not multiples of any block size */
@@ -160,7 +156,8 @@ static void test_sad_frame(void)
                         CHECK_EQ_U(got[by * nbx + bx], want);
                     }
             }
-        CHECK(vidk_sad_frame(ctx, &cur, &ref, 5000, 0, VIDK_BLOCK_4x4, got) == VIDK_ERR(EINVAL));
+        CHECK(vidk_sad_frame(ctx, &cur, &ref, 5000, 0, VIDK_BLOCK_4x4, got) ==
+              VIDK_ERR(EINVAL));
         CHECK(vidk_sad_frame(ctx, &cur, &ref, 0, 0, VIDK_BLOCK_COUNT, got) == VIDK_ERR(EINVAL));
         vidk_close(&ctx);
     }
@@ -170,8 +167,7 @@ static void test_sad_frame(void)
 }
 
 /* Registration is a no-op on CPU contexts (the cuda side: test_cuda.c). */
-static void test_host_register(void)
-{
+static void test_host_register(void) {
     VidkContext *ctx = NULL;
     VidkSettings st;
     vidk_default_settings(&st);
@@ -197,12 +193,12 @@ static void test_host_register(void)
         const long ps = sysconf(_SC_PAGESIZE);
         const uintptr_t pg = ps > 0 && ps <= 65536 ? (uintptr_t)ps : 4096;
         uint8_t *q = (uint8_t *)(((uintptr_t)big + pg - 1) / pg * pg);
-        VidkHostRange in[5] = {{q + 10, 100},        /* page 0 */
-                               {q + 200, 50},        /* page 0 again */
-                               {NULL, 10},           /* skipped */
-                               {q + 3 * pg, 1},      /* page 3 */
-                               {q + pg - 1, 2}},     /* pages 0 and 1 */
-                      out[5];
+        VidkHostRange in[5] = {{q + 10, 100},    /* page 0 */
+                               {q + 200, 50},    /* page 0 again */
+                               {NULL, 10},       /* skipped */
+                               {q + 3 * pg, 1},  /* page 3 */
+                               {q + pg - 1, 2}}, /* pages 0 and 1 */
+            out[5];
         int n = -1;
         CHECK(vidk_host_register_set(ctx, in, 5, out, &n) == 0);
         CHECK(n == 2);
@@ -217,8 +213,7 @@ static void test_host_register(void)
     vidk_close(&ctx);
 }
 
-int main(void)
-{
+int main(void) {
     test_settings();
     test_host_register();
     test_backends();

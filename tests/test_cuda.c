@@ -27,8 +27,7 @@ static uint32_t seed;
 static int under_sanitizer;
 static long n_compared;
 
-static int rnd(int lo, int hi)
-{
+static int rnd(int lo, int hi) {
     return lo + (int)(test_rand(&seed) % (uint32_t)(hi - lo + 1));
 }
 
@@ -39,16 +38,14 @@ typedef struct LogCap {
     char last[1024];
 } LogCap;
 
-static void log_cb(void *cookie, VidkLogLevel level, const char *fmt, va_list ap)
-{
+static void log_cb(void *cookie, VidkLogLevel level, const char *fmt, va_list ap) {
     LogCap *c = cookie;
     vsnprintf(c->last, sizeof(c->last), fmt, ap);
     if (level == VIDK_LOG_ERROR) c->n_errors++;
     fprintf(stderr, "  [vidkern log %d] %s\n", (int)level, c->last);
 }
 
-static int open_ctx(VidkContext **ctx, VidkBackend b, int device, int streams, LogCap *cap)
-{
+static int open_ctx(VidkContext **ctx, VidkBackend b, int device, int streams, LogCap *cap) {
     VidkSettings s;
     vidk_default_settings(&s);
     s.backend = b;
@@ -65,13 +62,11 @@ static int open_ctx(VidkContext **ctx, VidkBackend b, int device, int streams, L
 
 /* ---- pictures ------------------------------------------------------------------------ */
 
-static uint8_t *px(const VidkPicture *p, int x, int y)
-{
+static uint8_t *px(const VidkPicture *p, int x, int y) {
     return (uint8_t *)p->data[0] + y * p->stride[0] + x;
 }
 
-static VidkPicture new_pic(int w, int h, int pad)
-{
+static VidkPicture new_pic(int w, int h, int pad) {
     VidkPicture p;
     if (vidk_picture_alloc(&p, w, h, VIDK_CHROMA_400, 8, pad) < 0) {
         fprintf(stderr, "out of memory for a %dx%d picture\n", w, h);
@@ -80,20 +75,19 @@ static VidkPicture new_pic(int w, int h, int pad)
     return p;
 }
 
-static void fill_random(VidkPicture *p)
-{
+static void fill_random(VidkPicture *p) {
     for (int y = 0; y < p->h; y++)
-        for (int x = 0; x < p->w; x++) *px(p, x, y) = (uint8_t)test_rand(&seed);
+        for (int x = 0; x < p->w; x++)
+            *px(p, x, y) = (uint8_t)test_rand(&seed);
 }
 
-static void fill_const(VidkPicture *p, uint8_t v)
-{
-    for (int y = 0; y < p->h; y++) memset(px(p, 0, y), v, (size_t)p->w);
+static void fill_const(VidkPicture *p, uint8_t v) {
+    for (int y = 0; y < p->h; y++)
+        memset(px(p, 0, y), v, (size_t)p->w);
 }
 
 /* ref = cur with a few random changes: realistic small SADs next to large ones. */
-static void fill_similar(VidkPicture *dst, const VidkPicture *src)
-{
+static void fill_similar(VidkPicture *dst, const VidkPicture *src) {
     for (int y = 0; y < dst->h; y++)
         for (int x = 0; x < dst->w; x++) {
             int v = *px(src, x, y) + (int)(test_rand(&seed) % 7) - 3;
@@ -104,8 +98,7 @@ static void fill_similar(VidkPicture *dst, const VidkPicture *src)
 /* ---- the model: vidk_sad_frame's documented semantics, written independently ----- */
 
 static uint32_t model_block(const VidkPicture *cur, const VidkPicture *ref, int mvx, int mvy,
-                            int bw, int bh, int bx, int by)
-{
+                            int bw, int bh, int bx, int by) {
     const int w = cur->w, h = cur->h;
     uint32_t s = 0;
     for (int y = 0; y < bh; y++)
@@ -124,15 +117,15 @@ static uint32_t model_block(const VidkPicture *cur, const VidkPicture *ref, int 
 static VidkContext *g_gpu, *g_c;
 
 static void compare(const VidkPicture *cur, const VidkPicture *ref, int mvx, int mvy,
-                    VidkBlockSize bs, const char *what)
-{
+                    VidkBlockSize bs, const char *what) {
     const int bw = vidk_block_width(bs), bh = vidk_block_height(bs);
     const int nbx = (cur->w + bw - 1) / bw, nby = (cur->h + bh - 1) / bh;
     const size_t n = (size_t)nbx * (size_t)nby;
     uint32_t *a = malloc((n + 4) * sizeof(*a)), *b = malloc(n * sizeof(*b));
     if (!a || !b) exit(1);
     /* Poison the output and put a canary past its end. */
-    for (size_t i = 0; i < n + 4; i++) a[i] = 0xa5a5a5a5u;
+    for (size_t i = 0; i < n + 4; i++)
+        a[i] = 0xa5a5a5a5u;
     int e1 = vidk_sad_frame(g_gpu, cur, ref, mvx, mvy, bs, a);
     int e2 = vidk_sad_frame(g_c, cur, ref, mvx, mvy, bs, b);
     n_compared++;
@@ -142,7 +135,8 @@ static void compare(const VidkPicture *cur, const VidkPicture *ref, int mvx, int
         CHECK(e1 == 0 && e2 == 0);
         goto done;
     }
-    for (size_t i = n; i < n + 4; i++) CHECK_EQ_U(a[i], 0xa5a5a5a5u);
+    for (size_t i = n; i < n + 4; i++)
+        CHECK_EQ_U(a[i], 0xa5a5a5a5u);
     int bad = 0;
     for (size_t i = 0; i < n && bad < 5; i++)
         if (a[i] != b[i]) {
@@ -175,38 +169,39 @@ done:
 }
 
 /* Displacements: near, block-size multiples, odd, random, and far outside (+-4096). */
-static int make_mvs(int w, int h, int mv[][2], int many)
-{
+static int make_mvs(int w, int h, int mv[][2], int many) {
     int n = 0;
-    static const int fixed[][2] = {{0, 0},     {1, 0},      {0, 1},     {-1, -1},
-                                   {3, -2},    {-5, 7},     {16, -16},  {4096, 4096},
+    static const int fixed[][2] = {{0, 0},         {1, 0},        {0, 1},     {-1, -1},
+                                   {3, -2},        {-5, 7},       {16, -16},  {4096, 4096},
                                    {-4096, -4096}, {4096, -4096}, {-4096, 3}, {2, 4096}};
     const int nf = many ? 12 : 6;
-    for (int i = 0; i < nf; i++) mv[n][0] = fixed[i][0], mv[n][1] = fixed[i][1], n++;
+    for (int i = 0; i < nf; i++)
+        mv[n][0] = fixed[i][0], mv[n][1] = fixed[i][1], n++;
     if (!many) {
         mv[n][0] = 4096, mv[n][1] = -4096, n++;
         mv[n][0] = rnd(-40, 40), mv[n][1] = rnd(-40, 40), n++;
         return n;
     }
-    mv[n][0] = w, mv[n][1] = h, n++;           /* exactly one picture away */
+    mv[n][0] = w, mv[n][1] = h, n++; /* exactly one picture away */
     mv[n][0] = -w - 1, mv[n][1] = 1 - h, n++;
-    for (int i = 0; i < 3; i++) mv[n][0] = rnd(-70, 70), mv[n][1] = rnd(-70, 70), n++;
+    for (int i = 0; i < 3; i++)
+        mv[n][0] = rnd(-70, 70), mv[n][1] = rnd(-70, 70), n++;
     mv[n][0] = rnd(-4096, 4096), mv[n][1] = rnd(-4096, 4096), n++;
     return n;
 }
 
 /* ---- tests --------------------------------------------------------------------------- */
 
-static int test_info(void)
-{
+static int test_info(void) {
     const int n = vidk_cuda_device_count();
     CHECK(n >= 1);
     CHECK(vidk_backend_available(VIDK_BACKEND_CUDA));
     VidkDeviceInfo di;
     for (int d = 0; d < n; d++) {
         CHECK(vidk_cuda_device_info(d, &di) == 0);
-        fprintf(stderr, "device %d: %s, compute %d.%d, %d SMs, %zu MiB, L2 %zu KiB, %d kHz, "
-                        "driver %d, runtime %d\n",
+        fprintf(stderr,
+                "device %d: %s, compute %d.%d, %d SMs, %zu MiB, L2 %zu KiB, %d kHz, "
+                "driver %d, runtime %d\n",
                 d, di.name, di.major, di.minor, di.multiprocessors, di.global_mem >> 20,
                 di.l2_bytes >> 10, di.clock_khz, di.driver_version, di.runtime_version);
         CHECK(di.ordinal == d);
@@ -225,8 +220,7 @@ static int test_info(void)
     return n;
 }
 
-static void test_open(int n_dev)
-{
+static void test_open(int n_dev) {
     VidkContext *ctx = (VidkContext *)&ctx; /* must be reset to NULL on failure */
     LogCap cap;
     /* A device that does not exist: an error code and a message, never a crash. */
@@ -276,15 +270,15 @@ static void test_open(int n_dev)
         fill_const(&b, 200);
         uint32_t s[5 * 3]; /* ceil(37 / 8) x ceil(21 / 8) */
         CHECK(vidk_sad_frame(ctx, &a, &b, 3, -2, VIDK_BLOCK_8x8, s) == 0);
-        for (int i = 0; i < 15; i++) CHECK_EQ_U(s[i], 191u * 64);
+        for (int i = 0; i < 15; i++)
+            CHECK_EQ_U(s[i], 191u * 64);
         vidk_picture_free(&a);
         vidk_picture_free(&b);
         vidk_close(&ctx);
     }
 }
 
-static void test_slots(void)
-{
+static void test_slots(void) {
     VidkContext *ctx = NULL, *cctx = NULL;
     LogCap cap;
     void *p = NULL, *q = NULL;
@@ -305,8 +299,14 @@ static void test_slots(void)
     vidk_close(&cctx);
 
     /* Growth and reuse, in every slot (the last slot too), device and host. */
-    const int slots[] = {0, 1, 2, VIDK_SLOT_ME_FIRST, VIDK_SLOT_H264_FIRST,
-                         VIDK_SLOT_HEVC_FIRST, VIDK_SLOT_ENC_FIRST, VIDK_SLOT_COUNT - 1};
+    const int slots[] = {0,
+                         1,
+                         2,
+                         VIDK_SLOT_ME_FIRST,
+                         VIDK_SLOT_H264_FIRST,
+                         VIDK_SLOT_HEVC_FIRST,
+                         VIDK_SLOT_ENC_FIRST,
+                         VIDK_SLOT_COUNT - 1};
     for (size_t k = 0; k < sizeof(slots) / sizeof(slots[0]); k++) {
         const int sl = slots[k];
         for (int host = 0; host < 2; host++) {
@@ -314,10 +314,10 @@ static void test_slots(void)
                 host ? vidk_cuda_host_buffer : vidk_cuda_device_buffer;
             CHECK(get(ctx, sl, 1000, &p) == 0);
             CHECK(p != NULL && ((uintptr_t)p & 255) == 0);
-            CHECK(get(ctx, sl, 1, &q) == 0 && q == p);     /* smaller: same buffer */
+            CHECK(get(ctx, sl, 1, &q) == 0 && q == p); /* smaller: same buffer */
             CHECK(get(ctx, sl, 1000, &q) == 0 && q == p);
-            CHECK(get(ctx, sl, 1024, &q) == 0 && q == p);  /* within the 256 rounding */
-            CHECK(get(ctx, sl, 3 << 20, &q) == 0);         /* grows */
+            CHECK(get(ctx, sl, 1024, &q) == 0 && q == p); /* within the 256 rounding */
+            CHECK(get(ctx, sl, 3 << 20, &q) == 0);        /* grows */
             CHECK(q != NULL && ((uintptr_t)q & 255) == 0);
             if (host) {
                 /* The whole pinned buffer is ours to write and read back. */
@@ -356,15 +356,15 @@ static void test_slots(void)
     fill_const(&b, 255);
     uint32_t s[5 * 3];
     CHECK(vidk_sad_frame(ctx, &a, &b, 0, 0, VIDK_BLOCK_16x16, s) == 0);
-    for (int i = 0; i < 15; i++) CHECK_EQ_U(s[i], 255u * 256);
+    for (int i = 0; i < 15; i++)
+        CHECK_EQ_U(s[i], 255u * 256);
     vidk_picture_free(&a);
     vidk_picture_free(&b);
     vidk_close(&ctx);
 }
 
 /* vidk_host_register on a device context: ranges, overlaps, limits, pictures. */
-static void test_register(void)
-{
+static void test_register(void) {
     VidkContext *ctx = NULL;
     LogCap cap;
     CHECK(open_ctx(&ctx, VIDK_BACKEND_CUDA, 0, 2, &cap) == 0);
@@ -415,8 +415,7 @@ static void test_register(void)
     free(a);
 }
 
-static void test_timing(void)
-{
+static void test_timing(void) {
     VidkContext *ctx = NULL, *cctx = NULL;
     VidkCudaTiming t;
     CHECK(open_ctx(&ctx, VIDK_BACKEND_CUDA, 0, 4, NULL) == 0);
@@ -437,8 +436,9 @@ static void test_timing(void)
     for (int rep = 0; rep < 3; rep++) {
         CHECK(vidk_sad_frame(ctx, &a, &b, 5, -3, VIDK_BLOCK_16x16, s) == 0);
         CHECK(vidk_cuda_last_timing(ctx, &t) == 0);
-        fprintf(stderr, "timing 720p 16x16: h2d %.3f ms (%zu B), kernel %.3f ms, d2h %.3f ms "
-                        "(%zu B), total %.3f ms\n",
+        fprintf(stderr,
+                "timing 720p 16x16: h2d %.3f ms (%zu B), kernel %.3f ms, d2h %.3f ms "
+                "(%zu B), total %.3f ms\n",
                 t.h2d_ms, t.h2d_bytes, t.kernel_ms, t.d2h_ms, t.d2h_bytes, t.total_ms);
         CHECK(t.h2d_bytes >= 2 * (size_t)1280 * 720);
         CHECK(t.d2h_bytes == n * sizeof(uint32_t));
@@ -458,8 +458,7 @@ static void test_timing(void)
     vidk_close(&ctx);
 }
 
-static void test_args(void)
-{
+static void test_args(void) {
     VidkPicture a = new_pic(40, 30, 0), b = new_pic(41, 30, 0);
     uint32_t s[200];
     CHECK(vidk_sad_frame(g_gpu, &a, &b, 0, 0, VIDK_BLOCK_8x8, s) == VIDK_ERR(EINVAL));
@@ -481,14 +480,14 @@ static void test_args(void)
     fill_const(&c, 1);
     fill_const(&d, 3);
     CHECK(vidk_sad_frame(g_gpu, &c, &d, 0, 0, VIDK_BLOCK_4x4, s) == 0);
-    for (int i = 0; i < 16; i++) CHECK_EQ_U(s[i], 2u * 16);
+    for (int i = 0; i < 16; i++)
+        CHECK_EQ_U(s[i], 2u * 16);
     vidk_picture_free(&c);
     vidk_picture_free(&d);
 }
 
 /* Constant and edge-marked pictures: expected SADs computed here from the definition. */
-static void test_analytic(void)
-{
+static void test_analytic(void) {
     static const int sizes[][2] = {{1, 1}, {5, 3}, {17, 9}, {64, 64}, {100, 37}, {1920, 1080}};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
         const int w = sizes[si][0], h = sizes[si][1];
@@ -517,7 +516,8 @@ static void test_analytic(void)
              * only that column (nearest edge sample); +4096 never reads it (w > 1). */
             fill_const(&a, 0);
             fill_const(&b, 0);
-            for (int y = 0; y < h; y++) *px(&b, 0, y) = 200;
+            for (int y = 0; y < h; y++)
+                *px(&b, 0, y) = 200;
             CHECK(vidk_sad_frame(g_gpu, &a, &b, -4096, rnd(-4096, 4096), bs, s) == 0);
             for (size_t i = 0; i < n; i++)
                 if (s[i] != 200u * bw * bh) {
@@ -548,10 +548,9 @@ static void test_analytic(void)
     }
 }
 
-static void test_random(void)
-{
-    static const int sizes[][2] = {{1, 1},     {3, 2},    {4, 4},     {7, 1},   {1, 13},
-                                   {17, 9},    {63, 65},  {64, 64},   {65, 63}, {176, 144},
+static void test_random(void) {
+    static const int sizes[][2] = {{1, 1},     {3, 2},       {4, 4},   {7, 1},   {1, 13},
+                                   {17, 9},    {63, 65},     {64, 64}, {65, 63}, {176, 144},
                                    {333, 177}, {1920, 1080}, {8, 8}};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
         const int w = sizes[si][0], h = sizes[si][1];
@@ -566,7 +565,8 @@ static void test_random(void)
             int mv[32][2];
             /* Under compute-sanitizer (slow) every size and block size, fewer vectors. */
             const int nmv = make_mvs(w, h, mv, !big && !under_sanitizer);
-            for (int m = 0; m < nmv; m++) compare(&a, &b, mv[m][0], mv[m][1], bs, "random");
+            for (int m = 0; m < nmv; m++)
+                compare(&a, &b, mv[m][0], mv[m][1], bs, "random");
         }
         vidk_picture_free(&a);
         vidk_picture_free(&b);
@@ -574,8 +574,7 @@ static void test_random(void)
 }
 
 /* Caller-owned pictures: odd strides, negative (bottom-up) strides, unaligned rows. */
-static void test_strides(void)
-{
+static void test_strides(void) {
     const int w = 45, h = 38;
     const ptrdiff_t odd = w + 13;
     uint8_t *m1 = malloc((size_t)odd * h + 1), *m2 = malloc((size_t)(w + 7) * h);
@@ -612,8 +611,7 @@ typedef struct Y4m {
     size_t chroma_bytes;
 } Y4m;
 
-static int y4m_open(Y4m *y, const char *path)
-{
+static int y4m_open(Y4m *y, const char *path) {
     char hdr[512];
     memset(y, 0, sizeof(*y));
     if (!(y->f = fopen(path, "rb"))) return -1;
@@ -644,8 +642,7 @@ fail:
 }
 
 /* Next frame's luma into p (allocated here); -1 at the end. */
-static int y4m_read(Y4m *y, VidkPicture *p)
-{
+static int y4m_read(Y4m *y, VidkPicture *p) {
     char line[256];
     if (!fgets(line, sizeof(line), y->f) || strncmp(line, "FRAME", 5)) return -1;
     *p = new_pic(y->w, y->h, 16);
@@ -661,8 +658,7 @@ static int y4m_read(Y4m *y, VidkPicture *p)
     return 0;
 }
 
-static int test_real(void)
-{
+static int test_real(void) {
     const char *env = getenv("VIDK_VIDEO_DIR");
     const char *dir = env && *env ? env : VIDK_TEST_VIDEO_DIR;
     DIR *d = *dir ? opendir(dir) : NULL;
@@ -696,8 +692,9 @@ static int test_real(void)
             const VidkPicture *c = have ? &cur : &prev;
             frames += have;
             for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
-                const int mv[][2] = {{0, 0}, {2, -1}, {-7, 5}, {16, 16}, {-33, 20},
-                                     {rnd(-64, 64), rnd(-64, 64)}, {-4096, 4096}};
+                const int mv[][2] = {{0, 0},       {2, -1},   {-7, 5},
+                                     {16, 16},     {-33, 20}, {rnd(-64, 64), rnd(-64, 64)},
+                                     {-4096, 4096}};
                 for (int m = 0; m < 7; m++)
                     compare(c, &prev, mv[m][0], mv[m][1], bs, e->d_name);
             }
@@ -716,8 +713,7 @@ static int test_real(void)
     return clips;
 }
 
-int main(void)
-{
+int main(void) {
     const char *req = getenv("VIDK_REQUIRE_GPU");
     const char *san = getenv("VIDK_UNDER_SANITIZER");
     under_sanitizer = san && *san && strcmp(san, "0");

@@ -24,8 +24,7 @@ typedef struct Result {
     VidkEncFrameInfo info[MAX_FRAMES];
 } Result;
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     const uint8_t *b = p;
     for (size_t i = 0; i < n; i++)
         h = (h ^ b[i]) * 0x100000001b3ull;
@@ -33,8 +32,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 
 static int encode(VidkBackend be, int core, const VidkEncParams *p, VidkPicture *frames, int n,
-                  Result *r)
-{
+                  Result *r) {
     VidkSettings s;
     vidk_default_settings(&s);
     s.backend = be;
@@ -93,17 +91,17 @@ static int encode(VidkBackend be, int core, const VidkEncParams *p, VidkPicture 
     return err;
 }
 
-static void same(const char *what, const Result *a, const Result *b)
-{
+static void same(const char *what, const Result *a, const Result *b) {
     for (int i = 0; i < a->n; i++) {
         const VidkEncFrameInfo *x = &a->info[i], *y = &b->info[i];
         int ok = a->hash[i] == b->hash[i] && x->intra == y->intra && x->bits == y->bits &&
                  x->bits_mv == y->bits_mv && x->bits_mode == y->bits_mode &&
-                 !memcmp(x->sse, y->sse, sizeof(x->sse)) && !memcmp(x->nnz, y->nnz, sizeof(x->nnz)) &&
+                 !memcmp(x->sse, y->sse, sizeof(x->sse)) &&
+                 !memcmp(x->nnz, y->nnz, sizeof(x->nnz)) &&
                  !memcmp(x->parts, y->parts, sizeof(x->parts));
         if (!ok) {
-            fprintf(stderr, "%s: frame %d differs (hash %016llx / %016llx, sse %llu / %llu)\n", what,
-                    i, (unsigned long long)a->hash[i], (unsigned long long)b->hash[i],
+            fprintf(stderr, "%s: frame %d differs (hash %016llx / %016llx, sse %llu / %llu)\n",
+                    what, i, (unsigned long long)a->hash[i], (unsigned long long)b->hash[i],
                     (unsigned long long)x->sse[0], (unsigned long long)y->sse[0]);
             CHECK(ok);
             return;
@@ -111,8 +109,7 @@ static void same(const char *what, const Result *a, const Result *b)
     }
 }
 
-static double mean_psnr_y(const Result *r)
-{
+static double mean_psnr_y(const Result *r) {
     double s = 0;
     for (int i = 0; i < r->n; i++)
         s += r->info[i].psnr[0];
@@ -120,8 +117,7 @@ static double mean_psnr_y(const Result *r)
 }
 
 /* Random samples with saturated stripes and flat blocks: extremes of every stage. */
-static void noise_frames(VidkPicture *f, int n, int w, int h, uint32_t *seed)
-{
+static void noise_frames(VidkPicture *f, int n, int w, int h, uint32_t *seed) {
     for (int i = 0; i < n; i++) {
         CHECK(vidk_picture_alloc(&f[i], w, h, VIDK_CHROMA_420, 8, 0) == 0);
         for (int p = 0; p < 3; p++) {
@@ -131,15 +127,14 @@ static void noise_frames(VidkPicture *f, int n, int w, int h, uint32_t *seed)
                     uint8_t *d = (uint8_t *)f[i].data[p] + (ptrdiff_t)y * f[i].stride[p] + x;
                     const uint32_t r = test_rand(seed);
                     *d = ((x / 8 + y / 8 + i) % 5 == 0) ? ((x ^ y) & 4 ? 255 : 0)
-                         : ((x / 16 + i) % 3 == 0)     ? (uint8_t)(128 + i * 7)
-                                                       : (uint8_t)(r >> 24);
+                         : ((x / 16 + i) % 3 == 0)      ? (uint8_t)(128 + i * 7)
+                                                        : (uint8_t)(r >> 24);
                 }
         }
     }
 }
 
-static int gen_frames(VidkPicture *f, int n, int w, int h)
-{
+static int gen_frames(VidkPicture *f, int n, int w, int h) {
     VidkGenParams gp;
     VidkGen *g = NULL;
     vidk_gen_default(&gp);
@@ -153,8 +148,7 @@ static int gen_frames(VidkPicture *f, int n, int w, int h)
     return 0;
 }
 
-static int clip_frames(VidkPicture *f, int n, const char *dir, const char *name)
-{
+static int clip_frames(VidkPicture *f, int n, const char *dir, const char *name) {
     char path[1024], err[256];
     VioReader *r = NULL;
     snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -171,15 +165,13 @@ static int clip_frames(VidkPicture *f, int n, const char *dir, const char *name)
     return k;
 }
 
-static void free_frames(VidkPicture *f, int n)
-{
+static void free_frames(VidkPicture *f, int n) {
     for (int i = 0; i < n; i++)
         vidk_picture_free(&f[i]);
 }
 
 /* Every configuration on the backends to compare; reference = c. */
-static void compare_set(const char *what, VidkPicture *frames, int n, int cuda)
-{
+static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) {
     static const int qps[] = {0, 22, 37, 51};
     for (int codec = 0; codec < VIDK_CODEC_COUNT; codec++)
         for (size_t qi = 0; qi < sizeof(qps) / sizeof(qps[0]); qi++) {
@@ -193,20 +185,24 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda)
             char name[160];
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &ref) == 0);
             if (cuda) {
-                snprintf(name, sizeof(name), "%s %s qp %d: cuda vs c", what, vidk_codec_name(p.codec), p.qp);
+                snprintf(name, sizeof(name), "%s %s qp %d: cuda vs c", what,
+                         vidk_codec_name(p.codec), p.qp);
                 CHECK(encode(VIDK_BACKEND_CUDA, 0, &p, frames, n, &r) == 0);
                 same(name, &ref, &r);
                 continue;
             }
-            snprintf(name, sizeof(name), "%s %s qp %d: core path vs c", what, vidk_codec_name(p.codec), p.qp);
+            snprintf(name, sizeof(name), "%s %s qp %d: core path vs c", what,
+                     vidk_codec_name(p.codec), p.qp);
             CHECK(encode(VIDK_BACKEND_C, 1, &p, frames, n, &r) == 0);
             same(name, &ref, &r);
             if (vidk_backend_available(VIDK_BACKEND_SIMD)) {
-                snprintf(name, sizeof(name), "%s %s qp %d: simd vs c", what, vidk_codec_name(p.codec), p.qp);
+                snprintf(name, sizeof(name), "%s %s qp %d: simd vs c", what,
+                         vidk_codec_name(p.codec), p.qp);
                 CHECK(encode(VIDK_BACKEND_SIMD, 0, &p, frames, n, &r) == 0);
                 same(name, &ref, &r);
             }
-            snprintf(name, sizeof(name), "%s %s qp %d: threads vs c", what, vidk_codec_name(p.codec), p.qp);
+            snprintf(name, sizeof(name), "%s %s qp %d: threads vs c", what,
+                     vidk_codec_name(p.codec), p.qp);
             CHECK(encode(VIDK_BACKEND_THREADS, 0, &p, frames, n, &r) == 0);
             same(name, &ref, &r);
             /* Sanity: a low QP reconstructs closely. */
@@ -217,12 +213,12 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda)
 }
 
 /* PSNR rises as QP falls on a real clip; c and the other backend agree. */
-static void real_clip(const char *dir, int cuda)
-{
+static void real_clip(const char *dir, int cuda) {
     VidkPicture frames[MAX_FRAMES];
     const int n = clip_frames(frames, 6, dir, "akiyo_176x144_30fps_30f.y4m");
     if (n < 6) {
-        fprintf(stderr, "real clip: %s/akiyo_176x144_30fps_30f.y4m not readable, skipped\n", dir);
+        fprintf(stderr, "real clip: %s/akiyo_176x144_30fps_30f.y4m not readable, skipped\n",
+                dir);
         if (n > 0) free_frames(frames, n);
         return;
     }
@@ -236,10 +232,11 @@ static void real_clip(const char *dir, int cuda)
             p.range = 16;
             Result a, b;
             char name[128];
-            snprintf(name, sizeof(name), "akiyo %s qp %d: %s vs c", vidk_codec_name(p.codec), qp,
-                     cuda ? "cuda" : "threads");
+            snprintf(name, sizeof(name), "akiyo %s qp %d: %s vs c", vidk_codec_name(p.codec),
+                     qp, cuda ? "cuda" : "threads");
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &a) == 0);
-            CHECK(encode(cuda ? VIDK_BACKEND_CUDA : VIDK_BACKEND_THREADS, 0, &p, frames, n, &b) == 0);
+            CHECK(encode(cuda ? VIDK_BACKEND_CUDA : VIDK_BACKEND_THREADS, 0, &p, frames, n,
+                         &b) == 0);
             same(name, &a, &b);
             const double ps = mean_psnr_y(&a);
             fprintf(stderr, "akiyo %s qp %d: PSNR-Y %.2f dB, %llu bits in frame 1\n",
@@ -251,8 +248,7 @@ static void real_clip(const char *dir, int cuda)
     free_frames(frames, n);
 }
 
-static void api_errors(void)
-{
+static void api_errors(void) {
     VidkSettings s;
     vidk_default_settings(&s);
     s.backend = VIDK_BACKEND_C;
@@ -303,15 +299,14 @@ static void api_errors(void)
 }
 
 /* The closed-form HEVC matrix of enc_core.h is the standard's table. */
-static void hevc_matrix(void)
-{
+static void hevc_matrix(void) {
     for (int k = 0; k < 32; k++)
         for (int n = 0; n < 32; n++)
-            CHECK_EQ_U((unsigned)(ec_hevc_t32(k, n) + 128), (unsigned)(vidk_hevc_t32[k][n] + 128));
+            CHECK_EQ_U((unsigned)(ec_hevc_t32(k, n) + 128),
+                       (unsigned)(vidk_hevc_t32[k][n] + 128));
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int cuda = 0;
     const char *dir = NULL;
     for (int i = 1; i < argc; i++) {

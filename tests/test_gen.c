@@ -16,17 +16,17 @@
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
-static int sample(const VidkPicture *p, int plane, int x, int y)
-{
+static int sample(const VidkPicture *p, int plane, int x, int y) {
     const uint8_t *row = (const uint8_t *)p->data[plane] + (ptrdiff_t)y * p->stride[plane];
     return p->bitdepth > 8 ? ((const uint16_t *)row)[x] : row[x];
 }
 
-static int pic_planes(const VidkPicture *p) { return p->chroma == VIDK_CHROMA_400 ? 1 : 3; }
+static int pic_planes(const VidkPicture *p) {
+    return p->chroma == VIDK_CHROMA_400 ? 1 : 3;
+}
 
 /* Visible samples equal? */
-static int pic_equal(const VidkPicture *a, const VidkPicture *b)
-{
+static int pic_equal(const VidkPicture *a, const VidkPicture *b) {
     for (int c = 0; c < pic_planes(a); c++) {
         int w, h;
         vidk_picture_plane_size(a, c, &w, &h);
@@ -39,8 +39,7 @@ static int pic_equal(const VidkPicture *a, const VidkPicture *b)
     return 1;
 }
 
-static VidkGen *gen_open(int w, int h, int bd, VidkChroma c, uint32_t seed)
-{
+static VidkGen *gen_open(int w, int h, int bd, VidkChroma c, uint32_t seed) {
     VidkGenParams p;
     vidk_gen_default(&p);
     p.w = w;
@@ -53,8 +52,7 @@ static VidkGen *gen_open(int w, int h, int bd, VidkChroma c, uint32_t seed)
     return g;
 }
 
-static int pic_alloc(VidkPicture *p, int w, int h, int bd, VidkChroma c, int pad)
-{
+static int pic_alloc(VidkPicture *p, int w, int h, int bd, VidkChroma c, int pad) {
     const int e = vidk_picture_alloc(p, w, h, c, bd, pad);
     CHECK(e == 0);
     return e;
@@ -62,9 +60,8 @@ static int pic_alloc(VidkPicture *p, int w, int h, int bd, VidkChroma c, int pad
 
 /* 8-bit luma SAD of the bw x bh block at (x, y) of cur against ref at (x+dx, y+dy);
  * the caller keeps both inside the picture. */
-static uint32_t sad_block(const VidkPicture *cur, const VidkPicture *ref, int x, int y,
-                          int dx, int dy, int bw, int bh)
-{
+static uint32_t sad_block(const VidkPicture *cur, const VidkPicture *ref, int x, int y, int dx,
+                          int dy, int bw, int bh) {
     uint32_t s = 0;
     for (int j = 0; j < bh; j++)
         for (int i = 0; i < bw; i++) {
@@ -75,8 +72,7 @@ static uint32_t sad_block(const VidkPicture *cur, const VidkPicture *ref, int x,
 }
 
 /* Does the rectangle [x, x+w) x [y, y+h) touch any object of frame t? */
-static int hits_object(const VidkGen *g, int t, int x, int y, int w, int h)
-{
+static int hits_object(const VidkGen *g, int t, int x, int y, int w, int h) {
     VidkGenObject obj[16];
     const int n = vidk_gen_objects(g, t, obj, 16);
     CHECK(n >= 4 && n <= 8);
@@ -90,8 +86,7 @@ static int hits_object(const VidkGen *g, int t, int x, int y, int w, int h)
 /* SAD of the B x B block at (x, y) of cur against ref interpolated bilinearly at
  * (x + dx16 / 16, y + dy16 / 16), 1/16-sample weights, rounded. */
 static uint32_t sad_subpel(const VidkPicture *cur, const VidkPicture *ref, int x, int y,
-                           int64_t dx16, int64_t dy16, int B)
-{
+                           int64_t dx16, int64_t dy16, int B) {
     const int ix = (int)((dx16 + 1024) / 16 - 64), iy = (int)((dy16 + 1024) / 16 - 64);
     const int fx = (int)(dx16 - 16 * ix), fy = (int)(dy16 - 16 * iy);
     uint32_t s = 0;
@@ -101,7 +96,8 @@ static uint32_t sad_subpel(const VidkPicture *cur, const VidkPicture *ref, int x
             const int v = (sample(ref, 0, rx, ry) * (16 - fx) * (16 - fy) +
                            sample(ref, 0, rx + 1, ry) * fx * (16 - fy) +
                            sample(ref, 0, rx, ry + 1) * (16 - fx) * fy +
-                           sample(ref, 0, rx + 1, ry + 1) * fx * fy + 128) >> 8;
+                           sample(ref, 0, rx + 1, ry + 1) * fx * fy + 128) >>
+                          8;
             const int d = sample(cur, 0, x + i, y + j) - v;
             s += (uint32_t)(d < 0 ? -d : d);
         }
@@ -115,8 +111,7 @@ static int64_t div_round(int64_t a, int64_t b) /* b > 0 */
 
 /* ---- tests --------------------------------------------------------------------------- */
 
-static void test_params(void)
-{
+static void test_params(void) {
     VidkGenParams p;
     vidk_gen_default(&p);
     CHECK(p.w == 352 && p.h == 288 && p.frames == 30 && p.bitdepth == 8 && p.seed == 1 &&
@@ -177,19 +172,20 @@ static void test_params(void)
 
 /* Same params twice = same bytes; any frame order = same frames; other seeds differ;
  * frames differ from each other. */
-static void test_determinism(uint32_t seed)
-{
+static void test_determinism(uint32_t seed) {
     enum { N = 6 };
     const int w = 176, h = 144;
     VidkGen *g1 = gen_open(w, h, 8, VIDK_CHROMA_420, seed);
     VidkGen *g2 = gen_open(w, h, 8, VIDK_CHROMA_420, seed);
     VidkGen *g3 = gen_open(w, h, 8, VIDK_CHROMA_420, seed + 1);
     VidkPicture seq[N], one, other;
-    for (int t = 0; t < N; t++) pic_alloc(&seq[t], w, h, 8, VIDK_CHROMA_420, 16);
+    for (int t = 0; t < N; t++)
+        pic_alloc(&seq[t], w, h, 8, VIDK_CHROMA_420, 16);
     pic_alloc(&one, w, h, 8, VIDK_CHROMA_420, 0);
     pic_alloc(&other, w, h, 8, VIDK_CHROMA_420, 0);
     if (!g1 || !g2 || !g3) return;
-    for (int t = 0; t < N; t++) CHECK(vidk_gen_frame(g1, t, &seq[t]) == 0);
+    for (int t = 0; t < N; t++)
+        CHECK(vidk_gen_frame(g1, t, &seq[t]) == 0);
     /* a fresh generator, frames in reverse order, into a picture without padding */
     for (int t = N - 1; t >= 0; t--) {
         CHECK(vidk_gen_frame(g2, t, &one) == 0);
@@ -219,7 +215,8 @@ static void test_determinism(uint32_t seed)
         CHECK(diff > w * h / 2);
         if (t) CHECK(!pic_equal(&seq[t], &seq[t - 1]));
     }
-    for (int t = 0; t < N; t++) vidk_picture_free(&seq[t]);
+    for (int t = 0; t < N; t++)
+        vidk_picture_free(&seq[t]);
     vidk_picture_free(&one);
     vidk_picture_free(&other);
     vidk_gen_close(&g1);
@@ -231,8 +228,7 @@ static void test_determinism(uint32_t seed)
  * the output is right (the other tests do that); they show it is the same on every
  * machine, compiler and optimisation level, and catch accidental changes of the stream
  * (a change on purpose re-pins them, from the values printed on failure). */
-static uint32_t pic_fnv(const VidkPicture *p)
-{
+static uint32_t pic_fnv(const VidkPicture *p) {
     uint32_t hsh = 2166136261u;
     for (int c = 0; c < pic_planes(p); c++) {
         int w, h;
@@ -248,8 +244,7 @@ static uint32_t pic_fnv(const VidkPicture *p)
 
 /* Sizes (odd ones included), chroma formats, bit depths: values in range, pictures not
  * flat, the margin padded by edge replication. */
-static void test_sizes(void)
-{
+static void test_sizes(void) {
     static const int sizes[][2] = {{16, 16}, {17, 9},   {1, 1},
                                    {33, 65}, {100, 17}, {1920, 1080}};
     static const VidkChroma chromas[] = {VIDK_CHROMA_420, VIDK_CHROMA_422, VIDK_CHROMA_444,
@@ -296,8 +291,7 @@ static void test_sizes(void)
 }
 
 /* The luma plane does not depend on the chroma format. */
-static void test_formats(void)
-{
+static void test_formats(void) {
     const int w = 120, h = 70;
     VidkPicture ref, pic;
     VidkGen *g0 = gen_open(w, h, 8, VIDK_CHROMA_420, 21);
@@ -309,7 +303,8 @@ static void test_formats(void)
         CHECK(vidk_gen_frame(g, 9, &pic) == 0);
         int diff = 0;
         for (int y = 0; y < h; y++)
-            for (int x = 0; x < w; x++) diff += sample(&pic, 0, x, y) != sample(&ref, 0, x, y);
+            for (int x = 0; x < w; x++)
+                diff += sample(&pic, 0, x, y) != sample(&ref, 0, x, y);
         CHECK(!diff);
         vidk_picture_free(&pic);
         vidk_gen_close(&g);
@@ -320,8 +315,7 @@ static void test_formats(void)
 
 /* 10 bit: in [0, 1023], all 10 bits carry information, and the same picture as 8 bit up
  * to rounding (the same 12-bit image, rounded twice). */
-static void test_10bit(void)
-{
+static void test_10bit(void) {
     const int w = 352, h = 288;
     VidkGen *g8 = gen_open(w, h, 8, VIDK_CHROMA_420, 3);
     VidkGen *g10 = gen_open(w, h, 10, VIDK_CHROMA_420, 3);
@@ -352,12 +346,13 @@ static void test_10bit(void)
             }
     }
     int distinct = 0;
-    for (int v = 0; v < 1024; v++) distinct += hist[v] != 0;
+    for (int v = 0; v < 1024; v++)
+        distinct += hist[v] != 0;
     CHECK(!out);
     CHECK(!far);
     CHECK(hi > 900);
-    CHECK(distinct > 600);           /* > 256: not 8-bit data shifted */
-    CHECK(low_bits > w * h / 2);     /* about 3/4 of the samples for real 10-bit data */
+    CHECK(distinct > 600);       /* > 256: not 8-bit data shifted */
+    CHECK(low_bits > w * h / 2); /* about 3/4 of the samples for real 10-bit data */
     vidk_picture_free(&p8);
     vidk_picture_free(&p10);
     vidk_gen_close(&g8);
@@ -368,8 +363,7 @@ static void test_10bit(void)
  * the true pan is far below the SAD at zero motion, and a full search finds the true pan
  * (exactly for integer pans, within one sample for sub-sample ones). Object blocks match
  * at the objects' true vectors. */
-static void test_motion(uint32_t seed, int w, int h, int bd)
-{
+static void test_motion(uint32_t seed, int w, int h, int bd) {
     enum { B = 16, R = 10 };
     VidkGen *g = gen_open(w, h, bd, VIDK_CHROMA_420, seed);
     VidkPicture cur, ref;
@@ -428,8 +422,8 @@ static void test_motion(uint32_t seed, int w, int h, int bd)
                 uint32_t s1 = UINT32_MAX;
                 for (int k = 0; k < 4; k++) {
                     static const int off[4][2] = {{-8, 0}, {8, 0}, {0, -8}, {0, 8}};
-                    const uint32_t s = sad_subpel(&cur, &ref, bx, by, dx16 + off[k][0],
-                                                  dy16 + off[k][1], B);
+                    const uint32_t s =
+                        sad_subpel(&cur, &ref, bx, by, dx16 + off[k][0], dy16 + off[k][1], B);
                     s1 = s < s1 ? s : s1;
                 }
                 half_true += s0;
@@ -443,8 +437,9 @@ static void test_motion(uint32_t seed, int w, int h, int bd)
         found[frac] += fnd;
         searched[frac] += srch;
         if (verbose)
-            fprintf(stderr, "motion seed %u %dx%d frame %d: pan %+.4g,%+.4g: %d blocks, "
-                            "SAD true/zero %.3f, search %d/%d\n",
+            fprintf(stderr,
+                    "motion seed %u %dx%d frame %d: pan %+.4g,%+.4g: %d blocks, "
+                    "SAD true/zero %.3f, search %d/%d\n",
                     seed, w, h, t, dx16 / 16.0, dy16 / 16.0, blocks,
                     (double)st / (double)(sz ? sz : 1), fnd, srch);
 
@@ -516,8 +511,7 @@ static void test_motion(uint32_t seed, int w, int h, int bd)
 }
 
 /* Objects move at up to ~20 samples per frame, some leave the picture. */
-static void test_objects(void)
-{
+static void test_objects(void) {
     VidkGen *g = gen_open(1280, 720, 8, VIDK_CHROMA_420, 1);
     if (!g) return;
     int fastest = 0, left = 0, still_inside = 0;
@@ -528,8 +522,8 @@ static void test_objects(void)
         for (int k = 0; k < n; k++) {
             const int m = abs(o[k].mvx) > abs(o[k].mvy) ? abs(o[k].mvx) : abs(o[k].mvy);
             if (m < 100) fastest = m > fastest ? m : fastest; /* not a wrap jump */
-            const int out = o[k].x + o[k].w <= 0 || o[k].x >= 1280 || o[k].y + o[k].h <= 0 ||
-                            o[k].y >= 720;
+            const int out =
+                o[k].x + o[k].w <= 0 || o[k].x >= 1280 || o[k].y + o[k].h <= 0 || o[k].y >= 720;
             left += out;
             still_inside += !out;
         }
@@ -540,8 +534,7 @@ static void test_objects(void)
     vidk_gen_close(&g);
 }
 
-static void test_golden(void)
-{
+static void test_golden(void) {
     static const struct {
         int w, h, bd;
         VidkChroma c;
@@ -580,14 +573,12 @@ typedef struct BlockStats {
                           ~1.4 for white noise, lower for natural images */
 } BlockStats;
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-static void block_stats(const VidkPicture *p, BlockStats *st)
-{
+static void block_stats(const VidkPicture *p, BlockStats *st) {
     const int nbx = p->w / 8, nby = p->h / 8;
     double *stds = malloc(sizeof(double) * (size_t)(nbx * nby));
     if (!stds) return;
@@ -620,8 +611,7 @@ static void block_stats(const VidkPicture *p, BlockStats *st)
     free(stds);
 }
 
-static void test_stats(const char *video_dir)
-{
+static void test_stats(const char *video_dir) {
     VidkGen *g = gen_open(352, 288, 8, VIDK_CHROMA_420, 1);
     VidkPicture pic;
     if (!g || pic_alloc(&pic, 352, 288, 8, VIDK_CHROMA_420, 0)) return;
@@ -639,10 +629,9 @@ static void test_stats(const char *video_dir)
 
     /* Real clips: the generated statistics lie within the range spanned by camera video
      * (with a margin), so kernels and benchmarks see realistic blocks. */
-    static const char *const clips[] = {"basketballpass_416x240_50fps_100f.y4m",
-                                        "cars_320x240_30fps_30f.y4m",
-                                        "container_352x288_30fps_15f.y4m",
-                                        "akiyo_176x144_30fps_30f.y4m"};
+    static const char *const clips[] = {
+        "basketballpass_416x240_50fps_100f.y4m", "cars_320x240_30fps_30f.y4m",
+        "container_352x288_30fps_15f.y4m", "akiyo_176x144_30fps_30f.y4m"};
     double std_lo = 1e9, std_hi = 0, rough_lo = 1e9, rough_hi = 0;
     int nclips = 0;
     for (size_t i = 0; video_dir && i < sizeof(clips) / sizeof(clips[0]); i++) {
@@ -681,14 +670,12 @@ static void test_stats(const char *video_dir)
 
 /* ---- CLI end-to-end ---------------------------------------------------------------- */
 
-static int run(const char *cmd)
-{
+static int run(const char *cmd) {
     const int st = system(cmd);
     return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
+static unsigned char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 1 << 16, n = 0;
@@ -714,8 +701,7 @@ static unsigned char *slurp(const char *path, size_t *len)
 
 /* The frames of a file equal the generator's, byte for byte. */
 static void check_frames(const unsigned char *data, size_t len, size_t off, int raw, int w,
-                         int h, int bd, VidkChroma c, uint32_t seed, int frames)
-{
+                         int h, int bd, VidkChroma c, uint32_t seed, int frames) {
     VidkGen *g = gen_open(w, h, bd, c, seed);
     VidkPicture pic;
     if (!g || pic_alloc(&pic, w, h, bd, c, 0)) return;
@@ -739,8 +725,8 @@ static void check_frames(const unsigned char *data, size_t len, size_t off, int 
                 int same = 1;
                 for (int x = 0; x < pw; x++) {
                     const int v = sample(&pic, pl, x, y);
-                    const int f = bps == 1 ? data[off + x] : data[off + 2 * x] |
-                                                                 data[off + 2 * x + 1] << 8;
+                    const int f = bps == 1 ? data[off + x]
+                                           : data[off + 2 * x] | data[off + 2 * x + 1] << 8;
                     same &= v == f;
                 }
                 CHECK(same);
@@ -754,8 +740,7 @@ done:
     vidk_gen_close(&g);
 }
 
-static void test_cli(const char *exe, const char *dir)
-{
+static void test_cli(const char *exe, const char *dir) {
     char cmd[8192], path[4096], path2[4096];
     snprintf(path, sizeof(path), "%s/cli_gen_out.y4m", dir);
     snprintf(path2, sizeof(path2), "%s/cli_gen_out.yuv", dir);
@@ -809,9 +794,8 @@ static void test_cli(const char *exe, const char *dir)
 
     /* help and bad options */
     static const char *const bad[] = {
-        "--size 64",     "--size 0x16",        "--frames 0",   "--frames x",
-        "--bitdepth 16", "--chroma 411",       "--fps 0",      "--fps 25/",
-        "--seed -1",     "--bogus",            "--size",       "-o",
+        "--size 64", "--size 0x16", "--frames 0", "--frames x", "--bitdepth 16", "--chroma 411",
+        "--fps 0",   "--fps 25/",   "--seed -1",  "--bogus",    "--size",        "-o",
     };
     snprintf(cmd, sizeof(cmd), "'%s' gen --help > /dev/null", exe);
     CHECK(run(cmd) == 0);
@@ -829,8 +813,7 @@ static void test_cli(const char *exe, const char *dir)
     remove(path2);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc == 4 && !strcmp(argv[1], "--cli")) {
         test_cli(argv[2], argv[3]);
         return test_finish("cli_gen");

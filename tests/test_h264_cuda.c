@@ -41,39 +41,43 @@ static int emu, light, tiny, verbose; /* tiny: under compute-sanitizer, fewest c
 static VidkContext *cctx, *gctx;
 static long n_cmp, n_mismatch_reports;
 
-static int rnd(int lo, int hi) { return lo + (int)(test_rand(&seed) % (uint32_t)(hi - lo + 1)); }
-
-/* ---- the entry points under test ---------------------------------------------------------- */
-
-static int run_binv(const VidkH264Batch *b, VidkPicture *pic, const VidkH264CudaOpts *o)
-{
-    return emu ? vidk_cuda_h264_emu_batch_inverse(gctx, b, pic, o) : vidk_cuda_h264_batch_inverse(gctx, b, pic, o);
+static int rnd(int lo, int hi) {
+    return lo + (int)(test_rand(&seed) % (uint32_t)(hi - lo + 1));
 }
-static int run_finv(const VidkH264CoefFrame *fr, VidkPicture *pic, const VidkH264CudaOpts *o)
-{
-    return emu ? vidk_cuda_h264_emu_frame_inverse(gctx, fr, pic, o) : vidk_cuda_h264_frame_inverse(gctx, fr, pic, o);
+
+/* ---- the entry points under test ----------------------------------------------------------
+ */
+
+static int run_binv(const VidkH264Batch *b, VidkPicture *pic, const VidkH264CudaOpts *o) {
+    return emu ? vidk_cuda_h264_emu_batch_inverse(gctx, b, pic, o)
+               : vidk_cuda_h264_batch_inverse(gctx, b, pic, o);
 }
-static int run_fwd(const VidkPicture *s, const VidkPicture *p, VidkH264CoefFrame *fr, VidkH264Batch *b,
-                   const VidkH264CudaOpts *o)
-{
+static int run_finv(const VidkH264CoefFrame *fr, VidkPicture *pic, const VidkH264CudaOpts *o) {
+    return emu ? vidk_cuda_h264_emu_frame_inverse(gctx, fr, pic, o)
+               : vidk_cuda_h264_frame_inverse(gctx, fr, pic, o);
+}
+static int run_fwd(const VidkPicture *s, const VidkPicture *p, VidkH264CoefFrame *fr,
+                   VidkH264Batch *b, const VidkH264CudaOpts *o) {
     return emu ? vidk_cuda_h264_emu_batch_forward(gctx, s, p, fr, b, o)
                : vidk_cuda_h264_batch_forward(gctx, s, p, fr, b, o);
 }
 
-static void opts_str(const VidkH264CudaOpts *o, char *s, size_t n)
-{
+static void opts_str(const VidkH264CudaOpts *o, char *s, size_t n) {
     if (!o) {
         snprintf(s, n, "defaults");
         return;
     }
-    snprintf(s, n, "compact %d line %d threads %d work %d coalesced %d sparse %d fused %d pipeline %d "
-                   "streams %d chunk %d graphs %d host %d host_threads %d plane %d dense_vec %d staged %d",
-             o->compact, o->line_per_thread, o->threads, o->work, o->coalesced, o->sparse, o->fused,
-             o->pipeline, o->streams, o->chunk, o->graphs, o->host, o->host_threads, o->plane, o->dense_vec,
-             o->staged);
+    snprintf(
+        s, n,
+        "compact %d line %d threads %d work %d coalesced %d sparse %d fused %d pipeline %d "
+        "streams %d chunk %d graphs %d host %d host_threads %d plane %d dense_vec %d staged %d",
+        o->compact, o->line_per_thread, o->threads, o->work, o->coalesced, o->sparse, o->fused,
+        o->pipeline, o->streams, o->chunk, o->graphs, o->host, o->host_threads, o->plane,
+        o->dense_vec, o->staged);
 }
 
-/* ---- pictures: library-allocated, or caller-owned with odd strides ---------------------------- */
+/* ---- pictures: library-allocated, or caller-owned with odd strides
+ * ---------------------------- */
 
 typedef struct TPic {
     VidkPicture p;
@@ -81,10 +85,11 @@ typedef struct TPic {
     size_t total; /* bytes of mem */
 } TPic;
 
-static int n_planes(VidkChroma c) { return c == VIDK_CHROMA_400 ? 1 : 3; }
+static int n_planes(VidkChroma c) {
+    return c == VIDK_CHROMA_400 ? 1 : 3;
+}
 
-static void tpic_new(TPic *t, int w, int h, VidkChroma chroma, int odd)
-{
+static void tpic_new(TPic *t, int w, int h, VidkChroma chroma, int odd) {
     memset(t, 0, sizeof(*t));
     if (!odd) {
         if (vidk_picture_alloc(&t->p, w, h, chroma, 8, rnd(0, 1) * 16) < 0) {
@@ -114,8 +119,7 @@ static void tpic_new(TPic *t, int w, int h, VidkChroma chroma, int odd)
     }
 }
 
-static void tpic_free(TPic *t)
-{
+static void tpic_free(TPic *t) {
     if (t->mem)
         free(t->mem);
     else
@@ -123,54 +127,58 @@ static void tpic_free(TPic *t)
     memset(t, 0, sizeof(*t));
 }
 
-static uint8_t *pel(const VidkPicture *p, int plane, int x, int y)
-{
+static uint8_t *pel(const VidkPicture *p, int plane, int x, int y) {
     return (uint8_t *)p->data[plane] + (ptrdiff_t)y * p->stride[plane] + x;
 }
 
-static void pic_copy(VidkPicture *dst, const VidkPicture *src)
-{
+static void pic_copy(VidkPicture *dst, const VidkPicture *src) {
     for (int p = 0; p < n_planes(src->chroma); p++) {
         int pw, ph;
         vidk_picture_plane_size(src, p, &pw, &ph);
-        for (int y = 0; y < ph; y++) memcpy(pel(dst, p, 0, y), pel(src, p, 0, y), (size_t)pw);
+        for (int y = 0; y < ph; y++)
+            memcpy(pel(dst, p, 0, y), pel(src, p, 0, y), (size_t)pw);
     }
 }
 
-static void pic_random(VidkPicture *pic, int smooth)
-{
+static void pic_random(VidkPicture *pic, int smooth) {
     const int off = rnd(0, 255);
     for (int p = 0; p < n_planes(pic->chroma); p++) {
         int pw, ph;
         vidk_picture_plane_size(pic, p, &pw, &ph);
         for (int y = 0; y < ph; y++)
             for (int x = 0; x < pw; x++)
-                *pel(pic, p, x, y) = (uint8_t)(smooth ? TCLIP(((x * 7 + y * 3 + off) % 200) + rnd(-8, 8), 0, 255)
-                                                      : rnd(0, 255));
+                *pel(pic, p, x, y) =
+                    (uint8_t)(smooth ? TCLIP(((x * 7 + y * 3 + off) % 200) + rnd(-8, 8), 0, 255)
+                                     : rnd(0, 255));
     }
 }
 
-/* ---- comparison with detail --------------------------------------------------------------------- */
+/* ---- comparison with detail
+ * --------------------------------------------------------------------- */
 
 /* The block of b covering sample (x, y) of plane p, printed. */
-static void describe_block(const VidkH264Batch *b, int p, int x, int y)
-{
+static void describe_block(const VidkH264Batch *b, int p, int x, int y) {
     if (!b) return;
     for (int s = 0; s < VIDK_H264_TX_COUNT; s++) {
         const VidkH264BlockList *l = &b->list[s];
         const int n = s ? 8 : 4;
         for (uint32_t i = 0; i < l->count; i++) {
-            if (l->plane[i] != p || x < l->x[i] || x >= l->x[i] + n || y < l->y[i] || y >= l->y[i] + n)
+            if (l->plane[i] != p || x < l->x[i] || x >= l->x[i] + n || y < l->y[i] ||
+                y >= l->y[i] + n)
                 continue;
-            fprintf(stderr, "    block: %dx%d list index %u at (%d,%d) qp %d flags %d dc_index %u levels:", n, n,
-                    i, l->x[i], l->y[i], l->qp[i], l->flags[i], l->dc_index[i]);
-            for (int k = 0; k < n * n; k++) fprintf(stderr, " %d", l->coef[(size_t)i * n * n + k]);
+            fprintf(
+                stderr,
+                "    block: %dx%d list index %u at (%d,%d) qp %d flags %d dc_index %u levels:",
+                n, n, i, l->x[i], l->y[i], l->qp[i], l->flags[i], l->dc_index[i]);
+            for (int k = 0; k < n * n; k++)
+                fprintf(stderr, " %d", l->coef[(size_t)i * n * n + k]);
             fprintf(stderr, "\n");
             if (l->flags[i] & VIDK_H264_BLK_DC) {
                 const uint32_t g = l->dc_index[i] / 16;
-                fprintf(stderr, "    DC group %u type %d qp %d flags %d levels:", g, b->dc.type[g], b->dc.qp[g],
-                        b->dc.flags[g]);
-                for (int k = 0; k < 16; k++) fprintf(stderr, " %d", b->dc.coef[(size_t)g * 16 + k]);
+                fprintf(stderr, "    DC group %u type %d qp %d flags %d levels:", g,
+                        b->dc.type[g], b->dc.qp[g], b->dc.flags[g]);
+                for (int k = 0; k < 16; k++)
+                    fprintf(stderr, " %d", b->dc.coef[(size_t)g * 16 + k]);
                 fprintf(stderr, "\n");
             }
             return;
@@ -179,9 +187,8 @@ static void describe_block(const VidkH264Batch *b, int p, int x, int y)
     fprintf(stderr, "    no block of the batch covers this sample\n");
 }
 
-static int same_pics(const VidkPicture *ref, const VidkPicture *got, const VidkH264Batch *b, const char *what,
-                     const VidkH264CudaOpts *o)
-{
+static int same_pics(const VidkPicture *ref, const VidkPicture *got, const VidkH264Batch *b,
+                     const char *what, const VidkH264CudaOpts *o) {
     int bad = 0;
     n_cmp++;
     for (int p = 0; p < n_planes(ref->chroma); p++) {
@@ -210,9 +217,8 @@ static int same_pics(const VidkPicture *ref, const VidkPicture *got, const VidkH
     return !bad;
 }
 
-static int same_levels(const VidkH264CoefFrame *ref, const VidkH264CoefFrame *got, const char *what,
-                       const VidkH264CudaOpts *o)
-{
+static int same_levels(const VidkH264CoefFrame *ref, const VidkH264CoefFrame *got,
+                       const char *what, const VidkH264CudaOpts *o) {
     int bad = 0;
     n_cmp++;
     for (int p = 0; p < n_planes(ref->chroma); p++)
@@ -227,10 +233,13 @@ static int same_levels(const VidkH264CoefFrame *ref, const VidkH264CoefFrame *go
                     fprintf(stderr, "MISMATCH %s [%s]\n", what, s);
                 }
                 if (bad < 4 && n_mismatch_reports <= 8) {
-                    const int mw = p ? 8 : 16, mh = p ? (ref->chroma == VIDK_CHROMA_422 ? 16 : 8) : 16;
+                    const int mw = p ? 8 : 16,
+                              mh = p ? (ref->chroma == VIDK_CHROMA_422 ? 16 : 8) : 16;
                     const VidkH264MbInfo *m = &ref->mb[(y / mh) * ref->mb_w + x / mw];
-                    fprintf(stderr, "  plane %d level (%d,%d): expected %d, got %d (mb qp %d/%d/%d flags %d)\n", p,
-                            x, y, e, g, m->qp[0], m->qp[1], m->qp[2], m->flags);
+                    fprintf(stderr,
+                            "  plane %d level (%d,%d): expected %d, got %d (mb qp %d/%d/%d "
+                            "flags %d)\n",
+                            p, x, y, e, g, m->qp[0], m->qp[1], m->qp[2], m->flags);
                 }
                 bad++;
             }
@@ -241,19 +250,19 @@ static int same_levels(const VidkH264CoefFrame *ref, const VidkH264CoefFrame *go
     return !bad;
 }
 
-/* ---- coefficient frames --------------------------------------------------------------------------- */
+/* ---- coefficient frames
+ * --------------------------------------------------------------------------- */
 
 enum { L_SPARSE, L_DENSE, L_EXTREME, L_DCONLY, L_MIXED, L_MODES };
-static const char *const mode_names[L_MODES] = {"sparse", "dense", "extreme", "dc-only", "mixed"};
+static const char *const mode_names[L_MODES] = {"sparse", "dense", "extreme", "dc-only",
+                                                "mixed"};
 
-static int16_t extreme_level(void)
-{
+static int16_t extreme_level(void) {
     static const int16_t v[] = {-32768, 32767, -32767, 32766, -1, 1, 0};
     return rnd(0, 3) ? v[rnd(0, 6)] : (int16_t)rnd(-32768, 32767);
 }
 
-static void random_mbs(VidkH264CoefFrame *fr, int qp_lo, int qp_hi)
-{
+static void random_mbs(VidkH264CoefFrame *fr, int qp_lo, int qp_hi) {
     const int qmax = VIDK_H264_MAX_QP(fr->bitdepth);
     for (int i = 0; i < fr->mb_w * fr->mb_h; i++) {
         VidkH264MbInfo *m = &fr->mb[i];
@@ -263,22 +272,24 @@ static void random_mbs(VidkH264CoefFrame *fr, int qp_lo, int qp_hi)
         else if ((m->flags & VIDK_H264_MB_INTRA) && rnd(0, 1))
             m->flags |= VIDK_H264_MB_I16x16;
         for (int p = 0; p < 3; p++)
-            m->qp[p] = (uint8_t)(p && fr->chroma == VIDK_CHROMA_400 ? 0 : TCLIP(rnd(qp_lo, qp_hi), 0, qmax));
+            m->qp[p] = (uint8_t)(p && fr->chroma == VIDK_CHROMA_400
+                                     ? 0
+                                     : TCLIP(rnd(qp_lo, qp_hi), 0, qmax));
     }
 }
 
-static void random_scaling(VidkH264Scaling *s, int custom)
-{
+static void random_scaling(VidkH264Scaling *s, int custom) {
     vidk_h264_scaling_flat(s);
     if (!custom) return;
     for (int l = 0; l < 6; l++) {
-        for (int k = 0; k < 16; k++) s->m4[l][k] = (uint8_t)(rnd(0, 7) ? rnd(4, 64) : rnd(0, 1) ? 1 : 255);
-        for (int k = 0; k < 64; k++) s->m8[l][k] = (uint8_t)(rnd(0, 7) ? rnd(4, 64) : rnd(0, 1) ? 1 : 255);
+        for (int k = 0; k < 16; k++)
+            s->m4[l][k] = (uint8_t)(rnd(0, 7) ? rnd(4, 64) : rnd(0, 1) ? 1 : 255);
+        for (int k = 0; k < 64; k++)
+            s->m8[l][k] = (uint8_t)(rnd(0, 7) ? rnd(4, 64) : rnd(0, 1) ? 1 : 255);
     }
 }
 
-static void fill_levels(VidkH264CoefFrame *fr, int mode)
-{
+static void fill_levels(VidkH264CoefFrame *fr, int mode) {
     for (int p = 0; p < n_planes(fr->chroma); p++) {
         const int pw = fr->plane_w[p], ph = fr->plane_h[p];
         int16_t *c = fr->coef[p];
@@ -292,15 +303,18 @@ static void fill_levels(VidkH264CoefFrame *fr, int mode)
                 case L_SPARSE:
                     if (rnd(0, 99) < 80) break;
                     for (int k = rnd(1, 4); k > 0; k--)
-                        t[(size_t)rnd(0, 3) * pw + rnd(0, 3)] = (int16_t)(rnd(0, 9) ? rnd(-6, 6) : rnd(-3000, 3000));
+                        t[(size_t)rnd(0, 3) * pw + rnd(0, 3)] =
+                            (int16_t)(rnd(0, 9) ? rnd(-6, 6) : rnd(-3000, 3000));
                     break;
                 case L_DENSE:
                     for (int y = 0; y < 4; y++)
-                        for (int x = 0; x < 4; x++) t[(size_t)y * pw + x] = (int16_t)rnd(-40, 40);
+                        for (int x = 0; x < 4; x++)
+                            t[(size_t)y * pw + x] = (int16_t)rnd(-40, 40);
                     break;
                 case L_EXTREME:
                     for (int y = 0; y < 4; y++)
-                        for (int x = 0; x < 4; x++) t[(size_t)y * pw + x] = extreme_level();
+                        for (int x = 0; x < 4; x++)
+                            t[(size_t)y * pw + x] = extreme_level();
                     break;
                 case L_DCONLY:
                     if (rnd(0, 1)) t[0] = (int16_t)rnd(-200, 200);
@@ -310,30 +324,30 @@ static void fill_levels(VidkH264CoefFrame *fr, int mode)
     }
 }
 
-static void frame_new(VidkH264CoefFrame *fr, int w, int h, VidkChroma c, int bd)
-{
+static void frame_new(VidkH264CoefFrame *fr, int w, int h, VidkChroma c, int bd) {
     if (vidk_h264_coef_frame_alloc(fr, w, h, c, bd) < 0) {
         fprintf(stderr, "out of memory (frame %dx%d)\n", w, h);
         exit(1);
     }
 }
 
-static void frame_copy_side(VidkH264CoefFrame *dst, const VidkH264CoefFrame *src)
-{
+static void frame_copy_side(VidkH264CoefFrame *dst, const VidkH264CoefFrame *src) {
     memcpy(dst->mb, src->mb, (size_t)src->mb_w * src->mb_h * sizeof(*src->mb));
     dst->scaling = src->scaling;
 }
 
-/* ---- option combinations ------------------------------------------------------------------------------ */
+/* ---- option combinations
+ * ------------------------------------------------------------------------------ */
 
 static const int thread_choices[] = {32, 64, 96, 128, 256, 512};
 static const int work_choices[] = {1, 2, 3, 4, 16};
 
 /* Combination i of the compact switches (line, coalesced, sparse, fused, pipeline, graphs),
  * the numeric ones drawn at random. */
-static int compact_combos(void) { return 64; }
-static void compact_combo(VidkH264CudaOpts *o, int i)
-{
+static int compact_combos(void) {
+    return 64;
+}
+static void compact_combo(VidkH264CudaOpts *o, int i) {
     vidk_cuda_h264_step_opts(o, VIDK_H264_CUDA_COMPACT);
     o->line_per_thread = i & 1;
     o->coalesced = i >> 1 & 1;
@@ -352,11 +366,11 @@ static void compact_combo(VidkH264CudaOpts *o, int i)
     o->plane = rnd(-1, 1);
 }
 
-/* ---- registered caller memory (vidk_host_register) ------------------------------------------------------ */
+/* ---- registered caller memory (vidk_host_register)
+ * ------------------------------------------------------ */
 
 /* Bytes of plane p of a picture as the library addresses them. */
-static size_t plane_span(const VidkPicture *pic, int p)
-{
+static size_t plane_span(const VidkPicture *pic, int p) {
     int pw, ph;
     vidk_picture_plane_size(pic, p, &pw, &ph);
     return (size_t)(ph - 1) * (size_t)pic->stride[p] + (size_t)pw;
@@ -365,25 +379,26 @@ static size_t plane_span(const VidkPicture *pic, int p)
 /* Register (on 1) or unregister (on 0) a picture on the cuda context. On the GPU the whole
  * allocation; in the emulation the planes of `mask` (bit p) only, so that a call mixes
  * direct and staged planes. Returns 0 or the error. */
-static int reg_pic(TPic *t, int on, unsigned mask)
-{
+static int reg_pic(TPic *t, int on, unsigned mask) {
     if (emu) {
         int e = 0;
         for (int p = 0; p < n_planes(t->p.chroma); p++)
             if (mask >> p & 1) {
-                const int r = vidk_cuda_h264_emu_register(t->p.data[p], on ? plane_span(&t->p, p) : 0);
+                const int r =
+                    vidk_cuda_h264_emu_register(t->p.data[p], on ? plane_span(&t->p, p) : 0);
                 if (r < 0) e = r;
             }
         return e;
     }
-    if (t->mem) return on ? vidk_host_register(gctx, t->mem, t->total) : vidk_host_unregister(gctx, t->mem);
+    if (t->mem)
+        return on ? vidk_host_register(gctx, t->mem, t->total)
+                  : vidk_host_unregister(gctx, t->mem);
     return on ? vidk_picture_register(gctx, &t->p) : vidk_picture_unregister(gctx, &t->p);
 }
 
 /* The same for a coefficient frame (its macroblocks and level planes, one allocation). In
  * the emulation mask bit 0 = macroblocks, bit 1 + p = level plane p. */
-static int reg_frame(const VidkH264CoefFrame *fr, int on, unsigned mask)
-{
+static int reg_frame(const VidkH264CoefFrame *fr, int on, unsigned mask) {
     const int np = n_planes(fr->chroma);
     if (emu) {
         int e = 0;
@@ -397,7 +412,8 @@ static int reg_frame(const VidkH264CoefFrame *fr, int on, unsigned mask)
             }
         return e;
     }
-    const uint8_t *end = (const uint8_t *)(fr->coef[np - 1] + (size_t)fr->plane_w[np - 1] * fr->plane_h[np - 1]);
+    const uint8_t *end =
+        (const uint8_t *)(fr->coef[np - 1] + (size_t)fr->plane_w[np - 1] * fr->plane_h[np - 1]);
     return on ? vidk_host_register(gctx, fr->alloc, (size_t)(end - (const uint8_t *)fr->alloc))
               : vidk_host_unregister(gctx, fr->alloc);
 }
@@ -407,12 +423,12 @@ static int reg_frame(const VidkH264CoefFrame *fr, int on, unsigned mask)
  * subsets of planes); later rounds also with random bands, streams, host pools and
  * staged 1 (registered memory staged anyway). Every result equal to ref. */
 static void check_direct(const char *name, const VidkH264CoefFrame *fr, const VidkH264Batch *b,
-                         const VidkPicture *pred, const VidkPicture *ref, TPic *got, int n)
-{
+                         const VidkPicture *pred, const VidkPicture *ref, TPic *got, int n) {
     char what[700];
     for (int i = 0; i < n; i++) {
         const int reg = i & 3;
-        const unsigned pmask = emu && i >= 4 ? (unsigned)rnd(1, 7) : 7u, fmask = emu && i >= 4 ? (unsigned)rnd(1, 15) : 15u;
+        const unsigned pmask = emu && i >= 4 ? (unsigned)rnd(1, 7) : 7u,
+                       fmask = emu && i >= 4 ? (unsigned)rnd(1, 15) : 15u;
         VidkH264CudaOpts o;
         vidk_cuda_h264_default_opts(&o);
         if (i >= 4) {
@@ -435,8 +451,8 @@ static void check_direct(const char *name, const VidkH264CoefFrame *fr, const Vi
             return;
         }
         pic_copy(&got->p, pred);
-        snprintf(what, sizeof(what), "%s dense_vec registered %s%s (%d)", name, reg & 1 ? "picture " : "",
-                 reg & 2 ? "frame" : "", i);
+        snprintf(what, sizeof(what), "%s dense_vec registered %s%s (%d)", name,
+                 reg & 1 ? "picture " : "", reg & 2 ? "frame" : "", i);
         int r = run_finv(fr, &got->p, &o);
         CHECK(r == 0);
         if (!r) same_pics(ref, &got->p, b, what, &o);
@@ -447,8 +463,8 @@ static void check_direct(const char *name, const VidkH264CoefFrame *fr, const Vi
         /* Batch plane mode (forced) on the same picture. */
         o.plane = 1;
         pic_copy(&got->p, pred);
-        snprintf(what, sizeof(what), "%s batch planes registered %s%s (%d)", name, reg & 1 ? "picture " : "",
-                 reg & 2 ? "frame" : "", i);
+        snprintf(what, sizeof(what), "%s batch planes registered %s%s (%d)", name,
+                 reg & 1 ? "picture " : "", reg & 2 ? "frame" : "", i);
         r = run_binv(b, &got->p, &o);
         CHECK(r == 0);
         if (!r) same_pics(ref, &got->p, b, what, &o);
@@ -467,11 +483,12 @@ static void check_direct(const char *name, const VidkH264CoefFrame *fr, const Vi
     }
 }
 
-/* ---- inverse checks --------------------------------------------------------------------------------- */
+/* ---- inverse checks
+ * --------------------------------------------------------------------------------- */
 
 /* fr + pred: every entry point and combination against the c backend. */
-static void check_inverse(const char *name, const VidkH264CoefFrame *fr, const VidkPicture *pred, int many)
-{
+static void check_inverse(const char *name, const VidkH264CoefFrame *fr,
+                          const VidkPicture *pred, int many) {
     VidkH264Batch b;
     TPic ref, got;
     char what[600];
@@ -482,7 +499,8 @@ static void check_inverse(const char *name, const VidkH264CoefFrame *fr, const V
     pic_copy(&ref.p, pred);
     CHECK(vidk_h264_batch_inverse(cctx, &b, &ref.p) == 0);
     if (verbose)
-        fprintf(stderr, "%s: %ux4x4 %ux8x8 %u DC groups\n", name, b.list[0].count, b.list[1].count, b.dc.count);
+        fprintf(stderr, "%s: %ux4x4 %ux8x8 %u DC groups\n", name, b.list[0].count,
+                b.list[1].count, b.dc.count);
 
     /* Defaults (what the public API runs), every step of the table, then combinations. */
     pic_copy(&got.p, pred);
@@ -501,7 +519,8 @@ static void check_inverse(const char *name, const VidkH264CoefFrame *fr, const V
         CHECK(run_finv(fr, &got.p, &o) == 0);
         same_pics(&ref.p, &got.p, &b, what, &o);
         if (!step) {
-            for (int f = 0; f < 2; f++) { /* the dense baseline, both write-backs, odd threads */
+            for (int f = 0; f < 2;
+                 f++) { /* the dense baseline, both write-backs, odd threads */
                 o.fused = f;
                 o.threads = thread_choices[rnd(0, 5)];
                 pic_copy(&got.p, pred);
@@ -526,7 +545,8 @@ static void check_inverse(const char *name, const VidkH264CoefFrame *fr, const V
         CHECK(r == 0);
         if (!r) same_pics(&ref.p, &got.p, &b, what, &o);
     }
-    /* The fast dense kernel (dense_vec) with its own switches, registered memory, plane mode. */
+    /* The fast dense kernel (dense_vec) with its own switches, registered memory, plane mode.
+     */
     for (int i = 0; i < (tiny ? 2 : many ? 8 : 3); i++) {
         VidkH264CudaOpts o;
         vidk_cuda_h264_default_opts(&o);
@@ -555,8 +575,8 @@ static void check_inverse(const char *name, const VidkH264CoefFrame *fr, const V
         const int moved = t.h2d_bytes > 0 && t.d2h_bytes > 0;
         const int blocks = b.list[0].count + b.list[1].count + b.dc.count > 0;
         if ((blocks && !moved) || t.total_ms < 0)
-            fprintf(stderr, "%s: timing h2d %zu d2h %zu total %.3f ms, %u + %u blocks, %u DC\n", what,
-                    (size_t)t.h2d_bytes, (size_t)t.d2h_bytes, t.total_ms, b.list[0].count,
+            fprintf(stderr, "%s: timing h2d %zu d2h %zu total %.3f ms, %u + %u blocks, %u DC\n",
+                    what, (size_t)t.h2d_bytes, (size_t)t.d2h_bytes, t.total_ms, b.list[0].count,
                     b.list[1].count, b.dc.count);
         CHECK((moved || !blocks) && t.total_ms >= 0);
         pic_copy(&got.p, pred);
@@ -569,11 +589,11 @@ static void check_inverse(const char *name, const VidkH264CoefFrame *fr, const V
     vidk_h264_batch_free(&b);
 }
 
-/* ---- forward checks ---------------------------------------------------------------------------------- */
+/* ---- forward checks
+ * ---------------------------------------------------------------------------------- */
 
 static void check_forward(const char *name, const VidkPicture *src, const VidkPicture *pred,
-                          const VidkH264CoefFrame *side, int many)
-{
+                          const VidkH264CoefFrame *side, int many) {
     VidkH264CoefFrame ref, got;
     VidkH264Batch bref, bgot;
     char what[600];
@@ -595,7 +615,8 @@ static void check_forward(const char *name, const VidkPicture *src, const VidkPi
             o.chunk = rnd(0, 1) ? 0 : rnd(1, 5);
         }
         for (int p = 0; p < n_planes(got.chroma); p++) /* poison: every level must be written */
-            for (size_t k = 0; k < (size_t)got.plane_w[p] * got.plane_h[p]; k++) got.coef[p][k] = 0x5A5A;
+            for (size_t k = 0; k < (size_t)got.plane_w[p] * got.plane_h[p]; k++)
+                got.coef[p][k] = 0x5A5A;
         int r;
         if (i == n) { /* the public API */
             snprintf(what, sizeof(what), "%s public batch_forward", name);
@@ -610,8 +631,8 @@ static void check_forward(const char *name, const VidkPicture *src, const VidkPi
         }
         same_levels(&ref, &got, what, i < 0 ? NULL : &o);
         if (i & 2 || i == n)
-            CHECK(bgot.list[0].count == bref.list[0].count && bgot.list[1].count == bref.list[1].count &&
-                  bgot.dc.count == bref.dc.count);
+            CHECK(bgot.list[0].count == bref.list[0].count &&
+                  bgot.list[1].count == bref.list[1].count && bgot.dc.count == bref.dc.count);
     }
     vidk_h264_batch_free(&bref);
     vidk_h264_batch_free(&bgot);
@@ -619,23 +640,26 @@ static void check_forward(const char *name, const VidkPicture *src, const VidkPi
     vidk_h264_coef_frame_free(&got);
 }
 
-/* ---- random and extreme frames ------------------------------------------------------------------------ */
+/* ---- random and extreme frames
+ * ------------------------------------------------------------------------ */
 
-static void test_random_frames(void)
-{
+static void test_random_frames(void) {
     static const struct {
         int w, h;
         VidkChroma c;
         int bd;
     } cases[] = {
-        {16, 16, VIDK_CHROMA_420, 8},   {32, 16, VIDK_CHROMA_400, 8},   {48, 80, VIDK_CHROMA_422, 8},
-        {208, 144, VIDK_CHROMA_420, 8}, {64, 48, VIDK_CHROMA_420, 10},  {80, 32, VIDK_CHROMA_422, 14},
-        {112, 64, VIDK_CHROMA_400, 12}, {1920, 1088, VIDK_CHROMA_420, 8}, {352, 288, VIDK_CHROMA_422, 9},
-        {16, 1088, VIDK_CHROMA_420, 8}, {1936, 16, VIDK_CHROMA_422, 8},
+        {16, 16, VIDK_CHROMA_420, 8},   {32, 16, VIDK_CHROMA_400, 8},
+        {48, 80, VIDK_CHROMA_422, 8},   {208, 144, VIDK_CHROMA_420, 8},
+        {64, 48, VIDK_CHROMA_420, 10},  {80, 32, VIDK_CHROMA_422, 14},
+        {112, 64, VIDK_CHROMA_400, 12}, {1920, 1088, VIDK_CHROMA_420, 8},
+        {352, 288, VIDK_CHROMA_422, 9}, {16, 1088, VIDK_CHROMA_420, 8},
+        {1936, 16, VIDK_CHROMA_422, 8},
     };
     for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         const int big = cases[ci].w * cases[ci].h >= 1920 * 1088;
-        if (tiny && cases[ci].w * cases[ci].h > 352 * 288 && ci != 7) continue; /* one 1080p frame */
+        if (tiny && cases[ci].w * cases[ci].h > 352 * 288 && ci != 7)
+            continue; /* one 1080p frame */
         for (int mode = 0; mode < L_MODES; mode++) {
             if (big && light && mode != L_MIXED) continue;
             VidkH264CoefFrame fr;
@@ -648,12 +672,13 @@ static void test_random_frames(void)
             if (mode == L_EXTREME)
                 random_mbs(&fr, 0, VIDK_H264_MAX_QP(bd));
             else
-                random_mbs(&fr, rnd(0, 1) ? 0 : 10 + off, rnd(0, 1) ? 40 + off : VIDK_H264_MAX_QP(bd));
+                random_mbs(&fr, rnd(0, 1) ? 0 : 10 + off,
+                           rnd(0, 1) ? 40 + off : VIDK_H264_MAX_QP(bd));
             fill_levels(&fr, mode);
             tpic_new(&pred, fr.w, fr.h, fr.chroma, rnd(0, 1));
             pic_random(&pred.p, mode != L_EXTREME && rnd(0, 1));
-            snprintf(name, sizeof(name), "random %dx%d chroma %d bd %d %s%s", fr.w, fr.h, fr.chroma, bd,
-                     mode_names[mode], custom ? " custom" : "");
+            snprintf(name, sizeof(name), "random %dx%d chroma %d bd %d %s%s", fr.w, fr.h,
+                     fr.chroma, bd, mode_names[mode], custom ? " custom" : "");
             check_inverse(name, &fr, &pred.p, !big || mode == L_MIXED);
             if (mode == L_DENSE || mode == L_MIXED) { /* forward from random pictures */
                 tpic_new(&src, fr.w, fr.h, fr.chroma, rnd(0, 1));
@@ -668,19 +693,20 @@ static void test_random_frames(void)
 }
 
 /* Every qP' of the deepest bit depth with extreme levels, one macroblock type at a time. */
-static void test_all_qps(void)
-{
+static void test_all_qps(void) {
     for (int kind = 0; kind < 4; kind++)
         for (int bd = 8; bd <= 14; bd += 6) {
             VidkH264CoefFrame fr;
             TPic pred;
             char name[96];
             const int qmax = VIDK_H264_MAX_QP(bd);
-            frame_new(&fr, 16 * (qmax + 1), 16, kind == 3 ? VIDK_CHROMA_422 : VIDK_CHROMA_420, bd);
+            frame_new(&fr, 16 * (qmax + 1), 16, kind == 3 ? VIDK_CHROMA_422 : VIDK_CHROMA_420,
+                      bd);
             random_scaling(&fr.scaling, kind & 1);
             for (int i = 0; i < fr.mb_w; i++) {
                 static const uint8_t fl[4] = {0, VIDK_H264_MB_INTRA | VIDK_H264_MB_8x8,
-                                              VIDK_H264_MB_INTRA | VIDK_H264_MB_I16x16, VIDK_H264_MB_INTRA};
+                                              VIDK_H264_MB_INTRA | VIDK_H264_MB_I16x16,
+                                              VIDK_H264_MB_INTRA};
                 fr.mb[i].flags = fl[kind];
                 fr.mb[i].qp[0] = fr.mb[i].qp[1] = fr.mb[i].qp[2] = (uint8_t)i;
             }
@@ -695,8 +721,7 @@ static void test_all_qps(void)
 }
 
 /* Swap elements i and j (size bytes each) of an array. */
-static void swap_elems(void *a, size_t size, uint32_t i, uint32_t j)
-{
+static void swap_elems(void *a, size_t size, uint32_t i, uint32_t j) {
     uint8_t t[64], *p = a;
     memcpy(t, p + i * size, size);
     memcpy(p + i * size, p + j * size, size);
@@ -705,8 +730,7 @@ static void swap_elems(void *a, size_t size, uint32_t i, uint32_t j)
 
 /* Hand-made batches: DC blocks whose level 0 is not zero (ignored), DC indices in any
  * order, blocks in any order, overlapping blocks (computed on the host), empty classes. */
-static void test_hand_batches(void)
-{
+static void test_hand_batches(void) {
     VidkH264CoefFrame fr;
     TPic pred, ref, got;
     VidkH264Batch b;
@@ -723,7 +747,8 @@ static void test_hand_batches(void)
         VidkH264BlockList *l = &b.list[0];
         if (variant == 0) /* level 0 of DC blocks set: must be ignored */
             for (uint32_t i = 0; i < l->count; i++)
-                if (l->flags[i] & VIDK_H264_BLK_DC) l->coef[(size_t)i * 16] = (int16_t)rnd(-30000, 30000);
+                if (l->flags[i] & VIDK_H264_BLK_DC)
+                    l->coef[(size_t)i * 16] = (int16_t)rnd(-30000, 30000);
         if (variant == 1 && l->count > 1) /* reversed order */
             for (uint32_t i = 0, j = l->count - 1; i < j; i++, j--) {
                 swap_elems(l->x, 2, i, j);
@@ -763,19 +788,20 @@ static void test_hand_batches(void)
     vidk_h264_coef_frame_free(&fr);
 }
 
-/* ---- plane mode on sparse batches ----------------------------------------------------------------------- */
+/* ---- plane mode on sparse batches
+ * ----------------------------------------------------------------------- */
 
 /* Keep in b only the blocks of the lists in `lists` (bit s) whose plane is in `planes`
  * (bit p), at most `max` per list (0: all). DC groups stay (unreferenced ones are legal). */
-static void filter_batch(VidkH264Batch *b, unsigned lists, unsigned planes, uint32_t max)
-{
+static void filter_batch(VidkH264Batch *b, unsigned lists, unsigned planes, uint32_t max) {
     for (int s = 0; s < VIDK_H264_TX_COUNT; s++) {
         VidkH264BlockList *l = &b->list[s];
         const size_t nn = s ? 64 : 16;
         uint32_t k = 0;
         for (uint32_t i = 0; i < l->count && (lists >> s & 1); i++) {
             if (!(planes >> l->plane[i] & 1) || (max && k >= max)) continue;
-            l->x[k] = l->x[i], l->y[k] = l->y[i], l->plane[k] = l->plane[i], l->qp[k] = l->qp[i];
+            l->x[k] = l->x[i], l->y[k] = l->y[i], l->plane[k] = l->plane[i],
+            l->qp[k] = l->qp[i];
             l->flags[k] = l->flags[i], l->dc_index[k] = l->dc_index[i];
             memmove(l->coef + k * nn, l->coef + (size_t)i * nn, nn * 2);
             k++;
@@ -793,12 +819,12 @@ static void filter_batch(VidkH264Batch *b, unsigned lists, unsigned planes, uint
  * through the same plane slots, so stale device planes show. The emulation runs streams
  * in order and cannot show it that way; there the library's ordering check (happens-before
  * of the queued copies, kernels and events, in src/cuda/h264.cu) fails such a call. */
-static void test_plane_sparse(void)
-{
+static void test_plane_sparse(void) {
     static const struct {
         int w, h;
         VidkChroma c;
-    } sizes[] = {{64, 48, VIDK_CHROMA_420}, {48, 80, VIDK_CHROMA_422}, {1920, 1088, VIDK_CHROMA_420}};
+    } sizes[] = {
+        {64, 48, VIDK_CHROMA_420}, {48, 80, VIDK_CHROMA_422}, {1920, 1088, VIDK_CHROMA_420}};
     static const unsigned plane_sets[] = {7, 1, 5, 6, 4, 3};
     static const int streams[] = {2, 3, 4, 0, 1};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
@@ -811,7 +837,9 @@ static void test_plane_sparse(void)
         random_scaling(&fr.scaling, 0);
         random_mbs(&fr, 34, 40); /* qp37-like: few, small levels */
         for (int i = 0; i < fr.mb_w * fr.mb_h; i++)
-            if (rnd(0, 1)) fr.mb[i].flags |= VIDK_H264_MB_8x8, fr.mb[i].flags &= (uint8_t)~VIDK_H264_MB_I16x16;
+            if (rnd(0, 1))
+                fr.mb[i].flags |= VIDK_H264_MB_8x8,
+                    fr.mb[i].flags &= (uint8_t)~VIDK_H264_MB_I16x16;
         fill_levels(&fr, L_SPARSE);
         tpic_new(&pred, fr.w, fr.h, fr.chroma, rnd(0, 1));
         tpic_new(&other, fr.w, fr.h, fr.chroma, 0);
@@ -855,9 +883,11 @@ static void test_plane_sparse(void)
                         }
                         pic_copy(&got.p, &pred.p);
                         snprintf(what, sizeof(what),
-                                 "plane mode %dx%d chroma %d lists %u planes %u max %u (%ux4x4 %ux8x8)%s call %d",
-                                 fr.w, fr.h, fr.chroma, lists, plane_sets[ps], max, b.list[0].count,
-                                 b.list[1].count, reg ? " registered" : "", call);
+                                 "plane mode %dx%d chroma %d lists %u planes %u max %u (%ux4x4 "
+                                 "%ux8x8)%s call %d",
+                                 fr.w, fr.h, fr.chroma, lists, plane_sets[ps], max,
+                                 b.list[0].count, b.list[1].count, reg ? " registered" : "",
+                                 call);
                         const int r = run_binv(&b, &got.p, &o);
                         if (r) {
                             char os[256];
@@ -879,10 +909,11 @@ static void test_plane_sparse(void)
     }
 }
 
-/* ---- errors --------------------------------------------------------------------------------------------- */
+/* ---- errors
+ * ---------------------------------------------------------------------------------------------
+ */
 
-static void test_errors(void)
-{
+static void test_errors(void) {
     VidkH264CoefFrame fr;
     TPic pic, src, small;
     VidkH264Batch b;
@@ -902,26 +933,66 @@ static void test_errors(void)
     for (int k = 0; k < bad_field; k++) {
         vidk_cuda_h264_default_opts(&o);
         switch (k) {
-        case 0: o.threads = 33; break;
-        case 1: o.threads = 1024; break;
-        case 2: o.work = 0; break;
-        case 3: o.work = 17; break;
-        case 4: o.graphs = 2; break;
-        case 5: o.compact = 2; break;
-        case 6: o.sparse = -1; break;
-        case 7: o.streams = -1; break;
-        case 8: o.chunk = -5; break;
-        case 9: o.fused = 3; break;
-        case 10: o.streams = 17; break;
-        case 11: o.host = 2; break;
-        case 12: o.host_threads = -1; break;
-        case 13: o.host_threads = 65; break;
-        case 14: o.plane = -2; break;
-        case 15: o.plane = 2; break;
-        case 16: o.dense_vec = 2; break;
-        case 17: o.dense_vec = -1; break;
-        case 18: o.staged = 2; break;
-        case 19: o.staged = -1; break;
+        case 0:
+            o.threads = 33;
+            break;
+        case 1:
+            o.threads = 1024;
+            break;
+        case 2:
+            o.work = 0;
+            break;
+        case 3:
+            o.work = 17;
+            break;
+        case 4:
+            o.graphs = 2;
+            break;
+        case 5:
+            o.compact = 2;
+            break;
+        case 6:
+            o.sparse = -1;
+            break;
+        case 7:
+            o.streams = -1;
+            break;
+        case 8:
+            o.chunk = -5;
+            break;
+        case 9:
+            o.fused = 3;
+            break;
+        case 10:
+            o.streams = 17;
+            break;
+        case 11:
+            o.host = 2;
+            break;
+        case 12:
+            o.host_threads = -1;
+            break;
+        case 13:
+            o.host_threads = 65;
+            break;
+        case 14:
+            o.plane = -2;
+            break;
+        case 15:
+            o.plane = 2;
+            break;
+        case 16:
+            o.dense_vec = 2;
+            break;
+        case 17:
+            o.dense_vec = -1;
+            break;
+        case 18:
+            o.staged = 2;
+            break;
+        case 19:
+            o.staged = -1;
+            break;
         }
         CHECK(run_binv(&b, &pic.p, &o) == VIDK_ERR(EINVAL));
         CHECK(run_finv(&fr, &pic.p, &o) == VIDK_ERR(EINVAL));
@@ -970,7 +1041,8 @@ static void test_errors(void)
     if (!emu) { /* the device entry points on a context without CUDA state */
         CHECK(vidk_cuda_h264_batch_inverse(cctx, &b, &pic.p, NULL) == VIDK_ERR_NODEV);
         CHECK(vidk_cuda_h264_frame_inverse(cctx, &fr, &pic.p, NULL) == VIDK_ERR_NODEV);
-        CHECK(vidk_cuda_h264_batch_forward(cctx, &src.p, &pic.p, &fr, NULL, NULL) == VIDK_ERR_NODEV);
+        CHECK(vidk_cuda_h264_batch_forward(cctx, &src.p, &pic.p, &fr, NULL, NULL) ==
+              VIDK_ERR_NODEV);
     }
     vidk_cuda_h264_release(cctx); /* no CUDA state: a no-op */
     vidk_h264_batch_free(&b);
@@ -980,12 +1052,12 @@ static void test_errors(void)
     vidk_h264_coef_frame_free(&fr);
 }
 
-/* ---- real video ------------------------------------------------------------------------------------------ */
+/* ---- real video
+ * ------------------------------------------------------------------------------------------ */
 
 /* Frame `index` of an 8-bit 4:2:0 Y4M file into pic (cropped / edge-extended to its size;
  * 4:2:2 pictures take each chroma row twice, 4:0:0 only luma). 0 on success. */
-static int read_y4m(const char *path, int index, VidkPicture *pic, int *cw, int *chh)
-{
+static int read_y4m(const char *path, int index, VidkPicture *pic, int *cw, int *chh) {
     FILE *f = fopen(path, "rb");
     char line[512];
     int w = 0, h = 0, ok;
@@ -1001,7 +1073,8 @@ static int read_y4m(const char *path, int index, VidkPicture *pic, int *cw, int 
     const size_t fsize = (size_t)w * h + 2 * (size_t)((w + 1) / 2) * ((h + 1) / 2);
     uint8_t *buf = ok && w > 0 && h > 0 && w <= 8192 && h <= 8192 ? malloc(fsize) : NULL;
     for (int i = 0; buf && i <= index; i++)
-        if (!fgets(line, sizeof(line), f) || strncmp(line, "FRAME", 5) || fread(buf, 1, fsize, f) != fsize) {
+        if (!fgets(line, sizeof(line), f) || strncmp(line, "FRAME", 5) ||
+            fread(buf, 1, fsize, f) != fsize) {
             free(buf);
             buf = NULL;
         }
@@ -1028,8 +1101,7 @@ static int read_y4m(const char *path, int index, VidkPicture *pic, int *cw, int 
 
 /* A clip: frame 1 predicted from frame 0 (inter macroblocks) or from a flat 128 (intra),
  * encoded by the c backend at a few quality levels, then every path on those levels. */
-static void test_clip(const char *dir, const char *file)
-{
+static void test_clip(const char *dir, const char *file) {
     char path[4096];
     int w0, h0;
     snprintf(path, sizeof(path), "%s/%s", dir, file);
@@ -1054,21 +1126,25 @@ static void test_clip(const char *dir, const char *file)
             CHECK(read_y4m(path, 0, &pred.p, NULL, NULL) == 0);
             frame_new(&fr, w, h, c, 8);
             random_scaling(&fr.scaling, q);
-            random_mbs(&fr, q ? 30 : 12, q ? 42 : 24); /* dense (high quality) and sparse levels */
+            random_mbs(&fr, q ? 30 : 12,
+                       q ? 42 : 24); /* dense (high quality) and sparse levels */
             if (!two) /* a single frame: everything intra against a flat prediction */
-                for (int i = 0; i < fr.mb_w * fr.mb_h; i++) fr.mb[i].flags |= VIDK_H264_MB_INTRA;
+                for (int i = 0; i < fr.mb_w * fr.mb_h; i++)
+                    fr.mb[i].flags |= VIDK_H264_MB_INTRA;
             for (int my = 0; my < fr.mb_h; my++)
                 for (int mx = 0; mx < fr.mb_w; mx++) {
                     if (!(fr.mb[my * fr.mb_w + mx].flags & VIDK_H264_MB_INTRA)) continue;
                     for (int p = 0; p < n_planes(c); p++) {
-                        const int mw = p ? 8 : 16, mh = p ? (c == VIDK_CHROMA_422 ? 16 : 8) : 16;
-                        for (int y = 0; y < mh; y++) memset(pel(&pred.p, p, mx * mw, my * mh + y), 128, (size_t)mw);
+                        const int mw = p ? 8 : 16,
+                                  mh = p ? (c == VIDK_CHROMA_422 ? 16 : 8) : 16;
+                        for (int y = 0; y < mh; y++)
+                            memset(pel(&pred.p, p, mx * mw, my * mh + y), 128, (size_t)mw);
                     }
                 }
             const int nnz = vidk_h264_batch_forward(cctx, &src.p, &pred.p, &fr, NULL);
             CHECK(nnz >= 0);
-            snprintf(name, sizeof(name), "%s %dx%d chroma %d qp %s (%d levels)", file, w, h, c, q ? "30-42" : "12-24",
-                     nnz);
+            snprintf(name, sizeof(name), "%s %dx%d chroma %d qp %s (%d levels)", file, w, h, c,
+                     q ? "30-42" : "12-24", nnz);
             if (verbose) fprintf(stderr, "real video: %s\n", name);
             check_inverse(name, &fr, &pred.p, !light || w * h < 1920 * 1088);
             check_forward(name, &src.p, &pred.p, &fr, 0);
@@ -1079,8 +1155,7 @@ static void test_clip(const char *dir, const char *file)
     }
 }
 
-static int test_real(void)
-{
+static int test_real(void) {
     const char *env = getenv("VIDK_VIDEO_DIR");
     const char *dir = env && *env ? env : VIDK_TEST_VIDEO_DIR;
     DIR *d = *dir ? opendir(dir) : NULL;
@@ -1102,9 +1177,9 @@ static int test_real(void)
 }
 
 /* Many calls on one context: slots reused and grown, graphs updated and rebuilt. */
-static void test_sequence(void)
-{
-    static const int sizes[][2] = {{64, 48}, {1280, 720}, {64, 48}, {352, 288}, {16, 16}, {1280, 720}};
+static void test_sequence(void) {
+    static const int sizes[][2] = {{64, 48},   {1280, 720}, {64, 48},
+                                   {352, 288}, {16, 16},    {1280, 720}};
     for (int i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])); i++) {
         if (tiny && sizes[i][0] > 352) continue;
         VidkH264CoefFrame fr;
@@ -1122,8 +1197,7 @@ static void test_sequence(void)
     }
 }
 
-static int open_ctx(VidkContext **ctx, VidkBackend b)
-{
+static int open_ctx(VidkContext **ctx, VidkBackend b) {
     VidkSettings s;
     vidk_default_settings(&s);
     s.backend = b;
@@ -1132,8 +1206,7 @@ static int open_ctx(VidkContext **ctx, VidkBackend b)
 
 #endif /* VIDK_HAVE_CUDA */
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const char *req = getenv("VIDK_REQUIRE_GPU");
     const int require = req && *req && strcmp(req, "0");
 #if !VIDK_HAVE_CUDA
@@ -1168,7 +1241,8 @@ int main(int argc, char **argv)
     const int clips = test_real();
     vidk_close(&gctx);
     vidk_close(&cctx);
-    fprintf(stderr, "test_h264_cuda%s: %ld comparisons, %d real clip(s)\n", emu ? " (emulated)" : "", n_cmp, clips);
+    fprintf(stderr, "test_h264_cuda%s: %ld comparisons, %d real clip(s)\n",
+            emu ? " (emulated)" : "", n_cmp, clips);
     return test_finish(emu ? "test_h264_cuda --emu" : "test_h264_cuda");
 #endif
 }

@@ -33,8 +33,7 @@ typedef struct Buf {
     size_t n, cap;
 } Buf;
 
-static void buf_put(Buf *b, const void *d, size_t n)
-{
+static void buf_put(Buf *b, const void *d, size_t n) {
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + n + 1)
@@ -51,8 +50,7 @@ static void buf_put(Buf *b, const void *d, size_t n)
     b->n += n;
 }
 
-static void buf_printf(Buf *b, const char *fmt, ...)
-{
+static void buf_printf(Buf *b, const char *fmt, ...) {
     char tmp[4096];
     va_list ap;
     va_start(ap, fmt);
@@ -65,27 +63,23 @@ static void buf_printf(Buf *b, const char *fmt, ...)
     buf_put(b, tmp, (size_t)n);
 }
 
-static void buf_fill(Buf *b, int c, size_t n)
-{
+static void buf_fill(Buf *b, int c, size_t n) {
     for (size_t i = 0; i < n; i++) {
         const uint8_t v = (uint8_t)c;
         buf_put(b, &v, 1);
     }
 }
 
-static void buf_free(Buf *b)
-{
+static void buf_free(Buf *b) {
     free(b->p);
     memset(b, 0, sizeof(*b));
 }
 
-static void tpath(char *out, size_t n, const char *name)
-{
+static void tpath(char *out, size_t n, const char *name) {
     snprintf(out, n, "%s/%s", tmpdir, name);
 }
 
-static void write_file(const char *path, const void *d, size_t n)
-{
+static void write_file(const char *path, const void *d, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f || (n && fwrite(d, 1, n, f) != n) || fclose(f)) {
         fprintf(stderr, "cannot write %s\n", path);
@@ -93,8 +87,7 @@ static void write_file(const char *path, const void *d, size_t n)
     }
 }
 
-static uint8_t *read_file(const char *path, size_t *n)
-{
+static uint8_t *read_file(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     Buf b = {0};
@@ -108,8 +101,7 @@ static uint8_t *read_file(const char *path, size_t *n)
     return b.p;
 }
 
-static int same_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
-{
+static int same_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
     if (na != nb) {
         fprintf(stderr, "  sizes differ: %zu vs %zu\n", na, nb);
         return 0;
@@ -124,17 +116,14 @@ static int same_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 
 /* The test's own model of the planes (not picio's): chroma is ceil(w/2) x ceil(h/2) for
  * 4:2:0, ceil(w/2) x h for 4:2:2. */
-static int model_planes(VidkChroma c)
-{
+static int model_planes(VidkChroma c) {
     return c == VIDK_CHROMA_400 ? 1 : 3;
 }
-static void model_dims(VidkChroma c, int w, int h, int p, int *pw, int *ph)
-{
+static void model_dims(VidkChroma c, int w, int h, int p, int *pw, int *ph) {
     *pw = p && (c == VIDK_CHROMA_420 || c == VIDK_CHROMA_422) ? (w + 1) / 2 : w;
     *ph = p && c == VIDK_CHROMA_420 ? (h + 1) / 2 : h;
 }
-static size_t model_frame_bytes(VidkChroma c, int bd, int w, int h)
-{
+static size_t model_frame_bytes(VidkChroma c, int bd, int w, int h) {
     size_t t = 0;
     for (int p = 0; p < model_planes(c); p++) {
         int pw, ph;
@@ -145,8 +134,7 @@ static size_t model_frame_bytes(VidkChroma c, int bd, int w, int h)
 }
 
 /* Random in-range samples (extremes included), little-endian for 9..16 bits. */
-static void gen_payload(Buf *b, VidkChroma c, int bd, int w, int h)
-{
+static void gen_payload(Buf *b, VidkChroma c, int bd, int w, int h) {
     const size_t n = model_frame_bytes(c, bd, w, h) / (bd > 8 ? 2 : 1);
     const unsigned maxv = (1u << bd) - 1;
     for (size_t i = 0; i < n; i++) {
@@ -160,8 +148,7 @@ static void gen_payload(Buf *b, VidkChroma c, int bd, int w, int h)
 }
 
 static unsigned model_sample(const uint8_t *payload, VidkChroma c, int bd, int w, int h, int p,
-                             int x, int y)
-{
+                             int x, int y) {
     size_t off = 0;
     for (int q = 0; q < p; q++) {
         int pw, ph;
@@ -174,8 +161,7 @@ static unsigned model_sample(const uint8_t *payload, VidkChroma c, int bd, int w
     return bd > 8 ? payload[2 * off] | (unsigned)payload[2 * off + 1] << 8 : payload[off];
 }
 
-static unsigned pic_sample(const VidkPicture *pic, int p, int x, int y)
-{
+static unsigned pic_sample(const VidkPicture *pic, int p, int x, int y) {
     const uint8_t *row = (const uint8_t *)pic->data[p] + y * pic->stride[p];
     return pic->bitdepth > 8 ? ((const uint16_t *)row)[x] : row[x];
 }
@@ -183,8 +169,7 @@ static unsigned pic_sample(const VidkPicture *pic, int p, int x, int y)
 /* Every visible sample equals the payload and every margin sample its nearest edge sample
  * (edge replication over the whole VIO_PAD margin). Returns 1 if all match. */
 static int pic_equals_payload(const VidkPicture *pic, const uint8_t *payload, VidkChroma c,
-                              int bd, int w, int h)
-{
+                              int bd, int w, int h) {
     if (pic->w != w || pic->h != h || pic->chroma != c || pic->bitdepth != bd) return 0;
     for (int p = 0; p < model_planes(c); p++) {
         int pw, ph;
@@ -208,8 +193,7 @@ static int pic_equals_payload(const VidkPicture *pic, const uint8_t *payload, Vi
 }
 
 /* The message names the input, says what is wrong, and is one line. */
-static int msg_ok(const char *msg, const char *name, const char *want)
-{
+static int msg_ok(const char *msg, const char *name, const char *want) {
     const size_t nl = strlen(name);
     const int ok = !strncmp(msg, name, nl) && !strncmp(msg + nl, ": ", 2) &&
                    strstr(msg, want) && !strchr(msg, '\n');
@@ -219,8 +203,7 @@ static int msg_ok(const char *msg, const char *name, const char *want)
 
 /* ---- pixel formats ------------------------------------------------------------------ */
 
-static void test_pixfmt(void)
-{
+static void test_pixfmt(void) {
     static const struct {
         const char *name;
         VidkChroma c;
@@ -295,8 +278,7 @@ static const Tag tags[] = {
 
 /* One tag and size: stream -> reader (format + samples + margins) -> Y4M writer (same
  * bytes) and raw writer (the payloads) -> raw reader (same samples). */
-static void roundtrip_one(const Tag *t, int w, int h, int with_ext)
-{
+static void roundtrip_one(const Tag *t, int w, int h, int with_ext) {
     enum { FRAMES = 3 };
     char in[600], out[600], rawp[600];
     tpath(in, sizeof(in), "rt_in.y4m");
@@ -404,8 +386,7 @@ out:
         buf_free(&payload[i]);
 }
 
-static void test_roundtrips(void)
-{
+static void test_roundtrips(void) {
     static const int sizes[][2] = {{1, 1}, {17, 9}, {2, 3}, {33, 17}, {64, 48}, {3, 130}};
     for (size_t t = 0; t < sizeof(tags) / sizeof(tags[0]); t++)
         for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
@@ -417,8 +398,7 @@ static void test_roundtrips(void)
 /* Opens a stream made of `header` + frames of random samples of the format it should
  * announce; returns the reader (NULL on failure, with the message printed). */
 static VioReader *open_mem(const char *name, const void *d, size_t n, const VioFormat *raw,
-                           char *err, size_t errlen)
-{
+                           char *err, size_t errlen) {
     char p[600];
     tpath(p, sizeof(p), name);
     write_file(p, d, n);
@@ -428,8 +408,7 @@ static VioReader *open_mem(const char *name, const void *d, size_t n, const VioF
 }
 
 static void header_case(const char *hdr, VidkChroma c, int bd, const char *ctag,
-                        const char *ext, const char *frame_line, const char *want_written)
-{
+                        const char *ext, const char *frame_line, const char *want_written) {
     Buf s = {0}, pl = {0};
     buf_printf(&s, "%s\n", hdr);
     int w = 0, h = 0; /* the last W and H tags count */
@@ -483,8 +462,7 @@ out:
     buf_free(&pl);
 }
 
-static void test_header_variants(void)
-{
+static void test_header_variants(void) {
     /* No C: the spec's default 420jpeg; defaults for F, A, I. */
     header_case("YUV4MPEG2 W17 H9", VIDK_CHROMA_420, 8, "", "", "FRAME",
                 "YUV4MPEG2 W17 H9 F25:1 Ip A0:0 C420jpeg");
@@ -598,8 +576,7 @@ typedef struct BadCase {
     const char *want; /* expected in the message */
 } BadCase;
 
-static void bad_open_case(const BadCase *b, int idx)
-{
+static void bad_open_case(const BadCase *b, int idx) {
     char p[600], err[2048];
     snprintf(p, sizeof(p), "%s/bad_%d.y4m", tmpdir, idx);
     const size_t n = b->len ? b->len : strlen(b->data);
@@ -614,8 +591,7 @@ static void bad_open_case(const BadCase *b, int idx)
     if (e >= 0) vio_reader_close(&r); /* else r is NULL, or not to be touched */
 }
 
-static void test_bad_headers(void)
-{
+static void test_bad_headers(void) {
     static char longhdr[3000], longx[3000];
     memset(longhdr, 'a', sizeof(longhdr) - 1);
     memcpy(longhdr, "YUV4MPEG2 W16 H16 X", 19);
@@ -713,8 +689,7 @@ static void test_bad_headers(void)
 
 /* A frame-level failure: the header is fine, frames [0, good) read, then the error. */
 static void bad_frame_case(const char *label, const Buf *s, const VioFormat *raw, int good,
-                           int code, const char *want)
-{
+                           int code, const char *want) {
     char p[600], err[2048];
     tpath(p, sizeof(p), "badframe.bin");
     write_file(p, s->p, s->n);
@@ -744,8 +719,7 @@ static void bad_frame_case(const char *label, const Buf *s, const VioFormat *raw
     vio_reader_close(&r);
 }
 
-static void test_bad_frames(void)
-{
+static void test_bad_frames(void) {
     const char hdr[] = "YUV4MPEG2 W16 H16 F25:1 C420jpeg\n"; /* 384-byte frames */
     const int EI = VIDK_ERR(EINVAL);
     Buf s = {0};
@@ -862,8 +836,7 @@ static void test_bad_frames(void)
 /* Feeds `d` to stdin through a pipe from a child process and reads it with path "-":
  * nothing may seek. Returns frames read, or the error code (message in err). */
 static int read_via_pipe(const uint8_t *d, size_t n, const VioFormat *raw,
-                         const uint8_t *payload0, size_t pbytes, char *err, size_t errlen)
-{
+                         const uint8_t *payload0, size_t pbytes, char *err, size_t errlen) {
     int fds[2];
     if (pipe(fds)) return -1000;
     fflush(NULL);
@@ -916,8 +889,7 @@ static int read_via_pipe(const uint8_t *d, size_t n, const VioFormat *raw,
     return ret;
 }
 
-static void test_pipes(void)
-{
+static void test_pipes(void) {
     /* 3 frames of 320x240 (115200 bytes each: more than a pipe holds). */
     Buf s = {0}, p0 = {0};
     buf_printf(&s, "YUV4MPEG2 W320 H240 F30:1 Ip A1:1 C420jpeg\n");
@@ -958,8 +930,7 @@ static void test_pipes(void)
 
 /* ---- writer failures ---------------------------------------------------------------- */
 
-static void test_writer_errors(void)
-{
+static void test_writer_errors(void) {
     char p[600], err[2048];
     VioWriter *w = NULL;
     VioFormat f;
@@ -1061,8 +1032,7 @@ static void test_writer_errors(void)
 
 /* ---- PNG ---------------------------------------------------------------------------- */
 
-static void test_png(void)
-{
+static void test_png(void) {
     char p[600], err[1024];
     tpath(p, sizeof(p), "t.png");
     uint8_t img[16 * 9];
@@ -1106,8 +1076,7 @@ static void test_png(void)
 
 /* Every clip of the shared folder: size and frame count as its name says
  * (name_WxH_..._Nf.y4m), and read -> write gives the same file byte for byte. */
-static void test_real_clips(const char *dir)
-{
+static void test_real_clips(const char *dir) {
     DIR *d = dir ? opendir(dir) : NULL;
     if (!d) {
         fprintf(stderr, "real clips: %s not found, skipped\n", dir ? dir : "(no folder given)");
@@ -1167,8 +1136,7 @@ static void test_real_clips(const char *dir)
 
 /* ---- main --------------------------------------------------------------------------- */
 
-static int rm_tree_files(const char *dir)
-{
+static int rm_tree_files(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return -1;
     struct dirent *de;
@@ -1182,8 +1150,7 @@ static int rm_tree_files(const char *dir)
     return rmdir(dir);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     rng = test_seed();
     const char *base = getenv("TMPDIR");
     snprintf(tmpdir, sizeof(tmpdir), "%s/vidk_test_io_XXXXXX", base && *base ? base : "/tmp");

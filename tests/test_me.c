@@ -13,14 +13,12 @@
 static uint32_t seed;
 static int log_count;
 
-static void count_log(void *cookie, VidkLogLevel level, const char *fmt, va_list ap)
-{
+static void count_log(void *cookie, VidkLogLevel level, const char *fmt, va_list ap) {
     (void)cookie, (void)level, (void)fmt, (void)ap;
     log_count++;
 }
 
-static VidkContext *open_backend(VidkBackend b, int threads)
-{
+static VidkContext *open_backend(VidkBackend b, int threads) {
     if (!vidk_backend_available(b)) return NULL;
     VidkSettings s;
     vidk_default_settings(&s);
@@ -33,27 +31,31 @@ static VidkContext *open_backend(VidkBackend b, int threads)
     return ctx;
 }
 
-static void test_defaults_bits(void)
-{
+static void test_defaults_bits(void) {
     VidkMeParams p;
     memset(&p, 0x5a, sizeof(p));
     vidk_me_default_params(&p);
     CHECK(p.range == 16);
     CHECK(p.shapes == VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
     CHECK(p.lambda == 0 && p.pred == NULL);
-    for (size_t i = 0; i < sizeof(p.reserved); i++) CHECK(p.reserved[i] == 0);
+    for (size_t i = 0; i < sizeof(p.reserved); i++)
+        CHECK(p.reserved[i] == 0);
 
     /* se(v) lengths from the code table of H.264 9.1.1 (codeNum 0, 1, 2, 3..6, 7..14). */
-    static const struct { int v; unsigned bits; } t[] = {
-        {0, 1}, {1, 3}, {-1, 3}, {2, 5}, {-2, 5}, {3, 5}, {-3, 5}, {4, 7}, {-4, 7},
-        {7, 7}, {-7, 7}, {8, 9}, {-8, 9}, {15, 9}, {16, 11}, {-16, 11}, {256, 19},
-        {-256, 19}, {255, 17}, {-255, 17}, {65535, 33}, {INT_MAX, 63}, {INT_MIN, 65},
+    static const struct {
+        int v;
+        unsigned bits;
+    } t[] = {
+        {0, 1},    {1, 3},     {-1, 3},     {2, 5},        {-2, 5},       {3, 5},
+        {-3, 5},   {4, 7},     {-4, 7},     {7, 7},        {-7, 7},       {8, 9},
+        {-8, 9},   {15, 9},    {16, 11},    {-16, 11},     {256, 19},     {-256, 19},
+        {255, 17}, {-255, 17}, {65535, 33}, {INT_MAX, 63}, {INT_MIN, 65},
     };
-    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) CHECK_EQ_U(vidk_me_mv_bits(t[i].v), t[i].bits);
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        CHECK_EQ_U(vidk_me_mv_bits(t[i].v), t[i].bits);
 }
 
-static void test_field(void)
-{
+static void test_field(void) {
     VidkMeField f;
     CHECK(vidk_me_field_alloc(NULL, 16, 16, VIDK_ME_SHAPES_ALL) == VIDK_ERR(EINVAL));
     CHECK(vidk_me_field_alloc(&f, 0, 16, VIDK_ME_SHAPES_ALL) == VIDK_ERR(EINVAL));
@@ -70,20 +72,21 @@ static void test_field(void)
     CHECK(f.grid_w[VIDK_BLOCK_16x16] == 7 && f.grid_h[VIDK_BLOCK_16x16] == 3);
     CHECK(f.grid_w[VIDK_BLOCK_32x32] == 4 && f.grid_h[VIDK_BLOCK_32x32] == 2);
     CHECK(f.grid_w[VIDK_BLOCK_64x64] == 2 && f.grid_h[VIDK_BLOCK_64x64] == 1);
-    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) CHECK(f.res[bs] != NULL);
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+        CHECK(f.res[bs] != NULL);
     vidk_me_field_free(&f);
     CHECK(f.res[VIDK_BLOCK_4x4] == NULL && f.w == 0);
     vidk_me_field_free(&f); /* twice is fine */
     vidk_me_field_free(NULL);
 
     CHECK(vidk_me_field_alloc(&f, 17, 17, VIDK_ME_SHAPE(VIDK_BLOCK_8x8)) == 0);
-    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) CHECK((f.res[bs] != NULL) == (bs == VIDK_BLOCK_8x8));
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
+        CHECK((f.res[bs] != NULL) == (bs == VIDK_BLOCK_8x8));
     CHECK(f.grid_w[VIDK_BLOCK_8x8] == 4 && f.grid_h[VIDK_BLOCK_8x8] == 4);
     vidk_me_field_free(&f);
 }
 
-static void fill_random(VidkPicture *p, uint32_t *s)
-{
+static void fill_random(VidkPicture *p, uint32_t *s) {
     const int maxv = (1 << p->bitdepth) - 1;
     for (int y = 0; y < p->h; y++) {
         uint8_t *row = (uint8_t *)p->data[0] + y * p->stride[0];
@@ -97,8 +100,7 @@ static void fill_random(VidkPicture *p, uint32_t *s)
     }
 }
 
-static void test_args(VidkContext *ctx)
-{
+static void test_args(VidkContext *ctx) {
     VidkPicture cur, ref, r10, small;
     CHECK(vidk_picture_alloc(&cur, 40, 24, VIDK_CHROMA_400, 8, 0) == 0);
     CHECK(vidk_picture_alloc(&ref, 40, 24, VIDK_CHROMA_400, 8, 0) == 0);
@@ -120,8 +122,8 @@ static void test_args(VidkContext *ctx)
     CHECK(vidk_me_search(ctx, &cur, NULL, &p, &f) == einval);
     CHECK(vidk_me_search(ctx, &cur, &ref, NULL, &f) == einval);
     CHECK(vidk_me_search(ctx, &cur, &ref, &p, NULL) == einval);
-    CHECK(vidk_me_search(ctx, &cur, &small, &p, &f) == einval); /* size */
-    CHECK(vidk_me_search(ctx, &cur, &r10, &p, &f) == einval);   /* bit depth */
+    CHECK(vidk_me_search(ctx, &cur, &small, &p, &f) == einval);   /* size */
+    CHECK(vidk_me_search(ctx, &cur, &r10, &p, &f) == einval);     /* bit depth */
     CHECK(vidk_me_search(ctx, &small, &small, &p, &f) == einval); /* field size */
     VidkPicture bad = cur;
     bad.data[0] = NULL;
@@ -182,26 +184,24 @@ static void test_args(VidkContext *ctx)
 
 /* ---------------------------------------------------------------- brute force */
 
-static int px_at(const VidkPicture *p, int x, int y)
-{
+static int px_at(const VidkPicture *p, int x, int y) {
     x = TCLIP(x, 0, p->w - 1);
     y = TCLIP(y, 0, p->h - 1);
     const uint8_t *row = (const uint8_t *)p->data[0] + y * p->stride[0];
     return p->bitdepth == 8 ? row[x] : ((const uint16_t *)row)[x];
 }
 
-static unsigned eg_bits(int v)
-{
+static unsigned eg_bits(int v) {
     /* Independent of the library: count the bits of codeNum + 1, then 2 * that - 1. */
     const long long code = v > 0 ? 2LL * v - 1 : -2LL * v;
     unsigned n = 0;
-    for (long long t = code + 1; t; t >>= 1) n++;
+    for (long long t = code + 1; t; t >>= 1)
+        n++;
     return 2 * n - 1;
 }
 
 /* Is candidate a better than b under the tie rule? */
-static int better(long long ca, int ax, int ay, long long cb, int bx, int by)
-{
+static int better(long long ca, int ax, int ay, long long cb, int bx, int by) {
     if (ca != cb) return ca < cb;
     const int da = abs(ax) + abs(ay), db = abs(bx) + abs(by);
     if (da != db) return da < db;
@@ -210,8 +210,7 @@ static int better(long long ca, int ax, int ay, long long cb, int bx, int by)
 }
 
 static void brute_force(const VidkPicture *cur, const VidkPicture *ref, const VidkMeParams *p,
-                        VidkBlockSize bs, int gx, int gy, VidkMeResult *res)
-{
+                        VidkBlockSize bs, int gx, int gy, VidkMeResult *res) {
     const int bw = vidk_block_width(bs), bh = vidk_block_height(bs);
     const int x0 = gx * bw, y0 = gy * bh, mb_w = (cur->w + 15) / 16;
     int prx = 0, pry = 0;
@@ -229,10 +228,12 @@ static void brute_force(const VidkPicture *cur, const VidkPicture *ref, const Vi
             long long sad = 0;
             for (int y = 0; y < bh; y++)
                 for (int x = 0; x < bw; x++)
-                    sad += abs(px_at(cur, x0 + x, y0 + y) - px_at(ref, x0 + x + mx, y0 + y + my));
+                    sad +=
+                        abs(px_at(cur, x0 + x, y0 + y) - px_at(ref, x0 + x + mx, y0 + y + my));
             const long long cost =
                 sad + (long long)p->lambda * (eg_bits(mx - prx) + eg_bits(my - pry));
-            if (best < 0 || better(cost, mx, my, best, bx, by)) best = cost, bx = mx, by = my, bsad = sad;
+            if (best < 0 || better(cost, mx, my, best, bx, by))
+                best = cost, bx = mx, by = my, bsad = sad;
         }
     res->mv.x = (int16_t)bx;
     res->mv.y = (int16_t)by;
@@ -241,8 +242,7 @@ static void brute_force(const VidkPicture *cur, const VidkPicture *ref, const Vi
 }
 
 static int compare_field(const char *what, const VidkPicture *cur, const VidkPicture *ref,
-                         const VidkMeParams *p, const VidkMeField *f)
-{
+                         const VidkMeParams *p, const VidkMeField *f) {
     int bad = 0;
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
         if (!(p->shapes & VIDK_ME_SHAPE(bs))) continue;
@@ -252,12 +252,13 @@ static int compare_field(const char *what, const VidkPicture *cur, const VidkPic
                 brute_force(cur, ref, p, (VidkBlockSize)bs, gx, gy, &e);
                 if (memcmp(&e, &g, sizeof(e))) {
                     if (bad++ < 4)
-                        fprintf(stderr,
-                                "%s: %s block (%d,%d) R=%d lambda=%u: got (%d,%d) cost %u sad %u, "
-                                "expected (%d,%d) cost %u sad %u\n",
-                                what, vidk_block_name((VidkBlockSize)bs), gx, gy, p->range,
-                                p->lambda, g.mv.x, g.mv.y, g.cost, g.sad, e.mv.x, e.mv.y, e.cost,
-                                e.sad);
+                        fprintf(
+                            stderr,
+                            "%s: %s block (%d,%d) R=%d lambda=%u: got (%d,%d) cost %u sad %u, "
+                            "expected (%d,%d) cost %u sad %u\n",
+                            what, vidk_block_name((VidkBlockSize)bs), gx, gy, p->range,
+                            p->lambda, g.mv.x, g.mv.y, g.cost, g.sad, e.mv.x, e.mv.y, e.cost,
+                            e.sad);
                 }
             }
     }
@@ -273,8 +274,7 @@ typedef struct Case {
     int kind;
 } Case;
 
-static void make_pictures(const Case *c, VidkPicture *cur, VidkPicture *ref, uint32_t *s)
-{
+static void make_pictures(const Case *c, VidkPicture *cur, VidkPicture *ref, uint32_t *s) {
     fill_random(cur, s);
     fill_random(ref, s);
     const int maxv = (1 << c->bitdepth) - 1;
@@ -284,7 +284,8 @@ static void make_pictures(const Case *c, VidkPicture *cur, VidkPicture *ref, uin
             if (c->kind == 1) vc = vr = maxv / 3;
             if (c->kind == 2) vc = px_at(ref, x - 2, y + 1); /* true motion (-2, +1) */
             if (c->kind == 3) vc = ((x ^ y) & 4) ? maxv : 0, vr = ((x + y) & 2) ? 0 : maxv;
-            if (c->kind == 4) vr = ((x + y) & 1) ? maxv : 0, vc = maxv - vr; /* odd mvx + mvy match */
+            if (c->kind == 4)
+                vr = ((x + y) & 1) ? maxv : 0, vc = maxv - vr; /* odd mvx + mvy match */
             uint8_t *rc = (uint8_t *)cur->data[0] + y * cur->stride[0];
             uint8_t *rr = (uint8_t *)ref->data[0] + y * ref->stride[0];
             if (c->bitdepth == 8)
@@ -294,15 +295,14 @@ static void make_pictures(const Case *c, VidkPicture *cur, VidkPicture *ref, uin
         }
 }
 
-static void test_brute(VidkContext **ctxs, const char **names, int n_ctx)
-{
+static void test_brute(VidkContext **ctxs, const char **names, int n_ctx) {
     static const Case cases[] = {
-        {21, 13, 8, 3, 0, 0},  {21, 13, 8, 3, 4, 0},  {16, 16, 8, 5, 0, 1},
-        {16, 16, 8, 5, 3, 1},  {33, 17, 8, 4, 0, 2},  {33, 17, 8, 4, 2, 2},
-        {9, 30, 8, 20, 0, 0},  {24, 20, 10, 3, 0, 0}, {24, 20, 10, 3, 5, 2},
-        {20, 18, 8, 2, 0, 3},  {20, 18, 8, 2, 600, 3}, {1, 1, 8, 2, 1, 0},
-        {70, 20, 8, 2, 1, 0},  {18, 70, 16, 1, 7, 0},  {48, 48, 8, 3, 0, 4},
-        {48, 48, 8, 3, 1, 4},  {32, 32, 8, 4, 65535, 3}, {32, 32, 8, 4, 40000, 3},
+        {21, 13, 8, 3, 0, 0}, {21, 13, 8, 3, 4, 0},     {16, 16, 8, 5, 0, 1},
+        {16, 16, 8, 5, 3, 1}, {33, 17, 8, 4, 0, 2},     {33, 17, 8, 4, 2, 2},
+        {9, 30, 8, 20, 0, 0}, {24, 20, 10, 3, 0, 0},    {24, 20, 10, 3, 5, 2},
+        {20, 18, 8, 2, 0, 3}, {20, 18, 8, 2, 600, 3},   {1, 1, 8, 2, 1, 0},
+        {70, 20, 8, 2, 1, 0}, {18, 70, 16, 1, 7, 0},    {48, 48, 8, 3, 0, 4},
+        {48, 48, 8, 3, 1, 4}, {32, 32, 8, 4, 65535, 3}, {32, 32, 8, 4, 40000, 3},
     };
     for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         const Case *c = &cases[ci];
@@ -342,8 +342,7 @@ static void test_brute(VidkContext **ctxs, const char **names, int n_ctx)
 /* Constructed ties: period-2 column stripes, so every candidate with the right mvx
  * parity matches exactly; |mvx| + |mvy|, then raster order must pick the vector. The
  * macroblock checked is (1, 1) of 48x48, away from the edges for R = 3. */
-static void test_constructed_tie(VidkContext **ctxs, const char **names, int n_ctx)
-{
+static void test_constructed_tie(VidkContext **ctxs, const char **names, int n_ctx) {
     VidkPicture cur, ref;
     CHECK(vidk_picture_alloc(&cur, 48, 48, VIDK_CHROMA_400, 8, 0) == 0);
     CHECK(vidk_picture_alloc(&ref, 48, 48, VIDK_CHROMA_400, 8, 0) == 0);
@@ -381,8 +380,7 @@ static void test_constructed_tie(VidkContext **ctxs, const char **names, int n_c
     vidk_picture_free(&ref);
 }
 
-int main(void)
-{
+int main(void) {
     seed = test_seed();
     test_defaults_bits();
     test_field();
@@ -390,9 +388,15 @@ int main(void)
     VidkContext *ctxs[8];
     const char *names[8];
     int n = 0;
-    const struct { VidkBackend b; int threads; const char *name; } bk[] = {
-        {VIDK_BACKEND_C, 0, "c"},         {VIDK_BACKEND_SIMD, 0, "simd"},
-        {VIDK_BACKEND_THREADS, 3, "threads"}, {VIDK_BACKEND_CUDA, 0, "cuda"},
+    const struct {
+        VidkBackend b;
+        int threads;
+        const char *name;
+    } bk[] = {
+        {VIDK_BACKEND_C, 0, "c"},
+        {VIDK_BACKEND_SIMD, 0, "simd"},
+        {VIDK_BACKEND_THREADS, 3, "threads"},
+        {VIDK_BACKEND_CUDA, 0, "cuda"},
     };
     for (size_t i = 0; i < sizeof(bk) / sizeof(bk[0]); i++) {
         VidkContext *ctx = open_backend(bk[i].b, bk[i].threads);
@@ -401,9 +405,11 @@ int main(void)
         names[n++] = bk[i].name;
     }
     CHECK(n >= 2);
-    for (int i = 0; i < n; i++) test_args(ctxs[i]);
+    for (int i = 0; i < n; i++)
+        test_args(ctxs[i]);
     test_brute(ctxs, names, n);
     test_constructed_tie(ctxs, names, n);
-    for (int i = 0; i < n; i++) vidk_close(&ctxs[i]);
+    for (int i = 0; i < n; i++)
+        vidk_close(&ctxs[i]);
     return test_finish("test_me");
 }

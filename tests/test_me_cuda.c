@@ -40,12 +40,13 @@ static int under_sanitizer, dry_run;
 static int n_cases, n_bad_cases;
 static VidkContext *g_gpu, *g_c, *g_thr, *g_pair;
 
-static int rnd(int lo, int hi) { return lo + (int)(test_rand(&seed) % (uint32_t)(hi - lo + 1)); }
+static int rnd(int lo, int hi) {
+    return lo + (int)(test_rand(&seed) % (uint32_t)(hi - lo + 1));
+}
 
 /* ---- pictures ------------------------------------------------------------------------ */
 
-static VidkPicture new_pic(int w, int h, int bd)
-{
+static VidkPicture new_pic(int w, int h, int bd) {
     VidkPicture p;
     if (vidk_picture_alloc(&p, w, h, VIDK_CHROMA_400, bd, rnd(0, 2) * 8) < 0) {
         fprintf(stderr, "picture alloc %dx%d failed\n", w, h);
@@ -54,14 +55,12 @@ static VidkPicture new_pic(int w, int h, int bd)
     return p;
 }
 
-static int get_s(const VidkPicture *p, int x, int y)
-{
+static int get_s(const VidkPicture *p, int x, int y) {
     const uint8_t *row = (const uint8_t *)p->data[0] + (ptrdiff_t)y * p->stride[0];
     return p->bitdepth == 8 ? row[x] : ((const uint16_t *)row)[x];
 }
 
-static void set_s(VidkPicture *p, int x, int y, int v)
-{
+static void set_s(VidkPicture *p, int x, int y, int v) {
     uint8_t *row = (uint8_t *)p->data[0] + (ptrdiff_t)y * p->stride[0];
     if (p->bitdepth == 8)
         row[x] = (uint8_t)v;
@@ -70,32 +69,44 @@ static void set_s(VidkPicture *p, int x, int y, int v)
 }
 
 enum { PAT_RANDOM, PAT_EXTREME, PAT_FLAT, PAT_TWO, PAT_TEXTURE, PAT_MAX, PAT_ZERO, PAT_COUNT };
-static const char *const pat_names[PAT_COUNT] = {"random", "extreme", "flat",  "two-level",
-                                                 "texture", "max",    "zero"};
+static const char *const pat_names[PAT_COUNT] = {"random",  "extreme", "flat", "two-level",
+                                                 "texture", "max",     "zero"};
 
-static void fill(VidkPicture *p, int pat)
-{
+static void fill(VidkPicture *p, int pat) {
     const int mx = (1 << p->bitdepth) - 1;
     const int base = rnd(0, mx);
     for (int y = 0; y < p->h; y++)
         for (int x = 0; x < p->w; x++) {
             int v;
             switch (pat) {
-            case PAT_RANDOM: v = rnd(0, mx); break;
-            case PAT_EXTREME: v = rnd(0, 1) * mx; break;
-            case PAT_FLAT: v = base; break;
-            case PAT_TWO: v = base ^ rnd(0, 1); break;
-            case PAT_TEXTURE: v = ((x * 5 + y * 3 + (x * y >> 4)) & 63) * mx / 63; break;
-            case PAT_MAX: v = mx; break;
-            default: v = 0; break;
+            case PAT_RANDOM:
+                v = rnd(0, mx);
+                break;
+            case PAT_EXTREME:
+                v = rnd(0, 1) * mx;
+                break;
+            case PAT_FLAT:
+                v = base;
+                break;
+            case PAT_TWO:
+                v = base ^ rnd(0, 1);
+                break;
+            case PAT_TEXTURE:
+                v = ((x * 5 + y * 3 + (x * y >> 4)) & 63) * mx / 63;
+                break;
+            case PAT_MAX:
+                v = mx;
+                break;
+            default:
+                v = 0;
+                break;
             }
             set_s(p, x, y, v);
         }
 }
 
 /* dst = src displaced by (dx, dy) (edge clamped) plus noise: real motion. */
-static void fill_moved(VidkPicture *dst, const VidkPicture *src, int dx, int dy, int noise)
-{
+static void fill_moved(VidkPicture *dst, const VidkPicture *src, int dx, int dy, int noise) {
     const int mx = (1 << src->bitdepth) - 1;
     for (int y = 0; y < dst->h; y++)
         for (int x = 0; x < dst->w; x++) {
@@ -108,8 +119,7 @@ static void fill_moved(VidkPicture *dst, const VidkPicture *src, int dx, int dy,
 
 /* Compare two fields; print the first mismatches. Returns the number of mismatches. */
 static long compare_fields(const char *what, const VidkMeField *got, const VidkMeField *want,
-                           unsigned shapes)
-{
+                           unsigned shapes) {
     long bad = 0;
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
         if (!(shapes & VIDK_ME_SHAPE(bs))) continue;
@@ -120,11 +130,12 @@ static long compare_fields(const char *what, const VidkMeField *got, const VidkM
                 g->sad == w->sad)
                 continue;
             if (bad < 8)
-                fprintf(stderr,
-                        "  MISMATCH %s: shape %s block (%d,%d) of %dx%d: got mv (%d,%d) cost %u "
-                        "sad %u, want mv (%d,%d) cost %u sad %u\n",
-                        what, vidk_block_name((VidkBlockSize)bs), i % gw, i / gw, gw, gh,
-                        g->mv.x, g->mv.y, g->cost, g->sad, w->mv.x, w->mv.y, w->cost, w->sad);
+                fprintf(
+                    stderr,
+                    "  MISMATCH %s: shape %s block (%d,%d) of %dx%d: got mv (%d,%d) cost %u "
+                    "sad %u, want mv (%d,%d) cost %u sad %u\n",
+                    what, vidk_block_name((VidkBlockSize)bs), i % gw, i / gw, gw, gh, g->mv.x,
+                    g->mv.y, g->cost, g->sad, w->mv.x, w->mv.y, w->cost, w->sad);
             bad++;
         }
     }
@@ -135,8 +146,7 @@ static long compare_fields(const char *what, const VidkMeField *got, const VidkM
  * GPU call (0: the public vidk_me_search). Returns 0 when identical. */
 static int run_case_ex(const char *what, const VidkPicture *cur, const VidkPicture *ref,
                        const VidkPicture *gpu_ref, const VidkMeParams *p, VidkContext *refctx,
-                       unsigned flags)
-{
+                       unsigned flags) {
     VidkMeField fg, fr;
     int err;
     long bad = 0;
@@ -154,7 +164,8 @@ static int run_case_ex(const char *what, const VidkPicture *cur, const VidkPictu
     err = flags ? vidk_cuda_me_search_ex(g_gpu, cur, gpu_ref, p, &fg, flags)
                 : vidk_me_search(g_gpu, cur, gpu_ref, p, &fg);
     if (err < 0) {
-        fprintf(stderr, "  FAIL %s: cuda search returned %d (%s)\n", what, err, vidk_strerror(err));
+        fprintf(stderr, "  FAIL %s: cuda search returned %d (%s)\n", what, err,
+                vidk_strerror(err));
         bad = 1;
     } else if ((err = vidk_me_search(refctx, cur, ref, p, &fr)) < 0) {
         fprintf(stderr, "  FAIL %s: %s search returned %d (%s)\n", what,
@@ -178,21 +189,18 @@ static int run_case_ex(const char *what, const VidkPicture *cur, const VidkPictu
 }
 
 static int run_case(const char *what, const VidkPicture *cur, const VidkPicture *ref,
-                    const VidkMeParams *p, VidkContext *refctx)
-{
+                    const VidkMeParams *p, VidkContext *refctx) {
     return run_case_ex(what, cur, ref, ref, p, refctx, 0);
 }
 
-static VidkMeParams params(int range, unsigned shapes, unsigned lambda, const VidkMv *pred)
-{
+static VidkMeParams params(int range, unsigned shapes, unsigned lambda, const VidkMv *pred) {
     VidkMeParams p;
     vidk_me_default_params(&p);
     p.range = range, p.shapes = shapes, p.lambda = lambda, p.pred = pred;
     return p;
 }
 
-static VidkMv *random_pred(int w, int h, int maxabs)
-{
+static VidkMv *random_pred(int w, int h, int maxabs) {
     const int n = ((w + 15) / 16) * ((h + 15) / 16);
     VidkMv *v = malloc((size_t)n * sizeof(*v));
     if (!v) exit(1);
@@ -227,8 +235,7 @@ static const unsigned masks[] = {
 /* ---- sections ---------------------------------------------------------------------- */
 
 /* Every shape mask alone, on one textured picture with real motion, R = 5. */
-static void test_masks(void)
-{
+static void test_masks(void) {
     fprintf(stderr, "[masks] every shape, every listed mask\n");
     VidkPicture cur = new_pic(80, 72, 8), ref = new_pic(80, 72, 8);
     fill(&cur, PAT_TEXTURE);
@@ -249,12 +256,11 @@ static void test_masks(void)
 }
 
 /* Small and odd sizes x ranges x patterns x masks (8-bit, lambda 0 and small). */
-static void test_sizes_ranges(void)
-{
+static void test_sizes_ranges(void) {
     fprintf(stderr, "[sizes x ranges] odd sizes, R = 0..33, all patterns\n");
-    static const int sizes[][2] = {{16, 16}, {1, 1},   {1, 37},  {37, 1},  {17, 19}, {15, 15},
-                                   {33, 47}, {64, 64}, {65, 65}, {100, 60}, {129, 67}, {48, 33},
-                                   {8, 130}, {200, 24}};
+    static const int sizes[][2] = {{16, 16},  {1, 1},   {1, 37},  {37, 1},  {17, 19},
+                                   {15, 15},  {33, 47}, {64, 64}, {65, 65}, {100, 60},
+                                   {129, 67}, {48, 33}, {8, 130}, {200, 24}};
     static const int ranges[] = {0, 1, 2, 3, 4, 7, 8, 15, 16, 17, 31, 33};
     const int nsz = (int)(sizeof(sizes) / sizeof(sizes[0]));
     const int nr = (int)(sizeof(ranges) / sizeof(ranges[0]));
@@ -264,7 +270,8 @@ static void test_sizes_ranges(void)
         const int w = sizes[i % nsz][0], h = sizes[i % nsz][1];
         const int R = ranges[(i * 7 + i / nsz) % nr];
         const int pat = i % PAT_COUNT;
-        const unsigned shapes = i % 5 == 4 ? (unsigned)rnd(1, VIDK_ME_SHAPES_ALL) : masks[i % NMASKS];
+        const unsigned shapes =
+            i % 5 == 4 ? (unsigned)rnd(1, VIDK_ME_SHAPES_ALL) : masks[i % NMASKS];
         const unsigned lambda = i % 3 == 2 ? (unsigned)rnd(1, 20) : 0;
         VidkMv *pred = lambda && i % 2 ? random_pred(w, h, 12) : NULL;
         VidkPicture cur = new_pic(w, h, 8), ref = new_pic(w, h, 8);
@@ -284,8 +291,7 @@ static void test_sizes_ranges(void)
 }
 
 /* Large ranges: 64 and 128 on small pictures, VIDK_ME_MAX_RANGE on tiny ones. */
-static void test_large_ranges(void)
-{
+static void test_large_ranges(void) {
     fprintf(stderr, "[large ranges] R = 64, 128, %d\n", VIDK_ME_MAX_RANGE);
     char what[200];
     struct {
@@ -307,7 +313,8 @@ static void test_large_ranges(void)
     const int n = (int)(sizeof(cs) / sizeof(cs[0]));
     for (int i = 0; i < n; i++) {
         if (under_sanitizer && i % 3) continue;
-        VidkPicture cur = new_pic(cs[i].w, cs[i].h, cs[i].bd), ref = new_pic(cs[i].w, cs[i].h, cs[i].bd);
+        VidkPicture cur = new_pic(cs[i].w, cs[i].h, cs[i].bd),
+                    ref = new_pic(cs[i].w, cs[i].h, cs[i].bd);
         fill(&cur, i & 1 ? PAT_RANDOM : PAT_TEXTURE);
         fill_moved(&ref, &cur, rnd(-40, 40), rnd(-40, 40), 4);
         const VidkMeParams p = params(cs[i].R, cs[i].shapes, 0, NULL);
@@ -320,8 +327,7 @@ static void test_large_ranges(void)
 }
 
 /* Ties everywhere: flat and two-level pictures (every candidate may cost the same). */
-static void test_ties(void)
-{
+static void test_ties(void) {
     fprintf(stderr, "[ties] flat and two-level pictures\n");
     char what[160];
     for (int i = 0; i < (under_sanitizer ? 3 : 10); i++) {
@@ -331,9 +337,10 @@ static void test_ties(void)
         fill(&ref, i & 2 ? PAT_FLAT : PAT_TWO);
         const unsigned lambda = i % 3 == 0 ? 0 : (unsigned)rnd(1, 10);
         VidkMv *pred = lambda ? random_pred(w, h, 20) : NULL;
-        const VidkMeParams p = params(R, masks[i % NMASKS] | VIDK_ME_SHAPE(VIDK_BLOCK_4x4), lambda, pred);
-        snprintf(what, sizeof(what), "ties %dx%d R %d shapes 0x%03x lambda %u", w, h, R, p.shapes,
-                 lambda);
+        const VidkMeParams p =
+            params(R, masks[i % NMASKS] | VIDK_ME_SHAPE(VIDK_BLOCK_4x4), lambda, pred);
+        snprintf(what, sizeof(what), "ties %dx%d R %d shapes 0x%03x lambda %u", w, h, R,
+                 p.shapes, lambda);
         run_case(what, &cur, &ref, &p, g_c);
         free(pred);
         vidk_picture_free(&cur);
@@ -343,8 +350,7 @@ static void test_ties(void)
 
 /* Lambda and predictors: small (32-bit-key kernels), large and extreme (generic kernel),
  * worst-case SADs (max vs zero) where the cost bound decides the kernel. */
-static void test_lambda(void)
-{
+static void test_lambda(void) {
     fprintf(stderr, "[lambda] predictors and cost bounds\n");
     static const unsigned lambdas[] = {1, 4, 37, 300, 1000, 4000, VIDK_ME_MAX_LAMBDA};
     static const int pmax[] = {0, 12, 300, 32767};
@@ -374,8 +380,7 @@ static void test_lambda(void)
 }
 
 /* 10, 12 and 16 bits (generic kernel). */
-static void test_high_bitdepth(void)
-{
+static void test_high_bitdepth(void) {
     fprintf(stderr, "[bit depth] 10, 12, 16 bits\n");
     static const int bds[] = {10, 12, 16, 9};
     char what[200];
@@ -402,8 +407,7 @@ static void test_high_bitdepth(void)
 }
 
 /* Tall pictures: several upload/search/download bands; and a negative-stride view. */
-static void test_bands_strides(void)
-{
+static void test_bands_strides(void) {
     fprintf(stderr, "[bands, strides] tall pictures, negative stride\n");
     char what[160];
     {
@@ -431,8 +435,7 @@ static void test_bands_strides(void)
 }
 
 /* The sequence API: ref = the previous call's cur, not uploaded. */
-static void test_sequence(void)
-{
+static void test_sequence(void) {
     fprintf(stderr, "[sequence] VIDK_CUDA_ME_REF_IS_PREV_CUR\n");
     const int w = 100, h = 76;
     VidkPicture f[4], junk = new_pic(w, h, 8);
@@ -450,7 +453,8 @@ static void test_sequence(void)
      * passed a junk ref to prove it is not read. */
     run_case("sequence frame 1 (uploads both)", &f[1], &f[0], &p, g_c);
     for (int i = 2; i < 4; i++) {
-        snprintf(what, sizeof(what), "sequence frame %d (ref = previous cur, junk ref passed)", i);
+        snprintf(what, sizeof(what), "sequence frame %d (ref = previous cur, junk ref passed)",
+                 i);
         run_case_ex(what, &f[i], &f[i - 1], &junk, &p, g_c, VIDK_CUDA_ME_REF_IS_PREV_CUR);
     }
     /* Timing and byte counts of the last call: only cur crossed PCIe. */
@@ -466,7 +470,8 @@ static void test_sequence(void)
         nres += (size_t)gw * (size_t)gh;
     }
     if (!err) {
-        fprintf(stderr, "  timing (ref kept): h2d %.3f ms %zu B, kernel %.3f ms, d2h %.3f ms %zu B\n",
+        fprintf(stderr,
+                "  timing (ref kept): h2d %.3f ms %zu B, kernel %.3f ms, d2h %.3f ms %zu B\n",
                 t.h2d_ms, t.h2d_bytes, t.kernel_ms, t.d2h_ms, t.d2h_bytes);
         CHECK_EQ_U(t.h2d_bytes, plane);
         CHECK_EQ_U(t.d2h_bytes, nres * sizeof(VidkMeResult));
@@ -484,7 +489,8 @@ static void test_sequence(void)
     CHECK(vidk_me_field_alloc(&fld, w + 16, h, p.shapes) == 0);
     CHECK(vidk_cuda_me_search_ex(g_gpu, &f[3], &f[2], &p, &fld, 0) == VIDK_ERR(EINVAL));
     vidk_me_field_free(&fld);
-    for (int i = 0; i < 4; i++) vidk_picture_free(&f[i]);
+    for (int i = 0; i < 4; i++)
+        vidk_picture_free(&f[i]);
     vidk_picture_free(&junk);
 }
 
@@ -497,8 +503,7 @@ static void test_sequence(void)
 static VidkContext *open_backend(VidkBackend b);
 static int seq_call(const char *what, const VidkPicture *cur, const VidkPicture *ref,
                     const VidkPicture *gcur, const VidkPicture *gref, const VidkPicture *next,
-                    const VidkMeParams *p, unsigned flags)
-{
+                    const VidkMeParams *p, unsigned flags) {
     VidkMeField fs, fp, fc;
     long bad = 0;
     int err;
@@ -513,7 +518,8 @@ static int seq_call(const char *what, const VidkPicture *cur, const VidkPicture 
                    (size_t)fs.grid_w[bs] * (size_t)fs.grid_h[bs] * sizeof(VidkMeResult));
     err = vidk_cuda_me_search_seq(g_gpu, gcur, gref, next, p, &fs, flags);
     if (err < 0) {
-        fprintf(stderr, "  FAIL %s: sequence call returned %d (%s)\n", what, err, vidk_strerror(err));
+        fprintf(stderr, "  FAIL %s: sequence call returned %d (%s)\n", what, err,
+                vidk_strerror(err));
         bad = 1;
     } else if ((err = vidk_me_search(g_c, cur, ref, p, &fc)) < 0) {
         fprintf(stderr, "  FAIL %s: c search returned %d\n", what, err);
@@ -528,7 +534,8 @@ static int seq_call(const char *what, const VidkPicture *cur, const VidkPicture 
                 fprintf(stderr, "  FAIL %s: per-pair cuda call returned %d\n", what, err);
                 bad = 1;
             } else if ((bad = compare_fields(what, &fs, &fp, p->shapes)) != 0) {
-                fprintf(stderr, "  FAIL %s: %ld block(s) differ from the per-pair call\n", what, bad);
+                fprintf(stderr, "  FAIL %s: %ld block(s) differ from the per-pair call\n", what,
+                        bad);
             }
         }
     }
@@ -542,8 +549,7 @@ static int seq_call(const char *what, const VidkPicture *cur, const VidkPicture 
     return bad != 0;
 }
 
-static void test_seq_stream(void)
-{
+static void test_seq_stream(void) {
     fprintf(stderr, "[sequence stream] vidk_cuda_me_search_seq, next frame sent ahead\n");
     static const struct {
         int w, h, R;
@@ -552,7 +558,7 @@ static void test_seq_stream(void)
     } cfg[] = {
         {100, 76, 12, VIDK_ME_SHAPES_ALL, 0},
         {67, 41, 7, VIDK_ME_SHAPE(VIDK_BLOCK_16x16), 3},
-        {208, 300, 9, VIDK_ME_SHAPES_H264, 0},                      /* several bands */
+        {208, 300, 9, VIDK_ME_SHAPES_H264, 0}, /* several bands */
         {320, 200, 20, VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 0},
         {96, 64, 6, VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64), 0},
     };
@@ -579,25 +585,29 @@ static void test_seq_stream(void)
                  w, h, p.range, p.shapes);
         seq_call(what, &f[1], &f[0], &f[1], &f[0], &f[2], &p, 0);
         for (int i = 2; i < nf; i++) {
-            snprintf(what, sizeof(what), "seq %dx%d R %d shapes 0x%03x frame %d (resident, junk)",
-                     w, h, p.range, p.shapes, i);
+            snprintf(what, sizeof(what),
+                     "seq %dx%d R %d shapes 0x%03x frame %d (resident, junk)", w, h, p.range,
+                     p.shapes, i);
             seq_call(what, &f[i], &f[i - 1], &junk, &junk, i + 1 < nf ? &f[i + 1] : NULL, &p,
                      both);
             VidkCudaTiming t;
             if (vidk_cuda_last_timing(g_gpu, &t) == 0 && i + 1 < nf) {
                 const size_t plane = (size_t)((w + 63) / 64 * 64) * (size_t)h;
-                const size_t pb = pred ? (size_t)((w + 15) / 16) * ((h + 15) / 16) * sizeof(VidkMv) : 0;
+                const size_t pb =
+                    pred ? (size_t)((w + 15) / 16) * ((h + 15) / 16) * sizeof(VidkMv) : 0;
                 CHECK_EQ_U(t.h2d_bytes, plane + pb); /* only the next frame crosses PCIe */
             }
         }
         /* Frame 5 had no next: a CUR_IS_PREV_NEXT call now has no resident cur and must
          * upload the one it is given; its ref (frame 5) is still resident. */
-        snprintf(what, sizeof(what), "seq %dx%d: cur flag without a sent frame (fallback)", w, h);
+        snprintf(what, sizeof(what), "seq %dx%d: cur flag without a sent frame (fallback)", w,
+                 h);
         seq_call(what, &f[0], &f[5], &f[0], &junk, &f[1], &p, both);
         snprintf(what, sizeof(what), "seq %dx%d: after the fallback, sent frame used", w, h);
         seq_call(what, &f[1], &f[0], &junk, &junk, NULL, &p, both);
         free(pred);
-        for (int i = 0; i < nf; i++) vidk_picture_free(&f[i]);
+        for (int i = 0; i < nf; i++)
+            vidk_picture_free(&f[i]);
         vidk_picture_free(&junk);
     }
     /* A call of another size in between drops the resident copies: flags then fall back
@@ -610,7 +620,8 @@ static void test_seq_stream(void)
         const VidkMeParams p = params(8, VIDK_ME_SHAPES_H264, 0, NULL);
         seq_call("seq size change: first", &b, &a, &b, &a, &c2, &p, 0);
         seq_call("seq size change: other size", &o2, &o1, &o2, &o1, NULL, &p, both);
-        seq_call("seq size change: flags after it (fallback)", &c2, &b, &c2, &b, NULL, &p, both);
+        seq_call("seq size change: flags after it (fallback)", &c2, &b, &c2, &b, NULL, &p,
+                 both);
         VidkMeField fld;
         CHECK(vidk_me_field_alloc(&fld, 90, 60, p.shapes) == 0);
         CHECK(vidk_cuda_me_search_seq(g_gpu, &c2, &b, &o1, &p, &fld, 0) == VIDK_ERR(EINVAL));
@@ -630,8 +641,7 @@ static void test_masks(void);
 static void test_sizes_ranges(void);
 static void test_lambda(void);
 static int test_real(void);
-static void test_kernel_configs(void)
-{
+static void test_kernel_configs(void) {
     fprintf(stderr, "[kernel config r1] VIDK_ME_KCFG=r1\n");
     setenv("VIDK_ME_KCFG", "r1", 1);
     test_masks();
@@ -657,8 +667,8 @@ static void test_kernel_configs(void)
 
 /* Frames `first` and `first + gap` of a clip (luma) into out[0] and out[1]; gap 0 reads
  * one frame. Returns the number of frames stored (0 when the clip is missing). */
-static int read_frames(const char *dir, const char *name, int first, int gap, VidkPicture *out)
-{
+static int read_frames(const char *dir, const char *name, int first, int gap,
+                       VidkPicture *out) {
     char path[1024], err[256];
     VioReader *r = NULL;
     snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -684,8 +694,7 @@ static int read_frames(const char *dir, const char *name, int first, int gap, Vi
     return got;
 }
 
-static int test_real(void)
-{
+static int test_real(void) {
     const char *env = getenv("VIDK_VIDEO_DIR");
     const char *dir = env && *env ? env : VIDK_TEST_VIDEO_DIR;
     fprintf(stderr, "[real clips] %s\n", *dir ? dir : "(none configured)");
@@ -698,7 +707,8 @@ static int test_real(void)
         {"basketballpass_416x240_50fps_100f.y4m", 10, 1, 32, VIDK_ME_SHAPES_ALL},
         {"basketballpass_416x240_50fps_100f.y4m", 60, 2, 16, VIDK_ME_SHAPES_H264},
         {"cars_320x240_30fps_30f.y4m", 5, 1, 24, VIDK_ME_SHAPES_ALL},
-        {"container_352x288_30fps_15f.y4m", 3, 4, 16, VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | VIDK_ME_SHAPE(VIDK_BLOCK_4x4)},
+        {"container_352x288_30fps_15f.y4m", 3, 4, 16,
+         VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | VIDK_ME_SHAPE(VIDK_BLOCK_4x4)},
         {"akiyo_176x144_30fps_30f.y4m", 0, 5, 64, VIDK_ME_SHAPES_ALL},
         {"basketballpass_416x240_50fps_100f.y4m", 30, 1, 64, VIDK_ME_SHAPE(VIDK_BLOCK_4x4)},
     };
@@ -709,7 +719,8 @@ static int test_real(void)
         VidkPicture fr[2];
         const int n = read_frames(dir, clips[i].file, clips[i].first, clips[i].gap, fr);
         if (n < 2) {
-            for (int k = 0; k < n; k++) vidk_picture_free(&fr[k]);
+            for (int k = 0; k < n; k++)
+                vidk_picture_free(&fr[k]);
             if (n == 0) continue;
             fprintf(stderr, "  %s: too few frames\n", clips[i].file);
             test_failures++;
@@ -719,8 +730,8 @@ static int test_real(void)
         VidkPicture *cur = &fr[1], *ref = &fr[0];
         for (int lam = 0; lam < 2; lam++) {
             VidkMv *pred = lam ? random_pred(cur->w, cur->h, 8) : NULL;
-            const VidkMeParams p = params(under_sanitizer ? 8 : clips[i].R, clips[i].shapes,
-                                          lam ? 6 : 0, pred);
+            const VidkMeParams p =
+                params(under_sanitizer ? 8 : clips[i].R, clips[i].shapes, lam ? 6 : 0, pred);
             snprintf(what, sizeof(what), "%s frames %d->%d R %d shapes 0x%03x lambda %u",
                      clips[i].file, clips[i].first + clips[i].gap, clips[i].first, p.range,
                      p.shapes, p.lambda);
@@ -728,7 +739,8 @@ static int test_real(void)
             free(pred);
         }
         used++;
-        for (int k = 0; k < n; k++) vidk_picture_free(&fr[k]);
+        for (int k = 0; k < n; k++)
+            vidk_picture_free(&fr[k]);
     }
     /* HD single frames against a displaced, noisy copy (threads backend as reference). */
     static const char *const hd[] = {"kristenandsara_1280x720_60fps_1f.y4m",
@@ -740,7 +752,8 @@ static int test_real(void)
         if (vidk_picture_alloc(&moved, fr.w, fr.h, VIDK_CHROMA_400, 8, 0) < 0) exit(1);
         fill_moved(&moved, &fr, 9, -6, 2);
         VidkMeParams p = params(16, VIDK_ME_SHAPES_ALL, 0, NULL);
-        snprintf(what, sizeof(what), "%s vs displaced copy R 16 all shapes (vs threads)", hd[i]);
+        snprintf(what, sizeof(what), "%s vs displaced copy R 16 all shapes (vs threads)",
+                 hd[i]);
         run_case(what, &fr, &moved, &p, g_thr);
         p = params(64, VIDK_ME_SHAPE(VIDK_BLOCK_16x16), 0, NULL);
         snprintf(what, sizeof(what), "%s vs displaced copy R 64 16x16 (vs threads)", hd[i]);
@@ -765,8 +778,7 @@ static int test_real(void)
 }
 
 /* Same call twice: identical fields (no state leaks between calls). */
-static void test_repeat(void)
-{
+static void test_repeat(void) {
     fprintf(stderr, "[repeat] determinism\n");
     VidkPicture cur = new_pic(150, 90, 8), ref = new_pic(150, 90, 8);
     fill(&cur, PAT_TEXTURE);
@@ -786,8 +798,7 @@ static void test_repeat(void)
 
 /* ---- information: kernel times of the benchmark configurations ------------------- */
 
-static void perf_probe(void)
-{
+static void perf_probe(void) {
     static const struct {
         const char *name;
         int R;
@@ -818,15 +829,22 @@ static void perf_probe(void)
             timespec_get(&t1, TIME_UTC);
             ok = ok && vidk_cuda_last_timing(g_gpu, &t) == 0;
             k[i] = t.kernel_ms, tot[i] = t.total_ms;
-            wall[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+            wall[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+                      (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
             for (int j = i; j > 0 && wall[j] < wall[j - 1]; j--) {
-                const double x = wall[j]; wall[j] = wall[j - 1]; wall[j - 1] = x;
+                const double x = wall[j];
+                wall[j] = wall[j - 1];
+                wall[j - 1] = x;
             }
             for (int j = i; j > 0 && k[j] < k[j - 1]; j--) {
-                const double x = k[j]; k[j] = k[j - 1]; k[j - 1] = x;
+                const double x = k[j];
+                k[j] = k[j - 1];
+                k[j - 1] = x;
             }
             for (int j = i; j > 0 && tot[j] < tot[j - 1]; j--) {
-                const double x = tot[j]; tot[j] = tot[j - 1]; tot[j - 1] = x;
+                const double x = tot[j];
+                tot[j] = tot[j - 1];
+                tot[j - 1] = x;
             }
         }
         if (ok) {
@@ -836,8 +854,7 @@ static void perf_probe(void)
                     "(host wall) %.3f ms, h2d %zu B, d2h %zu B; %.1f T byte-AD/s = %.0f%% of "
                     "64 T/s\n",
                     cfg[c].name, k[3], tot[3], wall[3], t.h2d_bytes, t.d2h_bytes,
-                    ads / (k[3] * 1e-3) / 1e12,
-                    100.0 * ads / (k[3] * 1e-3) / 64e12);
+                    ads / (k[3] * 1e-3) / 1e12, 100.0 * ads / (k[3] * 1e-3) / 64e12);
         } else {
             fprintf(stderr, "  %s: search failed\n", cfg[c].name);
             test_failures++;
@@ -848,8 +865,7 @@ static void perf_probe(void)
     vidk_picture_free(&ref);
 }
 
-static VidkContext *open_backend(VidkBackend b)
-{
+static VidkContext *open_backend(VidkBackend b) {
     VidkSettings s;
     VidkContext *ctx = NULL;
     vidk_default_settings(&s);
@@ -857,8 +873,7 @@ static VidkContext *open_backend(VidkBackend b)
     return vidk_open(&ctx, &s) == 0 ? ctx : NULL;
 }
 
-int main(void)
-{
+int main(void) {
     const char *req = getenv("VIDK_REQUIRE_GPU");
     const char *san = getenv("VIDK_UNDER_SANITIZER");
     const char *dry = getenv("VIDK_ME_CUDA_DRYRUN");

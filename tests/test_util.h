@@ -9,29 +9,28 @@
 
 static int test_failures;
 
-#define CHECK(cond)                                                                       \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
-            if (++test_failures > 20) exit(1);                                            \
-        }                                                                                 \
+#define CHECK(cond)                                                                            \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);           \
+            if (++test_failures > 20) exit(1);                                                 \
+        }                                                                                      \
     } while (0)
 
-#define CHECK_EQ_U(a, b)                                                                  \
-    do {                                                                                  \
-        unsigned long long a_ = (a), b_ = (b);                                            \
-        if (a_ != b_) {                                                                   \
-            fprintf(stderr, "%s:%d: %s == %llu, expected %llu\n", __FILE__, __LINE__, #a,  \
-                    a_, b_);                                                              \
-            if (++test_failures > 20) exit(1);                                            \
-        }                                                                                 \
+#define CHECK_EQ_U(a, b)                                                                       \
+    do {                                                                                       \
+        unsigned long long a_ = (a), b_ = (b);                                                 \
+        if (a_ != b_) {                                                                        \
+            fprintf(stderr, "%s:%d: %s == %llu, expected %llu\n", __FILE__, __LINE__, #a, a_,  \
+                    b_);                                                                       \
+            if (++test_failures > 20) exit(1);                                                 \
+        }                                                                                      \
     } while (0)
 
 #define TCLIP(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))
 
 /* xorshift32; the seed comes from VIDK_TEST_SEED or the clock, and is printed. */
-static inline uint32_t test_rand(uint32_t *s)
-{
+static inline uint32_t test_rand(uint32_t *s) {
     uint32_t x = *s;
     x ^= x << 13;
     x ^= x >> 17;
@@ -39,8 +38,7 @@ static inline uint32_t test_rand(uint32_t *s)
     return *s = x;
 }
 
-static inline uint32_t test_seed(void)
-{
+static inline uint32_t test_seed(void) {
     const char *e = getenv("VIDK_TEST_SEED");
     uint32_t s = e ? (uint32_t)strtoul(e, NULL, 0) : (uint32_t)time(NULL);
     if (!s) s = 1;
@@ -48,8 +46,7 @@ static inline uint32_t test_seed(void)
     return s;
 }
 
-static inline int test_finish(const char *name)
-{
+static inline int test_finish(const char *name) {
     if (test_failures) {
         fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);
         return 1;

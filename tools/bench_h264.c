@@ -260,7 +260,8 @@ typedef struct Job {
     VidkH264CudaOpts opts;
 } Job;
 
-/* ---- registered caller memory (the "pinned" rows) ----------------------------------------- */
+/* ---- registered caller memory (the "pinned" rows) -----------------------------------------
+ */
 
 /* Bytes of a coefficient frame's one allocation: macroblocks, then the level planes. */
 static size_t frame_bytes(const VidkH264CoefFrame *fr) {
@@ -273,7 +274,8 @@ static size_t frame_bytes(const VidkH264CoefFrame *fr) {
 /* Register (on) or unregister a coefficient frame on ctx; the emulation keeps its own list. */
 static int reg_frame(VidkContext *ctx, int path, const VidkH264CoefFrame *fr, int on) {
 #if VIDK_HAVE_CUDA
-    if (path == PATH_EMU) return vidk_cuda_h264_emu_register(fr->alloc, on ? frame_bytes(fr) : 0);
+    if (path == PATH_EMU)
+        return vidk_cuda_h264_emu_register(fr->alloc, on ? frame_bytes(fr) : 0);
 #endif
     (void)path;
     return on ? vidk_host_register(ctx, fr->alloc, frame_bytes(fr))
@@ -338,7 +340,8 @@ out:
     if (e < 0) snprintf(st->err, sizeof(st->err), "registering: %s", vidk_strerror(e));
     while (nfr > 0)
         if ((e = reg_frame(j->ctx, j->path, &lv->w->fr[--nfr], 0)) < 0 && st->done)
-            st->done = 0, snprintf(st->err, sizeof(st->err), "unregistering: %s", vidk_strerror(e));
+            st->done = 0,
+            snprintf(st->err, sizeof(st->err), "unregistering: %s", vidk_strerror(e));
     if (pic_done && (e = reg_picture(j->ctx, j->path, &lv->work, 0)) < 0 && st->done)
         st->done = 0, snprintf(st->err, sizeof(st->err), "unregistering: %s", vidk_strerror(e));
 }
@@ -457,8 +460,8 @@ static void *tput_thread(void *p) {
     TputArg *a = p;
     const int n = a->lv->w->nframes;
     for (int c = a->t; c < a->calls && !a->err; c += a->k) {
-        const int e = a->frames ? vidk_cuda_h264_frame_inverse(a->ctx, &a->frames[c], &a->pics[c],
-                                                               a->opts)
+        const int e = a->frames ? vidk_cuda_h264_frame_inverse(a->ctx, &a->frames[c],
+                                                               &a->pics[c], a->opts)
                                 : vidk_cuda_h264_batch_inverse(a->ctx, &a->lv->w->batch[c % n],
                                                                &a->pics[c], a->opts);
         if (e < 0) a->err = e;
@@ -571,12 +574,14 @@ done:
     while (nfreg > 0) {
         nfreg--;
         const int u = vidk_host_unregister(b->gpu_ctx[nfreg % k], frames[nfreg].alloc);
-        if (u < 0 && st->done) st->done = 0, snprintf(st->err, sizeof(st->err), "%s", vidk_strerror(u));
+        if (u < 0 && st->done)
+            st->done = 0, snprintf(st->err, sizeof(st->err), "%s", vidk_strerror(u));
     }
     while (nreg > 0) {
         nreg--;
         const int u = vidk_picture_unregister(b->gpu_ctx[nreg % k], &pics[nreg]);
-        if (u < 0 && st->done) st->done = 0, snprintf(st->err, sizeof(st->err), "%s", vidk_strerror(u));
+        if (u < 0 && st->done)
+            st->done = 0, snprintf(st->err, sizeof(st->err), "%s", vidk_strerror(u));
     }
     for (int c = 0; reg && c < nframes; c++)
         vidk_h264_coef_frame_free(&frames[c]);
@@ -765,8 +770,8 @@ static void measure_gpu(Bench *b, Live *lv) {
      * dense kernel (host compaction, then the batch path), for comparison. */
     enum { NV = 5 };
     Job v[NV];
-    static const char *const vname[NV] = {"frame-default", "dense-vec", "pinned", "pinned-batch",
-                                          "frame-compact"};
+    static const char *const vname[NV] = {"frame-default", "dense-vec", "pinned",
+                                          "pinned-batch", "frame-compact"};
     for (int i = 0; i < NV; i++) {
         memset(&v[i], 0, sizeof(v[i]));
         v[i].ctx = ctx, v[i].kind = KIND_ALL, v[i].path = path, v[i].dense = i != 3;
@@ -1195,7 +1200,20 @@ static const Stat *cpu_best_simd(const Bench *b, int wl, const char **which) {
     return y;
 }
 
-enum { T_WL, T_BYTES, T_FIG5, T_T3, T_T4K, T_T4W, T_FIG4, T_LAT, T_PIN, T_MICRO, T_TGT, T_COUNT };
+enum {
+    T_WL,
+    T_BYTES,
+    T_FIG5,
+    T_T3,
+    T_T4K,
+    T_T4W,
+    T_FIG4,
+    T_LAT,
+    T_PIN,
+    T_MICRO,
+    T_TGT,
+    T_COUNT
+};
 
 /* The cuda throughput variants, the first the original measurement. */
 #define TPUT_VARIANTS 4
@@ -1645,15 +1663,15 @@ static void eval_targets(Bench *b) {
             snprintf(t->value, sizeof(t->value), "n/a (emulation)");
         } else if (s && th && tp) {
             const double x = s->ms / tp->ms, y = th->ms / tp->ms;
-            snprintf(t->value, sizeof(t->value), "%s: %.2fx simd, %.2fx threads", which,
-                     x, y);
+            snprintf(t->value, sizeof(t->value), "%s: %.2fx simd, %.2fx threads", which, x, y);
             t->met = x >= 5 && y > 1;
         }
     }
     for (int w = 0; w < b->nwl; w++) {
         if (strcmp(b->wls[w].size_name, "1080p") || strcmp(b->wls[w].mode_name, "intra"))
             continue;
-        Target *t = add_target(b, "fast dense kernel (dense_vec) <= 2x HBM floor", "1080p intra");
+        Target *t =
+            add_target(b, "fast dense kernel (dense_vec) <= 2x HBM floor", "1080p intra");
         if (!t) return;
         const Stat *d = find(b, w, g, "dense-vec", KIND_ALL);
         if (emu) {

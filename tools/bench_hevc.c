@@ -552,7 +552,8 @@ static int pin_workload(Bench *b, HwWorkload *w) {
     for (int i = 0; i < nm; i++)
         b->pin_reg[b->npin_reg++] = m[i].ptr;
     if (e < 0) {
-        note(b, "pinned: vidk_host_register_set failed (%s): the rest staged", vidk_strerror(e));
+        note(b, "pinned: vidk_host_register_set failed (%s): the rest staged",
+             vidk_strerror(e));
         return -1;
     }
     return 0;
@@ -1664,8 +1665,7 @@ static int parse_streams(Bench *b, const char *v) {
     b->nstreams = 0;
     if (!strcmp(v, "none") || !strcmp(v, "0")) return 0;
     char list[MAX_STREAMS][40];
-    const int n =
-        bench_split_list(CMD, "--streams", v, list[0], sizeof(list[0]), MAX_STREAMS);
+    const int n = bench_split_list(CMD, "--streams", v, list[0], sizeof(list[0]), MAX_STREAMS);
     if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
         char *end;

@@ -32,31 +32,30 @@
 #define MAX_SOURCES 32
 
 static void help(void) {
-    printf(
-        "usage: vidkern bench me [options]\n\n"
-        "Times vidk_me_search per frame pair for every source x shapes x range x backend;\n"
-        "for cuda also the sequence mode (rows cuda-seq: frames streamed, reference kept\n"
-        "on the device, next frame uploaded during the search; time per frame).\n\n"
-        "options:\n"
-        "  --sizes LIST       cif, 720p, 1080p, 2160p or WxH (default cif,1080p); cif with\n"
-        "                     real video = the container and cars clips\n"
-        "  --ranges LIST      search ranges R (default 8,16,32,64; max %d); the paper's\n"
-        "                     N x N search area is R = (N - 4) / 2\n"
-        "  --shapes LIST      16x16, h264 (41 partitions), 4x4, all, or one block size\n"
-        "                     (default 16x16,h264)\n"
-        "  --backends LIST    c,simd,threads,cuda (default: all usable here)\n"
-        "  --frames N         frame pairs per source (default 3)\n"
-        "  --runs N           timed runs per configuration after warm-up (default 7)\n"
-        "  --source S         real (clips; mosaic for HD), gen (generated), both\n"
-        "                     (default real; generated when no clips are found)\n"
-        "  --video DIR        folder of the real clips (default $VIDK_VIDEO_DIR or\n"
-        "                     ../shared/video)\n"
-        "  --max-seconds S    time budget per configuration and backend (default 1; 0 =\n"
-        "                     none): slower backends are timed on a stripe of k macroblock\n"
-        "                     rows and scaled, labelled \"(est. from k rows)\"\n"
-        "  --csv FILE, --json FILE, --markdown FILE   also write the results there\n"
-        "  --threads N, --cpumask M, --device N, --quiet   as for every command\n",
-        VIDK_ME_MAX_RANGE);
+    printf("usage: vidkern bench me [options]\n\n"
+           "Times vidk_me_search per frame pair for every source x shapes x range x backend;\n"
+           "for cuda also the sequence mode (rows cuda-seq: frames streamed, reference kept\n"
+           "on the device, next frame uploaded during the search; time per frame).\n\n"
+           "options:\n"
+           "  --sizes LIST       cif, 720p, 1080p, 2160p or WxH (default cif,1080p); cif with\n"
+           "                     real video = the container and cars clips\n"
+           "  --ranges LIST      search ranges R (default 8,16,32,64; max %d); the paper's\n"
+           "                     N x N search area is R = (N - 4) / 2\n"
+           "  --shapes LIST      16x16, h264 (41 partitions), 4x4, all, or one block size\n"
+           "                     (default 16x16,h264)\n"
+           "  --backends LIST    c,simd,threads,cuda (default: all usable here)\n"
+           "  --frames N         frame pairs per source (default 3)\n"
+           "  --runs N           timed runs per configuration after warm-up (default 7)\n"
+           "  --source S         real (clips; mosaic for HD), gen (generated), both\n"
+           "                     (default real; generated when no clips are found)\n"
+           "  --video DIR        folder of the real clips (default $VIDK_VIDEO_DIR or\n"
+           "                     ../shared/video)\n"
+           "  --max-seconds S    time budget per configuration and backend (default 1; 0 =\n"
+           "                     none): slower backends are timed on a stripe of k macroblock\n"
+           "                     rows and scaled, labelled \"(est. from k rows)\"\n"
+           "  --csv FILE, --json FILE, --markdown FILE   also write the results there\n"
+           "  --threads N, --cpumask M, --device N, --quiet   as for every command\n",
+           VIDK_ME_MAX_RANGE);
 }
 
 /* ---- sources ------------------------------------------------------------------ */
@@ -739,7 +738,8 @@ static void print_targets(FILE *f, Bench *b, int md) {
             const int seq = t[i].be == VIDK_BACKEND_CUDA && x->seq_done;
             if (!t[i].vs) {
                 if (seq) {
-                    snprintf(val, sizeof(val), "%.3f ms sequence (pair %.3f)", x->seq_ms, x->ms);
+                    snprintf(val, sizeof(val), "%.3f ms sequence (pair %.3f)", x->seq_ms,
+                             x->ms);
                     snprintf(met, sizeof(met), "%s", x->seq_ms <= t[i].limit ? "yes" : "no");
                 } else {
                     fmt_time(val, sizeof(val), x);
@@ -756,7 +756,8 @@ static void print_targets(FILE *f, Bench *b, int md) {
                     if (seq) {
                         int e2 = 0;
                         snprintf(val + strlen(val), sizeof(val) - strlen(val),
-                                 " sequence (pair %.1fx)", speedup(b, s, m, r, k, t[i].vs, &e2));
+                                 " sequence (pair %.1fx)",
+                                 speedup(b, s, m, r, k, t[i].vs, &e2));
                     }
                     snprintf(met, sizeof(met), "%s%s", est ? "~" : "",
                              sp >= t[i].limit ? "yes" : "no");
@@ -835,10 +836,11 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
                                     "%.4f | %.2f | %.2f | %.4f | %.4f |\n",
                                     b->src[s]->label, b->src[s]->w, b->src[s]->h,
                                     b->mode_names[m], b->ranges[r], x->seq_cuda.kernel_ms,
-                                    x->seq_cuda.h2d_ms, x->seq_cuda.d2h_ms, x->seq_cuda.total_ms,
-                                    x->seq_cuda.h2d_bytes / 1e6, x->seq_cuda.d2h_bytes / 1e6,
-                                    x->seq_ms,
-                                    1e3 * byte_ads(b->src[s], b->ranges[r]) / CEIL_BYTE_AD_PER_S);
+                                    x->seq_cuda.h2d_ms, x->seq_cuda.d2h_ms,
+                                    x->seq_cuda.total_ms, x->seq_cuda.h2d_bytes / 1e6,
+                                    x->seq_cuda.d2h_bytes / 1e6, x->seq_ms,
+                                    1e3 * byte_ads(b->src[s], b->ranges[r]) /
+                                        CEIL_BYTE_AD_PER_S);
                     }
     }
     print_complexity(f, b, 1);
@@ -977,16 +979,17 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                                 x->cuda.kernel_ms, x->cuda.h2d_ms, x->cuda.d2h_ms,
                                 x->cuda.total_ms, x->cuda.h2d_bytes, x->cuda.d2h_bytes);
                     if (x->seq_done)
-                        fprintf(f,
-                                ", \"cuda_sequence\": {\"ms_per_frame\": %.6f, \"runs\": %d, "
-                                "\"ceiling_ratio\": %.6g, \"kernel_ms\": %.5f, \"h2d_ms\": %.5f, "
-                                "\"d2h_ms\": %.5f, \"total_ms\": %.5f, \"h2d_bytes\": %zu, "
-                                "\"d2h_bytes\": %zu, \"mismatch\": %s}",
-                                x->seq_ms, x->seq_runs,
-                                ads / (x->seq_ms * 1e-3) / CEIL_BYTE_AD_PER_S,
-                                x->seq_cuda.kernel_ms, x->seq_cuda.h2d_ms, x->seq_cuda.d2h_ms,
-                                x->seq_cuda.total_ms, x->seq_cuda.h2d_bytes,
-                                x->seq_cuda.d2h_bytes, x->seq_mismatch ? "true" : "false");
+                        fprintf(
+                            f,
+                            ", \"cuda_sequence\": {\"ms_per_frame\": %.6f, \"runs\": %d, "
+                            "\"ceiling_ratio\": %.6g, \"kernel_ms\": %.5f, \"h2d_ms\": %.5f, "
+                            "\"d2h_ms\": %.5f, \"total_ms\": %.5f, \"h2d_bytes\": %zu, "
+                            "\"d2h_bytes\": %zu, \"mismatch\": %s}",
+                            x->seq_ms, x->seq_runs,
+                            ads / (x->seq_ms * 1e-3) / CEIL_BYTE_AD_PER_S,
+                            x->seq_cuda.kernel_ms, x->seq_cuda.h2d_ms, x->seq_cuda.d2h_ms,
+                            x->seq_cuda.total_ms, x->seq_cuda.h2d_bytes, x->seq_cuda.d2h_bytes,
+                            x->seq_mismatch ? "true" : "false");
                     fputc('}', f);
                 }
     fprintf(f, "\n  ],\n  \"complexity\": [");

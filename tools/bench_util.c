@@ -6,21 +6,18 @@
 #include "bench_util.h"
 #include "cli.h"
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-double bench_median(double *v, int n)
-{
+double bench_median(double *v, int n) {
     if (n <= 0) return 0;
     qsort(v, (size_t)n, sizeof(*v), cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-void bench_cpu_name(char *buf, size_t n)
-{
+void bench_cpu_name(char *buf, size_t n) {
     snprintf(buf, n, "unknown CPU");
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (!f) return;
@@ -40,24 +37,21 @@ void bench_cpu_name(char *buf, size_t n)
     fclose(f);
 }
 
-void bench_utc_date(char *buf, size_t n)
-{
+void bench_utc_date(char *buf, size_t n) {
     const time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
     strftime(buf, n, "%Y-%m-%d %H:%M UTC", &tmv);
 }
 
-void bench_command_line(char *buf, size_t n, const char *prefix, int argc, char **argv)
-{
+void bench_command_line(char *buf, size_t n, const char *prefix, int argc, char **argv) {
     int o = snprintf(buf, n, "%s", prefix);
     for (int i = 1; i < argc && o >= 0 && (size_t)o < n; i++)
         o += snprintf(buf + o, n - (size_t)o, strpbrk(argv[i], " \t\"'$") ? " '%s'" : " %s",
                       argv[i]);
 }
 
-void bench_json_str(FILE *f, const char *s)
-{
+void bench_json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
         const unsigned char c = (unsigned char)*s;
@@ -72,8 +66,7 @@ void bench_json_str(FILE *f, const char *s)
 }
 
 int bench_split_list(const char *cmd, const char *opt, const char *s, char *out, size_t item,
-                     int max)
-{
+                     int max) {
     int n = 0;
     const char *p = s;
     while (*p) {
@@ -92,8 +85,7 @@ int bench_split_list(const char *cmd, const char *opt, const char *s, char *out,
 }
 
 int bench_write_file(const char *cmd, const char *path, void (*write)(FILE *f, void *arg),
-                     void *arg)
-{
+                     void *arg) {
     const size_t len = strlen(path);
     char *tmp = malloc(len + 5);
     if (!tmp) return cli_error(cmd, "%s: out of memory", path), -1;
@@ -117,8 +109,7 @@ int bench_write_file(const char *cmd, const char *path, void (*write)(FILE *f, v
     return 0;
 }
 
-void bench_meta_fill(BenchMeta *mt, const char *prefix, int argc, char **argv, int device)
-{
+void bench_meta_fill(BenchMeta *mt, const char *prefix, int argc, char **argv, int device) {
     bench_cpu_name(mt->cpu, sizeof(mt->cpu));
     mt->cores = vidk_cpu_count_online();
     snprintf(mt->gpu, sizeof(mt->gpu), "none");
@@ -132,8 +123,7 @@ void bench_meta_fill(BenchMeta *mt, const char *prefix, int argc, char **argv, i
 
 void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
                          VidkBackend *backends, int *n, VidkContext **ctx, BenchNoteFn note,
-                         void *note_arg)
-{
+                         void *note_arg) {
     for (int k = 0; k < *n; k++) {
         const VidkBackend be = backends[k];
         CliCommon cc = *c;
@@ -153,8 +143,7 @@ void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
     }
 }
 
-int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet)
-{
+int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet) {
     char err[256];
     if (dir && mosaic_open(m, dir, 2, err, sizeof(err)) == 0) return 0;
     if (!quiet)

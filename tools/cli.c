@@ -8,15 +8,13 @@
 
 #include "cli.h"
 
-void cli_common_init(CliCommon *c)
-{
+void cli_common_init(CliCommon *c) {
     memset(c, 0, sizeof(*c));
     c->backend = VIDK_BACKEND_AUTO;
     c->cpumask = ~0u;
 }
 
-int cli_error(const char *cmd, const char *fmt, ...)
-{
+int cli_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "vidkern %s: ", cmd);
@@ -26,8 +24,7 @@ int cli_error(const char *cmd, const char *fmt, ...)
     return 1;
 }
 
-const char *cli_value(const char *cmd, int argc, char **argv, int *i)
-{
+const char *cli_value(const char *cmd, int argc, char **argv, int *i) {
     if (*i + 1 >= argc) {
         cli_error(cmd, "option %s needs a value", argv[*i]);
         return NULL;
@@ -35,8 +32,8 @@ const char *cli_value(const char *cmd, int argc, char **argv, int *i)
     return argv[++*i];
 }
 
-int cli_parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out)
-{
+int cli_parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi,
+                  long *out) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 0);
@@ -49,8 +46,7 @@ int cli_parse_int(const char *cmd, const char *opt, const char *s, long lo, long
 }
 
 int cli_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
-                     double *out)
-{
+                     double *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -62,8 +58,7 @@ int cli_parse_double(const char *cmd, const char *opt, const char *s, double lo,
     return 0;
 }
 
-int cli_parse_size(const char *cmd, const char *opt, const char *s, int *w, int *h)
-{
+int cli_parse_size(const char *cmd, const char *opt, const char *s, int *w, int *h) {
     char *end;
     errno = 0;
     long a = strtol(s, &end, 10);
@@ -81,8 +76,7 @@ bad:
     return -1;
 }
 
-void cli_common_help(FILE *f)
-{
+void cli_common_help(FILE *f) {
     fprintf(f, "common options:\n"
                "  --backend B      auto|c|simd|threads|cuda (default auto: cuda if a GPU is\n"
                "                   usable, else threads)\n"
@@ -95,8 +89,7 @@ void cli_common_help(FILE *f)
                "  --quiet          no progress bar\n");
 }
 
-int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i)
-{
+int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i) {
     const char *a = argv[*i];
     const char *v;
     long n;
@@ -111,8 +104,7 @@ int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i)
         return 1;
     }
     if (!strcmp(a, "--threads")) {
-        if (!(v = cli_value(cmd, argc, argv, i)) ||
-            cli_parse_int(cmd, a, v, 0, 1024, &n) < 0)
+        if (!(v = cli_value(cmd, argc, argv, i)) || cli_parse_int(cmd, a, v, 0, 1024, &n) < 0)
             return -1;
         c->threads = (int)n;
         return 1;
@@ -135,16 +127,14 @@ int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i)
     return 0;
 }
 
-static void log_to_stderr(void *cookie, VidkLogLevel level, const char *fmt, va_list ap)
-{
+static void log_to_stderr(void *cookie, VidkLogLevel level, const char *fmt, va_list ap) {
     static const char *const names[] = {"error", "warning", "info", "debug"};
     fprintf(stderr, "vidkern %s: %s: ", (const char *)cookie, names[level]);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }
 
-VidkContext *cli_open(const CliCommon *c, const char *cmd)
-{
+VidkContext *cli_open(const CliCommon *c, const char *cmd) {
     VidkSettings s;
     vidk_default_settings(&s);
     s.backend = c->backend;
@@ -163,47 +153,43 @@ VidkContext *cli_open(const CliCommon *c, const char *cmd)
     return ctx;
 }
 
-double cli_now(void)
-{
+double cli_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void cli_progress_start(CliProgress *p, const char *label, int total, int quiet)
-{
+void cli_progress_start(CliProgress *p, const char *label, int total, int quiet) {
     p->enabled = !quiet && total > 1 && isatty(STDERR_FILENO);
     p->total = total;
     p->label = label;
     p->t0 = cli_now();
 }
 
-void cli_progress_update(CliProgress *p, int done)
-{
+void cli_progress_update(CliProgress *p, int done) {
     if (!p->enabled) return;
     const int width = 30;
     const int fill = p->total ? (int)((long long)done * width / p->total) : width;
     const double el = cli_now() - p->t0;
     fprintf(stderr, "\r%s [", p->label);
-    for (int k = 0; k < width; k++) fputc(k < fill ? '#' : '.', stderr);
+    for (int k = 0; k < width; k++)
+        fputc(k < fill ? '#' : '.', stderr);
     fprintf(stderr, "] %d/%d  %.1f/s ", done, p->total, el > 0 ? done / el : 0.0);
     fflush(stderr);
 }
 
-void cli_progress_end(CliProgress *p)
-{
+void cli_progress_end(CliProgress *p) {
     if (!p->enabled) return;
     fputc('\n', stderr);
 }
 
-int cli_has_ext(const char *s, const char *ext)
-{
+int cli_has_ext(const char *s, const char *ext) {
     const size_t n = strlen(s), m = strlen(ext);
     return n >= m && !strcmp(s + n - m, ext);
 }
 
-int cli_source_open_file(CliSource *s, const char *cmd, const char *path, const VioFormat *raw)
-{
+int cli_source_open_file(CliSource *s, const char *cmd, const char *path,
+                         const VioFormat *raw) {
     char err[512];
     s->name = !strcmp(path, "-") ? "stdin" : path;
     const VioFormat *r = raw && !cli_has_ext(path, ".y4m") ? raw : NULL;
@@ -217,8 +203,7 @@ int cli_source_open_file(CliSource *s, const char *cmd, const char *path, const 
     return 0;
 }
 
-int cli_source_open_gen(CliSource *s, const VidkGenParams *gp, char *desc, size_t n)
-{
+int cli_source_open_gen(CliSource *s, const VidkGenParams *gp, char *desc, size_t n) {
     const int e = vidk_gen_open(&s->gen, gp);
     if (e < 0) return e;
     s->gen_frames = gp->frames;
@@ -230,8 +215,7 @@ int cli_source_open_gen(CliSource *s, const VidkGenParams *gp, char *desc, size_
     return e;
 }
 
-int cli_source_read(CliSource *s, const char *cmd, VidkPicture *pic)
-{
+int cli_source_read(CliSource *s, const char *cmd, VidkPicture *pic) {
     if (s->gen) {
         if (s->next >= s->gen_frames) return 0;
         const int e = vidk_gen_frame(s->gen, s->next, pic);
@@ -245,14 +229,12 @@ int cli_source_read(CliSource *s, const char *cmd, VidkPicture *pic)
     return r;
 }
 
-void cli_source_close(CliSource *s)
-{
+void cli_source_close(CliSource *s) {
     vio_reader_close(&s->rd);
     vidk_gen_close(&s->gen);
 }
 
-int cli_estimate_frames(const char *path, const VioFormat *f, int y4m)
-{
+int cli_estimate_frames(const char *path, const VioFormat *f, int y4m) {
     struct stat st;
     const size_t fb = vio_frame_bytes(f);
     if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode) || !fb) return 0;

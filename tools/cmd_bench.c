@@ -14,12 +14,12 @@ static const struct {
     {"encode", vidk_bench_encode, "the coding loop, 1080p / 2160p, every backend"},
 };
 
-int vidk_cmd_bench(int argc, char **argv)
-{
+int vidk_cmd_bench(int argc, char **argv) {
     const size_t n = sizeof(benches) / sizeof(benches[0]);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         printf("usage: vidkern bench <what> [options]   (vidkern bench <what> --help)\n\n");
-        for (size_t i = 0; i < n; i++) printf("  %-6s %s\n", benches[i].name, benches[i].summary);
+        for (size_t i = 0; i < n; i++)
+            printf("  %-6s %s\n", benches[i].name, benches[i].summary);
         return argc < 2 ? 2 : 0;
     }
     for (size_t i = 0; i < n; i++)

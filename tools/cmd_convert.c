@@ -10,8 +10,7 @@
 
 static const char *const CMD = "convert";
 
-static void help(void)
-{
+static void help(void) {
     printf(
         "usage: vidkern convert IN OUT [options]\n\n"
         "Copies the frames of IN to OUT, converting between YUV4MPEG2 (.y4m) and raw\n"
@@ -35,15 +34,13 @@ static void help(void)
         "of a frame.\n");
 }
 
-static int has_ext(const char *path, const char *ext)
-{
+static int has_ext(const char *path, const char *ext) {
     const size_t n = strlen(path), e = strlen(ext);
     return n > e && !strcasecmp(path + n - e, ext);
 }
 
 /* "N/D", "N:D" or "N", both positive. */
-static int parse_fps(const char *s, int *num, int *den)
-{
+static int parse_fps(const char *s, int *num, int *den) {
     char *end;
     long n = strtol(s, &end, 10), d = 1;
     if (end == s || n < 1 || n > 1000000000L) return -1;
@@ -60,16 +57,14 @@ static int parse_fps(const char *s, int *num, int *den)
 
 /* Refuse to overwrite the input with the output (it would be truncated before it is
  * read). */
-static int same_file(const char *a, const char *b)
-{
+static int same_file(const char *a, const char *b) {
     struct stat sa, sb;
     if (!strcmp(a, "-") || !strcmp(b, "-")) return 0;
     if (stat(a, &sa) || stat(b, &sb)) return 0;
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int vidk_cmd_convert(int argc, char **argv)
-{
+int vidk_cmd_convert(int argc, char **argv) {
     const char *in = NULL, *out = NULL, *v;
     const char *in_size = NULL, *in_pixfmt = NULL, *out_format = NULL;
     long max_frames = 0;

@@ -8,8 +8,7 @@
 #include "gen.h"
 #include "picio.h"
 
-static void gen_help(FILE *f)
-{
+static void gen_help(FILE *f) {
     fprintf(f,
             "usage: vidkern gen [options]\n"
             "Write synthetic test video with real, known motion: a textured background\n"
@@ -32,8 +31,7 @@ static void gen_help(FILE *f)
             VIDK_MAX_PICTURE_SIDE, VIDK_MAX_PICTURE_SIDE);
 }
 
-static int parse_fps(const char *cmd, const char *s, int *num, int *den)
-{
+static int parse_fps(const char *cmd, const char *s, int *num, int *den) {
     char *end;
     errno = 0;
     long n = strtol(s, &end, 10), d = 1;
@@ -51,8 +49,7 @@ static int parse_fps(const char *cmd, const char *s, int *num, int *den)
     return 0;
 }
 
-int vidk_cmd_gen(int argc, char **argv)
-{
+int vidk_cmd_gen(int argc, char **argv) {
     const char *cmd = argv[0];
     const char *out = NULL;
     int raw = 0, quiet = 0, fps_num = 25, fps_den = 1;

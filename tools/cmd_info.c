@@ -3,16 +3,14 @@
 
 #include "cli.h"
 
-static void help(void)
-{
+static void help(void) {
     printf("usage: vidkern info [--json]\n\n"
            "Prints the library version, the backends usable here, the CPU flags and the\n"
            "CUDA devices (name, memory, SMs).\n\n");
     cli_common_help(stdout);
 }
 
-static void print_flags(unsigned f, int json)
-{
+static void print_flags(unsigned f, int json) {
     static const char *const names[] = {"sse2", "ssse3", "sse4.1", "avx2", "avx512"};
     int first = 1;
     for (int i = 0; i < 5; i++) {
@@ -23,8 +21,7 @@ static void print_flags(unsigned f, int json)
     if (first && !json) printf("(none)");
 }
 
-int vidk_cmd_info(int argc, char **argv)
-{
+int vidk_cmd_info(int argc, char **argv) {
     CliCommon c;
     cli_common_init(&c);
     for (int i = 1; i < argc; i++) {

@@ -3,8 +3,7 @@
 
 #include "cli.h"
 
-int vidk_cmd_xform(int argc, char **argv)
-{
+int vidk_cmd_xform(int argc, char **argv) {
     const char *codec = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--codec") && i + 1 < argc) codec = argv[i + 1];

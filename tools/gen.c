@@ -13,7 +13,7 @@
 
 #define TEX_MAX  4095 /* textures are 12-bit */
 #define TEX_MID  2048
-#define N_SEG    16   /* pan segments in one period of the pan path */
+#define N_SEG    16 /* pan segments in one period of the pan path */
 #define MAX_OBJ  8
 #define MIN_TILE 256
 #define MAX_TILE 2048
@@ -28,7 +28,7 @@ typedef struct GenObject {
     int tox, toy;   /* where the object's texture is taken from in the tile */
     int amp;        /* pattern amplitude */
     int sa, sb, ssh;
-    int du, dv;     /* chroma tint */
+    int du, dv; /* chroma tint */
 } GenObject;
 
 struct VidkGen {
@@ -46,8 +46,7 @@ struct VidkGen {
 
 /* ---- integer helpers --------------------------------------------------------------- */
 
-static inline int32_t sra32(int32_t v, int s)
-{
+static inline int32_t sra32(int32_t v, int s) {
     /* floor(v / 2^s) without relying on the implementation's signed shift */
     return v >= 0 ? v >> s : ~(~v >> s);
 }
@@ -64,12 +63,14 @@ static inline int64_t floormod64(int64_t a, int64_t b) /* b > 0; result in [0, b
     return r < 0 ? r + b : r;
 }
 
-static inline int clip_tex(int v) { return v < 0 ? 0 : v > TEX_MAX ? TEX_MAX : v; }
+static inline int clip_tex(int v) {
+    return v < 0 ? 0 : v > TEX_MAX ? TEX_MAX : v;
+}
 
-static uint64_t isqrt64(uint64_t v)
-{
+static uint64_t isqrt64(uint64_t v) {
     uint64_t r = 0, bit = (uint64_t)1 << 62;
-    while (bit > v) bit >>= 2;
+    while (bit > v)
+        bit >>= 2;
     while (bit) {
         if (v >= r + bit) {
             v -= r + bit;
@@ -83,8 +84,7 @@ static uint64_t isqrt64(uint64_t v)
 }
 
 /* 32-bit integer finaliser (xor-shift-multiply); drives every random choice. */
-static inline uint32_t mix32(uint32_t x)
-{
+static inline uint32_t mix32(uint32_t x) {
     x ^= x >> 16;
     x *= 0x7feb352dU;
     x ^= x >> 15;
@@ -97,23 +97,23 @@ typedef struct Rng {
     uint32_t s;
 } Rng;
 
-static inline uint32_t rng_next(Rng *r) { return mix32(r->s += 0x9e3779b9U); }
+static inline uint32_t rng_next(Rng *r) {
+    return mix32(r->s += 0x9e3779b9U);
+}
 
 /* uniform-ish integer in [lo, hi] */
-static int rng_range(Rng *r, int lo, int hi)
-{
+static int rng_range(Rng *r, int lo, int hi) {
     return lo + (int)(rng_next(r) % (uint32_t)(hi - lo + 1));
 }
 
-static int ilog2(int v)
-{
+static int ilog2(int v) {
     int l = 0;
-    while ((1 << (l + 1)) <= v) l++;
+    while ((1 << (l + 1)) <= v)
+        l++;
     return l;
 }
 
-static void chroma_shift(VidkChroma c, int *sx, int *sy)
-{
+static void chroma_shift(VidkChroma c, int *sx, int *sy) {
     *sx = c == VIDK_CHROMA_420 || c == VIDK_CHROMA_422;
     *sy = c == VIDK_CHROMA_420;
 }
@@ -123,11 +123,11 @@ static void chroma_shift(VidkChroma c, int *sx, int *sy)
 /* Add one octave of periodic value noise (random lattice every `cell` samples, smoothstep
  * interpolation, values in [-amp, amp]) to acc. lat and colv are scratch. */
 static void add_octave(int16_t *acc, int tile, int cell, int amp, Rng *r, int32_t *lat,
-                       int32_t *colv, int32_t *wt)
-{
+                       int32_t *colv, int32_t *wt) {
     if (cell > tile) cell = tile;
     const int n = tile / cell, lc = ilog2(cell), nm = n - 1;
-    for (int i = 0; i < n * n; i++) lat[i] = rng_range(r, -amp, amp);
+    for (int i = 0; i < n * n; i++)
+        lat[i] = rng_range(r, -amp, amp);
     /* smoothstep 3t^2 - 2t^3 in Q12 */
     for (int f = 0; f < cell; f++) {
         const int64_t t = (int64_t)f << (12 - lc);
@@ -156,8 +156,7 @@ static inline int16_t sat13(int v) {
 
 /* Hard-edged shapes (rectangles, discs, stripe patches) with one colour offset per
  * shape for all planes: edges in chroma coincide with edges in luma. */
-static void add_shapes(int16_t *acc[3], int planes, int tile, Rng *r)
-{
+static void add_shapes(int16_t *acc[3], int planes, int tile, Rng *r) {
     const int mask = tile - 1;
     /* radii up to rmax, shapes covering ~60 % of the tile (overlaps included) */
     const int rmax = 22 + tile / 32, ravg = 2 + rmax / 4;
@@ -187,7 +186,8 @@ static void add_shapes(int16_t *acc[3], int planes, int tile, Rng *r)
                     s = (((dx + rx) * sa + (dy + ry) * sb) >> ssh) & 1 ? 1 : -1;
                 }
                 const size_t o = (size_t)y * (size_t)tile + (size_t)((cx + dx + tile) & mask);
-                for (int p = 0; p < planes; p++) acc[p][o] = sat13(acc[p][o] + s * d[p]);
+                for (int p = 0; p < planes; p++)
+                    acc[p][o] = sat13(acc[p][o] + s * d[p]);
             }
         }
     }
@@ -195,8 +195,7 @@ static void add_shapes(int16_t *acc[3], int planes, int tile, Rng *r)
 
 /* [1 2 1] / 4 in both directions (periodic): shape edges a camera would see, not
  * aliased steps, so sub-sample motion stays predictable. rows: 3 * tile scratch. */
-static void blur121(int16_t *acc, int tile, int16_t *rows)
-{
+static void blur121(int16_t *acc, int tile, int16_t *rows) {
     const int m = tile - 1;
     int16_t *prev = rows, *cur = rows + tile, *first = rows + 2 * tile;
     for (int y = 0; y < tile; y++) {
@@ -221,8 +220,7 @@ static void blur121(int16_t *acc, int tile, int16_t *rows)
 
 /* Separate random streams for luma, chroma and shapes: the luma texture is the same for
  * every chroma format and bit depth. */
-static int build_textures(VidkGen *g)
-{
+static int build_textures(VidkGen *g) {
     Rng rl = {mix32(g->p.seed ^ 0x1badb002U)}, rc = {mix32(g->p.seed ^ 0x2c0ffee5U)};
     Rng rs = {mix32(g->p.seed ^ 0x3adfacedU)};
     static const int luma_oct[][2] = {{128, 900}, {64, 600}, {32, 340}, {16, 200},
@@ -248,42 +246,42 @@ static int build_textures(VidkGen *g)
     }
     /* shapes first (then softened), value noise on top */
     add_shapes(acc, planes, tile, &rs);
-    for (int p = 0; p < planes; p++) blur121(acc[p], tile, (int16_t *)lat);
+    for (int p = 0; p < planes; p++)
+        blur121(acc[p], tile, (int16_t *)lat);
     for (size_t k = 0; k < sizeof(luma_oct) / sizeof(luma_oct[0]); k++)
         add_octave(acc[0], tile, luma_oct[k][0], luma_oct[k][1], &rl, lat, colv, wt);
     for (int p = 1; p < planes; p++) {
         /* chroma = shapes + own low-frequency colour + a seed-chosen share of luma */
         const int kc = rng_range(&rc, -48, 48);
-        for (size_t i = 0; i < n; i++) acc[p][i] = sat13(acc[p][i] + acc[0][i] * kc / 256);
+        for (size_t i = 0; i < n; i++)
+            acc[p][i] = sat13(acc[p][i] + acc[0][i] * kc / 256);
         for (size_t k = 0; k < sizeof(chroma_oct) / sizeof(chroma_oct[0]); k++)
             add_octave(acc[p], tile, chroma_oct[k][0], chroma_oct[k][1], &rc, lat, colv, wt);
     }
     for (int p = 0; p < planes; p++)
-        for (size_t i = 0; i < n; i++) g->tex[p][i] = (uint16_t)clip_tex(TEX_MID + acc[p][i]);
+        for (size_t i = 0; i < n; i++)
+            g->tex[p][i] = (uint16_t)clip_tex(TEX_MID + acc[p][i]);
     free(scratch);
     return 0;
 }
 
 /* ---- motion ------------------------------------------------------------------------ */
 
-static int64_t round_to(int64_t v, int64_t step)
-{
+static int64_t round_to(int64_t v, int64_t step) {
     const int64_t a = v < 0 ? -v : v;
     const int64_t q = (a + step / 2) / step * step;
     return v < 0 ? -q : q;
 }
 
 /* A random vector of length ~s (1/16 units) without trigonometry. */
-static void rand_dir(Rng *r, int s, int64_t *vx, int64_t *vy)
-{
+static void rand_dir(Rng *r, int s, int64_t *vx, int64_t *vy) {
     const int64_t x = rng_range(r, -s, s);
     const int64_t y = (int64_t)isqrt64((uint64_t)((int64_t)s * s - x * x));
     *vx = x;
     *vy = rng_next(r) & 1 ? -y : y;
 }
 
-static void build_motion(VidkGen *g, Rng *r)
-{
+static void build_motion(VidkGen *g, Rng *r) {
     static const int steps[4] = {16, 8, 4, 1}; /* integer, half, quarter, 1/16 sample */
     /* Background: N_SEG constant-velocity segments of 12..36 frames at 2..8 samples per
      * frame, repeated. Segment 0 is integer so a clip starts with integer pan. */
@@ -346,12 +344,12 @@ static void build_motion(VidkGen *g, Rng *r)
     }
 }
 
-static void pan_at(const VidkGen *g, int64_t t, int64_t *x, int64_t *y)
-{
+static void pan_at(const VidkGen *g, int64_t t, int64_t *x, int64_t *y) {
     const int64_t period = g->seg_start[N_SEG];
     const int64_t q = t / period, rem = t % period;
     int k = 0;
-    while (rem >= g->seg_start[k + 1]) k++;
+    while (rem >= g->seg_start[k + 1])
+        k++;
     const int64_t d = rem - g->seg_start[k];
     *x = g->pan_x0 + q * g->seg_px[N_SEG] + g->seg_px[k] + g->seg_vx[k] * d;
     *y = g->pan_y0 + q * g->seg_py[N_SEG] + g->seg_py[k] + g->seg_vy[k] * d;
@@ -359,8 +357,7 @@ static void pan_at(const VidkGen *g, int64_t t, int64_t *x, int64_t *y)
 
 /* One coordinate of an object on its path: bouncing between 0 and size - osize, or
  * wrapping over [-osize, size) so it leaves on one side and comes back on the other. */
-static int obj_axis(int64_t p0, int64_t v, int64_t t, int size, int osize, int bounce)
-{
+static int obj_axis(int64_t p0, int64_t v, int64_t t, int size, int osize, int bounce) {
     const int64_t p = p0 + v * t;
     if (bounce) {
         const int64_t range = (int64_t)(size - osize) * 16;
@@ -371,24 +368,21 @@ static int obj_axis(int64_t p0, int64_t v, int64_t t, int size, int osize, int b
     return (int)(floormod64(p, (int64_t)(size + osize) * 16) >> 4) - osize;
 }
 
-static void obj_pos(const VidkGen *g, const GenObject *o, int64_t t, int *x, int *y)
-{
+static void obj_pos(const VidkGen *g, const GenObject *o, int64_t t, int *x, int *y) {
     *x = obj_axis(o->x0, o->vx, t, g->p.w, o->w, o->bounce);
     *y = obj_axis(o->y0, o->vy, t, g->p.h, o->h, o->bounce);
 }
 
-static int gain_at(const VidkGen *g, int64_t t)
-{
+static int gain_at(const VidkGen *g, int64_t t) {
     const int P = g->gain_period, a = g->gain_amp;
     const int u = (int)((t + g->gain_phase) % P);
     const int d = 2 * u - P < 0 ? P - 2 * u : 2 * u - P; /* |2u - P| in [0, P] */
-    return 4096 - a + 2 * a * d / P;                    /* Q12 */
+    return 4096 - a + 2 * a * d / P;                     /* Q12 */
 }
 
 /* ---- public API ------------------------------------------------------------------ */
 
-void vidk_gen_default(VidkGenParams *p)
-{
+void vidk_gen_default(VidkGenParams *p) {
     if (!p) return;
     memset(p, 0, sizeof(*p));
     p->w = 352;
@@ -399,16 +393,15 @@ void vidk_gen_default(VidkGenParams *p)
     p->chroma = VIDK_CHROMA_420;
 }
 
-void vidk_gen_close(VidkGen **g)
-{
+void vidk_gen_close(VidkGen **g) {
     if (!g || !*g) return;
-    for (int p = 0; p < 3; p++) free((*g)->tex[p]);
+    for (int p = 0; p < 3; p++)
+        free((*g)->tex[p]);
     free(*g);
     *g = NULL;
 }
 
-int vidk_gen_open(VidkGen **out, const VidkGenParams *p)
-{
+int vidk_gen_open(VidkGen **out, const VidkGenParams *p) {
     if (!out) return VIDK_ERR(EINVAL);
     *out = NULL;
     if (!p || p->w < 1 || p->h < 1 || p->w > VIDK_MAX_PICTURE_SIDE ||
@@ -420,7 +413,8 @@ int vidk_gen_open(VidkGen **out, const VidkGenParams *p)
     g->p = *p;
     const int side = p->w > p->h ? p->w : p->h;
     g->tile = MIN_TILE;
-    while (g->tile < side && g->tile < MAX_TILE) g->tile <<= 1;
+    while (g->tile < side && g->tile < MAX_TILE)
+        g->tile <<= 1;
     g->mask = g->tile - 1;
     Rng r = {mix32(p->seed ^ 0x5eed1234U)};
     build_motion(g, &r);
@@ -433,15 +427,13 @@ int vidk_gen_open(VidkGen **out, const VidkGenParams *p)
     return 0;
 }
 
-int vidk_gen_pan(const VidkGen *g, int frame, int64_t *x16, int64_t *y16)
-{
+int vidk_gen_pan(const VidkGen *g, int frame, int64_t *x16, int64_t *y16) {
     if (!g || frame < 0 || !x16 || !y16) return VIDK_ERR(EINVAL);
     pan_at(g, frame, x16, y16);
     return 0;
 }
 
-int vidk_gen_objects(const VidkGen *g, int frame, VidkGenObject *obj, int max)
-{
+int vidk_gen_objects(const VidkGen *g, int frame, VidkGenObject *obj, int max) {
     if (!g || frame < 0 || max < 0 || (max && !obj)) return VIDK_ERR(EINVAL);
     for (int k = 0; k < g->nobj && k < max; k++) {
         const GenObject *o = &g->obj[k];
@@ -464,8 +456,7 @@ int vidk_gen_objects(const VidkGen *g, int frame, VidkGenObject *obj, int max)
 
 /* Background: n samples of tile row ty, columns tx0 + i * step, bilinear at (fx, fy)/16. */
 static void bg_row(uint16_t *dst, const VidkGen *g, const uint16_t *tex, int ty, int tx0,
-                   int fx, int fy, int n, int step)
-{
+                   int fx, int fy, int n, int step) {
     const int m = g->mask;
     const uint16_t *r0 = tex + (size_t)(ty & m) * (size_t)g->tile;
     const uint16_t *r1 = tex + (size_t)((ty + 1) & m) * (size_t)g->tile;
@@ -477,8 +468,9 @@ static void bg_row(uint16_t *dst, const VidkGen *g, const uint16_t *tex, int ty,
         while (i < n) {
             const int a0 = (tx0 + i) & m;
             if (a0 == m) { /* the last tile column: its right neighbour is column 0 */
-                dst[i++] = (uint16_t)((r0[m] * w00 + r0[0] * w01 + r1[m] * w10 + r1[0] * w11 +
-                                       128) >> 8);
+                dst[i++] =
+                    (uint16_t)((r0[m] * w00 + r0[0] * w01 + r1[m] * w10 + r1[0] * w11 + 128) >>
+                               8);
                 continue;
             }
             const int len = m - a0 < n - i ? m - a0 : n - i;
@@ -489,7 +481,8 @@ static void bg_row(uint16_t *dst, const VidkGen *g, const uint16_t *tex, int ty,
             else
                 for (int k = 0; k < len; k++)
                     d[k] = (uint16_t)((p0[k] * w00 + p0[k + 1] * w01 + p1[k] * w10 +
-                                       p1[k + 1] * w11 + 128) >> 8);
+                                       p1[k + 1] * w11 + 128) >>
+                                      8);
             i += len;
         }
     }
@@ -500,8 +493,7 @@ static void bg_row(uint16_t *dst, const VidkGen *g, const uint16_t *tex, int ty,
 }
 
 /* The columns [lo, hi) of object-local row ly that lie inside the shape. */
-static void obj_span(const GenObject *o, int ly, int *lo, int *hi)
-{
+static void obj_span(const GenObject *o, int ly, int *lo, int *hi) {
     const int64_t w = o->w, h = o->h;
     const int64_t dy2 = 2 * (int64_t)ly + 1 - h; /* doubled offset from the centre */
     int64_t s;                                   /* allowed |2 lx + 1 - w| */
@@ -519,17 +511,15 @@ static void obj_span(const GenObject *o, int ly, int *lo, int *hi)
     *hi = (int)(b > w ? w : b);
 }
 
-static inline int obj_pattern(const GenObject *o, int lx, int ly)
-{
+static inline int obj_pattern(const GenObject *o, int lx, int ly) {
     if (o->style == 1) return ((lx * o->sa + ly * o->sb) >> o->ssh) & 1 ? o->amp : -o->amp;
     return ((lx >> o->ssh) ^ (ly >> o->ssh)) & 1 ? o->amp : -o->amp;
 }
 
 /* Draw object o (at ox, oy in luma samples) over row buffer dst of plane p, whose
  * samples are at luma-domain columns i << sx of luma-domain row Y. */
-static void obj_row(uint16_t *dst, const VidkGen *g, const GenObject *o, int ox, int oy,
-                    int p, int Y, int n, int sx)
-{
+static void obj_row(uint16_t *dst, const VidkGen *g, const GenObject *o, int ox, int oy, int p,
+                    int Y, int n, int sx) {
     const int ly = Y - oy;
     if (ly < 0 || ly >= o->h) return;
     int lo, hi;
@@ -548,14 +538,18 @@ static void obj_row(uint16_t *dst, const VidkGen *g, const GenObject *o, int ox,
         const int t = trow[(lx + o->tox) & m];
         int v;
         switch (o->style) {
-        case 0: v = TEX_MAX - t + tint; break;
+        case 0:
+            v = TEX_MAX - t + tint;
+            break;
         case 1:
         case 2: {
             const int pat = obj_pattern(o, lx, ly);
             v = t + tint + (p ? pat / 4 : pat);
             break;
         }
-        default: v = p ? t + tint : TEX_MID + (t - TEX_MID) * 3 / 2 + o->amp - 650; break;
+        default:
+            v = p ? t + tint : TEX_MID + (t - TEX_MID) * 3 / 2 + o->amp - 650;
+            break;
         }
         dst[i] = (uint16_t)clip_tex(v);
     }
@@ -564,21 +558,20 @@ static void obj_row(uint16_t *dst, const VidkGen *g, const GenObject *o, int ox,
 /* Gain (luma only), deterministic noise, rounding to the output bit depth. The noise of
  * sample i is a hash of (row key, i), so rows vectorise; luma noise is triangular in
  * [-31, 31] / 4096 of full scale (about +-2 levels at 8 bit), chroma half of that. */
-#define FINISH_LOOP(type)                                                                 \
-    for (int i = 0; i < n; i++) {                                                         \
-        uint32_t h = (uint32_t)i * 0x9e3779b1U + key;                                     \
-        h ^= h >> 16;                                                                     \
-        h *= 0x7feb352dU;                                                                 \
-        h ^= h >> 15;                                                                     \
-        const int noise = (int)(h & nm) + (int)((h >> 8) & nm) - (int)nm;                 \
-        int v = (int)(((uint32_t)src[i] * (uint32_t)gain) >> 12) + noise;                 \
-        v = (clip_tex(v) + rnd) >> shift;                                                 \
-        ((type *)out)[i] = (type)(v > maxv ? maxv : v);                                   \
+#define FINISH_LOOP(type)                                                                      \
+    for (int i = 0; i < n; i++) {                                                              \
+        uint32_t h = (uint32_t)i * 0x9e3779b1U + key;                                          \
+        h ^= h >> 16;                                                                          \
+        h *= 0x7feb352dU;                                                                      \
+        h ^= h >> 15;                                                                          \
+        const int noise = (int)(h & nm) + (int)((h >> 8) & nm) - (int)nm;                      \
+        int v = (int)(((uint32_t)src[i] * (uint32_t)gain) >> 12) + noise;                      \
+        v = (clip_tex(v) + rnd) >> shift;                                                      \
+        ((type *)out)[i] = (type)(v > maxv ? maxv : v);                                        \
     }
 
 static void finish_row(void *out, const uint16_t *src, int n, int gain, int luma, uint32_t key,
-                       int bitdepth)
-{
+                       int bitdepth) {
     const int shift = 12 - bitdepth, rnd = shift ? 1 << (shift - 1) : 0;
     const int maxv = (1 << bitdepth) - 1;
     const uint32_t nm = luma ? 31 : 15;
@@ -588,8 +581,7 @@ static void finish_row(void *out, const uint16_t *src, int n, int gain, int luma
         FINISH_LOOP(uint16_t)
 }
 
-int vidk_gen_frame(VidkGen *g, int frame, VidkPicture *pic)
-{
+int vidk_gen_frame(VidkGen *g, int frame, VidkPicture *pic) {
     if (!g || !pic || frame < 0 || pic->w != g->p.w || pic->h != g->p.h ||
         pic->chroma != g->p.chroma || pic->bitdepth != g->p.bitdepth || !pic->data[0])
         return VIDK_ERR(EINVAL);
@@ -612,7 +604,8 @@ int vidk_gen_frame(VidkGen *g, int frame, VidkPicture *pic)
     const int iy = (int)floormod64(floordiv64(py, 16), g->tile);
     const int gain = gain_at(g, frame);
     int ox[MAX_OBJ], oy[MAX_OBJ];
-    for (int k = 0; k < g->nobj; k++) obj_pos(g, &g->obj[k], frame, &ox[k], &oy[k]);
+    for (int k = 0; k < g->nobj; k++)
+        obj_pos(g, &g->obj[k], frame, &ox[k], &oy[k]);
     const uint32_t fseed = mix32(g->p.seed ^ mix32((uint32_t)frame + 0x6a09e667U));
 
     int csx, csy;

@@ -20,8 +20,7 @@
 
 /* ---- formats ----------------------------------------------------------------------- */
 
-void vio_format_default(VioFormat *f)
-{
+void vio_format_default(VioFormat *f) {
     memset(f, 0, sizeof(*f));
     f->chroma = VIDK_CHROMA_420;
     f->bitdepth = 8;
@@ -30,8 +29,7 @@ void vio_format_default(VioFormat *f)
     f->interlace = 'p';
 }
 
-const char *vio_chroma_name(VidkChroma c)
-{
+const char *vio_chroma_name(VidkChroma c) {
     switch (c) {
     case VIDK_CHROMA_400:
         return "4:0:0";
@@ -46,8 +44,7 @@ const char *vio_chroma_name(VidkChroma c)
 }
 
 /* Decimal digits only (no sign, no spaces), value <= max; overflow-safe. */
-static int parse_uint(const char *s, size_t n, long max, long *out)
-{
+static int parse_uint(const char *s, size_t n, long max, long *out) {
     if (!n) return -1;
     long v = 0;
     for (size_t i = 0; i < n; i++) {
@@ -61,8 +58,7 @@ static int parse_uint(const char *s, size_t n, long max, long *out)
 }
 
 /* "N:D" with 0 <= N, D <= INT_MAX. */
-static int parse_ratio(const char *s, size_t n, int *a, int *b)
-{
+static int parse_ratio(const char *s, size_t n, int *a, int *b) {
     const char *colon = memchr(s, ':', n);
     if (!colon) return -1;
     long x, y;
@@ -75,8 +71,7 @@ static int parse_ratio(const char *s, size_t n, int *a, int *b)
     return 0;
 }
 
-static int ieq(const char *a, size_t n, const char *lit, int icase)
-{
+static int ieq(const char *a, size_t n, const char *lit, int icase) {
     if (strlen(lit) != n) return 0;
     for (size_t i = 0; i < n; i++) {
         char c = a[i];
@@ -88,8 +83,7 @@ static int ieq(const char *a, size_t n, const char *lit, int icase)
 
 /* A Y4M chroma tag (without the C) -> chroma + bit depth. icase for XYSCSS values, which
  * ffmpeg writes in upper case. */
-static int chroma_from_tag(const char *s, size_t n, int icase, VidkChroma *c, int *bd)
-{
+static int chroma_from_tag(const char *s, size_t n, int icase, VidkChroma *c, int *bd) {
     static const struct {
         const char *name;
         VidkChroma c;
@@ -124,8 +118,7 @@ static int chroma_from_tag(const char *s, size_t n, int icase, VidkChroma *c, in
     return -1;
 }
 
-static void default_ctag(VidkChroma c, int bd, char *out, size_t n)
-{
+static void default_ctag(VidkChroma c, int bd, char *out, size_t n) {
     static const char *const base[] = {"mono", "420", "422", "444"};
     if (bd == 8)
         snprintf(out, n, "%s", c == VIDK_CHROMA_420 ? "420jpeg" : base[c]);
@@ -133,8 +126,7 @@ static void default_ctag(VidkChroma c, int bd, char *out, size_t n)
         snprintf(out, n, "%s%s%d", base[c], c == VIDK_CHROMA_400 ? "" : "p", bd);
 }
 
-int vio_parse_pixfmt(const char *name, VioFormat *f)
-{
+int vio_parse_pixfmt(const char *name, VioFormat *f) {
     if (!name || !f) return -1;
     static const struct {
         const char *prefix;
@@ -165,28 +157,24 @@ int vio_parse_pixfmt(const char *name, VioFormat *f)
     return -1;
 }
 
-static void plane_dims(const VioFormat *f, int p, int *w, int *h)
-{
+static void plane_dims(const VioFormat *f, int p, int *w, int *h) {
     const int sx = p && (f->chroma == VIDK_CHROMA_420 || f->chroma == VIDK_CHROMA_422);
     const int sy = p && f->chroma == VIDK_CHROMA_420;
     *w = (f->w + sx) >> sx; /* ceil: odd sizes keep their last chroma column/row */
     *h = (f->h + sy) >> sy;
 }
 
-static int n_planes(VidkChroma c)
-{
+static int n_planes(VidkChroma c) {
     return c == VIDK_CHROMA_400 ? 1 : 3;
 }
 
-static int format_valid(const VioFormat *f)
-{
+static int format_valid(const VioFormat *f) {
     return f && f->w >= 1 && f->h >= 1 && f->w <= VIDK_MAX_PICTURE_SIDE &&
            f->h <= VIDK_MAX_PICTURE_SIDE && (unsigned)f->chroma <= VIDK_CHROMA_444 &&
            f->bitdepth >= 8 && f->bitdepth <= 16;
 }
 
-size_t vio_frame_bytes(const VioFormat *f)
-{
+size_t vio_frame_bytes(const VioFormat *f) {
     if (!format_valid(f)) return 0;
     size_t total = 0;
     for (int p = 0; p < n_planes(f->chroma); p++) {
@@ -197,8 +185,7 @@ size_t vio_frame_bytes(const VioFormat *f)
     return total * (f->bitdepth > 8 ? 2 : 1);
 }
 
-int vio_picture_alloc(VidkPicture *pic, const VioFormat *f)
-{
+int vio_picture_alloc(VidkPicture *pic, const VioFormat *f) {
     if (!pic) return VIDK_ERR(EINVAL);
     if (!format_valid(f)) {
         memset(pic, 0, sizeof(*pic));
@@ -207,8 +194,7 @@ int vio_picture_alloc(VidkPicture *pic, const VioFormat *f)
     return vidk_picture_alloc(pic, f->w, f->h, f->chroma, f->bitdepth, VIO_PAD);
 }
 
-static int pic_matches(const VidkPicture *pic, const VioFormat *f)
-{
+static int pic_matches(const VidkPicture *pic, const VioFormat *f) {
     if (!pic || pic->w != f->w || pic->h != f->h || pic->chroma != f->chroma ||
         pic->bitdepth != f->bitdepth || !pic->data[0])
         return 0;
@@ -220,8 +206,7 @@ static int pic_matches(const VidkPicture *pic, const VioFormat *f)
 /* ---- messages ---------------------------------------------------------------------- */
 
 /* A copy of a path fit for a one-line message (control characters become '?'). */
-static char *message_name(const char *path)
-{
+static char *message_name(const char *path) {
     const char *src = !strcmp(path, "-") ? "stdin" : path;
     size_t n = strlen(src);
     if (n > NAME_MAX_CHARS) n = NAME_MAX_CHARS;
@@ -237,8 +222,7 @@ static char *message_name(const char *path)
 
 /* Bytes of the input quoted for a message: printable ASCII as is, others as \xNN, at most
  * 40 input bytes. */
-static void quote(char *out, size_t outlen, const char *s, size_t n)
-{
+static void quote(char *out, size_t outlen, const char *s, size_t n) {
     size_t o = 0;
     const size_t lim = n > 40 ? 40 : n;
     for (size_t i = 0; i < lim && o + 5 < outlen; i++) {
@@ -255,8 +239,7 @@ static void quote(char *out, size_t outlen, const char *s, size_t n)
     out[o < outlen ? o : outlen - 1] = 0;
 }
 
-static void vmsg(char *dst, size_t len, const char *name, const char *fmt, va_list ap)
-{
+static void vmsg(char *dst, size_t len, const char *name, const char *fmt, va_list ap) {
     if (!dst || !len) return;
     int k = snprintf(dst, len, "%s: ", name);
     if (k < 0) k = 0;
@@ -264,8 +247,7 @@ static void vmsg(char *dst, size_t len, const char *name, const char *fmt, va_li
 }
 
 static void msg(char *dst, size_t len, const char *name, const char *fmt, ...) VIO_PRINTF(4, 5);
-static void msg(char *dst, size_t len, const char *name, const char *fmt, ...)
-{
+static void msg(char *dst, size_t len, const char *name, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vmsg(dst, len, name, fmt, ap);
@@ -287,8 +269,7 @@ struct VioReader {
 };
 
 static int rfail(VioReader *r, int code, const char *fmt, ...) VIO_PRINTF(3, 4);
-static int rfail(VioReader *r, int code, const char *fmt, ...)
-{
+static int rfail(VioReader *r, int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vmsg(r->err, sizeof(r->err), r->name, fmt, ap);
@@ -297,16 +278,14 @@ static int rfail(VioReader *r, int code, const char *fmt, ...)
     return code;
 }
 
-static int read_error(VioReader *r)
-{
+static int read_error(VioReader *r) {
     const int e = errno ? errno : EIO;
     return rfail(r, VIDK_ERR(e), "read error: %s", strerror(e));
 }
 
 /* Reads a line into buf (without the '\n'). 1: line read; 0: end of input before any
  * byte; -1: end of input inside the line; -2: longer than max bytes; -3: read error. */
-static int read_line(FILE *f, char *buf, size_t max, size_t *len)
-{
+static int read_line(FILE *f, char *buf, size_t max, size_t *len) {
     size_t n = 0;
     for (;;) {
         const int c = getc(f);
@@ -325,8 +304,7 @@ static int read_line(FILE *f, char *buf, size_t max, size_t *len)
     return 1;
 }
 
-static int append_ext(VioFormat *f, const char *tok, size_t n)
-{
+static int append_ext(VioFormat *f, const char *tok, size_t n) {
     size_t have = strlen(f->y4m_ext);
     if (have + (have ? 1 : 0) + n > VIO_Y4M_EXT_KEEP) return -1;
     if (have) f->y4m_ext[have++] = ' ';
@@ -335,8 +313,7 @@ static int append_ext(VioFormat *f, const char *tok, size_t n)
     return 0;
 }
 
-static int parse_y4m_header(VioReader *r)
-{
+static int parse_y4m_header(VioReader *r) {
     char line[VIO_Y4M_LINE_MAX];
     char q[200];
     size_t n;
@@ -457,8 +434,7 @@ static int parse_y4m_header(VioReader *r)
 }
 
 static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
-                      const VioFormat *raw, char *err, size_t errlen)
-{
+                      const VioFormat *raw, char *err, size_t errlen) {
     VioReader *r = calloc(1, sizeof(*r));
     char *name = message_name(path);
     if (!r || !name) {
@@ -516,8 +492,7 @@ static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
 }
 
 int vio_reader_open(VioReader **r, const char *path, const VioFormat *raw, char *err,
-                    size_t errlen)
-{
+                    size_t errlen) {
     if (err && errlen) err[0] = 0;
     if (!r) return VIDK_ERR(EINVAL);
     *r = NULL;
@@ -538,8 +513,7 @@ int vio_reader_open(VioReader **r, const char *path, const VioFormat *raw, char 
 }
 
 int vio_reader_open_stream(VioReader **r, FILE *stream, const char *name, const VioFormat *raw,
-                           char *err, size_t errlen)
-{
+                           char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
     if (!r) return VIDK_ERR(EINVAL);
     *r = NULL;
@@ -550,22 +524,18 @@ int vio_reader_open_stream(VioReader **r, FILE *stream, const char *name, const 
     return reader_new(r, stream, 0, name, raw, err, errlen);
 }
 
-const VioFormat *vio_reader_format(const VioReader *r)
-{
+const VioFormat *vio_reader_format(const VioReader *r) {
     return r ? &r->fmt : NULL;
 }
-const char *vio_reader_error(const VioReader *r)
-{
+const char *vio_reader_error(const VioReader *r) {
     return r ? r->err : "no reader";
 }
-int vio_reader_frames(const VioReader *r)
-{
+int vio_reader_frames(const VioReader *r) {
     return r ? r->frames : 0;
 }
 
 /* "FRAME" [' ' parameters] '\n'. 1: found; 0: clean end of input; < 0: error. */
-static int read_frame_marker(VioReader *r)
-{
+static int read_frame_marker(VioReader *r) {
     static const char marker[] = "FRAME";
     char seen[8];
     char q[64];
@@ -600,8 +570,7 @@ static int read_frame_marker(VioReader *r)
     }
 }
 
-int vio_reader_read(VioReader *r, VidkPicture *pic)
-{
+int vio_reader_read(VioReader *r, VidkPicture *pic) {
     if (!r) return VIDK_ERR(EINVAL);
     if (r->status) return r->status;
     if (!pic_matches(pic, &r->fmt)) {
@@ -660,8 +629,7 @@ int vio_reader_read(VioReader *r, VidkPicture *pic)
     return 1;
 }
 
-void vio_reader_close(VioReader **pr)
-{
+void vio_reader_close(VioReader **pr) {
     if (!pr || !*pr) return;
     VioReader *r = *pr;
     if (r->own) fclose(r->f);
@@ -684,8 +652,7 @@ struct VioWriter {
 };
 
 static int wfail(VioWriter *w, int code, const char *fmt, ...) VIO_PRINTF(3, 4);
-static int wfail(VioWriter *w, int code, const char *fmt, ...)
-{
+static int wfail(VioWriter *w, int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vmsg(w->err, sizeof(w->err), w->name, fmt, ap);
@@ -694,16 +661,14 @@ static int wfail(VioWriter *w, int code, const char *fmt, ...)
     return code;
 }
 
-static int write_error(VioWriter *w)
-{
+static int write_error(VioWriter *w) {
     const int e = errno ? errno : EIO;
     return wfail(w, VIDK_ERR(e), "write error: %s", strerror(e));
 }
 
 /* The X fields to write: valid fields only (each starting with X, printable, no spaces
  * inside), XYSCSS fields that contradict the format dropped. -1 when ext is malformed. */
-static int filter_ext(const VioFormat *f, char *out, size_t outlen)
-{
+static int filter_ext(const VioFormat *f, char *out, size_t outlen) {
     const char *ext = f->y4m_ext;
     if (!memchr(ext, 0, sizeof(f->y4m_ext))) return -1;
     size_t o = 0;
@@ -738,8 +703,7 @@ static int filter_ext(const VioFormat *f, char *out, size_t outlen)
     return 0;
 }
 
-static int write_y4m_header(VioWriter *w)
-{
+static int write_y4m_header(VioWriter *w) {
     const VioFormat *f = &w->fmt;
     if (f->fps_num < 1 || f->fps_den < 1)
         return wfail(w, VIDK_ERR(EINVAL), "bad frame rate %d/%d for Y4M output", f->fps_num,
@@ -780,8 +744,7 @@ static int write_y4m_header(VioWriter *w)
 }
 
 static int writer_new(VioWriter **out, FILE *stream, int own, const char *path,
-                      const char *name, const VioFormat *f, int raw, char *err, size_t errlen)
-{
+                      const char *name, const VioFormat *f, int raw, char *err, size_t errlen) {
     VioWriter *w = calloc(1, sizeof(*w));
     char *nm = message_name(name);
     if (!w || !nm) {
@@ -813,8 +776,7 @@ static int writer_new(VioWriter **out, FILE *stream, int own, const char *path,
     return 0;
 }
 
-static int writer_check_format(const VioFormat *f, const char *name, char *err, size_t errlen)
-{
+static int writer_check_format(const VioFormat *f, const char *name, char *err, size_t errlen) {
     if (!format_valid(f)) {
         char *nm = message_name(name);
         msg(err, errlen, nm ? nm : "?",
@@ -827,8 +789,7 @@ static int writer_check_format(const VioFormat *f, const char *name, char *err, 
 }
 
 int vio_writer_open(VioWriter **w, const char *path, const VioFormat *f, int raw, char *err,
-                    size_t errlen)
-{
+                    size_t errlen) {
     if (err && errlen) err[0] = 0;
     if (!w) return VIDK_ERR(EINVAL);
     *w = NULL;
@@ -853,8 +814,7 @@ int vio_writer_open(VioWriter **w, const char *path, const VioFormat *f, int raw
 }
 
 int vio_writer_open_stream(VioWriter **w, FILE *stream, const char *name, const VioFormat *f,
-                           int raw, char *err, size_t errlen)
-{
+                           int raw, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
     if (!w) return VIDK_ERR(EINVAL);
     *w = NULL;
@@ -867,13 +827,11 @@ int vio_writer_open_stream(VioWriter **w, FILE *stream, const char *name, const 
     return writer_new(w, stream, 0, NULL, name, f, raw, err, errlen);
 }
 
-const char *vio_writer_error(const VioWriter *w)
-{
+const char *vio_writer_error(const VioWriter *w) {
     return w ? w->err : "no writer";
 }
 
-int vio_writer_write(VioWriter *w, const VidkPicture *pic)
-{
+int vio_writer_write(VioWriter *w, const VidkPicture *pic) {
     if (!w) return VIDK_ERR(EINVAL);
     if (w->status) return w->status;
     const VioFormat *f = &w->fmt;
@@ -925,8 +883,7 @@ int vio_writer_write(VioWriter *w, const VidkPicture *pic)
     return 0;
 }
 
-int vio_writer_close_msg(VioWriter **pw, char *err, size_t errlen)
-{
+int vio_writer_close_msg(VioWriter **pw, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
     if (!pw || !*pw) return 0;
     VioWriter *w = *pw;
@@ -942,7 +899,6 @@ int vio_writer_close_msg(VioWriter **pw, char *err, size_t errlen)
     return ret;
 }
 
-int vio_writer_close(VioWriter **w)
-{
+int vio_writer_close(VioWriter **w) {
     return vio_writer_close_msg(w, NULL, 0);
 }

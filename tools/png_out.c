@@ -13,8 +13,7 @@
 #endif
 
 int vio_write_png(const char *path, const uint8_t *pixels, int w, int h, ptrdiff_t stride,
-                  int channels, char *err, size_t errlen)
-{
+                  int channels, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
     const char *name = path && !strcmp(path, "-") ? "stdout" : path ? path : "(null)";
     /* 2^24 a side: far beyond any picture here, and w * channels fits png_int_32. */

@@ -20,18 +20,17 @@ static const Command commands[] = {
     {"bench", vidk_cmd_bench, "benchmarks: me, h264, hevc, encode"},
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f, "vidkern %s: video-coding kernels on CPUs and NVIDIA GPUs\n\n"
-               "usage: vidkern <command> [options]   (vidkern <command> --help for more)\n\n"
-               "commands:\n",
+static void usage(FILE *f) {
+    fprintf(f,
+            "vidkern %s: video-coding kernels on CPUs and NVIDIA GPUs\n\n"
+            "usage: vidkern <command> [options]   (vidkern <command> --help for more)\n\n"
+            "commands:\n",
             vidk_version());
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return 2;

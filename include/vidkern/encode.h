@@ -73,10 +73,11 @@ enum VidkEncOutputs {
 
 /** Parameters of vidk_enc_open(); fill with vidk_enc_default_params() first. */
 typedef struct VidkEncParams {
-    VidkCodec codec;  /**< default VIDK_CODEC_H264 */
-    int qp;           /**< luma QP, 0..VIDK_ENC_MAX_QP; default 30 (chroma QP by the codec's table) */
-    int range;        /**< motion search range R: vectors in [-R, R]^2; 0..VIDK_ME_MAX_RANGE; default 16 */
-    int keyint;       /**< an intra frame every keyint frames; 0: only the first; default 0 */
+    VidkCodec codec; /**< default VIDK_CODEC_H264 */
+    int qp;     /**< luma QP, 0..VIDK_ENC_MAX_QP; default 30 (chroma QP by the codec's table) */
+    int range;  /**< motion search range R: vectors in [-R, R]^2; 0..VIDK_ME_MAX_RANGE; default
+                   16 */
+    int keyint; /**< an intra frame every keyint frames; 0: only the first; default 0 */
     unsigned outputs; /**< VidkEncOutputs the caller will ask for; default VIDK_ENC_OUT_RECON.
                            On cuda only these cross PCIe. */
     uint8_t reserved[32]; /**< zero */
@@ -87,10 +88,12 @@ VIDK_API void vidk_enc_default_params(VidkEncParams *p);
 
 /** Stages of one frame, as timed in VidkEncFrameInfo.stage_ms. */
 typedef enum VidkEncStage {
-    VIDK_ENC_STAGE_UPLOAD = 0, /**< source into the encoder (cuda: host to device + edge extension) */
-    VIDK_ENC_STAGE_ME = 1,     /**< motion estimation (0 in intra frames) */
-    VIDK_ENC_STAGE_CODE = 2,   /**< decision, prediction, transform, quantisation, reconstruction */
-    VIDK_ENC_STAGE_STATS = 3,  /**< PSNR sums and statistics */
+    VIDK_ENC_STAGE_UPLOAD =
+        0, /**< source into the encoder (cuda: host to device + edge extension) */
+    VIDK_ENC_STAGE_ME = 1, /**< motion estimation (0 in intra frames) */
+    VIDK_ENC_STAGE_CODE =
+        2, /**< decision, prediction, transform, quantisation, reconstruction */
+    VIDK_ENC_STAGE_STATS = 3,    /**< PSNR sums and statistics */
     VIDK_ENC_STAGE_DOWNLOAD = 4, /**< outputs to the caller (cuda: device to host) */
     VIDK_ENC_STAGE_COUNT
 } VidkEncStage;
@@ -108,34 +111,35 @@ typedef enum VidkEncPart {
 
 /** Statistics of one coded frame. */
 typedef struct VidkEncFrameInfo {
-    int64_t index;        /**< frame number, from 0 */
-    int intra;            /**< 1: intra frame */
-    int qp;               /**< luma QP used */
-    uint64_t sse[3];      /**< sum of squared errors source - recon per plane (visible area) */
-    double psnr[3];       /**< PSNR in dB per plane (100 for sse 0) */
-    uint64_t nnz[3];      /**< non-zero levels per plane */
-    uint64_t bits_mode;   /**< estimated bits: mode / partition / split syntax */
-    uint64_t bits_mv;     /**< estimated bits: MVDs (signed Exp-Golomb lengths) */
-    uint64_t bits_level;  /**< estimated bits: levels and per-block counts (Exp-Golomb lengths) */
-    uint64_t bits;        /**< sum of the three estimates */
+    int64_t index;      /**< frame number, from 0 */
+    int intra;          /**< 1: intra frame */
+    int qp;             /**< luma QP used */
+    uint64_t sse[3];    /**< sum of squared errors source - recon per plane (visible area) */
+    double psnr[3];     /**< PSNR in dB per plane (100 for sse 0) */
+    uint64_t nnz[3];    /**< non-zero levels per plane */
+    uint64_t bits_mode; /**< estimated bits: mode / partition / split syntax */
+    uint64_t bits_mv;   /**< estimated bits: MVDs (signed Exp-Golomb lengths) */
+    uint64_t
+        bits_level; /**< estimated bits: levels and per-block counts (Exp-Golomb lengths) */
+    uint64_t bits;  /**< sum of the three estimates */
     /** Blocks of each kind: one per H.264 macroblock; HEVC: one per 32x32 CU, per 16x16 CU
      *  (2Nx2N, 2NxN, Nx2N) and per 16x16 area split into 8x8 CUs (VIDK_ENC_PART_8x8), and one
      *  per 16x16 intra CU. Weigh by area for shares. */
     uint32_t parts[VIDK_ENC_PART_COUNT];
     double stage_ms[VIDK_ENC_STAGE_COUNT]; /**< time per stage (cuda: events on the device) */
-    double total_ms;      /**< vidk_enc_send() to the end of vidk_enc_receive() of this frame,
-                               host wall clock: with frames sent ahead, the latency including
-                               the wait behind the previous frame */
-    uint64_t h2d_bytes;   /**< bytes moved host to device for this frame (0 on CPU backends) */
-    uint64_t d2h_bytes;   /**< bytes moved device to host for this frame (0 on CPU backends) */
+    double total_ms;    /**< vidk_enc_send() to the end of vidk_enc_receive() of this frame,
+                             host wall clock: with frames sent ahead, the latency including
+                             the wait behind the previous frame */
+    uint64_t h2d_bytes; /**< bytes moved host to device for this frame (0 on CPU backends) */
+    uint64_t d2h_bytes; /**< bytes moved device to host for this frame (0 on CPU backends) */
 } VidkEncFrameInfo;
 
 /** Geometry of an open encoder (sizes of the optional outputs). */
 typedef struct VidkEncGeometry {
-    int w, h;           /**< source (visible) luma size */
+    int w, h;             /**< source (visible) luma size */
     int coded_w, coded_h; /**< coded luma size (multiple of 16 / 32) */
-    int mv_w, mv_h;     /**< VidkEncMaps.mv: coded_w / 4 x coded_h / 4 vectors */
-    int mb_w, mb_h;     /**< VidkEncMaps.energy: coded_w / 16 x coded_h / 16 values */
+    int mv_w, mv_h;       /**< VidkEncMaps.mv: coded_w / 4 x coded_h / 4 vectors */
+    int mb_w, mb_h;       /**< VidkEncMaps.energy: coded_w / 16 x coded_h / 16 values */
 } VidkEncGeometry;
 
 /**
@@ -147,8 +151,9 @@ typedef struct VidkEncGeometry {
  * levels sit at element 0 of their 4x4 blocks (docs/ENCODE.md).
  */
 typedef struct VidkEncMaps {
-    VidkMv *mv;         /**< VIDK_ENC_OUT_MVS: mv_w * mv_h vectors ((0, 0) in intra blocks) */
-    uint32_t *energy;   /**< VIDK_ENC_OUT_ENERGY: mb_w * mb_h sums of (source - prediction)^2, luma */
+    VidkMv *mv; /**< VIDK_ENC_OUT_MVS: mv_w * mv_h vectors ((0, 0) in intra blocks) */
+    uint32_t
+        *energy; /**< VIDK_ENC_OUT_ENERGY: mb_w * mb_h sums of (source - prediction)^2, luma */
     int16_t *levels[3]; /**< VIDK_ENC_OUT_LEVELS: planes, coded size (Y), half size (U, V) */
 } VidkEncMaps;
 

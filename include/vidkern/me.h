@@ -45,13 +45,13 @@ extern "C" {
 /** Bit of a block size in VidkMeParams.shapes. */
 #define VIDK_ME_SHAPE(bs) (1u << (bs))
 /** The seven H.264 partition shapes (41 partitions per macroblock). */
-#define VIDK_ME_SHAPES_H264                                                               \
-    (VIDK_ME_SHAPE(VIDK_BLOCK_4x4) | VIDK_ME_SHAPE(VIDK_BLOCK_8x4) |                      \
-     VIDK_ME_SHAPE(VIDK_BLOCK_4x8) | VIDK_ME_SHAPE(VIDK_BLOCK_8x8) |                      \
-     VIDK_ME_SHAPE(VIDK_BLOCK_16x8) | VIDK_ME_SHAPE(VIDK_BLOCK_8x16) |                    \
+#define VIDK_ME_SHAPES_H264                                                                    \
+    (VIDK_ME_SHAPE(VIDK_BLOCK_4x4) | VIDK_ME_SHAPE(VIDK_BLOCK_8x4) |                           \
+     VIDK_ME_SHAPE(VIDK_BLOCK_4x8) | VIDK_ME_SHAPE(VIDK_BLOCK_8x8) |                           \
+     VIDK_ME_SHAPE(VIDK_BLOCK_16x8) | VIDK_ME_SHAPE(VIDK_BLOCK_8x16) |                         \
      VIDK_ME_SHAPE(VIDK_BLOCK_16x16))
 /** Every shape, H.264 partitions plus 32x32 and 64x64. */
-#define VIDK_ME_SHAPES_ALL                                                                \
+#define VIDK_ME_SHAPES_ALL                                                                     \
     (VIDK_ME_SHAPES_H264 | VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64))
 
 /** An integer-pel motion vector (reference position minus block position). */
@@ -87,8 +87,8 @@ typedef struct VidkMeResult {
  * ceil(w/64) x ceil(h/64) blocks. res[bs] is NULL for shapes not in `shapes`.
  */
 typedef struct VidkMeField {
-    int w, h;       /**< picture size the field is for */
-    int mb_w, mb_h; /**< 16x16 macroblocks across and down */
+    int w, h;                            /**< picture size the field is for */
+    int mb_w, mb_h;                      /**< 16x16 macroblocks across and down */
     unsigned shapes;                     /**< shapes allocated */
     int grid_w[VIDK_BLOCK_COUNT];        /**< blocks across, per shape */
     int grid_h[VIDK_BLOCK_COUNT];        /**< blocks down, per shape */

@@ -134,11 +134,11 @@ VIDK_API int vidk_cpu_count_online(void);
 
 /** Settings for vidk_open(). Always fill with vidk_default_settings() first. */
 typedef struct VidkSettings {
-    VidkBackend backend; /**< backend to use; default VIDK_BACKEND_AUTO */
-    int n_threads;       /**< worker threads for the threads backend; 0 = one per core */
-    unsigned cpu_mask;   /**< ANDed with the detected VidkCpuFlags; default ~0u (all) */
-    int cuda_device;     /**< CUDA device ordinal; default 0 */
-    int cuda_streams;    /**< CUDA streams for pipelined batch work, 1..16; default 4 */
+    VidkBackend backend;    /**< backend to use; default VIDK_BACKEND_AUTO */
+    int n_threads;          /**< worker threads for the threads backend; 0 = one per core */
+    unsigned cpu_mask;      /**< ANDed with the detected VidkCpuFlags; default ~0u (all) */
+    int cuda_device;        /**< CUDA device ordinal; default 0 */
+    int cuda_streams;       /**< CUDA streams for pipelined batch work, 1..16; default 4 */
     VidkLogLevel log_level; /**< messages above this level are dropped; default WARNING */
     VidkLogger logger;      /**< message sink; default: none */
     uint8_t reserved[64];   /**< zero; room for future settings without an ABI break */
@@ -185,15 +185,15 @@ VIDK_API int vidk_get_threads(const VidkContext *ctx);
 
 /** Description of a CUDA device, filled by vidk_cuda_device_info(). */
 typedef struct VidkDeviceInfo {
-    char name[128];         /**< device name, e.g. "NVIDIA H100 80GB HBM3" */
-    int ordinal;            /**< device number */
-    int major, minor;       /**< compute capability */
-    int multiprocessors;    /**< SM count */
-    size_t global_mem;      /**< bytes of device memory */
-    size_t l2_bytes;        /**< bytes of L2 cache */
-    int clock_khz;          /**< SM clock (kHz) */
-    int driver_version;     /**< CUDA driver version, e.g. 13000 */
-    int runtime_version;    /**< CUDA runtime version the library was built with */
+    char name[128];      /**< device name, e.g. "NVIDIA H100 80GB HBM3" */
+    int ordinal;         /**< device number */
+    int major, minor;    /**< compute capability */
+    int multiprocessors; /**< SM count */
+    size_t global_mem;   /**< bytes of device memory */
+    size_t l2_bytes;     /**< bytes of L2 cache */
+    int clock_khz;       /**< SM clock (kHz) */
+    int driver_version;  /**< CUDA driver version, e.g. 13000 */
+    int runtime_version; /**< CUDA runtime version the library was built with */
 } VidkDeviceInfo;
 
 /**
@@ -248,8 +248,8 @@ typedef struct VidkPicture {
  * @param pad padding margin in luma samples, 0..1024.
  * @return 0; VIDK_ERR(EINVAL) for bad arguments; VIDK_ERR(ENOMEM).
  */
-VIDK_API int vidk_picture_alloc(VidkPicture *p, int w, int h, VidkChroma chroma,
-                                int bitdepth, int pad);
+VIDK_API int vidk_picture_alloc(VidkPicture *p, int w, int h, VidkChroma chroma, int bitdepth,
+                                int pad);
 
 /** @brief Free a picture from vidk_picture_alloc() and zero it. NULL is a no-op. */
 VIDK_API void vidk_picture_free(VidkPicture *p);

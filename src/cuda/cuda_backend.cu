@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-int vidk_cuda_map_error(cudaError_t e)
-{
+int vidk_cuda_map_error(cudaError_t e) {
     switch (e) {
-    case cudaSuccess: return 0;
-    case cudaErrorMemoryAllocation: return VIDK_ERR(ENOMEM);
+    case cudaSuccess:
+        return 0;
+    case cudaErrorMemoryAllocation:
+        return VIDK_ERR(ENOMEM);
     case cudaErrorNoDevice:
     case cudaErrorInvalidDevice:
     case cudaErrorInsufficientDriver:
@@ -21,14 +22,15 @@ int vidk_cuda_map_error(cudaError_t e)
     case cudaErrorNoKernelImageForDevice:
     case cudaErrorUnsupportedPtxVersion:
     case cudaErrorSystemDriverMismatch:
-    case cudaErrorCompatNotSupportedOnDevice: return VIDK_ERR_NODEV;
-    default: return VIDK_ERR(EIO);
+    case cudaErrorCompatNotSupportedOnDevice:
+        return VIDK_ERR_NODEV;
+    default:
+        return VIDK_ERR(EIO);
     }
 }
 
 int vidk_cuda_fail(const VidkContext *ctx, cudaError_t e, const char *expr, const char *file,
-                   int line)
-{
+                   int line) {
     vidk_log(ctx, VIDK_LOG_ERROR, "%s:%d: %s: %s (%s)", file, line, expr, cudaGetErrorName(e),
              cudaGetErrorString(e));
     // API errors are also latched as the thread's last error; clear it (non-sticky
@@ -37,8 +39,7 @@ int vidk_cuda_fail(const VidkContext *ctx, cudaError_t e, const char *expr, cons
     return vidk_cuda_map_error(e);
 }
 
-int vidk_cuda_count(void)
-{
+int vidk_cuda_count(void) {
     int n = 0;
     // No driver, no device, a stub libcuda: all mean "no device" here, silently (CI has
     // nvcc but no GPU, and the library must load and report 0).
@@ -49,8 +50,7 @@ int vidk_cuda_count(void)
     return n > 0 ? n : 0;
 }
 
-int vidk_cuda_info(int ordinal, VidkDeviceInfo *info)
-{
+int vidk_cuda_info(int ordinal, VidkDeviceInfo *info) {
     if (!info) return VIDK_ERR(EINVAL);
     memset(info, 0, sizeof(*info));
     if (ordinal < 0 || ordinal >= vidk_cuda_count()) return VIDK_ERR_NODEV;
@@ -84,21 +84,18 @@ int vidk_cuda_info(int ordinal, VidkDeviceInfo *info)
 
 // Does nothing; cudaFuncGetAttributes on it tells whether the fatbin has code this
 // device can run (built for sm_90 + compute_90 PTX: Hopper and later).
-__global__ void vidk_probe_kernel(int *p)
-{
+__global__ void vidk_probe_kernel(int *p) {
     if (p) *p = 0;
 }
 
-int vidk_cuda_enter(VidkContext *ctx)
-{
+int vidk_cuda_enter(VidkContext *ctx) {
     int err = 0;
     CUDA_CHECK(cudaSetDevice(ctx->cuda->device));
 cleanup:
     return err;
 }
 
-void vidk_cuda_close(VidkContext *ctx)
-{
+void vidk_cuda_close(VidkContext *ctx) {
     if (!ctx || !ctx->cuda) return;
     VidkCudaCtx *c = ctx->cuda;
     // Errors here are logged and otherwise ignored: close must release what it can.
@@ -129,8 +126,7 @@ void vidk_cuda_close(VidkContext *ctx)
     ctx->cuda = NULL;
 }
 
-int vidk_cuda_open(VidkContext *ctx)
-{
+int vidk_cuda_open(VidkContext *ctx) {
     int err = 0;
     const int dev = ctx->s.cuda_device;
     const int n_dev = vidk_cuda_count();
@@ -159,7 +155,8 @@ int vidk_cuda_open(VidkContext *ctx)
     if (prop.major < 7) {
         vidk_log(ctx, VIDK_LOG_ERROR,
                  "CUDA device %d (%s) has compute capability %d.%d; vidkern needs 7.0 or "
-                 "newer", dev, prop.name, prop.major, prop.minor);
+                 "newer",
+                 dev, prop.name, prop.major, prop.minor);
         err = VIDK_ERR_NODEV;
         goto cleanup;
     }
@@ -199,8 +196,7 @@ cleanup:
 
 /* ---- buffer slots ---------------------------------------------------------------- */
 
-static int slot_args(const VidkContext *ctx, int slot, size_t bytes, void **ptr)
-{
+static int slot_args(const VidkContext *ctx, int slot, size_t bytes, void **ptr) {
     if (!ptr) return VIDK_ERR(EINVAL);
     *ptr = NULL;
     if (!ctx || slot < 0 || slot >= VIDK_SLOT_COUNT || bytes == 0) return VIDK_ERR(EINVAL);
@@ -209,8 +205,7 @@ static int slot_args(const VidkContext *ctx, int slot, size_t bytes, void **ptr)
 }
 
 // Before freeing a buffer that queued work may still use.
-static int sync_streams(VidkContext *ctx)
-{
+static int sync_streams(VidkContext *ctx) {
     int err = 0;
     for (int i = 0; i < ctx->cuda->n_streams; i++)
         CUDA_CHECK(cudaStreamSynchronize(ctx->cuda->streams[i]));
@@ -218,12 +213,13 @@ cleanup:
     return err;
 }
 
-static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+static size_t round_up(size_t n, size_t a) {
+    return (n + a - 1) / a * a;
+}
 
 // Grow-only slot buffer: reuse when large enough, else free (after the queued work that
 // may use it) and allocate the new size rounded up to VIDK_CUDA_ALIGN.
-static int slot_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr, int host)
-{
+static int slot_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr, int host) {
     int err = slot_args(ctx, slot, bytes, ptr);
     VidkCudaBuf *b;
     size_t cap;
@@ -258,31 +254,26 @@ cleanup:
     return err;
 }
 
-int vidk_cuda_device_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr)
-{
+int vidk_cuda_device_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr) {
     return slot_buffer(ctx, slot, bytes, ptr, 0);
 }
 
-int vidk_cuda_host_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr)
-{
+int vidk_cuda_host_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr) {
     return slot_buffer(ctx, slot, bytes, ptr, 1);
 }
 
-int vidk_cuda_stream_count(const VidkContext *ctx)
-{
+int vidk_cuda_stream_count(const VidkContext *ctx) {
     return ctx && ctx->cuda ? ctx->cuda->n_streams : 0;
 }
 
-void *vidk_cuda_stream(const VidkContext *ctx, int i)
-{
+void *vidk_cuda_stream(const VidkContext *ctx, int i) {
     if (!ctx || !ctx->cuda || i < 0 || i >= ctx->cuda->n_streams) return NULL;
     return (void *)ctx->cuda->streams[i];
 }
 
 /* ---- stage timing ---------------------------------------------------------------- */
 
-int vidk_cuda_timing_start(VidkContext *ctx, cudaStream_t s)
-{
+int vidk_cuda_timing_start(VidkContext *ctx, cudaStream_t s) {
     int err = 0;
     VidkCudaCtx *c = ctx->cuda;
     c->last_valid = 0;
@@ -295,8 +286,7 @@ cleanup:
     return err;
 }
 
-int vidk_cuda_stage_begin(VidkContext *ctx, VidkCudaStage st, cudaStream_t s)
-{
+int vidk_cuda_stage_begin(VidkContext *ctx, VidkCudaStage st, cudaStream_t s) {
     int err = 0;
     VidkCudaCtx *c = ctx->cuda;
     if (!c->timing_open || (unsigned)st >= VIDK_CUDA_STAGE_COUNT) return VIDK_ERR(EINVAL);
@@ -307,8 +297,7 @@ cleanup:
     return err;
 }
 
-int vidk_cuda_stage_end(VidkContext *ctx, VidkCudaStage st, cudaStream_t s, size_t bytes)
-{
+int vidk_cuda_stage_end(VidkContext *ctx, VidkCudaStage st, cudaStream_t s, size_t bytes) {
     int err = 0;
     VidkCudaCtx *c = ctx->cuda;
     if (!c->timing_open || (unsigned)st >= VIDK_CUDA_STAGE_COUNT || !(c->begun & (1u << st)))
@@ -321,8 +310,7 @@ cleanup:
     return err;
 }
 
-int vidk_cuda_timing_stop(VidkContext *ctx)
-{
+int vidk_cuda_timing_stop(VidkContext *ctx) {
     int err = 0;
     VidkCudaCtx *c = ctx->cuda;
     VidkCudaTiming t;
@@ -348,8 +336,7 @@ cleanup:
     return err;
 }
 
-int vidk_cuda_last_timing(const VidkContext *ctx, VidkCudaTiming *t)
-{
+int vidk_cuda_last_timing(const VidkContext *ctx, VidkCudaTiming *t) {
     if (!ctx || !t) return VIDK_ERR(EINVAL);
     memset(t, 0, sizeof(*t));
     if (!ctx->cuda) return VIDK_ERR_NODEV;
@@ -360,8 +347,7 @@ int vidk_cuda_last_timing(const VidkContext *ctx, VidkCudaTiming *t)
 
 // ---- page-locked caller memory -------------------------------------------------------------
 
-int vidk_cuda_host_register(VidkContext *ctx, void *ptr, size_t bytes)
-{
+int vidk_cuda_host_register(VidkContext *ctx, void *ptr, size_t bytes) {
     int err = 0;
     VidkCudaCtx *c = ctx->cuda;
     const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
@@ -386,8 +372,7 @@ cleanup:
     return err;
 }
 
-int vidk_cuda_host_unregister(VidkContext *ctx, void *ptr)
-{
+int vidk_cuda_host_unregister(VidkContext *ctx, void *ptr) {
     int err = 0, i;
     VidkCudaCtx *c = ctx->cuda;
     for (i = 0; i < c->n_reg; i++)
@@ -403,8 +388,7 @@ cleanup:
     return err;
 }
 
-int vidk_cuda_host_pinned(const VidkContext *ctx, const void *ptr, size_t bytes)
-{
+int vidk_cuda_host_pinned(const VidkContext *ctx, const void *ptr, size_t bytes) {
     if (!ctx || !ctx->cuda || !ptr || !bytes) return 0;
     const VidkCudaCtx *c = ctx->cuda;
     const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);

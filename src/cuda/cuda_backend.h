@@ -32,7 +32,7 @@ enum VidkCudaSlot {
     VIDK_SLOT_SAD_CUR = 0,
     VIDK_SLOT_SAD_REF,
     VIDK_SLOT_SAD_OUT,
-    VIDK_SLOT_ME_FIRST = 8,   /* 8..31: motion estimation */
+    VIDK_SLOT_ME_FIRST = 8,    /* 8..31: motion estimation */
     VIDK_SLOT_H264_FIRST = 32, /* 32..55: H.264 transforms */
     VIDK_SLOT_HEVC_FIRST = 56, /* 56..79: HEVC transforms */
     VIDK_SLOT_ENC_FIRST = 80,  /* 80..111: the coding loop */

@@ -85,22 +85,22 @@ int vidk_cuda_map_error(cudaError_t e);
 int vidk_cuda_fail(const VidkContext *ctx, cudaError_t e, const char *expr, const char *file,
                    int line);
 
-#define CUDA_CHECK(expr)                                                                  \
-    do {                                                                                  \
-        const cudaError_t vidk_e_ = (expr);                                               \
-        if (vidk_e_ != cudaSuccess) {                                                     \
-            err = vidk_cuda_fail(ctx, vidk_e_, #expr, __FILE__, __LINE__);                \
-            goto cleanup;                                                                 \
-        }                                                                                 \
+#define CUDA_CHECK(expr)                                                                       \
+    do {                                                                                       \
+        const cudaError_t vidk_e_ = (expr);                                                    \
+        if (vidk_e_ != cudaSuccess) {                                                          \
+            err = vidk_cuda_fail(ctx, vidk_e_, #expr, __FILE__, __LINE__);                     \
+            goto cleanup;                                                                      \
+        }                                                                                      \
     } while (0)
 
 /* After every <<<>>>: launch-configuration errors are reported by cudaGetLastError. */
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
 /* For internal helpers that return 0 or a negative vidkern code (already logged). */
-#define VIDK_TRY(expr)                                                                    \
-    do {                                                                                  \
-        if ((err = (expr)) < 0) goto cleanup;                                             \
+#define VIDK_TRY(expr)                                                                         \
+    do {                                                                                       \
+        if ((err = (expr)) < 0) goto cleanup;                                                  \
     } while (0)
 
 /* Make the context's device current on the calling thread (the runtime's current device
@@ -108,23 +108,20 @@ int vidk_cuda_fail(const VidkContext *ctx, cudaError_t e, const char *expr, cons
 int vidk_cuda_enter(VidkContext *ctx);
 
 /* Stream i of the context, 0 <= i < n_streams. */
-static inline cudaStream_t vidk_cuda_stream_at(const VidkContext *ctx, int i)
-{
+static inline cudaStream_t vidk_cuda_stream_at(const VidkContext *ctx, int i) {
     return ctx->cuda->streams[i];
 }
 
 /* Typed slot buffers (see vidk_cuda_device_buffer / vidk_cuda_host_buffer). */
 template <typename T>
-static inline int vidk_cuda_dev_slot(VidkContext *ctx, int slot, size_t bytes, T **p)
-{
+static inline int vidk_cuda_dev_slot(VidkContext *ctx, int slot, size_t bytes, T **p) {
     void *v = nullptr;
     const int err = vidk_cuda_device_buffer(ctx, slot, bytes, &v);
     *p = static_cast<T *>(v);
     return err;
 }
 template <typename T>
-static inline int vidk_cuda_host_slot(VidkContext *ctx, int slot, size_t bytes, T **p)
-{
+static inline int vidk_cuda_host_slot(VidkContext *ctx, int slot, size_t bytes, T **p) {
     void *v = nullptr;
     const int err = vidk_cuda_host_buffer(ctx, slot, bytes, &v);
     *p = static_cast<T *>(v);
@@ -132,8 +129,7 @@ static inline int vidk_cuda_host_slot(VidkContext *ctx, int slot, size_t bytes, 
 }
 
 /* Blocks of `threads` covering n items (n > 0). */
-static inline unsigned vidk_cuda_grid(size_t n, unsigned threads)
-{
+static inline unsigned vidk_cuda_grid(size_t n, unsigned threads) {
     return (unsigned)((n + threads - 1) / threads);
 }
 

@@ -27,12 +27,10 @@ struct WarpScratch {
 struct Mats {
     int8_t m[16 + 64 + 256 + 1024];
 };
-__device__ inline const int8_t *mat_of(const Mats &M, int log2n)
-{
+__device__ inline const int8_t *mat_of(const Mats &M, int log2n) {
     return M.m + (log2n == 2 ? 0 : log2n == 3 ? 16 : log2n == 4 ? 80 : 336);
 }
-__device__ inline void build_mats(Mats &M)
-{
+__device__ inline void build_mats(Mats &M) {
     for (int i = threadIdx.x; i < 1360; i += blockDim.x) {
         const int log2n = i < 16 ? 2 : i < 80 ? 3 : i < 336 ? 4 : 5;
         const int base = log2n == 2 ? 0 : log2n == 3 ? 16 : log2n == 4 ? 80 : 336;
@@ -41,18 +39,20 @@ __device__ inline void build_mats(Mats &M)
     }
 }
 
-__device__ inline unsigned wsum(unsigned v) { return __reduce_add_sync(kFull, v); }
+__device__ inline unsigned wsum(unsigned v) {
+    return __reduce_add_sync(kFull, v);
+}
 
 // One TB (enc_tmpl.h hevc_tb), the warp together. st: lane 0's statistics.
 __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitStat &st,
-                     WarpScratch &s, const Mats &M, int lane)
-{
+                     WarpScratch &s, const Mats &M, int lane) {
     const int n = 1 << log2n, len = n * n, c = p ? 1 : 0, ss = f.ss[p], cs = f.cs[p];
     const uint8_t *src = f.src[p] + (ptrdiff_t)y * ss + x;
     uint8_t *rec = f.rec[p] + (ptrdiff_t)y * cs + x;
     const int8_t *m = mat_of(M, log2n);
     for (int i = lane; i < len; i += 32)
-        s.a[i] = (int16_t)(src[(i >> log2n) * ss + (i & (n - 1))] - rec[(i >> log2n) * cs + (i & (n - 1))]);
+        s.a[i] = (int16_t)(src[(i >> log2n) * ss + (i & (n - 1))] -
+                           rec[(i >> log2n) * cs + (i & (n - 1))]);
     __syncwarp();
     int32_t in[32], out[32];
     if (lane < n) { // rows
@@ -71,7 +71,8 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
             s.b[v * n + lane] = (int16_t)((out[v] + (1 << (s2 - 1))) >> s2);
     }
     __syncwarp();
-    const int32_t scale = f.hq_scale[c], qbits = f.hq_qbits[c][log2n - 2], off = f.hq_off[c][log2n - 2];
+    const int32_t scale = f.hq_scale[c], qbits = f.hq_qbits[c][log2n - 2],
+                  off = f.hq_off[c][log2n - 2];
     unsigned nz = 0, bits = 0;
     for (int k = lane; k < len; k += 32) {
         const int cv = s.b[k];
@@ -82,7 +83,8 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
             nz++;
             bits += enc_se_bits(l);
         }
-        if (f.lev[p]) f.lev[p][(ptrdiff_t)(y + (k >> log2n)) * f.ls_[p] + x + (k & (n - 1))] = l;
+        if (f.lev[p])
+            f.lev[p][(ptrdiff_t)(y + (k >> log2n)) * f.ls_[p] + x + (k & (n - 1))] = l;
     }
     nz = wsum(nz);
     bits = wsum(bits);
@@ -96,7 +98,8 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
     const int dsh = f.hd_shift[c][log2n - 2];
     for (int k = lane; k < len; k += 32) {
         const int64_t v = (int64_t)s.a[k] * dsc;
-        s.b[k] = ec_clip16(dsh > 0 ? (v + ((int64_t)1 << (dsh - 1))) >> dsh : v * ((int64_t)1 << -dsh));
+        s.b[k] = ec_clip16(dsh > 0 ? (v + ((int64_t)1 << (dsh - 1))) >> dsh
+                                   : v * ((int64_t)1 << -dsh));
     }
     __syncwarp();
     if (lane < n) { // inverse: columns
@@ -118,9 +121,8 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
 }
 
 // Luma TBs of 2^log2n over a w x w area and the chroma TBs of 2^log2c (enc_tmpl.h hevc_tbs).
-__device__ void w_tbs(const EncFrame &f, int x, int y, int w, int log2n, int log2c, EncUnitStat &st,
-                      WarpScratch &s, const Mats &M, int lane)
-{
+__device__ void w_tbs(const EncFrame &f, int x, int y, int w, int log2n, int log2c,
+                      EncUnitStat &st, WarpScratch &s, const Mats &M, int lane) {
     const int n = 1 << log2n, nc = 1 << log2c;
     for (int j = 0; j < w; j += n)
         for (int i = 0; i < w; i += n)
@@ -131,8 +133,7 @@ __device__ void w_tbs(const EncFrame &f, int x, int y, int w, int log2n, int log
                 w_tb(f, p, x / 2 + i, y / 2 + j, log2c, st, s, M, lane);
 }
 
-__device__ uint32_t w_ssd16(const EncFrame &f, int x, int y, int lane)
-{
+__device__ uint32_t w_ssd16(const EncFrame &f, int x, int y, int lane) {
     unsigned v = 0;
     for (int i = lane; i < 256; i += 32) {
         const int d = f.src[0][(ptrdiff_t)(y + (i >> 4)) * f.ss[0] + x + (i & 15)] -
@@ -143,12 +144,13 @@ __device__ uint32_t w_ssd16(const EncFrame &f, int x, int y, int lane)
 }
 
 // Inter CTU (enc_tmpl.h hevc_p_ctu).
-__device__ void w_hevc_p_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, const Mats &M, int lane)
-{
+__device__ void w_hevc_p_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, const Mats &M,
+                             int lane) {
     EncUnitStat st = enc_stat_zero();
     if (lane == 0) {
         enc_hevc_decide(&f, cx, cy, &s.dec);
-        st.bits_mv = enc_mvd_chain(s.dec.pmv, s.dec.np, enc_left_mv(&f, VIDK_BLOCK_32x32, cx, cy));
+        st.bits_mv =
+            enc_mvd_chain(s.dec.pmv, s.dec.np, enc_left_mv(&f, VIDK_BLOCK_32x32, cx, cy));
         st.bits_mode = s.dec.bits_mode;
     }
     __syncwarp();
@@ -183,8 +185,8 @@ __device__ void w_hevc_p_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
                 w_tbs(f, qx, qy, 16, 3, 2, st, s, M, lane);
             } else {
                 for (int k = 0; k < 4; k++)
-                    w_tbs(f, qx + (k & 1) * 8, qy + (k >> 1) * 8, 8, d.cu8[4 * q + k] ? 2 : 3, 2, st,
-                          s, M, lane);
+                    w_tbs(f, qx + (k & 1) * 8, qy + (k >> 1) * 8, 8, d.cu8[4 * q + k] ? 2 : 3,
+                          2, st, s, M, lane);
             }
         }
     }
@@ -194,9 +196,8 @@ __device__ void w_hevc_p_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
 // Intra prediction of the best of planar / DC / H / V (luma, by SAD) or of mode `force`
 // (chroma: >= 0) into rec at plane (x, y), n x n; returns the mode. Lane 0 gathers the
 // reference line (reads of other rows' reconstruction go through L2: ENC_LDREC).
-__device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int log2n, int xc, int yc,
-                            int force, WarpScratch &s, int lane)
-{
+__device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int log2n, int xc,
+                            int yc, int force, WarpScratch &s, int lane) {
     // The reference line: one entry per lane (their loads overlap), then lane 0 substitutes.
     for (int i = lane; i < 4 * n + 1; i += 32)
         s.av[i] = (uint8_t)enc_hevc_ref_at(&f, p, x, y, n, xc, yc, i, &s.line[i]);
@@ -216,8 +217,9 @@ __device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int l
             unsigned sad = 0;
             for (int i = lane; i < n * n; i += 32) {
                 const int xx = i & (n - 1), yy = i >> log2n;
-                sad += (unsigned)enc_abs(src[yy * f.ss[p] + xx] -
-                                         enc_hevc_pred_at(s.fl, n, log2n, m, p == 0, dc, xx, yy));
+                sad +=
+                    (unsigned)enc_abs(src[yy * f.ss[p] + xx] -
+                                      enc_hevc_pred_at(s.fl, n, log2n, m, p == 0, dc, xx, yy));
             }
             sad = wsum(sad);
             if (sad < bsad) bsad = sad, best = m;
@@ -238,8 +240,8 @@ __device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int l
 }
 
 // Intra CTU (enc_tmpl.h hevc_i_ctu).
-__device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, const Mats &M, int lane)
-{
+__device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, const Mats &M,
+                             int lane) {
     EncUnitStat st = enc_stat_zero();
     for (int q = 0; q < 4; q++) {
         const int xc = cx * 32 + (q & 1) * 16, yc = cy * 32 + (q >> 1) * 16;
@@ -264,13 +266,12 @@ __device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
     if (lane == 0) f.stat[cy * f.uw + cx] = st;
 }
 
-
 // ---- H.264 intra macroblock (enc_tmpl.h h264_i_mb), one warp ----------------------------
 
 struct H264Scratch {
     EncNb nb, cnb[2];
-    uint8_t prm[256];    // the chosen luma prediction
-    uint8_t cpm[2][64];  // the chosen chroma prediction
+    uint8_t prm[256];   // the chosen luma prediction
+    uint8_t cpm[2][64]; // the chosen chroma prediction
     int32_t w[16][16];
     int16_t lev[16][16];
     int32_t wdc[16], dc[16];
@@ -281,8 +282,7 @@ struct H264Scratch {
     int16_t cdcl[2][16];
 };
 
-__device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane)
-{
+__device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane) {
     EncUnitStat st = enc_stat_zero();
     const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
     const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
@@ -295,7 +295,8 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         if (lane < 16)
             s.nb.top[lane] = T ? ENC_LDREC(r0 + (ptrdiff_t)(y0 - 1) * cs + x0 + lane) : 0;
         else
-            s.nb.left[lane - 16] = L ? ENC_LDREC(r0 + (ptrdiff_t)(y0 + lane - 16) * cs + x0 - 1) : 0;
+            s.nb.left[lane - 16] =
+                L ? ENC_LDREC(r0 + (ptrdiff_t)(y0 + lane - 16) * cs + x0 - 1) : 0;
         const int p = 1 + (lane >> 4), k = lane & 7, cx = mbx * 8, cy = mby * 8;
         const uint8_t *rc = f.rec[p];
         EncNb &cn = s.cnb[p - 1];
@@ -307,7 +308,8 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
             EncNb &nb = lane == 0 ? s.nb : s.cnb[lane - 1];
             const int px = lane ? cx : x0, py = lane ? cy : y0;
             nb.has_top = T, nb.has_left = L;
-            nb.tl = T && L ? ENC_LDREC(f.rec[lane] + (ptrdiff_t)(py - 1) * f.cs[lane] + px - 1) : 0;
+            nb.tl =
+                T && L ? ENC_LDREC(f.rec[lane] + (ptrdiff_t)(py - 1) * f.cs[lane] + px - 1) : 0;
         }
     }
     __syncwarp();
@@ -323,8 +325,10 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         const int m = lane - 4;
         ok = enc_h264_predc(&s.cnb[0], m, pm) && enc_h264_predc(&s.cnb[1], m, pm + 64);
         if (ok)
-            sad = enc_sad(f.src[1] + (ptrdiff_t)(mby * 8) * f.ss[1] + mbx * 8, f.ss[1], pm, 8, 8, 8) +
-                  enc_sad(f.src[2] + (ptrdiff_t)(mby * 8) * f.ss[2] + mbx * 8, f.ss[2], pm + 64, 8, 8, 8);
+            sad = enc_sad(f.src[1] + (ptrdiff_t)(mby * 8) * f.ss[1] + mbx * 8, f.ss[1], pm, 8,
+                          8, 8) +
+                  enc_sad(f.src[2] + (ptrdiff_t)(mby * 8) * f.ss[2] + mbx * 8, f.ss[2], pm + 64,
+                          8, 8, 8);
     }
     int bm = 2, cm = 0;
     uint32_t bsad = 0xffffffffu, csad = 0xffffffffu;
@@ -345,7 +349,8 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         rec[(i >> 4) * cs + (i & 15)] = s.prm[i];
     for (int i = lane; i < 128; i += 32) {
         const int p = 1 + (i >> 6), k = i & 63;
-        f.rec[p][(ptrdiff_t)(mby * 8 + (k >> 3)) * f.cs[p] + mbx * 8 + (k & 7)] = s.cpm[p - 1][k];
+        f.rec[p][(ptrdiff_t)(mby * 8 + (k >> 3)) * f.cs[p] + mbx * 8 + (k & 7)] =
+            s.cpm[p - 1][k];
     }
     if (f.mv4)
         for (int i = lane; i < 16; i += 32) {
@@ -379,8 +384,10 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
             for (int k = 0; k < 16; k++)
                 mf[k] = k ? f.mf4c[k] : 0;
             const int bx = (b & 1) * 4, by = (b >> 1) * 4;
-            const uint8_t *cs_ = f.src[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.ss[p + 1] + mbx * 8 + bx;
-            const uint8_t *cr = f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx;
+            const uint8_t *cs_ =
+                f.src[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.ss[p + 1] + mbx * 8 + bx;
+            const uint8_t *cr =
+                f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx;
             ec_h264_sub_fdct(4, s.cw[p][b], cs_, f.ss[p + 1], cr, f.cs[p + 1]);
             (void)ec_h264_quant(4, s.clev[p][b], s.cw[p][b], mf, qb, enc_deadzone(qb, 1));
             bits += enc_block_bits(s.clev[p][b] + 1, 15, &nz);
@@ -425,8 +432,9 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         const int p = (lane - 16) >> 2, b = lane & 3, bx = (b & 1) * 4, by = (b >> 1) * 4;
         s.clev[p][b][0] = s.cdcl[p][b];
         enc_store_levels(&f, p + 1, mbx * 8 + bx, mby * 8 + by, s.clev[p][b], 4);
-        ec_h264_deq_idct_add(4, f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx,
-                             f.cs[p + 1], s.clev[p][b], f.ls4c, f.qpc, &s.cdc[p][b]);
+        ec_h264_deq_idct_add(
+            4, f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx,
+            f.cs[p + 1], s.clev[p][b], f.ls4c, f.qpc, &s.cdc[p][b]);
     }
     bits = wsum(bits);
     nz0 = wsum(nz0);

@@ -34,15 +34,21 @@ struct EncOps {
 namespace {
 
 // Counters of the statistics kernel: nnz[3], bits (mode, mv, level), parts[6], sse[3].
-enum { SUM_NNZ = 0, SUM_BITS = 3, SUM_PARTS = 6, SUM_SSE = 6 + VIDK_ENC_PART_COUNT, SUM_COUNT = SUM_SSE + 3 };
+enum {
+    SUM_NNZ = 0,
+    SUM_BITS = 3,
+    SUM_PARTS = 6,
+    SUM_SSE = 6 + VIDK_ENC_PART_COUNT,
+    SUM_COUNT = SUM_SSE + 3
+};
 
 enum { EV_T0, EV_T1, EV_T2, EV_T3, EV_T4, EV_T5, EV_COUNT };
 
 struct EncCuda {
-    int pitch[3];           // device row pitch (samples) per plane
+    int pitch[3]; // device row pitch (samples) per plane
     size_t plane_bytes[3];
-    uint8_t *d_src[2][3];   // source, coded size, two slots
-    uint8_t *d_rec[2][3];   // reconstructions: current / reference
+    uint8_t *d_src[2][3]; // source, coded size, two slots
+    uint8_t *d_rec[2][3]; // reconstructions: current / reference
     EncUnitStat *d_stat;
     int16_t *d_lev[3];
     VidkMv *d_mv;
@@ -59,26 +65,28 @@ struct EncCuda {
     int cur;
 };
 
-inline EncCuda *state(const VidkEncoder *e) { return static_cast<EncCuda *>(e->cuda); }
+inline EncCuda *state(const VidkEncoder *e) {
+    return static_cast<EncCuda *>(e->cuda);
+}
 
 // Edge extension: samples right of / below the source take the nearest source sample.
 __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int pitch_c, int w,
-                           int h, int W, int H)
-{
-    const int x = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+                           int h, int W, int H) {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x,
+              r = blockIdx.y * blockDim.y + threadIdx.y;
     if (x < W && r < H && (x >= w || r >= h))
         y[(size_t)r * pitch_y + x] = y[(size_t)min(r, h - 1) * pitch_y + min(x, w - 1)];
     const int cw = w / 2, ch = h / 2;
     if (x < W / 2 && r < H / 2 && (x >= cw || r >= ch)) {
-        const size_t o = (size_t)r * pitch_c + x, s = (size_t)min(r, ch - 1) * pitch_c + min(x, cw - 1);
+        const size_t o = (size_t)r * pitch_c + x,
+                     s = (size_t)min(r, ch - 1) * pitch_c + min(x, cw - 1);
         u[o] = u[s];
         v[o] = v[s];
     }
 }
 
 // H.264 inter frames: one thread per macroblock.
-__global__ void __launch_bounds__(64) inter_kernel(const EncFrame f)
-{
+__global__ void __launch_bounds__(64) inter_kernel(const EncFrame f) {
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= f.uw * f.uh) return;
     const EncOps ops = {0};
@@ -86,8 +94,7 @@ __global__ void __launch_bounds__(64) inter_kernel(const EncFrame f)
 }
 
 // HEVC inter frames: one warp per CTU (enc_warp.cuh), two per block.
-__global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f)
-{
+__global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
     __shared__ vidk_encw::Mats M;
     __shared__ vidk_encw::WarpScratch S[2];
     vidk_encw::build_mats(M);
@@ -101,8 +108,7 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f)
 // top-right are then reconstructed; progress counters in global memory). Every row's
 // block is resident at once (a few hundred one-warp blocks at most), so the waits cannot
 // deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1 line.
-__device__ inline void wave_wait(const volatile int *prog, int r, int x, int uw, int lane)
-{
+__device__ inline void wave_wait(const volatile int *prog, int r, int x, int uw, int lane) {
     if (r > 0) {
         if (lane == 0) {
             const int need = min(x + 2, uw);
@@ -113,16 +119,14 @@ __device__ inline void wave_wait(const volatile int *prog, int r, int x, int uw,
         __syncwarp();
     }
 }
-__device__ inline void wave_release(volatile int *prog, int r, int x, int lane)
-{
+__device__ inline void wave_release(volatile int *prog, int r, int x, int lane) {
     __threadfence(); // every lane's reconstruction is visible before the release
     __syncwarp();
     if (lane == 0) prog[r] = x + 1;
 }
 
 // HEVC intra frames: one warp per CTU row (enc_warp.cuh).
-__global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *progress)
-{
+__global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *progress) {
     __shared__ vidk_encw::Mats M;
     __shared__ vidk_encw::WarpScratch S;
     vidk_encw::build_mats(M);
@@ -136,8 +140,7 @@ __global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *p
 }
 
 // H.264 intra frames: one warp per macroblock row (enc_warp.cuh).
-__global__ void __launch_bounds__(32) h264_intra_kernel(const EncFrame f, int *progress)
-{
+__global__ void __launch_bounds__(32) h264_intra_kernel(const EncFrame f, int *progress) {
     __shared__ vidk_encw::H264Scratch S;
     const int r = blockIdx.x, lane = threadIdx.x;
     for (int x = 0; x < f.uw; x++) {
@@ -150,10 +153,9 @@ __global__ void __launch_bounds__(32) h264_intra_kernel(const EncFrame f, int *p
 // Statistics. Blocks of y = 0: one visible row each (luma rows, then Cb, then Cr), the
 // threads across it, squared errors summed per block; blocks of y = 1: the unit sums, one
 // unit per thread. Integer sums: the order of the atomics does not change them.
-__global__ void __launch_bounds__(256) stats_kernel(const EncFrame f, const uint8_t *src0,
-                                                    const uint8_t *src1, const uint8_t *src2,
-                                                    int w, int h, unsigned long long *sum)
-{
+__global__ void __launch_bounds__(256)
+    stats_kernel(const EncFrame f, const uint8_t *src0, const uint8_t *src1,
+                 const uint8_t *src2, int w, int h, unsigned long long *sum) {
     __shared__ unsigned long long acc[SUM_COUNT];
     for (int k = threadIdx.x; k < SUM_COUNT; k += blockDim.x)
         acc[k] = 0;
@@ -172,7 +174,8 @@ __global__ void __launch_bounds__(256) stats_kernel(const EncFrame f, const uint
             }
             for (int o = 16; o > 0; o >>= 1)
                 s += __shfl_xor_sync(0xffffffffu, s, o);
-            if ((threadIdx.x & 31) == 0 && s) atomicAdd(&acc[SUM_SSE + p], (unsigned long long)s);
+            if ((threadIdx.x & 31) == 0 && s)
+                atomicAdd(&acc[SUM_SSE + p], (unsigned long long)s);
         }
     } else {
         const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -192,8 +195,7 @@ __global__ void __launch_bounds__(256) stats_kernel(const EncFrame f, const uint
         if (acc[k]) atomicAdd(&sum[k], acc[k]);
 }
 
-void destroy(EncCuda *c)
-{
+void destroy(EncCuda *c) {
     if (!c) return;
     for (int s = 0; s < 2; s++)
         for (int p = 0; p < 3; p++) {
@@ -223,8 +225,7 @@ void destroy(EncCuda *c)
     free(c);
 }
 
-float elapsed(cudaEvent_t a, cudaEvent_t b)
-{
+float elapsed(cudaEvent_t a, cudaEvent_t b) {
     float ms = 0;
     if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -235,8 +236,7 @@ float elapsed(cudaEvent_t a, cudaEvent_t b)
 
 } // namespace
 
-extern "C" int vidk_cuda_enc_open(VidkEncoder *e)
-{
+extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VidkContext *ctx = e->ctx;
     int err = 0;
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
@@ -300,8 +300,7 @@ cleanup:
     return err;
 }
 
-extern "C" void vidk_cuda_enc_close(VidkEncoder *e)
-{
+extern "C" void vidk_cuda_enc_close(VidkEncoder *e) {
     EncCuda *c = state(e);
     if (!c) return;
     if (vidk_cuda_enter(e->ctx) == 0) {
@@ -312,8 +311,7 @@ extern "C" void vidk_cuda_enc_close(VidkEncoder *e)
     e->cuda = nullptr;
 }
 
-extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src)
-{
+extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
@@ -346,8 +344,7 @@ cleanup:
 }
 
 extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
-                                     VidkEncFrameInfo *info)
-{
+                                     VidkEncFrameInfo *info) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
@@ -394,7 +391,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     if (!intra) {
         VidkMeParams mp;
         vidk_enc_me_params(e, &f, &mp);
-        VIDK_TRY(vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref[0], &mp, s, f.me, f.me_gw));
+        VIDK_TRY(
+            vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref[0], &mp, s, f.me, f.me_gw));
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T2], s));
     if (intra) {
@@ -419,8 +417,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     {
         const int rows = 2 * e->h, units_blocks = (e->uw * e->uh + 255) / 256;
         const int nb = max(rows, units_blocks);
-        stats_kernel<<<dim3((unsigned)nb, 2), 256, 0, s>>>(f, src[0], src[1], src[2], e->w, e->h,
-                                                           c->d_sum);
+        stats_kernel<<<dim3((unsigned)nb, 2), 256, 0, s>>>(f, src[0], src[1], src[2], e->w,
+                                                           e->h, c->d_sum);
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T4], s));
@@ -430,9 +428,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         // Downloads: straight into pinned caller memory, else through h_out.
         size_t off = 0;
         auto add = [&](void *dst, size_t dpitch, const void *dev, size_t spitch, size_t width,
-                       size_t rows) {
-            outs[nout++] = {dst, dpitch, dev, spitch, width, rows};
-        };
+                       size_t rows) { outs[nout++] = {dst, dpitch, dev, spitch, width, rows}; };
         if (recon)
             for (int p = 0; p < 3; p++)
                 add(recon->data[p], (size_t)recon->stride[p], rec[p], (size_t)c->pitch[p],
@@ -474,8 +470,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             const Out &o = outs[k];
             if (!o.dst) continue;
             for (size_t y = 0; y < o.rows; y++)
-                memcpy(static_cast<uint8_t *>(o.dst) + y * o.dpitch, c->h_out + off + y * o.width,
-                       o.width);
+                memcpy(static_cast<uint8_t *>(o.dst) + y * o.dpitch,
+                       c->h_out + off + y * o.width, o.width);
             off += o.width * o.rows;
         }
     }

@@ -86,18 +86,18 @@ typedef struct VidkH264CudaOpts {
 /** Steps of the paper's Table 4 and past it; vidk_cuda_h264_step_opts(o, s) turns on
  *  every step up to s. */
 enum VidkH264CudaStep {
-    VIDK_H264_CUDA_DENSE = 0,      /**< dense baseline, 96 threads, residuals back */
-    VIDK_H264_CUDA_COMPACT = 1,    /**< + compaction and size separation */
-    VIDK_H264_CUDA_LINE = 2,       /**< + line-per-thread mapping */
-    VIDK_H264_CUDA_LARGER = 3,     /**< + 256-thread CUDA blocks, 2 rounds per thread */
-    VIDK_H264_CUDA_COALESCED = 4,  /**< + coalesced write-back through shared memory */
-    VIDK_H264_CUDA_SPARSE = 5,     /**< + sparse upload (mask + offset + values) */
-    VIDK_H264_CUDA_FUSED = 6,      /**< + prediction up, 8-bit reconstruction down */
-    VIDK_H264_CUDA_PIPELINE = 7,   /**< + chunked multi-stream pipeline */
-    VIDK_H264_CUDA_GRAPHS = 8,     /**< + CUDA graph replay (single chunk) */
-    VIDK_H264_CUDA_HOST = 9,       /**< + parallel host staging, levels dense/sparse per
-                                        chunk; graphs back to automatic */
-    VIDK_H264_CUDA_PLANES = 10,    /**< + prediction / reconstruction as whole planes */
+    VIDK_H264_CUDA_DENSE = 0,     /**< dense baseline, 96 threads, residuals back */
+    VIDK_H264_CUDA_COMPACT = 1,   /**< + compaction and size separation */
+    VIDK_H264_CUDA_LINE = 2,      /**< + line-per-thread mapping */
+    VIDK_H264_CUDA_LARGER = 3,    /**< + 256-thread CUDA blocks, 2 rounds per thread */
+    VIDK_H264_CUDA_COALESCED = 4, /**< + coalesced write-back through shared memory */
+    VIDK_H264_CUDA_SPARSE = 5,    /**< + sparse upload (mask + offset + values) */
+    VIDK_H264_CUDA_FUSED = 6,     /**< + prediction up, 8-bit reconstruction down */
+    VIDK_H264_CUDA_PIPELINE = 7,  /**< + chunked multi-stream pipeline */
+    VIDK_H264_CUDA_GRAPHS = 8,    /**< + CUDA graph replay (single chunk) */
+    VIDK_H264_CUDA_HOST = 9,      /**< + parallel host staging, levels dense/sparse per
+                                       chunk; graphs back to automatic */
+    VIDK_H264_CUDA_PLANES = 10,   /**< + prediction / reconstruction as whole planes */
     VIDK_H264_CUDA_STEPS = 11
 };
 

@@ -14,8 +14,7 @@
 namespace vidk_h264cu {
 
 template <int N, bool LINE, bool COAL, bool SPARSE, bool FUSED, bool PLANE = false>
-void emu_inv(const InvArgs &a, unsigned grid, int threads)
-{
+void emu_inv(const InvArgs &a, unsigned grid, int threads) {
     constexpr int WS = warp_smem_words<N, LINE, COAL, FUSED>();
     const int nwarps = threads / 32;
     uint32_t sm[WS > 0 ? WS : 1];
@@ -35,29 +34,31 @@ void emu_inv(const InvArgs &a, unsigned grid, int threads)
                     }
                     for (int l = 0; l < 32; l++)
                         line_p1<N, SPARSE, FUSED, PLANE>(a, ls[l], sm + (l / N) * N * (N + 1));
-                    for (int l = 0; l < 32; l++) line_p2<N>(ls[l], sm + (l / N) * N * (N + 1));
+                    for (int l = 0; l < 32; l++)
+                        line_p2<N>(ls[l], sm + (l / N) * N * (N + 1));
                     for (int l = 0; l < 32; l++)
                         line_p3<N, COAL, FUSED>(a, ls[l], sm + (l / N) * N * (N + 1));
                     if (COAL)
                         for (int l = 0; l < 32; l++)
                             line_p4<N, FUSED, PLANE>(a, ls[l], sm + (l / N) * N * (N + 1));
                 } else {
-                    for (int l = 0; l < 32; l++) block_p1<N, COAL, SPARSE, FUSED>(a, wf, l, sm);
+                    for (int l = 0; l < 32; l++)
+                        block_p1<N, COAL, SPARSE, FUSED>(a, wf, l, sm);
                     if (COAL)
-                        for (int l = 0; l < 32; l++) block_p2<N, FUSED>(a, wf, l, sm);
+                        for (int l = 0; l < 32; l++)
+                            block_p2<N, FUSED>(a, wf, l, sm);
                 }
             }
 }
 
-template <bool FUSED> void emu_dense(const DenseArgs &a, unsigned grid, int threads)
-{
-    for (uint32_t t = 0; t < (uint32_t)grid * (uint32_t)threads; t++) dense_cell<FUSED>(a, t);
+template <bool FUSED> void emu_dense(const DenseArgs &a, unsigned grid, int threads) {
+    for (uint32_t t = 0; t < (uint32_t)grid * (uint32_t)threads; t++)
+        dense_cell<FUSED>(a, t);
 }
 
 // The fast dense kernel: per CUDA block and warp, every lane through a phase before the
 // next (the ballots are ORs over the lanes).
-inline void emu_vec(const VecArgs &a, unsigned grid, int threads)
-{
+inline void emu_vec(const VecArgs &a, unsigned grid, int threads) {
     uint32_t sm[kVecWarpWords];
     VecLane s[32];
     for (unsigned x = 0; x < grid; x++)
@@ -70,15 +71,17 @@ inline void emu_vec(const VecArgs &a, unsigned grid, int threads)
                 m8 |= (uint32_t)s[l].is8 << l;
                 mv |= (uint32_t)s[l].valid << l;
             }
-            for (int l = 0; l < 32; l++) vec_p1(w, l, s[l], m8, mv, sm);
-            for (int l = 0; l < 32; l++) vec_p2(a, x, w, l, mv, s[l], sm);
-            for (int l = 0; l < 32; l++) vec_p3(a, l, s[l], sm);
+            for (int l = 0; l < 32; l++)
+                vec_p1(w, l, s[l], m8, mv, sm);
+            for (int l = 0; l < 32; l++)
+                vec_p2(a, x, w, l, mv, s[l], sm);
+            for (int l = 0; l < 32; l++)
+                vec_p3(a, l, s[l], sm);
         }
 }
 
 // Returns the non-zero count the kernel adds to *a.nnz.
-inline void emu_fwd(const FwdArgs &a, unsigned grid, int threads)
-{
+inline void emu_fwd(const FwdArgs &a, unsigned grid, int threads) {
     uint32_t sm[4][kFwdWarpWords];
     int32_t dcw[3 * 16];
     FwdLine s[128];
@@ -104,7 +107,8 @@ inline void emu_fwd(const FwdArgs &a, unsigned grid, int threads)
             if (s[t].n == 8) nz += fwd_p3<8>(a, s[t], dcw);
             if (s[t].n == 4) nz += fwd_p3<4>(a, s[t], dcw);
         }
-        for (int t = 0; t < threads; t++) nz += fwd_dc(a, (int)mbi, t, dcw);
+        for (int t = 0; t < threads; t++)
+            nz += fwd_dc(a, (int)mbi, t, dcw);
         *a.nnz += nz;
     }
 }

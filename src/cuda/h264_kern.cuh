@@ -41,8 +41,7 @@ constexpr uint32_t kMetaDc = 1u << 10;
 constexpr int kRecHeader = 16;
 constexpr int kMaxThreads = 512; // threads per CUDA block of the inverse kernels
 
-template <int N, bool FUSED, bool PLANE = false> VK_HD constexpr int rec_bytes()
-{
+template <int N, bool FUSED, bool PLANE = false> VK_HD constexpr int rec_bytes() {
     return PLANE ? (N == 4 ? kRecHeader : 2 * kRecHeader) : kRecHeader + (FUSED ? N * N : 0);
 }
 constexpr uint32_t kPosMask = 0xfff;
@@ -67,15 +66,15 @@ struct InvArgs {
 
 // Dense baseline: the coefficient frame as it is.
 struct DenseArgs {
-    const int16_t *coef[3];  // level planes (row stride cw[p] values)
-    int cw[3];               // plane widths
-    uint32_t first[4];       // index of the first 4x4 cell of plane p; first[3] = total
-    const uint32_t *mb;      // VidkH264MbInfo as u32: qp0 | qp1 << 8 | qp2 << 16 | flags << 24
+    const int16_t *coef[3]; // level planes (row stride cw[p] values)
+    int cw[3];              // plane widths
+    uint32_t first[4];      // index of the first 4x4 cell of plane p; first[3] = total
+    const uint32_t *mb;     // VidkH264MbInfo as u32: qp0 | qp1 << 8 | qp2 << 16 | flags << 24
     int mb_w;
-    int c422;                // 4:2:2 chroma
+    int c422;                 // 4:2:2 chroma
     const int16_t *ls4, *ls8; // [6][6][16], [6][6][64]
-    uint8_t *pic[3];         // fused: prediction in, reconstruction out (pitch cw[p])
-    int16_t *res[3];         // not fused: residual planes (stride cw[p])
+    uint8_t *pic[3];          // fused: prediction in, reconstruction out (pitch cw[p])
+    int16_t *res[3];          // not fused: residual planes (stride cw[p])
 };
 
 // Forward path, one band of macroblock rows (band-local pointers).
@@ -83,17 +82,16 @@ struct FwdArgs {
     const uint8_t *src[3], *pred[3]; // samples, row stride pw[p]
     int16_t *lev[3];                 // levels, row stride pw[p]
     int pw[3];
-    const uint32_t *mb;              // the band's macroblocks (VidkH264MbInfo as u32)
+    const uint32_t *mb; // the band's macroblocks (VidkH264MbInfo as u32)
     int mb_w;
-    int chroma;                      // VidkChroma: 0 (4:0:0), 1 (4:2:0), 2 (4:2:2)
-    const int32_t *mf4, *mf8;        // quantiser factors [6][6][16], [6][6][64]
-    unsigned long long *nnz;         // the band's non-zero level count
+    int chroma;               // VidkChroma: 0 (4:0:0), 1 (4:2:0), 2 (4:2:2)
+    const int32_t *mf4, *mf8; // quantiser factors [6][6][16], [6][6][64]
+    unsigned long long *nnz;  // the band's non-zero level count
 };
 
 // ---- host/device primitives -------------------------------------------------------------
 
-template <typename T> VK_HD T ldg(const T *p)
-{
+template <typename T> VK_HD T ldg(const T *p) {
 #ifdef __CUDA_ARCH__
     return __ldg(p);
 #else
@@ -101,8 +99,7 @@ template <typename T> VK_HD T ldg(const T *p)
 #endif
 }
 
-VK_HD int popc64(uint64_t v)
-{
+VK_HD int popc64(uint64_t v) {
 #ifdef __CUDA_ARCH__
     return __popcll(v);
 #else
@@ -113,8 +110,7 @@ VK_HD int popc64(uint64_t v)
 // Emulation only (a host variable): vector accesses that would be misaligned on the
 // device (x86 does not fault); the emulated entry points report them as an error.
 inline int g_emu_misaligned = 0;
-VK_HD void chk_align(const void *p, unsigned a)
-{
+VK_HD void chk_align(const void *p, unsigned a) {
 #ifndef __CUDA_ARCH__
     if ((uintptr_t)p & (a - 1)) g_emu_misaligned++;
 #else
@@ -122,21 +118,28 @@ VK_HD void chk_align(const void *p, unsigned a)
 #endif
 }
 
-VK_HD int imin(int a, int b) { return a < b ? a : b; }
+VK_HD int imin(int a, int b) {
+    return a < b ? a : b;
+}
 
 // Element p of a kernel-parameter array without a dynamic index (which would copy the
 // parameters to local memory).
-template <typename T> VK_HD T pick3(const T (&v)[3], int p) { return p == 0 ? v[0] : p == 1 ? v[1] : v[2]; }
-VK_HD int imax(int a, int b) { return a > b ? a : b; }
+template <typename T> VK_HD T pick3(const T (&v)[3], int p) {
+    return p == 0 ? v[0] : p == 1 ? v[1] : v[2];
+}
+VK_HD int imax(int a, int b) {
+    return a > b ? a : b;
+}
 
 // ---- arithmetic shared by every kernel --------------------------------------------------
 
-VK_HD uint32_t sra(uint32_t v, int n) { return (uint32_t)((int32_t)v >> n); }
+VK_HD uint32_t sra(uint32_t v, int n) {
+    return (uint32_t)((int32_t)v >> n);
+}
 
 // 8.5.12.1 / 8.5.13.1 for one level: per >= 4 (6 for 8x8): (c * ls) << (per - 4), else
 // (c * ls + 2^(3 - per)) >> (4 - per). |c * ls| < 2^29: the int product cannot overflow.
-template <int N> VK_HD uint32_t dequant(int c, int ls, int qp)
-{
+template <int N> VK_HD uint32_t dequant(int c, int ls, int qp) {
     constexpr int T = N == 4 ? 4 : 6;
     const int per = qp / 6;
     if (per >= T) return (uint32_t)(c * ls) << (per - T);
@@ -145,8 +148,7 @@ template <int N> VK_HD uint32_t dequant(int c, int ls, int qp)
 }
 
 // 8.5.12.2: one 1-D 4-point inverse transform in place.
-VK_HD void itx4(uint32_t *x)
-{
+VK_HD void itx4(uint32_t *x) {
     const uint32_t e0 = x[0] + x[2], e1 = x[0] - x[2];
     const uint32_t e2 = sra(x[1], 1) - x[3], e3 = x[1] + sra(x[3], 1);
     x[0] = e0 + e3;
@@ -156,8 +158,7 @@ VK_HD void itx4(uint32_t *x)
 }
 
 // 8.5.13.2: one 1-D 8-point inverse transform in place.
-VK_HD void itx8(uint32_t *x)
-{
+VK_HD void itx8(uint32_t *x) {
     const uint32_t d0 = x[0], d1 = x[1], d2 = x[2], d3 = x[3];
     const uint32_t d4 = x[4], d5 = x[5], d6 = x[6], d7 = x[7];
     const uint32_t e0 = d0 + d4;
@@ -180,8 +181,7 @@ VK_HD void itx8(uint32_t *x)
     x[7] = f0 - f7;
 }
 
-template <int N> VK_HD void itx(uint32_t *x)
-{
+template <int N> VK_HD void itx(uint32_t *x) {
     if (N == 4)
         itx4(x);
     else
@@ -190,37 +190,39 @@ template <int N> VK_HD void itx(uint32_t *x)
 
 // Clip1Y(pred + r) (8.5.14): r clamped first so that the sum cannot wrap (the clipped
 // result is unchanged: |r| > 512 saturates either way).
-VK_HD uint32_t add_clip(uint32_t pred, uint32_t r)
-{
+VK_HD uint32_t add_clip(uint32_t pred, uint32_t r) {
     const int v = imin(imax((int)r, -512), 512) + (int)pred;
     return (uint32_t)imin(imax(v, 0), 255);
 }
 
 // Residual as it is downloaded when the add is not fused: clamped to +-512, which keeps
 // Clip1Y(pred + r) for every 8-bit pred. Returned as the 16-bit pattern.
-VK_HD uint32_t res16(uint32_t r)
-{
+VK_HD uint32_t res16(uint32_t r) {
     return (uint32_t)(uint16_t)(int16_t)imin(imax((int)r, -512), 512);
 }
 
 // Signs of the DC transform matrices: A (4x4, symmetric) = {1 1 1 1}, {1 1 -1 -1},
 // {1 -1 -1 1}, {1 -1 1 -1}: row i is negative where bit a of nibble i of 0xA6C0 is set;
 // B (2x2) = {1 1}, {1 -1}.
-VK_HD uint32_t hsign(int i, int a, uint32_t v) { return ((0xA6C0u >> (4 * i + a)) & 1) ? 0u - v : v; }
-VK_HD uint32_t hsign2(int i, int a, uint32_t v) { return (i & a & 1) ? 0u - v : v; }
+VK_HD uint32_t hsign(int i, int a, uint32_t v) {
+    return ((0xA6C0u >> (4 * i + a)) & 1) ? 0u - v : v;
+}
+VK_HD uint32_t hsign2(int i, int a, uint32_t v) {
+    return (i & a & 1) ? 0u - v : v;
+}
 
 // Element k of the DC transform of 8.5.10 / 8.5.11.1 (the encoder's forward DC transform
 // uses the same matrices): luma f = A c A (4x4), 4:2:0 chroma f = B c B (2x2), 4:2:2
 // chroma f = A c B (4 rows x 2). Sums wrap modulo 2^32 like the C code's; the order of
 // modular additions does not matter.
-VK_HD uint32_t dc_hadamard(int type, const uint32_t *c, int k)
-{
+VK_HD uint32_t dc_hadamard(int type, const uint32_t *c, int k) {
     uint32_t f = 0;
     if (type == kDcLuma) {
         const int i = k >> 2, j = k & 3;
         for (int a = 0; a < 4; a++) {
             uint32_t g = 0;
-            for (int b = 0; b < 4; b++) g += hsign(j, b, c[4 * a + b]);
+            for (int b = 0; b < 4; b++)
+                g += hsign(j, b, c[4 * a + b]);
             f += hsign(i, a, g);
         }
     } else {
@@ -229,7 +231,8 @@ VK_HD uint32_t dc_hadamard(int type, const uint32_t *c, int k)
         for (int a = 0; a < 4; a++) {
             if (type == kDcChroma && a >= 2) break;
             uint32_t g = 0;
-            for (int b = 0; b < 2; b++) g += hsign2(j, b, c[2 * a + b]);
+            for (int b = 0; b < 2; b++)
+                g += hsign2(j, b, c[2 * a + b]);
             f += type == kDcChroma ? hsign2(i, a, g) : hsign(i, a, g);
         }
     }
@@ -238,8 +241,7 @@ VK_HD uint32_t dc_hadamard(int type, const uint32_t *c, int k)
 
 // 8.5.10 (luma, and 4:2:2 chroma with qP,DC = qP + 3): qP,DC >= 36: (f * ls) << (per - 6),
 // else (f * ls + 2^(5 - per)) >> (6 - per). 8.5.11.2 (4:2:0): ((f * ls) << per) >> 5.
-VK_HD uint32_t dc_scale(int type, uint32_t f, uint32_t ls, int qpdc)
-{
+VK_HD uint32_t dc_scale(int type, uint32_t f, uint32_t ls, int qpdc) {
     const int per = qpdc / 6;
     if (type == kDcChroma) return sra((f * ls) << per, 5);
     if (qpdc >= 36) return (f * ls) << (per - 6);
@@ -247,9 +249,8 @@ VK_HD uint32_t dc_scale(int type, uint32_t f, uint32_t ls, int qpdc)
 }
 
 // The dequantised DC value k of group g (element 0 of the block with dc_index 16 g + k).
-VK_HD uint32_t dc_value(const uint32_t *__restrict__ dc_meta, const int16_t *__restrict__ dc_coef,
-                        uint32_t dcidx)
-{
+VK_HD uint32_t dc_value(const uint32_t *__restrict__ dc_meta,
+                        const int16_t *__restrict__ dc_coef, uint32_t dcidx) {
     const uint32_t g = dcidx >> 4;
     const uint32_t meta = ldg(dc_meta + g);
     const uint4 *p = reinterpret_cast<const uint4 *>(dc_coef + (size_t)g * 16);
@@ -267,8 +268,7 @@ VK_HD uint32_t dc_value(const uint32_t *__restrict__ dc_meta, const int16_t *__r
 }
 
 // N int16 (8 or 16 bytes, aligned) -> N ints.
-template <int N> VK_HD void load_row16(const int16_t *p, int *v)
-{
+template <int N> VK_HD void load_row16(const int16_t *p, int *v) {
     chk_align(p, 2 * N);
     if (N == 4) {
         const uint2 w = ldg(reinterpret_cast<const uint2 *>(p));
@@ -285,28 +285,26 @@ template <int N> VK_HD void load_row16(const int16_t *p, int *v)
 }
 
 // Store N 16-bit values (low halves of v) / N bytes (low bytes of v), aligned.
-template <int N> VK_HD void store_row16(int16_t *p, const uint32_t *v)
-{
+template <int N> VK_HD void store_row16(int16_t *p, const uint32_t *v) {
     chk_align(p, 2 * N);
     if (N == 4) {
         *reinterpret_cast<uint2 *>(p) = make_uint2(v[0] | v[1] << 16, v[2] | v[3] << 16);
     } else {
-        *reinterpret_cast<uint4 *>(p) =
-            make_uint4(v[0] | v[1] << 16, v[2] | v[3] << 16, v[4] | v[5] << 16, v[6] | v[7] << 16);
+        *reinterpret_cast<uint4 *>(p) = make_uint4(v[0] | v[1] << 16, v[2] | v[3] << 16,
+                                                   v[4] | v[5] << 16, v[6] | v[7] << 16);
     }
 }
-template <int N> VK_HD void store_row8(uint8_t *p, const uint32_t *v)
-{
+template <int N> VK_HD void store_row8(uint8_t *p, const uint32_t *v) {
     chk_align(p, N);
     const uint32_t lo = v[0] | v[1] << 8 | v[2] << 16 | v[3] << 24;
     if (N == 4)
         *reinterpret_cast<uint32_t *>(p) = lo;
     else
-        *reinterpret_cast<uint2 *>(p) = make_uint2(lo, v[4] | v[5] << 8 | v[6] << 16 | v[7] << 24);
+        *reinterpret_cast<uint2 *>(p) =
+            make_uint2(lo, v[4] | v[5] << 8 | v[6] << 16 | v[7] << 24);
 }
 // N bytes of a row (aligned) -> N values; ro: read-only data (the texture path).
-template <int N> VK_HD void load_row8(const uint8_t *p, uint32_t *v, bool ro)
-{
+template <int N> VK_HD void load_row8(const uint8_t *p, uint32_t *v, bool ro) {
     chk_align(p, N);
     uint32_t w0, w1 = 0;
     if (N == 4) {
@@ -317,7 +315,8 @@ template <int N> VK_HD void load_row8(const uint8_t *p, uint32_t *v, bool ro)
         const uint2 w = ro ? ldg(q) : *q;
         w0 = w.x, w1 = w.y;
     }
-    for (int i = 0; i < N; i++) v[i] = ((i < 4 ? w0 : w1) >> (8 * (i & 3))) & 0xff;
+    for (int i = 0; i < N; i++)
+        v[i] = ((i < 4 ? w0 : w1) >> (8 * (i & 3))) & 0xff;
 }
 
 // ---- compact inverse kernels ----------------------------------------------------------------
@@ -332,14 +331,14 @@ struct Header {
 };
 
 template <int N, bool FUSED, bool PLANE = false>
-VK_HD Header load_header(const uint8_t *__restrict__ rec, uint32_t b)
-{
+VK_HD Header load_header(const uint8_t *__restrict__ rec, uint32_t b) {
     constexpr size_t RB = (size_t)rec_bytes<N, FUSED, PLANE>();
     chk_align(rec + (size_t)b * RB, 16);
     const uint4 h = ldg(reinterpret_cast<const uint4 *>(rec + (size_t)b * RB));
     Header r;
     r.pos = h.w;
-    if (N == 8 && PLANE) r.pos = ldg(reinterpret_cast<const uint32_t *>(rec + (size_t)b * RB + kRecHeader));
+    if (N == 8 && PLANE)
+        r.pos = ldg(reinterpret_cast<const uint32_t *>(rec + (size_t)b * RB + kRecHeader));
     r.qp = (int)(h.x & kMetaQpMask);
     r.list = (int)(h.x >> kMetaListShift) & 7;
     r.dc = N == 4 && (h.x & kMetaDc);
@@ -358,8 +357,7 @@ VK_HD Header load_header(const uint8_t *__restrict__ rec, uint32_t b)
 // Levels of row r of block b.
 template <int N, bool SPARSE>
 VK_HD void load_levels_row(const int16_t *__restrict__ val, uint32_t b, const Header &h, int r,
-                           int *c)
-{
+                           int *c) {
     if (!SPARSE) {
         load_row16<N>(val + (size_t)b * (N * N) + r * N, c);
         return;
@@ -374,18 +372,17 @@ VK_HD void load_levels_row(const int16_t *__restrict__ val, uint32_t b, const He
 
 // Dequantised row r (element 0 of row 0 replaced by the DC value for DC blocks).
 template <int N>
-VK_HD void dequant_row(const InvArgs &a, const Header &h, int r, const int *c, uint32_t *d)
-{
+VK_HD void dequant_row(const InvArgs &a, const Header &h, int r, const int *c, uint32_t *d) {
     int ls[N];
     load_row16<N>(a.ls + ((h.list * 6 + h.qp % 6) * N + r) * N, ls);
-    for (int k = 0; k < N; k++) d[k] = dequant<N>(c[k], ls[k], h.qp);
+    for (int k = 0; k < N; k++)
+        d[k] = dequant<N>(c[k], ls[k], h.qp);
     // 8.5.12: blocks of Intra16x16 luma and of chroma take c_00 from the DC transform.
     if (N == 4 && h.dc && r == 0) d[0] = dc_value(a.dc_meta, a.dc_coef, h.dcidx);
 }
 
 // Words of shared memory per warp.
-template <int N, bool LINE, bool COAL, bool FUSED> VK_HD constexpr int warp_smem_words()
-{
+template <int N, bool LINE, bool COAL, bool FUSED> VK_HD constexpr int warp_smem_words() {
     return LINE ? (32 / N) * N * (N + 1) : COAL ? 32 * (N * N * (FUSED ? 1 : 2) / 4 + 1) : 0;
 }
 
@@ -407,56 +404,62 @@ template <int N> struct LineState {
 };
 
 template <int N, bool SPARSE, bool FUSED, bool PLANE = false>
-VK_HD void line_p1(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm)
-{
+VK_HD void line_p1(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm) {
     if (s.act) {
         int c[N];
         s.h = load_header<N, FUSED, PLANE>(a.rec, s.b);
         load_levels_row<N, SPARSE>(a.val, s.b, s.h, s.r, c);
         dequant_row<N>(a, s.h, s.r, c, s.d);
     } else {
-        for (int k = 0; k < N; k++) s.d[k] = 0;
+        for (int k = 0; k < N; k++)
+            s.d[k] = 0;
     }
     itx<N>(s.d); // row r (8.5.12.2: each row first)
-    for (int k = 0; k < N; k++) blk_sm[k * (N + 1) + s.r] = s.d[k];
+    for (int k = 0; k < N; k++)
+        blk_sm[k * (N + 1) + s.r] = s.d[k];
 }
 
-template <int N> VK_HD void line_p2(LineState<N> &s, const uint32_t *blk_sm)
-{
-    for (int k = 0; k < N; k++) s.d[k] = blk_sm[s.r * (N + 1) + k];
+template <int N> VK_HD void line_p2(LineState<N> &s, const uint32_t *blk_sm) {
+    for (int k = 0; k < N; k++)
+        s.d[k] = blk_sm[s.r * (N + 1) + k];
 }
 
 template <int N, bool FUSED, bool PLANE = false>
-VK_HD void line_out_row(const InvArgs &a, const LineState<N> &s, uint32_t *d)
-{
+VK_HD void line_out_row(const InvArgs &a, const LineState<N> &s, uint32_t *d) {
     if (PLANE) {
         // Row r of the block in the device-resident plane: prediction in, samples out
         // (blocks of a call are disjoint, so no other thread touches these bytes).
         const int p = (int)(s.h.pos >> kPosPlaneShift) & 3;
-        const int x = (int)(s.h.pos & kPosMask) * 4, y = (int)(s.h.pos >> kPosYShift & kPosMask) * 4;
+        const int x = (int)(s.h.pos & kPosMask) * 4,
+                  y = (int)(s.h.pos >> kPosYShift & kPosMask) * 4;
         uint8_t *row = pick3(a.pl, p) + (size_t)(y + s.r) * (size_t)pick3(a.pitch, p) + x;
         uint32_t p8[N];
         load_row8<N>(row, p8, false);
-        for (int k = 0; k < N; k++) d[k] = add_clip(p8[k], d[k]);
+        for (int k = 0; k < N; k++)
+            d[k] = add_clip(p8[k], d[k]);
         store_row8<N>(row, d);
     } else if (FUSED) {
         uint32_t p[N];
-        load_row8<N>(a.rec + (size_t)s.b * rec_bytes<N, FUSED>() + kRecHeader + s.r * N, p, true);
-        for (int k = 0; k < N; k++) d[k] = add_clip(p[k], d[k]);
+        load_row8<N>(a.rec + (size_t)s.b * rec_bytes<N, FUSED>() + kRecHeader + s.r * N, p,
+                     true);
+        for (int k = 0; k < N; k++)
+            d[k] = add_clip(p[k], d[k]);
         store_row8<N>(static_cast<uint8_t *>(a.out) + (size_t)s.b * (N * N) + s.r * N, d);
     } else {
-        for (int k = 0; k < N; k++) d[k] = res16(d[k]);
+        for (int k = 0; k < N; k++)
+            d[k] = res16(d[k]);
         store_row16<N>(static_cast<int16_t *>(a.out) + (size_t)s.b * (N * N) + s.r * N, d);
     }
 }
 
 template <int N, bool COAL, bool FUSED>
-VK_HD void line_p3(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm)
-{
+VK_HD void line_p3(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm) {
     itx<N>(s.d); // column r: d[k] = (row k, column r)
-    for (int k = 0; k < N; k++) s.d[k] = sra(s.d[k] + 32, 6);
+    for (int k = 0; k < N; k++)
+        s.d[k] = sra(s.d[k] + 32, 6);
     if (COAL) {
-        for (int k = 0; k < N; k++) blk_sm[k * (N + 1) + s.r] = s.d[k];
+        for (int k = 0; k < N; k++)
+            blk_sm[k * (N + 1) + s.r] = s.d[k];
         return;
     }
     // The paper's uncoalesced write-back: lane r stores column r, stride N.
@@ -465,29 +468,32 @@ VK_HD void line_p3(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm)
     for (int k = 0; k < N; k++) {
         const size_t o = (size_t)s.b * (N * N) + k * N + s.r;
         if (FUSED)
-            static_cast<uint8_t *>(a.out)[o] = (uint8_t)add_clip(ldg(pred + k * N + s.r), s.d[k]);
+            static_cast<uint8_t *>(a.out)[o] =
+                (uint8_t)add_clip(ldg(pred + k * N + s.r), s.d[k]);
         else
             static_cast<int16_t *>(a.out)[o] = (int16_t)res16(s.d[k]);
     }
 }
 
 template <int N, bool FUSED, bool PLANE = false>
-VK_HD void line_p4(const InvArgs &a, LineState<N> &s, const uint32_t *blk_sm)
-{
+VK_HD void line_p4(const InvArgs &a, LineState<N> &s, const uint32_t *blk_sm) {
     uint32_t d[N];
-    for (int k = 0; k < N; k++) d[k] = blk_sm[s.r * (N + 1) + k];
+    for (int k = 0; k < N; k++)
+        d[k] = blk_sm[s.r * (N + 1) + k];
     if (s.act) line_out_row<N, FUSED, PLANE>(a, s, d);
 }
 
 // Rows then columns of a whole block in registers, then (x + 32) >> 6.
-template <int N> VK_HD void itx_block(uint32_t *d)
-{
-    for (int i = 0; i < N; i++) itx<N>(d + i * N);
+template <int N> VK_HD void itx_block(uint32_t *d) {
+    for (int i = 0; i < N; i++)
+        itx<N>(d + i * N);
     for (int j = 0; j < N; j++) {
         uint32_t t[N];
-        for (int k = 0; k < N; k++) t[k] = d[k * N + j];
+        for (int k = 0; k < N; k++)
+            t[k] = d[k * N + j];
         itx<N>(t);
-        for (int k = 0; k < N; k++) d[k * N + j] = sra(t[k] + 32, 6);
+        for (int k = 0; k < N; k++)
+            d[k * N + j] = sra(t[k] + 32, 6);
     }
 }
 
@@ -496,8 +502,7 @@ template <int N> VK_HD void itx_block(uint32_t *d)
 //     block); coalesced: stages it in the warp's shared memory (padded stride W + 1)
 //   2 (coalesced) consecutive lanes store consecutive words of the warp's output
 template <int N, bool COAL, bool SPARSE, bool FUSED>
-VK_HD void block_p1(const InvArgs &a, uint32_t warp_first, int lane, uint32_t *warp_sm)
-{
+VK_HD void block_p1(const InvArgs &a, uint32_t warp_first, int lane, uint32_t *warp_sm) {
     constexpr int W = N * N * (FUSED ? 1 : 2) / 4; // output words per block
     const uint32_t b = warp_first + (uint32_t)lane;
     if (b >= a.b1) return;
@@ -524,41 +529,48 @@ VK_HD void block_p1(const InvArgs &a, uint32_t warp_first, int lane, uint32_t *w
         if (FUSED) {
             uint32_t p[N];
             load_row8<N>(pred + i * N, p, true);
-            for (int k = 0; k < N; k++) v[k] = add_clip(p[k], v[k]);
+            for (int k = 0; k < N; k++)
+                v[k] = add_clip(p[k], v[k]);
             for (int k = 0; k < N; k += 4)
                 o[(i * N + k) / 4] = v[k] | v[k + 1] << 8 | v[k + 2] << 16 | v[k + 3] << 24;
         } else {
-            for (int k = 0; k < N; k += 2) o[(i * N + k) / 2] = res16(v[k]) | res16(v[k + 1]) << 16;
+            for (int k = 0; k < N; k += 2)
+                o[(i * N + k) / 2] = res16(v[k]) | res16(v[k + 1]) << 16;
         }
     }
     if (COAL) {
-        for (int k = 0; k < W; k++) warp_sm[lane * (W + 1) + k] = o[k];
+        for (int k = 0; k < W; k++)
+            warp_sm[lane * (W + 1) + k] = o[k];
     } else {
-        uint4 *dst = reinterpret_cast<uint4 *>(static_cast<uint8_t *>(a.out) + (size_t)b * W * 4);
+        uint4 *dst =
+            reinterpret_cast<uint4 *>(static_cast<uint8_t *>(a.out) + (size_t)b * W * 4);
         chk_align(dst, 16);
-        for (int k = 0; k < W / 4; k++) dst[k] = make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]);
+        for (int k = 0; k < W / 4; k++)
+            dst[k] = make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]);
     }
 }
 
 template <int N, bool FUSED>
-VK_HD void block_p2(const InvArgs &a, uint32_t warp_first, int lane, const uint32_t *warp_sm)
-{
+VK_HD void block_p2(const InvArgs &a, uint32_t warp_first, int lane, const uint32_t *warp_sm) {
     constexpr int W = N * N * (FUSED ? 1 : 2) / 4;
     const uint32_t left = a.b1 - warp_first, nvalid = left < 32u ? left : 32u;
-    uint32_t *dst = reinterpret_cast<uint32_t *>(static_cast<uint8_t *>(a.out) + (size_t)warp_first * W * 4);
+    uint32_t *dst = reinterpret_cast<uint32_t *>(static_cast<uint8_t *>(a.out) +
+                                                 (size_t)warp_first * W * 4);
     chk_align(dst, 4);
-    for (uint32_t i = (uint32_t)lane; i < nvalid * W; i += 32) dst[i] = warp_sm[(i / W) * (W + 1) + i % W];
+    for (uint32_t i = (uint32_t)lane; i < nvalid * W; i += 32)
+        dst[i] = warp_sm[(i / W) * (W + 1) + i % W];
 }
 
 // Blocks per warp and round.
-template <int N, bool LINE> VK_HD constexpr int blocks_per_warp() { return LINE ? 32 / N : 32; }
+template <int N, bool LINE> VK_HD constexpr int blocks_per_warp() {
+    return LINE ? 32 / N : 32;
+}
 
 // First block of warp `warp` in round g of CUDA block x: CUDA block x handles blocks
 // [b0 + x * work * R, + work * R), R = warps * blocks per warp, one contiguous run per
 // warp and round.
 template <int N, bool LINE>
-VK_HD uint32_t warp_first_block(const InvArgs &a, uint32_t x, int nwarps, int warp, int g)
-{
+VK_HD uint32_t warp_first_block(const InvArgs &a, uint32_t x, int nwarps, int warp, int g) {
     const uint32_t per_round = (uint32_t)nwarps * blocks_per_warp<N, LINE>();
     return a.b0 + x * (uint32_t)a.work * per_round + (uint32_t)g * per_round +
            (uint32_t)(warp * blocks_per_warp<N, LINE>());
@@ -566,14 +578,14 @@ VK_HD uint32_t warp_first_block(const InvArgs &a, uint32_t x, int nwarps, int wa
 
 // PLANE (plane mode) only with LINE, COAL and FUSED false (its records carry no samples).
 template <int N, bool LINE, bool COAL, bool SPARSE, bool FUSED, bool PLANE = false>
-__global__ void __launch_bounds__(kMaxThreads) inv_kernel(const InvArgs a)
-{
+__global__ void __launch_bounds__(kMaxThreads) inv_kernel(const InvArgs a) {
     extern __shared__ uint32_t smem[];
     constexpr int WS = warp_smem_words<N, LINE, COAL, FUSED>();
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     uint32_t *warp_sm = smem + warp * WS;
     for (int g = 0; g < a.work; g++) {
-        const uint32_t wf = warp_first_block<N, LINE>(a, blockIdx.x, (int)(blockDim.x >> 5), warp, g);
+        const uint32_t wf =
+            warp_first_block<N, LINE>(a, blockIdx.x, (int)(blockDim.x >> 5), warp, g);
         if (wf >= a.b1) break; // warp-uniform
         if (LINE) {
             LineState<N> s;
@@ -602,14 +614,14 @@ __global__ void __launch_bounds__(kMaxThreads) inv_kernel(const InvArgs a)
     }
 }
 
-// ---- dense baseline ---------------------------------------------------------------------------
+// ---- dense baseline
+// ---------------------------------------------------------------------------
 
 // One thread per 4x4 cell of every plane; in 8x8 macroblocks the top-left cell's thread
 // does the 8x8 block and the other three return (the baseline's divergence).
 template <int N, bool FUSED>
 VK_HD void dense_block(const DenseArgs &a, int p, int x, int y, int qp, int list, bool has_dc,
-                       uint32_t dcv)
-{
+                       uint32_t dcv) {
     const int cw = pick3(a.cw, p);
     const int16_t *ls = (N == 4 ? a.ls4 : a.ls8) + (list * 6 + qp % 6) * N * N;
     uint32_t d[N * N];
@@ -617,7 +629,8 @@ VK_HD void dense_block(const DenseArgs &a, int p, int x, int y, int qp, int list
         int c[N], l[N];
         load_row16<N>(pick3(a.coef, p) + (size_t)(y + i) * cw + x, c);
         load_row16<N>(ls + i * N, l);
-        for (int k = 0; k < N; k++) d[i * N + k] = dequant<N>(c[k], l[k], qp);
+        for (int k = 0; k < N; k++)
+            d[i * N + k] = dequant<N>(c[k], l[k], qp);
     }
     if (has_dc) d[0] = dcv;
     itx_block<N>(d);
@@ -627,17 +640,18 @@ VK_HD void dense_block(const DenseArgs &a, int p, int x, int y, int qp, int list
             uint8_t *row = pick3(a.pic, p) + (size_t)(y + i) * cw + x;
             uint32_t pr[N];
             load_row8<N>(row, pr, false);
-            for (int k = 0; k < N; k++) v[k] = add_clip(pr[k], v[k]);
+            for (int k = 0; k < N; k++)
+                v[k] = add_clip(pr[k], v[k]);
             store_row8<N>(row, v);
         } else {
-            for (int k = 0; k < N; k++) v[k] = res16(v[k]);
+            for (int k = 0; k < N; k++)
+                v[k] = res16(v[k]);
             store_row16<N>(pick3(a.res, p) + (size_t)(y + i) * cw + x, v);
         }
     }
 }
 
-template <bool FUSED> VK_HD void dense_cell(const DenseArgs &a, uint32_t t)
-{
+template <bool FUSED> VK_HD void dense_cell(const DenseArgs &a, uint32_t t) {
     if (t >= a.first[3]) return;
     const int p = t >= a.first[2] ? 2 : t >= a.first[1] ? 1 : 0;
     const uint32_t u = t - (p == 0 ? 0u : p == 1 ? a.first[1] : a.first[2]);
@@ -662,10 +676,12 @@ template <bool FUSED> VK_HD void dense_cell(const DenseArgs &a, uint32_t t)
         const int cols = p ? 2 : 4, rows = p && !a.c422 ? 2 : 4;
         const int type = !p ? kDcLuma : a.c422 ? kDcChroma422 : kDcChroma;
         uint32_t c[16];
-        for (int i = 0; i < 16; i++) c[i] = 0;
+        for (int i = 0; i < 16; i++)
+            c[i] = 0;
         for (int i = 0; i < rows; i++)
             for (int j = 0; j < cols; j++)
-                c[i * cols + j] = (uint32_t)(int32_t)ldg(pick3(a.coef, p) + (size_t)(y0 + 4 * i) * cw + x0 + 4 * j);
+                c[i * cols + j] = (uint32_t)(int32_t)ldg(
+                    pick3(a.coef, p) + (size_t)(y0 + 4 * i) * cw + x0 + 4 * j);
         const int qpdc = type == kDcChroma422 ? qp + 3 : qp;
         const int k = ((y - y0) / 4) * cols + (x - x0) / 4;
         // LevelScale4x4(qP,DC % 6, 0, 0) = weightScale(0, 0) * normAdjust: element 0 of ls4.
@@ -675,12 +691,13 @@ template <bool FUSED> VK_HD void dense_cell(const DenseArgs &a, uint32_t t)
     dense_block<4, FUSED>(a, p, x, y, qp, list, has_dc, dcv);
 }
 
-template <bool FUSED> __global__ void __launch_bounds__(kMaxThreads) dense_kernel(const DenseArgs a)
-{
+template <bool FUSED>
+__global__ void __launch_bounds__(kMaxThreads) dense_kernel(const DenseArgs a) {
     dense_cell<FUSED>(a, blockIdx.x * blockDim.x + threadIdx.x);
 }
 
-// ---- fast dense kernel (opts.dense_vec) -------------------------------------------------------
+// ---- fast dense kernel (opts.dense_vec)
+// -------------------------------------------------------
 //
 // The dense coefficient frame as it is (no compaction), the whole picture in and out, all
 // fused. A CUDA block takes a run of kVecRun consecutive macroblocks (raster order) and
@@ -710,21 +727,23 @@ template <bool FUSED> __global__ void __launch_bounds__(kMaxThreads) dense_kerne
 // __syncwarp; 3 everything else.
 
 struct VecArgs {
-    const int16_t *coef[3];   // level planes (row stride cw[p] values)
-    uint8_t *pic[3];          // prediction in, reconstruction out (row pitch cw[p] bytes)
-    int cw[3];                // plane widths
-    const uint32_t *mb;       // VidkH264MbInfo as u32, frame raster order
+    const int16_t *coef[3]; // level planes (row stride cw[p] values)
+    uint8_t *pic[3];        // prediction in, reconstruction out (row pitch cw[p] bytes)
+    int cw[3];              // plane widths
+    const uint32_t *mb;     // VidkH264MbInfo as u32, frame raster order
     int mb_w;
     uint32_t mb0, mb1;        // macroblocks [mb0, mb1) of this launch
     int chroma;               // 0 4:0:0, 1 4:2:0, 2 4:2:2
     const int32_t *ls4, *ls8; // LevelScale as int32: [list 0..5][qP % 6][16 / 64]
 };
 
-constexpr int kVecRun = 32;                 // macroblocks per CUDA block
-constexpr int kVecLumaWarps = kVecRun / 8;  // 8 macroblocks per luma warp
-constexpr int kVecWarpWords = 32 + 32 * 4;  // sort order + 4 DC words per lane
+constexpr int kVecRun = 32;                // macroblocks per CUDA block
+constexpr int kVecLumaWarps = kVecRun / 8; // 8 macroblocks per luma warp
+constexpr int kVecWarpWords = 32 + 32 * 4; // sort order + 4 DC words per lane
 constexpr int kVecMaxThreads = 32 * (kVecLumaWarps + 4);
-VK_HD constexpr int vec_threads(int chroma) { return 32 * (kVecLumaWarps + (chroma == 0 ? 0 : chroma == 1 ? 2 : 4)); }
+VK_HD constexpr int vec_threads(int chroma) {
+    return 32 * (kVecLumaWarps + (chroma == 0 ? 0 : chroma == 1 ? 2 : 4));
+}
 
 enum { kVecIdle = 0, kVecLuma4 = 1, kVecLuma8 = 2, kVecChroma = 3 };
 
@@ -739,10 +758,16 @@ struct VecLane {
     uint32_t pr[16]; // prediction, bytes: 4 rows x 16 or 8 rows x 8
 };
 
-VK_HD int lo16(uint32_t w) { return (int)(int16_t)(uint16_t)(w & 0xffff); }
-VK_HD int hi16(uint32_t w) { return (int)(int16_t)(uint16_t)(w >> 16); }
+VK_HD int lo16(uint32_t w) {
+    return (int)(int16_t)(uint16_t)(w & 0xffff);
+}
+VK_HD int hi16(uint32_t w) {
+    return (int)(int16_t)(uint16_t)(w >> 16);
+}
 // Level at column `col` of a row whose words start at w.
-VK_HD int lev_at(const uint32_t *w, int col) { return col & 1 ? hi16(w[col >> 1]) : lo16(w[col >> 1]); }
+VK_HD int lev_at(const uint32_t *w, int col) {
+    return col & 1 ? hi16(w[col >> 1]) : lo16(w[col >> 1]);
+}
 
 // Dequantisation of 8.5.12.1 / 8.5.13.1 for one qP' as d = sra(c * (ls << sl) + rnd, sh):
 // qP/6 >= T (4; 8x8: 6): (c * ls) << (qP/6 - T), modulo 2^32; else (c * ls + 2^(sh - 1)) >> sh
@@ -751,8 +776,7 @@ struct Deq {
     int sl, sh;
     uint32_t rnd;
 };
-template <int N> VK_HD Deq deq_params(int qp)
-{
+template <int N> VK_HD Deq deq_params(int qp) {
     constexpr int T = N == 4 ? 4 : 6;
     const int per = qp / 6;
     Deq q;
@@ -761,11 +785,12 @@ template <int N> VK_HD Deq deq_params(int qp)
     q.rnd = q.sh ? 1u << (q.sh - 1) : 0u;
     return q;
 }
-VK_HD uint32_t deq1(int c, uint32_t ls, const Deq &q) { return sra((uint32_t)c * ls + q.rnd, q.sh); }
+VK_HD uint32_t deq1(int c, uint32_t ls, const Deq &q) {
+    return sra((uint32_t)c * ls + q.rnd, q.sh);
+}
 
 // Clip1Y(pred + r) for r = (x + 32) >> 6 of a transform output (|r| < 2^26: no wrap).
-VK_HD uint32_t vec_clip(uint32_t pred, uint32_t r)
-{
+VK_HD uint32_t vec_clip(uint32_t pred, uint32_t r) {
 #ifdef __CUDA_ARCH__
     return (uint32_t)__viaddmin_s32_relu((int)pred, (int)r, 255);
 #else
@@ -775,8 +800,7 @@ VK_HD uint32_t vec_clip(uint32_t pred, uint32_t r)
 }
 
 // Int32 LevelScale row(s): n values at t, shifted left by sl.
-template <int n> VK_HD void load_ls(const int32_t *t, int sl, uint32_t *ls)
-{
+template <int n> VK_HD void load_ls(const int32_t *t, int sl, uint32_t *ls) {
     chk_align(t, 16);
     for (int i = 0; i < n / 4; i++) {
         const int4 v = ldg(reinterpret_cast<const int4 *>(t) + i);
@@ -788,26 +812,27 @@ template <int n> VK_HD void load_ls(const int32_t *t, int sl, uint32_t *ls)
 // One 4x4 block: d (dequantised, element 0 already final) -> 4 rows of 4 samples added to
 // the prediction bytes and clipped; row i's 4 bytes of prediction are the word pw[i * ps]
 // and its output goes to out[i * ps].
-VK_HD void vec_block4(uint32_t *d, const uint32_t *pw, uint32_t *out, int ps)
-{
+VK_HD void vec_block4(uint32_t *d, const uint32_t *pw, uint32_t *out, int ps) {
     d[0] += 32; // the rounding of every output (see above)
-    for (int i = 0; i < 4; i++) itx4(d + 4 * i);
+    for (int i = 0; i < 4; i++)
+        itx4(d + 4 * i);
     for (int j = 0; j < 4; j++) {
         uint32_t t[4] = {d[j], d[4 + j], d[8 + j], d[12 + j]};
         itx4(t);
-        for (int i = 0; i < 4; i++) d[4 * i + j] = t[i];
+        for (int i = 0; i < 4; i++)
+            d[4 * i + j] = t[i];
     }
     for (int i = 0; i < 4; i++) {
         const uint32_t p = pw[i * ps];
         uint32_t o = 0;
-        for (int k = 0; k < 4; k++) o |= vec_clip(p >> (8 * k) & 0xff, sra(d[4 * i + k], 6)) << (8 * k);
+        for (int k = 0; k < 4; k++)
+            o |= vec_clip(p >> (8 * k) & 0xff, sra(d[4 * i + k], 6)) << (8 * k);
         out[i * ps] = o;
     }
 }
 
 // Phase 0 (luma warps): the word of macroblock (run start + lane).
-VK_HD void vec_p0(const VecArgs &a, uint32_t cta, int warp, int lane, VecLane &s)
-{
+VK_HD void vec_p0(const VecArgs &a, uint32_t cta, int warp, int lane, VecLane &s) {
     s.role = kVecIdle;
     s.valid = s.is8 = false;
     s.word = 0;
@@ -822,8 +847,8 @@ VK_HD void vec_p0(const VecArgs &a, uint32_t cta, int warp, int lane, VecLane &s
 // Phase 1 (luma warps): the sorted position of the lane's macroblock (4x4 types first, in
 // raster order, then 8x8), written to the warp's order table. m8 / mv: ballots of is8 /
 // valid.
-VK_HD void vec_p1(int warp, int lane, const VecLane &s, uint32_t m8, uint32_t mv, uint32_t *wsm)
-{
+VK_HD void vec_p1(int warp, int lane, const VecLane &s, uint32_t m8, uint32_t mv,
+                  uint32_t *wsm) {
     if (warp >= kVecLumaWarps || !s.valid) return;
     const uint32_t lt = (1u << lane) - 1;
     const uint32_t m4 = mv & ~m8;
@@ -832,8 +857,8 @@ VK_HD void vec_p1(int warp, int lane, const VecLane &s, uint32_t m8, uint32_t mv
 }
 
 // Phase 2: the lane's region, its loads; DC rows that other lanes need into shared memory.
-VK_HD void vec_p2(const VecArgs &a, uint32_t cta, int warp, int lane, uint32_t mv, VecLane &s, uint32_t *wsm)
-{
+VK_HD void vec_p2(const VecArgs &a, uint32_t cta, int warp, int lane, uint32_t mv, VecLane &s,
+                  uint32_t *wsm) {
     const uint32_t base = a.mb0 + cta * kVecRun;
     uint32_t mbi;
     if (warp < kVecLumaWarps) {
@@ -849,33 +874,42 @@ VK_HD void vec_p2(const VecArgs &a, uint32_t cta, int warp, int lane, uint32_t m
             s.role = kVecLuma8;
             s.x = 16 * mx + 8 * (s.sub & 1), s.y = 16 * my + 8 * (s.sub >> 1);
             for (int i = 0; i < 8; i++) {
-                const uint4 *q = reinterpret_cast<const uint4 *>(a.coef[0] + (size_t)(s.y + i) * cw + s.x);
-                const uint2 *r = reinterpret_cast<const uint2 *>(a.pic[0] + (size_t)(s.y + i) * cw + s.x);
+                const uint4 *q =
+                    reinterpret_cast<const uint4 *>(a.coef[0] + (size_t)(s.y + i) * cw + s.x);
+                const uint2 *r =
+                    reinterpret_cast<const uint2 *>(a.pic[0] + (size_t)(s.y + i) * cw + s.x);
                 chk_align(q, 16), chk_align(r, 8);
                 const uint4 v = ldg(q);
                 const uint2 u = *r;
-                s.c[4 * i] = v.x, s.c[4 * i + 1] = v.y, s.c[4 * i + 2] = v.z, s.c[4 * i + 3] = v.w;
+                s.c[4 * i] = v.x, s.c[4 * i + 1] = v.y, s.c[4 * i + 2] = v.z,
+                        s.c[4 * i + 3] = v.w;
                 s.pr[2 * i] = u.x, s.pr[2 * i + 1] = u.y;
             }
         } else {
             s.role = kVecLuma4;
             s.x = 16 * mx, s.y = 16 * my + 4 * s.sub;
             for (int i = 0; i < 4; i++) {
-                const uint4 *q = reinterpret_cast<const uint4 *>(a.coef[0] + (size_t)(s.y + i) * cw + s.x);
-                const uint4 *r = reinterpret_cast<const uint4 *>(a.pic[0] + (size_t)(s.y + i) * cw + s.x);
+                const uint4 *q =
+                    reinterpret_cast<const uint4 *>(a.coef[0] + (size_t)(s.y + i) * cw + s.x);
+                const uint4 *r =
+                    reinterpret_cast<const uint4 *>(a.pic[0] + (size_t)(s.y + i) * cw + s.x);
                 chk_align(q, 16), chk_align(r, 16);
                 const uint4 v0 = ldg(q), v1 = ldg(q + 1);
                 const uint4 u = *r;
-                s.c[8 * i] = v0.x, s.c[8 * i + 1] = v0.y, s.c[8 * i + 2] = v0.z, s.c[8 * i + 3] = v0.w;
-                s.c[8 * i + 4] = v1.x, s.c[8 * i + 5] = v1.y, s.c[8 * i + 6] = v1.z, s.c[8 * i + 7] = v1.w;
-                s.pr[4 * i] = u.x, s.pr[4 * i + 1] = u.y, s.pr[4 * i + 2] = u.z, s.pr[4 * i + 3] = u.w;
+                s.c[8 * i] = v0.x, s.c[8 * i + 1] = v0.y, s.c[8 * i + 2] = v0.z,
+                        s.c[8 * i + 3] = v0.w;
+                s.c[8 * i + 4] = v1.x, s.c[8 * i + 5] = v1.y, s.c[8 * i + 6] = v1.z,
+                            s.c[8 * i + 7] = v1.w;
+                s.pr[4 * i] = u.x, s.pr[4 * i + 1] = u.y, s.pr[4 * i + 2] = u.z,
+                         s.pr[4 * i + 3] = u.w;
             }
             if ((s.m >> 24) & VIDK_H264_MB_I16x16) {
                 // Row sub of the luma DC matrix (element 0 of each 4x4 block of the strip),
                 // times A from the right: g[j] = sum_b A[j][b] c[b].
                 for (int j = 0; j < 4; j++) {
                     uint32_t g = 0;
-                    for (int b = 0; b < 4; b++) g += hsign(j, b, (uint32_t)lev_at(s.c, 4 * b));
+                    for (int b = 0; b < 4; b++)
+                        g += hsign(j, b, (uint32_t)lev_at(s.c, 4 * b));
                     wsm[32 + 4 * lane + j] = g;
                 }
             }
@@ -911,15 +945,15 @@ VK_HD void vec_p2(const VecArgs &a, uint32_t cta, int warp, int lane, uint32_t m
         for (int bi = 0; bi < 2; bi++)
             for (int j = 0; j < 2; j++) {
                 uint32_t g = 0;
-                for (int b = 0; b < 2; b++) g += hsign2(j, b, (uint32_t)lev_at(s.c + 4 * (4 * bi), 4 * b));
+                for (int b = 0; b < 2; b++)
+                    g += hsign2(j, b, (uint32_t)lev_at(s.c + 4 * (4 * bi), 4 * b));
                 wsm[32 + 4 * lane + 2 * bi + j] = g;
             }
     }
 }
 
 // Phase 3, luma 4x4 strip.
-VK_HD void vec_luma4(const VecArgs &a, const VecLane &s, int lane, const uint32_t *wsm)
-{
+VK_HD void vec_luma4(const VecArgs &a, const VecLane &s, int lane, const uint32_t *wsm) {
     const int qp = (int)(s.m & 0xff), flags = (int)(s.m >> 24);
     const int list = flags & VIDK_H264_MB_INTRA ? 0 : 3;
     const Deq q = deq_params<4>(qp);
@@ -933,7 +967,8 @@ VK_HD void vec_luma4(const VecArgs &a, const VecLane &s, int lane, const uint32_
         const uint32_t ls_dc = (uint32_t)ldg(lsp);      // LevelScale4x4(qP % 6, 0, 0)
         for (int j = 0; j < 4; j++) {
             uint32_t f = 0;
-            for (int r = 0; r < 4; r++) f += hsign(s.sub, r, g[4 * r + j]);
+            for (int r = 0; r < 4; r++)
+                f += hsign(s.sub, r, g[4 * r + j]);
             dcv[j] = dc_scale(kDcLuma, f, ls_dc, qp);
         }
     }
@@ -941,7 +976,8 @@ VK_HD void vec_luma4(const VecArgs &a, const VecLane &s, int lane, const uint32_
     for (int j = 0; j < 4; j++) {
         uint32_t d[16];
         for (int i = 0; i < 4; i++)
-            for (int k = 0; k < 4; k++) d[4 * i + k] = deq1(lev_at(s.c + 8 * i, 4 * j + k), ls[4 * i + k], q);
+            for (int k = 0; k < 4; k++)
+                d[4 * i + k] = deq1(lev_at(s.c + 8 * i, 4 * j + k), ls[4 * i + k], q);
         if (dc) d[0] = dcv[j];
         vec_block4(d, s.pr + j, out + j, 4);
     }
@@ -954,8 +990,7 @@ VK_HD void vec_luma4(const VecArgs &a, const VecLane &s, int lane, const uint32_
 }
 
 // Phase 3, luma 8x8 block.
-VK_HD void vec_luma8(const VecArgs &a, const VecLane &s)
-{
+VK_HD void vec_luma8(const VecArgs &a, const VecLane &s) {
     const int qp = (int)(s.m & 0xff), flags = (int)(s.m >> 24);
     const int list = flags & VIDK_H264_MB_INTRA ? 0 : 3;
     const Deq q = deq_params<8>(qp);
@@ -964,21 +999,27 @@ VK_HD void vec_luma8(const VecArgs &a, const VecLane &s)
     for (int i = 0; i < 8; i++) {
         uint32_t ls[8];
         load_ls<8>(lsp + 8 * i, q.sl, ls);
-        for (int k = 0; k < 8; k++) d[8 * i + k] = deq1(lev_at(s.c + 4 * i, k), ls[k], q);
+        for (int k = 0; k < 8; k++)
+            d[8 * i + k] = deq1(lev_at(s.c + 4 * i, k), ls[k], q);
     }
     d[0] += 32; // the rounding of every output
-    for (int i = 0; i < 8; i++) itx8(d + 8 * i);
+    for (int i = 0; i < 8; i++)
+        itx8(d + 8 * i);
     for (int j = 0; j < 8; j++) {
         uint32_t t[8];
-        for (int i = 0; i < 8; i++) t[i] = d[8 * i + j];
+        for (int i = 0; i < 8; i++)
+            t[i] = d[8 * i + j];
         itx8(t);
-        for (int i = 0; i < 8; i++) d[8 * i + j] = t[i];
+        for (int i = 0; i < 8; i++)
+            d[8 * i + j] = t[i];
     }
     uint8_t *row = a.pic[0] + (size_t)s.y * a.cw[0] + s.x;
     for (int i = 0; i < 8; i++) {
         uint32_t o[2] = {0, 0};
         for (int k = 0; k < 8; k++)
-            o[k >> 2] |= vec_clip(s.pr[2 * i + (k >> 2)] >> (8 * (k & 3)) & 0xff, sra(d[8 * i + k], 6)) << (8 * (k & 3));
+            o[k >> 2] |=
+                vec_clip(s.pr[2 * i + (k >> 2)] >> (8 * (k & 3)) & 0xff, sra(d[8 * i + k], 6))
+                << (8 * (k & 3));
         uint2 *dst = reinterpret_cast<uint2 *>(row + (size_t)i * a.cw[0]);
         chk_align(dst, 8);
         *dst = make_uint2(o[0], o[1]);
@@ -986,8 +1027,7 @@ VK_HD void vec_luma8(const VecArgs &a, const VecLane &s)
 }
 
 // Phase 3, chroma: one 8x8 region (four 4x4 blocks with DC).
-VK_HD void vec_chroma(const VecArgs &a, const VecLane &s, int lane, const uint32_t *wsm)
-{
+VK_HD void vec_chroma(const VecArgs &a, const VecLane &s, int lane, const uint32_t *wsm) {
     const int p = s.p, c422 = a.chroma == 2;
     const int qp = (int)(s.m >> (8 * p)) & 0xff, flags = (int)(s.m >> 24);
     const int list = (flags & VIDK_H264_MB_INTRA ? 0 : 3) + p;
@@ -1004,7 +1044,8 @@ VK_HD void vec_chroma(const VecArgs &a, const VecLane &s, int lane, const uint32
         for (int bi = 0; bi < 2; bi++)
             for (int j = 0; j < 2; j++) {
                 uint32_t f = 0;
-                for (int r = 0; r < 4; r++) f += hsign(2 * s.sub + bi, r, g[2 * r + j]);
+                for (int r = 0; r < 4; r++)
+                    f += hsign(2 * s.sub + bi, r, g[2 * r + j]);
                 dcv[2 * bi + j] = dc_scale(type, f, ls_dc, qpdc);
             }
     } else {
@@ -1012,11 +1053,13 @@ VK_HD void vec_chroma(const VecArgs &a, const VecLane &s, int lane, const uint32
         for (int r = 0; r < 2; r++)
             for (int j = 0; j < 2; j++) {
                 g[r][j] = 0;
-                for (int b = 0; b < 2; b++) g[r][j] += hsign2(j, b, (uint32_t)lev_at(s.c + 4 * (4 * r), 4 * b));
+                for (int b = 0; b < 2; b++)
+                    g[r][j] += hsign2(j, b, (uint32_t)lev_at(s.c + 4 * (4 * r), 4 * b));
             }
         for (int bi = 0; bi < 2; bi++)
             for (int j = 0; j < 2; j++)
-                dcv[2 * bi + j] = dc_scale(type, hsign2(bi, 0, g[0][j]) + hsign2(bi, 1, g[1][j]), ls_dc, qpdc);
+                dcv[2 * bi + j] = dc_scale(
+                    type, hsign2(bi, 0, g[0][j]) + hsign2(bi, 1, g[1][j]), ls_dc, qpdc);
     }
     uint32_t out[16]; // 8 rows x 2 words
     for (int bi = 0; bi < 2; bi++)
@@ -1024,7 +1067,8 @@ VK_HD void vec_chroma(const VecArgs &a, const VecLane &s, int lane, const uint32
             uint32_t d[16];
             for (int i = 0; i < 4; i++)
                 for (int k = 0; k < 4; k++)
-                    d[4 * i + k] = deq1(lev_at(s.c + 4 * (4 * bi + i), 4 * bj + k), ls[4 * i + k], q);
+                    d[4 * i + k] =
+                        deq1(lev_at(s.c + 4 * (4 * bi + i), 4 * bj + k), ls[4 * i + k], q);
             d[0] = dcv[2 * bi + bj];
             vec_block4(d, s.pr + 8 * bi + bj, out + 8 * bi + bj, 2);
         }
@@ -1037,21 +1081,23 @@ VK_HD void vec_chroma(const VecArgs &a, const VecLane &s, int lane, const uint32
     }
 }
 
-VK_HD void vec_p3(const VecArgs &a, int lane, const VecLane &s, const uint32_t *wsm)
-{
-    if (s.role == kVecLuma4) vec_luma4(a, s, lane, wsm);
-    else if (s.role == kVecLuma8) vec_luma8(a, s);
-    else if (s.role == kVecChroma) vec_chroma(a, s, lane, wsm);
+VK_HD void vec_p3(const VecArgs &a, int lane, const VecLane &s, const uint32_t *wsm) {
+    if (s.role == kVecLuma4)
+        vec_luma4(a, s, lane, wsm);
+    else if (s.role == kVecLuma8)
+        vec_luma8(a, s);
+    else if (s.role == kVecChroma)
+        vec_chroma(a, s, lane, wsm);
 }
 
-__global__ void __launch_bounds__(kVecMaxThreads, 2) vec_kernel(const VecArgs a)
-{
+__global__ void __launch_bounds__(kVecMaxThreads, 2) vec_kernel(const VecArgs a) {
     __shared__ uint32_t sm[kVecMaxThreads / 32][kVecWarpWords];
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     uint32_t *wsm = sm[warp];
     VecLane s;
     vec_p0(a, blockIdx.x, warp, lane, s);
-    const uint32_t m8 = __ballot_sync(0xffffffffu, s.is8), mv = __ballot_sync(0xffffffffu, s.valid);
+    const uint32_t m8 = __ballot_sync(0xffffffffu, s.is8),
+                   mv = __ballot_sync(0xffffffffu, s.valid);
     vec_p1(warp, lane, s, m8, mv, wsm);
     __syncwarp();
     vec_p2(a, blockIdx.x, warp, lane, mv, s, wsm);
@@ -1062,8 +1108,7 @@ __global__ void __launch_bounds__(kVecMaxThreads, 2) vec_kernel(const VecArgs a)
 // ---- forward path ---------------------------------------------------------------------------
 
 // One row or column of the forward core transforms, int32, as ftx4_1d / ftx8_1d.
-VK_HD void ftx4(int32_t *x)
-{
+VK_HD void ftx4(int32_t *x) {
     const int32_t s03 = x[0] + x[3], d03 = x[0] - x[3];
     const int32_t s12 = x[1] + x[2], d12 = x[1] - x[2];
     x[0] = s03 + s12;
@@ -1072,8 +1117,7 @@ VK_HD void ftx4(int32_t *x)
     x[3] = d03 - 2 * d12;
 }
 
-VK_HD void ftx8(int32_t *x)
-{
+VK_HD void ftx8(int32_t *x) {
     const int32_t s07 = x[0] + x[7], d07 = x[0] - x[7];
     const int32_t s16 = x[1] + x[6], d16 = x[1] - x[6];
     const int32_t s25 = x[2] + x[5], d25 = x[2] - x[5];
@@ -1093,8 +1137,7 @@ VK_HD void ftx8(int32_t *x)
     x[7] = (b4 >> 2) - b7;
 }
 
-template <int N> VK_HD void ftx(int32_t *x)
-{
+template <int N> VK_HD void ftx(int32_t *x) {
     if (N == 4)
         ftx4(x);
     else
@@ -1102,20 +1145,23 @@ template <int N> VK_HD void ftx(int32_t *x)
 }
 
 // level = sign(w) * min(32767, (|w| * mf + f) >> qbits), exact (64-bit product).
-VK_HD int quant1(int32_t w, uint32_t mf, int qbits, uint32_t f)
-{
+VK_HD int quant1(int32_t w, uint32_t mf, int qbits, uint32_t f) {
     const uint32_t a = w < 0 ? 0u - (uint32_t)w : (uint32_t)w;
     unsigned long long l = ((unsigned long long)a * mf + f) >> qbits;
     if (l > 32767) l = 32767;
     return w < 0 ? -(int)l : (int)l;
 }
 
-VK_HD uint32_t deadzone(int qbits, bool intra) { return (1u << qbits) / (intra ? 3u : 6u); }
+VK_HD uint32_t deadzone(int qbits, bool intra) {
+    return (1u << qbits) / (intra ? 3u : 6u);
+}
 
 // Threads per macroblock of the forward kernel: 64 luma lines (16 4x4 blocks x 4 rows,
 // or 4 8x8 blocks x 8 rows on the first 32), then 16 (4:2:0) or 32 (4:2:2) per chroma
 // plane: one CUDA block per macroblock.
-VK_HD constexpr int fwd_threads(int chroma) { return chroma == 0 ? 64 : chroma == 1 ? 96 : 128; }
+VK_HD constexpr int fwd_threads(int chroma) {
+    return chroma == 0 ? 64 : chroma == 1 ? 96 : 128;
+}
 constexpr int kFwdWarpWords = 4 * 8 * 9; // the larger of 8 padded 4x4 and 4 padded 8x8 blocks
 
 // One thread's line of the forward kernel: plane, block, row / column r, parameters.
@@ -1125,12 +1171,11 @@ struct FwdLine {
     int r;
     int qp, list;
     bool intra, has_dc;
-    int dck;      // index of the block in its DC matrix
+    int dck; // index of the block in its DC matrix
     int32_t v[8];
 };
 
-VK_HD FwdLine fwd_line_setup(const FwdArgs &a, int mbi, int t)
-{
+VK_HD FwdLine fwd_line_setup(const FwdArgs &a, int mbi, int t) {
     FwdLine s = {};
     const int mx = mbi % a.mb_w, my = mbi / a.mb_w;
     const uint32_t m = ldg(a.mb + mbi);
@@ -1155,7 +1200,8 @@ VK_HD FwdLine fwd_line_setup(const FwdArgs &a, int mbi, int t)
         s.p = 1 + u / cl;
         s.qp = (int)(m >> (8 * s.p)) & 0xff;
         s.list = (s.intra ? 0 : 3) + s.p;
-        s.n = 4, s.x = mx * 8 + (k & 1) * 4, s.yb = my * (a.chroma == 2 ? 16 : 8) + (k >> 1) * 4;
+        s.n = 4, s.x = mx * 8 + (k & 1) * 4,
+        s.yb = my * (a.chroma == 2 ? 16 : 8) + (k >> 1) * 4;
         s.r = u & 3;
         s.has_dc = true;
         s.dck = k;
@@ -1165,28 +1211,28 @@ VK_HD FwdLine fwd_line_setup(const FwdArgs &a, int mbi, int t)
 
 // Phase 1: residual row r, row transform (rows first, as the C reference), store
 // transposed. blk_sm: the block's N * (N + 1) words.
-template <int N> VK_HD void fwd_p1(const FwdArgs &a, FwdLine &s, uint32_t *blk_sm)
-{
+template <int N> VK_HD void fwd_p1(const FwdArgs &a, FwdLine &s, uint32_t *blk_sm) {
     const int pw = pick3(a.pw, s.p);
     uint32_t sv[N], pv[N];
     load_row8<N>(pick3(a.src, s.p) + (size_t)(s.yb + s.r) * pw + s.x, sv, true);
     load_row8<N>(pick3(a.pred, s.p) + (size_t)(s.yb + s.r) * pw + s.x, pv, true);
-    for (int k = 0; k < N; k++) s.v[k] = (int32_t)sv[k] - (int32_t)pv[k];
+    for (int k = 0; k < N; k++)
+        s.v[k] = (int32_t)sv[k] - (int32_t)pv[k];
     ftx<N>(s.v);
-    for (int k = 0; k < N; k++) blk_sm[k * (N + 1) + s.r] = (uint32_t)s.v[k];
+    for (int k = 0; k < N; k++)
+        blk_sm[k * (N + 1) + s.r] = (uint32_t)s.v[k];
 }
 
 // Phase 2: load column r.
-template <int N> VK_HD void fwd_p2(FwdLine &s, const uint32_t *blk_sm)
-{
-    for (int k = 0; k < N; k++) s.v[k] = (int32_t)blk_sm[s.r * (N + 1) + k];
+template <int N> VK_HD void fwd_p2(FwdLine &s, const uint32_t *blk_sm) {
+    for (int k = 0; k < N; k++)
+        s.v[k] = (int32_t)blk_sm[s.r * (N + 1) + k];
 }
 
 // Phase 3: column transform, quantisation, levels of column r; the DC coefficient of a
 // DC block goes to dcw (the C code quantises it with factor 0, then overwrites it with the
 // DC level). Returns the non-zero count.
-template <int N> VK_HD unsigned fwd_p3(const FwdArgs &a, FwdLine &s, int32_t *dcw)
-{
+template <int N> VK_HD unsigned fwd_p3(const FwdArgs &a, FwdLine &s, int32_t *dcw) {
     ftx<N>(s.v); // v[k] = w(row k, column r)
     const int32_t *mf = (N == 4 ? a.mf4 : a.mf8) + (s.list * 6 + s.qp % 6) * N * N;
     const int qbits = (N == 4 ? 15 : 16) + s.qp / 6;
@@ -1208,8 +1254,7 @@ template <int N> VK_HD unsigned fwd_p3(const FwdArgs &a, FwdLine &s, int32_t *dc
 // Phase 4 (after __syncthreads): the DC transform and quantiser of quant_dc in
 // src/h264_batch.c, one thread per DC level: luma on threads 0..15 (Intra16x16), chroma
 // on the first 4 / 8 threads of each chroma plane. Returns the non-zero count.
-VK_HD unsigned fwd_dc(const FwdArgs &a, int mbi, int t, const int32_t *dcw)
-{
+VK_HD unsigned fwd_dc(const FwdArgs &a, int mbi, int t, const int32_t *dcw) {
     const int mx = mbi % a.mb_w, my = mbi / a.mb_w;
     const uint32_t m = ldg(a.mb + mbi);
     const int flags = (int)(m >> 24);
@@ -1229,16 +1274,17 @@ VK_HD unsigned fwd_dc(const FwdArgs &a, int mbi, int t, const int32_t *dcw)
     // MF(qP,DC % 6, 0, 0) of the list: element 0 of its 4x4 factors.
     const uint32_t mf00 = (uint32_t)ldg(a.mf4 + (list * 6 + qpdc % 6) * 16);
     uint32_t c[16];
-    for (int i = 0; i < 16; i++) c[i] = (uint32_t)dcw[p * 16 + i];
+    for (int i = 0; i < 16; i++)
+        c[i] = (uint32_t)dcw[p * 16 + i];
     const int l = quant1((int32_t)dc_hadamard(type, c, k), mf00, qbits, deadzone(qbits, intra));
     const int cols = p ? 2 : 4;
     const int x = p ? mx * 8 : mx * 16, y = p ? my * (a.chroma == 2 ? 16 : 8) : my * 16;
-    pick3(a.lev, p)[(size_t)(y + 4 * (k / cols)) * pick3(a.pw, p) + x + 4 * (k % cols)] = (int16_t)l;
+    pick3(a.lev, p)[(size_t)(y + 4 * (k / cols)) * pick3(a.pw, p) + x + 4 * (k % cols)] =
+        (int16_t)l;
     return l != 0;
 }
 
-__global__ void __launch_bounds__(128) fwd_kernel(const FwdArgs a)
-{
+__global__ void __launch_bounds__(128) fwd_kernel(const FwdArgs a) {
     __shared__ uint32_t sm[4][kFwdWarpWords];
     __shared__ int32_t dcw[3 * 16];
     const int t = (int)threadIdx.x, lane = t & 31, mbi = (int)blockIdx.x;

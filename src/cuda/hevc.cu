@@ -1463,11 +1463,20 @@ int find_overlap(const InvRun *r, bool *overlap) {
 // One TB row of samples (4..64 bytes): constant-size copies the compiler inlines.
 inline void copy_row(uint8_t *d, const uint8_t *s, int bytes) {
     switch (bytes) {
-    case 4: memcpy(d, s, 4); break;
-    case 8: memcpy(d, s, 8); break;
-    case 16: memcpy(d, s, 16); break;
-    case 32: memcpy(d, s, 32); break;
-    default: memcpy(d, s, 64);
+    case 4:
+        memcpy(d, s, 4);
+        break;
+    case 8:
+        memcpy(d, s, 8);
+        break;
+    case 16:
+        memcpy(d, s, 16);
+        break;
+    case 32:
+        memcpy(d, s, 32);
+        break;
+    default:
+        memcpy(d, s, 64);
     }
 }
 

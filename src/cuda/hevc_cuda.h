@@ -36,11 +36,11 @@ enum {
 
 /** VidkHevcCudaOpts.alloc4: how the 4x4 forward kernel places compacted levels. */
 enum {
-    VIDK_HEVC_CUDA_ALLOC4_WARP = 0,  /**< one atomicAdd per warp and tile (64 TBs): the
-                                          faster on the H200 (19.7 vs 21.2 us per DCI 4K
-                                          frame, run 2 of 2026-11-21) */
-    VIDK_HEVC_CUDA_ALLOC4_BLOCK = 1  /**< one atomicAdd per CUDA block and round (512 TBs),
-                                          after a block-level scan of the warps' counts */
+    VIDK_HEVC_CUDA_ALLOC4_WARP = 0, /**< one atomicAdd per warp and tile (64 TBs): the
+                                         faster on the H200 (19.7 vs 21.2 us per DCI 4K
+                                         frame, run 2 of 2026-11-21) */
+    VIDK_HEVC_CUDA_ALLOC4_BLOCK = 1 /**< one atomicAdd per CUDA block and round (512 TBs),
+                                         after a block-level scan of the warps' counts */
 };
 
 /** Bytes a call moved, by route, and the forward's download modes (VidkHevcCudaOpts.stats). */

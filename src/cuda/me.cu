@@ -56,8 +56,7 @@ constexpr int kMaxBands = 8;
 constexpr size_t kSmemDefault = 48 * 1024; // without the opt-in attribute
 
 int check_args(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
-               const VidkMeParams *p, const VidkMeField *out)
-{
+               const VidkMeParams *p, const VidkMeField *out) {
     if (!ctx || !ctx->cuda || !cur || !ref || !p || !out) return VIDK_ERR(EINVAL);
     if (cur->w != ref->w || cur->h != ref->h || cur->bitdepth != ref->bitdepth || cur->w < 1 ||
         cur->h < 1 || cur->bitdepth < 8 || cur->bitdepth > 16 || !cur->data[0] || !ref->data[0])
@@ -71,19 +70,20 @@ int check_args(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
         if (!(p->shapes & VIDK_ME_SHAPE(bs))) continue;
         int gw, gh;
         field_grid(cur->w, cur->h, bs, &gw, &gh);
-        if (!out->res[bs] || out->grid_w[bs] != gw || out->grid_h[bs] != gh) return VIDK_ERR(EINVAL);
+        if (!out->res[bs] || out->grid_w[bs] != gw || out->grid_h[bs] != gh)
+            return VIDK_ERR(EINVAL);
     }
     return 0;
 }
 
 // Host rows [y0, y1) of plane 0 of pic into the pinned staging (device pitch).
-void stage_rows(const VidkPicture *pic, const MePlan *pl, uint8_t *stage, int y0, int y1)
-{
+void stage_rows(const VidkPicture *pic, const MePlan *pl, uint8_t *stage, int y0, int y1) {
     const size_t bps = pl->bitdepth > 8 ? 2 : 1;
     const size_t pitch_b = (size_t)pl->pitch * bps, row_b = (size_t)pl->w * bps;
     for (int y = y0; y < y1; y++)
         memcpy(stage + (size_t)y * pitch_b,
-               static_cast<const uint8_t *>(pic->data[0]) + (ptrdiff_t)y * pic->stride[0], row_b);
+               static_cast<const uint8_t *>(pic->data[0]) + (ptrdiff_t)y * pic->stride[0],
+               row_b);
 }
 
 // Kernel configuration of a call (for A/B measurements on the device): VIDK_ME_KCFG=r1
@@ -92,8 +92,7 @@ void stage_rows(const VidkPicture *pic, const MePlan *pl, uint8_t *stage, int y0
 // ranks on the FMA pipe without lambda; f16 and the f41 partition kernels with lambda as
 // r2). Measured on an H200 (982cf32, 1080p R=64, sequence mode): 4x4 r2 1.200 ms, r3
 // 1.121 ms; 41 partitions 2.003 / 1.984 ms; 16x16 0.862 ms both.
-int kernel_config()
-{
+int kernel_config() {
     const char *e = getenv("VIDK_ME_KCFG");
     if (e && (!strcmp(e, "r1") || !strcmp(e, "1"))) return 0;
     if (e && (!strcmp(e, "r2") || !strcmp(e, "2"))) return 1;
@@ -103,15 +102,14 @@ int kernel_config()
 // The r2 kernels fit more blocks per SM (f41 4x4-only: 5 x 26.8 kB), more than the
 // 132 kB shared-memory configuration the driver picked for r1: ask for the largest
 // shared-memory carveout (the staging reads hit L2, 95 %, not L1).
-template <typename K> cudaError_t prefer_shared(K kern)
-{
+template <typename K> cudaError_t prefer_shared(K kern) {
     return cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
                                 (int)cudaSharedmemCarveoutMaxShared);
 }
 
 template <int FL>
-cudaError_t launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s, int cfg)
-{
+cudaError_t launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s,
+                        int cfg) {
     cudaError_t e = cudaSuccess;
     if (pl->path == PATH_F16) {
         if (cfg && (e = prefer_shared(f16_kernel_r2<FL>)) == cudaSuccess)
@@ -132,42 +130,43 @@ cudaError_t launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStre
 // The instantiations make_plan can ask for (see its flag rules). Returns cudaSuccess, the
 // error of the carveout request, or cudaErrorInvalidValue for a flag set without a kernel.
 cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s,
-                          int cfg)
-{
+                          int cfg) {
     const int f16 = pl->path == PATH_F16;
     cudaError_t e = cudaSuccess;
     switch (pl->flags) {
-    case 0: return launch_fast<0>(pl, a, nb, s, cfg);
-    case F_LAMBDA: return launch_fast<F_LAMBDA>(pl, a, nb, s, cfg);
-#define F16_CASE(fl)                                                                      \
-    case fl:                                                                              \
-        if (!f16) return cudaErrorInvalidValue;                                           \
-        if (cfg && (e = prefer_shared(f16_kernel_r2<fl>)) == cudaSuccess)                 \
-            f16_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                       \
-        else if (!cfg)                                                                    \
-            f16_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                          \
+    case 0:
+        return launch_fast<0>(pl, a, nb, s, cfg);
+    case F_LAMBDA:
+        return launch_fast<F_LAMBDA>(pl, a, nb, s, cfg);
+#define F16_CASE(fl)                                                                           \
+    case fl:                                                                                   \
+        if (!f16) return cudaErrorInvalidValue;                                                \
+        if (cfg && (e = prefer_shared(f16_kernel_r2<fl>)) == cudaSuccess)                      \
+            f16_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                            \
+        else if (!cfg)                                                                         \
+            f16_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                               \
         break;
         F16_CASE(F_BIG)
         F16_CASE(F_BIG | F_LAMBDA)
 #undef F16_CASE
-#define F41_CASE(fl)                                                                      \
-    case fl:                                                                              \
-        if (f16) return cudaErrorInvalidValue;                                            \
-        if (cfg && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)                 \
-            f41_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                       \
-        else if (!cfg)                                                                    \
-            f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                          \
+#define F41_CASE(fl)                                                                           \
+    case fl:                                                                                   \
+        if (f16) return cudaErrorInvalidValue;                                                 \
+        if (cfg && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)                      \
+            f41_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                            \
+        else if (!cfg)                                                                         \
+            f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                               \
         break;
 // Without lambda, r3 has its own partition kernels (float key ranks, ME_CUDA.md 5d).
-#define F41_CASE3(fl)                                                                     \
-    case fl:                                                                              \
-        if (f16) return cudaErrorInvalidValue;                                            \
-        if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<fl>)) == cudaSuccess)            \
-            f41_kernel_r3<fl><<<nb, pl->threads, pl->smem, s>>>(a);                       \
-        else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)       \
-            f41_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                       \
-        else if (!cfg)                                                                    \
-            f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                          \
+#define F41_CASE3(fl)                                                                          \
+    case fl:                                                                                   \
+        if (f16) return cudaErrorInvalidValue;                                                 \
+        if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<fl>)) == cudaSuccess)                 \
+            f41_kernel_r3<fl><<<nb, pl->threads, pl->smem, s>>>(a);                            \
+        else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)            \
+            f41_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                            \
+        else if (!cfg)                                                                         \
+            f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                               \
         break;
         F41_CASE3(F_MID)
         F41_CASE3(F_MID | F_BIG)
@@ -179,18 +178,17 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         F41_CASE(F_SUB | F_MID | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_BIG | F_LAMBDA)
 #undef F41_CASE
-    default: return cudaErrorInvalidValue;
+    default:
+        return cudaErrorInvalidValue;
     }
     return e;
 }
-
 
 // Band b of the plan on stream s: the search kernel(s), then the finalize kernel that turns
 // the band's keys into results (f's per-shape rows are set for the band). Returns the first
 // CUDA error (launch errors included).
 cudaError_t issue_band(const MePlan *pl, MeArgs &a, FinArgs &f, int b, cudaStream_t s, int cfg,
-                       size_t bps)
-{
+                       size_t bps) {
     cudaError_t e;
     a.gy0 = pl->band_g0[b], a.gyn = pl->band_gn[b];
     if (pl->path == PATH_GENERIC) {
@@ -209,7 +207,8 @@ cudaError_t issue_band(const MePlan *pl, MeArgs &a, FinArgs &f, int b, cudaStrea
         }
     } else {
         const unsigned nb = (unsigned)((long)pl->GW * a.gyn * pl->ncb * pl->nsl);
-        if ((e = launch_search(pl, a, nb, s, cfg)) != cudaSuccess) return e; // path, flags of pl
+        if ((e = launch_search(pl, a, nb, s, cfg)) != cudaSuccess)
+            return e; // path, flags of pl
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     f.nshape = 0;
@@ -223,18 +222,17 @@ cudaError_t issue_band(const MePlan *pl, MeArgs &a, FinArgs &f, int b, cudaStrea
         maxn = vk_imax(maxn, f.rows[si] * f.gw[si]);
     }
     if (maxn > 0) {
-        finalize_kernel<<<dim3((unsigned)((maxn + 255) / 256), (unsigned)f.nshape), 256, 0, s>>>(f);
+        finalize_kernel<<<dim3((unsigned)((maxn + 255) / 256), (unsigned)f.nshape), 256, 0,
+                          s>>>(f);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     return cudaSuccess;
 }
 
-
 // Kernel arguments of a search over device planes cur / ref (8- or 16-bit) with keys and
 // results in the given buffers, and predictors pred (or nullptr).
 void plan_args(const MePlan *pl, const uint8_t *cur, const uint8_t *ref, const VidkMv *pred,
-               unsigned long long *keys, VidkMeResult *res, MeArgs *a, FinArgs *f)
-{
+               unsigned long long *keys, VidkMeResult *res, MeArgs *a, FinArgs *f) {
     *a = base_args(pl);
     a->cur = cur, a->ref = ref;
     a->cur16 = reinterpret_cast<const uint16_t *>(cur);
@@ -250,13 +248,14 @@ void plan_args(const MePlan *pl, const uint8_t *cur, const uint8_t *ref, const V
 
 extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
                                        const VidkPicture *ref, const VidkPicture *next,
-                                       const VidkMeParams *p, VidkMeField *out, unsigned flags)
-{
+                                       const VidkMeParams *p, VidkMeField *out,
+                                       unsigned flags) {
     int err = check_args(ctx, cur, ref, p, out);
     MePlan pl;
     MeArgs a;
     FinArgs f;
-    uint8_t *d_plane[3] = {nullptr, nullptr, nullptr}, *h_plane[3] = {nullptr, nullptr, nullptr};
+    uint8_t *d_plane[3] = {nullptr, nullptr, nullptr},
+            *h_plane[3] = {nullptr, nullptr, nullptr};
     uint8_t *d_cur = nullptr, *d_ref = nullptr, *h_cur = nullptr, *h_ref = nullptr;
     unsigned long long *d_keys = nullptr;
     VidkMeResult *d_res = nullptr, *h_res = nullptr;
@@ -288,7 +287,8 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
             maxabs = vk_imax(maxabs, vk_imax(vk_abs(p->pred[i].x), vk_abs(p->pred[i].y)));
     }
     VIDK_TRY(make_plan(&pl, cur->w, cur->h, cur->bitdepth, p, maxabs, ctx->cuda->sms));
-    if (pl.path != PATH_GENERIC && pl.smem > kSmemDefault) return VIDK_ERR(EINVAL); // see make_plan
+    if (pl.path != PATH_GENERIC && pl.smem > kSmemDefault)
+        return VIDK_ERR(EINVAL); // see make_plan
     bps = pl.bitdepth > 8 ? 2 : 1;
     VIDK_TRY(vidk_cuda_enter(ctx));
     ns = ctx->cuda->n_streams;
@@ -333,7 +333,8 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
         if (i != pc && (i < 2 || d_plane[i])) pr = i;
     if (next) {
         pn = 3 - pc - pr;
-        if (!d_plane[pn]) VIDK_TRY(vidk_cuda_dev_slot(ctx, kPlaneSlot[pn], pl.plane_bytes, &d_plane[pn]));
+        if (!d_plane[pn])
+            VIDK_TRY(vidk_cuda_dev_slot(ctx, kPlaneSlot[pn], pl.plane_bytes, &d_plane[pn]));
         VIDK_TRY(vidk_cuda_host_slot(ctx, kPlaneSlot[pn], pl.plane_bytes, &h_plane[pn]));
     }
     // From here on the planes' contents change: no role is valid until the call succeeds.
@@ -387,16 +388,16 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
         if (cr > cur_done) {
             stage_rows(cur, &pl, h_cur, cur_done, cr);
             CUDA_CHECK(cudaMemcpyAsync(d_cur + cur_done * pitch_b, h_cur + cur_done * pitch_b,
-                                       (size_t)(cr - cur_done) * pitch_b, cudaMemcpyHostToDevice,
-                                       s_up));
+                                       (size_t)(cr - cur_done) * pitch_b,
+                                       cudaMemcpyHostToDevice, s_up));
             h2d += (size_t)(cr - cur_done) * pitch_b;
             cur_done = cr;
         }
         if (rr > ref_done) {
             stage_rows(ref, &pl, h_ref, ref_done, rr);
             CUDA_CHECK(cudaMemcpyAsync(d_ref + ref_done * pitch_b, h_ref + ref_done * pitch_b,
-                                       (size_t)(rr - ref_done) * pitch_b, cudaMemcpyHostToDevice,
-                                       s_up));
+                                       (size_t)(rr - ref_done) * pitch_b,
+                                       cudaMemcpyHostToDevice, s_up));
             h2d += (size_t)(rr - ref_done) * pitch_b;
             ref_done = rr;
         }
@@ -438,7 +439,8 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
         const size_t bytes = (size_t)pl.pitch * bps * (size_t)pl.h;
         VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_H2D, s_up));
         stage_rows(next, &pl, h_plane[pn], 0, pl.h);
-        CUDA_CHECK(cudaMemcpyAsync(d_plane[pn], h_plane[pn], bytes, cudaMemcpyHostToDevice, s_up));
+        CUDA_CHECK(
+            cudaMemcpyAsync(d_plane[pn], h_plane[pn], bytes, cudaMemcpyHostToDevice, s_up));
         VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_H2D, s_up, bytes));
     }
 
@@ -488,28 +490,24 @@ cleanup:
 
 extern "C" int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur,
                                       const VidkPicture *ref, const VidkMeParams *p,
-                                      VidkMeField *out, unsigned flags)
-{
+                                      VidkMeField *out, unsigned flags) {
     if (flags & ~(unsigned)VIDK_CUDA_ME_REF_IS_PREV_CUR) return VIDK_ERR(EINVAL);
     return vidk_cuda_me_search_seq(ctx, cur, ref, nullptr, p, out, flags);
 }
 
 extern "C" int vidk_cuda_me_search(VidkContext *ctx, const VidkPicture *cur,
                                    const VidkPicture *ref, const VidkMeParams *p,
-                                   VidkMeField *out)
-{
+                                   VidkMeField *out) {
     return vidk_cuda_me_search_seq(ctx, cur, ref, nullptr, p, out, 0);
 }
 
-extern "C" int vidk_cuda_me_pitch(int w)
-{
+extern "C" int vidk_cuda_me_pitch(int w) {
     return (w + 63) / 64 * 64;
 }
 
 extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uint8_t *cur,
                                        const uint8_t *ref, const VidkMeParams *p, void *stream,
-                                       const VidkMeResult **res, int *grid_w)
-{
+                                       const VidkMeResult **res, int *grid_w) {
     int err = 0;
     MePlan pl;
     MeArgs a;

@@ -69,23 +69,22 @@ struct Block {
 static Block g_block;
 static const size_t kStack = 128 * 1024;
 
-inline void *dyn_smem() { return g_block.smem.data(); }
-inline void yield_to_sched(int st)
-{
+inline void *dyn_smem() {
+    return g_block.smem.data();
+}
+inline void yield_to_sched(int st) {
     Fiber &fb = g_block.f[g_block.cur];
     fb.state = st;
     swapcontext(&fb.uc, &g_block.sched);
 }
 
-inline void entry()
-{
+inline void entry() {
     g_block.body();
     g_block.f[g_block.cur].state = DONE;
     // returning resumes uc_link (the scheduler)
 }
 
-inline void fail(const char *what)
-{
+inline void fail(const char *what) {
     fprintf(stderr, "emu: SIMT error: %s (block %u,%u thread %d)\n", what, g_block.bidx.x,
             g_block.bidx.y, g_block.cur);
     g_block.errors++;
@@ -93,8 +92,7 @@ inline void fail(const char *what)
 
 // Run one block to completion.
 inline void run_block(dim3 bidx, dim3 bdim, dim3 gdim, size_t smem_bytes,
-                      const std::function<void()> &body)
-{
+                      const std::function<void()> &body) {
     Block &B = g_block;
     const int nt = (int)bdim.x;
     B.bidx = bidx, B.bdim = bdim, B.gdim = gdim;
@@ -155,10 +153,10 @@ inline void run_block(dim3 bidx, dim3 bdim, dim3 gdim, size_t smem_bytes,
     }
 }
 
-template <typename F> inline void launch(dim3 grid, dim3 block, size_t smem, F &&fn)
-{
+template <typename F> inline void launch(dim3 grid, dim3 block, size_t smem, F &&fn) {
     for (unsigned y = 0; y < grid.y; y++)
-        for (unsigned x = 0; x < grid.x; x++) run_block(dim3(x, y, 0), block, grid, smem, fn);
+        for (unsigned x = 0; x < grid.x; x++)
+            run_block(dim3(x, y, 0), block, grid, smem, fn);
 }
 
 } // namespace emu
@@ -166,17 +164,24 @@ template <typename F> inline void launch(dim3 grid, dim3 block, size_t smem, F &
 struct EmuIdx {
     unsigned x, y, z;
 };
-inline EmuIdx emu_tid() { return {(unsigned)emu::g_block.cur, 0, 0}; }
-inline EmuIdx emu_bid() { return {emu::g_block.bidx.x, emu::g_block.bidx.y, 0}; }
-inline EmuIdx emu_bdim() { return {emu::g_block.bdim.x, 1, 1}; }
+inline EmuIdx emu_tid() {
+    return {(unsigned)emu::g_block.cur, 0, 0};
+}
+inline EmuIdx emu_bid() {
+    return {emu::g_block.bidx.x, emu::g_block.bidx.y, 0};
+}
+inline EmuIdx emu_bdim() {
+    return {emu::g_block.bdim.x, 1, 1};
+}
 #define threadIdx (emu_tid())
-#define blockIdx (emu_bid())
-#define blockDim (emu_bdim())
+#define blockIdx  (emu_bid())
+#define blockDim  (emu_bdim())
 
-inline void __syncthreads() { emu::yield_to_sched(emu::WAIT_BLOCK); }
+inline void __syncthreads() {
+    emu::yield_to_sched(emu::WAIT_BLOCK);
+}
 
-template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int m)
-{
+template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int m) {
     static_assert(sizeof(T) <= 8, "shuffle size");
     if (mask != 0xffffffffu) emu::fail("partial shuffle mask");
     const int t = emu::g_block.cur;
@@ -192,8 +197,7 @@ template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int m)
     return r;
 }
 
-inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v)
-{
+inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
     const unsigned long long o = *p;
     if (v < o) *p = v;
     return o;
@@ -206,24 +210,22 @@ struct Guard {
     size_t valid = 0, total = 0;
 };
 static Guard g_guard[2];
-inline void check_read(const void *p, size_t n)
-{
+inline void check_read(const void *p, size_t n) {
     const unsigned char *c = static_cast<const unsigned char *>(p);
     for (const Guard &g : g_guard)
         if (g.base && c >= g.base && c < g.base + g.total && c + n > g.base + g.valid)
             fail("read of plane rows that are not uploaded yet");
 }
 } // namespace emu
-template <typename T> inline T __ldg(const T *p)
-{
+template <typename T> inline T __ldg(const T *p) {
     emu::check_read(p, sizeof(T));
     return *p;
 }
-inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
-{
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
     const unsigned long long v = (unsigned long long)y << 32 | x;
     unsigned r = 0;
-    for (int i = 0; i < 4; i++) r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 255u) << (8 * i);
+    for (int i = 0; i < 4; i++)
+        r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 255u) << (8 * i);
     return r;
 }
 
@@ -238,29 +240,29 @@ using namespace vidk_me;
 struct Pic {
     int w, h, bd;
     std::vector<uint16_t> s;
-    int at(int x, int y) const
-    {
+    int at(int x, int y) const {
         x = x < 0 ? 0 : x >= w ? w - 1 : x;
         y = y < 0 ? 0 : y >= h ? h - 1 : y;
         return s[(size_t)y * w + x];
     }
 };
 
-static const char *const kNames[] = {"4x4", "8x4", "4x8", "8x8", "16x8", "8x16", "16x16", "32x32", "64x64"};
+static const char *const kNames[] = {"4x4",  "8x4",   "4x8",   "8x8",  "16x8",
+                                     "8x16", "16x16", "32x32", "64x64"};
 static uint32_t g_seed = 1;
-static uint32_t rnd32()
-{
+static uint32_t rnd32() {
     g_seed ^= g_seed << 13;
     g_seed ^= g_seed >> 17;
     g_seed ^= g_seed << 5;
     return g_seed;
 }
-static int rnd(int lo, int hi) { return lo + (int)(rnd32() % (uint32_t)(hi - lo + 1)); }
+static int rnd(int lo, int hi) {
+    return lo + (int)(rnd32() % (uint32_t)(hi - lo + 1));
+}
 
 // Straight from me.h: every shape, every candidate, full SAD, tie rules.
-static void reference(const Pic &c, const Pic &r, const VidkMeParams &p, const std::vector<VidkMv> &pred,
-                      std::vector<VidkMeResult> *out)
-{
+static void reference(const Pic &c, const Pic &r, const VidkMeParams &p,
+                      const std::vector<VidkMv> &pred, std::vector<VidkMeResult> *out) {
     const int R = p.range, mb_w = (c.w + 15) / 16;
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
         if (!(p.shapes & (1u << bs))) continue;
@@ -283,10 +285,13 @@ static void reference(const Pic &c, const Pic &r, const VidkMeParams &p, const s
                         unsigned sad = 0;
                         for (int y = 0; y < bh; y++)
                             for (int x = 0; x < bw; x++)
-                                sad += (unsigned)abs(c.at(x0 + x, y0 + y) - r.at(x0 + x + mx, y0 + y + my));
-                        const unsigned cost = sad + p.lambda * (mv_bits(mx - px) + mv_bits(my - py));
+                                sad += (unsigned)abs(c.at(x0 + x, y0 + y) -
+                                                     r.at(x0 + x + mx, y0 + y + my));
+                        const unsigned cost =
+                            sad + p.lambda * (mv_bits(mx - px) + mv_bits(my - py));
                         const unsigned d = (unsigned)(abs(mx) + abs(my));
-                        if (cost < bc || (cost == bc && d < bd)) bc = cost, bsad = sad, bd = d, bmx = mx, bmy = my;
+                        if (cost < bc || (cost == bc && d < bd))
+                            bc = cost, bsad = sad, bd = d, bmx = mx, bmy = my;
                     }
                 VidkMeResult &o = out[bs][(size_t)by * gw + bx];
                 o.mv.x = (int16_t)bmx, o.mv.y = (int16_t)bmy, o.cost = bc, o.sad = bsad;
@@ -295,11 +300,12 @@ static void reference(const Pic &c, const Pic &r, const VidkMeParams &p, const s
 }
 
 // me.cu's flow on the emulator.
-static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p, const std::vector<VidkMv> &pred,
-                      int sms, int cfg, std::vector<VidkMeResult> *out, int *path_out)
-{
+static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p,
+                      const std::vector<VidkMv> &pred, int sms, int cfg,
+                      std::vector<VidkMeResult> *out, int *path_out) {
     int maxabs = 0;
-    for (const VidkMv &v : pred) maxabs = vk_imax(maxabs, vk_imax(vk_abs(v.x), vk_abs(v.y)));
+    for (const VidkMv &v : pred)
+        maxabs = vk_imax(maxabs, vk_imax(vk_abs(v.x), vk_abs(v.y)));
     MePlan pl;
     if (make_plan(&pl, c.w, c.h, c.bd, &p, maxabs, sms) < 0) return -1;
     *path_out = pl.path;
@@ -321,8 +327,10 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p, const s
             for (int y = y0; y < y1; y++)
                 for (int x = 0; x < src.w; x++) {
                     const uint16_t v = src.s[(size_t)y * src.w + x];
-                    if (bps == 1) dst[(size_t)y * pl.pitch + x] = (unsigned char)v;
-                    else memcpy(&dst[((size_t)y * pl.pitch + x) * 2], &v, 2);
+                    if (bps == 1)
+                        dst[(size_t)y * pl.pitch + x] = (unsigned char)v;
+                    else
+                        memcpy(&dst[((size_t)y * pl.pitch + x) * 2], &v, 2);
                 }
         };
         up(c, dc, cur_done, cr), cur_done = vk_imax(cur_done, cr);
@@ -338,14 +346,19 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p, const s
                 const unsigned gx = (unsigned)((pl.gw[bs] * pl.gh[bs] + 7) / 8);
                 const unsigned gy = (unsigned)((pl.N * pl.N + g.g_slice - 1) / g.g_slice);
                 if (bps == 1)
-                    emu::launch(dim3(gx, gy), dim3(256), 0, [&] { generic_kernel<uint8_t>(g); });
+                    emu::launch(dim3(gx, gy), dim3(256), 0,
+                                [&] { generic_kernel<uint8_t>(g); });
                 else
-                    emu::launch(dim3(gx, gy), dim3(256), 0, [&] { generic_kernel<uint16_t>(g); });
+                    emu::launch(dim3(gx, gy), dim3(256), 0,
+                                [&] { generic_kernel<uint16_t>(g); });
             }
         } else {
             const unsigned nb = (unsigned)(pl.GW * a.gyn * pl.ncb * pl.nsl);
-            auto run = [&](auto kern) { emu::launch(dim3(nb), dim3(pl.threads), pl.smem, [&] { kern(a); }); };
+            auto run = [&](auto kern) {
+                emu::launch(dim3(nb), dim3(pl.threads), pl.smem, [&] { kern(a); });
+            };
             switch (pl.path * 16 + pl.flags) {
+// clang-format off
 #define F16C(fl) case PATH_F16 * 16 + (fl): if (cfg) run(f16_kernel_r2<(fl)>); else run(f16_kernel<(fl)>); break;
 #define F41C(fl) case PATH_F41 * 16 + (fl): if (cfg == 2 && (((fl) & ~F_LAMBDA) == 0 || !((fl) & F_LAMBDA))) run(f41_kernel_r3<(fl)>); else if (cfg) run(f41_kernel_r2<(fl)>); else run(f41_kernel<(fl)>); break;
                 F16C(0) F16C(F_BIG) F16C(F_LAMBDA) F16C(F_BIG | F_LAMBDA)
@@ -356,6 +369,7 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p, const s
 #undef F41C
             default: fprintf(stderr, "emu: no kernel for path %d flags %d\n", pl.path, pl.flags); return -1;
             }
+            // clang-format on
         }
         FinArgs f = FinArgs();
         f.keys = keys.data(), f.res = res.data(), f.R = pl.R, f.N = pl.N, f.lambda = pl.lambda;
@@ -369,54 +383,68 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p, const s
             band_block_rows(&pl, b, bs, &f.row0[si], &f.rows[si]);
             maxn = vk_imax(maxn, f.rows[si] * f.gw[si]);
         }
-        if (maxn) emu::launch(dim3((unsigned)((maxn + 255) / 256), (unsigned)f.nshape), dim3(256), 0,
-                              [&] { finalize_kernel(f); });
+        if (maxn)
+            emu::launch(dim3((unsigned)((maxn + 255) / 256), (unsigned)f.nshape), dim3(256), 0,
+                        [&] { finalize_kernel(f); });
     }
     emu::g_guard[0] = emu::g_guard[1] = emu::Guard();
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
         if (!(p.shapes & (1u << bs))) continue;
-        out[bs].assign(res.begin() + pl.res_off[bs], res.begin() + pl.res_off[bs] + (size_t)pl.gw[bs] * pl.gh[bs]);
+        out[bs].assign(res.begin() + pl.res_off[bs],
+                       res.begin() + pl.res_off[bs] + (size_t)pl.gw[bs] * pl.gh[bs]);
     }
     return emu::g_block.errors ? -2 : 0;
 }
 
-static void fill(Pic &p, int mode)
-{
+static void fill(Pic &p, int mode) {
     const int mx = (1 << p.bd) - 1;
     for (int y = 0; y < p.h; y++)
         for (int x = 0; x < p.w; x++) {
             int v;
             switch (mode) {
-            case 0: v = rnd(0, mx); break;                       // noise
-            case 1: v = rnd(0, 1) * mx; break;                   // extremes
-            case 2: v = mx / 2 + rnd(0, 1); break;               // flat: ties everywhere
-            default: v = ((x * 7 + y * 3) & 63) * mx / 63 + rnd(0, 2); break; // texture
+            case 0:
+                v = rnd(0, mx);
+                break; // noise
+            case 1:
+                v = rnd(0, 1) * mx;
+                break; // extremes
+            case 2:
+                v = mx / 2 + rnd(0, 1);
+                break; // flat: ties everywhere
+            default:
+                v = ((x * 7 + y * 3) & 63) * mx / 63 + rnd(0, 2);
+                break; // texture
             }
             p.s[(size_t)y * p.w + x] = (uint16_t)vk_clamp(v, 0, mx);
         }
 }
 
-static void fill_moved_emu(const Pic &c, Pic &r)
-{
+static void fill_moved_emu(const Pic &c, Pic &r) {
     const int dx = rnd(-40, 40), dy = rnd(-40, 40), mxv = (1 << c.bd) - 1;
     for (int y = 0; y < c.h; y++)
         for (int x = 0; x < c.w; x++)
-            r.s[(size_t)y * c.w + x] = (uint16_t)vk_clamp(c.at(x + dx, y + dy) + rnd(-2, 2), 0, mxv);
+            r.s[(size_t)y * c.w + x] =
+                (uint16_t)vk_clamp(c.at(x + dx, y + dy) + rnd(-2, 2), 0, mxv);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     g_seed = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 12345u;
     const int ncase = argc > 2 ? atoi(argv[2]) : 40;
     fprintf(stderr, "seed %u\n", g_seed);
-    const unsigned masks[] = {
-        VIDK_ME_SHAPE(VIDK_BLOCK_16x16), VIDK_ME_SHAPE(VIDK_BLOCK_4x4), VIDK_ME_SHAPES_H264,
-        VIDK_ME_SHAPES_ALL, VIDK_ME_SHAPE(VIDK_BLOCK_32x32), VIDK_ME_SHAPE(VIDK_BLOCK_64x64),
-        VIDK_ME_SHAPE(VIDK_BLOCK_4x4) | VIDK_ME_SHAPE(VIDK_BLOCK_16x16),
-        VIDK_ME_SHAPE(VIDK_BLOCK_4x4) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64),
-        VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_32x32),
-        VIDK_ME_SHAPE(VIDK_BLOCK_16x8), VIDK_ME_SHAPE(VIDK_BLOCK_8x16),
-        VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64)};
+    const unsigned masks[] = {VIDK_ME_SHAPE(VIDK_BLOCK_16x16),
+                              VIDK_ME_SHAPE(VIDK_BLOCK_4x4),
+                              VIDK_ME_SHAPES_H264,
+                              VIDK_ME_SHAPES_ALL,
+                              VIDK_ME_SHAPE(VIDK_BLOCK_32x32),
+                              VIDK_ME_SHAPE(VIDK_BLOCK_64x64),
+                              VIDK_ME_SHAPE(VIDK_BLOCK_4x4) | VIDK_ME_SHAPE(VIDK_BLOCK_16x16),
+                              VIDK_ME_SHAPE(VIDK_BLOCK_4x4) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64),
+                              VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_32x32),
+                              VIDK_ME_SHAPE(VIDK_BLOCK_16x8),
+                              VIDK_ME_SHAPE(VIDK_BLOCK_8x16),
+                              VIDK_ME_SHAPE(VIDK_BLOCK_16x16) |
+                                  VIDK_ME_SHAPE(VIDK_BLOCK_32x32) |
+                                  VIDK_ME_SHAPE(VIDK_BLOCK_64x64)};
     const int nmask = (int)(sizeof(masks) / sizeof(masks[0]));
     int fails = 0;
     for (int ci = 0; ci < ncase; ci++) {
@@ -434,7 +462,8 @@ int main(int argc, char **argv)
             const int dx = rnd(-5, 5), dy = rnd(-5, 5), mxv = (1 << c.bd) - 1;
             for (int y = 0; y < c.h; y++)
                 for (int x = 0; x < c.w; x++)
-                    r.s[(size_t)y * c.w + x] = (uint16_t)vk_clamp(c.at(x + dx, y + dy) + rnd(-2, 2), 0, mxv);
+                    r.s[(size_t)y * c.w + x] =
+                        (uint16_t)vk_clamp(c.at(x + dx, y + dy) + rnd(-2, 2), 0, mxv);
         } else {
             fill(r, mode);
         }
@@ -442,7 +471,8 @@ int main(int argc, char **argv)
         memset(&p, 0, sizeof(p));
         const int rs[] = {0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 20};
         p.range = rs[rnd(0, 11)];
-        if (rnd(0, 9) == 0) p.range = VIDK_ME_MAX_RANGE, c.w = vk_imin(c.w, 8), c.h = vk_imin(c.h, 8);
+        if (rnd(0, 9) == 0)
+            p.range = VIDK_ME_MAX_RANGE, c.w = vk_imin(c.w, 8), c.h = vk_imin(c.h, 8);
         if (p.range == VIDK_ME_MAX_RANGE) {
             r.w = c.w, r.h = c.h, c.s.resize((size_t)c.w * c.h), r.s.resize(c.s.size());
             fill(c, mode), fill(r, mode);
@@ -461,12 +491,16 @@ int main(int argc, char **argv)
             fill_moved_emu(c, r);
         }
         const int lmode = rnd(0, 5);
-        p.lambda = lmode < 3 ? 0 : lmode == 3 ? (unsigned)rnd(1, 8) : lmode == 4 ? (unsigned)rnd(1, 300) : 65535u;
+        p.lambda = lmode < 3    ? 0
+                   : lmode == 3 ? (unsigned)rnd(1, 8)
+                   : lmode == 4 ? (unsigned)rnd(1, 300)
+                                : 65535u;
         std::vector<VidkMv> pred;
         if (p.lambda && rnd(0, 3)) {
             const int n = ((c.w + 15) / 16) * ((c.h + 15) / 16);
             const int pm = rnd(0, 3) == 0 ? 32767 : 12;
-            for (int i = 0; i < n; i++) pred.push_back(VidkMv{(int16_t)rnd(-pm, pm), (int16_t)rnd(-pm, pm)});
+            for (int i = 0; i < n; i++)
+                pred.push_back(VidkMv{(int16_t)rnd(-pm, pm), (int16_t)rnd(-pm, pm)});
         }
         std::vector<VidkMeResult> want[VIDK_BLOCK_COUNT], got[VIDK_BLOCK_COUNT];
         reference(c, r, p, pred, want);
@@ -475,25 +509,31 @@ int main(int argc, char **argv)
         // Every kernel configuration (r1, r2, r3; me.cu picks by VIDK_ME_KCFG) on every
         // case; EMU_CFG=0, 1 or 2 runs one.
         for (int cfg = 0; cfg < 3 && !bad; cfg++) {
-        if (getenv("EMU_CFG") && atoi(getenv("EMU_CFG")) != cfg) continue;
-        const int e = emu_search(c, r, p, pred, sms, cfg, got, &path);
-        bad = e < 0;
-        if (bad) fprintf(stderr, "  config r%d: emulator error %d\n", cfg + 1, e);
-        for (int bs = 0; bs < VIDK_BLOCK_COUNT && !bad; bs++) {
-            if (!(p.shapes & (1u << bs))) continue;
-            for (size_t i = 0; i < want[bs].size(); i++) {
-                const VidkMeResult &x = got[bs][i], &y = want[bs][i];
-                if (x.mv.x != y.mv.x || x.mv.y != y.mv.y || x.cost != y.cost || x.sad != y.sad) {
-                    if (bad++ < 5)
-                        fprintf(stderr, "  r%d %s block %zu: got (%d,%d) cost %u sad %u, want (%d,%d) cost %u sad %u\n",
-                                cfg + 1, kNames[bs], i, x.mv.x, x.mv.y, x.cost, x.sad,
-                                y.mv.x, y.mv.y, y.cost, y.sad);
+            if (getenv("EMU_CFG") && atoi(getenv("EMU_CFG")) != cfg) continue;
+            const int e = emu_search(c, r, p, pred, sms, cfg, got, &path);
+            bad = e < 0;
+            if (bad) fprintf(stderr, "  config r%d: emulator error %d\n", cfg + 1, e);
+            for (int bs = 0; bs < VIDK_BLOCK_COUNT && !bad; bs++) {
+                if (!(p.shapes & (1u << bs))) continue;
+                for (size_t i = 0; i < want[bs].size(); i++) {
+                    const VidkMeResult &x = got[bs][i], &y = want[bs][i];
+                    if (x.mv.x != y.mv.x || x.mv.y != y.mv.y || x.cost != y.cost ||
+                        x.sad != y.sad) {
+                        if (bad++ < 5)
+                            fprintf(stderr,
+                                    "  r%d %s block %zu: got (%d,%d) cost %u sad %u, want "
+                                    "(%d,%d) cost %u sad %u\n",
+                                    cfg + 1, kNames[bs], i, x.mv.x, x.mv.y, x.cost, x.sad,
+                                    y.mv.x, y.mv.y, y.cost, y.sad);
+                    }
                 }
             }
         }
-        }
-        fprintf(stderr, "case %2d: %3dx%-3d bd %2d R %3d shapes 0x%03x lambda %5u pred %d path %d: %s\n", ci,
-                c.w, c.h, c.bd, p.range, p.shapes, p.lambda, (int)!pred.empty(), path, bad ? "FAIL" : "ok");
+        fprintf(
+            stderr,
+            "case %2d: %3dx%-3d bd %2d R %3d shapes 0x%03x lambda %5u pred %d path %d: %s\n",
+            ci, c.w, c.h, c.bd, p.range, p.shapes, p.lambda, (int)!pred.empty(), path,
+            bad ? "FAIL" : "ok");
         fails += bad != 0;
     }
     fprintf(stderr, "%d of %d cases failed\n", fails, ncase);

@@ -43,7 +43,7 @@
 #include "vidkern/vidkern.h"
 
 #if defined(__CUDACC__)
-#define VK_HD __host__ __device__
+#define VK_HD                __host__ __device__
 #define VK_DYN_SMEM(T, name) extern __shared__ T name[]
 #endif
 
@@ -52,12 +52,12 @@ namespace vidk_me {
 // ---------------------------------------------------------------------------------------
 // Shared constants and host/device helpers
 
-constexpr int kGroup = 64;        // samples per side of a macroblock group (4x4 MBs)
-constexpr int kRankBits = 10;     // rank(mvy) <= 2 * VIDK_ME_MAX_RANGE = 512 < 1024
+constexpr int kGroup = 64;    // samples per side of a macroblock group (4x4 MBs)
+constexpr int kRankBits = 10; // rank(mvy) <= 2 * VIDK_ME_MAX_RANGE = 512 < 1024
 constexpr unsigned kKey32Max = (1u << (32 - kRankBits)) - 1; // largest cost of a 32-bit key
-constexpr int kSlots = 661;       // partitions of a 64x64 group over the 9 shapes
-constexpr int kThreadsMax = 256;  // threads per block of the fast kernels
-constexpr int kLmax = 256;        // candidate rows per block (shared memory bound)
+constexpr int kSlots = 661;      // partitions of a 64x64 group over the 9 shapes
+constexpr int kThreadsMax = 256; // threads per block of the fast kernels
+constexpr int kLmax = 256;       // candidate rows per block (shared memory bound)
 constexpr unsigned long long kKeyNone = ~0ull;
 
 static_assert(2 * VIDK_ME_MAX_RANGE < (1 << kRankBits), "rank field");
@@ -65,31 +65,59 @@ static_assert((2 * VIDK_ME_MAX_RANGE + 1) * (2 * VIDK_ME_MAX_RANGE + 1) <= (1 <<
               "raster field");
 
 // Block sizes in VidkBlockSize order (4x4, 8x4, 4x8, 8x8, 16x8, 8x16, 16x16, 32x32, 64x64).
-VK_HD inline int bs_w(int bs)
-{
-    return bs == 0 ? 4 : bs == 1 ? 8 : bs == 2 ? 4 : bs == 3 ? 8 : bs == 4 ? 16 : bs == 5 ? 8
-           : bs == 6 ? 16 : bs == 7 ? 32 : 64;
+VK_HD inline int bs_w(int bs) {
+    return bs == 0   ? 4
+           : bs == 1 ? 8
+           : bs == 2 ? 4
+           : bs == 3 ? 8
+           : bs == 4 ? 16
+           : bs == 5 ? 8
+           : bs == 6 ? 16
+           : bs == 7 ? 32
+                     : 64;
 }
-VK_HD inline int bs_h(int bs)
-{
-    return bs == 0 ? 4 : bs == 1 ? 4 : bs == 2 ? 8 : bs == 3 ? 8 : bs == 4 ? 8 : bs == 5 ? 16
-           : bs == 6 ? 16 : bs == 7 ? 32 : 64;
+VK_HD inline int bs_h(int bs) {
+    return bs == 0   ? 4
+           : bs == 1 ? 4
+           : bs == 2 ? 8
+           : bs == 3 ? 8
+           : bs == 4 ? 8
+           : bs == 5 ? 16
+           : bs == 6 ? 16
+           : bs == 7 ? 32
+                     : 64;
 }
 // First slot of each shape in a group's slot list (shape-major, raster inside the group).
-VK_HD inline int slot_off(int bs)
-{
-    return bs == 0 ? 0 : bs == 1 ? 256 : bs == 2 ? 384 : bs == 3 ? 512 : bs == 4 ? 576
-           : bs == 5 ? 608 : bs == 6 ? 640 : bs == 7 ? 656 : bs == 8 ? 660 : 661;
+VK_HD inline int slot_off(int bs) {
+    return bs == 0   ? 0
+           : bs == 1 ? 256
+           : bs == 2 ? 384
+           : bs == 3 ? 512
+           : bs == 4 ? 576
+           : bs == 5 ? 608
+           : bs == 6 ? 640
+           : bs == 7 ? 656
+           : bs == 8 ? 660
+                     : 661;
 }
 
-VK_HD inline int vk_abs(int v) { return v < 0 ? -v : v; }
-VK_HD inline int vk_imin(int a, int b) { return a < b ? a : b; }
-VK_HD inline int vk_imax(int a, int b) { return a > b ? a : b; }
-VK_HD inline int vk_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-VK_HD inline unsigned vk_umin(unsigned a, unsigned b) { return a < b ? a : b; }
+VK_HD inline int vk_abs(int v) {
+    return v < 0 ? -v : v;
+}
+VK_HD inline int vk_imin(int a, int b) {
+    return a < b ? a : b;
+}
+VK_HD inline int vk_imax(int a, int b) {
+    return a > b ? a : b;
+}
+VK_HD inline int vk_clamp(int v, int lo, int hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+VK_HD inline unsigned vk_umin(unsigned a, unsigned b) {
+    return a < b ? a : b;
+}
 // min(a, b, c): one VIMNMX3 on sm_90.
-VK_HD inline unsigned vk_umin3(unsigned a, unsigned b, unsigned c)
-{
+VK_HD inline unsigned vk_umin3(unsigned a, unsigned b, unsigned c) {
 #if defined(__CUDA_ARCH__)
     return __vimin3_u32(a, b, c);
 #else
@@ -98,8 +126,7 @@ VK_HD inline unsigned vk_umin3(unsigned a, unsigned b, unsigned c)
 }
 
 // Bits of a float (key ranks computed on the FMA pipe, f41 round 3).
-VK_HD inline unsigned vk_fbits(float f)
-{
+VK_HD inline unsigned vk_fbits(float f) {
 #if defined(__CUDA_ARCH__)
     return __float_as_uint(f);
 #else
@@ -111,15 +138,13 @@ VK_HD inline unsigned vk_fbits(float f)
     return v.u;
 #endif
 }
-VK_HD inline unsigned long long vk_umin64(unsigned long long a, unsigned long long b)
-{
+VK_HD inline unsigned long long vk_umin64(unsigned long long a, unsigned long long b) {
     return a < b ? a : b;
 }
 
 // Length of the signed Exp-Golomb code of v (H.264 9.1.1: se(v) maps v > 0 to 2v - 1 and
 // v <= 0 to -2v; ue(k) takes 2 * floor(log2(k + 1)) + 1 bits). Same as vidk_me_mv_bits.
-VK_HD inline unsigned mv_bits(int v)
-{
+VK_HD inline unsigned mv_bits(int v) {
     const unsigned k = v > 0 ? 2u * (unsigned)v - 1u : 2u * (unsigned)(-v);
     const unsigned k1 = k + 1u;
 #if defined(__CUDA_ARCH__)
@@ -131,20 +156,22 @@ VK_HD inline unsigned mv_bits(int v)
 }
 
 // Tie order of candidate rows inside one column: 0, -1, 1, -2, 2, ...
-VK_HD inline unsigned mvy_rank(int mvy) { return mvy < 0 ? (unsigned)(-2 * mvy - 1) : (unsigned)(2 * mvy); }
-VK_HD inline int rank_mvy(unsigned r) { return (r & 1u) ? -(int)((r + 1u) >> 1) : (int)(r >> 1); }
+VK_HD inline unsigned mvy_rank(int mvy) {
+    return mvy < 0 ? (unsigned)(-2 * mvy - 1) : (unsigned)(2 * mvy);
+}
+VK_HD inline int rank_mvy(unsigned r) {
+    return (r & 1u) ? -(int)((r + 1u) >> 1) : (int)(r >> 1);
+}
 
 // The global key: cost, then |mvx| + |mvy|, then raster order ((mvy + R) * N + mvx + R).
-VK_HD inline unsigned long long make_key(unsigned cost, int mvx, int mvy, int R, int N)
-{
+VK_HD inline unsigned long long make_key(unsigned cost, int mvx, int mvy, int R, int N) {
     const unsigned l1 = (unsigned)(vk_abs(mvx) + vk_abs(mvy));
     const unsigned raster = (unsigned)((mvy + R) * N + (mvx + R));
     return (unsigned long long)cost << 32 | (unsigned long long)l1 << 19 | raster;
 }
 
 // A thread's 32-bit key (cost << 10 | rank) widened with the thread's mvx.
-VK_HD inline unsigned long long widen_key(unsigned k, int mvx, int R, int N)
-{
+VK_HD inline unsigned long long widen_key(unsigned k, int mvx, int R, int N) {
     if (k == 0xffffffffu) return kKeyNone;
     return make_key(k >> kRankBits, mvx, rank_mvy(k & ((1u << kRankBits) - 1u)), R, N);
 }
@@ -163,21 +190,21 @@ enum {
 };
 
 struct MeArgs {
-    const uint8_t *cur, *ref; // 8-bit planes (fast kernels)
+    const uint8_t *cur, *ref;      // 8-bit planes (fast kernels)
     const uint16_t *cur16, *ref16; // 16-bit planes (generic kernel, bitdepth > 8)
-    int pitch;                // samples between rows of both planes
+    int pitch;                     // samples between rows of both planes
     int w, h;
-    int R, N;                 // range, 2R + 1
+    int R, N; // range, 2R + 1
     unsigned lambda;
-    unsigned kmul;            // 1 << kRankBits (see key_of)
-    const VidkMv *pred;       // mb_w * mb_h or NULL (0, 0)
+    unsigned kmul;      // 1 << kRankBits (see key_of)
+    const VidkMv *pred; // mb_w * mb_h or NULL (0, 0)
     int mb_w, mb_h;
-    int GW, GH;               // macroblock groups across / down
-    int gy0, gyn;             // band: group rows gy0 .. gy0 + gyn - 1
-    int C, ncb;               // candidate columns per block, column blocks
-    int L, nsl;               // candidate rows per block, row slices
-    int WP;                   // window pitch in 32-bit words
-    unsigned long long *keys; // key arrays of every shape (extended grid)
+    int GW, GH;                    // macroblock groups across / down
+    int gy0, gyn;                  // band: group rows gy0 .. gy0 + gyn - 1
+    int C, ncb;                    // candidate columns per block, column blocks
+    int L, nsl;                    // candidate rows per block, row slices
+    int WP;                        // window pitch in 32-bit words
+    unsigned long long *keys;      // key arrays of every shape (extended grid)
     int key_off[VIDK_BLOCK_COUNT]; // first key of each shape
     int key_ew[VIDK_BLOCK_COUNT];  // extended grid width of each shape (GW * 64 / bw)
     // generic kernel only
@@ -201,11 +228,11 @@ struct FinArgs {
 struct MePlan {
     int w, h, bitdepth, R, N, mb_w, mb_h, GW, GH;
     unsigned shapes, lambda;
-    int lam;           // lambda > 0 (the predictor matters)
-    int path, flags;   // Path, F_* template flags of the fast kernel
+    int lam;         // lambda > 0 (the predictor matters)
+    int path, flags; // Path, F_* template flags of the fast kernel
     int C, ncb, L, nsl, WP, threads;
-    size_t smem;       // dynamic shared memory of a fast kernel block
-    int pitch;         // device plane pitch in samples
+    size_t smem; // dynamic shared memory of a fast kernel block
+    int pitch;   // device plane pitch in samples
     size_t plane_bytes;
     int key_off[VIDK_BLOCK_COUNT], key_ew[VIDK_BLOCK_COUNT];
     size_t nkeys;
@@ -217,8 +244,7 @@ struct MePlan {
 
 // Grid of a shape for the field (me.h): H.264 shapes cover the macroblock grid, 32x32
 // and 64x64 cover ceil(w / 32) x ceil(h / 32) and ceil(w / 64) x ceil(h / 64).
-inline void field_grid(int w, int h, int bs, int *gw, int *gh)
-{
+inline void field_grid(int w, int h, int bs, int *gw, int *gh) {
     const int mb_w = (w + 15) / 16, mb_h = (h + 15) / 16;
     if (bs <= VIDK_BLOCK_16x16) {
         *gw = mb_w * 16 / bs_w(bs);
@@ -232,11 +258,11 @@ inline void field_grid(int w, int h, int bs, int *gw, int *gh)
 // Largest cost a candidate can reach (any shape the fast kernel computes): the 32-bit
 // thread key holds costs up to kKey32Max.
 inline unsigned long long max_cost_bound(int bitdepth, unsigned shapes, unsigned lambda, int R,
-                                         int maxabs_pred)
-{
+                                         int maxabs_pred) {
     const unsigned long long maxs = (1ull << bitdepth) - 1;
-    const int side = (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64)) ? 64
-                     : (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32)) ? 32 : 16;
+    const int side = (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64))   ? 64
+                     : (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32)) ? 32
+                                                                  : 16;
     // mv - pred spans at most R + maxabs in magnitude; the code of -M is the longest.
     const unsigned long long bits = mv_bits(-(R + maxabs_pred));
     return maxs * 16ull * 16ull * (side / 16) * (side / 16) + lambda * 2ull * bits;
@@ -244,8 +270,7 @@ inline unsigned long long max_cost_bound(int bitdepth, unsigned shapes, unsigned
 
 // Candidate columns per block: C in [lo, hi] (step `step`) with the least padding in
 // ceil(N / C) * C; ties to the larger C.
-inline int pick_cols(int N, int lo, int hi, int step)
-{
+inline int pick_cols(int N, int lo, int hi, int step) {
     if (N <= lo) return (N + step - 1) / step * step;
     int best = hi, waste = 1 << 30;
     for (int c = hi; c >= lo; c -= step) {
@@ -257,8 +282,7 @@ inline int pick_cols(int N, int lo, int hi, int step)
 
 // Fill the plan. sms: multiprocessors (for the row-slice split). Returns 0 or -EINVAL.
 inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams *p,
-                     int maxabs_pred, int sms)
-{
+                     int maxabs_pred, int sms) {
     *pl = MePlan();
     if (w < 1 || h < 1 || bitdepth < 8 || bitdepth > 16 || p->range < 0 ||
         p->range > VIDK_ME_MAX_RANGE || !p->shapes || (p->shapes >> VIDK_BLOCK_COUNT))
@@ -358,8 +382,7 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
 
 // Rows of the current and reference planes that band b needs (the kernels of band b
 // read rows [0, cur_rows) and [0, ref_rows) at most; clamped rows included).
-inline void band_rows(const MePlan *pl, int b, int *cur_rows, int *ref_rows)
-{
+inline void band_rows(const MePlan *pl, int b, int *cur_rows, int *ref_rows) {
     const int y1 = (pl->band_g0[b] + pl->band_gn[b]) * kGroup; // exclusive
     *cur_rows = vk_imin(pl->h, y1);
     *ref_rows = vk_clamp(y1 + pl->R, 1, pl->h);
@@ -367,8 +390,7 @@ inline void band_rows(const MePlan *pl, int b, int *cur_rows, int *ref_rows)
 }
 
 // Row range of shape bs's real grid inside band b.
-inline void band_block_rows(const MePlan *pl, int b, int bs, int *r0, int *n)
-{
+inline void band_block_rows(const MePlan *pl, int b, int bs, int *r0, int *n) {
     const int per = kGroup / bs_h(bs);
     const int a = pl->band_g0[b] * per;
     const int e = vk_imin((pl->band_g0[b] + pl->band_gn[b]) * per, pl->gh[bs]);
@@ -376,8 +398,7 @@ inline void band_block_rows(const MePlan *pl, int b, int bs, int *r0, int *n)
     *n = e > a ? e - a : 0;
 }
 
-inline MeArgs base_args(const MePlan *pl)
-{
+inline MeArgs base_args(const MePlan *pl) {
     MeArgs a = MeArgs();
     a.pitch = pl->pitch;
     a.w = pl->w, a.h = pl->h, a.R = pl->R, a.N = pl->N, a.lambda = pl->lambda;
@@ -395,8 +416,7 @@ inline MeArgs base_args(const MePlan *pl)
 // Device helpers
 
 // Sum of |a_i - b_i| over the 4 bytes, plus c: one VABSDIFF4.U8.ACC on sm_90.
-__device__ __forceinline__ unsigned sad4_acc(unsigned a, unsigned b, unsigned c)
-{
+__device__ __forceinline__ unsigned sad4_acc(unsigned a, unsigned b, unsigned c) {
 #if defined(__CUDA_ARCH__)
     unsigned d;
     asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
@@ -411,17 +431,16 @@ __device__ __forceinline__ unsigned sad4_acc(unsigned a, unsigned b, unsigned c)
 }
 
 // Four samples x..x+3 of a row with x clamped into [0, w - 1], sample x in the low byte.
-__device__ __forceinline__ unsigned gather4(const uint8_t *row, int x, int w)
-{
+__device__ __forceinline__ unsigned gather4(const uint8_t *row, int x, int w) {
     if (x >= 0 && x + 3 < w) return __ldg(reinterpret_cast<const unsigned *>(row + x));
     unsigned v = 0;
-    for (int i = 0; i < 4; i++) v |= (unsigned)__ldg(row + vk_clamp(x + i, 0, w - 1)) << (8 * i);
+    for (int i = 0; i < 4; i++)
+        v |= (unsigned)__ldg(row + vk_clamp(x + i, 0, w - 1)) << (8 * i);
     return v;
 }
 
 // Predictor of macroblock (mbx, mby), (0, 0) outside the field or without a field.
-__device__ __forceinline__ void pred_of(const MeArgs &a, int mbx, int mby, int *px, int *py)
-{
+__device__ __forceinline__ void pred_of(const MeArgs &a, int mbx, int mby, int *px, int *py) {
     *px = 0, *py = 0;
     if (a.pred && mbx < a.mb_w && mby < a.mb_h) {
         const VidkMv v = a.pred[mby * a.mb_w + mbx];
@@ -432,8 +451,7 @@ __device__ __forceinline__ void pred_of(const MeArgs &a, int mbx, int mby, int *
 // Constant part of a thread key for row mvy: (mv cost << 10) | rank(mvy); the key of a
 // SAD s is then s * 1024 + cst (the host guarantees no overflow).
 template <bool LAMBDA>
-__device__ __forceinline__ unsigned key_cst(int mvy, unsigned lambda, unsigned bx, int py)
-{
+__device__ __forceinline__ unsigned key_cst(int mvy, unsigned lambda, unsigned bx, int py) {
     unsigned c = mvy_rank(mvy);
     if (LAMBDA) c += (lambda * (bx + mv_bits(mvy - py))) << kRankBits;
     return c;
@@ -441,8 +459,7 @@ __device__ __forceinline__ unsigned key_cst(int mvy, unsigned lambda, unsigned b
 
 // mul is 1 << kRankBits, passed in a register (MeArgs.kmul) so that ptxas emits IMAD (FMA
 // pipe) rather than LEA (ALU pipe, shared with VABSDIFF4, PRMT and VIMNMX).
-__device__ __forceinline__ unsigned key_of(unsigned sad, unsigned cst, unsigned mul)
-{
+__device__ __forceinline__ unsigned key_of(unsigned sad, unsigned cst, unsigned mul) {
     return sad * mul + cst;
 }
 
@@ -451,8 +468,7 @@ __device__ __forceinline__ unsigned key_of(unsigned sad, unsigned cst, unsigned 
 struct BlockPos {
     int gx, gy, cx0, cy0, cy1;
 };
-__device__ __forceinline__ BlockPos block_pos(const MeArgs &a)
-{
+__device__ __forceinline__ BlockPos block_pos(const MeArgs &a) {
     BlockPos p;
     int t = (int)blockIdx.x;
     p.gx = t % a.GW;
@@ -474,8 +490,7 @@ __device__ __forceinline__ BlockPos block_pos(const MeArgs &a)
 // clamped. Same words in shared memory either way.
 template <int V>
 __device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsigned *scur,
-                                      unsigned *swin, int wx0, int wh)
-{
+                                      unsigned *swin, int wx0, int wh) {
     const int nt = (int)blockDim.x, tid = (int)threadIdx.x;
     const int ww = a.WP; // staged words per row (the pitch's extra word is harmless)
     const int wy0 = bp.gy * kGroup + bp.cy0;
@@ -514,19 +529,18 @@ __device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsig
 
 // Merge a thread's key for slot s into the block's reduction array.
 __device__ __forceinline__ void red_min(unsigned long long *red, int s, unsigned k, int mvx,
-                                        const MeArgs &a)
-{
+                                        const MeArgs &a) {
     const unsigned long long g = widen_key(k, mvx, a.R, a.N);
     if (g != kKeyNone) atomicMin(&red[s], g);
 }
 
 // Block reduction array -> global keys (slots of the shapes in `mask` only).
 __device__ __forceinline__ void red_flush(const unsigned long long *red, unsigned mask,
-                                          const MeArgs &a, int gx, int gy)
-{
+                                          const MeArgs &a, int gx, int gy) {
     for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) {
         int bs = 0;
-        while (s >= slot_off(bs + 1)) bs++;
+        while (s >= slot_off(bs + 1))
+            bs++;
         if (!(mask & (1u << bs))) continue;
         const unsigned long long v = red[s];
         if (v == kKeyNone) continue;
@@ -544,31 +558,33 @@ __device__ __forceinline__ void red_flush(const unsigned long long *red, unsigne
 // lane = mb + 16 * (col & 1), mb = mx + 4 * my.
 
 template <int K, int FL>
-__device__ __forceinline__ void f16_chunk(const unsigned *__restrict__ row, int wp, unsigned sel,
-                                          const unsigned (&cur)[16][4], int mvy0,
-                                          const MeArgs &a, unsigned bx, int py, unsigned bx32,
-                                          int py32, unsigned bx64, int py64, unsigned &k16,
-                                          unsigned &k32, unsigned &k64)
-{
+__device__ __forceinline__ void
+f16_chunk(const unsigned *__restrict__ row, int wp, unsigned sel, const unsigned (&cur)[16][4],
+          int mvy0, const MeArgs &a, unsigned bx, int py, unsigned bx32, int py32,
+          unsigned bx64, int py64, unsigned &k16, unsigned &k32, unsigned &k64) {
     constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
     unsigned acc[K];
 #pragma unroll
-    for (int k = 0; k < K; k++) acc[k] = 0;
+    for (int k = 0; k < K; k++)
+        acc[k] = 0;
 #pragma unroll
     for (int rr = 0; rr < K + 15; rr++) {
         const unsigned *p = row + rr * wp;
         unsigned wd[5], rw[4];
 #pragma unroll
-        for (int j = 0; j < 5; j++) wd[j] = p[j];
+        for (int j = 0; j < 5; j++)
+            wd[j] = p[j];
 #pragma unroll
-        for (int j = 0; j < 4; j++) rw[j] = __byte_perm(wd[j], wd[j + 1], sel);
-        // Reference row rr meets current row rr - k of candidate mvy0 + k.
+        for (int j = 0; j < 4; j++)
+            rw[j] = __byte_perm(wd[j], wd[j + 1], sel);
+            // Reference row rr meets current row rr - k of candidate mvy0 + k.
 #pragma unroll
         for (int k = 0; k < K; k++) {
             const int r = rr - k;
             if (r >= 0 && r < 16) {
 #pragma unroll
-                for (int j = 0; j < 4; j++) acc[k] = sad4_acc(cur[r][j], rw[j], acc[k]);
+                for (int j = 0; j < 4; j++)
+                    acc[k] = sad4_acc(cur[r][j], rw[j], acc[k]);
             }
         }
     }
@@ -590,9 +606,7 @@ __device__ __forceinline__ void f16_chunk(const unsigned *__restrict__ row, int 
 }
 
 // Body of the f16 kernels (V: kernel configuration, see the kernels below).
-template <int FL, int V>
-__device__ __forceinline__ void f16_body(const MeArgs &a)
-{
+template <int FL, int V> __device__ __forceinline__ void f16_body(const MeArgs &a) {
     VK_DYN_SMEM(unsigned long long, smem64);
     unsigned *scur = reinterpret_cast<unsigned *>(smem64);
     unsigned *swin = scur + 1024;
@@ -602,7 +616,8 @@ __device__ __forceinline__ void f16_body(const MeArgs &a)
         reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * a.WP + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3; // floor to a multiple of 4
     stage<V>(a, bp, scur, swin, wx0, wh);
-    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) red[s] = kKeyNone;
+    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x)
+        red[s] = kKeyNone;
     __syncthreads();
 
     const int t = (int)threadIdx.x, mb = t & 15, col = t >> 4;
@@ -613,14 +628,16 @@ __device__ __forceinline__ void f16_body(const MeArgs &a)
 #pragma unroll
     for (int r = 0; r < 16; r++)
 #pragma unroll
-        for (int j = 0; j < 4; j++) cur[r][j] = scur[(my * 16 + r) * 16 + mx * 4 + j];
+        for (int j = 0; j < 4; j++)
+            cur[r][j] = scur[(my * 16 + r) * 16 + mx * 4 + j];
 
     const int mbx = bp.gx * 4 + mx, mby = bp.gy * 4 + my;
     int px, py, px32, py32, px64, py64;
     pred_of(a, mbx, mby, &px, &py);
     pred_of(a, mbx & ~1, mby & ~1, &px32, &py32);
     pred_of(a, mbx & ~3, mby & ~3, &px64, &py64);
-    const unsigned bx = mv_bits(mvx - px), bx32 = mv_bits(mvx - px32), bx64 = mv_bits(mvx - px64);
+    const unsigned bx = mv_bits(mvx - px), bx32 = mv_bits(mvx - px32),
+                   bx64 = mv_bits(mvx - px64);
 
     const int sx = bp.gx * kGroup + mx * 16 + mvx - wx0;
     const unsigned sel = 0x3210u + 0x1111u * (unsigned)(sx & 3);
@@ -639,7 +656,8 @@ __device__ __forceinline__ void f16_body(const MeArgs &a)
 
     red_min(red, slot_off(VIDK_BLOCK_16x16) + my * 4 + mx, k16, mvx, a);
     if (FL & F_BIG) {
-        if ((mb & 5) == 0) red_min(red, slot_off(VIDK_BLOCK_32x32) + (my >> 1) * 2 + (mx >> 1), k32, mvx, a);
+        if ((mb & 5) == 0)
+            red_min(red, slot_off(VIDK_BLOCK_32x32) + (my >> 1) * 2 + (mx >> 1), k32, mvx, a);
         if (mb == 0) red_min(red, slot_off(VIDK_BLOCK_64x64), k64, mvx, a);
     }
     __syncthreads();
@@ -660,21 +678,20 @@ __device__ __forceinline__ void f16_body(const MeArgs &a)
 //   with 16x16 sums but no sub-shapes (and not both 32x32/64x64 and lambda) at 96; the
 //   others keep 128 (they spill below).
 //   Plus the cheaper staging of stage<1>.
-constexpr int f16_regs(int fl) { return (fl & F_BIG) ? ((fl & F_LAMBDA) ? 192 : 128) : 96; }
-constexpr int f41_regs(int fl)
-{
+constexpr int f16_regs(int fl) {
+    return (fl & F_BIG) ? ((fl & F_LAMBDA) ? 192 : 128) : 96;
+}
+constexpr int f41_regs(int fl) {
     return (fl & F_SUB) || ((fl & F_BIG) && (fl & F_LAMBDA)) ? 128 : (fl & F_MID) ? 96 : 80;
 }
 
 template <int FL>
 __global__ void __launch_bounds__(kThreadsMax, (FL & F_BIG) && (FL & F_LAMBDA) ? 1 : 2)
-    f16_kernel(const MeArgs a)
-{
+    f16_kernel(const MeArgs a) {
     f16_body<FL, 0>(a);
 }
 
-template <int FL> __global__ void __maxnreg__(f16_regs(FL)) f16_kernel_r2(const MeArgs a)
-{
+template <int FL> __global__ void __maxnreg__(f16_regs(FL)) f16_kernel_r2(const MeArgs a) {
     f16_body<FL, 1>(a);
 }
 
@@ -692,28 +709,32 @@ struct Keys41 {
 template <int FL, bool FR = false>
 __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, const MeArgs &a,
                                          int h, unsigned bx, int py, unsigned bx32, int py32,
-                                         unsigned bx64, int py64, Keys41 &o, unsigned cfr = 0)
-{
+                                         unsigned bx64, int py64, Keys41 &o, unsigned cfr = 0) {
     constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
     static_assert(!FR || !LAMBDA, "FR: no lambda");
     const unsigned c = FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx, py);
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
-        for (int j = 0; j < 2; j++) o.k4[i][j] = key_of(s[i][j], c, a.kmul);
+        for (int j = 0; j < 2; j++)
+            o.k4[i][j] = key_of(s[i][j], c, a.kmul);
     if (FL & (F_SUB | F_MID)) {
         unsigned e84[4], e88[2];
 #pragma unroll
-        for (int i = 0; i < 4; i++) e84[i] = s[i][0] + s[i][1];
+        for (int i = 0; i < 4; i++)
+            e84[i] = s[i][0] + s[i][1];
 #pragma unroll
-        for (int q = 0; q < 2; q++) e88[q] = e84[2 * q] + e84[2 * q + 1];
+        for (int q = 0; q < 2; q++)
+            e88[q] = e84[2 * q] + e84[2 * q + 1];
         if (FL & F_SUB) {
 #pragma unroll
-            for (int i = 0; i < 4; i++) o.k84[i] = key_of(e84[i], c, a.kmul);
+            for (int i = 0; i < 4; i++)
+                o.k84[i] = key_of(e84[i], c, a.kmul);
 #pragma unroll
             for (int q = 0; q < 2; q++) {
 #pragma unroll
-                for (int j = 0; j < 2; j++) o.k48[q][j] = key_of(s[2 * q][j] + s[2 * q + 1][j], c, a.kmul);
+                for (int j = 0; j < 2; j++)
+                    o.k48[q][j] = key_of(s[2 * q][j] + s[2 * q + 1][j], c, a.kmul);
                 o.k88[q] = key_of(e88[q], c, a.kmul);
             }
             o.k816 = key_of(e88[0] + e88[1], c, a.kmul);
@@ -731,10 +752,12 @@ __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, con
                 // xor 4 / xor 16: the other quadrants of the group.
                 e += __shfl_xor_sync(0xffffffffu, e, 2);
                 e += __shfl_xor_sync(0xffffffffu, e, 8);
-                o.k32 = key_of(e, FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx32, py32), a.kmul);
+                o.k32 =
+                    key_of(e, FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx32, py32), a.kmul);
                 e += __shfl_xor_sync(0xffffffffu, e, 4);
                 e += __shfl_xor_sync(0xffffffffu, e, 16);
-                o.k64 = key_of(e, FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx64, py64), a.kmul);
+                o.k64 =
+                    key_of(e, FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx64, py64), a.kmul);
             }
         }
     }
@@ -743,8 +766,7 @@ __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, con
 // Running minimum of the keys over one (NC = 1) or two (NC = 2, one 3-input min)
 // candidates.
 template <int FL, int NC>
-__device__ __forceinline__ void f41_merge(Keys41 &kk, const Keys41 &x, const Keys41 &y)
-{
+__device__ __forceinline__ void f41_merge(Keys41 &kk, const Keys41 &x, const Keys41 &y) {
 #define VK_M(f) kk.f = NC == 2 ? vk_umin3(kk.f, x.f, y.f) : vk_umin(kk.f, x.f)
 #pragma unroll
     for (int i = 0; i < 4; i++) {
@@ -753,7 +775,8 @@ __device__ __forceinline__ void f41_merge(Keys41 &kk, const Keys41 &x, const Key
     }
     if (FL & F_SUB) {
 #pragma unroll
-        for (int i = 0; i < 4; i++) VK_M(k84[i]);
+        for (int i = 0; i < 4; i++)
+            VK_M(k84[i]);
 #pragma unroll
         for (int q = 0; q < 2; q++) {
             VK_M(k48[q][0]);
@@ -778,18 +801,17 @@ __device__ __forceinline__ void f41_merge(Keys41 &kk, const Keys41 &x, const Key
 // order: the largest SAD, 64x64 at 8 bits, gives 1044480 * 1024 + 0x4B000000 + 1023 <
 // 2^32. f41_body removes it once per thread.
 template <int K, int FL, bool AL, bool FR>
-__device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int wp, unsigned sel,
-                                          const unsigned (&cur)[16][2], int mvy0,
-                                          const MeArgs &a, int h, unsigned bx, int py,
-                                          unsigned bx32, int py32, unsigned bx64, int py64,
-                                          Keys41 &kk)
-{
+__device__ __forceinline__ void
+f41_chunk(const unsigned *__restrict__ row, int wp, unsigned sel, const unsigned (&cur)[16][2],
+          int mvy0, const MeArgs &a, int h, unsigned bx, int py, unsigned bx32, int py32,
+          unsigned bx64, int py64, Keys41 &kk) {
     static_assert(K == 1 || K % 2 == 0, "chunk size");
     unsigned acc[K][4][2];
 #pragma unroll
     for (int k = 0; k < K; k++)
 #pragma unroll
-        for (int i = 0; i < 4; i++) acc[k][i][0] = acc[k][i][1] = 0;
+        for (int i = 0; i < 4; i++)
+            acc[k][i][0] = acc[k][i][1] = 0;
 #pragma unroll
     for (int rr = 0; rr < K + 15; rr++) {
         const unsigned *p = row + rr * wp;
@@ -811,7 +833,8 @@ __device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int 
         const float x0 = (float)(2 * mvy0) + 0.5f;
         unsigned c[K];
 #pragma unroll
-        for (int k = 0; k < K; k++) c[k] = vk_fbits(fabsf(x0 + (float)(2 * k)) + 8388607.5f);
+        for (int k = 0; k < K; k++)
+            c[k] = vk_fbits(fabsf(x0 + (float)(2 * k)) + 8388607.5f);
         if (K == 1) {
             Keys41 x;
             f41_keys<FL, FR>(acc[0], mvy0, a, h, bx, py, bx32, py32, bx64, py64, x, c[0]);
@@ -820,9 +843,10 @@ __device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int 
 #pragma unroll
             for (int k = 0; k < K; k += 2) {
                 Keys41 x, y;
-                f41_keys<FL, FR>(acc[k], mvy0 + k, a, h, bx, py, bx32, py32, bx64, py64, x, c[k]);
+                f41_keys<FL, FR>(acc[k], mvy0 + k, a, h, bx, py, bx32, py32, bx64, py64, x,
+                                 c[k]);
                 f41_keys<FL, FR>(acc[k + (K > 1)], mvy0 + k + 1, a, h, bx, py, bx32, py32, bx64,
-                                   py64, y, c[k + (K > 1)]);
+                                 py64, y, c[k + (K > 1)]);
                 f41_merge<FL, 2>(kk, x, y);
             }
         }
@@ -835,7 +859,8 @@ __device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int 
         for (int k = 0; k < K; k += 2) {
             Keys41 x, y;
             f41_keys<FL>(acc[k], mvy0 + k, a, h, bx, py, bx32, py32, bx64, py64, x);
-            f41_keys<FL>(acc[k + (K > 1)], mvy0 + k + 1, a, h, bx, py, bx32, py32, bx64, py64, y);
+            f41_keys<FL>(acc[k + (K > 1)], mvy0 + k + 1, a, h, bx, py, bx32, py32, bx64, py64,
+                         y);
             f41_merge<FL, 2>(kk, x, y);
         }
     }
@@ -843,8 +868,7 @@ __device__ __forceinline__ void f41_chunk(const unsigned *__restrict__ row, int 
 
 // Removes the float-rank offset of f41_chunk<FR> from a thread's keys (a key still at its
 // initial value stays there).
-template <int FL> __device__ __forceinline__ void f41_unoffset(Keys41 &kk)
-{
+template <int FL> __device__ __forceinline__ void f41_unoffset(Keys41 &kk) {
 #define VK_U(f) kk.f = kk.f != 0xffffffffu ? kk.f - 0x4B000000u : kk.f
 #pragma unroll
     for (int i = 0; i < 4; i++) {
@@ -853,7 +877,8 @@ template <int FL> __device__ __forceinline__ void f41_unoffset(Keys41 &kk)
     }
     if (FL & F_SUB) {
 #pragma unroll
-        for (int i = 0; i < 4; i++) VK_U(k84[i]);
+        for (int i = 0; i < 4; i++)
+            VK_U(k84[i]);
 #pragma unroll
         for (int q = 0; q < 2; q++) {
             VK_U(k48[q][0]);
@@ -873,12 +898,10 @@ template <int FL> __device__ __forceinline__ void f41_unoffset(Keys41 &kk)
 
 // The candidate rows of a thread in chunks of 8, then 4, then 1.
 template <int FL, bool AL, bool FR>
-__device__ __forceinline__ void f41_rows(const unsigned *__restrict__ base, const MeArgs &a,
-                                         const BlockPos &bp, unsigned sel,
-                                         const unsigned (&cur)[16][2], int h, unsigned bx, int py,
-                                         unsigned bx32, int py32, unsigned bx64, int py64,
-                                         Keys41 &kk)
-{
+__device__ __forceinline__ void
+f41_rows(const unsigned *__restrict__ base, const MeArgs &a, const BlockPos &bp, unsigned sel,
+         const unsigned (&cur)[16][2], int h, unsigned bx, int py, unsigned bx32, int py32,
+         unsigned bx64, int py64, Keys41 &kk) {
     // Chunks of 8 candidates: 23 reference rows (69 LDS, 2 wavefronts each: the lanes of
     // macroblock rows 0/2 and 1/3 hit the same banks) per 256 VABSDIFF4. With K = 4 the
     // shared-memory pipe was as busy as the ALU pipe; ptxas keeps K = 8 within 128
@@ -886,20 +909,18 @@ __device__ __forceinline__ void f41_rows(const unsigned *__restrict__ base, cons
     constexpr int KB = 8;
     int y = bp.cy0;
     for (; y + KB <= bp.cy1; y += KB)
-        f41_chunk<KB, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32,
-                              py32, bx64, py64, kk);
+        f41_chunk<KB, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py,
+                                  bx32, py32, bx64, py64, kk);
     for (; KB > 4 && y + 4 <= bp.cy1; y += 4)
-        f41_chunk<4, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32,
-                             py32, bx64, py64, kk);
+        f41_chunk<4, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py,
+                                 bx32, py32, bx64, py64, kk);
     for (; y < bp.cy1; y++)
-        f41_chunk<1, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py, bx32,
-                             py32, bx64, py64, kk);
+        f41_chunk<1, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py,
+                                 bx32, py32, bx64, py64, kk);
 }
 
 // Body of the f41 kernels (V: kernel configuration, see the kernels below).
-template <int FL, int V>
-__device__ __forceinline__ void f41_body(const MeArgs &a)
-{
+template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &a) {
     VK_DYN_SMEM(unsigned long long, smem64);
     unsigned *scur = reinterpret_cast<unsigned *>(smem64);
     unsigned *swin = scur + 1024;
@@ -909,7 +930,8 @@ __device__ __forceinline__ void f41_body(const MeArgs &a)
         reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * a.WP + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3;
     stage<V>(a, bp, scur, swin, wx0, wh);
-    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) red[s] = kKeyNone;
+    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x)
+        red[s] = kKeyNone;
     __syncthreads();
 
     const int t = (int)threadIdx.x, lane = t & 31, col = t >> 5;
@@ -919,21 +941,24 @@ __device__ __forceinline__ void f41_body(const MeArgs &a)
 #pragma unroll
     for (int r = 0; r < 16; r++)
 #pragma unroll
-        for (int j = 0; j < 2; j++) cur[r][j] = scur[(my * 16 + r) * 16 + mx * 4 + h * 2 + j];
+        for (int j = 0; j < 2; j++)
+            cur[r][j] = scur[(my * 16 + r) * 16 + mx * 4 + h * 2 + j];
 
     const int mbx = bp.gx * 4 + mx, mby = bp.gy * 4 + my;
     int px, py, px32, py32, px64, py64;
     pred_of(a, mbx, mby, &px, &py);
     pred_of(a, mbx & ~1, mby & ~1, &px32, &py32);
     pred_of(a, mbx & ~3, mby & ~3, &px64, &py64);
-    const unsigned bx = mv_bits(mvx - px), bx32 = mv_bits(mvx - px32), bx64 = mv_bits(mvx - px64);
+    const unsigned bx = mv_bits(mvx - px), bx32 = mv_bits(mvx - px32),
+                   bx64 = mv_bits(mvx - px64);
 
     const int sx = bp.gx * kGroup + mx * 16 + h * 8 + mvx - wx0;
     const unsigned sel = 0x3210u + 0x1111u * (unsigned)(sx & 3);
     const unsigned *base = swin + (my * 16) * a.WP + (sx >> 2);
     Keys41 kk;
 #pragma unroll
-    for (int i = 0; i < 4; i++) kk.k4[i][0] = kk.k4[i][1] = kk.k84[i] = 0xffffffffu;
+    for (int i = 0; i < 4; i++)
+        kk.k4[i][0] = kk.k4[i][1] = kk.k84[i] = 0xffffffffu;
     kk.k48[0][0] = kk.k48[0][1] = kk.k48[1][0] = kk.k48[1][1] = 0xffffffffu;
     kk.k88[0] = kk.k88[1] = kk.k816 = kk.k168 = kk.k16 = kk.k32 = kk.k64 = 0xffffffffu;
     // Round 3 (V = 2), 4x4-only variants: a column whose window offset is word-aligned
@@ -952,16 +977,23 @@ __device__ __forceinline__ void f41_body(const MeArgs &a)
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
-        for (int j = 0; j < 2; j++) red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j, kk.k4[i][j], mvx, a);
+        for (int j = 0; j < 2; j++)
+            red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j, kk.k4[i][j], mvx,
+                    a);
     unsigned mask = VIDK_ME_SHAPE(VIDK_BLOCK_4x4);
     if (FL & F_SUB) {
 #pragma unroll
-        for (int i = 0; i < 4; i++) red_min(red, slot_off(VIDK_BLOCK_8x4) + (y4 + i) * 8 + mx * 2 + h, kk.k84[i], mvx, a);
+        for (int i = 0; i < 4; i++)
+            red_min(red, slot_off(VIDK_BLOCK_8x4) + (y4 + i) * 8 + mx * 2 + h, kk.k84[i], mvx,
+                    a);
 #pragma unroll
         for (int q = 0; q < 2; q++) {
 #pragma unroll
-            for (int j = 0; j < 2; j++) red_min(red, slot_off(VIDK_BLOCK_4x8) + (my * 2 + q) * 16 + x4 + j, kk.k48[q][j], mvx, a);
-            red_min(red, slot_off(VIDK_BLOCK_8x8) + (my * 2 + q) * 8 + mx * 2 + h, kk.k88[q], mvx, a);
+            for (int j = 0; j < 2; j++)
+                red_min(red, slot_off(VIDK_BLOCK_4x8) + (my * 2 + q) * 16 + x4 + j,
+                        kk.k48[q][j], mvx, a);
+            red_min(red, slot_off(VIDK_BLOCK_8x8) + (my * 2 + q) * 8 + mx * 2 + h, kk.k88[q],
+                    mvx, a);
         }
         red_min(red, slot_off(VIDK_BLOCK_8x16) + my * 8 + mx * 2 + h, kk.k816, mvx, a);
         red_min(red, slot_off(VIDK_BLOCK_16x8) + (my * 2 + h) * 4 + mx, kk.k168, mvx, a);
@@ -975,7 +1007,8 @@ __device__ __forceinline__ void f41_body(const MeArgs &a)
     }
     if (FL & F_BIG) {
         if ((lane & 0xb) == 0) // h = 0, mx even, my even: the quadrant's first lane
-            red_min(red, slot_off(VIDK_BLOCK_32x32) + (my >> 1) * 2 + (mx >> 1), kk.k32, mvx, a);
+            red_min(red, slot_off(VIDK_BLOCK_32x32) + (my >> 1) * 2 + (mx >> 1), kk.k32, mvx,
+                    a);
         if (lane == 0) red_min(red, slot_off(VIDK_BLOCK_64x64), kk.k64, mvx, a);
         mask |= VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
     }
@@ -983,20 +1016,17 @@ __device__ __forceinline__ void f41_body(const MeArgs &a)
     red_flush(red, mask, a, bp.gx, bp.gy);
 }
 
-template <int FL> __global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a)
-{
+template <int FL> __global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a) {
     f41_body<FL, 0>(a);
 }
 
-template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r2(const MeArgs a)
-{
+template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r2(const MeArgs a) {
     f41_body<FL, 1>(a);
 }
 
 // Round 3 (VIDK_ME_KCFG=r3): r2 plus the aligned-column loop of f41_body (V = 2); same
 // register caps as r2.
-template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r3(const MeArgs a)
-{
+template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r3(const MeArgs a) {
     f41_body<FL, 2>(a);
 }
 
@@ -1006,14 +1036,14 @@ template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r3(const 
 // warp's slice (blockIdx.y) of the raster candidate list; 64-bit keys, shuffle minimum,
 // one global atomicMin per warp.
 
-template <typename T>
-__global__ void __launch_bounds__(256) generic_kernel(const MeArgs a)
-{
+template <typename T> __global__ void __launch_bounds__(256) generic_kernel(const MeArgs a) {
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     const int b = (int)blockIdx.x * 8 + warp;
     if (b >= a.g_gw * a.g_gh) return; // whole warp: no shuffle partner is missing
-    const T *cur = sizeof(T) == 1 ? reinterpret_cast<const T *>(a.cur) : reinterpret_cast<const T *>(a.cur16);
-    const T *ref = sizeof(T) == 1 ? reinterpret_cast<const T *>(a.ref) : reinterpret_cast<const T *>(a.ref16);
+    const T *cur = sizeof(T) == 1 ? reinterpret_cast<const T *>(a.cur)
+                                  : reinterpret_cast<const T *>(a.cur16);
+    const T *ref = sizeof(T) == 1 ? reinterpret_cast<const T *>(a.ref)
+                                  : reinterpret_cast<const T *>(a.ref16);
     const int bw = bs_w(a.g_bs), bh = bs_h(a.g_bs);
     const int bxi = b % a.g_gw, byi = b / a.g_gw;
     const int x0 = bxi * bw, y0 = byi * bh;
@@ -1038,16 +1068,17 @@ __global__ void __launch_bounds__(256) generic_kernel(const MeArgs a)
         best = vk_umin64(best, make_key(cost, mvx, mvy, a.R, a.N));
     }
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) best = vk_umin64(best, __shfl_xor_sync(0xffffffffu, best, o));
+    for (int o = 16; o > 0; o >>= 1)
+        best = vk_umin64(best, __shfl_xor_sync(0xffffffffu, best, o));
     if (lane == 0 && best != kKeyNone)
-        atomicMin(&a.keys[(size_t)a.key_off[a.g_bs] + (size_t)byi * a.key_ew[a.g_bs] + bxi], best);
+        atomicMin(&a.keys[(size_t)a.key_off[a.g_bs] + (size_t)byi * a.key_ew[a.g_bs] + bxi],
+                  best);
 }
 
 // ---------------------------------------------------------------------------------------
 // Finalize: keys of the band's rows -> VidkMeResult. blockIdx.y = shape index.
 
-__global__ void __launch_bounds__(256) finalize_kernel(const FinArgs f)
-{
+__global__ void __launch_bounds__(256) finalize_kernel(const FinArgs f) {
     const int si = (int)blockIdx.y;
     const int bs = f.bs[si];
     const int n = f.rows[si] * f.gw[si];
@@ -1061,7 +1092,8 @@ __global__ void __launch_bounds__(256) finalize_kernel(const FinArgs f)
         r.cost = r.sad = 0xffffffffu;
     } else {
         const unsigned cost = (unsigned)(k >> 32), raster = (unsigned)(k & 0x7ffffu);
-        const int mvy = (int)(raster / (unsigned)f.N) - f.R, mvx = (int)(raster % (unsigned)f.N) - f.R;
+        const int mvy = (int)(raster / (unsigned)f.N) - f.R,
+                  mvx = (int)(raster % (unsigned)f.N) - f.R;
         int px = 0, py = 0;
         if (f.lambda && f.pred) {
             const VidkMv v = f.pred[(y * bs_h(bs) / 16) * f.mb_w + x * bs_w(bs) / 16];

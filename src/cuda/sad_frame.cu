@@ -20,11 +20,11 @@ constexpr int kThreads = 256;
 
 // Four samples x..x+3 of one row, each column clamped into [0, w-1] (edge replication),
 // packed little-endian as __vsadu4 expects: the sample at x in the low byte.
-__device__ __forceinline__ unsigned gather4(const uint8_t *__restrict__ row, int x, int w)
-{
+__device__ __forceinline__ unsigned gather4(const uint8_t *__restrict__ row, int x, int w) {
     unsigned v = 0;
 #pragma unroll
-    for (int i = 0; i < 4; i++) v |= (unsigned)row[min(max(x + i, 0), w - 1)] << (8 * i);
+    for (int i = 0; i < 4; i++)
+        v |= (unsigned)row[min(max(x + i, 0), w - 1)] << (8 * i);
     return v;
 }
 
@@ -36,10 +36,9 @@ __device__ __forceinline__ unsigned gather4(const uint8_t *__restrict__ row, int
 // docs/CUDA.md); the edge loop stays rolled, it runs only on the frame-edge ring.
 template <int BW, int BH>
 __global__ void __launch_bounds__(kThreads, 6)
-sad_frame_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
-                 ptrdiff_t pitch, int w, int h, int nbx, int nblocks, int mvx, int mvy,
-                 uint32_t *__restrict__ out)
-{
+    sad_frame_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ ref,
+                     ptrdiff_t pitch, int w, int h, int nbx, int nblocks, int mvx, int mvy,
+                     uint32_t *__restrict__ out) {
     constexpr int G = BW / 4; // 1..16 threads per block, a divisor of the warp size
     static_assert(BW % 4 == 0 && G <= 32 && 32 % G == 0, "block width");
     const int t = blockIdx.x * kThreads + threadIdx.x;
@@ -78,14 +77,14 @@ sad_frame_kernel(const uint8_t *__restrict__ cur, const uint8_t *__restrict__ re
     }
     // Every lane reaches the shuffles (no early return), so the full mask is valid.
 #pragma unroll
-    for (int off = G / 2; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off, G);
+    for (int off = G / 2; off > 0; off >>= 1)
+        acc += __shfl_down_sync(0xffffffffu, acc, off, G);
     if (b < nblocks && g == 0) out[b] = acc;
 }
 
 template <int BW, int BH>
 void launch(const uint8_t *cur, const uint8_t *ref, ptrdiff_t pitch, int w, int h, int nbx,
-            int nblocks, int mvx, int mvy, uint32_t *out, cudaStream_t s)
-{
+            int nblocks, int mvx, int mvy, uint32_t *out, cudaStream_t s) {
     const size_t threads = (size_t)nblocks * (BW / 4);
     sad_frame_kernel<BW, BH><<<vidk_cuda_grid(threads, kThreads), kThreads, 0, s>>>(
         cur, ref, pitch, w, h, nbx, nblocks, mvx, mvy, out);
@@ -108,8 +107,7 @@ const Launcher kLaunch[VIDK_BLOCK_COUNT] = {
 
 // Copy the luma plane into a pinned buffer with the device pitch; the bytes after each
 // row are zeroed so that every byte sent to the device is defined.
-void stage_plane(uint8_t *dst, ptrdiff_t pitch, const VidkPicture *p)
-{
+void stage_plane(uint8_t *dst, ptrdiff_t pitch, const VidkPicture *p) {
     const uint8_t *src = (const uint8_t *)p->data[0];
     for (int y = 0; y < p->h; y++) {
         memcpy(dst + y * pitch, src + y * p->stride[0], (size_t)p->w);
@@ -121,8 +119,7 @@ void stage_plane(uint8_t *dst, ptrdiff_t pitch, const VidkPicture *p)
 
 extern "C" int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur,
                                    const VidkPicture *ref, int mvx, int mvy, VidkBlockSize bs,
-                                   uint32_t *sads)
-{
+                                   uint32_t *sads) {
     int err = 0;
     const int bw = vidk_block_width(bs), bh = vidk_block_height(bs);
     const int w = cur ? cur->w : 0, h = cur ? cur->h : 0;

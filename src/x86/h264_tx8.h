@@ -365,20 +365,20 @@ static inline void h264_itx4_add_big(uint8_t *dst, ptrdiff_t stride, __m128i a, 
 /* idct_add16 4x4 (int16 input, x264's interface) of one ISA file: the max test covers the
  * common blocks on the 16-bit path; the others take an out-of-line exact path (kept out
  * of line so the common path stays small). The including file defines NOINLINE. */
-#define H264_DEF_IDCT_ADD16_4X4(name)                                                         \
-    static NOINLINE void name##_big(uint8_t *dst, ptrdiff_t stride, __m128i a, __m128i b) {   \
-        h264_itx4_add_big(dst, stride, a, b);                                                 \
-    }                                                                                         \
-    static decl_h264_idct_add16_fn(name) {                                                    \
-        const __m128i a = _mm_loadu_si128((const __m128i *)d);                                \
-        const __m128i b = _mm_loadu_si128((const __m128i *)(d + 8));                          \
-        if (!h264_max4_ok(a, b)) {                                                            \
-            name##_big(dst, stride, a, b);                                                    \
-            return;                                                                           \
-        }                                                                                     \
-        __m128i r01, r32;                                                                     \
-        h264_itx4_w(a, b, &r01, &r32);                                                        \
-        h264_add4(dst, stride, r01, r32);                                                     \
+#define H264_DEF_IDCT_ADD16_4X4(name)                                                          \
+    static NOINLINE void name##_big(uint8_t *dst, ptrdiff_t stride, __m128i a, __m128i b) {    \
+        h264_itx4_add_big(dst, stride, a, b);                                                  \
+    }                                                                                          \
+    static decl_h264_idct_add16_fn(name) {                                                     \
+        const __m128i a = _mm_loadu_si128((const __m128i *)d);                                 \
+        const __m128i b = _mm_loadu_si128((const __m128i *)(d + 8));                           \
+        if (!h264_max4_ok(a, b)) {                                                             \
+            name##_big(dst, stride, a, b);                                                     \
+            return;                                                                            \
+        }                                                                                      \
+        __m128i r01, r32;                                                                      \
+        h264_itx4_w(a, b, &r01, &r32);                                                         \
+        h264_add4(dst, stride, r01, r32);                                                      \
     }
 
 #endif

@@ -115,7 +115,7 @@ static decl_hevc_quant_sl_fn(quant_sl_avx2) {
             }                                                                                  \
     }                                                                                          \
     static decl_hevc_add16_fn(add16_##N##_avx2) {                                              \
-        /* unsigned d (may exceed 32767): biased saturating add, unsigned min (sse41) */      \
+        /* unsigned d (may exceed 32767): biased saturating add, unsigned min (sse41) */       \
         const __m256i mx = _mm256_set1_epi16((int16_t)((1 << bd) - 1)),                        \
                       b = _mm256_set1_epi16(INT16_MIN);                                        \
         for (int y = 0; y < N; y++, res += N) {                                                \

@@ -129,9 +129,9 @@ static inline void add8_row(uint8_t *d, const int16_t *r, int n) {
 static inline void add16_row(uint16_t *d, const int16_t *r, int n, __m128i mx) {
     const __m128i b = _mm_set1_epi16(INT16_MIN);
     if (n == 4) {
-        const __m128i s = _mm_adds_epi16(
-            _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)d), b),
-            _mm_loadl_epi64((const __m128i *)(const void *)r));
+        const __m128i s =
+            _mm_adds_epi16(_mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)d), b),
+                           _mm_loadl_epi64((const __m128i *)(const void *)r));
         _mm_storel_epi64((__m128i *)(void *)d, _mm_min_epu16(_mm_xor_si128(s, b), mx));
         return;
     }

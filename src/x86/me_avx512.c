@@ -14,9 +14,9 @@
 #include "x86/me_parts.h"
 
 /* The vector type and lane operations ME_PARTS_UPDATE() uses. */
-#define VEC __m512i
-#define ADD16 _mm512_add_epi16
-#define ADDS16 _mm512_adds_epu16
+#define VEC          __m512i
+#define ADD16        _mm512_add_epi16
+#define ADDS16       _mm512_adds_epu16
 #define STOREU(p, v) _mm512_storeu_si512((void *)(p), v)
 
 #if defined(__GNUC__)
@@ -32,15 +32,13 @@
 #define SH0 0x94 /* dwords (0, 1, 1, 2): offsets 0..7 */
 #define SH4 0xE9 /* dwords (1, 2, 2, 3): offsets 4..11 */
 
-static inline void upd(uint16_t *bc, uint16_t *br, __m512i cost, __m512i rowv)
-{
+static inline void upd(uint16_t *bc, uint16_t *br, __m512i cost, __m512i rowv) {
     const __mmask32 m = _mm512_cmplt_epu16_mask(cost, _mm512_loadu_si512(bc));
     _mm512_mask_storeu_epi16(bc, m, cost);
     _mm512_mask_storeu_epi16(br, m, rowv);
 }
 
-decl_me_search_quad_fn(vidk_me_search_quad_avx512)
-{
+decl_me_search_quad_fn(vidk_me_search_quad_avx512) {
     /* cv[y][bx]: lane k = block k's samples (4 bx .. 4 bx + 3, row y), in all 4 dwords. */
     __m512i cv[16][4];
     for (int y = 0; y < 16; y++) {
@@ -76,13 +74,16 @@ decl_me_search_quad_fn(vidk_me_search_quad_avx512)
                     a2 = _mm512_add_epi16(a2, DBSAD(cv[y][2], ry + 8, SH0));
                     a3 = _mm512_add_epi16(a3, DBSAD(cv[y][3], ry + 8, SH4));
                 }
-                const __m512i s16 = _mm512_add_epi16(_mm512_add_epi16(a0, a1), _mm512_add_epi16(a2, a3));
-                if (sad16) _mm512_storeu_si512(sad16 + (ptrdiff_t)(my + range) * n * 4 + o, s16);
+                const __m512i s16 =
+                    _mm512_add_epi16(_mm512_add_epi16(a0, a1), _mm512_add_epi16(a2, a3));
+                if (sad16)
+                    _mm512_storeu_si512(sad16 + (ptrdiff_t)(my + range) * n * 4 + o, s16);
                 if (!shapes) continue;
                 __m512i cost = s16;
                 if (colc)
                     cost = _mm512_adds_epu16(
-                        s16, _mm512_adds_epu16(colv, _mm512_loadu_si512(rowc + (my + range) * 32)));
+                        s16,
+                        _mm512_adds_epu16(colv, _mm512_loadu_si512(rowc + (my + range) * 32)));
                 const __mmask32 m = _mm512_cmplt_epu16_mask(cost, kc);
                 kc = _mm512_mask_mov_epi16(kc, m, cost);
                 kr = _mm512_mask_mov_epi16(kr, m, _mm512_set1_epi16((short)(my + range)));
@@ -98,7 +99,8 @@ decl_me_search_quad_fn(vidk_me_search_quad_avx512)
             const uint8_t *r = rc + my * ref_stride;
             const __m512i rowv = _mm512_set1_epi16((short)(my + range));
             const __m512i mvc =
-                colc ? _mm512_adds_epu16(colv, _mm512_loadu_si512(rowc + (my + range) * 32)) : zero;
+                colc ? _mm512_adds_epu16(colv, _mm512_loadu_si512(rowc + (my + range) * 32))
+                     : zero;
             /* Fully unrolled so that the 16 sums stay in registers. */
             __m512i s4[16];
             VIDK_UNROLL(4)
@@ -112,7 +114,8 @@ decl_me_search_quad_fn(vidk_me_search_quad_avx512)
                     a2 = _mm512_add_epi16(a2, DBSAD(cv[y][2], ry + 8, SH0));
                     a3 = _mm512_add_epi16(a3, DBSAD(cv[y][3], ry + 8, SH4));
                 }
-                s4[4 * by + 0] = a0, s4[4 * by + 1] = a1, s4[4 * by + 2] = a2, s4[4 * by + 3] = a3;
+                s4[4 * by + 0] = a0, s4[4 * by + 1] = a1, s4[4 * by + 2] = a2,
+                            s4[4 * by + 3] = a3;
             }
             ME_PARTS_UPDATE();
         }

@@ -3,8 +3,7 @@
  * (mpsadbw is SSE4.1), so those levels keep the C version. */
 #include "internal.h"
 
-void vidk_me_dsp_init_x86(VidkMeDSP *dsp, unsigned flags)
-{
+void vidk_me_dsp_init_x86(VidkMeDSP *dsp, unsigned flags) {
     if (!(flags & VIDK_CPU_SSE2) || !(flags & VIDK_CPU_SSSE3)) return;
     if (!(flags & VIDK_CPU_SSE41)) return;
     dsp->search_quad = vidk_me_search_quad_sse41;

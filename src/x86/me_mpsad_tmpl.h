@@ -20,8 +20,7 @@
 #define VIDK_UNROLL(n)
 #endif
 
-static inline void upd(uint16_t *bc, uint16_t *br, VEC cost, VEC rowv)
-{
+static inline void upd(uint16_t *bc, uint16_t *br, VEC cost, VEC rowv) {
     /* Unsigned "cost < kept" without an unsigned compare: cost >= kept exactly when
      * max(cost, kept) == cost. */
     const VEC b = LOADU(bc);
@@ -30,8 +29,7 @@ static inline void upd(uint16_t *bc, uint16_t *br, VEC cost, VEC rowv)
     STOREU(br, BLENDV8(rowv, LOADU(br), ge));
 }
 
-decl_me_search_quad_fn(FUNC)
-{
+decl_me_search_quad_fn(FUNC) {
     const int nrows = 2 * range + 1;
     const int only16 = !(shapes & ~(unsigned)VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
     const ptrdiff_t bs = best_stride;
@@ -46,12 +44,14 @@ decl_me_search_quad_fn(FUNC)
                 const int my = vidk_me_row_my(i);
                 const uint8_t *r = rg + my * ref_stride;
                 const VEC rowv = SET1_16((short)(my + range));
-                const VEC mvc = colc ? ADDS16(colv, LOADU(rowc + (my + range) * 32 + 8 * BPV * g))
-                                     : SET1_16(0);
+                const VEC mvc =
+                    colc ? ADDS16(colv, LOADU(rowc + (my + range) * 32 + 8 * BPV * g))
+                         : SET1_16(0);
                 if (only16) {
                     VEC a0 = SET1_16(0), a1 = a0, a2 = a0, a3 = a0;
                     for (int y = 0; y < 16; y++) {
-                        const VEC l0 = LOADU(r + y * ref_stride), l8 = LOADU(r + y * ref_stride + 8);
+                        const VEC l0 = LOADU(r + y * ref_stride),
+                                  l8 = LOADU(r + y * ref_stride + 8);
                         const VEC cb = LOADU(cg + y * cur_stride);
                         a0 = ADD16(a0, MPSAD(l0, cb, 0, 0));
                         a1 = ADD16(a1, MPSAD(l0, cb, 1, 1));
@@ -60,8 +60,9 @@ decl_me_search_quad_fn(FUNC)
                     }
                     const VEC s16 = ADD16(ADD16(a0, a1), ADD16(a2, a3));
                     if (sad16) STOREU(sad16 + (ptrdiff_t)(my + range) * n * 4 + o, s16);
-                    if (shapes) upd(bc + VIDK_ME_PART_16x16 * bs, br + VIDK_ME_PART_16x16 * bs,
-                                    ADDS16(s16, mvc), rowv);
+                    if (shapes)
+                        upd(bc + VIDK_ME_PART_16x16 * bs, br + VIDK_ME_PART_16x16 * bs,
+                            ADDS16(s16, mvc), rowv);
                     continue;
                 }
                 /* Fully unrolled so that the sums stay in registers. */
@@ -71,14 +72,16 @@ decl_me_search_quad_fn(FUNC)
                     VEC a0 = SET1_16(0), a1 = a0, a2 = a0, a3 = a0;
                     VIDK_UNROLL(4)
                     for (int y = 4 * by; y < 4 * by + 4; y++) {
-                        const VEC l0 = LOADU(r + y * ref_stride), l8 = LOADU(r + y * ref_stride + 8);
+                        const VEC l0 = LOADU(r + y * ref_stride),
+                                  l8 = LOADU(r + y * ref_stride + 8);
                         const VEC cb = LOADU(cg + y * cur_stride);
                         a0 = ADD16(a0, MPSAD(l0, cb, 0, 0));
                         a1 = ADD16(a1, MPSAD(l0, cb, 1, 1));
                         a2 = ADD16(a2, MPSAD(l8, cb, 2, 0));
                         a3 = ADD16(a3, MPSAD(l8, cb, 3, 1));
                     }
-                    s4[4 * by + 0] = a0, s4[4 * by + 1] = a1, s4[4 * by + 2] = a2, s4[4 * by + 3] = a3;
+                    s4[4 * by + 0] = a0, s4[4 * by + 1] = a1, s4[4 * by + 2] = a2,
+                                s4[4 * by + 3] = a3;
                 }
                 ME_PARTS_UPDATE();
             }

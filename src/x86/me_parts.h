@@ -7,8 +7,7 @@
 #ifndef VIDK_X86_ME_PARTS_H
 #define VIDK_X86_ME_PARTS_H
 
-#define ME_UPD(part, v)                                                                        \
-    upd(bc + (part) * bs, br + (part) * bs, colc ? ADDS16(v, mvc) : (v), rowv)
+#define ME_UPD(part, v) upd(bc + (part)*bs, br + (part)*bs, colc ? ADDS16(v, mvc) : (v), rowv)
 
 #define ME_PARTS_UPDATE()                                                                      \
     do {                                                                                       \
@@ -29,17 +28,23 @@
         const VEC s16 = ADD16(p168[0], p168[1]);                                               \
         if (sad16) STOREU(sad16 + (ptrdiff_t)(my + range) * n * 4 + o, s16);                   \
         if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_4x4))                                            \
-            for (int q = 0; q < 16; q++) ME_UPD(VIDK_ME_PART_4x4 + q, s4[q]);                  \
+            for (int q = 0; q < 16; q++)                                                       \
+                ME_UPD(VIDK_ME_PART_4x4 + q, s4[q]);                                           \
         if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_8x4))                                            \
-            for (int q = 0; q < 8; q++) ME_UPD(VIDK_ME_PART_8x4 + q, p84[q]);                  \
+            for (int q = 0; q < 8; q++)                                                        \
+                ME_UPD(VIDK_ME_PART_8x4 + q, p84[q]);                                          \
         if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_4x8))                                            \
-            for (int q = 0; q < 8; q++) ME_UPD(VIDK_ME_PART_4x8 + q, p48[q]);                  \
+            for (int q = 0; q < 8; q++)                                                        \
+                ME_UPD(VIDK_ME_PART_4x8 + q, p48[q]);                                          \
         if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_8x8))                                            \
-            for (int q = 0; q < 4; q++) ME_UPD(VIDK_ME_PART_8x8 + q, p88[q]);                  \
+            for (int q = 0; q < 4; q++)                                                        \
+                ME_UPD(VIDK_ME_PART_8x8 + q, p88[q]);                                          \
         if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_16x8))                                           \
-            for (int q = 0; q < 2; q++) ME_UPD(VIDK_ME_PART_16x8 + q, p168[q]);                \
+            for (int q = 0; q < 2; q++)                                                        \
+                ME_UPD(VIDK_ME_PART_16x8 + q, p168[q]);                                        \
         if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_8x16))                                           \
-            for (int q = 0; q < 2; q++) ME_UPD(VIDK_ME_PART_8x16 + q, p816[q]);                \
+            for (int q = 0; q < 2; q++)                                                        \
+                ME_UPD(VIDK_ME_PART_8x16 + q, p816[q]);                                        \
         if (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_16x16)) ME_UPD(VIDK_ME_PART_16x16, s16);         \
     } while (0)
 

@@ -7,8 +7,7 @@ void vidk_sad_dsp_init_sse2(VidkSadDSP *dsp);
 void vidk_sad_dsp_init_avx2(VidkSadDSP *dsp);
 void vidk_sad_dsp_init_avx512(VidkSadDSP *dsp);
 
-void vidk_sad_dsp_init_x86(VidkSadDSP *dsp, unsigned flags)
-{
+void vidk_sad_dsp_init_x86(VidkSadDSP *dsp, unsigned flags) {
     if (!(flags & VIDK_CPU_SSE2)) return;
     vidk_sad_dsp_init_sse2(dsp); /* every size */
 

@@ -29,34 +29,35 @@ typedef struct QuadOut {
     uint16_t *cost, *row, *sad16;
 } QuadOut;
 
-static size_t best_len(const QuadIn *q) { return (size_t)VIDK_ME_NPART * q->n * 4; }
-static size_t sad_len(const QuadIn *q) { return (size_t)(2 * q->range + 1) * q->n * 4; }
+static size_t best_len(const QuadIn *q) {
+    return (size_t)VIDK_ME_NPART * q->n * 4;
+}
+static size_t sad_len(const QuadIn *q) {
+    return (size_t)(2 * q->range + 1) * q->n * 4;
+}
 
-static int quad_out_alloc(QuadOut *o, const QuadIn *q)
-{
+static int quad_out_alloc(QuadOut *o, const QuadIn *q) {
     o->cost = malloc(best_len(q) * 2);
     o->row = malloc(best_len(q) * 2);
     o->sad16 = malloc(sad_len(q) * 2);
     return o->cost && o->row && o->sad16 ? 0 : -1;
 }
 
-static void quad_out_free(QuadOut *o)
-{
+static void quad_out_free(QuadOut *o) {
     free(o->cost), free(o->row), free(o->sad16);
     memset(o, 0, sizeof(*o));
 }
 
 /* Random parameters and data; kind 0 random, 1 worst case (0 vs 255 blocks), 2 flat,
  * 3 smooth (small differences: many near-ties). */
-static int quad_in_make(QuadIn *q, int range, int kind, int shapes)
-{
+static int quad_in_make(QuadIn *q, int range, int kind, int shapes) {
     memset(q, 0, sizeof(*q));
     q->range = range;
     q->n = ((2 * range + 1 + 7) & ~7) + 8 * ck_rand_range(0, 2);
     q->cs = 64 + ck_rand_range(0, 3) * 17;
     q->ws = q->n + 48 + VIDK_ME_WIN_OVERREAD + ck_rand_range(0, 40);
     const int r = ck_rand_range(0, 9);
-    q->shapes = r < 3 ? (int)VIDK_ME_SHAPES_H264
+    q->shapes = r < 3   ? (int)VIDK_ME_SHAPES_H264
                 : r < 5 ? (int)VIDK_ME_SHAPE(VIDK_BLOCK_16x16)
                 : r < 6 ? 0
                         : (int)(ck_rand() & VIDK_ME_SHAPES_H264);
@@ -77,7 +78,10 @@ static int quad_in_make(QuadIn *q, int range, int kind, int shapes)
     }
     for (size_t i = 0; i < wrows * (size_t)q->ws; i++) {
         const int v = (int)(ck_rand() & 255);
-        q->win[i] = (uint8_t)(kind == 1 ? 255 - hi : kind == 2 ? 77 : kind == 3 ? 120 + (v & 3) : v);
+        q->win[i] = (uint8_t)(kind == 1   ? 255 - hi
+                              : kind == 2 ? 77
+                              : kind == 3 ? 120 + (v & 3)
+                                          : v);
     }
     /* Costs of a predictor: a lambda 1 ramp, or large values that saturate. */
     const int big = q->lambda == 2 || kind == 1;
@@ -86,22 +90,22 @@ static int quad_in_make(QuadIn *q, int range, int kind, int shapes)
     for (int i = 0; i <= 2 * range; i++) {
         const uint16_t v = (uint16_t)(big ? ck_rand_range(0, 65535) : ck_rand_range(0, 40));
         for (int k = 0; k < 4; k++)
-            for (int t = 0; t < 8; t++) q->rowc[i * 32 + 8 * k + t] = v;
+            for (int t = 0; t < 8; t++)
+                q->rowc[i * 32 + 8 * k + t] = v;
         if (ck_rand_range(0, 1)) /* blocks may have different predictors */
             for (int k = 1; k < 4; k++)
-                for (int t = 0; t < 8; t++) q->rowc[i * 32 + 8 * k + t] = (uint16_t)(v + k);
+                for (int t = 0; t < 8; t++)
+                    q->rowc[i * 32 + 8 * k + t] = (uint16_t)(v + k);
     }
     return 0;
 }
 
-static void quad_in_free(QuadIn *q)
-{
+static void quad_in_free(QuadIn *q) {
     free(q->cur), free(q->win), free(q->colc), free(q->rowc);
     memset(q, 0, sizeof(*q));
 }
 
-static void quad_run(vidk_me_search_quad_fn fn, const QuadIn *q, QuadOut *o, uint32_t init)
-{
+static void quad_run(vidk_me_search_quad_fn fn, const QuadIn *q, QuadOut *o, uint32_t init) {
     /* Same starting contents for every implementation: cost 65535 (the contract) or
      * pseudo-random kept values from `init`; sad16 poisoned to see what is written. */
     uint32_t s = init | 1;
@@ -113,16 +117,16 @@ static void quad_run(vidk_me_search_quad_fn fn, const QuadIn *q, QuadOut *o, uin
     memset(o->sad16, 0xa5, sad_len(q) * 2);
     if (!fn) return;
     fn(q->cur, q->cs, q->win + (ptrdiff_t)q->range * q->ws, q->ws, q->range, q->n,
-       q->lambda ? q->colc : NULL, q->lambda ? q->rowc : NULL, o->cost, o->row, (ptrdiff_t)q->n * 4,
-       (unsigned)q->shapes, q->with_sad16 ? o->sad16 : NULL);
+       q->lambda ? q->colc : NULL, q->lambda ? q->rowc : NULL, o->cost, o->row,
+       (ptrdiff_t)q->n * 4, (unsigned)q->shapes, q->with_sad16 ? o->sad16 : NULL);
 }
 
-static int quad_compare(const QuadIn *q, const QuadOut *a, const QuadOut *b)
-{
+static int quad_compare(const QuadIn *q, const QuadOut *a, const QuadOut *b) {
     for (size_t i = 0; i < best_len(q); i++)
         if (a->cost[i] != b->cost[i] || a->row[i] != b->row[i]) {
             const int part = (int)(i / ((size_t)q->n * 4)), idx = (int)(i % ((size_t)q->n * 4));
-            ck_fail("R=%d n=%d shapes=0x%x lambda=%d: partition %d col %d block %d: cost %u row %u, "
+            ck_fail("R=%d n=%d shapes=0x%x lambda=%d: partition %d col %d block %d: cost %u "
+                    "row %u, "
                     "C has cost %u row %u",
                     q->range, q->n, q->shapes, q->lambda, part, (idx / 32) * 8 + idx % 8,
                     (idx % 32) / 8, a->cost[i], a->row[i], b->cost[i], b->row[i]);
@@ -140,12 +144,12 @@ static int quad_compare(const QuadIn *q, const QuadOut *a, const QuadOut *b)
 
 /* A real window: current quad from frame 1, reference window from frame 0. */
 static int quad_in_real(QuadIn *q, const VidkPicture *c, const VidkPicture *r, int range,
-                        int shapes)
-{
+                        int shapes) {
     if (quad_in_make(q, range, 0, shapes)) return -1;
     const int x0 = ck_rand_range(0, c->w - 64), y0 = ck_rand_range(0, c->h - 16);
     for (int y = 0; y < 16; y++)
-        memcpy(q->cur + y * q->cs, (const uint8_t *)c->data[0] + (y0 + y) * c->stride[0] + x0, 64);
+        memcpy(q->cur + y * q->cs, (const uint8_t *)c->data[0] + (y0 + y) * c->stride[0] + x0,
+               64);
     for (int y = 0; y < 2 * range + 16; y++) {
         const int sy = vidk_iclip(y0 - range + y, 0, r->h - 1);
         const uint8_t *row = (const uint8_t *)r->data[0] + sy * r->stride[0];
@@ -158,8 +162,7 @@ static int quad_in_real(QuadIn *q, const VidkPicture *c, const VidkPicture *r, i
 /* The C version against the definition, written differently: for every partition,
  * block and column, the best row is the minimum of (cost, |mvy|, mvy) over all rows,
  * and it replaces the starting value only when its cost is lower. */
-static int quad_definition(const QuadIn *q, const QuadOut *start, const QuadOut *got)
-{
+static int quad_definition(const QuadIn *q, const QuadOut *start, const QuadOut *got) {
     static const int pw[7] = {4, 8, 4, 8, 16, 8, 16}, ph[7] = {4, 4, 8, 8, 8, 16, 16};
     const int R = q->range, n4 = q->n * 4;
     const uint8_t *ref = q->win + (ptrdiff_t)R * q->ws;
@@ -177,8 +180,9 @@ static int quad_definition(const QuadIn *q, const QuadOut *start, const QuadOut 
                             unsigned sad = 0;
                             for (int y = 0; y < ph[bs]; y++)
                                 for (int x = 0; x < pw[bs]; x++)
-                                    sad += (unsigned)abs(q->cur[(oy + y) * q->cs + 16 * k + ox + x] -
-                                                         ref[(my + oy + y) * q->ws + 16 * k + j + ox + x]);
+                                    sad += (unsigned)abs(
+                                        q->cur[(oy + y) * q->cs + 16 * k + ox + x] -
+                                        ref[(my + oy + y) * q->ws + 16 * k + j + ox + x]);
                             unsigned mvc = 0;
                             if (q->lambda) {
                                 mvc = q->colc[idx] + q->rowc[(my + R) * 32 + 8 * k];
@@ -189,17 +193,20 @@ static int quad_definition(const QuadIn *q, const QuadOut *start, const QuadOut 
                                 bc = cost, bmy = my, found = 1;
                             if (bs == 6 && q->with_sad16 &&
                                 got->sad16[(size_t)(my + R) * n4 + idx] != sad) {
-                                ck_fail("definition: sad16 R=%d col %d block %d my %d: %u, want %u",
-                                        R, j, k, my, got->sad16[(size_t)(my + R) * n4 + idx], sad);
+                                ck_fail(
+                                    "definition: sad16 R=%d col %d block %d my %d: %u, want %u",
+                                    R, j, k, my, got->sad16[(size_t)(my + R) * n4 + idx], sad);
                                 return 1;
                             }
                         }
                         unsigned ec = start->cost[at], er = start->row[at];
-                        if ((q->shapes & VIDK_ME_SHAPE(bs)) && bc < ec) ec = bc, er = (unsigned)(bmy + R);
+                        if ((q->shapes & VIDK_ME_SHAPE(bs)) && bc < ec)
+                            ec = bc, er = (unsigned)(bmy + R);
                         if (got->cost[at] != ec || got->row[at] != er) {
-                            ck_fail("definition: R=%d shapes=0x%x partition %d col %d block %d: "
-                                    "cost %u row %u, want %u %u",
-                                    R, q->shapes, part, j, k, got->cost[at], got->row[at], ec, er);
+                            ck_fail(
+                                "definition: R=%d shapes=0x%x partition %d col %d block %d: "
+                                "cost %u row %u, want %u %u",
+                                R, q->shapes, part, j, k, got->cost[at], got->row[at], ec, er);
                             return 1;
                         }
                     }
@@ -207,8 +214,7 @@ static int quad_definition(const QuadIn *q, const QuadOut *start, const QuadOut 
     return 0;
 }
 
-static void bench_quad(vidk_me_search_quad_fn fn, unsigned shapes)
-{
+static void bench_quad(vidk_me_search_quad_fn fn, unsigned shapes) {
     QuadIn q;
     QuadOut a = {0};
     if (!quad_in_make(&q, 16, 0, -1) && !quad_out_alloc(&a, &q)) {
@@ -220,8 +226,7 @@ static void bench_quad(vidk_me_search_quad_fn fn, unsigned shapes)
     quad_in_free(&q);
 }
 
-static void check_search_quad(const char *func, int shapes, const VidkPicture *real)
-{
+static void check_search_quad(const char *func, int shapes, const VidkPicture *real) {
     VidkMeDSP ref_dsp;
     vidk_me_dsp_init(&ref_dsp, 0);
     const unsigned bench_shapes = shapes < 0 ? VIDK_ME_SHAPES_H264 : (unsigned)shapes;
@@ -233,7 +238,11 @@ static void check_search_quad(const char *func, int shapes, const VidkPicture *r
         for (int t = 0; t < 12; t++) {
             QuadIn q;
             QuadOut a = {0}, st = {0};
-            if (quad_in_make(&q, t % 4, t < 8 ? 0 : t < 10 ? 1 : 3, shapes) ||
+            if (quad_in_make(&q, t % 4,
+                             t < 8    ? 0
+                             : t < 10 ? 1
+                                      : 3,
+                             shapes) ||
                 quad_out_alloc(&a, &q) || quad_out_alloc(&st, &q)) {
                 ck_fail("out of memory");
             } else {
@@ -259,11 +268,14 @@ static void check_search_quad(const char *func, int shapes, const VidkPicture *r
             for (int t = 0; t < n_tests; t++) {
                 QuadIn q;
                 QuadOut a = {0}, b = {0};
-                const int kind = t < n_tests * 5 / 8 ? 0 : t < n_tests * 6 / 8 ? 1
-                                 : t < n_tests * 7 / 8 ? 2 : 3;
+                const int kind = t < n_tests * 5 / 8   ? 0
+                                 : t < n_tests * 6 / 8 ? 1
+                                 : t < n_tests * 7 / 8 ? 2
+                                                       : 3;
                 const int range = ranges[t % 8];
-                int err = real && t % 4 == 3 ? quad_in_real(&q, &real[1], &real[0], range, shapes)
-                                             : quad_in_make(&q, range, kind, shapes);
+                int err = real && t % 4 == 3
+                              ? quad_in_real(&q, &real[1], &real[0], range, shapes)
+                              : quad_in_make(&q, range, kind, shapes);
                 if (!err) err = quad_out_alloc(&a, &q) || quad_out_alloc(&b, &q);
                 if (err) {
                     ck_fail("out of memory");
@@ -283,11 +295,11 @@ static void check_search_quad(const char *func, int shapes, const VidkPicture *r
     }
 }
 
-static void check_dsp(void)
-{
+static void check_dsp(void) {
     VidkPicture real[2] = {{0}};
     const char *clip = "basketballpass_416x240_50fps_100f.y4m";
-    const int have_real = !ck_load_y4m(clip, 0, 0, &real[0]) && !ck_load_y4m(clip, 1, 0, &real[1]);
+    const int have_real =
+        !ck_load_y4m(clip, 0, 0, &real[0]) && !ck_load_y4m(clip, 1, 0, &real[1]);
     check_search_quad("me_search_quad", -1, have_real ? real : NULL);
     check_search_quad("me_search_quad_16x16", VIDK_ME_SHAPE(VIDK_BLOCK_16x16),
                       have_real ? real : NULL);
@@ -309,8 +321,7 @@ typedef struct MeCase {
 static MeCase cases[MAX_CASES];
 static int n_cases;
 
-static void set_sample(VidkPicture *p, int x, int y, int v)
-{
+static void set_sample(VidkPicture *p, int x, int y, int v) {
     uint8_t *row = (uint8_t *)p->data[0] + y * p->stride[0];
     if (p->bitdepth == 8)
         row[x] = (uint8_t)v;
@@ -318,8 +329,7 @@ static void set_sample(VidkPicture *p, int x, int y, int v)
         ((uint16_t *)row)[x] = (uint16_t)v;
 }
 
-static int get_sample(const VidkPicture *p, int x, int y)
-{
+static int get_sample(const VidkPicture *p, int x, int y) {
     const uint8_t *row = (const uint8_t *)p->data[0] + y * p->stride[0];
     return p->bitdepth == 8 ? row[x] : ((const uint16_t *)row)[x];
 }
@@ -330,8 +340,7 @@ enum { K_RANDOM, K_WORST, K_FLAT, K_TIES, K_SHIFT, K_SMOOTH };
  * K_TIES: periodic content found at several vectors equally far from zero motion;
  * K_SHIFT: the reference moved by a random vector (edges clamp) plus a little noise;
  * K_SMOOTH: small differences, many near-ties. */
-static void fill_case(MeCase *c, int kind)
-{
+static void fill_case(MeCase *c, int kind) {
     const int w = c->cur.w, h = c->cur.h, maxv = (1 << c->cur.bitdepth) - 1;
     const int sx = ck_rand_range(-6, 6), sy = ck_rand_range(-6, 6);
     for (int y = 0; y < h; y++)
@@ -339,14 +348,21 @@ static void fill_case(MeCase *c, int kind)
             const int r = (int)(ck_rand() % (unsigned)(maxv + 1));
             int vr = r, vc = (int)(ck_rand() % (unsigned)(maxv + 1));
             switch (kind) {
-            case K_WORST: vc = ((x / 4 + y / 4) & 1) ? maxv : 0, vr = maxv - vc; break;
-            case K_FLAT: vc = vr = maxv / 2; break;
+            case K_WORST:
+                vc = ((x / 4 + y / 4) & 1) ? maxv : 0, vr = maxv - vc;
+                break;
+            case K_FLAT:
+                vc = vr = maxv / 2;
+                break;
             case K_TIES: /* period 6: cur matches at (+-3, +-3), raster picks (-3, -3) */
                 vr = ((x % 6) + 6 * (y % 6)) * maxv / 35;
                 vc = (((x + 3) % 6) + 6 * ((y + 3) % 6)) * maxv / 35;
                 break;
-            case K_SMOOTH: vr = (x + 2 * y) % 7 + maxv / 3, vc = (x + 2 * y + 3) % 7 + maxv / 3; break;
-            default: break;
+            case K_SMOOTH:
+                vr = (x + 2 * y) % 7 + maxv / 3, vc = (x + 2 * y + 3) % 7 + maxv / 3;
+                break;
+            default:
+                break;
             }
             set_sample(&c->ref, x, y, vr);
             if (kind != K_SHIFT) set_sample(&c->cur, x, y, vc);
@@ -354,26 +370,26 @@ static void fill_case(MeCase *c, int kind)
     if (kind == K_SHIFT)
         for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++) {
-                int v = get_sample(&c->ref, vidk_iclip(x + sx, 0, w - 1), vidk_iclip(y + sy, 0, h - 1));
+                int v = get_sample(&c->ref, vidk_iclip(x + sx, 0, w - 1),
+                                   vidk_iclip(y + sy, 0, h - 1));
                 if (!(ck_rand() & 7)) v = vidk_iclip(v + ck_rand_range(-3, 3), 0, maxv);
                 set_sample(&c->cur, x, y, v);
             }
 }
 
-static unsigned random_shapes(void)
-{
+static unsigned random_shapes(void) {
     const int r = ck_rand_range(0, 5);
     if (r == 0) return VIDK_ME_SHAPES_ALL;
     if (r == 1) return VIDK_ME_SHAPES_H264;
     if (r == 2) return VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
     unsigned s = 0;
-    while (!s) s = ck_rand() & VIDK_ME_SHAPES_ALL;
+    while (!s)
+        s = ck_rand() & VIDK_ME_SHAPES_ALL;
     return s;
 }
 
-static MeCase *add_case(const char *name, int w, int h, int bitdepth, int range, unsigned shapes,
-                        unsigned lambda, int with_pred)
-{
+static MeCase *add_case(const char *name, int w, int h, int bitdepth, int range,
+                        unsigned shapes, unsigned lambda, int with_pred) {
     if (n_cases == MAX_CASES) return NULL;
     MeCase *c = &cases[n_cases];
     memset(c, 0, sizeof(*c));
@@ -396,14 +412,14 @@ static MeCase *add_case(const char *name, int w, int h, int bitdepth, int range,
             return NULL; /* freed with the other cases */
         }
         for (int i = 0; i < n; i++)
-            c->pred[i] = (VidkMv){(int16_t)ck_rand_range(-40, 40), (int16_t)ck_rand_range(-40, 40)};
+            c->pred[i] =
+                (VidkMv){(int16_t)ck_rand_range(-40, 40), (int16_t)ck_rand_range(-40, 40)};
         c->p.pred = c->pred;
     }
     return c;
 }
 
-static void free_cases(void)
-{
+static void free_cases(void) {
     for (int i = 0; i < n_cases; i++) {
         vidk_picture_free(&cases[i].cur);
         vidk_picture_free(&cases[i].ref);
@@ -413,22 +429,25 @@ static void free_cases(void)
     n_cases = 0;
 }
 
-static void make_cases(void)
-{
+static void make_cases(void) {
     static const int sizes[][2] = {{16, 16}, {24, 40}, {33, 17}, {100, 60}, {17, 9}, {1, 1}};
     MeCase *c;
     /* Random content, every size, random shapes and R. */
     for (int i = 0; i < 6; i++)
-        if ((c = add_case("random", sizes[i][0], sizes[i][1], 8, ck_rand_range(0, 9), random_shapes(), 0, 0)))
+        if ((c = add_case("random", sizes[i][0], sizes[i][1], 8, ck_rand_range(0, 9),
+                          random_shapes(), 0, 0)))
             fill_case(c, K_RANDOM);
     /* Each shape alone once, and all of them. */
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
-        if ((c = add_case("shape", 40, 36, 8, 3, VIDK_ME_SHAPE(bs), 0, 0))) fill_case(c, K_SHIFT);
-    if ((c = add_case("all shapes", 72, 70, 8, 4, VIDK_ME_SHAPES_ALL, 0, 0))) fill_case(c, K_SHIFT);
+        if ((c = add_case("shape", 40, 36, 8, 3, VIDK_ME_SHAPE(bs), 0, 0)))
+            fill_case(c, K_SHIFT);
+    if ((c = add_case("all shapes", 72, 70, 8, 4, VIDK_ME_SHAPES_ALL, 0, 0)))
+        fill_case(c, K_SHIFT);
     /* Worst cases (0 vs max): 16x16 SADs near 65280; with lambda the 16-bit costs of the
      * fast path saturate and the exact fallback decides. */
     if ((c = add_case("worst", 48, 32, 8, 5, VIDK_ME_SHAPES_ALL, 0, 0))) fill_case(c, K_WORST);
-    if ((c = add_case("worst", 48, 32, 8, 5, VIDK_ME_SHAPES_H264, 300, 1))) fill_case(c, K_WORST);
+    if ((c = add_case("worst", 48, 32, 8, 5, VIDK_ME_SHAPES_H264, 300, 1)))
+        fill_case(c, K_WORST);
     if ((c = add_case("worst", 32, 32, 8, 4, VIDK_ME_SHAPES_ALL, VIDK_ME_MAX_LAMBDA, 1)))
         fill_case(c, K_WORST);
     /* Ties: flat (every candidate equal), repeated content, smooth near-ties. */
@@ -436,11 +455,13 @@ static void make_cases(void)
     if ((c = add_case("flat", 40, 24, 8, 6, VIDK_ME_SHAPES_H264, 2, 1))) fill_case(c, K_FLAT);
     if ((c = add_case("ties", 64, 48, 8, 7, VIDK_ME_SHAPES_ALL, 0, 0))) fill_case(c, K_TIES);
     if ((c = add_case("ties", 64, 48, 8, 7, VIDK_ME_SHAPES_H264, 1, 1))) fill_case(c, K_TIES);
-    if ((c = add_case("smooth", 48, 48, 8, 5, VIDK_ME_SHAPES_ALL, 0, 0))) fill_case(c, K_SMOOTH);
+    if ((c = add_case("smooth", 48, 48, 8, 5, VIDK_ME_SHAPES_ALL, 0, 0)))
+        fill_case(c, K_SMOOTH);
     /* Motion, lambda with predictors. */
     for (int i = 0; i < 3; i++)
         if ((c = add_case("shift", ck_rand_range(20, 90), ck_rand_range(20, 70), 8,
-                          ck_rand_range(6, 10), random_shapes(), (unsigned)ck_rand_range(1, 12), 1)))
+                          ck_rand_range(6, 10), random_shapes(), (unsigned)ck_rand_range(1, 12),
+                          1)))
             fill_case(c, K_SHIFT);
     /* R = 0; R far beyond the picture (vectors point far outside); the largest R. */
     if ((c = add_case("R0", 50, 30, 8, 0, VIDK_ME_SHAPES_ALL, 0, 0))) fill_case(c, K_RANDOM);
@@ -449,12 +470,18 @@ static void make_cases(void)
     if ((c = add_case("Rmax", 16, 16, 8, VIDK_ME_MAX_RANGE, VIDK_ME_SHAPES_H264, 0, 0)))
         fill_case(c, K_SHIFT);
     /* 10-bit and 16-bit samples (the reference on the CPU backends). */
-    if ((c = add_case("10bit", 33, 20, 10, 4, VIDK_ME_SHAPES_ALL, 0, 0))) fill_case(c, K_RANDOM);
-    if ((c = add_case("10bit", 40, 24, 10, 5, VIDK_ME_SHAPES_H264, 3, 1))) fill_case(c, K_SHIFT);
+    if ((c = add_case("10bit", 33, 20, 10, 4, VIDK_ME_SHAPES_ALL, 0, 0)))
+        fill_case(c, K_RANDOM);
+    if ((c = add_case("10bit", 40, 24, 10, 5, VIDK_ME_SHAPES_H264, 3, 1)))
+        fill_case(c, K_SHIFT);
     if ((c = add_case("16bit", 20, 17, 16, 2, VIDK_ME_SHAPES_ALL, 0, 0))) fill_case(c, K_WORST);
 
     /* Real clips: consecutive frames. */
-    static const struct { const char *file; int frame, range; unsigned shapes; } clips[] = {
+    static const struct {
+        const char *file;
+        int frame, range;
+        unsigned shapes;
+    } clips[] = {
         {"basketballpass_416x240_50fps_100f.y4m", 10, 16, VIDK_ME_SHAPES_H264},
         {"basketballpass_416x240_50fps_100f.y4m", 40, 24, VIDK_ME_SHAPE(VIDK_BLOCK_16x16)},
         {"cars_320x240_30fps_30f.y4m", 5, 32, VIDK_ME_SHAPES_ALL},
@@ -480,15 +507,13 @@ static void make_cases(void)
     }
 }
 
-static int run_case(VidkContext *ctx, const MeCase *c, VidkMeField *f)
-{
+static int run_case(VidkContext *ctx, const MeCase *c, VidkMeField *f) {
     int err = vidk_me_field_alloc(f, c->cur.w, c->cur.h, c->p.shapes);
     if (!err) err = vidk_me_search(ctx, &c->cur, &c->ref, &c->p, f);
     return err;
 }
 
-static int compare_case(const MeCase *c, const VidkMeField *f)
-{
+static int compare_case(const MeCase *c, const VidkMeField *f) {
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
         if (!(c->p.shapes & VIDK_ME_SHAPE(bs))) continue;
         const int n = f->grid_w[bs] * f->grid_h[bs];
@@ -497,8 +522,8 @@ static int compare_case(const MeCase *c, const VidkMeField *f)
             if (a.mv.x != e.mv.x || a.mv.y != e.mv.y || a.cost != e.cost || a.sad != e.sad) {
                 ck_fail("%s: %s block (%d,%d): mv (%d,%d) cost %u sad %u, c has (%d,%d) %u %u",
                         c->name, vidk_block_name((VidkBlockSize)bs), i % f->grid_w[bs],
-                        i / f->grid_w[bs], a.mv.x, a.mv.y, a.cost, a.sad, e.mv.x, e.mv.y, e.cost,
-                        e.sad);
+                        i / f->grid_w[bs], a.mv.x, a.mv.y, a.cost, a.sad, e.mv.x, e.mv.y,
+                        e.cost, e.sad);
                 return 1;
             }
         }
@@ -506,8 +531,7 @@ static int compare_case(const MeCase *c, const VidkMeField *f)
     return 0;
 }
 
-static void check_backend(VidkBackend b, int threads, const char *level)
-{
+static void check_backend(VidkBackend b, int threads, const char *level) {
     VidkContext *ctx = ck_open(b, threads);
     if (!ctx) return;
     if (ck_begin("me_search", level, NULL, NULL)) {
@@ -528,8 +552,7 @@ static void check_backend(VidkBackend b, int threads, const char *level)
 }
 
 /* Frame-level numbers (indicative): CIF, R = 16, 16x16 only and all 41 partitions. */
-static void bench_frames(void)
-{
+static void bench_frames(void) {
     VidkPicture a, b;
     int real = !ck_load_y4m("container_352x288_30fps_15f.y4m", 0, 0, &a) &&
                !ck_load_y4m("container_352x288_30fps_15f.y4m", 1, 0, &b);
@@ -544,12 +567,21 @@ static void bench_frames(void)
                 set_sample(&b, x, y, (int)(ck_rand() & 255));
             }
     }
-    static const struct { const char *func; unsigned shapes; } fr[] = {
+    static const struct {
+        const char *func;
+        unsigned shapes;
+    } fr[] = {
         {"me_frame_cif_r16_16x16", VIDK_ME_SHAPE(VIDK_BLOCK_16x16)},
         {"me_frame_cif_r16_h264", VIDK_ME_SHAPES_H264},
     };
-    static const struct { VidkBackend b; int threads; const char *level; } bk[] = {
-        {VIDK_BACKEND_C, 0, "c"}, {VIDK_BACKEND_SIMD, 0, "simd"}, {VIDK_BACKEND_THREADS, 0, "threads"},
+    static const struct {
+        VidkBackend b;
+        int threads;
+        const char *level;
+    } bk[] = {
+        {VIDK_BACKEND_C, 0, "c"},
+        {VIDK_BACKEND_SIMD, 0, "simd"},
+        {VIDK_BACKEND_THREADS, 0, "threads"},
         {VIDK_BACKEND_CUDA, 0, "cuda"},
     };
     for (size_t i = 0; i < sizeof(fr) / sizeof(fr[0]); i++) {
@@ -572,13 +604,16 @@ static void bench_frames(void)
                     /* the c level runs first: its field is the expectation */
                     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
                         if (e.res[bs])
-                            memcpy(e.res[bs], f.res[bs], sizeof(VidkMeResult) * (size_t)e.grid_w[bs] * e.grid_h[bs]);
+                            memcpy(e.res[bs], f.res[bs],
+                                   sizeof(VidkMeResult) * (size_t)e.grid_w[bs] * e.grid_h[bs]);
                     have_e = 1;
                 } else {
                     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
-                        if (e.res[bs] && memcmp(e.res[bs], f.res[bs], sizeof(VidkMeResult) *
-                                                                          (size_t)e.grid_w[bs] * e.grid_h[bs]))
-                            ck_fail("%s field differs from the c backend", vidk_block_name((VidkBlockSize)bs));
+                        if (e.res[bs] &&
+                            memcmp(e.res[bs], f.res[bs],
+                                   sizeof(VidkMeResult) * (size_t)e.grid_w[bs] * e.grid_h[bs]))
+                            ck_fail("%s field differs from the c backend",
+                                    vidk_block_name((VidkBlockSize)bs));
                 }
                 CK_BENCH(vidk_me_search(ctx, &b, &a, &p, &f));
                 vidk_me_field_free(&f);
@@ -592,8 +627,7 @@ static void bench_frames(void)
     vidk_picture_free(&b);
 }
 
-void ck_family_me(void)
-{
+void ck_family_me(void) {
     check_dsp();
 
     make_cases();

@@ -26,8 +26,7 @@ typedef struct Arena {
     int guarded;
 } Arena;
 
-static int arena_init(Arena *a, size_t size)
-{
+static int arena_init(Arena *a, size_t size) {
     memset(a, 0, sizeof(*a));
     long pg = sysconf(_SC_PAGESIZE);
     if (pg <= 0) pg = 4096;
@@ -38,13 +37,12 @@ static int arena_init(Arena *a, size_t size)
     a->mem = m;
     a->lo = a->mem + a->page;
     memset(a->lo, 0, a->size);
-    a->guarded = !mprotect(a->mem, a->page, PROT_NONE) &&
-                 !mprotect(a->lo + a->size, a->page, PROT_NONE);
+    a->guarded =
+        !mprotect(a->mem, a->page, PROT_NONE) && !mprotect(a->lo + a->size, a->page, PROT_NONE);
     return 0;
 }
 
-static void arena_free(Arena *a)
-{
+static void arena_free(Arena *a) {
     if (!a->mem) return;
     /* the allocator may write into the block when freeing it */
     mprotect(a->mem, a->page, PROT_READ | PROT_WRITE);
@@ -54,8 +52,7 @@ static void arena_free(Arena *a)
 }
 
 /* Lowest and highest byte offsets (from the block pointer) a W x H block reads. */
-static void block_extent(int w, int h, ptrdiff_t stride, ptrdiff_t *lo, ptrdiff_t *hi)
-{
+static void block_extent(int w, int h, ptrdiff_t stride, ptrdiff_t *lo, ptrdiff_t *hi) {
     const ptrdiff_t last = (ptrdiff_t)(h - 1) * stride;
     *lo = last < 0 ? last : 0;
     *hi = (last > 0 ? last : 0) + w - 1;
@@ -65,8 +62,7 @@ static void block_extent(int w, int h, ptrdiff_t stride, ptrdiff_t *lo, ptrdiff_
  * start, its very end (touching a guard page), or anywhere, with a random 0..63 shift.
  * Returns 0 when they do not fit. */
 static int place_blocks(const Arena *a, int w, int h, ptrdiff_t stride, const ptrdiff_t *d,
-                        int n, const uint8_t **out)
-{
+                        int n, const uint8_t **out) {
     ptrdiff_t lo, hi, mn = PTRDIFF_MAX, mx = PTRDIFF_MIN;
     block_extent(w, h, stride, &lo, &hi);
     for (int i = 0; i < n; i++) {
@@ -77,29 +73,49 @@ static int place_blocks(const Arena *a, int w, int h, ptrdiff_t stride, const pt
     if (room < 0) return 0;
     ptrdiff_t start;
     switch (ck_rand_range(0, 3)) {
-    case 0: start = 0; break;
-    case 1: start = room; break;
-    case 2: start = room < 63 ? room : ck_rand_range(0, 63); break;
-    default: start = ck_rand_range(0, (int)room); break;
+    case 0:
+        start = 0;
+        break;
+    case 1:
+        start = room;
+        break;
+    case 2:
+        start = room < 63 ? room : ck_rand_range(0, 63);
+        break;
+    default:
+        start = ck_rand_range(0, (int)room);
+        break;
     }
-    for (int i = 0; i < n; i++) out[i] = a->lo + (start - mn + d[i]);
+    for (int i = 0; i < n; i++)
+        out[i] = a->lo + (start - mn + d[i]);
     return 1;
 }
 
 enum Pattern { PAT_RANDOM, PAT_ZERO, PAT_MAX, PAT_CHECKER, PAT_CHECKER_INV, PAT_EXTREMES };
 
-static void fill_block(const uint8_t *cp, ptrdiff_t stride, int w, int h, enum Pattern pat)
-{
+static void fill_block(const uint8_t *cp, ptrdiff_t stride, int w, int h, enum Pattern pat) {
     uint8_t *p = (uint8_t *)(uintptr_t)cp; /* the blocks lie in our own writable arenas */
     for (int y = 0; y < h; y++, p += stride) {
         for (int x = 0; x < w; x++) {
             switch (pat) {
-            case PAT_RANDOM: p[x] = (uint8_t)ck_rand(); break;
-            case PAT_ZERO: p[x] = 0; break;
-            case PAT_MAX: p[x] = 255; break;
-            case PAT_CHECKER: p[x] = (x + y) & 1 ? 255 : 0; break;
-            case PAT_CHECKER_INV: p[x] = (x + y) & 1 ? 0 : 255; break;
-            case PAT_EXTREMES: p[x] = ck_rand() & 1 ? 255 : 0; break;
+            case PAT_RANDOM:
+                p[x] = (uint8_t)ck_rand();
+                break;
+            case PAT_ZERO:
+                p[x] = 0;
+                break;
+            case PAT_MAX:
+                p[x] = 255;
+                break;
+            case PAT_CHECKER:
+                p[x] = (x + y) & 1 ? 255 : 0;
+                break;
+            case PAT_CHECKER_INV:
+                p[x] = (x + y) & 1 ? 0 : 255;
+                break;
+            case PAT_EXTREMES:
+                p[x] = ck_rand() & 1 ? 255 : 0;
+                break;
             }
         }
     }
@@ -107,20 +123,27 @@ static void fill_block(const uint8_t *cp, ptrdiff_t stride, int w, int h, enum P
 
 /* Random strides, mostly >= W (odd ones too), sometimes 0 or smaller than W (rows
  * overlap: allowed by the contract), negative half of the time. */
-static ptrdiff_t rand_stride(int w, int allow_overlap)
-{
+static ptrdiff_t rand_stride(int w, int allow_overlap) {
     ptrdiff_t s;
     switch (ck_rand_range(0, 7)) {
-    case 0: s = w; break;
-    case 1: s = 64; break;
-    case 2: s = w + ck_rand_range(1, 3); break;
+    case 0:
+        s = w;
+        break;
+    case 1:
+        s = 64;
+        break;
+    case 2:
+        s = w + ck_rand_range(1, 3);
+        break;
     case 3:
         if (allow_overlap) {
             s = ck_rand_range(0, w);
             break;
         }
         /* fall through */
-    default: s = ck_rand_range(w, w + 300); break;
+    default:
+        s = ck_rand_range(w, w + 300);
+        break;
     }
     return ck_rand() & 1 ? -s : s;
 }
@@ -137,20 +160,19 @@ typedef struct SadEnv {
 
 #define PIC_PAD 80
 #define N_SYNTH 240 /* synthetic cases per function and level */
-#define N_REAL 48   /* real-clip blocks per clip, function and level */
+#define N_REAL  48  /* real-clip blocks per clip, function and level */
 
-static const char *const pat_names[] = {"random", "zero", "max", "checker", "checker-inv",
-                                        "extremes"};
+static const char *const pat_names[] = {"random",  "zero",        "max",
+                                        "checker", "checker-inv", "extremes"};
 
 /* Source and reference pattern of synthetic case i; expect_max: the sum must be
  * W*H*255 when the blocks neither overlap nor have overlapping rows. */
 static void case_patterns(int i, enum Pattern *ps, enum Pattern *pr, int *expect_max,
-                          int *identical)
-{
+                          int *identical) {
     static const enum Pattern tab[][2] = {
-        {PAT_RANDOM, PAT_RANDOM},   {PAT_ZERO, PAT_MAX},        {PAT_MAX, PAT_ZERO},
+        {PAT_RANDOM, PAT_RANDOM},       {PAT_ZERO, PAT_MAX},          {PAT_MAX, PAT_ZERO},
         {PAT_CHECKER, PAT_CHECKER_INV}, {PAT_EXTREMES, PAT_EXTREMES}, {PAT_RANDOM, PAT_MAX},
-        {PAT_ZERO, PAT_RANDOM},     {PAT_RANDOM, PAT_RANDOM},
+        {PAT_ZERO, PAT_RANDOM},         {PAT_RANDOM, PAT_RANDOM},
     };
     const int k = i % 9;
     *identical = k == 8; /* ref is the source itself: the sum must be 0 */
@@ -160,8 +182,7 @@ static void case_patterns(int i, enum Pattern *ps, enum Pattern *pr, int *expect
     *expect_max = t >= 1 && t <= 3;
 }
 
-static void check_sad_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_fn ref_fn, vidk_sad_fn fn)
-{
+static void check_sad_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_fn ref_fn, vidk_sad_fn fn) {
     const int w = vidk_block_width(bs), h = vidk_block_height(bs);
     for (int i = 0; i < N_SYNTH; i++) {
         enum Pattern ps, pr;
@@ -177,17 +198,19 @@ static void check_sad_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_fn ref_fn, vidk_s
             return;
         }
         fill_block(s, ss, w, h, ps);
-        if (identical) r = s;
-        else fill_block(r, rs, w, h, pr);
+        if (identical)
+            r = s;
+        else
+            fill_block(r, rs, w, h, pr);
         const unsigned want = ref_fn(s, ss, r, rs), got = fn(s, ss, r, rs);
         if (got != want)
-            ck_fail("%s vs %s, strides %td %td, src+%u ref+%u: %u, expected %u",
-                    pat_names[ps], identical ? "itself" : pat_names[pr], ss, rs,
-                    (unsigned)((uintptr_t)s & 63), (unsigned)((uintptr_t)r & 63), got, want);
+            ck_fail("%s vs %s, strides %td %td, src+%u ref+%u: %u, expected %u", pat_names[ps],
+                    identical ? "itself" : pat_names[pr], ss, rs, (unsigned)((uintptr_t)s & 63),
+                    (unsigned)((uintptr_t)r & 63), got, want);
         /* Independent expectations (the C reference is checked too). */
         if (expect_max && want != (unsigned)(w * h * 255))
-            ck_fail("%s vs %s: %u, expected the maximum %d", pat_names[ps], pat_names[pr],
-                    want, w * h * 255);
+            ck_fail("%s vs %s: %u, expected the maximum %d", pat_names[ps], pat_names[pr], want,
+                    w * h * 255);
         if (identical && got != 0) ck_fail("block against itself: %u, expected 0", got);
     }
     for (int p = 0; p < e->n_pics; p++) {
@@ -195,8 +218,10 @@ static void check_sad_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_fn ref_fn, vidk_s
         if (cur->w < w || cur->h < h) continue;
         for (int i = 0; i < N_REAL; i++) {
             const int x = ck_rand_range(0, cur->w - w), y = ck_rand_range(0, cur->h - h);
-            const int rx = vidk_iclip(x + ck_rand_range(-64, 64), -PIC_PAD, cur->w + PIC_PAD - w);
-            const int ry = vidk_iclip(y + ck_rand_range(-64, 64), -PIC_PAD, cur->h + PIC_PAD - h);
+            const int rx =
+                vidk_iclip(x + ck_rand_range(-64, 64), -PIC_PAD, cur->w + PIC_PAD - w);
+            const int ry =
+                vidk_iclip(y + ck_rand_range(-64, 64), -PIC_PAD, cur->h + PIC_PAD - h);
             ptrdiff_t ss = cur->stride[0], rs = ref->stride[0];
             const uint8_t *s = (const uint8_t *)cur->data[0] + y * ss + x;
             const uint8_t *r = (const uint8_t *)ref->data[0] + ry * rs + rx;
@@ -212,8 +237,7 @@ static void check_sad_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_fn ref_fn, vidk_s
 }
 
 static void check_sad_x4_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_x4_fn ref_fn,
-                            vidk_sad_x4_fn fn)
-{
+                            vidk_sad_x4_fn fn) {
     const int w = vidk_block_width(bs), h = vidk_block_height(bs);
     for (int i = 0; i < N_SYNTH; i++) {
         enum Pattern ps, pr;
@@ -234,7 +258,8 @@ static void check_sad_x4_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_x4_fn ref_fn,
             return;
         }
         fill_block(s, ss, w, h, ps);
-        for (int k = 0; k < 4; k++) fill_block(r[k], rs, w, h, pr);
+        for (int k = 0; k < 4; k++)
+            fill_block(r[k], rs, w, h, pr);
         /* the scores go between sentinels: exactly four values are written */
         unsigned want[4], got[6] = {0xdeadbeef, 1, 2, 3, 4, 0xfeedface};
         ref_fn(s, ss, r[0], r[1], r[2], r[3], rs, want);
@@ -245,8 +270,7 @@ static void check_sad_x4_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_x4_fn ref_fn,
                     pat_names[ps], pat_names[pr], apart ? "apart" : "neighbours", ss, rs,
                     (unsigned)((uintptr_t)s & 63), got[1], got[2], got[3], got[4], want[0],
                     want[1], want[2], want[3]);
-        if (got[0] != 0xdeadbeef || got[5] != 0xfeedface)
-            ck_fail("wrote outside scores[0..3]");
+        if (got[0] != 0xdeadbeef || got[5] != 0xfeedface) ck_fail("wrote outside scores[0..3]");
         for (int k = 0; k < 4 && expect_max; k++)
             if (want[k] != (unsigned)(w * h * 255))
                 ck_fail("%s vs %s: score %d is %u, expected the maximum %d", pat_names[ps],
@@ -270,10 +294,10 @@ static void check_sad_x4_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_x4_fn ref_fn,
             const int cx = x + ck_rand_range(-48, 48), cy = y + ck_rand_range(-48, 48);
             const int neg = ck_rand_range(0, 3) == 0;
             for (int k = 0; k < 4; k++) {
-                const int rx = vidk_iclip(cx + ck_rand_range(-16, 16), -PIC_PAD,
-                                          cur->w + PIC_PAD - w);
-                const int ry = vidk_iclip(cy + ck_rand_range(-16, 16), -PIC_PAD,
-                                          cur->h + PIC_PAD - h);
+                const int rx =
+                    vidk_iclip(cx + ck_rand_range(-16, 16), -PIC_PAD, cur->w + PIC_PAD - w);
+                const int ry =
+                    vidk_iclip(cy + ck_rand_range(-16, 16), -PIC_PAD, cur->h + PIC_PAD - h);
                 r[k] = (const uint8_t *)ref->data[0] + (ry + (neg ? h - 1 : 0)) * rs + rx;
             }
             if (neg) rs = -rs;
@@ -284,8 +308,8 @@ static void check_sad_x4_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_x4_fn ref_fn,
             if (memcmp(want, got, sizeof(want)))
                 ck_fail("%s: block (%d,%d), strides %td %td: {%u %u %u %u}, expected "
                         "{%u %u %u %u}",
-                        e->pic_names[p], x, y, ss, rs, got[0], got[1], got[2], got[3],
-                        want[0], want[1], want[2], want[3]);
+                        e->pic_names[p], x, y, ss, rs, got[0], got[1], got[2], got[3], want[0],
+                        want[1], want[2], want[3]);
         }
     }
 }
@@ -297,10 +321,11 @@ static uint8_t bench_src[64 * 64];
 static uint8_t bench_ref[80 * 1088];
 #define BENCH_RS 1088
 
-static void check_blocks(SadEnv *e)
-{
-    for (size_t i = 0; i < sizeof(bench_src); i++) bench_src[i] = (uint8_t)ck_rand();
-    for (size_t i = 0; i < sizeof(bench_ref); i++) bench_ref[i] = (uint8_t)ck_rand();
+static void check_blocks(SadEnv *e) {
+    for (size_t i = 0; i < sizeof(bench_src); i++)
+        bench_src[i] = (uint8_t)ck_rand();
+    for (size_t i = 0; i < sizeof(bench_ref); i++)
+        bench_ref[i] = (uint8_t)ck_rand();
     const uint8_t *bs_ = bench_src, *br = bench_ref + 8 * BENCH_RS + 8;
     unsigned sink[4];
     volatile unsigned vsink = 0;
@@ -342,8 +367,7 @@ static void check_blocks(SadEnv *e)
 /* Straight from the definition in vidkern.h: blocks in raster order, samples outside
  * the picture (cur's partial blocks, displaced ref) take the nearest edge sample. */
 static void naive_sad_frame(const VidkPicture *cur, const VidkPicture *ref, int mvx, int mvy,
-                            VidkBlockSize bs, uint32_t *out)
-{
+                            VidkBlockSize bs, uint32_t *out) {
     const int bw = vidk_block_width(bs), bh = vidk_block_height(bs);
     const int nbx = (cur->w + bw - 1) / bw, nby = (cur->h + bh - 1) / bh;
     const uint8_t *c = cur->data[0], *r = ref->data[0];
@@ -352,7 +376,8 @@ static void naive_sad_frame(const VidkPicture *cur, const VidkPicture *ref, int 
             uint32_t sum = 0;
             for (int y = by * bh; y < (by + 1) * bh; y++)
                 for (int x = bx * bw; x < (bx + 1) * bw; x++) {
-                    const int cy = vidk_iclip(y, 0, cur->h - 1), cx = vidk_iclip(x, 0, cur->w - 1);
+                    const int cy = vidk_iclip(y, 0, cur->h - 1),
+                              cx = vidk_iclip(x, 0, cur->w - 1);
                     const int ry = vidk_iclip(y + mvy, 0, ref->h - 1);
                     const int rx = vidk_iclip(x + mvx, 0, ref->w - 1);
                     const int dd = c[cy * cur->stride[0] + cx] - r[ry * ref->stride[0] + rx];
@@ -368,8 +393,7 @@ typedef struct FrameCase {
     int real;
 } FrameCase;
 
-static int rand_picture(FrameCase *fc, int w, int h)
-{
+static int rand_picture(FrameCase *fc, int w, int h) {
     memset(fc, 0, sizeof(*fc));
     const int pad = ck_rand_range(0, 1) * 16; /* margins must not matter */
     if (vidk_picture_alloc(&fc->cur, w, h, VIDK_CHROMA_400, 8, pad) < 0 ||
@@ -404,11 +428,10 @@ static int rand_picture(FrameCase *fc, int w, int h)
     return 0;
 }
 
-static void frame_mvs(const FrameCase *fc, int *mv, int n)
-{
+static void frame_mvs(const FrameCase *fc, int *mv, int n) {
     const int w = fc->cur.w, h = fc->cur.h;
-    const int fixed[][2] = {{0, 0}, {4096, 4096}, {-4096, -4096}, {w, -h}, {-w + 1, h - 1},
-                            {4096, -4096}};
+    const int fixed[][2] = {{0, 0},  {4096, 4096},    {-4096, -4096},
+                            {w, -h}, {-w + 1, h - 1}, {4096, -4096}};
     for (int i = 0; i < n; i++) {
         if (i < 2) { /* one small, one medium displacement */
             const int r = i ? 64 : 8;
@@ -428,8 +451,7 @@ static void frame_mvs(const FrameCase *fc, int *mv, int n)
  * naive computation). */
 static void compare_frame(VidkContext *ctx, VidkContext *cref, const FrameCase *fc, int mvx,
                           int mvy, VidkBlockSize bs, uint32_t *want, uint32_t *got,
-                          const char *what)
-{
+                          const char *what) {
     const int bw = vidk_block_width(bs), bh = vidk_block_height(bs);
     const int nbx = (fc->cur.w + bw - 1) / bw, n = nbx * ((fc->cur.h + bh - 1) / bh);
     int err;
@@ -443,8 +465,8 @@ static void compare_frame(VidkContext *ctx, VidkContext *cref, const FrameCase *
     }
     memset(got, 0xa5, (size_t)n * sizeof(*got));
     if ((err = vidk_sad_frame(ctx ? ctx : cref, &fc->cur, &fc->ref, mvx, mvy, bs, got)) < 0) {
-        ck_fail("%s%s, %s, mv (%d,%d): error %s", what, fc->name, vidk_block_name(bs), mvx,
-                mvy, vidk_strerror(err));
+        ck_fail("%s%s, %s, mv (%d,%d): error %s", what, fc->name, vidk_block_name(bs), mvx, mvy,
+                vidk_strerror(err));
         return;
     }
     for (int i = 0; i < n; i++)
@@ -456,8 +478,7 @@ static void compare_frame(VidkContext *ctx, VidkContext *cref, const FrameCase *
 }
 
 /* Documented errors: every backend rejects the same bad arguments. */
-static void check_frame_errors(VidkContext *ctx, const FrameCase *fc, uint32_t *out)
-{
+static void check_frame_errors(VidkContext *ctx, const FrameCase *fc, uint32_t *out) {
     VidkPicture other;
     if (vidk_picture_alloc(&other, fc->cur.w + 1, fc->cur.h, VIDK_CHROMA_400, 8, 0) < 0) return;
     const struct {
@@ -478,8 +499,7 @@ static void check_frame_errors(VidkContext *ctx, const FrameCase *fc, uint32_t *
 
 #define N_RAND_FRAMES 10
 
-static void check_frames(SadEnv *e)
-{
+static void check_frames(SadEnv *e) {
     VidkContext *cref = ck_open(VIDK_BACKEND_C, 0);
     if (!cref) {
         ck_fail("cannot open the c backend");
@@ -506,7 +526,8 @@ static void check_frames(SadEnv *e)
         const size_t nb = (size_t)((fcs[i].cur.w + 3) / 4) * (size_t)((fcs[i].cur.h + 3) / 4);
         if (nb > max_blocks) max_blocks = nb;
     }
-    uint32_t *want = malloc(max_blocks * sizeof(*want)), *got = malloc(max_blocks * sizeof(*got));
+    uint32_t *want = malloc(max_blocks * sizeof(*want)),
+             *got = malloc(max_blocks * sizeof(*got));
     if (!fcs || !want || !got) {
         ck_fail("out of memory");
         goto out;
@@ -580,8 +601,7 @@ out:
 
 /* Two consecutive frames of every clip (a single-frame clip against itself shifted by
  * the displacements), luma only matters. */
-static void load_clips(SadEnv *e)
-{
+static void load_clips(SadEnv *e) {
     for (int i = 0; ck_video_clip(i) && e->n_pics < 16; i++) {
         const char *name = ck_video_clip(i);
         VidkPicture *pp = e->pics[e->n_pics];
@@ -601,8 +621,7 @@ static void load_clips(SadEnv *e)
     }
 }
 
-void ck_family_sad(void)
-{
+void ck_family_sad(void) {
     SadEnv *e = calloc(1, sizeof(*e));
     if (!e || arena_init(&e->src, 32 * 1024) || arena_init(&e->ref, 128 * 1024)) {
         ck_fail("out of memory");

@@ -83,12 +83,15 @@ static const CkLevel all_levels[] = {
 
 /* ---------------------------------------------------------------- levels */
 
-int ck_level_count(void) { return g.n_levels; }
+int ck_level_count(void) {
+    return g.n_levels;
+}
 
-const CkLevel *ck_level(int i) { return i >= 0 && i < g.n_levels ? &g.levels[i] : NULL; }
+const CkLevel *ck_level(int i) {
+    return i >= 0 && i < g.n_levels ? &g.levels[i] : NULL;
+}
 
-static void init_levels(void)
-{
+static void init_levels(void) {
     unsigned avail = 0;
 #if VIDK_HAVE_SIMD
     avail = vidk_cpu_flags() & g.cpumask;
@@ -103,30 +106,27 @@ static void init_levels(void)
 
 /* splitmix64: seeds the streams from (seed, name) so that one function's inputs do not
  * depend on which other functions ran (replay with --function works). */
-static uint64_t splitmix64(uint64_t x)
-{
+static uint64_t splitmix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
 }
 
-static uint64_t hash_str(uint64_t h, const char *s)
-{
+static uint64_t hash_str(uint64_t h, const char *s) {
     /* FNV-1a over the name, then mixed with the running value */
     uint64_t f = 0xcbf29ce484222325ull;
-    for (; s && *s; s++) f = (f ^ (unsigned char)*s) * 0x100000001b3ull;
+    for (; s && *s; s++)
+        f = (f ^ (unsigned char)*s) * 0x100000001b3ull;
     return splitmix64(h ^ f);
 }
 
-static void rng_seed(const char *a, const char *b)
-{
+static void rng_seed(const char *a, const char *b) {
     g.rng = hash_str(hash_str(splitmix64(g.seed), a), b);
     if (!g.rng) g.rng = 1;
 }
 
-uint32_t ck_rand(void)
-{
+uint32_t ck_rand(void) {
     /* xorshift64* (Vigna): full period over non-zero states, upper half is good */
     uint64_t x = g.rng;
     x ^= x >> 12;
@@ -136,8 +136,7 @@ uint32_t ck_rand(void)
     return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
 }
 
-int ck_rand_range(int lo, int hi)
-{
+int ck_rand_range(int lo, int hi) {
     if (hi <= lo) return lo;
     const uint64_t span = (uint64_t)((int64_t)hi - lo) + 1;
     return (int)((int64_t)lo + (int64_t)(((uint64_t)ck_rand() * span) >> 32));
@@ -145,13 +144,11 @@ int ck_rand_range(int lo, int hi)
 
 /* ---------------------------------------------------------------- backends */
 
-int ck_backend_enabled(VidkBackend b)
-{
+int ck_backend_enabled(VidkBackend b) {
     return b == VIDK_BACKEND_C || g.backend < 0 || (int)b == g.backend;
 }
 
-static void ck_logger(void *cookie, VidkLogLevel level, const char *fmt, va_list ap)
-{
+static void ck_logger(void *cookie, VidkLogLevel level, const char *fmt, va_list ap) {
     (void)cookie;
     static const char *const names[] = {"error", "warning", "info", "debug"};
     printf("    [vidkern %s] ", (unsigned)level < 4 ? names[level] : "?");
@@ -159,8 +156,7 @@ static void ck_logger(void *cookie, VidkLogLevel level, const char *fmt, va_list
     printf("\n");
 }
 
-VidkContext *ck_open(VidkBackend b, int n_threads)
-{
+VidkContext *ck_open(VidkBackend b, int n_threads) {
     if (!ck_backend_enabled(b)) return NULL;
     if (b == VIDK_BACKEND_CUDA && vidk_cuda_device_count() <= 0) return NULL;
     if (!vidk_backend_available(b)) return NULL;
@@ -186,8 +182,7 @@ VidkContext *ck_open(VidkBackend b, int n_threads)
 
 /* ---------------------------------------------------------------- checks */
 
-static int func_selected(const char *func, const char *level)
-{
+static int func_selected(const char *func, const char *level) {
     if (!g.func_glob) return 1;
     if (!fnmatch(g.func_glob, func, 0)) return 1;
     char full[96];
@@ -195,8 +190,7 @@ static int func_selected(const char *func, const char *level)
     return !fnmatch(g.func_glob, full, 0);
 }
 
-static void list_name(const char *func)
-{
+static void list_name(const char *func) {
     for (int i = 0; i < g.n_listed; i++)
         if (!strcmp(g.listed[i], func)) return;
     if (g.n_listed == g.cap_listed) {
@@ -214,8 +208,7 @@ static void list_name(const char *func)
     printf("%s\n", func);
 }
 
-int ck_begin(const char *func, const char *level, const void *fn, const void *prev_fn)
-{
+int ck_begin(const char *func, const char *level, const void *fn, const void *prev_fn) {
     if (g.in_check) ck_end();
     if (!func || !level) return 0;
     if (!func_selected(func, level)) return 0;
@@ -237,8 +230,7 @@ int ck_begin(const char *func, const char *level, const void *fn, const void *pr
     return 1;
 }
 
-void ck_fail(const char *fmt, ...)
-{
+void ck_fail(const char *fmt, ...) {
     if (!g.in_check) {
         /* A failure outside a check (setup of a family) still fails the run. */
         g.n_global_fail++;
@@ -258,24 +250,20 @@ void ck_fail(const char *fmt, ...)
     fflush(stdout);
 }
 
-static double bench_lookup(const char *func, const char *level)
-{
+static double bench_lookup(const char *func, const char *level) {
     for (int i = 0; i < g.n_bench; i++)
-        if (!strcmp(g.res[i].func, func) && !strcmp(g.res[i].level, level))
-            return g.res[i].ns;
+        if (!strcmp(g.res[i].func, func) && !strcmp(g.res[i].level, level)) return g.res[i].ns;
     return 0;
 }
 
-static void print_bench(const BenchResult *r)
-{
+static void print_bench(const BenchResult *r) {
     printf("  %9.1f ns", r->ns);
     if (g.tsc_ghz > 0) printf("  %9.1f refcyc", r->ns * g.tsc_ghz);
     const double c = bench_lookup(r->func, "c");
     if (c > 0 && strcmp(r->level, "c")) printf("  x%6.2f", c / r->ns);
 }
 
-void ck_end(void)
-{
+void ck_end(void) {
     if (!g.in_check) return;
     g.in_check = 0;
     g.n_checks++;
@@ -297,23 +285,22 @@ void ck_end(void)
 
 /* ---------------------------------------------------------------- bench */
 
-int ck_bench_enabled(void) { return g.bench && g.in_check; }
+int ck_bench_enabled(void) {
+    return g.bench && g.in_check;
+}
 
-uint64_t ck_now_ns(void)
-{
+uint64_t ck_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
+static int cmp_u64(const void *a, const void *b) {
     const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
-void ck_bench_report(const uint64_t *samples, int n_samples, int reps)
-{
+void ck_bench_report(const uint64_t *samples, int n_samples, int reps) {
     if (!g.in_check || n_samples < 1 || reps < 1) return;
     uint64_t *s = malloc((size_t)n_samples * sizeof(*s));
     if (!s) return;
@@ -351,8 +338,7 @@ void ck_bench_report(const uint64_t *samples, int n_samples, int reps)
 
 /* TSC rate, measured against the monotonic clock; 0 when the TSC is not invariant
  * (then it does not count time at a constant rate and only ns are reported). */
-static double tsc_calibrate(void)
-{
+static double tsc_calibrate(void) {
 #if CK_HAVE_RDTSC
     unsigned a, b, c, d;
     if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return 0;
@@ -370,25 +356,27 @@ static double tsc_calibrate(void)
 }
 
 /* Table of all results: one row per function, one column per level (ns and speed-up). */
-static void bench_summary(void)
-{
+static void bench_summary(void) {
     if (!g.n_bench) return;
     const char *levels[16];
     int nl = 0;
     for (int i = 0; i < g.n_bench; i++) {
         int k = 0;
-        while (k < nl && strcmp(levels[k], g.res[i].level)) k++;
+        while (k < nl && strcmp(levels[k], g.res[i].level))
+            k++;
         if (k == nl && nl < 16) levels[nl++] = g.res[i].level;
     }
     printf("\nbench summary: median ns per call (speed-up vs c)");
-    if (g.tsc_ghz > 0) printf("; TSC %.3f GHz (reference cycles = ns x %.3f)", g.tsc_ghz,
-                              g.tsc_ghz);
+    if (g.tsc_ghz > 0)
+        printf("; TSC %.3f GHz (reference cycles = ns x %.3f)", g.tsc_ghz, g.tsc_ghz);
     printf("\n%-24s", "function");
-    for (int k = 0; k < nl; k++) printf(" %18s", levels[k]);
+    for (int k = 0; k < nl; k++)
+        printf(" %18s", levels[k]);
     printf("\n");
     for (int i = 0; i < g.n_bench; i++) {
         int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = !strcmp(g.res[j].func, g.res[i].func);
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(g.res[j].func, g.res[i].func);
         if (seen) continue;
         printf("%-24s", g.res[i].func);
         const double c = bench_lookup(g.res[i].func, "c");
@@ -409,37 +397,37 @@ static void bench_summary(void)
 
 /* ---------------------------------------------------------------- video */
 
-static int is_dir(const char *p)
-{
+static int is_dir(const char *p) {
     struct stat st;
     return p && *p && !stat(p, &st) && S_ISDIR(st.st_mode);
 }
 
-const char *ck_video_dir(void)
-{
+const char *ck_video_dir(void) {
     if (g.video_resolved) return g.video_dir;
     g.video_resolved = 1;
     const char *env = getenv("VIDK_VIDEO_DIR");
     if (g.video_opt) {
-        if (is_dir(g.video_opt)) g.video_dir = g.video_opt;
-        else printf("checkkern: --video %s is not a directory: real-clip checks skipped\n",
-                    g.video_opt);
+        if (is_dir(g.video_opt))
+            g.video_dir = g.video_opt;
+        else
+            printf("checkkern: --video %s is not a directory: real-clip checks skipped\n",
+                   g.video_opt);
     } else if (env && *env) {
-        if (is_dir(env)) g.video_dir = env;
-        else printf("checkkern: VIDK_VIDEO_DIR=%s is not a directory\n", env);
+        if (is_dir(env))
+            g.video_dir = env;
+        else
+            printf("checkkern: VIDK_VIDEO_DIR=%s is not a directory\n", env);
     } else if (is_dir(VIDK_SHARED_VIDEO)) {
         g.video_dir = VIDK_SHARED_VIDEO;
     }
     return g.video_dir;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
+static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void scan_clips(void)
-{
+static void scan_clips(void) {
     static int done;
     if (done) return;
     done = 1;
@@ -465,15 +453,13 @@ static void scan_clips(void)
     if (g.n_clips) qsort(g.clips, (size_t)g.n_clips, sizeof(*g.clips), cmp_str);
 }
 
-const char *ck_video_clip(int i)
-{
+const char *ck_video_clip(int i) {
     scan_clips();
     return i >= 0 && i < g.n_clips ? g.clips[i] : NULL;
 }
 
 /* Reads the rest of a header line into buf (NUL-terminated, truncated). */
-static int read_line(FILE *f, char *buf, size_t size)
-{
+static int read_line(FILE *f, char *buf, size_t size) {
     size_t n = 0;
     for (int c; (c = fgetc(f)) != '\n';) {
         if (c == EOF) return -1;
@@ -483,15 +469,16 @@ static int read_line(FILE *f, char *buf, size_t size)
     return 0;
 }
 
-int ck_load_y4m(const char *file, int frame, int pad, VidkPicture *pic)
-{
+int ck_load_y4m(const char *file, int frame, int pad, VidkPicture *pic) {
     if (!pic) return VIDK_ERR(EINVAL);
     memset(pic, 0, sizeof(*pic));
     if (!file || frame < 0) return VIDK_ERR(EINVAL);
     char path[4096];
     const char *dir = ck_video_dir();
-    if (strchr(file, '/') || !dir) snprintf(path, sizeof(path), "%s", file);
-    else snprintf(path, sizeof(path), "%s/%s", dir, file);
+    if (strchr(file, '/') || !dir)
+        snprintf(path, sizeof(path), "%s", file);
+    else
+        snprintf(path, sizeof(path), "%s/%s", dir, file);
     FILE *f = fopen(path, "rb");
     if (!f) return VIDK_ERR(ENOENT);
     char line[1024];
@@ -499,8 +486,10 @@ int ck_load_y4m(const char *file, int frame, int pad, VidkPicture *pic)
     if (read_line(f, line, sizeof(line)) || strncmp(line, "YUV4MPEG2 ", 10)) goto out;
     /* Header tokens: W H F I A X and C (colour space); only 8-bit 4:2:0 is accepted. */
     for (char *t = strtok(line + 10, " "); t; t = strtok(NULL, " ")) {
-        if (*t == 'W') w = atoi(t + 1);
-        else if (*t == 'H') h = atoi(t + 1);
+        if (*t == 'W')
+            w = atoi(t + 1);
+        else if (*t == 'H')
+            h = atoi(t + 1);
         else if (*t == 'C' && strcmp(t, "C420") && strcmp(t, "C420jpeg") &&
                  strcmp(t, "C420paldv") && strcmp(t, "C420mpeg2"))
             goto out;
@@ -550,27 +539,27 @@ out:
 #endif
 
 #ifndef CK_ASAN
-static void put(const char *s)
-{
+static void put(const char *s) {
     const size_t n = strlen(s);
     if (write(STDOUT_FILENO, s, n) < 0) { /* nothing left to do about it */
     }
 }
 
-static void crash_handler(int sig)
-{
-    const char *name = sig == SIGSEGV   ? "SIGSEGV"
-                       : sig == SIGBUS  ? "SIGBUS"
-                       : sig == SIGILL  ? "SIGILL"
-                       : sig == SIGFPE  ? "SIGFPE"
-                                        : "a signal";
+static void crash_handler(int sig) {
+    const char *name = sig == SIGSEGV  ? "SIGSEGV"
+                       : sig == SIGBUS ? "SIGBUS"
+                       : sig == SIGILL ? "SIGILL"
+                       : sig == SIGFPE ? "SIGFPE"
+                                       : "a signal";
     char seed[16];
     int n = 0;
     char tmp[16];
     uint32_t v = g.seed;
-    do tmp[n++] = (char)('0' + v % 10);
+    do
+        tmp[n++] = (char)('0' + v % 10);
     while ((v /= 10));
-    for (int i = 0; i < n; i++) seed[i] = tmp[n - 1 - i];
+    for (int i = 0; i < n; i++)
+        seed[i] = tmp[n - 1 - i];
     seed[n] = 0;
     put("\ncheckkern: CRASHED with ");
     put(name);
@@ -595,8 +584,7 @@ static void crash_handler(int sig)
     raise(sig);
 }
 
-static void install_crash_handler(void)
-{
+static void install_crash_handler(void) {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
         struct sigaction sa;
@@ -621,8 +609,7 @@ static const struct {
 #undef CK_FAMILY
 };
 
-static void usage(FILE *f)
-{
+static void usage(FILE *f) {
     fprintf(f,
             "usage: checkkern [options]\n"
             "  --seed N        random seed (printed at start; pass it back to replay)\n"
@@ -640,8 +627,7 @@ static void usage(FILE *f)
             VIDK_SHARED_VIDEO);
 }
 
-static int parse_cpumask(const char *s, unsigned *out)
-{
+static int parse_cpumask(const char *s, unsigned *out) {
     for (int i = 0; i < N_ALL_LEVELS; i++)
         if (!strcmp(s, all_levels[i].name)) {
             *out = all_levels[i].flags;
@@ -654,8 +640,7 @@ static int parse_cpumask(const char *s, unsigned *out)
     return 0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int have_seed = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -722,7 +707,8 @@ int main(int argc, char **argv)
             families[f].fn();
             if (g.in_check) ck_end();
         }
-        for (int i = 0; i < g.n_listed; i++) free(g.listed[i]);
+        for (int i = 0; i < g.n_listed; i++)
+            free(g.listed[i]);
         free(g.listed);
         return 0;
     }
@@ -731,12 +717,14 @@ int main(int argc, char **argv)
     printf("checkkern: vidkern %s, seed %u (replay with --seed %u)\n", vidk_version(), g.seed,
            g.seed);
     printf("checkkern: levels");
-    for (int i = 0; i < g.n_levels; i++) printf(" %s", g.levels[i].name);
+    for (int i = 0; i < g.n_levels; i++)
+        printf(" %s", g.levels[i].name);
     printf("; backends");
     for (int b = VIDK_BACKEND_C; b < VIDK_BACKEND_COUNT; b++)
         if (ck_backend_enabled((VidkBackend)b) && vidk_backend_available((VidkBackend)b))
             printf(" %s", vidk_backend_name((VidkBackend)b));
-    printf("; video %s\n", ck_video_dir() ? ck_video_dir() : "(none: real-clip checks skipped)");
+    printf("; video %s\n",
+           ck_video_dir() ? ck_video_dir() : "(none: real-clip checks skipped)");
     if (g.bench) {
         g.tsc_ghz = tsc_calibrate();
         if (g.tsc_ghz > 0)
@@ -768,7 +756,8 @@ int main(int argc, char **argv)
         printf("checkkern: no function matches '%s' (see --list)\n", g.func_glob);
         rc = 1;
     }
-    for (int i = 0; i < g.n_clips; i++) free(g.clips[i]);
+    for (int i = 0; i < g.n_clips; i++)
+        free(g.clips[i]);
     free(g.clips);
     free(g.res);
     return rc;

@@ -84,24 +84,28 @@ uint64_t ck_now_ns(void);
 void ck_bench_report(const uint64_t *samples, int n_samples, int reps);
 
 #define CK_BENCH_SAMPLES 64
-#define CK_BENCH(call)                                                                    \
-    do {                                                                                  \
-        if (ck_bench_enabled()) {                                                         \
-            uint64_t ck_s_[CK_BENCH_SAMPLES];                                             \
-            int ck_reps_ = 1;                                                             \
-            for (;;) { /* calibrate: one sample lasts >= ~20 us */                        \
-                uint64_t t0_ = ck_now_ns();                                               \
-                for (int r_ = 0; r_ < ck_reps_; r_++) { call; }                           \
-                if (ck_now_ns() - t0_ > 20000 || ck_reps_ >= (1 << 20)) break;            \
-                ck_reps_ *= 2;                                                            \
-            }                                                                             \
-            for (int s_ = 0; s_ < CK_BENCH_SAMPLES; s_++) {                               \
-                uint64_t t0_ = ck_now_ns();                                               \
-                for (int r_ = 0; r_ < ck_reps_; r_++) { call; }                           \
-                ck_s_[s_] = ck_now_ns() - t0_;                                            \
-            }                                                                             \
-            ck_bench_report(ck_s_, CK_BENCH_SAMPLES, ck_reps_);                           \
-        }                                                                                 \
+#define CK_BENCH(call)                                                                         \
+    do {                                                                                       \
+        if (ck_bench_enabled()) {                                                              \
+            uint64_t ck_s_[CK_BENCH_SAMPLES];                                                  \
+            int ck_reps_ = 1;                                                                  \
+            for (;;) { /* calibrate: one sample lasts >= ~20 us */                             \
+                uint64_t t0_ = ck_now_ns();                                                    \
+                for (int r_ = 0; r_ < ck_reps_; r_++) {                                        \
+                    call;                                                                      \
+                }                                                                              \
+                if (ck_now_ns() - t0_ > 20000 || ck_reps_ >= (1 << 20)) break;                 \
+                ck_reps_ *= 2;                                                                 \
+            }                                                                                  \
+            for (int s_ = 0; s_ < CK_BENCH_SAMPLES; s_++) {                                    \
+                uint64_t t0_ = ck_now_ns();                                                    \
+                for (int r_ = 0; r_ < ck_reps_; r_++) {                                        \
+                    call;                                                                      \
+                }                                                                              \
+                ck_s_[s_] = ck_now_ns() - t0_;                                                 \
+            }                                                                                  \
+            ck_bench_report(ck_s_, CK_BENCH_SAMPLES, ck_reps_);                                \
+        }                                                                                      \
     } while (0)
 
 /* Family entry points (X-macro over families.def). */

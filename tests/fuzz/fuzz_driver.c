@@ -28,8 +28,7 @@ typedef struct Input {
 static Input seeds[256];
 static int n_seeds;
 
-static void add_seed(const void *d, size_t n)
-{
+static void add_seed(const void *d, size_t n) {
     if (n_seeds == (int)(sizeof(seeds) / sizeof(seeds[0]))) return;
     Input *s = &seeds[n_seeds++];
     s->p = malloc(n ? n : 1);
@@ -40,8 +39,7 @@ static void add_seed(const void *d, size_t n)
 
 /* header + `frames` frames (the last one cut by `cut` bytes) of a pattern. */
 static void add_stream(const char *header, size_t frame_bytes, int frames, size_t cut,
-                       const char *frame_line)
-{
+                       const char *frame_line) {
     const size_t hl = strlen(header), fl = strlen(frame_line);
     const size_t total = hl + (size_t)frames * (fl + frame_bytes);
     uint8_t *b = malloc(total + 1);
@@ -60,8 +58,7 @@ static void add_stream(const char *header, size_t frame_bytes, int frames, size_
     free(b);
 }
 
-static void make_seeds(void)
-{
+static void make_seeds(void) {
     static const struct {
         const char *c;
         int bytes_4x4; /* frame bytes of a 4x4 picture */
@@ -123,8 +120,7 @@ static const char *const tokens[] = {
 };
 
 /* One random mutation of s into out (capacity cap). */
-static size_t mutate(const Input *s, uint8_t *out, size_t cap, uint32_t *rng)
-{
+static size_t mutate(const Input *s, uint8_t *out, size_t cap, uint32_t *rng) {
     size_t n = s->n < cap ? s->n : cap;
     memcpy(out, s->p, n);
     const int k = 1 + (int)(test_rand(rng) % 4);
@@ -169,8 +165,7 @@ static size_t mutate(const Input *s, uint8_t *out, size_t cap, uint32_t *rng)
     return n;
 }
 
-static int run_file(const char *path)
-{
+static int run_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "fuzz_y4m_driver: cannot open %s\n", path);
@@ -193,8 +188,7 @@ static int run_file(const char *path)
     return 0;
 }
 
-static int run_path(const char *path)
-{
+static int run_path(const char *path) {
     struct stat st;
     if (stat(path, &st)) {
         fprintf(stderr, "fuzz_y4m_driver: %s not found, skipped\n", path);
@@ -219,8 +213,7 @@ static int run_path(const char *path)
     return count;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     long iterations = 3000;
     const char *seed_dir = NULL;
     int files = 0;

@@ -24,24 +24,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FUZZ_SLACK_BYTES     ((size_t)64 << 10)
 #define FUZZ_MAX_FRAMES      16
 
-static void require(int cond, const char *what)
-{
+static void require(int cond, const char *what) {
     if (!cond) {
         fprintf(stderr, "fuzz_y4m: broken invariant: %s\n", what);
         abort();
     }
 }
 
-static void check_message(const char *msg, const char *name)
-{
+static void check_message(const char *msg, const char *name) {
     const size_t n = strlen(name);
     require(!strncmp(msg, name, n) && !strncmp(msg + n, ": ", 2) && msg[n + 2] != 0,
             "error message names the stream");
     require(!strchr(msg, '\n'), "error message is one line");
 }
 
-static int same_pictures(const VidkPicture *a, const VidkPicture *b)
-{
+static int same_pictures(const VidkPicture *a, const VidkPicture *b) {
     if (a->w != b->w || a->h != b->h || a->chroma != b->chroma || a->bitdepth != b->bitdepth)
         return 0;
     const int planes = a->chroma == VIDK_CHROMA_400 ? 1 : 3;
@@ -57,16 +54,14 @@ static int same_pictures(const VidkPicture *a, const VidkPicture *b)
     return 1;
 }
 
-static int same_format(const VioFormat *a, const VioFormat *b)
-{
+static int same_format(const VioFormat *a, const VioFormat *b) {
     return a->w == b->w && a->h == b->h && a->chroma == b->chroma &&
            a->bitdepth == b->bitdepth && a->fps_num == b->fps_num && a->fps_den == b->fps_den &&
            a->par_num == b->par_num && a->par_den == b->par_den && a->interlace == b->interlace;
 }
 
 /* Write frames[0..n) of format f as Y4M into a new memory buffer. */
-static char *write_mem(const VioFormat *f, VidkPicture *frames, int n, size_t *len)
-{
+static char *write_mem(const VioFormat *f, VidkPicture *frames, int n, size_t *len) {
     char *mem = NULL;
     FILE *out = open_memstream(&mem, len);
     if (!out) return NULL;
@@ -82,8 +77,7 @@ static char *write_mem(const VioFormat *f, VidkPicture *frames, int n, size_t *l
     return mem;
 }
 
-static void fuzz_stream(const uint8_t *data, size_t size, const VioFormat *raw)
-{
+static void fuzz_stream(const uint8_t *data, size_t size, const VioFormat *raw) {
     FILE *in = fmemopen((void *)data, size, "rb");
     if (!in) return; /* size 0 on old C libraries */
     char err[2048];
@@ -154,8 +148,7 @@ static void fuzz_stream(const uint8_t *data, size_t size, const VioFormat *raw)
         vidk_picture_free(&frames[i]);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_stream(data, size, NULL);
     if (size >= 2) {
         /* Raw: up to 16x8, any chroma, bit depth 8..16. */
