@@ -517,20 +517,20 @@ static void write_json(FILE *f, void *arg) {
     const Meta *mt = rp->mt;
     fprintf(f, "{\n  \"benchmark\": \"encode\",\n  \"vidkern\": \"%s\",\n  \"commit\": ",
             vidk_version());
-    bench_json_str(f, VIDK_GIT_COMMIT);
+    report_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->date);
-    bench_json_str(f, mt->command);
+    report_json_str(f, mt->command);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    bench_json_str(f, mt->cpu);
+    report_json_str(f, mt->cpu);
     fprintf(f, ", \"cores\": %d, \"gpu\": ", mt->cores);
-    bench_json_str(f, mt->gpu);
+    report_json_str(f, mt->gpu);
     fprintf(f,
             "},\n  \"keyint\": %d,\n  \"outputs\": %u,\n  \"check_frames\": %d,\n"
             "  \"notes\": [",
             b->keyint, b->outputs, b->check_frames);
     for (int i = 0; i < b->nnotes; i++) {
         if (i) fprintf(f, ", ");
-        bench_json_str(f, b->notes[i]);
+        report_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"results\": [");
     int first = 1, all_same = 1;
@@ -544,7 +544,7 @@ static void write_json(FILE *f, void *arg) {
                         all_same &= !x->mismatch;
                         fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
                         first = 0;
-                        bench_json_str(f, b->src_label[s]);
+                        report_json_str(f, b->src_label[s]);
                         fprintf(f,
                                 ", \"width\": %d, \"height\": %d, \"codec\": \"%s\", "
                                 "\"range\": %d, \"qp\": %d, \"backend\": \"%s\", "
@@ -555,7 +555,7 @@ static void write_json(FILE *f, void *arg) {
                                 b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0);
                         if (!x->done) {
                             fprintf(f, ", \"error\": ");
-                            bench_json_str(f, x->err);
+                            report_json_str(f, x->err);
                             fprintf(f, "}");
                             continue;
                         }
@@ -891,8 +891,8 @@ int vidk_bench_encode(int argc, char **argv) {
         printf("\ncheck: the backends that ran gave bit-identical results\n");
     ret = 0;
     Report rep = {b, &mt};
-    if (json && bench_write_file(CMD, json, write_json, &rep) < 0) ret = 1;
-    if (md && bench_write_file(CMD, md, write_markdown, &rep) < 0) ret = 1;
+    if (json && report_write_file(CMD, json, write_json, &rep) < 0) ret = 1;
+    if (md && report_write_file(CMD, md, write_markdown, &rep) < 0) ret = 1;
     if (mismatches) {
         cli_error(CMD, "%d result(s) differ between backends", mismatches);
         ret = 1;

@@ -1062,7 +1062,7 @@ static int run_loaded(Bench *b, const char *dir, const char *save) {
  */
 
 static void meta_fill(Bench *b, int argc, char **argv) {
-    bench_cpu_name(b->cpu, sizeof(b->cpu));
+    report_cpu_name(b->cpu, sizeof(b->cpu));
     b->cores = vidk_cpu_count_online();
     snprintf(b->gpu, sizeof(b->gpu), "none");
     if (b->ctx[VIDK_BACKEND_CUDA]) {
@@ -1078,8 +1078,8 @@ static void meta_fill(Bench *b, int argc, char **argv) {
     } else if (b->cuda_emu) {
         snprintf(b->gpu, sizeof(b->gpu), "none (cuda rows: host emulation of the kernels)");
     }
-    bench_utc_date(b->date, sizeof(b->date));
-    bench_command_line(b->command, sizeof(b->command), "vidkern bench h264", argc, argv);
+    report_utc_date(b->date, sizeof(b->date));
+    report_command_line(b->command, sizeof(b->command), "vidkern bench h264", argc, argv);
 }
 
 /* ---- tables --------------------------------------------------------------------------------
@@ -1831,42 +1831,42 @@ static void json_stat(FILE *f, const Stat *s) {
                     s->d2h_bytes);
     } else {
         fprintf(f, ", \"error\": ");
-        bench_json_str(f, s->err);
+        report_json_str(f, s->err);
     }
 }
 
 static void write_json(FILE *f, const Bench *b) {
     fprintf(f, "{\n  \"tool\": \"vidkern bench h264\",\n  \"version\": ");
-    bench_json_str(f, vidk_version());
+    report_json_str(f, vidk_version());
     fprintf(f, ",\n  \"command\": ");
-    bench_json_str(f, b->command);
+    report_json_str(f, b->command);
     fprintf(f, ",\n  \"date\": ");
-    bench_json_str(f, b->date);
+    report_json_str(f, b->date);
     fprintf(f, ",\n  \"commit\": ");
-    bench_json_str(f, VIDK_GIT_COMMIT);
+    report_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    bench_json_str(f, b->cpu);
+    report_json_str(f, b->cpu);
     fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", b->cores,
             b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0);
-    bench_json_str(f, b->gpu);
+    report_json_str(f, b->gpu);
     fprintf(f,
             ", \"hbm_gbs\": %.6g, \"pcie_gbs\": %.6g, \"gpu_contexts\": %d},\n  \"notes\": [",
             b->hbm_gbs, b->pcie_gbs, b->ngpu_ctx);
     for (int i = 0; i < b->nnotes; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        bench_json_str(f, b->notes[i]);
+        report_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"workloads\": [");
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
         const H264wStats *s = &wi->stats;
         fprintf(f, "%s\n    {\"size\": ", w ? "," : "");
-        bench_json_str(f, wi->size_name);
+        report_json_str(f, wi->size_name);
         fprintf(f, ", \"mode\": ");
-        bench_json_str(f, wi->mode_name);
+        report_json_str(f, wi->mode_name);
         fprintf(f, ", \"width\": %d, \"height\": %d, \"frames\": %d, \"source\": ", wi->w,
                 wi->h, wi->nframes);
-        bench_json_str(f, wi->source);
+        report_json_str(f, wi->source);
         fprintf(
             f,
             ",\n     \"blocks\": {\"4x4\": [%zu, %zu], \"8x8\": [%zu, %zu]}, \"dc_groups\": "
@@ -1883,9 +1883,9 @@ static void write_json(FILE *f, const Bench *b) {
             const Row *r = &b->rows[i];
             if (r->wl != w) continue;
             fprintf(f, "%s\n       {\"backend\": ", first ? "" : ",");
-            bench_json_str(f, r->backend);
+            report_json_str(f, r->backend);
             fprintf(f, ", \"variant\": ");
-            bench_json_str(f, r->variant);
+            report_json_str(f, r->variant);
             fprintf(f, ", \"class\": \"%s\", ", kind_name[r->kind]);
             json_stat(f, &r->st);
             fprintf(f, "}");
@@ -1902,11 +1902,11 @@ static void write_json(FILE *f, const Bench *b) {
     for (int i = 0; i < b->ntargets; i++) {
         const Target *t = &b->targets[i];
         fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-        bench_json_str(f, t->what);
+        report_json_str(f, t->what);
         fprintf(f, ", \"workload\": ");
-        bench_json_str(f, t->where);
+        report_json_str(f, t->where);
         fprintf(f, ", \"measured\": ");
-        bench_json_str(f, t->value);
+        report_json_str(f, t->value);
         fprintf(f, ", \"met\": %s}", t->met < 0 ? "null" : t->met ? "true" : "false");
     }
     fprintf(f, "\n  ],\n  \"mismatches\": %d,\n  \"failures\": %d\n}\n", b->mismatches,
@@ -1961,7 +1961,7 @@ static void write_report(FILE *f, void *arg) {
 
 static int write_file(const char *path, const Bench *b, const Tab *t, int what) {
     ReportFile r = {b, t, what};
-    return bench_write_file(CMD, path, write_report, &r);
+    return report_write_file(CMD, path, write_report, &r);
 }
 
 /* ---- options

@@ -906,17 +906,17 @@ static void write_csv(FILE *f, Bench *b) {
 static void write_json(FILE *f, Bench *b, const Meta *mt) {
     fprintf(f, "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": ",
             vidk_version());
-    bench_json_str(f, VIDK_GIT_COMMIT);
+    report_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->m.date);
-    bench_json_str(f, mt->m.command);
+    report_json_str(f, mt->m.command);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    bench_json_str(f, mt->m.cpu);
+    report_json_str(f, mt->m.cpu);
     fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->m.cores, mt->threads);
-    bench_json_str(f, mt->m.gpu);
+    report_json_str(f, mt->m.gpu);
     fprintf(f, "},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [", CEIL_BYTE_AD_PER_S);
     for (int i = 0; i < b->nnotes; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        bench_json_str(f, b->notes[i]);
+        report_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"results\": [");
     int first = 1;
@@ -931,7 +931,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                     const double ads = byte_ads(src, R);
                     fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
                     first = 0;
-                    bench_json_str(f, src->label);
+                    report_json_str(f, src->label);
                     fprintf(
                         f,
                         ", \"kind\": \"%s\", \"width\": %d, \"height\": %d, \"shapes\": "
@@ -943,7 +943,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                         ads, ads / 4);
                     if (!x->done) {
                         fprintf(f, ", \"error\": ");
-                        bench_json_str(f, x->err);
+                        report_json_str(f, x->err);
                         fputc('}', f);
                         continue;
                     }
@@ -1001,7 +1001,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                 if (!x0->done || b->nranges < 2) continue;
                 fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
                 first = 0;
-                bench_json_str(f, b->src[s]->label);
+                report_json_str(f, b->src[s]->label);
                 fprintf(
                     f,
                     ", \"width\": %d, \"height\": %d, \"shapes\": \"%s\", \"backend\": \"%s\", "
@@ -1044,7 +1044,7 @@ static void write_report(FILE *f, void *arg) {
 
 static int write_file(const char *path, Bench *b, const Meta *mt, int what) {
     ReportFile r = {b, mt, what};
-    return bench_write_file(CMD, path, write_report, &r);
+    return report_write_file(CMD, path, write_report, &r);
 }
 
 /* ---- option parsing ---------------------------------------------------------------- */
