@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "config.h"
 #include "enc_report.h"
 #include "gen.h"
 #include "picio.h"

@@ -59,7 +59,7 @@ void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
             note(note_arg, "backend %s skipped: not usable on this machine/build",
                  vidk_backend_name(be));
             if (!c->quiet)
-                fprintf(stderr, "vidkern %s: backend %s not usable here, skipped\n", cmd,
+                fprintf(stderr, "vidkern-bench %s: backend %s not usable here, skipped\n", cmd,
                         vidk_backend_name(be));
             memmove(&backends[k], &backends[k + 1], sizeof(backends[0]) * (size_t)(*n - k - 1));
             (*n)--;
@@ -72,7 +72,7 @@ int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet) {
     char err[256];
     if (dir && mosaic_open(m, dir, 2, err, sizeof(err)) == 0) return 0;
     if (!quiet)
-        fprintf(stderr, "vidkern %s: no real clips found (%s): generated video only\n", cmd,
-                dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
+        fprintf(stderr, "vidkern-bench %s: no real clips found (%s): generated video only\n",
+                cmd, dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
     return -1;
 }

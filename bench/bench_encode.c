@@ -1,4 +1,4 @@
-/* `vidkern bench encode`: the coding loop (include/vidkern/encode.h) at 1080p and 2160p,
+/* `vidkern-bench encode`: the coding loop (include/vidkern/encode.h) at 1080p and 2160p,
  * on real video (mosaics of the shared clips) and the generated video, for both codecs,
  * several search ranges and every backend: frames per second, time per stage, PCIe bytes,
  * quality and estimated bits, and a check that every backend gave the same bits.
@@ -16,7 +16,7 @@
 #include "mosaic.h"
 #include "picio.h"
 
-#define CMD "bench encode"
+#define CMD "encode"
 
 #ifndef VIDK_GIT_COMMIT
 #define VIDK_GIT_COMMIT "unknown"
@@ -27,7 +27,7 @@
 
 static void help(void) {
     printf(
-        "usage: vidkern bench encode [options]\n\n"
+        "usage: vidkern-bench encode [options]\n\n"
         "Codes sequences with vidk_enc_send / vidk_enc_receive (pipelined: frame i+1 is\n"
         "sent before frame i is received) for every source x codec x R x QP x backend.\n"
         "Reports the steady-state frames/s of the inter frames, the median time of each\n"
@@ -369,7 +369,7 @@ static void cross_check(EResult *x, const EResult *ref, const char *ref_name) {
 typedef BenchMeta Meta;
 
 static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    bench_meta_fill(mt, "vidkern bench encode", argc, argv,
+    bench_meta_fill(mt, "vidkern-bench encode", argc, argv,
                     b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
 }
 
@@ -487,9 +487,9 @@ typedef struct Report {
 static void print_header(FILE *f, const Bench *b, const Meta *mt, int md) {
     const char *li = md ? "- " : "";
     if (md)
-        fprintf(f, "# vidkern bench encode\n\n");
+        fprintf(f, "# vidkern-bench encode\n\n");
     else
-        fprintf(f, "vidkern bench encode  (%s)\n", mt->command);
+        fprintf(f, "vidkern-bench encode  (%s)\n", mt->command);
     fprintf(f, "%sdevice: %s, %d cores online; GPU: %s\n", li, mt->cpu, mt->cores, mt->gpu);
     fprintf(f, "%sdate: %s  commit: %s  vidkern %s\n", li, mt->date, VIDK_GIT_COMMIT,
             vidk_version());
@@ -811,7 +811,7 @@ int vidk_bench_encode(int argc, char **argv) {
     Meta mt;
     meta_fill(&mt, b, argc, argv);
     if (!c.quiet)
-        fprintf(stderr, "vidkern bench encode: %s; %s, %d cores; GPU %s\n", mt.command, mt.cpu,
+        fprintf(stderr, "vidkern-bench encode: %s; %s, %d cores; GPU %s\n", mt.command, mt.cpu,
                 mt.cores, mt.gpu);
     const int total = b->cap_src * (int)per_src(b);
     int done_n = 0, mismatches = 0, failures = 0;

@@ -1,4 +1,4 @@
-/* `vidkern bench hevc`: HEVC transform + quantisation benchmark. Reproduces the
+/* `vidkern-bench hevc`: HEVC transform + quantisation benchmark. Reproduces the
  * evaluation of Cobrnic et al. 2020 (Table 1: CPU, GPU overall and kernel, cuBLAS overall
  * and kernel for DCI 4K frames of all-4x4 and all-32x32 TBs; Figure 3: the CUDA stream
  * sweep) on today's hardware with real residuals, and extends it to realistic mixed TB
@@ -32,7 +32,7 @@
 #define VIDK_BENCH_CUBLAS 0
 #endif
 #if VIDK_BENCH_CUBLAS
-#include "../bench/cuda/hevc_cublas.h"
+#include "cuda/hevc_cublas.h"
 #endif
 
 #if BENCH_HEVC_HOOKS
@@ -44,7 +44,7 @@ typedef struct PinRange {
 } PinRange;
 #endif
 
-#define CMD "bench hevc"
+#define CMD "hevc"
 
 #ifndef VIDK_GIT_COMMIT
 #define VIDK_GIT_COMMIT "unknown"
@@ -87,7 +87,7 @@ static const char *const dir_names[2] = {"fwd", "inv"};
 
 static void help(void) {
     printf(
-        "usage: vidkern bench hevc [options]\n\n"
+        "usage: vidkern-bench hevc [options]\n\n"
         "Times HEVC forward transform + quantisation (fwd) and dequantisation + inverse\n"
         "transform (inv) of whole residual frames (vidk_hevc_batch_forward / _inverse) on\n"
         "every backend, the paper's float cuBLAS baseline, and the CUDA stream sweep.\n\n"
@@ -452,7 +452,7 @@ static int run_once(Bench *b, const Result *cfg, HwFrame *fr, int frame, Sample 
 static void log_cb(void *cookie, VidkLogLevel level, const char *fmt, va_list ap) {
     (void)cookie;
     (void)level;
-    fprintf(stderr, "vidkern " CMD ": ");
+    fprintf(stderr, "vidkern-bench " CMD ": ");
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }
@@ -1014,7 +1014,7 @@ static int make_targets(const Bench *b, Target *t) {
 /* ------------------------------------------------------------------ output helpers */
 
 static void meta_fill(Bench *b, int argc, char **argv) {
-    bench_meta_fill(&b->mt, "vidkern bench hevc", argc, argv,
+    bench_meta_fill(&b->mt, "vidkern-bench hevc", argc, argv,
                     vidk_cuda_device_count() > 0 ? b->device : -1);
 }
 
@@ -1364,7 +1364,7 @@ static void print_targets(FILE *f, const Bench *b, int md) {
 static void print_header(FILE *f, const Bench *b, int md) {
     const Meta *mt = &b->mt;
     if (md) {
-        fprintf(f, "# vidkern bench hevc\n\n");
+        fprintf(f, "# vidkern-bench hevc\n\n");
         fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->cpu, mt->cores, mt->gpu);
         fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->date,
                 VIDK_GIT_COMMIT, vidk_version(), mt->command);
@@ -1379,7 +1379,7 @@ static void print_header(FILE *f, const Bench *b, int md) {
         print_legend(f, b, 1);
     } else {
         fprintf(f,
-                "vidkern bench hevc  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  "
+                "vidkern-bench hevc  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  "
                 "commit: %s\n",
                 mt->command, mt->cpu, mt->cores, mt->gpu, mt->date, VIDK_GIT_COMMIT);
         if (b->have_meas)
@@ -1901,7 +1901,7 @@ int vidk_bench_hevc(int argc, char **argv) {
             }
             note(b, "backend %s skipped: not usable on this machine/build", im_names[j]);
             if (!c.quiet)
-                fprintf(stderr, "vidkern " CMD ": backend %s not usable here, skipped\n",
+                fprintf(stderr, "vidkern-bench " CMD ": backend %s not usable here, skipped\n",
                         im_names[j]);
             continue;
         }
@@ -1953,8 +1953,8 @@ int vidk_bench_hevc(int argc, char **argv) {
          "inter (P slice, vidk_me_search R=16 16x16, integer-pel); QP %d",
          b->qp);
     if (!c.quiet)
-        fprintf(stderr, "vidkern " CMD ": %s; %s, %d cores; GPU %s\n", b->mt.command, b->mt.cpu,
-                b->mt.cores, b->mt.gpu);
+        fprintf(stderr, "vidkern-bench " CMD ": %s; %s, %d cores; GPU %s\n", b->mt.command,
+                b->mt.cpu, b->mt.cores, b->mt.gpu);
     const double t_start = cli_now();
     int failed_wl = 0;
     for (int i = 0; i < b->nwl; i++)

@@ -1,8 +1,8 @@
-/* Pieces shared by the benchmarks (`vidkern bench me|h264|hevc|encode`): statistics,
+/* Pieces shared by the benchmarks (`vidkern-bench me|h264|hevc|encode`): statistics,
  * lists, machine description, backends and real clips. The report pieces that the CLI
  * uses too are in report.h. */
-#ifndef VIDK_TOOLS_BENCH_UTIL_H
-#define VIDK_TOOLS_BENCH_UTIL_H
+#ifndef VIDK_BENCH_UTIL_H
+#define VIDK_BENCH_UTIL_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -37,15 +37,21 @@ typedef void (*BenchNoteFn)(void *note_arg, const char *fmt, const char *arg);
 /* Open ctx[be] for each backend be of backends[0..*n-1] from the common options `c`
  * (backend replaced, and quiet too where `quiet_open`). A backend that is not available
  * or does not open is dropped from the list (order kept), noted ("backend %s skipped:
- * not usable on this machine/build") and, unless c->quiet, said on stderr ("vidkern CMD:
+ * not usable on this machine/build") and, unless c->quiet, said on stderr ("vidkern-bench CMD:
  * backend %s not usable here, skipped"). */
 void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
                          VidkBackend *backends, int *n, VidkContext **ctx, BenchNoteFn note,
                          void *note_arg);
 
 /* Open the mosaic of the real clips of folder `dir` (clips of 2 frames at least) into *m.
- * Returns 0, or -1 (dir NULL or no clips) after saying, unless `quiet`, "vidkern CMD: no
+ * Returns 0, or -1 (dir NULL or no clips) after saying, unless `quiet`, "vidkern-bench CMD: no
  * real clips found (DIR): generated video only" on stderr; the note is the caller's. */
 int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet);
+
+/* The benchmarks of vidkern-bench (bench/bench_<what>.c); argv[0] is the <what> word. */
+int vidk_bench_me(int argc, char **argv);
+int vidk_bench_h264(int argc, char **argv);
+int vidk_bench_hevc(int argc, char **argv);
+int vidk_bench_encode(int argc, char **argv);
 
 #endif
