@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Plot the coding loop's results: `vidkern encode --report` and `vidkern bench encode --json`.
+"""Plot the coding loop's results: `vidkern encode --report` and `vidkern-bench encode --json`.
 
     vidkern encode clip.y4m --qp 27 --report q27.json
     vidkern encode clip.y4m --qp 35 --backend cuda --report q35.json
-    vidkern bench encode --json bench.json
+    vidkern-bench encode --json bench.json
     python3 bench/plot_encode.py q27.json q35.json bench.json      # PNGs into docs/
 
 Any mix of files; each is recognised by its contents. Writes into --out-dir (default
@@ -43,7 +43,7 @@ def load(paths):
             benches.append((p, doc))
         else:
             sys.exit("plot_encode.py: %s is neither a `vidkern encode --report` nor a "
-                     "`vidkern bench encode --json` file" % p)
+                     "`vidkern-bench encode --json` file" % p)
     return reports, benches
 
 
@@ -69,7 +69,7 @@ def text_summary(reports, benches):
                   s["psnr_avg"][0], s["psnr_sequence"][0], s["kbits_per_frame"],
                   s["total_ms_avg"], doc.get("frames_per_second", 0)))
     for path, doc in benches:
-        print("%s: vidkern bench encode, %s, GPU %s, %s, commit %s" % (
+        print("%s: vidkern-bench encode, %s, GPU %s, %s, commit %s" % (
             path, doc["device"]["cpu"], doc["device"]["gpu"], doc["date"], doc["commit"]))
         for r in doc["results"]:
             if "fps" not in r:
@@ -188,7 +188,7 @@ def plot_bench(plt, benches, out):
         ax.set_title("%dx%d: inter frames per second, steady state" % size, fontsize=9)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle("vidkern bench encode: throughput per backend\n" + sub, fontsize=9)
+    fig.suptitle("vidkern-bench encode: throughput per backend\n" + sub, fontsize=9)
     fig.tight_layout()
     name = out + "_bench_fps.png"
     fig.savefig(name, dpi=120)
@@ -213,7 +213,7 @@ def plot_bench(plt, benches, out):
         ax.set_title("%dx%d" % (w, h), fontsize=9)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7, ncol=5)
-    fig.suptitle("vidkern bench encode: time per stage (stacked)\n" + sub, fontsize=9)
+    fig.suptitle("vidkern-bench encode: time per stage (stacked)\n" + sub, fontsize=9)
     fig.tight_layout()
     name = out + "_bench_stages.png"
     fig.savefig(name, dpi=120)
@@ -223,7 +223,7 @@ def plot_bench(plt, benches, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="+", help="--report JSON of `vidkern encode` and/or "
-                                             "--json of `vidkern bench encode`")
+                                             "--json of `vidkern-bench encode`")
     ap.add_argument("--out-dir", default="docs", help="folder of the PNGs (default docs)")
     ap.add_argument("--prefix", default="encode", help="file name prefix (default encode)")
     ap.add_argument("--text", action="store_true", help="print the summary only, no PNGs")

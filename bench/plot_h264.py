@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Plot `vidkern bench h264` results: the figures of Wang et al. 2013 on this machine.
+"""Plot `vidkern-bench h264` results: the figures of Wang et al. 2013 on this machine.
 
-    vidkern bench h264 --csv h264.csv ...
+    vidkern-bench h264 --csv h264.csv ...
     python3 bench/plot_h264.py h264.csv -o docs          # writes docs/h264_*.png
 
 Figures (one bar group per workload "size mode"; see docs/BENCH_H264.md):
@@ -42,7 +42,7 @@ def load(path):
         need = {"section", "size", "mode", "backend", "variant", "class", "value", "ms",
                 "kernel_ms", "h2d_ms", "d2h_ms", "h2d_bytes", "d2h_bytes"}
         if not need <= set(rd.fieldnames or []):
-            sys.exit("%s: not a `vidkern bench h264 --csv` file" % path)
+            sys.exit("%s: not a `vidkern-bench h264 --csv` file" % path)
         for r in rd:
             key = (r["size"], r["mode"])
             if r["section"] == "workload":
@@ -151,7 +151,7 @@ def bars(ax, groups, data, ylabel, log=False, unity=False):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="CSV written by `vidkern bench h264 --csv`")
+    ap.add_argument("results", help="CSV written by `vidkern-bench h264 --csv`")
     ap.add_argument("-o", "--outdir", default="docs")
     ap.add_argument("--prefix", default="h264_")
     ap.add_argument("--title", default=None, help="suptitle (e.g. the GPU and date)")

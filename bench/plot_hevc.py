@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Plot `vidkern bench hevc` results: Table 1 bars and the stream sweep (Figure 3).
+"""Plot `vidkern-bench hevc` results: Table 1 bars and the stream sweep (Figure 3).
 
-    vidkern bench hevc --csv hevc.csv ...
+    vidkern-bench hevc --csv hevc.csv ...
     python3 bench/plot_hevc.py hevc.csv                  # -> docs/hevc_table1.png,
                                                          #    docs/hevc_streams.png
     python3 bench/plot_hevc.py hevc.csv --check          # parse and print only
@@ -92,7 +92,7 @@ def plot_table1(t1, dci, out, title):
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([f"{w}\n{d}" for w, d in groups])
     ax.set_ylabel("ms per frame (log)")
-    ax.set_title(title or "vidkern bench hevc: Table 1 (Cobrnic et al. 2020) on this machine")
+    ax.set_title(title or "vidkern-bench hevc: Table 1 (Cobrnic et al. 2020) on this machine")
     ax.grid(axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
@@ -116,7 +116,7 @@ def plot_sweep(sweep, out, title):
     ax.set_xlabel("CUDA streams")
     ax.set_ylabel("ms per frame")
     ax.set_yscale("log")
-    ax.set_title(title or "vidkern bench hevc: stream sweep (Figure 3 of Cobrnic et al.)")
+    ax.set_title(title or "vidkern-bench hevc: stream sweep (Figure 3 of Cobrnic et al.)")
     ax.grid(which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -126,7 +126,7 @@ def plot_sweep(sweep, out, title):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="CSV written by `vidkern bench hevc --csv`")
+    ap.add_argument("results", help="CSV written by `vidkern-bench hevc --csv`")
     ap.add_argument("--outdir", default="docs", help="folder of the PNGs (default docs)")
     ap.add_argument("--prefix", default="hevc_", help="file name prefix (default hevc_)")
     ap.add_argument("--title", default=None)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Plot `vidkern bench me` results: time per frame vs search area, per backend.
+"""Plot `vidkern-bench me` results: time per frame vs search area, per backend.
 
-    vidkern bench me --csv me.csv ...          (or --json me.json)
+    vidkern-bench me --csv me.csv ...          (or --json me.json)
     python3 bench/plot_me.py me.csv -o docs/me_bench.png
 
 One panel per (source, picture size, shapes); x = candidates per axis 2R+1 (log),
@@ -55,7 +55,7 @@ def load(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("results", help="CSV or JSON written by `vidkern bench me`")
+    ap.add_argument("results", help="CSV or JSON written by `vidkern-bench me`")
     ap.add_argument("-o", "--output", default="docs/me_bench.png")
     ap.add_argument("--title", default=None)
     args = ap.parse_args()

@@ -10,8 +10,9 @@
 #    pass without skipping (VIDK_REQUIRE_GPU=1 also turns their skip into a failure);
 # 5. every `gpu` test runs under compute-sanitizer memcheck (with leak check), racecheck,
 #    synccheck and initcheck, and must report no error;
-# 6. each CMD (a shell command, e.g. a benchmark) runs afterwards from the repository
-#    root, with BUILD (the build folder) and OUT (the log folder) in its environment.
+# 6. each CMD (a shell command, e.g. a benchmark: '"$BUILD"/bench/vidkern-bench me') runs
+#    afterwards from the repository root, with BUILD (the build folder) and OUT (the log
+#    folder) in its environment.
 #
 # Logs go to $OUT when set (the device tool's output folder), else <build>/logs; a summary
 # table is printed at the end and written to summary.txt as the steps finish. Exit status
@@ -117,7 +118,7 @@ gen=()
 command -v ninja >/dev/null 2>&1 && [ ! -f "$build/Makefile" ] && gen=(-G Ninja)
 run configure "$logs/configure.log" cmake -S "$root" -B "$build" "${gen[@]}" \
     -DCMAKE_BUILD_TYPE=Release -DVIDK_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-    -DVIDK_BUILD_TESTS=ON -DVIDK_BUILD_TOOLS=ON -DVIDK_SANITIZE=OFF \
+    -DVIDK_BUILD_TESTS=ON -DVIDK_BUILD_TOOLS=ON -DVIDK_BUILD_BENCH=ON -DVIDK_SANITIZE=OFF \
     ${VIDK_GIT_COMMIT:+-DVIDK_GIT_COMMIT="$VIDK_GIT_COMMIT"} ${VIDK_CMAKE_ARGS:-} || finish
 if ! grep -q '^#define VIDK_HAVE_CUDA 1' "$build/config.h" 2>/dev/null; then
     record "cuda enabled" FAIL 0 "config.h has no VIDK_HAVE_CUDA 1 (nvcc not found?)"

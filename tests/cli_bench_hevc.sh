@@ -1,10 +1,10 @@
 #!/bin/sh
-# ctest cli_bench_hevc: `vidkern bench hevc` end to end on tiny CPU-only workloads:
+# ctest cli_bench_hevc: `vidkern-bench hevc` end to end on tiny CPU-only workloads:
 # output shape (text, CSV, JSON, Markdown), option errors, real clips when present, and
 # the cross-check failing (exit 1) on an injected mismatch.
-#   cli_bench_hevc.sh VIDKERN [VIDEO_DIR]
+#   cli_bench_hevc.sh VIDKERN_BENCH [VIDEO_DIR]
 set -u
-VK=$1
+VKB=$1
 VIDEO=${2:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/vidk_cli_bench_hevc.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT INT TERM
@@ -20,13 +20,13 @@ WL=64x32-4x4,64x32-32x32,64x48-mixed
 COMMON="--workloads $WL --backends c,simd,threads --frames 2 --runs 2 --max-seconds 0.2"
 
 # ---- shape: generated video, every output file ----
-"$VK" bench hevc $COMMON --source gen --csv "$T/r.csv" --json "$T/r.json" \
+"$VKB" hevc $COMMON --source gen --csv "$T/r.csv" --json "$T/r.json" \
     --markdown "$T/r.md" >"$T/out" 2>"$T/err" || fail "tiny run: exit $? ($(cat "$T/err"))"
 for f in r.csv r.json r.md; do
     [ -s "$T/$f" ] || fail "$f missing or empty"
     [ ! -e "$T/$f.tmp" ] || fail "$f.tmp left behind"
 done
-grep -q '^vidkern bench hevc' "$T/out" || fail "no title line"
+grep -q '^vidkern-bench hevc' "$T/out" || fail "no title line"
 grep -q '^date: .* commit: ' "$T/out" || fail "no date/commit line"
 grep -q '^Table 1 (ms per frame):' "$T/out" || fail "no Table 1"
 grep -q '^paper 4x4 .*234.59' "$T/out" || fail "no paper row (4x4)"
@@ -76,7 +76,7 @@ else
 fi
 
 # Markdown for docs/PERFORMANCE.md: device, date, commit, command, the tables
-for p in '^# vidkern bench hevc' '^- Device: ' '^- Date: ' '^- Commit: ' '^- Command: `vidkern bench hevc' \
+for p in '^# vidkern-bench hevc' '^- Device: ' '^- Date: ' '^- Commit: ' '^- Command: `vidkern-bench hevc' \
     '^## Table 1' '^| 64x32-4x4 | fwd | [0-9]' '^## Targets of issue 4' '^## All configurations'; do
     grep -q "$p" "$T/r.md" || fail "markdown lacks '$p'"
 done
@@ -85,10 +85,10 @@ done
 bad() {
     what=$1
     shift
-    "$VK" bench hevc "$@" >"$T/o" 2>"$T/e"
+    "$VKB" hevc "$@" >"$T/o" 2>"$T/e"
     rc=$?
     [ $rc -eq 1 ] || fail "$what: exit $rc, expected 1"
-    [ "$(wc -l <"$T/e")" -eq 1 ] && grep -q '^vidkern bench hevc: ' "$T/e" || fail "$what: stderr: $(cat "$T/e")"
+    [ "$(wc -l <"$T/e")" -eq 1 ] && grep -q '^vidkern-bench hevc: ' "$T/e" || fail "$what: stderr: $(cat "$T/e")"
     echo "ok: $what -> $(cat "$T/e")"
 }
 bad "bad workload" --workloads 4k-5x5
@@ -100,14 +100,14 @@ bad "unknown option" --frobnicate 1
 bad "bad frames" --frames 0
 
 # ---- the cross-check can fail: an injected difference must give exit 1 ----
-VIDK_BENCH_HEVC_INJECT=simd "$VK" bench hevc --workloads 64x32-mixed --backends c,simd --frames 2 \
+VIDK_BENCH_HEVC_INJECT=simd "$VKB" hevc --workloads 64x32-mixed --backends c,simd --frames 2 \
     --runs 1 --source gen --quiet >"$T/out" 2>"$T/err"
 [ $? -eq 1 ] || fail "injected mismatch: exit status not 1"
 grep -q 'MISMATCH' "$T/out" || fail "injected mismatch not reported"
 grep -q 'differ from the c backend' "$T/err" || fail "injected mismatch: no error message"
 
 # ---- cuda configurations through the host emulation (builds with CUDA only) ----
-"$VK" bench hevc --workloads 64x48-mixed,64x32-4x4 --backends c,cuda --frames 2 --runs 1 \
+"$VKB" hevc --workloads 64x48-mixed,64x32-4x4 --backends c,cuda --frames 2 --runs 1 \
     --streams 1,3 --source gen --cuda-emu --csv "$T/e.csv" >"$T/out" 2>"$T/err"
 rc=$?
 if grep -q 'needs a build with CUDA' "$T/err"; then
@@ -122,14 +122,14 @@ else
         grep -q "^64x48-mixed *fwd *cuda *$v " "$T/out" || fail "emulation: no cuda $v row"
     done
     grep -q '^64x48-mixed *inv *( *[0-9.]*) *( *[0-9.]*)$' "$T/out" || fail "emulation: no sweep row"
-    VIDK_BENCH_HEVC_INJECT=cuda "$VK" bench hevc --workloads 64x32-4x4 --backends c,cuda --frames 1 \
+    VIDK_BENCH_HEVC_INJECT=cuda "$VKB" hevc --workloads 64x32-4x4 --backends c,cuda --frames 1 \
         --runs 1 --streams none --tc none --source gen --cuda-emu --quiet >"$T/out" 2>"$T/err"
     [ $? -eq 1 ] && grep -q 'MISMATCH' "$T/out" || fail "injected cuda mismatch not caught"
 fi
 
 # ---- real clips (mosaic) when present ----
 if [ -n "$VIDEO" ] && ls "$VIDEO"/*.y4m >/dev/null 2>&1; then
-    "$VK" bench hevc $COMMON --source real --video "$VIDEO" --direction fwd --quiet \
+    "$VKB" hevc $COMMON --source real --video "$VIDEO" --direction fwd --quiet \
         >"$T/out" 2>"$T/err" || fail "real clips: $(cat "$T/err")"
     grep -q 'source: mosaic of' "$T/out" || fail "real clips: source is not the mosaic"
 else

@@ -1,12 +1,13 @@
 #!/bin/sh
-# ctest cli_encode_*: end-to-end tests of `vidkern encode` and `vidkern bench encode`.
-#   cli_encode.sh VIDKERN CASE [VIDEO_DIR]
-# CASE: main, help, real, pipe, report, png, backends, errors, bench.
+# ctest cli_encode_*: end-to-end tests of `vidkern encode` and `vidkern-bench encode`.
+#   cli_encode.sh VIDKERN CASE [VIDEO_DIR] [VIDKERN_BENCH]
+# CASE: main, help, real, pipe, report, png, backends, errors, bench (needs VIDKERN_BENCH).
 # Exit 77 = skipped (ctest SKIP). CPU backends only (CI has no GPU).
 set -u
 VK=$1
 CASE=$2
 VIDEO=${3:-}
+VKB=${4:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/vidk_cli_encode.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT INT TERM
 
@@ -58,8 +59,7 @@ help)
         grep -q -- "$o" "$T/h" || fail "--help does not document $o"
     done
     "$VK" --help | grep -q '^  encode ' || fail "encode not in the command list"
-    "$VK" bench --help | grep -q '^  encode ' || fail "encode not in the bench list"
-    "$VK" bench encode --help | grep -q -- '--quick' || fail "bench encode --help"
+    "$VK" --help | grep -q '^  bench ' && fail "bench is still a command of vidkern"
     echo "ok: help"
     ;;
 real)
@@ -241,7 +241,10 @@ errors)
     echo "ok: errors"
     ;;
 bench)
-    "$VK" bench encode --quick --backends c,simd,threads --qp 26,34 --quiet --json "$T/b.json" \
+    [ -n "$VKB" ] || { echo "no vidkern-bench: skipped"; exit 77; }
+    "$VKB" --help | grep -q '^  encode ' || fail "encode not in the vidkern-bench list"
+    "$VKB" encode --help | grep -q -- '--quick' || fail "vidkern-bench encode --help"
+    "$VKB" encode --quick --backends c,simd,threads --qp 26,34 --quiet --json "$T/b.json" \
         --md "$T/b.md" >"$T/out" 2>"$T/err" || fail "bench --quick: $(cat "$T/err")"
     grep -q '^check: all 3 backends gave bit-identical results' "$T/out" || fail "no check line: $(cat "$T/out")"
     grep -q 'MISMATCH' "$T/out" && fail "backends disagree"
@@ -252,15 +255,15 @@ bench)
     json_ok "$T/b.json"
     grep -q '"all_identical": true' "$T/b.json" || fail "json all_identical"
     grep -q '"benchmark": "encode"' "$T/b.json" || fail "json"
-    grep -q '^# vidkern bench encode' "$T/b.md" && grep -q '^| source | size | codec |' "$T/b.md" ||
+    grep -q '^# vidkern-bench encode' "$T/b.md" && grep -q '^| source | size | codec |' "$T/b.md" ||
         fail "markdown"
-    grep -q '^- command: `vidkern bench encode' "$T/b.md" || fail "markdown command"
+    grep -q '^- command: `vidkern-bench encode' "$T/b.md" || fail "markdown command"
     # The check can fail: a corrupted hash must give exit 1 and MISMATCH.
-    VIDK_BENCH_ENCODE_INJECT=simd "$VK" bench encode --quick --backends c,simd --codecs h264 \
+    VIDK_BENCH_ENCODE_INJECT=simd "$VKB" encode --quick --backends c,simd --codecs h264 \
         --ranges 4 --source gen --quiet >"$T/out" 2>"$T/err"
     [ $? -eq 1 ] || fail "an injected mismatch must fail the run"
     grep -q 'MISMATCH vs c' "$T/out" || fail "mismatch not shown: $(cat "$T/out")"
-    must_fail_b() { "$VK" bench encode "$@" >/dev/null 2>&1 && fail "bench accepted $*"; return 0; }
+    must_fail_b() { "$VKB" encode "$@" >/dev/null 2>&1 && fail "bench accepted $*"; return 0; }
     must_fail_b --sizes 10x10
     must_fail_b --sizes 63x48
     must_fail_b --ranges 300

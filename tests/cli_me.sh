@@ -1,11 +1,13 @@
 #!/bin/sh
-# ctest cli_me_*: end-to-end tests of `vidkern me` and `vidkern bench me`.
-#   cli_me.sh VIDKERN CASE [VIDEO_DIR]
-# CASE: basic, backends, errors, real, png, bench. Exit 77 = skipped (ctest SKIP).
+# ctest cli_me_*: end-to-end tests of `vidkern me` and `vidkern-bench me`.
+#   cli_me.sh VIDKERN CASE [VIDEO_DIR] [VIDKERN_BENCH]
+# CASE: basic, backends, errors, real, png, bench (needs VIDKERN_BENCH). Exit 77 = skipped
+# (ctest SKIP).
 set -u
 VK=$1
 CASE=$2
 VIDEO=${3:-}
+VKB=${4:-}
 T=$(mktemp -d "${TMPDIR:-/tmp}/vidk_cli_me.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT INT TERM
 
@@ -177,25 +179,26 @@ png)
     echo "ok: png"
     ;;
 bench)
-    "$VK" bench me --sizes 64x48 --ranges 2,4 --shapes 16x16,h264 --frames 2 --runs 2 \
+    [ -n "$VKB" ] || { echo "no vidkern-bench: skipped"; exit 77; }
+    "$VKB" me --sizes 64x48 --ranges 2,4 --shapes 16x16,h264 --frames 2 --runs 2 \
         --source gen --backends c,simd,threads --max-seconds 0 --quiet \
         --csv "$T/b.csv" --json "$T/b.json" --markdown "$T/b.md" >"$T/out" 2>"$T/err" ||
         fail "bench: $(cat "$T/err")"
     [ "$(wc -l <"$T/b.csv")" -eq 13 ] || fail "csv rows: $(wc -l <"$T/b.csv")"
     head -1 "$T/b.csv" | grep -q '^source,kind,width,height,shapes,range,area,backend' || fail "csv header"
     grep -q '"results": \[' "$T/b.json" && grep -q '"complexity": \[' "$T/b.json" || fail "json"
-    grep -q '^- Commit: ' "$T/b.md" && grep -q '^- Command: `vidkern bench me' "$T/b.md" || fail "markdown header"
+    grep -q '^- Commit: ' "$T/b.md" && grep -q '^- Command: `vidkern-bench me' "$T/b.md" || fail "markdown header"
     grep -q '^| source | size | shapes | R |' "$T/b.md" || fail "markdown table"
     grep -q 'complexity' "$T/out" || fail "complexity table"
     grep -q 'MISMATCH' "$T/out" && fail "backends disagree"
     # A budget too small for c: estimated from a stripe and labelled so.
-    "$VK" bench me --sizes 64x64 --ranges 16 --shapes 16x16 --frames 1 --runs 1 --source gen \
+    "$VKB" me --sizes 64x64 --ranges 16 --shapes 16x16 --frames 1 --runs 1 --source gen \
         --backends c --max-seconds 0.000001 --quiet --csv "$T/e.csv" >"$T/out" 2>"$T/err" ||
         fail "bench estimate: $(cat "$T/err")"
     grep -q '(est. from 1 rows)' "$T/out" || fail "estimate not labelled: $(cat "$T/out")"
     # Real clips (CIF = container + cars, other sizes = mosaic), when present.
     if [ -n "$VIDEO" ] && [ -f "$VIDEO/container_352x288_30fps_15f.y4m" ]; then
-        "$VK" bench me --sizes cif,96x64 --ranges 2 --shapes h264 --frames 2 --runs 1 \
+        "$VKB" me --sizes cif,96x64 --ranges 2 --shapes h264 --frames 2 --runs 1 \
             --video "$VIDEO" --backends c,simd --max-seconds 0 --quiet >"$T/out" 2>"$T/err" ||
             fail "bench on real clips: $(cat "$T/err")"
         grep -q '^container (real) *352x288' "$T/out" && grep -q '^cars (real) *320x240' "$T/out" &&
@@ -204,12 +207,15 @@ bench)
     fi
     # The GPU against the CPU, with the stage times, where there is a GPU.
     if "$VK" info --json | grep -q '"cuda"'; then
-        "$VK" bench me --sizes 128x96 --ranges 4,16 --shapes 16x16,h264,4x4 --frames 2 --runs 3 \
+        "$VKB" me --sizes 128x96 --ranges 4,16 --shapes 16x16,h264,4x4 --frames 2 --runs 3 \
             --source gen --backends simd,cuda --max-seconds 0 --quiet --markdown "$T/g.md" \
             >"$T/out" 2>"$T/err" || fail "bench cuda: $(cat "$T/err") $(cat "$T/out")"
         grep -q '^## CUDA stages' "$T/g.md" || fail "no CUDA stage table"
     fi
-    must_fail_b() { "$VK" bench me "$@" >/dev/null 2>&1 && fail "bench accepted $*"; return 0; }
+    # The installed tool has no benchmarks: it points at vidkern-bench.
+    "$VK" bench me --sizes 64x48 >"$T/out" 2>"$T/err" && fail "vidkern bench accepted"
+    grep -q 'vidkern-bench' "$T/err" || fail "vidkern bench: no pointer to vidkern-bench: $(cat "$T/err")"
+    must_fail_b() { "$VKB" me "$@" >/dev/null 2>&1 && fail "bench accepted $*"; return 0; }
     must_fail_b --sizes 10x10
     must_fail_b --ranges 300
     must_fail_b --shapes 3x3

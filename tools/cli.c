@@ -14,10 +14,12 @@ void cli_common_init(CliCommon *c) {
     c->cpumask = ~0u;
 }
 
+const char *cli_program = "vidkern";
+
 int cli_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "vidkern %s: ", cmd);
+    fprintf(stderr, "%s %s: ", cli_program, cmd);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -129,7 +131,7 @@ int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i)
 
 static void log_to_stderr(void *cookie, VidkLogLevel level, const char *fmt, va_list ap) {
     static const char *const names[] = {"error", "warning", "info", "debug"};
-    fprintf(stderr, "vidkern %s: %s: ", (const char *)cookie, names[level]);
+    fprintf(stderr, "%s %s: %s: ", cli_program, (const char *)cookie, names[level]);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }

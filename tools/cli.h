@@ -35,6 +35,9 @@ void cli_common_help(FILE *f);
 /* Open a context from the common options; prints the error and returns NULL on failure. */
 VidkContext *cli_open(const CliCommon *c, const char *cmd);
 
+/* The program name that starts every message: "vidkern" (vidkern-bench sets its own). */
+extern const char *cli_program;
+
 /* "vidkern CMD: message" on stderr. Returns 1 (for `return cli_error(...)`). */
 int cli_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 
@@ -91,16 +94,10 @@ int vidk_cmd_gen(int argc, char **argv);
 int vidk_cmd_convert(int argc, char **argv);
 int vidk_cmd_me(int argc, char **argv);
 int vidk_cmd_xform(int argc, char **argv);
-int vidk_cmd_bench(int argc, char **argv);
 int vidk_cmd_encode(int argc, char **argv);
 
 /* `vidkern xform --codec X ...` (tools/xform_<codec>.c); argv[0] is "xform". */
 int vidk_xform_h264(int argc, char **argv);
 int vidk_xform_hevc(int argc, char **argv);
-/* `vidkern bench <what> ...` (tools/bench_<what>.c); argv[0] is the <what> word. */
-int vidk_bench_me(int argc, char **argv);
-int vidk_bench_h264(int argc, char **argv);
-int vidk_bench_hevc(int argc, char **argv);
-int vidk_bench_encode(int argc, char **argv);
 
 #endif

@@ -6,12 +6,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench_util.h"
 #include "cli.h"
-#include "config.h"
 #include "enc_report.h"
 #include "gen.h"
 #include "picio.h"
+#include "report.h"
 
 #define CMD "encode"
 
@@ -151,11 +150,11 @@ static void print_outputs(FILE *f, unsigned o) {
 
 static void write_json(FILE *f, const Run *r, int with_frames) {
     fprintf(f, "{\n  \"command\": ");
-    bench_json_str(f, r->command);
+    report_json_str(f, r->command);
     fprintf(f, ",\n  \"vidkern\": \"%s\",\n  \"commit\": ", vidk_version());
-    bench_json_str(f, VIDK_GIT_COMMIT);
+    report_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"date\": \"%s\",\n  \"input\": ", r->date);
-    bench_json_str(f, r->input);
+    report_json_str(f, r->input);
     fprintf(f,
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"coded_width\": %d,\n"
             "  \"coded_height\": %d,\n  \"codec\": \"%s\",\n  \"qp\": %d,\n  \"range\": %d,\n"
@@ -165,7 +164,7 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     print_outputs(f, r->p.outputs);
     fprintf(f, ",\n  \"backend\": \"%s\",\n  \"threads\": %d,\n  \"device\": ",
             vidk_backend_name(r->backend), r->threads);
-    bench_json_str(f, r->device);
+    report_json_str(f, r->device);
     const double fps = r->seconds > 0 ? (double)r->acc.frames / r->seconds : 0;
     fprintf(f, ",\n  \"seconds\": %.6f,\n  \"frames_per_second\": %.4f", r->seconds, fps);
     const char *const names[] = {"recon", "report", "png_dir"};
@@ -173,7 +172,7 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     for (int k = 0; k < 3; k++)
         if (vals[k]) {
             fprintf(f, ",\n  \"%s\": ", names[k]);
-            bench_json_str(f, vals[k]);
+            report_json_str(f, vals[k]);
         }
     fprintf(f, ",\n  \"summary\": ");
     enc_json_summary(f, &r->acc, "  ");
@@ -430,8 +429,8 @@ int vidk_cmd_encode(int argc, char **argv) {
     run->backend = vidk_get_backend(ctx);
     run->threads = vidk_get_threads(ctx);
     enc_device_desc(ctx, c.device, run->device, sizeof(run->device));
-    bench_command_line(run->command, sizeof(run->command), "vidkern encode", argc, argv);
-    bench_utc_date(run->date, sizeof(run->date));
+    report_command_line(run->command, sizeof(run->command), "vidkern encode", argc, argv);
+    report_utc_date(run->date, sizeof(run->date));
 
     /* Pictures and maps, registered once (page-locked on cuda, no-op elsewhere). A
      * registration that fails only costs speed: the library then stages the copies. */
@@ -543,7 +542,7 @@ int vidk_cmd_encode(int argc, char **argv) {
             goto done;
         }
     }
-    if (report && bench_write_file(CMD, report, write_report, run) < 0) goto done;
+    if (report && report_write_file(CMD, report, write_report, run) < 0) goto done;
     if (c.json)
         write_json(stdout, run, 0);
     else

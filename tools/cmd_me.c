@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_util.h"
 #include "cli.h"
 #include "cuda/me_cuda.h"
 #include "gen.h"
 #include "mvfile.h"
 #include "mvpng.h"
 #include "picio.h"
+#include "report.h"
 
 #define CMD "me"
 
@@ -269,7 +269,7 @@ static int cmd_read(const ReadOpts *o) {
     }
     if (o->json) {
         printf("{\n  \"file\": ");
-        bench_json_str(stdout, o->path);
+        report_json_str(stdout, o->path);
         printf(
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %d,\n"
             "  \"lambda\": %u,\n  \"frames\": %u,\n  \"reference\": \"%s\",\n  \"shapes\": {",
@@ -288,7 +288,7 @@ static int cmd_read(const ReadOpts *o) {
         printf("\n  }");
         if (o->out) {
             printf(",\n  \"output\": ");
-            bench_json_str(stdout, o->out);
+            report_json_str(stdout, o->out);
         }
         printf("\n}\n");
     } else {
@@ -636,10 +636,10 @@ int vidk_cmd_me(int argc, char **argv) {
                                so ? "," : "", vidk_block_name((VidkBlockSize)bs));
     if (c.json) {
         printf("{\n  \"input\": ");
-        bench_json_str(stdout, in ? src.name : gen_desc);
+        report_json_str(stdout, in ? src.name : gen_desc);
         printf(",\n  \"reference\": ");
         if (refp)
-            bench_json_str(stdout, ref.name);
+            report_json_str(stdout, ref.name);
         else
             printf("\"previous frame\"");
         printf(
@@ -655,11 +655,11 @@ int vidk_cmd_me(int argc, char **argv) {
             vidk_get_threads(ctx));
         if (out) {
             printf(",\n  \"output\": ");
-            bench_json_str(stdout, out);
+            report_json_str(stdout, out);
         }
         if (png) {
             printf(",\n  \"png\": ");
-            bench_json_str(stdout, png);
+            report_json_str(stdout, png);
         }
         printf("\n}\n");
     } else {

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_util.h"
 #include "enc_report.h"
 #include "picio.h"
+#include "report.h"
 
 void enc_accum_init(EncAccum *a) {
     memset(a, 0, sizeof(*a));
@@ -317,7 +317,7 @@ void enc_device_desc(VidkContext *ctx, int device, char *buf, size_t n) {
         return;
     }
     char cpu[256];
-    bench_cpu_name(cpu, sizeof(cpu));
+    report_cpu_name(cpu, sizeof(cpu));
     const int threads = vidk_get_threads(ctx);
     snprintf(buf, n, "%s, %s, %d thread%s", cpu,
              be == VIDK_BACKEND_C ? "plain C" : enc_cpu_level(vidk_get_cpu_flags(ctx)), threads,

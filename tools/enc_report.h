@@ -1,4 +1,4 @@
-/* Pieces shared by `vidkern encode` and `vidkern bench encode`: totals of the per-frame
+/* Pieces shared by `vidkern encode` and `vidkern-bench encode`: totals of the per-frame
  * statistics of the coding loop (VidkEncFrameInfo), their JSON form, a hash of outputs
  * for the backend cross-check, and PNG pictures of the per-block maps (motion vectors
  * as a colour wheel, residual energy as a heat map). */

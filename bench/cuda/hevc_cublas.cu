@@ -1,6 +1,6 @@
 // The cuBLAS float baseline of Cobrnic et al. 2020 (see hevc_cublas.h for the method).
 //
-// cuBLAS is loaded at run time (dlopen), not linked: the vidkern tool then starts on
+// cuBLAS is loaded at run time (dlopen), not linked: vidkern-bench then starts on
 // machines whose loader path lacks libcublas (the baseline is reported unavailable), and
 // builds need no cuBLAS at all. The five entry points used are declared here with the
 // C ABI of cublas_v2.h (handle = pointer, status / operation / math mode = int enums),

@@ -1,8 +1,8 @@
-/* The cuBLAS baseline of Cobrnic et al. 2020 (section 3) for `vidkern bench hevc`:
+/* The cuBLAS baseline of Cobrnic et al. 2020 (section 3) for `vidkern-bench hevc`:
  * HEVC forward transform + quantisation of a frame's TBs in 32-bit float with
  * cublasSgemmStridedBatched, as the paper describes it. Benchmark code, not part of the
  * library (the library's transforms are integer and exact); compiled into the static
- * library vidkbench_cuda, linked to the vidkern tool only when the build has CUDA.
+ * library vidkbench_cuda, linked to vidkern-bench only when the build has CUDA.
  *
  * Per TB size (blocks X of N x N, row-major, the HEVC matrix D of that size):
  *   1. T = X x D^T    one cublasSgemmStridedBatched per run of TBs of one transform kind

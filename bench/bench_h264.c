@@ -1,6 +1,6 @@
-/* `vidkern bench h264`: the H.264 inverse-transform benchmark of Wang et al. 2013 ("An
+/* `vidkern-bench h264`: the H.264 inverse-transform benchmark of Wang et al. 2013 ("An
  * Optimized Parallel IDCT on Graphics Processing Units") on today's hardware: real-video
- * coefficient workloads in the paper's three modes (tools/h264_workload.h), the non-zero
+ * coefficient workloads in the paper's three modes (bench/h264_workload.h), the non-zero
  * block ratios of its Fig. 2, its Table 3 (dense baseline vs compacted: kernel, H2D, D2H),
  * Table 4 (each GPU optimisation switched on in turn), Fig. 4 (kernel vs scalar, SIMD,
  * all cores) and Fig. 5 (complete IDCT with and without overlap), plus bytes over PCIe,
@@ -27,7 +27,7 @@
 #include "mosaic.h"
 #include "picio.h"
 
-#define CMD "bench h264"
+#define CMD "h264"
 
 #ifndef VIDK_GIT_COMMIT
 #define VIDK_GIT_COMMIT "unknown"
@@ -62,7 +62,7 @@ static const char *const step_name[STEPS] = {"dense",     "compact", "line",  "l
 
 static void help(void) {
     printf(
-        "usage: vidkern bench h264 [options]\n\n"
+        "usage: vidkern-bench h264 [options]\n\n"
         "Times the H.264 inverse transform (dequantise + IDCT + add, vidk_h264_batch_inverse)\n"
         "of whole frames on every backend, on coefficient frames made from video, and\n"
         "prints the tables of Wang et al. 2013 (docs/BENCH_H264.md).\n\n"
@@ -166,7 +166,7 @@ typedef struct Bench {
 static void note(Bench *b, const char *fmt, const char *arg) {
     if (b->nnotes < MAX_NOTES) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
     if (!b->quiet) {
-        fprintf(stderr, "vidkern bench h264: ");
+        fprintf(stderr, "vidkern-bench h264: ");
         fprintf(stderr, fmt, arg);
         fputc('\n', stderr);
     }
@@ -414,14 +414,14 @@ static void report(Bench *b, const Live *lv, const Row *r) {
     if (r->st.mismatch) {
         b->mismatches++;
         fprintf(stderr,
-                "vidkern bench h264: %s %s (%s) on %s %s differs from the c backend's "
+                "vidkern-bench h264: %s %s (%s) on %s %s differs from the c backend's "
                 "reconstruction\n",
                 r->backend, r->variant, kind_name[r->kind], b->wls[lv->wl].size_name,
                 b->wls[lv->wl].mode_name);
     }
     if (!r->st.done) {
         b->failures++;
-        fprintf(stderr, "vidkern bench h264: %s %s (%s) on %s %s failed: %s\n", r->backend,
+        fprintf(stderr, "vidkern-bench h264: %s %s (%s) on %s %s failed: %s\n", r->backend,
                 r->variant, kind_name[r->kind], b->wls[lv->wl].size_name,
                 b->wls[lv->wl].mode_name, r->st.err);
     }
@@ -854,7 +854,7 @@ static void measure_workload(Bench *b, const H264Workload *w) {
     Live lv;
     int e = live_init(b, &lv, w, b->nwl++);
     if (e < 0) {
-        fprintf(stderr, "vidkern bench h264: %s %s: %s\n", w->size_name, w->mode_name,
+        fprintf(stderr, "vidkern-bench h264: %s %s: %s\n", w->size_name, w->mode_name,
                 vidk_strerror(e));
         b->failures++;
         live_free(&lv);
@@ -970,7 +970,7 @@ static int run_made(Bench *b, const Mosaic *m, const char *save) {
         const double t_src = cli_now() - t0;
         if (!b->quiet)
             fprintf(stderr,
-                    "vidkern bench h264: %s %dx%d: %d source frames and motion in %.1f s\n",
+                    "vidkern-bench h264: %s %dx%d: %d source frames and motion in %.1f s\n",
                     b->size_name[si], w, h, nsrc, t_src);
         for (int mi = 0; mi < b->nmodes; mi++) {
             H264Workload wl;
@@ -985,7 +985,7 @@ static int run_made(Bench *b, const Mosaic *m, const char *save) {
                      m ? "mosaic of the real clips" : "generated (tools/gen.h, seed 1)");
             if (!b->quiet)
                 fprintf(stderr,
-                        "vidkern bench h264: %s %s: %d frames made in %.1f s, PSNR-Y %.1f dB\n",
+                        "vidkern-bench h264: %s %s: %d frames made in %.1f s, PSNR-Y %.1f dB\n",
                         wl.size_name, wl.mode_name, wl.nframes, wl.stats.prep_s,
                         wl.stats.psnr_y);
             if (save) save_workload(b, &wl, save);
@@ -1040,7 +1040,7 @@ static int run_loaded(Bench *b, const char *dir, const char *save) {
         }
         if (keep) {
             if (!b->quiet)
-                fprintf(stderr, "vidkern bench h264: loaded %s: %s %s, %d frames\n", path,
+                fprintf(stderr, "vidkern-bench h264: loaded %s: %s %s, %d frames\n", path,
                         wl.size_name, wl.mode_name, wl.nframes);
             if (save) save_workload(b, &wl, save);
             measure_workload(b, &wl);
@@ -1062,7 +1062,7 @@ static int run_loaded(Bench *b, const char *dir, const char *save) {
  */
 
 static void meta_fill(Bench *b, int argc, char **argv) {
-    bench_cpu_name(b->cpu, sizeof(b->cpu));
+    report_cpu_name(b->cpu, sizeof(b->cpu));
     b->cores = vidk_cpu_count_online();
     snprintf(b->gpu, sizeof(b->gpu), "none");
     if (b->ctx[VIDK_BACKEND_CUDA]) {
@@ -1078,8 +1078,8 @@ static void meta_fill(Bench *b, int argc, char **argv) {
     } else if (b->cuda_emu) {
         snprintf(b->gpu, sizeof(b->gpu), "none (cuda rows: host emulation of the kernels)");
     }
-    bench_utc_date(b->date, sizeof(b->date));
-    bench_command_line(b->command, sizeof(b->command), "vidkern bench h264", argc, argv);
+    report_utc_date(b->date, sizeof(b->date));
+    report_command_line(b->command, sizeof(b->command), "vidkern-bench h264", argc, argv);
 }
 
 /* ---- tables --------------------------------------------------------------------------------
@@ -1831,42 +1831,42 @@ static void json_stat(FILE *f, const Stat *s) {
                     s->d2h_bytes);
     } else {
         fprintf(f, ", \"error\": ");
-        bench_json_str(f, s->err);
+        report_json_str(f, s->err);
     }
 }
 
 static void write_json(FILE *f, const Bench *b) {
-    fprintf(f, "{\n  \"tool\": \"vidkern bench h264\",\n  \"version\": ");
-    bench_json_str(f, vidk_version());
+    fprintf(f, "{\n  \"tool\": \"vidkern-bench h264\",\n  \"version\": ");
+    report_json_str(f, vidk_version());
     fprintf(f, ",\n  \"command\": ");
-    bench_json_str(f, b->command);
+    report_json_str(f, b->command);
     fprintf(f, ",\n  \"date\": ");
-    bench_json_str(f, b->date);
+    report_json_str(f, b->date);
     fprintf(f, ",\n  \"commit\": ");
-    bench_json_str(f, VIDK_GIT_COMMIT);
+    report_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    bench_json_str(f, b->cpu);
+    report_json_str(f, b->cpu);
     fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", b->cores,
             b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0);
-    bench_json_str(f, b->gpu);
+    report_json_str(f, b->gpu);
     fprintf(f,
             ", \"hbm_gbs\": %.6g, \"pcie_gbs\": %.6g, \"gpu_contexts\": %d},\n  \"notes\": [",
             b->hbm_gbs, b->pcie_gbs, b->ngpu_ctx);
     for (int i = 0; i < b->nnotes; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        bench_json_str(f, b->notes[i]);
+        report_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"workloads\": [");
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
         const H264wStats *s = &wi->stats;
         fprintf(f, "%s\n    {\"size\": ", w ? "," : "");
-        bench_json_str(f, wi->size_name);
+        report_json_str(f, wi->size_name);
         fprintf(f, ", \"mode\": ");
-        bench_json_str(f, wi->mode_name);
+        report_json_str(f, wi->mode_name);
         fprintf(f, ", \"width\": %d, \"height\": %d, \"frames\": %d, \"source\": ", wi->w,
                 wi->h, wi->nframes);
-        bench_json_str(f, wi->source);
+        report_json_str(f, wi->source);
         fprintf(
             f,
             ",\n     \"blocks\": {\"4x4\": [%zu, %zu], \"8x8\": [%zu, %zu]}, \"dc_groups\": "
@@ -1883,9 +1883,9 @@ static void write_json(FILE *f, const Bench *b) {
             const Row *r = &b->rows[i];
             if (r->wl != w) continue;
             fprintf(f, "%s\n       {\"backend\": ", first ? "" : ",");
-            bench_json_str(f, r->backend);
+            report_json_str(f, r->backend);
             fprintf(f, ", \"variant\": ");
-            bench_json_str(f, r->variant);
+            report_json_str(f, r->variant);
             fprintf(f, ", \"class\": \"%s\", ", kind_name[r->kind]);
             json_stat(f, &r->st);
             fprintf(f, "}");
@@ -1902,11 +1902,11 @@ static void write_json(FILE *f, const Bench *b) {
     for (int i = 0; i < b->ntargets; i++) {
         const Target *t = &b->targets[i];
         fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-        bench_json_str(f, t->what);
+        report_json_str(f, t->what);
         fprintf(f, ", \"workload\": ");
-        bench_json_str(f, t->where);
+        report_json_str(f, t->where);
         fprintf(f, ", \"measured\": ");
-        bench_json_str(f, t->value);
+        report_json_str(f, t->value);
         fprintf(f, ", \"met\": %s}", t->met < 0 ? "null" : t->met ? "true" : "false");
     }
     fprintf(f, "\n  ],\n  \"mismatches\": %d,\n  \"failures\": %d\n}\n", b->mismatches,
@@ -1916,7 +1916,7 @@ static void write_json(FILE *f, const Bench *b) {
 static void write_header(FILE *f, const Bench *b, int md) {
     const int thr = b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0;
     if (md) {
-        fprintf(f, "# vidkern bench h264 (Wang et al. 2013 on this machine)\n\n");
+        fprintf(f, "# vidkern-bench h264 (Wang et al. 2013 on this machine)\n\n");
         fprintf(f, "- Device: %s, %d cores online (threads backend: %d); GPU: %s\n", b->cpu,
                 b->cores, thr, b->gpu);
         fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", b->date,
@@ -1930,7 +1930,7 @@ static void write_header(FILE *f, const Bench *b, int md) {
         return;
     }
     fprintf(f,
-            "vidkern bench h264  (%s)\ndevice: %s, %d cores online (threads backend: %d); "
+            "vidkern-bench h264  (%s)\ndevice: %s, %d cores online (threads backend: %d); "
             "GPU: %s\ndate: %s  commit: %s\n",
             b->command, b->cpu, b->cores, thr, b->gpu, b->date, VIDK_GIT_COMMIT);
     if (b->hbm_gbs > 0)
@@ -1961,7 +1961,7 @@ static void write_report(FILE *f, void *arg) {
 
 static int write_file(const char *path, const Bench *b, const Tab *t, int what) {
     ReportFile r = {b, t, what};
-    return bench_write_file(CMD, path, write_report, &r);
+    return report_write_file(CMD, path, write_report, &r);
 }
 
 /* ---- options
@@ -2166,7 +2166,7 @@ int vidk_bench_h264(int argc, char **argv) {
     }
     meta_fill(b, argc, argv);
     if (!b->quiet)
-        fprintf(stderr, "vidkern bench h264: %s; %s, %d cores; GPU %s\n", b->command, b->cpu,
+        fprintf(stderr, "vidkern-bench h264: %s; %s, %d cores; GPU %s\n", b->command, b->cpu,
                 b->cores, b->gpu);
     int e;
     if (load) {

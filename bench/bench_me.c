@@ -1,4 +1,4 @@
-/* `vidkern bench me`: full-search motion estimation benchmark. Reproduces the
+/* `vidkern-bench me`: full-search motion estimation benchmark. Reproduces the
  * evaluation of Monteiro et al. (CIF container/cars, search areas 16x16..128x128,
  * serial vs OpenMP vs GPU) and extends it to HD sizes, all H.264 partitions, and every
  * backend, with the complexity model t ~ (2R+1)^2 and the SAD-instruction ceiling.
@@ -18,7 +18,7 @@
 #include "mosaic.h"
 #include "picio.h"
 
-#define CMD "bench me"
+#define CMD "me"
 
 #ifndef VIDK_GIT_COMMIT
 #define VIDK_GIT_COMMIT "unknown"
@@ -32,7 +32,7 @@
 #define MAX_SOURCES 32
 
 static void help(void) {
-    printf("usage: vidkern bench me [options]\n\n"
+    printf("usage: vidkern-bench me [options]\n\n"
            "Times vidk_me_search per frame pair for every source x shapes x range x backend;\n"
            "for cuda also the sequence mode (rows cuda-seq: frames streamed, reference kept\n"
            "on the device, next frame uploaded during the search; time per frame).\n\n"
@@ -495,7 +495,7 @@ typedef struct Meta {
 } Meta;
 
 static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    bench_meta_fill(&mt->m, "vidkern bench me", argc, argv,
+    bench_meta_fill(&mt->m, "vidkern-bench me", argc, argv,
                     b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
     mt->threads =
         b->ctx[VIDK_BACKEND_THREADS] ? vidk_get_threads(b->ctx[VIDK_BACKEND_THREADS]) : 0;
@@ -772,7 +772,7 @@ static void print_targets(FILE *f, Bench *b, int md) {
 }
 
 static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
-    fprintf(f, "# vidkern bench me\n\n");
+    fprintf(f, "# vidkern-bench me\n\n");
     fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->m.cpu, mt->m.cores, mt->m.gpu);
     fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->m.date,
             VIDK_GIT_COMMIT, vidk_version(), mt->m.command);
@@ -906,17 +906,17 @@ static void write_csv(FILE *f, Bench *b) {
 static void write_json(FILE *f, Bench *b, const Meta *mt) {
     fprintf(f, "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": ",
             vidk_version());
-    bench_json_str(f, VIDK_GIT_COMMIT);
+    report_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->m.date);
-    bench_json_str(f, mt->m.command);
+    report_json_str(f, mt->m.command);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    bench_json_str(f, mt->m.cpu);
+    report_json_str(f, mt->m.cpu);
     fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->m.cores, mt->threads);
-    bench_json_str(f, mt->m.gpu);
+    report_json_str(f, mt->m.gpu);
     fprintf(f, "},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [", CEIL_BYTE_AD_PER_S);
     for (int i = 0; i < b->nnotes; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        bench_json_str(f, b->notes[i]);
+        report_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"results\": [");
     int first = 1;
@@ -931,7 +931,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                     const double ads = byte_ads(src, R);
                     fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
                     first = 0;
-                    bench_json_str(f, src->label);
+                    report_json_str(f, src->label);
                     fprintf(
                         f,
                         ", \"kind\": \"%s\", \"width\": %d, \"height\": %d, \"shapes\": "
@@ -943,7 +943,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                         ads, ads / 4);
                     if (!x->done) {
                         fprintf(f, ", \"error\": ");
-                        bench_json_str(f, x->err);
+                        report_json_str(f, x->err);
                         fputc('}', f);
                         continue;
                     }
@@ -1001,7 +1001,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                 if (!x0->done || b->nranges < 2) continue;
                 fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
                 first = 0;
-                bench_json_str(f, b->src[s]->label);
+                report_json_str(f, b->src[s]->label);
                 fprintf(
                     f,
                     ", \"width\": %d, \"height\": %d, \"shapes\": \"%s\", \"backend\": \"%s\", "
@@ -1044,7 +1044,7 @@ static void write_report(FILE *f, void *arg) {
 
 static int write_file(const char *path, Bench *b, const Meta *mt, int what) {
     ReportFile r = {b, mt, what};
-    return bench_write_file(CMD, path, write_report, &r);
+    return report_write_file(CMD, path, write_report, &r);
 }
 
 /* ---- option parsing ---------------------------------------------------------------- */
@@ -1281,7 +1281,7 @@ int vidk_bench_me(int argc, char **argv) {
     Meta mt;
     meta_fill(&mt, b, argc, argv);
     if (!c.quiet) {
-        fprintf(stderr, "vidkern bench me: %s; %s, %d cores; GPU %s\n", mt.m.command, mt.m.cpu,
+        fprintf(stderr, "vidkern-bench me: %s; %s, %d cores; GPU %s\n", mt.m.command, mt.m.cpu,
                 mt.m.cores, mt.m.gpu);
     }
     const int total = b->nsrc * b->nmodes * b->nranges * b->nbackends;
@@ -1317,13 +1317,13 @@ int vidk_bench_me(int argc, char **argv) {
                     if (x->mismatch)
                         fprintf(
                             stderr,
-                            "vidkern bench me: %s field differs from %s (%s %dx%d %s R=%d)\n",
+                            "vidkern-bench me: %s field differs from %s (%s %dx%d %s R=%d)\n",
                             vidk_backend_name(be), x->mismatch_with, b->src[s]->label,
                             b->src[s]->w, b->src[s]->h, b->mode_names[m], b->ranges[r]);
                 }
             }
     printf(
-        "vidkern bench me  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  commit: %s\n",
+        "vidkern-bench me  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  commit: %s\n",
         mt.m.command, mt.m.cpu, mt.m.cores, mt.m.gpu, mt.m.date, VIDK_GIT_COMMIT);
     for (int i = 0; i < b->nnotes; i++)
         printf("note: %s\n", b->notes[i]);

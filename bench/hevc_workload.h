@@ -1,4 +1,4 @@
-/* Workloads of `vidkern bench hevc`: prediction-error (residual) frames of real or
+/* Workloads of `vidkern-bench hevc`: prediction-error (residual) frames of real or
  * generated video, cut into HEVC transform blocks (TBs) by a fixed or an energy-driven
  * distribution, as VidkHevcBatch lists ready for the transform + quantisation APIs.
  * Tool-level code: prints nothing; errors come back as negative codes and a message.
@@ -39,8 +39,8 @@
  * TB order inside each list: plane 0, 1, 2; within a plane by 32x32 block in raster
  * order and z-order inside it (runs of equal transform kind are long: intra luma 4x4
  * DST TBs come before chroma 4x4 DCT TBs). */
-#ifndef VIDK_TOOLS_HEVC_WORKLOAD_H
-#define VIDK_TOOLS_HEVC_WORKLOAD_H
+#ifndef VIDK_BENCH_HEVC_WORKLOAD_H
+#define VIDK_BENCH_HEVC_WORKLOAD_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -221,7 +221,7 @@ const char *mosaic_default_video_dir(void) {
     if (env && *env) return env;
     /* The source tree's sibling ../shared/video (CMake passes absolute paths). */
     const char *file = __FILE__;
-    const char *tail = strstr(file, "tools/mosaic.c");
+    const char *tail = strstr(file, "bench/mosaic.c");
     if (tail && tail > file && (size_t)(tail - file) + 20 < sizeof(from_src)) {
         snprintf(from_src, sizeof(from_src), "%.*s../shared/video", (int)(tail - file), file);
         if (is_dir(from_src)) return from_src;

@@ -1,4 +1,4 @@
-/* Workloads of `vidkern bench hevc` (see hevc_workload.h for the rules). */
+/* Workloads of `vidkern-bench hevc` (see hevc_workload.h for the rules). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

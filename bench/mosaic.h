@@ -8,8 +8,8 @@
  * same clip when n >= 2), starting at a per-tile frame offset. Mosaic frame k shows
  * frame (offset + k) of every tile's clip, running forwards then backwards (ping-pong)
  * so consecutive mosaic frames are consecutive clip frames: the motion is real. */
-#ifndef VIDK_TOOLS_MOSAIC_H
-#define VIDK_TOOLS_MOSAIC_H
+#ifndef VIDK_BENCH_MOSAIC_H
+#define VIDK_BENCH_MOSAIC_H
 
 #include <stddef.h>
 

@@ -1,4 +1,4 @@
-/* H.264 coefficient workloads for `vidkern bench h264`: frames of quantised levels made
+/* H.264 coefficient workloads for `vidkern-bench h264`: frames of quantised levels made
  * from video by our own forward path, in the three modes of Wang et al. 2013 (Fig. 2,
  * Tables 2-3): "intra" (intra prediction only, QP 12: the high-rate Intra-100/400 mode),
  * "qp22" and "qp37" (P frames: motion-compensated prediction from the previous frame;
@@ -25,8 +25,8 @@
  * - Quantisation: vidk_h264_batch_forward (flat scaling, dead zone 1/3 intra, 1/6 inter),
  *   QP'Y = the mode's QP, QP'C from Table 8-15 with offset 0; 4:2:0, 8 bit.
  */
-#ifndef VIDK_TOOLS_H264_WORKLOAD_H
-#define VIDK_TOOLS_H264_WORKLOAD_H
+#ifndef VIDK_BENCH_H264_WORKLOAD_H
+#define VIDK_BENCH_H264_WORKLOAD_H
 
 #include <stddef.h>
 

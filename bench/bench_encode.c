@@ -1,4 +1,4 @@
-/* `vidkern bench encode`: the coding loop (include/vidkern/encode.h) at 1080p and 2160p,
+/* `vidkern-bench encode`: the coding loop (include/vidkern/encode.h) at 1080p and 2160p,
  * on real video (mosaics of the shared clips) and the generated video, for both codecs,
  * several search ranges and every backend: frames per second, time per stage, PCIe bytes,
  * quality and estimated bits, and a check that every backend gave the same bits.
@@ -16,7 +16,7 @@
 #include "mosaic.h"
 #include "picio.h"
 
-#define CMD "bench encode"
+#define CMD "encode"
 
 #ifndef VIDK_GIT_COMMIT
 #define VIDK_GIT_COMMIT "unknown"
@@ -27,7 +27,7 @@
 
 static void help(void) {
     printf(
-        "usage: vidkern bench encode [options]\n\n"
+        "usage: vidkern-bench encode [options]\n\n"
         "Codes sequences with vidk_enc_send / vidk_enc_receive (pipelined: frame i+1 is\n"
         "sent before frame i is received) for every source x codec x R x QP x backend.\n"
         "Reports the steady-state frames/s of the inter frames, the median time of each\n"
@@ -369,7 +369,7 @@ static void cross_check(EResult *x, const EResult *ref, const char *ref_name) {
 typedef BenchMeta Meta;
 
 static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    bench_meta_fill(mt, "vidkern bench encode", argc, argv,
+    bench_meta_fill(mt, "vidkern-bench encode", argc, argv,
                     b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
 }
 
@@ -487,9 +487,9 @@ typedef struct Report {
 static void print_header(FILE *f, const Bench *b, const Meta *mt, int md) {
     const char *li = md ? "- " : "";
     if (md)
-        fprintf(f, "# vidkern bench encode\n\n");
+        fprintf(f, "# vidkern-bench encode\n\n");
     else
-        fprintf(f, "vidkern bench encode  (%s)\n", mt->command);
+        fprintf(f, "vidkern-bench encode  (%s)\n", mt->command);
     fprintf(f, "%sdevice: %s, %d cores online; GPU: %s\n", li, mt->cpu, mt->cores, mt->gpu);
     fprintf(f, "%sdate: %s  commit: %s  vidkern %s\n", li, mt->date, VIDK_GIT_COMMIT,
             vidk_version());
@@ -517,20 +517,20 @@ static void write_json(FILE *f, void *arg) {
     const Meta *mt = rp->mt;
     fprintf(f, "{\n  \"benchmark\": \"encode\",\n  \"vidkern\": \"%s\",\n  \"commit\": ",
             vidk_version());
-    bench_json_str(f, VIDK_GIT_COMMIT);
+    report_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->date);
-    bench_json_str(f, mt->command);
+    report_json_str(f, mt->command);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    bench_json_str(f, mt->cpu);
+    report_json_str(f, mt->cpu);
     fprintf(f, ", \"cores\": %d, \"gpu\": ", mt->cores);
-    bench_json_str(f, mt->gpu);
+    report_json_str(f, mt->gpu);
     fprintf(f,
             "},\n  \"keyint\": %d,\n  \"outputs\": %u,\n  \"check_frames\": %d,\n"
             "  \"notes\": [",
             b->keyint, b->outputs, b->check_frames);
     for (int i = 0; i < b->nnotes; i++) {
         if (i) fprintf(f, ", ");
-        bench_json_str(f, b->notes[i]);
+        report_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"results\": [");
     int first = 1, all_same = 1;
@@ -544,7 +544,7 @@ static void write_json(FILE *f, void *arg) {
                         all_same &= !x->mismatch;
                         fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
                         first = 0;
-                        bench_json_str(f, b->src_label[s]);
+                        report_json_str(f, b->src_label[s]);
                         fprintf(f,
                                 ", \"width\": %d, \"height\": %d, \"codec\": \"%s\", "
                                 "\"range\": %d, \"qp\": %d, \"backend\": \"%s\", "
@@ -555,7 +555,7 @@ static void write_json(FILE *f, void *arg) {
                                 b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0);
                         if (!x->done) {
                             fprintf(f, ", \"error\": ");
-                            bench_json_str(f, x->err);
+                            report_json_str(f, x->err);
                             fprintf(f, "}");
                             continue;
                         }
@@ -811,7 +811,7 @@ int vidk_bench_encode(int argc, char **argv) {
     Meta mt;
     meta_fill(&mt, b, argc, argv);
     if (!c.quiet)
-        fprintf(stderr, "vidkern bench encode: %s; %s, %d cores; GPU %s\n", mt.command, mt.cpu,
+        fprintf(stderr, "vidkern-bench encode: %s; %s, %d cores; GPU %s\n", mt.command, mt.cpu,
                 mt.cores, mt.gpu);
     const int total = b->cap_src * (int)per_src(b);
     int done_n = 0, mismatches = 0, failures = 0;
@@ -891,8 +891,8 @@ int vidk_bench_encode(int argc, char **argv) {
         printf("\ncheck: the backends that ran gave bit-identical results\n");
     ret = 0;
     Report rep = {b, &mt};
-    if (json && bench_write_file(CMD, json, write_json, &rep) < 0) ret = 1;
-    if (md && bench_write_file(CMD, md, write_markdown, &rep) < 0) ret = 1;
+    if (json && report_write_file(CMD, json, write_json, &rep) < 0) ret = 1;
+    if (md && report_write_file(CMD, md, write_markdown, &rep) < 0) ret = 1;
     if (mismatches) {
         cli_error(CMD, "%d result(s) differ between backends", mismatches);
         ret = 1;

@@ -1,4 +1,4 @@
-/* `vidkern bench hevc`: HEVC transform + quantisation benchmark. Reproduces the
+/* `vidkern-bench hevc`: HEVC transform + quantisation benchmark. Reproduces the
  * evaluation of Cobrnic et al. 2020 (Table 1: CPU, GPU overall and kernel, cuBLAS overall
  * and kernel for DCI 4K frames of all-4x4 and all-32x32 TBs; Figure 3: the CUDA stream
  * sweep) on today's hardware with real residuals, and extends it to realistic mixed TB
@@ -32,7 +32,7 @@
 #define VIDK_BENCH_CUBLAS 0
 #endif
 #if VIDK_BENCH_CUBLAS
-#include "../bench/cuda/hevc_cublas.h"
+#include "cuda/hevc_cublas.h"
 #endif
 
 #if BENCH_HEVC_HOOKS
@@ -44,7 +44,7 @@ typedef struct PinRange {
 } PinRange;
 #endif
 
-#define CMD "bench hevc"
+#define CMD "hevc"
 
 #ifndef VIDK_GIT_COMMIT
 #define VIDK_GIT_COMMIT "unknown"
@@ -87,7 +87,7 @@ static const char *const dir_names[2] = {"fwd", "inv"};
 
 static void help(void) {
     printf(
-        "usage: vidkern bench hevc [options]\n\n"
+        "usage: vidkern-bench hevc [options]\n\n"
         "Times HEVC forward transform + quantisation (fwd) and dequantisation + inverse\n"
         "transform (inv) of whole residual frames (vidk_hevc_batch_forward / _inverse) on\n"
         "every backend, the paper's float cuBLAS baseline, and the CUDA stream sweep.\n\n"
@@ -452,7 +452,7 @@ static int run_once(Bench *b, const Result *cfg, HwFrame *fr, int frame, Sample 
 static void log_cb(void *cookie, VidkLogLevel level, const char *fmt, va_list ap) {
     (void)cookie;
     (void)level;
-    fprintf(stderr, "vidkern " CMD ": ");
+    fprintf(stderr, "vidkern-bench " CMD ": ");
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }
@@ -1014,7 +1014,7 @@ static int make_targets(const Bench *b, Target *t) {
 /* ------------------------------------------------------------------ output helpers */
 
 static void meta_fill(Bench *b, int argc, char **argv) {
-    bench_meta_fill(&b->mt, "vidkern bench hevc", argc, argv,
+    bench_meta_fill(&b->mt, "vidkern-bench hevc", argc, argv,
                     vidk_cuda_device_count() > 0 ? b->device : -1);
 }
 
@@ -1364,7 +1364,7 @@ static void print_targets(FILE *f, const Bench *b, int md) {
 static void print_header(FILE *f, const Bench *b, int md) {
     const Meta *mt = &b->mt;
     if (md) {
-        fprintf(f, "# vidkern bench hevc\n\n");
+        fprintf(f, "# vidkern-bench hevc\n\n");
         fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->cpu, mt->cores, mt->gpu);
         fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->date,
                 VIDK_GIT_COMMIT, vidk_version(), mt->command);
@@ -1379,7 +1379,7 @@ static void print_header(FILE *f, const Bench *b, int md) {
         print_legend(f, b, 1);
     } else {
         fprintf(f,
-                "vidkern bench hevc  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  "
+                "vidkern-bench hevc  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  "
                 "commit: %s\n",
                 mt->command, mt->cpu, mt->cores, mt->gpu, mt->date, VIDK_GIT_COMMIT);
         if (b->have_meas)
@@ -1491,20 +1491,20 @@ static void json_num(FILE *f, const char *key, double v) {
 static void write_json(FILE *f, const Bench *b) {
     const Meta *mt = &b->mt;
     fprintf(f, "{\n  \"benchmark\": \"hevc\",\n  \"vidkern_version\": ");
-    bench_json_str(f, vidk_version());
+    report_json_str(f, vidk_version());
     fprintf(f, ",\n  \"commit\": ");
-    bench_json_str(f, VIDK_GIT_COMMIT);
+    report_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"date\": ");
-    bench_json_str(f, mt->date);
+    report_json_str(f, mt->date);
     fprintf(f, ",\n  \"command\": ");
-    bench_json_str(f, mt->command);
+    report_json_str(f, mt->command);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    bench_json_str(f, mt->cpu);
+    report_json_str(f, mt->cpu);
     fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->cores,
             b->ctx[IM_THREADS] ? vidk_get_threads(b->ctx[IM_THREADS]) : 0);
-    bench_json_str(f, mt->gpu);
+    report_json_str(f, mt->gpu);
     fprintf(f, "},\n  \"ceilings\": {\"hbm_bytes_per_s\": %.4g, \"hbm_from\": ", b->hbm_bps);
-    bench_json_str(f, b->hbm_from);
+    report_json_str(f, b->hbm_from);
     fprintf(f, ", \"pcie_bytes_per_s\": %.4g", b->pcie_bps);
     if (b->have_meas)
         fprintf(f,
@@ -1514,13 +1514,13 @@ static void write_json(FILE *f, const Bench *b) {
     fprintf(f, "},\n  \"qp\": %d,\n  \"notes\": [", b->qp);
     for (int i = 0; i < b->nnotes; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        bench_json_str(f, b->notes[i]);
+        report_json_str(f, b->notes[i]);
     }
     fprintf(f, "],\n  \"workloads\": [");
     for (int i = 0; i < b->nwl; i++) {
         const WlInfo *in = &b->info[i];
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-        bench_json_str(f, in->spec.name);
+        report_json_str(f, in->spec.name);
         fprintf(f,
                 ", \"width\": %d, \"height\": %d, \"chroma\": \"%s\", \"dist\": \"%s\", "
                 "\"built\": %s",
@@ -1528,12 +1528,12 @@ static void write_json(FILE *f, const Bench *b) {
                 hw_dist_name(in->spec.dist), in->built ? "true" : "false");
         if (!in->built) {
             fprintf(f, ", \"error\": ");
-            bench_json_str(f, in->err);
+            report_json_str(f, in->err);
             fprintf(f, "}");
             continue;
         }
         fprintf(f, ", \"source_kind\": \"%s\", \"source\": ", in->kind);
-        bench_json_str(f, in->source);
+        report_json_str(f, in->source);
         fprintf(f,
                 ", \"frames\": %d, \"intra_frames\": %d, \"samples_per_frame\": %.0f, "
                 "\"mean_abs_residual\": %.4f, \"build_s\": %.3f, \"tbs_per_frame\": [%.1f, "
@@ -1548,7 +1548,7 @@ static void write_json(FILE *f, const Bench *b) {
         const Result *r = &b->res[i];
         char va[32];
         fprintf(f, "%s\n    {\"workload\": ", i ? "," : "");
-        bench_json_str(f, b->spec[r->wl].name);
+        report_json_str(f, b->spec[r->wl].name);
         fprintf(
             f,
             ", \"direction\": \"%s\", \"impl\": \"%s\", \"variant\": \"%s\", \"streams\": %d, "
@@ -1557,7 +1557,7 @@ static void write_json(FILE *f, const Bench *b) {
             r->sweep ? "true" : "false");
         if (!r->done) {
             fprintf(f, ", \"error\": ");
-            bench_json_str(f, r->err);
+            report_json_str(f, r->err);
             fprintf(f, "}");
             continue;
         }
@@ -1592,7 +1592,7 @@ static void write_json(FILE *f, const Bench *b) {
             if (!b->info[i].built || !b->dir_on[d]) continue;
             fprintf(f, "%s\n    {\"workload\": ", first ? "" : ",");
             first = 0;
-            bench_json_str(f, b->spec[i].name);
+            report_json_str(f, b->spec[i].name);
             fprintf(f, ", \"direction\": \"%s\"", dir_names[d]);
             for (int c = 0; c < T1_COLS; c++)
                 json_num(f, keys[c], table1(b, i, d, c, NULL));
@@ -1606,7 +1606,7 @@ static void write_json(FILE *f, const Bench *b) {
             if (!b->info[i].built || !b->dir_on[d] || !p) continue;
             fprintf(f, "%s\n    {\"workload\": ", first ? "" : ",");
             first = 0;
-            bench_json_str(f, b->spec[i].name);
+            report_json_str(f, b->spec[i].name);
             fprintf(f, ", \"direction\": \"%s\"", dir_names[d]);
             json_num(f, "gpu_overall", p->has_dev ? p->dev_total : -1);
             json_num(f, "gpu_kernel", p->has_kernel_only ? p->kernel_only : -1);
@@ -1614,7 +1614,7 @@ static void write_json(FILE *f, const Bench *b) {
             char dm[32];
             fprintf(f, ", \"direct_h2d_bytes\": %zu, \"direct_d2h_bytes\": %zu, \"download\": ",
                     p->direct_h2d, p->direct_d2h);
-            bench_json_str(f, download_mode(p, dm, sizeof(dm)));
+            report_json_str(f, download_mode(p, dm, sizeof(dm)));
             fprintf(f, ", \"dense_classes\": %u, \"compact_classes\": %u, \"round_trips\": %d}",
                     p->dense_classes, p->compact_classes, p->round_trips);
         }
@@ -1628,11 +1628,11 @@ static void write_json(FILE *f, const Bench *b) {
     const int n = make_targets(b, t);
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-        bench_json_str(f, t[i].what);
+        report_json_str(f, t[i].what);
         fprintf(f, ", \"measured\": ");
-        bench_json_str(f, t[i].value);
+        report_json_str(f, t[i].value);
         fprintf(f, ", \"status\": ");
-        bench_json_str(f, t[i].status);
+        report_json_str(f, t[i].status);
         fprintf(f, "}");
     }
     fprintf(f, "\n  ]\n}\n");
@@ -1656,7 +1656,7 @@ static void write_report(FILE *f, void *arg) {
 
 static int write_file(const char *path, const Bench *b, int what) {
     ReportFile r = {b, what};
-    return bench_write_file(CMD, path, write_report, &r);
+    return report_write_file(CMD, path, write_report, &r);
 }
 
 /* ------------------------------------------------------------------ options */
@@ -1901,7 +1901,7 @@ int vidk_bench_hevc(int argc, char **argv) {
             }
             note(b, "backend %s skipped: not usable on this machine/build", im_names[j]);
             if (!c.quiet)
-                fprintf(stderr, "vidkern " CMD ": backend %s not usable here, skipped\n",
+                fprintf(stderr, "vidkern-bench " CMD ": backend %s not usable here, skipped\n",
                         im_names[j]);
             continue;
         }
@@ -1953,8 +1953,8 @@ int vidk_bench_hevc(int argc, char **argv) {
          "inter (P slice, vidk_me_search R=16 16x16, integer-pel); QP %d",
          b->qp);
     if (!c.quiet)
-        fprintf(stderr, "vidkern " CMD ": %s; %s, %d cores; GPU %s\n", b->mt.command, b->mt.cpu,
-                b->mt.cores, b->mt.gpu);
+        fprintf(stderr, "vidkern-bench " CMD ": %s; %s, %d cores; GPU %s\n", b->mt.command,
+                b->mt.cpu, b->mt.cores, b->mt.gpu);
     const double t_start = cli_now();
     int failed_wl = 0;
     for (int i = 0; i < b->nwl; i++)
