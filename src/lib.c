@@ -88,6 +88,44 @@ static const VidkOps ops_threads = {CPU_OPS(run_pool, vidk_me_search_fast),
 #define OPS_CUDA (&vidk_ops_cuda) /* src/cuda/cuda_ops.cu */
 #else
 #define OPS_CUDA NULL
+/* The library never calls the CUDA backend's own C API (the headers in src/cuda) but through
+ * its table; these answers keep the tests and benchmarks linking that call it without an
+ * `#if VIDK_HAVE_CUDA` of their own (no device: NODEV, nothing pinned, no stream). */
+#include "cuda/cuda_backend.h"
+#include "cuda/me_cuda.h"
+int vidk_cuda_device_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr) {
+    return (void)ctx, (void)slot, (void)bytes, (void)ptr, VIDK_ERR_NODEV;
+}
+int vidk_cuda_host_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr) {
+    return (void)ctx, (void)slot, (void)bytes, (void)ptr, VIDK_ERR_NODEV;
+}
+int vidk_cuda_host_pinned(const VidkContext *ctx, const void *ptr, size_t bytes) {
+    return (void)ctx, (void)ptr, (void)bytes, 0;
+}
+int vidk_cuda_stream_count(const VidkContext *ctx) {
+    return (void)ctx, 0;
+}
+void *vidk_cuda_stream(const VidkContext *ctx, int i) {
+    return (void)ctx, (void)i, NULL;
+}
+int vidk_cuda_last_timing(const VidkContext *ctx, VidkCudaTiming *t) {
+    return ctx && t ? VIDK_ERR_NODEV : VIDK_ERR(EINVAL);
+}
+int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                        int mvx, int mvy, VidkBlockSize bs, uint32_t *sads) {
+    return (void)ctx, (void)cur, (void)ref, (void)mvx, (void)mvy, (void)bs, (void)sads,
+           VIDK_ERR_NODEV;
+}
+int vidk_cuda_me_search_ex(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                           const VidkMeParams *p, VidkMeField *out, unsigned flags) {
+    return vidk_cuda_me_search_seq(ctx, cur, ref, NULL, p, out, flags);
+}
+int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                            const VidkPicture *next, const VidkMeParams *p, VidkMeField *out,
+                            unsigned flags) {
+    return (void)ctx, (void)cur, (void)ref, (void)next, (void)p, (void)out, (void)flags,
+           VIDK_ERR_NODEV;
+}
 #endif
 
 static const VidkOps *backend_ops(VidkBackend b) {
