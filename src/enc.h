@@ -28,9 +28,11 @@ struct VidkEncoder {
     int cur; /* rec[cur] receives the next reconstruction; rec[cur ^ 1] is the reference */
     VidkMeField field;
     EncUnitStat *stat;
-    int core_path; /* tests: the enc_core.h primitives instead of the context's dsp kernels */
+    int core_path; /* test hook (vidk_enc_set_core_path): units_core of encode.c */
     void *cuda;    /* CUDA backend state (src/cuda/encode.cu) */
 };
+
+/* ---- src/enc_frame.c: backend-independent helpers of both drivers ---- */
 
 /* Is frame `index` an intra frame? */
 int vidk_enc_is_intra(const VidkEncoder *e, int64_t index);
@@ -46,15 +48,10 @@ void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const En
 int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic);
 /* Host wall clock in ms. */
 double vidk_enc_now_ms(void);
-/* Test hook: 1 = code with the core primitives (what the device runs) on a CPU backend. */
-void vidk_enc_set_core_path(VidkEncoder *e, int on);
 
-/* CUDA backend (src/cuda/encode.cu; stubs in src/cuda_stub.c without CUDA). */
-int vidk_cuda_enc_open(VidkEncoder *e);
-int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src);
-int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
-                          VidkEncFrameInfo *info);
-void vidk_cuda_enc_close(VidkEncoder *e);
+/* Test hook (src/encode.c): 1 = the CPU driver codes with enc_core.h's primitives (what
+ * the device runs) instead of the context's dsp tables; same bits. No effect on cuda. */
+void vidk_enc_set_core_path(VidkEncoder *e, int on);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,11 @@
-/* The coding loop (vidkern's main job): public API, frame set-up, and the CPU backends'
- * driver. c / simd code the units one after another with the context's dsp kernels;
- * threads runs inter frames by unit rows and intra frames by wavefront diagonals on the
- * pool. cuda hands everything to src/cuda/encode.cu. docs/ENCODE.md is the specification. */
-#define _POSIX_C_SOURCE 200809L
-#include <math.h>
+/* The coding loop (vidkern's main job): public API (validation, then ctx->ops.enc) and the
+ * CPU backends' driver (vidk_enc_cpu_*). The driver codes inter frames by unit rows and
+ * intra frames by wavefront diagonals on ctx->ops.run (serial for c and simd, the pool
+ * for threads) with the context's dsp kernels. cuda: src/cuda/encode.cu, reached only
+ * through the table. Frame set-up and statistics: src/enc_frame.c. docs/ENCODE.md is the
+ * specification. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "enc.h"
 
@@ -57,6 +56,16 @@ static inline int enc_dsp_hevc_quant(const EncOps *ops, int16_t *lev, const int1
 #include "enc_ops_core.h"
 #include "enc_tmpl.h"
 
+/* The unit coders, [codec][intra]: enc_dsp_* (the context's dsp tables) is what the CPU
+ * backends run. enc_core_* (enc_core.h's primitives, the device's arithmetic) is a TEST
+ * hook: vidk_enc_set_core_path() switches an encoder to it so that tests/test_encode.c
+ * can check, on any machine, that the device's arithmetic gives the CPU's bits. */
+typedef void (*EncUnitFn)(const EncOps *ops, const EncFrame *f, int x, int y);
+static const EncUnitFn units_dsp[VIDK_CODEC_COUNT][2] = {
+    {enc_dsp_h264_p_mb, enc_dsp_h264_i_mb}, {enc_dsp_hevc_p_ctu, enc_dsp_hevc_i_ctu}};
+static const EncUnitFn units_core[VIDK_CODEC_COUNT][2] = {
+    {enc_core_h264_p_mb, enc_core_h264_i_mb}, {enc_core_hevc_p_ctu, enc_core_hevc_i_ctu}};
+
 /* ---- names, parameters ---- */
 
 const char *vidk_codec_name(VidkCodec c) {
@@ -82,117 +91,34 @@ void vidk_enc_default_params(VidkEncParams *p) {
     p->outputs = VIDK_ENC_OUT_RECON;
 }
 
-int vidk_enc_lambda(int qp) {
-    return enc_lambda_tab[vidk_iclip(qp, 0, VIDK_ENC_MAX_QP)];
-}
-
-double vidk_enc_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-int vidk_enc_is_intra(const VidkEncoder *e, int64_t index) {
-    return index == 0 || (e->p.keyint > 0 && index % e->p.keyint == 0);
-}
-
-/* HEVC QpC for 4:2:0 (Table 8-10), no offsets. */
-static int hevc_chroma_qp(int qp) {
-    static const uint8_t tab[14] = {29, 30, 31, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37};
-    return qp < 30 ? qp : qp > 43 ? qp - 6 : tab[qp - 30];
-}
-
-void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f) {
-    memset(f, 0, sizeof(*f));
-    f->codec = e->p.codec;
-    f->intra = intra;
-    f->qp = e->p.qp;
-    f->lambda = vidk_enc_lambda(e->p.qp);
-    f->W = e->W, f->H = e->H;
-    f->uw = e->uw, f->uh = e->uh;
-    f->mb_w = e->mb_w;
-    if (e->p.codec == VIDK_CODEC_H264) {
-        static const uint8_t flat[64] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
-                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
-                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
-                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
-                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
-        int32_t mf4[6][16], mf8[6][64];
-        int16_t ls4[6][16], ls8[6][64];
-        f->qpc = vidk_h264_chroma_qp(f->qp, 0, 8);
-        vidk_h264_quant_mf4(mf4, flat);
-        vidk_h264_quant_mf8(mf8, flat);
-        vidk_h264_level_scale4(ls4, flat);
-        vidk_h264_level_scale8(ls8, flat);
-        memcpy(f->mf4y, mf4[f->qp % 6], sizeof(f->mf4y));
-        memcpy(f->mf8y, mf8[f->qp % 6], sizeof(f->mf8y));
-        memcpy(f->mf4c, mf4[f->qpc % 6], sizeof(f->mf4c));
-        memcpy(f->ls4y, ls4[f->qp % 6], sizeof(f->ls4y));
-        memcpy(f->ls8y, ls8[f->qp % 6], sizeof(f->ls8y));
-        memcpy(f->ls4c, ls4[f->qpc % 6], sizeof(f->ls4c));
-    } else {
-        f->qpc = hevc_chroma_qp(f->qp);
-        for (int c = 0; c < 2; c++) {
-            const int q = c ? f->qpc : f->qp;
-            f->hq_scale[c] = vidk_hevc_qscale[q % 6];
-            f->hd_scale[c] = 16 * vidk_hevc_level_scale[q % 6];
-            for (int l = 2; l <= 5; l++) {
-                f->hq_qbits[c][l - 2] = vidk_hevc_qbits(q, 8, l);
-                f->hq_off[c][l - 2] = vidk_hevc_qoffset(f->hq_qbits[c][l - 2], intra);
-                f->hd_shift[c][l - 2] = vidk_hevc_dqshift(q, 8, l);
-            }
-        }
-    }
-}
-
-void vidk_enc_me_params(const VidkEncoder *e, const EncFrame *f, VidkMeParams *mp) {
-    vidk_me_default_params(mp);
-    mp->range = e->p.range;
-    mp->shapes = e->shapes;
-    mp->lambda = (unsigned)f->lambda;
-}
-
-void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncSum *sum,
-                        const uint64_t sse[3], VidkEncFrameInfo *info) {
-    memset(info, 0, sizeof(*info));
-    info->index = index;
-    info->intra = intra;
-    info->qp = e->p.qp;
-    for (int p = 0; p < 3; p++) {
-        const double n = p ? (double)(e->w / 2) * (double)(e->h / 2) : (double)e->w * e->h;
-        info->sse[p] = sse[p];
-        info->psnr[p] = sse[p] ? 10.0 * log10(255.0 * 255.0 * n / (double)sse[p]) : 100.0;
-        info->nnz[p] = sum->nnz[p];
-    }
-    info->bits_mode = sum->bits_mode;
-    info->bits_mv = sum->bits_mv;
-    info->bits_level = sum->bits_level;
-    info->bits = info->bits_mode + info->bits_mv + info->bits_level;
-    for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
-        info->parts[k] = (uint32_t)sum->parts[k];
-}
-
-int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic) {
-    return pic && pic->w == e->w && pic->h == e->h && pic->chroma == VIDK_CHROMA_420 &&
-           pic->bitdepth == 8 && pic->data[0] && pic->data[1] && pic->data[2] &&
-           pic->stride[0] >= e->w && pic->stride[1] >= e->w / 2 && pic->stride[2] >= e->w / 2;
-}
-
 void vidk_enc_set_core_path(VidkEncoder *e, int on) {
     if (e) e->core_path = !!on;
 }
 
 /* ---- open / close ---- */
 
-void vidk_enc_close(VidkEncoder **pe) {
-    if (!pe || !*pe) return;
-    VidkEncoder *e = *pe;
-    if (e->cuda) vidk_cuda_enc_close(e);
+void vidk_enc_cpu_close(VidkEncoder *e) {
     vidk_picture_free(&e->src);
     vidk_picture_free(&e->rec[0]);
     vidk_picture_free(&e->rec[1]);
     vidk_me_field_free(&e->field);
     free(e->stat);
+}
+
+int vidk_enc_cpu_open(VidkEncoder *e) {
+    e->stat = calloc((size_t)e->uw * (size_t)e->uh, sizeof(*e->stat));
+    if (!e->stat) return VIDK_ERR(ENOMEM);
+    int err = vidk_picture_alloc(&e->src, e->W, e->H, VIDK_CHROMA_420, 8, 0);
+    if (!err) err = vidk_picture_alloc(&e->rec[0], e->W, e->H, VIDK_CHROMA_420, 8, 0);
+    if (!err) err = vidk_picture_alloc(&e->rec[1], e->W, e->H, VIDK_CHROMA_420, 8, 0);
+    if (!err) err = vidk_me_field_alloc(&e->field, e->W, e->H, e->shapes);
+    return err;
+}
+
+void vidk_enc_close(VidkEncoder **pe) {
+    if (!pe || !*pe) return;
+    VidkEncoder *e = *pe;
+    e->ctx->ops.enc.close(e);
     free(e);
     *pe = NULL;
 }
@@ -229,17 +155,7 @@ int vidk_enc_open(VidkContext *ctx, const VidkEncParams *p, int w, int h, VidkEn
     if (p->codec == VIDK_CODEC_HEVC)
         e->shapes = (VIDK_ME_SHAPES_H264 & ~VIDK_ME_SHAPE(VIDK_BLOCK_4x4)) |
                     VIDK_ME_SHAPE(VIDK_BLOCK_32x32);
-    int err = 0;
-    if (ctx->backend == VIDK_BACKEND_CUDA) {
-        err = vidk_cuda_enc_open(e);
-    } else {
-        e->stat = calloc((size_t)e->uw * (size_t)e->uh, sizeof(*e->stat));
-        if (!e->stat) err = VIDK_ERR(ENOMEM);
-        if (!err) err = vidk_picture_alloc(&e->src, e->W, e->H, VIDK_CHROMA_420, 8, 0);
-        if (!err) err = vidk_picture_alloc(&e->rec[0], e->W, e->H, VIDK_CHROMA_420, 8, 0);
-        if (!err) err = vidk_picture_alloc(&e->rec[1], e->W, e->H, VIDK_CHROMA_420, 8, 0);
-        if (!err) err = vidk_me_field_alloc(&e->field, e->W, e->H, e->shapes);
-    }
+    const int err = ctx->ops.enc.open(e);
     if (err < 0) {
         vidk_enc_close(&e);
         return err;
@@ -269,10 +185,8 @@ int vidk_enc_send(VidkEncoder *e, const VidkPicture *src) {
     const int slot = (e->q_head + e->q_count) % VIDK_ENC_MAX_PENDING;
     e->queue[slot] = src;
     e->t_send[slot] = vidk_enc_now_ms();
-    if (e->cuda) {
-        const int err = vidk_cuda_enc_send(e, src);
-        if (err < 0) return err;
-    }
+    const int err = e->ctx->ops.enc.send(e, src);
+    if (err < 0) return err;
     e->q_count++;
     e->sent++;
     return 0;
@@ -296,26 +210,14 @@ static void load_source(VidkEncoder *e, const VidkPicture *s) {
 }
 
 typedef struct CodeJob {
-    const VidkEncoder *e;
     const EncFrame *f;
     EncOps ops;
-    int diag; /* intra: the wavefront diagonal x + 2y */
+    EncUnitFn code; /* units_dsp or units_core, for the frame's codec and type */
+    int diag;       /* intra: the wavefront diagonal x + 2y */
 } CodeJob;
 
 static void code_unit(const CodeJob *j, int x, int y) {
-    const EncFrame *f = j->f;
-    const int core = j->e->core_path;
-    if (f->codec == VIDK_CODEC_H264) {
-        if (f->intra)
-            core ? enc_core_h264_i_mb(&j->ops, f, x, y) : enc_dsp_h264_i_mb(&j->ops, f, x, y);
-        else
-            core ? enc_core_h264_p_mb(&j->ops, f, x, y) : enc_dsp_h264_p_mb(&j->ops, f, x, y);
-    } else {
-        if (f->intra)
-            core ? enc_core_hevc_i_ctu(&j->ops, f, x, y) : enc_dsp_hevc_i_ctu(&j->ops, f, x, y);
-        else
-            core ? enc_core_hevc_p_ctu(&j->ops, f, x, y) : enc_dsp_hevc_p_ctu(&j->ops, f, x, y);
-    }
+    j->code(&j->ops, j->f, x, y);
 }
 
 /* Inter: one job per unit row. */
@@ -361,9 +263,15 @@ static void sse_job(void *arg, int r, int thread) {
     }
 }
 
-static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *recon,
-                       VidkEncMaps *maps, VidkEncFrameInfo *info) {
+int vidk_enc_cpu_send(VidkEncoder *e, const VidkPicture *src) {
+    (void)e, (void)src; /* the picture is read when its frame is coded */
+    return 0;
+}
+
+int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
+                         VidkEncFrameInfo *info) {
     VidkContext *ctx = e->ctx;
+    const VidkPicture *src = e->queue[e->q_head];
     const int64_t index = e->done;
     const int intra = vidk_enc_is_intra(e, index);
     double t[VIDK_ENC_STAGE_COUNT + 1];
@@ -397,17 +305,19 @@ static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *reco
     f.mv4 = maps ? maps->mv : NULL;
     f.energy = maps ? maps->energy : NULL;
     f.stat = e->stat;
-    CodeJob j = {.e = e, .f = &f, .ops = {&ctx->h264, &ctx->hevc}};
+    CodeJob j = {.f = &f,
+                 .ops = {&ctx->h264, &ctx->hevc},
+                 .code = (e->core_path ? units_core : units_dsp)[f.codec][f.intra]};
     if (intra) {
         const int nd = (e->uw - 1) + 2 * (e->uh - 1) + 1;
         for (int d = 0; d < nd; d++) {
             const int y0 = vidk_imax(0, (d - (e->uw - 1) + 1) / 2),
                       y1 = vidk_imin(e->uh - 1, d / 2);
             j.diag = d;
-            if (y1 >= y0) vidk_pool_run(ctx->pool, y1 - y0 + 1, diag_job, &j);
+            if (y1 >= y0) ctx->ops.run(ctx, y1 - y0 + 1, diag_job, &j);
         }
     } else {
-        vidk_pool_run(ctx->pool, e->uh, row_job, &j);
+        ctx->ops.run(ctx, e->uh, row_job, &j);
     }
     t[3] = vidk_enc_now_ms();
     /* Statistics: SSE over the visible area, unit sums. */
@@ -417,7 +327,7 @@ static int cpu_receive(VidkEncoder *e, const VidkPicture *src, VidkPicture *reco
         uint64_t *buf = malloc((size_t)rows * 3 * sizeof(*buf));
         if (!buf) return VIDK_ERR(ENOMEM);
         SseJob sj = {.e = e, .rows = buf};
-        vidk_pool_run(ctx->pool, rows, sse_job, &sj);
+        ctx->ops.run(ctx, rows, sse_job, &sj);
         for (int r = 0; r < rows; r++)
             for (int p = 0; p < 3; p++)
                 sse[p] += buf[3 * r + p];
@@ -463,11 +373,8 @@ int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
                  ((maps->levels[0] || maps->levels[1] || maps->levels[2]) &&
                   !(e->p.outputs & VIDK_ENC_OUT_LEVELS))))
         return VIDK_ERR(EINVAL);
-    const int slot = e->q_head;
-    const VidkPicture *src = e->queue[slot];
-    const double t0 = e->t_send[slot];
-    int err = e->cuda ? vidk_cuda_enc_receive(e, recon, maps, info)
-                      : cpu_receive(e, src, recon, maps, info);
+    const double t0 = e->t_send[e->q_head];
+    const int err = e->ctx->ops.enc.receive(e, recon, maps, info);
     e->q_head = (e->q_head + 1) % VIDK_ENC_MAX_PENDING;
     e->q_count--;
     if (err < 0) return err;

@@ -648,9 +648,9 @@ static int run_blocks(VidkContext *ctx, const VidkH264BlockParams *p, const int1
     j->f = vidk_h264_deadzone(j->qbits, p->intra);
 
     int jobs = 1;
-    if (ctx->pool && n >= 2048) jobs = n / 1024 < 64 ? (int)(n / 1024) : 64;
+    if (ctx->n_threads > 1 && n >= 2048) jobs = n / 1024 < 64 ? (int)(n / 1024) : 64;
     j->per_job = jobs > 1 ? (n + (size_t)jobs - 1) / (size_t)jobs : n;
-    if (n) vidk_pool_run(ctx->pool, jobs, lev ? forward_job : inverse_job, j);
+    if (n) ctx->ops.run(ctx, jobs, lev ? forward_job : inverse_job, j);
     size_t total = 0;
     for (int k = 0; k < jobs; k++)
         total += j->nnz[k];

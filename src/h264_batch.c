@@ -3,21 +3,15 @@
  * (dequantise + inverse transform + add, in place), the encoder path, the sparse packing,
  * the byte counts and the coefficient-frame file format (docs/COEFFORMAT.md).
  *
- * Backends: c runs the C table serially, simd the SIMD table serially, threads the SIMD
- * table over the pool (jobs write disjoint picture areas / level planes, so the result
- * does not depend on the thread count). cuda: src/cuda/h264.cu (vidk_cuda_h264_*; a
- * build without CUDA has no cuda context, the branch then reports VIDK_ERR_NODEV). */
+ * The public batch functions validate, then call ctx->ops.h264 (backend.h). The *_cpu
+ * drivers run the context's dsp table (C for c, SIMD otherwise) on ctx->ops.run (serial,
+ * or the pool for threads; jobs write disjoint picture areas / level planes, so the
+ * result does not depend on the thread count). cuda: src/cuda/h264.cu. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-#if VIDK_HAVE_CUDA
-#include "cuda/h264_cuda.h"
-#define CUDA_H264(call) (call)
-#else
-#define CUDA_H264(call) VIDK_ERR_NODEV
-#endif
 
 /* ---- geometry ----------------------------------------------------------------------- */
 
@@ -494,14 +488,16 @@ static void inv_job(void *arg, int job, int thread) {
     }
 }
 
-static void run_chunks(VidkThreadPool *pool, InvJob *j, uint32_t count, uint32_t chunk) {
+/* serial: run in list order on the caller's thread (overlapping blocks). */
+static void run_chunks(VidkContext *ctx, int serial, InvJob *j, uint32_t count,
+                       uint32_t chunk) {
     if (!count) return;
-    const int threads = pool ? vidk_pool_threads(pool) : 1;
+    const int threads = serial ? 1 : ctx->n_threads;
     /* Enough jobs to balance, each large enough to amortise the hand-off. */
     uint32_t per = (count + (uint32_t)threads * 4 - 1) / ((uint32_t)threads * 4);
     if (per < chunk) per = chunk;
     j->per_job = per;
-    vidk_pool_run(pool, (int)((count + per - 1) / per), inv_job, j);
+    (serial ? vidk_run_serial : ctx->ops.run)(ctx, (int)((count + per - 1) / per), inv_job, j);
 }
 
 /* Do two blocks of the batch cover a common sample? vidk_h264_batch_build never makes
@@ -537,8 +533,10 @@ int vidk_h264_batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPictur
         if (ctx) vidk_log(ctx, VIDK_LOG_ERROR, "h264 batch_inverse: invalid batch or picture");
         return VIDK_ERR(EINVAL);
     }
-    if (ctx->backend == VIDK_BACKEND_CUDA)
-        return CUDA_H264(vidk_cuda_h264_batch_inverse(ctx, b, pic, NULL));
+    return ctx->ops.h264.batch_inverse(ctx, b, pic);
+}
+
+int vidk_h264_batch_inverse_cpu(VidkContext *ctx, const VidkH264Batch *b, VidkPicture *pic) {
     Scales *sc = scales_new(&b->scaling);
     int32_t *dcv = NULL;
     if (!sc) return VIDK_ERR(ENOMEM);
@@ -555,22 +553,18 @@ int vidk_h264_batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPictur
         j.data[p] = pic->data[p];
         j.stride[p] = pic->stride[p];
     }
-    VidkThreadPool *pool = ctx->pool;
-    if (pool) {
-        const int ov = blocks_overlap(b);
-        if (ov < 0) {
-            vidk_free_aligned(dcv);
-            vidk_free_aligned(sc);
-            return ov;
-        }
-        if (ov) pool = NULL;
+    const int ov = ctx->n_threads > 1 ? blocks_overlap(b) : 0;
+    if (ov < 0) {
+        vidk_free_aligned(dcv);
+        vidk_free_aligned(sc);
+        return ov;
     }
     j.which = 2;
-    run_chunks(ctx->pool, &j, b->dc.count, 256);
+    run_chunks(ctx, 0, &j, b->dc.count, 256);
     j.which = 0;
-    run_chunks(pool, &j, b->list[0].count, 1024);
+    run_chunks(ctx, ov, &j, b->list[0].count, 1024);
     j.which = 1;
-    run_chunks(pool, &j, b->list[1].count, 256);
+    run_chunks(ctx, ov, &j, b->list[1].count, 256);
     vidk_free_aligned(dcv);
     vidk_free_aligned(sc);
     return 0;
@@ -647,8 +641,11 @@ int vidk_h264_frame_inverse(VidkContext *ctx, const VidkH264CoefFrame *fr, VidkP
     if (!ctx || vidk_h264_coef_frame_validate(fr) < 0 ||
         !picture_ok(pic, fr ? fr->w : 0, fr ? fr->h : 0, fr ? fr->chroma : VIDK_CHROMA_400))
         return VIDK_ERR(EINVAL);
-    if (ctx->backend == VIDK_BACKEND_CUDA)
-        return CUDA_H264(vidk_cuda_h264_frame_inverse(ctx, fr, pic, NULL));
+    return ctx->ops.h264.frame_inverse(ctx, fr, pic);
+}
+
+int vidk_h264_frame_inverse_cpu(VidkContext *ctx, const VidkH264CoefFrame *fr,
+                                VidkPicture *pic) {
     Scales *sc = scales_new(&fr->scaling);
     if (!sc) return VIDK_ERR(ENOMEM);
     DenseJob j = {.dsp = &ctx->h264, .fr = fr, .sc = sc};
@@ -656,7 +653,7 @@ int vidk_h264_frame_inverse(VidkContext *ctx, const VidkH264CoefFrame *fr, VidkP
         j.data[p] = pic->data[p];
         j.stride[p] = pic->stride[p];
     }
-    vidk_pool_run(ctx->pool, fr->mb_h, dense_row, &j);
+    ctx->ops.run(ctx, fr->mb_h, dense_row, &j);
     vidk_free_aligned(sc);
     return 0;
 }
@@ -766,8 +763,12 @@ int vidk_h264_batch_forward(VidkContext *ctx, const VidkPicture *src, const Vidk
         !picture_ok(src, fr->w, fr->h, fr->chroma) ||
         !picture_ok(pred, fr->w, fr->h, fr->chroma))
         return VIDK_ERR(EINVAL);
-    if (ctx->backend == VIDK_BACKEND_CUDA)
-        return CUDA_H264(vidk_cuda_h264_batch_forward(ctx, src, pred, fr, b, NULL));
+    return ctx->ops.h264.batch_forward(ctx, src, pred, fr, b);
+}
+
+int vidk_h264_batch_forward_cpu(VidkContext *ctx, const VidkPicture *src,
+                                const VidkPicture *pred, VidkH264CoefFrame *fr,
+                                VidkH264Batch *b) {
     Factors *fa = vidk_malloc_aligned(64, sizeof(*fa));
     uint64_t *nnz = calloc((size_t)fr->mb_h, sizeof(*nnz));
     if (!fa || !nnz) {
@@ -786,7 +787,7 @@ int vidk_h264_batch_forward(VidkContext *ctx, const VidkPicture *src, const Vidk
         j.pred[p] = pred->data[p];
         j.ps[p] = pred->stride[p];
     }
-    vidk_pool_run(ctx->pool, fr->mb_h, fwd_row, &j);
+    ctx->ops.run(ctx, fr->mb_h, fwd_row, &j);
     uint64_t total = 0;
     for (int i = 0; i < fr->mb_h; i++)
         total += nnz[i];

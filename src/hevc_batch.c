@@ -1,8 +1,9 @@
 /* HEVC transforms above the block kernels: the block-array API, frame batches (TBs
  * grouped by size), and their execution on the c, simd and threads backends.
  *
- * Every backend runs the same code here over its own dispatch table; threads hand the
- * work to the pool in jobs whose outputs do not overlap, so results never depend on the
+ * vidk_hevc_batch_forward / _inverse go through ctx->ops.hevc (backend.h; cuda:
+ * src/cuda/hevc.cu); the CPU code here runs the context's dsp table on ctx->ops.run (the
+ * pool for threads) in jobs whose outputs do not overlap, so results never depend on the
  * thread count:
  * - forward, residuals, inverse without a picture: jobs are index ranges of one list.
  * - inverse into a picture: TBs are aligned to their size N <= 32, so a TB never crosses
@@ -15,9 +16,6 @@
 #include <string.h>
 
 #include "internal.h"
-#if VIDK_HAVE_CUDA
-#include "cuda/hevc_cuda.h"
-#endif
 
 #define CHUNK_VALUES 4096  /* int16 values per kernel call (8 KB) */
 #define JOB_VALUES   65536 /* values per pool job of the transform passes */
@@ -481,7 +479,7 @@ static void band_job(void *arg, int band, int thread) {
     }
 }
 
-static int inv_add_threads(Exec *e, VidkThreadPool *pool, HevcPriv *pv) {
+static int inv_add_threads(Exec *e, VidkContext *ctx, HevcPriv *pv) {
     int err = 0;
     size_t total = 0;
     e->n_bands = 0;
@@ -512,7 +510,7 @@ static int inv_add_threads(Exec *e, VidkThreadPool *pool, HevcPriv *pv) {
     e->band_start = pv->counts + (size_t)e->n_jobs * (size_t)e->n_bands;
     memset(e->counts, 0, (size_t)e->n_jobs * (size_t)e->n_bands * sizeof(uint32_t));
 
-    vidk_pool_run(pool, e->n_jobs, count_job, e);
+    ctx->ops.run(ctx, e->n_jobs, count_job, e);
     if ((err = jobs_error(e)) < 0) return err;
     /* counts -> first slot of each (job, band), band-major */
     uint32_t run = 0;
@@ -526,8 +524,8 @@ static int inv_add_threads(Exec *e, VidkThreadPool *pool, HevcPriv *pv) {
         }
     }
     e->band_start[e->n_bands] = run;
-    vidk_pool_run(pool, e->n_jobs, scatter_job, e);
-    vidk_pool_run(pool, e->n_bands, band_job, e);
+    ctx->ops.run(ctx, e->n_jobs, scatter_job, e);
+    ctx->ops.run(ctx, e->n_bands, band_job, e);
     return 0;
 }
 
@@ -678,14 +676,17 @@ static int batch_begin(VidkContext *ctx, VidkHevcBatch *b, Exec *e, HevcPriv **p
     return 0;
 }
 
+/* The backends validate the batch themselves (the cuda launchers are public to the tests
+ * and benchmarks with the same checks). */
 int vidk_hevc_batch_forward(VidkContext *ctx, VidkHevcBatch *b) {
-    if (ctx && ctx->backend == VIDK_BACKEND_CUDA) {
-#if VIDK_HAVE_CUDA
-        return vidk_cuda_hevc_forward(ctx, b, NULL); /* src/cuda/hevc.cu */
-#else
-        return VIDK_ERR_NODEV;
-#endif
-    }
+    return ctx ? ctx->ops.hevc.forward(ctx, b) : VIDK_ERR(EINVAL);
+}
+
+int vidk_hevc_batch_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic) {
+    return ctx ? ctx->ops.hevc.inverse(ctx, b, pic) : VIDK_ERR(EINVAL);
+}
+
+int vidk_hevc_batch_forward_cpu(VidkContext *ctx, VidkHevcBatch *b) {
     Exec e;
     HevcPriv *pv;
     int err = batch_begin(ctx, b, &e, &pv);
@@ -695,7 +696,7 @@ int vidk_hevc_batch_forward(VidkContext *ctx, VidkHevcBatch *b) {
             (!b->list[s].nz_index || (b->compact_levels && !b->list[s].nz_lev)))
             return VIDK_ERR(EINVAL);
     if ((err = make_jobs(&e, JOB_VALUES, 0)) < 0) return err;
-    vidk_pool_run(ctx->pool, e.n_jobs, fwd_job, &e);
+    ctx->ops.run(ctx, e.n_jobs, fwd_job, &e);
     if ((err = jobs_error(&e)) < 0) goto out;
     /* per-list prefix sums of the non-zero TBs: each job's first compacted slot */
     uint64_t total = 0;
@@ -708,36 +709,29 @@ int vidk_hevc_batch_forward(VidkContext *ctx, VidkHevcBatch *b) {
     }
     for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++)
         b->list[s].nz_count = run[s];
-    vidk_pool_run(ctx->pool, e.n_jobs, compact_job, &e);
+    ctx->ops.run(ctx, e.n_jobs, compact_job, &e);
     err = total > INT32_MAX ? INT32_MAX : (int)total;
 out:
     free(e.jobs);
     return err;
 }
 
-int vidk_hevc_batch_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic) {
-    if (ctx && ctx->backend == VIDK_BACKEND_CUDA) {
-#if VIDK_HAVE_CUDA
-        return vidk_cuda_hevc_inverse(ctx, b, pic, NULL); /* src/cuda/hevc.cu */
-#else
-        return VIDK_ERR_NODEV;
-#endif
-    }
+int vidk_hevc_batch_inverse_cpu(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic) {
     Exec e;
     HevcPriv *pv;
     int err = batch_begin(ctx, b, &e, &pv);
     if (err < 0) return err;
     if (!pic) {
         if ((err = make_jobs(&e, JOB_VALUES, 0)) < 0) return err;
-        vidk_pool_run(ctx->pool, e.n_jobs, inv_res_job, &e);
+        ctx->ops.run(ctx, e.n_jobs, inv_res_job, &e);
         err = jobs_error(&e);
         free(e.jobs);
         return err;
     }
     if ((err = picture_planes(pic, b->bitdepth, &e.pl)) < 0) return err;
     e.pic = pic;
-    if (ctx->pool && vidk_pool_threads(ctx->pool) > 1) {
-        err = inv_add_threads(&e, ctx->pool, pv);
+    if (ctx->n_threads > 1) {
+        err = inv_add_threads(&e, ctx, pv);
         free(e.jobs);
         return err;
     }
@@ -760,7 +754,7 @@ int vidk_hevc_batch_residual(VidkContext *ctx, VidkHevcBatch *b, const VidkPictu
     e.src = src;
     e.pred = pred;
     if ((err = make_jobs(&e, JOB_VALUES, 0)) < 0) return err;
-    vidk_pool_run(ctx->pool, e.n_jobs, sub_job, &e);
+    ctx->ops.run(ctx, e.n_jobs, sub_job, &e);
     err = jobs_error(&e);
     free(e.jobs);
     return err;
@@ -838,7 +832,7 @@ static int block_exec(VidkContext *ctx, const VidkHevcBlockParams *p, const int1
     if (jobs > INT32_MAX) {
         err = VIDK_ERR(EINVAL);
     } else {
-        vidk_pool_run(ctx->pool, (int)jobs, inverse ? block_inv_job : block_fwd_job, &e);
+        ctx->ops.run(ctx, (int)jobs, inverse ? block_inv_job : block_fwd_job, &e);
     }
     free(qs);
     free(ds);

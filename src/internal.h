@@ -18,15 +18,17 @@ extern "C" {
 #include "me.h"
 #include "sad.h"
 #include "thread_pool.h"
+#include "backend.h"
 
 struct VidkCudaCtx; /* src/cuda/cuda_backend.h; opaque to the C side */
 
 struct VidkContext {
     VidkSettings s;
-    VidkBackend backend; /* resolved, never AUTO */
-    unsigned cpu_flags;  /* detected & mask; 0 for the c backend */
-    int n_threads;
-    VidkThreadPool *pool; /* threads backend only */
+    VidkBackend backend;  /* resolved, never AUTO; for vidk_get_backend() only */
+    VidkOps ops;          /* the backend's table (backend.h), set once by vidk_open */
+    unsigned cpu_flags;   /* detected & mask; 0 for the c backend */
+    int n_threads;        /* width of ops.run: 1 unless threads */
+    VidkThreadPool *pool; /* threads backend only (its ops.run) */
     VidkSadDSP sad;
     VidkMeDSP me;
     VidkH264DSP h264;

@@ -1,8 +1,32 @@
-/* Portable C of the me family: the reference full search (the c backend, ground truth
- * for every other backend) and the C version of the search_quad DSP function. */
+/* Portable C of the me family, the layer under me_search.c: vector bits and grids, the
+ * reference full search (vidk_me_search_ref: the c backend's table entry, ground truth for
+ * every other backend; block by block on ctx->ops.run) and the C version of the
+ * search_quad DSP function. */
 #include <stdlib.h>
 
 #include "internal.h"
+
+unsigned vidk_me_mv_bits(int v) {
+    /* se(v): codeNum 2v - 1 for v > 0, -2v otherwise; ue length 2 * floor(log2(codeNum
+     * + 1)) + 1 (H.264 9.1). 64-bit so that every int is exact. */
+    const uint64_t code = v > 0 ? 2 * (uint64_t)v - 1 : 2 * (uint64_t)(-(int64_t)v);
+    unsigned lg = 0;
+    for (uint64_t t = code + 1; t > 1; t >>= 1)
+        lg++;
+    return 2 * lg + 1;
+}
+
+void vidk_me_grid(int w, int h, VidkBlockSize bs, int *gw, int *gh) {
+    const int mb_w = (w + 15) / 16, mb_h = (h + 15) / 16;
+    if (bs == VIDK_BLOCK_32x32 || bs == VIDK_BLOCK_64x64) {
+        const int s = vidk_block_width(bs);
+        *gw = (w + s - 1) / s;
+        *gh = (h + s - 1) / s;
+    } else {
+        *gw = mb_w * 16 / vidk_block_width(bs);
+        *gh = mb_h * 16 / vidk_block_height(bs);
+    }
+}
 
 /* Rectangle (x4, y4, w4, h4) of each of the 41 partitions in units of 4x4 blocks, in
  * the VIDK_ME_PART_* order: shapes 4x4 .. 16x16, raster order within each shape. */
@@ -151,6 +175,61 @@ void vidk_me_ref_block(const VidkPicture *cur, const VidkPicture *ref, const Vid
         const int gy = by * (4 / parts[i].h4) + parts[i].y4 / parts[i].h4;
         out->res[pbs][gy * out->grid_w[pbs] + gx] = to_result(&best[i]);
     }
+}
+
+/* ------------------------------------------------------------------ reference driver */
+
+#define SHAPES_MB ((unsigned)VIDK_ME_SHAPES_H264)
+
+typedef struct RefJob {
+    const VidkPicture *cur, *ref;
+    const VidkMeParams *p;
+    VidkMeField *out;
+    int rows_mb, rows_32; /* job ranges: MB rows, then 32x32 rows, then 64x64 rows */
+    uint16_t **scratch;   /* per thread */
+} RefJob;
+
+static void ref_row(void *arg, int job, int thread) {
+    const RefJob *j = arg;
+    VidkBlockSize bs = VIDK_BLOCK_16x16;
+    unsigned shapes = j->p->shapes & SHAPES_MB;
+    if (job >= j->rows_mb + j->rows_32) {
+        bs = VIDK_BLOCK_64x64, shapes = VIDK_ME_SHAPE(bs), job -= j->rows_mb + j->rows_32;
+    } else if (job >= j->rows_mb) {
+        bs = VIDK_BLOCK_32x32, shapes = VIDK_ME_SHAPE(bs), job -= j->rows_mb;
+    }
+    for (int bx = 0; bx < j->out->grid_w[bs]; bx++)
+        vidk_me_ref_block(j->cur, j->ref, j->p, shapes, bs, bx, job, j->out,
+                          j->scratch[thread]);
+}
+
+int vidk_me_search_ref(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                       const VidkMeParams *p, VidkMeField *out) {
+    const int nt = ctx->n_threads;
+    const VidkBlockSize big = p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64)   ? VIDK_BLOCK_64x64
+                              : p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32) ? VIDK_BLOCK_32x32
+                                                                            : VIDK_BLOCK_16x16;
+    const size_t sz = vidk_me_ref_scratch_size(p->range, big);
+    uint16_t **scratch = calloc((size_t)nt, sizeof(*scratch));
+    int err = scratch ? 0 : VIDK_ERR(ENOMEM);
+    for (int t = 0; !err && t < nt; t++)
+        if (!(scratch[t] = vidk_malloc_aligned(64, sz))) err = VIDK_ERR(ENOMEM);
+    if (!err) {
+        RefJob j = {cur, ref, p, out, 0, 0, scratch};
+        int rows_64 = 0;
+        if (p->shapes & SHAPES_MB) j.rows_mb = out->mb_h;
+        if (p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32))
+            j.rows_32 = out->grid_h[VIDK_BLOCK_32x32];
+        if (p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64))
+            rows_64 = out->grid_h[VIDK_BLOCK_64x64];
+        ctx->ops.run(ctx, j.rows_mb + j.rows_32 + rows_64, ref_row, &j);
+    } else {
+        vidk_log(ctx, VIDK_LOG_ERROR, "me_search: out of memory for %d x %zu bytes", nt, sz);
+    }
+    for (int t = 0; scratch && t < nt; t++)
+        vidk_free_aligned(scratch[t]);
+    free(scratch);
+    return err;
 }
 
 /* ------------------------------------------------------------------ DSP: C version */

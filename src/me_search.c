@@ -1,17 +1,17 @@
-/* vidk_me_search and its helpers: argument checks, motion fields, and the CPU drivers.
+/* The public face of the me family (parameters, fields, argument checks, vidk_me_search ->
+ * ctx->ops.me.search) and the fast 8-bit CPU driver of the simd and threads backends.
  *
- * c backend: the reference (me.c) block by block. simd and threads (8-bit): units of
- * four macroblocks side by side ("quads", 64 samples wide) and 16, 32 or 64 rows high;
- * per quad row a padded reference window is built (so the kernels never clamp), the
- * search_quad DSP function searches every candidate, and the per-column minima are
- * reduced here with the full tie rule. 32x32 and 64x64 blocks are summed from the 16x16
- * SADs that search_quad writes. threads runs the units over the pool; every unit writes
- * only its own results, so the output does not depend on the thread count. Samples of
- * 9..16 bits take the reference on every CPU backend (the SIMD kernels are 8-bit). */
+ * Fast driver: units of four macroblocks side by side ("quads", 64 samples wide) and 16,
+ * 32 or 64 rows high; per quad row a padded reference window is built (so the kernels
+ * never clamp), the search_quad DSP function searches every candidate, and the per-column
+ * minima are reduced here with the full tie rule. 32x32 and 64x64 blocks are summed from
+ * the 16x16 SADs that search_quad writes. The units run on ctx->ops.run; every unit
+ * writes only its own results, so the output does not depend on the thread count.
+ * Samples of 9..16 bits and saturated costs take the reference (me.c), the layer below:
+ * nothing in me.c calls back into this file. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/me_cuda.h"
 #include "internal.h"
 
 void vidk_me_default_params(VidkMeParams *p) {
@@ -21,28 +21,6 @@ void vidk_me_default_params(VidkMeParams *p) {
     p->shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
     p->lambda = 0;
     p->pred = NULL;
-}
-
-unsigned vidk_me_mv_bits(int v) {
-    /* se(v): codeNum 2v - 1 for v > 0, -2v otherwise; ue length 2 * floor(log2(codeNum
-     * + 1)) + 1 (H.264 9.1). 64-bit so that every int is exact. */
-    const uint64_t code = v > 0 ? 2 * (uint64_t)v - 1 : 2 * (uint64_t)(-(int64_t)v);
-    unsigned lg = 0;
-    for (uint64_t t = code + 1; t > 1; t >>= 1)
-        lg++;
-    return 2 * lg + 1;
-}
-
-void vidk_me_grid(int w, int h, VidkBlockSize bs, int *gw, int *gh) {
-    const int mb_w = (w + 15) / 16, mb_h = (h + 15) / 16;
-    if (bs == VIDK_BLOCK_32x32 || bs == VIDK_BLOCK_64x64) {
-        const int s = vidk_block_width(bs);
-        *gw = (w + s - 1) / s;
-        *gh = (h + s - 1) / s;
-    } else {
-        *gw = mb_w * 16 / vidk_block_width(bs);
-        *gh = mb_h * 16 / vidk_block_height(bs);
-    }
 }
 
 void vidk_me_field_free(VidkMeField *f) {
@@ -108,6 +86,7 @@ static int check_args(VidkContext *ctx, const VidkPicture *cur, const VidkPictur
         FAIL("lambda %u above %d", p->lambda, VIDK_ME_MAX_LAMBDA);
     if (!p->shapes || (p->shapes & ~(unsigned)VIDK_ME_SHAPES_ALL))
         FAIL("shapes 0x%x: not 0, only bits of VIDK_ME_SHAPES_ALL", p->shapes);
+    if (p->flags & ~(unsigned)VIDK_ME_REF_IS_PREV_CUR) FAIL("unknown flags 0x%x", p->flags);
     for (size_t i = 0; i < sizeof(p->reserved); i++)
         if (p->reserved[i]) FAIL("reserved bytes of the parameters are not zero");
     if (out->w != cur->w || out->h != cur->h || out->mb_w != (cur->w + 15) / 16 ||
@@ -126,59 +105,12 @@ static int check_args(VidkContext *ctx, const VidkPicture *cur, const VidkPictur
 #undef FAIL
 }
 
-/* ------------------------------------------------------------------ reference driver */
-
-#define SHAPES_MB ((unsigned)VIDK_ME_SHAPES_H264)
-
-typedef struct RefJob {
-    const VidkPicture *cur, *ref;
-    const VidkMeParams *p;
-    VidkMeField *out;
-    int rows_mb, rows_32; /* job ranges: MB rows, then 32x32 rows, then 64x64 rows */
-    uint16_t **scratch;   /* per thread */
-} RefJob;
-
-static void ref_row(void *arg, int job, int thread) {
-    const RefJob *j = arg;
-    VidkBlockSize bs = VIDK_BLOCK_16x16;
-    unsigned shapes = j->p->shapes & SHAPES_MB;
-    if (job >= j->rows_mb + j->rows_32) {
-        bs = VIDK_BLOCK_64x64, shapes = VIDK_ME_SHAPE(bs), job -= j->rows_mb + j->rows_32;
-    } else if (job >= j->rows_mb) {
-        bs = VIDK_BLOCK_32x32, shapes = VIDK_ME_SHAPE(bs), job -= j->rows_mb;
-    }
-    for (int bx = 0; bx < j->out->grid_w[bs]; bx++)
-        vidk_me_ref_block(j->cur, j->ref, j->p, shapes, bs, bx, job, j->out,
-                          j->scratch[thread]);
-}
-
-static int search_ref(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
-                      const VidkMeParams *p, VidkMeField *out) {
-    const int nt = ctx->pool ? vidk_pool_threads(ctx->pool) : 1;
-    const VidkBlockSize big = p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64)   ? VIDK_BLOCK_64x64
-                              : p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32) ? VIDK_BLOCK_32x32
-                                                                            : VIDK_BLOCK_16x16;
-    const size_t sz = vidk_me_ref_scratch_size(p->range, big);
-    uint16_t **scratch = calloc((size_t)nt, sizeof(*scratch));
-    int err = scratch ? 0 : VIDK_ERR(ENOMEM);
-    for (int t = 0; !err && t < nt; t++)
-        if (!(scratch[t] = vidk_malloc_aligned(64, sz))) err = VIDK_ERR(ENOMEM);
-    if (!err) {
-        RefJob j = {cur, ref, p, out, 0, 0, scratch};
-        int rows_64 = 0;
-        if (p->shapes & SHAPES_MB) j.rows_mb = out->mb_h;
-        if (p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32))
-            j.rows_32 = out->grid_h[VIDK_BLOCK_32x32];
-        if (p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64))
-            rows_64 = out->grid_h[VIDK_BLOCK_64x64];
-        vidk_pool_run(ctx->pool, j.rows_mb + j.rows_32 + rows_64, ref_row, &j);
-    } else {
-        vidk_log(ctx, VIDK_LOG_ERROR, "me_search: out of memory for %d x %zu bytes", nt, sz);
-    }
-    for (int t = 0; scratch && t < nt; t++)
-        vidk_free_aligned(scratch[t]);
-    free(scratch);
-    return err;
+int vidk_me_search(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                   const VidkMeParams *p, VidkMeField *out) {
+    if (!ctx) return VIDK_ERR(EINVAL);
+    int err = check_args(ctx, cur, ref, p, out);
+    if (err < 0) return err;
+    return ctx->ops.me.search(ctx, cur, ref, p, out);
 }
 
 /* ------------------------------------------------------------------ fast 8-bit driver */
@@ -390,7 +322,7 @@ static void quad_unit(void *arg, int job, int thread) {
     VidkMeField *out = j->out;
     const int R = p->range, nrows = 2 * R + 1, n4 = j->n4;
     const int ux = job % j->units_x, uy = job / j->units_x;
-    const unsigned mbshapes = p->shapes & SHAPES_MB;
+    const unsigned mbshapes = p->shapes & (unsigned)VIDK_ME_SHAPES_H264;
     const size_t plane = (size_t)nrows * n4;
 
     for (int qr = 0; qr < j->S / 16; qr++) {
@@ -480,9 +412,10 @@ static void quad_unit(void *arg, int job, int thread) {
     }
 }
 
-static int search_fast(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
-                       const VidkMeParams *p, VidkMeField *out) {
-    const int nt = ctx->pool ? vidk_pool_threads(ctx->pool) : 1;
+int vidk_me_search_fast(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                        const VidkMeParams *p, VidkMeField *out) {
+    if (cur->bitdepth != 8) return vidk_me_search_ref(ctx, cur, ref, p, out);
+    const int nt = ctx->n_threads;
     QuadJob j = {.ctx = ctx, .cur = cur, .ref = ref, .p = p, .out = out};
     j.S = p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64)   ? 64
           : p->shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32) ? 32
@@ -497,28 +430,11 @@ static int search_fast(VidkContext *ctx, const VidkPicture *cur, const VidkPictu
     for (int t = 0; !err && t < nt; t++)
         err = scratch_alloc(&j.scr[t], &j);
     if (!err)
-        vidk_pool_run(ctx->pool, j.units_x * units_y, quad_unit, &j);
+        ctx->ops.run(ctx, j.units_x * units_y, quad_unit, &j);
     else
         vidk_log(ctx, VIDK_LOG_ERROR, "me_search: out of memory for the search windows");
     for (int t = 0; j.scr && t < nt; t++)
         vidk_free_aligned(j.scr[t].alloc);
     free(j.scr);
     return err;
-}
-
-int vidk_me_search(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
-                   const VidkMeParams *p, VidkMeField *out) {
-    if (!ctx) return VIDK_ERR(EINVAL);
-    int err = check_args(ctx, cur, ref, p, out);
-    if (err < 0) return err;
-    switch (ctx->backend) {
-    case VIDK_BACKEND_CUDA:
-        return vidk_cuda_me_search(ctx, cur, ref, p, out);
-    case VIDK_BACKEND_SIMD:
-    case VIDK_BACKEND_THREADS:
-        if (cur->bitdepth == 8) return search_fast(ctx, cur, ref, p, out);
-        return search_ref(ctx, cur, ref, p, out);
-    default:
-        return search_ref(ctx, cur, ref, p, out);
-    }
 }

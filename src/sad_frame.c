@@ -1,7 +1,6 @@
-/* vidk_sad_frame: whole-frame SAD map for one displacement, on every backend. */
+/* vidk_sad_frame: whole-frame SAD map for one displacement; the CPU backends' driver. */
 #include <string.h>
 
-#include "cuda/cuda_backend.h"
 #include "internal.h"
 
 typedef struct {
@@ -60,9 +59,11 @@ int vidk_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *
         return VIDK_ERR(EINVAL);
     }
     if (mvx < -4096 || mvx > 4096 || mvy < -4096 || mvy > 4096) return VIDK_ERR(EINVAL);
-    if (ctx->backend == VIDK_BACKEND_CUDA)
-        return vidk_cuda_sad_frame(ctx, cur, ref, mvx, mvy, bs, sads);
+    return ctx->ops.sad.frame(ctx, cur, ref, mvx, mvy, bs, sads);
+}
 
+int vidk_sad_frame_cpu(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
+                       int mvx, int mvy, VidkBlockSize bs, uint32_t *sads) {
     SadFrameJob j = {
         .ctx = ctx,
         .cur = cur->data[0],
@@ -80,6 +81,6 @@ int vidk_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *
     };
     j.nbx = (j.w + j.bw - 1) / j.bw;
     const int nby = (j.h + j.bh - 1) / j.bh;
-    vidk_pool_run(ctx->pool, nby, sad_frame_row, &j);
+    ctx->ops.run(ctx, nby, sad_frame_row, &j);
     return 0;
 }

@@ -65,6 +65,13 @@ static void test_backends(void) {
         CHECK(vidk_open(&ctx, &s) == 0);
         CHECK(vidk_get_backend(ctx) == VIDK_BACKEND_THREADS);
         vidk_close(&ctx);
+        /* the cuda registry without a device (or without CUDA in the build) */
+        VidkDeviceInfo di;
+        CHECK(!vidk_backend_available(VIDK_BACKEND_CUDA));
+        CHECK(vidk_cuda_device_info(0, &di) == VIDK_ERR_NODEV);
+        CHECK(vidk_cuda_device_info(0, NULL) == VIDK_ERR(EINVAL));
+        s.backend = VIDK_BACKEND_CUDA;
+        CHECK(vidk_open(&ctx, &s) == VIDK_ERR_NODEV && ctx == NULL);
     }
 }
 

@@ -37,7 +37,9 @@ static void test_defaults_bits(void) {
     vidk_me_default_params(&p);
     CHECK(p.range == 16);
     CHECK(p.shapes == VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
-    CHECK(p.lambda == 0 && p.pred == NULL);
+    CHECK(p.lambda == 0 && p.pred == NULL && p.flags == 0);
+    CHECK(sizeof(VidkMeParams) == 3 * sizeof(int) + sizeof(void *) + 32 +
+                                      (sizeof(void *) == 8 ? 4 : 0)); /* ABI unchanged */
     for (size_t i = 0; i < sizeof(p.reserved); i++)
         CHECK(p.reserved[i] == 0);
 
@@ -151,7 +153,10 @@ static void test_args(VidkContext *ctx) {
     q.shapes = VIDK_ME_SHAPE(VIDK_BLOCK_32x32); /* not in the field */
     CHECK(vidk_me_search(ctx, &cur, &ref, &q, &f) == einval);
     q = p;
-    q.reserved[31] = 1;
+    q.reserved[sizeof(q.reserved) - 1] = 1;
+    CHECK(vidk_me_search(ctx, &cur, &ref, &q, &f) == einval);
+    q = p;
+    q.flags = VIDK_ME_REF_IS_PREV_CUR << 1; /* unknown flag */
     CHECK(vidk_me_search(ctx, &cur, &ref, &q, &f) == einval);
 
     VidkMeField g = f; /* corrupted fields */
@@ -380,6 +385,48 @@ static void test_constructed_tie(VidkContext **ctxs, const char **names, int n_c
     vidk_picture_free(&ref);
 }
 
+/* VIDK_ME_REF_IS_PREV_CUR: a hint; a sequence searched with it gives the fields of the
+ * plain calls (on the cuda backend the reference then comes from the device). */
+static void test_prev_cur(VidkContext **ctxs, const char **names, int n_ctx) {
+    uint32_t s = seed ^ 0x5eed;
+    VidkPicture fr[3];
+    for (int i = 0; i < 3; i++) {
+        CHECK(vidk_picture_alloc(&fr[i], 72, 40, VIDK_CHROMA_400, 8, 0) == 0);
+        fill_random(&fr[i], &s);
+    }
+    VidkMeParams p;
+    vidk_me_default_params(&p);
+    p.range = 5;
+    p.shapes = VIDK_ME_SHAPES_H264;
+    p.lambda = 4;
+    VidkMeField want, got;
+    CHECK(vidk_me_field_alloc(&want, 72, 40, p.shapes) == 0);
+    CHECK(vidk_me_field_alloc(&got, 72, 40, p.shapes) == 0);
+    for (int c = 0; c < n_ctx; c++) {
+        for (int k = 1; k < 3; k++) {
+            p.flags = 0;
+            CHECK(vidk_me_search(ctxs[c], &fr[k], &fr[k - 1], &p, &want) == 0);
+        }
+        for (int k = 1; k < 3; k++) { /* f1 vs f0, then f2 vs f1 = the previous cur */
+            p.flags = k > 1 ? VIDK_ME_REF_IS_PREV_CUR : 0;
+            CHECK(vidk_me_search(ctxs[c], &fr[k], &fr[k - 1], &p, &got) == 0);
+        }
+        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+            if (!(p.shapes & VIDK_ME_SHAPE(bs))) continue;
+            const size_t n = (size_t)want.grid_w[bs] * (size_t)want.grid_h[bs];
+            if (memcmp(want.res[bs], got.res[bs], n * sizeof(VidkMeResult))) {
+                fprintf(stderr, "test_me: %s: REF_IS_PREV_CUR changed the %s field\n", names[c],
+                        vidk_block_name((VidkBlockSize)bs));
+                CHECK(0);
+            }
+        }
+    }
+    vidk_me_field_free(&want);
+    vidk_me_field_free(&got);
+    for (int i = 0; i < 3; i++)
+        vidk_picture_free(&fr[i]);
+}
+
 int main(void) {
     seed = test_seed();
     test_defaults_bits();
@@ -409,6 +456,7 @@ int main(void) {
         test_args(ctxs[i]);
     test_brute(ctxs, names, n);
     test_constructed_tie(ctxs, names, n);
+    test_prev_cur(ctxs, names, n);
     for (int i = 0; i < n; i++)
         vidk_close(&ctxs[i]);
     return test_finish("test_me");

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "cuda/me_cuda.h"
 #include "gen.h"
 #include "mvfile.h"
 #include "mvpng.h"
@@ -559,13 +558,10 @@ int vidk_cmd_me(int argc, char **argv) {
             refpic = &pr;
         }
         const double ts = cli_now();
-        /* On cuda, frame k's reference is frame k - 1, still on the device as the last
-         * call's current picture: only the new frame crosses PCIe. */
-        if (!refp && npairs > 0 && vidk_get_backend(ctx) == VIDK_BACKEND_CUDA)
-            e = vidk_cuda_me_search_ex(ctx, cur, refpic, &mp, &field,
-                                       VIDK_CUDA_ME_REF_IS_PREV_CUR);
-        else
-            e = vidk_me_search(ctx, cur, refpic, &mp, &field);
+        /* Frame k's reference is frame k - 1, the last call's current picture: on cuda it
+         * is still on the device and only the new frame crosses PCIe. */
+        mp.flags = !refp && npairs > 0 ? VIDK_ME_REF_IS_PREV_CUR : 0;
+        e = vidk_me_search(ctx, cur, refpic, &mp, &field);
         t_search += cli_now() - ts;
         if (e < 0) {
             cli_error(CMD, "motion search of frame %d failed: %s", nread - 1, vidk_strerror(e));

@@ -69,8 +69,19 @@ typedef struct VidkMeParams {
      *  or 64x64 block uses the predictor of its top-left macroblock. Only read when
      *  lambda > 0. */
     const VidkMv *pred;
-    uint8_t reserved[32]; /**< zero */
+    /** 0 or VIDK_ME_REF_IS_PREV_CUR: hints a backend may use to move less data; results
+     *  are identical with or without them. */
+    unsigned flags;
+    uint8_t reserved[28]; /**< zero */
 } VidkMeParams;
+
+/** VidkMeParams.flags: `ref` has the samples of `cur` of the previous vidk_me_search() call
+ *  on this context (the next frame of a sequence: search f1 against f0, then f2 against
+ *  f1 with this flag, ...). The caller promises it; nothing checks the samples. The cuda
+ *  backend then searches against its device copy of that picture instead of uploading
+ *  ref (and uploads ref when the copy is gone, e.g. after a call of another size); the
+ *  CPU backends ignore it. ref must still be a valid picture of cur's size. */
+#define VIDK_ME_REF_IS_PREV_CUR 1u
 
 /** Best candidate of one block. */
 typedef struct VidkMeResult {
@@ -119,7 +130,8 @@ VIDK_API unsigned vidk_me_mv_bits(int v);
  * @param p parameters.
  * @param out field from vidk_me_field_alloc() for cur's size with at least p->shapes.
  * @return 0; VIDK_ERR(EINVAL) for mismatched pictures, R or lambda out of range, a
- *         field of the wrong size or shapes; VIDK_ERR(ENOMEM); VIDK_ERR(EIO) for a
+ *         field of the wrong size or shapes, unknown p->flags; VIDK_ERR(ENOMEM);
+ *         VIDK_ERR(EIO) for a
  *         device error (logged).
  */
 VIDK_API int vidk_me_search(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,

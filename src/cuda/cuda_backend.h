@@ -1,6 +1,7 @@
 /* C-linkage interface of the CUDA backend. No CUDA type appears here: the C side sees
- * only opaque pointers and error codes. Without CUDA in the build (src/cuda_stub.c)
- * every entry reports VIDK_ERR_NODEV and the device count is 0.
+ * only opaque pointers and error codes. The library reaches the backend only through its
+ * table, vidk_ops_cuda (src/cuda/cuda_ops.cu, backend.h); a build without CUDA has no
+ * table and none of these functions. Tests and benchmarks may call them directly.
  *
  * Each kernel family has its own C-linkage header next to this one (me_cuda.h,
  * h264_cuda.h, hevc_cuda.h) declaring its launchers and host glue. */
@@ -77,6 +78,13 @@ int vidk_cuda_host_pinned(const VidkContext *ctx, const void *ptr, size_t bytes)
 /* Whole-frame SAD map (vidk_sad_frame) on the device; arguments already validated. */
 int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
                         int mvx, int mvy, VidkBlockSize bs, uint32_t *sads);
+
+/* The coding loop on the device (src/cuda/encode.cu): the enc entries of the table. */
+int vidk_cuda_enc_open(VidkEncoder *e);
+int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src);
+int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
+                          VidkEncFrameInfo *info);
+void vidk_cuda_enc_close(VidkEncoder *e);
 
 #ifdef __cplusplus
 }

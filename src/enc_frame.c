@@ -1,0 +1,105 @@
+/* Backend-independent helpers of the coding loop, the layer under both drivers (the CPU
+ * one in src/encode.c, the CUDA one in src/cuda/encode.cu): frame set-up, motion-search
+ * parameters, statistics. Calls nothing of either driver. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "enc.h"
+
+int vidk_enc_lambda(int qp) {
+    return enc_lambda_tab[vidk_iclip(qp, 0, VIDK_ENC_MAX_QP)];
+}
+
+double vidk_enc_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int vidk_enc_is_intra(const VidkEncoder *e, int64_t index) {
+    return index == 0 || (e->p.keyint > 0 && index % e->p.keyint == 0);
+}
+
+/* HEVC QpC for 4:2:0 (Table 8-10), no offsets. */
+static int hevc_chroma_qp(int qp) {
+    static const uint8_t tab[14] = {29, 30, 31, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37};
+    return qp < 30 ? qp : qp > 43 ? qp - 6 : tab[qp - 30];
+}
+
+void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f) {
+    memset(f, 0, sizeof(*f));
+    f->codec = e->p.codec;
+    f->intra = intra;
+    f->qp = e->p.qp;
+    f->lambda = vidk_enc_lambda(e->p.qp);
+    f->W = e->W, f->H = e->H;
+    f->uw = e->uw, f->uh = e->uh;
+    f->mb_w = e->mb_w;
+    if (e->p.codec == VIDK_CODEC_H264) {
+        static const uint8_t flat[64] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+                                         16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
+        int32_t mf4[6][16], mf8[6][64];
+        int16_t ls4[6][16], ls8[6][64];
+        f->qpc = vidk_h264_chroma_qp(f->qp, 0, 8);
+        vidk_h264_quant_mf4(mf4, flat);
+        vidk_h264_quant_mf8(mf8, flat);
+        vidk_h264_level_scale4(ls4, flat);
+        vidk_h264_level_scale8(ls8, flat);
+        memcpy(f->mf4y, mf4[f->qp % 6], sizeof(f->mf4y));
+        memcpy(f->mf8y, mf8[f->qp % 6], sizeof(f->mf8y));
+        memcpy(f->mf4c, mf4[f->qpc % 6], sizeof(f->mf4c));
+        memcpy(f->ls4y, ls4[f->qp % 6], sizeof(f->ls4y));
+        memcpy(f->ls8y, ls8[f->qp % 6], sizeof(f->ls8y));
+        memcpy(f->ls4c, ls4[f->qpc % 6], sizeof(f->ls4c));
+    } else {
+        f->qpc = hevc_chroma_qp(f->qp);
+        for (int c = 0; c < 2; c++) {
+            const int q = c ? f->qpc : f->qp;
+            f->hq_scale[c] = vidk_hevc_qscale[q % 6];
+            f->hd_scale[c] = 16 * vidk_hevc_level_scale[q % 6];
+            for (int l = 2; l <= 5; l++) {
+                f->hq_qbits[c][l - 2] = vidk_hevc_qbits(q, 8, l);
+                f->hq_off[c][l - 2] = vidk_hevc_qoffset(f->hq_qbits[c][l - 2], intra);
+                f->hd_shift[c][l - 2] = vidk_hevc_dqshift(q, 8, l);
+            }
+        }
+    }
+}
+
+void vidk_enc_me_params(const VidkEncoder *e, const EncFrame *f, VidkMeParams *mp) {
+    vidk_me_default_params(mp);
+    mp->range = e->p.range;
+    mp->shapes = e->shapes;
+    mp->lambda = (unsigned)f->lambda;
+}
+
+void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const EncSum *sum,
+                        const uint64_t sse[3], VidkEncFrameInfo *info) {
+    memset(info, 0, sizeof(*info));
+    info->index = index;
+    info->intra = intra;
+    info->qp = e->p.qp;
+    for (int p = 0; p < 3; p++) {
+        const double n = p ? (double)(e->w / 2) * (double)(e->h / 2) : (double)e->w * e->h;
+        info->sse[p] = sse[p];
+        info->psnr[p] = sse[p] ? 10.0 * log10(255.0 * 255.0 * n / (double)sse[p]) : 100.0;
+        info->nnz[p] = sum->nnz[p];
+    }
+    info->bits_mode = sum->bits_mode;
+    info->bits_mv = sum->bits_mv;
+    info->bits_level = sum->bits_level;
+    info->bits = info->bits_mode + info->bits_mv + info->bits_level;
+    for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
+        info->parts[k] = (uint32_t)sum->parts[k];
+}
+
+int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic) {
+    return pic && pic->w == e->w && pic->h == e->h && pic->chroma == VIDK_CHROMA_420 &&
+           pic->bitdepth == 8 && pic->data[0] && pic->data[1] && pic->data[2] &&
+           pic->stride[0] >= e->w && pic->stride[1] >= e->w / 2 && pic->stride[2] >= e->w / 2;
+}
