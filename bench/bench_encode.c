@@ -241,7 +241,7 @@ static int run_pass(VidkContext *ctx, const ESource *s, const VidkEncParams *p, 
     VidkEncoder *e = NULL;
     Outs o;
     memset(&o, 0, sizeof(o));
-    int ret = vidk_enc_open(ctx, p, s->w, s->h, &e);
+    int ret = vidk_enc_open(ctx, &e, p, s->w, s->h);
     if (ret < 0) {
         snprintf(err, errlen, "open: %s", vidk_strerror(ret));
         return ret;

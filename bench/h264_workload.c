@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "coeffile.h"
 #include "h264_workload.h"
 #include "picio.h"
 
@@ -403,7 +404,7 @@ int h264w_save(const H264Workload *wl, const char *dir, char *err, size_t errlen
     if (!f) return fail(err, errlen, VIDK_ERR(errno ? errno : EIO), "%s: cannot create", tmp);
     int e = 0;
     for (int i = 0; i < wl->nframes && e >= 0; i++)
-        e = vidk_h264_coef_write(f, &wl->fr[i]);
+        e = coeffile_write(f, &wl->fr[i]);
     const int bad = ferror(f);
     if (fclose(f) || bad || e < 0 || rename(tmp, path)) {
         remove(tmp);
@@ -482,7 +483,7 @@ int h264w_load(VidkContext *ctx, const char *path, int max_frames, H264Workload 
             frs = nf, cap = nc;
         }
         /* The reader frees and zeroes the frame on failure; at the end it is untouched. */
-        e = vidk_h264_coef_read(f, &frs[n]);
+        e = coeffile_read(f, &frs[n]);
         if (e <= 0) break;
         n++;
         e = 0;

@@ -123,7 +123,7 @@ void vidk_enc_close(VidkEncoder **pe) {
     *pe = NULL;
 }
 
-int vidk_enc_open(VidkContext *ctx, const VidkEncParams *p, int w, int h, VidkEncoder **out) {
+int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, int w, int h) {
     if (!out) return VIDK_ERR(EINVAL);
     *out = NULL;
     if (!ctx || !p) return VIDK_ERR(EINVAL);

@@ -46,7 +46,7 @@ static int encode(VidkBackend be, int core, const VidkEncParams *p, VidkPicture 
     if (err < 0) return err;
     VidkEncParams q = *p;
     q.outputs = VIDK_ENC_OUT_ALL;
-    err = vidk_enc_open(ctx, &q, frames[0].w, frames[0].h, &e);
+    err = vidk_enc_open(ctx, &e, &q, frames[0].w, frames[0].h);
     if (err < 0) {
         vidk_close(&ctx);
         return err;
@@ -258,17 +258,17 @@ static void api_errors(void) {
     VidkEncFrameInfo info;
     CHECK(vidk_open(&ctx, &s) == 0);
     vidk_enc_default_params(&p);
-    CHECK(vidk_enc_open(ctx, &p, 17, 32, &e) == VIDK_ERR(EINVAL));
-    CHECK(vidk_enc_open(ctx, &p, 8, 8, &e) == VIDK_ERR(EINVAL));
+    CHECK(vidk_enc_open(ctx, &e, &p, 17, 32) == VIDK_ERR(EINVAL));
+    CHECK(vidk_enc_open(ctx, &e, &p, 8, 8) == VIDK_ERR(EINVAL));
     CHECK(!e);
     p.qp = 52;
-    CHECK(vidk_enc_open(ctx, &p, 32, 32, &e) == VIDK_ERR(EINVAL));
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
     p.qp = 30, p.range = VIDK_ME_MAX_RANGE + 1;
-    CHECK(vidk_enc_open(ctx, &p, 32, 32, &e) == VIDK_ERR(EINVAL));
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
     p.range = 4, p.codec = VIDK_CODEC_COUNT;
-    CHECK(vidk_enc_open(ctx, &p, 32, 32, &e) == VIDK_ERR(EINVAL));
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
     p.codec = VIDK_CODEC_H264;
-    CHECK(vidk_enc_open(ctx, &p, 32, 32, &e) == 0);
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);
     CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN));
     VidkPicture a, b;
     CHECK(vidk_picture_alloc(&a, 32, 32, VIDK_CHROMA_420, 8, 0) == 0);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "coeffile.h"
 #include "test_util.h"
 #include "vidkern/vidkern.h"
 
@@ -726,17 +727,17 @@ static void test_frame(VidkContext *const *ctxs, int nctx, VidkChroma chroma, in
     FILE *f = tmpfile();
     CHECK(f != NULL);
     if (f) {
-        CHECK(vidk_h264_coef_write(f, &fr) == 0);
-        CHECK(vidk_h264_coef_write(f, &fr) == 0);
+        CHECK(coeffile_write(f, &fr) == 0);
+        CHECK(coeffile_write(f, &fr) == 0);
         const long len = ftell(f);
         rewind(f);
         VidkH264CoefFrame rd;
         memset(&rd, 0, sizeof(rd));
-        CHECK(vidk_h264_coef_read(f, &rd) == 1);
+        CHECK(coeffile_read(f, &rd) == 1);
         CHECK(same_levels(&fr, &rd));
-        CHECK(vidk_h264_coef_read(f, &rd) == 1);
+        CHECK(coeffile_read(f, &rd) == 1);
         CHECK(same_levels(&fr, &rd));
-        CHECK(vidk_h264_coef_read(f, &rd) == 0);
+        CHECK(coeffile_read(f, &rd) == 0);
         /* Corruptions: every one must be rejected. */
         uint8_t *bytes = malloc((size_t)len);
         rewind(f);
@@ -750,7 +751,7 @@ static void test_frame(VidkContext *const *ctxs, int nctx, VidkChroma chroma, in
             fwrite(bytes, 1, (size_t)rec_len, g);
             bytes[spots[s]] ^= 0x21;
             rewind(g);
-            const int r = vidk_h264_coef_read(g, &rd);
+            const int r = coeffile_read(g, &rd);
             if (r != VIDK_ERR(EINVAL)) {
                 fprintf(stderr, "corrupt byte %ld: read returned %d\n", spots[s], r);
                 CHECK(0);
@@ -762,7 +763,7 @@ static void test_frame(VidkContext *const *ctxs, int nctx, VidkChroma chroma, in
             FILE *g = tmpfile();
             fwrite(bytes, 1, (size_t)cut, g);
             rewind(g);
-            CHECK(vidk_h264_coef_read(g, &rd) == VIDK_ERR(EINVAL));
+            CHECK(coeffile_read(g, &rd) == VIDK_ERR(EINVAL));
             fclose(g);
         }
         free(bytes);
@@ -1012,11 +1013,11 @@ static void test_errors(VidkContext *c) {
     CHECK(vidk_h264_sparse_unpack(&sp, NULL) == E);
     vidk_h264_sparse_free(&sp);
     vidk_h264_sparse_free(NULL);
-    CHECK(vidk_h264_coef_write(NULL, &fr) == E);
-    CHECK(vidk_h264_coef_read(NULL, &fr) == E);
+    CHECK(coeffile_write(NULL, &fr) == E);
+    CHECK(coeffile_read(NULL, &fr) == E);
     FILE *f = tmpfile();
-    CHECK(vidk_h264_coef_write(f, NULL) == E);
-    CHECK(vidk_h264_coef_read(f, NULL) == E);
+    CHECK(coeffile_write(f, NULL) == E);
+    CHECK(coeffile_read(f, NULL) == E);
     fclose(f);
     /* cuda (where a device exists): the same argument errors as c, and the same picture
      * for the valid batch. */

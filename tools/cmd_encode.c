@@ -418,7 +418,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     p->keyint = (int)keyint;
     p->outputs = (recon ? VIDK_ENC_OUT_RECON : 0u) |
                  (png_dir ? (unsigned)(VIDK_ENC_OUT_MVS | VIDK_ENC_OUT_ENERGY) : 0u);
-    int e = vidk_enc_open(ctx, p, fi->w, fi->h, &enc);
+    int e = vidk_enc_open(ctx, &enc, p, fi->w, fi->h);
     if (e < 0) {
         cli_error(CMD, "cannot open the %s encoder for %dx%d on %s: %s",
                   vidk_codec_name(p->codec), fi->w, fi->h,

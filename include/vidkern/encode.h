@@ -27,7 +27,7 @@
  * @code
  *   VidkEncParams p;  vidk_enc_default_params(&p);
  *   p.codec = VIDK_CODEC_HEVC;  p.qp = 32;  p.range = 32;
- *   VidkEncoder *e;  vidk_enc_open(ctx, &p, w, h, &e);
+ *   VidkEncoder *e;  vidk_enc_open(ctx, &e, &p, w, h);
  *   vidk_enc_send(e, &pic0);                   // may be called ahead: the next frame
  *   vidk_enc_send(e, &pic1);                   // uploads while the previous is coded
  *   VidkEncFrameInfo info;
@@ -161,12 +161,15 @@ typedef struct VidkEncoder VidkEncoder;
 
 /**
  * @brief Open an encoder for w x h 8-bit 4:2:0 pictures on ctx's backend.
+ * @param ctx context (first, as in every call that takes one).
+ * @param out receives the encoder (NULL on failure): the created object comes right after
+ *        the context (vidkern.h, "Argument order").
  * @return 0; VIDK_ERR(EINVAL) for bad parameters or sizes (even, 16..VIDK_MAX_PICTURE_SIDE);
  *         VIDK_ERR(ENOMEM); VIDK_ERR(EIO) for a device error (logged).
  * The context must outlive the encoder and is used by one encoder at a time.
  */
-VIDK_API int vidk_enc_open(VidkContext *ctx, const VidkEncParams *p, int w, int h,
-                           VidkEncoder **out);
+VIDK_API int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, int w,
+                           int h);
 
 /** @brief Geometry of e. */
 VIDK_API void vidk_enc_geometry(const VidkEncoder *e, VidkEncGeometry *g);

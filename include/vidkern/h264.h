@@ -52,7 +52,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -226,28 +225,6 @@ VIDK_API void vidk_h264_coef_frame_free(VidkH264CoefFrame *fr);
  * @return 0 or VIDK_ERR(EINVAL).
  */
 VIDK_API int vidk_h264_coef_frame_validate(const VidkH264CoefFrame *fr);
-
-/**
- * @brief Append one coefficient frame to a file (format: docs/COEFFORMAT.md).
- * @return 0; VIDK_ERR(EINVAL) for a NULL argument or an invalid frame;
- *         VIDK_ERR(EIO) on a write error.
- */
-VIDK_API int vidk_h264_coef_write(FILE *f, const VidkH264CoefFrame *fr);
-
-/**
- * @brief Read the next coefficient frame of a file (format: docs/COEFFORMAT.md).
- *
- * The record is fully validated (magic, version, sizes, flags, qP' ranges, scaling
- * values, reserved fields, every mask and count, the trailing checksum) before it is
- * returned. `fr` is (re)allocated to the record's geometry: pass a zeroed frame or
- * one from an earlier read / vidk_h264_coef_frame_alloc(); it is freed and zeroed on
- * failure.
- *
- * @return 1 when a frame was read; 0 at the end of the file (no byte left);
- *         VIDK_ERR(EINVAL) for a malformed, truncated or unsupported record;
- *         VIDK_ERR(EIO) on a read error; VIDK_ERR(ENOMEM).
- */
-VIDK_API int vidk_h264_coef_read(FILE *f, VidkH264CoefFrame *fr);
 
 /* ------------------------------------------------------------------------- */
 /** @name Compacted batches */

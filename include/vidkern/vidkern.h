@@ -19,8 +19,19 @@
  * @endcode
  *
  * Conventions: functions return 0 (or a non-negative count) on success and a negative
- * errno value, VIDK_ERR(E...), on failure. The library never prints and never exits;
- * messages go to the logger in VidkSettings. Strides are in bytes (ptrdiff_t).
+ * errno value, VIDK_ERR(E...), on failure.
+ *
+ * Argument order, the same in every header: the context comes first in every call that
+ * takes one; the object a call creates or initialises comes next (first where there is
+ * no context): vidk_open(&ctx, &s), vidk_enc_open(ctx, &enc, &p, w, h),
+ * vidk_h264_batch_build(ctx, &batch, &fr), vidk_picture_alloc(&pic, ...),
+ * vidk_default_settings(&s); the object a call acts on likewise comes first
+ * (vidk_enc_send(enc, &pic)); then the inputs; results computed into the caller's
+ * buffers come last (vidk_me_search(ctx, &cur, &ref, &p, &field),
+ * vidk_enc_receive(enc, &recon, &maps, &info)). No public header uses stdio.
+ *
+ * The library never prints and never exits; messages go to the logger in VidkSettings.
+ * Strides are in bytes (ptrdiff_t).
  */
 #ifndef VIDKERN_VIDKERN_H
 #define VIDKERN_VIDKERN_H
@@ -363,33 +374,12 @@ VIDK_API int vidk_block_height(VidkBlockSize bs);
 /** @return "16x16" etc., or "?" */
 VIDK_API const char *vidk_block_name(VidkBlockSize bs);
 
-/* ------------------------------------------------------------------------- */
-/** @name Frame SAD map */
-
-/**
- * @brief SAD of every block of `cur` against `ref` displaced by one vector (mvx, mvy).
- *
- * The luma planes (8-bit) are covered by blocks of size `bs` in raster order; a
- * partial block at the right or bottom edge reads `cur` with edge replication, as
- * codecs pad sizes to a block multiple. Reference samples outside the picture take
- * the nearest edge sample. Result i = by * ceil(w / bw) + bx.
- *
- * @param ctx context (any backend; all give identical results).
- * @param cur, ref 8-bit pictures of equal luma size.
- * @param mvx, mvy displacement of the reference block, each in [-4096, 4096].
- * @param bs block size.
- * @param sads output array of ceil(w/bw) * ceil(h/bh) values.
- * @return 0; VIDK_ERR(EINVAL) for bad arguments or mismatched pictures;
- *         VIDK_ERR(ENOMEM); VIDK_ERR(EIO) for a device error (logged).
- */
-VIDK_API int vidk_sad_frame(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
-                            int mvx, int mvy, VidkBlockSize bs, uint32_t *sads);
-
 #ifdef __cplusplus
 }
 #endif
 
 /* Kernel families, each in its own header. */
+#include "vidkern/sad.h"
 #include "vidkern/me.h"
 #include "vidkern/h264.h"
 #include "vidkern/hevc.h"
