@@ -42,7 +42,14 @@ static void help(void) {
         "  --input-size WxH    raw (headerless) input of this size ...\n"
         "  --input-format F    ... and pixel format (default yuv420p; gray, yuv420p10le, ...)\n"
         "  --gen-size WxH      size of the generated video when no IN is given\n"
-        "  --read MV.bin       read a VKMV file: print a summary, convert with -o\n\n",
+        "  --read MV.bin       read a VKMV file: print a summary, convert with -o\n"
+        "  --assume-progressive  accept interlaced Y4M input (It, Ib, Im; refused by\n"
+        "                      default) and search each frame as one progressive picture\n\n"
+        "Output files (-o, --png) are written under temporary names and appear only when\n"
+        "the run succeeds (a failed run leaves no picture behind); a FIFO or device is\n"
+        "written in place, a symbolic link is written through; a .bin needs a regular\n"
+        "file. An output naming an input is refused. Options with a value also take the\n"
+        "form --option=value.\n\n",
         VIDK_ME_MAX_RANGE, 2 * VIDK_ME_MAX_RANGE + 4, VIDK_ME_MAX_LAMBDA);
     cli_common_help(stdout);
 }
@@ -146,21 +153,77 @@ static void png_name(const char *pat, int k, char *out, size_t outlen) {
     out[o] = 0;
 }
 
-/* Is a directory entry path creatable? Creates and removes PATH.tmp. */
-static int check_writable(const char *path) {
-    char tmp[4200];
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-        cli_error(CMD, "%s: name too long", path);
-        return -1;
-    }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        cli_error(CMD, "%s: cannot create (%s)", tmp, strerror(errno));
-        return -1;
-    }
-    fclose(f);
-    remove(tmp);
+/* The --png pictures of a run: each one written and closed when its frame pair is done,
+ * under a temporary name (vio_out_open()), and moved into place only when the whole
+ * command succeeds, so a failed run leaves no picture behind. */
+typedef struct PngSet {
+    const char *pat; /* the --png name; NULL = no pictures */
+    int numbered;    /* pat has a %d */
+    VioOut *first;   /* opened before any work, so an unusable name costs nothing */
+    VioOut **done;   /* written, waiting for the commit */
+    int n, cap;
+    const char *const *ins; /* inputs no picture may overwrite */
+    int nin;
+} PngSet;
+
+static int pngset_open(PngSet *ps, VioOut **o, int k) {
+    char name[4200], err[512];
+    if (ps->numbered)
+        png_name(ps->pat, k, name, sizeof(name));
+    else
+        snprintf(name, sizeof(name), "%s", ps->pat);
+    if (cli_output_is_input(CMD, "--png", name, ps->ins, ps->nin)) return -1;
+    if (vio_out_open(o, name, err, sizeof(err)) < 0) return cli_error(CMD, "%s", err), -1;
     return 0;
+}
+
+/* Open the first picture's output (before any work). */
+static int pngset_start(PngSet *ps) {
+    return ps->pat ? pngset_open(ps, &ps->first, 0) : 0;
+}
+
+/* Picture k (frame pair k): render and write it. */
+static int pngset_write(PngSet *ps, int k, const VidkMeField *f, VidkBlockSize bs,
+                        const VidkPicture *pic, MvPngMode mode, int norm) {
+    char err[512];
+    VioOut *o = ps->first;
+    ps->first = NULL;
+    if (!o && pngset_open(ps, &o, k) < 0) return -1;
+    if (ps->n == ps->cap) {
+        const int cap = ps->cap ? 2 * ps->cap : 16;
+        VioOut **d = realloc(ps->done, sizeof(*d) * (size_t)cap);
+        if (!d) {
+            vio_out_close(&o, 0, NULL, 0);
+            return cli_error(CMD, "out of memory"), -1;
+        }
+        ps->done = d, ps->cap = cap;
+    }
+    ps->done[ps->n++] = o;
+    uint8_t *rgb = malloc((size_t)f->w * (size_t)f->h * 3);
+    if (!rgb) return cli_error(CMD, "out of memory"), -1;
+    int e = mvpng_render(f, bs, pic, mode, norm, rgb);
+    if (e < 0)
+        cli_error(CMD, "%s: shape %s not in the field", vio_out_name(o), vidk_block_name(bs));
+    else if ((e = vio_write_png_stream(vio_out_stream(o), vio_out_name(o), rgb, f->w, f->h,
+                                       (ptrdiff_t)f->w * 3, 3, err, sizeof(err))) < 0 ||
+             (e = vio_out_finish(o, err, sizeof(err))) < 0)
+        cli_error(CMD, "%s", err);
+    free(rgb);
+    return e < 0 ? -1 : 0;
+}
+
+/* commit 1: move every picture into place (0, or -1 with a message); 0: discard them. */
+static int pngset_end(PngSet *ps, int commit) {
+    char err[512];
+    int ret = 0;
+    vio_out_close(&ps->first, 0, NULL, 0);
+    for (int k = 0; k < ps->n; k++)
+        if (vio_out_close(&ps->done[k], commit && !ret, err, sizeof(err)) < 0 && commit && !ret)
+            ret = -cli_error(CMD, "%s", err);
+    free(ps->done);
+    ps->done = NULL;
+    ps->n = ps->cap = 0;
+    return ret;
 }
 
 /* ---- statistics of the summary shape --------------------------------------- */
@@ -200,6 +263,10 @@ static int cmd_read(const ReadOpts *o) {
     VidkMeField f;
     memset(&f, 0, sizeof(f));
     int ret = 1;
+    const char *ins[] = {o->path};
+    PngSet ps = {0};
+    ps.pat = o->png, ps.ins = ins, ps.nin = 1;
+    if (cli_output_is_input(CMD, "-o", o->out, ins, 1)) return 1;
     if (mvf_reader_open(&rd, o->path, &info, err, sizeof(err)) < 0)
         return cli_error(CMD, "%s", err);
     int e = vidk_me_field_alloc(&f, info.w, info.h, info.shapes);
@@ -228,6 +295,8 @@ static int cmd_read(const ReadOpts *o) {
             goto done;
         }
     }
+    ps.numbered = pngpat;
+    if (pngset_start(&ps) < 0) goto done;
     Stats st[VIDK_BLOCK_COUNT];
     memset(st, 0, sizeof(st));
     int n = 0, png_done = 0;
@@ -245,16 +314,9 @@ static int cmd_read(const ReadOpts *o) {
             goto done;
         }
         if (o->png && (pngpat || n == o->png_frame)) {
-            char name[4200];
-            if (pngpat)
-                png_name(o->png, n, name, sizeof(name));
-            else
-                snprintf(name, sizeof(name), "%s", o->png);
-            if (mvpng_write(name, &f, (VidkBlockSize)pbs, NULL, o->png_mode, o->png_norm, err,
-                            sizeof(err)) < 0) {
-                cli_error(CMD, "%s", err);
+            if (pngset_write(&ps, n, &f, (VidkBlockSize)pbs, NULL, o->png_mode, o->png_norm) <
+                0)
                 goto done;
-            }
             png_done++;
         }
         n++;
@@ -267,6 +329,7 @@ static int cmd_read(const ReadOpts *o) {
         cli_error(CMD, "%s", err);
         goto done;
     }
+    if (pngset_end(&ps, 1) < 0) goto done;
     if (o->json) {
         printf("{\n  \"file\": ");
         bench_json_str(stdout, o->path);
@@ -308,6 +371,7 @@ static int cmd_read(const ReadOpts *o) {
     }
     ret = 0;
 done:
+    pngset_end(&ps, 0);
     mvf_writer_close(&wr, 0, NULL, 0);
     mvf_reader_close(&rd);
     vidk_me_field_free(&f);
@@ -326,7 +390,14 @@ int vidk_cmd_me(int argc, char **argv) {
     unsigned shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
     MvPngMode png_mode = MVPNG_WHEEL;
     const char *in_size = NULL, *in_fmt = NULL;
-    int gen_w = 0, gen_h = 0;
+    int gen_w = 0, gen_h = 0, progressive = 0;
+    static const char *const value_opts[] = {"--ref",          "-o",         "--output",
+                                             "--png",          "--read",     "--input-size",
+                                             "--input-format", "--range",    "--search-area",
+                                             "--shapes",       "--lambda",   "--frames",
+                                             "--png-frame",    "--png-norm", "--png-mode",
+                                             "--png-shape",    "--gen-size", NULL};
+    if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -336,7 +407,13 @@ int vidk_cmd_me(int argc, char **argv) {
         const int r = cli_common_opt(&c, CMD, argc, argv, &i);
         if (r < 0) return 1;
         if (r) continue;
+        if (!strcmp(a, "--assume-progressive")) {
+            progressive = 1;
+            continue;
+        }
         if (a[0] == '-' && a[1]) {
+            if (!cli_takes_value(a, value_opts))
+                return cli_error(CMD, "unknown option '%s' (see --help)", a);
             if (!(v = cli_value(CMD, argc, argv, &i))) return 1;
         } else {
             if (in) return cli_error(CMD, "more than one input ('%s' and '%s')", in, a);
@@ -417,6 +494,10 @@ int vidk_cmd_me(int argc, char **argv) {
     if (refp && !in) return cli_error(CMD, "--ref needs an input sequence");
     if (in_fmt && !in_size) return cli_error(CMD, "--input-format needs --input-size");
     if (gen_w && in) return cli_error(CMD, "--gen-size is for the generated video (no IN)");
+    {
+        const char *const ins[] = {in, refp};
+        if (cli_output_is_input(CMD, "-o", out, ins, 2)) return 1;
+    }
 
     VioFormat raw;
     vio_format_default(&raw);
@@ -434,6 +515,10 @@ int vidk_cmd_me(int argc, char **argv) {
     CliSource src, ref;
     memset(&src, 0, sizeof(src));
     memset(&ref, 0, sizeof(ref));
+    src.assume_progressive = ref.assume_progressive = progressive;
+    const char *ins[] = {in, refp};
+    PngSet ps = {0};
+    ps.pat = png, ps.ins = ins, ps.nin = 2;
     VidkPicture pa, pb, pr;
     memset(&pa, 0, sizeof(pa));
     memset(&pb, 0, sizeof(pb));
@@ -493,14 +578,8 @@ int vidk_cmd_me(int argc, char **argv) {
         }
     }
     const int pngpat = png ? png_pattern(png) : 0;
-    if (png) {
-        char name[4200];
-        if (pngpat)
-            png_name(png, 0, name, sizeof(name));
-        else
-            snprintf(name, sizeof(name), "%s", png);
-        if (check_writable(name) < 0) goto done;
-    }
+    ps.numbered = pngpat;
+    if (pngset_start(&ps) < 0) goto done;
     if (!(ctx = cli_open(&c, CMD))) goto done;
     if (vio_picture_alloc(&pa, fi) < 0 || vio_picture_alloc(&pb, fi) < 0 ||
         (refp && vio_picture_alloc(&pr, fi) < 0)) {
@@ -577,16 +656,9 @@ int vidk_cmd_me(int argc, char **argv) {
             goto done;
         }
         if (png && (pngpat || npairs == png_frame)) {
-            char name[4200];
-            if (pngpat)
-                png_name(png, npairs, name, sizeof(name));
-            else
-                snprintf(name, sizeof(name), "%s", png);
-            if (mvpng_write(name, &field, (VidkBlockSize)pbs, cur, png_mode, (int)png_norm, err,
-                            sizeof(err)) < 0) {
-                cli_error(CMD, "%s", err);
+            if (pngset_write(&ps, npairs, &field, (VidkBlockSize)pbs, cur, png_mode,
+                             (int)png_norm) < 0)
                 goto done;
-            }
             png_done++;
         }
         npairs++;
@@ -619,6 +691,7 @@ int vidk_cmd_me(int argc, char **argv) {
         cli_error(CMD, "%s", err);
         goto done;
     }
+    if (pngset_end(&ps, 1) < 0) goto done;
     const VidkBackend be = vidk_get_backend(ctx);
     const double mean_sad = st.pixels ? st.sad / st.pixels : 0;
     const double zero = st.blocks ? st.zero / st.blocks : 0;
@@ -681,6 +754,7 @@ int vidk_cmd_me(int argc, char **argv) {
     }
     ret = 0;
 done:
+    pngset_end(&ps, 0);
     mvf_writer_close(&wr, 0, NULL, 0);
     vidk_me_field_free(&field);
     vidk_picture_free(&pa);
