@@ -75,11 +75,13 @@ int cli_args(const char *cmd, int *argc, char ***argv, const char *const *value_
 int cli_output_is_input(const char *cmd, const char *opt, const char *out,
                         const char *const *ins, int n) {
     if (!out) return 0;
-    for (int k = 0; k < n; k++)
-        if (ins[k] && vio_same_file(out, ins[k]))
-            return cli_error(cmd, "%s%s'%s' is the input file '%s': refusing to overwrite it",
-                             opt, *opt ? " " : "", !strcmp(out, "-") ? "stdout" : out,
-                             !strcmp(ins[k], "-") ? "stdin" : ins[k]);
+    for (int k = 0; k < n; k++) {
+        if (!ins[k] || !vio_same_file(out, ins[k])) continue;
+        const int so = !strcmp(out, "-"), si = !strcmp(ins[k], "-");
+        return cli_error(cmd, "%s%s%s%s%s is the input file %s%s%s: refusing to overwrite it",
+                         opt, *opt ? " " : "", so ? "" : "'", so ? "stdout" : out,
+                         so ? "" : "'", si ? "" : "'", si ? "stdin" : ins[k], si ? "" : "'");
+    }
     return 0;
 }
 

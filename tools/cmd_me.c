@@ -330,10 +330,13 @@ static int cmd_read(const ReadOpts *o) {
         goto done;
     }
     if (pngset_end(&ps, 1) < 0) goto done;
+    /* A picture on stdout: the summary goes to stderr. */
+    FILE *sumf = o->png && !strcmp(o->png, "-") ? stderr : stdout;
     if (o->json) {
-        printf("{\n  \"file\": ");
-        bench_json_str(stdout, o->path);
-        printf(
+        fprintf(sumf, "{\n  \"file\": ");
+        bench_json_str(sumf, o->path);
+        fprintf(
+            sumf,
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %d,\n"
             "  \"lambda\": %u,\n  \"frames\": %u,\n  \"reference\": \"%s\",\n  \"shapes\": {",
             info.w, info.h, info.bitdepth, info.range, info.lambda, (unsigned)info.frames,
@@ -341,33 +344,36 @@ static int cmd_read(const ReadOpts *o) {
         int first = 1;
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
             if (!(info.shapes & VIDK_ME_SHAPE(bs))) continue;
-            printf("%s\n    \"%s\": {\"blocks_per_frame\": %d, \"mean_sad_per_pixel\": %.4f, "
-                   "\"zero_mv_share\": %.4f}",
-                   first ? "" : ",", vidk_block_name((VidkBlockSize)bs),
-                   f.grid_w[bs] * f.grid_h[bs], st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
-                   st[bs].blocks ? st[bs].zero / st[bs].blocks : 0);
+            fprintf(sumf,
+                    "%s\n    \"%s\": {\"blocks_per_frame\": %d, \"mean_sad_per_pixel\": %.4f, "
+                    "\"zero_mv_share\": %.4f}",
+                    first ? "" : ",", vidk_block_name((VidkBlockSize)bs),
+                    f.grid_w[bs] * f.grid_h[bs], st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
+                    st[bs].blocks ? st[bs].zero / st[bs].blocks : 0);
             first = 0;
         }
-        printf("\n  }");
+        fprintf(sumf, "\n  }");
         if (o->out) {
-            printf(",\n  \"output\": ");
-            bench_json_str(stdout, o->out);
+            fprintf(sumf, ",\n  \"output\": ");
+            bench_json_str(sumf, o->out);
         }
-        printf("\n}\n");
+        fprintf(sumf, "\n}\n");
     } else {
-        printf("%s: VKMV v%d, %dx%d (%dx%d macroblocks), %d-bit, R=%d, lambda %u, %u frames, "
-               "reference: %s\n",
-               o->path, MVF_VERSION, info.w, info.h, info.mb_w, info.mb_h, info.bitdepth,
-               info.range, info.lambda, (unsigned)info.frames,
-               (info.flags & MVF_FLAG_REF_FILE) ? "separate sequence" : "previous frame");
+        fprintf(sumf,
+                "%s: VKMV v%d, %dx%d (%dx%d macroblocks), %d-bit, R=%d, lambda %u, %u frames, "
+                "reference: %s\n",
+                o->path, MVF_VERSION, info.w, info.h, info.mb_w, info.mb_h, info.bitdepth,
+                info.range, info.lambda, (unsigned)info.frames,
+                (info.flags & MVF_FLAG_REF_FILE) ? "separate sequence" : "previous frame");
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
             if (!(info.shapes & VIDK_ME_SHAPE(bs))) continue;
-            printf("  %-5s %7d blocks/frame  mean SAD %7.3f per pixel  %5.1f%% zero vectors\n",
-                   vidk_block_name((VidkBlockSize)bs), f.grid_w[bs] * f.grid_h[bs],
-                   st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
-                   st[bs].blocks ? 100 * st[bs].zero / st[bs].blocks : 0);
+            fprintf(sumf,
+                    "  %-5s %7d blocks/frame  mean SAD %7.3f per pixel  %5.1f%% zero vectors\n",
+                    vidk_block_name((VidkBlockSize)bs), f.grid_w[bs] * f.grid_h[bs],
+                    st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
+                    st[bs].blocks ? 100 * st[bs].zero / st[bs].blocks : 0);
         }
-        if (o->out) printf("wrote %s\n", o->out);
+        if (o->out) fprintf(sumf, "wrote %s\n", o->out);
     }
     ret = 0;
 done:
@@ -481,6 +487,8 @@ int vidk_cmd_me(int argc, char **argv) {
         return cli_error(CMD, "--png-frame selects one picture; a %%d name writes them all");
     if (out && mvf_format_from_path(out) < 0)
         return cli_error(CMD, "-o %s: unknown extension (.bin, .csv, .json)", out);
+    if (png && !strcmp(png, "-") && c.json)
+        return cli_error(CMD, "--png - and --json both want stdout: write one to a file");
 
     if (readp) {
         if (in || refp) return cli_error(CMD, "--read takes no input sequence");
@@ -707,15 +715,17 @@ int vidk_cmd_me(int argc, char **argv) {
             if (shapes & VIDK_ME_SHAPE(bs))
                 so += snprintf(shapes_txt + so, sizeof(shapes_txt) - (size_t)so, "%s%s",
                                so ? "," : "", vidk_block_name((VidkBlockSize)bs));
+    FILE *sumf = png && !strcmp(png, "-") ? stderr : stdout;
     if (c.json) {
-        printf("{\n  \"input\": ");
-        bench_json_str(stdout, in ? src.name : gen_desc);
-        printf(",\n  \"reference\": ");
+        fprintf(sumf, "{\n  \"input\": ");
+        bench_json_str(sumf, in ? src.name : gen_desc);
+        fprintf(sumf, ",\n  \"reference\": ");
         if (refp)
-            bench_json_str(stdout, ref.name);
+            bench_json_str(sumf, ref.name);
         else
-            printf("\"previous frame\"");
-        printf(
+            fprintf(sumf, "\"previous frame\"");
+        fprintf(
+            sumf,
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %ld,\n"
             "  \"shapes\": \"%s\",\n  \"lambda\": %ld,\n  \"frames\": %d,\n"
             "  \"seconds\": %.6f,\n  \"frames_per_second\": %.3f,\n  \"ms_per_frame\": %.4f,\n"
@@ -727,30 +737,31 @@ int vidk_cmd_me(int argc, char **argv) {
             vidk_block_name((VidkBlockSize)sbs), mean_sad, zero, vidk_backend_name(be),
             vidk_get_threads(ctx));
         if (out) {
-            printf(",\n  \"output\": ");
-            bench_json_str(stdout, out);
+            fprintf(sumf, ",\n  \"output\": ");
+            bench_json_str(sumf, out);
         }
         if (png) {
-            printf(",\n  \"png\": ");
-            bench_json_str(stdout, png);
+            fprintf(sumf, ",\n  \"png\": ");
+            bench_json_str(sumf, png);
         }
-        printf("\n}\n");
+        fprintf(sumf, "\n}\n");
     } else {
-        printf("%d frame pairs of %s (%dx%d, %d-bit) against %s, R=%ld (%ldx%ld candidates), "
-               "shapes %s%s, lambda %ld\n",
-               npairs, in ? src.name : gen_desc, fi->w, fi->h, fi->bitdepth,
-               refp ? ref.name : "the previous frame", range, 2 * range + 1, 2 * range + 1,
-               shapes_txt, shapes == VIDK_ME_SHAPES_H264 ? " (41 partitions)" : "", lambda);
-        printf("backend %s", vidk_backend_name(be));
-        if (be == VIDK_BACKEND_THREADS) printf(" (%d threads)", vidk_get_threads(ctx));
-        printf(": %.3f s, %.2f frames/s, %.3f ms/frame (search %.3f ms/frame)\n", t_total, fps,
-               1e3 * t_total / npairs, 1e3 * t_search / npairs);
-        printf("%s field: mean SAD %.3f per pixel, %.1f%% zero vectors\n",
-               vidk_block_name((VidkBlockSize)sbs), mean_sad, 100 * zero);
+        fprintf(sumf,
+                "%d frame pairs of %s (%dx%d, %d-bit) against %s, R=%ld (%ldx%ld candidates), "
+                "shapes %s%s, lambda %ld\n",
+                npairs, in ? src.name : gen_desc, fi->w, fi->h, fi->bitdepth,
+                refp ? ref.name : "the previous frame", range, 2 * range + 1, 2 * range + 1,
+                shapes_txt, shapes == VIDK_ME_SHAPES_H264 ? " (41 partitions)" : "", lambda);
+        fprintf(sumf, "backend %s", vidk_backend_name(be));
+        if (be == VIDK_BACKEND_THREADS) fprintf(sumf, " (%d threads)", vidk_get_threads(ctx));
+        fprintf(sumf, ": %.3f s, %.2f frames/s, %.3f ms/frame (search %.3f ms/frame)\n",
+                t_total, fps, 1e3 * t_total / npairs, 1e3 * t_search / npairs);
+        fprintf(sumf, "%s field: mean SAD %.3f per pixel, %.1f%% zero vectors\n",
+                vidk_block_name((VidkBlockSize)sbs), mean_sad, 100 * zero);
         if (out)
-            printf("wrote %s (%s)\n", out,
-                   mvf_format_name((MvfFormat)mvf_format_from_path(out)));
-        if (png) printf("wrote %s%s\n", png, pngpat ? " (one per frame pair)" : "");
+            fprintf(sumf, "wrote %s (%s)\n", out,
+                    mvf_format_name((MvfFormat)mvf_format_from_path(out)));
+        if (png) fprintf(sumf, "wrote %s%s\n", png, pngpat ? " (one per frame pair)" : "");
     }
     ret = 0;
 done:

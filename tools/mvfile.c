@@ -245,6 +245,10 @@ static void json_shapes(FILE *f, unsigned shapes) {
     fputc(']', f);
 }
 
+#define BIN_NOT_REGULAR                                                                        \
+    "%s: a .bin output must be a regular file (its header is completed at the end); "          \
+    "write .csv or .json to a pipe or device"
+
 int mvf_writer_open(MvfWriter **pw, const char *path, MvfFormat fmt, const MvfInfo *info,
                     char *err, size_t errlen) {
     *pw = NULL;
@@ -257,6 +261,13 @@ int mvf_writer_open(MvfWriter **pw, const char *path, MvfFormat fmt, const MvfIn
     w->fmt = fmt;
     w->info = *info;
     w->info.frames = 0;
+    /* Before opening: opening a FIFO would wait for its reader. */
+    struct stat st;
+    if (fmt == MVF_FORMAT_BIN && strcmp(path, "-") && stat(path, &st) == 0 &&
+        !S_ISREG(st.st_mode)) {
+        free(w);
+        return fail(err, errlen, BIN_NOT_REGULAR, path), VIDK_ERR(ESPIPE);
+    }
     const int e = vio_out_open(&w->out, path, err, errlen);
     if (e < 0) {
         free(w);
@@ -266,10 +277,7 @@ int mvf_writer_open(MvfWriter **pw, const char *path, MvfFormat fmt, const MvfIn
     w->name = vio_out_name(w->out);
     /* The header's frame count is written last: a .bin output must be seekable. */
     if (fmt == MVF_FORMAT_BIN && !vio_out_seekable(w->out)) {
-        fail(err, errlen,
-             "%s: a .bin output must be a regular file (its header is completed at the "
-             "end); write .csv or .json to a pipe or device",
-             w->name);
+        fail(err, errlen, BIN_NOT_REGULAR, w->name);
         mvf_writer_close(&w, 0, NULL, 0);
         return VIDK_ERR(ESPIPE);
     }

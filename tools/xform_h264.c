@@ -94,8 +94,8 @@ int vidk_xform_h264(int argc, char **argv) {
         }
     }
     /* Blocks go stdin -> stdout: the same file on both sides would be overwritten. */
-    if (vio_same_file("-", "-"))
-        return cli_error(CMD, "stdout is the input file (stdin): refusing to overwrite it");
+    const char *const stdin_name[] = {"-"};
+    if (cli_output_is_input(CMD, "", "-", stdin_name, 1)) return 1;
     if (!have_qp) return cli_error(CMD, "--qp N is required (see --codec h264 --help)");
     const long bd_off = 6 * (bitdepth - 8);
     if (qp < -bd_off)

@@ -100,8 +100,8 @@ int vidk_xform_hevc(int argc, char **argv) {
         }
     }
     /* Blocks go stdin -> stdout: the same file on both sides would be overwritten. */
-    if (vio_same_file("-", "-"))
-        return cli_error(CMD, "stdout is the input file (stdin): refusing to overwrite it");
+    const char *const stdin_name[] = {"-"};
+    if (cli_output_is_input(CMD, "", "-", stdin_name, 1)) return 1;
     if (!size) return cli_error(CMD, "--size 4|8|16|32 is required");
     if (qp < 0) return cli_error(CMD, "--qp is required");
     if (qp > VIDK_HEVC_MAX_QP(bd))
