@@ -109,12 +109,6 @@ void cli_source_close(CliSource *s);
 /* Frames in a regular file, estimated from its size (for the progress bar); 0 unknown. */
 int cli_estimate_frames(const char *path, const VioFormat *f, int y4m);
 
-/* Help text of the interlacing option of commands that read pictures. */
-#define CLI_HELP_ASSUME_PROGRESSIVE                                                            \
-    "  --assume-progressive  accept interlaced Y4M input (It, Ib, Im), refused by\n"           \
-    "                     default, and process each frame (both fields) as one\n"              \
-    "                     progressive picture\n"
-
 /* Monotonic time in seconds. */
 double cli_now(void);
 

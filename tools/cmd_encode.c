@@ -58,7 +58,7 @@ static void help(void) {
         "  --gen-frames N     frames of the generated video (default 30, or --frames)\n"
         "  --input-size WxH   raw (headerless) input of this size ...\n"
         "  --input-format F   ... and pixel format (default yuv420p; only yuv420p/yuvj420p\n"
-        "                     can be coded)\n\n"
+        "                     can be coded)\n"
         "  --assume-progressive  accept interlaced Y4M input (It, Ib, Im; refused by\n"
         "                     default) and code each frame as one progressive picture\n\n"
         "Output files (--recon, --report) are written under a temporary name and appear\n"

@@ -313,8 +313,8 @@ int vio_out_open(VioOut **po, const char *path, char *err, size_t errlen) {
     struct stat st;
     const int exists = lstat(path, &st) == 0;
     if (!exists || S_ISREG(st.st_mode)) {
-        /* Beside the output, so that the rename stays within one file system. */
-        /* PATH.tmp, created exclusively; if that name is taken, PATH.tmpXXXXXX. */
+        /* Beside the output, so that the rename stays within one file system: PATH.tmp,
+         * created exclusively, or PATH.tmpXXXXXX if that name is taken. */
         static const char suffix[] = ".tmpXXXXXX";
         if (!(o->tmp = malloc(n + sizeof(suffix)))) {
             out_free(o);

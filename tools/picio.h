@@ -1,8 +1,10 @@
 /* Picture input/output of the vidkern tools: YUV4MPEG2 (.y4m) and headerless planar
  * (.yuv) streams, read and written sequentially (pipes work: nothing seeks), and PNG
- * output. Tool-level code, not part of the library: it prints nothing, every failure
- * comes back as a negative errno code plus a one-line message "NAME: problem" where NAME
- * is the path given ("stdin" / "stdout" for "-").
+ * output, and the one way the tools create output files (vio_out_open()). Tool-level
+ * code, not part of the library: it prints nothing, every failure comes back as a
+ * negative errno code plus a one-line message "NAME: problem" where NAME is the path given
+ * ("stdin" / "stdout" for "-"), or "cannot create 'PATH': reason" for an output that
+ * cannot be created.
  *
  * Y4M as read and written here (the mjpegtools YUV4MPEG2 format, as ffmpeg writes it):
  *   header  "YUV4MPEG2" then space-separated tags, then '\n':
