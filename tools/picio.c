@@ -313,6 +313,12 @@ int vio_out_open(VioOut **po, const char *path, char *err, size_t errlen) {
     struct stat st;
     const int exists = lstat(path, &st) == 0;
     if (!exists || S_ISREG(st.st_mode)) {
+        /* A file the user may not write is not replaced behind its back either. */
+        if (exists && access(path, W_OK) < 0) {
+            const int e = errno ? errno : EACCES;
+            out_free(o);
+            return create_error(err, errlen, path, e);
+        }
         /* Beside the output, so that the rename stays within one file system: PATH.tmp,
          * created exclusively, or PATH.tmpXXXXXX if that name is taken. */
         static const char suffix[] = ".tmpXXXXXX";

@@ -188,8 +188,9 @@ typedef struct VioOut VioOut;
  *    "PATH.tmpXXXXXX" in the same folder, renamed to PATH by vio_out_close(commit 1) and
  *    removed otherwise, so a failed command leaves neither a half-written PATH nor a
  *    temporary file, and an existing PATH keeps its contents until the rename (its
- *    permission bits are kept). If the folder refuses new files but PATH exists and is
- *    writable, PATH is written in place;
+ *    permission bits are kept; one the user may not write is refused, as fopen() would).
+ *    If the folder refuses new files but PATH exists and is writable, PATH is written in
+ *    place;
  *  - anything else (a FIFO, a character device such as /dev/null, a symbolic link) is
  *    opened and written in place: never replaced, a link stays a link.
  * @return 0, or a negative errno code with the message "cannot create 'PATH': <strerror>"
