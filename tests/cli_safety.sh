@@ -187,8 +187,8 @@ out_is_input)
     must_fail "xform <blk.bin >>blk.bin" - sh -c "'$VK' xform --codec h264 --qp 20 <blk.bin >>blk.bin"
     [ "$(wc -c <blk.bin)" -eq 64 ] || fail "blk.bin changed"
     # Two outputs of one run naming the same file.
-    fails_with encode "--recon and --report both name 'x.json'" a.y4m --recon x.json --report x.json
-    fails_with me "-o and --png both name 'x.csv'" a.y4m -o x.csv --png x.csv
+    fails_with encode "--recon 'x.json' and --report 'x.json' are the same file" a.y4m --recon x.json --report x.json
+    fails_with me "-o 'x.csv' and --png 'x.csv' are the same file" a.y4m -o x.csv --png x.csv
     same a.y4m keep.y4m
     ;;
 me_fail_no_png)

@@ -85,6 +85,13 @@ int cli_output_is_input(const char *cmd, const char *opt, const char *out,
     return 0;
 }
 
+int cli_outputs_clash(const char *a, const char *b) {
+    struct stat st;
+    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-")) return 0;
+    if (!strcmp(a, b)) return stat(a, &st) < 0 || S_ISREG(st.st_mode);
+    return vio_same_file(a, b);
+}
+
 const char *cli_value(const char *cmd, int argc, char **argv, int *i) {
     if (*i + 1 >= argc) {
         cli_error(cmd, "option %s needs a value", argv[*i]);

@@ -50,6 +50,10 @@ int cli_takes_value(const char *a, const char *const *value_opts);
  * regular file (vio_same_file()). opt names the output in the message ("" for none). */
 int cli_output_is_input(const char *cmd, const char *opt, const char *out,
                         const char *const *ins, int n);
+/* 1 when two outputs of one run (neither "-") would be the same file: the same name that
+ * is not there yet or is a regular file, or the same existing regular file by two names.
+ * Devices and FIFOs (/dev/null twice) do not clash. */
+int cli_outputs_clash(const char *a, const char *b);
 /* Consumes argv[*i] (and its value) if it is a common option: returns 1 if consumed,
  * 0 if not a common option, -1 on a bad value (message printed). */
 int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i);

@@ -324,8 +324,9 @@ int vidk_cmd_encode(int argc, char **argv) {
     if (cli_output_is_input(CMD, "--recon", recon, &in, 1) ||
         cli_output_is_input(CMD, "--report", report, &in, 1))
         return 1;
-    if (recon && report && !strcmp(recon, report))
-        return cli_error(CMD, "--recon and --report both name '%s'", recon);
+    if (cli_outputs_clash(recon, report))
+        return cli_error(CMD, "--recon '%s' and --report '%s' are the same file", recon,
+                         report);
 #if !VIDK_HAVE_PNG
     if (png_dir)
         return cli_error(CMD, "--png-dir: PNG output is not available (built without libpng)");

@@ -487,8 +487,8 @@ int vidk_cmd_me(int argc, char **argv) {
         return cli_error(CMD, "--png-frame selects one picture; a %%d name writes them all");
     if (out && mvf_format_from_path(out) < 0)
         return cli_error(CMD, "-o %s: unknown extension (.bin, .csv, .json)", out);
-    if (out && png && !strcmp(out, png))
-        return cli_error(CMD, "-o and --png both name '%s'", out);
+    if (cli_outputs_clash(out, png))
+        return cli_error(CMD, "-o '%s' and --png '%s' are the same file", out, png);
     if (png && !strcmp(png, "-") && c.json)
         return cli_error(CMD, "--png - and --json both want stdout: write one to a file");
 
