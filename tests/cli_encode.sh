@@ -236,6 +236,8 @@ errors)
     must_fail "raw without size" "$O" "$VK" encode "$T/x.yuv" --recon "$O"
     must_fail "json and recon on stdout" - "$VK" encode "$T/ok.y4m" --json --recon -
     must_fail "unwritable recon" - "$VK" encode "$T/ok.y4m" --recon "$T/no/dir/r.y4m"
+    grep -qF "vidkern encode: cannot create '$T/no/dir/r.y4m': No such file or directory" "$T/stderr" ||
+        fail "unwritable recon: message form"
     must_fail "unwritable report" "$O" "$VK" encode "$T/ok.y4m" --report "$T/no/dir/r.json" --recon "$O"
     must_fail "unknown backend" "$O" "$VK" encode "$T/ok.y4m" --backend gpu --recon "$O"
     echo "ok: errors"

@@ -66,11 +66,19 @@ help)
 truncated)
     head -c $((${#HDR} + 1 + 6 + 384 + 6 + 100)) p3.y4m >cut.y4m
     expect_fail "cut.y4m: frame 1 truncated (got 100 of 384 bytes)" cut.y4m out.yuv
-    # Frames before the error are written, never part of a frame.
-    [ "$(size_of out.yuv)" -eq 384 ] || fail "out.yuv has $(size_of out.yuv) bytes, not 384"
-    expect_fail "cut.y4m: frame 1 truncated" cut.y4m out.y4m
+    # A file output appears only when the conversion succeeds: no file, no temporary.
+    [ ! -e out.yuv ] || fail "a failed conversion left out.yuv"
+    ls ./*.tmp* >/dev/null 2>&1 && fail "a failed conversion left a temporary file"
+    # Written in place (stdout): the frames before the error, never part of a frame.
+    expect_fail "cut.y4m: frame 1 truncated" cut.y4m - --output-format yuv
+    [ "$(size_of stdout.txt)" -eq 384 ] || fail "stdout has $(size_of stdout.txt) bytes, not 384"
+    expect_fail "cut.y4m: frame 1 truncated" cut.y4m -
     head -c $((${#HDR} + 1 + 6 + 384)) p3.y4m >one.y4m
-    same out.y4m one.y4m
+    same stdout.txt one.y4m
+    # An existing output is left as it was.
+    printf 'old' >keep.yuv
+    expect_fail "cut.y4m: frame 1 truncated" cut.y4m keep.yuv
+    [ "$(cat keep.yuv)" = old ] || fail "a failed conversion changed keep.yuv"
     ;;
 not_y4m)
     printf 'hello world\n' >hello.y4m
@@ -115,16 +123,18 @@ bad_frame)
     { printf '%s\nFRAMX\n' "$HDR"; head -c 384 /dev/zero; } >m.y4m
     expect_fail "m.y4m: frame 0: bad FRAME marker 'FRAMX'" m.y4m out.yuv
     { head -c $((${#HDR} + 1 + 6 + 384)) p3.y4m; printf 'GARBAGE'; } >g.y4m
-    expect_fail "g.y4m: frame 1: bad FRAME marker 'G'" g.y4m out.yuv
-    [ "$(size_of out.yuv)" -eq 384 ] || fail "the good frame was not written"
+    expect_fail "g.y4m: frame 1: bad FRAME marker 'G'" g.y4m - --output-format yuv
+    [ "$(size_of stdout.txt)" -eq 384 ] || fail "the good frame was not written"
     { printf 'YUV4MPEG2 W2 H2 C420p10\nFRAME\n'; printf '\377\377'; head -c 10 /dev/zero; } >r.y4m
     expect_fail "r.y4m: frame 0: sample 65535 at plane 0 x 0 y 0 is above the 10-bit maximum" r.y4m out.yuv
     ;;
 raw_partial)
     head -c $((384 * 2 + 192)) p3.yuv >part.yuv
     expect_fail "part.yuv: frame 2 truncated (got 192 of 384 bytes)" part.yuv out.y4m --input-size 16x16
+    [ ! -e out.y4m ] || fail "a failed conversion left out.y4m"
+    expect_fail "part.yuv: frame 2 truncated (got 192 of 384 bytes)" part.yuv - --input-size 16x16
     head -c $((${#HDR} + 1 + 2 * 390)) p3.y4m >two.y4m
-    same out.y4m two.y4m
+    same stdout.txt two.y4m
     ;;
 raw_options)
     expect_fail "p3.yuv: raw input needs --input-size WxH" p3.yuv out.y4m
@@ -142,10 +152,10 @@ usage)
     expect_fail "--frames: '0' is not an integer" p3.y4m out.yuv --frames 0
     expect_fail "--fps: '30/0' is not a frame rate" p3.y4m out.yuv --fps 30/0
     expect_fail "option --fps needs a value" p3.y4m out.yuv --fps
-    expect_fail "p3.y4m: input and output are the same file" p3.y4m ./p3.y4m --output-format y4m
+    expect_fail "'./p3.y4m' is the input file 'p3.y4m': refusing to overwrite it" p3.y4m ./p3.y4m --output-format y4m
     same p3.y4m p3.y4m
     expect_fail "missing.y4m: cannot open: No such file or directory" missing.y4m out.yuv
-    expect_fail "nodir/out.yuv: cannot create: No such file or directory" p3.y4m nodir/out.yuv
+    expect_fail "vidkern convert: cannot create 'nodir/out.yuv': No such file or directory" p3.y4m nodir/out.yuv
     ;;
 pipe_in)
     # Reading a pipe needs no seeking.
@@ -212,7 +222,9 @@ real_clip)
     hl=$(head -n 1 "$clip" | wc -c)
     head -c $((hl + 7 * 38022 + 1000)) "$clip" >cut.y4m
     expect_fail "cut.y4m: frame 7 truncated (got 994 of 38016 bytes)" cut.y4m c.yuv
-    [ "$(size_of c.yuv)" -eq $((7 * 38016)) ] || fail "c.yuv: $(size_of c.yuv) bytes"
+    [ ! -e c.yuv ] || fail "a failed conversion left c.yuv"
+    expect_fail "cut.y4m: frame 7 truncated (got 994 of 38016 bytes)" cut.y4m - --output-format yuv
+    [ "$(size_of stdout.txt)" -eq $((7 * 38016)) ] || fail "stdout: $(size_of stdout.txt) bytes"
     ;;
 *)
     fail "unknown case"

@@ -125,6 +125,8 @@ errors)
     must_fail "truncated input" "$O" "$VK" me "$T/trunc.y4m" -o "$O"
     must_fail "missing input" "$O" "$VK" me "$T/nope.y4m" -o "$O"
     must_fail "unwritable output" - "$VK" me "$T/a.y4m" -o "$T/no/such/dir/x.bin"
+    grep -qF "vidkern me: cannot create '$T/no/such/dir/x.bin': No such file or directory" "$T/stderr" ||
+        fail "unwritable output: message form"
     must_fail "unknown output extension" "$T/x.txt" "$VK" me "$T/a.y4m" -o "$T/x.txt"
     must_fail "unwritable png" - "$VK" me "$T/a.y4m" --png "$T/no/dir/f.png" -o "$O"
     must_fail "bad png pattern" "$O" "$VK" me "$T/a.y4m" --png "$T/f%s.png" -o "$O"

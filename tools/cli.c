@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,73 @@ int cli_error(const char *cmd, const char *fmt, ...) {
     fputc('\n', stderr);
     va_end(ap);
     return 1;
+}
+
+static const char *const common_value_opts[] = {"--backend", "--threads", "--cpumask",
+                                                "--device", NULL};
+
+static int in_list(const char *a, size_t n, const char *const *list) {
+    for (; list && *list; list++)
+        if (strlen(*list) == n && !strncmp(a, *list, n)) return 1;
+    return 0;
+}
+
+int cli_takes_value(const char *a, const char *const *value_opts) {
+    const size_t n = strlen(a);
+    return in_list(a, n, common_value_opts) || in_list(a, n, value_opts);
+}
+
+static char **args_mem;
+static void args_free(void) {
+    free(args_mem);
+    args_mem = NULL;
+}
+
+int cli_args(const char *cmd, int *argc, char ***argv, const char *const *value_opts) {
+    const int n = *argc;
+    char **in = *argv;
+    char **out = malloc(sizeof(*out) * (2 * (size_t)n + 1));
+    if (!out) return cli_error(cmd, "out of memory"), -1;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        char *a = in[i];
+        char *eq = i > 0 && !strncmp(a, "--", 2) ? strchr(a, '=') : NULL;
+        if (eq && (in_list(a, (size_t)(eq - a), common_value_opts) ||
+                   in_list(a, (size_t)(eq - a), value_opts))) {
+            *eq = 0;
+            out[k++] = a;
+            out[k++] = eq + 1;
+        } else {
+            out[k++] = a;
+        }
+    }
+    out[k] = NULL;
+    if (!args_mem) atexit(args_free);
+    free(args_mem);
+    args_mem = out;
+    *argc = k;
+    *argv = out;
+    return 0;
+}
+
+int cli_output_is_input(const char *cmd, const char *opt, const char *out,
+                        const char *const *ins, int n) {
+    if (!out) return 0;
+    for (int k = 0; k < n; k++) {
+        if (!ins[k] || !vio_same_file(out, ins[k])) continue;
+        const int so = !strcmp(out, "-"), si = !strcmp(ins[k], "-");
+        return cli_error(cmd, "%s%s%s%s%s is the input file %s%s%s: refusing to overwrite it",
+                         opt, *opt ? " " : "", so ? "" : "'", so ? "stdout" : out,
+                         so ? "" : "'", si ? "" : "'", si ? "stdin" : ins[k], si ? "" : "'");
+    }
+    return 0;
+}
+
+int cli_outputs_clash(const char *a, const char *b) {
+    struct stat st;
+    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-")) return 0;
+    if (!strcmp(a, b)) return stat(a, &st) < 0 || S_ISREG(st.st_mode);
+    return vio_same_file(a, b);
 }
 
 const char *cli_value(const char *cmd, int argc, char **argv, int *i) {
@@ -79,16 +147,20 @@ bad:
 }
 
 void cli_common_help(FILE *f) {
-    fprintf(f, "common options:\n"
-               "  --backend B      auto|c|simd|threads|cuda (default auto: cuda if a GPU is\n"
-               "                   usable, else threads)\n"
-               "  --threads N      worker threads for the threads backend (0 = all cores)\n"
-               "  --cpumask M      AND the detected CPU flags with M (hex ok): 0 = plain C,\n"
-               "                   1 = SSE2, 0x3 = +SSSE3, 0x7 = +SSE4.1, 0xf = +AVX2,\n"
-               "                   0x1f = +AVX-512\n"
-               "  --device N       CUDA device ordinal (default 0)\n"
-               "  --json           machine-readable output on stdout\n"
-               "  --quiet          no progress bar\n");
+    fprintf(f,
+            "common options:\n"
+            "  --backend B      auto|c|simd|threads|cuda (default auto: cuda if a GPU is\n"
+            "                   usable, else threads)\n"
+            "  --threads N      worker threads for the threads backend (0 = all cores;\n"
+            "                   more than %d is lowered to %d, with a note)\n"
+            "  --cpumask M      AND the detected CPU flags with M (hex ok): 0 = plain C,\n"
+            "                   1 = SSE2, 0x3 = +SSSE3, 0x7 = +SSE4.1, 0xf = +AVX2,\n"
+            "                   0x1f = +AVX-512\n"
+            "  --device N       CUDA device ordinal (default 0)\n"
+            "  --json           machine-readable output on stdout\n"
+            "  --quiet          no progress bar\n"
+            "Every option with a value also takes the form --option=value.\n",
+            CLI_MAX_THREADS, CLI_MAX_THREADS);
 }
 
 int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i) {
@@ -106,8 +178,15 @@ int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i)
         return 1;
     }
     if (!strcmp(a, "--threads")) {
-        if (!(v = cli_value(cmd, argc, argv, i)) || cli_parse_int(cmd, a, v, 0, 1024, &n) < 0)
+        if (!(v = cli_value(cmd, argc, argv, i)) ||
+            cli_parse_int(cmd, a, v, 0, INT_MAX, &n) < 0)
             return -1;
+        if (n > CLI_MAX_THREADS) {
+            fprintf(stderr,
+                    "vidkern %s: note: --threads %ld is above the library's limit: using %d\n",
+                    cmd, n, CLI_MAX_THREADS);
+            n = CLI_MAX_THREADS;
+        }
         c->threads = (int)n;
         return 1;
     }
@@ -202,6 +281,17 @@ int cli_source_open_file(CliSource *s, const char *cmd, const char *path,
     if (vio_reader_open(&s->rd, path, r, err, sizeof(err)) < 0)
         return cli_error(cmd, "%s", err), -1;
     s->fmt = *vio_reader_format(s->rd);
+    const char il = s->fmt.interlace;
+    if (!r && !s->assume_progressive && (il == 't' || il == 'b' || il == 'm'))
+        return cli_error(cmd,
+                         "%s: interlaced input (I%c: %s) is not supported: deinterlace it "
+                         "first (e.g. ffmpeg -vf bwdif), or pass --assume-progressive to "
+                         "process each frame as one picture",
+                         s->name, il,
+                         il == 't'   ? "top field first"
+                         : il == 'b' ? "bottom field first"
+                                     : "mixed field order"),
+               -1;
     return 0;
 }
 

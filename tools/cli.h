@@ -27,6 +27,33 @@ typedef struct CliCommon {
 } CliCommon;
 
 void cli_common_init(CliCommon *c);
+
+/* Most worker threads --threads gives (the library's limit); a larger value is lowered to
+ * it with a note on stderr. */
+#define CLI_MAX_THREADS 1024
+
+/* Command-line conventions, applied by every command before it parses its arguments:
+ * "--name=value" of an option that takes a value (value_opts: NULL-terminated list of the
+ * command's own such options; the common ones are added here) is split into "--name"
+ * "value" (the '=' in the argument string becomes a NUL). Other arguments stay as they
+ * are, so "--flag=x" is reported as an unknown option. *argv is replaced by an array
+ * freed at exit. 0, or -1 with a message (out of memory). */
+int cli_args(const char *cmd, int *argc, char ***argv, const char *const *value_opts);
+/* 1 if a (an argument starting with '-') is a common option or one of value_opts that
+ * takes a value: check this before cli_value() so that an unknown last option is reported
+ * as unknown, not as missing its value. */
+int cli_takes_value(const char *a, const char *const *value_opts);
+
+/* Refuse to write an output over an input: 0, or 1 with the message "vidkern CMD: OPT
+ * 'OUT' is the input file 'IN': refusing to overwrite it" when out (an output, "-" =
+ * stdout) and one of the n inputs ins[] ("-" = stdin; NULL entries skipped) are the same
+ * regular file (vio_same_file()). opt names the output in the message ("" for none). */
+int cli_output_is_input(const char *cmd, const char *opt, const char *out,
+                        const char *const *ins, int n);
+/* 1 when two outputs of one run (neither "-") would be the same file: the same name that
+ * is not there yet or is a regular file, or the same existing regular file by two names.
+ * Devices and FIFOs (/dev/null twice) do not clash. */
+int cli_outputs_clash(const char *a, const char *b);
 /* Consumes argv[*i] (and its value) if it is a common option: returns 1 if consumed,
  * 0 if not a common option, -1 on a bad value (message printed). */
 int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i);
@@ -63,7 +90,9 @@ void cli_progress_end(CliProgress *p);
 
 /* Input pictures of a command: a Y4M/raw file (or "-") or the built-in generator. */
 typedef struct CliSource {
-    const char *name; /* for messages */
+    const char *name;       /* for messages */
+    int assume_progressive; /* set before opening: accept interlaced (It/Ib/Im) Y4M input
+                               and process its frames as progressive pictures */
     VioReader *rd;
     VidkGen *gen;
     int gen_frames, next;
@@ -72,8 +101,10 @@ typedef struct CliSource {
 
 /* 1 if s ends with ext. */
 int cli_has_ext(const char *s, const char *ext);
-/* Open file `path` into a zeroed source; raw (the --input-* format) applies to every name
- * not ending in .y4m, and a *.yuv needs it. 0, or -1 with a message. */
+/* Open file `path` into a zeroed source (assume_progressive may be set); raw (the
+ * --input-* format) applies to every name not ending in .y4m, and a *.yuv needs it.
+ * Interlaced Y4M input (It, Ib, Im) is refused unless s->assume_progressive. 0, or -1 with
+ * a message. */
 int cli_source_open_file(CliSource *s, const char *cmd, const char *path, const VioFormat *raw);
 /* Open the generator with gp into a zeroed source (name left to the caller) and describe
  * it in desc ("built-in generated video WxH, N frames, seed S"). The vidk_gen_open

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "picio.h"
@@ -30,8 +29,12 @@ static void help(void) {
         "  --quiet, -q             no progress bar or summary\n"
         "  --help, -h              this text\n\n"
         "A truncated or malformed input stops the conversion with an error naming the\n"
-        "file and the frame (exit code 1); the frames before it are written, never part\n"
-        "of a frame.\n");
+        "file and the frame (exit code 1). A file OUT is written under a temporary name\n"
+        "and appears only when the conversion succeeds; stdout, a FIFO or a device is\n"
+        "written in place (it keeps the frames before an error, never part of a frame).\n"
+        "OUT may not be IN. Y4M header tags are copied, and none are added; interlaced\n"
+        "input (It, Ib) is copied as it is.\n"
+        "Options with a value also take the form --option=value.\n");
 }
 
 static int has_ext(const char *path, const char *ext) {
@@ -55,20 +58,14 @@ static int parse_fps(const char *s, int *num, int *den) {
     return 0;
 }
 
-/* Refuse to overwrite the input with the output (it would be truncated before it is
- * read). */
-static int same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    if (!strcmp(a, "-") || !strcmp(b, "-")) return 0;
-    if (stat(a, &sa) || stat(b, &sb)) return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 int vidk_cmd_convert(int argc, char **argv) {
     const char *in = NULL, *out = NULL, *v;
     const char *in_size = NULL, *in_pixfmt = NULL, *out_format = NULL;
     long max_frames = 0;
     int fps_num = 0, fps_den = 0, quiet = 0;
+    static const char *const value_opts[] = {
+        "--input-size", "--input-format", "--output-format", "--frames", "--fps", NULL};
+    if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -138,7 +135,7 @@ int vidk_cmd_convert(int argc, char **argv) {
                          "--output-format y4m|yuv)",
                          out);
     }
-    if (same_file(in, out)) return cli_error(CMD, "%s: input and output are the same file", in);
+    if (cli_output_is_input(CMD, "", out, &in, 1)) return 1;
 
     char err[2048];
     VioReader *rd = NULL;
@@ -154,6 +151,7 @@ int vidk_cmd_convert(int argc, char **argv) {
     if (fps_num) {
         of.fps_num = fps_num;
         of.fps_den = fps_den;
+        of.y4m_tags |= VIO_Y4M_TAG_F;
     }
     int e = vio_picture_alloc(&pic, &of);
     if (e < 0) {
@@ -194,9 +192,9 @@ int vidk_cmd_convert(int argc, char **argv) {
                 out_raw ? "yuv" : "y4m");
     ret = 0;
 done:
-    /* On an error the frames before it stay in the output; the close status no longer
-     * matters, the error is already reported. */
-    if (wr) vio_writer_close(&wr);
+    /* On an error a file output is not created (an output written in place, such as
+     * stdout, keeps the frames before the error). */
+    vio_writer_abort(&wr);
     vio_reader_close(&rd);
     vidk_picture_free(&pic);
     return ret;

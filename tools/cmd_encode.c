@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "enc_report.h"
@@ -56,10 +57,16 @@ static void help(void) {
         "  --gen-frames N     frames of the generated video (default 30, or --frames)\n"
         "  --input-size WxH   raw (headerless) input of this size ...\n"
         "  --input-format F   ... and pixel format (default yuv420p; only yuv420p/yuvj420p\n"
-        "                     can be coded)\n\n"
-        "Outputs are written through NAME.tmp and renamed when the run succeeds. The\n"
-        "encoder is pipelined: frame i+1 is sent (on cuda: uploaded) before frame i is\n"
-        "received. Exit status 0, or 1 with a message on any error.\n\n",
+        "                     can be coded)\n"
+        "  --assume-progressive  accept interlaced Y4M input (It, Ib, Im; refused by\n"
+        "                     default) and code each frame as one progressive picture\n\n"
+        "Output files (--recon, --report) are written under a temporary name and appear\n"
+        "only when the run succeeds; '-', a FIFO or a device is written in place, a\n"
+        "symbolic link is written through. An output naming the input is refused. The\n"
+        "reconstruction's Y4M header has the source's tags, no others. Options with a\n"
+        "value also take the form --option=value. The encoder is pipelined: frame i+1 is\n"
+        "sent (on cuda: uploaded) before frame i is received. Exit status 0, or 1 with a\n"
+        "message on any error.\n\n",
         VIDK_ENC_MAX_QP, VIDK_ME_MAX_RANGE);
     cli_common_help(stdout);
 }
@@ -77,35 +84,16 @@ static int source_open_gen(CliSource *s, int w, int h, int frames, char *desc, s
 }
 
 /* ---- outputs ------------------------------------------------------------------------- */
-/* Can PATH.tmp be created? (Creates and removes it.) */
-static int check_writable(const char *path) {
-    const size_t n = strlen(path) + 5;
-    char *tmp = malloc(n);
-    if (!tmp) return cli_error(CMD, "out of memory"), -1;
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        cli_error(CMD, "%s: cannot create (%s)", tmp, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    fclose(f);
-    remove(tmp);
-    free(tmp);
-    return 0;
-}
-
 /* Create DIR if missing and check that files can be created in it. */
 static int prepare_dir(const char *dir) {
     struct stat st;
     if (mkdir(dir, 0777) < 0 && errno != EEXIST)
-        return cli_error(CMD, "--png-dir %s: cannot create (%s)", dir, strerror(errno)), -1;
+        return cli_error(CMD, "cannot create '%s': %s", dir, strerror(errno)), -1;
     if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
         return cli_error(CMD, "--png-dir %s: not a directory", dir), -1;
-    char probe[4200];
-    if (snprintf(probe, sizeof(probe), "%s/.vidkern_probe", dir) >= (int)sizeof(probe))
-        return cli_error(CMD, "--png-dir %s: name too long", dir), -1;
-    return check_writable(probe);
+    if (access(dir, W_OK | X_OK) < 0)
+        return cli_error(CMD, "cannot create files in '%s': %s", dir, strerror(errno)), -1;
+    return 0;
 }
 
 /* Everything the summary, --json and --report describe. */
@@ -187,10 +175,6 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     fprintf(f, "\n}\n");
 }
 
-static void write_report(FILE *f, void *arg) {
-    write_json(f, arg, 1);
-}
-
 static void print_summary(FILE *f, const Run *r) {
     const EncAccum *a = &r->acc;
     const double n = a->frames ? (double)a->frames : 1;
@@ -267,7 +251,12 @@ int vidk_cmd_encode(int argc, char **argv) {
     const char *in = NULL, *recon = NULL, *report = NULL, *png_dir = NULL;
     const char *in_size = NULL, *in_fmt = NULL;
     long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0;
-    int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0;
+    int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0, progressive = 0;
+    static const char *const value_opts[] = {
+        "--codec",      "--qp",           "--range", "--keyint", "--frames",
+        "--gen-frames", "--size",         "--recon", "--report", "--png-dir",
+        "--input-size", "--input-format", NULL};
+    if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -281,11 +270,17 @@ int vidk_cmd_encode(int argc, char **argv) {
             verbose = 1;
             continue;
         }
+        if (!strcmp(a, "--assume-progressive")) {
+            progressive = 1;
+            continue;
+        }
         if (a[0] != '-' || !strcmp(a, "-")) {
             if (in) return cli_error(CMD, "one input only ('%s' and '%s')", in, a);
             in = a;
             continue;
         }
+        if (!cli_takes_value(a, value_opts))
+            return cli_error(CMD, "unknown option '%s' (see --help)", a);
         if (!(v = cli_value(CMD, argc, argv, &i))) return 1;
         if (!strcmp(a, "--codec")) {
             codec = vidk_codec_from_name(v);
@@ -325,6 +320,12 @@ int vidk_cmd_encode(int argc, char **argv) {
         return cli_error(CMD, "--recon - and --json both want stdout: write one to a file");
     if (report && !strcmp(report, "-"))
         return cli_error(CMD, "--report needs a file name (--json prints to stdout)");
+    if (cli_output_is_input(CMD, "--recon", recon, &in, 1) ||
+        cli_output_is_input(CMD, "--report", report, &in, 1))
+        return 1;
+    if (cli_outputs_clash(recon, report))
+        return cli_error(CMD, "--recon '%s' and --report '%s' are the same file", recon,
+                         report);
 #if !VIDK_HAVE_PNG
     if (png_dir)
         return cli_error(CMD, "--png-dir: PNG output is not available (built without libpng)");
@@ -342,9 +343,10 @@ int vidk_cmd_encode(int argc, char **argv) {
 
     int ret = 1;
     char err[512], gen_desc[160] = "";
-    char *recon_tmp = NULL;
+    VioOut *report_out = NULL;
     CliSource src;
     memset(&src, 0, sizeof(src));
+    src.assume_progressive = progressive;
     VidkPicture pics[NBUF], rec;
     int reg[NBUF + 1];
     memset(pics, 0, sizeof(pics));
@@ -392,20 +394,14 @@ int vidk_cmd_encode(int argc, char **argv) {
     run->recon = recon, run->report = report, run->png_dir = png_dir;
 
     /* Outputs: validated (created) before any work, so a bad name costs nothing. */
-    if (report && check_writable(report) < 0) goto done;
+    if (report && vio_out_open(&report_out, report, err, sizeof(err)) < 0) {
+        cli_error(CMD, "%s", err);
+        goto done;
+    }
     if (png_dir && prepare_dir(png_dir) < 0) goto done;
-    if (recon) {
-        const char *path = recon;
-        if (strcmp(recon, "-")) {
-            const size_t n = strlen(recon) + 5;
-            if (!(recon_tmp = malloc(n))) goto oom;
-            snprintf(recon_tmp, n, "%s.tmp", recon);
-            path = recon_tmp;
-        }
-        if (vio_writer_open(&wr, path, fi, 0, err, sizeof(err)) < 0) {
-            cli_error(CMD, "%s", err);
-            goto done;
-        }
+    if (recon && vio_writer_open(&wr, recon, fi, 0, err, sizeof(err)) < 0) {
+        cli_error(CMD, "%s", err);
+        goto done;
     }
 
     /* Encoder. */
@@ -537,12 +533,14 @@ int vidk_cmd_encode(int argc, char **argv) {
             cli_error(CMD, "%s", err);
             goto done;
         }
-        if (recon_tmp && rename(recon_tmp, recon) < 0) {
-            cli_error(CMD, "%s: cannot rename %s (%s)", recon, recon_tmp, strerror(errno));
+    }
+    if (report_out) {
+        write_json(vio_out_stream(report_out), run, 1);
+        if (vio_out_close(&report_out, 1, err, sizeof(err)) < 0) {
+            cli_error(CMD, "%s", err);
             goto done;
         }
     }
-    if (report && report_write_file(CMD, report, write_report, run) < 0) goto done;
     if (c.json)
         write_json(stdout, run, 0);
     else
@@ -564,11 +562,8 @@ done:
             if (reg[k]) vidk_picture_unregister(ctx, &pics[k]);
         if (reg[NBUF]) vidk_picture_unregister(ctx, &rec);
     }
-    if (wr) vio_writer_close(&wr);
-    if (recon_tmp) {
-        if (ret) remove(recon_tmp);
-        free(recon_tmp);
-    }
+    vio_writer_abort(&wr);
+    vio_out_close(&report_out, 0, NULL, 0);
     for (int k = 0; k < NBUF; k++)
         vidk_picture_free(&pics[k]);
     vidk_picture_free(&rec);

@@ -17,7 +17,8 @@ static void gen_help(FILE *f) {
             "options give the same bytes on every machine.\n\n"
             "options:\n"
             "  -o, --output F   output file, '-' = stdout (default: stdout when it is not\n"
-            "                   a terminal)\n"
+            "                   a terminal); a file appears only when complete (written\n"
+            "                   under a temporary name), a FIFO or device is written in place\n"
             "  --size WxH       picture size in luma samples (default 352x288, up to %dx%d)\n"
             "  --frames N       number of frames (default 30)\n"
             "  --seed S         random seed, 0..4294967295 (default 1)\n"
@@ -26,7 +27,8 @@ static void gen_help(FILE *f) {
             "  --fps N[/D]      frame rate written to the Y4M header (default 25/1)\n"
             "  --raw            headerless planar output (.yuv) instead of Y4M\n"
             "  -q, --quiet      no progress bar\n"
-            "  -h, --help       this help\n\n"
+            "  -h, --help       this help\n"
+            "Options with a value also take the form --option=value.\n\n"
             "example: vidkern gen --size 1920x1080 --frames 60 -o clip.y4m\n",
             VIDK_MAX_PICTURE_SIDE, VIDK_MAX_PICTURE_SIDE);
 }
@@ -55,6 +57,10 @@ int vidk_cmd_gen(int argc, char **argv) {
     int raw = 0, quiet = 0, fps_num = 25, fps_den = 1;
     VidkGenParams gp;
     vidk_gen_default(&gp);
+    static const char *const value_opts[] = {"-o",       "--output", "--size",
+                                             "--frames", "--seed",   "--bitdepth",
+                                             "--chroma", "--fps",    NULL};
+    if (cli_args(cmd, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         long n;
@@ -159,7 +165,9 @@ int vidk_cmd_gen(int argc, char **argv) {
     cli_progress_end(&prog);
     ret = 0;
 end:
-    if (w && vio_writer_close_msg(&w, err, sizeof(err)) < 0 && ret == 0) {
+    if (ret)
+        vio_writer_abort(&w);
+    else if (vio_writer_close_msg(&w, err, sizeof(err)) < 0) {
         cli_error(cmd, "%s", err);
         ret = 1;
     }

@@ -24,6 +24,7 @@ static void print_flags(unsigned f, int json) {
 int vidk_cmd_info(int argc, char **argv) {
     CliCommon c;
     cli_common_init(&c);
+    if (cli_args("info", &argc, &argv, NULL) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             help();

@@ -41,7 +41,14 @@ static void help(void) {
         "  --input-size WxH    raw (headerless) input of this size ...\n"
         "  --input-format F    ... and pixel format (default yuv420p; gray, yuv420p10le, ...)\n"
         "  --gen-size WxH      size of the generated video when no IN is given\n"
-        "  --read MV.bin       read a VKMV file: print a summary, convert with -o\n\n",
+        "  --read MV.bin       read a VKMV file: print a summary, convert with -o\n"
+        "  --assume-progressive  accept interlaced Y4M input (It, Ib, Im; refused by\n"
+        "                      default) and search each frame as one progressive picture\n\n"
+        "Output files (-o, --png) are written under temporary names and appear only when\n"
+        "the run succeeds (a failed run leaves no picture behind); a FIFO or device is\n"
+        "written in place, a symbolic link is written through; a .bin needs a regular\n"
+        "file. An output naming an input is refused. Options with a value also take the\n"
+        "form --option=value.\n\n",
         VIDK_ME_MAX_RANGE, 2 * VIDK_ME_MAX_RANGE + 4, VIDK_ME_MAX_LAMBDA);
     cli_common_help(stdout);
 }
@@ -145,21 +152,77 @@ static void png_name(const char *pat, int k, char *out, size_t outlen) {
     out[o] = 0;
 }
 
-/* Is a directory entry path creatable? Creates and removes PATH.tmp. */
-static int check_writable(const char *path) {
-    char tmp[4200];
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-        cli_error(CMD, "%s: name too long", path);
-        return -1;
-    }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        cli_error(CMD, "%s: cannot create (%s)", tmp, strerror(errno));
-        return -1;
-    }
-    fclose(f);
-    remove(tmp);
+/* The --png pictures of a run: each one written and closed when its frame pair is done,
+ * under a temporary name (vio_out_open()), and moved into place only when the whole
+ * command succeeds, so a failed run leaves no picture behind. */
+typedef struct PngSet {
+    const char *pat; /* the --png name; NULL = no pictures */
+    int numbered;    /* pat has a %d */
+    VioOut *first;   /* opened before any work, so an unusable name costs nothing */
+    VioOut **done;   /* written, waiting for the commit */
+    int n, cap;
+    const char *const *ins; /* inputs no picture may overwrite */
+    int nin;
+} PngSet;
+
+static int pngset_open(PngSet *ps, VioOut **o, int k) {
+    char name[4200], err[512];
+    if (ps->numbered)
+        png_name(ps->pat, k, name, sizeof(name));
+    else
+        snprintf(name, sizeof(name), "%s", ps->pat);
+    if (cli_output_is_input(CMD, "--png", name, ps->ins, ps->nin)) return -1;
+    if (vio_out_open(o, name, err, sizeof(err)) < 0) return cli_error(CMD, "%s", err), -1;
     return 0;
+}
+
+/* Open the first picture's output (before any work). */
+static int pngset_start(PngSet *ps) {
+    return ps->pat ? pngset_open(ps, &ps->first, 0) : 0;
+}
+
+/* Picture k (frame pair k): render and write it. */
+static int pngset_write(PngSet *ps, int k, const VidkMeField *f, VidkBlockSize bs,
+                        const VidkPicture *pic, MvPngMode mode, int norm) {
+    char err[512];
+    VioOut *o = ps->first;
+    ps->first = NULL;
+    if (!o && pngset_open(ps, &o, k) < 0) return -1;
+    if (ps->n == ps->cap) {
+        const int cap = ps->cap ? 2 * ps->cap : 16;
+        VioOut **d = realloc(ps->done, sizeof(*d) * (size_t)cap);
+        if (!d) {
+            vio_out_close(&o, 0, NULL, 0);
+            return cli_error(CMD, "out of memory"), -1;
+        }
+        ps->done = d, ps->cap = cap;
+    }
+    ps->done[ps->n++] = o;
+    uint8_t *rgb = malloc((size_t)f->w * (size_t)f->h * 3);
+    if (!rgb) return cli_error(CMD, "out of memory"), -1;
+    int e = mvpng_render(f, bs, pic, mode, norm, rgb);
+    if (e < 0)
+        cli_error(CMD, "%s: shape %s not in the field", vio_out_name(o), vidk_block_name(bs));
+    else if ((e = vio_write_png_stream(vio_out_stream(o), vio_out_name(o), rgb, f->w, f->h,
+                                       (ptrdiff_t)f->w * 3, 3, err, sizeof(err))) < 0 ||
+             (e = vio_out_finish(o, err, sizeof(err))) < 0)
+        cli_error(CMD, "%s", err);
+    free(rgb);
+    return e < 0 ? -1 : 0;
+}
+
+/* commit 1: move every picture into place (0, or -1 with a message); 0: discard them. */
+static int pngset_end(PngSet *ps, int commit) {
+    char err[512];
+    int ret = 0;
+    vio_out_close(&ps->first, 0, NULL, 0);
+    for (int k = 0; k < ps->n; k++)
+        if (vio_out_close(&ps->done[k], commit && !ret, err, sizeof(err)) < 0 && commit && !ret)
+            ret = -cli_error(CMD, "%s", err);
+    free(ps->done);
+    ps->done = NULL;
+    ps->n = ps->cap = 0;
+    return ret;
 }
 
 /* ---- statistics of the summary shape --------------------------------------- */
@@ -199,6 +262,10 @@ static int cmd_read(const ReadOpts *o) {
     VidkMeField f;
     memset(&f, 0, sizeof(f));
     int ret = 1;
+    const char *ins[] = {o->path};
+    PngSet ps = {0};
+    ps.pat = o->png, ps.ins = ins, ps.nin = 1;
+    if (cli_output_is_input(CMD, "-o", o->out, ins, 1)) return 1;
     if (mvf_reader_open(&rd, o->path, &info, err, sizeof(err)) < 0)
         return cli_error(CMD, "%s", err);
     int e = vidk_me_field_alloc(&f, info.w, info.h, info.shapes);
@@ -227,6 +294,8 @@ static int cmd_read(const ReadOpts *o) {
             goto done;
         }
     }
+    ps.numbered = pngpat;
+    if (pngset_start(&ps) < 0) goto done;
     Stats st[VIDK_BLOCK_COUNT];
     memset(st, 0, sizeof(st));
     int n = 0, png_done = 0;
@@ -244,16 +313,9 @@ static int cmd_read(const ReadOpts *o) {
             goto done;
         }
         if (o->png && (pngpat || n == o->png_frame)) {
-            char name[4200];
-            if (pngpat)
-                png_name(o->png, n, name, sizeof(name));
-            else
-                snprintf(name, sizeof(name), "%s", o->png);
-            if (mvpng_write(name, &f, (VidkBlockSize)pbs, NULL, o->png_mode, o->png_norm, err,
-                            sizeof(err)) < 0) {
-                cli_error(CMD, "%s", err);
+            if (pngset_write(&ps, n, &f, (VidkBlockSize)pbs, NULL, o->png_mode, o->png_norm) <
+                0)
                 goto done;
-            }
             png_done++;
         }
         n++;
@@ -266,10 +328,14 @@ static int cmd_read(const ReadOpts *o) {
         cli_error(CMD, "%s", err);
         goto done;
     }
+    if (pngset_end(&ps, 1) < 0) goto done;
+    /* A picture on stdout: the summary goes to stderr. */
+    FILE *sumf = o->png && !strcmp(o->png, "-") ? stderr : stdout;
     if (o->json) {
-        printf("{\n  \"file\": ");
-        report_json_str(stdout, o->path);
-        printf(
+        fprintf(sumf, "{\n  \"file\": ");
+        report_json_str(sumf, o->path);
+        fprintf(
+            sumf,
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %d,\n"
             "  \"lambda\": %u,\n  \"frames\": %u,\n  \"reference\": \"%s\",\n  \"shapes\": {",
             info.w, info.h, info.bitdepth, info.range, info.lambda, (unsigned)info.frames,
@@ -277,36 +343,40 @@ static int cmd_read(const ReadOpts *o) {
         int first = 1;
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
             if (!(info.shapes & VIDK_ME_SHAPE(bs))) continue;
-            printf("%s\n    \"%s\": {\"blocks_per_frame\": %d, \"mean_sad_per_pixel\": %.4f, "
-                   "\"zero_mv_share\": %.4f}",
-                   first ? "" : ",", vidk_block_name((VidkBlockSize)bs),
-                   f.grid_w[bs] * f.grid_h[bs], st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
-                   st[bs].blocks ? st[bs].zero / st[bs].blocks : 0);
+            fprintf(sumf,
+                    "%s\n    \"%s\": {\"blocks_per_frame\": %d, \"mean_sad_per_pixel\": %.4f, "
+                    "\"zero_mv_share\": %.4f}",
+                    first ? "" : ",", vidk_block_name((VidkBlockSize)bs),
+                    f.grid_w[bs] * f.grid_h[bs], st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
+                    st[bs].blocks ? st[bs].zero / st[bs].blocks : 0);
             first = 0;
         }
-        printf("\n  }");
+        fprintf(sumf, "\n  }");
         if (o->out) {
-            printf(",\n  \"output\": ");
-            report_json_str(stdout, o->out);
+            fprintf(sumf, ",\n  \"output\": ");
+            report_json_str(sumf, o->out);
         }
-        printf("\n}\n");
+        fprintf(sumf, "\n}\n");
     } else {
-        printf("%s: VKMV v%d, %dx%d (%dx%d macroblocks), %d-bit, R=%d, lambda %u, %u frames, "
-               "reference: %s\n",
-               o->path, MVF_VERSION, info.w, info.h, info.mb_w, info.mb_h, info.bitdepth,
-               info.range, info.lambda, (unsigned)info.frames,
-               (info.flags & MVF_FLAG_REF_FILE) ? "separate sequence" : "previous frame");
+        fprintf(sumf,
+                "%s: VKMV v%d, %dx%d (%dx%d macroblocks), %d-bit, R=%d, lambda %u, %u frames, "
+                "reference: %s\n",
+                o->path, MVF_VERSION, info.w, info.h, info.mb_w, info.mb_h, info.bitdepth,
+                info.range, info.lambda, (unsigned)info.frames,
+                (info.flags & MVF_FLAG_REF_FILE) ? "separate sequence" : "previous frame");
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
             if (!(info.shapes & VIDK_ME_SHAPE(bs))) continue;
-            printf("  %-5s %7d blocks/frame  mean SAD %7.3f per pixel  %5.1f%% zero vectors\n",
-                   vidk_block_name((VidkBlockSize)bs), f.grid_w[bs] * f.grid_h[bs],
-                   st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
-                   st[bs].blocks ? 100 * st[bs].zero / st[bs].blocks : 0);
+            fprintf(sumf,
+                    "  %-5s %7d blocks/frame  mean SAD %7.3f per pixel  %5.1f%% zero vectors\n",
+                    vidk_block_name((VidkBlockSize)bs), f.grid_w[bs] * f.grid_h[bs],
+                    st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
+                    st[bs].blocks ? 100 * st[bs].zero / st[bs].blocks : 0);
         }
-        if (o->out) printf("wrote %s\n", o->out);
+        if (o->out) fprintf(sumf, "wrote %s\n", o->out);
     }
     ret = 0;
 done:
+    pngset_end(&ps, 0);
     mvf_writer_close(&wr, 0, NULL, 0);
     mvf_reader_close(&rd);
     vidk_me_field_free(&f);
@@ -325,7 +395,14 @@ int vidk_cmd_me(int argc, char **argv) {
     unsigned shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
     MvPngMode png_mode = MVPNG_WHEEL;
     const char *in_size = NULL, *in_fmt = NULL;
-    int gen_w = 0, gen_h = 0;
+    int gen_w = 0, gen_h = 0, progressive = 0;
+    static const char *const value_opts[] = {"--ref",          "-o",         "--output",
+                                             "--png",          "--read",     "--input-size",
+                                             "--input-format", "--range",    "--search-area",
+                                             "--shapes",       "--lambda",   "--frames",
+                                             "--png-frame",    "--png-norm", "--png-mode",
+                                             "--png-shape",    "--gen-size", NULL};
+    if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -335,7 +412,13 @@ int vidk_cmd_me(int argc, char **argv) {
         const int r = cli_common_opt(&c, CMD, argc, argv, &i);
         if (r < 0) return 1;
         if (r) continue;
+        if (!strcmp(a, "--assume-progressive")) {
+            progressive = 1;
+            continue;
+        }
         if (a[0] == '-' && a[1]) {
+            if (!cli_takes_value(a, value_opts))
+                return cli_error(CMD, "unknown option '%s' (see --help)", a);
             if (!(v = cli_value(CMD, argc, argv, &i))) return 1;
         } else {
             if (in) return cli_error(CMD, "more than one input ('%s' and '%s')", in, a);
@@ -403,6 +486,10 @@ int vidk_cmd_me(int argc, char **argv) {
         return cli_error(CMD, "--png-frame selects one picture; a %%d name writes them all");
     if (out && mvf_format_from_path(out) < 0)
         return cli_error(CMD, "-o %s: unknown extension (.bin, .csv, .json)", out);
+    if (cli_outputs_clash(out, png))
+        return cli_error(CMD, "-o '%s' and --png '%s' are the same file", out, png);
+    if (png && !strcmp(png, "-") && c.json)
+        return cli_error(CMD, "--png - and --json both want stdout: write one to a file");
 
     if (readp) {
         if (in || refp) return cli_error(CMD, "--read takes no input sequence");
@@ -416,6 +503,10 @@ int vidk_cmd_me(int argc, char **argv) {
     if (refp && !in) return cli_error(CMD, "--ref needs an input sequence");
     if (in_fmt && !in_size) return cli_error(CMD, "--input-format needs --input-size");
     if (gen_w && in) return cli_error(CMD, "--gen-size is for the generated video (no IN)");
+    {
+        const char *const ins[] = {in, refp};
+        if (cli_output_is_input(CMD, "-o", out, ins, 2)) return 1;
+    }
 
     VioFormat raw;
     vio_format_default(&raw);
@@ -433,6 +524,10 @@ int vidk_cmd_me(int argc, char **argv) {
     CliSource src, ref;
     memset(&src, 0, sizeof(src));
     memset(&ref, 0, sizeof(ref));
+    src.assume_progressive = ref.assume_progressive = progressive;
+    const char *ins[] = {in, refp};
+    PngSet ps = {0};
+    ps.pat = png, ps.ins = ins, ps.nin = 2;
     VidkPicture pa, pb, pr;
     memset(&pa, 0, sizeof(pa));
     memset(&pb, 0, sizeof(pb));
@@ -492,14 +587,8 @@ int vidk_cmd_me(int argc, char **argv) {
         }
     }
     const int pngpat = png ? png_pattern(png) : 0;
-    if (png) {
-        char name[4200];
-        if (pngpat)
-            png_name(png, 0, name, sizeof(name));
-        else
-            snprintf(name, sizeof(name), "%s", png);
-        if (check_writable(name) < 0) goto done;
-    }
+    ps.numbered = pngpat;
+    if (pngset_start(&ps) < 0) goto done;
     if (!(ctx = cli_open(&c, CMD))) goto done;
     if (vio_picture_alloc(&pa, fi) < 0 || vio_picture_alloc(&pb, fi) < 0 ||
         (refp && vio_picture_alloc(&pr, fi) < 0)) {
@@ -573,16 +662,9 @@ int vidk_cmd_me(int argc, char **argv) {
             goto done;
         }
         if (png && (pngpat || npairs == png_frame)) {
-            char name[4200];
-            if (pngpat)
-                png_name(png, npairs, name, sizeof(name));
-            else
-                snprintf(name, sizeof(name), "%s", png);
-            if (mvpng_write(name, &field, (VidkBlockSize)pbs, cur, png_mode, (int)png_norm, err,
-                            sizeof(err)) < 0) {
-                cli_error(CMD, "%s", err);
+            if (pngset_write(&ps, npairs, &field, (VidkBlockSize)pbs, cur, png_mode,
+                             (int)png_norm) < 0)
                 goto done;
-            }
             png_done++;
         }
         npairs++;
@@ -615,6 +697,7 @@ int vidk_cmd_me(int argc, char **argv) {
         cli_error(CMD, "%s", err);
         goto done;
     }
+    if (pngset_end(&ps, 1) < 0) goto done;
     const VidkBackend be = vidk_get_backend(ctx);
     const double mean_sad = st.pixels ? st.sad / st.pixels : 0;
     const double zero = st.blocks ? st.zero / st.blocks : 0;
@@ -630,15 +713,17 @@ int vidk_cmd_me(int argc, char **argv) {
             if (shapes & VIDK_ME_SHAPE(bs))
                 so += snprintf(shapes_txt + so, sizeof(shapes_txt) - (size_t)so, "%s%s",
                                so ? "," : "", vidk_block_name((VidkBlockSize)bs));
+    FILE *sumf = png && !strcmp(png, "-") ? stderr : stdout;
     if (c.json) {
-        printf("{\n  \"input\": ");
-        report_json_str(stdout, in ? src.name : gen_desc);
-        printf(",\n  \"reference\": ");
+        fprintf(sumf, "{\n  \"input\": ");
+        report_json_str(sumf, in ? src.name : gen_desc);
+        fprintf(sumf, ",\n  \"reference\": ");
         if (refp)
-            report_json_str(stdout, ref.name);
+            report_json_str(sumf, ref.name);
         else
-            printf("\"previous frame\"");
-        printf(
+            fprintf(sumf, "\"previous frame\"");
+        fprintf(
+            sumf,
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %ld,\n"
             "  \"shapes\": \"%s\",\n  \"lambda\": %ld,\n  \"frames\": %d,\n"
             "  \"seconds\": %.6f,\n  \"frames_per_second\": %.3f,\n  \"ms_per_frame\": %.4f,\n"
@@ -650,33 +735,35 @@ int vidk_cmd_me(int argc, char **argv) {
             vidk_block_name((VidkBlockSize)sbs), mean_sad, zero, vidk_backend_name(be),
             vidk_get_threads(ctx));
         if (out) {
-            printf(",\n  \"output\": ");
-            report_json_str(stdout, out);
+            fprintf(sumf, ",\n  \"output\": ");
+            report_json_str(sumf, out);
         }
         if (png) {
-            printf(",\n  \"png\": ");
-            report_json_str(stdout, png);
+            fprintf(sumf, ",\n  \"png\": ");
+            report_json_str(sumf, png);
         }
-        printf("\n}\n");
+        fprintf(sumf, "\n}\n");
     } else {
-        printf("%d frame pairs of %s (%dx%d, %d-bit) against %s, R=%ld (%ldx%ld candidates), "
-               "shapes %s%s, lambda %ld\n",
-               npairs, in ? src.name : gen_desc, fi->w, fi->h, fi->bitdepth,
-               refp ? ref.name : "the previous frame", range, 2 * range + 1, 2 * range + 1,
-               shapes_txt, shapes == VIDK_ME_SHAPES_H264 ? " (41 partitions)" : "", lambda);
-        printf("backend %s", vidk_backend_name(be));
-        if (be == VIDK_BACKEND_THREADS) printf(" (%d threads)", vidk_get_threads(ctx));
-        printf(": %.3f s, %.2f frames/s, %.3f ms/frame (search %.3f ms/frame)\n", t_total, fps,
-               1e3 * t_total / npairs, 1e3 * t_search / npairs);
-        printf("%s field: mean SAD %.3f per pixel, %.1f%% zero vectors\n",
-               vidk_block_name((VidkBlockSize)sbs), mean_sad, 100 * zero);
+        fprintf(sumf,
+                "%d frame pairs of %s (%dx%d, %d-bit) against %s, R=%ld (%ldx%ld candidates), "
+                "shapes %s%s, lambda %ld\n",
+                npairs, in ? src.name : gen_desc, fi->w, fi->h, fi->bitdepth,
+                refp ? ref.name : "the previous frame", range, 2 * range + 1, 2 * range + 1,
+                shapes_txt, shapes == VIDK_ME_SHAPES_H264 ? " (41 partitions)" : "", lambda);
+        fprintf(sumf, "backend %s", vidk_backend_name(be));
+        if (be == VIDK_BACKEND_THREADS) fprintf(sumf, " (%d threads)", vidk_get_threads(ctx));
+        fprintf(sumf, ": %.3f s, %.2f frames/s, %.3f ms/frame (search %.3f ms/frame)\n",
+                t_total, fps, 1e3 * t_total / npairs, 1e3 * t_search / npairs);
+        fprintf(sumf, "%s field: mean SAD %.3f per pixel, %.1f%% zero vectors\n",
+                vidk_block_name((VidkBlockSize)sbs), mean_sad, 100 * zero);
         if (out)
-            printf("wrote %s (%s)\n", out,
-                   mvf_format_name((MvfFormat)mvf_format_from_path(out)));
-        if (png) printf("wrote %s%s\n", png, pngpat ? " (one per frame pair)" : "");
+            fprintf(sumf, "wrote %s (%s)\n", out,
+                    mvf_format_name((MvfFormat)mvf_format_from_path(out)));
+        if (png) fprintf(sumf, "wrote %s%s\n", png, pngpat ? " (one per frame pair)" : "");
     }
     ret = 0;
 done:
+    pngset_end(&ps, 0);
     mvf_writer_close(&wr, 0, NULL, 0);
     vidk_me_field_free(&field);
     vidk_picture_free(&pa);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "mvfile.h"
+#include "picio.h"
 
 #if defined(__GNUC__)
 #define MVF_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -207,7 +208,8 @@ static int header_unpack(const uint8_t h[MVF_HEADER_SIZE], MvfInfo *info, char *
 /* ---- writer ---------------------------------------------------------------- */
 struct MvfWriter {
     FILE *f;
-    char *path, *tmp;
+    VioOut *out;
+    const char *name; /* for messages (owned by out) */
     MvfFormat fmt;
     MvfInfo info;
     uint8_t *buf; /* bin: one shape's records */
@@ -243,32 +245,41 @@ static void json_shapes(FILE *f, unsigned shapes) {
     fputc(']', f);
 }
 
+#define BIN_NOT_REGULAR                                                                        \
+    "%s: a .bin output must be a regular file (its header is completed at the end); "          \
+    "write .csv or .json to a pipe or device"
+
 int mvf_writer_open(MvfWriter **pw, const char *path, MvfFormat fmt, const MvfInfo *info,
                     char *err, size_t errlen) {
     *pw = NULL;
     if (mvf_info_check(info, err, errlen) < 0) return VIDK_ERR(EINVAL);
     MvfWriter *w = calloc(1, sizeof(*w));
-    const size_t n = strlen(path);
-    if (!w || !(w->path = malloc(n + 1)) || !(w->tmp = malloc(n + 5))) {
-        if (w) free(w->path);
-        free(w);
+    if (!w) {
         fail(err, errlen, "%s: out of memory", path);
         return VIDK_ERR(ENOMEM);
     }
-    memcpy(w->path, path, n + 1);
-    memcpy(w->tmp, path, n);
-    memcpy(w->tmp + n, ".tmp", 5);
     w->fmt = fmt;
     w->info = *info;
     w->info.frames = 0;
-    w->f = fopen(w->tmp, "wb");
-    if (!w->f) {
-        const int e = errno;
-        fail(err, errlen, "%s: cannot create (%s)", w->tmp, strerror(e));
-        free(w->path);
-        free(w->tmp);
+    /* Before opening: opening a FIFO would wait for its reader. */
+    struct stat st;
+    if (fmt == MVF_FORMAT_BIN && strcmp(path, "-") && stat(path, &st) == 0 &&
+        !S_ISREG(st.st_mode)) {
         free(w);
-        return VIDK_ERR(e ? e : EIO);
+        return fail(err, errlen, BIN_NOT_REGULAR, path), VIDK_ERR(ESPIPE);
+    }
+    const int e = vio_out_open(&w->out, path, err, errlen);
+    if (e < 0) {
+        free(w);
+        return e;
+    }
+    w->f = vio_out_stream(w->out);
+    w->name = vio_out_name(w->out);
+    /* The header's frame count is written last: a .bin output must be seekable. */
+    if (fmt == MVF_FORMAT_BIN && !vio_out_seekable(w->out)) {
+        fail(err, errlen, BIN_NOT_REGULAR, w->name);
+        mvf_writer_close(&w, 0, NULL, 0);
+        return VIDK_ERR(ESPIPE);
     }
     if (fmt == MVF_FORMAT_BIN) {
         uint8_t h[MVF_HEADER_SIZE];
@@ -290,8 +301,9 @@ int mvf_writer_open(MvfWriter **pw, const char *path, MvfFormat fmt, const MvfIn
         fputs(",\n  \"frames\": [", w->f);
     }
     if (ferror(w->f)) {
+        fail(err, errlen, "%s: write error", w->name);
         mvf_writer_close(&w, 0, NULL, 0);
-        return fail(err, errlen, "%s: write error", path), VIDK_ERR(EIO);
+        return VIDK_ERR(EIO);
     }
     *pw = w;
     return 0;
@@ -321,7 +333,7 @@ static int write_bin_shape(MvfWriter *w, const VidkMeResult *res, size_t n) {
 int mvf_writer_frame(MvfWriter *w, const VidkMeField *f, char *err, size_t errlen) {
     if (field_matches(&w->info, f, err, errlen) < 0) return VIDK_ERR(EINVAL);
     if (w->info.frames == UINT32_MAX)
-        return fail(err, errlen, "%s: too many frames", w->path), VIDK_ERR(EFBIG);
+        return fail(err, errlen, "%s: too many frames", w->name), VIDK_ERR(EFBIG);
     const uint32_t fr = w->info.frames;
     if (w->fmt == MVF_FORMAT_JSON)
         fprintf(w->f, "%s\n    {\"frame\": %u, \"shapes\": {", fr ? "," : "", (unsigned)fr);
@@ -361,7 +373,7 @@ int mvf_writer_frame(MvfWriter *w, const VidkMeField *f, char *err, size_t errle
         firstshape = 0;
     }
     if (w->fmt == MVF_FORMAT_JSON) fputs("\n    }}", w->f);
-    if (ferror(w->f)) return fail(err, errlen, "%s: write error", w->tmp), VIDK_ERR(EIO);
+    if (ferror(w->f)) return fail(err, errlen, "%s: write error", w->name), VIDK_ERR(EIO);
     w->info.frames++;
     return 0;
 }
@@ -376,22 +388,17 @@ int mvf_writer_close(MvfWriter **pw, int commit, char *err, size_t errlen) {
             uint8_t h[MVF_HEADER_SIZE];
             header_pack(h, &w->info);
             if (fseek(w->f, 0, SEEK_SET) || fwrite(h, 1, sizeof(h), w->f) != sizeof(h))
-                ret = fail(err, errlen, "%s: cannot update the header", w->tmp);
+                ret = fail(err, errlen, "%s: cannot update the header", w->name);
         } else if (w->fmt == MVF_FORMAT_JSON) {
             fprintf(w->f, "%s],\n  \"frame_count\": %u\n}\n", w->info.frames ? "\n  " : "",
                     (unsigned)w->info.frames);
         }
-        if (!ret && ferror(w->f)) ret = fail(err, errlen, "%s: write error", w->tmp);
+        if (!ret && ferror(w->f)) ret = fail(err, errlen, "%s: write error", w->name);
     }
-    if (fclose(w->f) && commit && !ret) ret = fail(err, errlen, "%s: write error", w->tmp);
-    if (commit && !ret && rename(w->tmp, w->path)) {
-        const int e = errno;
-        ret = fail(err, errlen, "%s: cannot rename to %s (%s)", w->tmp, w->path, strerror(e));
-    }
-    if (!commit || ret) remove(w->tmp);
+    char oerr[512];
+    const int e = vio_out_close(&w->out, commit && !ret, oerr, sizeof(oerr));
+    if (e < 0 && commit && !ret) ret = fail(err, errlen, "%s", oerr);
     free(w->buf);
-    free(w->path);
-    free(w->tmp);
     free(w);
     return ret < 0 ? VIDK_ERR(EIO) : 0;
 }

@@ -56,14 +56,16 @@ int mvf_format_from_path(const char *path);
 const char *mvf_format_name(MvfFormat f);
 
 typedef struct MvfWriter MvfWriter;
-/* Create PATH.tmp and write the header. 0 or <0 with a message in err. */
+/* Open PATH through vio_out_open() (picio.h: a regular file is written under a temporary
+ * name; a .bin output must be a regular file) and write the header. 0 or <0 with a
+ * message in err. */
 int mvf_writer_open(MvfWriter **w, const char *path, MvfFormat fmt, const MvfInfo *info,
                     char *err, size_t errlen);
 /* Append one field (size and shapes must match info; extra shapes are ignored). */
 int mvf_writer_frame(MvfWriter *w, const VidkMeField *f, char *err, size_t errlen);
-/* commit = 1: finish (frame count), flush and rename PATH.tmp to PATH; commit = 0 (or a
- * failure while committing): remove PATH.tmp. Always frees *w and sets it to NULL.
- * Returns 0 or <0 with a message in err. */
+/* commit = 1: finish (frame count), flush and move the temporary file to PATH; commit = 0
+ * (or a failure while committing): remove the temporary file. Always frees *w and sets it to
+ * NULL. Returns 0 or <0 with a message in err. */
 int mvf_writer_close(MvfWriter **w, int commit, char *err, size_t errlen);
 
 typedef struct MvfReader MvfReader;

@@ -165,23 +165,7 @@ int mvpng_write(const char *path, const VidkMeField *f, VidkBlockSize bs,
         free(rgb);
         return ret;
     }
-    const size_t n = strlen(path);
-    char *tmp = malloc(n + 5);
-    if (!tmp) {
-        free(rgb);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return VIDK_ERR(ENOMEM);
-    }
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp", 5);
-    ret = vio_write_png(tmp, rgb, f->w, f->h, (ptrdiff_t)f->w * 3, 3, err, errlen);
-    if (ret >= 0 && rename(tmp, path)) {
-        const int e = errno;
-        snprintf(err, errlen, "%s: cannot rename to %s (%s)", tmp, path, strerror(e));
-        ret = VIDK_ERR(e ? e : EIO);
-    }
-    if (ret < 0) remove(tmp);
-    free(tmp);
+    ret = vio_write_png(path, rgb, f->w, f->h, (ptrdiff_t)f->w * 3, 3, err, errlen);
     free(rgb);
     return ret;
 }

@@ -6,6 +6,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "picio.h"
 
@@ -27,6 +30,7 @@ void vio_format_default(VioFormat *f) {
     f->fps_num = 25;
     f->fps_den = 1;
     f->interlace = 'p';
+    f->y4m_tags = VIO_Y4M_TAGS_ALL;
 }
 
 const char *vio_chroma_name(VidkChroma c) {
@@ -254,6 +258,187 @@ static void msg(char *dst, size_t len, const char *name, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* ---- output files ------------------------------------------------------------------ */
+
+struct VioOut {
+    FILE *f;
+    char *path; /* as given */
+    char *tmp;  /* temporary name; NULL when written in place */
+    char *name; /* for messages */
+    int is_stdout, finished, failed;
+};
+
+static void out_free(VioOut *o) {
+    free(o->path);
+    free(o->tmp);
+    free(o->name);
+    free(o);
+}
+
+static int create_error(char *err, size_t errlen, const char *path, int e) {
+    char *nm = message_name(path);
+    if (err && errlen)
+        snprintf(err, errlen, "cannot create '%s': %s", nm ? nm : "?", strerror(e));
+    free(nm);
+    return VIDK_ERR(e);
+}
+
+/* Drop a temporary file that cannot be used; errno is kept. -1. */
+static int tmp_fail(VioOut *o, int fd) {
+    const int e = errno;
+    close(fd);
+    remove(o->tmp);
+    errno = e;
+    return -1;
+}
+
+int vio_out_open(VioOut **po, const char *path, char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    if (!po) return VIDK_ERR(EINVAL);
+    *po = NULL;
+    if (!path || !path[0]) return create_error(err, errlen, path ? path : "(null)", ENOENT);
+    VioOut *o = calloc(1, sizeof(*o));
+    const size_t n = strlen(path);
+    if (!o || !(o->path = malloc(n + 1)) || !(o->name = message_name(path))) {
+        if (o) out_free(o);
+        return create_error(err, errlen, path, ENOMEM);
+    }
+    memcpy(o->path, path, n + 1);
+    if (!strcmp(path, "-")) {
+        o->is_stdout = 1;
+        o->f = stdout;
+        *po = o;
+        return 0;
+    }
+    struct stat st;
+    const int exists = lstat(path, &st) == 0;
+    if (!exists || S_ISREG(st.st_mode)) {
+        /* A file the user may not write is not replaced behind its back either. */
+        if (exists && access(path, W_OK) < 0) {
+            const int e = errno ? errno : EACCES;
+            out_free(o);
+            return create_error(err, errlen, path, e);
+        }
+        /* Beside the output, so that the rename stays within one file system: PATH.tmp,
+         * created exclusively, or PATH.tmpXXXXXX if that name is taken. */
+        static const char suffix[] = ".tmpXXXXXX";
+        if (!(o->tmp = malloc(n + sizeof(suffix)))) {
+            out_free(o);
+            return create_error(err, errlen, path, ENOMEM);
+        }
+        memcpy(o->tmp, path, n);
+        memcpy(o->tmp + n, ".tmp", 5);
+        errno = 0;
+        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno == EEXIST) {
+            memcpy(o->tmp + n, suffix, sizeof(suffix));
+            errno = 0;
+            if ((fd = mkstemp(o->tmp)) >= 0) {
+                /* mkstemp makes the file 0600: the mode a new output would have. */
+                const mode_t mask = umask(0);
+                umask(mask);
+                if (fchmod(fd, 0666 & ~mask) < 0) fd = tmp_fail(o, fd);
+            }
+        }
+        /* An existing output keeps its permission bits. */
+        if (fd >= 0 && exists && fchmod(fd, st.st_mode & 07777) < 0) fd = tmp_fail(o, fd);
+        if (fd >= 0 && !(o->f = fdopen(fd, "wb"))) fd = tmp_fail(o, fd);
+        if (fd >= 0) {
+            *po = o;
+            return 0;
+        }
+        const int e = errno ? errno : EIO;
+        free(o->tmp);
+        o->tmp = NULL;
+        /* A folder that takes no new files: write an existing, writable file in place. */
+        if (!exists || (e != EACCES && e != EPERM && e != EROFS) || access(path, W_OK) < 0) {
+            out_free(o);
+            return create_error(err, errlen, path, e);
+        }
+    }
+    errno = 0;
+    if (!(o->f = fopen(path, "wb"))) {
+        const int e = errno ? errno : EIO;
+        out_free(o);
+        return create_error(err, errlen, path, e);
+    }
+    *po = o;
+    return 0;
+}
+
+FILE *vio_out_stream(const VioOut *o) {
+    return o ? o->f : NULL;
+}
+
+const char *vio_out_name(const VioOut *o) {
+    return !o ? "(null)" : o->is_stdout ? "stdout" : o->name;
+}
+
+int vio_out_seekable(const VioOut *o) {
+    struct stat st;
+    return o && o->f && fstat(fileno(o->f), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int vio_out_finish(VioOut *o, char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    if (!o) return VIDK_ERR(EINVAL);
+    if (o->finished) return o->failed ? VIDK_ERR(EIO) : 0;
+    o->finished = 1;
+    errno = 0;
+    int bad = ferror(o->f) || fflush(o->f) != 0;
+    int e = errno;
+    if (!o->is_stdout) {
+        if (fclose(o->f) != 0 && !bad) {
+            bad = 1;
+            e = errno;
+        }
+        o->f = NULL;
+    }
+    if (bad) {
+        o->failed = 1;
+        if (!e) e = EIO;
+        msg(err, errlen, vio_out_name(o), "write error: %s", strerror(e));
+        return VIDK_ERR(e);
+    }
+    return 0;
+}
+
+int vio_out_close(VioOut **po, int commit, char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    if (!po || !*po) return 0;
+    VioOut *o = *po;
+    *po = NULL;
+    int ret = 0;
+    if (!o->finished) {
+        ret = vio_out_finish(o, commit ? err : NULL, commit ? errlen : 0);
+    } else if (o->failed) {
+        ret = VIDK_ERR(EIO);
+        if (commit) msg(err, errlen, vio_out_name(o), "write error");
+    }
+    if (o->tmp) {
+        if (commit && !ret && rename(o->tmp, o->path) < 0) {
+            const int e = errno ? errno : EIO;
+            ret = create_error(err, errlen, o->path, e);
+        }
+        if (!commit || ret) remove(o->tmp);
+    }
+    out_free(o);
+    return ret;
+}
+
+static int stat_arg(const char *path, int fd, struct stat *st) {
+    return !strcmp(path, "-") ? fstat(fd, st) : stat(path, st);
+}
+
+int vio_same_file(const char *out, const char *in) {
+    struct stat so, si;
+    if (!out || !in || stat_arg(out, STDOUT_FILENO, &so) < 0 ||
+        stat_arg(in, STDIN_FILENO, &si) < 0)
+        return 0;
+    return S_ISREG(so.st_mode) && S_ISREG(si.st_mode) && so.st_dev == si.st_dev &&
+           so.st_ino == si.st_ino;
+}
+
 /* ---- reader ------------------------------------------------------------------------ */
 
 struct VioReader {
@@ -342,6 +527,7 @@ static int parse_y4m_header(VioReader *r) {
 
     VioFormat *f = &r->fmt;
     vio_format_default(f);
+    f->y4m_tags = 0;
     int have_w = 0, have_h = 0, have_c = 0;
     const char *xyscss = NULL;
     size_t xyscss_n = 0;
@@ -381,6 +567,7 @@ static int parse_y4m_header(VioReader *r) {
                 return rfail(r, VIDK_ERR(EINVAL),
                              "bad frame rate '%s' in Y4M header (expected FN:D, N and D > 0)",
                              q);
+            f->y4m_tags |= VIO_Y4M_TAG_F;
             break;
         case 'A':
             if (parse_ratio(v, vl, &f->par_num, &f->par_den) < 0 ||
@@ -389,6 +576,7 @@ static int parse_y4m_header(VioReader *r) {
                              "bad aspect ratio '%s' in Y4M header (expected AN:D with N and "
                              "D > 0, or A0:0)",
                              q);
+            f->y4m_tags |= VIO_Y4M_TAG_A;
             break;
         case 'I':
             if (vl != 1 || !strchr("ptbm?", v[0]))
@@ -397,6 +585,7 @@ static int parse_y4m_header(VioReader *r) {
                              "I?)",
                              q);
             f->interlace = v[0];
+            f->y4m_tags |= VIO_Y4M_TAG_I;
             break;
         case 'C':
             if (chroma_from_tag(v, vl, 0, &f->chroma, &f->bitdepth) < 0)
@@ -408,6 +597,7 @@ static int parse_y4m_header(VioReader *r) {
             memcpy(f->y4m_chroma, v, vl); /* vl < 16: every accepted tag is short */
             f->y4m_chroma[vl] = 0;
             have_c = 1;
+            f->y4m_tags |= VIO_Y4M_TAG_C;
             break;
         case 'X':
             if (tl > 7 && !memcmp(tok, "XYSCSS=", 7)) {
@@ -431,6 +621,40 @@ static int parse_y4m_header(VioReader *r) {
         }
     }
     return 0;
+}
+
+/* Before any picture is allocated for it: a frame within VIO_FRAME_BYTES_MAX and, for a
+ * frame of VIO_FRAME_BYTES_CHECK or more in a regular file, at least one whole frame after
+ * the header (or none: an empty stream). So a small file announcing 16384x16384 fails
+ * here, at once. */
+static int check_frame_size(VioReader *r) {
+    const VioFormat *f = &r->fmt;
+    if (r->frame_bytes > VIO_FRAME_BYTES_MAX)
+        return rfail(r, VIDK_ERR(EFBIG),
+                     "%dx%d %s %d-bit frames of %zu bytes are over the limit of %zu MiB a "
+                     "frame",
+                     f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, r->frame_bytes,
+                     VIO_FRAME_BYTES_MAX >> 20);
+    /* Smaller frames cost little: a short one is reported when read, as "frame 0
+     * truncated", like any other. */
+    if (r->frame_bytes < VIO_FRAME_BYTES_CHECK) return 0;
+    struct stat st;
+    const int fd = fileno(r->f);
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) return 0;
+    const long pos = ftell(r->f);
+    if (pos < 0 || (long long)st.st_size <= (long long)pos) return 0;
+    const unsigned long long left = (unsigned long long)((long long)st.st_size - pos);
+    const unsigned long long need = r->frame_bytes + (r->raw ? 0u : 6u);
+    if (left >= need) return 0;
+    if (r->raw)
+        return rfail(r, VIDK_ERR(EINVAL),
+                     "raw %dx%d %s %d-bit frames are %llu bytes, but the file has only %llu "
+                     "(not one whole frame)",
+                     f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, need, left);
+    return rfail(r, VIDK_ERR(EINVAL),
+                 "the Y4M header announces %dx%d %s %d-bit frames of %llu bytes, but only "
+                 "%llu bytes follow it (not one whole frame)",
+                 f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, need, left);
 }
 
 static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
@@ -481,12 +705,15 @@ static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
     } else {
         ret = parse_y4m_header(r);
     }
+    if (!ret) {
+        r->frame_bytes = vio_frame_bytes(&r->fmt);
+        ret = check_frame_size(r);
+    }
     if (ret < 0) {
         if (err && errlen) snprintf(err, errlen, "%s", r->err);
         vio_reader_close(&r);
         return ret;
     }
-    r->frame_bytes = vio_frame_bytes(&r->fmt);
     *out = r;
     return 0;
 }
@@ -642,7 +869,7 @@ void vio_reader_close(VioReader **pr) {
 
 struct VioWriter {
     FILE *f;
-    int own; /* fclose on close (not stdout or a caller's stream) */
+    VioOut *out; /* the output from vio_writer_open(); NULL for a caller's stream */
     int raw;
     VioFormat fmt;
     uint8_t *row; /* little-endian staging row for 9..16-bit samples */
@@ -730,10 +957,23 @@ static int write_y4m_header(VioWriter *w) {
                      "bad Y4M X fields (each must start with X, no "
                      "control characters, %d bytes at most)",
                      VIO_Y4M_LINE_MAX - 64);
+    /* A tag the source lacked is written only when the value differs from what a reader
+     * assumes without it. */
+    const unsigned t = f->y4m_tags;
+    char tf[32] = "", ti[8] = "", ta[32] = "", tc[24] = "";
+    if ((t & VIO_Y4M_TAG_F) || f->fps_num != 25 || f->fps_den != 1)
+        snprintf(tf, sizeof(tf), " F%d:%d", f->fps_num, f->fps_den);
+    if ((t & VIO_Y4M_TAG_I) || f->interlace != 'p')
+        snprintf(ti, sizeof(ti), " I%c", f->interlace);
+    if ((t & VIO_Y4M_TAG_A) || f->par_num || f->par_den)
+        snprintf(ta, sizeof(ta), " A%d:%d", f->par_num, f->par_den);
+    /* Without C a reader takes 4:2:0 8-bit, or what a (kept, so matching) XYSCSS says. */
+    if ((t & VIO_Y4M_TAG_C) ||
+        ((f->chroma != VIDK_CHROMA_420 || f->bitdepth != 8) && !strstr(ext, " XYSCSS=")))
+        snprintf(tc, sizeof(tc), " C%s", ctag);
     char line[2 * VIO_Y4M_LINE_MAX];
-    const int n =
-        snprintf(line, sizeof(line), "YUV4MPEG2 W%d H%d F%d:%d I%c A%d:%d C%s%s\n", f->w, f->h,
-                 f->fps_num, f->fps_den, f->interlace, f->par_num, f->par_den, ctag, ext);
+    const int n = snprintf(line, sizeof(line), "YUV4MPEG2 W%d H%d%s%s%s%s%s\n", f->w, f->h, tf,
+                           ti, ta, tc, ext);
     /* Stay within what a reader (this one included) accepts. */
     if (n < 0 || n > VIO_Y4M_LINE_MAX)
         return wfail(w, VIDK_ERR(EINVAL), "Y4M header too long (X fields over %d bytes)",
@@ -743,19 +983,19 @@ static int write_y4m_header(VioWriter *w) {
     return 0;
 }
 
-static int writer_new(VioWriter **out, FILE *stream, int own, const char *path,
-                      const char *name, const VioFormat *f, int raw, char *err, size_t errlen) {
+static int writer_new(VioWriter **out, FILE *stream, VioOut *o, const char *name,
+                      const VioFormat *f, int raw, char *err, size_t errlen) {
     VioWriter *w = calloc(1, sizeof(*w));
     char *nm = message_name(name);
     if (!w || !nm) {
         free(w);
         free(nm);
-        if (own) fclose(stream);
+        vio_out_close(&o, 0, NULL, 0);
         msg(err, errlen, name, "out of memory");
         return VIDK_ERR(ENOMEM);
     }
     w->f = stream;
-    w->own = own;
+    w->out = o;
     w->raw = raw;
     w->name = nm;
     w->fmt = *f;
@@ -767,9 +1007,8 @@ static int writer_new(VioWriter **out, FILE *stream, int own, const char *path,
     if (!ret && !raw) ret = write_y4m_header(w);
     if (ret < 0) {
         if (err && errlen) snprintf(err, errlen, "%s", w->err);
-        vio_writer_close(&w);
         /* Leave no file behind for an output that never started. */
-        if (own && path) remove(path);
+        vio_writer_abort(&w);
         return ret;
     }
     *out = w;
@@ -797,20 +1036,12 @@ int vio_writer_open(VioWriter **w, const char *path, const VioFormat *f, int raw
         msg(err, errlen, "(null)", "no output path");
         return VIDK_ERR(EINVAL);
     }
-    const int is_stdout = !strcmp(path, "-");
-    const char *name = is_stdout ? "stdout" : path;
-    const int ret = writer_check_format(f, name, err, errlen);
+    const char *name = !strcmp(path, "-") ? "stdout" : path;
+    int ret = writer_check_format(f, name, err, errlen);
     if (ret < 0) return ret;
-    if (is_stdout) return writer_new(w, stdout, 0, NULL, name, f, raw, err, errlen);
-    FILE *s = fopen(path, "wb");
-    if (!s) {
-        const int e = errno ? errno : EIO;
-        char *nm = message_name(path);
-        msg(err, errlen, nm ? nm : "?", "cannot create: %s", strerror(e));
-        free(nm);
-        return VIDK_ERR(e);
-    }
-    return writer_new(w, s, 1, path, path, f, raw, err, errlen);
+    VioOut *o = NULL;
+    if ((ret = vio_out_open(&o, path, err, errlen)) < 0) return ret;
+    return writer_new(w, vio_out_stream(o), o, name, f, raw, err, errlen);
 }
 
 int vio_writer_open_stream(VioWriter **w, FILE *stream, const char *name, const VioFormat *f,
@@ -824,7 +1055,7 @@ int vio_writer_open_stream(VioWriter **w, FILE *stream, const char *name, const 
     }
     const int ret = writer_check_format(f, name, err, errlen);
     if (ret < 0) return ret;
-    return writer_new(w, stream, 0, NULL, name, f, raw, err, errlen);
+    return writer_new(w, stream, NULL, name, f, raw, err, errlen);
 }
 
 const char *vio_writer_error(const VioWriter *w) {
@@ -883,14 +1114,22 @@ int vio_writer_write(VioWriter *w, const VidkPicture *pic) {
     return 0;
 }
 
-int vio_writer_close_msg(VioWriter **pw, char *err, size_t errlen) {
+/* Flush and close (commit 1: the output is kept; 0: discarded). */
+static int writer_end(VioWriter **pw, int commit, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
     if (!pw || !*pw) return 0;
     VioWriter *w = *pw;
     int ret = w->status;
     errno = 0;
-    if (fflush(w->f) != 0 && !ret) ret = write_error(w);
-    if (w->own && fclose(w->f) != 0 && !ret) ret = write_error(w);
+    if (commit && !ret && fflush(w->f) != 0) ret = write_error(w);
+    if (w->out) {
+        char oerr[MSG_MAX];
+        const int e = vio_out_close(&w->out, commit && !ret, oerr, sizeof(oerr));
+        if (e < 0 && commit && !ret) {
+            snprintf(w->err, sizeof(w->err), "%s", oerr);
+            ret = e;
+        }
+    }
     if (ret < 0 && err && errlen) snprintf(err, errlen, "%s", w->err);
     free(w->row);
     free(w->name);
@@ -899,6 +1138,14 @@ int vio_writer_close_msg(VioWriter **pw, char *err, size_t errlen) {
     return ret;
 }
 
+int vio_writer_close_msg(VioWriter **pw, char *err, size_t errlen) {
+    return writer_end(pw, 1, err, errlen);
+}
+
 int vio_writer_close(VioWriter **w) {
-    return vio_writer_close_msg(w, NULL, 0);
+    return writer_end(w, 1, NULL, 0);
+}
+
+void vio_writer_abort(VioWriter **w) {
+    writer_end(w, 0, NULL, 0);
 }

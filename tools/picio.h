@@ -1,8 +1,10 @@
 /* Picture input/output of the vidkern tools: YUV4MPEG2 (.y4m) and headerless planar
  * (.yuv) streams, read and written sequentially (pipes work: nothing seeks), and PNG
- * output. Tool-level code, not part of the library: it prints nothing, every failure
- * comes back as a negative errno code plus a one-line message "NAME: problem" where NAME
- * is the path given ("stdin" / "stdout" for "-").
+ * output, and the one way the tools create output files (vio_out_open()). Tool-level
+ * code, not part of the library: it prints nothing, every failure comes back as a
+ * negative errno code plus a one-line message "NAME: problem" where NAME is the path given
+ * ("stdin" / "stdout" for "-"), or "cannot create 'PATH': reason" for an output that
+ * cannot be created.
  *
  * Y4M as read and written here (the mjpegtools YUV4MPEG2 format, as ffmpeg writes it):
  *   header  "YUV4MPEG2" then space-separated tags, then '\n':
@@ -30,6 +32,21 @@
 /** X fields kept by the reader, in bytes: room is left for the longest W H F I A C tags. */
 #define VIO_Y4M_EXT_KEEP (VIO_Y4M_LINE_MAX - 128)
 
+/** Largest frame a reader accepts, in bytes of the file (512 MiB: 16384x16384 4:2:0
+ *  8-bit or 8K 4:4:4 16-bit fit; checked when the stream opens, before any picture is
+ *  allocated, so a header announcing a huge frame costs no memory). */
+#define VIO_FRAME_BYTES_MAX ((size_t)512 << 20)
+/** Frames from this size up (1 MiB) are checked against the size of a regular file when
+ *  the stream opens: a file with less than one whole frame fails at once. */
+#define VIO_FRAME_BYTES_CHECK ((size_t)1 << 20)
+
+/** Bits of VioFormat.y4m_tags: the optional Y4M header tags present. */
+#define VIO_Y4M_TAG_F    1u
+#define VIO_Y4M_TAG_I    2u
+#define VIO_Y4M_TAG_A    4u
+#define VIO_Y4M_TAG_C    8u
+#define VIO_Y4M_TAGS_ALL 15u
+
 /** Stream format. Fill with vio_format_default() first. */
 typedef struct VioFormat {
     int w, h;             /**< luma size */
@@ -48,9 +65,14 @@ typedef struct VioFormat {
      *  back after the C tag, so read -> write gives the same header. XYSCSS fields that
      *  contradict chroma/bitdepth are dropped when writing. */
     char y4m_ext[VIO_Y4M_LINE_MAX];
+    /** The optional tags (VIO_Y4M_TAG_*) the Y4M header had, as read; a writer writes a
+     *  tag missing here only when its value differs from what a reader assumes without it
+     *  (F25:1, Ip, A0:0, 4:2:0 8-bit), so read -> write adds no tag the source lacked. */
+    unsigned y4m_tags;
 } VioFormat;
 
-/** 0x0, 4:2:0, 8 bit, 25/1 fps, 0:0 aspect, progressive, default C tag, no X fields. */
+/** 0x0, 4:2:0, 8 bit, 25/1 fps, 0:0 aspect, progressive, default C tag, no X fields,
+ *  every tag written (y4m_tags = VIO_Y4M_TAGS_ALL). */
 void vio_format_default(VioFormat *f);
 
 /**
@@ -74,6 +96,11 @@ typedef struct VioReader VioReader;
  * Open a stream for reading. path "-" = stdin. raw NULL: Y4M (the header is read and
  * checked here). raw non-NULL: headerless planar data of that format (w, h, chroma,
  * bitdepth required; invalid fps/aspect/interlace fall back to the defaults).
+ * Before returning, a frame over VIO_FRAME_BYTES_MAX is refused, and so is a regular file
+ * with less than one whole frame of VIO_FRAME_BYTES_CHECK bytes or more after the header
+ * (but not an empty stream: 0 frames).
+ * Interlacing (It, Ib, Im) is only reported in the format; refusing it is the caller's
+ * choice.
  * @return 0; on failure *r = NULL, a negative errno code and the message "PATH: problem"
  *         in err (errlen bytes, always terminated; err may be NULL when errlen is 0):
  *         VIDK_ERR(ENOENT) etc. from the OS, VIDK_ERR(EINVAL) for a bad header or format,
@@ -116,8 +143,9 @@ void vio_reader_close(VioReader **r);
 typedef struct VioWriter VioWriter;
 
 /**
- * Open a stream for writing. path "-" = stdout. raw = 0: Y4M, the header is written at
- * once; raw = 1: headerless planar.
+ * Open a stream for writing, through vio_out_open() (a regular file is written under a
+ * temporary name and only appears by vio_writer_close()). path "-" = stdout. raw = 0: Y4M,
+ * the header is written at once; raw = 1: headerless planar.
  * @return 0; on failure *w = NULL, VIDK_ERR(EINVAL) for a bad format, an OS error code
  *         otherwise, with the message in err.
  */
@@ -136,13 +164,57 @@ int vio_writer_write(VioWriter *w, const VidkPicture *pic);
 /** Message of the last failure ("" if none). */
 const char *vio_writer_error(const VioWriter *w);
 
-/** Flush and close; *w = NULL. @return 0, or < 0 if anything failed (a write error,
- *  including one found only now while flushing; the message is lost with the writer, so
- *  read vio_writer_error() of a failed write before closing). */
+/** Flush, close and commit the output (vio_out_close(), commit 1); *w = NULL. @return 0,
+ *  or < 0 if anything failed (a write error, including one found only now while flushing;
+ *  the message is lost with the writer, so read vio_writer_error() of a failed write
+ *  before closing). A failed close leaves no output file. */
 int vio_writer_close(VioWriter **w);
+
+/** Close and discard: a regular output file is not created (or not replaced); an output
+ *  written in place (stdout, FIFO, device, link) keeps what was written. *w = NULL. */
+void vio_writer_abort(VioWriter **w);
 
 /** As vio_writer_close() but copies the error message, if any, into err. */
 int vio_writer_close_msg(VioWriter **w, char *err, size_t errlen);
+
+/* ---- output files ------------------------------------------------------------------ */
+
+typedef struct VioOut VioOut;
+
+/**
+ * Open an output file: the one way every output of the tools is created.
+ *  - "-": stdout (flushed, never closed), named "stdout" in messages;
+ *  - a name that does not exist, or names a regular file: a temporary file
+ *    "PATH.tmpXXXXXX" in the same folder, renamed to PATH by vio_out_close(commit 1) and
+ *    removed otherwise, so a failed command leaves neither a half-written PATH nor a
+ *    temporary file, and an existing PATH keeps its contents until the rename (its
+ *    permission bits are kept; one the user may not write is refused, as fopen() would).
+ *    If the folder refuses new files but PATH exists and is writable, PATH is written in
+ *    place;
+ *  - anything else (a FIFO, a character device such as /dev/null, a symbolic link) is
+ *    opened and written in place: never replaced, a link stays a link.
+ * @return 0, or a negative errno code with the message "cannot create 'PATH': <strerror>"
+ *         in err (errlen bytes; err may be NULL when errlen is 0).
+ */
+int vio_out_open(VioOut **o, const char *path, char *err, size_t errlen);
+/** The stream to write to. */
+FILE *vio_out_stream(const VioOut *o);
+/** The name for messages: the path as given, "stdout" for "-". */
+const char *vio_out_name(const VioOut *o);
+/** 1 if the stream is a regular file (seekable), 0 otherwise. */
+int vio_out_seekable(const VioOut *o);
+/** Flush and close the stream now (the output is complete) but keep a temporary file
+ *  under its temporary name until vio_out_close(). @return 0, or < 0 with
+ *  "NAME: write error: ..." in err; the output then counts as failed. */
+int vio_out_finish(VioOut *o, char *err, size_t errlen);
+/** Finish (if not yet done) and release; commit 1 moves a temporary file to its name,
+ *  commit 0 (or a write error) removes it. *o = NULL; NULL or *o NULL is a no-op.
+ *  @return 0, or < 0 with the message in err. */
+int vio_out_close(VioOut **o, int commit, char *err, size_t errlen);
+
+/** 1 when out (an output path, "-" = stdout) and in (an input path, "-" = stdin) are the
+ *  same existing regular file (same device and inode, links followed), else 0. */
+int vio_same_file(const char *out, const char *in);
 
 /**
  * PNG output (libpng when VIDK_HAVE_PNG, else VIDK_ERR(ENOSYS) with a message): 8-bit gray
@@ -152,5 +224,9 @@ int vio_writer_close_msg(VioWriter **w, char *err, size_t errlen);
  */
 int vio_write_png(const char *path, const uint8_t *pixels, int w, int h, ptrdiff_t stride,
                   int channels, char *err, size_t errlen);
+/** As vio_write_png() into an open stream (not closed; written and flushed), named `name`
+ *  in messages. */
+int vio_write_png_stream(FILE *f, const char *name, const uint8_t *pixels, int w, int h,
+                         ptrdiff_t stride, int channels, char *err, size_t errlen);
 
 #endif

@@ -11,12 +11,10 @@
 #include <png.h>
 #endif
 
-int vio_write_png(const char *path, const uint8_t *pixels, int w, int h, ptrdiff_t stride,
-                  int channels, char *err, size_t errlen) {
-    if (err && errlen) err[0] = 0;
-    const char *name = path && !strcmp(path, "-") ? "stdout" : path ? path : "(null)";
-    /* 2^24 a side: far beyond any picture here, and w * channels fits png_int_32. */
-    if (!path || !pixels || w < 1 || h < 1 || w > (1 << 24) || h > (1 << 24) ||
+/* 2^24 a side: far beyond any picture here, and w * channels fits png_int_32. */
+static int png_args_bad(const char *name, const uint8_t *pixels, int w, int h, ptrdiff_t stride,
+                        int channels, char *err, size_t errlen) {
+    if (!pixels || w < 1 || h < 1 || w > (1 << 24) || h > (1 << 24) ||
         (channels != 1 && channels != 3) || stride < (ptrdiff_t)w * channels) {
         if (err && errlen)
             snprintf(err, errlen,
@@ -31,36 +29,60 @@ int vio_write_png(const char *path, const uint8_t *pixels, int w, int h, ptrdiff
         if (err && errlen) snprintf(err, errlen, "%s: PNG row stride too large", name);
         return VIDK_ERR(EINVAL);
     }
-    const int is_stdout = !strcmp(path, "-");
-    FILE *f = is_stdout ? stdout : fopen(path, "wb");
+    return 0;
+#else
+    if (err && errlen)
+        snprintf(err, errlen, "%s: PNG output is not available (built without libpng)", name);
+    return VIDK_ERR(ENOSYS);
+#endif
+}
+
+int vio_write_png_stream(FILE *f, const char *name, const uint8_t *pixels, int w, int h,
+                         ptrdiff_t stride, int channels, char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    if (!name) name = "(null)";
+    int ret = png_args_bad(name, pixels, w, h, stride, channels, err, errlen);
+    if (ret < 0) return ret;
     if (!f) {
-        const int e = errno ? errno : EIO;
-        if (err && errlen) snprintf(err, errlen, "%s: cannot create: %s", name, strerror(e));
-        return VIDK_ERR(e);
+        if (err && errlen) snprintf(err, errlen, "%s: no stream", name);
+        return VIDK_ERR(EINVAL);
     }
+#if VIDK_HAVE_PNG
     png_image img;
     memset(&img, 0, sizeof(img));
     img.version = PNG_IMAGE_VERSION;
     img.width = (png_uint_32)w;
     img.height = (png_uint_32)h;
     img.format = channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
-    int ret = 0;
     if (!png_image_write_to_stdio(&img, f, 0, pixels, (png_int_32)stride, NULL)) {
         if (err && errlen) snprintf(err, errlen, "%s: PNG write failed: %s", name, img.message);
         ret = VIDK_ERR(EIO);
     }
     png_image_free(&img);
     errno = 0;
-    if ((is_stdout ? fflush(f) : fclose(f)) != 0 && !ret) {
+    if (fflush(f) != 0 && !ret) {
         const int e = errno ? errno : EIO;
         if (err && errlen) snprintf(err, errlen, "%s: write error: %s", name, strerror(e));
         ret = VIDK_ERR(e);
     }
-    if (ret < 0 && !is_stdout) remove(path);
-    return ret;
-#else
-    if (err && errlen)
-        snprintf(err, errlen, "%s: PNG output is not available (built without libpng)", name);
-    return VIDK_ERR(ENOSYS);
 #endif
+    return ret;
+}
+
+int vio_write_png(const char *path, const uint8_t *pixels, int w, int h, ptrdiff_t stride,
+                  int channels, char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    const char *name = path && !strcmp(path, "-") ? "stdout" : path ? path : "(null)";
+    /* Arguments first: a bad picture creates no file. */
+    int ret = png_args_bad(name, pixels, w, h, stride, channels, err, errlen);
+    if (ret < 0) return ret;
+    VioOut *o = NULL;
+    if ((ret = vio_out_open(&o, path, err, errlen)) < 0) return ret;
+    ret = vio_write_png_stream(vio_out_stream(o), name, pixels, w, h, stride, channels, err,
+                               errlen);
+    if (ret < 0) {
+        vio_out_close(&o, 0, NULL, 0);
+        return ret;
+    }
+    return vio_out_close(&o, 1, err, errlen);
 }

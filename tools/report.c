@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "picio.h"
 #include "report.h"
 
 void report_cpu_name(char *buf, size_t n) {
@@ -56,25 +57,10 @@ void report_json_str(FILE *f, const char *s) {
 
 int report_write_file(const char *cmd, const char *path, void (*write)(FILE *f, void *arg),
                       void *arg) {
-    const size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (!tmp) return cli_error(cmd, "%s: out of memory", path), -1;
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        cli_error(cmd, "%s: cannot create (%s)", tmp, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    write(f, arg);
-    const int bad = ferror(f);
-    const int closed = fclose(f);
-    if (closed || bad || rename(tmp, path)) {
-        remove(tmp);
-        free(tmp);
-        return cli_error(cmd, "%s: write error", path), -1;
-    }
-    free(tmp);
+    char err[512];
+    VioOut *o = NULL;
+    if (vio_out_open(&o, path, err, sizeof(err)) < 0) return cli_error(cmd, "%s", err), -1;
+    write(vio_out_stream(o), arg);
+    if (vio_out_close(&o, 1, err, sizeof(err)) < 0) return cli_error(cmd, "%s", err), -1;
     return 0;
 }

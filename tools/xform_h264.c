@@ -53,6 +53,9 @@ int vidk_xform_h264(int argc, char **argv) {
     long size = 4, qp = 0, bitdepth = 8;
     int inverse = 0, have_qp = 0, have_size = 0;
     const char *dc = NULL, *v;
+    static const char *const value_opts[] = {"--codec",    "--size", "--qp",
+                                             "--bitdepth", "--dc",   NULL};
+    if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const int c = cli_common_opt(&com, CMD, argc, argv, &i);
@@ -63,7 +66,6 @@ int vidk_xform_h264(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--codec")) {
             if (!cli_value(CMD, argc, argv, &i)) return 1;
-        } else if (!strncmp(a, "--codec=", 8)) {
         } else if (!strcmp(a, "--size")) {
             if (!(v = cli_value(CMD, argc, argv, &i)) ||
                 cli_parse_int(CMD, a, v, 4, 8, &size) < 0)
@@ -91,6 +93,9 @@ int vidk_xform_h264(int argc, char **argv) {
             return cli_error(CMD, "unknown option '%s' (see --codec h264 --help)", a);
         }
     }
+    /* Blocks go stdin -> stdout: the same file on both sides would be overwritten. */
+    const char *const stdin_name[] = {"-"};
+    if (cli_output_is_input(CMD, "", "-", stdin_name, 1)) return 1;
     if (!have_qp) return cli_error(CMD, "--qp N is required (see --codec h264 --help)");
     const long bd_off = 6 * (bitdepth - 8);
     if (qp < -bd_off)

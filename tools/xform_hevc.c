@@ -54,6 +54,8 @@ int vidk_xform_hevc(int argc, char **argv) {
     vidk_hevc_default_block_params(&p);
     long size = 0, qp = -1, bd = 8;
     int inverse = 0, dst = 0, tskip = 0, intra = -1, stats = 0;
+    static const char *const value_opts[] = {"--codec", "--size", "--qp", "--bitdepth", NULL};
+    if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         const int c = cli_common_opt(&com, CMD, argc, argv, &i);
@@ -64,7 +66,6 @@ int vidk_xform_hevc(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--codec")) {
             i++; /* checked by the dispatcher */
-        } else if (!strncmp(a, "--codec=", 8)) {
         } else if (!strcmp(a, "--size")) {
             if (!(v = cli_value(CMD, argc, argv, &i)) ||
                 cli_parse_int(CMD, a, v, 1, 1024, &size) < 0)
@@ -98,6 +99,9 @@ int vidk_xform_hevc(int argc, char **argv) {
             return cli_error(CMD, "unknown option '%s' (see --codec hevc --help)", a);
         }
     }
+    /* Blocks go stdin -> stdout: the same file on both sides would be overwritten. */
+    const char *const stdin_name[] = {"-"};
+    if (cli_output_is_input(CMD, "", "-", stdin_name, 1)) return 1;
     if (!size) return cli_error(CMD, "--size 4|8|16|32 is required");
     if (qp < 0) return cli_error(CMD, "--qp is required");
     if (qp > VIDK_HEVC_MAX_QP(bd))
