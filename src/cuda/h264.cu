@@ -22,6 +22,7 @@
 // packing and chunking, the kernels' phase functions run by h264_emu.cuh, no CUDA call)
 // for tests on machines without a GPU.
 #include "cuda_common.cuh"
+#include "exec.cuh"
 #include "h264_cuda.h"
 #include "h264_emu.cuh"
 #include "h264_kern.cuh"
@@ -33,6 +34,7 @@
 #endif
 
 using namespace vidk_h264cu;
+using namespace vidk_cux;
 
 namespace {
 
@@ -95,29 +97,11 @@ int check_opts(const VidkH264CudaOpts *o) {
     return 0;
 }
 
-// ---- execution: the device, or the host emulation -------------------------------------------
+// ---- execution: the shared executor (exec.cuh), with the h264 family's parameters ----------
 
 constexpr int kMaxEvents = 2 * kMaxChunks + 8; // chunks, common, planes up and down
 
-// ---- ordering check: happens-before of the queued work, by vector clocks
-// ----------------------
-//
-// The emulation runs every copy and kernel at once, in the order the host queues them, so
-// it cannot show a missing cross-stream dependency; the device can (cuda planes on 1080p
-// qp37 8x8: a plane no block touches came back before it had gone up). So every call
-// also keeps, while it queues work, the happens-before relation that CUDA guarantees
-// between the operations (the host thread and each stream are "threads" with a vector
-// clock: work queued on a stream follows what the host did before queueing it and what
-// came earlier on that stream; cudaStreamWaitEvent joins the clock the event captured;
-// cudaEventSynchronize / a completed cudaEventQuery / a stream synchronisation join it
-// into the host's), and every access to a tracked buffer (track()) is checked against the
-// earlier accesses: two accesses of which one writes must be ordered. An unordered pair
-// fails the call (VIDK_ERR(EIO), logged), on the device and in the emulation alike, so
-// the emulated tests check the very sequence of copies, kernels, records and waits that
-// the device runs, whatever the timing. Kernels of chunks write disjoint blocks of a
-// plane (ACC_BLOCKS): unordered among themselves, ordered against whole-plane copies.
-constexpr int kClocks = VIDK_CUDA_MAX_STREAMS + 1;
-constexpr int kHost = VIDK_CUDA_MAX_STREAMS; // the host thread's clock
+// Buffers the ordering check tracks (debug_order.cuh).
 enum TrackRes {
     RES_COMMON,               // device LevelScale tables and DC groups
     RES_DEV = RES_COMMON + 1, // + p: device plane p (plane mode)
@@ -125,61 +109,19 @@ enum TrackRes {
     RES_PIC = RES_STAGE + 3,  // + p: the caller's picture plane p
     kTrackRes = RES_PIC + 3
 };
-enum TrackAcc { ACC_READ, ACC_WRITE, ACC_BLOCKS };
+static_assert(kTrackRes <= kOrderMaxRes, "tracked buffers");
 const char *const kResNames[kTrackRes] = {
     "common",          "device plane 0", "device plane 1", "device plane 2",
     "staged plane 0",  "staged plane 1", "staged plane 2", "picture plane 0",
     "picture plane 1", "picture plane 2"};
+constexpr int kHost = kOrderHost; // the host thread's clock
 
-struct Order {
-    uint32_t vc[kClocks][kClocks];        // vc[t][k]: what thread t knows of thread k
-    uint32_t evc[kMaxEvents][kClocks];    // clock captured by event i
-    uint32_t last[3][kTrackRes][kClocks]; // last read / write / blocks access per thread
-};
-
-struct Exec {
-    VidkContext *ctx;
-    bool emu;
-    int ns;
-    cudaStream_t st[VIDK_CUDA_MAX_STREAMS];
-    cudaEvent_t ev[kMaxEvents];
-    bool ev_done[kMaxEvents]; // recorded (both modes)
-    int nev;
-    Order ord;
-    bool timed;            // timing_start done
-    void *ebuf[2][kSlots]; // emulation buffers: device, host
-    size_t ecap[2][kSlots];
-    VidkThreadPool *own_pool; // emulation: the host staging pool of this call
-};
+const ExecFamily kFamily = {"h264", VIDK_SLOT_H264_FIRST, kSlots, kAlign, kTrackRes, kResNames};
+static_assert(kSlots <= kExecMaxSlots, "H.264 slots");
 
 void exec_init(Exec *x, VidkContext *ctx, bool emu) {
-    memset(x, 0, sizeof(*x));
-    x->ctx = ctx;
-    x->emu = emu;
-    x->ns = 1;
+    vidk_cux::exec_init(x, ctx, emu, &kFamily, kMaxEvents);
 }
-
-// Every stream used idle, events destroyed, emulation buffers freed. Errors are ignored:
-// this runs on the way out, after the result is known.
-void exec_end(Exec *x) {
-    if (!x->emu) {
-        for (int i = 0; i < x->ns; i++)
-            if (x->st[i]) (void)cudaStreamSynchronize(x->st[i]);
-        for (int i = 0; i < x->nev; i++)
-            if (x->ev[i]) (void)cudaEventDestroy(x->ev[i]);
-        (void)cudaGetLastError();
-    }
-    for (int h = 0; h < 2; h++)
-        for (int i = 0; i < kSlots; i++)
-            free(x->ebuf[h][i]);
-    memset(x->ebuf, 0, sizeof(x->ebuf));
-    vidk_pool_destroy(&x->own_pool);
-}
-
-int ck(const VidkContext *ctx, cudaError_t e, const char *expr, int line) {
-    return e == cudaSuccess ? 0 : vidk_cuda_fail(ctx, e, expr, __FILE__, line);
-}
-#define CK(x, expr) ck((x)->ctx, (expr), #expr, __LINE__)
 
 int exec_streams(Exec *x, int want) {
     if (x->emu) {
@@ -187,79 +129,8 @@ int exec_streams(Exec *x, int want) {
         return 0;
     }
     const int have = vidk_cuda_stream_count(x->ctx);
-    x->ns = want > 0 && want < have ? want : have;
-    for (int i = 0; i < x->ns; i++)
-        x->st[i] = vidk_cuda_stream_at(x->ctx, i);
+    exec_use_streams(x, want > 0 && want < have ? want : have);
     return 0;
-}
-
-// A slot buffer of at least `bytes` (>= 256: graph copies need a non-empty source).
-template <typename T> int buf(Exec *x, int slot, bool host, size_t bytes, T **p) {
-    bytes = align_up(bytes < kAlign ? kAlign : bytes, kAlign);
-    if (!x->emu)
-        return host ? vidk_cuda_host_slot(x->ctx, slot, bytes, p)
-                    : vidk_cuda_dev_slot(x->ctx, slot, bytes, p);
-    const int i = slot - VIDK_SLOT_H264_FIRST, h = host;
-    if (x->ecap[h][i] < bytes) {
-        free(x->ebuf[h][i]);
-        x->ebuf[h][i] = aligned_alloc(kAlign, bytes);
-        x->ecap[h][i] = x->ebuf[h][i] ? bytes : 0;
-        if (!x->ebuf[h][i]) return VIDK_ERR(ENOMEM);
-        memset(x->ebuf[h][i], 0xCD, bytes); // poison: reading unwritten bytes shows
-    }
-    *p = static_cast<T *>(x->ebuf[h][i]);
-    return 0;
-}
-
-int h2d(Exec *x, void *dst, const void *src, size_t n, int s) {
-    if (!n) return 0;
-    if (x->emu) {
-        memcpy(dst, src, n);
-        return 0;
-    }
-    return CK(x, cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, x->st[s]));
-}
-
-int d2h(Exec *x, void *dst, const void *src, size_t n, int s) {
-    if (!n) return 0;
-    if (x->emu) {
-        memcpy(dst, src, n);
-        return 0;
-    }
-    return CK(x, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, x->st[s]));
-}
-
-int dmemset(Exec *x, void *dst, size_t n, int s) {
-    if (x->emu) {
-        memset(dst, 0, n);
-        return 0;
-    }
-    return CK(x, cudaMemsetAsync(dst, 0, n, x->st[s]));
-}
-
-// Row-by-row copies between a host picture and a packed device plane (up: host to device).
-int copy_2d(Exec *x, bool up, void *dst, size_t dpitch, const void *src, size_t spitch,
-            size_t width, size_t rows, int s) {
-    if (!width || !rows) return 0;
-    if (dpitch == width && spitch == width) // contiguous
-        return up ? h2d(x, dst, src, width * rows, s) : d2h(x, dst, src, width * rows, s);
-    if (x->emu) {
-        for (size_t r = 0; r < rows; r++)
-            memcpy(static_cast<uint8_t *>(dst) + r * dpitch,
-                   static_cast<const uint8_t *>(src) + r * spitch, width);
-        return 0;
-    }
-    return CK(x, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows,
-                                   up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
-                                   x->st[s]));
-}
-int h2d_2d(Exec *x, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-           size_t rows, int s) {
-    return copy_2d(x, true, dst, dpitch, src, spitch, width, rows, s);
-}
-int d2h_2d(Exec *x, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-           size_t rows, int s) {
-    return copy_2d(x, false, dst, dpitch, src, spitch, width, rows, s);
 }
 
 // Ranges the emulation treats as registered (vidk_cuda_h264_emu_register).
@@ -285,135 +156,6 @@ bool pinned(const Exec *x, const void *p, size_t n) {
 bool plane_pinned(const Exec *x, const VidkPicture *pic, int p, int pw, int ph) {
     const ptrdiff_t st = pic->stride[p];
     return st >= pw && pinned(x, pic->data[p], (size_t)(ph - 1) * (size_t)st + (size_t)pw);
-}
-
-int stage(Exec *x, VidkCudaStage st, bool begin, int s, size_t bytes) {
-    if (x->emu) return 0;
-    return begin ? vidk_cuda_stage_begin(x->ctx, st, x->st[s])
-                 : vidk_cuda_stage_end(x->ctx, st, x->st[s], bytes);
-}
-
-int timing_start(Exec *x) {
-    if (x->emu) return 0;
-    int err = vidk_cuda_timing_start(x->ctx, x->st[0]);
-    x->timed = err == 0;
-    return err;
-}
-
-// ---- ordering check (see Order)
-// ------------------------------------------------------------------
-
-void clock_join(uint32_t *a, const uint32_t *b) {
-    for (int k = 0; k < kClocks; k++)
-        if (b[k] > a[k]) a[k] = b[k];
-}
-
-// Work queued now on stream s follows everything the host did so far.
-void order_queue(Exec *x, int s) {
-    if (s != kHost) clock_join(x->ord.vc[s], x->ord.vc[kHost]);
-}
-
-// Access `acc` of buffer `res` by thread t (a stream, or kHost for the host), as queued now.
-// 0, or VIDK_ERR(EIO) (logged) when an earlier access that conflicts is not ordered before it.
-int track(Exec *x, int t, int res, TrackAcc acc) {
-    Order *o = &x->ord;
-    order_queue(x, t);
-    uint32_t *v = o->vc[t];
-    v[t]++;
-    for (int k = 0; k < kClocks; k++) {
-        if (k == t) continue;
-        for (int a = 0; a < 3; a++) {
-            // read-read and blocks-blocks (disjoint blocks) never conflict
-            if ((a == ACC_READ && acc == ACC_READ) || (a == ACC_BLOCKS && acc == ACC_BLOCKS))
-                continue;
-            if (o->last[a][res][k] > v[k]) {
-                static const char *const an[3] = {"read", "write", "blocks write"};
-                vidk_log(x->ctx, VIDK_LOG_ERROR,
-                         "cuda h264: unordered accesses of the %s: %s on %s %d after a %s on "
-                         "%s %d not waited for",
-                         kResNames[res], an[acc], t == kHost ? "host" : "stream",
-                         t == kHost ? 0 : t, an[a], k == kHost ? "host" : "stream",
-                         k == kHost ? 0 : k);
-                return VIDK_ERR(EIO);
-            }
-        }
-    }
-    o->last[acc][res][t] = v[t];
-    return 0;
-}
-
-// The host has seen event ev complete.
-void order_host_sees(Exec *x, int ev) {
-    clock_join(x->ord.vc[kHost], x->ord.evc[ev]);
-}
-
-// Synchronise every stream used, then close the timing.
-int finish(Exec *x) {
-    int err = 0;
-    for (int i = 0; i < x->ns; i++)
-        clock_join(x->ord.vc[kHost], x->ord.vc[i]);
-    if (x->emu) return 0;
-    for (int i = 0; i < x->ns; i++)
-        if ((err = CK(x, cudaStreamSynchronize(x->st[i]))) < 0) return err;
-    return vidk_cuda_timing_stop(x->ctx);
-}
-
-// A new event recorded on stream s; returns its index or an error.
-// Every event is made for one record and never recorded again (no reuse before a wait is
-// queued), and waits / synchronisations accept only events this call recorded (a
-// cudaStreamWaitEvent on an event never recorded would be a silent no-op).
-int event_record(Exec *x, int s) {
-    if (x->nev >= kMaxEvents) return VIDK_ERR(EINVAL);
-    const int i = x->nev;
-    order_queue(x, s);
-    memcpy(x->ord.evc[i], x->ord.vc[s], sizeof(x->ord.evc[i]));
-    if (x->emu) {
-        x->ev_done[x->nev++] = true;
-        return i;
-    }
-    int err = CK(x, cudaEventCreateWithFlags(&x->ev[i], cudaEventDisableTiming));
-    if (err < 0) return err;
-    x->nev++;
-    err = CK(x, cudaEventRecord(x->ev[i], x->st[s]));
-    if (err < 0) return err;
-    x->ev_done[i] = true;
-    return i;
-}
-
-bool event_ok(const Exec *x, int ev) {
-    return ev >= 0 && ev < x->nev && x->ev_done[ev];
-}
-
-int event_wait(Exec *x, int s, int ev) {
-    if (!event_ok(x, ev) || s < 0 || s >= x->ns) return VIDK_ERR(EINVAL);
-    order_queue(x, s);
-    clock_join(x->ord.vc[s], x->ord.evc[ev]);
-    return x->emu ? 0 : CK(x, cudaStreamWaitEvent(x->st[s], x->ev[ev], 0));
-}
-
-// 1 when event ev has completed, 0 when not yet, or an error.
-int event_query(Exec *x, int ev) {
-    if (!event_ok(x, ev)) return VIDK_ERR(EINVAL);
-    if (x->emu) {
-        order_host_sees(x, ev);
-        return 1;
-    }
-    const cudaError_t e = cudaEventQuery(x->ev[ev]);
-    if (e == cudaErrorNotReady) {
-        (void)cudaGetLastError(); // not an error; keep it out of the next launch check
-        return 0;
-    }
-    const int err = CK(x, e);
-    if (err < 0) return err;
-    order_host_sees(x, ev);
-    return 1;
-}
-
-int event_sync(Exec *x, int ev) {
-    if (!event_ok(x, ev)) return VIDK_ERR(EINVAL);
-    const int err = x->emu ? 0 : CK(x, cudaEventSynchronize(x->ev[ev]));
-    if (err >= 0) order_host_sees(x, ev);
-    return err;
 }
 
 // ---- kernel table ---------------------------------------------------------------------------
@@ -479,16 +221,8 @@ int inv_launch(Exec *x, const InvKernel &k, const Launch &l, const InvArgs &a, i
         k.emu(a, l.grid, l.threads);
         return 0;
     }
-    int err = 0;
     void *args[] = {const_cast<InvArgs *>(&a)};
-    if (l.smem > 48 * 1024 &&
-        (err = CK(x, cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          (int)l.smem))) < 0)
-        return err;
-    if ((err = CK(x, cudaLaunchKernel(k.fn, dim3(l.grid), dim3((unsigned)l.threads), args,
-                                      l.smem, x->st[s]))) < 0)
-        return err;
-    return CK(x, cudaGetLastError());
+    return exec_launch(x, k.fn, l.grid, l.threads, l.smem, args, s);
 }
 
 // ---- geometry and validation (the checks of src/h264_batch.c)
@@ -920,35 +654,33 @@ size_t nonzero(size_t n) {
 }
 
 int graph_build(Exec *x, GraphState *gs, const GraphCall &c) {
+    const VidkContext *ctx = x->ctx;
     int err = 0;
     void *args[2][1];
     graph_destroy(gs);
-    if ((err = CK(x, cudaGraphCreate(&gs->g, 0))) < 0) goto fail;
-    if ((err = CK(x, cudaGraphAddMemcpyNode1D(&gs->n_common, gs->g, nullptr, 0, c.d_common,
-                                              c.h_common, nonzero(c.common_bytes),
-                                              cudaMemcpyHostToDevice))) < 0)
-        goto fail;
+    CUDA_CHECK(cudaGraphCreate(&gs->g, 0));
+    CUDA_CHECK(cudaGraphAddMemcpyNode1D(&gs->n_common, gs->g, nullptr, 0, c.d_common,
+                                        c.h_common, nonzero(c.common_bytes),
+                                        cudaMemcpyHostToDevice));
     for (int s = 0; s < 2; s++) {
-        if ((err = CK(x, cudaGraphAddMemcpyNode1D(&gs->n_rec[s], gs->g, nullptr, 0, c.d_rec[s],
-                                                  c.h_rec[s], nonzero(c.rec_bytes[s]),
-                                                  cudaMemcpyHostToDevice))) < 0 ||
-            (err = CK(x, cudaGraphAddMemcpyNode1D(&gs->n_val[s], gs->g, nullptr, 0, c.d_val[s],
-                                                  c.h_val[s], nonzero(c.val_bytes[s]),
-                                                  cudaMemcpyHostToDevice))) < 0)
-            goto fail;
+        CUDA_CHECK(cudaGraphAddMemcpyNode1D(&gs->n_rec[s], gs->g, nullptr, 0, c.d_rec[s],
+                                            c.h_rec[s], nonzero(c.rec_bytes[s]),
+                                            cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaGraphAddMemcpyNode1D(&gs->n_val[s], gs->g, nullptr, 0, c.d_val[s],
+                                            c.h_val[s], nonzero(c.val_bytes[s]),
+                                            cudaMemcpyHostToDevice));
         const cudaGraphNode_t deps[3] = {gs->n_common, gs->n_rec[s], gs->n_val[s]};
         const cudaKernelNodeParams kp = kernel_params(c, s, args[s]);
-        if ((err = CK(x, cudaGraphAddKernelNode(&gs->n_k[s], gs->g, deps, 3, &kp))) < 0 ||
-            (err = CK(x, cudaGraphAddMemcpyNode1D(
-                             &gs->n_out[s], gs->g, &gs->n_k[s], 1, c.h_out[s], c.d_out[s],
-                             nonzero(c.out_bytes[s]), cudaMemcpyDeviceToHost))) < 0)
-            goto fail;
+        CUDA_CHECK(cudaGraphAddKernelNode(&gs->n_k[s], gs->g, deps, 3, &kp));
+        CUDA_CHECK(cudaGraphAddMemcpyNode1D(&gs->n_out[s], gs->g, &gs->n_k[s], 1, c.h_out[s],
+                                            c.d_out[s], nonzero(c.out_bytes[s]),
+                                            cudaMemcpyDeviceToHost));
         gs->fn[s] = c.k[s]->fn;
         gs->threads[s] = c.l[s].threads;
     }
-    if ((err = CK(x, cudaGraphInstantiate(&gs->e, gs->g, 0))) < 0) goto fail;
+    CUDA_CHECK(cudaGraphInstantiate(&gs->e, gs->g, 0));
     return 0;
-fail:
+cleanup:
     graph_destroy(gs);
     return err;
 }
@@ -983,18 +715,18 @@ bool graph_update(GraphState *gs, const GraphCall &c) {
 // was queued and the caller may launch directly instead).
 int graph_run(Exec *x, GraphState *gs, const GraphCall &c, size_t h2d_bytes, size_t d2h_bytes,
               bool *made) {
+    const VidkContext *ctx = x->ctx;
     int err = 0;
+    bool same = false;
     *made = false;
     // Kernels with more than 48 KiB of dynamic shared memory opt in before their nodes
     // are made or changed.
     for (int s = 0; s < 2; s++)
-        if (c.l[s].smem > 48 * 1024 &&
-            (err = CK(x, cudaFuncSetAttribute(c.k[s]->fn,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)c.l[s].smem))) < 0)
-            return err;
-    bool same = gs->e && gs->fn[0] == c.k[0]->fn && gs->fn[1] == c.k[1]->fn &&
-                gs->threads[0] == c.l[0].threads && gs->threads[1] == c.l[1].threads;
+        if (c.l[s].smem > 48 * 1024)
+            CUDA_CHECK(cudaFuncSetAttribute(
+                c.k[s]->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c.l[s].smem));
+    same = gs->e && gs->fn[0] == c.k[0]->fn && gs->fn[1] == c.k[1]->fn &&
+           gs->threads[0] == c.l[0].threads && gs->threads[1] == c.l[1].threads;
     if (same && !graph_update(gs, c)) same = false; // rebuild from scratch below
     if (!same && (err = graph_build(x, gs, c)) < 0) return err;
     *made = true;
@@ -1004,12 +736,14 @@ int graph_run(Exec *x, GraphState *gs, const GraphCall &c, size_t h2d_bytes, siz
         (err = stage(x, VIDK_CUDA_STAGE_H2D, false, 0, h2d_bytes)) < 0 ||
         (err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, 0, 0)) < 0)
         return err;
-    if ((err = CK(x, cudaGraphLaunch(gs->e, x->st[0]))) < 0) return err;
+    CUDA_CHECK(cudaGraphLaunch(gs->e, x->st[0]));
     if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, 0, 0)) < 0 ||
         (err = stage(x, VIDK_CUDA_STAGE_D2H, true, 0, 0)) < 0 ||
         (err = stage(x, VIDK_CUDA_STAGE_D2H, false, 0, d2h_bytes)) < 0)
         return err;
     return 0;
+cleanup:
+    return err;
 }
 
 // ---- compact inverse
@@ -2072,7 +1806,7 @@ int dense_vec_inverse(Exec *x, const VidkH264CoefFrame *fr, VidkPicture *pic, co
             emu_vec(a, grid, (int)threads);
         } else {
             vec_kernel<<<grid, threads, 0, x->st[s]>>>(a);
-            if ((err = CK(x, cudaGetLastError())) < 0) return err;
+            if ((err = exec_launched(x)) < 0) return err;
         }
         if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0 ||
             (err = stage(x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0)
@@ -2193,7 +1927,7 @@ int dense_inverse(Exec *x, const VidkH264CoefFrame *fr, VidkPicture *pic,
             dense_kernel<true><<<grid, threads, 0, x->st[0]>>>(a);
         else
             dense_kernel<false><<<grid, threads, 0, x->st[0]>>>(a);
-        if ((err = CK(x, cudaGetLastError())) < 0) return err;
+        if ((err = exec_launched(x)) < 0) return err;
     }
     if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, false, 0, 0)) < 0 ||
         (err = stage(x, VIDK_CUDA_STAGE_D2H, true, 0, 0)) < 0 ||
@@ -2396,7 +2130,7 @@ int batch_forward(VidkContext *ctx, const VidkPicture *src, const VidkPicture *p
             emu_fwd(a, grid, threads);
         } else {
             fwd_kernel<<<grid, threads, 0, x.st[s]>>>(a);
-            if ((err = CK(&x, cudaGetLastError())) < 0) goto cleanup;
+            if ((err = exec_launched(&x)) < 0) goto cleanup;
         }
         if ((err = stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s, 0)) < 0 ||
             (err = stage(&x, VIDK_CUDA_STAGE_D2H, true, s, 0)) < 0 ||

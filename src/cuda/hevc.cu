@@ -31,6 +31,7 @@
 // Everything also runs in a host emulation (opts through the *_emu_* entry points): the
 // same code with memcpy for copies and hevc_emu.cuh for the kernels.
 #include "cuda_common.cuh"
+#include "exec.cuh"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@
 #include "hevc_emu.cuh"
 
 using namespace vidk_hevccu;
+using namespace vidk_cux;
 
 namespace {
 
@@ -71,101 +73,40 @@ size_t align_up(size_t v, size_t a) {
     return (v + a - 1) / a * a;
 }
 
-// ---- execution: the device or the host emulation ----------------------------------------
+// ---- execution: the shared executor (exec.cuh), with the HEVC family's parameters ---------
 
-struct Exec {
-    VidkContext *ctx;
-    bool emu;
-    int ns;
-    cudaStream_t st[VIDK_CUDA_MAX_STREAMS];
-    cudaEvent_t *ev;
-    int nev, cap_ev;
-    bool timed;
-    void *ebuf[2][SLOT_END - VIDK_SLOT_HEVC_FIRST];
-    size_t ecap[2][SLOT_END - VIDK_SLOT_HEVC_FIRST];
+const ExecFamily kFamily = {
+    "hevc", VIDK_SLOT_HEVC_FIRST, SLOT_END - VIDK_SLOT_HEVC_FIRST, kAlign, 0, nullptr};
+static_assert(SLOT_END - VIDK_SLOT_HEVC_FIRST <= kExecMaxSlots, "HEVC slots");
+
+// The executor and what the HEVC paths keep beside it.
+struct HevcExec : Exec {
     EmuScratch *scratch;
     VidkThreadPool *pool;      // host staging pool of the call (nullptr: serial)
-    VidkThreadPool *own_pool;  // emulation: a pool of this call only
     uint32_t piece_min;        // smallest piece of host work in bytes (make_pieces)
     const VidkHevcCudaOpts *o; // the call's resolved options (direct copies, emulated pins)
     int tiles4;                // 4x4 kernels: tiles per warp
     VidkHevcCudaStats stats;   // bytes by route (opts.stats)
 };
 
-int ck(const VidkContext *ctx, cudaError_t e, const char *expr, int line) {
-    return e == cudaSuccess ? 0 : vidk_cuda_fail(ctx, e, expr, __FILE__, line);
-}
-#define CK(x, expr) ck((x)->ctx, (expr), #expr, __LINE__)
-
-void exec_init(Exec *x, VidkContext *ctx, bool emu) {
+void hevc_exec_init(HevcExec *x, VidkContext *ctx, bool emu) {
     memset(x, 0, sizeof(*x));
-    x->ctx = ctx;
-    x->emu = emu;
-    x->ns = 1;
+    exec_init(x, ctx, emu, &kFamily, 0);
 }
 
 // Streams idle, events destroyed, emulation memory freed; errors ignored (the result is
 // already known).
-void exec_end(Exec *x) {
+void hevc_exec_end(HevcExec *x) {
     if (x->o && x->o->stats) *x->o->stats = x->stats;
-    if (!x->emu) {
-        for (int i = 0; i < x->ns; i++)
-            if (x->st[i]) (void)cudaStreamSynchronize(x->st[i]);
-        for (int i = 0; i < x->nev; i++)
-            if (x->ev[i]) (void)cudaEventDestroy(x->ev[i]);
-        (void)cudaGetLastError();
-    }
-    free(x->ev);
-    for (int h = 0; h < 2; h++)
-        for (int i = 0; i < SLOT_END - VIDK_SLOT_HEVC_FIRST; i++)
-            free(x->ebuf[h][i]);
+    exec_end(x);
     free(x->scratch);
-    vidk_pool_destroy(&x->own_pool);
     x->pool = nullptr;
-    memset(x->ebuf, 0, sizeof(x->ebuf));
-    x->ev = nullptr;
     x->scratch = nullptr;
-    x->nev = 0;
-}
-
-template <typename T> int buf(Exec *x, int slot, bool host, size_t bytes, T **p) {
-    bytes = align_up(bytes < kAlign ? kAlign : bytes, kAlign);
-    if (!x->emu)
-        return host ? vidk_cuda_host_slot(x->ctx, slot, bytes, p)
-                    : vidk_cuda_dev_slot(x->ctx, slot, bytes, p);
-    const int i = slot - VIDK_SLOT_HEVC_FIRST, h = host;
-    if (x->ecap[h][i] < bytes) {
-        free(x->ebuf[h][i]);
-        x->ebuf[h][i] = aligned_alloc(kAlign, bytes);
-        x->ecap[h][i] = x->ebuf[h][i] ? bytes : 0;
-        if (!x->ebuf[h][i]) return VIDK_ERR(ENOMEM);
-        memset(x->ebuf[h][i], 0xCD, bytes); // poison: reading unwritten bytes shows
-    }
-    *p = static_cast<T *>(x->ebuf[h][i]);
-    return 0;
-}
-
-int h2d(Exec *x, void *dst, const void *src, size_t n, int s) {
-    if (!n) return 0;
-    if (x->emu) {
-        memcpy(dst, src, n);
-        return 0;
-    }
-    return CK(x, cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, x->st[s]));
-}
-
-int d2h(Exec *x, void *dst, const void *src, size_t n, int s) {
-    if (!n) return 0;
-    if (x->emu) {
-        memcpy(dst, src, n);
-        return 0;
-    }
-    return CK(x, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, x->st[s]));
 }
 
 // Can the device copy [p, p + bytes) directly (a range the caller registered; emulation:
 // inside one of opts.emu_pinned)?
-bool pinned(const Exec *x, const void *p, size_t bytes) {
+bool pinned(const HevcExec *x, const void *p, size_t bytes) {
     if (!x->o || !x->o->direct || !p || !bytes) return false;
     if (!x->emu) return vidk_cuda_host_pinned(x->ctx, p, bytes) != 0;
     const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
@@ -188,7 +129,7 @@ struct Seg {
 // The copies of segments g[0..n) (increasing offsets) on stream s: consecutive slot
 // segments merge into one copy (alignment gaps included), a direct segment is a copy of
 // its own. *moved += the bytes copied.
-int copy_segs(Exec *x, bool up, uint8_t *d, uint8_t *h, const Seg *g, int n, int s,
+int copy_segs(HevcExec *x, bool up, uint8_t *d, uint8_t *h, const Seg *g, int n, int s,
               size_t *moved) {
     size_t lo = 0, hi = 0;
     bool run = false;
@@ -218,65 +159,6 @@ int copy_segs(Exec *x, bool up, uint8_t *d, uint8_t *h, const Seg *g, int n, int
     return flush();
 }
 
-int stage(Exec *x, VidkCudaStage st, bool begin, int s, size_t bytes) {
-    if (x->emu) return 0;
-    return begin ? vidk_cuda_stage_begin(x->ctx, st, x->st[s])
-                 : vidk_cuda_stage_end(x->ctx, st, x->st[s], bytes);
-}
-
-int timing_start(Exec *x) {
-    if (x->emu) return 0;
-    const int err = vidk_cuda_timing_start(x->ctx, x->st[0]);
-    x->timed = err == 0;
-    return err;
-}
-
-// Synchronise every stream used, then close the timing.
-int finish(Exec *x) {
-    int err = 0;
-    if (x->emu) return 0;
-    for (int i = 0; i < x->ns; i++)
-        if ((err = CK(x, cudaStreamSynchronize(x->st[i]))) < 0) return err;
-    return vidk_cuda_timing_stop(x->ctx);
-}
-
-int events_alloc(Exec *x, int n) {
-    x->ev = static_cast<cudaEvent_t *>(calloc((size_t)(n > 0 ? n : 1), sizeof(cudaEvent_t)));
-    x->cap_ev = x->ev ? n : 0;
-    return x->ev ? 0 : VIDK_ERR(ENOMEM);
-}
-
-// A new event recorded on stream s; its index, or an error.
-int event_record(Exec *x, int s) {
-    if (x->nev >= x->cap_ev) return VIDK_ERR(EINVAL);
-    const int i = x->nev;
-    if (x->emu) {
-        x->nev++;
-        return i;
-    }
-    int err = CK(x, cudaEventCreateWithFlags(&x->ev[i], cudaEventDisableTiming));
-    if (err < 0) return err;
-    x->nev++;
-    err = CK(x, cudaEventRecord(x->ev[i], x->st[s]));
-    return err < 0 ? err : i;
-}
-
-// 1 when the event has completed, 0 when not yet, or an error.
-int event_query(Exec *x, int ev) {
-    if (x->emu) return 1;
-    const cudaError_t e = cudaEventQuery(x->ev[ev]);
-    if (e == cudaErrorNotReady) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    const int err = CK(x, e);
-    return err < 0 ? err : 1;
-}
-
-int event_sync(Exec *x, int ev) {
-    return x->emu ? 0 : CK(x, cudaEventSynchronize(x->ev[ev]));
-}
-
 // ---- host staging pool -------------------------------------------------------------------
 
 struct PoolState {
@@ -288,7 +170,7 @@ struct PoolState {
 // x->pool for `want` threads (0: the context's n_threads, else min(CPUs, 8)); 1: none.
 // A threads context lends its own pool when the count matches; the emulation makes one for
 // the call; a cuda context keeps one in SLOT_POOL (freed by vidk_cuda_hevc_release).
-int host_pool(Exec *x, int want) {
+int host_pool(HevcExec *x, int want) {
     x->pool = nullptr;
     // Automatic: pieces of >= 128 KB (hand-off cost); an explicit count (tests, benchmarks)
     // cuts every chunk into 2 pieces per thread however small.
@@ -366,7 +248,7 @@ void make_pieces(Pieces *P, const uint32_t n[4], const uint32_t align[4], int th
     }
 }
 
-int pool_threads(const Exec *x) {
+int pool_threads(const HevcExec *x) {
     return x->pool ? vidk_pool_threads(x->pool) : 1;
 }
 
@@ -381,7 +263,7 @@ template <typename F> struct PieceJob {
 };
 
 // f(Piece *) on every piece, over the pool (each piece writes only its own outputs).
-template <typename F> void run_pieces(Exec *x, Pieces *P, F f) {
+template <typename F> void run_pieces(HevcExec *x, Pieces *P, F f) {
     PieceJob<F> j = {&f, P};
     if (P->n == 1 || !x->pool)
         for (int i = 0; i < P->n; i++)
@@ -436,17 +318,15 @@ const InvK &inv_select(bool tc, bool sl, int out) {
 }
 
 template <typename A>
-int launch(Exec *x, const void *fn, void (*emu)(const A &, unsigned, EmuScratch *), const A &a,
-           unsigned grid, int s) {
+int launch(HevcExec *x, const void *fn, void (*emu)(const A &, unsigned, EmuScratch *),
+           const A &a, unsigned grid, int s) {
     if (x->emu) {
         if (!x->scratch && !(x->scratch = emu_scratch_new())) return VIDK_ERR(ENOMEM);
         emu(a, grid, x->scratch);
         return 0;
     }
     void *args[] = {const_cast<A *>(&a)};
-    int err = CK(x, cudaLaunchKernel(fn, dim3(grid), dim3(kThreads), args, 0, x->st[s]));
-    if (err < 0) return err;
-    return CK(x, cudaGetLastError());
+    return exec_launch(x, fn, grid, kThreads, 0, args, s);
 }
 
 // ---- options
@@ -456,7 +336,7 @@ bool bit01(int v) {
     return v == 0 || v == 1;
 }
 
-void exec_opts(Exec *x, const VidkHevcCudaOpts *o) {
+void exec_opts(HevcExec *x, const VidkHevcCudaOpts *o) {
     x->o = o;
     x->tiles4 = o->tiles4 ? o->tiles4 : 1;
 }
@@ -489,13 +369,6 @@ int resolve_opts(const VidkContext *ctx, const VidkHevcCudaOpts *in, bool emu,
     if (o->chunks < 0 || o->chunks > VIDK_HEVC_CUDA_MAX_CHUNKS) return VIDK_ERR(EINVAL);
     if (!o->chunks) o->chunks = o->streams;
     return 0;
-}
-
-void exec_streams(Exec *x, int n) {
-    x->ns = n;
-    if (!x->emu)
-        for (int i = 0; i < n; i++)
-            x->st[i] = vidk_cuda_stream_at(x->ctx, i);
 }
 
 // ---- validation (the checks of src/hevc_batch.c)
@@ -593,7 +466,8 @@ struct TabSig {
 
 // Device tables for b->scaling (qs: int32, then ds: int16); uploaded only when they changed
 // (synchronously, before the timed part of the call).
-int scaling_tables(Exec *x, const VidkHevcBatch *b, const int32_t **qs, const int16_t **ds) {
+int scaling_tables(HevcExec *x, const VidkHevcBatch *b, const int32_t **qs,
+                   const int16_t **ds) {
     *qs = nullptr;
     *ds = nullptr;
     if (!b->scaling_lists) return 0;
@@ -623,7 +497,7 @@ int scaling_tables(Exec *x, const VidkHevcBatch *b, const int32_t **qs, const in
             }
         }
     if ((err = h2d(x, d, h, bytes, 0)) < 0) return err;
-    if (!x->emu && (err = CK(x, cudaStreamSynchronize(x->st[0]))) < 0) return err;
+    if (!x->emu && (err = exec_sync(x, 0)) < 0) return err;
     sig->magic = kMagicTab;
     sig->dev = d;
     sig->sc = b->scaling;
@@ -795,7 +669,7 @@ struct KoSig {
     const void *io, *lev, *tab;
 };
 
-int ko_slot(Exec *x, KoSig **sig) {
+int ko_slot(HevcExec *x, KoSig **sig) {
     return buf(x, SLOT_KO_SIG, true, sizeof(KoSig), sig);
 }
 
@@ -803,7 +677,7 @@ int ko_slot(Exec *x, KoSig **sig) {
 // ----------------------------------------------------------------------------------------
 
 // Grid of a 4x4 kernel for n TBs: warps walk tiles of `tile` TBs, about tiles4 each.
-unsigned grid4(const Exec *x, uint32_t n, int tile) {
+unsigned grid4(const HevcExec *x, uint32_t n, int tile) {
     const uint32_t tiles = (n + (uint32_t)tile - 1) / (uint32_t)tile;
     const uint32_t warps = (tiles + (uint32_t)x->tiles4 - 1) / (uint32_t)x->tiles4;
     return (warps + kWarps - 1) / kWarps;
@@ -812,7 +686,7 @@ unsigned grid4(const Exec *x, uint32_t n, int tile) {
 // The kernels of chunk c on stream s between the KERNEL stage marks: the 4x4 kernel, then
 // the 8x8..32x32 one (forward and inverse alike).
 template <typename K, typename A>
-int chunk_kernels(Exec *x, const K &kf, const A &a, const Chunk *c, int s, int tile4) {
+int chunk_kernels(HevcExec *x, const K &kf, const A &a, const Chunk *c, int s, int tile4) {
     int err;
     if ((err = stage(x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0) return err;
     if (c->n[0] && (err = launch(x, kf.fn4, kf.emu4, a, grid4(x, c->n[0], tile4), s)) < 0)
@@ -824,7 +698,7 @@ int chunk_kernels(Exec *x, const K &kf, const A &a, const Chunk *c, int s, int t
 // The input segments of chunk c up (at most 6: keys, four classes, the rest), then its
 // kernels, on stream s.
 template <typename K, typename A>
-int chunk_up_launch(Exec *x, const K &kf, const A &a, const Chunk *c, uint8_t *d_io,
+int chunk_up_launch(HevcExec *x, const K &kf, const A &a, const Chunk *c, uint8_t *d_io,
                     uint8_t *h_io, const Seg *g, int ng, int s, int tile4) {
     size_t moved = 0;
     int err;
@@ -837,7 +711,7 @@ int chunk_up_launch(Exec *x, const K &kf, const A &a, const Chunk *c, uint8_t *d
 
 // Kernel-only timing: the kernels of every non-empty chunk on inputs already on the device.
 template <typename R, typename K, typename A>
-int kernel_only_run(Exec *x, const R *r, int k, const K &kf, A (*args)(const R *, int),
+int kernel_only_run(HevcExec *x, const R *r, int k, const K &kf, A (*args)(const R *, int),
                     int tile4) {
     int err;
     if ((err = timing_start(x)) < 0) return err;
@@ -850,7 +724,7 @@ int kernel_only_run(Exec *x, const R *r, int k, const K &kf, A (*args)(const R *
 }
 
 struct FwdRun {
-    Exec *x;
+    HevcExec *x;
     VidkHevcBatch *b;
     const VidkHevcCudaOpts *o;
     Layout L;
@@ -1075,7 +949,7 @@ bool sig_match(const KoSig *sig, const KoSig *now) {
 
 // D2H of chunk j's compacted levels (the second phase: its counter has arrived).
 int fwd_fetch_levels(FwdRun *r, int j, int *ev) {
-    Exec *x = r->x;
+    HevcExec *x = r->x;
     const Chunk *c = &r->L.c[j];
     const uint32_t n = *reinterpret_cast<const uint32_t *>(r->h_io + c->counter_off);
     const size_t bytes = (size_t)(n < c->comp_values ? n : c->comp_values) * 2;
@@ -1112,7 +986,7 @@ EmuHist g_emu_hist[kEmuHist];
 int g_emu_hist_next;
 std::mutex g_emu_hist_mu;
 
-int hist_load(Exec *x, FwdHist *h) {
+int hist_load(HevcExec *x, FwdHist *h) {
     memset(h, 0, sizeof(*h));
     if (x->emu) {
         std::lock_guard<std::mutex> lock(g_emu_hist_mu);
@@ -1128,7 +1002,7 @@ int hist_load(Exec *x, FwdHist *h) {
 }
 
 // After a successful full call: the classes that had TBs record their fractions.
-int hist_store(Exec *x, const uint32_t cnt[4], const uint32_t nzc[4]) {
+int hist_store(HevcExec *x, const uint32_t cnt[4], const uint32_t nzc[4]) {
     FwdHist h;
     int err;
     if ((err = hist_load(x, &h)) < 0) return err;
@@ -1182,7 +1056,7 @@ FwdK fwd_kernels(const VidkHevcCudaOpts &o, bool sl) {
 }
 
 int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts, bool emu) {
-    Exec x;
+    HevcExec x;
     VidkHevcCudaOpts o;
     FwdRun r;
     int err = 0, k = 0, *ev_meta = nullptr, *ev_lev = nullptr;
@@ -1194,7 +1068,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
     if (!emu && !ctx->cuda) return VIDK_ERR_NODEV;
     if ((err = resolve_opts(ctx, opts, emu, &o)) < 0) return err;
     if ((err = check_batch(b, true)) < 0) return err;
-    exec_init(&x, ctx, emu);
+    hevc_exec_init(&x, ctx, emu);
     exec_opts(&x, &o);
     memset(&r, 0, sizeof(r));
     memset(&now, 0, sizeof(now));
@@ -1203,7 +1077,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
     r.o = &o;
     for (int s = 0; s < 4; s++)
         r.cnt[s] = b->list[s].count;
-    exec_streams(&x, o.streams);
+    exec_use_streams(&x, o.streams);
 
     if ((k = chunk_count(r.cnt, o.chunks)) < 0) return VIDK_ERR(EINVAL);
     if ((err = host_pool(&x, o.host_threads)) < 0) goto out;
@@ -1268,8 +1142,8 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
         // The device still holds the inputs of that call: reset the counters (untimed),
         // then time the kernels alone.
         for (int j = 0; j < k; j++)
-            if (!r.L.c[j].empty && (err = CK(&x, cudaMemsetAsync(r.d_io + r.L.c[j].counter_off,
-                                                                 0, 16, x.st[j % x.ns]))) < 0)
+            if (!r.L.c[j].empty &&
+                (err = dmemset(&x, r.d_io + r.L.c[j].counter_off, 16, j % x.ns)) < 0)
                 goto out;
         err = kernel_only_run(&x, &r, k, kf, fwd_args, kTileFwd[0]);
         goto out;
@@ -1348,7 +1222,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
     }
     err = total > INT32_MAX ? INT32_MAX : (int)total;
 out:
-    exec_end(&x);
+    hevc_exec_end(&x);
     free(r.L.c);
     free(ev_meta);
     free(ev_lev);
@@ -1359,7 +1233,7 @@ out:
 // ----------------------------------------------------------------------------------------
 
 struct InvRun {
-    Exec *x;
+    HevcExec *x;
     VidkHevcBatch *b;
     VidkPicture *pic;
     Planes pl;
@@ -1659,7 +1533,7 @@ void inv_add_host(InvRun *r) {
 
 int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
                 const VidkHevcCudaOpts *opts, bool emu) {
-    Exec x;
+    HevcExec x;
     VidkHevcCudaOpts o;
     InvRun r;
     int err = 0, k = 0, *ev = nullptr;
@@ -1683,12 +1557,12 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
         if ((err = picture_planes(pic, b->bitdepth, &r.pl)) < 0) return err;
         if ((err = check_positions(b, &r.pl)) < 0) return err;
     }
-    exec_init(&x, ctx, emu);
+    hevc_exec_init(&x, ctx, emu);
     exec_opts(&x, &o);
     r.x = &x;
     r.b = b;
     r.pic = pic;
-    exec_streams(&x, o.streams);
+    exec_use_streams(&x, o.streams);
     for (int s = 0; s < 4; s++) {
         const VidkHevcTbList *l = &b->list[s];
         r.dense[s] = !pic && pinned(&x, l->lev, ((size_t)l->count << (4 + 2 * s)) * 2);
@@ -1796,7 +1670,7 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
     }
     err = 0;
 out:
-    exec_end(&x);
+    hevc_exec_end(&x);
     free(r.L.c);
     free(r.idx[0]);
     free(ev);
