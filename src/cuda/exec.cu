@@ -1,5 +1,6 @@
 // The executor of the CUDA families (exec.cuh).
 #include "exec.cuh"
+#include "emu.cuh"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,7 @@ int exec_buf(Exec *x, int slot, bool host, size_t bytes, void **p) {
         x->ebuf[h][i] = aligned_alloc(a, bytes);
         x->ecap[h][i] = x->ebuf[h][i] ? bytes : 0;
         if (!x->ebuf[h][i]) return VIDK_ERR(ENOMEM);
-        memset(x->ebuf[h][i], 0xCD, bytes); // poison: reading unwritten bytes shows
+        emu_poison(x->ebuf[h][i], bytes, kPoisonBuffer); // reading unwritten bytes shows
     }
     *p = x->ebuf[h][i];
     return 0;
