@@ -386,8 +386,8 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
     h2d_total += common_bytes;
     for (int i = 1; i < pl->ns; i++)
         if ((err = event_wait(x, i, ev_common)) < 0) goto cleanup;
-    // Plane mode. The ordering, by construction (the Order check verifies it on every call,
-    // emulated or not; the emulation alone runs streams one after the other):
+    // Plane mode. The ordering, by construction (the ordering check of debug_order.cuh verifies
+    // it on every call, emulated or not; the emulation alone runs streams one after the other):
     //  (1) The host fills staged plane p before it queues the upload of p, which reads it.
     //  (2) Every plane goes up on stream 0 (event ev_up[p]), after the common data.
     //  (3) A chunk reads the prediction of the planes its blocks touch (pmask, from the same
