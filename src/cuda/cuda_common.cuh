@@ -32,6 +32,13 @@
 #include "cuda/cuda_backend.h"
 #include "internal.h"
 
+/* The one debug switch of the CUDA code (docs/CUDA.md): 1 (the default) keeps the
+ * executor's ordering check (debug_order.cuh) on, on the device and in the host emulation;
+ * 0 compiles it out. Set with -DVIDK_CUDA_DEBUG=0 in CMAKE_CUDA_FLAGS. */
+#ifndef VIDK_CUDA_DEBUG
+#define VIDK_CUDA_DEBUG 1
+#endif
+
 /* Largest stream count a context may ask for (VidkSettings.cuda_streams is 1..16). */
 #define VIDK_CUDA_MAX_STREAMS 16
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu.cuh"
 #include "h264_kern.cuh"
 
 namespace vidk_h264cu {
@@ -25,7 +26,7 @@ void emu_inv(const InvArgs &a, unsigned grid, int threads) {
                 const uint32_t wf = warp_first_block<N, LINE>(a, x, nwarps, w, g);
                 if (wf >= a.b1) break;
                 // Poison the shared memory: a phase reading a word nobody wrote shows.
-                memset(sm, 0xA5, sizeof(sm));
+                vidk_cux::emu_poison(sm, sizeof(sm), vidk_cux::kPoisonShared);
                 if (LINE) {
                     for (int l = 0; l < 32; l++) {
                         ls[l].b = wf + (uint32_t)(l / N);
@@ -63,10 +64,11 @@ inline void emu_vec(const VecArgs &a, unsigned grid, int threads) {
     VecLane s[32];
     for (unsigned x = 0; x < grid; x++)
         for (int w = 0; w < threads / 32; w++) {
-            memset(sm, 0xA5, sizeof(sm));
+            vidk_cux::emu_poison(sm, sizeof(sm), vidk_cux::kPoisonShared);
             uint32_t m8 = 0, mv = 0;
             for (int l = 0; l < 32; l++) {
-                memset(&s[l], 0x5A, sizeof(s[l])); // poison: state a phase did not set shows
+                // poison: state a phase did not set shows
+                vidk_cux::emu_poison(&s[l], sizeof(s[l]), vidk_cux::kPoisonState);
                 vec_p0(a, x, w, l, s[l]);
                 m8 |= (uint32_t)s[l].is8 << l;
                 mv |= (uint32_t)s[l].valid << l;
@@ -87,8 +89,8 @@ inline void emu_fwd(const FwdArgs &a, unsigned grid, int threads) {
     FwdLine s[128];
     for (unsigned mbi = 0; mbi < grid; mbi++) {
         unsigned long long nz = 0;
-        memset(sm, 0xA5, sizeof(sm));
-        memset(dcw, 0x5A, sizeof(dcw));
+        vidk_cux::emu_poison(sm, sizeof(sm), vidk_cux::kPoisonShared);
+        vidk_cux::emu_poison(dcw, sizeof(dcw), vidk_cux::kPoisonState);
         uint32_t *blk[128];
         for (int t = 0; t < threads; t++) {
             s[t] = fwd_line_setup(a, (int)mbi, t);

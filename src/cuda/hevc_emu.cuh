@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu.cuh"
 #include "hevc_kern.cuh"
 
 namespace vidk_hevccu {
@@ -390,7 +391,7 @@ template <bool TC, bool SL> void emu_fwd(const FwdArgs &a, unsigned grid, EmuScr
     for (uint32_t b = 0; b < grid; b++) {
         const int cls = b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
         const uint32_t tile = b - a.blk0[cls];
-        memset(e->smem, 0xA5, sizeof(e->smem));
+        vidk_cux::emu_poison(e->smem, sizeof(e->smem), vidk_cux::kPoisonShared);
         if (cls == 1)
             emu_fwdcc<8, SL>(a, tile, e);
         else if (cls == 2 && TC)
@@ -493,7 +494,7 @@ void emu_inv(const InvArgs &a, unsigned grid, EmuScratch *e) {
     for (uint32_t b = 0; b < grid; b++) {
         const int cls = b < a.blk0[2] ? 1 : b < a.blk0[3] ? 2 : 3;
         const uint32_t tile = b - a.blk0[cls];
-        memset(e->smem, 0xA5, sizeof(e->smem));
+        vidk_cux::emu_poison(e->smem, sizeof(e->smem), vidk_cux::kPoisonShared);
         if (cls == 1) {
             emu_invcc<8, SL, OUT>(a, tile, e);
         } else if (TC) {
