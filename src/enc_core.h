@@ -5,14 +5,16 @@
  *
  * Contents: the frame descriptor (EncFrame), per-unit statistics, the scalar transform
  * primitives ("core" versions of the dsp kernels, used on the device and by the CPU
- * core-path test), prediction (motion compensation, H.264 and HEVC intra), the
- * partition decisions and the bit estimates. The drivers that code one macroblock / CTU
- * are in enc_tmpl.h, instantiated per set of transform primitives. */
+ * core-path test: the families' cores, src/h264_core.h and src/hevc_core.h), prediction (motion
+ * compensation, H.264 and HEVC intra), the partition decisions and the bit estimates. The
+ * drivers that code one macroblock / CTU are in enc_tmpl.h, instantiated per set of transform
+ * primitives. */
 #ifndef VIDK_ENC_CORE_H
 #define VIDK_ENC_CORE_H
 
 #include <stdint.h>
 
+#include "h264_core.h"
 #include "vidkern/vidkern.h"
 
 #if defined(__CUDACC__)
@@ -129,11 +131,6 @@ ENC_FN void enc_store_levels(const EncFrame *f, int p, int x, int y, const int16
             d[(ptrdiff_t)i * f->ls_[p] + j] = lev[i * n + j];
 }
 
-/* Dead-zone offset of the H.264 quantiser: 2^qbits / 3 (intra) or / 6 (inter). */
-ENC_FN int32_t enc_deadzone(int qbits, int intra) {
-    return (int32_t)(((uint32_t)1 << qbits) / (intra ? 3u : 6u));
-}
-
 /* Quantiser factors of blocks fed by a DC transform: AC (element 0 coded through the DC
  * transform: factor 0) and DC (every entry the (0, 0) factor), from a 4x4 row mf. */
 ENC_FN void enc_dc_factors(const int32_t *mf, int32_t *mf_ac, int32_t *mf_dc) {
@@ -159,209 +156,6 @@ ENC_FN uint32_t enc_ssd(const uint8_t *a, int as, const uint8_t *b, int bs, int 
             s += (uint32_t)(d * d);
         }
     return s;
-}
-
-/* ------------------------------------------------------------------ H.264 core primitives
- * The same arithmetic as the C reference kernels of src/h264.c (checked against them by
- * tests/test_encode.c, which runs the loop on both). */
-
-ENC_FN void ec_h264_ftx4(int32_t *o, const int32_t *x, int s) {
-    const int32_t s03 = x[0] + x[3 * s], d03 = x[0] - x[3 * s];
-    const int32_t s12 = x[s] + x[2 * s], d12 = x[s] - x[2 * s];
-    o[0] = s03 + s12;
-    o[s] = 2 * d03 + d12;
-    o[2 * s] = s03 - s12;
-    o[3 * s] = d03 - 2 * d12;
-}
-
-ENC_FN void ec_h264_ftx8(int32_t *o, const int32_t *x, int s) {
-    const int32_t s07 = x[0] + x[7 * s], d07 = x[0] - x[7 * s];
-    const int32_t s16 = x[s] + x[6 * s], d16 = x[s] - x[6 * s];
-    const int32_t s25 = x[2 * s] + x[5 * s], d25 = x[2 * s] - x[5 * s];
-    const int32_t s34 = x[3 * s] + x[4 * s], d34 = x[3 * s] - x[4 * s];
-    const int32_t a0 = s07 + s34, a1 = s16 + s25, a2 = s07 - s34, a3 = s16 - s25;
-    const int32_t b4 = d16 + d25 + (d07 + (d07 >> 1));
-    const int32_t b5 = d07 - d34 - (d25 + (d25 >> 1));
-    const int32_t b6 = d07 + d34 - (d16 + (d16 >> 1));
-    const int32_t b7 = d16 - d25 + (d34 + (d34 >> 1));
-    o[0] = a0 + a1;
-    o[s] = b4 + (b7 >> 2);
-    o[2 * s] = a2 + (a3 >> 1);
-    o[3 * s] = b5 + (b6 >> 2);
-    o[4 * s] = a0 - a1;
-    o[5 * s] = b6 - (b5 >> 2);
-    o[6 * s] = (a2 >> 1) - a3;
-    o[7 * s] = (b4 >> 2) - b7;
-}
-
-/* w = forward transform of (src - pred), n = 4 or 8. */
-ENC_FN void ec_h264_sub_fdct(int n, int32_t *w, const uint8_t *src, int ss, const uint8_t *pred,
-                             int ps) {
-    int32_t t[64];
-    for (int y = 0; y < n; y++)
-        for (int x = 0; x < n; x++)
-            t[y * n + x] = src[y * ss + x] - pred[y * ps + x];
-    for (int i = 0; i < n; i++) {
-        if (n == 4)
-            ec_h264_ftx4(t + 4 * i, t + 4 * i, 1);
-        else
-            ec_h264_ftx8(t + 8 * i, t + 8 * i, 1);
-    }
-    for (int j = 0; j < n; j++) {
-        if (n == 4)
-            ec_h264_ftx4(w + j, t + j, 4);
-        else
-            ec_h264_ftx8(w + j, t + j, 8);
-    }
-}
-
-ENC_FN int ec_h264_quant(int n, int16_t *lev, const int32_t *w, const int32_t *mf, int qbits,
-                         int32_t f) {
-    int nz = 0;
-    for (int k = 0; k < n * n; k++) {
-        const uint32_t a = w[k] < 0 ? 0u - (uint32_t)w[k] : (uint32_t)w[k];
-        uint64_t l = ((uint64_t)a * (uint32_t)mf[k] + (uint32_t)f) >> qbits;
-        if (l > 32767) l = 32767;
-        lev[k] = (int16_t)(w[k] < 0 ? -(int32_t)l : (int32_t)l);
-        nz += l != 0;
-    }
-    return nz;
-}
-
-ENC_FN uint32_t ec_sra(uint32_t v, int n) {
-    return (uint32_t)((int32_t)v >> n);
-}
-
-ENC_FN void ec_h264_itx4(uint32_t *o, const uint32_t *x, int s) {
-    const uint32_t e0 = x[0] + x[2 * s];
-    const uint32_t e1 = x[0] - x[2 * s];
-    const uint32_t e2 = ec_sra(x[s], 1) - x[3 * s];
-    const uint32_t e3 = x[s] + ec_sra(x[3 * s], 1);
-    o[0] = e0 + e3;
-    o[s] = e1 + e2;
-    o[2 * s] = e1 - e2;
-    o[3 * s] = e0 - e3;
-}
-
-ENC_FN void ec_h264_itx8(uint32_t *o, const uint32_t *x, int s) {
-    const uint32_t d0 = x[0], d1 = x[s], d2 = x[2 * s], d3 = x[3 * s];
-    const uint32_t d4 = x[4 * s], d5 = x[5 * s], d6 = x[6 * s], d7 = x[7 * s];
-    const uint32_t e0 = d0 + d4;
-    const uint32_t e1 = 0u - d3 + d5 - d7 - ec_sra(d7, 1);
-    const uint32_t e2 = d0 - d4;
-    const uint32_t e3 = d1 + d7 - d3 - ec_sra(d3, 1);
-    const uint32_t e4 = ec_sra(d2, 1) - d6;
-    const uint32_t e5 = 0u - d1 + d7 + d5 + ec_sra(d5, 1);
-    const uint32_t e6 = d2 + ec_sra(d6, 1);
-    const uint32_t e7 = d3 + d5 + d1 + ec_sra(d1, 1);
-    const uint32_t f0 = e0 + e6, f1 = e1 + ec_sra(e7, 2);
-    const uint32_t f2 = e2 + e4, f3 = e3 + ec_sra(e5, 2);
-    const uint32_t f4 = e2 - e4, f5 = ec_sra(e3, 2) - e5;
-    const uint32_t f6 = e0 - e6, f7 = e7 - ec_sra(e1, 2);
-    o[0] = f0 + f7;
-    o[s] = f2 + f5;
-    o[2 * s] = f4 + f3;
-    o[3 * s] = f6 + f1;
-    o[4 * s] = f6 - f1;
-    o[5 * s] = f4 - f3;
-    o[6 * s] = f2 - f5;
-    o[7 * s] = f0 - f7;
-}
-
-/* dst = Clip1(dst + inverse transform of dequant(c)), element 0 replaced by *dc if set. */
-ENC_FN void ec_h264_deq_idct_add(int n, uint8_t *dst, int ds, const int16_t *c,
-                                 const int16_t *ls, int qp, const int32_t *dc) {
-    uint32_t t[64], h[64];
-    const int per = qp / 6, lim = n == 4 ? 4 : 6;
-    for (int k = 0; k < n * n; k++) {
-        if (per >= lim)
-            t[k] = (uint32_t)(c[k] * ls[k]) << (per - lim);
-        else
-            t[k] = (uint32_t)((c[k] * ls[k] + (1 << (lim - 1 - per))) >> (lim - per));
-    }
-    if (dc) t[0] = (uint32_t)*dc;
-    for (int i = 0; i < n; i++) {
-        if (n == 4)
-            ec_h264_itx4(t + 4 * i, t + 4 * i, 1);
-        else
-            ec_h264_itx8(t + 8 * i, t + 8 * i, 1);
-    }
-    for (int j = 0; j < n; j++) {
-        if (n == 4)
-            ec_h264_itx4(h + j, t + j, 4);
-        else
-            ec_h264_itx8(h + j, t + j, 8);
-    }
-    for (int y = 0; y < n; y++)
-        for (int x = 0; x < n; x++) {
-            int32_t r = (int32_t)ec_sra(h[y * n + x] + 32, 6);
-            r = r < -512 ? -512 : r > 512 ? 512 : r;
-            dst[y * ds + x] = enc_pix(dst[y * ds + x] + r);
-        }
-}
-
-ENC_TAB int8_t ec_had4[4][4] = {{1, 1, 1, 1}, {1, 1, -1, -1}, {1, -1, -1, 1}, {1, -1, 1, -1}};
-
-/* Forward DC transform: luma (type 0, 4x4) or 4:2:0 chroma (type 1, 2x2). */
-ENC_FN void ec_h264_fdct_dc(int type, int32_t *y, const int32_t *w) {
-    if (type == 1) {
-        y[0] = w[0] + w[1] + w[2] + w[3];
-        y[1] = w[0] - w[1] + w[2] - w[3];
-        y[2] = w[0] + w[1] - w[2] - w[3];
-        y[3] = w[0] - w[1] - w[2] + w[3];
-        return;
-    }
-    int32_t g[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            int32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += ec_had4[i][k] * w[4 * k + j];
-            g[4 * i + j] = s;
-        }
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            int32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += g[4 * i + k] * ec_had4[k][j];
-            y[4 * i + j] = s;
-        }
-}
-
-/* Inverse DC transform + scaling (8.5.10 / 8.5.11), flat weight 16; ls00 =
- * LevelScale4x4(qP % 6, 0, 0). */
-ENC_FN void ec_h264_idct_dc(int type, int32_t *dc, const int16_t *c, int32_t ls00, int qp) {
-    if (type == 1) {
-        const uint32_t c0 = (uint32_t)c[0], c1 = (uint32_t)c[1], c2 = (uint32_t)c[2],
-                       c3 = (uint32_t)c[3];
-        const uint32_t f[4] = {c0 + c1 + c2 + c3, c0 - c1 + c2 - c3, c0 + c1 - c2 - c3,
-                               c0 - c1 - c2 + c3};
-        for (int k = 0; k < 4; k++)
-            dc[k] = (int32_t)ec_sra((f[k] * (uint32_t)ls00) << (qp / 6), 5);
-        return;
-    }
-    uint32_t g[16], f[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            uint32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += (uint32_t)ec_had4[i][k] * (uint32_t)c[4 * k + j];
-            g[4 * i + j] = s;
-        }
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            uint32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += g[4 * i + k] * (uint32_t)ec_had4[k][j];
-            f[4 * i + j] = s;
-        }
-    const int per = qp / 6;
-    for (int k = 0; k < 16; k++) {
-        if (qp >= 36)
-            dc[k] = (int32_t)((f[k] * (uint32_t)ls00) << (per - 6));
-        else
-            dc[k] = (int32_t)ec_sra(f[k] * (uint32_t)ls00 + (1u << (5 - per)), 6 - per);
-    }
 }
 
 /* ------------------------------------------------------------------ HEVC core primitives */

@@ -368,14 +368,14 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     // (lanes 16..23).
     {
         const int qbits = 15 + qp / 6;
-        const int32_t dz = enc_deadzone(qbits, 1);
+        const int32_t dz = vidk_h264_deadzone(qbits, 1);
         int32_t mf[16];
         if (lane < 16) {
             for (int k = 0; k < 16; k++)
                 mf[k] = k ? f.mf4y[k] : 0;
             const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
-            ec_h264_sub_fdct(4, s.w[lane], src + by * ss + bx, ss, rec + by * cs + bx, cs);
-            (void)ec_h264_quant(4, s.lev[lane], s.w[lane], mf, qbits, dz);
+            vidk_h264_sub_fdct(4, s.w[lane], src + by * ss + bx, ss, rec + by * cs + bx, cs);
+            (void)vidk_h264_quant(16, s.lev[lane], s.w[lane], mf, qbits, dz);
             s.wdc[lane] = s.w[lane][0];
             bits += enc_block_bits(s.lev[lane] + 1, 15, &nz);
             nz0 += (unsigned)nz;
@@ -388,8 +388,9 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
                 f.src[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.ss[p + 1] + mbx * 8 + bx;
             const uint8_t *cr =
                 f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx;
-            ec_h264_sub_fdct(4, s.cw[p][b], cs_, f.ss[p + 1], cr, f.cs[p + 1]);
-            (void)ec_h264_quant(4, s.clev[p][b], s.cw[p][b], mf, qb, enc_deadzone(qb, 1));
+            vidk_h264_sub_fdct(4, s.cw[p][b], cs_, f.ss[p + 1], cr, f.cs[p + 1]);
+            (void)vidk_h264_quant(16, s.clev[p][b], s.cw[p][b], mf, qb,
+                                  vidk_h264_deadzone(qb, 1));
             bits += enc_block_bits(s.clev[p][b] + 1, 15, &nz);
             nzc[p] += (unsigned)nz;
         }
@@ -401,9 +402,9 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         int32_t mf[16], y[16];
         for (int k = 0; k < 16; k++)
             mf[k] = f.mf4y[0];
-        ec_h264_fdct_dc(0, y, s.wdc);
-        (void)ec_h264_quant(4, s.dcl, y, mf, qbdc, enc_deadzone(qbdc, 1));
-        ec_h264_idct_dc(0, s.dc, s.dcl, f.ls4y[0], qp);
+        vidk_h264_fdct_dc(0, y, s.wdc);
+        (void)vidk_h264_quant(16, s.dcl, y, mf, qbdc, vidk_h264_deadzone(qbdc, 1));
+        vidk_h264_idct_dc(0, s.dc, s.dcl, (uint32_t)f.ls4y[0], qp);
         bits += enc_block_bits(s.dcl, 16, &nz);
         nz0 += (unsigned)nz;
     } else if (lane < 3) {
@@ -413,11 +414,11 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
             mf[k] = f.mf4c[0];
             wdc[k] = k < 4 ? s.cw[p][k][0] : 0;
         }
-        ec_h264_fdct_dc(1, y, wdc);
+        vidk_h264_fdct_dc(1, y, wdc);
         for (int k = 4; k < 16; k++)
             y[k] = 0;
-        (void)ec_h264_quant(4, s.cdcl[p], y, mf, qbdc, enc_deadzone(qbdc, 1));
-        ec_h264_idct_dc(1, s.cdc[p], s.cdcl[p], f.ls4c[0], qc);
+        (void)vidk_h264_quant(16, s.cdcl[p], y, mf, qbdc, vidk_h264_deadzone(qbdc, 1));
+        vidk_h264_idct_dc(1, s.cdc[p], s.cdcl[p], (uint32_t)f.ls4c[0], qc);
         bits += enc_block_bits(s.cdcl[p], 4, &nz);
         nzc[p] += (unsigned)nz;
     }
@@ -427,12 +428,12 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
         s.lev[lane][0] = s.dcl[lane];
         enc_store_levels(&f, 0, x0 + bx, y0 + by, s.lev[lane], 4);
-        ec_h264_deq_idct_add(4, rec + by * cs + bx, cs, s.lev[lane], f.ls4y, qp, &s.dc[lane]);
+        vidk_h264_deq_idct_add(4, rec + by * cs + bx, cs, s.lev[lane], f.ls4y, qp, &s.dc[lane]);
     } else if (lane < 24) {
         const int p = (lane - 16) >> 2, b = lane & 3, bx = (b & 1) * 4, by = (b >> 1) * 4;
         s.clev[p][b][0] = s.cdcl[p][b];
         enc_store_levels(&f, p + 1, mbx * 8 + bx, mby * 8 + by, s.clev[p][b], 4);
-        ec_h264_deq_idct_add(
+        vidk_h264_deq_idct_add(
             4, f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx,
             f.cs[p + 1], s.clev[p][b], f.ls4c, f.qpc, &s.cdc[p][b]);
     }
