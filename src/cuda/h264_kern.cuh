@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "h264_core.h"
+
 #define VK_HD __host__ __device__ __forceinline__
 
 namespace vidk_h264cu {
@@ -133,72 +135,24 @@ VK_HD int imax(int a, int b) {
 
 // ---- arithmetic shared by every kernel --------------------------------------------------
 
-VK_HD uint32_t sra(uint32_t v, int n) {
-    return (uint32_t)((int32_t)v >> n);
-}
+// The arithmetic (transforms, dequantisation, quantiser, DC scaling, clipping) is
+// src/h264_core.h's, force-inlined: called on register arrays with constant indices.
 
-// 8.5.12.1 / 8.5.13.1 for one level: per >= 4 (6 for 8x8): (c * ls) << (per - 4), else
-// (c * ls + 2^(3 - per)) >> (4 - per). |c * ls| < 2^29: the int product cannot overflow.
+// 8.5.12.1 / 8.5.13.1 for one level of an N x N block.
 template <int N> VK_HD uint32_t dequant(int c, int ls, int qp) {
-    constexpr int T = N == 4 ? 4 : 6;
-    const int per = qp / 6;
-    if (per >= T) return (uint32_t)(c * ls) << (per - T);
-    const int sh = T - per;
-    return (uint32_t)((c * ls + (1 << (sh - 1))) >> sh);
-}
-
-// 8.5.12.2: one 1-D 4-point inverse transform in place.
-VK_HD void itx4(uint32_t *x) {
-    const uint32_t e0 = x[0] + x[2], e1 = x[0] - x[2];
-    const uint32_t e2 = sra(x[1], 1) - x[3], e3 = x[1] + sra(x[3], 1);
-    x[0] = e0 + e3;
-    x[1] = e1 + e2;
-    x[2] = e1 - e2;
-    x[3] = e0 - e3;
-}
-
-// 8.5.13.2: one 1-D 8-point inverse transform in place.
-VK_HD void itx8(uint32_t *x) {
-    const uint32_t d0 = x[0], d1 = x[1], d2 = x[2], d3 = x[3];
-    const uint32_t d4 = x[4], d5 = x[5], d6 = x[6], d7 = x[7];
-    const uint32_t e0 = d0 + d4;
-    const uint32_t e1 = 0u - d3 + d5 - d7 - sra(d7, 1);
-    const uint32_t e2 = d0 - d4;
-    const uint32_t e3 = d1 + d7 - d3 - sra(d3, 1);
-    const uint32_t e4 = sra(d2, 1) - d6;
-    const uint32_t e5 = 0u - d1 + d7 + d5 + sra(d5, 1);
-    const uint32_t e6 = d2 + sra(d6, 1);
-    const uint32_t e7 = d3 + d5 + d1 + sra(d1, 1);
-    const uint32_t f0 = e0 + e6, f1 = e1 + sra(e7, 2), f2 = e2 + e4, f3 = e3 + sra(e5, 2);
-    const uint32_t f4 = e2 - e4, f5 = sra(e3, 2) - e5, f6 = e0 - e6, f7 = e7 - sra(e1, 2);
-    x[0] = f0 + f7;
-    x[1] = f2 + f5;
-    x[2] = f4 + f3;
-    x[3] = f6 + f1;
-    x[4] = f6 - f1;
-    x[5] = f4 - f3;
-    x[6] = f2 - f5;
-    x[7] = f0 - f7;
-}
-
-template <int N> VK_HD void itx(uint32_t *x) {
-    if (N == 4)
-        itx4(x);
-    else
-        itx8(x);
+    return vidk_h264_dequant1(c, ls, qp / 6, N == 4 ? 4 : 6);
 }
 
 // Clip1Y(pred + r) (8.5.14): r clamped first so that the sum cannot wrap (the clipped
 // result is unchanged: |r| > 512 saturates either way).
 VK_HD uint32_t add_clip(uint32_t pred, uint32_t r) {
-    const int v = imin(imax((int)r, -512), 512) + (int)pred;
-    return (uint32_t)imin(imax(v, 0), 255);
+    return (uint32_t)vidk_h264_add_clip((int)pred, r);
 }
 
 // Residual as it is downloaded when the add is not fused: clamped to +-512, which keeps
 // Clip1Y(pred + r) for every 8-bit pred. Returned as the 16-bit pattern.
 VK_HD uint32_t res16(uint32_t r) {
-    return (uint32_t)(uint16_t)(int16_t)imin(imax((int)r, -512), 512);
+    return (uint32_t)(uint16_t)(int16_t)vidk_clip3((int)r, -512, 512);
 }
 
 // Signs of the DC transform matrices: A (4x4, symmetric) = {1 1 1 1}, {1 1 -1 -1},
@@ -239,15 +193,6 @@ VK_HD uint32_t dc_hadamard(int type, const uint32_t *c, int k) {
     return f;
 }
 
-// 8.5.10 (luma, and 4:2:2 chroma with qP,DC = qP + 3): qP,DC >= 36: (f * ls) << (per - 6),
-// else (f * ls + 2^(5 - per)) >> (6 - per). 8.5.11.2 (4:2:0): ((f * ls) << per) >> 5.
-VK_HD uint32_t dc_scale(int type, uint32_t f, uint32_t ls, int qpdc) {
-    const int per = qpdc / 6;
-    if (type == kDcChroma) return sra((f * ls) << per, 5);
-    if (qpdc >= 36) return (f * ls) << (per - 6);
-    return sra(f * ls + (1u << (5 - per)), 6 - per);
-}
-
 // The dequantised DC value k of group g (element 0 of the block with dc_index 16 g + k).
 VK_HD uint32_t dc_value(const uint32_t *__restrict__ dc_meta,
                         const int16_t *__restrict__ dc_coef, uint32_t dcidx) {
@@ -263,8 +208,8 @@ VK_HD uint32_t dc_value(const uint32_t *__restrict__ dc_meta,
         c[2 * i + 1] = (uint32_t)(int32_t)(int16_t)(w[i] >> 16);
     }
     const int type = (int)(meta >> 24) & 3;
-    return dc_scale(type, dc_hadamard(type, c, (int)(dcidx & 15)), meta & 0xffff,
-                    (int)(meta >> 16) & 0xff);
+    return vidk_h264_dc_scale(type, dc_hadamard(type, c, (int)(dcidx & 15)), meta & 0xffff,
+                              (int)(meta >> 16) & 0xff);
 }
 
 // N int16 (8 or 16 bytes, aligned) -> N ints.
@@ -414,7 +359,7 @@ VK_HD void line_p1(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm) {
         for (int k = 0; k < N; k++)
             s.d[k] = 0;
     }
-    itx<N>(s.d); // row r (8.5.12.2: each row first)
+    vidk_h264_itx_1d(N, s.d, 1); // row r (8.5.12.2: each row first)
     for (int k = 0; k < N; k++)
         blk_sm[k * (N + 1) + s.r] = s.d[k];
 }
@@ -454,9 +399,9 @@ VK_HD void line_out_row(const InvArgs &a, const LineState<N> &s, uint32_t *d) {
 
 template <int N, bool COAL, bool FUSED>
 VK_HD void line_p3(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm) {
-    itx<N>(s.d); // column r: d[k] = (row k, column r)
+    vidk_h264_itx_1d(N, s.d, 1); // column r: d[k] = (row k, column r)
     for (int k = 0; k < N; k++)
-        s.d[k] = sra(s.d[k] + 32, 6);
+        s.d[k] = vidk_h264_round6(s.d[k]);
     if (COAL) {
         for (int k = 0; k < N; k++)
             blk_sm[k * (N + 1) + s.r] = s.d[k];
@@ -485,16 +430,9 @@ VK_HD void line_p4(const InvArgs &a, LineState<N> &s, const uint32_t *blk_sm) {
 
 // Rows then columns of a whole block in registers, then (x + 32) >> 6.
 template <int N> VK_HD void itx_block(uint32_t *d) {
-    for (int i = 0; i < N; i++)
-        itx<N>(d + i * N);
-    for (int j = 0; j < N; j++) {
-        uint32_t t[N];
-        for (int k = 0; k < N; k++)
-            t[k] = d[k * N + j];
-        itx<N>(t);
-        for (int k = 0; k < N; k++)
-            d[k * N + j] = sra(t[k] + 32, 6);
-    }
+    vidk_h264_itx_2d(N, d);
+    for (int k = 0; k < N * N; k++)
+        d[k] = vidk_h264_round6(d[k]);
 }
 
 // Block per thread: lane handles block warp_first + lane entirely in registers.
@@ -686,7 +624,7 @@ template <bool FUSED> VK_HD void dense_cell(const DenseArgs &a, uint32_t t) {
         const int k = ((y - y0) / 4) * cols + (x - x0) / 4;
         // LevelScale4x4(qP,DC % 6, 0, 0) = weightScale(0, 0) * normAdjust: element 0 of ls4.
         const uint32_t ls = (uint32_t)ldg(a.ls4 + (list * 6 + qpdc % 6) * 16);
-        dcv = dc_scale(type, dc_hadamard(type, c, k), ls, qpdc);
+        dcv = vidk_h264_dc_scale(type, dc_hadamard(type, c, k), ls, qpdc);
     }
     dense_block<4, FUSED>(a, p, x, y, qp, list, has_dc, dcv);
 }
@@ -769,7 +707,7 @@ VK_HD int lev_at(const uint32_t *w, int col) {
     return col & 1 ? hi16(w[col >> 1]) : lo16(w[col >> 1]);
 }
 
-// Dequantisation of 8.5.12.1 / 8.5.13.1 for one qP' as d = sra(c * (ls << sl) + rnd, sh):
+// Dequantisation of 8.5.12.1 / 8.5.13.1 for one qP' as d = vidk_sra(c * (ls << sl) + rnd, sh):
 // qP/6 >= T (4; 8x8: 6): (c * ls) << (qP/6 - T), modulo 2^32; else (c * ls + 2^(sh - 1)) >> sh
 // with sh = T - qP/6 (|c * ls| < 2^29: exact).
 struct Deq {
@@ -786,7 +724,7 @@ template <int N> VK_HD Deq deq_params(int qp) {
     return q;
 }
 VK_HD uint32_t deq1(int c, uint32_t ls, const Deq &q) {
-    return sra((uint32_t)c * ls + q.rnd, q.sh);
+    return vidk_sra((uint32_t)c * ls + q.rnd, q.sh);
 }
 
 // Clip1Y(pred + r) for r = (x + 32) >> 6 of a transform output (|r| < 2^26: no wrap).
@@ -814,19 +752,12 @@ template <int n> VK_HD void load_ls(const int32_t *t, int sl, uint32_t *ls) {
 // and its output goes to out[i * ps].
 VK_HD void vec_block4(uint32_t *d, const uint32_t *pw, uint32_t *out, int ps) {
     d[0] += 32; // the rounding of every output (see above)
-    for (int i = 0; i < 4; i++)
-        itx4(d + 4 * i);
-    for (int j = 0; j < 4; j++) {
-        uint32_t t[4] = {d[j], d[4 + j], d[8 + j], d[12 + j]};
-        itx4(t);
-        for (int i = 0; i < 4; i++)
-            d[4 * i + j] = t[i];
-    }
+    vidk_h264_itx_2d(4, d);
     for (int i = 0; i < 4; i++) {
         const uint32_t p = pw[i * ps];
         uint32_t o = 0;
         for (int k = 0; k < 4; k++)
-            o |= vec_clip(p >> (8 * k) & 0xff, sra(d[4 * i + k], 6)) << (8 * k);
+            o |= vec_clip(p >> (8 * k) & 0xff, vidk_sra(d[4 * i + k], 6)) << (8 * k);
         out[i * ps] = o;
     }
 }
@@ -969,7 +900,7 @@ VK_HD void vec_luma4(const VecArgs &a, const VecLane &s, int lane, const uint32_
             uint32_t f = 0;
             for (int r = 0; r < 4; r++)
                 f += hsign(s.sub, r, g[4 * r + j]);
-            dcv[j] = dc_scale(kDcLuma, f, ls_dc, qp);
+            dcv[j] = vidk_h264_dc_scale(kDcLuma, f, ls_dc, qp);
         }
     }
     uint32_t out[16];
@@ -1003,23 +934,14 @@ VK_HD void vec_luma8(const VecArgs &a, const VecLane &s) {
             d[8 * i + k] = deq1(lev_at(s.c + 4 * i, k), ls[k], q);
     }
     d[0] += 32; // the rounding of every output
-    for (int i = 0; i < 8; i++)
-        itx8(d + 8 * i);
-    for (int j = 0; j < 8; j++) {
-        uint32_t t[8];
-        for (int i = 0; i < 8; i++)
-            t[i] = d[8 * i + j];
-        itx8(t);
-        for (int i = 0; i < 8; i++)
-            d[8 * i + j] = t[i];
-    }
+    vidk_h264_itx_2d(8, d);
     uint8_t *row = a.pic[0] + (size_t)s.y * a.cw[0] + s.x;
     for (int i = 0; i < 8; i++) {
         uint32_t o[2] = {0, 0};
         for (int k = 0; k < 8; k++)
-            o[k >> 2] |=
-                vec_clip(s.pr[2 * i + (k >> 2)] >> (8 * (k & 3)) & 0xff, sra(d[8 * i + k], 6))
-                << (8 * (k & 3));
+            o[k >> 2] |= vec_clip(s.pr[2 * i + (k >> 2)] >> (8 * (k & 3)) & 0xff,
+                                  vidk_sra(d[8 * i + k], 6))
+                         << (8 * (k & 3));
         uint2 *dst = reinterpret_cast<uint2 *>(row + (size_t)i * a.cw[0]);
         chk_align(dst, 8);
         *dst = make_uint2(o[0], o[1]);
@@ -1046,7 +968,7 @@ VK_HD void vec_chroma(const VecArgs &a, const VecLane &s, int lane, const uint32
                 uint32_t f = 0;
                 for (int r = 0; r < 4; r++)
                     f += hsign(2 * s.sub + bi, r, g[2 * r + j]);
-                dcv[2 * bi + j] = dc_scale(type, f, ls_dc, qpdc);
+                dcv[2 * bi + j] = vidk_h264_dc_scale(type, f, ls_dc, qpdc);
             }
     } else {
         uint32_t g[2][2];
@@ -1058,7 +980,7 @@ VK_HD void vec_chroma(const VecArgs &a, const VecLane &s, int lane, const uint32
             }
         for (int bi = 0; bi < 2; bi++)
             for (int j = 0; j < 2; j++)
-                dcv[2 * bi + j] = dc_scale(
+                dcv[2 * bi + j] = vidk_h264_dc_scale(
                     type, hsign2(bi, 0, g[0][j]) + hsign2(bi, 1, g[1][j]), ls_dc, qpdc);
     }
     uint32_t out[16]; // 8 rows x 2 words
@@ -1106,55 +1028,6 @@ __global__ void __launch_bounds__(kVecMaxThreads, 2) vec_kernel(const VecArgs a)
 }
 
 // ---- forward path ---------------------------------------------------------------------------
-
-// One row or column of the forward core transforms, int32, as ftx4_1d / ftx8_1d.
-VK_HD void ftx4(int32_t *x) {
-    const int32_t s03 = x[0] + x[3], d03 = x[0] - x[3];
-    const int32_t s12 = x[1] + x[2], d12 = x[1] - x[2];
-    x[0] = s03 + s12;
-    x[1] = 2 * d03 + d12;
-    x[2] = s03 - s12;
-    x[3] = d03 - 2 * d12;
-}
-
-VK_HD void ftx8(int32_t *x) {
-    const int32_t s07 = x[0] + x[7], d07 = x[0] - x[7];
-    const int32_t s16 = x[1] + x[6], d16 = x[1] - x[6];
-    const int32_t s25 = x[2] + x[5], d25 = x[2] - x[5];
-    const int32_t s34 = x[3] + x[4], d34 = x[3] - x[4];
-    const int32_t a0 = s07 + s34, a1 = s16 + s25, a2 = s07 - s34, a3 = s16 - s25;
-    const int32_t b4 = d16 + d25 + (d07 + (d07 >> 1));
-    const int32_t b5 = d07 - d34 - (d25 + (d25 >> 1));
-    const int32_t b6 = d07 + d34 - (d16 + (d16 >> 1));
-    const int32_t b7 = d16 - d25 + (d34 + (d34 >> 1));
-    x[0] = a0 + a1;
-    x[1] = b4 + (b7 >> 2);
-    x[2] = a2 + (a3 >> 1);
-    x[3] = b5 + (b6 >> 2);
-    x[4] = a0 - a1;
-    x[5] = b6 - (b5 >> 2);
-    x[6] = (a2 >> 1) - a3;
-    x[7] = (b4 >> 2) - b7;
-}
-
-template <int N> VK_HD void ftx(int32_t *x) {
-    if (N == 4)
-        ftx4(x);
-    else
-        ftx8(x);
-}
-
-// level = sign(w) * min(32767, (|w| * mf + f) >> qbits), exact (64-bit product).
-VK_HD int quant1(int32_t w, uint32_t mf, int qbits, uint32_t f) {
-    const uint32_t a = w < 0 ? 0u - (uint32_t)w : (uint32_t)w;
-    unsigned long long l = ((unsigned long long)a * mf + f) >> qbits;
-    if (l > 32767) l = 32767;
-    return w < 0 ? -(int)l : (int)l;
-}
-
-VK_HD uint32_t deadzone(int qbits, bool intra) {
-    return (1u << qbits) / (intra ? 3u : 6u);
-}
 
 // Threads per macroblock of the forward kernel: 64 luma lines (16 4x4 blocks x 4 rows,
 // or 4 8x8 blocks x 8 rows on the first 32), then 16 (4:2:0) or 32 (4:2:2) per chroma
@@ -1218,7 +1091,7 @@ template <int N> VK_HD void fwd_p1(const FwdArgs &a, FwdLine &s, uint32_t *blk_s
     load_row8<N>(pick3(a.pred, s.p) + (size_t)(s.yb + s.r) * pw + s.x, pv, true);
     for (int k = 0; k < N; k++)
         s.v[k] = (int32_t)sv[k] - (int32_t)pv[k];
-    ftx<N>(s.v);
+    vidk_h264_ftx_1d(N, s.v, 1);
     for (int k = 0; k < N; k++)
         blk_sm[k * (N + 1) + s.r] = (uint32_t)s.v[k];
 }
@@ -1233,10 +1106,10 @@ template <int N> VK_HD void fwd_p2(FwdLine &s, const uint32_t *blk_sm) {
 // DC block goes to dcw (the C code quantises it with factor 0, then overwrites it with the
 // DC level). Returns the non-zero count.
 template <int N> VK_HD unsigned fwd_p3(const FwdArgs &a, FwdLine &s, int32_t *dcw) {
-    ftx<N>(s.v); // v[k] = w(row k, column r)
+    vidk_h264_ftx_1d(N, s.v, 1); // v[k] = w(row k, column r)
     const int32_t *mf = (N == 4 ? a.mf4 : a.mf8) + (s.list * 6 + s.qp % 6) * N * N;
     const int qbits = (N == 4 ? 15 : 16) + s.qp / 6;
-    const uint32_t f = deadzone(qbits, s.intra);
+    const uint32_t f = (uint32_t)vidk_h264_deadzone(qbits, s.intra);
     const int pw = pick3(a.pw, s.p);
     unsigned nz = 0;
     for (int k = 0; k < N; k++) {
@@ -1244,7 +1117,7 @@ template <int N> VK_HD unsigned fwd_p3(const FwdArgs &a, FwdLine &s, int32_t *dc
             dcw[s.p * 16 + s.dck] = s.v[0];
             continue;
         }
-        const int l = quant1(s.v[k], (uint32_t)ldg(mf + k * N + s.r), qbits, f);
+        const int l = vidk_h264_quant1(s.v[k], (uint32_t)ldg(mf + k * N + s.r), qbits, f);
         nz += l != 0;
         pick3(a.lev, s.p)[(size_t)(s.yb + k) * pw + s.x + s.r] = (int16_t)l;
     }
@@ -1276,7 +1149,8 @@ VK_HD unsigned fwd_dc(const FwdArgs &a, int mbi, int t, const int32_t *dcw) {
     uint32_t c[16];
     for (int i = 0; i < 16; i++)
         c[i] = (uint32_t)dcw[p * 16 + i];
-    const int l = quant1((int32_t)dc_hadamard(type, c, k), mf00, qbits, deadzone(qbits, intra));
+    const int l = vidk_h264_quant1((int32_t)dc_hadamard(type, c, k), mf00, qbits,
+                                   (uint32_t)vidk_h264_deadzone(qbits, intra));
     const int cols = p ? 2 : 4;
     const int x = p ? mx * 8 : mx * 16, y = p ? my * (a.chroma == 2 ? 16 : 8) : my * 16;
     pick3(a.lev, p)[(size_t)(y + 4 * (k / cols)) * pick3(a.pw, p) + x + 4 * (k % cols)] =
