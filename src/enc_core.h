@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "h264_core.h"
+#include "hevc_core.h"
 #include "vidkern/vidkern.h"
 
 #if defined(__CUDACC__)
@@ -158,145 +159,23 @@ ENC_FN uint32_t enc_ssd(const uint8_t *a, int as, const uint8_t *b, int bs, int 
     return s;
 }
 
-/* ------------------------------------------------------------------ HEVC core primitives */
+/* ------------------------------------------------------------------ HEVC transforms
+ * src/hevc_core.h's, 8-bit, the DCT matrix built from its closed form. */
 
-/* cos(pi * j / 64) scaled as in the standard's matrix, j = 0..32. */
-ENC_TAB uint8_t ec_hevc_cos[33] = {64, 90, 90, 90, 89, 88, 87, 85, 83, 82, 80,
-                                   78, 75, 73, 70, 67, 64, 61, 57, 54, 50, 46,
-                                   43, 38, 36, 31, 25, 22, 18, 13, 9,  4,  0};
+/* The closed-form matrix entry (tests/test_encode.c checks it against the standard's
+ * table). */
+#define ec_hevc_t32(k, n) vidk_hevc_t32_at(k, n)
 
-/* Entry (k, n) of the 32-point matrix, k = row (frequency), n = column. */
-ENC_FN int ec_hevc_t32(int k, int n) {
-    const int j = (k * (2 * n + 1)) & 127;
-    if (k == 0) return 64;
-    if (j <= 32) return ec_hevc_cos[j];
-    if (j <= 64) return -ec_hevc_cos[64 - j];
-    if (j <= 96) return -ec_hevc_cos[j - 64];
-    return ec_hevc_cos[128 - j];
-}
-
-/* The matrix of an N-point DCT (log2n 2..5), row-major N x N, into m. */
-ENC_FN void ec_hevc_matrix(int8_t *m, int log2n) {
-    const int n = 1 << log2n;
-    for (int k = 0; k < n; k++)
-        for (int j = 0; j < n; j++)
-            m[k * n + j] = (int8_t)(k == 0 ? 64 : ec_hevc_t32(k << (5 - log2n), j));
-}
-
-ENC_FN int16_t ec_clip16(int64_t v) {
-    return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
-}
-
-/* y = T x for the n-point DCT (m: its matrix, ec_hevc_matrix), exact integer sums by
- * even-odd decomposition (the partial butterflies of HM: n^2 / 3 multiplications). */
-ENC_FN void ec_hevc_dct1(const int8_t *m, int log2n, const int32_t *x, int xs, int32_t *y,
-                         int ys) {
-    const int n = 1 << log2n;
-    int32_t e[32], o[16];
-    for (int k = 0; k < n; k++)
-        e[k] = x[k * xs];
-    for (int lv = log2n; lv >= 2; lv--) {
-        const int sz = 1 << lv, half = sz / 2, st = log2n - lv;
-        for (int k = 0; k < half; k++) {
-            o[k] = e[k] - e[sz - 1 - k];
-            e[k] = e[k] + e[sz - 1 - k];
-        }
-        for (int i = 0; i < half; i++) {
-            const int8_t *row = m + (size_t)(((2 * i + 1) << st) * n);
-            int32_t acc = 0;
-            for (int k = 0; k < half; k++)
-                acc += row[k] * o[k];
-            y[((2 * i + 1) << st) * ys] = acc;
-        }
-    }
-    y[0] = 64 * (e[0] + e[1]);
-    y[(n / 2) * ys] = 64 * (e[0] - e[1]);
-}
-
-/* x = T^T c for the n-point DCT (the inverse's sums), even-odd from the 2-point core up. */
-ENC_FN void ec_hevc_idct1(const int8_t *m, int log2n, const int32_t *c, int cs, int32_t *x,
-                          int xs) {
-    const int n = 1 << log2n;
-    int32_t e[32], o[16];
-    e[0] = 64 * (c[0] + c[(n / 2) * cs]);
-    e[1] = 64 * (c[0] - c[(n / 2) * cs]);
-    for (int lv = 2; lv <= log2n; lv++) {
-        const int sz = 1 << lv, half = sz / 2, st = log2n - lv;
-        for (int j = 0; j < half; j++) {
-            int32_t acc = 0;
-            for (int i = 0; i < half; i++)
-                acc += m[(size_t)(((2 * i + 1) << st) * n) + j] * c[((2 * i + 1) << st) * cs];
-            o[j] = acc;
-        }
-        for (int j = half - 1; j >= 0; j--) {
-            const int32_t ev = e[j];
-            e[j] = ev + o[j];
-            e[sz - 1 - j] = ev - o[j];
-        }
-    }
-    for (int k = 0; k < n; k++)
-        x[k * xs] = e[k];
-}
-
-/* Forward DCT of an n x n residual (8-bit): rows, then columns; HM's shifts. */
-ENC_FN void ec_hevc_fwd(int log2n, int16_t *coef, const int16_t *res, int32_t *tmp) {
-    const int n = 1 << log2n, s1 = log2n - 1, s2 = log2n + 6;
+ENC_FN void enc_hevc_fwd(int log2n, int16_t *coef, const int16_t *res, int32_t *tmp) {
     int8_t m[1024];
-    int32_t in[32], out[32];
-    ec_hevc_matrix(m, log2n);
-    for (int y = 0; y < n; y++) {
-        for (int j = 0; j < n; j++)
-            in[j] = enc_clip(res[y * n + j], -255, 255);
-        ec_hevc_dct1(m, log2n, in, 1, out, 1);
-        for (int k = 0; k < n; k++)
-            tmp[y * n + k] = (out[k] + (1 << (s1 - 1))) >> s1;
-    }
-    for (int u = 0; u < n; u++) {
-        ec_hevc_dct1(m, log2n, tmp + u, n, out, 1);
-        for (int v = 0; v < n; v++)
-            coef[v * n + u] = (int16_t)((out[v] + (1 << (s2 - 1))) >> s2);
-    }
+    vidk_hevc_matrix(m, log2n);
+    vidk_hevc_fwd_2d(m, log2n, 0, 8, coef, res, tmp);
 }
 
-/* Inverse DCT (8.6.4.2), 8-bit: columns, clip to 16 bits, rows, bdShift 12. */
-ENC_FN void ec_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *tmp) {
-    const int n = 1 << log2n;
+ENC_FN void enc_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *tmp) {
     int8_t m[1024];
-    int32_t in[32], out[32];
-    ec_hevc_matrix(m, log2n);
-    for (int x = 0; x < n; x++) {
-        for (int k = 0; k < n; k++)
-            in[k] = coef[k * n + x];
-        ec_hevc_idct1(m, log2n, in, 1, out, 1);
-        for (int y = 0; y < n; y++)
-            tmp[y * n + x] = ec_clip16(((int64_t)out[y] + 64) >> 7);
-    }
-    for (int y = 0; y < n; y++) {
-        ec_hevc_idct1(m, log2n, tmp + y * n, 1, out, 1);
-        for (int x = 0; x < n; x++)
-            res[y * n + x] = ec_clip16(((int64_t)out[x] + (1 << 11)) >> 12);
-    }
-}
-
-ENC_FN int ec_hevc_quant(int16_t *lev, const int16_t *coef, int len, int32_t scale, int qbits,
-                         int32_t off) {
-    int nz = 0;
-    for (int k = 0; k < len; k++) {
-        const int c = coef[k];
-        const int64_t mag = ((c < 0 ? -(int64_t)c : c) * (int64_t)scale + off) >> qbits;
-        lev[k] = ec_clip16(c < 0 ? -mag : mag);
-        nz += lev[k] != 0;
-    }
-    return nz;
-}
-
-ENC_FN void ec_hevc_dequant(int16_t *coef, const int16_t *lev, int len, int32_t scale,
-                            int shift) {
-    for (int k = 0; k < len; k++) {
-        const int64_t x = (int64_t)lev[k] * scale;
-        coef[k] = ec_clip16(shift > 0 ? (x + ((int64_t)1 << (shift - 1))) >> shift
-                                      : x * ((int64_t)1 << -shift));
-    }
+    vidk_hevc_matrix(m, log2n);
+    vidk_hevc_inv_2d(m, log2n, 0, 8, res, coef, tmp);
 }
 
 /* ------------------------------------------------------------------ motion compensation */

@@ -35,7 +35,7 @@ __device__ inline void build_mats(Mats &M) {
         const int log2n = i < 16 ? 2 : i < 80 ? 3 : i < 336 ? 4 : 5;
         const int base = log2n == 2 ? 0 : log2n == 3 ? 16 : log2n == 4 ? 80 : 336;
         const int n = 1 << log2n, k = (i - base) / n, j = (i - base) % n;
-        M.m[i] = (int8_t)(k == 0 ? 64 : ec_hevc_t32(k << (5 - log2n), j));
+        M.m[i] = (int8_t)(k == 0 ? 64 : vidk_hevc_t32_at(k << (5 - log2n), j));
     }
 }
 
@@ -54,30 +54,17 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
         s.a[i] = (int16_t)(src[(i >> log2n) * ss + (i & (n - 1))] -
                            rec[(i >> log2n) * cs + (i & (n - 1))]);
     __syncwarp();
-    int32_t in[32], out[32];
-    if (lane < n) { // rows
-        const int s1 = log2n - 1;
-        for (int j = 0; j < n; j++)
-            in[j] = enc_clip(s.a[lane * n + j], -255, 255);
-        ec_hevc_dct1(m, log2n, in, 1, out, 1);
-        for (int k = 0; k < n; k++)
-            s.tmp[lane * n + k] = (out[k] + (1 << (s1 - 1))) >> s1;
-    }
+    if (lane < n) // rows
+        vidk_hevc_fwd_row(m, log2n, 0, 8, s.a + lane * n, s.tmp + lane * n);
     __syncwarp();
-    if (lane < n) { // columns
-        const int s2 = log2n + 6;
-        ec_hevc_dct1(m, log2n, s.tmp + lane, n, out, 1);
-        for (int v = 0; v < n; v++)
-            s.b[v * n + lane] = (int16_t)((out[v] + (1 << (s2 - 1))) >> s2);
-    }
+    if (lane < n) // columns
+        vidk_hevc_fwd_col(m, log2n, 0, s.tmp + lane, s.b + lane);
     __syncwarp();
     const int32_t scale = f.hq_scale[c], qbits = f.hq_qbits[c][log2n - 2],
                   off = f.hq_off[c][log2n - 2];
     unsigned nz = 0, bits = 0;
     for (int k = lane; k < len; k += 32) {
-        const int cv = s.b[k];
-        const int64_t mag = ((cv < 0 ? -(int64_t)cv : cv) * (int64_t)scale + off) >> qbits;
-        const int16_t l = ec_clip16(cv < 0 ? -mag : mag);
+        const int16_t l = vidk_hevc_quant1(s.b[k], scale, qbits, off);
         s.a[k] = l;
         if (l) {
             nz++;
@@ -96,25 +83,18 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
     if (!nz) return; // uniform
     const int32_t dsc = f.hd_scale[c];
     const int dsh = f.hd_shift[c][log2n - 2];
-    for (int k = lane; k < len; k += 32) {
-        const int64_t v = (int64_t)s.a[k] * dsc;
-        s.b[k] = ec_clip16(dsh > 0 ? (v + ((int64_t)1 << (dsh - 1))) >> dsh
-                                   : v * ((int64_t)1 << -dsh));
-    }
+    for (int k = lane; k < len; k += 32)
+        s.b[k] = vidk_hevc_dequant1(s.a[k], dsc, dsh);
     __syncwarp();
-    if (lane < n) { // inverse: columns
-        for (int k = 0; k < n; k++)
-            in[k] = s.b[k * n + lane];
-        ec_hevc_idct1(m, log2n, in, 1, out, 1);
-        for (int yy = 0; yy < n; yy++)
-            s.tmp[yy * n + lane] = ec_clip16(((int64_t)out[yy] + 64) >> 7);
-    }
+    if (lane < n) // inverse: columns
+        vidk_hevc_inv_col(m, log2n, 0, s.b + lane, s.tmp + lane);
     __syncwarp();
-    if (lane < n) { // rows, reconstruction
-        ec_hevc_idct1(m, log2n, s.tmp + lane * n, 1, out, 1);
+    if (lane < n) { // rows (the residual row into the lane's row of a), reconstruction
+        int16_t *r16 = s.a + lane * n;
+        vidk_hevc_inv_row(m, log2n, 0, 8, s.tmp + lane * n, r16);
         for (int xx = 0; xx < n; xx++) {
             uint8_t *r = rec + lane * cs + xx;
-            *r = enc_pix(*r + ec_clip16(((int64_t)out[xx] + (1 << 11)) >> 12));
+            *r = enc_pix(*r + r16[xx]);
         }
     }
     __syncwarp();
