@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hevc_core.h"
+
 #define VHD __host__ __device__ __forceinline__
 // Full unrolling in device code (every array index becomes a constant); nothing on the host.
 #ifdef __CUDA_ARCH__
@@ -79,8 +81,7 @@ enum { F_INTRA = 1, F_ISLICE = 2, F_DST = 4, F_TSKIP = 8 };
 // matrix is +-a[m], m = k (2n + 1) mod 128 folded into 0..32 by the cosine's symmetries
 // (row 0 is 64). a[0] is that row-0 value; a[32] (never used) is 0.
 constexpr int cos_mag(int m) {
-    constexpr int a[33] = {64, 90, 90, 90, 89, 88, 87, 85, 83, 82, 80, 78, 75, 73, 70, 67, 64,
-                           61, 57, 54, 50, 46, 43, 38, 36, 31, 25, 22, 18, 13, 9,  4,  0};
+    constexpr int a[33] = VIDK_HEVC_COS_MAG; // src/hevc_core.h's list
     return a[m];
 }
 constexpr int fold(int m) {
