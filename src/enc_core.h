@@ -16,6 +16,8 @@
 
 #include "h264_core.h"
 #include "hevc_core.h"
+#include "me_core.h"
+#include "sad_core.h"
 #include "vidkern/vidkern.h"
 
 #if defined(__CUDACC__)
@@ -94,19 +96,9 @@ ENC_FN uint8_t enc_pix(int v) {
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-/* ue(v) code length: 2 * floor(log2(k + 1)) + 1. */
-ENC_FN unsigned enc_ue_bits(unsigned k) {
-    unsigned n = 0;
-    for (unsigned v = k + 1; v > 1; v >>= 1)
-        n++;
-    return 2 * n + 1;
-}
-/* se(v) code length (H.264 9.1.1 mapping). */
-ENC_FN unsigned enc_se_bits(int v) {
-    return enc_ue_bits(v > 0 ? 2u * (unsigned)v - 1u : 2u * (unsigned)(-v));
-}
+/* Code lengths (ue(v), se(v)): src/me_core.h. */
 ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) {
-    return enc_se_bits(mv.x - pred.x) + enc_se_bits(mv.y - pred.y);
+    return vidk_se_bits(mv.x - pred.x) + vidk_se_bits(mv.y - pred.y);
 }
 
 /* Bits of one coded block: ue(count) + se() of every non-zero level. */
@@ -116,10 +108,10 @@ ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz) {
     for (int k = 0; k < n; k++)
         if (lev[k]) {
             c++;
-            b += enc_se_bits(lev[k]);
+            b += vidk_se_bits(lev[k]);
         }
     *nnz = c;
-    return b + enc_ue_bits((unsigned)c);
+    return b + vidk_ue_bits((unsigned)c);
 }
 
 /* Store an n x n block of levels (raster) at (x, y) of a level plane, if kept. */
@@ -142,11 +134,7 @@ ENC_FN void enc_dc_factors(const int32_t *mf, int32_t *mf_ac, int32_t *mf_dc) {
 }
 
 ENC_FN uint32_t enc_sad(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h) {
-    uint32_t s = 0;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            s += (uint32_t)enc_abs(a[y * as + x] - b[y * bs + x]);
-    return s;
+    return vidk_sad_wxh(a, as, b, bs, w, h);
 }
 
 ENC_FN uint32_t enc_ssd(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h) {

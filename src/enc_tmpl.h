@@ -209,7 +209,7 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                 for (int x = 0; x < 8; x++)
                     r[y * f->cs[p] + x] = cb[p - 1][y * 8 + x];
         }
-        st->bits_mode = 1 + enc_ue_bits((unsigned)bm) + enc_ue_bits((unsigned)cm);
+        st->bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
     }
     st->parts[VIDK_ENC_PART_INTRA]++;
     ENC_T(h264_chroma)(ops, f, mbx, mby, 1, st);

@@ -68,7 +68,7 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
         s.a[k] = l;
         if (l) {
             nz++;
-            bits += enc_se_bits(l);
+            bits += vidk_se_bits(l);
         }
         if (f.lev[p])
             f.lev[p][(ptrdiff_t)(y + (k >> log2n)) * f.ls_[p] + x + (k & (n - 1))] = l;
@@ -76,7 +76,7 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
     nz = wsum(nz);
     bits = wsum(bits);
     if (lane == 0) {
-        st.bits_level += bits + enc_ue_bits(nz);
+        st.bits_level += bits + vidk_ue_bits(nz);
         st.nnz[p] += nz;
     }
     __syncwarp();
@@ -424,7 +424,7 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     if (lane == 0) {
         st.bits_level = bits;
         st.nnz[0] = nz0, st.nnz[1] = nzc[0], st.nnz[2] = nzc[1];
-        st.bits_mode = 1 + enc_ue_bits((unsigned)bm) + enc_ue_bits((unsigned)cm);
+        st.bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
         st.parts[VIDK_ENC_PART_INTRA] = 1;
         f.stat[mby * f.uw + mbx] = st;
     }
