@@ -1,9 +1,10 @@
 // Warp-cooperative HEVC units for the device coding loop (src/cuda/encode.cu): one warp codes
-// one CTU. The arithmetic is enc_core.h's (the same 1-D butterflies, quantiser, prediction
-// samples), distributed over the lanes: residual, quantisation, dequantisation and
-// reconstruction by sample, the 1-D transforms by row / column, prediction by sample.
-// Integer sums (bits, non-zeros, SAD) are order-independent, so the result is the scalar
-// path's bit for bit (test_encode --cuda compares with the c backend).
+// one CTU. The arithmetic is the families' cores' (src/h264_core.h, src/hevc_core.h: the
+// same 1-D stages, quantiser) and enc_core.h's (prediction samples), distributed over the
+// lanes: residual, quantisation, dequantisation and reconstruction by sample, the 1-D
+// transforms by row / column, prediction by sample. Integer sums (bits, non-zeros, SAD) are
+// order-independent, so the result is the scalar path's bit for bit (test_encode --cuda
+// compares with the c backend).
 #ifndef VIDK_CUDA_ENC_WARP_CUH
 #define VIDK_CUDA_ENC_WARP_CUH
 

@@ -1,8 +1,10 @@
 // Device code of the H.264 transform family (included by src/cuda/h264.cu only).
 //
-// Arithmetic is the C reference's (src/h264.c), operation for operation:
+// Arithmetic is the C reference's: the functions of src/h264_core.h, which src/h264.c
+// calls too (the kernels call them on register arrays; a few are written in another form
+// for speed where noted: the per-lane DC Hadamard, the vec path's dequantiser and clip):
 // - inverse path: levels are int16, everything after is uint32 arithmetic that wraps
-//   modulo 2^32, right shifts are arithmetic (sra) on the two's-complement value;
+//   modulo 2^32, right shifts are arithmetic (vidk_sra) on the two's-complement value;
 // - forward path: int32 transforms (exact for 8-bit residuals), quantiser with a 64-bit
 //   product, levels clamped to +-32767.
 // Every kernel is templated on the optimisation switches of VidkH264CudaOpts so that

@@ -10,7 +10,10 @@
 // products); the tensor-core transforms split each int16 operand x into a signed high
 // byte and an unsigned low byte, x = 256 * hi + lo, multiply each plane by the int8
 // matrix with s32 accumulation and recombine 256 * D_hi + D_lo in 32 bits - every
-// product and partial sum is an exact integer.
+// product and partial sum is an exact integer. These are other forms of src/hevc_core.h's
+// arithmetic (the C reference's and the coding loop's: matrices read from memory, 64-bit
+// quantiser products), kept for speed (compile-time matrix immediates, 32-bit products
+// where the bounds allow, packed pairs); test_hevc_cuda (also --emu) checks them bit-exact.
 #ifndef VIDK_HEVC_KERN_CUH
 #define VIDK_HEVC_KERN_CUH
 
