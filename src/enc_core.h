@@ -5,14 +5,19 @@
  *
  * Contents: the frame descriptor (EncFrame), per-unit statistics, the scalar transform
  * primitives ("core" versions of the dsp kernels, used on the device and by the CPU
- * core-path test), prediction (motion compensation, H.264 and HEVC intra), the
- * partition decisions and the bit estimates. The drivers that code one macroblock / CTU
- * are in enc_tmpl.h, instantiated per set of transform primitives. */
+ * core-path test: the families' cores, src/h264_core.h and src/hevc_core.h), prediction (motion
+ * compensation, H.264 and HEVC intra), the partition decisions and the bit estimates. The
+ * drivers that code one macroblock / CTU are in enc_tmpl.h, instantiated per set of transform
+ * primitives. */
 #ifndef VIDK_ENC_CORE_H
 #define VIDK_ENC_CORE_H
 
 #include <stdint.h>
 
+#include "h264_core.h"
+#include "hevc_core.h"
+#include "me_core.h"
+#include "sad_core.h"
 #include "vidkern/vidkern.h"
 
 #if defined(__CUDACC__)
@@ -91,19 +96,9 @@ ENC_FN uint8_t enc_pix(int v) {
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-/* ue(v) code length: 2 * floor(log2(k + 1)) + 1. */
-ENC_FN unsigned enc_ue_bits(unsigned k) {
-    unsigned n = 0;
-    for (unsigned v = k + 1; v > 1; v >>= 1)
-        n++;
-    return 2 * n + 1;
-}
-/* se(v) code length (H.264 9.1.1 mapping). */
-ENC_FN unsigned enc_se_bits(int v) {
-    return enc_ue_bits(v > 0 ? 2u * (unsigned)v - 1u : 2u * (unsigned)(-v));
-}
+/* Code lengths (ue(v), se(v)): src/me_core.h. */
 ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) {
-    return enc_se_bits(mv.x - pred.x) + enc_se_bits(mv.y - pred.y);
+    return vidk_se_bits(mv.x - pred.x) + vidk_se_bits(mv.y - pred.y);
 }
 
 /* Bits of one coded block: ue(count) + se() of every non-zero level. */
@@ -113,10 +108,10 @@ ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz) {
     for (int k = 0; k < n; k++)
         if (lev[k]) {
             c++;
-            b += enc_se_bits(lev[k]);
+            b += vidk_se_bits(lev[k]);
         }
     *nnz = c;
-    return b + enc_ue_bits((unsigned)c);
+    return b + vidk_ue_bits((unsigned)c);
 }
 
 /* Store an n x n block of levels (raster) at (x, y) of a level plane, if kept. */
@@ -129,11 +124,6 @@ ENC_FN void enc_store_levels(const EncFrame *f, int p, int x, int y, const int16
             d[(ptrdiff_t)i * f->ls_[p] + j] = lev[i * n + j];
 }
 
-/* Dead-zone offset of the H.264 quantiser: 2^qbits / 3 (intra) or / 6 (inter). */
-ENC_FN int32_t enc_deadzone(int qbits, int intra) {
-    return (int32_t)(((uint32_t)1 << qbits) / (intra ? 3u : 6u));
-}
-
 /* Quantiser factors of blocks fed by a DC transform: AC (element 0 coded through the DC
  * transform: factor 0) and DC (every entry the (0, 0) factor), from a 4x4 row mf. */
 ENC_FN void enc_dc_factors(const int32_t *mf, int32_t *mf_ac, int32_t *mf_dc) {
@@ -144,11 +134,7 @@ ENC_FN void enc_dc_factors(const int32_t *mf, int32_t *mf_ac, int32_t *mf_dc) {
 }
 
 ENC_FN uint32_t enc_sad(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h) {
-    uint32_t s = 0;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            s += (uint32_t)enc_abs(a[y * as + x] - b[y * bs + x]);
-    return s;
+    return vidk_sad_wxh(a, as, b, bs, w, h);
 }
 
 ENC_FN uint32_t enc_ssd(const uint8_t *a, int as, const uint8_t *b, int bs, int w, int h) {
@@ -161,348 +147,23 @@ ENC_FN uint32_t enc_ssd(const uint8_t *a, int as, const uint8_t *b, int bs, int 
     return s;
 }
 
-/* ------------------------------------------------------------------ H.264 core primitives
- * The same arithmetic as the C reference kernels of src/h264.c (checked against them by
- * tests/test_encode.c, which runs the loop on both). */
+/* ------------------------------------------------------------------ HEVC transforms
+ * src/hevc_core.h's, 8-bit, the DCT matrix built from its closed form. */
 
-ENC_FN void ec_h264_ftx4(int32_t *o, const int32_t *x, int s) {
-    const int32_t s03 = x[0] + x[3 * s], d03 = x[0] - x[3 * s];
-    const int32_t s12 = x[s] + x[2 * s], d12 = x[s] - x[2 * s];
-    o[0] = s03 + s12;
-    o[s] = 2 * d03 + d12;
-    o[2 * s] = s03 - s12;
-    o[3 * s] = d03 - 2 * d12;
-}
+/* The closed-form matrix entry (tests/test_encode.c checks it against the standard's
+ * table). */
+#define ec_hevc_t32(k, n) vidk_hevc_t32_at(k, n)
 
-ENC_FN void ec_h264_ftx8(int32_t *o, const int32_t *x, int s) {
-    const int32_t s07 = x[0] + x[7 * s], d07 = x[0] - x[7 * s];
-    const int32_t s16 = x[s] + x[6 * s], d16 = x[s] - x[6 * s];
-    const int32_t s25 = x[2 * s] + x[5 * s], d25 = x[2 * s] - x[5 * s];
-    const int32_t s34 = x[3 * s] + x[4 * s], d34 = x[3 * s] - x[4 * s];
-    const int32_t a0 = s07 + s34, a1 = s16 + s25, a2 = s07 - s34, a3 = s16 - s25;
-    const int32_t b4 = d16 + d25 + (d07 + (d07 >> 1));
-    const int32_t b5 = d07 - d34 - (d25 + (d25 >> 1));
-    const int32_t b6 = d07 + d34 - (d16 + (d16 >> 1));
-    const int32_t b7 = d16 - d25 + (d34 + (d34 >> 1));
-    o[0] = a0 + a1;
-    o[s] = b4 + (b7 >> 2);
-    o[2 * s] = a2 + (a3 >> 1);
-    o[3 * s] = b5 + (b6 >> 2);
-    o[4 * s] = a0 - a1;
-    o[5 * s] = b6 - (b5 >> 2);
-    o[6 * s] = (a2 >> 1) - a3;
-    o[7 * s] = (b4 >> 2) - b7;
-}
-
-/* w = forward transform of (src - pred), n = 4 or 8. */
-ENC_FN void ec_h264_sub_fdct(int n, int32_t *w, const uint8_t *src, int ss, const uint8_t *pred,
-                             int ps) {
-    int32_t t[64];
-    for (int y = 0; y < n; y++)
-        for (int x = 0; x < n; x++)
-            t[y * n + x] = src[y * ss + x] - pred[y * ps + x];
-    for (int i = 0; i < n; i++) {
-        if (n == 4)
-            ec_h264_ftx4(t + 4 * i, t + 4 * i, 1);
-        else
-            ec_h264_ftx8(t + 8 * i, t + 8 * i, 1);
-    }
-    for (int j = 0; j < n; j++) {
-        if (n == 4)
-            ec_h264_ftx4(w + j, t + j, 4);
-        else
-            ec_h264_ftx8(w + j, t + j, 8);
-    }
-}
-
-ENC_FN int ec_h264_quant(int n, int16_t *lev, const int32_t *w, const int32_t *mf, int qbits,
-                         int32_t f) {
-    int nz = 0;
-    for (int k = 0; k < n * n; k++) {
-        const uint32_t a = w[k] < 0 ? 0u - (uint32_t)w[k] : (uint32_t)w[k];
-        uint64_t l = ((uint64_t)a * (uint32_t)mf[k] + (uint32_t)f) >> qbits;
-        if (l > 32767) l = 32767;
-        lev[k] = (int16_t)(w[k] < 0 ? -(int32_t)l : (int32_t)l);
-        nz += l != 0;
-    }
-    return nz;
-}
-
-ENC_FN uint32_t ec_sra(uint32_t v, int n) {
-    return (uint32_t)((int32_t)v >> n);
-}
-
-ENC_FN void ec_h264_itx4(uint32_t *o, const uint32_t *x, int s) {
-    const uint32_t e0 = x[0] + x[2 * s];
-    const uint32_t e1 = x[0] - x[2 * s];
-    const uint32_t e2 = ec_sra(x[s], 1) - x[3 * s];
-    const uint32_t e3 = x[s] + ec_sra(x[3 * s], 1);
-    o[0] = e0 + e3;
-    o[s] = e1 + e2;
-    o[2 * s] = e1 - e2;
-    o[3 * s] = e0 - e3;
-}
-
-ENC_FN void ec_h264_itx8(uint32_t *o, const uint32_t *x, int s) {
-    const uint32_t d0 = x[0], d1 = x[s], d2 = x[2 * s], d3 = x[3 * s];
-    const uint32_t d4 = x[4 * s], d5 = x[5 * s], d6 = x[6 * s], d7 = x[7 * s];
-    const uint32_t e0 = d0 + d4;
-    const uint32_t e1 = 0u - d3 + d5 - d7 - ec_sra(d7, 1);
-    const uint32_t e2 = d0 - d4;
-    const uint32_t e3 = d1 + d7 - d3 - ec_sra(d3, 1);
-    const uint32_t e4 = ec_sra(d2, 1) - d6;
-    const uint32_t e5 = 0u - d1 + d7 + d5 + ec_sra(d5, 1);
-    const uint32_t e6 = d2 + ec_sra(d6, 1);
-    const uint32_t e7 = d3 + d5 + d1 + ec_sra(d1, 1);
-    const uint32_t f0 = e0 + e6, f1 = e1 + ec_sra(e7, 2);
-    const uint32_t f2 = e2 + e4, f3 = e3 + ec_sra(e5, 2);
-    const uint32_t f4 = e2 - e4, f5 = ec_sra(e3, 2) - e5;
-    const uint32_t f6 = e0 - e6, f7 = e7 - ec_sra(e1, 2);
-    o[0] = f0 + f7;
-    o[s] = f2 + f5;
-    o[2 * s] = f4 + f3;
-    o[3 * s] = f6 + f1;
-    o[4 * s] = f6 - f1;
-    o[5 * s] = f4 - f3;
-    o[6 * s] = f2 - f5;
-    o[7 * s] = f0 - f7;
-}
-
-/* dst = Clip1(dst + inverse transform of dequant(c)), element 0 replaced by *dc if set. */
-ENC_FN void ec_h264_deq_idct_add(int n, uint8_t *dst, int ds, const int16_t *c,
-                                 const int16_t *ls, int qp, const int32_t *dc) {
-    uint32_t t[64], h[64];
-    const int per = qp / 6, lim = n == 4 ? 4 : 6;
-    for (int k = 0; k < n * n; k++) {
-        if (per >= lim)
-            t[k] = (uint32_t)(c[k] * ls[k]) << (per - lim);
-        else
-            t[k] = (uint32_t)((c[k] * ls[k] + (1 << (lim - 1 - per))) >> (lim - per));
-    }
-    if (dc) t[0] = (uint32_t)*dc;
-    for (int i = 0; i < n; i++) {
-        if (n == 4)
-            ec_h264_itx4(t + 4 * i, t + 4 * i, 1);
-        else
-            ec_h264_itx8(t + 8 * i, t + 8 * i, 1);
-    }
-    for (int j = 0; j < n; j++) {
-        if (n == 4)
-            ec_h264_itx4(h + j, t + j, 4);
-        else
-            ec_h264_itx8(h + j, t + j, 8);
-    }
-    for (int y = 0; y < n; y++)
-        for (int x = 0; x < n; x++) {
-            int32_t r = (int32_t)ec_sra(h[y * n + x] + 32, 6);
-            r = r < -512 ? -512 : r > 512 ? 512 : r;
-            dst[y * ds + x] = enc_pix(dst[y * ds + x] + r);
-        }
-}
-
-ENC_TAB int8_t ec_had4[4][4] = {{1, 1, 1, 1}, {1, 1, -1, -1}, {1, -1, -1, 1}, {1, -1, 1, -1}};
-
-/* Forward DC transform: luma (type 0, 4x4) or 4:2:0 chroma (type 1, 2x2). */
-ENC_FN void ec_h264_fdct_dc(int type, int32_t *y, const int32_t *w) {
-    if (type == 1) {
-        y[0] = w[0] + w[1] + w[2] + w[3];
-        y[1] = w[0] - w[1] + w[2] - w[3];
-        y[2] = w[0] + w[1] - w[2] - w[3];
-        y[3] = w[0] - w[1] - w[2] + w[3];
-        return;
-    }
-    int32_t g[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            int32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += ec_had4[i][k] * w[4 * k + j];
-            g[4 * i + j] = s;
-        }
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            int32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += g[4 * i + k] * ec_had4[k][j];
-            y[4 * i + j] = s;
-        }
-}
-
-/* Inverse DC transform + scaling (8.5.10 / 8.5.11), flat weight 16; ls00 =
- * LevelScale4x4(qP % 6, 0, 0). */
-ENC_FN void ec_h264_idct_dc(int type, int32_t *dc, const int16_t *c, int32_t ls00, int qp) {
-    if (type == 1) {
-        const uint32_t c0 = (uint32_t)c[0], c1 = (uint32_t)c[1], c2 = (uint32_t)c[2],
-                       c3 = (uint32_t)c[3];
-        const uint32_t f[4] = {c0 + c1 + c2 + c3, c0 - c1 + c2 - c3, c0 + c1 - c2 - c3,
-                               c0 - c1 - c2 + c3};
-        for (int k = 0; k < 4; k++)
-            dc[k] = (int32_t)ec_sra((f[k] * (uint32_t)ls00) << (qp / 6), 5);
-        return;
-    }
-    uint32_t g[16], f[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            uint32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += (uint32_t)ec_had4[i][k] * (uint32_t)c[4 * k + j];
-            g[4 * i + j] = s;
-        }
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            uint32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += g[4 * i + k] * (uint32_t)ec_had4[k][j];
-            f[4 * i + j] = s;
-        }
-    const int per = qp / 6;
-    for (int k = 0; k < 16; k++) {
-        if (qp >= 36)
-            dc[k] = (int32_t)((f[k] * (uint32_t)ls00) << (per - 6));
-        else
-            dc[k] = (int32_t)ec_sra(f[k] * (uint32_t)ls00 + (1u << (5 - per)), 6 - per);
-    }
-}
-
-/* ------------------------------------------------------------------ HEVC core primitives */
-
-/* cos(pi * j / 64) scaled as in the standard's matrix, j = 0..32. */
-ENC_TAB uint8_t ec_hevc_cos[33] = {64, 90, 90, 90, 89, 88, 87, 85, 83, 82, 80,
-                                   78, 75, 73, 70, 67, 64, 61, 57, 54, 50, 46,
-                                   43, 38, 36, 31, 25, 22, 18, 13, 9,  4,  0};
-
-/* Entry (k, n) of the 32-point matrix, k = row (frequency), n = column. */
-ENC_FN int ec_hevc_t32(int k, int n) {
-    const int j = (k * (2 * n + 1)) & 127;
-    if (k == 0) return 64;
-    if (j <= 32) return ec_hevc_cos[j];
-    if (j <= 64) return -ec_hevc_cos[64 - j];
-    if (j <= 96) return -ec_hevc_cos[j - 64];
-    return ec_hevc_cos[128 - j];
-}
-
-/* The matrix of an N-point DCT (log2n 2..5), row-major N x N, into m. */
-ENC_FN void ec_hevc_matrix(int8_t *m, int log2n) {
-    const int n = 1 << log2n;
-    for (int k = 0; k < n; k++)
-        for (int j = 0; j < n; j++)
-            m[k * n + j] = (int8_t)(k == 0 ? 64 : ec_hevc_t32(k << (5 - log2n), j));
-}
-
-ENC_FN int16_t ec_clip16(int64_t v) {
-    return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
-}
-
-/* y = T x for the n-point DCT (m: its matrix, ec_hevc_matrix), exact integer sums by
- * even-odd decomposition (the partial butterflies of HM: n^2 / 3 multiplications). */
-ENC_FN void ec_hevc_dct1(const int8_t *m, int log2n, const int32_t *x, int xs, int32_t *y,
-                         int ys) {
-    const int n = 1 << log2n;
-    int32_t e[32], o[16];
-    for (int k = 0; k < n; k++)
-        e[k] = x[k * xs];
-    for (int lv = log2n; lv >= 2; lv--) {
-        const int sz = 1 << lv, half = sz / 2, st = log2n - lv;
-        for (int k = 0; k < half; k++) {
-            o[k] = e[k] - e[sz - 1 - k];
-            e[k] = e[k] + e[sz - 1 - k];
-        }
-        for (int i = 0; i < half; i++) {
-            const int8_t *row = m + (size_t)(((2 * i + 1) << st) * n);
-            int32_t acc = 0;
-            for (int k = 0; k < half; k++)
-                acc += row[k] * o[k];
-            y[((2 * i + 1) << st) * ys] = acc;
-        }
-    }
-    y[0] = 64 * (e[0] + e[1]);
-    y[(n / 2) * ys] = 64 * (e[0] - e[1]);
-}
-
-/* x = T^T c for the n-point DCT (the inverse's sums), even-odd from the 2-point core up. */
-ENC_FN void ec_hevc_idct1(const int8_t *m, int log2n, const int32_t *c, int cs, int32_t *x,
-                          int xs) {
-    const int n = 1 << log2n;
-    int32_t e[32], o[16];
-    e[0] = 64 * (c[0] + c[(n / 2) * cs]);
-    e[1] = 64 * (c[0] - c[(n / 2) * cs]);
-    for (int lv = 2; lv <= log2n; lv++) {
-        const int sz = 1 << lv, half = sz / 2, st = log2n - lv;
-        for (int j = 0; j < half; j++) {
-            int32_t acc = 0;
-            for (int i = 0; i < half; i++)
-                acc += m[(size_t)(((2 * i + 1) << st) * n) + j] * c[((2 * i + 1) << st) * cs];
-            o[j] = acc;
-        }
-        for (int j = half - 1; j >= 0; j--) {
-            const int32_t ev = e[j];
-            e[j] = ev + o[j];
-            e[sz - 1 - j] = ev - o[j];
-        }
-    }
-    for (int k = 0; k < n; k++)
-        x[k * xs] = e[k];
-}
-
-/* Forward DCT of an n x n residual (8-bit): rows, then columns; HM's shifts. */
-ENC_FN void ec_hevc_fwd(int log2n, int16_t *coef, const int16_t *res, int32_t *tmp) {
-    const int n = 1 << log2n, s1 = log2n - 1, s2 = log2n + 6;
+ENC_FN void enc_hevc_fwd(int log2n, int16_t *coef, const int16_t *res, int32_t *tmp) {
     int8_t m[1024];
-    int32_t in[32], out[32];
-    ec_hevc_matrix(m, log2n);
-    for (int y = 0; y < n; y++) {
-        for (int j = 0; j < n; j++)
-            in[j] = enc_clip(res[y * n + j], -255, 255);
-        ec_hevc_dct1(m, log2n, in, 1, out, 1);
-        for (int k = 0; k < n; k++)
-            tmp[y * n + k] = (out[k] + (1 << (s1 - 1))) >> s1;
-    }
-    for (int u = 0; u < n; u++) {
-        ec_hevc_dct1(m, log2n, tmp + u, n, out, 1);
-        for (int v = 0; v < n; v++)
-            coef[v * n + u] = (int16_t)((out[v] + (1 << (s2 - 1))) >> s2);
-    }
+    vidk_hevc_matrix(m, log2n);
+    vidk_hevc_fwd_2d(m, log2n, 0, 8, coef, res, tmp);
 }
 
-/* Inverse DCT (8.6.4.2), 8-bit: columns, clip to 16 bits, rows, bdShift 12. */
-ENC_FN void ec_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *tmp) {
-    const int n = 1 << log2n;
+ENC_FN void enc_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *tmp) {
     int8_t m[1024];
-    int32_t in[32], out[32];
-    ec_hevc_matrix(m, log2n);
-    for (int x = 0; x < n; x++) {
-        for (int k = 0; k < n; k++)
-            in[k] = coef[k * n + x];
-        ec_hevc_idct1(m, log2n, in, 1, out, 1);
-        for (int y = 0; y < n; y++)
-            tmp[y * n + x] = ec_clip16(((int64_t)out[y] + 64) >> 7);
-    }
-    for (int y = 0; y < n; y++) {
-        ec_hevc_idct1(m, log2n, tmp + y * n, 1, out, 1);
-        for (int x = 0; x < n; x++)
-            res[y * n + x] = ec_clip16(((int64_t)out[x] + (1 << 11)) >> 12);
-    }
-}
-
-ENC_FN int ec_hevc_quant(int16_t *lev, const int16_t *coef, int len, int32_t scale, int qbits,
-                         int32_t off) {
-    int nz = 0;
-    for (int k = 0; k < len; k++) {
-        const int c = coef[k];
-        const int64_t mag = ((c < 0 ? -(int64_t)c : c) * (int64_t)scale + off) >> qbits;
-        lev[k] = ec_clip16(c < 0 ? -mag : mag);
-        nz += lev[k] != 0;
-    }
-    return nz;
-}
-
-ENC_FN void ec_hevc_dequant(int16_t *coef, const int16_t *lev, int len, int32_t scale,
-                            int shift) {
-    for (int k = 0; k < len; k++) {
-        const int64_t x = (int64_t)lev[k] * scale;
-        coef[k] = ec_clip16(shift > 0 ? (x + ((int64_t)1 << (shift - 1))) >> shift
-                                      : x * ((int64_t)1 << -shift));
-    }
+    vidk_hevc_matrix(m, log2n);
+    vidk_hevc_inv_2d(m, log2n, 0, 8, res, coef, tmp);
 }
 
 /* ------------------------------------------------------------------ motion compensation */

@@ -21,7 +21,7 @@ ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, in
                                int intra, EncUnitStat *st) {
     (void)ops;
     const int qp = f->qpc, qbits = 15 + qp / 6, qbdc = 16 + qp / 6;
-    const int32_t dz = enc_deadzone(qbits, intra), dzdc = enc_deadzone(qbdc, intra);
+    const int32_t dz = vidk_h264_deadzone(qbits, intra), dzdc = vidk_h264_deadzone(qbdc, intra);
     ENC_ALIGN(64) int32_t mf_ac[16];
     ENC_ALIGN(64) int32_t mf_dc[16];
     ENC_ALIGN(64) int32_t w[4][16];
@@ -73,7 +73,7 @@ ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0,
     ENC_ALIGN(64) int32_t w[64];
     ENC_ALIGN(64) int16_t lev[64];
     const int n = tx8 ? 8 : 4, nb = 16 / n, qbits = (tx8 ? 16 : 15) + qp / 6;
-    const int32_t dz = enc_deadzone(qbits, 0);
+    const int32_t dz = vidk_h264_deadzone(qbits, 0);
     for (int b = 0; b < nb * nb; b++) {
         const int bx = (b % nb) * n, by = (b / nb) * n;
         int nz;
@@ -146,7 +146,7 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     /* Luma: 16 4x4 AC blocks + the 4x4 DC transform. */
     {
         const int qbits = 15 + qp / 6, qbdc = 17 + qp / 6;
-        const int32_t dz = enc_deadzone(qbits, 1), dzdc = enc_deadzone(qbdc, 1);
+        const int32_t dz = vidk_h264_deadzone(qbits, 1), dzdc = vidk_h264_deadzone(qbdc, 1);
         ENC_ALIGN(64) int32_t mf_ac[16];
         ENC_ALIGN(64) int32_t mf_dc[16];
         ENC_ALIGN(64) int32_t w[16][16];
@@ -209,7 +209,7 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                 for (int x = 0; x < 8; x++)
                     r[y * f->cs[p] + x] = cb[p - 1][y * 8 + x];
         }
-        st->bits_mode = 1 + enc_ue_bits((unsigned)bm) + enc_ue_bits((unsigned)cm);
+        st->bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
     }
     st->parts[VIDK_ENC_PART_INTRA]++;
     ENC_T(h264_chroma)(ops, f, mbx, mby, 1, st);

@@ -1,13 +1,13 @@
 /* Portable C reference of the h264 family (ground truth for every other backend), the
  * spec's tables, and the block-array API.
  *
- * Clause numbers refer to ITU-T H.264 (08/2021). Inverse-path arithmetic is done on
- * uint32_t so that it wraps modulo 2^32 without undefined behaviour; sra() is the
- * arithmetic right shift (floor division by 2^n) of the two's-complement value, which
- * every supported compiler (GCC, Clang) implements for signed >>. */
+ * Clause numbers refer to ITU-T H.264 (08/2021). The arithmetic itself (transforms,
+ * quantiser, DC transforms) is src/h264_core.h's, shared with the coding loop and the
+ * CUDA kernels. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "h264_core.h"
 #include "internal.h"
 
 /* ---- tables ---------------------------------------------------------------------- */
@@ -90,139 +90,52 @@ void vidk_h264_quant_mf8(int32_t mf[6][64], const uint8_t *w64) {
         }
 }
 
-/* ---- inverse path (decoder) ------------------------------------------------------ */
+/* ---- inverse path (decoder): the arithmetic of src/h264_core.h ---------------------- */
 
-static inline uint32_t sra(uint32_t v, int n) {
-    return (uint32_t)((int32_t)v >> n);
-}
-static inline uint8_t clip_pixel(int32_t base, uint32_t r) {
-    /* Clip1Y(pred + r) (8.5.14) without forming pred + r in 32 bits: r is clamped to a
-     * range where the sum cannot wrap, which does not change the clipped result. */
-    int32_t v = (int32_t)r;
-    v = v < -512 ? -512 : v > 512 ? 512 : v;
-    v += base;
-    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+static inline void dequant_n(int32_t *d, const int16_t *c, const int16_t *ls, int qp, int n) {
+    const int per = qp / 6, lim = n == 4 ? 4 : 6;
+    for (int k = 0; k < n * n; k++)
+        d[k] = (int32_t)vidk_h264_dequant1(c[k], ls[k], per, lim);
 }
 
-/* 8.5.12.1: d = (c * LevelScale4x4) << (qP/6 - 4) for qP >= 24, else
- * (c * LevelScale4x4 + 2^(3 - qP/6)) >> (4 - qP/6). |c * ls| < 2^31: no overflow. */
 static decl_h264_dequant_fn(dequant_4x4_c) {
-    const int per = qp / 6;
-    if (per >= 4) {
-        for (int k = 0; k < 16; k++)
-            d[k] = (int32_t)((uint32_t)(c[k] * ls[k]) << (per - 4));
-    } else {
-        const int sh = 4 - per, add = 1 << (3 - per);
-        for (int k = 0; k < 16; k++)
-            d[k] = (c[k] * ls[k] + add) >> sh;
-    }
+    dequant_n(d, c, ls, qp, 4);
 }
 
-/* 8.5.13.1: the same with qP/6 - 6 and 2^(5 - qP/6). */
 static decl_h264_dequant_fn(dequant_8x8_c) {
-    const int per = qp / 6;
-    if (per >= 6) {
-        for (int k = 0; k < 64; k++)
-            d[k] = (int32_t)((uint32_t)(c[k] * ls[k]) << (per - 6));
-    } else {
-        const int sh = 6 - per, add = 1 << (5 - per);
-        for (int k = 0; k < 64; k++)
-            d[k] = (c[k] * ls[k] + add) >> sh;
-    }
+    dequant_n(d, c, ls, qp, 8);
 }
 
-/* One 1-D inverse 4-point transform of 8.5.12.2 (rows: s = 1, columns: s = 4). */
-static inline void itx4_1d(uint32_t *o, const uint32_t *x, int s) {
-    const uint32_t e0 = x[0] + x[2 * s];
-    const uint32_t e1 = x[0] - x[2 * s];
-    const uint32_t e2 = sra(x[s], 1) - x[3 * s];
-    const uint32_t e3 = x[s] + sra(x[3 * s], 1);
-    o[0] = e0 + e3;
-    o[s] = e1 + e2;
-    o[2 * s] = e1 - e2;
-    o[3 * s] = e0 - e3;
-}
-
-/* 8.5.12.2: each (horizontal) row first, then each column; result before rounding. */
-static void itx4(uint32_t h[16], const int32_t *d) {
-    uint32_t t[16];
-    for (int k = 0; k < 16; k++)
-        t[k] = (uint32_t)d[k];
-    for (int i = 0; i < 4; i++)
-        itx4_1d(t + 4 * i, t + 4 * i, 1);
-    for (int j = 0; j < 4; j++)
-        itx4_1d(h + j, t + j, 4);
-}
-
-/* One 1-D inverse 8-point transform of 8.5.13.2. */
-static inline void itx8_1d(uint32_t *o, const uint32_t *x, int s) {
-    const uint32_t d0 = x[0], d1 = x[s], d2 = x[2 * s], d3 = x[3 * s];
-    const uint32_t d4 = x[4 * s], d5 = x[5 * s], d6 = x[6 * s], d7 = x[7 * s];
-    const uint32_t e0 = d0 + d4;
-    const uint32_t e1 = -d3 + d5 - d7 - sra(d7, 1);
-    const uint32_t e2 = d0 - d4;
-    const uint32_t e3 = d1 + d7 - d3 - sra(d3, 1);
-    const uint32_t e4 = sra(d2, 1) - d6;
-    const uint32_t e5 = -d1 + d7 + d5 + sra(d5, 1);
-    const uint32_t e6 = d2 + sra(d6, 1);
-    const uint32_t e7 = d3 + d5 + d1 + sra(d1, 1);
-    const uint32_t f0 = e0 + e6;
-    const uint32_t f1 = e1 + sra(e7, 2);
-    const uint32_t f2 = e2 + e4;
-    const uint32_t f3 = e3 + sra(e5, 2);
-    const uint32_t f4 = e2 - e4;
-    const uint32_t f5 = sra(e3, 2) - e5;
-    const uint32_t f6 = e0 - e6;
-    const uint32_t f7 = e7 - sra(e1, 2);
-    o[0] = f0 + f7;
-    o[s] = f2 + f5;
-    o[2 * s] = f4 + f3;
-    o[3 * s] = f6 + f1;
-    o[4 * s] = f6 - f1;
-    o[5 * s] = f4 - f3;
-    o[6 * s] = f2 - f5;
-    o[7 * s] = f0 - f7;
-}
-
-static void itx8(uint32_t h[64], const int32_t *d) {
+static inline void idct_n(int32_t *r, const int32_t *d, int n) {
     uint32_t t[64];
-    for (int k = 0; k < 64; k++)
+    for (int k = 0; k < n * n; k++)
         t[k] = (uint32_t)d[k];
-    for (int i = 0; i < 8; i++)
-        itx8_1d(t + 8 * i, t + 8 * i, 1);
-    for (int j = 0; j < 8; j++)
-        itx8_1d(h + j, t + j, 8);
+    vidk_h264_itx_2d(n, t);
+    for (int k = 0; k < n * n; k++)
+        r[k] = (int32_t)vidk_h264_round6(t[k]);
 }
 
-/* r = (h + 32) >> 6 (8.5.12.2 / 8.5.13.2, last step). */
 static decl_h264_idct_fn(idct_4x4_c) {
-    uint32_t h[16];
-    itx4(h, d);
-    for (int k = 0; k < 16; k++)
-        r[k] = (int32_t)sra(h[k] + 32, 6);
+    idct_n(r, d, 4);
 }
 
 static decl_h264_idct_fn(idct_8x8_c) {
-    uint32_t h[64];
-    itx8(h, d);
-    for (int k = 0; k < 64; k++)
-        r[k] = (int32_t)sra(h[k] + 32, 6);
+    idct_n(r, d, 8);
+}
+
+static inline void idct_add_n(uint8_t *dst, ptrdiff_t stride, const int32_t *d, int n) {
+    uint32_t t[64];
+    for (int k = 0; k < n * n; k++)
+        t[k] = (uint32_t)d[k];
+    vidk_h264_idct_add(n, dst, stride, t);
 }
 
 static decl_h264_idct_add_fn(idct_add_4x4_c) {
-    uint32_t h[16];
-    itx4(h, d);
-    for (int y = 0; y < 4; y++, dst += stride)
-        for (int x = 0; x < 4; x++)
-            dst[x] = clip_pixel(dst[x], sra(h[4 * y + x] + 32, 6));
+    idct_add_n(dst, stride, d, 4);
 }
 
 static decl_h264_idct_add_fn(idct_add_8x8_c) {
-    uint32_t h[64];
-    itx8(h, d);
-    for (int y = 0; y < 8; y++, dst += stride)
-        for (int x = 0; x < 8; x++)
-            dst[x] = clip_pixel(dst[x], sra(h[8 * y + x] + 32, 6));
+    idct_add_n(dst, stride, d, 8);
 }
 
 static decl_h264_idct_add16_fn(idct_add16_4x4_c) {
@@ -240,216 +153,73 @@ static decl_h264_idct_add16_fn(idct_add16_8x8_c) {
 }
 
 static decl_h264_dequant_idct_add_fn(dequant_idct_add_4x4_c) {
-    int32_t d[16];
-    dequant_4x4_c(d, c, ls, qp);
-    if (dc) d[0] = *dc; /* 8.5.12: chroma / Intra16x16 blocks take c_00 from the DC */
-    idct_add_4x4_c(dst, stride, d);
+    vidk_h264_deq_idct_add(4, dst, stride, c, ls, qp, dc);
 }
 
 static decl_h264_dequant_idct_add_fn(dequant_idct_add_8x8_c) {
-    int32_t d[64];
-    dequant_8x8_c(d, c, ls, qp);
-    if (dc) d[0] = *dc; /* never used by the spec for 8x8; kept for symmetry */
-    idct_add_8x8_c(dst, stride, d);
+    vidk_h264_deq_idct_add(8, dst, stride, c, ls, qp, dc); /* dc: never used by the spec */
 }
 
-/* 8.5.10: f = A c A with A the 4x4 Hadamard-like matrix below (symmetric), then
- * dcY = (f * LevelScale4x4(qP%6, 0, 0)) << (qP/6 - 6) for qP >= 36, else
- * (f * LevelScale4x4 + 2^(5 - qP/6)) >> (6 - qP/6). */
-static const int8_t had4[4][4] = {{1, 1, 1, 1}, {1, 1, -1, -1}, {1, -1, -1, 1}, {1, -1, 1, -1}};
-
-static void dc_scale(int32_t *dc, const uint32_t *f, int n, uint32_t ls, int qp) {
-    const int per = qp / 6;
-    for (int k = 0; k < n; k++) {
-        if (qp >= 36)
-            dc[k] = (int32_t)((f[k] * ls) << (per - 6));
-        else
-            dc[k] = (int32_t)sra(f[k] * ls + (1u << (5 - per)), 6 - per);
-    }
+/* 8.5.10 / 8.5.11: the DC transform, then the scaling with LevelScale4x4(qP,DC % 6, 0, 0)
+ * (qP,DC = qP + 3 for 4:2:2 chroma). */
+static inline void idct_dc_n(int type, int32_t *dc, const int16_t *c, int w, int qp) {
+    const int qpdc = type == VIDK_H264_DC_CHROMA422 ? qp + 3 : qp;
+    vidk_h264_idct_dc(type, dc, c, (uint32_t)(w * vidk_h264_norm4[qpdc % 6][0]), qpdc);
 }
 
 static decl_h264_idct_dc_fn(idct_dc_luma_c) {
-    uint32_t g[16], f[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            uint32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += (uint32_t)had4[i][k] * (uint32_t)c[4 * k + j];
-            g[4 * i + j] = s;
-        }
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            uint32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += g[4 * i + k] * (uint32_t)had4[k][j];
-            f[4 * i + j] = s;
-        }
-    dc_scale(dc, f, 16, (uint32_t)(w * vidk_h264_norm4[qp % 6][0]), qp);
+    idct_dc_n(VIDK_H264_DC_LUMA, dc, c, w, qp);
 }
 
-/* 8.5.11.1 (4:2:0): f = [1 1; 1 -1] c [1 1; 1 -1];
- * 8.5.11.2: dcC = ((f * LevelScale4x4(qP%6, 0, 0)) << (qP/6)) >> 5. */
 static decl_h264_idct_dc_fn(idct_dc_chroma_c) {
-    const uint32_t c0 = (uint32_t)c[0], c1 = (uint32_t)c[1], c2 = (uint32_t)c[2],
-                   c3 = (uint32_t)c[3];
-    const uint32_t f[4] = {c0 + c1 + c2 + c3, c0 - c1 + c2 - c3, c0 + c1 - c2 - c3,
-                           c0 - c1 - c2 + c3};
-    const uint32_t ls = (uint32_t)(w * vidk_h264_norm4[qp % 6][0]);
-    for (int k = 0; k < 4; k++)
-        dc[k] = (int32_t)sra((f[k] * ls) << (qp / 6), 5);
+    idct_dc_n(VIDK_H264_DC_CHROMA, dc, c, w, qp);
 }
 
-/* 8.5.11.1 (4:2:2): f = A c [1 1; 1 -1] with c 4 rows x 2 columns and A as for luma;
- * 8.5.11.2: qP,DC = qP + 3, then the luma DC scaling rule with qP,DC. */
 static decl_h264_idct_dc_fn(idct_dc_chroma422_c) {
-    uint32_t g[8], f[8];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 2; j++) {
-            uint32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += (uint32_t)had4[i][k] * (uint32_t)c[2 * k + j];
-            g[2 * i + j] = s;
-        }
-    for (int i = 0; i < 4; i++) {
-        f[2 * i] = g[2 * i] + g[2 * i + 1];
-        f[2 * i + 1] = g[2 * i] - g[2 * i + 1];
-    }
-    const int qpdc = qp + 3;
-    dc_scale(dc, f, 8, (uint32_t)(w * vidk_h264_norm4[qpdc % 6][0]), qpdc);
+    idct_dc_n(VIDK_H264_DC_CHROMA422, dc, c, w, qp);
 }
 
 /* ---- forward path (encoder; not normative: the JM / Malvar et al. design) --------- */
 
-/* 4-point core transform: rows of [1 1 1 1; 2 1 -1 -2; 1 -1 -1 1; 1 -2 2 -1]. */
-static inline void ftx4_1d(int32_t *o, const int32_t *x, int s) {
-    const int32_t s03 = x[0] + x[3 * s], d03 = x[0] - x[3 * s];
-    const int32_t s12 = x[s] + x[2 * s], d12 = x[s] - x[2 * s];
-    o[0] = s03 + s12;
-    o[s] = 2 * d03 + d12;
-    o[2 * s] = s03 - s12;
-    o[3 * s] = d03 - 2 * d12;
-}
-
-/* 8-point transform: the matrix rows (8 8 8 8 8 8 8 8), (12 10 6 3 -3 -6 -10 -12),
- * (8 4 -4 -8 ...), (10 -3 -12 -6 ...), (8 -8 -8 8 ...), (6 -12 3 10 ...),
- * (4 -8 8 -4 ...), (3 -6 10 -12 ...) divided by 8, in butterflies with floor shifts. */
-static inline void ftx8_1d(int32_t *o, const int32_t *x, int s) {
-    const int32_t s07 = x[0] + x[7 * s], d07 = x[0] - x[7 * s];
-    const int32_t s16 = x[s] + x[6 * s], d16 = x[s] - x[6 * s];
-    const int32_t s25 = x[2 * s] + x[5 * s], d25 = x[2 * s] - x[5 * s];
-    const int32_t s34 = x[3 * s] + x[4 * s], d34 = x[3 * s] - x[4 * s];
-    const int32_t a0 = s07 + s34, a1 = s16 + s25, a2 = s07 - s34, a3 = s16 - s25;
-    const int32_t b4 = d16 + d25 + (d07 + (d07 >> 1));
-    const int32_t b5 = d07 - d34 - (d25 + (d25 >> 1));
-    const int32_t b6 = d07 + d34 - (d16 + (d16 >> 1));
-    const int32_t b7 = d16 - d25 + (d34 + (d34 >> 1));
-    o[0] = a0 + a1;
-    o[s] = b4 + (b7 >> 2);
-    o[2 * s] = a2 + (a3 >> 1);
-    o[3 * s] = b5 + (b6 >> 2);
-    o[4 * s] = a0 - a1;
-    o[5 * s] = b6 - (b5 >> 2);
-    o[6 * s] = (a2 >> 1) - a3;
-    o[7 * s] = (b4 >> 2) - b7;
-}
-
 static decl_h264_fdct_fn(fdct_4x4_c) {
-    int32_t t[16];
     for (int k = 0; k < 16; k++)
-        t[k] = res[k];
-    for (int i = 0; i < 4; i++)
-        ftx4_1d(t + 4 * i, t + 4 * i, 1);
-    for (int j = 0; j < 4; j++)
-        ftx4_1d(w + j, t + j, 4);
+        w[k] = res[k];
+    vidk_h264_ftx_2d(4, w);
 }
 
 static decl_h264_fdct_fn(fdct_8x8_c) {
-    int32_t t[64];
     for (int k = 0; k < 64; k++)
-        t[k] = res[k];
-    for (int i = 0; i < 8; i++)
-        ftx8_1d(t + 8 * i, t + 8 * i, 1);
-    for (int j = 0; j < 8; j++)
-        ftx8_1d(w + j, t + j, 8);
+        w[k] = res[k];
+    vidk_h264_ftx_2d(8, w);
 }
 
 static decl_h264_sub_fdct_fn(sub_fdct_4x4_c) {
-    int16_t r[16];
-    for (int y = 0; y < 4; y++, src += src_stride, pred += pred_stride)
-        for (int x = 0; x < 4; x++)
-            r[4 * y + x] = (int16_t)(src[x] - pred[x]);
-    fdct_4x4_c(w, r);
+    vidk_h264_sub_fdct(4, w, src, src_stride, pred, pred_stride);
 }
 
 static decl_h264_sub_fdct_fn(sub_fdct_8x8_c) {
-    int16_t r[64];
-    for (int y = 0; y < 8; y++, src += src_stride, pred += pred_stride)
-        for (int x = 0; x < 8; x++)
-            r[8 * y + x] = (int16_t)(src[x] - pred[x]);
-    fdct_8x8_c(w, r);
-}
-
-static inline int quant_n(int16_t *lev, const int32_t *w, const int32_t *mf, int qbits,
-                          int32_t f, int n) {
-    int nz = 0;
-    for (int k = 0; k < n; k++) {
-        const uint32_t a = w[k] < 0 ? 0u - (uint32_t)w[k] : (uint32_t)w[k];
-        uint64_t l = ((uint64_t)a * (uint32_t)mf[k] + (uint32_t)f) >> qbits;
-        if (l > 32767) l = 32767;
-        lev[k] = (int16_t)(w[k] < 0 ? -(int32_t)l : (int32_t)l);
-        nz += l != 0;
-    }
-    return nz;
+    vidk_h264_sub_fdct(8, w, src, src_stride, pred, pred_stride);
 }
 
 static decl_h264_quant_fn(quant_4x4_c) {
-    return quant_n(lev, w, mf, qbits, f, 16);
+    return vidk_h264_quant(16, lev, w, mf, qbits, f);
 }
 static decl_h264_quant_fn(quant_8x8_c) {
-    return quant_n(lev, w, mf, qbits, f, 64);
+    return vidk_h264_quant(64, lev, w, mf, qbits, f);
 }
 
 /* Forward DC transforms: the decoder's matrices transposed (all symmetric), no scaling:
  * luma y = A w A, chroma y = B w B, 4:2:2 y = A w B. */
 static decl_h264_fdct_dc_fn(fdct_dc_luma_c) {
-    int32_t g[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            int32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += had4[i][k] * w[4 * k + j];
-            g[4 * i + j] = s;
-        }
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            int32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += g[4 * i + k] * had4[k][j];
-            y[4 * i + j] = s;
-        }
+    vidk_h264_fdct_dc(VIDK_H264_DC_LUMA, y, w);
 }
 
 static decl_h264_fdct_dc_fn(fdct_dc_chroma_c) {
-    const int32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
-    y[0] = w0 + w1 + w2 + w3;
-    y[1] = w0 - w1 + w2 - w3;
-    y[2] = w0 + w1 - w2 - w3;
-    y[3] = w0 - w1 - w2 + w3;
+    vidk_h264_fdct_dc(VIDK_H264_DC_CHROMA, y, w);
 }
 
 static decl_h264_fdct_dc_fn(fdct_dc_chroma422_c) {
-    int32_t g[8];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 2; j++) {
-            int32_t s = 0;
-            for (int k = 0; k < 4; k++)
-                s += had4[i][k] * w[2 * k + j];
-            g[2 * i + j] = s;
-        }
-    for (int i = 0; i < 4; i++) {
-        y[2 * i] = g[2 * i] + g[2 * i + 1];
-        y[2 * i + 1] = g[2 * i] - g[2 * i + 1];
-    }
+    vidk_h264_fdct_dc(VIDK_H264_DC_CHROMA422, y, w);
 }
 
 static decl_h264_nnz_fn(nnz_4x4_c) {

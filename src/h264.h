@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "h264_core.h"
 #include "vidkern/vidkern.h"
 
 /* Size index of the tables: 0 = 4x4, 1 = 8x8 (VIDK_H264_TX_4x4 / _8x8). */
@@ -124,10 +125,7 @@ void vidk_h264_level_scale8(int16_t ls[6][64], const uint8_t *w64);
 /* Quantiser factors for one scaling matrix: mf[m][k] = round(MF * 16 / weight). */
 void vidk_h264_quant_mf4(int32_t mf[6][16], const uint8_t *w16);
 void vidk_h264_quant_mf8(int32_t mf[6][64], const uint8_t *w64);
-/* Dead-zone offset: 2^qbits / 3 (intra) or / 6 (inter). */
-static inline int32_t vidk_h264_deadzone(int qbits, int intra) {
-    return (int32_t)(((uint32_t)1 << qbits) / (intra ? 3u : 6u));
-}
+/* Dead-zone offset vidk_h264_deadzone(): src/h264_core.h. */
 
 /* 16-byte aligned scratch helpers for the kernels. */
 #if defined(__GNUC__)

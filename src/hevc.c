@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hevc_core.h"
 #include "internal.h"
 
 /* 8.6.4.2 transMatrix (the standard lists columns 0..15; columns 16..31
@@ -98,70 +99,34 @@ int vidk_hevc_tb_side(VidkHevcTbSize size) {
 
 /* ------------------------------------------------------------------ transforms */
 
-static inline int t_coef(int tx, int log2n, int k, int n) {
-    return tx == VIDK_HEVC_TX_DST4 ? vidk_hevc_dst4[k][n] : vidk_hevc_t32[k << (5 - log2n)][n];
-}
-
-static inline int16_t clip16(int64_t v) {
-    return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
-}
-
-/* HM xTr: the residual (clipped to the documented domain) is transformed along rows
- * first, then along columns; each stage rounds, 32-bit intermediates, no clipping. */
-static void fwd_block(int16_t *coef, const int16_t *res, int tx, int log2n, int bd) {
-    const int n = 1 << log2n, lim = (1 << bd) - 1;
-    const int s1 = log2n + bd - 9, s2 = log2n + 6;
-    int32_t x[32 * 32], t[32 * 32];
-    for (int i = 0; i < n * n; i++)
-        x[i] = vidk_iclip(res[i], -lim, lim);
-    for (int y = 0; y < n; y++)
-        for (int k = 0; k < n; k++) {
-            int32_t s = 0;
-            for (int j = 0; j < n; j++)
-                s += t_coef(tx, log2n, k, j) * x[y * n + j];
-            t[y * n + k] = (s + (1 << (s1 - 1))) >> s1;
-        }
-    for (int v = 0; v < n; v++)
-        for (int u = 0; u < n; u++) {
-            int32_t s = 0;
-            for (int y = 0; y < n; y++)
-                s += t_coef(tx, log2n, v, y) * t[y * n + u];
-            coef[v * n + u] = (int16_t)((s + (1 << (s2 - 1))) >> s2);
-        }
-}
-
-/* 8.6.4.2: 1. each column of d is transformed (the 1D transform with nTbS), 2. g =
- * Clip3(coeffMin, coeffMax, (e + 64) >> 7), 3. each row of g is transformed, then
- * 8.6.2: r = (r + (1 << (bdShift - 1))) >> bdShift, bdShift = 20 - BitDepth. */
-static void inv_block(int16_t *res, const int16_t *coef, int tx, int log2n, int bd) {
-    const int n = 1 << log2n, bdshift = 20 - bd;
-    int32_t g[32 * 32];
-    for (int x = 0; x < n; x++)
-        for (int y = 0; y < n; y++) {
-            int32_t e = 0;
-            for (int k = 0; k < n; k++)
-                e += t_coef(tx, log2n, k, y) * coef[k * n + x];
-            g[y * n + x] = clip16(((int64_t)e + 64) >> 7);
-        }
-    for (int y = 0; y < n; y++)
-        for (int x = 0; x < n; x++) {
-            int32_t r = 0;
-            for (int j = 0; j < n; j++)
-                r += t_coef(tx, log2n, j, x) * g[y * n + j];
-            res[y * n + x] = clip16(((int64_t)r + (1 << (bdshift - 1))) >> bdshift);
-        }
+/* The matrix of a transform (row-major, 2^log2n square): the DST-VII, or rows 0, 32/N,
+ * 2 * 32/N, ... of the standard's 32-point table. The arithmetic is src/hevc_core.h's. */
+static void matrix_of(int8_t *m, int tx, int log2n) {
+    const int n = 1 << log2n;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < n; j++)
+            m[k * n + j] = tx == VIDK_HEVC_TX_DST4 ? vidk_hevc_dst4[k][j]
+                                                   : vidk_hevc_t32[k << (5 - log2n)][j];
 }
 
 #define FWD_C(name, tx, log2n)                                                                 \
     static decl_hevc_fwd_fn(name) {                                                            \
+        int8_t m[1 << (2 * log2n)];                                                            \
+        int32_t t[1 << (2 * log2n)];                                                           \
+        matrix_of(m, tx, log2n);                                                               \
         for (int b = 0; b < n_blocks; b++)                                                     \
-            fwd_block(coef + (size_t)b * (1 << (2 * log2n)),                                   \
-                      res + (size_t)b * (1 << (2 * log2n)), tx, log2n, bd);                    \
+            vidk_hevc_fwd_2d(m, log2n, tx == VIDK_HEVC_TX_DST4, bd,                            \
+                             coef + (size_t)b * (1 << (2 * log2n)),                            \
+                             res + (size_t)b * (1 << (2 * log2n)), t);                         \
     }                                                                                          \
     static decl_hevc_inv_fn(i##name) {                                                         \
+        int8_t m[1 << (2 * log2n)];                                                            \
+        int32_t t[1 << (2 * log2n)];                                                           \
+        matrix_of(m, tx, log2n);                                                               \
         for (int b = 0; b < n_blocks; b++)                                                     \
-            inv_block(res + (size_t)b * (1 << (2 * log2n)),                                    \
-                      coef + (size_t)b * (1 << (2 * log2n)), tx, log2n, bd);                   \
+            vidk_hevc_inv_2d(m, log2n, tx == VIDK_HEVC_TX_DST4, bd,                            \
+                             res + (size_t)b * (1 << (2 * log2n)),                             \
+                             coef + (size_t)b * (1 << (2 * log2n)), t);                        \
     }
 
 FWD_C(dct4_c, VIDK_HEVC_TX_DCT4, 2)
@@ -182,23 +147,17 @@ static decl_hevc_fwd_fn(ts4_c) {
 static decl_hevc_inv_fn(its4_c) {
     const int bdshift = 20 - bd;
     for (int i = 0; i < 16 * n_blocks; i++)
-        res[i] = clip16((coef[i] * 128 + (1 << (bdshift - 1))) >> bdshift);
+        res[i] = vidk_hevc_clip16((coef[i] * 128 + (1 << (bdshift - 1))) >> bdshift);
 }
 
 /* ------------------------------------------------------------------ quantisation */
 
-/* HM xQuant without RDOQ and sign hiding: 64-bit product, magnitude rounded by the
- * offset, sign restored, then Clip3(-32768, 32767). */
-static inline int16_t quant1(int c, int64_t scale, int qbits, int32_t offset) {
-    const int64_t mag = ((c < 0 ? -(int64_t)c : c) * scale + offset) >> qbits;
-    return clip16(c < 0 ? -mag : mag);
-}
-
+/* HM xQuant without RDOQ and sign hiding: vidk_hevc_quant1 (src/hevc_core.h). */
 static decl_hevc_quant_fn(quant_c) {
     for (int b = 0; b < n_blocks; b++, lev += len, coef += len) {
         int cnt = 0;
         for (int k = 0; k < len; k++)
-            cnt += (lev[k] = quant1(coef[k], scale, qbits, offset)) != 0;
+            cnt += (lev[k] = vidk_hevc_quant1(coef[k], scale, qbits, offset)) != 0;
         nnz[b] = (uint16_t)cnt;
     }
 }
@@ -207,29 +166,21 @@ static decl_hevc_quant_sl_fn(quant_sl_c) {
     for (int b = 0; b < n_blocks; b++, lev += len, coef += len) {
         int cnt = 0;
         for (int k = 0; k < len; k++)
-            cnt += (lev[k] = quant1(coef[k], qs[k], qbits, offset)) != 0;
+            cnt += (lev[k] = vidk_hevc_quant1(coef[k], qs[k], qbits, offset)) != 0;
         nnz[b] = (uint16_t)cnt;
     }
 }
 
-/* 8.6.3: Clip3(coeffMin, coeffMax, ((TransCoeffLevel * m * levelScale[qP % 6]
- * << (qP / 6)) + (1 << (bdShift - 1))) >> bdShift). With shift = bdShift - qP / 6 this
- * is exactly (x + (1 << (shift - 1))) >> shift for shift > 0 and x << -shift otherwise. */
-static inline int16_t dequant1(int l, int scale, int shift) {
-    const int64_t x = (int64_t)l * scale;
-    return clip16(shift > 0 ? (x + ((int64_t)1 << (shift - 1))) >> shift
-                            : x * ((int64_t)1 << -shift));
-}
-
+/* 8.6.3: vidk_hevc_dequant1 (src/hevc_core.h). */
 static decl_hevc_dequant_fn(dequant_c) {
     for (size_t i = 0; i < n; i++)
-        coef[i] = dequant1(lev[i], scale, shift);
+        coef[i] = vidk_hevc_dequant1(lev[i], scale, shift);
 }
 
 static decl_hevc_dequant_sl_fn(dequant_sl_c) {
     for (int b = 0; b < n_blocks; b++, lev += len, coef += len)
         for (int k = 0; k < len; k++)
-            coef[k] = dequant1(lev[k], ds[k], shift);
+            coef[k] = vidk_hevc_dequant1(lev[k], ds[k], shift);
 }
 
 /* ------------------------------------------------------------------ pixels */

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "sad_core.h"
 
 static const uint8_t block_w[VIDK_BLOCK_COUNT] = {4, 8, 4, 8, 16, 8, 16, 32, 64};
 static const uint8_t block_h[VIDK_BLOCK_COUNT] = {4, 4, 8, 8, 8, 16, 16, 32, 64};
@@ -18,24 +19,15 @@ const char *vidk_block_name(VidkBlockSize bs) {
     return (unsigned)bs < VIDK_BLOCK_COUNT ? block_names[bs] : "?";
 }
 
-static inline unsigned sad_wxh(const uint8_t *src, ptrdiff_t ss, const uint8_t *ref,
-                               ptrdiff_t rs, int w, int h) {
-    unsigned sum = 0;
-    for (int y = 0; y < h; y++, src += ss, ref += rs)
-        for (int x = 0; x < w; x++)
-            sum += (unsigned)abs(src[x] - ref[x]);
-    return sum;
-}
-
 #define SAD_C(W, H)                                                                            \
     static decl_sad_fn(sad_##W##x##H##_c) {                                                    \
-        return sad_wxh(src, src_stride, ref, ref_stride, W, H);                                \
+        return vidk_sad_wxh(src, src_stride, ref, ref_stride, W, H);                           \
     }                                                                                          \
     static decl_sad_x4_fn(sad_x4_##W##x##H##_c) {                                              \
-        scores[0] = sad_wxh(src, src_stride, ref0, ref_stride, W, H);                          \
-        scores[1] = sad_wxh(src, src_stride, ref1, ref_stride, W, H);                          \
-        scores[2] = sad_wxh(src, src_stride, ref2, ref_stride, W, H);                          \
-        scores[3] = sad_wxh(src, src_stride, ref3, ref_stride, W, H);                          \
+        scores[0] = vidk_sad_wxh(src, src_stride, ref0, ref_stride, W, H);                     \
+        scores[1] = vidk_sad_wxh(src, src_stride, ref1, ref_stride, W, H);                     \
+        scores[2] = vidk_sad_wxh(src, src_stride, ref2, ref_stride, W, H);                     \
+        scores[3] = vidk_sad_wxh(src, src_stride, ref3, ref_stride, W, H);                     \
     }
 
 SAD_C(4, 4)

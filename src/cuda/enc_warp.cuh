@@ -1,9 +1,10 @@
 // Warp-cooperative HEVC units for the device coding loop (src/cuda/encode.cu): one warp codes
-// one CTU. The arithmetic is enc_core.h's (the same 1-D butterflies, quantiser, prediction
-// samples), distributed over the lanes: residual, quantisation, dequantisation and
-// reconstruction by sample, the 1-D transforms by row / column, prediction by sample.
-// Integer sums (bits, non-zeros, SAD) are order-independent, so the result is the scalar
-// path's bit for bit (test_encode --cuda compares with the c backend).
+// one CTU. The arithmetic is the families' cores' (src/h264_core.h, src/hevc_core.h: the
+// same 1-D stages, quantiser) and enc_core.h's (prediction samples), distributed over the
+// lanes: residual, quantisation, dequantisation and reconstruction by sample, the 1-D
+// transforms by row / column, prediction by sample. Integer sums (bits, non-zeros, SAD) are
+// order-independent, so the result is the scalar path's bit for bit (test_encode --cuda
+// compares with the c backend).
 #ifndef VIDK_CUDA_ENC_WARP_CUH
 #define VIDK_CUDA_ENC_WARP_CUH
 
@@ -35,7 +36,7 @@ __device__ inline void build_mats(Mats &M) {
         const int log2n = i < 16 ? 2 : i < 80 ? 3 : i < 336 ? 4 : 5;
         const int base = log2n == 2 ? 0 : log2n == 3 ? 16 : log2n == 4 ? 80 : 336;
         const int n = 1 << log2n, k = (i - base) / n, j = (i - base) % n;
-        M.m[i] = (int8_t)(k == 0 ? 64 : ec_hevc_t32(k << (5 - log2n), j));
+        M.m[i] = (int8_t)(k == 0 ? 64 : vidk_hevc_t32_at(k << (5 - log2n), j));
     }
 }
 
@@ -54,34 +55,21 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
         s.a[i] = (int16_t)(src[(i >> log2n) * ss + (i & (n - 1))] -
                            rec[(i >> log2n) * cs + (i & (n - 1))]);
     __syncwarp();
-    int32_t in[32], out[32];
-    if (lane < n) { // rows
-        const int s1 = log2n - 1;
-        for (int j = 0; j < n; j++)
-            in[j] = enc_clip(s.a[lane * n + j], -255, 255);
-        ec_hevc_dct1(m, log2n, in, 1, out, 1);
-        for (int k = 0; k < n; k++)
-            s.tmp[lane * n + k] = (out[k] + (1 << (s1 - 1))) >> s1;
-    }
+    if (lane < n) // rows
+        vidk_hevc_fwd_row(m, log2n, 0, 8, s.a + lane * n, s.tmp + lane * n);
     __syncwarp();
-    if (lane < n) { // columns
-        const int s2 = log2n + 6;
-        ec_hevc_dct1(m, log2n, s.tmp + lane, n, out, 1);
-        for (int v = 0; v < n; v++)
-            s.b[v * n + lane] = (int16_t)((out[v] + (1 << (s2 - 1))) >> s2);
-    }
+    if (lane < n) // columns
+        vidk_hevc_fwd_col(m, log2n, 0, s.tmp + lane, s.b + lane);
     __syncwarp();
     const int32_t scale = f.hq_scale[c], qbits = f.hq_qbits[c][log2n - 2],
                   off = f.hq_off[c][log2n - 2];
     unsigned nz = 0, bits = 0;
     for (int k = lane; k < len; k += 32) {
-        const int cv = s.b[k];
-        const int64_t mag = ((cv < 0 ? -(int64_t)cv : cv) * (int64_t)scale + off) >> qbits;
-        const int16_t l = ec_clip16(cv < 0 ? -mag : mag);
+        const int16_t l = vidk_hevc_quant1(s.b[k], scale, qbits, off);
         s.a[k] = l;
         if (l) {
             nz++;
-            bits += enc_se_bits(l);
+            bits += vidk_se_bits(l);
         }
         if (f.lev[p])
             f.lev[p][(ptrdiff_t)(y + (k >> log2n)) * f.ls_[p] + x + (k & (n - 1))] = l;
@@ -89,32 +77,25 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
     nz = wsum(nz);
     bits = wsum(bits);
     if (lane == 0) {
-        st.bits_level += bits + enc_ue_bits(nz);
+        st.bits_level += bits + vidk_ue_bits(nz);
         st.nnz[p] += nz;
     }
     __syncwarp();
     if (!nz) return; // uniform
     const int32_t dsc = f.hd_scale[c];
     const int dsh = f.hd_shift[c][log2n - 2];
-    for (int k = lane; k < len; k += 32) {
-        const int64_t v = (int64_t)s.a[k] * dsc;
-        s.b[k] = ec_clip16(dsh > 0 ? (v + ((int64_t)1 << (dsh - 1))) >> dsh
-                                   : v * ((int64_t)1 << -dsh));
-    }
+    for (int k = lane; k < len; k += 32)
+        s.b[k] = vidk_hevc_dequant1(s.a[k], dsc, dsh);
     __syncwarp();
-    if (lane < n) { // inverse: columns
-        for (int k = 0; k < n; k++)
-            in[k] = s.b[k * n + lane];
-        ec_hevc_idct1(m, log2n, in, 1, out, 1);
-        for (int yy = 0; yy < n; yy++)
-            s.tmp[yy * n + lane] = ec_clip16(((int64_t)out[yy] + 64) >> 7);
-    }
+    if (lane < n) // inverse: columns
+        vidk_hevc_inv_col(m, log2n, 0, s.b + lane, s.tmp + lane);
     __syncwarp();
-    if (lane < n) { // rows, reconstruction
-        ec_hevc_idct1(m, log2n, s.tmp + lane * n, 1, out, 1);
+    if (lane < n) { // rows (the residual row into the lane's row of a), reconstruction
+        int16_t *r16 = s.a + lane * n;
+        vidk_hevc_inv_row(m, log2n, 0, 8, s.tmp + lane * n, r16);
         for (int xx = 0; xx < n; xx++) {
             uint8_t *r = rec + lane * cs + xx;
-            *r = enc_pix(*r + ec_clip16(((int64_t)out[xx] + (1 << 11)) >> 12));
+            *r = enc_pix(*r + r16[xx]);
         }
     }
     __syncwarp();
@@ -368,14 +349,14 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     // (lanes 16..23).
     {
         const int qbits = 15 + qp / 6;
-        const int32_t dz = enc_deadzone(qbits, 1);
+        const int32_t dz = vidk_h264_deadzone(qbits, 1);
         int32_t mf[16];
         if (lane < 16) {
             for (int k = 0; k < 16; k++)
                 mf[k] = k ? f.mf4y[k] : 0;
             const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
-            ec_h264_sub_fdct(4, s.w[lane], src + by * ss + bx, ss, rec + by * cs + bx, cs);
-            (void)ec_h264_quant(4, s.lev[lane], s.w[lane], mf, qbits, dz);
+            vidk_h264_sub_fdct(4, s.w[lane], src + by * ss + bx, ss, rec + by * cs + bx, cs);
+            (void)vidk_h264_quant(16, s.lev[lane], s.w[lane], mf, qbits, dz);
             s.wdc[lane] = s.w[lane][0];
             bits += enc_block_bits(s.lev[lane] + 1, 15, &nz);
             nz0 += (unsigned)nz;
@@ -388,8 +369,9 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
                 f.src[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.ss[p + 1] + mbx * 8 + bx;
             const uint8_t *cr =
                 f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx;
-            ec_h264_sub_fdct(4, s.cw[p][b], cs_, f.ss[p + 1], cr, f.cs[p + 1]);
-            (void)ec_h264_quant(4, s.clev[p][b], s.cw[p][b], mf, qb, enc_deadzone(qb, 1));
+            vidk_h264_sub_fdct(4, s.cw[p][b], cs_, f.ss[p + 1], cr, f.cs[p + 1]);
+            (void)vidk_h264_quant(16, s.clev[p][b], s.cw[p][b], mf, qb,
+                                  vidk_h264_deadzone(qb, 1));
             bits += enc_block_bits(s.clev[p][b] + 1, 15, &nz);
             nzc[p] += (unsigned)nz;
         }
@@ -401,9 +383,9 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         int32_t mf[16], y[16];
         for (int k = 0; k < 16; k++)
             mf[k] = f.mf4y[0];
-        ec_h264_fdct_dc(0, y, s.wdc);
-        (void)ec_h264_quant(4, s.dcl, y, mf, qbdc, enc_deadzone(qbdc, 1));
-        ec_h264_idct_dc(0, s.dc, s.dcl, f.ls4y[0], qp);
+        vidk_h264_fdct_dc(0, y, s.wdc);
+        (void)vidk_h264_quant(16, s.dcl, y, mf, qbdc, vidk_h264_deadzone(qbdc, 1));
+        vidk_h264_idct_dc(0, s.dc, s.dcl, (uint32_t)f.ls4y[0], qp);
         bits += enc_block_bits(s.dcl, 16, &nz);
         nz0 += (unsigned)nz;
     } else if (lane < 3) {
@@ -413,11 +395,11 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
             mf[k] = f.mf4c[0];
             wdc[k] = k < 4 ? s.cw[p][k][0] : 0;
         }
-        ec_h264_fdct_dc(1, y, wdc);
+        vidk_h264_fdct_dc(1, y, wdc);
         for (int k = 4; k < 16; k++)
             y[k] = 0;
-        (void)ec_h264_quant(4, s.cdcl[p], y, mf, qbdc, enc_deadzone(qbdc, 1));
-        ec_h264_idct_dc(1, s.cdc[p], s.cdcl[p], f.ls4c[0], qc);
+        (void)vidk_h264_quant(16, s.cdcl[p], y, mf, qbdc, vidk_h264_deadzone(qbdc, 1));
+        vidk_h264_idct_dc(1, s.cdc[p], s.cdcl[p], (uint32_t)f.ls4c[0], qc);
         bits += enc_block_bits(s.cdcl[p], 4, &nz);
         nzc[p] += (unsigned)nz;
     }
@@ -427,12 +409,12 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
         s.lev[lane][0] = s.dcl[lane];
         enc_store_levels(&f, 0, x0 + bx, y0 + by, s.lev[lane], 4);
-        ec_h264_deq_idct_add(4, rec + by * cs + bx, cs, s.lev[lane], f.ls4y, qp, &s.dc[lane]);
+        vidk_h264_deq_idct_add(4, rec + by * cs + bx, cs, s.lev[lane], f.ls4y, qp, &s.dc[lane]);
     } else if (lane < 24) {
         const int p = (lane - 16) >> 2, b = lane & 3, bx = (b & 1) * 4, by = (b >> 1) * 4;
         s.clev[p][b][0] = s.cdcl[p][b];
         enc_store_levels(&f, p + 1, mbx * 8 + bx, mby * 8 + by, s.clev[p][b], 4);
-        ec_h264_deq_idct_add(
+        vidk_h264_deq_idct_add(
             4, f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx,
             f.cs[p + 1], s.clev[p][b], f.ls4c, f.qpc, &s.cdc[p][b]);
     }
@@ -443,7 +425,7 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     if (lane == 0) {
         st.bits_level = bits;
         st.nnz[0] = nz0, st.nnz[1] = nzc[0], st.nnz[2] = nzc[1];
-        st.bits_mode = 1 + enc_ue_bits((unsigned)bm) + enc_ue_bits((unsigned)cm);
+        st.bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
         st.parts[VIDK_ENC_PART_INTRA] = 1;
         f.stat[mby * f.uw + mbx] = st;
     }

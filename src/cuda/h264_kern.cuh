@@ -1,8 +1,10 @@
 // Device code of the H.264 transform family (included by src/cuda/h264.cu only).
 //
-// Arithmetic is the C reference's (src/h264.c), operation for operation:
+// Arithmetic is the C reference's: the functions of src/h264_core.h, which src/h264.c
+// calls too (the kernels call them on register arrays; a few are written in another form
+// for speed where noted: the per-lane DC Hadamard, the vec path's dequantiser and clip):
 // - inverse path: levels are int16, everything after is uint32 arithmetic that wraps
-//   modulo 2^32, right shifts are arithmetic (sra) on the two's-complement value;
+//   modulo 2^32, right shifts are arithmetic (vidk_sra) on the two's-complement value;
 // - forward path: int32 transforms (exact for 8-bit residuals), quantiser with a 64-bit
 //   product, levels clamped to +-32767.
 // Every kernel is templated on the optimisation switches of VidkH264CudaOpts so that
@@ -17,6 +19,8 @@
 #define VIDK_H264_KERN_CUH
 
 #include <stdint.h>
+
+#include "h264_core.h"
 
 #define VK_HD __host__ __device__ __forceinline__
 
@@ -133,72 +137,24 @@ VK_HD int imax(int a, int b) {
 
 // ---- arithmetic shared by every kernel --------------------------------------------------
 
-VK_HD uint32_t sra(uint32_t v, int n) {
-    return (uint32_t)((int32_t)v >> n);
-}
+// The arithmetic (transforms, dequantisation, quantiser, DC scaling, clipping) is
+// src/h264_core.h's, force-inlined: called on register arrays with constant indices.
 
-// 8.5.12.1 / 8.5.13.1 for one level: per >= 4 (6 for 8x8): (c * ls) << (per - 4), else
-// (c * ls + 2^(3 - per)) >> (4 - per). |c * ls| < 2^29: the int product cannot overflow.
+// 8.5.12.1 / 8.5.13.1 for one level of an N x N block.
 template <int N> VK_HD uint32_t dequant(int c, int ls, int qp) {
-    constexpr int T = N == 4 ? 4 : 6;
-    const int per = qp / 6;
-    if (per >= T) return (uint32_t)(c * ls) << (per - T);
-    const int sh = T - per;
-    return (uint32_t)((c * ls + (1 << (sh - 1))) >> sh);
-}
-
-// 8.5.12.2: one 1-D 4-point inverse transform in place.
-VK_HD void itx4(uint32_t *x) {
-    const uint32_t e0 = x[0] + x[2], e1 = x[0] - x[2];
-    const uint32_t e2 = sra(x[1], 1) - x[3], e3 = x[1] + sra(x[3], 1);
-    x[0] = e0 + e3;
-    x[1] = e1 + e2;
-    x[2] = e1 - e2;
-    x[3] = e0 - e3;
-}
-
-// 8.5.13.2: one 1-D 8-point inverse transform in place.
-VK_HD void itx8(uint32_t *x) {
-    const uint32_t d0 = x[0], d1 = x[1], d2 = x[2], d3 = x[3];
-    const uint32_t d4 = x[4], d5 = x[5], d6 = x[6], d7 = x[7];
-    const uint32_t e0 = d0 + d4;
-    const uint32_t e1 = 0u - d3 + d5 - d7 - sra(d7, 1);
-    const uint32_t e2 = d0 - d4;
-    const uint32_t e3 = d1 + d7 - d3 - sra(d3, 1);
-    const uint32_t e4 = sra(d2, 1) - d6;
-    const uint32_t e5 = 0u - d1 + d7 + d5 + sra(d5, 1);
-    const uint32_t e6 = d2 + sra(d6, 1);
-    const uint32_t e7 = d3 + d5 + d1 + sra(d1, 1);
-    const uint32_t f0 = e0 + e6, f1 = e1 + sra(e7, 2), f2 = e2 + e4, f3 = e3 + sra(e5, 2);
-    const uint32_t f4 = e2 - e4, f5 = sra(e3, 2) - e5, f6 = e0 - e6, f7 = e7 - sra(e1, 2);
-    x[0] = f0 + f7;
-    x[1] = f2 + f5;
-    x[2] = f4 + f3;
-    x[3] = f6 + f1;
-    x[4] = f6 - f1;
-    x[5] = f4 - f3;
-    x[6] = f2 - f5;
-    x[7] = f0 - f7;
-}
-
-template <int N> VK_HD void itx(uint32_t *x) {
-    if (N == 4)
-        itx4(x);
-    else
-        itx8(x);
+    return vidk_h264_dequant1(c, ls, qp / 6, N == 4 ? 4 : 6);
 }
 
 // Clip1Y(pred + r) (8.5.14): r clamped first so that the sum cannot wrap (the clipped
 // result is unchanged: |r| > 512 saturates either way).
 VK_HD uint32_t add_clip(uint32_t pred, uint32_t r) {
-    const int v = imin(imax((int)r, -512), 512) + (int)pred;
-    return (uint32_t)imin(imax(v, 0), 255);
+    return (uint32_t)vidk_h264_add_clip((int)pred, r);
 }
 
 // Residual as it is downloaded when the add is not fused: clamped to +-512, which keeps
 // Clip1Y(pred + r) for every 8-bit pred. Returned as the 16-bit pattern.
 VK_HD uint32_t res16(uint32_t r) {
-    return (uint32_t)(uint16_t)(int16_t)imin(imax((int)r, -512), 512);
+    return (uint32_t)(uint16_t)(int16_t)vidk_clip3((int)r, -512, 512);
 }
 
 // Signs of the DC transform matrices: A (4x4, symmetric) = {1 1 1 1}, {1 1 -1 -1},
@@ -239,15 +195,6 @@ VK_HD uint32_t dc_hadamard(int type, const uint32_t *c, int k) {
     return f;
 }
 
-// 8.5.10 (luma, and 4:2:2 chroma with qP,DC = qP + 3): qP,DC >= 36: (f * ls) << (per - 6),
-// else (f * ls + 2^(5 - per)) >> (6 - per). 8.5.11.2 (4:2:0): ((f * ls) << per) >> 5.
-VK_HD uint32_t dc_scale(int type, uint32_t f, uint32_t ls, int qpdc) {
-    const int per = qpdc / 6;
-    if (type == kDcChroma) return sra((f * ls) << per, 5);
-    if (qpdc >= 36) return (f * ls) << (per - 6);
-    return sra(f * ls + (1u << (5 - per)), 6 - per);
-}
-
 // The dequantised DC value k of group g (element 0 of the block with dc_index 16 g + k).
 VK_HD uint32_t dc_value(const uint32_t *__restrict__ dc_meta,
                         const int16_t *__restrict__ dc_coef, uint32_t dcidx) {
@@ -263,8 +210,8 @@ VK_HD uint32_t dc_value(const uint32_t *__restrict__ dc_meta,
         c[2 * i + 1] = (uint32_t)(int32_t)(int16_t)(w[i] >> 16);
     }
     const int type = (int)(meta >> 24) & 3;
-    return dc_scale(type, dc_hadamard(type, c, (int)(dcidx & 15)), meta & 0xffff,
-                    (int)(meta >> 16) & 0xff);
+    return vidk_h264_dc_scale(type, dc_hadamard(type, c, (int)(dcidx & 15)), meta & 0xffff,
+                              (int)(meta >> 16) & 0xff);
 }
 
 // N int16 (8 or 16 bytes, aligned) -> N ints.
@@ -414,7 +361,7 @@ VK_HD void line_p1(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm) {
         for (int k = 0; k < N; k++)
             s.d[k] = 0;
     }
-    itx<N>(s.d); // row r (8.5.12.2: each row first)
+    vidk_h264_itx_1d(N, s.d, 1); // row r (8.5.12.2: each row first)
     for (int k = 0; k < N; k++)
         blk_sm[k * (N + 1) + s.r] = s.d[k];
 }
@@ -454,9 +401,9 @@ VK_HD void line_out_row(const InvArgs &a, const LineState<N> &s, uint32_t *d) {
 
 template <int N, bool COAL, bool FUSED>
 VK_HD void line_p3(const InvArgs &a, LineState<N> &s, uint32_t *blk_sm) {
-    itx<N>(s.d); // column r: d[k] = (row k, column r)
+    vidk_h264_itx_1d(N, s.d, 1); // column r: d[k] = (row k, column r)
     for (int k = 0; k < N; k++)
-        s.d[k] = sra(s.d[k] + 32, 6);
+        s.d[k] = vidk_h264_round6(s.d[k]);
     if (COAL) {
         for (int k = 0; k < N; k++)
             blk_sm[k * (N + 1) + s.r] = s.d[k];
@@ -485,16 +432,9 @@ VK_HD void line_p4(const InvArgs &a, LineState<N> &s, const uint32_t *blk_sm) {
 
 // Rows then columns of a whole block in registers, then (x + 32) >> 6.
 template <int N> VK_HD void itx_block(uint32_t *d) {
-    for (int i = 0; i < N; i++)
-        itx<N>(d + i * N);
-    for (int j = 0; j < N; j++) {
-        uint32_t t[N];
-        for (int k = 0; k < N; k++)
-            t[k] = d[k * N + j];
-        itx<N>(t);
-        for (int k = 0; k < N; k++)
-            d[k * N + j] = sra(t[k] + 32, 6);
-    }
+    vidk_h264_itx_2d(N, d);
+    for (int k = 0; k < N * N; k++)
+        d[k] = vidk_h264_round6(d[k]);
 }
 
 // Block per thread: lane handles block warp_first + lane entirely in registers.
@@ -686,7 +626,7 @@ template <bool FUSED> VK_HD void dense_cell(const DenseArgs &a, uint32_t t) {
         const int k = ((y - y0) / 4) * cols + (x - x0) / 4;
         // LevelScale4x4(qP,DC % 6, 0, 0) = weightScale(0, 0) * normAdjust: element 0 of ls4.
         const uint32_t ls = (uint32_t)ldg(a.ls4 + (list * 6 + qpdc % 6) * 16);
-        dcv = dc_scale(type, dc_hadamard(type, c, k), ls, qpdc);
+        dcv = vidk_h264_dc_scale(type, dc_hadamard(type, c, k), ls, qpdc);
     }
     dense_block<4, FUSED>(a, p, x, y, qp, list, has_dc, dcv);
 }
@@ -696,619 +636,10 @@ __global__ void __launch_bounds__(kMaxThreads) dense_kernel(const DenseArgs a) {
     dense_cell<FUSED>(a, blockIdx.x * blockDim.x + threadIdx.x);
 }
 
-// ---- fast dense kernel (opts.dense_vec)
-// -------------------------------------------------------
-//
-// The dense coefficient frame as it is (no compaction), the whole picture in and out, all
-// fused. A CUDA block takes a run of kVecRun consecutive macroblocks (raster order) and
-// has four luma warps, then chroma warps (two for 4:2:0, four for 4:2:2, none for 4:0:0):
-// - luma: each luma warp sorts the run by transform type (ballot of the 8x8 flag; 4x4
-//   and Intra16x16 macroblocks first, then 8x8 ones) and takes 8 consecutive entries, 4
-//   lanes per macroblock, so that a warp runs one code path (only the warp that holds
-//   the boundary between the two types diverges). 4x4: lane = a strip of 4 rows x 16
-//   samples (four 4x4 blocks): two 16-byte loads of levels and one 16-byte load of
-//   prediction per row, one 16-byte store per row; the Intra16x16 luma DC transform
-//   goes across the 4 lanes of the macroblock through shared memory. 8x8: lane = one
-//   8x8 block: one 16-byte load of levels, an 8-byte load of prediction and an 8-byte
-//   store per row.
-// - chroma: lane = one 8x8 region of one chroma plane of one macroblock (4:2:0: the whole
-//   plane of the macroblock, its 2x2 DC transform in the lane; 4:2:2: the top or bottom
-//   half, the 4x2 DC transform across the two lanes of the macroblock through shared
-//   memory): a 16-byte load of levels, an 8-byte load of prediction and store per row.
-// Every lane loads all its levels and prediction first (up to 12 outstanding 16-byte
-// loads), then dequantises, transforms, adds and clips in registers: no transposes.
-// Arithmetic: LevelScale << max(qP/6 - 4 (8x8: 6), 0) from an int32 table, one multiply-
-// add and one shift per level; +32 added to the DC element once before the transforms
-// (the 4- and 8-point transforms pass element 0 unchanged to every output, exactly, in
-// wrapping 32-bit arithmetic), so the final (x + 32) >> 6 is one shift; Clip1(pred + r)
-// without the +-512 clamp (|r| < 2^26 after the shift, so the sum cannot wrap).
-// Phases (h264_emu.cuh runs them lane by lane): 0 macroblock words of the run; ballots;
-// 1 sort order into shared memory; __syncwarp; 2 loads, DC rows into shared memory;
-// __syncwarp; 3 everything else.
-
-struct VecArgs {
-    const int16_t *coef[3]; // level planes (row stride cw[p] values)
-    uint8_t *pic[3];        // prediction in, reconstruction out (row pitch cw[p] bytes)
-    int cw[3];              // plane widths
-    const uint32_t *mb;     // VidkH264MbInfo as u32, frame raster order
-    int mb_w;
-    uint32_t mb0, mb1;        // macroblocks [mb0, mb1) of this launch
-    int chroma;               // 0 4:0:0, 1 4:2:0, 2 4:2:2
-    const int32_t *ls4, *ls8; // LevelScale as int32: [list 0..5][qP % 6][16 / 64]
-};
-
-constexpr int kVecRun = 32;                // macroblocks per CUDA block
-constexpr int kVecLumaWarps = kVecRun / 8; // 8 macroblocks per luma warp
-constexpr int kVecWarpWords = 32 + 32 * 4; // sort order + 4 DC words per lane
-constexpr int kVecMaxThreads = 32 * (kVecLumaWarps + 4);
-VK_HD constexpr int vec_threads(int chroma) {
-    return 32 * (kVecLumaWarps + (chroma == 0 ? 0 : chroma == 1 ? 2 : 4));
-}
-
-enum { kVecIdle = 0, kVecLuma4 = 1, kVecLuma8 = 2, kVecChroma = 3 };
-
-struct VecLane {
-    int role;
-    int p, x, y;     // plane, top-left sample of the lane's region
-    int sub;         // luma: strip (4x4) or block (8x8) 0..3; chroma: half (4:2:2)
-    uint32_t m;      // the macroblock's word
-    uint32_t word;   // phase 0: word of macroblock run + lane (luma warps)
-    bool valid, is8; // phase 0
-    uint32_t c[32];  // levels, 16 bits each: 4 rows x 16 (luma 4x4) or 8 rows x 8
-    uint32_t pr[16]; // prediction, bytes: 4 rows x 16 or 8 rows x 8
-};
-
-VK_HD int lo16(uint32_t w) {
-    return (int)(int16_t)(uint16_t)(w & 0xffff);
-}
-VK_HD int hi16(uint32_t w) {
-    return (int)(int16_t)(uint16_t)(w >> 16);
-}
-// Level at column `col` of a row whose words start at w.
-VK_HD int lev_at(const uint32_t *w, int col) {
-    return col & 1 ? hi16(w[col >> 1]) : lo16(w[col >> 1]);
-}
-
-// Dequantisation of 8.5.12.1 / 8.5.13.1 for one qP' as d = sra(c * (ls << sl) + rnd, sh):
-// qP/6 >= T (4; 8x8: 6): (c * ls) << (qP/6 - T), modulo 2^32; else (c * ls + 2^(sh - 1)) >> sh
-// with sh = T - qP/6 (|c * ls| < 2^29: exact).
-struct Deq {
-    int sl, sh;
-    uint32_t rnd;
-};
-template <int N> VK_HD Deq deq_params(int qp) {
-    constexpr int T = N == 4 ? 4 : 6;
-    const int per = qp / 6;
-    Deq q;
-    q.sl = per >= T ? per - T : 0;
-    q.sh = per >= T ? 0 : T - per;
-    q.rnd = q.sh ? 1u << (q.sh - 1) : 0u;
-    return q;
-}
-VK_HD uint32_t deq1(int c, uint32_t ls, const Deq &q) {
-    return sra((uint32_t)c * ls + q.rnd, q.sh);
-}
-
-// Clip1Y(pred + r) for r = (x + 32) >> 6 of a transform output (|r| < 2^26: no wrap).
-VK_HD uint32_t vec_clip(uint32_t pred, uint32_t r) {
-#ifdef __CUDA_ARCH__
-    return (uint32_t)__viaddmin_s32_relu((int)pred, (int)r, 255);
-#else
-    const int v = (int)pred + (int)r;
-    return (uint32_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-#endif
-}
-
-// Int32 LevelScale row(s): n values at t, shifted left by sl.
-template <int n> VK_HD void load_ls(const int32_t *t, int sl, uint32_t *ls) {
-    chk_align(t, 16);
-    for (int i = 0; i < n / 4; i++) {
-        const int4 v = ldg(reinterpret_cast<const int4 *>(t) + i);
-        ls[4 * i] = (uint32_t)v.x << sl, ls[4 * i + 1] = (uint32_t)v.y << sl;
-        ls[4 * i + 2] = (uint32_t)v.z << sl, ls[4 * i + 3] = (uint32_t)v.w << sl;
-    }
-}
-
-// One 4x4 block: d (dequantised, element 0 already final) -> 4 rows of 4 samples added to
-// the prediction bytes and clipped; row i's 4 bytes of prediction are the word pw[i * ps]
-// and its output goes to out[i * ps].
-VK_HD void vec_block4(uint32_t *d, const uint32_t *pw, uint32_t *out, int ps) {
-    d[0] += 32; // the rounding of every output (see above)
-    for (int i = 0; i < 4; i++)
-        itx4(d + 4 * i);
-    for (int j = 0; j < 4; j++) {
-        uint32_t t[4] = {d[j], d[4 + j], d[8 + j], d[12 + j]};
-        itx4(t);
-        for (int i = 0; i < 4; i++)
-            d[4 * i + j] = t[i];
-    }
-    for (int i = 0; i < 4; i++) {
-        const uint32_t p = pw[i * ps];
-        uint32_t o = 0;
-        for (int k = 0; k < 4; k++)
-            o |= vec_clip(p >> (8 * k) & 0xff, sra(d[4 * i + k], 6)) << (8 * k);
-        out[i * ps] = o;
-    }
-}
-
-// Phase 0 (luma warps): the word of macroblock (run start + lane).
-VK_HD void vec_p0(const VecArgs &a, uint32_t cta, int warp, int lane, VecLane &s) {
-    s.role = kVecIdle;
-    s.valid = s.is8 = false;
-    s.word = 0;
-    if (warp >= kVecLumaWarps) return;
-    const uint32_t mbi = a.mb0 + cta * kVecRun + (uint32_t)lane;
-    s.valid = mbi < a.mb1;
-    if (!s.valid) return;
-    s.word = ldg(a.mb + mbi);
-    s.is8 = (s.word >> 24) & VIDK_H264_MB_8x8;
-}
-
-// Phase 1 (luma warps): the sorted position of the lane's macroblock (4x4 types first, in
-// raster order, then 8x8), written to the warp's order table. m8 / mv: ballots of is8 /
-// valid.
-VK_HD void vec_p1(int warp, int lane, const VecLane &s, uint32_t m8, uint32_t mv,
-                  uint32_t *wsm) {
-    if (warp >= kVecLumaWarps || !s.valid) return;
-    const uint32_t lt = (1u << lane) - 1;
-    const uint32_t m4 = mv & ~m8;
-    const int slot = s.is8 ? popc64(m4) + popc64(m8 & lt) : popc64(m4 & lt);
-    wsm[slot] = (uint32_t)lane;
-}
-
-// Phase 2: the lane's region, its loads; DC rows that other lanes need into shared memory.
-VK_HD void vec_p2(const VecArgs &a, uint32_t cta, int warp, int lane, uint32_t mv, VecLane &s,
-                  uint32_t *wsm) {
-    const uint32_t base = a.mb0 + cta * kVecRun;
-    uint32_t mbi;
-    if (warp < kVecLumaWarps) {
-        const int slot = warp * 8 + (lane >> 2);
-        if (slot >= popc64(mv)) return;
-        mbi = base + wsm[slot];
-        s.m = ldg(a.mb + mbi);
-        s.sub = lane & 3;
-        s.p = 0;
-        const int mx = (int)(mbi % (uint32_t)a.mb_w), my = (int)(mbi / (uint32_t)a.mb_w);
-        const int cw = a.cw[0];
-        if ((s.m >> 24) & VIDK_H264_MB_8x8) {
-            s.role = kVecLuma8;
-            s.x = 16 * mx + 8 * (s.sub & 1), s.y = 16 * my + 8 * (s.sub >> 1);
-            for (int i = 0; i < 8; i++) {
-                const uint4 *q =
-                    reinterpret_cast<const uint4 *>(a.coef[0] + (size_t)(s.y + i) * cw + s.x);
-                const uint2 *r =
-                    reinterpret_cast<const uint2 *>(a.pic[0] + (size_t)(s.y + i) * cw + s.x);
-                chk_align(q, 16), chk_align(r, 8);
-                const uint4 v = ldg(q);
-                const uint2 u = *r;
-                s.c[4 * i] = v.x, s.c[4 * i + 1] = v.y, s.c[4 * i + 2] = v.z,
-                        s.c[4 * i + 3] = v.w;
-                s.pr[2 * i] = u.x, s.pr[2 * i + 1] = u.y;
-            }
-        } else {
-            s.role = kVecLuma4;
-            s.x = 16 * mx, s.y = 16 * my + 4 * s.sub;
-            for (int i = 0; i < 4; i++) {
-                const uint4 *q =
-                    reinterpret_cast<const uint4 *>(a.coef[0] + (size_t)(s.y + i) * cw + s.x);
-                const uint4 *r =
-                    reinterpret_cast<const uint4 *>(a.pic[0] + (size_t)(s.y + i) * cw + s.x);
-                chk_align(q, 16), chk_align(r, 16);
-                const uint4 v0 = ldg(q), v1 = ldg(q + 1);
-                const uint4 u = *r;
-                s.c[8 * i] = v0.x, s.c[8 * i + 1] = v0.y, s.c[8 * i + 2] = v0.z,
-                        s.c[8 * i + 3] = v0.w;
-                s.c[8 * i + 4] = v1.x, s.c[8 * i + 5] = v1.y, s.c[8 * i + 6] = v1.z,
-                            s.c[8 * i + 7] = v1.w;
-                s.pr[4 * i] = u.x, s.pr[4 * i + 1] = u.y, s.pr[4 * i + 2] = u.z,
-                         s.pr[4 * i + 3] = u.w;
-            }
-            if ((s.m >> 24) & VIDK_H264_MB_I16x16) {
-                // Row sub of the luma DC matrix (element 0 of each 4x4 block of the strip),
-                // times A from the right: g[j] = sum_b A[j][b] c[b].
-                for (int j = 0; j < 4; j++) {
-                    uint32_t g = 0;
-                    for (int b = 0; b < 4; b++)
-                        g += hsign(j, b, (uint32_t)lev_at(s.c, 4 * b));
-                    wsm[32 + 4 * lane + j] = g;
-                }
-            }
-        }
-        return;
-    }
-    // Chroma.
-    const int cwp = warp - kVecLumaWarps, c422 = a.chroma == 2;
-    const int p = 1 + (c422 ? cwp >> 1 : cwp);
-    const int mbl = c422 ? 16 * (cwp & 1) + (lane >> 1) : lane;
-    mbi = base + (uint32_t)mbl;
-    if (mbi >= a.mb1) return;
-    s.role = kVecChroma;
-    s.m = ldg(a.mb + mbi);
-    s.p = p;
-    s.sub = c422 ? lane & 1 : 0;
-    const int mx = (int)(mbi % (uint32_t)a.mb_w), my = (int)(mbi / (uint32_t)a.mb_w);
-    const int cw = pick3(a.cw, p);
-    s.x = 8 * mx, s.y = (c422 ? 16 : 8) * my + 8 * s.sub;
-    const int16_t *cp = pick3(a.coef, p);
-    const uint8_t *pp = pick3(a.pic, p);
-    for (int i = 0; i < 8; i++) {
-        const uint4 *q = reinterpret_cast<const uint4 *>(cp + (size_t)(s.y + i) * cw + s.x);
-        const uint2 *r = reinterpret_cast<const uint2 *>(pp + (size_t)(s.y + i) * cw + s.x);
-        chk_align(q, 16), chk_align(r, 8);
-        const uint4 v = ldg(q);
-        const uint2 u = *r;
-        s.c[4 * i] = v.x, s.c[4 * i + 1] = v.y, s.c[4 * i + 2] = v.z, s.c[4 * i + 3] = v.w;
-        s.pr[2 * i] = u.x, s.pr[2 * i + 1] = u.y;
-    }
-    if (c422) {
-        // Rows 2 sub, 2 sub + 1 of the 4x2 chroma DC matrix, times B from the right.
-        for (int bi = 0; bi < 2; bi++)
-            for (int j = 0; j < 2; j++) {
-                uint32_t g = 0;
-                for (int b = 0; b < 2; b++)
-                    g += hsign2(j, b, (uint32_t)lev_at(s.c + 4 * (4 * bi), 4 * b));
-                wsm[32 + 4 * lane + 2 * bi + j] = g;
-            }
-    }
-}
-
-// Phase 3, luma 4x4 strip.
-VK_HD void vec_luma4(const VecArgs &a, const VecLane &s, int lane, const uint32_t *wsm) {
-    const int qp = (int)(s.m & 0xff), flags = (int)(s.m >> 24);
-    const int list = flags & VIDK_H264_MB_INTRA ? 0 : 3;
-    const Deq q = deq_params<4>(qp);
-    const int32_t *lsp = a.ls4 + (list * 6 + qp % 6) * 16;
-    uint32_t ls[16];
-    load_ls<16>(lsp, q.sl, ls);
-    uint32_t dcv[4] = {0, 0, 0, 0};
-    const bool dc = flags & VIDK_H264_MB_I16x16;
-    if (dc) {
-        const uint32_t *g = wsm + 32 + 4 * (lane & ~3); // g[4 a + j]: row a of the macroblock
-        const uint32_t ls_dc = (uint32_t)ldg(lsp);      // LevelScale4x4(qP % 6, 0, 0)
-        for (int j = 0; j < 4; j++) {
-            uint32_t f = 0;
-            for (int r = 0; r < 4; r++)
-                f += hsign(s.sub, r, g[4 * r + j]);
-            dcv[j] = dc_scale(kDcLuma, f, ls_dc, qp);
-        }
-    }
-    uint32_t out[16];
-    for (int j = 0; j < 4; j++) {
-        uint32_t d[16];
-        for (int i = 0; i < 4; i++)
-            for (int k = 0; k < 4; k++)
-                d[4 * i + k] = deq1(lev_at(s.c + 8 * i, 4 * j + k), ls[4 * i + k], q);
-        if (dc) d[0] = dcv[j];
-        vec_block4(d, s.pr + j, out + j, 4);
-    }
-    uint8_t *row = a.pic[0] + (size_t)s.y * a.cw[0] + s.x;
-    for (int i = 0; i < 4; i++) {
-        uint4 *o = reinterpret_cast<uint4 *>(row + (size_t)i * a.cw[0]);
-        chk_align(o, 16);
-        *o = make_uint4(out[4 * i], out[4 * i + 1], out[4 * i + 2], out[4 * i + 3]);
-    }
-}
-
-// Phase 3, luma 8x8 block.
-VK_HD void vec_luma8(const VecArgs &a, const VecLane &s) {
-    const int qp = (int)(s.m & 0xff), flags = (int)(s.m >> 24);
-    const int list = flags & VIDK_H264_MB_INTRA ? 0 : 3;
-    const Deq q = deq_params<8>(qp);
-    const int32_t *lsp = a.ls8 + (list * 6 + qp % 6) * 64;
-    uint32_t d[64];
-    for (int i = 0; i < 8; i++) {
-        uint32_t ls[8];
-        load_ls<8>(lsp + 8 * i, q.sl, ls);
-        for (int k = 0; k < 8; k++)
-            d[8 * i + k] = deq1(lev_at(s.c + 4 * i, k), ls[k], q);
-    }
-    d[0] += 32; // the rounding of every output
-    for (int i = 0; i < 8; i++)
-        itx8(d + 8 * i);
-    for (int j = 0; j < 8; j++) {
-        uint32_t t[8];
-        for (int i = 0; i < 8; i++)
-            t[i] = d[8 * i + j];
-        itx8(t);
-        for (int i = 0; i < 8; i++)
-            d[8 * i + j] = t[i];
-    }
-    uint8_t *row = a.pic[0] + (size_t)s.y * a.cw[0] + s.x;
-    for (int i = 0; i < 8; i++) {
-        uint32_t o[2] = {0, 0};
-        for (int k = 0; k < 8; k++)
-            o[k >> 2] |=
-                vec_clip(s.pr[2 * i + (k >> 2)] >> (8 * (k & 3)) & 0xff, sra(d[8 * i + k], 6))
-                << (8 * (k & 3));
-        uint2 *dst = reinterpret_cast<uint2 *>(row + (size_t)i * a.cw[0]);
-        chk_align(dst, 8);
-        *dst = make_uint2(o[0], o[1]);
-    }
-}
-
-// Phase 3, chroma: one 8x8 region (four 4x4 blocks with DC).
-VK_HD void vec_chroma(const VecArgs &a, const VecLane &s, int lane, const uint32_t *wsm) {
-    const int p = s.p, c422 = a.chroma == 2;
-    const int qp = (int)(s.m >> (8 * p)) & 0xff, flags = (int)(s.m >> 24);
-    const int list = (flags & VIDK_H264_MB_INTRA ? 0 : 3) + p;
-    const Deq q = deq_params<4>(qp);
-    uint32_t ls[16];
-    load_ls<16>(a.ls4 + (list * 6 + qp % 6) * 16, q.sl, ls);
-    // DC: f = B c B (4:2:0, 2x2, in the lane) or A c B (4:2:2, 4x2, rows 2 sub + bi here).
-    const int type = c422 ? kDcChroma422 : kDcChroma;
-    const int qpdc = c422 ? qp + 3 : qp;
-    const uint32_t ls_dc = (uint32_t)ldg(a.ls4 + (list * 6 + qpdc % 6) * 16);
-    uint32_t dcv[4];
-    if (c422) {
-        const uint32_t *g = wsm + 32 + 4 * (lane & ~1); // g[2 a + j], rows a = 0..3
-        for (int bi = 0; bi < 2; bi++)
-            for (int j = 0; j < 2; j++) {
-                uint32_t f = 0;
-                for (int r = 0; r < 4; r++)
-                    f += hsign(2 * s.sub + bi, r, g[2 * r + j]);
-                dcv[2 * bi + j] = dc_scale(type, f, ls_dc, qpdc);
-            }
-    } else {
-        uint32_t g[2][2];
-        for (int r = 0; r < 2; r++)
-            for (int j = 0; j < 2; j++) {
-                g[r][j] = 0;
-                for (int b = 0; b < 2; b++)
-                    g[r][j] += hsign2(j, b, (uint32_t)lev_at(s.c + 4 * (4 * r), 4 * b));
-            }
-        for (int bi = 0; bi < 2; bi++)
-            for (int j = 0; j < 2; j++)
-                dcv[2 * bi + j] = dc_scale(
-                    type, hsign2(bi, 0, g[0][j]) + hsign2(bi, 1, g[1][j]), ls_dc, qpdc);
-    }
-    uint32_t out[16]; // 8 rows x 2 words
-    for (int bi = 0; bi < 2; bi++)
-        for (int bj = 0; bj < 2; bj++) {
-            uint32_t d[16];
-            for (int i = 0; i < 4; i++)
-                for (int k = 0; k < 4; k++)
-                    d[4 * i + k] =
-                        deq1(lev_at(s.c + 4 * (4 * bi + i), 4 * bj + k), ls[4 * i + k], q);
-            d[0] = dcv[2 * bi + bj];
-            vec_block4(d, s.pr + 8 * bi + bj, out + 8 * bi + bj, 2);
-        }
-    const int cw = pick3(a.cw, p);
-    uint8_t *row = pick3(a.pic, p) + (size_t)s.y * cw + s.x;
-    for (int i = 0; i < 8; i++) {
-        uint2 *dst = reinterpret_cast<uint2 *>(row + (size_t)i * cw);
-        chk_align(dst, 8);
-        *dst = make_uint2(out[2 * i], out[2 * i + 1]);
-    }
-}
-
-VK_HD void vec_p3(const VecArgs &a, int lane, const VecLane &s, const uint32_t *wsm) {
-    if (s.role == kVecLuma4)
-        vec_luma4(a, s, lane, wsm);
-    else if (s.role == kVecLuma8)
-        vec_luma8(a, s);
-    else if (s.role == kVecChroma)
-        vec_chroma(a, s, lane, wsm);
-}
-
-__global__ void __launch_bounds__(kVecMaxThreads, 2) vec_kernel(const VecArgs a) {
-    __shared__ uint32_t sm[kVecMaxThreads / 32][kVecWarpWords];
-    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
-    uint32_t *wsm = sm[warp];
-    VecLane s;
-    vec_p0(a, blockIdx.x, warp, lane, s);
-    const uint32_t m8 = __ballot_sync(0xffffffffu, s.is8),
-                   mv = __ballot_sync(0xffffffffu, s.valid);
-    vec_p1(warp, lane, s, m8, mv, wsm);
-    __syncwarp();
-    vec_p2(a, blockIdx.x, warp, lane, mv, s, wsm);
-    __syncwarp();
-    vec_p3(a, lane, s, wsm);
-}
-
-// ---- forward path ---------------------------------------------------------------------------
-
-// One row or column of the forward core transforms, int32, as ftx4_1d / ftx8_1d.
-VK_HD void ftx4(int32_t *x) {
-    const int32_t s03 = x[0] + x[3], d03 = x[0] - x[3];
-    const int32_t s12 = x[1] + x[2], d12 = x[1] - x[2];
-    x[0] = s03 + s12;
-    x[1] = 2 * d03 + d12;
-    x[2] = s03 - s12;
-    x[3] = d03 - 2 * d12;
-}
-
-VK_HD void ftx8(int32_t *x) {
-    const int32_t s07 = x[0] + x[7], d07 = x[0] - x[7];
-    const int32_t s16 = x[1] + x[6], d16 = x[1] - x[6];
-    const int32_t s25 = x[2] + x[5], d25 = x[2] - x[5];
-    const int32_t s34 = x[3] + x[4], d34 = x[3] - x[4];
-    const int32_t a0 = s07 + s34, a1 = s16 + s25, a2 = s07 - s34, a3 = s16 - s25;
-    const int32_t b4 = d16 + d25 + (d07 + (d07 >> 1));
-    const int32_t b5 = d07 - d34 - (d25 + (d25 >> 1));
-    const int32_t b6 = d07 + d34 - (d16 + (d16 >> 1));
-    const int32_t b7 = d16 - d25 + (d34 + (d34 >> 1));
-    x[0] = a0 + a1;
-    x[1] = b4 + (b7 >> 2);
-    x[2] = a2 + (a3 >> 1);
-    x[3] = b5 + (b6 >> 2);
-    x[4] = a0 - a1;
-    x[5] = b6 - (b5 >> 2);
-    x[6] = (a2 >> 1) - a3;
-    x[7] = (b4 >> 2) - b7;
-}
-
-template <int N> VK_HD void ftx(int32_t *x) {
-    if (N == 4)
-        ftx4(x);
-    else
-        ftx8(x);
-}
-
-// level = sign(w) * min(32767, (|w| * mf + f) >> qbits), exact (64-bit product).
-VK_HD int quant1(int32_t w, uint32_t mf, int qbits, uint32_t f) {
-    const uint32_t a = w < 0 ? 0u - (uint32_t)w : (uint32_t)w;
-    unsigned long long l = ((unsigned long long)a * mf + f) >> qbits;
-    if (l > 32767) l = 32767;
-    return w < 0 ? -(int)l : (int)l;
-}
-
-VK_HD uint32_t deadzone(int qbits, bool intra) {
-    return (1u << qbits) / (intra ? 3u : 6u);
-}
-
-// Threads per macroblock of the forward kernel: 64 luma lines (16 4x4 blocks x 4 rows,
-// or 4 8x8 blocks x 8 rows on the first 32), then 16 (4:2:0) or 32 (4:2:2) per chroma
-// plane: one CUDA block per macroblock.
-VK_HD constexpr int fwd_threads(int chroma) {
-    return chroma == 0 ? 64 : chroma == 1 ? 96 : 128;
-}
-constexpr int kFwdWarpWords = 4 * 8 * 9; // the larger of 8 padded 4x4 and 4 padded 8x8 blocks
-
-// One thread's line of the forward kernel: plane, block, row / column r, parameters.
-struct FwdLine {
-    int n;        // 4 or 8; 0: idle thread
-    int p, x, yb; // plane, block position (band-local)
-    int r;
-    int qp, list;
-    bool intra, has_dc;
-    int dck; // index of the block in its DC matrix
-    int32_t v[8];
-};
-
-VK_HD FwdLine fwd_line_setup(const FwdArgs &a, int mbi, int t) {
-    FwdLine s = {};
-    const int mx = mbi % a.mb_w, my = mbi / a.mb_w;
-    const uint32_t m = ldg(a.mb + mbi);
-    const int flags = (int)(m >> 24);
-    s.intra = flags & VIDK_H264_MB_INTRA;
-    if (t < 64) {
-        s.p = 0;
-        s.qp = (int)(m & 0xff);
-        s.list = s.intra ? 0 : 3;
-        if (flags & VIDK_H264_MB_8x8) {
-            if (t >= 32) return s; // n = 0
-            const int k = t >> 3;
-            s.n = 8, s.x = mx * 16 + (k & 1) * 8, s.yb = my * 16 + (k >> 1) * 8, s.r = t & 7;
-        } else {
-            const int k = t >> 2;
-            s.n = 4, s.x = mx * 16 + (k & 3) * 4, s.yb = my * 16 + (k >> 2) * 4, s.r = t & 3;
-            s.has_dc = flags & VIDK_H264_MB_I16x16;
-            s.dck = k;
-        }
-    } else {
-        const int cl = a.chroma == 2 ? 32 : 16, u = t - 64, k = (u % cl) >> 2;
-        s.p = 1 + u / cl;
-        s.qp = (int)(m >> (8 * s.p)) & 0xff;
-        s.list = (s.intra ? 0 : 3) + s.p;
-        s.n = 4, s.x = mx * 8 + (k & 1) * 4,
-        s.yb = my * (a.chroma == 2 ? 16 : 8) + (k >> 1) * 4;
-        s.r = u & 3;
-        s.has_dc = true;
-        s.dck = k;
-    }
-    return s;
-}
-
-// Phase 1: residual row r, row transform (rows first, as the C reference), store
-// transposed. blk_sm: the block's N * (N + 1) words.
-template <int N> VK_HD void fwd_p1(const FwdArgs &a, FwdLine &s, uint32_t *blk_sm) {
-    const int pw = pick3(a.pw, s.p);
-    uint32_t sv[N], pv[N];
-    load_row8<N>(pick3(a.src, s.p) + (size_t)(s.yb + s.r) * pw + s.x, sv, true);
-    load_row8<N>(pick3(a.pred, s.p) + (size_t)(s.yb + s.r) * pw + s.x, pv, true);
-    for (int k = 0; k < N; k++)
-        s.v[k] = (int32_t)sv[k] - (int32_t)pv[k];
-    ftx<N>(s.v);
-    for (int k = 0; k < N; k++)
-        blk_sm[k * (N + 1) + s.r] = (uint32_t)s.v[k];
-}
-
-// Phase 2: load column r.
-template <int N> VK_HD void fwd_p2(FwdLine &s, const uint32_t *blk_sm) {
-    for (int k = 0; k < N; k++)
-        s.v[k] = (int32_t)blk_sm[s.r * (N + 1) + k];
-}
-
-// Phase 3: column transform, quantisation, levels of column r; the DC coefficient of a
-// DC block goes to dcw (the C code quantises it with factor 0, then overwrites it with the
-// DC level). Returns the non-zero count.
-template <int N> VK_HD unsigned fwd_p3(const FwdArgs &a, FwdLine &s, int32_t *dcw) {
-    ftx<N>(s.v); // v[k] = w(row k, column r)
-    const int32_t *mf = (N == 4 ? a.mf4 : a.mf8) + (s.list * 6 + s.qp % 6) * N * N;
-    const int qbits = (N == 4 ? 15 : 16) + s.qp / 6;
-    const uint32_t f = deadzone(qbits, s.intra);
-    const int pw = pick3(a.pw, s.p);
-    unsigned nz = 0;
-    for (int k = 0; k < N; k++) {
-        if (s.has_dc && k == 0 && s.r == 0) {
-            dcw[s.p * 16 + s.dck] = s.v[0];
-            continue;
-        }
-        const int l = quant1(s.v[k], (uint32_t)ldg(mf + k * N + s.r), qbits, f);
-        nz += l != 0;
-        pick3(a.lev, s.p)[(size_t)(s.yb + k) * pw + s.x + s.r] = (int16_t)l;
-    }
-    return nz;
-}
-
-// Phase 4 (after __syncthreads): the DC transform and quantiser of quant_dc in
-// src/h264_batch.c, one thread per DC level: luma on threads 0..15 (Intra16x16), chroma
-// on the first 4 / 8 threads of each chroma plane. Returns the non-zero count.
-VK_HD unsigned fwd_dc(const FwdArgs &a, int mbi, int t, const int32_t *dcw) {
-    const int mx = mbi % a.mb_w, my = mbi / a.mb_w;
-    const uint32_t m = ldg(a.mb + mbi);
-    const int flags = (int)(m >> 24);
-    const bool intra = flags & VIDK_H264_MB_INTRA;
-    int p = -1, k = 0;
-    if (t < 16 && (flags & VIDK_H264_MB_I16x16) && !(flags & VIDK_H264_MB_8x8)) {
-        p = 0, k = t;
-    } else if (t >= 64) {
-        const int cl = a.chroma == 2 ? 32 : 16, u = t - 64;
-        if (u % cl < (a.chroma == 2 ? 8 : 4)) p = 1 + u / cl, k = u % cl;
-    }
-    if (p < 0) return 0;
-    const int type = !p ? kDcLuma : a.chroma == 2 ? kDcChroma422 : kDcChroma;
-    const int qp = (int)(m >> (8 * p)) & 0xff, list = (intra ? 0 : 3) + p;
-    const int qpdc = type == kDcChroma422 ? qp + 3 : qp;
-    const int qbits = (type == kDcLuma ? 17 : 16) + qpdc / 6;
-    // MF(qP,DC % 6, 0, 0) of the list: element 0 of its 4x4 factors.
-    const uint32_t mf00 = (uint32_t)ldg(a.mf4 + (list * 6 + qpdc % 6) * 16);
-    uint32_t c[16];
-    for (int i = 0; i < 16; i++)
-        c[i] = (uint32_t)dcw[p * 16 + i];
-    const int l = quant1((int32_t)dc_hadamard(type, c, k), mf00, qbits, deadzone(qbits, intra));
-    const int cols = p ? 2 : 4;
-    const int x = p ? mx * 8 : mx * 16, y = p ? my * (a.chroma == 2 ? 16 : 8) : my * 16;
-    pick3(a.lev, p)[(size_t)(y + 4 * (k / cols)) * pick3(a.pw, p) + x + 4 * (k % cols)] =
-        (int16_t)l;
-    return l != 0;
-}
-
-__global__ void __launch_bounds__(128) fwd_kernel(const FwdArgs a) {
-    __shared__ uint32_t sm[4][kFwdWarpWords];
-    __shared__ int32_t dcw[3 * 16];
-    const int t = (int)threadIdx.x, lane = t & 31, mbi = (int)blockIdx.x;
-    FwdLine s = fwd_line_setup(a, mbi, t);
-    unsigned nz = 0;
-    // Lines of a block are consecutive lanes; a warp is all 4x4, all 8x8 or all idle.
-    uint32_t *blk_sm = sm[t >> 5] + (s.n == 8 ? (lane >> 3) * 72 : (lane >> 2) * 20);
-    if (s.n == 8) {
-        fwd_p1<8>(a, s, blk_sm);
-        __syncwarp();
-        fwd_p2<8>(s, blk_sm);
-        nz += fwd_p3<8>(a, s, dcw);
-    } else if (s.n == 4) {
-        fwd_p1<4>(a, s, blk_sm);
-        __syncwarp();
-        fwd_p2<4>(s, blk_sm);
-        nz += fwd_p3<4>(a, s, dcw);
-    }
-    __syncthreads();
-    nz += fwd_dc(a, mbi, t, dcw);
-    nz = __reduce_add_sync(0xffffffffu, nz);
-    if (lane == 0 && nz) atomicAdd(a.nnz, (unsigned long long)nz);
-}
-
 } // namespace vidk_h264cu
+
+// The rest of the family, by topic.
+#include "h264_kern_vec.cuh" // fast dense inverse kernel
+#include "h264_kern_fwd.cuh" // forward path
 
 #endif

@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "me_core.h"
 #include "vidkern/vidkern.h"
 
 #if defined(__CUDACC__)
@@ -145,14 +146,7 @@ VK_HD inline unsigned long long vk_umin64(unsigned long long a, unsigned long lo
 // Length of the signed Exp-Golomb code of v (H.264 9.1.1: se(v) maps v > 0 to 2v - 1 and
 // v <= 0 to -2v; ue(k) takes 2 * floor(log2(k + 1)) + 1 bits). Same as vidk_me_mv_bits.
 VK_HD inline unsigned mv_bits(int v) {
-    const unsigned k = v > 0 ? 2u * (unsigned)v - 1u : 2u * (unsigned)(-v);
-    const unsigned k1 = k + 1u;
-#if defined(__CUDA_ARCH__)
-    const int lz = __clz(k1);
-#else
-    const int lz = __builtin_clz(k1);
-#endif
-    return 2u * (unsigned)(31 - lz) + 1u;
+    return vidk_se_bits(v); // src/me_core.h
 }
 
 // Tie order of candidate rows inside one column: 0, -1, 1, -2, 2, ...

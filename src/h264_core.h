@@ -1,0 +1,280 @@
+/* The H.264 transform and quantiser arithmetic, written once: the C reference
+ * (src/h264.c), the coding loop (src/enc_core.h, enc_tmpl.h, src/cuda/enc_warp.cuh) and
+ * the CUDA kernels (src/cuda/h264_kern.cuh) call these functions; the x86 SIMD kernels
+ * are implementations of the same operations, checked against the C reference by
+ * tests/checkkern.
+ *
+ * Clause numbers refer to ITU-T H.264 (08/2021). Inverse-path values are uint32_t and wrap
+ * modulo 2^32 (vidk_sra is the arithmetic shift of the two's-complement value); the
+ * forward path is int32 (exact for 8-bit residuals). The 1-D transforms read all their
+ * inputs before writing, so o == x (in place) is allowed. */
+#ifndef VIDK_H264_CORE_H
+#define VIDK_H264_CORE_H
+
+#include "vidk_core.h"
+
+/* ---- inverse path ---------------------------------------------------------------- */
+
+/* 8.5.12.1 (t = 4, 4x4) / 8.5.13.1 (t = 6, 8x8) for one level, per = qP / 6:
+ * (c * LevelScale) << (per - t) for per >= t, else (c * LevelScale + 2^(t - 1 - per)) >>
+ * (t - per). |c * ls| < 2^31: the int product cannot overflow. */
+VIDK_CORE uint32_t vidk_h264_dequant1(int c, int ls, int per, int t) {
+    if (per >= t) return (uint32_t)(c * ls) << (per - t);
+    const int sh = t - per;
+    return (uint32_t)((c * ls + (1 << (sh - 1))) >> sh);
+}
+
+/* One 1-D inverse 4-point transform of 8.5.12.2 (stride s between the values). */
+VIDK_CORE void vidk_h264_itx4_1d(uint32_t *o, const uint32_t *x, int s) {
+    const uint32_t e0 = x[0] + x[2 * s];
+    const uint32_t e1 = x[0] - x[2 * s];
+    const uint32_t e2 = vidk_sra(x[s], 1) - x[3 * s];
+    const uint32_t e3 = x[s] + vidk_sra(x[3 * s], 1);
+    o[0] = e0 + e3;
+    o[s] = e1 + e2;
+    o[2 * s] = e1 - e2;
+    o[3 * s] = e0 - e3;
+}
+
+/* One 1-D inverse 8-point transform of 8.5.13.2. */
+VIDK_CORE void vidk_h264_itx8_1d(uint32_t *o, const uint32_t *x, int s) {
+    const uint32_t d0 = x[0], d1 = x[s], d2 = x[2 * s], d3 = x[3 * s];
+    const uint32_t d4 = x[4 * s], d5 = x[5 * s], d6 = x[6 * s], d7 = x[7 * s];
+    const uint32_t e0 = d0 + d4;
+    const uint32_t e1 = 0u - d3 + d5 - d7 - vidk_sra(d7, 1);
+    const uint32_t e2 = d0 - d4;
+    const uint32_t e3 = d1 + d7 - d3 - vidk_sra(d3, 1);
+    const uint32_t e4 = vidk_sra(d2, 1) - d6;
+    const uint32_t e5 = 0u - d1 + d7 + d5 + vidk_sra(d5, 1);
+    const uint32_t e6 = d2 + vidk_sra(d6, 1);
+    const uint32_t e7 = d3 + d5 + d1 + vidk_sra(d1, 1);
+    const uint32_t f0 = e0 + e6, f1 = e1 + vidk_sra(e7, 2);
+    const uint32_t f2 = e2 + e4, f3 = e3 + vidk_sra(e5, 2);
+    const uint32_t f4 = e2 - e4, f5 = vidk_sra(e3, 2) - e5;
+    const uint32_t f6 = e0 - e6, f7 = e7 - vidk_sra(e1, 2);
+    o[0] = f0 + f7;
+    o[s] = f2 + f5;
+    o[2 * s] = f4 + f3;
+    o[3 * s] = f6 + f1;
+    o[4 * s] = f6 - f1;
+    o[5 * s] = f4 - f3;
+    o[6 * s] = f2 - f5;
+    o[7 * s] = f0 - f7;
+}
+
+/* One row / column of the n-point inverse transform (n = 4 or 8), in place. */
+VIDK_CORE void vidk_h264_itx_1d(int n, uint32_t *x, int s) {
+    if (n == 4)
+        vidk_h264_itx4_1d(x, x, s);
+    else
+        vidk_h264_itx8_1d(x, x, s);
+}
+
+/* 8.5.12.2 / 8.5.13.2 on an n x n block in place: each (horizontal) row first, then each
+ * column; the result before the final rounding. */
+VIDK_CORE void vidk_h264_itx_2d(int n, uint32_t *x) {
+    for (int i = 0; i < n; i++)
+        vidk_h264_itx_1d(n, x + i * n, 1);
+    for (int j = 0; j < n; j++)
+        vidk_h264_itx_1d(n, x + j, n);
+}
+
+/* r = (h + 32) >> 6, the last step of 8.5.12.2 / 8.5.13.2. */
+VIDK_CORE uint32_t vidk_h264_round6(uint32_t h) {
+    return vidk_sra(h + 32, 6);
+}
+
+/* Clip1Y(pred + r) (8.5.14) for 8-bit samples without forming pred + r in 32 bits: r is
+ * clamped to +-512 first, which cannot change the clipped result. */
+VIDK_CORE int vidk_h264_add_clip(int pred, uint32_t r) {
+    const int v = vidk_clip3((int32_t)r, -512, 512) + pred;
+    return v < 0 ? 0 : v > 255 ? 255 : v;
+}
+
+/* The n x n block dequantised (8.5.12.1 / 8.5.13.1) into t, element 0 replaced by *dc if
+ * dc is set (8.5.12: Intra16x16 and chroma blocks take c_00 from the DC transform). */
+VIDK_CORE void vidk_h264_dequant(int n, uint32_t *t, const int16_t *c, const int16_t *ls,
+                                 int qp, const int32_t *dc) {
+    const int per = qp / 6, lim = n == 4 ? 4 : 6;
+    for (int k = 0; k < n * n; k++)
+        t[k] = vidk_h264_dequant1(c[k], ls[k], per, lim);
+    if (dc) t[0] = (uint32_t)*dc;
+}
+
+/* dst = Clip1(dst + ((inverse transform of t) + 32) >> 6); t (dequantised) is scratch. */
+VIDK_CORE void vidk_h264_idct_add(int n, uint8_t *dst, ptrdiff_t ds, uint32_t *t) {
+    vidk_h264_itx_2d(n, t);
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++)
+            dst[y * ds + x] =
+                (uint8_t)vidk_h264_add_clip(dst[y * ds + x], vidk_h264_round6(t[y * n + x]));
+}
+
+/* dst = Clip1(dst + inverse transform of dequant(c)), element 0 replaced by *dc if set. */
+VIDK_CORE void vidk_h264_deq_idct_add(int n, uint8_t *dst, ptrdiff_t ds, const int16_t *c,
+                                      const int16_t *ls, int qp, const int32_t *dc) {
+    uint32_t t[64];
+    vidk_h264_dequant(n, t, c, ls, qp, dc);
+    vidk_h264_idct_add(n, dst, ds, t);
+}
+
+/* ---- DC transforms (8.5.10, 8.5.11; the encoder's forward DC transforms are the same
+ * matrices): luma f = A c A (4x4), 4:2:0 chroma f = B c B (2x2), 4:2:2 chroma f = A c B
+ * (4 rows x 2), with A = {1 1 1 1; 1 1 -1 -1; 1 -1 -1 1; 1 -1 1 -1}, B = {1 1; 1 -1}.
+ * Modulo 2^32 (every forward sum is exact). */
+
+VIDK_CORE void vidk_h264_had4_1d(uint32_t *o, const uint32_t *x, int s) {
+    const uint32_t s01 = x[0] + x[s], d01 = x[0] - x[s];
+    const uint32_t s23 = x[2 * s] + x[3 * s], d23 = x[2 * s] - x[3 * s];
+    o[0] = s01 + s23;
+    o[s] = s01 - s23;
+    o[2 * s] = d01 - d23;
+    o[3 * s] = d01 + d23;
+}
+
+/* type: 0 luma (16 values), 1 4:2:0 chroma (4), 2 4:2:2 chroma (8, 4 rows x 2); in place. */
+VIDK_CORE void vidk_h264_dc_hadamard(int type, uint32_t *f) {
+    if (type == 0) {
+        for (int j = 0; j < 4; j++)
+            vidk_h264_had4_1d(f + j, f + j, 4);
+        for (int i = 0; i < 4; i++)
+            vidk_h264_had4_1d(f + 4 * i, f + 4 * i, 1);
+        return;
+    }
+    if (type == 2)
+        for (int j = 0; j < 2; j++)
+            vidk_h264_had4_1d(f + j, f + j, 2);
+    const int rows = type == 2 ? 4 : 2;
+    for (int i = 0; i < rows; i++) {
+        const uint32_t a = f[2 * i], b = f[2 * i + 1];
+        f[2 * i] = a + b;
+        f[2 * i + 1] = a - b;
+    }
+    if (type == 1) {
+        const uint32_t a0 = f[0], a1 = f[1];
+        f[0] = a0 + f[2];
+        f[1] = a1 + f[3];
+        f[2] = a0 - f[2];
+        f[3] = a1 - f[3];
+    }
+}
+
+/* DC scaling of one value, ls = LevelScale4x4(qP,DC % 6, 0, 0): 8.5.11.2 (4:2:0 chroma,
+ * type 1): ((f * ls) << (qP / 6)) >> 5; 8.5.10 (luma, and 4:2:2 chroma with qP,DC =
+ * qP + 3): qP,DC >= 36: (f * ls) << (qP,DC / 6 - 6), else (f * ls + 2^(5 - qP,DC / 6)) >>
+ * (6 - qP,DC / 6). */
+VIDK_CORE uint32_t vidk_h264_dc_scale(int type, uint32_t f, uint32_t ls, int qpdc) {
+    const int per = qpdc / 6;
+    if (type == 1) return vidk_sra((f * ls) << per, 5);
+    if (qpdc >= 36) return (f * ls) << (per - 6);
+    return vidk_sra(f * ls + (1u << (5 - per)), 6 - per);
+}
+
+/* Inverse DC transform and scaling of a DC group: dc = scaled f. */
+VIDK_CORE void vidk_h264_idct_dc(int type, int32_t *dc, const int16_t *c, uint32_t ls,
+                                 int qpdc) {
+    const int n = type == 0 ? 16 : type == 1 ? 4 : 8;
+    uint32_t f[16];
+    for (int k = 0; k < n; k++)
+        f[k] = (uint32_t)c[k];
+    vidk_h264_dc_hadamard(type, f);
+    for (int k = 0; k < n; k++)
+        dc[k] = (int32_t)vidk_h264_dc_scale(type, f[k], ls, qpdc);
+}
+
+/* Forward DC transform (no scaling): y = the same matrices applied to w. */
+VIDK_CORE void vidk_h264_fdct_dc(int type, int32_t *y, const int32_t *w) {
+    const int n = type == 0 ? 16 : type == 1 ? 4 : 8;
+    uint32_t f[16];
+    for (int k = 0; k < n; k++)
+        f[k] = (uint32_t)w[k];
+    vidk_h264_dc_hadamard(type, f);
+    for (int k = 0; k < n; k++)
+        y[k] = (int32_t)f[k];
+}
+
+/* ---- forward path (encoder; not normative: the JM / Malvar et al. design) ---------- */
+
+/* 4-point core transform: rows of [1 1 1 1; 2 1 -1 -2; 1 -1 -1 1; 1 -2 2 -1]. */
+VIDK_CORE void vidk_h264_ftx4_1d(int32_t *o, const int32_t *x, int s) {
+    const int32_t s03 = x[0] + x[3 * s], d03 = x[0] - x[3 * s];
+    const int32_t s12 = x[s] + x[2 * s], d12 = x[s] - x[2 * s];
+    o[0] = s03 + s12;
+    o[s] = 2 * d03 + d12;
+    o[2 * s] = s03 - s12;
+    o[3 * s] = d03 - 2 * d12;
+}
+
+/* 8-point transform: the matrix rows (8 8 8 8 8 8 8 8), (12 10 6 3 -3 -6 -10 -12),
+ * (8 4 -4 -8 ...), (10 -3 -12 -6 ...), (8 -8 -8 8 ...), (6 -12 3 10 ...),
+ * (4 -8 8 -4 ...), (3 -6 10 -12 ...) divided by 8, in butterflies with floor shifts. */
+VIDK_CORE void vidk_h264_ftx8_1d(int32_t *o, const int32_t *x, int s) {
+    const int32_t s07 = x[0] + x[7 * s], d07 = x[0] - x[7 * s];
+    const int32_t s16 = x[s] + x[6 * s], d16 = x[s] - x[6 * s];
+    const int32_t s25 = x[2 * s] + x[5 * s], d25 = x[2 * s] - x[5 * s];
+    const int32_t s34 = x[3 * s] + x[4 * s], d34 = x[3 * s] - x[4 * s];
+    const int32_t a0 = s07 + s34, a1 = s16 + s25, a2 = s07 - s34, a3 = s16 - s25;
+    const int32_t b4 = d16 + d25 + (d07 + (d07 >> 1));
+    const int32_t b5 = d07 - d34 - (d25 + (d25 >> 1));
+    const int32_t b6 = d07 + d34 - (d16 + (d16 >> 1));
+    const int32_t b7 = d16 - d25 + (d34 + (d34 >> 1));
+    o[0] = a0 + a1;
+    o[s] = b4 + (b7 >> 2);
+    o[2 * s] = a2 + (a3 >> 1);
+    o[3 * s] = b5 + (b6 >> 2);
+    o[4 * s] = a0 - a1;
+    o[5 * s] = b6 - (b5 >> 2);
+    o[6 * s] = (a2 >> 1) - a3;
+    o[7 * s] = (b4 >> 2) - b7;
+}
+
+VIDK_CORE void vidk_h264_ftx_1d(int n, int32_t *x, int s) {
+    if (n == 4)
+        vidk_h264_ftx4_1d(x, x, s);
+    else
+        vidk_h264_ftx8_1d(x, x, s);
+}
+
+/* The n x n forward transform in place: rows first, then columns. */
+VIDK_CORE void vidk_h264_ftx_2d(int n, int32_t *x) {
+    for (int i = 0; i < n; i++)
+        vidk_h264_ftx_1d(n, x + i * n, 1);
+    for (int j = 0; j < n; j++)
+        vidk_h264_ftx_1d(n, x + j, n);
+}
+
+/* w = forward transform of (src - pred), n = 4 or 8. */
+VIDK_CORE void vidk_h264_sub_fdct(int n, int32_t *w, const uint8_t *src, ptrdiff_t ss,
+                                  const uint8_t *pred, ptrdiff_t ps) {
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++)
+            w[y * n + x] = src[y * ss + x] - pred[y * ps + x];
+    vidk_h264_ftx_2d(n, w);
+}
+
+/* Dead-zone offset of the quantiser: 2^qbits / 3 (intra) or / 6 (inter). */
+VIDK_CORE int32_t vidk_h264_deadzone(int qbits, int intra) {
+    return (int32_t)(((uint32_t)1 << qbits) / (intra ? 3u : 6u));
+}
+
+/* level = sign(w) * min(32767, (|w| * mf + f) >> qbits), exact (64-bit product). */
+VIDK_CORE int vidk_h264_quant1(int32_t w, uint32_t mf, int qbits, uint32_t f) {
+    const uint32_t a = w < 0 ? 0u - (uint32_t)w : (uint32_t)w;
+    uint64_t l = ((uint64_t)a * mf + f) >> qbits;
+    if (l > 32767) l = 32767;
+    return w < 0 ? -(int)l : (int)l;
+}
+
+/* len levels; returns the non-zero count. */
+VIDK_CORE int vidk_h264_quant(int len, int16_t *lev, const int32_t *w, const int32_t *mf,
+                              int qbits, int32_t f) {
+    int nz = 0;
+    for (int k = 0; k < len; k++) {
+        const int l = vidk_h264_quant1(w[k], (uint32_t)mf[k], qbits, (uint32_t)f);
+        lev[k] = (int16_t)l;
+        nz += l != 0;
+    }
+    return nz;
+}
+
+#endif

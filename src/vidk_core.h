@@ -1,0 +1,29 @@
+/* The qualifier of the scalar arithmetic cores (src/h264_core.h, src/hevc_core.h, ...):
+ * one definition of each of the standards' operations, compiled as C11 (the reference
+ * kernels, the CPU coding loop) and as CUDA host + device code (the kernels, their host
+ * emulation). Every core function is force-inlined: a CUDA kernel that calls one on a
+ * register array with constant indices compiles to the operations written out in place. */
+#ifndef VIDK_CORE_H
+#define VIDK_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define VIDK_CORE static __host__ __device__ __forceinline__
+#else
+#define VIDK_CORE static inline
+#endif
+
+/* Arithmetic right shift (floor division by 2^n) of the two's-complement value of v:
+ * the inverse transforms compute on uint32_t so that sums wrap without undefined
+ * behaviour; every supported compiler implements signed >> as arithmetic. */
+VIDK_CORE uint32_t vidk_sra(uint32_t v, int n) {
+    return (uint32_t)((int32_t)v >> n);
+}
+
+VIDK_CORE int vidk_clip3(int v, int lo, int hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+#endif
