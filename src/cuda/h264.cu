@@ -21,7 +21,6 @@
 // Every entry point exists twice: on the device, and emulated on the host (the same
 // packing and chunking, the kernels' phase functions run by h264_emu.cuh, no CUDA call)
 // for tests on machines without a GPU.
-#define VIDK_H264_FILE main
 #include "h264_host.cuh"
 
 #include <stdlib.h>

@@ -1,6 +1,5 @@
 // H.264 on the device: the compact inverse (packing of records and levels, the cached
 // graph, the chunked pipeline over the streams). Overview in h264.cu.
-#define VIDK_H264_FILE compact
 #include "h264_host.cuh"
 
 #include <stdlib.h>

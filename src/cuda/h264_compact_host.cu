@@ -1,6 +1,5 @@
 // H.264 on the device: the compact inverse with parallel host staging (opts.host), and
 // the batch inverse entry (validation, overlapping batches on the host). Overview in h264.cu.
-#define VIDK_H264_FILE compact_host
 #include "h264_host.cuh"
 
 #include <stdlib.h>

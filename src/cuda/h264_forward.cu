@@ -1,7 +1,6 @@
 // H.264 on the device: the batch forward (residual, forward transform, quantisation and
 // the non-zero counts, in bands over the streams). Overview in h264.cu.
 #define VIDK_H264_OWNS_FWD_KERNEL
-#define VIDK_H264_FILE forward
 #include "h264_host.cuh"
 
 #include <stdlib.h>

@@ -1,7 +1,6 @@
 // H.264 on the device: the frame inverse by the fast dense kernel (opts.dense_vec) and the
 // dense baseline. Overview in h264.cu.
 #define VIDK_H264_OWNS_VEC_KERNEL
-#define VIDK_H264_FILE frame
 #include "h264_host.cuh"
 
 #include <stdlib.h>

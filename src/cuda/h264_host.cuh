@@ -11,26 +11,10 @@
 #include "exec.cuh"
 #include "h264_cuda.h"
 
-// h264_kern.cuh defines two kernels that are not templates: vec_kernel (launched by
-// h264_frame.cu) and fwd_kernel (h264_forward.cu). Every other file that includes it gives
-// its copy a name of its own (VIDK_H264_FILE, set by each file before this header), so
-// that the library links one definition of each.
-#define VIDK_H264_CAT_(a, b) a##_##b
-#define VIDK_H264_CAT(a, b)  VIDK_H264_CAT_(a, b)
-#ifndef VIDK_H264_OWNS_VEC_KERNEL
-#define vec_kernel VIDK_H264_CAT(vec_kernel, VIDK_H264_FILE)
-#endif
-#ifndef VIDK_H264_OWNS_FWD_KERNEL
-#define fwd_kernel VIDK_H264_CAT(fwd_kernel, VIDK_H264_FILE)
-#endif
+// h264_kern.cuh defines the two non-template kernels (vec_kernel, fwd_kernel) only in the
+// file that launches them (VIDK_H264_OWNS_VEC_KERNEL / _FWD_KERNEL set before this header).
 #include "h264_emu.cuh"
 #include "h264_kern.cuh"
-#ifndef VIDK_H264_OWNS_VEC_KERNEL
-#undef vec_kernel
-#endif
-#ifndef VIDK_H264_OWNS_FWD_KERNEL
-#undef fwd_kernel
-#endif
 
 #include <stdlib.h>
 #include <string.h>

@@ -136,6 +136,9 @@ VK_HD unsigned fwd_dc(const FwdArgs &a, int mbi, int t, const int32_t *dcw) {
     return l != 0;
 }
 
+// Defined only in the file that launches it (h264_forward.cu): a non-template kernel may have
+// one definition in the library.
+#ifdef VIDK_H264_OWNS_FWD_KERNEL
 __global__ void __launch_bounds__(128) fwd_kernel(const FwdArgs a) {
     __shared__ uint32_t sm[4][kFwdWarpWords];
     __shared__ int32_t dcw[3 * 16];
@@ -160,6 +163,7 @@ __global__ void __launch_bounds__(128) fwd_kernel(const FwdArgs a) {
     nz = __reduce_add_sync(0xffffffffu, nz);
     if (lane == 0 && nz) atomicAdd(a.nnz, (unsigned long long)nz);
 }
+#endif
 
 } // namespace vidk_h264cu
 

@@ -383,6 +383,9 @@ VK_HD void vec_p3(const VecArgs &a, int lane, const VecLane &s, const uint32_t *
         vec_chroma(a, s, lane, wsm);
 }
 
+// Defined only in the file that launches it (h264_frame.cu): a non-template kernel may have
+// one definition in the library.
+#ifdef VIDK_H264_OWNS_VEC_KERNEL
 __global__ void __launch_bounds__(kVecMaxThreads, 2) vec_kernel(const VecArgs a) {
     __shared__ uint32_t sm[kVecMaxThreads / 32][kVecWarpWords];
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
@@ -397,6 +400,7 @@ __global__ void __launch_bounds__(kVecMaxThreads, 2) vec_kernel(const VecArgs a)
     __syncwarp();
     vec_p3(a, lane, s, wsm);
 }
+#endif
 
 } // namespace vidk_h264cu
 
