@@ -4,7 +4,7 @@
  *   public API (vidk_sad_frame, vidk_me_search, vidk_h264_batch_inverse, vidk_enc_receive,
  *   ...) -> argument validation, once, in the family's file -> ctx->ops.<family>.<op>(...)
  *   -> the backend's implementation: the CPU drivers (*_cpu, vidk_me_search_ref/_fast,
- *   src/encode.c) or the CUDA launchers (src/cuda/cuda_ops.cu).
+ *   src/enc/encode.c) or the CUDA launchers (src/cuda/cuda_ops.cu).
  * vidk_open (src/lib.c) resolves the backend and copies its table into ctx->ops once;
  * nothing else in src/ asks which backend a context has.
  *
@@ -51,7 +51,7 @@ typedef struct VidkOps {
         int (*forward)(VidkContext *ctx, VidkHevcBatch *b);
         int (*inverse)(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic);
     } hevc;
-    /* The coding loop, per encoder (src/enc.h); close releases what open made, also after
+    /* The coding loop, per encoder (src/enc/enc.h); close releases what open made, also after
      * a failed open. receive codes the oldest queued picture. */
     struct {
         int (*open)(VidkEncoder *e);

@@ -1,5 +1,5 @@
 /* The H.264 transform and quantiser arithmetic, written once: the C reference
- * (src/h264.c), the coding loop (src/enc_core.h, enc_tmpl.h, src/cuda/enc_warp.cuh) and
+ * (src/h264.c), the coding loop (src/enc/enc_core.h, enc_tmpl.h, src/cuda/enc_warp.cuh) and
  * the CUDA kernels (src/cuda/h264_kern.cuh) call these functions; the x86 SIMD kernels
  * are implementations of the same operations, checked against the C reference by
  * tests/checkkern.

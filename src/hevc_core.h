@@ -1,5 +1,5 @@
 /* The HEVC transform and quantiser arithmetic, written once: the C reference (src/hevc.c),
- * the coding loop (src/enc_core.h, enc_tmpl.h, src/cuda/enc_warp.cuh) call these
+ * the coding loop (src/enc/enc_core.h, enc_tmpl.h, src/cuda/enc_warp.cuh) call these
  * functions. References: ITU-T H.265 8.6.2 - 8.6.4.2; the forward path is the HM
  * reference encoder's (TComTrQuant xTr, xQuant without RDOQ).
  *

@@ -1,6 +1,6 @@
 /* Exp-Golomb code lengths (H.264 9.1, 9.1.1), written once: the bits of a motion-vector
  * difference in the motion search's vector cost (src/cuda/me_kern.cuh) and the coding
- * loop's bit estimates (src/enc_core.h). */
+ * loop's bit estimates (src/enc/enc_core.h). */
 #ifndef VIDK_ME_CORE_H
 #define VIDK_ME_CORE_H
 

@@ -1,5 +1,5 @@
 /* The SAD of a block, written once: the C reference kernels (src/sad.c) and the coding loop
- * (src/enc_core.h, enc_tmpl.h, src/cuda/enc_warp.cuh) call it. The x86 SIMD kernels and
+ * (src/enc/enc_core.h, enc_tmpl.h, src/cuda/enc_warp.cuh) call it. The x86 SIMD kernels and
  * the CUDA motion search (packed byte differences) are other forms of the same sum,
  * checked against the C reference by tests/checkkern and tests/test_me_cuda.c. */
 #ifndef VIDK_SAD_CORE_H

@@ -1,4 +1,4 @@
-/* Conformance of the prediction functions of src/enc_core.h (the coding loop's per-block
+/* Conformance of the prediction functions of src/enc/enc_core.h (the coding loop's per-block
  * arithmetic) against an independent transcription of the standards' formulas:
  *
  *   H.264   8.3.3    Intra_16x16 (V, H, DC with its four availability cases, Plane)
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "enc_core.h"
+#include "enc/enc_core.h"
 #include "test_util.h"
 
 static uint32_t g_rs; /* random state */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "enc.h"
+#include "enc/enc.h"
 #include "gen.h"
 #include "picio.h"
 #include "test_util.h"

@@ -8,7 +8,7 @@
 #ifndef VIDK_CUDA_ENC_WARP_CUH
 #define VIDK_CUDA_ENC_WARP_CUH
 
-#include "enc.h"
+#include "enc/enc.h"
 
 namespace vidk_encw {
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "enc.h"
+#include "enc/enc.h"
 #include "enc_warp.cuh"
 
 // ---- the unit drivers with the core primitives, on the device ----
@@ -28,8 +28,8 @@ struct EncOps {
     int unused;
 };
 #define ENC_T(n) enc_cu_##n
-#include "enc_ops_core.h"
-#include "enc_tmpl.h"
+#include "enc/enc_ops_core.h"
+#include "enc/enc_tmpl.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-/* The coding loop's encoder object, shared by the CPU driver (src/encode.c) and the CUDA
+/* The coding loop's encoder object, shared by the CPU driver (src/enc/encode.c) and the CUDA
  * backend (src/cuda/encode.cu). Not installed. */
 #ifndef VIDK_ENC_H
 #define VIDK_ENC_H
@@ -32,7 +32,7 @@ struct VidkEncoder {
     void *cuda;    /* CUDA backend state (src/cuda/encode.cu) */
 };
 
-/* ---- src/enc_frame.c: backend-independent helpers of both drivers ---- */
+/* ---- src/enc/enc_frame.c: backend-independent helpers of both drivers ---- */
 
 /* Is frame `index` an intra frame? */
 int vidk_enc_is_intra(const VidkEncoder *e, int64_t index);
@@ -49,7 +49,7 @@ int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic);
 /* Host wall clock in ms. */
 double vidk_enc_now_ms(void);
 
-/* Test hook (src/encode.c): 1 = the CPU driver codes with enc_core.h's primitives (what
+/* Test hook (src/enc/encode.c): 1 = the CPU driver codes with enc_core.h's primitives (what
  * the device runs) instead of the context's dsp tables; same bits. No effect on cuda. */
 void vidk_enc_set_core_path(VidkEncoder *e, int on);
 

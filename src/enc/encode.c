@@ -2,7 +2,7 @@
  * CPU backends' driver (vidk_enc_cpu_*). The driver codes inter frames by unit rows and
  * intra frames by wavefront diagonals on ctx->ops.run (serial for c and simd, the pool
  * for threads) with the context's dsp kernels. cuda: src/cuda/encode.cu, reached only
- * through the table. Frame set-up and statistics: src/enc_frame.c. docs/ENCODE.md is the
+ * through the table. Frame set-up and statistics: src/enc/enc_frame.c. docs/ENCODE.md is the
  * specification. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Backend-independent helpers of the coding loop, the layer under both drivers (the CPU
- * one in src/encode.c, the CUDA one in src/cuda/encode.cu): frame set-up, motion-search
+ * one in src/enc/encode.c, the CUDA one in src/cuda/encode.cu): frame set-up, motion-search
  * parameters, statistics. Calls nothing of either driver. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

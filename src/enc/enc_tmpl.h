@@ -9,7 +9,7 @@
  *   EO_HEVC_FWD(log2n, coef, res, tmp) / EO_HEVC_INV(log2n, res, coef, tmp)
  *   EO_HEVC_QUANT(lev, coef, len, scale, qbits, off)   returns the non-zeros
  *   EO_HEVC_DEQUANT(coef, lev, len, scale, shift)
- * (src/encode.c: the dsp kernels of the context, and the core primitives of enc_core.h;
+ * (src/enc/encode.c: the dsp kernels of the context, and the core primitives of enc_core.h;
  * src/cuda/encode.cu: the core primitives on the device). The specification is
  * docs/ENCODE.md. */
 

@@ -1,5 +1,5 @@
 /* enc_tmpl.h's transform primitives bound to the families' cores (h264_core.h, hevc_core.h):
- * what the device runs (src/cuda/encode.cu) and what src/encode.c's test instance runs on a
+ * what the device runs (src/cuda/encode.cu) and what src/enc/encode.c's test instance runs on a
  * CPU. Include right before enc_tmpl.h, with ENC_T defined. */
 #define EO_H264_SUB_FDCT(n, w, s, ss, p, ps) vidk_h264_sub_fdct(n, w, s, ss, p, ps)
 #define EO_H264_QUANT(n, lev, w, mf, qb, fo) vidk_h264_quant((n) * (n), lev, w, mf, qb, fo)

@@ -1,4 +1,4 @@
-/* The coding loop's per-block arithmetic, shared by the CPU encoder (src/encode.c, C11)
+/* The coding loop's per-block arithmetic, shared by the CPU encoder (src/enc/encode.c, C11)
  * and the CUDA encoder (src/cuda/encode.cu, device code): one source, so every backend
  * makes the same decisions and reconstructs the same samples. docs/ENCODE.md is the
  * specification this file implements.
