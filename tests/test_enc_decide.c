@@ -240,7 +240,8 @@ static void noise_frame(VidkPicture *p) {
 /* Code a noise picture (intra), then its reconstruction moved by mv4; check the expected
  * partition counts, every vector, the mode bits and a zero luma residual. */
 static void check_moved(VidkCodec codec, int qp, int W, int H, const VidkMv *mv4,
-                        const uint32_t *want_parts, uint64_t want_bits_mode, const char *what) {
+                        const uint32_t *want_parts, uint64_t want_bits_mode,
+                        int64_t want_bits_mv, const char *what) {
     Run r;
     VidkPicture f0, f1;
     VidkEncFrameInfo info;
@@ -274,6 +275,10 @@ static void check_moved(VidkCodec codec, int qp, int W, int H, const VidkMv *mv4
         fprintf(stderr, "%s QP %d: bits_mode %llu, expected %llu\n", what, qp,
                 (unsigned long long)info.bits_mode, (unsigned long long)want_bits_mode);
     CHECK_EQ_U(info.bits_mode, want_bits_mode);
+    if (want_bits_mv >= 0 && info.bits_mv != (uint64_t)want_bits_mv)
+        fprintf(stderr, "%s QP %d: bits_mv %llu, expected %lld\n", what, qp,
+                (unsigned long long)info.bits_mv, (long long)want_bits_mv);
+    if (want_bits_mv >= 0) CHECK_EQ_U(info.bits_mv, (uint64_t)want_bits_mv);
     CHECK_EQ_U(info.sse[0], 0); /* the prediction is the source */
     CHECK_EQ_U(info.nnz[0], 0);
 done:
@@ -282,59 +287,98 @@ done:
     run_close(&r);
 }
 
-/* H.264, 96x96 (6 x 6 macroblocks): the border macroblocks keep vector (0, 0) (P_L0_16x16);
- * each interior one gets a pattern whose best partition is known (docs/ENCODE.md §4). */
+/* Length of se(v), counted from the code's bit pattern (H.264 9.1): codeNum k = 2v - 1 or
+ * -2v has floor(log2(k + 1)) leading zeros, a one and as many info bits. */
+static unsigned se_len(int v) {
+    unsigned k = v > 0 ? 2u * (unsigned)v - 1u : 2u * (unsigned)(-v), lz = 0;
+    while ((k + 1) >> (lz + 1))
+        lz++;
+    return 2 * lz + 1;
+}
+
+/* The partition vectors of a macroblock of pattern pat (below) at (x, y), in the coding
+ * order of docs/ENCODE.md §4. */
+static int h264_pvs(const VidkMv *mv4, int W, int x, int y, int pat, VidkMv *o) {
+#define MV(dx, dy) mv4[((y + (dy)) / 4) * (W / 4) + (x + (dx)) / 4]
+    static const int8_t list[6][16] = {
+        {0, 0},                                               /* 16x16 */
+        {0, 0, 0, 8},                                         /* 16x8 */
+        {0, 0, 8, 0},                                         /* 8x16 */
+        {0, 0, 8, 0, 0, 8, 8, 8},                             /* four 8x8 */
+        {0, 0, 0, 4, 8, 0, 0, 8, 8, 8},                       /* 8x4, three 8x8 */
+        {0, 0, 8, 0, 12, 0, 8, 4, 12, 4, 0, 8, 8, 8, 12, 8}}; /* 8x8, 4x4, 8x8, 4x8 */
+    static const int count[6] = {1, 2, 2, 4, 5, 8};
+    const int k = pat >= 1 && pat <= 5 ? pat : 0; /* the rest: one vector */
+    for (int i = 0; i < count[k]; i++)
+        o[i] = MV(list[k][2 * i], list[k][2 * i + 1]);
+    return count[k];
+#undef MV
+}
+
+/* H.264, 80x160 (5 x 10 macroblocks): the border macroblocks keep vector (0, 0)
+ * (P_L0_16x16), the interior ones move uniformly, and the right column's interior
+ * macroblocks get a pattern whose best partition is known (docs/ENCODE.md §4), with
+ * vectors that never point right (no reference sample past the edge). Every macroblock's
+ * left neighbour moves uniformly, so the MVD predictor (the left unit's 16x16 vector) and
+ * bits_mv are known too. */
 static void test_h264_partitions(void) {
-    enum { W = 96, H = 96 };
+    enum { W = 80, H = 160 };
     static VidkMv mv4[(W / 4) * (H / 4)];
     memset(mv4, 0, sizeof(mv4));
     uint32_t parts[VIDK_ENC_PART_COUNT] = {0};
     uint64_t bits = 0;
-    int n = 0;
+    int n = 0, pats[(W / 16) * (H / 16)];
     for (int my = 0; my < H / 16; my++)
         for (int mx = 0; mx < W / 16; mx++) {
             const int x = 16 * mx, y = 16 * my;
-            const int interior = mx > 0 && my > 0 && mx < W / 16 - 1 && my < H / 16 - 1;
-            const int pat = interior ? n++ % 7 : -1;
+            const int inner_row = my > 0 && my < H / 16 - 1;
+            const int pat = inner_row && mx == W / 16 - 1 ? n++ % 7
+                            : inner_row && mx > 0         ? 7
+                                                          : -1;
+            pats[my * (W / 16) + mx] = pat;
             switch (pat) {
+            case 7: /* uniform */
+                set_rect(mv4, W, x, y, 16, 16, mx - 2, (my % 3) - 1);
+                parts[VIDK_ENC_PART_16x16]++, bits += 1 + 1;
+                break;
             case 0: /* one vector: P_L0_16x16 (+1 transform_size_8x8_flag) */
-                set_rect(mv4, W, x, y, 16, 16, 2, -1);
+                set_rect(mv4, W, x, y, 16, 16, -2, -1);
                 parts[VIDK_ENC_PART_16x16]++, bits += 1 + 1;
                 break;
             case 1: /* top / bottom: 16x8 */
-                set_rect(mv4, W, x, y, 16, 8, 1, 1);
+                set_rect(mv4, W, x, y, 16, 8, -1, 1);
                 set_rect(mv4, W, x, y + 8, 16, 8, -2, 0);
                 parts[VIDK_ENC_PART_16x8]++, bits += 3 + 1;
                 break;
             case 2: /* left / right: 8x16 */
                 set_rect(mv4, W, x, y, 8, 16, 0, 2);
-                set_rect(mv4, W, x + 8, y, 8, 16, 3, -1);
+                set_rect(mv4, W, x + 8, y, 8, 16, -3, -1);
                 parts[VIDK_ENC_PART_8x16]++, bits += 3 + 1;
                 break;
             case 3: /* four quadrants: P_8x8, four 8x8 sub-macroblocks, 8x8 transform */
-                set_rect(mv4, W, x, y, 8, 8, 1, 0);
+                set_rect(mv4, W, x, y, 8, 8, -1, 0);
                 set_rect(mv4, W, x + 8, y, 8, 8, 0, 1);
-                set_rect(mv4, W, x, y + 8, 8, 8, -1, 0);
+                set_rect(mv4, W, x, y + 8, 8, 8, -2, 1);
                 set_rect(mv4, W, x + 8, y + 8, 8, 8, 0, -1);
                 parts[VIDK_ENC_PART_8x8]++, bits += 5 + 4 * 1 + 1;
                 break;
             case 4: /* P_8x8, quadrant 0 as 8x4 (then no 8x8 transform) */
-                set_rect(mv4, W, x, y, 8, 4, 1, 2);
-                set_rect(mv4, W, x, y + 4, 8, 4, 2, 1);
+                set_rect(mv4, W, x, y, 8, 4, -1, 2);
+                set_rect(mv4, W, x, y + 4, 8, 4, -2, 1);
                 set_rect(mv4, W, x + 8, y, 8, 8, -3, 0);
                 set_rect(mv4, W, x, y + 8, 8, 8, 0, -3);
-                set_rect(mv4, W, x + 8, y + 8, 8, 8, 2, 2);
+                set_rect(mv4, W, x + 8, y + 8, 8, 8, -2, -2);
                 parts[VIDK_ENC_PART_8x8]++, bits += 5 + 3 + 1 + 1 + 1;
                 break;
             case 5: /* P_8x8: 8x8, 4x4 (four vectors), 8x8, 4x8 */
                 set_rect(mv4, W, x, y, 8, 8, -1, -1);
-                set_rect(mv4, W, x + 8, y, 4, 4, 1, 0);
+                set_rect(mv4, W, x + 8, y, 4, 4, -1, 0);
                 set_rect(mv4, W, x + 12, y, 4, 4, 0, 1);
                 set_rect(mv4, W, x + 8, y + 4, 4, 4, -1, 2);
-                set_rect(mv4, W, x + 12, y + 4, 4, 4, 2, -2);
-                set_rect(mv4, W, x, y + 8, 8, 8, 3, 3);
+                set_rect(mv4, W, x + 12, y + 4, 4, 4, -2, -2);
+                set_rect(mv4, W, x, y + 8, 8, 8, -3, 3);
                 set_rect(mv4, W, x + 8, y + 8, 4, 8, -2, 1);
-                set_rect(mv4, W, x + 12, y + 8, 4, 8, 1, -2);
+                set_rect(mv4, W, x + 12, y + 8, 4, 8, -1, -2);
                 parts[VIDK_ENC_PART_8x8]++, bits += 5 + 1 + 5 + 1 + 3;
                 break;
             default: /* border, pattern 6: vector (0, 0) */
@@ -342,8 +386,20 @@ static void test_h264_partitions(void) {
                 break;
             }
         }
+    int64_t bits_mv = 0;
+    for (int my = 0; my < H / 16; my++)
+        for (int mx = 0; mx < W / 16; mx++) {
+            VidkMv pv[16], pred = {0, 0};
+            if (mx > 0) pred = mv4[(4 * my) * (W / 4) + 4 * (mx - 1)]; /* uniform left unit */
+            const int np = h264_pvs(mv4, W, 16 * mx, 16 * my, pats[my * (W / 16) + mx], pv);
+            for (int i = 0; i < np; i++) {
+                bits_mv += se_len(pv[i].x - pred.x) + se_len(pv[i].y - pred.y);
+                pred = pv[i];
+            }
+        }
     for (int q = 0; q < 2; q++)
-        check_moved(VIDK_CODEC_H264, q ? 24 : 0, W, H, mv4, parts, bits, "h264 partitions");
+        check_moved(VIDK_CODEC_H264, q ? 24 : 0, W, H, mv4, parts, bits, bits_mv,
+                    "h264 partitions");
 }
 
 /* HEVC, 128x128 (4 x 4 CTUs): the border CTUs keep (0, 0) (one 32x32 CU); the four interior
@@ -404,7 +460,7 @@ static void test_hevc_partitions(void) {
             }
         }
     for (int q = 0; q < 2; q++)
-        check_moved(VIDK_CODEC_HEVC, q ? 24 : 0, W, H, mv4, parts, bits, "hevc partitions");
+        check_moved(VIDK_CODEC_HEVC, q ? 24 : 0, W, H, mv4, parts, bits, -1, "hevc partitions");
 }
 
 /* ------------------------------------------------------------------ intra modes */
