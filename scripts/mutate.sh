@@ -31,6 +31,8 @@ mut ue_len_off_by_one src/enc_core.h \
     'for (unsigned v = k + 1; v > 1; v >>= 1)' 'for (unsigned v = k + 2; v > 1; v >>= 1)'
 mut se_mapping src/enc_core.h \
     '2u * (unsigned)(-v));' '2u * (unsigned)(-v) + 1u);'
+mut mvd_pred_left src/enc_core.h \
+    'if (ux > 0) v = enc_me_at(f, bs, ux - 1, uy).mv;' 'if (ux > 1) v = enc_me_at(f, bs, ux - 1, uy).mv;'
 mut h264_sub_tie src/enc_core.h \
     $'if (c[k] < c[b]) b = k;\n        sub[q] = b;' $'if (c[k] <= c[b]) b = k;\n        sub[q] = b;'
 mut hevc_cu32_tie src/enc_core.h \

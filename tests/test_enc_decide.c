@@ -402,53 +402,67 @@ static void test_h264_partitions(void) {
                     "h264 partitions");
 }
 
-/* HEVC, 128x128 (4 x 4 CTUs): the border CTUs keep (0, 0) (one 32x32 CU); the four interior
- * ones carry known coding trees (docs/ENCODE.md §5). */
+/* HEVC, 64x192 (2 x 6 CTUs): the top and bottom rows keep (0, 0) (one 32x32 CU), the left
+ * column's other CTUs move uniformly and the right column's carry known coding trees
+ * (docs/ENCODE.md §5), with vectors that never point right. Every CTU's left neighbour
+ * moves uniformly, so the MVD predictor (its 32x32 vector) and bits_mv are known. */
 static void test_hevc_partitions(void) {
-    enum { W = 128, H = 128 };
+    enum { W = 64, H = 192 };
     static VidkMv mv4[(W / 4) * (H / 4)];
     memset(mv4, 0, sizeof(mv4));
     uint32_t parts[VIDK_ENC_PART_COUNT] = {0};
     uint64_t bits = 0;
+    int64_t bits_mv = 0;
+    /* PU positions (top-left sample inside the CTU) of each pattern, in coding order */
+    static const int8_t pus[4][18] = {
+        {0, 0},
+        {0, 0, 16, 0, 0, 16, 16, 16},
+        {0, 0, 0, 8, 16, 0, 24, 0, 0, 16, 8, 16, 0, 24, 8, 24, 16, 16},
+        {0, 0, 0, 4, 8, 0, 12, 0, 0, 8, 8, 8, 16, 0, 0, 16, 16, 16}};
+    static const int npu[4] = {1, 4, 9, 9};
     for (int cy = 0; cy < H / 32; cy++)
         for (int cx = 0; cx < W / 32; cx++) {
             const int x = 32 * cx, y = 32 * cy;
-            const int interior = cx > 0 && cy > 0 && cx < W / 32 - 1 && cy < H / 32 - 1;
-            const int pat = interior ? (cy - 1) * 2 + (cx - 1) : -1;
+            const int inner = cy > 0 && cy < H / 32 - 1;
+            const int pat = inner && cx == 1 ? cy - 1 : inner ? 4 : -1;
             switch (pat) {
+            case 4: /* uniform */
+                set_rect(mv4, W, x, y, 32, 32, cy % 3, cy % 2 ? 1 : -1);
+                parts[VIDK_ENC_PART_32x32]++, bits += 2;
+                break;
             case 0: /* one vector: 32x32 CU */
-                set_rect(mv4, W, x, y, 32, 32, 1, -2);
+                set_rect(mv4, W, x, y, 32, 32, -1, -2);
                 parts[VIDK_ENC_PART_32x32]++, bits += 2;
                 break;
             case 1: /* four 16x16 CUs, 2Nx2N */
-                set_rect(mv4, W, x, y, 16, 16, 2, 0);
+                set_rect(mv4, W, x, y, 16, 16, -2, 0);
                 set_rect(mv4, W, x + 16, y, 16, 16, 0, 2);
-                set_rect(mv4, W, x, y + 16, 16, 16, -2, 0);
+                set_rect(mv4, W, x, y + 16, 16, 16, -1, 1);
                 set_rect(mv4, W, x + 16, y + 16, 16, 16, 0, -2);
                 parts[VIDK_ENC_PART_16x16] += 4, bits += 1 + 4 * 2;
                 break;
             case 2: /* 2NxN, Nx2N, four 8x8 CUs, 2Nx2N */
-                set_rect(mv4, W, x, y, 16, 8, 1, 1);
-                set_rect(mv4, W, x, y + 8, 16, 8, -1, 1);
-                set_rect(mv4, W, x + 16, y, 8, 16, 3, 0);
+                set_rect(mv4, W, x, y, 16, 8, -1, 1);
+                set_rect(mv4, W, x, y + 8, 16, 8, -2, 1);
+                set_rect(mv4, W, x + 16, y, 8, 16, -3, 0);
                 set_rect(mv4, W, x + 24, y, 8, 16, 0, 3);
-                set_rect(mv4, W, x, y + 16, 8, 8, 1, 0);
+                set_rect(mv4, W, x, y + 16, 8, 8, -1, 0);
                 set_rect(mv4, W, x + 8, y + 16, 8, 8, 0, 1);
-                set_rect(mv4, W, x, y + 24, 8, 8, -1, 0);
+                set_rect(mv4, W, x, y + 24, 8, 8, -2, 0);
                 set_rect(mv4, W, x + 8, y + 24, 8, 8, 0, -1);
-                set_rect(mv4, W, x + 16, y + 16, 16, 16, 2, 2);
+                set_rect(mv4, W, x + 16, y + 16, 16, 16, -2, -2);
                 parts[VIDK_ENC_PART_16x8]++, parts[VIDK_ENC_PART_8x16]++;
                 parts[VIDK_ENC_PART_8x8]++, parts[VIDK_ENC_PART_16x16]++;
                 bits += 1 + 4 + 4 + (1 + 4 * 1) + 2;
                 break;
             case 3: /* 16x16 split into 8x8 CUs 2NxN, Nx2N, 2Nx2N, 2Nx2N; three 16x16 CUs */
-                set_rect(mv4, W, x, y, 8, 4, 1, 2);
-                set_rect(mv4, W, x, y + 4, 8, 4, 2, 1);
+                set_rect(mv4, W, x, y, 8, 4, -1, 2);
+                set_rect(mv4, W, x, y + 4, 8, 4, -2, 1);
                 set_rect(mv4, W, x + 8, y, 4, 8, -1, -2);
                 set_rect(mv4, W, x + 12, y, 4, 8, -2, -1);
-                set_rect(mv4, W, x, y + 8, 8, 8, 3, -3);
+                set_rect(mv4, W, x, y + 8, 8, 8, -3, -3);
                 set_rect(mv4, W, x + 8, y + 8, 8, 8, -3, 3);
-                set_rect(mv4, W, x + 16, y, 16, 16, 1, 0);
+                set_rect(mv4, W, x + 16, y, 16, 16, -1, 0);
                 set_rect(mv4, W, x, y + 16, 16, 16, 0, 1);
                 set_rect(mv4, W, x + 16, y + 16, 16, 16, -1, -1);
                 parts[VIDK_ENC_PART_8x8]++, parts[VIDK_ENC_PART_16x16] += 3;
@@ -459,8 +473,21 @@ static void test_hevc_partitions(void) {
                 break;
             }
         }
+    for (int cy = 0; cy < H / 32; cy++)
+        for (int cx = 0; cx < W / 32; cx++) {
+            const int inner = cy > 0 && cy < H / 32 - 1, k = inner && cx == 1 ? cy - 1 : 0;
+            VidkMv pred = {0, 0};
+            if (cx > 0) pred = mv4[(8 * cy) * (W / 4) + 8 * (cx - 1)]; /* uniform left CTU */
+            for (int i = 0; i < npu[k]; i++) {
+                const VidkMv v = mv4[((32 * cy + pus[k][2 * i + 1]) / 4) * (W / 4) +
+                                     (32 * cx + pus[k][2 * i]) / 4];
+                bits_mv += se_len(v.x - pred.x) + se_len(v.y - pred.y);
+                pred = v;
+            }
+        }
     for (int q = 0; q < 2; q++)
-        check_moved(VIDK_CODEC_HEVC, q ? 24 : 0, W, H, mv4, parts, bits, -1, "hevc partitions");
+        check_moved(VIDK_CODEC_HEVC, q ? 24 : 0, W, H, mv4, parts, bits, bits_mv,
+                    "hevc partitions");
 }
 
 /* ------------------------------------------------------------------ intra modes */
