@@ -193,5 +193,4 @@ if [ $bad != 0 ]; then
 fi
 echo "mutate: every mutation was caught"
 }
-main "$@"
-exit $?
+main "$@"; exit $? # one line: read whole before main runs
