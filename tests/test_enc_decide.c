@@ -582,9 +582,13 @@ static void test_intra_structures(void) {
     for (int kind = 0; kind < 4; kind++) {
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++)
-                *px(&src, 0, x, y) = kind == 0 || kind == 3 ? col[x]
-                                     : kind == 1            ? row[y]
-                                                            : (uint8_t)(20 + 2 * x + y);
+                /* HEVC: stripes plus 3 on odd rows, so that mode 26 still wins and its
+                 * first-column edge filter (8.4.4.2.6) moves even rows by -2: the energy
+                 * shows whether the filter was applied */
+                *px(&src, 0, x, y) = kind == 0   ? col[x]
+                                     : kind == 3 ? (uint8_t)(col[x] + 3 * (y % 2))
+                                     : kind == 1 ? row[y]
+                                                 : (uint8_t)(20 + 2 * x + y);
         const VidkCodec codec = kind == 3 ? VIDK_CODEC_HEVC : VIDK_CODEC_H264;
         Run r;
         VidkEncFrameInfo info;
