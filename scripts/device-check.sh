@@ -119,6 +119,7 @@ command -v ninja >/dev/null 2>&1 && [ ! -f "$build/Makefile" ] && gen=(-G Ninja)
 run configure "$logs/configure.log" cmake -S "$root" -B "$build" "${gen[@]}" \
     -DCMAKE_BUILD_TYPE=Release -DVIDK_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     -DVIDK_BUILD_TESTS=ON -DVIDK_BUILD_TOOLS=ON -DVIDK_BUILD_BENCH=ON -DVIDK_SANITIZE=OFF \
+    ${VIDK_VIDEO_DIR:+-DVIDK_SHARED_VIDEO="$VIDK_VIDEO_DIR"} \
     ${VIDK_GIT_COMMIT:+-DVIDK_GIT_COMMIT="$VIDK_GIT_COMMIT"} ${VIDK_CMAKE_ARGS:-} || finish
 if ! grep -q '^#define VIDK_HAVE_CUDA 1' "$build/config.h" 2>/dev/null; then
     record "cuda enabled" FAIL 0 "config.h has no VIDK_HAVE_CUDA 1 (nvcc not found?)"
@@ -146,6 +147,8 @@ fi
 
 # ---- ctest -----------------------------------------------------------------------------
 export VIDK_REQUIRE_GPU=1
+# With clips here, a test whose real-clip part cannot run fails instead of skipping.
+[ -n "${VIDK_VIDEO_DIR:-}" ] && export VIDK_REQUIRE_VIDEO=1
 ctest --test-dir "$build" -N -L gpu >"$logs/gpu-tests.txt" 2>&1
 mapfile -t gpu_tests < <(sed -n 's/^ *Test *#[0-9]*: *\([^ ]*\).*$/\1/p' "$logs/gpu-tests.txt")
 if [ ${#gpu_tests[@]} -eq 0 ] || ! printf '%s\n' "${gpu_tests[@]}" | grep -qx cuda; then

@@ -133,6 +133,6 @@ if [ -n "$VIDEO" ] && ls "$VIDEO"/*.y4m >/dev/null 2>&1; then
         >"$T/out" 2>"$T/err" || fail "real clips: $(cat "$T/err")"
     grep -q 'source: mosaic of' "$T/out" || fail "real clips: source is not the mosaic"
 else
-    echo "no real clips: real-video case skipped"
+    echo "no real clips: real-video case skipped"; [ "${VIDK_REQUIRE_VIDEO:-0}" = 0 ] && exit 77; exit 1
 fi
 echo "cli_bench_hevc: all passed"

@@ -666,6 +666,7 @@ static int test_real(void) {
     if (!d) {
         fprintf(stderr, "real video: none (no folder '%s'; set VIDK_VIDEO_DIR)\n", dir);
         CHECK(!(env && *env)); /* a folder named explicitly must exist */
+        test_video_missing("real clips missing: real-video part not run");
         return 0;
     }
     for (struct dirent *e; (e = readdir(d));) {

@@ -217,8 +217,10 @@ static void real_clip(const char *dir, int cuda) {
     VidkPicture frames[MAX_FRAMES];
     const int n = clip_frames(frames, 6, dir, "akiyo_176x144_30fps_30f.y4m");
     if (n < 6) {
-        fprintf(stderr, "real clip: %s/akiyo_176x144_30fps_30f.y4m not readable, skipped\n",
-                dir);
+        char what[1100];
+        snprintf(what, sizeof(what), "real clip %s/akiyo_176x144_30fps_30f.y4m not readable",
+                 dir);
+        test_video_missing(what);
         if (n > 0) free_frames(frames, n);
         return;
     }
@@ -315,10 +317,7 @@ int main(int argc, char **argv) {
         else
             dir = argv[i];
     }
-    if (cuda && !vidk_backend_available(VIDK_BACKEND_CUDA)) {
-        fprintf(stderr, "test_encode: no CUDA device, skipped\n");
-        return 77;
-    }
+    if (cuda && !vidk_backend_available(VIDK_BACKEND_CUDA)) return test_no_gpu("test_encode");
     uint32_t seed = test_seed();
     if (!cuda) {
         api_errors();
@@ -331,6 +330,9 @@ int main(int argc, char **argv) {
     noise_frames(f, 3, 64, 48, &seed);
     compare_set("noise 64x48", f, 3, cuda);
     free_frames(f, 3);
-    if (dir) real_clip(dir, cuda);
+    if (dir)
+        real_clip(dir, cuda);
+    else
+        test_video_missing("no clip folder given: real-clip part not run");
     return test_finish("test_encode");
 }

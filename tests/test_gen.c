@@ -371,7 +371,7 @@ static void test_motion(uint32_t seed, int w, int h, int bd) {
         pic_alloc(&ref, w, h, bd, VIDK_CHROMA_420, 0))
         return;
     const int verbose = getenv("TEST_GEN_VERBOSE") != NULL;
-    int n_int = 0, n_frac = 0, n_obj = 0;
+    int n_int = 0, n_frac = 0, n_obj = 0, n_tie = 0;
     /* [0] integer pans, [1] sub-sample pans; summed over the frames checked */
     uint64_t s_true[2] = {0, 0}, s_zero[2] = {0, 0}, s_samples[2] = {0, 0};
     int found[2] = {0, 0}, searched[2] = {0, 0};
@@ -466,11 +466,19 @@ static void test_motion(uint32_t seed, int w, int h, int bd) {
             if (covered) continue;
             const uint32_t ot = sad_block(&cur, &ref, cx, cy, o[k].mvx, o[k].mvy, 8, 8);
             const uint32_t oz = sad_block(&cur, &ref, cx, cy, 0, 0, 8, 8);
+            /* An object on a flat stretch of itself (a uniform object, or its flat part
+             * under the centre 8x8) matches at (0, 0) exactly as well as at its vector:
+             * both vectors are right answers (seed 1795552424 draws one), so an equal SAD
+             * counts as equivalent, not as a miss; the true vector must never be worse. */
+            if (ot == oz) {
+                n_tie++;
+                continue;
+            }
             n_obj++;
             obj_true += ot;
             obj_zero += oz;
             /* only noise and the brightness change remain: < 4 per sample at 8 bit */
-            if (ot > (uint32_t)(64 * 4) << (bd - 8) || ot >= oz) {
+            if (ot > (uint32_t)(64 * 4) << (bd - 8) || ot > oz) {
                 fprintf(stderr, "object %d seed %u frame %d mv %d,%d: SAD %u vs zero %u\n", k,
                         seed, t, o[k].mvx, o[k].mvy, ot, oz);
                 CHECK(0);
@@ -487,6 +495,12 @@ static void test_motion(uint32_t seed, int w, int h, int bd) {
             (double)s_true[k] / (double)(s_samples[k] ? s_samples[k] : 1) / (1 << (bd - 8));
     }
     const double robj = (double)obj_true / (double)(obj_zero ? obj_zero : 1);
+    /* equivalent (flat) object blocks stay the exception */
+    if (n_tie > n_obj) {
+        fprintf(stderr, "motion seed %u: %d object blocks flat (true = zero SAD), %d not\n",
+                seed, n_tie, n_obj);
+        CHECK(0);
+    }
     fprintf(stderr,
             "motion seed %u %dx%d %d-bit: integer pans: SAD true/zero %.3f (%.2f per sample), "
             "search %d/%d exact; sub-sample pans: SAD true/zero %.3f, search %d/%d within 1; "
@@ -502,7 +516,8 @@ static void test_motion(uint32_t seed, int w, int h, int bd) {
     CHECK(found[1] * 4 >= searched[1] * 3);
     CHECK(half_true * 20 < half_off * 17); /* measured 0.53..0.75 */
     /* objects: exact integer motion, only noise and the brightness change remain */
-    CHECK(n_obj >= 3 || (w < 200 || h < 200)); /* small pictures: few objects >= 16x16 */
+    CHECK(n_obj + n_tie >= 3 ||
+          (w < 200 || h < 200)); /* small pictures: few objects >= 16x16 */
     CHECK(robj < 0.5);
     CHECK((double)obj_true / (n_obj ? 64.0 * n_obj : 1.0) / (1 << (bd - 8)) < 2.0);
     vidk_picture_free(&cur);
@@ -663,9 +678,9 @@ static void test_stats(const char *video_dir) {
     if (nclips) {
         CHECK(gs.median_std > std_lo / 2 && gs.median_std < std_hi * 2);
         CHECK(gs.rough > rough_lo / 2 && gs.rough < rough_hi * 1.5);
-    } else {
-        fprintf(stderr, "no real clips found: statistics checked against fixed bounds only\n");
     }
+    if (nclips < (int)(sizeof(clips) / sizeof(clips[0])))
+        test_video_missing("real clips missing: statistics not compared with camera video");
 }
 
 /* ---- CLI end-to-end ---------------------------------------------------------------- */

@@ -614,6 +614,10 @@ static void test_frame(VidkContext *const *ctxs, int nctx, VidkChroma chroma, in
     const int real =
         chroma != VIDK_CHROMA_400 && !read_y4m(path, 11, &src) && !read_y4m(path, 8, &pred);
     if (!real) {
+        /* 4:0:0 always takes the synthetic picture (the clip has chroma); a missing clip
+         * is a skipped part, not a quiet swap to the synthetic picture's lower floor. */
+        if (chroma != VIDK_CHROMA_400)
+            test_video_missing("real clip missing: frame test ran on the synthetic picture");
         synth_picture(&src, 0);
         synth_picture(&pred, 7);
     }

@@ -1095,7 +1095,10 @@ static void test_png(void) {
 static void test_real_clips(const char *dir) {
     DIR *d = dir ? opendir(dir) : NULL;
     if (!d) {
-        fprintf(stderr, "real clips: %s not found, skipped\n", dir ? dir : "(no folder given)");
+        char what[1100];
+        snprintf(what, sizeof(what), "real clips: %s not found",
+                 dir ? dir : "(no folder given)");
+        test_video_missing(what);
         return;
     }
     int clips = 0;

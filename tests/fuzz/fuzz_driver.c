@@ -191,7 +191,9 @@ static int run_file(const char *path) {
 static int run_path(const char *path) {
     struct stat st;
     if (stat(path, &st)) {
-        fprintf(stderr, "fuzz_y4m_driver: %s not found, skipped\n", path);
+        char what[4200];
+        snprintf(what, sizeof(what), "fuzz_y4m_driver: %s not found (its files not run)", path);
+        test_video_missing(what);
         return 0;
     }
     if (!S_ISDIR(st.st_mode)) return run_file(path) < 0 ? -1 : 1;
@@ -258,5 +260,5 @@ int main(int argc, char **argv) {
         free(seeds[i].p);
     fprintf(stderr, "fuzz_y4m_driver: %d files, %d seeds, %ld mutations: no failure\n", files,
             n_seeds, iterations);
-    return 0;
+    return test_finish("fuzz_y4m_driver");
 }

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Mutation check: does the test suite catch small deliberate bugs?
+#
+# Each mutation below replaces one exact piece of text in one file of a scratch copy of the
+# working tree (never the tree itself), rebuilds incrementally (CPU only, one build folder
+# reused across mutations and runs), runs the CPU test suite and expects it to FAIL. Prints
+# a table; exits 1 when a mutation survives (the suite still passes) or does not apply (its
+# text is no longer in the file: re-target it in the table below after the code moved).
+#
+#   scripts/mutate.sh                  every mutation
+#   scripts/mutate.sh NAME...          only these
+#   scripts/mutate.sh --list           the table
+#
+# Environment: VIDK_MUTATE_DIR scratch folder (default ${TMPDIR:-/tmp}/vidkern-mutate-$USER,
+# kept between runs so that builds stay incremental), VIDK_MUTATE_JOBS (default nproc).
+set -uo pipefail
+
+# ---------------------------------------------------------------- the mutations
+# mut NAME FILE ORIGINAL REPLACEMENT: ORIGINAL must occur exactly once in FILE.
+MUTS=()
+mut() { MUTS+=("$1" "$2" "$3" "$4"); }
+
+# The coding loop's decisions (the four the issue found unguarded first).
+mut lambda_qp22 src/enc_core.h \
+    '2,  2,  3,  3,  3,  4,  4,' '2,  2,  3,  4,  3,  4,  4,'
+mut hevc_qpc_30 src/encode.c \
+    '{29, 30, 31, 32, 33, 33, 34' '{30, 30, 31, 32, 33, 33, 34'
+mut h264_part_tie src/enc_core.h \
+    'if (cost[k] < cost[m]) m = k;' 'if (cost[k] <= cost[m]) m = k;'
+mut ue_len_off_by_one src/enc_core.h \
+    'for (unsigned v = k + 1; v > 1; v >>= 1)' 'for (unsigned v = k + 2; v > 1; v >>= 1)'
+mut se_mapping src/enc_core.h \
+    '2u * (unsigned)(-v));' '2u * (unsigned)(-v) + 1u);'
+mut mvd_pred_left src/enc_core.h \
+    'if (ux > 0) v = enc_me_at(f, bs, ux - 1, uy).mv;' 'if (ux > 1) v = enc_me_at(f, bs, ux - 1, uy).mv;'
+mut h264_sub_tie src/enc_core.h \
+    $'if (c[k] < c[b]) b = k;\n        sub[q] = b;' $'if (c[k] <= c[b]) b = k;\n        sub[q] = b;'
+mut hevc_cu32_tie src/enc_core.h \
+    'd->cu32 = c32 <= split;' 'd->cu32 = c32 < split;'
+mut hevc_cu16_tie src/enc_core.h \
+    'if (c16[q][k] < c16[q][b]) b = k;' 'if (c16[q][k] <= c16[q][b]) b = k;'
+mut h264_intra_tie src/enc_tmpl.h \
+    $'if (s < bsad) {\n            bsad = s, bm = m;' $'if (s <= bsad) {\n            bsad = s, bm = m;'
+mut h264_chroma_mode_tie src/enc_tmpl.h \
+    'if (ok && s < csad) {' 'if (ok && s <= csad) {'
+# (HEVC intra's tie rule is not here: the only ties in reach are between modes that predict
+# the same samples, so `<=` there changes nothing observable.)
+mut hevc_intra_unfiltered src/enc_tmpl.h \
+    'enc_hevc_pred(line, 16, 4, enc_hevc_modes[k], 1, pr);' \
+    'enc_hevc_pred(line, 16, 4, enc_hevc_modes[k], 0, pr);'
+mut h264_plane_round src/enc_core.h \
+    'const int b = (5 * hh + 32) >> 6' 'const int b = (5 * hh + 31) >> 6'
+mut hevc_mc_round src/enc_core.h \
+    '36 * t[2] - 4 * t[3] + 2048) >> 12' '36 * t[2] - 4 * t[3] + 2047) >> 12'
+mut h264_chroma_qp_44 src/h264.c \
+    '36, 37, 37, 37, 38, 38, 38, 39, 39, 39, 39};' '36, 37, 37, 38, 38, 38, 38, 39, 39, 39, 39};'
+# Kernels.
+mut h264_fdct_coef src/h264.c \
+    'o[s] = 2 * d03 + d12;' 'o[s] = 2 * d03 - d12;'
+mut h264_norm_adjust src/h264.c \
+    '{14, 23, 18}, {16, 25, 20}' '{14, 23, 18}, {16, 24, 20}'
+mut h264_mf_entry src/h264.c \
+    '{9362, 3647, 5825}' '{9362, 3647, 5824}'
+mut h264_deadzone src/h264.h \
+    '/ (intra ? 3u : 6u)' '/ (intra ? 3u : 5u)'
+mut hevc_matrix_entry src/hevc.c \
+    '{ 89,  75,  50,  18,' '{ 89,  75,  50,  17,'
+mut hevc_quant_round src/hevc.h \
+    '(islice ? 171 : 85)' '(islice ? 170 : 85)'
+mut hevc_level_scale src/hevc.c \
+    '{40, 45, 51, 57, 64, 72}' '{40, 45, 51, 57, 64, 71}'
+mut sad_c src/sad.c \
+    'sum += (unsigned)abs(src[x] - ref[x]);' 'sum += (unsigned)abs(src[x] - ref[x]) + (x == 1 && y == 2);'
+mut me_tiebreak src/me.c \
+    '(cost == b->cost && dist < b->dist)' '(cost == b->cost && dist <= b->dist)'
+# Readers.
+mut y4m_width_height tools/picio.c \
+    "if (tok[0] == 'W') {" "if (tok[0] == 'H') {"
+
+# Tests run per mutation: the CPU suite less the GPU tests (they skip here) and the slow
+# benchmark CLI runs. Fast tests first, stopping at the first failure; the slow tests
+# (checkkern) only when the fast ones missed the mutation.
+FAST_EXCLUDE='cuda|cli_bench|checkkern'
+SLOW_INCLUDE='checkkern|cli_bench'
+
+# ---------------------------------------------------------------- the machinery
+# In a function, parsed whole before it runs: editing this file during a run is safe.
+main() {
+cd "$(dirname "$0")/.." || exit 2
+repo=$(pwd)
+n=$((${#MUTS[@]} / 4))
+if [ "${1:-}" = --list ]; then
+    for ((i = 0; i < n; i++)); do printf '%-22s %s\n' "${MUTS[4 * i]}" "${MUTS[4 * i + 1]}"; done
+    exit 0
+fi
+want=" $* "
+for w in "$@"; do
+    found=0
+    for ((i = 0; i < n; i++)); do [ "${MUTS[4 * i]}" = "$w" ] && found=1; done
+    [ $found = 1 ] || { echo "mutate: no mutation named '$w' (see --list)" >&2; exit 2; }
+done
+jobs=${VIDK_MUTATE_JOBS:-$(nproc)}
+scratch=${VIDK_MUTATE_DIR:-${TMPDIR:-/tmp}/vidkern-mutate-${USER:-$(id -u)}}
+case "$scratch" in "$repo" | "$repo"/*)
+    echo "mutate: VIDK_MUTATE_DIR must lie outside the repository" >&2
+    exit 2
+    ;;
+esac
+src="$scratch/src" build="$scratch/build"
+mkdir -p "$src" "$build"
+log="$scratch/log"
+: >"$log"
+
+# Sync the working tree's tracked files into the scratch copy, rewriting only the files that
+# differ (so the build stays incremental).
+sync_tree() {
+    git ls-files -z | while IFS= read -r -d '' f; do
+        [ -f "$f" ] || continue
+        if ! cmp -s "$f" "$src/$f" 2>/dev/null; then
+            mkdir -p "$src/$(dirname "$f")"
+            cp "$f" "$src/$f"
+        fi
+    done
+    # The clip folder the tests look for (../shared/video relative to the tree).
+    [ -d "$repo/../shared" ] && ln -sfn "$repo/../shared" "$scratch/shared"
+}
+
+apply() { # file original replacement -> 0 applied, 3 not found, 4 ambiguous
+    python3 - "$@" <<'EOP'
+import sys
+path, old, new = sys.argv[1:4]
+text = open(path).read()
+k = text.count(old)
+if k != 1:
+    sys.exit(3 if k == 0 else 4)
+open(path, "w").write(text.replace(old, new))
+EOP
+}
+
+build_and_test() { # -> 0 suite passes, 1 suite fails, 2 build fails
+    cmake --build "$build" -j"$jobs" >>"$log" 2>&1 || return 2
+    ctest --test-dir "$build" -j"$jobs" -E "$FAST_EXCLUDE" --stop-on-failure >>"$log" 2>&1 ||
+        return 1
+    ctest --test-dir "$build" -j"$jobs" -R "$SLOW_INCLUDE" --stop-on-failure >>"$log" 2>&1 ||
+        return 1
+    return 0
+}
+
+t0=$(date +%s)
+sync_tree
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DVIDK_ENABLE_CUDA=OFF \
+    -DVIDK_SHARED_VIDEO="$scratch/shared/video" >>"$log" 2>&1 || {
+    echo "mutate: configure failed (see $log)" >&2
+    exit 2
+}
+build_and_test
+rc=$?
+if [ $rc != 0 ]; then
+    echo "mutate: the unmutated suite does not pass (rc $rc; see $log)" >&2
+    exit 2
+fi
+
+printf '\n%-22s | %-16s | %-12s | %s\n' mutation file result seconds
+printf -- '-----------------------+------------------+--------------+--------\n'
+bad=0 ran=0
+for ((i = 0; i < n; i++)); do
+    name=${MUTS[4 * i]} file=${MUTS[4 * i + 1]} orig=${MUTS[4 * i + 2]} repl=${MUTS[4 * i + 3]}
+    if [ -n "${*:-}" ] && [[ "$want" != *" $name "* ]]; then continue; fi
+    s=$(date +%s) ran=$((ran + 1))
+    echo "=== mutation $name ($file)" >>"$log"
+    apply "$src/$file" "$orig" "$repl"
+    a=$?
+    if [ $a = 0 ]; then
+        build_and_test
+        case $? in
+        0) result=SURVIVED bad=1 ;;
+        1) result=caught ;;
+        *) result=caught-build ;; # a mutation that does not compile is caught too
+        esac
+    elif [ $a = 3 ]; then
+        result='not found' bad=1
+    else
+        result=ambiguous bad=1
+    fi
+    cp "$file" "$src/$file" # restore (a new mtime: the next build recompiles it)
+    printf '%-22s | %-16s | %-12s | %s\n' "$name" "$file" "$result" $(($(date +%s) - s))
+done
+cmake --build "$build" -j"$jobs" >>"$log" 2>&1
+printf '\nmutate: %d mutations, %d s in all (log: %s)\n' "$ran" $(($(date +%s) - t0)) "$log"
+if [ $bad != 0 ]; then
+    echo "mutate: FAILED: a mutation survived or no longer applies (re-target it at the top of scripts/mutate.sh)"
+    exit 1
+fi
+echo "mutate: every mutation was caught"
+}
+main "$@"; exit $? # one line: read whole before main runs

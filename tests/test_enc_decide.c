@@ -1,0 +1,628 @@
+/* The coding loop's decisions against answers known in advance, written from docs/ENCODE.md
+ * and the standards, never from the source:
+ *
+ *   - lambda: vidk_enc_lambda(qp) against round(sqrt(0.85 * 2^((qp - 12) / 3))), every QP;
+ *   - chroma QP: H.264 Table 8-15 and HEVC Table 8-10, typed here from the standards, seen
+ *     through the chroma DC level of a flat chroma block coded at every QP (the level is
+ *     computed here from the forward transform and quantiser formulas);
+ *   - Exp-Golomb lengths: vidk_ue_bits / vidk_se_bits (the loop's bit estimates, an internal
+ *     header) against a count of the codewords in the order of H.264 9.1 / Table 9-3;
+ *   - H.264 and HEVC partitions: the current frame is the previous reconstruction moved
+ *     by known vectors per region, so the partition, every vector, the mode bits and a
+ *     zero luma residual are known (QP 0, lambda 0, where the tie rules decide, and QP 24);
+ *   - intra modes: flat pictures (every mode ties: the first in the documented order wins,
+ *     seen in the mode bits), vertical stripes, horizontal stripes and a gradient (the
+ *     energy map equals that of the vertical / horizontal / plane prediction computed here
+ *     from the reconstruction).
+ *
+ * Everything runs on the c backend; the backends are compared with each other elsewhere.
+ * Random texture is seeded (VIDK_TEST_SEED replays).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enc/enc_core.h"
+#include "test_util.h"
+
+static uint32_t g_seed;
+
+/* ------------------------------------------------------------------ an encoder run */
+
+typedef struct Run {
+    VidkContext *ctx;
+    VidkEncoder *e;
+    VidkEncGeometry g;
+    VidkEncMaps maps;
+    VidkPicture rec;
+} Run;
+
+static int run_open(Run *r, VidkCodec codec, int qp, int range, int w, int h) {
+    memset(r, 0, sizeof(*r));
+    VidkSettings s;
+    vidk_default_settings(&s);
+    s.backend = VIDK_BACKEND_C;
+    if (vidk_open(&r->ctx, &s) < 0) return -1;
+    VidkEncParams p;
+    vidk_enc_default_params(&p);
+    p.codec = codec;
+    p.qp = qp;
+    p.range = range;
+    p.outputs = VIDK_ENC_OUT_ALL;
+    if (vidk_enc_open(r->ctx, &r->e, &p, w, h) < 0) return -1;
+    vidk_enc_geometry(r->e, &r->g);
+    r->maps.mv = calloc((size_t)r->g.mv_w * r->g.mv_h, sizeof(VidkMv));
+    r->maps.energy = calloc((size_t)r->g.mb_w * r->g.mb_h, sizeof(uint32_t));
+    const size_t n = (size_t)r->g.coded_w * r->g.coded_h;
+    r->maps.levels[0] = calloc(n, sizeof(int16_t));
+    r->maps.levels[1] = calloc(n / 4, sizeof(int16_t));
+    r->maps.levels[2] = calloc(n / 4, sizeof(int16_t));
+    return vidk_picture_alloc(&r->rec, w, h, VIDK_CHROMA_420, 8, 0);
+}
+
+static int run_frame(Run *r, const VidkPicture *src, VidkEncFrameInfo *info) {
+    int err = vidk_enc_send(r->e, src);
+    if (err >= 0) err = vidk_enc_receive(r->e, &r->rec, &r->maps, info);
+    CHECK(err >= 0);
+    return err;
+}
+
+static void run_close(Run *r) {
+    vidk_enc_close(&r->e);
+    vidk_close(&r->ctx);
+    free(r->maps.mv);
+    free(r->maps.energy);
+    for (int k = 0; k < 3; k++)
+        free(r->maps.levels[k]);
+    vidk_picture_free(&r->rec);
+}
+
+static uint8_t *px(const VidkPicture *p, int pl, int x, int y) {
+    return (uint8_t *)p->data[pl] + (ptrdiff_t)y * p->stride[pl] + x;
+}
+
+static void fill_plane(VidkPicture *p, int pl, int v) {
+    const int w = pl ? p->w / 2 : p->w, h = pl ? p->h / 2 : p->h;
+    for (int y = 0; y < h; y++)
+        memset(px(p, pl, 0, y), v, (size_t)w);
+}
+
+/* ------------------------------------------------------------------ lambda */
+
+static void test_lambda(void) {
+    for (int qp = 0; qp <= 51; qp++) {
+        const double l = sqrt(0.85 * pow(2.0, (qp - 12) / 3.0));
+        CHECK(fabs(l - floor(l) - 0.5) > 1e-6); /* no value sits on a rounding edge */
+        const int want = (int)floor(l + 0.5);
+        if (vidk_enc_lambda(qp) != want)
+            fprintf(stderr, "lambda(%d) = %d, formula %d\n", qp, vidk_enc_lambda(qp), want);
+        CHECK_EQ_U(vidk_enc_lambda(qp), want);
+    }
+    CHECK_EQ_U(vidk_enc_lambda(-3), vidk_enc_lambda(0));
+    CHECK_EQ_U(vidk_enc_lambda(60), vidk_enc_lambda(51));
+}
+
+/* ------------------------------------------------------------------ Exp-Golomb lengths */
+
+static void test_expgolomb(void) {
+    /* H.264 9.1: the codewords of 2m + 1 bits (m leading zeros) are codeNum 2^m - 1 ..
+     * 2^(m+1) - 2; count them in order. */
+    enum { N = 1 << 17 };
+    static unsigned len[N];
+    unsigned k = 0;
+    for (unsigned m = 0; k < N; m++)
+        for (unsigned i = 0; i < (1u << m) && k < N; i++)
+            len[k++] = 2 * m + 1;
+    for (k = 0; k < N; k++)
+        if (vidk_ue_bits(k) != len[k]) {
+            fprintf(stderr, "ue(%u): %u bits, expected %u\n", k, vidk_ue_bits(k), len[k]);
+            CHECK(0);
+            break;
+        }
+    /* Table 9-3: codeNum k carries se value (-1)^(k+1) * Ceil(k / 2). */
+    for (k = 0; k < N; k++) {
+        const int v = (k & 1) ? (int)((k + 1) / 2) : -(int)(k / 2);
+        if (vidk_se_bits(v) != len[k]) {
+            fprintf(stderr, "se(%d): %u bits, expected %u\n", v, vidk_se_bits(v), len[k]);
+            CHECK(0);
+            break;
+        }
+    }
+    VidkMv a = {3, -2}, b = {1, 1};
+    CHECK_EQ_U(enc_mvd_bits(a, b), len[3] + len[6]); /* se(2) + se(-3) */
+    const int16_t lev[16] = {0, 5, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    int nnz = 0;
+    CHECK_EQ_U(enc_block_bits(lev, 16, &nnz), len[3] + len[9] + len[2] + len[3]);
+    CHECK_EQ_U(nnz, 3);
+}
+
+/* ------------------------------------------------------------------ chroma QP */
+
+/* Typed from the standards: H.264 Table 8-15 and HEVC Table 8-10 (ChromaArrayType 1),
+ * qPI 30..51; below 30 QPc = qPI. */
+static const int h264_qpc_tab[22] = {29, 30, 31, 32, 32, 33, 34, 34, 35, 35, 36,
+                                     36, 37, 37, 37, 38, 38, 38, 39, 39, 39, 39};
+static int hevc_qpc(int q) {
+    static const int t[14] = {29, 30, 31, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37};
+    return q < 30 ? q : q > 43 ? q - 6 : t[q - 30];
+}
+
+/* The chroma DC level of a flat chroma residual r in the first (neighbourless) block of an
+ * intra frame, from docs/ENCODE.md §9 / §10 at chroma QP qc. */
+static int h264_chroma_dc_level(int r, int qc) {
+    static const int mf0[6] = {13107, 11916, 10082, 9362, 8192, 7282};
+    /* 4x4 forward of a constant: 16 r at (0, 0); 2x2 DC of four equal w0: 64 r. */
+    const long w = 64L * r, a = w < 0 ? -w : w;
+    const int qbits = 16 + qc / 6;
+    long l = (a * mf0[qc % 6] + (1L << qbits) / 3) >> qbits;
+    if (l > 32767) l = 32767;
+    return (int)(w < 0 ? -l : l);
+}
+
+static int hevc_chroma_dc_level(int r, int qc) {
+    static const int q6[6] = {26214, 23302, 20560, 18396, 16384, 14564};
+    /* 8x8 DCT of a constant: rows (512 r + 2) >> 2, columns (8 * 64 * 128 r + 256) >> 9. */
+    const long c = (8L * 64 * ((512L * r + 2) >> 2) + 256) >> 9, a = c < 0 ? -c : c;
+    const int qbits = 14 + qc / 6 + (15 - 8 - 3);
+    long l = (a * q6[qc % 6] + (171L << (qbits - 9))) >> qbits;
+    if (l > 32767) l = 32767;
+    return (int)(c < 0 ? -l : l);
+}
+
+static void test_chroma_qp(void) {
+    VidkPicture src;
+    CHECK(vidk_picture_alloc(&src, 32, 32, VIDK_CHROMA_420, 8, 0) == 0);
+    fill_plane(&src, 0, 128);
+    const int rb = 100, rr = -37;
+    fill_plane(&src, 1, 128 + rb);
+    fill_plane(&src, 2, 128 + rr);
+    for (int codec = 0; codec < 2; codec++)
+        for (int qp = 0; qp <= 51; qp++) {
+            Run r;
+            VidkEncFrameInfo info;
+            CHECK(run_open(&r, (VidkCodec)codec, qp, 4, 32, 32) == 0);
+            if (run_frame(&r, &src, &info) < 0) {
+                run_close(&r);
+                continue;
+            }
+            const int qc = codec == VIDK_CODEC_H264 ? (qp < 30 ? qp : h264_qpc_tab[qp - 30])
+                                                    : hevc_qpc(qp);
+            for (int pl = 1; pl < 3; pl++) {
+                const int res = pl == 1 ? rb : rr;
+                const int want = codec == VIDK_CODEC_H264 ? h264_chroma_dc_level(res, qc)
+                                                          : hevc_chroma_dc_level(res, qc);
+                const int got = r.maps.levels[pl][0];
+                if (got != want)
+                    fprintf(stderr,
+                            "%s QP %d plane %d: chroma DC level %d, expected %d (QPc %d)\n",
+                            codec ? "hevc" : "h264", qp, pl, got, want, qc);
+                CHECK(got == want);
+            }
+            if (codec == VIDK_CODEC_H264) CHECK_EQ_U(vidk_h264_chroma_qp(qp, 0, 8), qc);
+            run_close(&r);
+        }
+    vidk_picture_free(&src);
+}
+
+/* ------------------------------------------------------------------ inter partitions */
+
+/* Fill the luma of cur with ref moved by a vector per 4x4 block: cur(x, y) =
+ * ref(clamp(x + vx), clamp(y + vy)); chroma 128. */
+static void make_moved(VidkPicture *cur, const VidkPicture *ref, const VidkMv *mv4) {
+    const int W = cur->w, H = cur->h;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            const VidkMv v = mv4[(y / 4) * (W / 4) + x / 4];
+            const int rx = TCLIP(x + v.x, 0, W - 1), ry = TCLIP(y + v.y, 0, H - 1);
+            *px(cur, 0, x, y) = *px(ref, 0, rx, ry);
+        }
+    fill_plane(cur, 1, 128);
+    fill_plane(cur, 2, 128);
+}
+
+static void set_rect(VidkMv *mv4, int W, int x, int y, int w, int h, int vx, int vy) {
+    for (int j = y / 4; j < (y + h) / 4; j++)
+        for (int i = x / 4; i < (x + w) / 4; i++) {
+            mv4[j * (W / 4) + i].x = (int16_t)vx;
+            mv4[j * (W / 4) + i].y = (int16_t)vy;
+        }
+}
+
+static void noise_frame(VidkPicture *p) {
+    for (int y = 0; y < p->h; y++)
+        for (int x = 0; x < p->w; x++)
+            *px(p, 0, x, y) = (uint8_t)(test_rand(&g_seed) >> 24);
+    fill_plane(p, 1, 128);
+    fill_plane(p, 2, 128);
+}
+
+/* Code a noise picture (intra), then its reconstruction moved by mv4; check the expected
+ * partition counts, every vector, the mode bits and a zero luma residual. */
+static void check_moved(VidkCodec codec, int qp, int W, int H, const VidkMv *mv4,
+                        const uint32_t *want_parts, uint64_t want_bits_mode,
+                        int64_t want_bits_mv, const char *what) {
+    Run r;
+    VidkPicture f0, f1;
+    VidkEncFrameInfo info;
+    CHECK(run_open(&r, codec, qp, 6, W, H) == 0);
+    CHECK(vidk_picture_alloc(&f0, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    CHECK(vidk_picture_alloc(&f1, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    noise_frame(&f0);
+    if (run_frame(&r, &f0, &info) < 0) goto done;
+    make_moved(&f1, &r.rec, mv4);
+    if (run_frame(&r, &f1, &info) < 0) goto done;
+    int bad = 0;
+    CHECK(!info.intra);
+    for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
+        if (info.parts[k] != want_parts[k]) bad = 1;
+    if (bad) {
+        fprintf(stderr, "%s QP %d: parts", what, qp);
+        for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
+            fprintf(stderr, " %u(want %u)", info.parts[k], want_parts[k]);
+        fprintf(stderr, "\n");
+        CHECK(0);
+    }
+    for (int i = 0; i < (W / 4) * (H / 4); i++)
+        if (r.maps.mv[i].x != mv4[i].x || r.maps.mv[i].y != mv4[i].y) {
+            fprintf(stderr, "%s QP %d: 4x4 block (%d, %d) vector (%d, %d), expected (%d, %d)\n",
+                    what, qp, i % (W / 4), i / (W / 4), r.maps.mv[i].x, r.maps.mv[i].y,
+                    mv4[i].x, mv4[i].y);
+            CHECK(0);
+            break;
+        }
+    if (info.bits_mode != want_bits_mode)
+        fprintf(stderr, "%s QP %d: bits_mode %llu, expected %llu\n", what, qp,
+                (unsigned long long)info.bits_mode, (unsigned long long)want_bits_mode);
+    CHECK_EQ_U(info.bits_mode, want_bits_mode);
+    if (want_bits_mv >= 0 && info.bits_mv != (uint64_t)want_bits_mv)
+        fprintf(stderr, "%s QP %d: bits_mv %llu, expected %lld\n", what, qp,
+                (unsigned long long)info.bits_mv, (long long)want_bits_mv);
+    if (want_bits_mv >= 0) CHECK_EQ_U(info.bits_mv, (uint64_t)want_bits_mv);
+    CHECK_EQ_U(info.sse[0], 0); /* the prediction is the source */
+    CHECK_EQ_U(info.nnz[0], 0);
+done:
+    vidk_picture_free(&f0);
+    vidk_picture_free(&f1);
+    run_close(&r);
+}
+
+/* Length of se(v), counted from the code's bit pattern (H.264 9.1): codeNum k = 2v - 1 or
+ * -2v has floor(log2(k + 1)) leading zeros, a one and as many info bits. */
+static unsigned se_len(int v) {
+    unsigned k = v > 0 ? 2u * (unsigned)v - 1u : 2u * (unsigned)(-v), lz = 0;
+    while ((k + 1) >> (lz + 1))
+        lz++;
+    return 2 * lz + 1;
+}
+
+/* The partition vectors of a macroblock of pattern pat (below) at (x, y), in the coding
+ * order of docs/ENCODE.md §4. */
+static int h264_pvs(const VidkMv *mv4, int W, int x, int y, int pat, VidkMv *o) {
+#define MV(dx, dy) mv4[((y + (dy)) / 4) * (W / 4) + (x + (dx)) / 4]
+    static const int8_t list[6][16] = {
+        {0, 0},                                               /* 16x16 */
+        {0, 0, 0, 8},                                         /* 16x8 */
+        {0, 0, 8, 0},                                         /* 8x16 */
+        {0, 0, 8, 0, 0, 8, 8, 8},                             /* four 8x8 */
+        {0, 0, 0, 4, 8, 0, 0, 8, 8, 8},                       /* 8x4, three 8x8 */
+        {0, 0, 8, 0, 12, 0, 8, 4, 12, 4, 0, 8, 8, 8, 12, 8}}; /* 8x8, 4x4, 8x8, 4x8 */
+    static const int count[6] = {1, 2, 2, 4, 5, 8};
+    const int k = pat >= 1 && pat <= 5 ? pat : 0; /* the rest: one vector */
+    for (int i = 0; i < count[k]; i++)
+        o[i] = MV(list[k][2 * i], list[k][2 * i + 1]);
+    return count[k];
+#undef MV
+}
+
+/* H.264, 80x160 (5 x 10 macroblocks): the border macroblocks keep vector (0, 0)
+ * (P_L0_16x16), the interior ones move uniformly, and the right column's interior
+ * macroblocks get a pattern whose best partition is known (docs/ENCODE.md §4), with
+ * vectors that never point right (no reference sample past the edge). Every macroblock's
+ * left neighbour moves uniformly, so the MVD predictor (the left unit's 16x16 vector) and
+ * bits_mv are known too. */
+static void test_h264_partitions(void) {
+    enum { W = 80, H = 160 };
+    static VidkMv mv4[(W / 4) * (H / 4)];
+    memset(mv4, 0, sizeof(mv4));
+    uint32_t parts[VIDK_ENC_PART_COUNT] = {0};
+    uint64_t bits = 0;
+    int n = 0, pats[(W / 16) * (H / 16)];
+    for (int my = 0; my < H / 16; my++)
+        for (int mx = 0; mx < W / 16; mx++) {
+            const int x = 16 * mx, y = 16 * my;
+            const int inner_row = my > 0 && my < H / 16 - 1;
+            const int pat = inner_row && mx == W / 16 - 1 ? n++ % 7
+                            : inner_row && mx > 0         ? 7
+                                                          : -1;
+            pats[my * (W / 16) + mx] = pat;
+            switch (pat) {
+            case 7: /* uniform */
+                set_rect(mv4, W, x, y, 16, 16, mx - 2, (my % 3) - 1);
+                parts[VIDK_ENC_PART_16x16]++, bits += 1 + 1;
+                break;
+            case 0: /* one vector: P_L0_16x16 (+1 transform_size_8x8_flag) */
+                set_rect(mv4, W, x, y, 16, 16, -2, -1);
+                parts[VIDK_ENC_PART_16x16]++, bits += 1 + 1;
+                break;
+            case 1: /* top / bottom: 16x8 */
+                set_rect(mv4, W, x, y, 16, 8, -1, 1);
+                set_rect(mv4, W, x, y + 8, 16, 8, -2, 0);
+                parts[VIDK_ENC_PART_16x8]++, bits += 3 + 1;
+                break;
+            case 2: /* left / right: 8x16 */
+                set_rect(mv4, W, x, y, 8, 16, 0, 2);
+                set_rect(mv4, W, x + 8, y, 8, 16, -3, -1);
+                parts[VIDK_ENC_PART_8x16]++, bits += 3 + 1;
+                break;
+            case 3: /* four quadrants: P_8x8, four 8x8 sub-macroblocks, 8x8 transform */
+                set_rect(mv4, W, x, y, 8, 8, -1, 0);
+                set_rect(mv4, W, x + 8, y, 8, 8, 0, 1);
+                set_rect(mv4, W, x, y + 8, 8, 8, -2, 1);
+                set_rect(mv4, W, x + 8, y + 8, 8, 8, 0, -1);
+                parts[VIDK_ENC_PART_8x8]++, bits += 5 + 4 * 1 + 1;
+                break;
+            case 4: /* P_8x8, quadrant 0 as 8x4 (then no 8x8 transform) */
+                set_rect(mv4, W, x, y, 8, 4, -1, 2);
+                set_rect(mv4, W, x, y + 4, 8, 4, -2, 1);
+                set_rect(mv4, W, x + 8, y, 8, 8, -3, 0);
+                set_rect(mv4, W, x, y + 8, 8, 8, 0, -3);
+                set_rect(mv4, W, x + 8, y + 8, 8, 8, -2, -2);
+                parts[VIDK_ENC_PART_8x8]++, bits += 5 + 3 + 1 + 1 + 1;
+                break;
+            case 5: /* P_8x8: 8x8, 4x4 (four vectors), 8x8, 4x8 */
+                set_rect(mv4, W, x, y, 8, 8, -1, -1);
+                set_rect(mv4, W, x + 8, y, 4, 4, -1, 0);
+                set_rect(mv4, W, x + 12, y, 4, 4, 0, 1);
+                set_rect(mv4, W, x + 8, y + 4, 4, 4, -1, 2);
+                set_rect(mv4, W, x + 12, y + 4, 4, 4, -2, -2);
+                set_rect(mv4, W, x, y + 8, 8, 8, -3, 3);
+                set_rect(mv4, W, x + 8, y + 8, 4, 8, -2, 1);
+                set_rect(mv4, W, x + 12, y + 8, 4, 8, -1, -2);
+                parts[VIDK_ENC_PART_8x8]++, bits += 5 + 1 + 5 + 1 + 3;
+                break;
+            default: /* border, pattern 6: vector (0, 0) */
+                parts[VIDK_ENC_PART_16x16]++, bits += 1 + 1;
+                break;
+            }
+        }
+    int64_t bits_mv = 0;
+    for (int my = 0; my < H / 16; my++)
+        for (int mx = 0; mx < W / 16; mx++) {
+            VidkMv pv[16], pred = {0, 0};
+            if (mx > 0) pred = mv4[(4 * my) * (W / 4) + 4 * (mx - 1)]; /* uniform left unit */
+            const int np = h264_pvs(mv4, W, 16 * mx, 16 * my, pats[my * (W / 16) + mx], pv);
+            for (int i = 0; i < np; i++) {
+                bits_mv += se_len(pv[i].x - pred.x) + se_len(pv[i].y - pred.y);
+                pred = pv[i];
+            }
+        }
+    for (int q = 0; q < 2; q++)
+        check_moved(VIDK_CODEC_H264, q ? 24 : 0, W, H, mv4, parts, bits, bits_mv,
+                    "h264 partitions");
+}
+
+/* HEVC, 64x192 (2 x 6 CTUs): the top and bottom rows keep (0, 0) (one 32x32 CU), the left
+ * column's other CTUs move uniformly and the right column's carry known coding trees
+ * (docs/ENCODE.md §5), with vectors that never point right. Every CTU's left neighbour
+ * moves uniformly, so the MVD predictor (its 32x32 vector) and bits_mv are known. */
+static void test_hevc_partitions(void) {
+    enum { W = 64, H = 192 };
+    static VidkMv mv4[(W / 4) * (H / 4)];
+    memset(mv4, 0, sizeof(mv4));
+    uint32_t parts[VIDK_ENC_PART_COUNT] = {0};
+    uint64_t bits = 0;
+    int64_t bits_mv = 0;
+    /* PU positions (top-left sample inside the CTU) of each pattern, in coding order */
+    static const int8_t pus[4][18] = {
+        {0, 0},
+        {0, 0, 16, 0, 0, 16, 16, 16},
+        {0, 0, 0, 8, 16, 0, 24, 0, 0, 16, 8, 16, 0, 24, 8, 24, 16, 16},
+        {0, 0, 0, 4, 8, 0, 12, 0, 0, 8, 8, 8, 16, 0, 0, 16, 16, 16}};
+    static const int npu[4] = {1, 4, 9, 9};
+    for (int cy = 0; cy < H / 32; cy++)
+        for (int cx = 0; cx < W / 32; cx++) {
+            const int x = 32 * cx, y = 32 * cy;
+            const int inner = cy > 0 && cy < H / 32 - 1;
+            const int pat = inner && cx == 1 ? cy - 1 : inner ? 4 : -1;
+            switch (pat) {
+            case 4: /* uniform */
+                set_rect(mv4, W, x, y, 32, 32, cy % 3, cy % 2 ? 1 : -1);
+                parts[VIDK_ENC_PART_32x32]++, bits += 2;
+                break;
+            case 0: /* one vector: 32x32 CU */
+                set_rect(mv4, W, x, y, 32, 32, -1, -2);
+                parts[VIDK_ENC_PART_32x32]++, bits += 2;
+                break;
+            case 1: /* four 16x16 CUs, 2Nx2N */
+                set_rect(mv4, W, x, y, 16, 16, -2, 0);
+                set_rect(mv4, W, x + 16, y, 16, 16, 0, 2);
+                set_rect(mv4, W, x, y + 16, 16, 16, -1, 1);
+                set_rect(mv4, W, x + 16, y + 16, 16, 16, 0, -2);
+                parts[VIDK_ENC_PART_16x16] += 4, bits += 1 + 4 * 2;
+                break;
+            case 2: /* 2NxN, Nx2N, four 8x8 CUs, 2Nx2N */
+                set_rect(mv4, W, x, y, 16, 8, -1, 1);
+                set_rect(mv4, W, x, y + 8, 16, 8, -2, 1);
+                set_rect(mv4, W, x + 16, y, 8, 16, -3, 0);
+                set_rect(mv4, W, x + 24, y, 8, 16, 0, 3);
+                set_rect(mv4, W, x, y + 16, 8, 8, -1, 0);
+                set_rect(mv4, W, x + 8, y + 16, 8, 8, 0, 1);
+                set_rect(mv4, W, x, y + 24, 8, 8, -2, 0);
+                set_rect(mv4, W, x + 8, y + 24, 8, 8, 0, -1);
+                set_rect(mv4, W, x + 16, y + 16, 16, 16, -2, -2);
+                parts[VIDK_ENC_PART_16x8]++, parts[VIDK_ENC_PART_8x16]++;
+                parts[VIDK_ENC_PART_8x8]++, parts[VIDK_ENC_PART_16x16]++;
+                bits += 1 + 4 + 4 + (1 + 4 * 1) + 2;
+                break;
+            case 3: /* 16x16 split into 8x8 CUs 2NxN, Nx2N, 2Nx2N, 2Nx2N; three 16x16 CUs */
+                set_rect(mv4, W, x, y, 8, 4, -1, 2);
+                set_rect(mv4, W, x, y + 4, 8, 4, -2, 1);
+                set_rect(mv4, W, x + 8, y, 4, 8, -1, -2);
+                set_rect(mv4, W, x + 12, y, 4, 8, -2, -1);
+                set_rect(mv4, W, x, y + 8, 8, 8, -3, -3);
+                set_rect(mv4, W, x + 8, y + 8, 8, 8, -3, 3);
+                set_rect(mv4, W, x + 16, y, 16, 16, -1, 0);
+                set_rect(mv4, W, x, y + 16, 16, 16, 0, 1);
+                set_rect(mv4, W, x + 16, y + 16, 16, 16, -1, -1);
+                parts[VIDK_ENC_PART_8x8]++, parts[VIDK_ENC_PART_16x16] += 3;
+                bits += 1 + (1 + 3 + 3 + 1 + 1) + 3 * 2;
+                break;
+            default:
+                parts[VIDK_ENC_PART_32x32]++, bits += 2;
+                break;
+            }
+        }
+    for (int cy = 0; cy < H / 32; cy++)
+        for (int cx = 0; cx < W / 32; cx++) {
+            const int inner = cy > 0 && cy < H / 32 - 1, k = inner && cx == 1 ? cy - 1 : 0;
+            VidkMv pred = {0, 0};
+            if (cx > 0) pred = mv4[(8 * cy) * (W / 4) + 8 * (cx - 1)]; /* uniform left CTU */
+            for (int i = 0; i < npu[k]; i++) {
+                const VidkMv v = mv4[((32 * cy + pus[k][2 * i + 1]) / 4) * (W / 4) +
+                                     (32 * cx + pus[k][2 * i]) / 4];
+                bits_mv += se_len(v.x - pred.x) + se_len(v.y - pred.y);
+                pred = v;
+            }
+        }
+    for (int q = 0; q < 2; q++)
+        check_moved(VIDK_CODEC_HEVC, q ? 24 : 0, W, H, mv4, parts, bits, bits_mv,
+                    "hevc partitions");
+}
+
+/* ------------------------------------------------------------------ intra modes */
+
+/* Flat pictures: every mode predicts the same, so the first available mode in the order
+ * of docs/ENCODE.md §7 wins: macroblock (0, 0) DC (2), the rest of row 0 Horizontal (1),
+ * the others Vertical (0); chroma DC (0). bits_mode = 1 + ue(luma) + ue(chroma). */
+static void test_h264_intra_flat(void) {
+    enum { W = 64, H = 48 };
+    VidkPicture src;
+    CHECK(vidk_picture_alloc(&src, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    for (int k = 0; k < 3; k++) {
+        const int v = k == 0 ? 77 : k == 1 ? 200 : 128;
+        fill_plane(&src, 0, v);
+        fill_plane(&src, 1, 255 - v);
+        fill_plane(&src, 2, v / 2);
+        Run r;
+        VidkEncFrameInfo info;
+        CHECK(run_open(&r, VIDK_CODEC_H264, 10 + 12 * k, 4, W, H) == 0);
+        if (run_frame(&r, &src, &info) == 0) {
+            const uint64_t mbs = (W / 16) * (H / 16), row0 = W / 16;
+            /* ue(2) = 3, ue(1) = 3, ue(0) = 1 */
+            const uint64_t want = (1 + 3 + 1) + (row0 - 1) * (1 + 3 + 1) + (mbs - row0) * 3;
+            if (info.bits_mode != want)
+                fprintf(stderr, "flat %d: bits_mode %llu, expected %llu\n", v,
+                        (unsigned long long)info.bits_mode, (unsigned long long)want);
+            CHECK_EQ_U(info.bits_mode, want);
+            CHECK_EQ_U(info.parts[VIDK_ENC_PART_INTRA], mbs);
+            CHECK_EQ_U(r.maps.energy[0], 256u * (uint32_t)((v - 128) * (v - 128)));
+        }
+        run_close(&r);
+    }
+    vidk_picture_free(&src);
+}
+
+/* Prediction energy of the 16x16 luma block at (bx, by) under the given H.264 mode, from the
+ * reconstruction (docs/ENCODE.md §7: 0 vertical, 1 horizontal, 3 plane). */
+static uint32_t h264_energy(const VidkPicture *src, const VidkPicture *rec, int bx, int by,
+                            int mode) {
+#define P(x, y) ((int)*px(rec, 0, bx + (x), by + (y)))
+    int H = 0, V = 0;
+    for (int i = 0; i < 8; i++) {
+        H += (i + 1) * (P(8 + i, -1) - P(6 - i, -1));
+        V += (i + 1) * (P(-1, 8 + i) - P(-1, 6 - i));
+    }
+    const int a = 16 * (P(-1, 15) + P(15, -1)), b = (5 * H + 32) >> 6, c = (5 * V + 32) >> 6;
+    uint32_t e = 0;
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++) {
+            const int pred = mode == 0 ? P(x, -1)
+                             : mode == 1
+                                 ? P(-1, y)
+                                 : TCLIP((a + b * (x - 7) + c * (y - 7) + 16) >> 5, 0, 255);
+            const int d = *px(src, 0, bx + x, by + y) - pred;
+            e += (uint32_t)(d * d);
+        }
+    return e;
+#undef P
+}
+
+/* HEVC mode 26 (vertical) energy of the 16x16 CU at (bx, by) with left and top neighbours
+ * (docs/ENCODE.md §8: first column edge filter). */
+static uint32_t hevc_vertical_energy(const VidkPicture *src, const VidkPicture *rec, int bx,
+                                     int by) {
+#define P(x, y) ((int)*px(rec, 0, bx + (x), by + (y)))
+    uint32_t e = 0;
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++) {
+            const int pred =
+                x ? P(x, -1) : TCLIP(P(0, -1) + ((P(-1, y) - P(-1, -1)) >> 1), 0, 255);
+            const int d = *px(src, 0, bx + x, by + y) - pred;
+            e += (uint32_t)(d * d);
+        }
+    return e;
+#undef P
+}
+
+/* Vertical stripes (vertical mode), horizontal stripes (horizontal mode), a gradient
+ * (plane): the energy map of each macroblock that has the needed neighbours equals the
+ * energy of that mode's prediction from the reconstruction. */
+static void test_intra_structures(void) {
+    enum { W = 64, H = 64 };
+    VidkPicture src;
+    CHECK(vidk_picture_alloc(&src, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    uint8_t col[W], row[H];
+    for (int i = 0; i < W; i++)
+        col[i] = (uint8_t)(16 + (test_rand(&g_seed) >> 24) * 7 / 8);
+    for (int i = 0; i < H; i++)
+        row[i] = (uint8_t)(16 + (test_rand(&g_seed) >> 24) * 7 / 8);
+    fill_plane(&src, 1, 128);
+    fill_plane(&src, 2, 128);
+    for (int kind = 0; kind < 4; kind++) {
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                /* HEVC: stripes plus 3 on odd rows, so that mode 26 still wins and its
+                 * first-column edge filter (8.4.4.2.6) moves even rows by -2: the energy
+                 * shows whether the filter was applied */
+                *px(&src, 0, x, y) = kind == 0   ? col[x]
+                                     : kind == 3 ? (uint8_t)(col[x] + 3 * (y % 2))
+                                     : kind == 1 ? row[y]
+                                                 : (uint8_t)(20 + 2 * x + y);
+        const VidkCodec codec = kind == 3 ? VIDK_CODEC_HEVC : VIDK_CODEC_H264;
+        Run r;
+        VidkEncFrameInfo info;
+        CHECK(run_open(&r, codec, 18, 4, W, H) == 0);
+        if (run_frame(&r, &src, &info) == 0)
+            for (int my = 1; my < H / 16; my++)
+                for (int mx = 1; mx < W / 16; mx++) {
+                    const uint32_t got = r.maps.energy[my * (W / 16) + mx];
+                    const uint32_t want =
+                        kind == 3 ? hevc_vertical_energy(&src, &r.rec, 16 * mx, 16 * my)
+                                  : h264_energy(&src, &r.rec, 16 * mx, 16 * my,
+                                                kind == 0   ? 0
+                                                : kind == 1 ? 1
+                                                            : 3);
+                    if (got != want) {
+                        fprintf(stderr,
+                                "intra kind %d block (%d, %d): energy %u, expected %u\n", kind,
+                                mx, my, got, want);
+                        CHECK(0);
+                    }
+                }
+        run_close(&r);
+    }
+    vidk_picture_free(&src);
+}
+
+int main(void) {
+    g_seed = test_seed();
+    test_lambda();
+    test_expgolomb();
+    test_chroma_qp();
+    test_h264_partitions();
+    test_hevc_partitions();
+    test_h264_intra_flat();
+    test_intra_structures();
+    return test_finish("test_enc_decide");
+}
