@@ -1,6 +1,6 @@
-// The executor of the CUDA families (h264.cu, hevc.cu): a call's streams, events, slot
-// buffers, copies and launches, on the device or in the host emulation (the same calls
-// with memcpy for copies, no CUDA call, kernels run by the family's *_emu.cuh), and the
+// The executor of the CUDA families (h264, hevc, me.cu, sad_frame.cu): a call's streams,
+// events, slot buffers, copies and launches, on the device or in the host emulation (the same
+// calls with memcpy for copies, no CUDA call, kernels run by the family's *_emu.cuh), and the
 // ordering check of debug_order.cuh. Written once; a family keeps only what is its own
 // (kernel tables, packing, options).
 //
