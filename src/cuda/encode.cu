@@ -15,6 +15,7 @@
 //     downloads. Events between the stages time them.
 // The per-unit arithmetic is enc_core.h / enc_tmpl.h, the same source as the CPU backends.
 #include "cuda_common.cuh"
+#include "exec.cuh"
 #include "me_cuda.h"
 
 #include <stdlib.h>
@@ -214,24 +215,15 @@ void destroy(EncCuda *c) {
     cudaFreeHost(c->h_stage[1]);
     cudaFreeHost(c->h_out);
     for (int s = 0; s < 2; s++) {
-        if (c->up_beg[s]) cudaEventDestroy(c->up_beg[s]);
-        if (c->up_end[s]) cudaEventDestroy(c->up_end[s]);
+        vidk_cux::event_destroy(&c->up_beg[s]);
+        vidk_cux::event_destroy(&c->up_end[s]);
     }
     for (int k = 0; k < EV_COUNT; k++)
-        if (c->ev[k]) cudaEventDestroy(c->ev[k]);
-    if (c->s_up) cudaStreamDestroy(c->s_up);
-    if (c->s_code) cudaStreamDestroy(c->s_code);
+        vidk_cux::event_destroy(&c->ev[k]);
+    vidk_cux::stream_destroy(&c->s_up);
+    vidk_cux::stream_destroy(&c->s_code);
     (void)cudaGetLastError();
     free(c);
-}
-
-float elapsed(cudaEvent_t a, cudaEvent_t b) {
-    float ms = 0;
-    if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return ms;
 }
 
 } // namespace
@@ -280,14 +272,15 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         c->out_bytes = out;
         if (out) CUDA_CHECK(cudaMallocHost(&c->h_out, out));
     }
-    CUDA_CHECK(cudaStreamCreateWithFlags(&c->s_up, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&c->s_code, cudaStreamNonBlocking));
+    // Streams and timing events of the encoder (exec.cu); they live until close.
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_up));
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_code));
     for (int s = 0; s < 2; s++) {
-        CUDA_CHECK(cudaEventCreate(&c->up_beg[s]));
-        CUDA_CHECK(cudaEventCreate(&c->up_end[s]));
+        VIDK_TRY(vidk_cux::event_create(ctx, &c->up_beg[s], true));
+        VIDK_TRY(vidk_cux::event_create(ctx, &c->up_end[s], true));
     }
     for (int k = 0; k < EV_COUNT; k++)
-        CUDA_CHECK(cudaEventCreate(&c->ev[k]));
+        VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k], true));
     // The first reference is never read before it is written; zero it anyway.
     for (int p = 0; p < 3; p++)
         for (int s = 0; s < 2; s++)
@@ -490,11 +483,13 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         vidk_enc_fill_info(e, index, intra, &sum, sse, info);
     }
     info->stage_ms[VIDK_ENC_STAGE_UPLOAD] =
-        elapsed(c->up_beg[slot], c->up_end[slot]) + elapsed(c->ev[EV_T0], c->ev[EV_T1]);
-    info->stage_ms[VIDK_ENC_STAGE_ME] = elapsed(c->ev[EV_T1], c->ev[EV_T2]);
-    info->stage_ms[VIDK_ENC_STAGE_CODE] = elapsed(c->ev[EV_T2], c->ev[EV_T3]);
-    info->stage_ms[VIDK_ENC_STAGE_STATS] = elapsed(c->ev[EV_T3], c->ev[EV_T4]);
-    info->stage_ms[VIDK_ENC_STAGE_DOWNLOAD] = elapsed(c->ev[EV_T4], c->ev[EV_T5]);
+        vidk_cux::event_elapsed(c->up_beg[slot], c->up_end[slot]) +
+        vidk_cux::event_elapsed(c->ev[EV_T0], c->ev[EV_T1]);
+    info->stage_ms[VIDK_ENC_STAGE_ME] = vidk_cux::event_elapsed(c->ev[EV_T1], c->ev[EV_T2]);
+    info->stage_ms[VIDK_ENC_STAGE_CODE] = vidk_cux::event_elapsed(c->ev[EV_T2], c->ev[EV_T3]);
+    info->stage_ms[VIDK_ENC_STAGE_STATS] = vidk_cux::event_elapsed(c->ev[EV_T3], c->ev[EV_T4]);
+    info->stage_ms[VIDK_ENC_STAGE_DOWNLOAD] =
+        vidk_cux::event_elapsed(c->ev[EV_T4], c->ev[EV_T5]);
     info->h2d_bytes = c->h2d[slot];
     info->d2h_bytes = d2h;
     c->cur ^= 1;

@@ -30,7 +30,7 @@ void exec_end(Exec *x) {
         for (int i = 0; i < x->ns; i++)
             if (x->st[i]) (void)cudaStreamSynchronize(x->st[i]);
         for (int i = 0; i < x->nev; i++)
-            if (x->ev[i]) (void)cudaEventDestroy(x->ev[i]);
+            event_destroy(&x->ev[i]);
         (void)cudaGetLastError();
     }
     free(x->ev);
@@ -97,14 +97,14 @@ cleanup:
     return err;
 }
 
-int dmemset(Exec *x, void *dst, size_t n, int s) {
+int dmemset(Exec *x, void *dst, size_t n, int s, int value) {
     const VidkContext *ctx = x->ctx;
     int err = 0;
     if (x->emu) {
-        memset(dst, 0, n);
+        memset(dst, value, n);
         return 0;
     }
-    CUDA_CHECK(cudaMemsetAsync(dst, 0, n, x->st[s]));
+    CUDA_CHECK(cudaMemsetAsync(dst, value, n, x->st[s]));
 cleanup:
     return err;
 }
@@ -218,7 +218,7 @@ int event_record(Exec *x, int s) {
         x->ev_done[x->nev++] = true;
         return i;
     }
-    CUDA_CHECK(cudaEventCreateWithFlags(&x->ev[i], cudaEventDisableTiming));
+    VIDK_TRY(event_create(ctx, &x->ev[i], false));
     x->nev++;
     CUDA_CHECK(cudaEventRecord(x->ev[i], x->st[s]));
     x->ev_done[i] = true;
@@ -270,6 +270,39 @@ int event_sync(Exec *x, int ev) {
     order_host_sees(&x->ord, ev);
 cleanup:
     return err;
+}
+
+int stream_create(const VidkContext *ctx, cudaStream_t *s) {
+    int err = 0;
+    CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+cleanup:
+    return err;
+}
+
+int event_create(const VidkContext *ctx, cudaEvent_t *e, bool timing) {
+    int err = 0;
+    CUDA_CHECK(cudaEventCreateWithFlags(e, timing ? cudaEventDefault : cudaEventDisableTiming));
+cleanup:
+    return err;
+}
+
+void stream_destroy(cudaStream_t *s) {
+    if (*s) (void)cudaStreamDestroy(*s);
+    *s = nullptr;
+}
+
+void event_destroy(cudaEvent_t *e) {
+    if (*e) (void)cudaEventDestroy(*e);
+    *e = nullptr;
+}
+
+float event_elapsed(cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return ms;
 }
 
 int track(Exec *x, int t, int res, OrderAcc acc) {

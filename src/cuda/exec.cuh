@@ -1,6 +1,6 @@
-// The executor of the CUDA families (h264.cu, hevc.cu): a call's streams, events, slot
-// buffers, copies and launches, on the device or in the host emulation (the same calls
-// with memcpy for copies, no CUDA call, kernels run by the family's *_emu.cuh), and the
+// The executor of the CUDA families (h264, hevc, me.cu, sad_frame.cu): a call's streams,
+// events, slot buffers, copies and launches, on the device or in the host emulation (the same
+// calls with memcpy for copies, no CUDA call, kernels run by the family's *_emu.cuh), and the
 // ordering check of debug_order.cuh. Written once; a family keeps only what is its own
 // (kernel tables, packing, options).
 //
@@ -72,7 +72,7 @@ template <typename T> int buf(Exec *x, int slot, bool host, size_t bytes, T **p)
 // Asynchronous copies and memset on stream s (n == 0: nothing).
 int h2d(Exec *x, void *dst, const void *src, size_t n, int s);
 int d2h(Exec *x, void *dst, const void *src, size_t n, int s);
-int dmemset(Exec *x, void *dst, size_t n, int s); // zeros
+int dmemset(Exec *x, void *dst, size_t n, int s, int value = 0); // bytes = value (zeros)
 // Row-by-row copies between a host picture and a packed device plane (up: host to device).
 int copy_2d(Exec *x, bool up, void *dst, size_t dpitch, const void *src, size_t spitch,
             size_t width, size_t rows, int s);
@@ -107,6 +107,19 @@ int event_wait(Exec *x, int s, int ev);
 // 1 when event ev has completed, 0 when not yet, or an error.
 int event_query(Exec *x, int ev);
 int event_sync(Exec *x, int ev);
+
+// ---- lower-level pieces, for streams and events that outlive one call (the coding loop's
+// encoder, encode.cu) and for the Exec above: every stream and event of the CUDA code but
+// the context's own (cuda_backend.cu) is created, timed and destroyed here.
+// A non-blocking stream; 0 or an error (logged).
+int stream_create(const VidkContext *ctx, cudaStream_t *s);
+// An event with timing data (timing) or without (cudaEventDisableTiming); 0 or an error.
+int event_create(const VidkContext *ctx, cudaEvent_t *e, bool timing);
+// Destroy what was created (nullptr: nothing) and clear it; errors are ignored.
+void stream_destroy(cudaStream_t *s);
+void event_destroy(cudaEvent_t *e);
+// Milliseconds from timing event a to b (both completed); 0 on any error (cleared).
+float event_elapsed(cudaEvent_t a, cudaEvent_t b);
 
 // Access `acc` of tracked buffer `res` by stream t (or kOrderHost), as queued now: 0, or
 // VIDK_ERR(EIO) (logged) when an earlier conflicting access is not ordered before it

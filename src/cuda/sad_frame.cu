@@ -5,8 +5,10 @@
 // sent with one cudaMemcpyAsync at pinned speed (a pageable cudaMemcpy2DAsync would be
 // staged by the driver through its own small pinned buffers instead). The SAD map comes
 // back through a pinned slot too. Everything runs on the context's stream 0 and the call
-// synchronises before it returns.
+// synchronises before it returns. Stream, slots, copies, launch check and stage timing go
+// through the executor (exec.cuh), device only (no emulation, no tracked buffers).
 #include "cuda_common.cuh"
+#include "exec.cuh"
 
 #include <string.h>
 
@@ -105,6 +107,11 @@ const Launcher kLaunch[VIDK_BLOCK_COUNT] = {
     {16, 16, launch<16, 16>}, {32, 32, launch<32, 32>}, {64, 64, launch<64, 64>},
 };
 
+// The executor's settings of this family: its three slots, the slot alignment of
+// vidk_cuda_*_buffer, no ordering check.
+const vidk_cux::ExecFamily kSadFamily = {"sad_frame", VIDK_SLOT_SAD_CUR, 3, VIDK_CUDA_ALIGN, 0,
+                                         nullptr};
+
 // Copy the luma plane into a pinned buffer with the device pitch; the bytes after each
 // row are zeroed so that every byte sent to the device is defined.
 void stage_plane(uint8_t *dst, ptrdiff_t pitch, const VidkPicture *p) {
@@ -126,7 +133,7 @@ extern "C" int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur,
     ptrdiff_t pitch;
     size_t plane, out_bytes;
     int nbx, nblocks;
-    cudaStream_t s = nullptr;
+    vidk_cux::Exec x;
     uint8_t *hc = nullptr, *hr = nullptr, *dc = nullptr, *dr = nullptr;
     uint32_t *ho = nullptr, *dout = nullptr;
 
@@ -144,40 +151,39 @@ extern "C" int vidk_cuda_sad_frame(VidkContext *ctx, const VidkPicture *cur,
     nbx = (w + bw - 1) / bw;
     nblocks = nbx * ((h + bh - 1) / bh);
     out_bytes = (size_t)nblocks * sizeof(uint32_t);
-    s = vidk_cuda_stream_at(ctx, 0);
+    vidk_cux::exec_init(&x, ctx, false, &kSadFamily, 0);
+    vidk_cux::exec_use_streams(&x, 1); // stream 0
 
     VIDK_TRY(vidk_cuda_enter(ctx));
-    VIDK_TRY(vidk_cuda_host_slot(ctx, VIDK_SLOT_SAD_CUR, plane, &hc));
-    VIDK_TRY(vidk_cuda_host_slot(ctx, VIDK_SLOT_SAD_REF, plane, &hr));
-    VIDK_TRY(vidk_cuda_host_slot(ctx, VIDK_SLOT_SAD_OUT, out_bytes, &ho));
-    VIDK_TRY(vidk_cuda_dev_slot(ctx, VIDK_SLOT_SAD_CUR, plane, &dc));
-    VIDK_TRY(vidk_cuda_dev_slot(ctx, VIDK_SLOT_SAD_REF, plane, &dr));
-    VIDK_TRY(vidk_cuda_dev_slot(ctx, VIDK_SLOT_SAD_OUT, out_bytes, &dout));
+    VIDK_TRY(vidk_cux::buf(&x, VIDK_SLOT_SAD_CUR, true, plane, &hc));
+    VIDK_TRY(vidk_cux::buf(&x, VIDK_SLOT_SAD_REF, true, plane, &hr));
+    VIDK_TRY(vidk_cux::buf(&x, VIDK_SLOT_SAD_OUT, true, out_bytes, &ho));
+    VIDK_TRY(vidk_cux::buf(&x, VIDK_SLOT_SAD_CUR, false, plane, &dc));
+    VIDK_TRY(vidk_cux::buf(&x, VIDK_SLOT_SAD_REF, false, plane, &dr));
+    VIDK_TRY(vidk_cux::buf(&x, VIDK_SLOT_SAD_OUT, false, out_bytes, &dout));
     // Host staging happens before timing starts: the H2D stage is the DMA only.
     stage_plane(hc, pitch, cur);
     stage_plane(hr, pitch, ref);
 
-    VIDK_TRY(vidk_cuda_timing_start(ctx, s));
-    VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_H2D, s));
-    CUDA_CHECK(cudaMemcpyAsync(dc, hc, plane, cudaMemcpyHostToDevice, s));
-    CUDA_CHECK(cudaMemcpyAsync(dr, hr, plane, cudaMemcpyHostToDevice, s));
-    VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_H2D, s, 2 * plane));
+    VIDK_TRY(vidk_cux::timing_start(&x));
+    VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_H2D, true, 0, 0));
+    VIDK_TRY(vidk_cux::h2d(&x, dc, hc, plane, 0));
+    VIDK_TRY(vidk_cux::h2d(&x, dr, hr, plane, 0));
+    VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_H2D, false, 0, 2 * plane));
 
-    VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_KERNEL, s));
-    kLaunch[bs].fn(dc, dr, pitch, w, h, nbx, nblocks, mvx, mvy, dout, s);
-    CUDA_CHECK_LAUNCH();
-    VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_KERNEL, s, 0));
+    VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_KERNEL, true, 0, 0));
+    kLaunch[bs].fn(dc, dr, pitch, w, h, nbx, nblocks, mvx, mvy, dout, x.st[0]);
+    VIDK_TRY(vidk_cux::exec_launched(&x));
+    VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_KERNEL, false, 0, 0));
 
-    VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_D2H, s));
-    CUDA_CHECK(cudaMemcpyAsync(ho, dout, out_bytes, cudaMemcpyDeviceToHost, s));
-    VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_D2H, s, out_bytes));
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    VIDK_TRY(vidk_cuda_timing_stop(ctx));
+    VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_D2H, true, 0, 0));
+    VIDK_TRY(vidk_cux::d2h(&x, ho, dout, out_bytes, 0));
+    VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_D2H, false, 0, out_bytes));
+    VIDK_TRY(vidk_cux::finish(&x)); // synchronises stream 0, reads the timing
     memcpy(sads, ho, out_bytes);
-    return 0;
 cleanup:
-    // Nothing queued may outlive the call: the next one rewrites the pinned slots.
-    if (s) (void)cudaStreamSynchronize(s);
-    (void)cudaGetLastError();
+    // Nothing queued may outlive the call (the next one rewrites the pinned slots): the
+    // executor synchronises stream 0 and clears the last error.
+    vidk_cux::exec_end(&x);
     return err;
 }

@@ -1,0 +1,539 @@
+// Motion search on the device, the part every kernel shares: constants and key formats,
+// the kernel arguments, the launch plan (make_plan), the device helpers (staging,
+// reductions) and the register caps of the kernel configurations. Included through
+// me_kern.cuh (design notes there); plain C++ plus the CUDA built-ins of me_emu.cuh.
+#ifndef VIDK_CUDA_ME_KERN_COMMON_CUH
+#define VIDK_CUDA_ME_KERN_COMMON_CUH
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "me_core.h"
+#include "vidkern/vidkern.h"
+
+#if defined(__CUDACC__)
+#define VK_HD                __host__ __device__
+#define VK_DYN_SMEM(T, name) extern __shared__ T name[]
+#endif
+
+namespace vidk_me {
+
+// ---------------------------------------------------------------------------------------
+// Shared constants and host/device helpers
+
+constexpr int kGroup = 64;    // samples per side of a macroblock group (4x4 MBs)
+constexpr int kRankBits = 10; // rank(mvy) <= 2 * VIDK_ME_MAX_RANGE = 512 < 1024
+constexpr unsigned kKey32Max = (1u << (32 - kRankBits)) - 1; // largest cost of a 32-bit key
+constexpr int kSlots = 661;      // partitions of a 64x64 group over the 9 shapes
+constexpr int kThreadsMax = 256; // threads per block of the fast kernels
+constexpr int kLmax = 256;       // candidate rows per block (shared memory bound)
+constexpr unsigned long long kKeyNone = ~0ull;
+
+static_assert(2 * VIDK_ME_MAX_RANGE < (1 << kRankBits), "rank field");
+static_assert((2 * VIDK_ME_MAX_RANGE + 1) * (2 * VIDK_ME_MAX_RANGE + 1) <= (1 << 19),
+              "raster field");
+
+// Block sizes in VidkBlockSize order (4x4, 8x4, 4x8, 8x8, 16x8, 8x16, 16x16, 32x32, 64x64).
+VK_HD inline int bs_w(int bs) {
+    return bs == 0   ? 4
+           : bs == 1 ? 8
+           : bs == 2 ? 4
+           : bs == 3 ? 8
+           : bs == 4 ? 16
+           : bs == 5 ? 8
+           : bs == 6 ? 16
+           : bs == 7 ? 32
+                     : 64;
+}
+VK_HD inline int bs_h(int bs) {
+    return bs == 0   ? 4
+           : bs == 1 ? 4
+           : bs == 2 ? 8
+           : bs == 3 ? 8
+           : bs == 4 ? 8
+           : bs == 5 ? 16
+           : bs == 6 ? 16
+           : bs == 7 ? 32
+                     : 64;
+}
+// First slot of each shape in a group's slot list (shape-major, raster inside the group).
+VK_HD inline int slot_off(int bs) {
+    return bs == 0   ? 0
+           : bs == 1 ? 256
+           : bs == 2 ? 384
+           : bs == 3 ? 512
+           : bs == 4 ? 576
+           : bs == 5 ? 608
+           : bs == 6 ? 640
+           : bs == 7 ? 656
+           : bs == 8 ? 660
+                     : 661;
+}
+
+VK_HD inline int vk_abs(int v) {
+    return v < 0 ? -v : v;
+}
+VK_HD inline int vk_imin(int a, int b) {
+    return a < b ? a : b;
+}
+VK_HD inline int vk_imax(int a, int b) {
+    return a > b ? a : b;
+}
+VK_HD inline int vk_clamp(int v, int lo, int hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+VK_HD inline unsigned vk_umin(unsigned a, unsigned b) {
+    return a < b ? a : b;
+}
+// min(a, b, c): one VIMNMX3 on sm_90.
+VK_HD inline unsigned vk_umin3(unsigned a, unsigned b, unsigned c) {
+#if defined(__CUDA_ARCH__)
+    return __vimin3_u32(a, b, c);
+#else
+    return vk_umin(a, vk_umin(b, c));
+#endif
+}
+
+// Bits of a float (key ranks computed on the FMA pipe, f41 round 3).
+VK_HD inline unsigned vk_fbits(float f) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(f);
+#else
+    union {
+        float f;
+        unsigned u;
+    } v;
+    v.f = f;
+    return v.u;
+#endif
+}
+VK_HD inline unsigned long long vk_umin64(unsigned long long a, unsigned long long b) {
+    return a < b ? a : b;
+}
+
+// Length of the signed Exp-Golomb code of v (H.264 9.1.1: se(v) maps v > 0 to 2v - 1 and
+// v <= 0 to -2v; ue(k) takes 2 * floor(log2(k + 1)) + 1 bits). Same as vidk_me_mv_bits.
+VK_HD inline unsigned mv_bits(int v) {
+    return vidk_se_bits(v); // src/me_core.h
+}
+
+// Tie order of candidate rows inside one column: 0, -1, 1, -2, 2, ...
+VK_HD inline unsigned mvy_rank(int mvy) {
+    return mvy < 0 ? (unsigned)(-2 * mvy - 1) : (unsigned)(2 * mvy);
+}
+VK_HD inline int rank_mvy(unsigned r) {
+    return (r & 1u) ? -(int)((r + 1u) >> 1) : (int)(r >> 1);
+}
+
+// The global key: cost, then |mvx| + |mvy|, then raster order ((mvy + R) * N + mvx + R).
+VK_HD inline unsigned long long make_key(unsigned cost, int mvx, int mvy, int R, int N) {
+    const unsigned l1 = (unsigned)(vk_abs(mvx) + vk_abs(mvy));
+    const unsigned raster = (unsigned)((mvy + R) * N + (mvx + R));
+    return (unsigned long long)cost << 32 | (unsigned long long)l1 << 19 | raster;
+}
+
+// A thread's 32-bit key (cost << 10 | rank) widened with the thread's mvx.
+VK_HD inline unsigned long long widen_key(unsigned k, int mvx, int R, int N) {
+    if (k == 0xffffffffu) return kKeyNone;
+    return make_key(k >> kRankBits, mvx, rank_mvy(k & ((1u << kRankBits) - 1u)), R, N);
+}
+
+// ---------------------------------------------------------------------------------------
+// Arguments (passed by value) and the launch plan
+
+enum Path { PATH_GENERIC = 0, PATH_F16 = 1, PATH_F41 = 2 };
+
+// Template flags of the fast kernels.
+enum {
+    F_SUB = 1,    // f41: the shapes between 4x4 and 16x16 (8x4, 4x8, 8x8, 16x8, 8x16)
+    F_MID = 2,    // f41: 16x16 sums (16x16 key; needed for 32x32 / 64x64)
+    F_BIG = 4,    // 32x32 and 64x64
+    F_LAMBDA = 8, // lambda > 0: mv cost per candidate
+};
+
+struct MeArgs {
+    const uint8_t *cur, *ref;      // 8-bit planes (fast kernels)
+    const uint16_t *cur16, *ref16; // 16-bit planes (generic kernel, bitdepth > 8)
+    int pitch;                     // samples between rows of both planes
+    int w, h;
+    int R, N; // range, 2R + 1
+    unsigned lambda;
+    unsigned kmul;      // 1 << kRankBits (see key_of)
+    const VidkMv *pred; // mb_w * mb_h or NULL (0, 0)
+    int mb_w, mb_h;
+    int GW, GH;                    // macroblock groups across / down
+    int gy0, gyn;                  // band: group rows gy0 .. gy0 + gyn - 1
+    int C, ncb;                    // candidate columns per block, column blocks
+    int L, nsl;                    // candidate rows per block, row slices
+    int WP;                        // window pitch in 32-bit words
+    unsigned long long *keys;      // key arrays of every shape (extended grid)
+    int key_off[VIDK_BLOCK_COUNT]; // first key of each shape
+    int key_ew[VIDK_BLOCK_COUNT];  // extended grid width of each shape (GW * 64 / bw)
+    // generic kernel only
+    int g_bs, g_gw, g_gh, g_slice; // shape, its real grid, candidates per warp
+};
+
+struct FinArgs {
+    const unsigned long long *keys;
+    VidkMeResult *res;
+    int R, N;
+    unsigned lambda;
+    const VidkMv *pred;
+    int mb_w;
+    int nshape;
+    int bs[VIDK_BLOCK_COUNT];
+    int key_off[VIDK_BLOCK_COUNT], key_ew[VIDK_BLOCK_COUNT];
+    int gw[VIDK_BLOCK_COUNT], res_off[VIDK_BLOCK_COUNT];
+    int row0[VIDK_BLOCK_COUNT], rows[VIDK_BLOCK_COUNT];
+};
+
+struct MePlan {
+    int w, h, bitdepth, R, N, mb_w, mb_h, GW, GH;
+    unsigned shapes, lambda;
+    int lam;         // lambda > 0 (the predictor matters)
+    int path, flags; // Path, F_* template flags of the fast kernel
+    int C, ncb, L, nsl, WP, threads;
+    size_t smem; // dynamic shared memory of a fast kernel block
+    int pitch;   // device plane pitch in samples
+    size_t plane_bytes;
+    int key_off[VIDK_BLOCK_COUNT], key_ew[VIDK_BLOCK_COUNT];
+    size_t nkeys;
+    int gw[VIDK_BLOCK_COUNT], gh[VIDK_BLOCK_COUNT], res_off[VIDK_BLOCK_COUNT];
+    size_t nres;
+    int nbands;
+    int band_g0[8], band_gn[8];
+};
+
+// Grid of a shape for the field (me.h): H.264 shapes cover the macroblock grid, 32x32
+// and 64x64 cover ceil(w / 32) x ceil(h / 32) and ceil(w / 64) x ceil(h / 64).
+inline void field_grid(int w, int h, int bs, int *gw, int *gh) {
+    const int mb_w = (w + 15) / 16, mb_h = (h + 15) / 16;
+    if (bs <= VIDK_BLOCK_16x16) {
+        *gw = mb_w * 16 / bs_w(bs);
+        *gh = mb_h * 16 / bs_h(bs);
+    } else {
+        *gw = (w + bs_w(bs) - 1) / bs_w(bs);
+        *gh = (h + bs_h(bs) - 1) / bs_h(bs);
+    }
+}
+
+// Largest cost a candidate can reach (any shape the fast kernel computes): the 32-bit
+// thread key holds costs up to kKey32Max.
+inline unsigned long long max_cost_bound(int bitdepth, unsigned shapes, unsigned lambda, int R,
+                                         int maxabs_pred) {
+    const unsigned long long maxs = (1ull << bitdepth) - 1;
+    const int side = (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_64x64))   ? 64
+                     : (shapes & VIDK_ME_SHAPE(VIDK_BLOCK_32x32)) ? 32
+                                                                  : 16;
+    // mv - pred spans at most R + maxabs in magnitude; the code of -M is the longest.
+    const unsigned long long bits = mv_bits(-(R + maxabs_pred));
+    return maxs * 16ull * 16ull * (side / 16) * (side / 16) + lambda * 2ull * bits;
+}
+
+// Candidate columns per block: C in [lo, hi] (step `step`) with the least padding in
+// ceil(N / C) * C; ties to the larger C.
+inline int pick_cols(int N, int lo, int hi, int step) {
+    if (N <= lo) return (N + step - 1) / step * step;
+    int best = hi, waste = 1 << 30;
+    for (int c = hi; c >= lo; c -= step) {
+        const int wst = (N + c - 1) / c * c - N;
+        if (wst < waste) waste = wst, best = c;
+    }
+    return best;
+}
+
+// Fill the plan. sms: multiprocessors (for the row-slice split). Returns 0 or -EINVAL.
+inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams *p,
+                     int maxabs_pred, int sms) {
+    *pl = MePlan();
+    if (w < 1 || h < 1 || bitdepth < 8 || bitdepth > 16 || p->range < 0 ||
+        p->range > VIDK_ME_MAX_RANGE || !p->shapes || (p->shapes >> VIDK_BLOCK_COUNT))
+        return VIDK_ERR(EINVAL);
+    pl->w = w, pl->h = h, pl->bitdepth = bitdepth;
+    pl->R = p->range, pl->N = 2 * p->range + 1;
+    pl->shapes = p->shapes, pl->lambda = p->lambda;
+    pl->lam = p->lambda > 0;
+    pl->mb_w = (w + 15) / 16, pl->mb_h = (h + 15) / 16;
+    pl->GW = (pl->mb_w + 3) / 4, pl->GH = (pl->mb_h + 3) / 4;
+
+    const unsigned big = VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
+    const unsigned sub = VIDK_ME_SHAPE(VIDK_BLOCK_8x4) | VIDK_ME_SHAPE(VIDK_BLOCK_4x8) |
+                         VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_16x8) |
+                         VIDK_ME_SHAPE(VIDK_BLOCK_8x16);
+    const unsigned s4 = VIDK_ME_SHAPE(VIDK_BLOCK_4x4), s16 = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
+    const int fast = bitdepth == 8 && max_cost_bound(bitdepth, p->shapes, p->lambda, p->range,
+                                                     pl->lam ? maxabs_pred : 0) <= kKey32Max;
+    int flags = pl->lam ? F_LAMBDA : 0;
+    if (p->shapes & big) flags |= F_BIG;
+    if (!fast) {
+        pl->path = PATH_GENERIC;
+    } else if (!(p->shapes & (sub | s4))) {
+        pl->path = PATH_F16;
+    } else {
+        pl->path = PATH_F41;
+        if (p->shapes & sub) flags |= F_SUB | F_MID;
+        if (p->shapes & (s16 | big)) flags |= F_MID;
+    }
+    pl->flags = flags;
+
+    // Device planes: rows padded to 64 bytes (aligned 32-bit loads anywhere in a row).
+    const int bps = bitdepth > 8 ? 2 : 1;
+    pl->pitch = ((w * bps + 63) / 64 * 64) / bps;
+    pl->plane_bytes = (size_t)pl->pitch * (size_t)h * (size_t)bps;
+
+    // Keys: every shape over the extended grid (whole groups), so the kernels never test
+    // whether a partition exists; the finalize step reads only the real grid.
+    size_t k = 0;
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+        pl->key_off[bs] = (int)k;
+        pl->key_ew[bs] = pl->GW * kGroup / bs_w(bs);
+        k += (size_t)pl->key_ew[bs] * (size_t)(pl->GH * kGroup / bs_h(bs));
+    }
+    pl->nkeys = k;
+    size_t r = 0;
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+        field_grid(w, h, bs, &pl->gw[bs], &pl->gh[bs]);
+        pl->res_off[bs] = (int)r;
+        if (p->shapes & VIDK_ME_SHAPE(bs)) r += (size_t)pl->gw[bs] * (size_t)pl->gh[bs];
+    }
+    pl->nres = r;
+
+    // Bands of group rows: the upload of later rows, the search of earlier bands and the
+    // download of their results overlap.
+    pl->nbands = vk_clamp(pl->GH / 3, 1, 6);
+    if (pl->path == PATH_GENERIC) pl->nbands = 1;
+    for (int b = 0, g = 0; b < pl->nbands; b++) {
+        const int g1 = (int)((long)pl->GH * (b + 1) / pl->nbands);
+        pl->band_g0[b] = g, pl->band_gn[b] = g1 - g;
+        g = g1;
+    }
+
+    if (pl->path == PATH_GENERIC) {
+        pl->threads = 256;
+        return 0;
+    }
+    const int N = pl->N;
+    if (pl->path == PATH_F16) {
+        pl->C = pick_cols(N, 8, 16, 2); // 16 threads per column: C even fills warps
+        pl->threads = 16 * pl->C;
+    } else {
+        pl->C = pick_cols(N, 4, 8, 1); // one warp per column
+        pl->threads = 32 * pl->C;
+    }
+    pl->ncb = (N + pl->C - 1) / pl->C;
+    // Row slices: at least N / kLmax; more when there are too few blocks to fill the GPU.
+    const int kbig = pl->path == PATH_F16 ? 16 : 4;
+    const long base = (long)pl->GW * pl->GH * pl->ncb;
+    int nsl = (N + kLmax - 1) / kLmax;
+    const long want = 8L * (sms > 0 ? sms : 1);
+    if (base * nsl < want) {
+        const int more = (int)((want + base - 1) / base);
+        nsl = vk_imax(nsl, vk_imin(more, (N + kbig - 1) / kbig));
+    }
+    int L = (N + nsl - 1) / nsl;
+    if (L > kbig) L = (L + kbig - 1) / kbig * kbig;
+    if (L > kLmax) L = kLmax;
+    pl->L = L;
+    pl->nsl = (N + L - 1) / L;
+    const int ww = ((pl->C + 58) >> 2) + 5; // words a window row needs (see the kernels)
+    pl->WP = ww | 1;
+    const size_t words = 1024 + (size_t)(kGroup + L - 1) * (size_t)pl->WP;
+    pl->smem = (words + 1) / 2 * 8 + (size_t)kSlots * 8;
+    return 0;
+}
+
+// Rows of the current and reference planes that band b needs (the kernels of band b
+// read rows [0, cur_rows) and [0, ref_rows) at most; clamped rows included).
+inline void band_rows(const MePlan *pl, int b, int *cur_rows, int *ref_rows) {
+    const int y1 = (pl->band_g0[b] + pl->band_gn[b]) * kGroup; // exclusive
+    *cur_rows = vk_imin(pl->h, y1);
+    *ref_rows = vk_clamp(y1 + pl->R, 1, pl->h);
+    if (pl->path == PATH_GENERIC) *cur_rows = *ref_rows = pl->h;
+}
+
+// Row range of shape bs's real grid inside band b.
+inline void band_block_rows(const MePlan *pl, int b, int bs, int *r0, int *n) {
+    const int per = kGroup / bs_h(bs);
+    const int a = pl->band_g0[b] * per;
+    const int e = vk_imin((pl->band_g0[b] + pl->band_gn[b]) * per, pl->gh[bs]);
+    *r0 = a;
+    *n = e > a ? e - a : 0;
+}
+
+inline MeArgs base_args(const MePlan *pl) {
+    MeArgs a = MeArgs();
+    a.pitch = pl->pitch;
+    a.w = pl->w, a.h = pl->h, a.R = pl->R, a.N = pl->N, a.lambda = pl->lambda;
+    a.kmul = 1u << kRankBits;
+    a.mb_w = pl->mb_w, a.mb_h = pl->mb_h, a.GW = pl->GW, a.GH = pl->GH;
+    a.C = pl->C, a.ncb = pl->ncb, a.L = pl->L, a.nsl = pl->nsl, a.WP = pl->WP;
+    for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+        a.key_off[bs] = pl->key_off[bs];
+        a.key_ew[bs] = pl->key_ew[bs];
+    }
+    return a;
+}
+
+// ---------------------------------------------------------------------------------------
+// Device helpers
+
+// Sum of |a_i - b_i| over the 4 bytes, plus c: one VABSDIFF4.U8.ACC on sm_90.
+__device__ __forceinline__ unsigned sad4_acc(unsigned a, unsigned b, unsigned c) {
+#if defined(__CUDA_ARCH__)
+    unsigned d;
+    asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+#else
+    for (int i = 0; i < 32; i += 8) {
+        const int x = (int)((a >> i) & 255u), y = (int)((b >> i) & 255u);
+        c += (unsigned)(x > y ? x - y : y - x);
+    }
+    return c;
+#endif
+}
+
+// Four samples x..x+3 of a row with x clamped into [0, w - 1], sample x in the low byte.
+__device__ __forceinline__ unsigned gather4(const uint8_t *row, int x, int w) {
+    if (x >= 0 && x + 3 < w) return __ldg(reinterpret_cast<const unsigned *>(row + x));
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++)
+        v |= (unsigned)__ldg(row + vk_clamp(x + i, 0, w - 1)) << (8 * i);
+    return v;
+}
+
+// Predictor of macroblock (mbx, mby), (0, 0) outside the field or without a field.
+__device__ __forceinline__ void pred_of(const MeArgs &a, int mbx, int mby, int *px, int *py) {
+    *px = 0, *py = 0;
+    if (a.pred && mbx < a.mb_w && mby < a.mb_h) {
+        const VidkMv v = a.pred[mby * a.mb_w + mbx];
+        *px = v.x, *py = v.y;
+    }
+}
+
+// Constant part of a thread key for row mvy: (mv cost << 10) | rank(mvy); the key of a
+// SAD s is then s * 1024 + cst (the host guarantees no overflow).
+template <bool LAMBDA>
+__device__ __forceinline__ unsigned key_cst(int mvy, unsigned lambda, unsigned bx, int py) {
+    unsigned c = mvy_rank(mvy);
+    if (LAMBDA) c += (lambda * (bx + mv_bits(mvy - py))) << kRankBits;
+    return c;
+}
+
+// mul is 1 << kRankBits, passed in a register (MeArgs.kmul) so that ptxas emits IMAD (FMA
+// pipe) rather than LEA (ALU pipe, shared with VABSDIFF4, PRMT and VIMNMX).
+__device__ __forceinline__ unsigned key_of(unsigned sad, unsigned cst, unsigned mul) {
+    return sad * mul + cst;
+}
+
+// Block decomposition of the fast kernels: blockIdx.x -> group (gx, gy), column block,
+// row slice. Consecutive blocks walk the groups of a band row (neighbouring windows).
+struct BlockPos {
+    int gx, gy, cx0, cy0, cy1;
+};
+__device__ __forceinline__ BlockPos block_pos(const MeArgs &a) {
+    BlockPos p;
+    int t = (int)blockIdx.x;
+    p.gx = t % a.GW;
+    t /= a.GW;
+    p.gy = a.gy0 + t % a.gyn;
+    t /= a.gyn;
+    const int cb = t % a.ncb, sl = t / a.ncb;
+    p.cx0 = -a.R + cb * a.C;
+    p.cy0 = -a.R + sl * a.L;
+    p.cy1 = vk_imin(p.cy0 + a.L, a.R + 1);
+    return p;
+}
+
+// Stage the 64x64 current samples of the group (16 words a row) and the reference window
+// (rows WY0.., words from sample WX0, a multiple of 4) with clamped coordinates.
+// V = 0 (round 1): a division and a clamped gather per word. V = 1: row and column
+// advance incrementally (one division per thread), and a window that lies inside the
+// picture horizontally (most blocks) is read with plain aligned words; only the row is
+// clamped. Same words in shared memory either way.
+template <int V>
+__device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsigned *scur,
+                                      unsigned *swin, int wx0, int wh) {
+    const int nt = (int)blockDim.x, tid = (int)threadIdx.x;
+    const int ww = a.WP; // staged words per row (the pitch's extra word is harmless)
+    const int wy0 = bp.gy * kGroup + bp.cy0;
+    if (V == 0) {
+        for (int i = tid; i < 64 * 16; i += nt) {
+            const int r = i >> 4, c = i & 15;
+            const int y = vk_imin(bp.gy * kGroup + r, a.h - 1);
+            scur[i] = gather4(a.cur + (size_t)y * a.pitch, bp.gx * kGroup + 4 * c, a.w);
+        }
+        for (int i = tid; i < wh * ww; i += nt) {
+            const int r = i / ww, c = i - r * ww;
+            const int y = vk_clamp(wy0 + r, 0, a.h - 1);
+            swin[r * a.WP + c] = gather4(a.ref + (size_t)y * a.pitch, wx0 + 4 * c, a.w);
+        }
+        return;
+    }
+    const int cx = bp.gx * kGroup;
+    const bool cin = cx + kGroup <= a.w; // block-uniform
+    for (int i = tid; i < 64 * 16; i += nt) {
+        const int r = i >> 4, c = i & 15;
+        const uint8_t *row = a.cur + (size_t)vk_imin(bp.gy * kGroup + r, a.h - 1) * a.pitch;
+        scur[i] = cin ? __ldg(reinterpret_cast<const unsigned *>(row + cx + 4 * c))
+                      : gather4(row, cx + 4 * c, a.w);
+    }
+    const bool win = wx0 >= 0 && wx0 + 4 * ww <= a.w; // block-uniform
+    const int dr = nt / ww, dc = nt - dr * ww;
+    int r = tid / ww, c = tid - r * ww;
+    while (r < wh) {
+        const uint8_t *row = a.ref + (size_t)vk_clamp(wy0 + r, 0, a.h - 1) * a.pitch;
+        swin[r * a.WP + c] = win ? __ldg(reinterpret_cast<const unsigned *>(row + wx0 + 4 * c))
+                                 : gather4(row, wx0 + 4 * c, a.w);
+        r += dr, c += dc;
+        if (c >= ww) c -= ww, r++;
+    }
+}
+
+// Merge a thread's key for slot s into the block's reduction array.
+__device__ __forceinline__ void red_min(unsigned long long *red, int s, unsigned k, int mvx,
+                                        const MeArgs &a) {
+    const unsigned long long g = widen_key(k, mvx, a.R, a.N);
+    if (g != kKeyNone) atomicMin(&red[s], g);
+}
+
+// Block reduction array -> global keys (slots of the shapes in `mask` only).
+__device__ __forceinline__ void red_flush(const unsigned long long *red, unsigned mask,
+                                          const MeArgs &a, int gx, int gy) {
+    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) {
+        int bs = 0;
+        while (s >= slot_off(bs + 1))
+            bs++;
+        if (!(mask & (1u << bs))) continue;
+        const unsigned long long v = red[s];
+        if (v == kKeyNone) continue;
+        const int per_x = kGroup / bs_w(bs), per_y = kGroup / bs_h(bs);
+        const int i = s - slot_off(bs), lx = i % per_x, ly = i / per_x;
+        const size_t gi = (size_t)a.key_off[bs] +
+                          (size_t)(gy * per_y + ly) * (size_t)a.key_ew[bs] +
+                          (size_t)(gx * per_x + lx);
+        atomicMin(&a.keys[gi], v);
+    }
+}
+
+// Kernel configurations (MeArgs-independent, chosen per call by the host, me.cu):
+// - r1 (V = 0): the first round. Two blocks of 256 per SM cap registers at 128; the
+//   variant with 32x32 / 64x64 and lambda (three predictors per thread) needs a few more
+//   and takes one block's bound. At 160 threads that is 3 blocks = 15 warps per SM.
+// - r2 (V = 1): register caps chosen so that more warps fit (measured r1: latency-bound,
+//   ALU pipe 63 % busy at 15 warps), each checked for zero spills with ptxas -v (CUDA
+//   13.0, docs/ME_CUDA.md): f16 without 32x32/64x64 at 96 registers (4 blocks of 160 =
+//   20 warps; ptxas moves the loop counters to the uniform datapath, the loop keeps its
+//   1024 VABSDIFF4 / 155 LDS / 124 PRMT), f41 4x4-only at 80 (5 blocks = 25 warps), f41
+//   with 16x16 sums but no sub-shapes (and not both 32x32/64x64 and lambda) at 96; the
+//   others keep 128 (they spill below).
+//   Plus the cheaper staging of stage<1>.
+constexpr int f16_regs(int fl) {
+    return (fl & F_BIG) ? ((fl & F_LAMBDA) ? 192 : 128) : 96;
+}
+constexpr int f41_regs(int fl) {
+    return (fl & F_SUB) || ((fl & F_BIG) && (fl & F_LAMBDA)) ? 128 : (fl & F_MID) ? 96 : 80;
+}
+} // namespace vidk_me
+
+#endif
