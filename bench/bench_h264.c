@@ -29,10 +29,6 @@
 
 #define CMD "h264"
 
-#ifndef VIDK_GIT_COMMIT
-#define VIDK_GIT_COMMIT "unknown"
-#endif
-
 /* Ceilings of the GPU machines here (DESIGN.md): pinned PCIe per direction, HBM. */
 #define PCIE_GBS_DEFAULT 55.0
 #define HBM_GBS_H100     3000.0
@@ -145,8 +141,7 @@ typedef struct Bench {
     VidkContext *ref_ctx, *gen_ctx, *gen_own; /* gen_own: opened only to make workloads */
     VidkContext *gpu_ctx[MAX_GPU_CTX];
     int ngpu_ctx;
-    char cpu[256], gpu[256], date[64], command[2048];
-    int cores;
+    BenchMeta mt;
     WlInfo *wls;
     int nwl, capwl;
     Row *rows;
@@ -155,8 +150,7 @@ typedef struct Bench {
     int nmicro;
     Target targets[MAX_TARGETS];
     int ntargets;
-    char notes[MAX_NOTES][320];
-    int nnotes;
+    BenchNotes notes;
     int mismatches, failures;
     double t_start;
     const char *fault; /* $VIDK_BENCH_H264_FAULT: backend label whose output is corrupted */
@@ -164,7 +158,7 @@ typedef struct Bench {
 } Bench;
 
 static void note(Bench *b, const char *fmt, const char *arg) {
-    if (b->nnotes < MAX_NOTES) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
+    bench_note(&b->notes, fmt, arg);
     if (!b->quiet) {
         fprintf(stderr, "vidkern-bench h264: ");
         fprintf(stderr, fmt, arg);
@@ -817,7 +811,7 @@ static void measure_gpu(Bench *b, Live *lv) {
         }
         VidkH264CudaOpts to;
         vidk_cuda_h264_default_opts(&to);
-        to.host_threads = b->cores / (b->ngpu_ctx > 0 ? b->ngpu_ctx : 1);
+        to.host_threads = b->mt.cores / (b->ngpu_ctx > 0 ? b->ngpu_ctx : 1);
         if (to.host_threads < 1) to.host_threads = 1;
         if (to.host_threads > 64) to.host_threads = 64;
         measure_tput(b, lv, "throughput", &to, 0, 0);
@@ -895,14 +889,9 @@ static int size_of(const char *name, int *w, int *h) {
             *w = named[i].w, *h = named[i].h;
             return 0;
         }
-    char *end;
-    const long a = strtol(name, &end, 10);
-    if (end == name || (*end != 'x' && *end != 'X')) return -1;
-    const char *s2 = end + 1;
-    const long c = strtol(s2, &end, 10);
-    if (end == s2 || *end || a < 16 || c < 16 || a > 8192 || c > 4352) return -1;
+    if (bench_parse_wxh(name, 4352, w, h) < 0) return -1;
     /* Coded size: whole macroblocks, as an encoder pads the picture. */
-    *w = (int)(a + 15) / 16 * 16, *h = (int)(c + 15) / 16 * 16;
+    *w = (*w + 15) / 16 * 16, *h = (*h + 15) / 16 * 16;
     return 0;
 }
 
@@ -1062,24 +1051,15 @@ static int run_loaded(Bench *b, const char *dir, const char *save) {
  */
 
 static void meta_fill(Bench *b, int argc, char **argv) {
-    report_cpu_name(b->cpu, sizeof(b->cpu));
-    b->cores = vidk_cpu_count_online();
-    snprintf(b->gpu, sizeof(b->gpu), "none");
-    if (b->ctx[VIDK_BACKEND_CUDA]) {
-        VidkDeviceInfo di;
-        if (vidk_cuda_device_info(b->device, &di) == 0) {
-            snprintf(b->gpu, sizeof(b->gpu), "%s (%d SMs, compute %d.%d)", di.name,
-                     di.multiprocessors, di.major, di.minor);
-            if (b->hbm_gbs <= 0)
-                b->hbm_gbs = strstr(di.name, "H200")   ? HBM_GBS_H200
-                             : strstr(di.name, "H100") ? HBM_GBS_H100
-                                                       : 0;
-        }
-    } else if (b->cuda_emu) {
-        snprintf(b->gpu, sizeof(b->gpu), "none (cuda rows: host emulation of the kernels)");
-    }
-    report_utc_date(b->date, sizeof(b->date));
-    report_command_line(b->command, sizeof(b->command), "vidkern-bench h264", argc, argv);
+    bench_meta_fill(&b->mt, "vidkern-bench h264", argc, argv,
+                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
+    if (b->hbm_gbs <= 0)
+        b->hbm_gbs = strstr(b->mt.gpu, "H200")   ? HBM_GBS_H200
+                     : strstr(b->mt.gpu, "H100") ? HBM_GBS_H100
+                                                 : 0;
+    if (!b->ctx[VIDK_BACKEND_CUDA] && b->cuda_emu)
+        snprintf(b->mt.gpu, sizeof(b->mt.gpu),
+                 "none (cuda rows: host emulation of the kernels)");
 }
 
 /* ---- tables --------------------------------------------------------------------------------
@@ -1839,23 +1819,20 @@ static void write_json(FILE *f, const Bench *b) {
     fprintf(f, "{\n  \"tool\": \"vidkern-bench h264\",\n  \"version\": ");
     report_json_str(f, vidk_version());
     fprintf(f, ",\n  \"command\": ");
-    report_json_str(f, b->command);
+    report_json_str(f, b->mt.command);
     fprintf(f, ",\n  \"date\": ");
-    report_json_str(f, b->date);
+    report_json_str(f, b->mt.date);
     fprintf(f, ",\n  \"commit\": ");
     report_json_str(f, VIDK_GIT_COMMIT);
     fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    report_json_str(f, b->cpu);
-    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", b->cores,
+    report_json_str(f, b->mt.cpu);
+    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", b->mt.cores,
             b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0);
-    report_json_str(f, b->gpu);
+    report_json_str(f, b->mt.gpu);
     fprintf(f,
             ", \"hbm_gbs\": %.6g, \"pcie_gbs\": %.6g, \"gpu_contexts\": %d},\n  \"notes\": [",
             b->hbm_gbs, b->pcie_gbs, b->ngpu_ctx);
-    for (int i = 0; i < b->nnotes; i++) {
-        fprintf(f, "%s", i ? ", " : "");
-        report_json_str(f, b->notes[i]);
-    }
+    bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"workloads\": [");
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
@@ -1914,54 +1891,32 @@ static void write_json(FILE *f, const Bench *b) {
 }
 
 static void write_header(FILE *f, const Bench *b, int md) {
-    const int thr = b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0;
-    if (md) {
-        fprintf(f, "# vidkern-bench h264 (Wang et al. 2013 on this machine)\n\n");
-        fprintf(f, "- Device: %s, %d cores online (threads backend: %d); GPU: %s\n", b->cpu,
-                b->cores, thr, b->gpu);
-        fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", b->date,
-                VIDK_GIT_COMMIT, vidk_version(), b->command);
-        if (b->hbm_gbs > 0)
-            fprintf(
-                f, "- Ceilings: PCIe %.0f GB/s pinned per direction, device memory %.0f GB/s\n",
-                b->pcie_gbs, b->hbm_gbs);
-        for (int i = 0; i < b->nnotes; i++)
-            fprintf(f, "- Note: %s\n", b->notes[i]);
-        return;
-    }
-    fprintf(f,
-            "vidkern-bench h264  (%s)\ndevice: %s, %d cores online (threads backend: %d); "
-            "GPU: %s\ndate: %s  commit: %s\n",
-            b->command, b->cpu, b->cores, thr, b->gpu, b->date, VIDK_GIT_COMMIT);
+    char thr[48];
+    snprintf(thr, sizeof(thr), " (threads backend: %d)",
+             b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0);
+    bench_print_header(f, &b->mt, "h264", "h264 (Wang et al. 2013 on this machine)", thr, md);
     if (b->hbm_gbs > 0)
-        fprintf(f, "ceilings: PCIe %.0f GB/s pinned per direction, device memory %.0f GB/s\n",
-                b->pcie_gbs, b->hbm_gbs);
-    for (int i = 0; i < b->nnotes; i++)
-        fprintf(f, "note: %s\n", b->notes[i]);
+        fprintf(f, "%seilings: PCIe %.0f GB/s pinned per direction, device memory %.0f GB/s\n",
+                md ? "- C" : "c", b->pcie_gbs, b->hbm_gbs);
+    bench_notes_print(f, &b->notes, md ? "- Note: " : "note: ");
 }
 
-typedef struct {
+typedef struct Report {
     const Bench *b;
     const Tab *t;
-    int what; /* 0 csv, 1 json, 2 markdown */
-} ReportFile;
+} Report;
 
-static void write_report(FILE *f, void *arg) {
-    const ReportFile *r = arg;
-    if (r->what == 0) {
+static void write_report(FILE *f, int what, void *arg) {
+    const Report *r = arg;
+    if (what == BENCH_CSV) {
         write_csv(f, r->b);
-    } else if (r->what == 1) {
+    } else if (what == BENCH_JSON) {
         write_json(f, r->b);
     } else {
         write_header(f, r->b, 1);
         for (int i = 0; i < T_COUNT; i++)
             tab_print(f, &r->t[i], 1);
     }
-}
-
-static int write_file(const char *path, const Bench *b, const Tab *t, int what) {
-    ReportFile r = {b, t, what};
-    return report_write_file(CMD, path, write_report, &r);
 }
 
 /* ---- options
@@ -1978,35 +1933,33 @@ int vidk_bench_h264(int argc, char **argv) {
     if (!b) return cli_error(CMD, "out of memory");
     CliCommon c;
     cli_common_init(&c);
-    const char *sizes = "1080p,2160p", *modes = "intra,qp22,qp37", *backends = NULL;
-    const char *source = "real", *video = NULL, *save = NULL, *load = NULL;
-    const char *csv = NULL, *json = NULL, *md = NULL;
-    long frames = 8, runs = 9, gctx = 3;
-    double maxs = 0.5, hbm = 0, pcie = PCIE_GBS_DEFAULT;
+    const char *sizes = "1080p,2160p", *modes = "intra,qp22,qp37", *save = NULL, *load = NULL;
+    BenchOpts o = {.source = "real", .frames = 8, .runs = 9, .max_seconds = 0.5};
+    o.frames_lo = 1, o.frames_hi = 64, o.runs_hi = MAX_RUNS;
+    long gctx = 3;
+    double hbm = 0, pcie = PCIE_GBS_DEFAULT;
     int ret = 1;
     Mosaic *mosaic = NULL;
     Tab tabs[T_COUNT];
     memset(tabs, 0, sizeof(tabs));
+    bench_notes_init(&b->notes, MAX_NOTES, 320);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
+        if (r == BENCH_OPT_HELP) {
             help();
             free(b);
             return 0;
         }
+        if (r < 0) goto done;
+        if (r) continue;
         if (!strcmp(a, "--cuda-emu")) {
             b->cuda_emu = 1;
             continue;
         }
-        /* --json takes a file here (the common --json flag does not apply). */
-        const int own = !strcmp(a, "--json");
-        const int r = own ? 0 : cli_common_opt(&c, CMD, argc, argv, &i);
-        if (r < 0) goto done;
-        if (r) continue;
-        static const char *const with_value[] = {
-            "--sizes",        "--modes",       "--backends", "--source",   "--video",  "--save",
-            "--load",         "--csv",         "--json",     "--markdown", "--frames", "--runs",
-            "--gpu-contexts", "--max-seconds", "--hbm-gbs",  "--pcie-gbs"};
+        static const char *const with_value[] = {"--sizes",       "--modes",   "--save",
+                                                 "--load",        "--hbm-gbs", "--pcie-gbs",
+                                                 "--gpu-contexts"};
         int known = 0;
         for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
             known |= !strcmp(a, with_value[k]);
@@ -2019,43 +1972,22 @@ int vidk_bench_h264(int argc, char **argv) {
             sizes = v, b->sizes_given = 1;
         else if (!strcmp(a, "--modes"))
             modes = v, b->modes_given = 1;
-        else if (!strcmp(a, "--backends"))
-            backends = v;
-        else if (!strcmp(a, "--source"))
-            source = v;
-        else if (!strcmp(a, "--video"))
-            video = v;
         else if (!strcmp(a, "--save"))
             save = v;
         else if (!strcmp(a, "--load"))
             load = v;
-        else if (!strcmp(a, "--csv"))
-            csv = v;
-        else if (!strcmp(a, "--json"))
-            json = v;
-        else if (!strcmp(a, "--markdown"))
-            md = v;
-        else if (!strcmp(a, "--frames")) {
-            if (cli_parse_int(CMD, a, v, 1, 64, &frames) < 0) goto done;
-        } else if (!strcmp(a, "--runs")) {
-            if (cli_parse_int(CMD, a, v, 1, MAX_RUNS, &runs) < 0) goto done;
-        } else if (!strcmp(a, "--gpu-contexts")) {
+        else if (!strcmp(a, "--gpu-contexts")) {
             if (cli_parse_int(CMD, a, v, 1, MAX_GPU_CTX, &gctx) < 0) goto done;
-        } else if (!strcmp(a, "--max-seconds")) {
-            if (cli_parse_double(CMD, a, v, 0, 1e6, &maxs) < 0) goto done;
         } else if (!strcmp(a, "--hbm-gbs")) {
             if (cli_parse_double(CMD, a, v, 1, 1e6, &hbm) < 0) goto done;
-        } else if (!strcmp(a, "--pcie-gbs")) {
-            if (cli_parse_double(CMD, a, v, 0.1, 1e4, &pcie) < 0) goto done;
+        } else if (cli_parse_double(CMD, a, v, 0.1, 1e4, &pcie) < 0) { /* --pcie-gbs */
+            goto done;
         }
     }
-    b->frames = (int)frames, b->runs = (int)runs, b->max_seconds = maxs;
+    b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->device = c.device, b->hbm_gbs = hbm, b->pcie_gbs = pcie;
     b->gpu_contexts = (int)gctx;
-    if (strcmp(source, "real") && strcmp(source, "gen")) {
-        cli_error(CMD, "--source: '%s' is not real or gen", source);
-        goto done;
-    }
+    if (bench_check_source(CMD, o.source, 0) < 0) goto done;
     if (save && load && !strcmp(save, load)) {
         cli_error(CMD, "--save and --load name the same folder");
         goto done;
@@ -2085,26 +2017,7 @@ int vidk_bench_h264(int argc, char **argv) {
         }
         if (!has_mode(b, m)) b->modes[b->nmodes++] = m;
     }
-    if (backends) {
-        if ((n = bench_split_list(CMD, "--backends", backends, list[0], sizeof(list[0]),
-                                  MAX_SIZES)) < 0)
-            goto done;
-        for (int i = 0; i < n; i++) {
-            const int be = vidk_backend_from_name(list[i]);
-            if (be <= 0) {
-                cli_error(CMD, "--backends: unknown backend '%s' (c, simd, threads, cuda)",
-                          list[i]);
-                goto done;
-            }
-            int dup = 0;
-            for (int k = 0; k < b->nbackends; k++)
-                dup |= b->backends[k] == (VidkBackend)be;
-            if (!dup) b->backends[b->nbackends++] = (VidkBackend)be;
-        }
-    } else {
-        for (int be = VIDK_BACKEND_C; be < VIDK_BACKEND_COUNT; be++)
-            b->backends[b->nbackends++] = (VidkBackend)be;
-    }
+    if (bench_parse_backends(CMD, o.backends, b->backends, &b->nbackends) < 0) goto done;
     if (save && ensure_dir(save) < 0) {
         cli_error(CMD, "--save: cannot create the folder %s", save);
         goto done;
@@ -2165,15 +2078,13 @@ int vidk_bench_h264(int argc, char **argv) {
         goto done;
     }
     meta_fill(b, argc, argv);
-    if (!b->quiet)
-        fprintf(stderr, "vidkern-bench h264: %s; %s, %d cores; GPU %s\n", b->command, b->cpu,
-                b->cores, b->gpu);
+    bench_say_start(CMD, &b->mt, b->quiet);
     int e;
     if (load) {
         e = run_loaded(b, load, save);
     } else {
-        const char *dir = video ? video : mosaic_default_video_dir();
-        if (!strcmp(source, "real")) {
+        const char *dir = o.video ? o.video : mosaic_default_video_dir();
+        if (!strcmp(o.source, "real")) {
             char err[256];
             if (!dir || mosaic_open(&mosaic, dir, 2, err, sizeof(err)) < 0) {
                 mosaic = NULL;
@@ -2192,9 +2103,8 @@ int vidk_bench_h264(int argc, char **argv) {
     for (int i = 0; i < T_COUNT; i++)
         tab_print(stdout, &tabs[i], 0);
     ret = e < 0;
-    if (csv && write_file(csv, b, tabs, 0) < 0) ret = 1;
-    if (json && write_file(json, b, tabs, 1) < 0) ret = 1;
-    if (md && write_file(md, b, tabs, 2) < 0) ret = 1;
+    Report rep = {b, tabs};
+    if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, &rep) < 0) ret = 1;
     if (b->mismatches) {
         cli_error(CMD,
                   "%d configuration(s) gave reconstructions that differ from the c backend",

@@ -46,10 +46,6 @@ typedef struct PinRange {
 
 #define CMD "hevc"
 
-#ifndef VIDK_GIT_COMMIT
-#define VIDK_GIT_COMMIT "unknown"
-#endif
-
 #define MAX_WL      16
 #define MAX_STREAMS 8
 #define MAX_NOTES   16
@@ -209,8 +205,7 @@ typedef struct Bench {
     int npin_reg;
     Result *res;
     int nres, capres;
-    char notes[MAX_NOTES][400];
-    int nnotes;
+    BenchNotes notes;
     double hbm_bps, pcie_bps;
     char hbm_from[96];
     int have_meas;
@@ -218,15 +213,6 @@ typedef struct Bench {
     const char *inject;
     Meta mt;
 } Bench;
-
-static void note(Bench *b, const char *fmt, ...) CLI_PRINTF(2, 3);
-static void note(Bench *b, const char *fmt, ...) {
-    if (b->nnotes >= MAX_NOTES) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, ap);
-    va_end(ap);
-}
 
 static Result *new_result(Bench *b) {
     if (b->nres == b->capres) {
@@ -429,8 +415,9 @@ static int run_once(Bench *b, const Result *cfg, HwFrame *fr, int frame, Sample 
 #if BENCH_HEVC_HOOKS
         if (e == VIDK_ERR(ENOSYS) && cfg->impl == IM_CUDA) { /* public API not wired yet */
             b->public_fallback = 1;
-            note(b, "the public HEVC batch API returned ENOSYS on cuda: the default "
-                    "configuration calls vidk_cuda_hevc_forward/inverse(opts NULL) instead");
+            bench_note(&b->notes,
+                       "the public HEVC batch API returned ENOSYS on cuda: the default "
+                       "configuration calls vidk_cuda_hevc_forward/inverse(opts NULL) instead");
             return run_once(b, cfg, fr, frame, sm, 0, err, errlen);
         }
 #endif
@@ -533,7 +520,8 @@ static int pin_workload(Bench *b, HwWorkload *w) {
             if (!cap) continue;
             for (int a = 0; a < 3; a++) {
                 if (b->npin >= MAX_PINS) {
-                    note(b, "pinned: more than %d arrays, the rest staged", MAX_PINS);
+                    bench_note(&b->notes, "pinned: more than %d arrays, the rest staged",
+                               MAX_PINS);
                     return -1;
                 }
                 b->pin[b->npin].ptr = arr[a];
@@ -552,8 +540,8 @@ static int pin_workload(Bench *b, HwWorkload *w) {
     for (int i = 0; i < nm; i++)
         b->pin_reg[b->npin_reg++] = m[i].ptr;
     if (e < 0) {
-        note(b, "pinned: vidk_host_register_set failed (%s): the rest staged",
-             vidk_strerror(e));
+        bench_note(&b->notes, "pinned: vidk_host_register_set failed (%s): the rest staged",
+                   vidk_strerror(e));
         return -1;
     }
     return 0;
@@ -649,8 +637,8 @@ static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int
             char err[200];
             if (run_once(b, r, &w->frames[last], last, &sm, 1, err, sizeof(err)) < 0 ||
                 !sm.has_dev) {
-                note(b, "kernel-only run failed (%s %s): %s", b->spec[r->wl].name,
-                     dir_names[r->dir], err);
+                bench_note(&b->notes, "kernel-only run failed (%s %s): %s", b->spec[r->wl].name,
+                           dir_names[r->dir], err);
                 return;
             }
             if (i > 0) dk[nk++] = sm.ct.kernel_ms; /* i = 0: warm-up */
@@ -1362,35 +1350,16 @@ static void print_targets(FILE *f, const Bench *b, int md) {
 }
 
 static void print_header(FILE *f, const Bench *b, int md) {
-    const Meta *mt = &b->mt;
-    if (md) {
-        fprintf(f, "# vidkern-bench hevc\n\n");
-        fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->cpu, mt->cores, mt->gpu);
-        fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->date,
-                VIDK_GIT_COMMIT, vidk_version(), mt->command);
-        if (b->have_meas)
-            fprintf(
-                f,
-                "- Measured this run: device-to-device copy %.0f GB/s, pinned H2D %.1f GB/s, "
-                "pinned D2H %.1f GB/s\n",
-                b->meas_d2d / 1e9, b->meas_h2d / 1e9, b->meas_d2h / 1e9);
-        for (int i = 0; i < b->nnotes; i++)
-            fprintf(f, "- Note: %s\n", b->notes[i]);
-        print_legend(f, b, 1);
-    } else {
-        fprintf(f,
-                "vidkern-bench hevc  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  "
-                "commit: %s\n",
-                mt->command, mt->cpu, mt->cores, mt->gpu, mt->date, VIDK_GIT_COMMIT);
-        if (b->have_meas)
-            fprintf(
-                f,
-                "measured: device-to-device copy %.0f GB/s, pinned H2D %.1f GB/s, pinned D2H "
-                "%.1f GB/s\n",
-                b->meas_d2d / 1e9, b->meas_h2d / 1e9, b->meas_d2h / 1e9);
-        for (int i = 0; i < b->nnotes; i++)
-            fprintf(f, "note: %s\n", b->notes[i]);
-    }
+    bench_print_header(f, &b->mt, "hevc", "hevc", "", md);
+    if (b->have_meas)
+        fprintf(
+            f,
+            "%seasured%s: device-to-device copy %.0f GB/s, pinned H2D %.1f GB/s, pinned D2H "
+            "%.1f GB/s\n",
+            md ? "- M" : "m", md ? " this run" : "", b->meas_d2d / 1e9, b->meas_h2d / 1e9,
+            b->meas_d2h / 1e9);
+    bench_notes_print(f, &b->notes, md ? "- Note: " : "note: ");
+    if (md) print_legend(f, b, 1);
 }
 
 static void write_human(FILE *f, const Bench *b) {
@@ -1512,10 +1481,7 @@ static void write_json(FILE *f, const Bench *b) {
                 "\"measured_d2h_bytes_per_s\": %.4g",
                 b->meas_d2d, b->meas_h2d, b->meas_d2h);
     fprintf(f, "},\n  \"qp\": %d,\n  \"notes\": [", b->qp);
-    for (int i = 0; i < b->nnotes; i++) {
-        fprintf(f, "%s", i ? ", " : "");
-        report_json_str(f, b->notes[i]);
-    }
+    bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"workloads\": [");
     for (int i = 0; i < b->nwl; i++) {
         const WlInfo *in = &b->info[i];
@@ -1638,25 +1604,14 @@ static void write_json(FILE *f, const Bench *b) {
     fprintf(f, "\n  ]\n}\n");
 }
 
-/* Write through FILE.tmp + rename. */
-typedef struct {
-    const Bench *b;
-    int what; /* 0 csv, 1 json, 2 markdown */
-} ReportFile;
-
-static void write_report(FILE *f, void *arg) {
-    const ReportFile *r = arg;
-    if (r->what == 0)
-        write_csv(f, r->b);
-    else if (r->what == 1)
-        write_json(f, r->b);
+static void write_report(FILE *f, int what, void *arg) {
+    const Bench *b = arg;
+    if (what == BENCH_CSV)
+        write_csv(f, b);
+    else if (what == BENCH_JSON)
+        write_json(f, b);
     else
-        write_markdown(f, r->b);
-}
-
-static int write_file(const char *path, const Bench *b, int what) {
-    ReportFile r = {b, what};
-    return report_write_file(CMD, path, write_report, &r);
+        write_markdown(f, b);
 }
 
 /* ------------------------------------------------------------------ options */
@@ -1715,25 +1670,24 @@ int vidk_bench_hevc(int argc, char **argv) {
     if (!b) return cli_error(CMD, "out of memory");
     CliCommon c;
     cli_common_init(&c);
-    const char *workloads = "4k-4x4,4k-32x32,1080p-mixed,2160p-mixed", *backends = NULL;
-    const char *dirs = "fwd,inv", *streams = "1-8", *tc = "on,off", *source = "real";
+    const char *workloads = "4k-4x4,4k-32x32,1080p-mixed,2160p-mixed";
+    const char *dirs = "fwd,inv", *streams = "1-8", *tc = "on,off";
     const char *pinned = NULL, *download = "auto", *alloc4 = "warp";
-    const char *video = NULL, *csv = NULL, *json = NULL, *md = NULL;
-    long frames = 2, runs = 15, qp = 32;
-    double maxs = 1;
+    BenchOpts o = {.source = "real", .frames = 2, .runs = 15, .max_seconds = 1};
+    o.frames_lo = 1, o.frames_hi = 64, o.runs_hi = MAX_SAMPLES;
+    long qp = 32;
     int ret = 1;
     char list[MAX_WL][40];
     int n;
+    bench_notes_init(&b->notes, MAX_NOTES, 400);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
+        if (r == BENCH_OPT_HELP) {
             help();
             free(b);
             return 0;
         }
-        /* --json takes a file here (the common --json flag does not apply). */
-        const int own = !strcmp(a, "--json");
-        const int r = own ? 0 : cli_common_opt(&c, CMD, argc, argv, &i);
         if (r < 0) goto done;
         if (r) continue;
         if (strncmp(a, "--", 2)) {
@@ -1747,8 +1701,6 @@ int vidk_bench_hevc(int argc, char **argv) {
         if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
         if (!strcmp(a, "--workloads"))
             workloads = v;
-        else if (!strcmp(a, "--backends"))
-            backends = v;
         else if (!strcmp(a, "--direction") || !strcmp(a, "--directions"))
             dirs = v;
         else if (!strcmp(a, "--streams"))
@@ -1761,30 +1713,16 @@ int vidk_bench_hevc(int argc, char **argv) {
             download = v;
         else if (!strcmp(a, "--alloc4"))
             alloc4 = v;
-        else if (!strcmp(a, "--source"))
-            source = v;
-        else if (!strcmp(a, "--video"))
-            video = v;
-        else if (!strcmp(a, "--csv"))
-            csv = v;
-        else if (!strcmp(a, "--json"))
-            json = v;
-        else if (!strcmp(a, "--markdown"))
-            md = v;
-        else if (!strcmp(a, "--frames")) {
-            if (cli_parse_int(CMD, a, v, 1, 64, &frames) < 0) goto done;
-        } else if (!strcmp(a, "--runs")) {
-            if (cli_parse_int(CMD, a, v, 1, MAX_SAMPLES, &runs) < 0) goto done;
-        } else if (!strcmp(a, "--qp")) {
+        else if (!strcmp(a, "--qp")) {
             if (cli_parse_int(CMD, a, v, 0, 51, &qp) < 0) goto done;
-        } else if (!strcmp(a, "--max-seconds")) {
-            if (cli_parse_double(CMD, a, v, 0, 1e6, &maxs) < 0) goto done;
         } else {
             cli_error(CMD, "unknown option '%s' (see --help)", a);
             goto done;
         }
     }
-    b->frames = (int)frames, b->runs = (int)runs, b->qp = (int)qp, b->max_seconds = maxs;
+    const char *backends = o.backends, *source = o.source;
+    b->frames = (int)o.frames, b->runs = (int)o.runs, b->qp = (int)qp;
+    b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->threads = c.threads, b->cpumask = c.cpumask, b->device = c.device;
     b->inject = getenv("VIDK_BENCH_HEVC_INJECT");
     if (b->inject && !*b->inject) b->inject = NULL;
@@ -1850,10 +1788,7 @@ int vidk_bench_hevc(int argc, char **argv) {
         cli_error(CMD, "--alloc4: '%s' is not block or warp", alloc4);
         goto done;
     }
-    if (strcmp(source, "real") && strcmp(source, "gen")) {
-        cli_error(CMD, "--source: '%s' is not real or gen", source);
-        goto done;
-    }
+    if (bench_check_source(CMD, source, 0) < 0) goto done;
     /* backends */
     int want[IM_COUNT] = {0};
     if (backends) {
@@ -1888,9 +1823,10 @@ int vidk_bench_hevc(int argc, char **argv) {
         if (!want[j] && j != IM_C) continue;
         if (j == IM_CUDA && b->cuda_emu) {
             b->im_on[j] = 1;
-            note(b,
-                 "cuda rows run through the host emulation (--cuda-emu): outputs are checked, "
-                 "times are CPU times of the emulation, no device figures");
+            bench_note(
+                &b->notes,
+                "cuda rows run through the host emulation (--cuda-emu): outputs are checked, "
+                "times are CPU times of the emulation, no device figures");
             continue;
         }
         b->ctx[j] = open_ctx(b, be_of[j], 0);
@@ -1899,7 +1835,8 @@ int vidk_bench_hevc(int argc, char **argv) {
                 cli_error(CMD, "cannot open the c backend");
                 goto done;
             }
-            note(b, "backend %s skipped: not usable on this machine/build", im_names[j]);
+            bench_note(&b->notes, "backend %s skipped: not usable on this machine/build",
+                       im_names[j]);
             if (!c.quiet)
                 fprintf(stderr, "vidkern-bench " CMD ": backend %s not usable here, skipped\n",
                         im_names[j]);
@@ -1920,11 +1857,11 @@ int vidk_bench_hevc(int argc, char **argv) {
                               sizeof(err)) == 0)
                 b->have_meas = 1;
         } else {
-            note(b, "cuBLAS baseline unavailable: %s",
-                 vidk_cuda_device_count() > 0 ? err : "no CUDA device");
+            bench_note(&b->notes, "cuBLAS baseline unavailable: %s",
+                       vidk_cuda_device_count() > 0 ? err : "no CUDA device");
         }
 #else
-        note(b, "cuBLAS baseline unavailable: this build has no CUDA");
+        bench_note(&b->notes, "cuBLAS baseline unavailable: this build has no CUDA");
 #endif
     }
     b->have_tc_switch = BENCH_HEVC_HOOKS;
@@ -1932,38 +1869,39 @@ int vidk_bench_hevc(int argc, char **argv) {
     /* the pinned rows: on by default on a device; through the emulation only on request */
     b->pinned_on = BENCH_HEVC_HOOKS && (pinned ? !strcmp(pinned, "on") : !b->cuda_emu);
     if (b->im_on[IM_CUDA] && !BENCH_HEVC_HOOKS)
-        note(b, "this build has no CUDA HEVC options (src/cuda/hevc.cu): cuda runs its default "
-                "configuration only (no device-only, tensor-core, kernel-only or stream-sweep "
-                "runs)");
+        bench_note(
+            &b->notes,
+            "this build has no CUDA HEVC options (src/cuda/hevc.cu): cuda runs its default "
+            "configuration only (no device-only, tensor-core, kernel-only or stream-sweep "
+            "runs)");
     if (b->im_on[IM_CUDA] && BENCH_HEVC_HOOKS && (b->download != 2 || b->alloc4))
-        note(b, "cuda configurations other than default: --download %s --alloc4 %s", download,
-             alloc4);
+        bench_note(&b->notes,
+                   "cuda configurations other than default: --download %s --alloc4 %s",
+                   download, alloc4);
     set_ceilings(b);
     /* sources */
     b->source = !strcmp(source, "gen") ? HW_SOURCE_GEN : HW_SOURCE_REAL;
     if (b->source == HW_SOURCE_REAL) {
-        const char *dir = video ? video : mosaic_default_video_dir();
+        const char *dir = o.video ? o.video : mosaic_default_video_dir();
         if (bench_open_mosaic(&b->mosaic, dir, CMD, c.quiet) < 0) {
             b->source = HW_SOURCE_GEN;
-            note(b, "no real clips found (%s): generated video", dir ? dir : "no folder");
+            bench_note(&b->notes, "no real clips found (%s): generated video",
+                       dir ? dir : "no folder");
         }
     }
-    note(b,
-         "residuals: frame 0 intra (I slice, open-loop DC/H/V prediction per TB), frames 1.. "
-         "inter (P slice, vidk_me_search R=16 16x16, integer-pel); QP %d",
-         b->qp);
-    if (!c.quiet)
-        fprintf(stderr, "vidkern-bench " CMD ": %s; %s, %d cores; GPU %s\n", b->mt.command,
-                b->mt.cpu, b->mt.cores, b->mt.gpu);
+    bench_note(
+        &b->notes,
+        "residuals: frame 0 intra (I slice, open-loop DC/H/V prediction per TB), frames 1.. "
+        "inter (P slice, vidk_me_search R=16 16x16, integer-pel); QP %d",
+        b->qp);
+    bench_say_start(CMD, &b->mt, c.quiet);
     const double t_start = cli_now();
     int failed_wl = 0;
     for (int i = 0; i < b->nwl; i++)
         if (run_workload(b, i, t_start) < 0) failed_wl++;
     write_human(stdout, b);
     ret = 0;
-    if (csv && write_file(csv, b, 0) < 0) ret = 1;
-    if (json && write_file(json, b, 1) < 0) ret = 1;
-    if (md && write_file(md, b, 2) < 0) ret = 1;
+    if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, b) < 0) ret = 1;
     int mism = 0, fails = 0;
     for (int i = 0; i < b->nres; i++) {
         mism += b->res[i].mismatch;

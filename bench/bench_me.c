@@ -20,10 +20,6 @@
 
 #define CMD "me"
 
-#ifndef VIDK_GIT_COMMIT
-#define VIDK_GIT_COMMIT "unknown"
-#endif
-
 /* VABSDIFF4 on sm_90: ~16 T instructions/s = 64 T byte absolute differences/s
  * (DESIGN.md, measured on the GPU machines here). */
 #define CEIL_BYTE_AD_PER_S 64e12
@@ -183,8 +179,7 @@ typedef struct Bench {
     int nsrc;
     BSource *src[MAX_SOURCES];
     BResult *res; /* [src][mode][range][backend] */
-    char notes[8][256];
-    int nnotes;
+    BenchNotes notes;
 } Bench;
 
 static BResult *result(Bench *b, int s, int m, int r, int k) {
@@ -548,14 +543,6 @@ static void print_seq_row(FILE *f, Bench *b, int s, int m, int r, int k, int md)
 }
 
 /* ---- outputs ---------------------------------------------------------------------- */
-static const char *backend_label(const Bench *b, VidkBackend be, char *buf, size_t n) {
-    if (be == VIDK_BACKEND_THREADS && b->ctx[be])
-        snprintf(buf, n, "threads(%d)", vidk_get_threads(b->ctx[be]));
-    else
-        snprintf(buf, n, "%s", vidk_backend_name(be));
-    return buf;
-}
-
 /* The cells a table row and a Markdown row share: time, speed-ups over c / simd /
  * threads (with their estimate flags), byte ADs per second and the share of the
  * VABSDIFF4 ceiling (cuda only). */
@@ -605,7 +592,7 @@ static void print_human(FILE *f, Bench *b) {
                             "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7s %8s %8s %9s "
                             "%7.3f%s%s\n",
                             src->label, size, b->mode_names[m], R, cand_axis(R),
-                            backend_label(b, b->backends[k], be, sizeof(be)), tbuf,
+                            bench_backend_label(b->ctx, b->backends[k], be, sizeof(be)), tbuf,
                             x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
                                           cand_axis(R) / t / 1e6
                                     : 0,
@@ -656,7 +643,7 @@ static void print_complexity(FILE *f, Bench *b, int md) {
                 const BResult *x0 = result(b, s, m, 0, k);
                 if (!x0->done) continue;
                 char be[24], size[24];
-                backend_label(b, b->backends[k], be, sizeof(be));
+                bench_backend_label(b->ctx, b->backends[k], be, sizeof(be));
                 snprintf(size, sizeof(size), "%dx%d", b->src[s]->w, b->src[s]->h);
                 for (int r = 0; r < b->nranges; r++) {
                     const BResult *x = result(b, s, m, r, k);
@@ -772,12 +759,8 @@ static void print_targets(FILE *f, Bench *b, int md) {
 }
 
 static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
-    fprintf(f, "# vidkern-bench me\n\n");
-    fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->m.cpu, mt->m.cores, mt->m.gpu);
-    fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->m.date,
-            VIDK_GIT_COMMIT, vidk_version(), mt->m.command);
-    for (int i = 0; i < b->nnotes; i++)
-        fprintf(f, "- Note: %s\n", b->notes[i]);
+    bench_print_header(f, &mt->m, "me", "me", "", 1);
+    bench_notes_print(f, &b->notes, "- Note: ");
     print_legend(f, 1);
     fprintf(
         f, "\n## Time per frame\n\n"
@@ -802,7 +785,7 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
                             "| %s | %dx%d | %s | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s | "
                             "%s | %s | %.3f%s%s |\n",
                             src->label, src->w, src->h, b->mode_names[m], R, cand_axis(R),
-                            backend_label(b, b->backends[k], be, sizeof(be)), tbuf,
+                            bench_backend_label(b->ctx, b->backends[k], be, sizeof(be)), tbuf,
                             x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
                                           cand_axis(R) / t / 1e6
                                     : 0,
@@ -914,10 +897,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
     fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->m.cores, mt->threads);
     report_json_str(f, mt->m.gpu);
     fprintf(f, "},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [", CEIL_BYTE_AD_PER_S);
-    for (int i = 0; i < b->nnotes; i++) {
-        fprintf(f, "%s", i ? ", " : "");
-        report_json_str(f, b->notes[i]);
-    }
+    bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"results\": [");
     int first = 1;
     for (int s = 0; s < b->nsrc; s++)
@@ -1025,56 +1005,22 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
     fprintf(f, "\n  ]\n}\n");
 }
 
-/* Write through FILE.tmp + rename. */
-typedef struct {
+typedef struct Report {
     Bench *b;
     const Meta *mt;
-    int what; /* 0 csv, 1 json, 2 markdown */
-} ReportFile;
+} Report;
 
-static void write_report(FILE *f, void *arg) {
-    ReportFile *r = arg;
-    if (r->what == 0)
+static void write_report(FILE *f, int what, void *arg) {
+    Report *r = arg;
+    if (what == BENCH_CSV)
         write_csv(f, r->b);
-    else if (r->what == 1)
+    else if (what == BENCH_JSON)
         write_json(f, r->b, r->mt);
     else
         write_markdown(f, r->b, r->mt);
 }
 
-static int write_file(const char *path, Bench *b, const Meta *mt, int what) {
-    ReportFile r = {b, mt, what};
-    return report_write_file(CMD, path, write_report, &r);
-}
-
 /* ---- option parsing ---------------------------------------------------------------- */
-static int size_of(const char *name, int *w, int *h) {
-    static const struct {
-        const char *n;
-        int w, h;
-    } named[] = {{"qcif", 176, 144},  {"cif", 352, 288},     {"480p", 854, 480},
-                 {"720p", 1280, 720}, {"1080p", 1920, 1080}, {"2160p", 3840, 2160},
-                 {"4k", 3840, 2160}};
-    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
-        if (!strcmp(name, named[i].n)) {
-            *w = named[i].w, *h = named[i].h;
-            return 0;
-        }
-    char *end;
-    long a = strtol(name, &end, 10);
-    if (end == name || (*end != 'x' && *end != 'X')) return -1;
-    const char *s2 = end + 1;
-    long c = strtol(s2, &end, 10);
-    if (end == s2 || *end || a < 16 || c < 16 || a > 8192 || c > 4320) return -1;
-    *w = (int)a, *h = (int)c;
-    return 0;
-}
-
-static void add_note(void *bv, const char *fmt, const char *arg) {
-    Bench *b = bv;
-    if (b->nnotes < 8) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
-}
-
 /* Find a clip of the folder whose name starts with prefix. */
 static int find_clip(const char *dir, const char *prefix, char *path, size_t n) {
     static const char *const known[] = {"container_352x288_30fps_15f.y4m",
@@ -1097,24 +1043,21 @@ int vidk_bench_me(int argc, char **argv) {
     CliCommon c;
     cli_common_init(&c);
     const char *sizes = "cif,1080p", *ranges = "8,16,32,64", *shapes = "16x16,h264";
-    const char *backends = NULL, *source = "real", *video = NULL;
-    const char *csv = NULL, *json = NULL, *md = NULL;
-    long frames = 3, runs = 7;
-    double maxs = 1;
+    BenchOpts o = {.source = "real", .frames = 3, .runs = 7, .max_seconds = 1};
+    o.frames_lo = 1, o.frames_hi = 60, o.runs_hi = 255;
     int ret = 1;
     Mosaic *mosaic = NULL;
     VidkMeField ref_field;
     memset(&ref_field, 0, sizeof(ref_field));
+    bench_notes_init(&b->notes, 8, 256);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
+        if (r == BENCH_OPT_HELP) {
             help();
             free(b);
             return 0;
         }
-        /* --json takes a file here (the common --json flag does not apply). */
-        const int own = !strcmp(a, "--json");
-        const int r = own ? 0 : cli_common_opt(&c, CMD, argc, argv, &i);
         if (r < 0) goto done;
         if (r) continue;
         if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
@@ -1124,35 +1067,15 @@ int vidk_bench_me(int argc, char **argv) {
             ranges = v;
         else if (!strcmp(a, "--shapes"))
             shapes = v;
-        else if (!strcmp(a, "--backends"))
-            backends = v;
-        else if (!strcmp(a, "--source"))
-            source = v;
-        else if (!strcmp(a, "--video"))
-            video = v;
-        else if (!strcmp(a, "--csv"))
-            csv = v;
-        else if (!strcmp(a, "--json"))
-            json = v;
-        else if (!strcmp(a, "--markdown"))
-            md = v;
-        else if (!strcmp(a, "--frames")) {
-            if (cli_parse_int(CMD, a, v, 1, 60, &frames) < 0) goto done;
-        } else if (!strcmp(a, "--runs")) {
-            if (cli_parse_int(CMD, a, v, 1, 255, &runs) < 0) goto done;
-        } else if (!strcmp(a, "--max-seconds")) {
-            if (cli_parse_double(CMD, a, v, 0, 1e6, &maxs) < 0) goto done;
-        } else {
+        else {
             cli_error(CMD, "unknown option '%s' (see --help)", a);
             goto done;
         }
     }
-    b->frames = (int)frames, b->runs = (int)runs, b->max_seconds = maxs, b->quiet = c.quiet;
-    b->device = c.device;
-    if (strcmp(source, "real") && strcmp(source, "gen") && strcmp(source, "both")) {
-        cli_error(CMD, "--source: '%s' is not real, gen or both", source);
-        goto done;
-    }
+    const char *source = o.source;
+    b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
+    b->quiet = c.quiet, b->device = c.device;
+    if (bench_check_source(CMD, source, 1) < 0) goto done;
     char list[MAX_LIST][16];
     int n;
     if ((b->nsizes = bench_split_list(CMD, "--sizes", sizes, b->sizes[0], sizeof(b->sizes[0]),
@@ -1160,7 +1083,7 @@ int vidk_bench_me(int argc, char **argv) {
         goto done;
     for (int i = 0; i < b->nsizes; i++) {
         int w, h;
-        if (size_of(b->sizes[i], &w, &h) < 0) {
+        if (bench_size_of(b->sizes[i], 0, &w, &h) < 0) {
             cli_error(CMD,
                       "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (16..8192 x "
                       "16..4320)",
@@ -1194,44 +1117,28 @@ int vidk_bench_me(int argc, char **argv) {
         b->modes[b->nmodes] = m;
         snprintf(b->mode_names[b->nmodes++], 16, "%.15s", list[i]);
     }
-    if (backends) {
-        if ((n = bench_split_list(CMD, "--backends", backends, list[0], sizeof(list[0]),
-                                  MAX_LIST)) < 0)
-            goto done;
-        for (int i = 0; i < n; i++) {
-            const int be = vidk_backend_from_name(list[i]);
-            if (be <= 0) {
-                cli_error(CMD, "--backends: unknown backend '%s' (c, simd, threads, cuda)",
-                          list[i]);
-                goto done;
-            }
-            if (find_idx(b, 1, be) < 0) b->backends[b->nbackends++] = (VidkBackend)be;
-        }
-    } else {
-        for (int be = VIDK_BACKEND_C; be < VIDK_BACKEND_COUNT; be++)
-            b->backends[b->nbackends++] = (VidkBackend)be;
-    }
+    if (bench_parse_backends(CMD, o.backends, b->backends, &b->nbackends) < 0) goto done;
     /* Contexts: a backend that cannot be opened here is skipped and said so. */
-    bench_open_backends(&c, CMD, 1, b->backends, &b->nbackends, b->ctx, add_note, b);
+    bench_open_backends(&c, CMD, 1, b->backends, &b->nbackends, b->ctx, &b->notes);
     if (!b->nbackends) {
         cli_error(CMD, "no usable backend");
         goto done;
     }
     /* Sources. */
-    const char *dir = video ? video : mosaic_default_video_dir();
+    const char *dir = o.video ? o.video : mosaic_default_video_dir();
     const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;
     int have_clips = 0;
     if (want_real) {
         have_clips = bench_open_mosaic(&mosaic, dir, CMD, c.quiet) == 0;
         if (!have_clips)
-            add_note(b, "no real clips found (%s): generated video only",
-                     dir ? dir : "no folder");
+            bench_note(&b->notes, "no real clips found (%s): generated video only",
+                       dir ? dir : "no folder");
     }
     const int npics = b->frames + 1;
     int mosaic_noted = 0;
     for (int i = 0; i < b->nsizes; i++) {
         int w, h;
-        size_of(b->sizes[i], &w, &h);
+        bench_size_of(b->sizes[i], 0, &w, &h);
         const int cif = !strcmp(b->sizes[i], "cif");
         int added_real = 0;
         if (want_real && have_clips && cif) {
@@ -1261,7 +1168,7 @@ int vidk_bench_me(int argc, char **argv) {
             b->src[b->nsrc++] = s;
             added_real = 1;
             if (!mosaic_noted)
-                add_note(b, "real video at other sizes: %s", mosaic_describe(mosaic));
+                bench_note(&b->notes, "real video at other sizes: %s", mosaic_describe(mosaic));
             mosaic_noted = 1;
         }
         if ((want_gen || !have_clips) && b->nsrc < MAX_SOURCES) {
@@ -1280,10 +1187,7 @@ int vidk_bench_me(int argc, char **argv) {
 
     Meta mt;
     meta_fill(&mt, b, argc, argv);
-    if (!c.quiet) {
-        fprintf(stderr, "vidkern-bench me: %s; %s, %d cores; GPU %s\n", mt.m.command, mt.m.cpu,
-                mt.m.cores, mt.m.gpu);
-    }
+    bench_say_start(CMD, &mt.m, c.quiet);
     const int total = b->nsrc * b->nmodes * b->nranges * b->nbackends;
     int done_n = 0, mismatches = 0, failures = 0;
     const double t_start = cli_now();
@@ -1322,20 +1226,16 @@ int vidk_bench_me(int argc, char **argv) {
                             b->src[s]->w, b->src[s]->h, b->mode_names[m], b->ranges[r]);
                 }
             }
-    printf(
-        "vidkern-bench me  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  commit: %s\n",
-        mt.m.command, mt.m.cpu, mt.m.cores, mt.m.gpu, mt.m.date, VIDK_GIT_COMMIT);
-    for (int i = 0; i < b->nnotes; i++)
-        printf("note: %s\n", b->notes[i]);
+    bench_print_header(stdout, &mt.m, "me", "me", "", 0);
+    bench_notes_print(stdout, &b->notes, "note: ");
     print_human(stdout, b);
     printf("\n");
     print_legend(stdout, 0);
     print_complexity(stdout, b, 0);
     print_targets(stdout, b, 0);
     ret = 0;
-    if (csv && write_file(csv, b, &mt, 0) < 0) ret = 1;
-    if (json && write_file(json, b, &mt, 1) < 0) ret = 1;
-    if (md && write_file(md, b, &mt, 2) < 0) ret = 1;
+    Report rep = {b, &mt};
+    if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, &rep) < 0) ret = 1;
     if (mismatches) {
         cli_error(CMD, "%d configuration(s) gave fields that differ between backends",
                   mismatches);
