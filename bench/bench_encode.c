@@ -403,11 +403,11 @@ static void print_table(FILE *f, Bench *b, int md) {
                         snprintf(size, sizeof(size), "%dx%d", b->src_size[s][0],
                                  b->src_size[s][1]);
                         if (!x->done) {
-                            fprintf(f,
-                                    md ? "| %s | %s | %s | %d | %d | %s | failed: %s |\n"
-                                       : "%-14s %-9s %-5s %3d %3d %-11s failed: %s\n",
-                                    b->src_label[s], size, vidk_codec_name(b->codecs[c]),
-                                    b->ranges[r], b->qps[q], be, x->err);
+                            char fail[sizeof(x->err) + 8];
+                            snprintf(fail, sizeof(fail), "failed: %s", x->err);
+                            bench_row(f, md, "%-14s %-9s %-5s %3d %3d %-11s %s\n",
+                                      b->src_label[s], size, vidk_codec_name(b->codecs[c]),
+                                      b->ranges[r], b->qps[q], be, fail);
                             continue;
                         }
                         fmt_num(v[0], sizeof(v[0]), x->fps);
@@ -425,15 +425,13 @@ static void print_table(FILE *f, Bench *b, int md) {
                         else
                             snprintf(check, sizeof(check), "%s",
                                      x->mismatch_with ? "same" : "ref");
-                        fprintf(f,
-                                md ? "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | "
-                                     "%s | %s | %s | %.1f | %.1f | %.3f | %.2f | %s | %s |\n"
-                                   : "%-14s %-9s %-5s %3d %3d %-11s %9s %9s %9s %8s %8s %8s "
-                                     "%7s %8s %9.1f %9.1f %7.3f %8.2f %7s %s\n",
-                                b->src_label[s], size, vidk_codec_name(b->codecs[c]),
-                                b->ranges[r], b->qps[q], be, v[0], v[1], v[2], v[3], v[4], v[5],
-                                v[6], v[7], x->h2d / 1e3, x->d2h / 1e3, x->psnr[0], x->kbits,
-                                vs, check);
+                        bench_row(f, md,
+                                  "%-14s %-9s %-5s %3d %3d %-11s %9s %9s %9s %8s %8s %8s %7s "
+                                  "%8s %9.1f %9.1f %7.3f %8.2f %7s %s\n",
+                                  b->src_label[s], size, vidk_codec_name(b->codecs[c]),
+                                  b->ranges[r], b->qps[q], be, v[0], v[1], v[2], v[3], v[4],
+                                  v[5], v[6], v[7], x->h2d / 1e3, x->d2h / 1e3, x->psnr[0],
+                                  x->kbits, vs, check);
                     }
 }
 

@@ -363,8 +363,9 @@ static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, S
         const double fit = floor((budget - (cli_now() - t0)) / (t_pass > 0 ? t_pass : 1e-9));
         runs = fit < 1 ? 1 : fit < runs ? (int)fit : runs;
     }
-    double v[5][MAX_RUNS];
-    int ndev = 0;
+    double v[MAX_RUNS];
+    BenchDevTimes dv;
+    dv.n = 0;
     for (int r = 0; r < runs; r++) {
         double sum = 0, dk = 0, dh = 0, dd = 0, dt = 0, hb = 0, db = 0;
         int nd = 0;
@@ -381,22 +382,18 @@ static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, S
                 nd++;
             }
         }
-        v[0][r] = 1e3 * sum / n;
+        v[r] = 1e3 * sum / n;
         if (nd == n) { /* every call of the pass was timed on the device */
-            v[1][ndev] = dk / n, v[2][ndev] = dh / n, v[3][ndev] = dd / n, v[4][ndev] = dt / n;
+            bench_dev_add(&dv, dk / n, dh / n, dd / n, dt / n);
             st->h2d_bytes += hb / n, st->d2h_bytes += db / n;
-            ndev++;
         }
     }
-    st->ms = bench_median(v[0], runs);
+    st->ms = bench_median(v, runs);
     st->runs = runs;
-    if (ndev) {
+    if (dv.n) {
         st->has_dev = 1;
-        st->kernel_ms = bench_median(v[1], ndev);
-        st->h2d_ms = bench_median(v[2], ndev);
-        st->d2h_ms = bench_median(v[3], ndev);
-        st->total_ms = bench_median(v[4], ndev);
-        st->h2d_bytes /= ndev, st->d2h_bytes /= ndev;
+        bench_dev_medians(&dv, &st->kernel_ms, &st->h2d_ms, &st->d2h_ms, &st->total_ms);
+        st->h2d_bytes /= dv.n, st->d2h_bytes /= dv.n;
     }
     st->done = 1;
     return;

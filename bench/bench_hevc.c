@@ -570,9 +570,10 @@ static void measure(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm
 
 static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm) {
     Sample sm;
-    static double t[MAX_SAMPLES], dk[MAX_SAMPLES], dh[MAX_SAMPLES], dd[MAX_SAMPLES],
-        dt[MAX_SAMPLES];
-    int n = 0, nd = 0;
+    static double t[MAX_SAMPLES], dk[MAX_SAMPLES];
+    static BenchDevTimes dv;
+    int n = 0;
+    dv.n = 0;
     const double budget = b->max_seconds > 0 ? b->max_seconds : INFINITY;
     const double t_start = cli_now();
     memset(&sm, 0, sizeof(sm));
@@ -601,9 +602,8 @@ static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int
             if (n < MAX_SAMPLES) {
                 t[n++] = sm.ms;
                 if (sm.has_dev) {
-                    dt[nd] = sm.ct.total_ms, dk[nd] = sm.ct.kernel_ms;
-                    dh[nd] = sm.ct.h2d_ms, dd[nd] = sm.ct.d2h_ms;
-                    nd++;
+                    bench_dev_add(&dv, sm.ct.kernel_ms, sm.ct.h2d_ms, sm.ct.d2h_ms,
+                                  sm.ct.total_ms);
                     r->h2d_bytes = sm.ct.h2d_bytes, r->d2h_bytes = sm.ct.d2h_bytes;
                 }
                 r->kernel_bytes = sm.kernel_bytes; /* of the last frame */
@@ -621,10 +621,9 @@ static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int
     r->runs = n;
     r->ms = bench_median(t, n);
     r->ms_min = t[0]; /* sorted by bench_median() */
-    if (nd) {
+    if (dv.n) {
         r->has_dev = 1;
-        r->dev_total = bench_median(dt, nd), r->kernel = bench_median(dk, nd);
-        r->h2d = bench_median(dh, nd), r->d2h = bench_median(dd, nd);
+        bench_dev_medians(&dv, &r->kernel, &r->h2d, &r->d2h, &r->dev_total);
     }
     r->done = 1;
     if (r->impl == IM_CUDA && b->have_kernel_only && r->var != VAR_DEFAULT &&
@@ -1132,17 +1131,10 @@ static void print_table1(FILE *f, const Bench *b, int md) {
                 fmt_col(s[c], sizeof(s[c]), v[c]);
             }
             if (v[4] > 0 && v[6] > 0) snprintf(sp, sizeof(sp), "%.1fx", v[6] / v[4]);
-            if (md) {
-                fprintf(f, "| %s | %s |", b->spec[i].name, dir_names[d]);
-                for (int c = 0; c < T1_COLS; c++)
-                    fprintf(f, " %s |", s[c]);
-                fprintf(f, " %s |\n", sp);
-            } else {
-                fprintf(f, "%-14s %-4s", b->spec[i].name, dir_names[d]);
-                for (int c = 0; c < T1_COLS; c++)
-                    fprintf(f, " %14s", s[c]);
-                fprintf(f, " %14s\n", sp);
-            }
+            _Static_assert(T1_COLS == 7, "the row below has the 7 columns of Table 1");
+            bench_row(f, md, "%-14s %-4s %14s %14s %14s %14s %14s %14s %14s %14s\n",
+                      b->spec[i].name, dir_names[d], s[0], s[1], s[2], s[3], s[4], s[5], s[6],
+                      sp);
         }
     }
     /* the paper's row for reference */
@@ -1209,14 +1201,9 @@ static void print_pinned(FILE *f, const Bench *b, int md) {
             }
             char dm[32];
             download_mode(p, dm, sizeof(dm));
-            if (md)
-                fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                        b->spec[i].name, dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6],
-                        dm);
-            else
-                fprintf(f, "%-14s %-4s %12s %12s %12s %12s %12s %10s %10s  %s\n",
-                        b->spec[i].name, dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6],
-                        dm);
+            bench_row(f, md, "%-14s %-4s %12s %12s %12s %12s %12s %10s %10s  %s\n",
+                      b->spec[i].name, dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+                      dm);
         }
 }
 
@@ -1341,12 +1328,8 @@ static void print_targets(FILE *f, const Bench *b, int md) {
                 "\n## Targets of issue 4\n\n| target | measured | status |\n|---|---|---|\n");
     else
         fprintf(f, "\ntargets of issue 4:\n");
-    for (int i = 0; i < n; i++) {
-        if (md)
-            fprintf(f, "| %s | %s | %s |\n", t[i].what, t[i].value, t[i].status);
-        else
-            fprintf(f, "  %-70s %-24s %s\n", t[i].what, t[i].value, t[i].status);
-    }
+    for (int i = 0; i < n; i++)
+        bench_row(f, md, "  %-70s %-24s %s\n", t[i].what, t[i].value, t[i].status);
 }
 
 static void print_header(FILE *f, const Bench *b, int md) {

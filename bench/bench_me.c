@@ -281,8 +281,10 @@ static void measure_seq(Bench *b, VidkContext *ctx, const BSource *s, Work *w,
     const int n = s->npics;
     const unsigned both = VIDK_CUDA_ME_REF_IS_PREV_CUR | VIDK_CUDA_ME_CUR_IS_PREV_NEXT;
     const int runs = b->runs < 3 ? 3 : b->runs;
-    double times[256], tk[256], th[256], td[256], tt[256];
+    double times[256];
+    BenchDevTimes dv;
     int nt = 0, checked = 0;
+    dv.n = 0;
     if (n < 2) return;
     for (int i = 0; i < runs + 2; i++) {
         const VidkPicture *cur = &w->use[(i + 1) % n], *ref = &w->use[i % n];
@@ -300,17 +302,14 @@ static void measure_seq(Bench *b, VidkContext *ctx, const BSource *s, Work *w,
         }
         VidkCudaTiming ct;
         if (i < 2 || vidk_cuda_last_timing(ctx, &ct) < 0) continue;
-        times[nt] = t;
-        tk[nt] = ct.kernel_ms, th[nt] = ct.h2d_ms, td[nt] = ct.d2h_ms, tt[nt] = ct.total_ms;
+        times[nt++] = t;
+        bench_dev_add(&dv, ct.kernel_ms, ct.h2d_ms, ct.d2h_ms, ct.total_ms);
         out->seq_cuda.h2d_bytes = ct.h2d_bytes, out->seq_cuda.d2h_bytes = ct.d2h_bytes;
-        nt++;
     }
     if (!nt) return;
     out->seq_ms = 1e3 * bench_median(times, nt);
-    out->seq_cuda.kernel_ms = bench_median(tk, nt);
-    out->seq_cuda.h2d_ms = bench_median(th, nt);
-    out->seq_cuda.d2h_ms = bench_median(td, nt);
-    out->seq_cuda.total_ms = bench_median(tt, nt);
+    bench_dev_medians(&dv, &out->seq_cuda.kernel_ms, &out->seq_cuda.h2d_ms,
+                      &out->seq_cuda.d2h_ms, &out->seq_cuda.total_ms);
     out->seq_runs = nt;
     out->seq_done = 1;
 }
@@ -381,9 +380,9 @@ static int measure(Bench *b, VidkBackend be, const BSource *s, const VidkMeParam
         const double fit = floor((budget - used) / t_warm);
         runs = fit < 1 ? (probe_kept ? 0 : 1) : fit < runs ? (int)fit : runs;
     }
-    double times[256], tk[256], th[256], td[256], tt[256];
-    double bh2d = 0, bd2h = 0;
-    int ncuda = 0;
+    double times[256];
+    BenchDevTimes dv;
+    dv.n = 0;
     if (!runs) { /* budget spent by the probe: the probe is the one sample */
         times[0] = t_warm;
         runs = 1;
@@ -393,24 +392,18 @@ static int measure(Bench *b, VidkBackend be, const BSource *s, const VidkMeParam
             if (e < 0) goto fail;
             VidkCudaTiming ct;
             if (be == VIDK_BACKEND_CUDA && vidk_cuda_last_timing(ctx, &ct) == 0) {
-                tk[ncuda] = ct.kernel_ms, th[ncuda] = ct.h2d_ms, td[ncuda] = ct.d2h_ms;
-                tt[ncuda] = ct.total_ms;
-                bh2d = (double)ct.h2d_bytes, bd2h = (double)ct.d2h_bytes;
-                ncuda++;
+                bench_dev_add(&dv, ct.kernel_ms, ct.h2d_ms, ct.d2h_ms, ct.total_ms);
+                out->cuda.h2d_bytes = ct.h2d_bytes, out->cuda.d2h_bytes = ct.d2h_bytes;
             }
         }
     }
     out->ms = 1e3 * bench_median(times, runs) * mb_h / rows;
     out->est_rows = rows < mb_h ? rows : 0;
     out->runs = runs;
-    if (ncuda) {
+    if (dv.n) {
         out->has_cuda = 1;
-        out->cuda.kernel_ms = bench_median(tk, ncuda);
-        out->cuda.h2d_ms = bench_median(th, ncuda);
-        out->cuda.d2h_ms = bench_median(td, ncuda);
-        out->cuda.total_ms = bench_median(tt, ncuda);
-        out->cuda.h2d_bytes = (size_t)bh2d;
-        out->cuda.d2h_bytes = (size_t)bd2h;
+        bench_dev_medians(&dv, &out->cuda.kernel_ms, &out->cuda.h2d_ms, &out->cuda.d2h_ms,
+                          &out->cuda.total_ms);
     }
     out->done = 1;
     if (be == VIDK_BACKEND_CUDA && rows == mb_h)
@@ -526,20 +519,13 @@ static void print_seq_row(FILE *f, Bench *b, int s, int m, int r, int k, int md)
     snprintf(size, sizeof(size), "%dx%d", src->w, src->h);
     const double ads = byte_ads(src, R) / t;
     const double mc = blocks_of(src, b->modes[m]) * cand_axis(R) * cand_axis(R) / t / 1e6;
-    if (md)
-        fprintf(f,
-                "| %s | %s | %s | %d | %.0f | cuda-seq | %s | %.1f | %.1f | %.1f | %s | %s | "
-                "%s | %.3f%s |\n",
-                src->label, size, b->mode_names[m], R, cand_axis(R), tbuf, mc, ads / 1e9,
-                100 * ads / CEIL_BYTE_AD_PER_S, sp[0], sp[1], sp[2], x->sad_px,
-                x->seq_mismatch ? " MISMATCH" : "");
-    else
-        fprintf(f,
-                "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7.1f %8s %8s %9s "
-                "%7.3f%s\n",
-                src->label, size, b->mode_names[m], R, cand_axis(R), "cuda-seq", tbuf, mc,
-                ads / 1e9, 100 * ads / CEIL_BYTE_AD_PER_S, sp[0], sp[1], sp[2], x->sad_px,
-                x->seq_mismatch ? "  MISMATCH" : "");
+    bench_row(f, md,
+              "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7.1f %8s %8s %9s %7.3f%s\n",
+              src->label, size, b->mode_names[m], R, cand_axis(R), "cuda-seq", tbuf, mc,
+              ads / 1e9, 100 * ads / CEIL_BYTE_AD_PER_S, sp[0], sp[1], sp[2], x->sad_px,
+              !x->seq_mismatch ? ""
+              : md             ? " MISMATCH"
+                               : "  MISMATCH");
 }
 
 /* ---- outputs ---------------------------------------------------------------------- */
@@ -571,10 +557,8 @@ static void row_cells(RowCells *c, Bench *b, int s, int m, int r, int k) {
         snprintf(c->ceil, sizeof(c->ceil), "-");
 }
 
-static void print_human(FILE *f, Bench *b) {
-    fprintf(f, "\n%-17s %-9s %-6s %4s %5s %-11s %-26s %9s %9s %7s %8s %8s %9s %7s\n", "source",
-            "size", "shapes", "R", "area", "backend", "ms/frame", "Mcand/s", "GbyteAD/s",
-            "ceil%", "vs c", "vs simd", "vs thr", "SAD/px");
+/* The rows of the main table (each cuda row followed by its cuda-seq row). */
+static void print_rows(FILE *f, Bench *b, int md) {
     for (int s = 0; s < b->nsrc; s++)
         for (int m = 0; m < b->nmodes; m++)
             for (int r = 0; r < b->nranges; r++)
@@ -585,20 +569,21 @@ static void print_human(FILE *f, Bench *b) {
                     char be[24], size[24];
                     RowCells c;
                     row_cells(&c, b, s, m, r, k);
-                    const char *tbuf = c.t, *sc = c.sc, *ss = c.ss, *st = c.st, *ceil = c.ceil;
-                    const double t = c.t_s, ads = c.ads;
                     snprintf(size, sizeof(size), "%dx%d", src->w, src->h);
-                    fprintf(f,
-                            "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7s %8s %8s %9s "
-                            "%7.3f%s%s\n",
-                            src->label, size, b->mode_names[m], R, cand_axis(R),
-                            bench_backend_label(b->ctx, b->backends[k], be, sizeof(be)), tbuf,
-                            x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
-                                          cand_axis(R) / t / 1e6
-                                    : 0,
-                            ads / 1e9, ceil, sc, ss, st, x->sad_px, x->stats_rows ? "*" : "",
-                            x->mismatch ? "  MISMATCH" : "");
-                    print_seq_row(f, b, s, m, r, k, 0);
+                    bench_row(f, md,
+                              "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7s %8s %8s "
+                              "%9s %7.3f%s%s\n",
+                              src->label, size, b->mode_names[m], R, cand_axis(R),
+                              bench_backend_label(b->ctx, b->backends[k], be, sizeof(be)), c.t,
+                              x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
+                                            cand_axis(R) / c.t_s / 1e6
+                                      : 0,
+                              c.ads / 1e9, c.ceil, c.sc, c.ss, c.st, x->sad_px,
+                              x->stats_rows ? "*" : "",
+                              !x->mismatch ? ""
+                              : md         ? " MISMATCH"
+                                           : "  MISMATCH");
+                    print_seq_row(f, b, s, m, r, k, md);
                 }
 }
 
@@ -652,14 +637,9 @@ static void print_complexity(FILE *f, Bench *b, int md) {
                     const double pred =
                         pow(cand_axis(b->ranges[r]) / cand_axis(b->ranges[0]), 2);
                     const int est = x->est_rows || x0->est_rows;
-                    if (md)
-                        fprintf(f, "| %s | %s | %s | %s | %d | %s%.2f | %.2f |\n",
-                                b->src[s]->label, size, b->mode_names[m], be, b->ranges[r],
-                                est ? "~" : "", ratio, pred);
-                    else
-                        fprintf(f, "%-17s %-9s %-6s %-11s %4d %11s%.2f %12.2f\n",
-                                b->src[s]->label, size, b->mode_names[m], be, b->ranges[r],
-                                est ? "~" : "", ratio, pred);
+                    bench_row(f, md, "%-17s %-9s %-6s %-11s %4d %11s%.2f %12.2f\n",
+                              b->src[s]->label, size, b->mode_names[m], be, b->ranges[r],
+                              est ? "~" : "", ratio, pred);
                 }
             }
 }
@@ -751,10 +731,7 @@ static void print_targets(FILE *f, Bench *b, int md) {
                 }
             }
         }
-        if (md)
-            fprintf(f, "| %s | %s | %s | %s |\n", t[i].what, srcl, val, met);
-        else
-            fprintf(f, "  %-72s %-16s %-40s %s\n", t[i].what, srcl, val, met);
+        bench_row(f, md, "  %-72s %-16s %-40s %s\n", t[i].what, srcl, val, met);
     }
 }
 
@@ -768,31 +745,9 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
            "%% of ceiling | vs c | vs simd | vs threads | SAD/px |\n"
            "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int any_cuda = 0;
-    for (int s = 0; s < b->nsrc; s++)
-        for (int m = 0; m < b->nmodes; m++)
-            for (int r = 0; r < b->nranges; r++)
-                for (int k = 0; k < b->nbackends; k++) {
-                    const BSource *src = b->src[s];
-                    const BResult *x = result(b, s, m, r, k);
-                    const int R = b->ranges[r];
-                    char be[24];
-                    RowCells c;
-                    row_cells(&c, b, s, m, r, k);
-                    const char *tbuf = c.t, *sc = c.sc, *ss = c.ss, *st = c.st, *ceil = c.ceil;
-                    const double t = c.t_s, ads = c.ads;
-                    any_cuda |= x->has_cuda;
-                    fprintf(f,
-                            "| %s | %dx%d | %s | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s | "
-                            "%s | %s | %.3f%s%s |\n",
-                            src->label, src->w, src->h, b->mode_names[m], R, cand_axis(R),
-                            bench_backend_label(b->ctx, b->backends[k], be, sizeof(be)), tbuf,
-                            x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
-                                          cand_axis(R) / t / 1e6
-                                    : 0,
-                            ads / 1e9, ceil, sc, ss, st, x->sad_px, x->stats_rows ? "*" : "",
-                            x->mismatch ? " MISMATCH" : "");
-                    print_seq_row(f, b, s, m, r, k, 1);
-                }
+    print_rows(f, b, 1);
+    for (int i = 0; i < b->nsrc * b->nmodes * b->nranges * b->nbackends; i++)
+        any_cuda |= b->res[i].has_cuda;
     if (any_cuda) {
         fprintf(
             f, "\n## CUDA stages (medians, device events)\n\n"
@@ -804,26 +759,19 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
                 for (int r = 0; r < b->nranges; r++)
                     for (int k = 0; k < b->nbackends; k++) {
                         const BResult *x = result(b, s, m, r, k);
-                        if (!x->has_cuda) continue;
-                        fprintf(f,
-                                "| %s | %dx%d | %s | %d | %.4f | %.4f | %.4f | %.4f | %.2f | "
-                                "%.2f | %.4f | %.4f |\n",
+                        /* the pair row, then the sequence row where measured */
+                        for (int q = 0; x->has_cuda && q <= x->seq_done; q++) {
+                            const VidkCudaTiming *ct = q ? &x->seq_cuda : &x->cuda;
+                            fprintf(
+                                f,
+                                "| %s | %dx%d | %s%s | %d | %.4f | %.4f | %.4f | %.4f | "
+                                "%.2f | %.2f | %.4f | %.4f |\n",
                                 b->src[s]->label, b->src[s]->w, b->src[s]->h, b->mode_names[m],
-                                b->ranges[r], x->cuda.kernel_ms, x->cuda.h2d_ms, x->cuda.d2h_ms,
-                                x->cuda.total_ms, x->cuda.h2d_bytes / 1e6,
-                                x->cuda.d2h_bytes / 1e6, x->ms,
+                                q ? " (sequence)" : "", b->ranges[r], ct->kernel_ms, ct->h2d_ms,
+                                ct->d2h_ms, ct->total_ms, ct->h2d_bytes / 1e6,
+                                ct->d2h_bytes / 1e6, q ? x->seq_ms : x->ms,
                                 1e3 * byte_ads(b->src[s], b->ranges[r]) / CEIL_BYTE_AD_PER_S);
-                        if (x->seq_done)
-                            fprintf(f,
-                                    "| %s | %dx%d | %s (sequence) | %d | %.4f | %.4f | %.4f | "
-                                    "%.4f | %.2f | %.2f | %.4f | %.4f |\n",
-                                    b->src[s]->label, b->src[s]->w, b->src[s]->h,
-                                    b->mode_names[m], b->ranges[r], x->seq_cuda.kernel_ms,
-                                    x->seq_cuda.h2d_ms, x->seq_cuda.d2h_ms,
-                                    x->seq_cuda.total_ms, x->seq_cuda.h2d_bytes / 1e6,
-                                    x->seq_cuda.d2h_bytes / 1e6, x->seq_ms,
-                                    1e3 * byte_ads(b->src[s], b->ranges[r]) /
-                                        CEIL_BYTE_AD_PER_S);
+                        }
                     }
     }
     print_complexity(f, b, 1);
@@ -1228,7 +1176,10 @@ int vidk_bench_me(int argc, char **argv) {
             }
     bench_print_header(stdout, &mt.m, "me", "me", "", 0);
     bench_notes_print(stdout, &b->notes, "note: ");
-    print_human(stdout, b);
+    printf("\n%-17s %-9s %-6s %4s %5s %-11s %-26s %9s %9s %7s %8s %8s %9s %7s\n", "source",
+           "size", "shapes", "R", "area", "backend", "ms/frame", "Mcand/s", "GbyteAD/s",
+           "ceil%", "vs c", "vs simd", "vs thr", "SAD/px");
+    print_rows(stdout, b, 0);
     printf("\n");
     print_legend(stdout, 0);
     print_complexity(stdout, b, 0);

@@ -16,6 +16,18 @@ double bench_median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+void bench_dev_add(BenchDevTimes *d, double kernel, double h2d, double d2h, double total) {
+    if (d->n >= BENCH_MAX_SAMPLES) return;
+    d->v[0][d->n] = kernel, d->v[1][d->n] = h2d, d->v[2][d->n] = d2h, d->v[3][d->n] = total;
+    d->n++;
+}
+
+void bench_dev_medians(BenchDevTimes *d, double *kernel, double *h2d, double *d2h,
+                       double *total) {
+    *kernel = bench_median(d->v[0], d->n), *h2d = bench_median(d->v[1], d->n);
+    *d2h = bench_median(d->v[2], d->n), *total = bench_median(d->v[3], d->n);
+}
+
 int bench_split_list(const char *cmd, const char *opt, const char *s, char *out, size_t item,
                      int max) {
     int n = 0;
@@ -206,6 +218,36 @@ int bench_size_of(const char *name, int even, int *w, int *h) {
     if (bench_parse_wxh(name, 4320, &a, &c) < 0 || (even && (a % 2 || c % 2))) return -1;
     *w = a, *h = c;
     return 0;
+}
+
+void bench_row(FILE *f, int md, const char *fmt, ...) {
+    char mdfmt[512];
+    size_t o = 0;
+    if (md) {
+        const char *p = fmt;
+        int cells = 0;
+        while (*p && o + 8 < sizeof(mdfmt)) {
+            while (*p == ' ' || *p == '\n')
+                p++;
+            if (!*p) break;
+            o += (size_t)snprintf(mdfmt + o, sizeof(mdfmt) - o, cells++ ? " | " : "| ");
+            while (*p && *p != ' ' && *p != '\n' && o + 8 < sizeof(mdfmt)) {
+                mdfmt[o++] = *p;
+                if (*p++ != '%') continue;
+                if (*p == '%') {
+                    mdfmt[o++] = *p++;
+                    continue;
+                }
+                while (*p == '-' || *p == '+' || *p == '0' || (*p >= '1' && *p <= '9'))
+                    p++; /* flags and width: the cells of markdown are not aligned */
+            }
+        }
+        snprintf(mdfmt + o, sizeof(mdfmt) - o, " |\n");
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, md ? mdfmt : fmt, ap);
+    va_end(ap);
 }
 
 typedef struct {

@@ -60,6 +60,19 @@ void bench_notes_print(FILE *f, const BenchNotes *nt, const char *prefix);
 /* The notes as the items of a JSON array: "a", "b". */
 void bench_notes_json(FILE *f, const BenchNotes *nt);
 
+/* The device-stage times of the timed runs, ms: kernel, H2D, D2H, total. */
+#define BENCH_MAX_SAMPLES 1024
+typedef struct BenchDevTimes {
+    int n;
+    double v[4][BENCH_MAX_SAMPLES];
+} BenchDevTimes;
+
+/* Add one run's stages (dropped beyond BENCH_MAX_SAMPLES). */
+void bench_dev_add(BenchDevTimes *d, double kernel, double h2d, double d2h, double total);
+/* Their medians (the samples are sorted). */
+void bench_dev_medians(BenchDevTimes *d, double *kernel, double *h2d, double *d2h,
+                       double *total);
+
 /* Open ctx[be] for each backend be of backends[0..*n-1] from the common options `c`
  * (backend replaced, and quiet too where `quiet_open`). A backend that is not available
  * or does not open is dropped from the list (order kept), noted ("backend %s skipped:
@@ -102,6 +115,11 @@ int bench_parse_wxh(const char *s, int max_h, int *w, int *h);
 /* A size of --sizes: qcif, cif, 480p, 720p, 1080p, 2160p, 4k or WxH (H <= 4320; both
  * even where `even`): 0, else -1. */
 int bench_size_of(const char *name, int even, int *w, int *h);
+
+/* One table row, from the format of its text line `fmt` (cells separated by blanks, printf
+ * widths): printed as is, or for markdown (md) as "| cell | cell |" with the same
+ * conversions less their flags and widths. */
+void bench_row(FILE *f, int md, const char *fmt, ...) CLI_PRINTF(3, 4);
 
 /* Write the report files that are set: fn(f, BENCH_CSV / BENCH_JSON / BENCH_MD, arg) fills
  * each (through FILE.tmp and a rename). 0, or -1 when one could not be written. */
