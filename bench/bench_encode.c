@@ -487,15 +487,12 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
 }
 
 static void write_json(FILE *f, Bench *b, const Meta *mt) {
-    fprintf(f, "{\n  \"benchmark\": \"encode\",\n  \"vidkern\": \"%s\",\n  \"commit\": ",
-            vidk_version());
-    report_json_str(f, VIDK_GIT_COMMIT);
-    fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->date);
-    report_json_str(f, mt->command);
-    fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    report_json_str(f, mt->cpu);
-    fprintf(f, ", \"cores\": %d, \"gpu\": ", mt->cores);
-    report_json_str(f, mt->gpu);
+    fprintf(f,
+            "{\n  \"benchmark\": \"encode\",\n  \"vidkern\": \"%s\",\n  \"commit\": %s,\n  "
+            "\"date\": \"%s\",\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
+            "\"gpu\": %s",
+            vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->date, bench_jq(mt->command),
+            bench_jq(mt->cpu), mt->cores, bench_jq(mt->gpu));
     fprintf(f,
             "},\n  \"keyint\": %d,\n  \"outputs\": %u,\n  \"check_frames\": %d,\n"
             "  \"notes\": [",
@@ -511,9 +508,9 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                         const EResult *x = result(b, s, c, r, q, k);
                         const VidkBackend be = b->backends[k];
                         all_same &= !x->mismatch;
-                        fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
+                        fprintf(f, "%s\n    {\"source\": %s", first ? "" : ",",
+                                bench_jq(b->src_label[s]));
                         first = 0;
-                        report_json_str(f, b->src_label[s]);
                         fprintf(f,
                                 ", \"width\": %d, \"height\": %d, \"codec\": \"%s\", "
                                 "\"range\": %d, \"qp\": %d, \"backend\": \"%s\", "
@@ -523,9 +520,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                                 vidk_backend_name(be),
                                 b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0);
                         if (!x->done) {
-                            fprintf(f, ", \"error\": ");
-                            report_json_str(f, x->err);
-                            fprintf(f, "}");
+                            fprintf(f, ", \"error\": %s}", bench_jq(x->err));
                             continue;
                         }
                         fprintf(f,

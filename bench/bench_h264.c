@@ -1807,25 +1807,18 @@ static void json_stat(FILE *f, const Stat *s) {
                     s->kernel_ms, s->h2d_ms, s->d2h_ms, s->total_ms, s->h2d_bytes,
                     s->d2h_bytes);
     } else {
-        fprintf(f, ", \"error\": ");
-        report_json_str(f, s->err);
+        fprintf(f, ", \"error\": %s", bench_jq(s->err));
     }
 }
 
 static void write_json(FILE *f, const Bench *b) {
-    fprintf(f, "{\n  \"tool\": \"vidkern-bench h264\",\n  \"version\": ");
-    report_json_str(f, vidk_version());
-    fprintf(f, ",\n  \"command\": ");
-    report_json_str(f, b->mt.command);
-    fprintf(f, ",\n  \"date\": ");
-    report_json_str(f, b->mt.date);
-    fprintf(f, ",\n  \"commit\": ");
-    report_json_str(f, VIDK_GIT_COMMIT);
-    fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    report_json_str(f, b->mt.cpu);
-    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", b->mt.cores,
-            b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0);
-    report_json_str(f, b->mt.gpu);
+    fprintf(f,
+            "{\n  \"tool\": \"vidkern-bench h264\",\n  \"version\": %s,\n  \"command\": %s,\n  "
+            "\"date\": %s,\n  \"commit\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
+            "\"threads\": %d, \"gpu\": %s",
+            bench_jq(vidk_version()), bench_jq(b->mt.command), bench_jq(b->mt.date),
+            bench_jq(VIDK_GIT_COMMIT), bench_jq(b->mt.cpu), b->mt.cores,
+            b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0, bench_jq(b->mt.gpu));
     fprintf(f,
             ", \"hbm_gbs\": %.6g, \"pcie_gbs\": %.6g, \"gpu_contexts\": %d},\n  \"notes\": [",
             b->hbm_gbs, b->pcie_gbs, b->ngpu_ctx);
@@ -1834,13 +1827,11 @@ static void write_json(FILE *f, const Bench *b) {
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
         const H264wStats *s = &wi->stats;
-        fprintf(f, "%s\n    {\"size\": ", w ? "," : "");
-        report_json_str(f, wi->size_name);
-        fprintf(f, ", \"mode\": ");
-        report_json_str(f, wi->mode_name);
-        fprintf(f, ", \"width\": %d, \"height\": %d, \"frames\": %d, \"source\": ", wi->w,
-                wi->h, wi->nframes);
-        report_json_str(f, wi->source);
+        fprintf(f,
+                "%s\n    {\"size\": %s, \"mode\": %s, \"width\": %d, \"height\": %d, "
+                "\"frames\": %d, \"source\": %s",
+                w ? "," : "", bench_jq(wi->size_name), bench_jq(wi->mode_name), wi->w, wi->h,
+                wi->nframes, bench_jq(wi->source));
         fprintf(
             f,
             ",\n     \"blocks\": {\"4x4\": [%zu, %zu], \"8x8\": [%zu, %zu]}, \"dc_groups\": "
@@ -1856,11 +1847,9 @@ static void write_json(FILE *f, const Bench *b) {
         for (int i = 0; i < b->nrows; i++) {
             const Row *r = &b->rows[i];
             if (r->wl != w) continue;
-            fprintf(f, "%s\n       {\"backend\": ", first ? "" : ",");
-            report_json_str(f, r->backend);
-            fprintf(f, ", \"variant\": ");
-            report_json_str(f, r->variant);
-            fprintf(f, ", \"class\": \"%s\", ", kind_name[r->kind]);
+            fprintf(f, "%s\n       {\"backend\": %s, \"variant\": %s, \"class\": \"%s\", ",
+                    first ? "" : ",", bench_jq(r->backend), bench_jq(r->variant),
+                    kind_name[r->kind]);
             json_stat(f, &r->st);
             fprintf(f, "}");
             first = 0;
@@ -1875,13 +1864,11 @@ static void write_json(FILE *f, const Bench *b) {
     fprintf(f, "],\n  \"targets\": [");
     for (int i = 0; i < b->ntargets; i++) {
         const Target *t = &b->targets[i];
-        fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-        report_json_str(f, t->what);
-        fprintf(f, ", \"workload\": ");
-        report_json_str(f, t->where);
-        fprintf(f, ", \"measured\": ");
-        report_json_str(f, t->value);
-        fprintf(f, ", \"met\": %s}", t->met < 0 ? "null" : t->met ? "true" : "false");
+        fprintf(f, "%s\n    {\"target\": %s, \"workload\": %s, \"measured\": %s, \"met\": %s}",
+                i ? "," : "", bench_jq(t->what), bench_jq(t->where), bench_jq(t->value),
+                t->met < 0 ? "null"
+                : t->met   ? "true"
+                           : "false");
     }
     fprintf(f, "\n  ],\n  \"mismatches\": %d,\n  \"failures\": %d\n}\n", b->mismatches,
             b->failures);

@@ -1442,22 +1442,16 @@ static void json_num(FILE *f, const char *key, double v) {
 
 static void write_json(FILE *f, const Bench *b) {
     const Meta *mt = &b->mt;
-    fprintf(f, "{\n  \"benchmark\": \"hevc\",\n  \"vidkern_version\": ");
-    report_json_str(f, vidk_version());
-    fprintf(f, ",\n  \"commit\": ");
-    report_json_str(f, VIDK_GIT_COMMIT);
-    fprintf(f, ",\n  \"date\": ");
-    report_json_str(f, mt->date);
-    fprintf(f, ",\n  \"command\": ");
-    report_json_str(f, mt->command);
-    fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    report_json_str(f, mt->cpu);
-    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->cores,
-            b->ctx[IM_THREADS] ? vidk_get_threads(b->ctx[IM_THREADS]) : 0);
-    report_json_str(f, mt->gpu);
-    fprintf(f, "},\n  \"ceilings\": {\"hbm_bytes_per_s\": %.4g, \"hbm_from\": ", b->hbm_bps);
-    report_json_str(f, b->hbm_from);
-    fprintf(f, ", \"pcie_bytes_per_s\": %.4g", b->pcie_bps);
+    fprintf(f,
+            "{\n  \"benchmark\": \"hevc\",\n  \"vidkern_version\": %s,\n  \"commit\": %s,\n  "
+            "\"date\": %s,\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
+            "\"threads\": %d, \"gpu\": %s},\n  \"ceilings\": {\"hbm_bytes_per_s\": %.4g, "
+            "\"hbm_from\": ",
+            bench_jq(vidk_version()), bench_jq(VIDK_GIT_COMMIT), bench_jq(mt->date),
+            bench_jq(mt->command), bench_jq(mt->cpu), mt->cores,
+            b->ctx[IM_THREADS] ? vidk_get_threads(b->ctx[IM_THREADS]) : 0, bench_jq(mt->gpu),
+            b->hbm_bps);
+    fprintf(f, "%s, \"pcie_bytes_per_s\": %.4g", bench_jq(b->hbm_from), b->pcie_bps);
     if (b->have_meas)
         fprintf(f,
                 ", \"measured_d2d_bytes_per_s\": %.4g, \"measured_h2d_bytes_per_s\": %.4g, "
@@ -1468,21 +1462,17 @@ static void write_json(FILE *f, const Bench *b) {
     fprintf(f, "],\n  \"workloads\": [");
     for (int i = 0; i < b->nwl; i++) {
         const WlInfo *in = &b->info[i];
-        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-        report_json_str(f, in->spec.name);
+        fprintf(f, "%s\n    {\"name\": %s", i ? "," : "", bench_jq(in->spec.name));
         fprintf(f,
                 ", \"width\": %d, \"height\": %d, \"chroma\": \"%s\", \"dist\": \"%s\", "
                 "\"built\": %s",
                 in->spec.w, in->spec.h, chroma_name(in->spec.chroma),
                 hw_dist_name(in->spec.dist), in->built ? "true" : "false");
         if (!in->built) {
-            fprintf(f, ", \"error\": ");
-            report_json_str(f, in->err);
-            fprintf(f, "}");
+            fprintf(f, ", \"error\": %s}", bench_jq(in->err));
             continue;
         }
-        fprintf(f, ", \"source_kind\": \"%s\", \"source\": ", in->kind);
-        report_json_str(f, in->source);
+        fprintf(f, ", \"source_kind\": \"%s\", \"source\": %s", in->kind, bench_jq(in->source));
         fprintf(f,
                 ", \"frames\": %d, \"intra_frames\": %d, \"samples_per_frame\": %.0f, "
                 "\"mean_abs_residual\": %.4f, \"build_s\": %.3f, \"tbs_per_frame\": [%.1f, "
@@ -1496,8 +1486,7 @@ static void write_json(FILE *f, const Bench *b) {
     for (int i = 0; i < b->nres; i++) {
         const Result *r = &b->res[i];
         char va[32];
-        fprintf(f, "%s\n    {\"workload\": ", i ? "," : "");
-        report_json_str(f, b->spec[r->wl].name);
+        fprintf(f, "%s\n    {\"workload\": %s", i ? "," : "", bench_jq(b->spec[r->wl].name));
         fprintf(
             f,
             ", \"direction\": \"%s\", \"impl\": \"%s\", \"variant\": \"%s\", \"streams\": %d, "
@@ -1505,9 +1494,7 @@ static void write_json(FILE *f, const Bench *b) {
             dir_names[r->dir], im_names[r->impl], variant(r, va, sizeof(va)), r->streams,
             r->sweep ? "true" : "false");
         if (!r->done) {
-            fprintf(f, ", \"error\": ");
-            report_json_str(f, r->err);
-            fprintf(f, "}");
+            fprintf(f, ", \"error\": %s}", bench_jq(r->err));
             continue;
         }
         fprintf(f, ", \"runs\": %d, \"ms_median\": %.6g, \"ms_min\": %.6g", r->runs, r->ms,
@@ -1541,8 +1528,7 @@ static void write_json(FILE *f, const Bench *b) {
             if (!b->info[i].built || !b->dir_on[d]) continue;
             fprintf(f, "%s\n    {\"workload\": ", first ? "" : ",");
             first = 0;
-            report_json_str(f, b->spec[i].name);
-            fprintf(f, ", \"direction\": \"%s\"", dir_names[d]);
+            fprintf(f, "%s, \"direction\": \"%s\"", bench_jq(b->spec[i].name), dir_names[d]);
             for (int c = 0; c < T1_COLS; c++)
                 json_num(f, keys[c], table1(b, i, d, c, NULL));
             fprintf(f, "}");
@@ -1555,16 +1541,15 @@ static void write_json(FILE *f, const Bench *b) {
             if (!b->info[i].built || !b->dir_on[d] || !p) continue;
             fprintf(f, "%s\n    {\"workload\": ", first ? "" : ",");
             first = 0;
-            report_json_str(f, b->spec[i].name);
-            fprintf(f, ", \"direction\": \"%s\"", dir_names[d]);
+            fprintf(f, "%s, \"direction\": \"%s\"", bench_jq(b->spec[i].name), dir_names[d]);
             json_num(f, "gpu_overall", p->has_dev ? p->dev_total : -1);
             json_num(f, "gpu_kernel", p->has_kernel_only ? p->kernel_only : -1);
             json_num(f, "e2e", p->ms);
             char dm[32];
-            fprintf(f, ", \"direct_h2d_bytes\": %zu, \"direct_d2h_bytes\": %zu, \"download\": ",
-                    p->direct_h2d, p->direct_d2h);
-            report_json_str(f, download_mode(p, dm, sizeof(dm)));
-            fprintf(f, ", \"dense_classes\": %u, \"compact_classes\": %u, \"round_trips\": %d}",
+            fprintf(f,
+                    ", \"direct_h2d_bytes\": %zu, \"direct_d2h_bytes\": %zu, \"download\": %s, "
+                    "\"dense_classes\": %u, \"compact_classes\": %u, \"round_trips\": %d}",
+                    p->direct_h2d, p->direct_d2h, bench_jq(download_mode(p, dm, sizeof(dm))),
                     p->dense_classes, p->compact_classes, p->round_trips);
         }
     fprintf(f,
@@ -1576,13 +1561,8 @@ static void write_json(FILE *f, const Bench *b) {
     Target t[16];
     const int n = make_targets(b, t);
     for (int i = 0; i < n; i++) {
-        fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-        report_json_str(f, t[i].what);
-        fprintf(f, ", \"measured\": ");
-        report_json_str(f, t[i].value);
-        fprintf(f, ", \"status\": ");
-        report_json_str(f, t[i].status);
-        fprintf(f, "}");
+        fprintf(f, "%s\n    {\"target\": %s, \"measured\": %s, \"status\": %s}", i ? "," : "",
+                bench_jq(t[i].what), bench_jq(t[i].value), bench_jq(t[i].status));
     }
     fprintf(f, "\n  ]\n}\n");
 }

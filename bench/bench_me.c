@@ -835,16 +835,13 @@ static void write_csv(FILE *f, Bench *b) {
 }
 
 static void write_json(FILE *f, Bench *b, const Meta *mt) {
-    fprintf(f, "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": ",
-            vidk_version());
-    report_json_str(f, VIDK_GIT_COMMIT);
-    fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->m.date);
-    report_json_str(f, mt->m.command);
-    fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    report_json_str(f, mt->m.cpu);
-    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->m.cores, mt->threads);
-    report_json_str(f, mt->m.gpu);
-    fprintf(f, "},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [", CEIL_BYTE_AD_PER_S);
+    fprintf(
+        f,
+        "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": %s,\n  "
+        "\"date\": \"%s\",\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
+        "\"threads\": %d, \"gpu\": %s},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [",
+        vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->m.date, bench_jq(mt->m.command),
+        bench_jq(mt->m.cpu), mt->m.cores, mt->threads, bench_jq(mt->m.gpu), CEIL_BYTE_AD_PER_S);
     bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"results\": [");
     int first = 1;
@@ -857,9 +854,9 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                     const int R = b->ranges[r];
                     const VidkBackend be = b->backends[k];
                     const double ads = byte_ads(src, R);
-                    fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
+                    fprintf(f, "%s\n    {\"source\": %s", first ? "" : ",",
+                            bench_jq(src->label));
                     first = 0;
-                    report_json_str(f, src->label);
                     fprintf(
                         f,
                         ", \"kind\": \"%s\", \"width\": %d, \"height\": %d, \"shapes\": "
@@ -870,8 +867,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                         vidk_backend_name(be), b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0,
                         ads, ads / 4);
                     if (!x->done) {
-                        fprintf(f, ", \"error\": ");
-                        report_json_str(f, x->err);
+                        fprintf(f, ", \"error\": %s", bench_jq(x->err));
                         fputc('}', f);
                         continue;
                     }
@@ -927,9 +923,9 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
             for (int k = 0; k < b->nbackends; k++) {
                 const BResult *x0 = result(b, s, m, 0, k);
                 if (!x0->done || b->nranges < 2) continue;
-                fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
+                fprintf(f, "%s\n    {\"source\": %s", first ? "" : ",",
+                        bench_jq(b->src[s]->label));
                 first = 0;
-                report_json_str(f, b->src[s]->label);
                 fprintf(
                     f,
                     ", \"width\": %d, \"height\": %d, \"shapes\": \"%s\", \"backend\": \"%s\", "

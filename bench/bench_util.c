@@ -250,6 +250,27 @@ void bench_row(FILE *f, int md, const char *fmt, ...) {
     va_end(ap);
 }
 
+const char *bench_jq(const char *s) {
+    static char buf[8][6 * 2048 + 16];
+    static int next;
+    char *o = buf[next], *const end = o + sizeof(buf[0]) - 8;
+    next = (next + 1) % 8;
+    char *p = o;
+    *p++ = '"';
+    for (; *s && p < end; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            *p++ = '\\', *p++ = (char)c;
+        else if (c < 0x20)
+            p += sprintf(p, "\\u%04x", c);
+        else
+            *p++ = (char)c;
+    }
+    *p++ = '"';
+    *p = 0;
+    return o;
+}
+
 typedef struct {
     BenchWriteFn fn;
     void *arg;

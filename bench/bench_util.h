@@ -121,6 +121,10 @@ int bench_size_of(const char *name, int even, int *w, int *h);
  * conversions less their flags and widths. */
 void bench_row(FILE *f, int md, const char *fmt, ...) CLI_PRINTF(3, 4);
 
+/* `s` as a JSON string (quoted, escaped), in one of 8 buffers used in turn: at most 8 in
+ * one call. */
+const char *bench_jq(const char *s);
+
 /* Write the report files that are set: fn(f, BENCH_CSV / BENCH_JSON / BENCH_MD, arg) fills
  * each (through FILE.tmp and a rename). 0, or -1 when one could not be written. */
 enum { BENCH_CSV, BENCH_JSON, BENCH_MD };
