@@ -77,33 +77,13 @@ static void source_free(ESource *s, VidkContext *cuda) {
     s->npics = 0;
 }
 
+/* The mosaic of the real clips (m) or the generated video (m NULL). */
 static int load_source(ESource *s, const Mosaic *m, int w, int h, int n) {
-    VidkGen *g = NULL;
     s->w = w, s->h = h;
-    if (m) {
-        snprintf(s->label, sizeof(s->label), "mosaic (real)");
-        snprintf(s->kind, sizeof(s->kind), "mosaic");
-    } else {
-        VidkGenParams gp;
-        vidk_gen_default(&gp);
-        gp.w = w, gp.h = h, gp.frames = n;
-        if (vidk_gen_open(&g, &gp) < 0) return -1;
-        snprintf(s->label, sizeof(s->label), "generated");
-        snprintf(s->kind, sizeof(s->kind), "gen");
-    }
-    for (; s->npics < n; s->npics++) {
-        VidkPicture *p = &s->pics[s->npics];
-        if (vidk_picture_alloc(p, w, h, VIDK_CHROMA_420, 8, VIO_PAD) < 0) break;
-        if ((m ? mosaic_frame(m, s->npics, p) : vidk_gen_frame(g, s->npics, p)) < 0) {
-            vidk_picture_free(p);
-            break;
-        }
-    }
-    vidk_gen_close(&g);
-    if (s->npics < n) {
-        source_free(s, NULL);
-        return -1;
-    }
+    snprintf(s->label, sizeof(s->label), m ? "mosaic (real)" : "generated");
+    snprintf(s->kind, sizeof(s->kind), m ? "mosaic" : "gen");
+    if (bench_make_pics(s->pics, n, m, w, h, VIDK_CHROMA_420) < 0) return -1;
+    s->npics = n;
     return 0;
 }
 

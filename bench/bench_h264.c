@@ -898,24 +898,6 @@ static void free_pics(VidkPicture *p, int n) {
 }
 
 /* n source pictures (w x h, 4:2:0, 8 bit, padded) from the mosaic or the generator. */
-static int make_sources(const Mosaic *m, int w, int h, int n, VidkPicture *pics) {
-    VidkGen *g = NULL;
-    int e = 0;
-    if (!m) {
-        VidkGenParams gp;
-        vidk_gen_default(&gp);
-        gp.w = w, gp.h = h, gp.frames = n, gp.chroma = VIDK_CHROMA_420;
-        if ((e = vidk_gen_open(&g, &gp)) < 0) return e;
-    }
-    for (int i = 0; i < n && e >= 0; i++) {
-        if ((e = vidk_picture_alloc(&pics[i], w, h, VIDK_CHROMA_420, 8, VIO_PAD)) < 0) break;
-        e = m ? mosaic_frame(m, i, &pics[i]) : vidk_gen_frame(g, i, &pics[i]);
-    }
-    vidk_gen_close(&g);
-    if (e < 0) free_pics(pics, n);
-    return e;
-}
-
 static int save_workload(Bench *b, const H264Workload *w, const char *dir) {
     char err[600];
     const int e = h264w_save(w, dir, err, sizeof(err));
@@ -939,7 +921,7 @@ static int run_made(Bench *b, const Mosaic *m, const char *save) {
         VidkPicture *src = calloc((size_t)nsrc, sizeof(*src));
         if (!src) return VIDK_ERR(ENOMEM);
         const double t0 = cli_now();
-        int e = make_sources(m, w, h, nsrc, src);
+        int e = bench_make_pics(src, nsrc, m, w, h, VIDK_CHROMA_420);
         H264wMotion mo;
         char err[600];
         memset(&mo, 0, sizeof(mo));

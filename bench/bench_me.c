@@ -95,39 +95,13 @@ static int load_clip(BSource *s, const char *path, const char *label, int nframe
     return 0;
 }
 
-static int load_gen(BSource *s, int w, int h, int nframes) {
-    VidkGenParams gp;
-    vidk_gen_default(&gp);
-    gp.w = w, gp.h = h, gp.frames = nframes, gp.chroma = VIDK_CHROMA_400;
-    VidkGen *g = NULL;
-    if (vidk_gen_open(&g, &gp) < 0) return -1;
+/* A made source: the mosaic of the real clips (m) or the generated video (m NULL). */
+static int load_made(BSource *s, const Mosaic *m, int w, int h, int nframes) {
     s->w = w, s->h = h;
-    snprintf(s->label, sizeof(s->label), "generated");
-    snprintf(s->kind, sizeof(s->kind), "gen");
-    for (; s->npics < nframes; s->npics++)
-        if (vidk_picture_alloc(&s->pics[s->npics], w, h, VIDK_CHROMA_400, 8, VIO_PAD) < 0 ||
-            vidk_gen_frame(g, s->npics, &s->pics[s->npics]) < 0)
-            break;
-    vidk_gen_close(&g);
-    if (s->npics < nframes) {
-        source_free(s);
-        return -1;
-    }
-    return 0;
-}
-
-static int load_mosaic(BSource *s, const Mosaic *m, int w, int h, int nframes) {
-    s->w = w, s->h = h;
-    snprintf(s->label, sizeof(s->label), "mosaic (real)");
-    snprintf(s->kind, sizeof(s->kind), "mosaic");
-    for (; s->npics < nframes; s->npics++)
-        if (vidk_picture_alloc(&s->pics[s->npics], w, h, VIDK_CHROMA_400, 8, VIO_PAD) < 0 ||
-            mosaic_frame(m, s->npics, &s->pics[s->npics]) < 0)
-            break;
-    if (s->npics < nframes) {
-        source_free(s);
-        return -1;
-    }
+    snprintf(s->label, sizeof(s->label), m ? "mosaic (real)" : "generated");
+    snprintf(s->kind, sizeof(s->kind), m ? "mosaic" : "gen");
+    if (bench_make_pics(s->pics, nframes, m, w, h, VIDK_CHROMA_400) < 0) return -1;
+    s->npics = nframes;
     return 0;
 }
 
@@ -1101,29 +1075,19 @@ int vidk_bench_me(int argc, char **argv) {
                 added_real = 1;
             }
         }
-        if (want_real && have_clips && !added_real && b->nsrc < MAX_SOURCES) {
+        /* the mosaic where no clip has this size, the generated video where asked */
+        for (int gen = 0; gen < 2 && b->nsrc < MAX_SOURCES; gen++) {
+            if (gen ? !want_gen && have_clips : !want_real || !have_clips || added_real)
+                continue;
             BSource *s = calloc(1, sizeof(*s));
-            if (!s) goto oom;
-            if (load_mosaic(s, mosaic, w, h, npics) < 0) {
+            if (!s || load_made(s, gen ? NULL : mosaic, w, h, npics) < 0) {
                 free(s);
                 goto oom;
             }
             snprintf(s->size_name, sizeof(s->size_name), "%s", b->sizes[i]);
             b->src[b->nsrc++] = s;
-            added_real = 1;
-            if (!mosaic_noted)
+            if (!gen && !mosaic_noted++)
                 bench_note(&b->notes, "real video at other sizes: %s", mosaic_describe(mosaic));
-            mosaic_noted = 1;
-        }
-        if ((want_gen || !have_clips) && b->nsrc < MAX_SOURCES) {
-            BSource *s = calloc(1, sizeof(*s));
-            if (!s) goto oom;
-            if (load_gen(s, w, h, npics) < 0) {
-                free(s);
-                goto oom;
-            }
-            snprintf(s->size_name, sizeof(s->size_name), "%s", b->sizes[i]);
-            b->src[b->nsrc++] = s;
         }
     }
     b->res = calloc((size_t)b->nsrc * b->nmodes * b->nranges * b->nbackends, sizeof(BResult));

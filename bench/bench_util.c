@@ -4,6 +4,8 @@
 
 #include "bench_util.h"
 #include "cli.h"
+#include "gen.h"
+#include "picio.h"
 
 static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -291,6 +293,26 @@ int bench_write_outputs(const char *cmd, const char *csv, const char *json, cons
         if (path[k] && report_write_file(cmd, path[k], write_call, &w) < 0) ret = -1;
     }
     return ret;
+}
+
+int bench_make_pics(VidkPicture *pics, int n, const Mosaic *m, int w, int h, VidkChroma c) {
+    VidkGen *g = NULL;
+    int e = 0;
+    if (!m) {
+        VidkGenParams gp;
+        vidk_gen_default(&gp);
+        gp.w = w, gp.h = h, gp.frames = n, gp.chroma = c;
+        if ((e = vidk_gen_open(&g, &gp)) < 0) return e;
+    }
+    for (int i = 0; i < n && e >= 0; i++) {
+        if ((e = vidk_picture_alloc(&pics[i], w, h, c, 8, VIO_PAD)) < 0) break;
+        e = m ? mosaic_frame(m, i, &pics[i]) : vidk_gen_frame(g, i, &pics[i]);
+    }
+    vidk_gen_close(&g);
+    if (e < 0)
+        for (int i = 0; i < n; i++)
+            vidk_picture_free(&pics[i]);
+    return e < 0 ? e : 0;
 }
 
 int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet) {

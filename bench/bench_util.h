@@ -132,6 +132,11 @@ typedef void (*BenchWriteFn)(FILE *f, int what, void *arg);
 int bench_write_outputs(const char *cmd, const char *csv, const char *json, const char *md,
                         BenchWriteFn fn, void *arg);
 
+/* pics[0..n-1] (zeroed): frames 0..n-1 of the mosaic `m`, or where m is NULL of the generated
+ * video, at w x h, 8-bit, chroma `c`, edges VIO_PAD. 0, or a negative error with every picture
+ * freed. */
+int bench_make_pics(VidkPicture *pics, int n, const Mosaic *m, int w, int h, VidkChroma c);
+
 /* Open the mosaic of the real clips of folder `dir` (clips of 2 frames at least) into *m.
  * Returns 0, or -1 (dir NULL or no clips) after saying, unless `quiet`, "vidkern-bench CMD: no
  * real clips found (DIR): generated video only" on stderr; the note is the caller's. */
