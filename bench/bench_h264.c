@@ -1070,7 +1070,8 @@ static void tab_init(Tab *t, const char *title, const char *heads, int lead,
     }
 }
 
-static Cell *tab_add(Tab *t) {
+/* A new row, its first cells c0, c1, c2 where not NULL (NULL when out of memory). */
+static Cell *tab_add(Tab *t, const char *c0, const char *c1, const char *c2) {
     if (t->nrow == t->cap) {
         const int nc = t->cap ? 2 * t->cap : 16;
         Cell(*r)[TAB_MAXC] = realloc(t->row, (size_t)nc * sizeof(*r));
@@ -1078,6 +1079,9 @@ static Cell *tab_add(Tab *t) {
         t->row = r, t->cap = nc;
     }
     memset(t->row[t->nrow], 0, sizeof(t->row[0]));
+    const char *lead[3] = {c0, c1, c2};
+    for (int c = 0; c < 3; c++)
+        if (lead[c]) snprintf(t->row[t->nrow][c], sizeof(Cell), "%s", lead[c]);
     return t->row[t->nrow++];
 }
 
@@ -1218,9 +1222,7 @@ static void build_tables(Bench *b, Tab *t) {
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
         const H264wStats *s = &wi->stats;
-        if (!(r = tab_add(&t[T_WL]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", wi->size_name);
-        snprintf(r[1], sizeof(Cell), "%s", wi->mode_name);
+        if (!(r = tab_add(&t[T_WL], wi->size_name, wi->mode_name, NULL))) break;
         snprintf(r[2], sizeof(Cell), "%d", wi->nframes);
         const double mbt = s->mb_total ? (double)s->mb_total : 1;
         snprintf(r[3], sizeof(Cell), "%.0f/%.0f/%.0f%%",
@@ -1252,9 +1254,7 @@ static void build_tables(Bench *b, Tab *t) {
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
         const H264wStats *s = &wi->stats;
-        if (!(r = tab_add(&t[T_BYTES]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", wi->size_name);
-        snprintf(r[1], sizeof(Cell), "%s", wi->mode_name);
+        if (!(r = tab_add(&t[T_BYTES], wi->size_name, wi->mode_name, NULL))) break;
         fkb(r[2], (double)s->bytes_dense / wi->nframes);
         fkb(r[3], (double)s->bytes_compacted / wi->nframes);
         fkb(r[4], (double)s->bytes_sparse / wi->nframes);
@@ -1285,9 +1285,7 @@ static void build_tables(Bench *b, Tab *t) {
     snprintf(t[T_FIG5].head[7], sizeof(Cell), "%s ovl", g);
     snprintf(t[T_FIG5].head[8], sizeof(Cell), "%s tput", g);
     for (int w = 0; w < b->nwl; w++) {
-        if (!(r = tab_add(&t[T_FIG5]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_FIG5], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         const Stat *s[8] = {
             find(b, w, "c", "batch", KIND_ALL),       find(b, w, "simd", "batch", KIND_ALL),
             find(b, w, "threads", "batch", KIND_ALL), find(b, w, "simd", "dense", KIND_ALL),
@@ -1318,9 +1316,7 @@ static void build_tables(Bench *b, Tab *t) {
         const Stat *d = find(b, w, g, "dense", KIND_ALL),
                    *c = find(b, w, g, "compact", KIND_ALL);
         if (!(d && d->has_dev) && !(c && c->has_dev)) continue;
-        if (!(r = tab_add(&t[T_T3]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_T3], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         if (d && d->has_dev)
             fms(r[2], d->kernel_ms), fms(r[3], d->h2d_ms), fms(r[4], d->d2h_ms);
         if (c && c->has_dev)
@@ -1365,10 +1361,9 @@ static void build_tables(Bench *b, Tab *t) {
                 any |= s[i] && s[i]->has_dev;
             }
             if (!any) continue;
-            if (!(r = tab_add(&t[T_T4K]))) break;
-            snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-            snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
-            snprintf(r[2], sizeof(Cell), "%s", kind_name[k]);
+            if (!(r = tab_add(&t[T_T4K], b->wls[w].size_name, b->wls[w].mode_name,
+                              kind_name[k])))
+                break;
             for (int i = 1; i < STEPS; i++) {
                 if (!s[i] || !s[i]->has_dev) continue;
                 Cell x;
@@ -1402,9 +1397,7 @@ static void build_tables(Bench *b, Tab *t) {
             any |= s[i] != NULL;
         }
         if (!any) continue;
-        if (!(r = tab_add(&t[T_T4W]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_T4W], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         for (int i = 0; i <= STEPS; i++) {
             if (!s[i]) continue;
             Cell x, m;
@@ -1430,10 +1423,9 @@ static void build_tables(Bench *b, Tab *t) {
             const Stat *c = find(b, w, "c", "batch", k), *s = find(b, w, "simd", "batch", k),
                        *th = find(b, w, "threads", "batch", k), *f = find(b, w, g, "fused", k);
             if (!c && !s && !th && !f) continue;
-            if (!(r = tab_add(&t[T_FIG4]))) break;
-            snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-            snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
-            snprintf(r[2], sizeof(Cell), "%s", kind_name[k]);
+            if (!(r = tab_add(&t[T_FIG4], b->wls[w].size_name, b->wls[w].mode_name,
+                              kind_name[k])))
+                break;
             if (c) fms(r[3], c->ms);
             if (s) fms(r[4], s->ms);
             if (th) fms(r[5], th->ms);
@@ -1459,9 +1451,7 @@ static void build_tables(Bench *b, Tab *t) {
         const Stat *d = find(b, w, g, "default", KIND_ALL),
                    *tp = find(b, w, g, "throughput", KIND_ALL);
         if (!d) continue;
-        if (!(r = tab_add(&t[T_LAT]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_LAT], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         fms(r[2], d->ms);
         if (tp) {
             fms(r[3], tp->ms);
@@ -1513,9 +1503,7 @@ static void build_tables(Bench *b, Tab *t) {
             find(b, w, g, "pinned", KIND_ALL), find(b, w, g, "pinned-batch", KIND_ALL)};
         const Stat *vec = find(b, w, g, "dense-vec", KIND_ALL);
         if (!lat[0] && !lat[1] && !lat[2] && !lat[3] && !vec) continue;
-        if (!(r = tab_add(&t[T_PIN]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_PIN], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         for (int i = 0; i < 4; i++)
             if (lat[i]) fms(r[2 + i], lat[i]->ms);
         for (int i = 0; i < TPUT_VARIANTS; i++) {
@@ -1547,9 +1535,7 @@ static void build_tables(Bench *b, Tab *t) {
              "indicative only.");
     for (int i = 0; i < b->nmicro; i++) {
         const Micro *m = &b->micro[i];
-        if (!(r = tab_add(&t[T_MICRO]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", m->fn);
-        snprintf(r[1], sizeof(Cell), "%s", m->backend);
+        if (!(r = tab_add(&t[T_MICRO], m->fn, m->backend, NULL))) break;
         snprintf(r[2], sizeof(Cell), "%.2f", m->ns);
         const double ref =
             !strcmp(m->fn, "idct_add_4x4") || !strcmp(m->fn, "idct_add16_4x4")   ? X264_ADD4_NS
@@ -1565,10 +1551,7 @@ static void build_tables(Bench *b, Tab *t) {
              "met: yes / no; \"-\" = not measured in this run (backend not run or skipped).");
     for (int i = 0; i < b->ntargets; i++) {
         const Target *x = &b->targets[i];
-        if (!(r = tab_add(&t[T_TGT]))) break;
-        snprintf(r[0], sizeof(Cell), "%.63s", x->what);
-        snprintf(r[1], sizeof(Cell), "%s", x->where);
-        snprintf(r[2], sizeof(Cell), "%s", x->value);
+        if (!(r = tab_add(&t[T_TGT], x->what, x->where, x->value))) break;
         snprintf(r[3], sizeof(Cell), "%s", x->met < 0 ? "-" : x->met ? "yes" : "no");
     }
 }
