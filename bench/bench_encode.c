@@ -122,6 +122,7 @@ typedef struct Bench {
     int (*src_size)[2];
     EResult *res;
     BenchNotes notes;
+    BenchMeta mt;
 } Bench;
 
 static size_t per_src(const Bench *b) {
@@ -336,13 +337,6 @@ static void cross_check(EResult *x, const EResult *ref, const char *ref_name) {
 }
 
 /* ---- outputs ----------------------------------------------------------------------- */
-typedef BenchMeta Meta;
-
-static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    bench_meta_fill(mt, "vidkern-bench encode", argc, argv,
-                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
-}
-
 /* fps of this result / fps of the threads backend in the same configuration; 0 if none. */
 static double vs_threads(Bench *b, int s, int c, int r, int q, int k) {
     const EResult *x = result(b, s, c, r, q, k);
@@ -436,12 +430,8 @@ static void print_legend(FILE *f, int md) {
             li, li, li, li, li);
 }
 
-typedef struct Report {
-    Bench *b;
-    const Meta *mt;
-} Report;
-
-static void print_header(FILE *f, const Bench *b, const Meta *mt, int md) {
+static void print_header(FILE *f, const Bench *b, int md) {
+    const BenchMeta *mt = &b->mt;
     const char *li = md ? "- " : "";
     if (md)
         fprintf(f, "# vidkern-bench encode\n\n");
@@ -458,15 +448,16 @@ static void print_header(FILE *f, const Bench *b, const Meta *mt, int md) {
     bench_notes_print(f, &b->notes, md ? "- note: " : "note: ");
 }
 
-static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
-    print_header(f, b, mt, 1);
+static void write_markdown(FILE *f, Bench *b) {
+    print_header(f, b, 1);
     fprintf(f, "\n");
     print_table(f, b, 1);
     fprintf(f, "\n");
     print_legend(f, 1);
 }
 
-static void write_json(FILE *f, Bench *b, const Meta *mt) {
+static void write_json(FILE *f, Bench *b) {
+    const BenchMeta *mt = &b->mt;
     fprintf(f,
             "{\n  \"benchmark\": \"encode\",\n  \"vidkern\": \"%s\",\n  \"commit\": %s,\n  "
             "\"date\": \"%s\",\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
@@ -531,11 +522,10 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
 }
 
 static void write_report(FILE *f, int what, void *arg) {
-    Report *r = arg;
     if (what == BENCH_JSON)
-        write_json(f, r->b, r->mt);
+        write_json(f, arg);
     else
-        write_markdown(f, r->b, r->mt);
+        write_markdown(f, arg);
 }
 
 /* ---- options ----------------------------------------------------------------------- */
@@ -710,9 +700,9 @@ int vidk_bench_encode(int argc, char **argv) {
     for (int k = 0; k < b->nbackends; k++)
         if (frames_for(b, b->backends[k]) > npics) npics = frames_for(b, b->backends[k]);
 
-    Meta mt;
-    meta_fill(&mt, b, argc, argv);
-    bench_say_start(CMD, &mt, c.quiet);
+    bench_meta_fill(&b->mt, "vidkern-bench encode", argc, argv,
+                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
+    bench_say_start(CMD, &b->mt, c.quiet);
     const int total = b->cap_src * (int)per_src(b);
     int done_n = 0, mismatches = 0, failures = 0;
     const double t_start = cli_now();
@@ -778,7 +768,7 @@ int vidk_bench_encode(int argc, char **argv) {
                     }
             source_free(src, cuda);
         }
-    print_header(stdout, b, &mt, 0);
+    print_header(stdout, b, 0);
     print_table(stdout, b, 0);
     printf("\n");
     print_legend(stdout, 0);
@@ -790,8 +780,7 @@ int vidk_bench_encode(int argc, char **argv) {
     else if (!mismatches)
         printf("\ncheck: the backends that ran gave bit-identical results\n");
     ret = 0;
-    Report rep = {b, &mt};
-    if (bench_write_outputs(CMD, NULL, o.json, o.md, write_report, &rep) < 0) ret = 1;
+    if (bench_write_outputs(CMD, NULL, o.json, o.md, write_report, b) < 0) ret = 1;
     if (mismatches) {
         cli_error(CMD, "%d result(s) differ between backends", mismatches);
         ret = 1;

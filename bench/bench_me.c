@@ -154,6 +154,7 @@ typedef struct Bench {
     BSource *src[MAX_SOURCES];
     BResult *res; /* [src][mode][range][backend] */
     BenchNotes notes;
+    BenchMeta mt;
 } Bench;
 
 static BResult *result(Bench *b, int s, int m, int r, int k) {
@@ -451,18 +452,6 @@ static void fmt_speedup(char *buf, size_t n, double v, int est) {
 }
 
 /* ---- device / command description ----------------------------------------------- */
-typedef struct Meta {
-    BenchMeta m;
-    int threads;
-} Meta;
-
-static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    bench_meta_fill(&mt->m, "vidkern-bench me", argc, argv,
-                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
-    mt->threads =
-        b->ctx[VIDK_BACKEND_THREADS] ? vidk_get_threads(b->ctx[VIDK_BACKEND_THREADS]) : 0;
-}
-
 /* Speed-up of a time `ms` of configuration (s, m, r) against backend `vs`; 0 if not run. */
 static double speedup_of(Bench *b, int s, int m, int r, double ms, VidkBackend vs, int *est) {
     for (int j = 0; j < b->nbackends; j++) {
@@ -709,8 +698,8 @@ static void print_targets(FILE *f, Bench *b, int md) {
     }
 }
 
-static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
-    bench_print_header(f, &mt->m, "me", "me", "", 1);
+static void write_markdown(FILE *f, Bench *b) {
+    bench_print_header(f, &b->mt, "me", "me", "", 1);
     bench_notes_print(f, &b->notes, "- Note: ");
     print_legend(f, 1);
     fprintf(
@@ -808,14 +797,17 @@ static void write_csv(FILE *f, Bench *b) {
                 }
 }
 
-static void write_json(FILE *f, Bench *b, const Meta *mt) {
+static void write_json(FILE *f, Bench *b) {
+    const BenchMeta *mt = &b->mt;
+    VidkContext *thr = b->ctx[VIDK_BACKEND_THREADS];
     fprintf(
         f,
         "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": %s,\n  "
         "\"date\": \"%s\",\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
         "\"threads\": %d, \"gpu\": %s},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [",
-        vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->m.date, bench_jq(mt->m.command),
-        bench_jq(mt->m.cpu), mt->m.cores, mt->threads, bench_jq(mt->m.gpu), CEIL_BYTE_AD_PER_S);
+        vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->date, bench_jq(mt->command),
+        bench_jq(mt->cpu), mt->cores, thr ? vidk_get_threads(thr) : 0, bench_jq(mt->gpu),
+        CEIL_BYTE_AD_PER_S);
     bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"results\": [");
     int first = 1;
@@ -923,19 +915,14 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
     fprintf(f, "\n  ]\n}\n");
 }
 
-typedef struct Report {
-    Bench *b;
-    const Meta *mt;
-} Report;
-
 static void write_report(FILE *f, int what, void *arg) {
-    Report *r = arg;
+    Bench *b = arg;
     if (what == BENCH_CSV)
-        write_csv(f, r->b);
+        write_csv(f, b);
     else if (what == BENCH_JSON)
-        write_json(f, r->b, r->mt);
+        write_json(f, b);
     else
-        write_markdown(f, r->b, r->mt);
+        write_markdown(f, b);
 }
 
 /* ---- option parsing ---------------------------------------------------------------- */
@@ -1093,9 +1080,9 @@ int vidk_bench_me(int argc, char **argv) {
     b->res = calloc((size_t)b->nsrc * b->nmodes * b->nranges * b->nbackends, sizeof(BResult));
     if (!b->res) goto oom;
 
-    Meta mt;
-    meta_fill(&mt, b, argc, argv);
-    bench_say_start(CMD, &mt.m, c.quiet);
+    bench_meta_fill(&b->mt, "vidkern-bench me", argc, argv,
+                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
+    bench_say_start(CMD, &b->mt, c.quiet);
     const int total = b->nsrc * b->nmodes * b->nranges * b->nbackends;
     int done_n = 0, mismatches = 0, failures = 0;
     const double t_start = cli_now();
@@ -1134,7 +1121,7 @@ int vidk_bench_me(int argc, char **argv) {
                             b->src[s]->w, b->src[s]->h, b->mode_names[m], b->ranges[r]);
                 }
             }
-    bench_print_header(stdout, &mt.m, "me", "me", "", 0);
+    bench_print_header(stdout, &b->mt, "me", "me", "", 0);
     bench_notes_print(stdout, &b->notes, "note: ");
     printf("\n%-17s %-9s %-6s %4s %5s %-11s %-26s %9s %9s %7s %8s %8s %9s %7s\n", "source",
            "size", "shapes", "R", "area", "backend", "ms/frame", "Mcand/s", "GbyteAD/s",
@@ -1145,8 +1132,7 @@ int vidk_bench_me(int argc, char **argv) {
     print_complexity(stdout, b, 0);
     print_targets(stdout, b, 0);
     ret = 0;
-    Report rep = {b, &mt};
-    if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, &rep) < 0) ret = 1;
+    if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, b) < 0) ret = 1;
     if (mismatches) {
         cli_error(CMD, "%d configuration(s) gave fields that differ between backends",
                   mismatches);
