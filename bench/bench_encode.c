@@ -630,7 +630,7 @@ int vidk_bench_encode(int argc, char **argv) {
     b->quiet = c.quiet, b->device = c.device;
     b->inject = getenv("VIDK_BENCH_ENCODE_INJECT");
     const char *source = o.source;
-    if (bench_check_source(CMD, source, 1) < 0) goto done;
+    if (bench_choice(CMD, "--source", source, "real|gen|both") < 0) goto done;
     if (parse_outputs(outputs, &b->outputs) < 0) goto done;
     if ((b->nsizes = bench_split_list(CMD, "--sizes", sizes, b->sizes[0], sizeof(b->sizes[0]),
                                       MAX_LIST)) < 0)

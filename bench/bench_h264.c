@@ -1936,7 +1936,7 @@ int vidk_bench_h264(int argc, char **argv) {
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->device = c.device, b->hbm_gbs = hbm, b->pcie_gbs = pcie;
     b->gpu_contexts = (int)gctx;
-    if (bench_check_source(CMD, o.source, 0) < 0) goto done;
+    if (bench_choice(CMD, "--source", o.source, "real|gen") < 0) goto done;
     if (save && load && !strcmp(save, load)) {
         cli_error(CMD, "--save and --load name the same folder");
         goto done;

@@ -1708,50 +1708,24 @@ int vidk_bench_hevc(int argc, char **argv) {
     if ((n = bench_split_list(CMD, "--direction", dirs, list[0], sizeof(list[0]), MAX_WL)) < 0)
         goto done;
     for (int i = 0; i < n; i++) {
-        if (!strcmp(list[i], "fwd"))
-            b->dir_on[DIR_FWD] = 1;
-        else if (!strcmp(list[i], "inv"))
-            b->dir_on[DIR_INV] = 1;
-        else {
-            cli_error(CMD, "--direction: '%s' is not fwd or inv", list[i]);
-            goto done;
-        }
+        const int d = bench_choice(CMD, "--direction", list[i], "fwd|inv"); /* DIR_* */
+        if (d < 0) goto done;
+        b->dir_on[d] = 1;
     }
     if (parse_streams(b, streams) < 0) goto done;
     if ((n = bench_split_list(CMD, "--tc", tc, list[0], sizeof(list[0]), MAX_WL)) < 0)
         goto done;
     for (int i = 0; i < n; i++) {
-        if (!strcmp(list[i], "on"))
-            b->tc_on[1] = 1;
-        else if (!strcmp(list[i], "off"))
-            b->tc_on[0] = 1;
-        else if (strcmp(list[i], "none")) {
-            cli_error(CMD, "--tc: '%s' is not on, off or none", list[i]);
-            goto done;
-        }
+        const int t = bench_choice(CMD, "--tc", list[i], "on|off|none");
+        if (t < 0) goto done;
+        if (t < 2) b->tc_on[1 - t] = 1; /* tc_on[1]: on */
     }
-    if (pinned && strcmp(pinned, "on") && strcmp(pinned, "off")) {
-        cli_error(CMD, "--pinned: '%s' is not on or off", pinned);
-        goto done;
-    }
+    if (pinned && bench_choice(CMD, "--pinned", pinned, "on|off") < 0) goto done;
     /* opts.compact: 0 dense, 1 compact, 2 auto; opts.alloc4: 0 warp, 1 block */
-    if (!strcmp(download, "auto"))
-        b->download = 2;
-    else if (!strcmp(download, "compact"))
-        b->download = 1;
-    else if (!strcmp(download, "dense"))
-        b->download = 0;
-    else {
-        cli_error(CMD, "--download: '%s' is not auto, compact or dense", download);
-        goto done;
-    }
-    if (!strcmp(alloc4, "block") || !strcmp(alloc4, "warp")) {
-        b->alloc4 = !strcmp(alloc4, "block");
-    } else {
-        cli_error(CMD, "--alloc4: '%s' is not block or warp", alloc4);
-        goto done;
-    }
-    if (bench_check_source(CMD, source, 0) < 0) goto done;
+    const int dl = bench_choice(CMD, "--download", download, "auto|compact|dense");
+    const int a4 = dl < 0 ? -1 : bench_choice(CMD, "--alloc4", alloc4, "block|warp");
+    if (a4 < 0 || bench_choice(CMD, "--source", source, "real|gen") < 0) goto done;
+    b->download = 2 - dl, b->alloc4 = a4 == 0;
     /* backends */
     int want[IM_COUNT] = {0};
     if (backends) {

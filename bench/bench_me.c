@@ -980,7 +980,7 @@ int vidk_bench_me(int argc, char **argv) {
     const char *source = o.source;
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->device = c.device;
-    if (bench_check_source(CMD, source, 1) < 0) goto done;
+    if (bench_choice(CMD, "--source", source, "real|gen|both") < 0) goto done;
     char list[MAX_LIST][16];
     int n;
     if ((b->nsizes = bench_split_list(CMD, "--sizes", sizes, b->sizes[0], sizeof(b->sizes[0]),

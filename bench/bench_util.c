@@ -162,12 +162,22 @@ int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv
     return 1;
 }
 
-int bench_check_source(const char *cmd, const char *source, int both) {
-    if (!strcmp(source, "real") || !strcmp(source, "gen") || (both && !strcmp(source, "both")))
-        return 0;
-    return cli_error(cmd, "--source: '%s' is not real%s", source,
-                     both ? ", gen or both" : " or gen"),
-           -1;
+int bench_choice(const char *cmd, const char *opt, const char *v, const char *choices) {
+    char list[200] = "";
+    int k = 0, n = 0;
+    for (const char *p = choices; *p; k++) {
+        const size_t l = strcspn(p, "|");
+        if (strlen(v) == l && !strncmp(v, p, l)) return k;
+        p += l;
+        /* "a, b or c" */
+        n += snprintf(list + n, sizeof(list) - (size_t)n, "%s%.*s",
+                      !k   ? ""
+                      : *p ? ", "
+                           : " or ",
+                      (int)l, p - l);
+        if (*p) p++;
+    }
+    return cli_error(cmd, "%s: '%s' is not %s", opt, v, list), -1;
 }
 
 int bench_parse_backends(const char *cmd, const char *list, VidkBackend *out, int *n) {

@@ -102,8 +102,8 @@ typedef struct BenchOpts {
  * Returns 1 when taken, 0 when not one of these, -1 after a message. */
 int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv, int *i);
 
-/* --source: "real", "gen" or, where `both`, "both"; -1 after a message. */
-int bench_check_source(const char *cmd, const char *source, int both);
+/* Index of `v` among `choices` ("a|b|c"), or -1 after "OPT: 'V' is not a, b or c". */
+int bench_choice(const char *cmd, const char *opt, const char *v, const char *choices);
 
 /* --backends LIST into out[] (no repeats); every backend when list is NULL. -1 after a
  * message. */
