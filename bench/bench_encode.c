@@ -529,19 +529,6 @@ static void write_report(FILE *f, int what, void *arg) {
 }
 
 /* ---- options ----------------------------------------------------------------------- */
-static int parse_int_list(const char *opt, const char *s, long lo, long hi, int *out, int *n) {
-    char list[MAX_LIST][16];
-    const int k = bench_split_list(CMD, opt, s, list[0], sizeof(list[0]), MAX_LIST);
-    if (k < 0) return -1;
-    for (int i = 0; i < k; i++) {
-        long v;
-        if (cli_parse_int(CMD, opt, list[i], lo, hi, &v) < 0) return -1;
-        out[i] = (int)v;
-    }
-    *n = k;
-    return 0;
-}
-
 static int parse_outputs(const char *s, unsigned *out) {
     char list[MAX_LIST][16];
     const int k = bench_split_list(CMD, "--outputs", s, list[0], sizeof(list[0]), MAX_LIST);
@@ -645,8 +632,9 @@ int vidk_bench_encode(int argc, char **argv) {
             goto done;
         }
     }
-    if (parse_int_list("--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges, &b->nranges) < 0 ||
-        parse_int_list("--qp", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0)
+    if (bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,
+                         &b->nranges) < 0 ||
+        bench_parse_ints(CMD, "--qp", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0)
         goto done;
     {
         char list[MAX_LIST][16];

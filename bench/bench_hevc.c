@@ -1000,11 +1000,6 @@ static int make_targets(const Bench *b, Target *t) {
 
 /* ------------------------------------------------------------------ output helpers */
 
-static void meta_fill(Bench *b, int argc, char **argv) {
-    bench_meta_fill(&b->mt, "vidkern-bench hevc", argc, argv,
-                    vidk_cuda_device_count() > 0 ? b->device : -1);
-}
-
 static const char *impl_label(const Bench *b, int im, char *buf, size_t n) {
     if (im == IM_THREADS && b->ctx[IM_THREADS])
         snprintf(buf, n, "threads(%d)", vidk_get_threads(b->ctx[IM_THREADS]));
@@ -1747,7 +1742,8 @@ int vidk_bench_hevc(int argc, char **argv) {
         for (int j = 0; j < IM_COUNT; j++)
             want[j] = 1;
     }
-    meta_fill(b, argc, argv);
+    bench_meta_fill(&b->mt, "vidkern-bench hevc", argc, argv,
+                    vidk_cuda_device_count() > 0 ? b->device : -1);
     /* Contexts: c is always opened (the reference of the cross-check). */
     static const VidkBackend be_of[4] = {VIDK_BACKEND_C, VIDK_BACKEND_SIMD,
                                          VIDK_BACKEND_THREADS, VIDK_BACKEND_CUDA};

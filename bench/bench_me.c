@@ -417,15 +417,13 @@ static double blocks_of(const BSource *s, unsigned shapes) {
 }
 
 /* Speed-up of result x against backend `vs` of the same configuration; 0 if not run. */
+static double speedup_of(Bench *b, int s, int m, int r, double ms, VidkBackend vs, int *est);
 static double speedup(Bench *b, int s, int m, int r, int k, VidkBackend vs, int *est) {
-    for (int j = 0; j < b->nbackends; j++) {
-        if (b->backends[j] != vs || j == k) continue;
-        const BResult *o = result(b, s, m, r, j), *x = result(b, s, m, r, k);
-        if (!o->done || !x->done) return 0;
-        *est = o->est_rows || x->est_rows;
-        return o->ms / x->ms;
-    }
-    return 0;
+    const BResult *x = result(b, s, m, r, k);
+    if (b->backends[k] == vs || !x->done) return 0;
+    const double v = speedup_of(b, s, m, r, x->ms, vs, est);
+    if (v > 0) *est |= x->est_rows != 0;
+    return v;
 }
 
 static void fmt_time(char *buf, size_t n, const BResult *x) {
@@ -996,13 +994,9 @@ int vidk_bench_me(int argc, char **argv) {
             goto done;
         }
     }
-    if ((n = bench_split_list(CMD, "--ranges", ranges, list[0], sizeof(list[0]), MAX_LIST)) < 0)
+    if (bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,
+                         &b->nranges) < 0)
         goto done;
-    for (int i = 0; i < n; i++) {
-        long r;
-        if (cli_parse_int(CMD, "--ranges", list[i], 0, VIDK_ME_MAX_RANGE, &r) < 0) goto done;
-        b->ranges[b->nranges++] = (int)r;
-    }
     if ((n = bench_split_list(CMD, "--shapes", shapes, list[0], sizeof(list[0]), MAX_LIST)) < 0)
         goto done;
     for (int i = 0; i < n; i++) {

@@ -203,6 +203,20 @@ int bench_parse_backends(const char *cmd, const char *list, VidkBackend *out, in
     return k < 0 ? -1 : 0;
 }
 
+int bench_parse_ints(const char *cmd, const char *opt, const char *s, long lo, long hi,
+                     int *out, int *n) {
+    char list[16][16];
+    const int k = bench_split_list(cmd, opt, s, list[0], sizeof(list[0]), 16);
+    if (k < 0) return -1;
+    for (int i = 0; i < k; i++) {
+        long v;
+        if (cli_parse_int(cmd, opt, list[i], lo, hi, &v) < 0) return -1;
+        out[i] = (int)v;
+    }
+    *n = k;
+    return 0;
+}
+
 int bench_parse_wxh(const char *s, int max_h, int *w, int *h) {
     char *end;
     const long a = strtol(s, &end, 10);

@@ -109,6 +109,10 @@ int bench_choice(const char *cmd, const char *opt, const char *v, const char *ch
  * message. */
 int bench_parse_backends(const char *cmd, const char *list, VidkBackend *out, int *n);
 
+/* A comma list of integers in [lo, hi] (16 at most) into out[0..*n-1]; -1 after a message. */
+int bench_parse_ints(const char *cmd, const char *opt, const char *s, long lo, long hi,
+                     int *out, int *n);
+
 /* "WxH" with 16 <= W <= 8192, 16 <= H <= max_h: 0, else -1. */
 int bench_parse_wxh(const char *s, int max_h, int *w, int *h);
 
