@@ -769,14 +769,7 @@ int vidk_bench_encode(int argc, char **argv) {
         printf("\ncheck: the backends that ran gave bit-identical results\n");
     ret = 0;
     if (bench_write_outputs(CMD, NULL, o.json, o.md, write_report, b) < 0) ret = 1;
-    if (mismatches) {
-        cli_error(CMD, "%d result(s) differ between backends", mismatches);
-        ret = 1;
-    }
-    if (failures) {
-        cli_error(CMD, "%d configuration(s) failed", failures);
-        ret = 1;
-    }
+    if (bench_verdict(CMD, mismatches, "result(s) differ between backends", failures)) ret = 1;
     goto done;
 oom:
     cli_error(CMD, "out of memory");

@@ -2054,16 +2054,10 @@ int vidk_bench_h264(int argc, char **argv) {
     ret = e < 0;
     Report rep = {b, tabs};
     if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, &rep) < 0) ret = 1;
-    if (b->mismatches) {
-        cli_error(CMD,
-                  "%d configuration(s) gave reconstructions that differ from the c backend",
-                  b->mismatches);
+    if (bench_verdict(CMD, b->mismatches,
+                      "configuration(s) gave reconstructions that differ from the c backend",
+                      b->failures))
         ret = 1;
-    }
-    if (b->failures) {
-        cli_error(CMD, "%d configuration(s) failed", b->failures);
-        ret = 1;
-    }
 done:
     for (int i = 0; i < T_COUNT; i++)
         tab_free(&tabs[i]);

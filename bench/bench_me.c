@@ -1127,15 +1127,9 @@ int vidk_bench_me(int argc, char **argv) {
     print_targets(stdout, b, 0);
     ret = 0;
     if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, b) < 0) ret = 1;
-    if (mismatches) {
-        cli_error(CMD, "%d configuration(s) gave fields that differ between backends",
-                  mismatches);
+    if (bench_verdict(CMD, mismatches,
+                      "configuration(s) gave fields that differ between backends", failures))
         ret = 1;
-    }
-    if (failures) {
-        cli_error(CMD, "%d configuration(s) failed", failures);
-        ret = 1;
-    }
     goto done;
 oom:
     cli_error(CMD, "out of memory (or a source could not be prepared)");

@@ -297,6 +297,12 @@ const char *bench_jq(const char *s) {
     return o;
 }
 
+int bench_verdict(const char *cmd, int mismatches, const char *what, int failures) {
+    if (mismatches) cli_error(cmd, "%d %s", mismatches, what);
+    if (failures) cli_error(cmd, "%d configuration(s) failed", failures);
+    return mismatches || failures;
+}
+
 typedef struct {
     BenchWriteFn fn;
     void *arg;

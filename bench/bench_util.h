@@ -129,6 +129,10 @@ void bench_row(FILE *f, int md, const char *fmt, ...) CLI_PRINTF(3, 4);
  * one call. */
 const char *bench_jq(const char *s);
 
+/* The run's verdict: "N WHAT" where mismatches, "N configuration(s) failed" where failures;
+ * 1 when either, else 0. */
+int bench_verdict(const char *cmd, int mismatches, const char *what, int failures);
+
 /* Write the report files that are set: fn(f, BENCH_CSV / BENCH_JSON / BENCH_MD, arg) fills
  * each (through FILE.tmp and a rename). 0, or -1 when one could not be written. */
 enum { BENCH_CSV, BENCH_JSON, BENCH_MD };
