@@ -18,10 +18,6 @@
 
 #define CMD "encode"
 
-#ifndef VIDK_GIT_COMMIT
-#define VIDK_GIT_COMMIT "unknown"
-#endif
-
 #define MAX_LIST   16
 #define MAX_FRAMES 48 /* source pictures stay page-locked on cuda: VIDK_MAX_HOST_REGISTERED */
 
@@ -81,33 +77,13 @@ static void source_free(ESource *s, VidkContext *cuda) {
     s->npics = 0;
 }
 
+/* The mosaic of the real clips (m) or the generated video (m NULL). */
 static int load_source(ESource *s, const Mosaic *m, int w, int h, int n) {
-    VidkGen *g = NULL;
     s->w = w, s->h = h;
-    if (m) {
-        snprintf(s->label, sizeof(s->label), "mosaic (real)");
-        snprintf(s->kind, sizeof(s->kind), "mosaic");
-    } else {
-        VidkGenParams gp;
-        vidk_gen_default(&gp);
-        gp.w = w, gp.h = h, gp.frames = n;
-        if (vidk_gen_open(&g, &gp) < 0) return -1;
-        snprintf(s->label, sizeof(s->label), "generated");
-        snprintf(s->kind, sizeof(s->kind), "gen");
-    }
-    for (; s->npics < n; s->npics++) {
-        VidkPicture *p = &s->pics[s->npics];
-        if (vidk_picture_alloc(p, w, h, VIDK_CHROMA_420, 8, VIO_PAD) < 0) break;
-        if ((m ? mosaic_frame(m, s->npics, p) : vidk_gen_frame(g, s->npics, p)) < 0) {
-            vidk_picture_free(p);
-            break;
-        }
-    }
-    vidk_gen_close(&g);
-    if (s->npics < n) {
-        source_free(s, NULL);
-        return -1;
-    }
+    snprintf(s->label, sizeof(s->label), m ? "mosaic (real)" : "generated");
+    snprintf(s->kind, sizeof(s->kind), m ? "mosaic" : "gen");
+    if (bench_make_pics(s->pics, n, m, w, h, VIDK_CHROMA_420) < 0) return -1;
+    s->npics = n;
     return 0;
 }
 
@@ -145,8 +121,8 @@ typedef struct Bench {
     char (*src_label)[64];
     int (*src_size)[2];
     EResult *res;
-    char notes[8][256];
-    int nnotes;
+    BenchNotes notes;
+    BenchMeta mt;
 } Bench;
 
 static size_t per_src(const Bench *b) {
@@ -161,11 +137,6 @@ static EResult *result(Bench *b, int s, int c, int r, int q, int k) {
 static int frames_for(const Bench *b, VidkBackend be) {
     if (b->frames_opt) return b->frames_opt;
     return be == VIDK_BACKEND_CUDA ? 32 : 8;
-}
-
-static void add_note(void *bv, const char *fmt, const char *arg) {
-    Bench *b = bv;
-    if (b->nnotes < 8) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
 }
 
 /* Output arrays of one encoder (the optional maps of VidkEncMaps and the recon). */
@@ -366,21 +337,6 @@ static void cross_check(EResult *x, const EResult *ref, const char *ref_name) {
 }
 
 /* ---- outputs ----------------------------------------------------------------------- */
-typedef BenchMeta Meta;
-
-static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    bench_meta_fill(mt, "vidkern-bench encode", argc, argv,
-                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
-}
-
-static const char *backend_label(const Bench *b, VidkBackend be, char *buf, size_t n) {
-    if (be == VIDK_BACKEND_THREADS && b->ctx[be])
-        snprintf(buf, n, "threads(%d)", vidk_get_threads(b->ctx[be]));
-    else
-        snprintf(buf, n, "%s", vidk_backend_name(be));
-    return buf;
-}
-
 /* fps of this result / fps of the threads backend in the same configuration; 0 if none. */
 static double vs_threads(Bench *b, int s, int c, int r, int q, int k) {
     const EResult *x = result(b, s, c, r, q, k);
@@ -417,15 +373,15 @@ static void print_table(FILE *f, Bench *b, int md) {
                     for (int k = 0; k < b->nbackends; k++) {
                         const EResult *x = result(b, s, c, r, q, k);
                         char be[24], size[24], v[8][24], vs[16], check[64];
-                        backend_label(b, b->backends[k], be, sizeof(be));
+                        bench_backend_label(b->ctx, b->backends[k], be, sizeof(be));
                         snprintf(size, sizeof(size), "%dx%d", b->src_size[s][0],
                                  b->src_size[s][1]);
                         if (!x->done) {
-                            fprintf(f,
-                                    md ? "| %s | %s | %s | %d | %d | %s | failed: %s |\n"
-                                       : "%-14s %-9s %-5s %3d %3d %-11s failed: %s\n",
-                                    b->src_label[s], size, vidk_codec_name(b->codecs[c]),
-                                    b->ranges[r], b->qps[q], be, x->err);
+                            char fail[sizeof(x->err) + 8];
+                            snprintf(fail, sizeof(fail), "failed: %s", x->err);
+                            bench_row(f, md, "%-14s %-9s %-5s %3d %3d %-11s %s\n",
+                                      b->src_label[s], size, vidk_codec_name(b->codecs[c]),
+                                      b->ranges[r], b->qps[q], be, fail);
                             continue;
                         }
                         fmt_num(v[0], sizeof(v[0]), x->fps);
@@ -443,15 +399,13 @@ static void print_table(FILE *f, Bench *b, int md) {
                         else
                             snprintf(check, sizeof(check), "%s",
                                      x->mismatch_with ? "same" : "ref");
-                        fprintf(f,
-                                md ? "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | "
-                                     "%s | %s | %s | %.1f | %.1f | %.3f | %.2f | %s | %s |\n"
-                                   : "%-14s %-9s %-5s %3d %3d %-11s %9s %9s %9s %8s %8s %8s "
-                                     "%7s %8s %9.1f %9.1f %7.3f %8.2f %7s %s\n",
-                                b->src_label[s], size, vidk_codec_name(b->codecs[c]),
-                                b->ranges[r], b->qps[q], be, v[0], v[1], v[2], v[3], v[4], v[5],
-                                v[6], v[7], x->h2d / 1e3, x->d2h / 1e3, x->psnr[0], x->kbits,
-                                vs, check);
+                        bench_row(f, md,
+                                  "%-14s %-9s %-5s %3d %3d %-11s %9s %9s %9s %8s %8s %8s %7s "
+                                  "%8s %9.1f %9.1f %7.3f %8.2f %7s %s\n",
+                                  b->src_label[s], size, vidk_codec_name(b->codecs[c]),
+                                  b->ranges[r], b->qps[q], be, v[0], v[1], v[2], v[3], v[4],
+                                  v[5], v[6], v[7], x->h2d / 1e3, x->d2h / 1e3, x->psnr[0],
+                                  x->kbits, vs, check);
                     }
 }
 
@@ -476,15 +430,8 @@ static void print_legend(FILE *f, int md) {
             li, li, li, li, li);
 }
 
-static void write_markdown(FILE *f, void *arg);
-static void write_json(FILE *f, void *arg);
-
-typedef struct Report {
-    Bench *b;
-    const Meta *mt;
-} Report;
-
-static void print_header(FILE *f, const Bench *b, const Meta *mt, int md) {
+static void print_header(FILE *f, const Bench *b, int md) {
+    const BenchMeta *mt = &b->mt;
     const char *li = md ? "- " : "";
     if (md)
         fprintf(f, "# vidkern-bench encode\n\n");
@@ -498,40 +445,30 @@ static void print_header(FILE *f, const Bench *b, const Meta *mt, int md) {
             "%skeyint %d; timed pass outputs 0x%x (1 recon, 2 mvs, 4 energy, 8 levels); "
             "check pass %d frames\n",
             li, b->keyint, b->outputs, b->check_frames);
-    for (int i = 0; i < b->nnotes; i++)
-        fprintf(f, "%snote: %s\n", li, b->notes[i]);
+    bench_notes_print(f, &b->notes, md ? "- note: " : "note: ");
 }
 
-static void write_markdown(FILE *f, void *arg) {
-    Report *r = arg;
-    print_header(f, r->b, r->mt, 1);
+static void write_markdown(FILE *f, Bench *b) {
+    print_header(f, b, 1);
     fprintf(f, "\n");
-    print_table(f, r->b, 1);
+    print_table(f, b, 1);
     fprintf(f, "\n");
     print_legend(f, 1);
 }
 
-static void write_json(FILE *f, void *arg) {
-    Report *rp = arg;
-    Bench *b = rp->b;
-    const Meta *mt = rp->mt;
-    fprintf(f, "{\n  \"benchmark\": \"encode\",\n  \"vidkern\": \"%s\",\n  \"commit\": ",
-            vidk_version());
-    report_json_str(f, VIDK_GIT_COMMIT);
-    fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->date);
-    report_json_str(f, mt->command);
-    fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    report_json_str(f, mt->cpu);
-    fprintf(f, ", \"cores\": %d, \"gpu\": ", mt->cores);
-    report_json_str(f, mt->gpu);
+static void write_json(FILE *f, Bench *b) {
+    const BenchMeta *mt = &b->mt;
+    fprintf(f,
+            "{\n  \"benchmark\": \"encode\",\n  \"vidkern\": \"%s\",\n  \"commit\": %s,\n  "
+            "\"date\": \"%s\",\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
+            "\"gpu\": %s",
+            vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->date, bench_jq(mt->command),
+            bench_jq(mt->cpu), mt->cores, bench_jq(mt->gpu));
     fprintf(f,
             "},\n  \"keyint\": %d,\n  \"outputs\": %u,\n  \"check_frames\": %d,\n"
             "  \"notes\": [",
             b->keyint, b->outputs, b->check_frames);
-    for (int i = 0; i < b->nnotes; i++) {
-        if (i) fprintf(f, ", ");
-        report_json_str(f, b->notes[i]);
-    }
+    bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"results\": [");
     int first = 1, all_same = 1;
     for (int s = 0; s < b->nsrc; s++)
@@ -542,9 +479,9 @@ static void write_json(FILE *f, void *arg) {
                         const EResult *x = result(b, s, c, r, q, k);
                         const VidkBackend be = b->backends[k];
                         all_same &= !x->mismatch;
-                        fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
+                        fprintf(f, "%s\n    {\"source\": %s", first ? "" : ",",
+                                bench_jq(b->src_label[s]));
                         first = 0;
-                        report_json_str(f, b->src_label[s]);
                         fprintf(f,
                                 ", \"width\": %d, \"height\": %d, \"codec\": \"%s\", "
                                 "\"range\": %d, \"qp\": %d, \"backend\": \"%s\", "
@@ -554,9 +491,7 @@ static void write_json(FILE *f, void *arg) {
                                 vidk_backend_name(be),
                                 b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0);
                         if (!x->done) {
-                            fprintf(f, ", \"error\": ");
-                            report_json_str(f, x->err);
-                            fprintf(f, "}");
+                            fprintf(f, ", \"error\": %s}", bench_jq(x->err));
                             continue;
                         }
                         fprintf(f,
@@ -586,43 +521,14 @@ static void write_json(FILE *f, void *arg) {
     fprintf(f, "\n  ],\n  \"all_identical\": %s\n}\n", all_same ? "true" : "false");
 }
 
+static void write_report(FILE *f, int what, void *arg) {
+    if (what == BENCH_JSON)
+        write_json(f, arg);
+    else
+        write_markdown(f, arg);
+}
+
 /* ---- options ----------------------------------------------------------------------- */
-static int size_of(const char *name, int *w, int *h) {
-    static const struct {
-        const char *n;
-        int w, h;
-    } named[] = {{"qcif", 176, 144},  {"cif", 352, 288},     {"480p", 854, 480},
-                 {"720p", 1280, 720}, {"1080p", 1920, 1080}, {"2160p", 3840, 2160},
-                 {"4k", 3840, 2160}};
-    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
-        if (!strcmp(name, named[i].n)) {
-            *w = named[i].w, *h = named[i].h;
-            return 0;
-        }
-    char *end;
-    long a = strtol(name, &end, 10);
-    if (end == name || (*end != 'x' && *end != 'X')) return -1;
-    const char *s2 = end + 1;
-    long c = strtol(s2, &end, 10);
-    if (end == s2 || *end || a < 16 || c < 16 || a > 8192 || c > 4320 || a % 2 || c % 2)
-        return -1;
-    *w = (int)a, *h = (int)c;
-    return 0;
-}
-
-static int parse_int_list(const char *opt, const char *s, long lo, long hi, int *out, int *n) {
-    char list[MAX_LIST][16];
-    const int k = bench_split_list(CMD, opt, s, list[0], sizeof(list[0]), MAX_LIST);
-    if (k < 0) return -1;
-    for (int i = 0; i < k; i++) {
-        long v;
-        if (cli_parse_int(CMD, opt, list[i], lo, hi, &v) < 0) return -1;
-        out[i] = (int)v;
-    }
-    *n = k;
-    return 0;
-}
-
 static int parse_outputs(const char *s, unsigned *out) {
     char list[MAX_LIST][16];
     const int k = bench_split_list(CMD, "--outputs", s, list[0], sizeof(list[0]), MAX_LIST);
@@ -656,28 +562,28 @@ int vidk_bench_encode(int argc, char **argv) {
     CliCommon c;
     cli_common_init(&c);
     const char *sizes = NULL, *ranges = NULL, *codecs = "h264,hevc", *qps = "30";
-    const char *backends = NULL, *source = "both", *video = NULL, *json = NULL, *md = NULL;
     const char *outputs = "recon";
-    long frames = 0, check_frames = 2, keyint = 0;
+    BenchOpts o = {.source = "both", .frames_lo = 2, .frames_hi = MAX_FRAMES};
+    o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
+    long check_frames = 2, keyint = 0;
     int quick = 0, ret = 1;
     Mosaic *mosaic = NULL;
     ESource *src = NULL;
+    bench_notes_init(&b->notes, 8, 256);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
+        if (r == BENCH_OPT_HELP) {
             help();
             free(b);
             return 0;
         }
+        if (r < 0) goto done;
+        if (r) continue;
         if (!strcmp(a, "--quick")) {
             quick = 1;
             continue;
         }
-        /* --json takes a file here (the common --json flag does not apply). */
-        const int own = !strcmp(a, "--json");
-        const int r = own ? 0 : cli_common_opt(&c, CMD, argc, argv, &i);
-        if (r < 0) goto done;
-        if (r) continue;
         if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
         if (!strcmp(a, "--sizes"))
             sizes = v;
@@ -687,21 +593,11 @@ int vidk_bench_encode(int argc, char **argv) {
             codecs = v;
         else if (!strcmp(a, "--qp"))
             qps = v;
-        else if (!strcmp(a, "--backends"))
-            backends = v;
-        else if (!strcmp(a, "--source"))
-            source = v;
-        else if (!strcmp(a, "--video"))
-            video = v;
-        else if (!strcmp(a, "--json"))
-            json = v;
-        else if (!strcmp(a, "--md") || !strcmp(a, "--markdown"))
-            md = v;
+        else if (!strcmp(a, "--md"))
+            o.md = v;
         else if (!strcmp(a, "--outputs"))
             outputs = v;
-        else if (!strcmp(a, "--frames")) {
-            if (cli_parse_int(CMD, a, v, 2, MAX_FRAMES, &frames) < 0) goto done;
-        } else if (!strcmp(a, "--check-frames")) {
+        else if (!strcmp(a, "--check-frames")) {
             if (cli_parse_int(CMD, a, v, 1, MAX_FRAMES, &check_frames) < 0) goto done;
         } else if (!strcmp(a, "--keyint")) {
             if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) goto done;
@@ -713,24 +609,22 @@ int vidk_bench_encode(int argc, char **argv) {
     if (quick) {
         if (!sizes) sizes = "128x96";
         if (!ranges) ranges = "4,8";
-        if (!frames) frames = 3;
+        if (!o.frames) o.frames = 3;
     }
     if (!sizes) sizes = "1080p,2160p";
     if (!ranges) ranges = "16,32,64";
-    b->frames_opt = (int)frames, b->check_frames = (int)check_frames, b->keyint = (int)keyint;
+    b->frames_opt = (int)o.frames, b->check_frames = (int)check_frames, b->keyint = (int)keyint;
     b->quiet = c.quiet, b->device = c.device;
     b->inject = getenv("VIDK_BENCH_ENCODE_INJECT");
-    if (strcmp(source, "real") && strcmp(source, "gen") && strcmp(source, "both")) {
-        cli_error(CMD, "--source: '%s' is not real, gen or both", source);
-        goto done;
-    }
+    const char *source = o.source;
+    if (bench_choice(CMD, "--source", source, "real|gen|both") < 0) goto done;
     if (parse_outputs(outputs, &b->outputs) < 0) goto done;
     if ((b->nsizes = bench_split_list(CMD, "--sizes", sizes, b->sizes[0], sizeof(b->sizes[0]),
                                       MAX_LIST)) < 0)
         goto done;
     for (int i = 0; i < b->nsizes; i++) {
         int w, h;
-        if (size_of(b->sizes[i], &w, &h) < 0) {
+        if (bench_size_of(b->sizes[i], 1, &w, &h) < 0) {
             cli_error(CMD,
                       "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (even, 16..8192 x "
                       "16..4320)",
@@ -738,8 +632,9 @@ int vidk_bench_encode(int argc, char **argv) {
             goto done;
         }
     }
-    if (parse_int_list("--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges, &b->nranges) < 0 ||
-        parse_int_list("--qp", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0)
+    if (bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,
+                         &b->nranges) < 0 ||
+        bench_parse_ints(CMD, "--qp", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0)
         goto done;
     {
         char list[MAX_LIST][16];
@@ -755,23 +650,8 @@ int vidk_bench_encode(int argc, char **argv) {
             b->codecs[b->ncodecs++] = (VidkCodec)cd;
         }
     }
-    if (backends) {
-        char list[MAX_LIST][16];
-        const int n =
-            bench_split_list(CMD, "--backends", backends, list[0], sizeof(list[0]), MAX_LIST);
-        if (n < 0) goto done;
-        for (int i = 0; i < n; i++) {
-            const int be = vidk_backend_from_name(list[i]);
-            if (be <= 0) {
-                cli_error(CMD, "--backends: unknown backend '%s' (c, simd, threads, cuda)",
-                          list[i]);
-                goto done;
-            }
-            int dup = 0;
-            for (int j = 0; j < b->nbackends; j++)
-                dup |= b->backends[j] == (VidkBackend)be;
-            if (!dup) b->backends[b->nbackends++] = (VidkBackend)be;
-        }
+    if (o.backends) {
+        if (bench_parse_backends(CMD, o.backends, b->backends, &b->nbackends) < 0) goto done;
     } else {
         if (quick) b->backends[b->nbackends++] = VIDK_BACKEND_C;
         b->backends[b->nbackends++] = VIDK_BACKEND_SIMD;
@@ -779,22 +659,22 @@ int vidk_bench_encode(int argc, char **argv) {
         b->backends[b->nbackends++] = VIDK_BACKEND_CUDA;
     }
     /* Contexts: a backend that cannot be opened here is skipped and said so. */
-    bench_open_backends(&c, CMD, 0, b->backends, &b->nbackends, b->ctx, add_note, b);
+    bench_open_backends(&c, CMD, 0, b->backends, &b->nbackends, b->ctx, &b->notes);
     if (!b->nbackends) {
         cli_error(CMD, "no usable backend");
         goto done;
     }
     /* Sources: per size a mosaic of the real clips and/or the generated video. */
-    const char *dir = video ? video : mosaic_default_video_dir();
+    const char *dir = o.video ? o.video : mosaic_default_video_dir();
     const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;
     int have_clips = 0;
     if (want_real) {
         have_clips = bench_open_mosaic(&mosaic, dir, CMD, c.quiet) == 0;
         if (!have_clips) {
-            add_note(b, "no real clips found (%s): generated video only",
-                     dir ? dir : "no folder");
+            bench_note(&b->notes, "no real clips found (%s): generated video only",
+                       dir ? dir : "no folder");
         } else {
-            add_note(b, "real video: %s", mosaic_describe(mosaic));
+            bench_note(&b->notes, "real video: %s", mosaic_describe(mosaic));
         }
     }
     const int kinds = (want_real && have_clips) + (want_gen || !have_clips);
@@ -808,11 +688,9 @@ int vidk_bench_encode(int argc, char **argv) {
     for (int k = 0; k < b->nbackends; k++)
         if (frames_for(b, b->backends[k]) > npics) npics = frames_for(b, b->backends[k]);
 
-    Meta mt;
-    meta_fill(&mt, b, argc, argv);
-    if (!c.quiet)
-        fprintf(stderr, "vidkern-bench encode: %s; %s, %d cores; GPU %s\n", mt.command, mt.cpu,
-                mt.cores, mt.gpu);
+    bench_meta_fill(&b->mt, "vidkern-bench encode", argc, argv,
+                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
+    bench_say_start(CMD, &b->mt, c.quiet);
     const int total = b->cap_src * (int)per_src(b);
     int done_n = 0, mismatches = 0, failures = 0;
     const double t_start = cli_now();
@@ -822,7 +700,7 @@ int vidk_bench_encode(int argc, char **argv) {
             if (kind == 0 && !(want_real && have_clips)) continue;
             if (kind == 1 && !(want_gen || !have_clips)) continue;
             int w, h;
-            size_of(b->sizes[i], &w, &h);
+            bench_size_of(b->sizes[i], 1, &w, &h);
             memset(src, 0, sizeof(*src));
             if (load_source(src, kind == 0 ? mosaic : NULL, w, h, npics) < 0) {
                 cli_error(CMD, "cannot prepare %d frames of %dx%d (%s): out of memory?", npics,
@@ -878,7 +756,7 @@ int vidk_bench_encode(int argc, char **argv) {
                     }
             source_free(src, cuda);
         }
-    print_header(stdout, b, &mt, 0);
+    print_header(stdout, b, 0);
     print_table(stdout, b, 0);
     printf("\n");
     print_legend(stdout, 0);
@@ -890,17 +768,8 @@ int vidk_bench_encode(int argc, char **argv) {
     else if (!mismatches)
         printf("\ncheck: the backends that ran gave bit-identical results\n");
     ret = 0;
-    Report rep = {b, &mt};
-    if (json && report_write_file(CMD, json, write_json, &rep) < 0) ret = 1;
-    if (md && report_write_file(CMD, md, write_markdown, &rep) < 0) ret = 1;
-    if (mismatches) {
-        cli_error(CMD, "%d result(s) differ between backends", mismatches);
-        ret = 1;
-    }
-    if (failures) {
-        cli_error(CMD, "%d configuration(s) failed", failures);
-        ret = 1;
-    }
+    if (bench_write_outputs(CMD, NULL, o.json, o.md, write_report, b) < 0) ret = 1;
+    if (bench_verdict(CMD, mismatches, "result(s) differ between backends", failures)) ret = 1;
     goto done;
 oom:
     cli_error(CMD, "out of memory");

@@ -29,10 +29,6 @@
 
 #define CMD "h264"
 
-#ifndef VIDK_GIT_COMMIT
-#define VIDK_GIT_COMMIT "unknown"
-#endif
-
 /* Ceilings of the GPU machines here (DESIGN.md): pinned PCIe per direction, HBM. */
 #define PCIE_GBS_DEFAULT 55.0
 #define HBM_GBS_H100     3000.0
@@ -145,8 +141,7 @@ typedef struct Bench {
     VidkContext *ref_ctx, *gen_ctx, *gen_own; /* gen_own: opened only to make workloads */
     VidkContext *gpu_ctx[MAX_GPU_CTX];
     int ngpu_ctx;
-    char cpu[256], gpu[256], date[64], command[2048];
-    int cores;
+    BenchMeta mt;
     WlInfo *wls;
     int nwl, capwl;
     Row *rows;
@@ -155,8 +150,7 @@ typedef struct Bench {
     int nmicro;
     Target targets[MAX_TARGETS];
     int ntargets;
-    char notes[MAX_NOTES][320];
-    int nnotes;
+    BenchNotes notes;
     int mismatches, failures;
     double t_start;
     const char *fault; /* $VIDK_BENCH_H264_FAULT: backend label whose output is corrupted */
@@ -164,7 +158,7 @@ typedef struct Bench {
 } Bench;
 
 static void note(Bench *b, const char *fmt, const char *arg) {
-    if (b->nnotes < MAX_NOTES) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
+    bench_note(&b->notes, fmt, arg);
     if (!b->quiet) {
         fprintf(stderr, "vidkern-bench h264: ");
         fprintf(stderr, fmt, arg);
@@ -369,8 +363,9 @@ static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, S
         const double fit = floor((budget - (cli_now() - t0)) / (t_pass > 0 ? t_pass : 1e-9));
         runs = fit < 1 ? 1 : fit < runs ? (int)fit : runs;
     }
-    double v[5][MAX_RUNS];
-    int ndev = 0;
+    double v[MAX_RUNS];
+    BenchDevTimes dv;
+    dv.n = 0;
     for (int r = 0; r < runs; r++) {
         double sum = 0, dk = 0, dh = 0, dd = 0, dt = 0, hb = 0, db = 0;
         int nd = 0;
@@ -387,22 +382,18 @@ static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, S
                 nd++;
             }
         }
-        v[0][r] = 1e3 * sum / n;
+        v[r] = 1e3 * sum / n;
         if (nd == n) { /* every call of the pass was timed on the device */
-            v[1][ndev] = dk / n, v[2][ndev] = dh / n, v[3][ndev] = dd / n, v[4][ndev] = dt / n;
+            bench_dev_add(&dv, dk / n, dh / n, dd / n, dt / n);
             st->h2d_bytes += hb / n, st->d2h_bytes += db / n;
-            ndev++;
         }
     }
-    st->ms = bench_median(v[0], runs);
+    st->ms = bench_median(v, runs);
     st->runs = runs;
-    if (ndev) {
+    if (dv.n) {
         st->has_dev = 1;
-        st->kernel_ms = bench_median(v[1], ndev);
-        st->h2d_ms = bench_median(v[2], ndev);
-        st->d2h_ms = bench_median(v[3], ndev);
-        st->total_ms = bench_median(v[4], ndev);
-        st->h2d_bytes /= ndev, st->d2h_bytes /= ndev;
+        bench_dev_medians(&dv, &st->kernel_ms, &st->h2d_ms, &st->d2h_ms, &st->total_ms);
+        st->h2d_bytes /= dv.n, st->d2h_bytes /= dv.n;
     }
     st->done = 1;
     return;
@@ -817,7 +808,7 @@ static void measure_gpu(Bench *b, Live *lv) {
         }
         VidkH264CudaOpts to;
         vidk_cuda_h264_default_opts(&to);
-        to.host_threads = b->cores / (b->ngpu_ctx > 0 ? b->ngpu_ctx : 1);
+        to.host_threads = b->mt.cores / (b->ngpu_ctx > 0 ? b->ngpu_ctx : 1);
         if (to.host_threads < 1) to.host_threads = 1;
         if (to.host_threads > 64) to.host_threads = 64;
         measure_tput(b, lv, "throughput", &to, 0, 0);
@@ -895,14 +886,9 @@ static int size_of(const char *name, int *w, int *h) {
             *w = named[i].w, *h = named[i].h;
             return 0;
         }
-    char *end;
-    const long a = strtol(name, &end, 10);
-    if (end == name || (*end != 'x' && *end != 'X')) return -1;
-    const char *s2 = end + 1;
-    const long c = strtol(s2, &end, 10);
-    if (end == s2 || *end || a < 16 || c < 16 || a > 8192 || c > 4352) return -1;
+    if (bench_parse_wxh(name, 4352, w, h) < 0) return -1;
     /* Coded size: whole macroblocks, as an encoder pads the picture. */
-    *w = (int)(a + 15) / 16 * 16, *h = (int)(c + 15) / 16 * 16;
+    *w = (*w + 15) / 16 * 16, *h = (*h + 15) / 16 * 16;
     return 0;
 }
 
@@ -912,24 +898,6 @@ static void free_pics(VidkPicture *p, int n) {
 }
 
 /* n source pictures (w x h, 4:2:0, 8 bit, padded) from the mosaic or the generator. */
-static int make_sources(const Mosaic *m, int w, int h, int n, VidkPicture *pics) {
-    VidkGen *g = NULL;
-    int e = 0;
-    if (!m) {
-        VidkGenParams gp;
-        vidk_gen_default(&gp);
-        gp.w = w, gp.h = h, gp.frames = n, gp.chroma = VIDK_CHROMA_420;
-        if ((e = vidk_gen_open(&g, &gp)) < 0) return e;
-    }
-    for (int i = 0; i < n && e >= 0; i++) {
-        if ((e = vidk_picture_alloc(&pics[i], w, h, VIDK_CHROMA_420, 8, VIO_PAD)) < 0) break;
-        e = m ? mosaic_frame(m, i, &pics[i]) : vidk_gen_frame(g, i, &pics[i]);
-    }
-    vidk_gen_close(&g);
-    if (e < 0) free_pics(pics, n);
-    return e;
-}
-
 static int save_workload(Bench *b, const H264Workload *w, const char *dir) {
     char err[600];
     const int e = h264w_save(w, dir, err, sizeof(err));
@@ -953,7 +921,7 @@ static int run_made(Bench *b, const Mosaic *m, const char *save) {
         VidkPicture *src = calloc((size_t)nsrc, sizeof(*src));
         if (!src) return VIDK_ERR(ENOMEM);
         const double t0 = cli_now();
-        int e = make_sources(m, w, h, nsrc, src);
+        int e = bench_make_pics(src, nsrc, m, w, h, VIDK_CHROMA_420);
         H264wMotion mo;
         char err[600];
         memset(&mo, 0, sizeof(mo));
@@ -1062,24 +1030,15 @@ static int run_loaded(Bench *b, const char *dir, const char *save) {
  */
 
 static void meta_fill(Bench *b, int argc, char **argv) {
-    report_cpu_name(b->cpu, sizeof(b->cpu));
-    b->cores = vidk_cpu_count_online();
-    snprintf(b->gpu, sizeof(b->gpu), "none");
-    if (b->ctx[VIDK_BACKEND_CUDA]) {
-        VidkDeviceInfo di;
-        if (vidk_cuda_device_info(b->device, &di) == 0) {
-            snprintf(b->gpu, sizeof(b->gpu), "%s (%d SMs, compute %d.%d)", di.name,
-                     di.multiprocessors, di.major, di.minor);
-            if (b->hbm_gbs <= 0)
-                b->hbm_gbs = strstr(di.name, "H200")   ? HBM_GBS_H200
-                             : strstr(di.name, "H100") ? HBM_GBS_H100
-                                                       : 0;
-        }
-    } else if (b->cuda_emu) {
-        snprintf(b->gpu, sizeof(b->gpu), "none (cuda rows: host emulation of the kernels)");
-    }
-    report_utc_date(b->date, sizeof(b->date));
-    report_command_line(b->command, sizeof(b->command), "vidkern-bench h264", argc, argv);
+    bench_meta_fill(&b->mt, "vidkern-bench h264", argc, argv,
+                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
+    if (b->hbm_gbs <= 0)
+        b->hbm_gbs = strstr(b->mt.gpu, "H200")   ? HBM_GBS_H200
+                     : strstr(b->mt.gpu, "H100") ? HBM_GBS_H100
+                                                 : 0;
+    if (!b->ctx[VIDK_BACKEND_CUDA] && b->cuda_emu)
+        snprintf(b->mt.gpu, sizeof(b->mt.gpu),
+                 "none (cuda rows: host emulation of the kernels)");
 }
 
 /* ---- tables --------------------------------------------------------------------------------
@@ -1111,7 +1070,8 @@ static void tab_init(Tab *t, const char *title, const char *heads, int lead,
     }
 }
 
-static Cell *tab_add(Tab *t) {
+/* A new row, its first cells c0, c1, c2 where not NULL (NULL when out of memory). */
+static Cell *tab_add(Tab *t, const char *c0, const char *c1, const char *c2) {
     if (t->nrow == t->cap) {
         const int nc = t->cap ? 2 * t->cap : 16;
         Cell(*r)[TAB_MAXC] = realloc(t->row, (size_t)nc * sizeof(*r));
@@ -1119,6 +1079,9 @@ static Cell *tab_add(Tab *t) {
         t->row = r, t->cap = nc;
     }
     memset(t->row[t->nrow], 0, sizeof(t->row[0]));
+    const char *lead[3] = {c0, c1, c2};
+    for (int c = 0; c < 3; c++)
+        if (lead[c]) snprintf(t->row[t->nrow][c], sizeof(Cell), "%s", lead[c]);
     return t->row[t->nrow++];
 }
 
@@ -1259,9 +1222,7 @@ static void build_tables(Bench *b, Tab *t) {
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
         const H264wStats *s = &wi->stats;
-        if (!(r = tab_add(&t[T_WL]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", wi->size_name);
-        snprintf(r[1], sizeof(Cell), "%s", wi->mode_name);
+        if (!(r = tab_add(&t[T_WL], wi->size_name, wi->mode_name, NULL))) break;
         snprintf(r[2], sizeof(Cell), "%d", wi->nframes);
         const double mbt = s->mb_total ? (double)s->mb_total : 1;
         snprintf(r[3], sizeof(Cell), "%.0f/%.0f/%.0f%%",
@@ -1293,9 +1254,7 @@ static void build_tables(Bench *b, Tab *t) {
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
         const H264wStats *s = &wi->stats;
-        if (!(r = tab_add(&t[T_BYTES]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", wi->size_name);
-        snprintf(r[1], sizeof(Cell), "%s", wi->mode_name);
+        if (!(r = tab_add(&t[T_BYTES], wi->size_name, wi->mode_name, NULL))) break;
         fkb(r[2], (double)s->bytes_dense / wi->nframes);
         fkb(r[3], (double)s->bytes_compacted / wi->nframes);
         fkb(r[4], (double)s->bytes_sparse / wi->nframes);
@@ -1326,9 +1285,7 @@ static void build_tables(Bench *b, Tab *t) {
     snprintf(t[T_FIG5].head[7], sizeof(Cell), "%s ovl", g);
     snprintf(t[T_FIG5].head[8], sizeof(Cell), "%s tput", g);
     for (int w = 0; w < b->nwl; w++) {
-        if (!(r = tab_add(&t[T_FIG5]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_FIG5], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         const Stat *s[8] = {
             find(b, w, "c", "batch", KIND_ALL),       find(b, w, "simd", "batch", KIND_ALL),
             find(b, w, "threads", "batch", KIND_ALL), find(b, w, "simd", "dense", KIND_ALL),
@@ -1359,9 +1316,7 @@ static void build_tables(Bench *b, Tab *t) {
         const Stat *d = find(b, w, g, "dense", KIND_ALL),
                    *c = find(b, w, g, "compact", KIND_ALL);
         if (!(d && d->has_dev) && !(c && c->has_dev)) continue;
-        if (!(r = tab_add(&t[T_T3]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_T3], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         if (d && d->has_dev)
             fms(r[2], d->kernel_ms), fms(r[3], d->h2d_ms), fms(r[4], d->d2h_ms);
         if (c && c->has_dev)
@@ -1406,10 +1361,9 @@ static void build_tables(Bench *b, Tab *t) {
                 any |= s[i] && s[i]->has_dev;
             }
             if (!any) continue;
-            if (!(r = tab_add(&t[T_T4K]))) break;
-            snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-            snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
-            snprintf(r[2], sizeof(Cell), "%s", kind_name[k]);
+            if (!(r = tab_add(&t[T_T4K], b->wls[w].size_name, b->wls[w].mode_name,
+                              kind_name[k])))
+                break;
             for (int i = 1; i < STEPS; i++) {
                 if (!s[i] || !s[i]->has_dev) continue;
                 Cell x;
@@ -1443,9 +1397,7 @@ static void build_tables(Bench *b, Tab *t) {
             any |= s[i] != NULL;
         }
         if (!any) continue;
-        if (!(r = tab_add(&t[T_T4W]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_T4W], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         for (int i = 0; i <= STEPS; i++) {
             if (!s[i]) continue;
             Cell x, m;
@@ -1471,10 +1423,9 @@ static void build_tables(Bench *b, Tab *t) {
             const Stat *c = find(b, w, "c", "batch", k), *s = find(b, w, "simd", "batch", k),
                        *th = find(b, w, "threads", "batch", k), *f = find(b, w, g, "fused", k);
             if (!c && !s && !th && !f) continue;
-            if (!(r = tab_add(&t[T_FIG4]))) break;
-            snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-            snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
-            snprintf(r[2], sizeof(Cell), "%s", kind_name[k]);
+            if (!(r = tab_add(&t[T_FIG4], b->wls[w].size_name, b->wls[w].mode_name,
+                              kind_name[k])))
+                break;
             if (c) fms(r[3], c->ms);
             if (s) fms(r[4], s->ms);
             if (th) fms(r[5], th->ms);
@@ -1500,9 +1451,7 @@ static void build_tables(Bench *b, Tab *t) {
         const Stat *d = find(b, w, g, "default", KIND_ALL),
                    *tp = find(b, w, g, "throughput", KIND_ALL);
         if (!d) continue;
-        if (!(r = tab_add(&t[T_LAT]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_LAT], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         fms(r[2], d->ms);
         if (tp) {
             fms(r[3], tp->ms);
@@ -1554,9 +1503,7 @@ static void build_tables(Bench *b, Tab *t) {
             find(b, w, g, "pinned", KIND_ALL), find(b, w, g, "pinned-batch", KIND_ALL)};
         const Stat *vec = find(b, w, g, "dense-vec", KIND_ALL);
         if (!lat[0] && !lat[1] && !lat[2] && !lat[3] && !vec) continue;
-        if (!(r = tab_add(&t[T_PIN]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", b->wls[w].size_name);
-        snprintf(r[1], sizeof(Cell), "%s", b->wls[w].mode_name);
+        if (!(r = tab_add(&t[T_PIN], b->wls[w].size_name, b->wls[w].mode_name, NULL))) break;
         for (int i = 0; i < 4; i++)
             if (lat[i]) fms(r[2 + i], lat[i]->ms);
         for (int i = 0; i < TPUT_VARIANTS; i++) {
@@ -1588,9 +1535,7 @@ static void build_tables(Bench *b, Tab *t) {
              "indicative only.");
     for (int i = 0; i < b->nmicro; i++) {
         const Micro *m = &b->micro[i];
-        if (!(r = tab_add(&t[T_MICRO]))) break;
-        snprintf(r[0], sizeof(Cell), "%s", m->fn);
-        snprintf(r[1], sizeof(Cell), "%s", m->backend);
+        if (!(r = tab_add(&t[T_MICRO], m->fn, m->backend, NULL))) break;
         snprintf(r[2], sizeof(Cell), "%.2f", m->ns);
         const double ref =
             !strcmp(m->fn, "idct_add_4x4") || !strcmp(m->fn, "idct_add16_4x4")   ? X264_ADD4_NS
@@ -1606,10 +1551,7 @@ static void build_tables(Bench *b, Tab *t) {
              "met: yes / no; \"-\" = not measured in this run (backend not run or skipped).");
     for (int i = 0; i < b->ntargets; i++) {
         const Target *x = &b->targets[i];
-        if (!(r = tab_add(&t[T_TGT]))) break;
-        snprintf(r[0], sizeof(Cell), "%.63s", x->what);
-        snprintf(r[1], sizeof(Cell), "%s", x->where);
-        snprintf(r[2], sizeof(Cell), "%s", x->value);
+        if (!(r = tab_add(&t[T_TGT], x->what, x->where, x->value))) break;
         snprintf(r[3], sizeof(Cell), "%s", x->met < 0 ? "-" : x->met ? "yes" : "no");
     }
 }
@@ -1830,43 +1772,31 @@ static void json_stat(FILE *f, const Stat *s) {
                     s->kernel_ms, s->h2d_ms, s->d2h_ms, s->total_ms, s->h2d_bytes,
                     s->d2h_bytes);
     } else {
-        fprintf(f, ", \"error\": ");
-        report_json_str(f, s->err);
+        fprintf(f, ", \"error\": %s", bench_jq(s->err));
     }
 }
 
 static void write_json(FILE *f, const Bench *b) {
-    fprintf(f, "{\n  \"tool\": \"vidkern-bench h264\",\n  \"version\": ");
-    report_json_str(f, vidk_version());
-    fprintf(f, ",\n  \"command\": ");
-    report_json_str(f, b->command);
-    fprintf(f, ",\n  \"date\": ");
-    report_json_str(f, b->date);
-    fprintf(f, ",\n  \"commit\": ");
-    report_json_str(f, VIDK_GIT_COMMIT);
-    fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    report_json_str(f, b->cpu);
-    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", b->cores,
-            b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0);
-    report_json_str(f, b->gpu);
+    fprintf(f,
+            "{\n  \"tool\": \"vidkern-bench h264\",\n  \"version\": %s,\n  \"command\": %s,\n  "
+            "\"date\": %s,\n  \"commit\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
+            "\"threads\": %d, \"gpu\": %s",
+            bench_jq(vidk_version()), bench_jq(b->mt.command), bench_jq(b->mt.date),
+            bench_jq(VIDK_GIT_COMMIT), bench_jq(b->mt.cpu), b->mt.cores,
+            b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0, bench_jq(b->mt.gpu));
     fprintf(f,
             ", \"hbm_gbs\": %.6g, \"pcie_gbs\": %.6g, \"gpu_contexts\": %d},\n  \"notes\": [",
             b->hbm_gbs, b->pcie_gbs, b->ngpu_ctx);
-    for (int i = 0; i < b->nnotes; i++) {
-        fprintf(f, "%s", i ? ", " : "");
-        report_json_str(f, b->notes[i]);
-    }
+    bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"workloads\": [");
     for (int w = 0; w < b->nwl; w++) {
         const WlInfo *wi = &b->wls[w];
         const H264wStats *s = &wi->stats;
-        fprintf(f, "%s\n    {\"size\": ", w ? "," : "");
-        report_json_str(f, wi->size_name);
-        fprintf(f, ", \"mode\": ");
-        report_json_str(f, wi->mode_name);
-        fprintf(f, ", \"width\": %d, \"height\": %d, \"frames\": %d, \"source\": ", wi->w,
-                wi->h, wi->nframes);
-        report_json_str(f, wi->source);
+        fprintf(f,
+                "%s\n    {\"size\": %s, \"mode\": %s, \"width\": %d, \"height\": %d, "
+                "\"frames\": %d, \"source\": %s",
+                w ? "," : "", bench_jq(wi->size_name), bench_jq(wi->mode_name), wi->w, wi->h,
+                wi->nframes, bench_jq(wi->source));
         fprintf(
             f,
             ",\n     \"blocks\": {\"4x4\": [%zu, %zu], \"8x8\": [%zu, %zu]}, \"dc_groups\": "
@@ -1882,11 +1812,9 @@ static void write_json(FILE *f, const Bench *b) {
         for (int i = 0; i < b->nrows; i++) {
             const Row *r = &b->rows[i];
             if (r->wl != w) continue;
-            fprintf(f, "%s\n       {\"backend\": ", first ? "" : ",");
-            report_json_str(f, r->backend);
-            fprintf(f, ", \"variant\": ");
-            report_json_str(f, r->variant);
-            fprintf(f, ", \"class\": \"%s\", ", kind_name[r->kind]);
+            fprintf(f, "%s\n       {\"backend\": %s, \"variant\": %s, \"class\": \"%s\", ",
+                    first ? "" : ",", bench_jq(r->backend), bench_jq(r->variant),
+                    kind_name[r->kind]);
             json_stat(f, &r->st);
             fprintf(f, "}");
             first = 0;
@@ -1901,67 +1829,43 @@ static void write_json(FILE *f, const Bench *b) {
     fprintf(f, "],\n  \"targets\": [");
     for (int i = 0; i < b->ntargets; i++) {
         const Target *t = &b->targets[i];
-        fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-        report_json_str(f, t->what);
-        fprintf(f, ", \"workload\": ");
-        report_json_str(f, t->where);
-        fprintf(f, ", \"measured\": ");
-        report_json_str(f, t->value);
-        fprintf(f, ", \"met\": %s}", t->met < 0 ? "null" : t->met ? "true" : "false");
+        fprintf(f, "%s\n    {\"target\": %s, \"workload\": %s, \"measured\": %s, \"met\": %s}",
+                i ? "," : "", bench_jq(t->what), bench_jq(t->where), bench_jq(t->value),
+                t->met < 0 ? "null"
+                : t->met   ? "true"
+                           : "false");
     }
     fprintf(f, "\n  ],\n  \"mismatches\": %d,\n  \"failures\": %d\n}\n", b->mismatches,
             b->failures);
 }
 
 static void write_header(FILE *f, const Bench *b, int md) {
-    const int thr = b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0;
-    if (md) {
-        fprintf(f, "# vidkern-bench h264 (Wang et al. 2013 on this machine)\n\n");
-        fprintf(f, "- Device: %s, %d cores online (threads backend: %d); GPU: %s\n", b->cpu,
-                b->cores, thr, b->gpu);
-        fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", b->date,
-                VIDK_GIT_COMMIT, vidk_version(), b->command);
-        if (b->hbm_gbs > 0)
-            fprintf(
-                f, "- Ceilings: PCIe %.0f GB/s pinned per direction, device memory %.0f GB/s\n",
-                b->pcie_gbs, b->hbm_gbs);
-        for (int i = 0; i < b->nnotes; i++)
-            fprintf(f, "- Note: %s\n", b->notes[i]);
-        return;
-    }
-    fprintf(f,
-            "vidkern-bench h264  (%s)\ndevice: %s, %d cores online (threads backend: %d); "
-            "GPU: %s\ndate: %s  commit: %s\n",
-            b->command, b->cpu, b->cores, thr, b->gpu, b->date, VIDK_GIT_COMMIT);
+    char thr[48];
+    snprintf(thr, sizeof(thr), " (threads backend: %d)",
+             b->gen_ctx ? vidk_get_threads(b->gen_ctx) : 0);
+    bench_print_header(f, &b->mt, "h264", "h264 (Wang et al. 2013 on this machine)", thr, md);
     if (b->hbm_gbs > 0)
-        fprintf(f, "ceilings: PCIe %.0f GB/s pinned per direction, device memory %.0f GB/s\n",
-                b->pcie_gbs, b->hbm_gbs);
-    for (int i = 0; i < b->nnotes; i++)
-        fprintf(f, "note: %s\n", b->notes[i]);
+        fprintf(f, "%seilings: PCIe %.0f GB/s pinned per direction, device memory %.0f GB/s\n",
+                md ? "- C" : "c", b->pcie_gbs, b->hbm_gbs);
+    bench_notes_print(f, &b->notes, md ? "- Note: " : "note: ");
 }
 
-typedef struct {
+typedef struct Report {
     const Bench *b;
     const Tab *t;
-    int what; /* 0 csv, 1 json, 2 markdown */
-} ReportFile;
+} Report;
 
-static void write_report(FILE *f, void *arg) {
-    const ReportFile *r = arg;
-    if (r->what == 0) {
+static void write_report(FILE *f, int what, void *arg) {
+    const Report *r = arg;
+    if (what == BENCH_CSV) {
         write_csv(f, r->b);
-    } else if (r->what == 1) {
+    } else if (what == BENCH_JSON) {
         write_json(f, r->b);
     } else {
         write_header(f, r->b, 1);
         for (int i = 0; i < T_COUNT; i++)
             tab_print(f, &r->t[i], 1);
     }
-}
-
-static int write_file(const char *path, const Bench *b, const Tab *t, int what) {
-    ReportFile r = {b, t, what};
-    return report_write_file(CMD, path, write_report, &r);
 }
 
 /* ---- options
@@ -1978,35 +1882,33 @@ int vidk_bench_h264(int argc, char **argv) {
     if (!b) return cli_error(CMD, "out of memory");
     CliCommon c;
     cli_common_init(&c);
-    const char *sizes = "1080p,2160p", *modes = "intra,qp22,qp37", *backends = NULL;
-    const char *source = "real", *video = NULL, *save = NULL, *load = NULL;
-    const char *csv = NULL, *json = NULL, *md = NULL;
-    long frames = 8, runs = 9, gctx = 3;
-    double maxs = 0.5, hbm = 0, pcie = PCIE_GBS_DEFAULT;
+    const char *sizes = "1080p,2160p", *modes = "intra,qp22,qp37", *save = NULL, *load = NULL;
+    BenchOpts o = {.source = "real", .frames = 8, .runs = 9, .max_seconds = 0.5};
+    o.frames_lo = 1, o.frames_hi = 64, o.runs_hi = MAX_RUNS;
+    long gctx = 3;
+    double hbm = 0, pcie = PCIE_GBS_DEFAULT;
     int ret = 1;
     Mosaic *mosaic = NULL;
     Tab tabs[T_COUNT];
     memset(tabs, 0, sizeof(tabs));
+    bench_notes_init(&b->notes, MAX_NOTES, 320);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
+        if (r == BENCH_OPT_HELP) {
             help();
             free(b);
             return 0;
         }
+        if (r < 0) goto done;
+        if (r) continue;
         if (!strcmp(a, "--cuda-emu")) {
             b->cuda_emu = 1;
             continue;
         }
-        /* --json takes a file here (the common --json flag does not apply). */
-        const int own = !strcmp(a, "--json");
-        const int r = own ? 0 : cli_common_opt(&c, CMD, argc, argv, &i);
-        if (r < 0) goto done;
-        if (r) continue;
-        static const char *const with_value[] = {
-            "--sizes",        "--modes",       "--backends", "--source",   "--video",  "--save",
-            "--load",         "--csv",         "--json",     "--markdown", "--frames", "--runs",
-            "--gpu-contexts", "--max-seconds", "--hbm-gbs",  "--pcie-gbs"};
+        static const char *const with_value[] = {"--sizes",       "--modes",   "--save",
+                                                 "--load",        "--hbm-gbs", "--pcie-gbs",
+                                                 "--gpu-contexts"};
         int known = 0;
         for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
             known |= !strcmp(a, with_value[k]);
@@ -2019,43 +1921,22 @@ int vidk_bench_h264(int argc, char **argv) {
             sizes = v, b->sizes_given = 1;
         else if (!strcmp(a, "--modes"))
             modes = v, b->modes_given = 1;
-        else if (!strcmp(a, "--backends"))
-            backends = v;
-        else if (!strcmp(a, "--source"))
-            source = v;
-        else if (!strcmp(a, "--video"))
-            video = v;
         else if (!strcmp(a, "--save"))
             save = v;
         else if (!strcmp(a, "--load"))
             load = v;
-        else if (!strcmp(a, "--csv"))
-            csv = v;
-        else if (!strcmp(a, "--json"))
-            json = v;
-        else if (!strcmp(a, "--markdown"))
-            md = v;
-        else if (!strcmp(a, "--frames")) {
-            if (cli_parse_int(CMD, a, v, 1, 64, &frames) < 0) goto done;
-        } else if (!strcmp(a, "--runs")) {
-            if (cli_parse_int(CMD, a, v, 1, MAX_RUNS, &runs) < 0) goto done;
-        } else if (!strcmp(a, "--gpu-contexts")) {
+        else if (!strcmp(a, "--gpu-contexts")) {
             if (cli_parse_int(CMD, a, v, 1, MAX_GPU_CTX, &gctx) < 0) goto done;
-        } else if (!strcmp(a, "--max-seconds")) {
-            if (cli_parse_double(CMD, a, v, 0, 1e6, &maxs) < 0) goto done;
         } else if (!strcmp(a, "--hbm-gbs")) {
             if (cli_parse_double(CMD, a, v, 1, 1e6, &hbm) < 0) goto done;
-        } else if (!strcmp(a, "--pcie-gbs")) {
-            if (cli_parse_double(CMD, a, v, 0.1, 1e4, &pcie) < 0) goto done;
+        } else if (cli_parse_double(CMD, a, v, 0.1, 1e4, &pcie) < 0) { /* --pcie-gbs */
+            goto done;
         }
     }
-    b->frames = (int)frames, b->runs = (int)runs, b->max_seconds = maxs;
+    b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->device = c.device, b->hbm_gbs = hbm, b->pcie_gbs = pcie;
     b->gpu_contexts = (int)gctx;
-    if (strcmp(source, "real") && strcmp(source, "gen")) {
-        cli_error(CMD, "--source: '%s' is not real or gen", source);
-        goto done;
-    }
+    if (bench_choice(CMD, "--source", o.source, "real|gen") < 0) goto done;
     if (save && load && !strcmp(save, load)) {
         cli_error(CMD, "--save and --load name the same folder");
         goto done;
@@ -2085,26 +1966,7 @@ int vidk_bench_h264(int argc, char **argv) {
         }
         if (!has_mode(b, m)) b->modes[b->nmodes++] = m;
     }
-    if (backends) {
-        if ((n = bench_split_list(CMD, "--backends", backends, list[0], sizeof(list[0]),
-                                  MAX_SIZES)) < 0)
-            goto done;
-        for (int i = 0; i < n; i++) {
-            const int be = vidk_backend_from_name(list[i]);
-            if (be <= 0) {
-                cli_error(CMD, "--backends: unknown backend '%s' (c, simd, threads, cuda)",
-                          list[i]);
-                goto done;
-            }
-            int dup = 0;
-            for (int k = 0; k < b->nbackends; k++)
-                dup |= b->backends[k] == (VidkBackend)be;
-            if (!dup) b->backends[b->nbackends++] = (VidkBackend)be;
-        }
-    } else {
-        for (int be = VIDK_BACKEND_C; be < VIDK_BACKEND_COUNT; be++)
-            b->backends[b->nbackends++] = (VidkBackend)be;
-    }
+    if (bench_parse_backends(CMD, o.backends, b->backends, &b->nbackends) < 0) goto done;
     if (save && ensure_dir(save) < 0) {
         cli_error(CMD, "--save: cannot create the folder %s", save);
         goto done;
@@ -2165,15 +2027,13 @@ int vidk_bench_h264(int argc, char **argv) {
         goto done;
     }
     meta_fill(b, argc, argv);
-    if (!b->quiet)
-        fprintf(stderr, "vidkern-bench h264: %s; %s, %d cores; GPU %s\n", b->command, b->cpu,
-                b->cores, b->gpu);
+    bench_say_start(CMD, &b->mt, b->quiet);
     int e;
     if (load) {
         e = run_loaded(b, load, save);
     } else {
-        const char *dir = video ? video : mosaic_default_video_dir();
-        if (!strcmp(source, "real")) {
+        const char *dir = o.video ? o.video : mosaic_default_video_dir();
+        if (!strcmp(o.source, "real")) {
             char err[256];
             if (!dir || mosaic_open(&mosaic, dir, 2, err, sizeof(err)) < 0) {
                 mosaic = NULL;
@@ -2192,19 +2052,12 @@ int vidk_bench_h264(int argc, char **argv) {
     for (int i = 0; i < T_COUNT; i++)
         tab_print(stdout, &tabs[i], 0);
     ret = e < 0;
-    if (csv && write_file(csv, b, tabs, 0) < 0) ret = 1;
-    if (json && write_file(json, b, tabs, 1) < 0) ret = 1;
-    if (md && write_file(md, b, tabs, 2) < 0) ret = 1;
-    if (b->mismatches) {
-        cli_error(CMD,
-                  "%d configuration(s) gave reconstructions that differ from the c backend",
-                  b->mismatches);
+    Report rep = {b, tabs};
+    if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, &rep) < 0) ret = 1;
+    if (bench_verdict(CMD, b->mismatches,
+                      "configuration(s) gave reconstructions that differ from the c backend",
+                      b->failures))
         ret = 1;
-    }
-    if (b->failures) {
-        cli_error(CMD, "%d configuration(s) failed", b->failures);
-        ret = 1;
-    }
 done:
     for (int i = 0; i < T_COUNT; i++)
         tab_free(&tabs[i]);

@@ -46,10 +46,6 @@ typedef struct PinRange {
 
 #define CMD "hevc"
 
-#ifndef VIDK_GIT_COMMIT
-#define VIDK_GIT_COMMIT "unknown"
-#endif
-
 #define MAX_WL      16
 #define MAX_STREAMS 8
 #define MAX_NOTES   16
@@ -209,8 +205,7 @@ typedef struct Bench {
     int npin_reg;
     Result *res;
     int nres, capres;
-    char notes[MAX_NOTES][400];
-    int nnotes;
+    BenchNotes notes;
     double hbm_bps, pcie_bps;
     char hbm_from[96];
     int have_meas;
@@ -218,15 +213,6 @@ typedef struct Bench {
     const char *inject;
     Meta mt;
 } Bench;
-
-static void note(Bench *b, const char *fmt, ...) CLI_PRINTF(2, 3);
-static void note(Bench *b, const char *fmt, ...) {
-    if (b->nnotes >= MAX_NOTES) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, ap);
-    va_end(ap);
-}
 
 static Result *new_result(Bench *b) {
     if (b->nres == b->capres) {
@@ -429,8 +415,9 @@ static int run_once(Bench *b, const Result *cfg, HwFrame *fr, int frame, Sample 
 #if BENCH_HEVC_HOOKS
         if (e == VIDK_ERR(ENOSYS) && cfg->impl == IM_CUDA) { /* public API not wired yet */
             b->public_fallback = 1;
-            note(b, "the public HEVC batch API returned ENOSYS on cuda: the default "
-                    "configuration calls vidk_cuda_hevc_forward/inverse(opts NULL) instead");
+            bench_note(&b->notes,
+                       "the public HEVC batch API returned ENOSYS on cuda: the default "
+                       "configuration calls vidk_cuda_hevc_forward/inverse(opts NULL) instead");
             return run_once(b, cfg, fr, frame, sm, 0, err, errlen);
         }
 #endif
@@ -533,7 +520,8 @@ static int pin_workload(Bench *b, HwWorkload *w) {
             if (!cap) continue;
             for (int a = 0; a < 3; a++) {
                 if (b->npin >= MAX_PINS) {
-                    note(b, "pinned: more than %d arrays, the rest staged", MAX_PINS);
+                    bench_note(&b->notes, "pinned: more than %d arrays, the rest staged",
+                               MAX_PINS);
                     return -1;
                 }
                 b->pin[b->npin].ptr = arr[a];
@@ -552,8 +540,8 @@ static int pin_workload(Bench *b, HwWorkload *w) {
     for (int i = 0; i < nm; i++)
         b->pin_reg[b->npin_reg++] = m[i].ptr;
     if (e < 0) {
-        note(b, "pinned: vidk_host_register_set failed (%s): the rest staged",
-             vidk_strerror(e));
+        bench_note(&b->notes, "pinned: vidk_host_register_set failed (%s): the rest staged",
+                   vidk_strerror(e));
         return -1;
     }
     return 0;
@@ -582,9 +570,10 @@ static void measure(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm
 
 static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int warm) {
     Sample sm;
-    static double t[MAX_SAMPLES], dk[MAX_SAMPLES], dh[MAX_SAMPLES], dd[MAX_SAMPLES],
-        dt[MAX_SAMPLES];
-    int n = 0, nd = 0;
+    static double t[MAX_SAMPLES], dk[MAX_SAMPLES];
+    static BenchDevTimes dv;
+    int n = 0;
+    dv.n = 0;
     const double budget = b->max_seconds > 0 ? b->max_seconds : INFINITY;
     const double t_start = cli_now();
     memset(&sm, 0, sizeof(sm));
@@ -613,9 +602,8 @@ static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int
             if (n < MAX_SAMPLES) {
                 t[n++] = sm.ms;
                 if (sm.has_dev) {
-                    dt[nd] = sm.ct.total_ms, dk[nd] = sm.ct.kernel_ms;
-                    dh[nd] = sm.ct.h2d_ms, dd[nd] = sm.ct.d2h_ms;
-                    nd++;
+                    bench_dev_add(&dv, sm.ct.kernel_ms, sm.ct.h2d_ms, sm.ct.d2h_ms,
+                                  sm.ct.total_ms);
                     r->h2d_bytes = sm.ct.h2d_bytes, r->d2h_bytes = sm.ct.d2h_bytes;
                 }
                 r->kernel_bytes = sm.kernel_bytes; /* of the last frame */
@@ -633,10 +621,9 @@ static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int
     r->runs = n;
     r->ms = bench_median(t, n);
     r->ms_min = t[0]; /* sorted by bench_median() */
-    if (nd) {
+    if (dv.n) {
         r->has_dev = 1;
-        r->dev_total = bench_median(dt, nd), r->kernel = bench_median(dk, nd);
-        r->h2d = bench_median(dh, nd), r->d2h = bench_median(dd, nd);
+        bench_dev_medians(&dv, &r->kernel, &r->h2d, &r->d2h, &r->dev_total);
     }
     r->done = 1;
     if (r->impl == IM_CUDA && b->have_kernel_only && r->var != VAR_DEFAULT &&
@@ -649,8 +636,8 @@ static void measure_runs(Bench *b, HwWorkload *w, const Ref *ref, Result *r, int
             char err[200];
             if (run_once(b, r, &w->frames[last], last, &sm, 1, err, sizeof(err)) < 0 ||
                 !sm.has_dev) {
-                note(b, "kernel-only run failed (%s %s): %s", b->spec[r->wl].name,
-                     dir_names[r->dir], err);
+                bench_note(&b->notes, "kernel-only run failed (%s %s): %s", b->spec[r->wl].name,
+                           dir_names[r->dir], err);
                 return;
             }
             if (i > 0) dk[nk++] = sm.ct.kernel_ms; /* i = 0: warm-up */
@@ -1013,11 +1000,6 @@ static int make_targets(const Bench *b, Target *t) {
 
 /* ------------------------------------------------------------------ output helpers */
 
-static void meta_fill(Bench *b, int argc, char **argv) {
-    bench_meta_fill(&b->mt, "vidkern-bench hevc", argc, argv,
-                    vidk_cuda_device_count() > 0 ? b->device : -1);
-}
-
 static const char *impl_label(const Bench *b, int im, char *buf, size_t n) {
     if (im == IM_THREADS && b->ctx[IM_THREADS])
         snprintf(buf, n, "threads(%d)", vidk_get_threads(b->ctx[IM_THREADS]));
@@ -1144,17 +1126,10 @@ static void print_table1(FILE *f, const Bench *b, int md) {
                 fmt_col(s[c], sizeof(s[c]), v[c]);
             }
             if (v[4] > 0 && v[6] > 0) snprintf(sp, sizeof(sp), "%.1fx", v[6] / v[4]);
-            if (md) {
-                fprintf(f, "| %s | %s |", b->spec[i].name, dir_names[d]);
-                for (int c = 0; c < T1_COLS; c++)
-                    fprintf(f, " %s |", s[c]);
-                fprintf(f, " %s |\n", sp);
-            } else {
-                fprintf(f, "%-14s %-4s", b->spec[i].name, dir_names[d]);
-                for (int c = 0; c < T1_COLS; c++)
-                    fprintf(f, " %14s", s[c]);
-                fprintf(f, " %14s\n", sp);
-            }
+            _Static_assert(T1_COLS == 7, "the row below has the 7 columns of Table 1");
+            bench_row(f, md, "%-14s %-4s %14s %14s %14s %14s %14s %14s %14s %14s\n",
+                      b->spec[i].name, dir_names[d], s[0], s[1], s[2], s[3], s[4], s[5], s[6],
+                      sp);
         }
     }
     /* the paper's row for reference */
@@ -1221,14 +1196,9 @@ static void print_pinned(FILE *f, const Bench *b, int md) {
             }
             char dm[32];
             download_mode(p, dm, sizeof(dm));
-            if (md)
-                fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                        b->spec[i].name, dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6],
-                        dm);
-            else
-                fprintf(f, "%-14s %-4s %12s %12s %12s %12s %12s %10s %10s  %s\n",
-                        b->spec[i].name, dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6],
-                        dm);
+            bench_row(f, md, "%-14s %-4s %12s %12s %12s %12s %12s %10s %10s  %s\n",
+                      b->spec[i].name, dir_names[d], c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+                      dm);
         }
 }
 
@@ -1353,44 +1323,21 @@ static void print_targets(FILE *f, const Bench *b, int md) {
                 "\n## Targets of issue 4\n\n| target | measured | status |\n|---|---|---|\n");
     else
         fprintf(f, "\ntargets of issue 4:\n");
-    for (int i = 0; i < n; i++) {
-        if (md)
-            fprintf(f, "| %s | %s | %s |\n", t[i].what, t[i].value, t[i].status);
-        else
-            fprintf(f, "  %-70s %-24s %s\n", t[i].what, t[i].value, t[i].status);
-    }
+    for (int i = 0; i < n; i++)
+        bench_row(f, md, "  %-70s %-24s %s\n", t[i].what, t[i].value, t[i].status);
 }
 
 static void print_header(FILE *f, const Bench *b, int md) {
-    const Meta *mt = &b->mt;
-    if (md) {
-        fprintf(f, "# vidkern-bench hevc\n\n");
-        fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->cpu, mt->cores, mt->gpu);
-        fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->date,
-                VIDK_GIT_COMMIT, vidk_version(), mt->command);
-        if (b->have_meas)
-            fprintf(
-                f,
-                "- Measured this run: device-to-device copy %.0f GB/s, pinned H2D %.1f GB/s, "
-                "pinned D2H %.1f GB/s\n",
-                b->meas_d2d / 1e9, b->meas_h2d / 1e9, b->meas_d2h / 1e9);
-        for (int i = 0; i < b->nnotes; i++)
-            fprintf(f, "- Note: %s\n", b->notes[i]);
-        print_legend(f, b, 1);
-    } else {
-        fprintf(f,
-                "vidkern-bench hevc  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  "
-                "commit: %s\n",
-                mt->command, mt->cpu, mt->cores, mt->gpu, mt->date, VIDK_GIT_COMMIT);
-        if (b->have_meas)
-            fprintf(
-                f,
-                "measured: device-to-device copy %.0f GB/s, pinned H2D %.1f GB/s, pinned D2H "
-                "%.1f GB/s\n",
-                b->meas_d2d / 1e9, b->meas_h2d / 1e9, b->meas_d2h / 1e9);
-        for (int i = 0; i < b->nnotes; i++)
-            fprintf(f, "note: %s\n", b->notes[i]);
-    }
+    bench_print_header(f, &b->mt, "hevc", "hevc", "", md);
+    if (b->have_meas)
+        fprintf(
+            f,
+            "%seasured%s: device-to-device copy %.0f GB/s, pinned H2D %.1f GB/s, pinned D2H "
+            "%.1f GB/s\n",
+            md ? "- M" : "m", md ? " this run" : "", b->meas_d2d / 1e9, b->meas_h2d / 1e9,
+            b->meas_d2h / 1e9);
+    bench_notes_print(f, &b->notes, md ? "- Note: " : "note: ");
+    if (md) print_legend(f, b, 1);
 }
 
 static void write_human(FILE *f, const Bench *b) {
@@ -1490,50 +1437,37 @@ static void json_num(FILE *f, const char *key, double v) {
 
 static void write_json(FILE *f, const Bench *b) {
     const Meta *mt = &b->mt;
-    fprintf(f, "{\n  \"benchmark\": \"hevc\",\n  \"vidkern_version\": ");
-    report_json_str(f, vidk_version());
-    fprintf(f, ",\n  \"commit\": ");
-    report_json_str(f, VIDK_GIT_COMMIT);
-    fprintf(f, ",\n  \"date\": ");
-    report_json_str(f, mt->date);
-    fprintf(f, ",\n  \"command\": ");
-    report_json_str(f, mt->command);
-    fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    report_json_str(f, mt->cpu);
-    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->cores,
-            b->ctx[IM_THREADS] ? vidk_get_threads(b->ctx[IM_THREADS]) : 0);
-    report_json_str(f, mt->gpu);
-    fprintf(f, "},\n  \"ceilings\": {\"hbm_bytes_per_s\": %.4g, \"hbm_from\": ", b->hbm_bps);
-    report_json_str(f, b->hbm_from);
-    fprintf(f, ", \"pcie_bytes_per_s\": %.4g", b->pcie_bps);
+    fprintf(f,
+            "{\n  \"benchmark\": \"hevc\",\n  \"vidkern_version\": %s,\n  \"commit\": %s,\n  "
+            "\"date\": %s,\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
+            "\"threads\": %d, \"gpu\": %s},\n  \"ceilings\": {\"hbm_bytes_per_s\": %.4g, "
+            "\"hbm_from\": ",
+            bench_jq(vidk_version()), bench_jq(VIDK_GIT_COMMIT), bench_jq(mt->date),
+            bench_jq(mt->command), bench_jq(mt->cpu), mt->cores,
+            b->ctx[IM_THREADS] ? vidk_get_threads(b->ctx[IM_THREADS]) : 0, bench_jq(mt->gpu),
+            b->hbm_bps);
+    fprintf(f, "%s, \"pcie_bytes_per_s\": %.4g", bench_jq(b->hbm_from), b->pcie_bps);
     if (b->have_meas)
         fprintf(f,
                 ", \"measured_d2d_bytes_per_s\": %.4g, \"measured_h2d_bytes_per_s\": %.4g, "
                 "\"measured_d2h_bytes_per_s\": %.4g",
                 b->meas_d2d, b->meas_h2d, b->meas_d2h);
     fprintf(f, "},\n  \"qp\": %d,\n  \"notes\": [", b->qp);
-    for (int i = 0; i < b->nnotes; i++) {
-        fprintf(f, "%s", i ? ", " : "");
-        report_json_str(f, b->notes[i]);
-    }
+    bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"workloads\": [");
     for (int i = 0; i < b->nwl; i++) {
         const WlInfo *in = &b->info[i];
-        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-        report_json_str(f, in->spec.name);
+        fprintf(f, "%s\n    {\"name\": %s", i ? "," : "", bench_jq(in->spec.name));
         fprintf(f,
                 ", \"width\": %d, \"height\": %d, \"chroma\": \"%s\", \"dist\": \"%s\", "
                 "\"built\": %s",
                 in->spec.w, in->spec.h, chroma_name(in->spec.chroma),
                 hw_dist_name(in->spec.dist), in->built ? "true" : "false");
         if (!in->built) {
-            fprintf(f, ", \"error\": ");
-            report_json_str(f, in->err);
-            fprintf(f, "}");
+            fprintf(f, ", \"error\": %s}", bench_jq(in->err));
             continue;
         }
-        fprintf(f, ", \"source_kind\": \"%s\", \"source\": ", in->kind);
-        report_json_str(f, in->source);
+        fprintf(f, ", \"source_kind\": \"%s\", \"source\": %s", in->kind, bench_jq(in->source));
         fprintf(f,
                 ", \"frames\": %d, \"intra_frames\": %d, \"samples_per_frame\": %.0f, "
                 "\"mean_abs_residual\": %.4f, \"build_s\": %.3f, \"tbs_per_frame\": [%.1f, "
@@ -1547,8 +1481,7 @@ static void write_json(FILE *f, const Bench *b) {
     for (int i = 0; i < b->nres; i++) {
         const Result *r = &b->res[i];
         char va[32];
-        fprintf(f, "%s\n    {\"workload\": ", i ? "," : "");
-        report_json_str(f, b->spec[r->wl].name);
+        fprintf(f, "%s\n    {\"workload\": %s", i ? "," : "", bench_jq(b->spec[r->wl].name));
         fprintf(
             f,
             ", \"direction\": \"%s\", \"impl\": \"%s\", \"variant\": \"%s\", \"streams\": %d, "
@@ -1556,9 +1489,7 @@ static void write_json(FILE *f, const Bench *b) {
             dir_names[r->dir], im_names[r->impl], variant(r, va, sizeof(va)), r->streams,
             r->sweep ? "true" : "false");
         if (!r->done) {
-            fprintf(f, ", \"error\": ");
-            report_json_str(f, r->err);
-            fprintf(f, "}");
+            fprintf(f, ", \"error\": %s}", bench_jq(r->err));
             continue;
         }
         fprintf(f, ", \"runs\": %d, \"ms_median\": %.6g, \"ms_min\": %.6g", r->runs, r->ms,
@@ -1592,8 +1523,7 @@ static void write_json(FILE *f, const Bench *b) {
             if (!b->info[i].built || !b->dir_on[d]) continue;
             fprintf(f, "%s\n    {\"workload\": ", first ? "" : ",");
             first = 0;
-            report_json_str(f, b->spec[i].name);
-            fprintf(f, ", \"direction\": \"%s\"", dir_names[d]);
+            fprintf(f, "%s, \"direction\": \"%s\"", bench_jq(b->spec[i].name), dir_names[d]);
             for (int c = 0; c < T1_COLS; c++)
                 json_num(f, keys[c], table1(b, i, d, c, NULL));
             fprintf(f, "}");
@@ -1606,16 +1536,15 @@ static void write_json(FILE *f, const Bench *b) {
             if (!b->info[i].built || !b->dir_on[d] || !p) continue;
             fprintf(f, "%s\n    {\"workload\": ", first ? "" : ",");
             first = 0;
-            report_json_str(f, b->spec[i].name);
-            fprintf(f, ", \"direction\": \"%s\"", dir_names[d]);
+            fprintf(f, "%s, \"direction\": \"%s\"", bench_jq(b->spec[i].name), dir_names[d]);
             json_num(f, "gpu_overall", p->has_dev ? p->dev_total : -1);
             json_num(f, "gpu_kernel", p->has_kernel_only ? p->kernel_only : -1);
             json_num(f, "e2e", p->ms);
             char dm[32];
-            fprintf(f, ", \"direct_h2d_bytes\": %zu, \"direct_d2h_bytes\": %zu, \"download\": ",
-                    p->direct_h2d, p->direct_d2h);
-            report_json_str(f, download_mode(p, dm, sizeof(dm)));
-            fprintf(f, ", \"dense_classes\": %u, \"compact_classes\": %u, \"round_trips\": %d}",
+            fprintf(f,
+                    ", \"direct_h2d_bytes\": %zu, \"direct_d2h_bytes\": %zu, \"download\": %s, "
+                    "\"dense_classes\": %u, \"compact_classes\": %u, \"round_trips\": %d}",
+                    p->direct_h2d, p->direct_d2h, bench_jq(download_mode(p, dm, sizeof(dm))),
                     p->dense_classes, p->compact_classes, p->round_trips);
         }
     fprintf(f,
@@ -1627,36 +1556,20 @@ static void write_json(FILE *f, const Bench *b) {
     Target t[16];
     const int n = make_targets(b, t);
     for (int i = 0; i < n; i++) {
-        fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-        report_json_str(f, t[i].what);
-        fprintf(f, ", \"measured\": ");
-        report_json_str(f, t[i].value);
-        fprintf(f, ", \"status\": ");
-        report_json_str(f, t[i].status);
-        fprintf(f, "}");
+        fprintf(f, "%s\n    {\"target\": %s, \"measured\": %s, \"status\": %s}", i ? "," : "",
+                bench_jq(t[i].what), bench_jq(t[i].value), bench_jq(t[i].status));
     }
     fprintf(f, "\n  ]\n}\n");
 }
 
-/* Write through FILE.tmp + rename. */
-typedef struct {
-    const Bench *b;
-    int what; /* 0 csv, 1 json, 2 markdown */
-} ReportFile;
-
-static void write_report(FILE *f, void *arg) {
-    const ReportFile *r = arg;
-    if (r->what == 0)
-        write_csv(f, r->b);
-    else if (r->what == 1)
-        write_json(f, r->b);
+static void write_report(FILE *f, int what, void *arg) {
+    const Bench *b = arg;
+    if (what == BENCH_CSV)
+        write_csv(f, b);
+    else if (what == BENCH_JSON)
+        write_json(f, b);
     else
-        write_markdown(f, r->b);
-}
-
-static int write_file(const char *path, const Bench *b, int what) {
-    ReportFile r = {b, what};
-    return report_write_file(CMD, path, write_report, &r);
+        write_markdown(f, b);
 }
 
 /* ------------------------------------------------------------------ options */
@@ -1715,25 +1628,24 @@ int vidk_bench_hevc(int argc, char **argv) {
     if (!b) return cli_error(CMD, "out of memory");
     CliCommon c;
     cli_common_init(&c);
-    const char *workloads = "4k-4x4,4k-32x32,1080p-mixed,2160p-mixed", *backends = NULL;
-    const char *dirs = "fwd,inv", *streams = "1-8", *tc = "on,off", *source = "real";
+    const char *workloads = "4k-4x4,4k-32x32,1080p-mixed,2160p-mixed";
+    const char *dirs = "fwd,inv", *streams = "1-8", *tc = "on,off";
     const char *pinned = NULL, *download = "auto", *alloc4 = "warp";
-    const char *video = NULL, *csv = NULL, *json = NULL, *md = NULL;
-    long frames = 2, runs = 15, qp = 32;
-    double maxs = 1;
+    BenchOpts o = {.source = "real", .frames = 2, .runs = 15, .max_seconds = 1};
+    o.frames_lo = 1, o.frames_hi = 64, o.runs_hi = MAX_SAMPLES;
+    long qp = 32;
     int ret = 1;
     char list[MAX_WL][40];
     int n;
+    bench_notes_init(&b->notes, MAX_NOTES, 400);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
+        if (r == BENCH_OPT_HELP) {
             help();
             free(b);
             return 0;
         }
-        /* --json takes a file here (the common --json flag does not apply). */
-        const int own = !strcmp(a, "--json");
-        const int r = own ? 0 : cli_common_opt(&c, CMD, argc, argv, &i);
         if (r < 0) goto done;
         if (r) continue;
         if (strncmp(a, "--", 2)) {
@@ -1747,8 +1659,6 @@ int vidk_bench_hevc(int argc, char **argv) {
         if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
         if (!strcmp(a, "--workloads"))
             workloads = v;
-        else if (!strcmp(a, "--backends"))
-            backends = v;
         else if (!strcmp(a, "--direction") || !strcmp(a, "--directions"))
             dirs = v;
         else if (!strcmp(a, "--streams"))
@@ -1761,30 +1671,16 @@ int vidk_bench_hevc(int argc, char **argv) {
             download = v;
         else if (!strcmp(a, "--alloc4"))
             alloc4 = v;
-        else if (!strcmp(a, "--source"))
-            source = v;
-        else if (!strcmp(a, "--video"))
-            video = v;
-        else if (!strcmp(a, "--csv"))
-            csv = v;
-        else if (!strcmp(a, "--json"))
-            json = v;
-        else if (!strcmp(a, "--markdown"))
-            md = v;
-        else if (!strcmp(a, "--frames")) {
-            if (cli_parse_int(CMD, a, v, 1, 64, &frames) < 0) goto done;
-        } else if (!strcmp(a, "--runs")) {
-            if (cli_parse_int(CMD, a, v, 1, MAX_SAMPLES, &runs) < 0) goto done;
-        } else if (!strcmp(a, "--qp")) {
+        else if (!strcmp(a, "--qp")) {
             if (cli_parse_int(CMD, a, v, 0, 51, &qp) < 0) goto done;
-        } else if (!strcmp(a, "--max-seconds")) {
-            if (cli_parse_double(CMD, a, v, 0, 1e6, &maxs) < 0) goto done;
         } else {
             cli_error(CMD, "unknown option '%s' (see --help)", a);
             goto done;
         }
     }
-    b->frames = (int)frames, b->runs = (int)runs, b->qp = (int)qp, b->max_seconds = maxs;
+    const char *backends = o.backends, *source = o.source;
+    b->frames = (int)o.frames, b->runs = (int)o.runs, b->qp = (int)qp;
+    b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->threads = c.threads, b->cpumask = c.cpumask, b->device = c.device;
     b->inject = getenv("VIDK_BENCH_HEVC_INJECT");
     if (b->inject && !*b->inject) b->inject = NULL;
@@ -1807,53 +1703,24 @@ int vidk_bench_hevc(int argc, char **argv) {
     if ((n = bench_split_list(CMD, "--direction", dirs, list[0], sizeof(list[0]), MAX_WL)) < 0)
         goto done;
     for (int i = 0; i < n; i++) {
-        if (!strcmp(list[i], "fwd"))
-            b->dir_on[DIR_FWD] = 1;
-        else if (!strcmp(list[i], "inv"))
-            b->dir_on[DIR_INV] = 1;
-        else {
-            cli_error(CMD, "--direction: '%s' is not fwd or inv", list[i]);
-            goto done;
-        }
+        const int d = bench_choice(CMD, "--direction", list[i], "fwd|inv"); /* DIR_* */
+        if (d < 0) goto done;
+        b->dir_on[d] = 1;
     }
     if (parse_streams(b, streams) < 0) goto done;
     if ((n = bench_split_list(CMD, "--tc", tc, list[0], sizeof(list[0]), MAX_WL)) < 0)
         goto done;
     for (int i = 0; i < n; i++) {
-        if (!strcmp(list[i], "on"))
-            b->tc_on[1] = 1;
-        else if (!strcmp(list[i], "off"))
-            b->tc_on[0] = 1;
-        else if (strcmp(list[i], "none")) {
-            cli_error(CMD, "--tc: '%s' is not on, off or none", list[i]);
-            goto done;
-        }
+        const int t = bench_choice(CMD, "--tc", list[i], "on|off|none");
+        if (t < 0) goto done;
+        if (t < 2) b->tc_on[1 - t] = 1; /* tc_on[1]: on */
     }
-    if (pinned && strcmp(pinned, "on") && strcmp(pinned, "off")) {
-        cli_error(CMD, "--pinned: '%s' is not on or off", pinned);
-        goto done;
-    }
+    if (pinned && bench_choice(CMD, "--pinned", pinned, "on|off") < 0) goto done;
     /* opts.compact: 0 dense, 1 compact, 2 auto; opts.alloc4: 0 warp, 1 block */
-    if (!strcmp(download, "auto"))
-        b->download = 2;
-    else if (!strcmp(download, "compact"))
-        b->download = 1;
-    else if (!strcmp(download, "dense"))
-        b->download = 0;
-    else {
-        cli_error(CMD, "--download: '%s' is not auto, compact or dense", download);
-        goto done;
-    }
-    if (!strcmp(alloc4, "block") || !strcmp(alloc4, "warp")) {
-        b->alloc4 = !strcmp(alloc4, "block");
-    } else {
-        cli_error(CMD, "--alloc4: '%s' is not block or warp", alloc4);
-        goto done;
-    }
-    if (strcmp(source, "real") && strcmp(source, "gen")) {
-        cli_error(CMD, "--source: '%s' is not real or gen", source);
-        goto done;
-    }
+    const int dl = bench_choice(CMD, "--download", download, "auto|compact|dense");
+    const int a4 = dl < 0 ? -1 : bench_choice(CMD, "--alloc4", alloc4, "block|warp");
+    if (a4 < 0 || bench_choice(CMD, "--source", source, "real|gen") < 0) goto done;
+    b->download = 2 - dl, b->alloc4 = a4 == 0;
     /* backends */
     int want[IM_COUNT] = {0};
     if (backends) {
@@ -1875,7 +1742,8 @@ int vidk_bench_hevc(int argc, char **argv) {
         for (int j = 0; j < IM_COUNT; j++)
             want[j] = 1;
     }
-    meta_fill(b, argc, argv);
+    bench_meta_fill(&b->mt, "vidkern-bench hevc", argc, argv,
+                    vidk_cuda_device_count() > 0 ? b->device : -1);
     /* Contexts: c is always opened (the reference of the cross-check). */
     static const VidkBackend be_of[4] = {VIDK_BACKEND_C, VIDK_BACKEND_SIMD,
                                          VIDK_BACKEND_THREADS, VIDK_BACKEND_CUDA};
@@ -1888,9 +1756,10 @@ int vidk_bench_hevc(int argc, char **argv) {
         if (!want[j] && j != IM_C) continue;
         if (j == IM_CUDA && b->cuda_emu) {
             b->im_on[j] = 1;
-            note(b,
-                 "cuda rows run through the host emulation (--cuda-emu): outputs are checked, "
-                 "times are CPU times of the emulation, no device figures");
+            bench_note(
+                &b->notes,
+                "cuda rows run through the host emulation (--cuda-emu): outputs are checked, "
+                "times are CPU times of the emulation, no device figures");
             continue;
         }
         b->ctx[j] = open_ctx(b, be_of[j], 0);
@@ -1899,7 +1768,8 @@ int vidk_bench_hevc(int argc, char **argv) {
                 cli_error(CMD, "cannot open the c backend");
                 goto done;
             }
-            note(b, "backend %s skipped: not usable on this machine/build", im_names[j]);
+            bench_note(&b->notes, "backend %s skipped: not usable on this machine/build",
+                       im_names[j]);
             if (!c.quiet)
                 fprintf(stderr, "vidkern-bench " CMD ": backend %s not usable here, skipped\n",
                         im_names[j]);
@@ -1920,11 +1790,11 @@ int vidk_bench_hevc(int argc, char **argv) {
                               sizeof(err)) == 0)
                 b->have_meas = 1;
         } else {
-            note(b, "cuBLAS baseline unavailable: %s",
-                 vidk_cuda_device_count() > 0 ? err : "no CUDA device");
+            bench_note(&b->notes, "cuBLAS baseline unavailable: %s",
+                       vidk_cuda_device_count() > 0 ? err : "no CUDA device");
         }
 #else
-        note(b, "cuBLAS baseline unavailable: this build has no CUDA");
+        bench_note(&b->notes, "cuBLAS baseline unavailable: this build has no CUDA");
 #endif
     }
     b->have_tc_switch = BENCH_HEVC_HOOKS;
@@ -1932,38 +1802,39 @@ int vidk_bench_hevc(int argc, char **argv) {
     /* the pinned rows: on by default on a device; through the emulation only on request */
     b->pinned_on = BENCH_HEVC_HOOKS && (pinned ? !strcmp(pinned, "on") : !b->cuda_emu);
     if (b->im_on[IM_CUDA] && !BENCH_HEVC_HOOKS)
-        note(b, "this build has no CUDA HEVC options (src/cuda/hevc.cu): cuda runs its default "
-                "configuration only (no device-only, tensor-core, kernel-only or stream-sweep "
-                "runs)");
+        bench_note(
+            &b->notes,
+            "this build has no CUDA HEVC options (src/cuda/hevc.cu): cuda runs its default "
+            "configuration only (no device-only, tensor-core, kernel-only or stream-sweep "
+            "runs)");
     if (b->im_on[IM_CUDA] && BENCH_HEVC_HOOKS && (b->download != 2 || b->alloc4))
-        note(b, "cuda configurations other than default: --download %s --alloc4 %s", download,
-             alloc4);
+        bench_note(&b->notes,
+                   "cuda configurations other than default: --download %s --alloc4 %s",
+                   download, alloc4);
     set_ceilings(b);
     /* sources */
     b->source = !strcmp(source, "gen") ? HW_SOURCE_GEN : HW_SOURCE_REAL;
     if (b->source == HW_SOURCE_REAL) {
-        const char *dir = video ? video : mosaic_default_video_dir();
+        const char *dir = o.video ? o.video : mosaic_default_video_dir();
         if (bench_open_mosaic(&b->mosaic, dir, CMD, c.quiet) < 0) {
             b->source = HW_SOURCE_GEN;
-            note(b, "no real clips found (%s): generated video", dir ? dir : "no folder");
+            bench_note(&b->notes, "no real clips found (%s): generated video",
+                       dir ? dir : "no folder");
         }
     }
-    note(b,
-         "residuals: frame 0 intra (I slice, open-loop DC/H/V prediction per TB), frames 1.. "
-         "inter (P slice, vidk_me_search R=16 16x16, integer-pel); QP %d",
-         b->qp);
-    if (!c.quiet)
-        fprintf(stderr, "vidkern-bench " CMD ": %s; %s, %d cores; GPU %s\n", b->mt.command,
-                b->mt.cpu, b->mt.cores, b->mt.gpu);
+    bench_note(
+        &b->notes,
+        "residuals: frame 0 intra (I slice, open-loop DC/H/V prediction per TB), frames 1.. "
+        "inter (P slice, vidk_me_search R=16 16x16, integer-pel); QP %d",
+        b->qp);
+    bench_say_start(CMD, &b->mt, c.quiet);
     const double t_start = cli_now();
     int failed_wl = 0;
     for (int i = 0; i < b->nwl; i++)
         if (run_workload(b, i, t_start) < 0) failed_wl++;
     write_human(stdout, b);
     ret = 0;
-    if (csv && write_file(csv, b, 0) < 0) ret = 1;
-    if (json && write_file(json, b, 1) < 0) ret = 1;
-    if (md && write_file(md, b, 2) < 0) ret = 1;
+    if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, b) < 0) ret = 1;
     int mism = 0, fails = 0;
     for (int i = 0; i < b->nres; i++) {
         mism += b->res[i].mismatch;

@@ -20,10 +20,6 @@
 
 #define CMD "me"
 
-#ifndef VIDK_GIT_COMMIT
-#define VIDK_GIT_COMMIT "unknown"
-#endif
-
 /* VABSDIFF4 on sm_90: ~16 T instructions/s = 64 T byte absolute differences/s
  * (DESIGN.md, measured on the GPU machines here). */
 #define CEIL_BYTE_AD_PER_S 64e12
@@ -99,39 +95,13 @@ static int load_clip(BSource *s, const char *path, const char *label, int nframe
     return 0;
 }
 
-static int load_gen(BSource *s, int w, int h, int nframes) {
-    VidkGenParams gp;
-    vidk_gen_default(&gp);
-    gp.w = w, gp.h = h, gp.frames = nframes, gp.chroma = VIDK_CHROMA_400;
-    VidkGen *g = NULL;
-    if (vidk_gen_open(&g, &gp) < 0) return -1;
+/* A made source: the mosaic of the real clips (m) or the generated video (m NULL). */
+static int load_made(BSource *s, const Mosaic *m, int w, int h, int nframes) {
     s->w = w, s->h = h;
-    snprintf(s->label, sizeof(s->label), "generated");
-    snprintf(s->kind, sizeof(s->kind), "gen");
-    for (; s->npics < nframes; s->npics++)
-        if (vidk_picture_alloc(&s->pics[s->npics], w, h, VIDK_CHROMA_400, 8, VIO_PAD) < 0 ||
-            vidk_gen_frame(g, s->npics, &s->pics[s->npics]) < 0)
-            break;
-    vidk_gen_close(&g);
-    if (s->npics < nframes) {
-        source_free(s);
-        return -1;
-    }
-    return 0;
-}
-
-static int load_mosaic(BSource *s, const Mosaic *m, int w, int h, int nframes) {
-    s->w = w, s->h = h;
-    snprintf(s->label, sizeof(s->label), "mosaic (real)");
-    snprintf(s->kind, sizeof(s->kind), "mosaic");
-    for (; s->npics < nframes; s->npics++)
-        if (vidk_picture_alloc(&s->pics[s->npics], w, h, VIDK_CHROMA_400, 8, VIO_PAD) < 0 ||
-            mosaic_frame(m, s->npics, &s->pics[s->npics]) < 0)
-            break;
-    if (s->npics < nframes) {
-        source_free(s);
-        return -1;
-    }
+    snprintf(s->label, sizeof(s->label), m ? "mosaic (real)" : "generated");
+    snprintf(s->kind, sizeof(s->kind), m ? "mosaic" : "gen");
+    if (bench_make_pics(s->pics, nframes, m, w, h, VIDK_CHROMA_400) < 0) return -1;
+    s->npics = nframes;
     return 0;
 }
 
@@ -183,8 +153,8 @@ typedef struct Bench {
     int nsrc;
     BSource *src[MAX_SOURCES];
     BResult *res; /* [src][mode][range][backend] */
-    char notes[8][256];
-    int nnotes;
+    BenchNotes notes;
+    BenchMeta mt;
 } Bench;
 
 static BResult *result(Bench *b, int s, int m, int r, int k) {
@@ -286,8 +256,10 @@ static void measure_seq(Bench *b, VidkContext *ctx, const BSource *s, Work *w,
     const int n = s->npics;
     const unsigned both = VIDK_CUDA_ME_REF_IS_PREV_CUR | VIDK_CUDA_ME_CUR_IS_PREV_NEXT;
     const int runs = b->runs < 3 ? 3 : b->runs;
-    double times[256], tk[256], th[256], td[256], tt[256];
+    double times[256];
+    BenchDevTimes dv;
     int nt = 0, checked = 0;
+    dv.n = 0;
     if (n < 2) return;
     for (int i = 0; i < runs + 2; i++) {
         const VidkPicture *cur = &w->use[(i + 1) % n], *ref = &w->use[i % n];
@@ -305,17 +277,14 @@ static void measure_seq(Bench *b, VidkContext *ctx, const BSource *s, Work *w,
         }
         VidkCudaTiming ct;
         if (i < 2 || vidk_cuda_last_timing(ctx, &ct) < 0) continue;
-        times[nt] = t;
-        tk[nt] = ct.kernel_ms, th[nt] = ct.h2d_ms, td[nt] = ct.d2h_ms, tt[nt] = ct.total_ms;
+        times[nt++] = t;
+        bench_dev_add(&dv, ct.kernel_ms, ct.h2d_ms, ct.d2h_ms, ct.total_ms);
         out->seq_cuda.h2d_bytes = ct.h2d_bytes, out->seq_cuda.d2h_bytes = ct.d2h_bytes;
-        nt++;
     }
     if (!nt) return;
     out->seq_ms = 1e3 * bench_median(times, nt);
-    out->seq_cuda.kernel_ms = bench_median(tk, nt);
-    out->seq_cuda.h2d_ms = bench_median(th, nt);
-    out->seq_cuda.d2h_ms = bench_median(td, nt);
-    out->seq_cuda.total_ms = bench_median(tt, nt);
+    bench_dev_medians(&dv, &out->seq_cuda.kernel_ms, &out->seq_cuda.h2d_ms,
+                      &out->seq_cuda.d2h_ms, &out->seq_cuda.total_ms);
     out->seq_runs = nt;
     out->seq_done = 1;
 }
@@ -386,9 +355,9 @@ static int measure(Bench *b, VidkBackend be, const BSource *s, const VidkMeParam
         const double fit = floor((budget - used) / t_warm);
         runs = fit < 1 ? (probe_kept ? 0 : 1) : fit < runs ? (int)fit : runs;
     }
-    double times[256], tk[256], th[256], td[256], tt[256];
-    double bh2d = 0, bd2h = 0;
-    int ncuda = 0;
+    double times[256];
+    BenchDevTimes dv;
+    dv.n = 0;
     if (!runs) { /* budget spent by the probe: the probe is the one sample */
         times[0] = t_warm;
         runs = 1;
@@ -398,24 +367,18 @@ static int measure(Bench *b, VidkBackend be, const BSource *s, const VidkMeParam
             if (e < 0) goto fail;
             VidkCudaTiming ct;
             if (be == VIDK_BACKEND_CUDA && vidk_cuda_last_timing(ctx, &ct) == 0) {
-                tk[ncuda] = ct.kernel_ms, th[ncuda] = ct.h2d_ms, td[ncuda] = ct.d2h_ms;
-                tt[ncuda] = ct.total_ms;
-                bh2d = (double)ct.h2d_bytes, bd2h = (double)ct.d2h_bytes;
-                ncuda++;
+                bench_dev_add(&dv, ct.kernel_ms, ct.h2d_ms, ct.d2h_ms, ct.total_ms);
+                out->cuda.h2d_bytes = ct.h2d_bytes, out->cuda.d2h_bytes = ct.d2h_bytes;
             }
         }
     }
     out->ms = 1e3 * bench_median(times, runs) * mb_h / rows;
     out->est_rows = rows < mb_h ? rows : 0;
     out->runs = runs;
-    if (ncuda) {
+    if (dv.n) {
         out->has_cuda = 1;
-        out->cuda.kernel_ms = bench_median(tk, ncuda);
-        out->cuda.h2d_ms = bench_median(th, ncuda);
-        out->cuda.d2h_ms = bench_median(td, ncuda);
-        out->cuda.total_ms = bench_median(tt, ncuda);
-        out->cuda.h2d_bytes = (size_t)bh2d;
-        out->cuda.d2h_bytes = (size_t)bd2h;
+        bench_dev_medians(&dv, &out->cuda.kernel_ms, &out->cuda.h2d_ms, &out->cuda.d2h_ms,
+                          &out->cuda.total_ms);
     }
     out->done = 1;
     if (be == VIDK_BACKEND_CUDA && rows == mb_h)
@@ -454,15 +417,13 @@ static double blocks_of(const BSource *s, unsigned shapes) {
 }
 
 /* Speed-up of result x against backend `vs` of the same configuration; 0 if not run. */
+static double speedup_of(Bench *b, int s, int m, int r, double ms, VidkBackend vs, int *est);
 static double speedup(Bench *b, int s, int m, int r, int k, VidkBackend vs, int *est) {
-    for (int j = 0; j < b->nbackends; j++) {
-        if (b->backends[j] != vs || j == k) continue;
-        const BResult *o = result(b, s, m, r, j), *x = result(b, s, m, r, k);
-        if (!o->done || !x->done) return 0;
-        *est = o->est_rows || x->est_rows;
-        return o->ms / x->ms;
-    }
-    return 0;
+    const BResult *x = result(b, s, m, r, k);
+    if (b->backends[k] == vs || !x->done) return 0;
+    const double v = speedup_of(b, s, m, r, x->ms, vs, est);
+    if (v > 0) *est |= x->est_rows != 0;
+    return v;
 }
 
 static void fmt_time(char *buf, size_t n, const BResult *x) {
@@ -489,18 +450,6 @@ static void fmt_speedup(char *buf, size_t n, double v, int est) {
 }
 
 /* ---- device / command description ----------------------------------------------- */
-typedef struct Meta {
-    BenchMeta m;
-    int threads;
-} Meta;
-
-static void meta_fill(Meta *mt, Bench *b, int argc, char **argv) {
-    bench_meta_fill(&mt->m, "vidkern-bench me", argc, argv,
-                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
-    mt->threads =
-        b->ctx[VIDK_BACKEND_THREADS] ? vidk_get_threads(b->ctx[VIDK_BACKEND_THREADS]) : 0;
-}
-
 /* Speed-up of a time `ms` of configuration (s, m, r) against backend `vs`; 0 if not run. */
 static double speedup_of(Bench *b, int s, int m, int r, double ms, VidkBackend vs, int *est) {
     for (int j = 0; j < b->nbackends; j++) {
@@ -531,31 +480,16 @@ static void print_seq_row(FILE *f, Bench *b, int s, int m, int r, int k, int md)
     snprintf(size, sizeof(size), "%dx%d", src->w, src->h);
     const double ads = byte_ads(src, R) / t;
     const double mc = blocks_of(src, b->modes[m]) * cand_axis(R) * cand_axis(R) / t / 1e6;
-    if (md)
-        fprintf(f,
-                "| %s | %s | %s | %d | %.0f | cuda-seq | %s | %.1f | %.1f | %.1f | %s | %s | "
-                "%s | %.3f%s |\n",
-                src->label, size, b->mode_names[m], R, cand_axis(R), tbuf, mc, ads / 1e9,
-                100 * ads / CEIL_BYTE_AD_PER_S, sp[0], sp[1], sp[2], x->sad_px,
-                x->seq_mismatch ? " MISMATCH" : "");
-    else
-        fprintf(f,
-                "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7.1f %8s %8s %9s "
-                "%7.3f%s\n",
-                src->label, size, b->mode_names[m], R, cand_axis(R), "cuda-seq", tbuf, mc,
-                ads / 1e9, 100 * ads / CEIL_BYTE_AD_PER_S, sp[0], sp[1], sp[2], x->sad_px,
-                x->seq_mismatch ? "  MISMATCH" : "");
+    bench_row(f, md,
+              "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7.1f %8s %8s %9s %7.3f%s\n",
+              src->label, size, b->mode_names[m], R, cand_axis(R), "cuda-seq", tbuf, mc,
+              ads / 1e9, 100 * ads / CEIL_BYTE_AD_PER_S, sp[0], sp[1], sp[2], x->sad_px,
+              !x->seq_mismatch ? ""
+              : md             ? " MISMATCH"
+                               : "  MISMATCH");
 }
 
 /* ---- outputs ---------------------------------------------------------------------- */
-static const char *backend_label(const Bench *b, VidkBackend be, char *buf, size_t n) {
-    if (be == VIDK_BACKEND_THREADS && b->ctx[be])
-        snprintf(buf, n, "threads(%d)", vidk_get_threads(b->ctx[be]));
-    else
-        snprintf(buf, n, "%s", vidk_backend_name(be));
-    return buf;
-}
-
 /* The cells a table row and a Markdown row share: time, speed-ups over c / simd /
  * threads (with their estimate flags), byte ADs per second and the share of the
  * VABSDIFF4 ceiling (cuda only). */
@@ -584,10 +518,8 @@ static void row_cells(RowCells *c, Bench *b, int s, int m, int r, int k) {
         snprintf(c->ceil, sizeof(c->ceil), "-");
 }
 
-static void print_human(FILE *f, Bench *b) {
-    fprintf(f, "\n%-17s %-9s %-6s %4s %5s %-11s %-26s %9s %9s %7s %8s %8s %9s %7s\n", "source",
-            "size", "shapes", "R", "area", "backend", "ms/frame", "Mcand/s", "GbyteAD/s",
-            "ceil%", "vs c", "vs simd", "vs thr", "SAD/px");
+/* The rows of the main table (each cuda row followed by its cuda-seq row). */
+static void print_rows(FILE *f, Bench *b, int md) {
     for (int s = 0; s < b->nsrc; s++)
         for (int m = 0; m < b->nmodes; m++)
             for (int r = 0; r < b->nranges; r++)
@@ -598,20 +530,21 @@ static void print_human(FILE *f, Bench *b) {
                     char be[24], size[24];
                     RowCells c;
                     row_cells(&c, b, s, m, r, k);
-                    const char *tbuf = c.t, *sc = c.sc, *ss = c.ss, *st = c.st, *ceil = c.ceil;
-                    const double t = c.t_s, ads = c.ads;
                     snprintf(size, sizeof(size), "%dx%d", src->w, src->h);
-                    fprintf(f,
-                            "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7s %8s %8s %9s "
-                            "%7.3f%s%s\n",
-                            src->label, size, b->mode_names[m], R, cand_axis(R),
-                            backend_label(b, b->backends[k], be, sizeof(be)), tbuf,
-                            x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
-                                          cand_axis(R) / t / 1e6
-                                    : 0,
-                            ads / 1e9, ceil, sc, ss, st, x->sad_px, x->stats_rows ? "*" : "",
-                            x->mismatch ? "  MISMATCH" : "");
-                    print_seq_row(f, b, s, m, r, k, 0);
+                    bench_row(f, md,
+                              "%-17s %-9s %-6s %4d %5.0f %-11s %-26s %9.1f %9.1f %7s %8s %8s "
+                              "%9s %7.3f%s%s\n",
+                              src->label, size, b->mode_names[m], R, cand_axis(R),
+                              bench_backend_label(b->ctx, b->backends[k], be, sizeof(be)), c.t,
+                              x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
+                                            cand_axis(R) / c.t_s / 1e6
+                                      : 0,
+                              c.ads / 1e9, c.ceil, c.sc, c.ss, c.st, x->sad_px,
+                              x->stats_rows ? "*" : "",
+                              !x->mismatch ? ""
+                              : md         ? " MISMATCH"
+                                           : "  MISMATCH");
+                    print_seq_row(f, b, s, m, r, k, md);
                 }
 }
 
@@ -656,7 +589,7 @@ static void print_complexity(FILE *f, Bench *b, int md) {
                 const BResult *x0 = result(b, s, m, 0, k);
                 if (!x0->done) continue;
                 char be[24], size[24];
-                backend_label(b, b->backends[k], be, sizeof(be));
+                bench_backend_label(b->ctx, b->backends[k], be, sizeof(be));
                 snprintf(size, sizeof(size), "%dx%d", b->src[s]->w, b->src[s]->h);
                 for (int r = 0; r < b->nranges; r++) {
                     const BResult *x = result(b, s, m, r, k);
@@ -665,14 +598,9 @@ static void print_complexity(FILE *f, Bench *b, int md) {
                     const double pred =
                         pow(cand_axis(b->ranges[r]) / cand_axis(b->ranges[0]), 2);
                     const int est = x->est_rows || x0->est_rows;
-                    if (md)
-                        fprintf(f, "| %s | %s | %s | %s | %d | %s%.2f | %.2f |\n",
-                                b->src[s]->label, size, b->mode_names[m], be, b->ranges[r],
-                                est ? "~" : "", ratio, pred);
-                    else
-                        fprintf(f, "%-17s %-9s %-6s %-11s %4d %11s%.2f %12.2f\n",
-                                b->src[s]->label, size, b->mode_names[m], be, b->ranges[r],
-                                est ? "~" : "", ratio, pred);
+                    bench_row(f, md, "%-17s %-9s %-6s %-11s %4d %11s%.2f %12.2f\n",
+                              b->src[s]->label, size, b->mode_names[m], be, b->ranges[r],
+                              est ? "~" : "", ratio, pred);
                 }
             }
 }
@@ -764,20 +692,13 @@ static void print_targets(FILE *f, Bench *b, int md) {
                 }
             }
         }
-        if (md)
-            fprintf(f, "| %s | %s | %s | %s |\n", t[i].what, srcl, val, met);
-        else
-            fprintf(f, "  %-72s %-16s %-40s %s\n", t[i].what, srcl, val, met);
+        bench_row(f, md, "  %-72s %-16s %-40s %s\n", t[i].what, srcl, val, met);
     }
 }
 
-static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
-    fprintf(f, "# vidkern-bench me\n\n");
-    fprintf(f, "- Device: %s, %d cores online; GPU: %s\n", mt->m.cpu, mt->m.cores, mt->m.gpu);
-    fprintf(f, "- Date: %s\n- Commit: %s\n- vidkern %s\n- Command: `%s`\n", mt->m.date,
-            VIDK_GIT_COMMIT, vidk_version(), mt->m.command);
-    for (int i = 0; i < b->nnotes; i++)
-        fprintf(f, "- Note: %s\n", b->notes[i]);
+static void write_markdown(FILE *f, Bench *b) {
+    bench_print_header(f, &b->mt, "me", "me", "", 1);
+    bench_notes_print(f, &b->notes, "- Note: ");
     print_legend(f, 1);
     fprintf(
         f, "\n## Time per frame\n\n"
@@ -785,31 +706,9 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
            "%% of ceiling | vs c | vs simd | vs threads | SAD/px |\n"
            "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int any_cuda = 0;
-    for (int s = 0; s < b->nsrc; s++)
-        for (int m = 0; m < b->nmodes; m++)
-            for (int r = 0; r < b->nranges; r++)
-                for (int k = 0; k < b->nbackends; k++) {
-                    const BSource *src = b->src[s];
-                    const BResult *x = result(b, s, m, r, k);
-                    const int R = b->ranges[r];
-                    char be[24];
-                    RowCells c;
-                    row_cells(&c, b, s, m, r, k);
-                    const char *tbuf = c.t, *sc = c.sc, *ss = c.ss, *st = c.st, *ceil = c.ceil;
-                    const double t = c.t_s, ads = c.ads;
-                    any_cuda |= x->has_cuda;
-                    fprintf(f,
-                            "| %s | %dx%d | %s | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s | "
-                            "%s | %s | %.3f%s%s |\n",
-                            src->label, src->w, src->h, b->mode_names[m], R, cand_axis(R),
-                            backend_label(b, b->backends[k], be, sizeof(be)), tbuf,
-                            x->done ? blocks_of(src, b->modes[m]) * cand_axis(R) *
-                                          cand_axis(R) / t / 1e6
-                                    : 0,
-                            ads / 1e9, ceil, sc, ss, st, x->sad_px, x->stats_rows ? "*" : "",
-                            x->mismatch ? " MISMATCH" : "");
-                    print_seq_row(f, b, s, m, r, k, 1);
-                }
+    print_rows(f, b, 1);
+    for (int i = 0; i < b->nsrc * b->nmodes * b->nranges * b->nbackends; i++)
+        any_cuda |= b->res[i].has_cuda;
     if (any_cuda) {
         fprintf(
             f, "\n## CUDA stages (medians, device events)\n\n"
@@ -821,26 +720,19 @@ static void write_markdown(FILE *f, Bench *b, const Meta *mt) {
                 for (int r = 0; r < b->nranges; r++)
                     for (int k = 0; k < b->nbackends; k++) {
                         const BResult *x = result(b, s, m, r, k);
-                        if (!x->has_cuda) continue;
-                        fprintf(f,
-                                "| %s | %dx%d | %s | %d | %.4f | %.4f | %.4f | %.4f | %.2f | "
-                                "%.2f | %.4f | %.4f |\n",
+                        /* the pair row, then the sequence row where measured */
+                        for (int q = 0; x->has_cuda && q <= x->seq_done; q++) {
+                            const VidkCudaTiming *ct = q ? &x->seq_cuda : &x->cuda;
+                            fprintf(
+                                f,
+                                "| %s | %dx%d | %s%s | %d | %.4f | %.4f | %.4f | %.4f | "
+                                "%.2f | %.2f | %.4f | %.4f |\n",
                                 b->src[s]->label, b->src[s]->w, b->src[s]->h, b->mode_names[m],
-                                b->ranges[r], x->cuda.kernel_ms, x->cuda.h2d_ms, x->cuda.d2h_ms,
-                                x->cuda.total_ms, x->cuda.h2d_bytes / 1e6,
-                                x->cuda.d2h_bytes / 1e6, x->ms,
+                                q ? " (sequence)" : "", b->ranges[r], ct->kernel_ms, ct->h2d_ms,
+                                ct->d2h_ms, ct->total_ms, ct->h2d_bytes / 1e6,
+                                ct->d2h_bytes / 1e6, q ? x->seq_ms : x->ms,
                                 1e3 * byte_ads(b->src[s], b->ranges[r]) / CEIL_BYTE_AD_PER_S);
-                        if (x->seq_done)
-                            fprintf(f,
-                                    "| %s | %dx%d | %s (sequence) | %d | %.4f | %.4f | %.4f | "
-                                    "%.4f | %.2f | %.2f | %.4f | %.4f |\n",
-                                    b->src[s]->label, b->src[s]->w, b->src[s]->h,
-                                    b->mode_names[m], b->ranges[r], x->seq_cuda.kernel_ms,
-                                    x->seq_cuda.h2d_ms, x->seq_cuda.d2h_ms,
-                                    x->seq_cuda.total_ms, x->seq_cuda.h2d_bytes / 1e6,
-                                    x->seq_cuda.d2h_bytes / 1e6, x->seq_ms,
-                                    1e3 * byte_ads(b->src[s], b->ranges[r]) /
-                                        CEIL_BYTE_AD_PER_S);
+                        }
                     }
     }
     print_complexity(f, b, 1);
@@ -903,21 +795,18 @@ static void write_csv(FILE *f, Bench *b) {
                 }
 }
 
-static void write_json(FILE *f, Bench *b, const Meta *mt) {
-    fprintf(f, "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": ",
-            vidk_version());
-    report_json_str(f, VIDK_GIT_COMMIT);
-    fprintf(f, ",\n  \"date\": \"%s\",\n  \"command\": ", mt->m.date);
-    report_json_str(f, mt->m.command);
-    fprintf(f, ",\n  \"device\": {\"cpu\": ");
-    report_json_str(f, mt->m.cpu);
-    fprintf(f, ", \"cores\": %d, \"threads\": %d, \"gpu\": ", mt->m.cores, mt->threads);
-    report_json_str(f, mt->m.gpu);
-    fprintf(f, "},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [", CEIL_BYTE_AD_PER_S);
-    for (int i = 0; i < b->nnotes; i++) {
-        fprintf(f, "%s", i ? ", " : "");
-        report_json_str(f, b->notes[i]);
-    }
+static void write_json(FILE *f, Bench *b) {
+    const BenchMeta *mt = &b->mt;
+    VidkContext *thr = b->ctx[VIDK_BACKEND_THREADS];
+    fprintf(
+        f,
+        "{\n  \"benchmark\": \"me\",\n  \"vidkern_version\": \"%s\",\n  \"commit\": %s,\n  "
+        "\"date\": \"%s\",\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
+        "\"threads\": %d, \"gpu\": %s},\n  \"ceiling_byte_ads_per_s\": %.3g,\n  \"notes\": [",
+        vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->date, bench_jq(mt->command),
+        bench_jq(mt->cpu), mt->cores, thr ? vidk_get_threads(thr) : 0, bench_jq(mt->gpu),
+        CEIL_BYTE_AD_PER_S);
+    bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"results\": [");
     int first = 1;
     for (int s = 0; s < b->nsrc; s++)
@@ -929,9 +818,9 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                     const int R = b->ranges[r];
                     const VidkBackend be = b->backends[k];
                     const double ads = byte_ads(src, R);
-                    fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
+                    fprintf(f, "%s\n    {\"source\": %s", first ? "" : ",",
+                            bench_jq(src->label));
                     first = 0;
-                    report_json_str(f, src->label);
                     fprintf(
                         f,
                         ", \"kind\": \"%s\", \"width\": %d, \"height\": %d, \"shapes\": "
@@ -942,8 +831,7 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
                         vidk_backend_name(be), b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0,
                         ads, ads / 4);
                     if (!x->done) {
-                        fprintf(f, ", \"error\": ");
-                        report_json_str(f, x->err);
+                        fprintf(f, ", \"error\": %s", bench_jq(x->err));
                         fputc('}', f);
                         continue;
                     }
@@ -999,9 +887,9 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
             for (int k = 0; k < b->nbackends; k++) {
                 const BResult *x0 = result(b, s, m, 0, k);
                 if (!x0->done || b->nranges < 2) continue;
-                fprintf(f, "%s\n    {\"source\": ", first ? "" : ",");
+                fprintf(f, "%s\n    {\"source\": %s", first ? "" : ",",
+                        bench_jq(b->src[s]->label));
                 first = 0;
-                report_json_str(f, b->src[s]->label);
                 fprintf(
                     f,
                     ", \"width\": %d, \"height\": %d, \"shapes\": \"%s\", \"backend\": \"%s\", "
@@ -1025,56 +913,17 @@ static void write_json(FILE *f, Bench *b, const Meta *mt) {
     fprintf(f, "\n  ]\n}\n");
 }
 
-/* Write through FILE.tmp + rename. */
-typedef struct {
-    Bench *b;
-    const Meta *mt;
-    int what; /* 0 csv, 1 json, 2 markdown */
-} ReportFile;
-
-static void write_report(FILE *f, void *arg) {
-    ReportFile *r = arg;
-    if (r->what == 0)
-        write_csv(f, r->b);
-    else if (r->what == 1)
-        write_json(f, r->b, r->mt);
+static void write_report(FILE *f, int what, void *arg) {
+    Bench *b = arg;
+    if (what == BENCH_CSV)
+        write_csv(f, b);
+    else if (what == BENCH_JSON)
+        write_json(f, b);
     else
-        write_markdown(f, r->b, r->mt);
-}
-
-static int write_file(const char *path, Bench *b, const Meta *mt, int what) {
-    ReportFile r = {b, mt, what};
-    return report_write_file(CMD, path, write_report, &r);
+        write_markdown(f, b);
 }
 
 /* ---- option parsing ---------------------------------------------------------------- */
-static int size_of(const char *name, int *w, int *h) {
-    static const struct {
-        const char *n;
-        int w, h;
-    } named[] = {{"qcif", 176, 144},  {"cif", 352, 288},     {"480p", 854, 480},
-                 {"720p", 1280, 720}, {"1080p", 1920, 1080}, {"2160p", 3840, 2160},
-                 {"4k", 3840, 2160}};
-    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
-        if (!strcmp(name, named[i].n)) {
-            *w = named[i].w, *h = named[i].h;
-            return 0;
-        }
-    char *end;
-    long a = strtol(name, &end, 10);
-    if (end == name || (*end != 'x' && *end != 'X')) return -1;
-    const char *s2 = end + 1;
-    long c = strtol(s2, &end, 10);
-    if (end == s2 || *end || a < 16 || c < 16 || a > 8192 || c > 4320) return -1;
-    *w = (int)a, *h = (int)c;
-    return 0;
-}
-
-static void add_note(void *bv, const char *fmt, const char *arg) {
-    Bench *b = bv;
-    if (b->nnotes < 8) snprintf(b->notes[b->nnotes++], sizeof(b->notes[0]), fmt, arg);
-}
-
 /* Find a clip of the folder whose name starts with prefix. */
 static int find_clip(const char *dir, const char *prefix, char *path, size_t n) {
     static const char *const known[] = {"container_352x288_30fps_15f.y4m",
@@ -1097,24 +946,21 @@ int vidk_bench_me(int argc, char **argv) {
     CliCommon c;
     cli_common_init(&c);
     const char *sizes = "cif,1080p", *ranges = "8,16,32,64", *shapes = "16x16,h264";
-    const char *backends = NULL, *source = "real", *video = NULL;
-    const char *csv = NULL, *json = NULL, *md = NULL;
-    long frames = 3, runs = 7;
-    double maxs = 1;
+    BenchOpts o = {.source = "real", .frames = 3, .runs = 7, .max_seconds = 1};
+    o.frames_lo = 1, o.frames_hi = 60, o.runs_hi = 255;
     int ret = 1;
     Mosaic *mosaic = NULL;
     VidkMeField ref_field;
     memset(&ref_field, 0, sizeof(ref_field));
+    bench_notes_init(&b->notes, 8, 256);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
+        if (r == BENCH_OPT_HELP) {
             help();
             free(b);
             return 0;
         }
-        /* --json takes a file here (the common --json flag does not apply). */
-        const int own = !strcmp(a, "--json");
-        const int r = own ? 0 : cli_common_opt(&c, CMD, argc, argv, &i);
         if (r < 0) goto done;
         if (r) continue;
         if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
@@ -1124,35 +970,15 @@ int vidk_bench_me(int argc, char **argv) {
             ranges = v;
         else if (!strcmp(a, "--shapes"))
             shapes = v;
-        else if (!strcmp(a, "--backends"))
-            backends = v;
-        else if (!strcmp(a, "--source"))
-            source = v;
-        else if (!strcmp(a, "--video"))
-            video = v;
-        else if (!strcmp(a, "--csv"))
-            csv = v;
-        else if (!strcmp(a, "--json"))
-            json = v;
-        else if (!strcmp(a, "--markdown"))
-            md = v;
-        else if (!strcmp(a, "--frames")) {
-            if (cli_parse_int(CMD, a, v, 1, 60, &frames) < 0) goto done;
-        } else if (!strcmp(a, "--runs")) {
-            if (cli_parse_int(CMD, a, v, 1, 255, &runs) < 0) goto done;
-        } else if (!strcmp(a, "--max-seconds")) {
-            if (cli_parse_double(CMD, a, v, 0, 1e6, &maxs) < 0) goto done;
-        } else {
+        else {
             cli_error(CMD, "unknown option '%s' (see --help)", a);
             goto done;
         }
     }
-    b->frames = (int)frames, b->runs = (int)runs, b->max_seconds = maxs, b->quiet = c.quiet;
-    b->device = c.device;
-    if (strcmp(source, "real") && strcmp(source, "gen") && strcmp(source, "both")) {
-        cli_error(CMD, "--source: '%s' is not real, gen or both", source);
-        goto done;
-    }
+    const char *source = o.source;
+    b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
+    b->quiet = c.quiet, b->device = c.device;
+    if (bench_choice(CMD, "--source", source, "real|gen|both") < 0) goto done;
     char list[MAX_LIST][16];
     int n;
     if ((b->nsizes = bench_split_list(CMD, "--sizes", sizes, b->sizes[0], sizeof(b->sizes[0]),
@@ -1160,7 +986,7 @@ int vidk_bench_me(int argc, char **argv) {
         goto done;
     for (int i = 0; i < b->nsizes; i++) {
         int w, h;
-        if (size_of(b->sizes[i], &w, &h) < 0) {
+        if (bench_size_of(b->sizes[i], 0, &w, &h) < 0) {
             cli_error(CMD,
                       "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (16..8192 x "
                       "16..4320)",
@@ -1168,13 +994,9 @@ int vidk_bench_me(int argc, char **argv) {
             goto done;
         }
     }
-    if ((n = bench_split_list(CMD, "--ranges", ranges, list[0], sizeof(list[0]), MAX_LIST)) < 0)
+    if (bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,
+                         &b->nranges) < 0)
         goto done;
-    for (int i = 0; i < n; i++) {
-        long r;
-        if (cli_parse_int(CMD, "--ranges", list[i], 0, VIDK_ME_MAX_RANGE, &r) < 0) goto done;
-        b->ranges[b->nranges++] = (int)r;
-    }
     if ((n = bench_split_list(CMD, "--shapes", shapes, list[0], sizeof(list[0]), MAX_LIST)) < 0)
         goto done;
     for (int i = 0; i < n; i++) {
@@ -1194,44 +1016,28 @@ int vidk_bench_me(int argc, char **argv) {
         b->modes[b->nmodes] = m;
         snprintf(b->mode_names[b->nmodes++], 16, "%.15s", list[i]);
     }
-    if (backends) {
-        if ((n = bench_split_list(CMD, "--backends", backends, list[0], sizeof(list[0]),
-                                  MAX_LIST)) < 0)
-            goto done;
-        for (int i = 0; i < n; i++) {
-            const int be = vidk_backend_from_name(list[i]);
-            if (be <= 0) {
-                cli_error(CMD, "--backends: unknown backend '%s' (c, simd, threads, cuda)",
-                          list[i]);
-                goto done;
-            }
-            if (find_idx(b, 1, be) < 0) b->backends[b->nbackends++] = (VidkBackend)be;
-        }
-    } else {
-        for (int be = VIDK_BACKEND_C; be < VIDK_BACKEND_COUNT; be++)
-            b->backends[b->nbackends++] = (VidkBackend)be;
-    }
+    if (bench_parse_backends(CMD, o.backends, b->backends, &b->nbackends) < 0) goto done;
     /* Contexts: a backend that cannot be opened here is skipped and said so. */
-    bench_open_backends(&c, CMD, 1, b->backends, &b->nbackends, b->ctx, add_note, b);
+    bench_open_backends(&c, CMD, 1, b->backends, &b->nbackends, b->ctx, &b->notes);
     if (!b->nbackends) {
         cli_error(CMD, "no usable backend");
         goto done;
     }
     /* Sources. */
-    const char *dir = video ? video : mosaic_default_video_dir();
+    const char *dir = o.video ? o.video : mosaic_default_video_dir();
     const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;
     int have_clips = 0;
     if (want_real) {
         have_clips = bench_open_mosaic(&mosaic, dir, CMD, c.quiet) == 0;
         if (!have_clips)
-            add_note(b, "no real clips found (%s): generated video only",
-                     dir ? dir : "no folder");
+            bench_note(&b->notes, "no real clips found (%s): generated video only",
+                       dir ? dir : "no folder");
     }
     const int npics = b->frames + 1;
     int mosaic_noted = 0;
     for (int i = 0; i < b->nsizes; i++) {
         int w, h;
-        size_of(b->sizes[i], &w, &h);
+        bench_size_of(b->sizes[i], 0, &w, &h);
         const int cif = !strcmp(b->sizes[i], "cif");
         int added_real = 0;
         if (want_real && have_clips && cif) {
@@ -1250,40 +1056,27 @@ int vidk_bench_me(int argc, char **argv) {
                 added_real = 1;
             }
         }
-        if (want_real && have_clips && !added_real && b->nsrc < MAX_SOURCES) {
+        /* the mosaic where no clip has this size, the generated video where asked */
+        for (int gen = 0; gen < 2 && b->nsrc < MAX_SOURCES; gen++) {
+            if (gen ? !want_gen && have_clips : !want_real || !have_clips || added_real)
+                continue;
             BSource *s = calloc(1, sizeof(*s));
-            if (!s) goto oom;
-            if (load_mosaic(s, mosaic, w, h, npics) < 0) {
+            if (!s || load_made(s, gen ? NULL : mosaic, w, h, npics) < 0) {
                 free(s);
                 goto oom;
             }
             snprintf(s->size_name, sizeof(s->size_name), "%s", b->sizes[i]);
             b->src[b->nsrc++] = s;
-            added_real = 1;
-            if (!mosaic_noted)
-                add_note(b, "real video at other sizes: %s", mosaic_describe(mosaic));
-            mosaic_noted = 1;
-        }
-        if ((want_gen || !have_clips) && b->nsrc < MAX_SOURCES) {
-            BSource *s = calloc(1, sizeof(*s));
-            if (!s) goto oom;
-            if (load_gen(s, w, h, npics) < 0) {
-                free(s);
-                goto oom;
-            }
-            snprintf(s->size_name, sizeof(s->size_name), "%s", b->sizes[i]);
-            b->src[b->nsrc++] = s;
+            if (!gen && !mosaic_noted++)
+                bench_note(&b->notes, "real video at other sizes: %s", mosaic_describe(mosaic));
         }
     }
     b->res = calloc((size_t)b->nsrc * b->nmodes * b->nranges * b->nbackends, sizeof(BResult));
     if (!b->res) goto oom;
 
-    Meta mt;
-    meta_fill(&mt, b, argc, argv);
-    if (!c.quiet) {
-        fprintf(stderr, "vidkern-bench me: %s; %s, %d cores; GPU %s\n", mt.m.command, mt.m.cpu,
-                mt.m.cores, mt.m.gpu);
-    }
+    bench_meta_fill(&b->mt, "vidkern-bench me", argc, argv,
+                    b->ctx[VIDK_BACKEND_CUDA] ? b->device : -1);
+    bench_say_start(CMD, &b->mt, c.quiet);
     const int total = b->nsrc * b->nmodes * b->nranges * b->nbackends;
     int done_n = 0, mismatches = 0, failures = 0;
     const double t_start = cli_now();
@@ -1322,29 +1115,21 @@ int vidk_bench_me(int argc, char **argv) {
                             b->src[s]->w, b->src[s]->h, b->mode_names[m], b->ranges[r]);
                 }
             }
-    printf(
-        "vidkern-bench me  (%s)\ndevice: %s, %d cores online; GPU: %s\ndate: %s  commit: %s\n",
-        mt.m.command, mt.m.cpu, mt.m.cores, mt.m.gpu, mt.m.date, VIDK_GIT_COMMIT);
-    for (int i = 0; i < b->nnotes; i++)
-        printf("note: %s\n", b->notes[i]);
-    print_human(stdout, b);
+    bench_print_header(stdout, &b->mt, "me", "me", "", 0);
+    bench_notes_print(stdout, &b->notes, "note: ");
+    printf("\n%-17s %-9s %-6s %4s %5s %-11s %-26s %9s %9s %7s %8s %8s %9s %7s\n", "source",
+           "size", "shapes", "R", "area", "backend", "ms/frame", "Mcand/s", "GbyteAD/s",
+           "ceil%", "vs c", "vs simd", "vs thr", "SAD/px");
+    print_rows(stdout, b, 0);
     printf("\n");
     print_legend(stdout, 0);
     print_complexity(stdout, b, 0);
     print_targets(stdout, b, 0);
     ret = 0;
-    if (csv && write_file(csv, b, &mt, 0) < 0) ret = 1;
-    if (json && write_file(json, b, &mt, 1) < 0) ret = 1;
-    if (md && write_file(md, b, &mt, 2) < 0) ret = 1;
-    if (mismatches) {
-        cli_error(CMD, "%d configuration(s) gave fields that differ between backends",
-                  mismatches);
+    if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, b) < 0) ret = 1;
+    if (bench_verdict(CMD, mismatches,
+                      "configuration(s) gave fields that differ between backends", failures))
         ret = 1;
-    }
-    if (failures) {
-        cli_error(CMD, "%d configuration(s) failed", failures);
-        ret = 1;
-    }
     goto done;
 oom:
     cli_error(CMD, "out of memory (or a source could not be prepared)");

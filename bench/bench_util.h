@@ -11,6 +11,10 @@
 #include "mosaic.h"
 #include "report.h"
 
+#ifndef VIDK_GIT_COMMIT
+#define VIDK_GIT_COMMIT "unknown"
+#endif
+
 /* Median of v[0..n-1] (sorts v in place); 0 for n <= 0. */
 double bench_median(double *v, int n);
 
@@ -31,8 +35,43 @@ typedef struct BenchMeta {
  * description cannot be had. */
 void bench_meta_fill(BenchMeta *mt, const char *prefix, int argc, char **argv, int device);
 
-/* The note callback of the helpers below: `fmt` holds one %s, for `arg`. */
-typedef void (*BenchNoteFn)(void *note_arg, const char *fmt, const char *arg);
+/* Report lines "vidkern-bench TITLE  (COMMAND)", "device: CPU, N cores onlineEXTRA; GPU: G",
+ * "date: D  commit: C" (text), or for markdown (md) "# vidkern-bench MD_TITLE", then
+ * "- Device: ...", "- Date:", "- Commit:", "- vidkern VERSION", "- Command: `...`". */
+void bench_print_header(FILE *f, const BenchMeta *mt, const char *title, const char *md_title,
+                        const char *extra, int md);
+
+/* Unless quiet, "vidkern-bench CMD: COMMAND; CPU, N cores; GPU G" on stderr. */
+void bench_say_start(const char *cmd, const BenchMeta *mt, int quiet);
+
+/* The notes of a report: at most `max` (<= BENCH_MAX_NOTES) of `len` (<= 400) bytes. */
+#define BENCH_MAX_NOTES 16
+typedef struct BenchNotes {
+    int n, max;
+    size_t len;
+    char text[BENCH_MAX_NOTES][400];
+} BenchNotes;
+
+void bench_notes_init(BenchNotes *nt, int max, size_t len);
+/* Add a note (dropped when full). */
+void bench_note(BenchNotes *nt, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* One line "PREFIXnote" per note. */
+void bench_notes_print(FILE *f, const BenchNotes *nt, const char *prefix);
+/* The notes as the items of a JSON array: "a", "b". */
+void bench_notes_json(FILE *f, const BenchNotes *nt);
+
+/* The device-stage times of the timed runs, ms: kernel, H2D, D2H, total. */
+#define BENCH_MAX_SAMPLES 1024
+typedef struct BenchDevTimes {
+    int n;
+    double v[4][BENCH_MAX_SAMPLES];
+} BenchDevTimes;
+
+/* Add one run's stages (dropped beyond BENCH_MAX_SAMPLES). */
+void bench_dev_add(BenchDevTimes *d, double kernel, double h2d, double d2h, double total);
+/* Their medians (the samples are sorted). */
+void bench_dev_medians(BenchDevTimes *d, double *kernel, double *h2d, double *d2h,
+                       double *total);
 
 /* Open ctx[be] for each backend be of backends[0..*n-1] from the common options `c`
  * (backend replaced, and quiet too where `quiet_open`). A backend that is not available
@@ -40,8 +79,71 @@ typedef void (*BenchNoteFn)(void *note_arg, const char *fmt, const char *arg);
  * not usable on this machine/build") and, unless c->quiet, said on stderr ("vidkern-bench CMD:
  * backend %s not usable here, skipped"). */
 void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
-                         VidkBackend *backends, int *n, VidkContext **ctx, BenchNoteFn note,
-                         void *note_arg);
+                         VidkBackend *backends, int *n, VidkContext **ctx, BenchNotes *notes);
+
+/* "LABEL" of backend be in the tables: "threads(N)" for an open threads context. */
+const char *bench_backend_label(VidkContext *const *ctx, VidkBackend be, char *buf, size_t n);
+
+/* The options that the benchmarks share: --csv, --json, --markdown (files), --backends,
+ * --source, --video (strings), --frames, --runs (integers, checked against [1 or
+ * frames_lo, *_hi]) and --max-seconds; the fields hold the defaults before parsing.
+ * `no`: BENCH_NO_* of the options this benchmark has not. */
+enum { BENCH_NO_CSV = 1, BENCH_NO_RUNS = 2, BENCH_NO_MAX_SECONDS = 4 };
+typedef struct BenchOpts {
+    const char *csv, *json, *md, *backends, *source, *video;
+    long frames, runs, frames_lo, frames_hi, runs_hi;
+    double max_seconds;
+    unsigned no;
+} BenchOpts;
+
+#define BENCH_OPT_HELP 2
+/* Parse argv[*i]: --help/-h (returns BENCH_OPT_HELP), the common options of every command
+ * (cli_common_opt, but --json takes a file here) or one of BenchOpts (its value consumed).
+ * Returns 1 when taken, 0 when not one of these, -1 after a message. */
+int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv, int *i);
+
+/* Index of `v` among `choices` ("a|b|c"), or -1 after "OPT: 'V' is not a, b or c". */
+int bench_choice(const char *cmd, const char *opt, const char *v, const char *choices);
+
+/* --backends LIST into out[] (no repeats); every backend when list is NULL. -1 after a
+ * message. */
+int bench_parse_backends(const char *cmd, const char *list, VidkBackend *out, int *n);
+
+/* A comma list of integers in [lo, hi] (16 at most) into out[0..*n-1]; -1 after a message. */
+int bench_parse_ints(const char *cmd, const char *opt, const char *s, long lo, long hi,
+                     int *out, int *n);
+
+/* "WxH" with 16 <= W <= 8192, 16 <= H <= max_h: 0, else -1. */
+int bench_parse_wxh(const char *s, int max_h, int *w, int *h);
+
+/* A size of --sizes: qcif, cif, 480p, 720p, 1080p, 2160p, 4k or WxH (H <= 4320; both
+ * even where `even`): 0, else -1. */
+int bench_size_of(const char *name, int even, int *w, int *h);
+
+/* One table row, from the format of its text line `fmt` (cells separated by blanks, printf
+ * widths): printed as is, or for markdown (md) as "| cell | cell |" with the same
+ * conversions less their flags and widths. */
+void bench_row(FILE *f, int md, const char *fmt, ...) CLI_PRINTF(3, 4);
+
+/* `s` as a JSON string (quoted, escaped), in one of 8 buffers used in turn: at most 8 in
+ * one call. */
+const char *bench_jq(const char *s);
+
+/* The run's verdict: "N WHAT" where mismatches, "N configuration(s) failed" where failures;
+ * 1 when either, else 0. */
+int bench_verdict(const char *cmd, int mismatches, const char *what, int failures);
+
+/* Write the report files that are set: fn(f, BENCH_CSV / BENCH_JSON / BENCH_MD, arg) fills
+ * each (through FILE.tmp and a rename). 0, or -1 when one could not be written. */
+enum { BENCH_CSV, BENCH_JSON, BENCH_MD };
+typedef void (*BenchWriteFn)(FILE *f, int what, void *arg);
+int bench_write_outputs(const char *cmd, const char *csv, const char *json, const char *md,
+                        BenchWriteFn fn, void *arg);
+
+/* pics[0..n-1] (zeroed): frames 0..n-1 of the mosaic `m`, or where m is NULL of the generated
+ * video, at w x h, 8-bit, chroma `c`, edges VIO_PAD. 0, or a negative error with every picture
+ * freed. */
+int bench_make_pics(VidkPicture *pics, int n, const Mosaic *m, int w, int h, VidkChroma c);
 
 /* Open the mosaic of the real clips of folder `dir` (clips of 2 frames at least) into *m.
  * Returns 0, or -1 (dir NULL or no clips) after saying, unless `quiet`, "vidkern-bench CMD: no
