@@ -74,19 +74,13 @@ int vidk_cmd_gen(int argc, char **argv) {
                 cli_parse_size(cmd, a, v, &gp.w, &gp.h) < 0)
                 return 1;
         } else if (!strcmp(a, "--frames")) {
-            if (!(v = cli_value(cmd, argc, argv, &i)) ||
-                cli_parse_int(cmd, a, v, 1, 1000000000L, &n) < 0)
-                return 1;
+            if (cli_int_value(cmd, argc, argv, &i, 1, 1000000000L, &n) < 0) return 1;
             gp.frames = (int)n;
         } else if (!strcmp(a, "--seed")) {
-            if (!(v = cli_value(cmd, argc, argv, &i)) ||
-                cli_parse_int(cmd, a, v, 0, 0xffffffffL, &n) < 0)
-                return 1;
+            if (cli_int_value(cmd, argc, argv, &i, 0, 0xffffffffL, &n) < 0) return 1;
             gp.seed = (uint32_t)n;
         } else if (!strcmp(a, "--bitdepth")) {
-            if (!(v = cli_value(cmd, argc, argv, &i)) ||
-                cli_parse_int(cmd, a, v, 8, 12, &n) < 0)
-                return 1;
+            if (cli_int_value(cmd, argc, argv, &i, 8, 12, &n) < 0) return 1;
             gp.bitdepth = (int)n;
         } else if (!strcmp(a, "--chroma")) {
             if (!(v = cli_value(cmd, argc, argv, &i))) return 1;
@@ -131,8 +125,7 @@ int vidk_cmd_gen(int argc, char **argv) {
 
     VidkGen *g = NULL;
     VioWriter *w = NULL;
-    VidkPicture pic;
-    memset(&pic, 0, sizeof(pic));
+    VidkPicture pic = {0};
     char err[512];
     int ret = 1, e;
     if ((e = vidk_gen_open(&g, &gp)) < 0) {
