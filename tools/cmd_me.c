@@ -147,6 +147,11 @@ typedef struct PngSet {
     int n, cap;
     const char *const *ins; /* inputs no picture may overwrite */
     int nin;
+    long frame; /* the one frame pair drawn when not numbered (--png-frame) */
+    int bs;     /* the shape drawn */
+    MvPngMode mode;
+    int norm;
+    int written; /* pictures written */
 } PngSet;
 
 static int pngset_open(PngSet *ps, VioOut **o, int k) {
@@ -165,9 +170,10 @@ static int pngset_start(PngSet *ps) {
     return ps->pat ? pngset_open(ps, &ps->first, 0) : 0;
 }
 
-/* Picture k (frame pair k): render and write it. */
-static int pngset_write(PngSet *ps, int k, const VidkMeField *f, VidkBlockSize bs,
-                        const VidkPicture *pic, MvPngMode mode, int norm) {
+/* Frame pair k: render and write its picture if the set has one for it. */
+static int pngset_write(PngSet *ps, int k, const VidkMeField *f, const VidkPicture *pic) {
+    if (!ps->pat || (!ps->numbered && k != ps->frame)) return 0;
+    const VidkBlockSize bs = (VidkBlockSize)ps->bs;
     char err[512];
     VioOut *o = ps->first;
     ps->first = NULL;
@@ -184,7 +190,7 @@ static int pngset_write(PngSet *ps, int k, const VidkMeField *f, VidkBlockSize b
     ps->done[ps->n++] = o;
     uint8_t *rgb = malloc((size_t)f->w * (size_t)f->h * 3);
     if (!rgb) return cli_error(CMD, "out of memory"), -1;
-    int e = mvpng_render(f, bs, pic, mode, norm, rgb);
+    int e = mvpng_render(f, bs, pic, ps->mode, ps->norm, rgb);
     if (e < 0)
         cli_error(CMD, "%s: shape %s not in the field", vio_out_name(o), vidk_block_name(bs));
     else if ((e = vio_write_png_stream(vio_out_stream(o), vio_out_name(o), rgb, f->w, f->h,
@@ -192,6 +198,7 @@ static int pngset_write(PngSet *ps, int k, const VidkMeField *f, VidkBlockSize b
              (e = vio_out_finish(o, err, sizeof(err))) < 0)
         cli_error(CMD, "%s", err);
     free(rgb);
+    ps->written += e >= 0;
     return e < 0 ? -1 : 0;
 }
 
@@ -231,52 +238,36 @@ static void stats_add(Stats *s, const VidkMeField *f, int bs) {
 }
 
 /* ---- --read ------------------------------------------------------------------ */
-typedef struct ReadOpts {
-    const char *path, *out, *png;
-    int png_frame, png_shape, png_norm;
-    MvPngMode png_mode;
-    int json;
-} ReadOpts;
-
-static int cmd_read(const ReadOpts *o) {
+/* (vidk_cmd_me() has checked the names of out and of the pictures of ps.) */
+static int cmd_read(const char *path, const char *out, int png_shape, int json, PngSet *ps) {
     char err[512];
     MvfInfo info;
     MvfReader *rd = NULL;
     MvfWriter *wr = NULL;
     VidkMeField f = {0};
     int ret = 1;
-    const char *ins[] = {o->path};
-    PngSet ps = {.pat = o->png,
-                 .numbered = o->png && png_name(o->png, 0, NULL, 0),
-                 .ins = ins,
-                 .nin = 1};
-    if (cli_output_is_input(CMD, "-o", o->out, ins, 1)) return 1;
-    if (mvf_reader_open(&rd, o->path, &info, err, sizeof(err)) < 0)
+    const char *ins[] = {path};
+    ps->ins = ins, ps->nin = 1;
+    if (cli_output_is_input(CMD, "-o", out, ins, 1)) return 1;
+    if (mvf_reader_open(&rd, path, &info, err, sizeof(err)) < 0)
         return cli_error(CMD, "%s", err);
     int e = vidk_me_field_alloc(&f, info.w, info.h, info.shapes);
     if (e < 0) {
-        cli_error(CMD, "%s: cannot allocate a %dx%d field: %s", o->path, info.w, info.h,
+        cli_error(CMD, "%s: cannot allocate a %dx%d field: %s", path, info.w, info.h,
                   vidk_strerror(e));
         goto done;
     }
-    /* (vidk_cmd_me() has checked the --png name.) */
-    const int pbs = o->png_shape >= 0 ? o->png_shape : summary_shape(info.shapes);
-    if (o->png && !(info.shapes & VIDK_ME_SHAPE(pbs))) {
-        cli_error(CMD, "--png-shape: shape not in %s", o->path);
+    ps->bs = png_shape >= 0 ? png_shape : summary_shape(info.shapes);
+    if (ps->pat && !(info.shapes & VIDK_ME_SHAPE(ps->bs))) {
+        cli_error(CMD, "--png-shape: shape not in %s", path);
         goto done;
     }
-    if (o->out) {
-        const int fmt = mvf_format_from_path(o->out);
-        if (fmt < 0) {
-            cli_error(CMD, "-o %s: unknown extension (.bin, .csv, .json)", o->out);
-            goto done;
-        }
-        if (mvf_writer_open(&wr, o->out, (MvfFormat)fmt, &info, err, sizeof(err)) < 0)
-            goto fail;
-    }
-    if (pngset_start(&ps) < 0) goto done;
+    if (out && mvf_writer_open(&wr, out, (MvfFormat)mvf_format_from_path(out), &info, err,
+                               sizeof(err)) < 0)
+        goto fail;
+    if (pngset_start(ps) < 0) goto done;
     Stats st[VIDK_BLOCK_COUNT] = {0};
-    int n = 0, png_done = 0;
+    int n = 0;
     for (;;) {
         const int r = mvf_reader_frame(rd, &f, err, sizeof(err));
         if (r < 0) goto fail;
@@ -284,25 +275,20 @@ static int cmd_read(const ReadOpts *o) {
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
             if (info.shapes & VIDK_ME_SHAPE(bs)) stats_add(&st[bs], &f, bs);
         if (wr && mvf_writer_frame(wr, &f, err, sizeof(err)) < 0) goto fail;
-        if (o->png && (ps.numbered || n == o->png_frame)) {
-            if (pngset_write(&ps, n, &f, (VidkBlockSize)pbs, NULL, o->png_mode, o->png_norm) <
-                0)
-                goto done;
-            png_done++;
-        }
+        if (pngset_write(ps, n, &f, NULL) < 0) goto done;
         n++;
     }
-    if (o->png && !png_done) {
-        cli_error(CMD, "--png-frame %d: the file has %d frames", o->png_frame, n);
+    if (ps->pat && !ps->written) {
+        cli_error(CMD, "--png-frame %ld: the file has %d frames", ps->frame, n);
         goto done;
     }
     if (wr && mvf_writer_close(&wr, 1, err, sizeof(err)) < 0) goto fail;
-    if (pngset_end(&ps, 1) < 0) goto done;
+    if (pngset_end(ps, 1) < 0) goto done;
     /* A picture on stdout: the summary goes to stderr. */
-    FILE *sumf = o->png && !strcmp(o->png, "-") ? stderr : stdout;
-    if (o->json) {
+    FILE *sumf = ps->pat && !strcmp(ps->pat, "-") ? stderr : stdout;
+    if (json) {
         fprintf(sumf, "{\n  \"file\": ");
-        report_json_str(sumf, o->path);
+        report_json_str(sumf, path);
         fprintf(
             sumf,
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %d,\n"
@@ -321,16 +307,16 @@ static int cmd_read(const ReadOpts *o) {
             first = 0;
         }
         fprintf(sumf, "\n  }");
-        if (o->out) {
+        if (out) {
             fprintf(sumf, ",\n  \"output\": ");
-            report_json_str(sumf, o->out);
+            report_json_str(sumf, out);
         }
         fprintf(sumf, "\n}\n");
     } else {
         fprintf(sumf,
                 "%s: VKMV v%d, %dx%d (%dx%d macroblocks), %d-bit, R=%d, lambda %u, %u frames, "
                 "reference: %s\n",
-                o->path, MVF_VERSION, info.w, info.h, info.mb_w, info.mb_h, info.bitdepth,
+                path, MVF_VERSION, info.w, info.h, info.mb_w, info.mb_h, info.bitdepth,
                 info.range, info.lambda, (unsigned)info.frames,
                 (info.flags & MVF_FLAG_REF_FILE) ? "separate sequence" : "previous frame");
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
@@ -341,14 +327,14 @@ static int cmd_read(const ReadOpts *o) {
                     st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
                     st[bs].blocks ? 100 * st[bs].zero / st[bs].blocks : 0);
         }
-        if (o->out) fprintf(sumf, "wrote %s\n", o->out);
+        if (out) fprintf(sumf, "wrote %s\n", out);
     }
     ret = 0;
     goto done;
 fail:
     cli_error(CMD, "%s", err);
 done:
-    pngset_end(&ps, 0);
+    pngset_end(ps, 0);
     mvf_writer_close(&wr, 0, NULL, 0);
     mvf_reader_close(&rd);
     vidk_me_field_free(&f);
@@ -463,11 +449,14 @@ int vidk_cmd_me(int argc, char **argv) {
     if (png && !strcmp(png, "-") && c.json)
         return cli_error(CMD, "--png - and --json both want stdout: write one to a file");
 
+    PngSet ps = {.pat = png,
+                 .numbered = png && png_name(png, 0, NULL, 0),
+                 .frame = png_frame,
+                 .mode = png_mode,
+                 .norm = (int)png_norm};
     if (readp) {
         if (in || refp) return cli_error(CMD, "--read takes no input sequence");
-        ReadOpts ro = {readp,     out,           png,      (int)png_frame,
-                       png_shape, (int)png_norm, png_mode, c.json};
-        return cmd_read(&ro);
+        return cmd_read(readp, out, png_shape, c.json, &ps);
     }
     if (png_shape >= 0 && !(shapes & VIDK_ME_SHAPE(png_shape)))
         return cli_error(CMD, "--png-shape %s is not among --shapes",
@@ -490,8 +479,7 @@ int vidk_cmd_me(int argc, char **argv) {
     char err[512];
     CliSource src = {.assume_progressive = progressive}, ref = src;
     const char *ins[] = {in, refp};
-    PngSet ps = {
-        .pat = png, .numbered = png && png_name(png, 0, NULL, 0), .ins = ins, .nin = 2};
+    ps.ins = ins, ps.nin = 2;
     VidkPicture pa = {0}, pb = {0}, pr = {0};
     VidkMeField field = {0};
     VidkContext *ctx = NULL;
@@ -557,7 +545,7 @@ int vidk_cmd_me(int argc, char **argv) {
     mp.shapes = shapes;
     mp.lambda = (unsigned)lambda;
     const int sbs = summary_shape(shapes);
-    const int pbs = png_shape >= 0 ? png_shape : sbs;
+    ps.bs = png_shape >= 0 ? png_shape : sbs;
 
     int total = cli_source_total(&src, in, in_size != NULL, frames);
     if (!refp && total > 0) total--; /* frame pairs */
@@ -565,7 +553,7 @@ int vidk_cmd_me(int argc, char **argv) {
     cli_progress_start(&prog, "me", total, c.quiet || c.json);
 
     VidkPicture *cur = &pa, *prev = &pb;
-    int nread = 0, npairs = 0, png_done = 0, ref_short = 0;
+    int nread = 0, npairs = 0, ref_short = 0;
     Stats st = {0};
     double t_search = 0;
     const double t0 = cli_now();
@@ -606,12 +594,7 @@ int vidk_cmd_me(int argc, char **argv) {
         }
         stats_add(&st, &field, sbs);
         if (wr && mvf_writer_frame(wr, &field, err, sizeof(err)) < 0) goto fail;
-        if (png && (ps.numbered || npairs == png_frame)) {
-            if (pngset_write(&ps, npairs, &field, (VidkBlockSize)pbs, cur, png_mode,
-                             (int)png_norm) < 0)
-                goto done;
-            png_done++;
-        }
+        if (pngset_write(&ps, npairs, &field, cur) < 0) goto done;
         npairs++;
         if (npairs > prog.total) prog.total = npairs;
         cli_progress_update(&prog, npairs);
@@ -631,7 +614,7 @@ int vidk_cmd_me(int argc, char **argv) {
                       src.name);
         goto done;
     }
-    if (png && !png_done) {
+    if (png && !ps.written) {
         cli_error(CMD, "--png-frame %ld: only %d frame pairs were searched", png_frame, npairs);
         goto done;
     }

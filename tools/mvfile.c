@@ -213,7 +213,6 @@ struct MvfWriter {
     MvfFormat fmt;
     MvfInfo info;
     uint8_t *buf; /* bin: one shape's records */
-    size_t buf_cap;
 };
 
 static int field_matches(const MvfInfo *info, const VidkMeField *f, char *err, size_t errlen) {
@@ -311,10 +310,7 @@ int mvf_writer_open(MvfWriter **pw, const char *path, MvfFormat fmt, const MvfIn
 
 static int write_bin_shape(MvfWriter *w, const VidkMeResult *res, size_t n) {
     const size_t chunk = 4096;
-    if (!w->buf) {
-        if (!(w->buf = malloc(chunk * MVF_RECORD_SIZE))) return VIDK_ERR(ENOMEM);
-        w->buf_cap = chunk;
-    }
+    if (!w->buf && !(w->buf = malloc(chunk * MVF_RECORD_SIZE))) return VIDK_ERR(ENOMEM);
     for (size_t i = 0; i < n; i += chunk) {
         const size_t m = n - i < chunk ? n - i : chunk;
         for (size_t k = 0; k < m; k++) {
