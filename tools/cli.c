@@ -249,6 +249,7 @@ void cli_progress_start(CliProgress *p, const char *label, int total, int quiet)
 
 void cli_progress_update(CliProgress *p, int done) {
     if (!p->enabled) return;
+    if (done > p->total) p->total = done;
     const int width = 30;
     const int fill = p->total ? (int)((long long)done * width / p->total) : width;
     const double el = cli_now() - p->t0;

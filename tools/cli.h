@@ -87,6 +87,7 @@ typedef struct CliProgress {
     const char *label;
 } CliProgress;
 void cli_progress_start(CliProgress *p, const char *label, int total, int quiet);
+/* done frames of p->total (raised to done when the estimate was short). */
 void cli_progress_update(CliProgress *p, int done);
 void cli_progress_end(CliProgress *p);
 

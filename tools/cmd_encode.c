@@ -488,7 +488,6 @@ int vidk_cmd_encode(int argc, char **argv) {
         }
         nrecv++;
         if (verbose) print_frame_line(hout, &info);
-        if (nrecv > prog.total) prog.total = nrecv;
         cli_progress_update(&prog, nrecv);
     }
     run->seconds = cli_now() - t0;

@@ -596,7 +596,6 @@ int vidk_cmd_me(int argc, char **argv) {
         if (wr && mvf_writer_frame(wr, &field, err, sizeof(err)) < 0) goto fail;
         if (pngset_write(&ps, npairs, &field, cur) < 0) goto done;
         npairs++;
-        if (npairs > prog.total) prog.total = npairs;
         cli_progress_update(&prog, npairs);
         if (!refp) {
             VidkPicture *t = cur;
