@@ -151,6 +151,10 @@ bad:
     return -1;
 }
 
+int cli_is_help(const char *a) {
+    return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
 void cli_common_help(FILE *f) {
     fprintf(f,
             "common options:\n"

@@ -57,6 +57,8 @@ int cli_outputs_clash(const char *a, const char *b);
 /* Consumes argv[*i] (and its value) if it is a common option: returns 1 if consumed,
  * 0 if not a common option, -1 on a bad value (message printed). */
 int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i);
+/* 1 if a is --help or -h. */
+int cli_is_help(const char *a);
 /* Help text lines for the common options. */
 void cli_common_help(FILE *f);
 /* Open a context from the common options; prints the error and returns NULL on failure. */

@@ -68,10 +68,8 @@ int vidk_cmd_convert(int argc, char **argv) {
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help();
-            return 0;
-        } else if (!strcmp(a, "--input-size")) {
+        if (cli_is_help(a)) return help(), 0;
+        if (!strcmp(a, "--input-size")) {
             if (!(in_size = cli_value(CMD, argc, argv, &i))) return 1;
         } else if (!strcmp(a, "--input-format")) {
             if (!(in_pixfmt = cli_value(CMD, argc, argv, &i))) return 1;

@@ -247,10 +247,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help();
-            return 0;
-        }
+        if (cli_is_help(a)) return help(), 0;
         const int r = cli_common_opt(&c, CMD, argc, argv, &i);
         if (r < 0) return 1;
         if (r) continue;

@@ -64,10 +64,8 @@ int vidk_cmd_gen(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         long n;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            gen_help(stdout);
-            return 0;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        if (cli_is_help(a)) return gen_help(stdout), 0;
+        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!(out = cli_value(cmd, argc, argv, &i))) return 1;
         } else if (!strcmp(a, "--size")) {
             if (!(v = cli_value(cmd, argc, argv, &i)) ||

@@ -74,10 +74,8 @@ int vidk_xform_h264(int argc, char **argv) {
         const int c = cli_common_opt(&com, CMD, argc, argv, &i);
         if (c < 0) return 1;
         if (c) continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--codec")) {
+        if (cli_is_help(a)) return usage(stdout), 0;
+        if (!strcmp(a, "--codec")) {
             if (!cli_value(CMD, argc, argv, &i)) return 1;
         } else if (!strcmp(a, "--size")) {
             if (cli_int_value(CMD, argc, argv, &i, 4, 8, &size) < 0) return 1;

@@ -69,10 +69,8 @@ int vidk_xform_hevc(int argc, char **argv) {
         const int c = cli_common_opt(&com, CMD, argc, argv, &i);
         if (c < 0) return 1;
         if (c > 0) continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--codec")) {
+        if (cli_is_help(a)) return usage(stdout), 0;
+        if (!strcmp(a, "--codec")) {
             i++; /* checked by the dispatcher */
         } else if (!strcmp(a, "--size")) {
             if (cli_int_value(CMD, argc, argv, &i, 1, 1024, &size) < 0) return 1;
