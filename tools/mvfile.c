@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "mvfile.h"
+#include "le_bytes.h"
 #include "picio.h"
 
 #if defined(__GNUC__)
@@ -108,22 +109,6 @@ int mvf_format_from_path(const char *path) {
 
 const char *mvf_format_name(MvfFormat f) {
     return f == MVF_FORMAT_BIN ? "bin" : f == MVF_FORMAT_CSV ? "csv" : "json";
-}
-
-/* ---- little-endian helpers ------------------------------------------------ */
-static void put16(uint8_t *p, unsigned v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-static void put32(uint8_t *p, uint32_t v) {
-    put16(p, v & 0xffff);
-    put16(p + 2, v >> 16);
-}
-static unsigned get16(const uint8_t *p) {
-    return (unsigned)p[0] | (unsigned)p[1] << 8;
-}
-static uint32_t get32(const uint8_t *p) {
-    return get16(p) | (uint32_t)get16(p + 2) << 16;
 }
 
 /* Header layout (offsets in bytes). */
