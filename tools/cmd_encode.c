@@ -143,13 +143,9 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     report_json_str(f, r->device);
     const double fps = r->seconds > 0 ? (double)r->acc.frames / r->seconds : 0;
     fprintf(f, ",\n  \"seconds\": %.6f,\n  \"frames_per_second\": %.4f", r->seconds, fps);
-    const char *const names[] = {"recon", "report", "png_dir"};
-    const char *const vals[] = {r->recon, r->report, r->png_dir};
-    for (int k = 0; k < 3; k++)
-        if (vals[k]) {
-            fprintf(f, ",\n  \"%s\": ", names[k]);
-            report_json_str(f, vals[k]);
-        }
+    report_json_field(f, "recon", r->recon);
+    report_json_field(f, "report", r->report);
+    report_json_field(f, "png_dir", r->png_dir);
     fprintf(f, ",\n  \"summary\": ");
     enc_json_summary(f, &r->acc, "  ");
     if (with_frames) {

@@ -307,10 +307,7 @@ static int cmd_read(const char *path, const char *out, int png_shape, int json, 
             first = 0;
         }
         fprintf(sumf, "\n  }");
-        if (out) {
-            fprintf(sumf, ",\n  \"output\": ");
-            report_json_str(sumf, out);
-        }
+        report_json_field(sumf, "output", out);
         fprintf(sumf, "\n}\n");
     } else {
         fprintf(sumf,
@@ -638,11 +635,7 @@ int vidk_cmd_me(int argc, char **argv) {
     if (c.json) {
         fprintf(sumf, "{\n  \"input\": ");
         report_json_str(sumf, in ? src.name : src.desc);
-        fprintf(sumf, ",\n  \"reference\": ");
-        if (refp)
-            report_json_str(sumf, ref.name);
-        else
-            fprintf(sumf, "\"previous frame\"");
+        report_json_field(sumf, "reference", refp ? ref.name : "previous frame");
         fprintf(
             sumf,
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %ld,\n"
@@ -655,14 +648,8 @@ int vidk_cmd_me(int argc, char **argv) {
             1e3 * t_total / npairs, 1e3 * t_search / npairs,
             vidk_block_name((VidkBlockSize)sbs), mean_sad, zero, vidk_backend_name(be),
             vidk_get_threads(ctx));
-        if (out) {
-            fprintf(sumf, ",\n  \"output\": ");
-            report_json_str(sumf, out);
-        }
-        if (png) {
-            fprintf(sumf, ",\n  \"png\": ");
-            report_json_str(sumf, png);
-        }
+        report_json_field(sumf, "output", out);
+        report_json_field(sumf, "png", png);
         fprintf(sumf, "\n}\n");
     } else {
         fprintf(sumf,
