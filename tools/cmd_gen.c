@@ -81,17 +81,14 @@ int vidk_cmd_gen(int argc, char **argv) {
             if (cli_int_value(cmd, argc, argv, &i, 8, 12, &n) < 0) return 1;
             gp.bitdepth = (int)n;
         } else if (!strcmp(a, "--chroma")) {
+            static const char *const names[] = {"400", "420", "422", "444"}; /* VidkChroma */
             if (!(v = cli_value(cmd, argc, argv, &i))) return 1;
-            if (!strcmp(v, "420"))
-                gp.chroma = VIDK_CHROMA_420;
-            else if (!strcmp(v, "422"))
-                gp.chroma = VIDK_CHROMA_422;
-            else if (!strcmp(v, "444"))
-                gp.chroma = VIDK_CHROMA_444;
-            else if (!strcmp(v, "400"))
-                gp.chroma = VIDK_CHROMA_400;
-            else
+            int k = VIDK_CHROMA_444;
+            while (k >= 0 && strcmp(v, names[k]))
+                k--;
+            if (k < 0)
                 return cli_error(cmd, "--chroma: '%s' is not one of 420, 422, 444, 400", v);
+            gp.chroma = (VidkChroma)k;
         } else if (!strcmp(a, "--fps")) {
             if (!(v = cli_value(cmd, argc, argv, &i)) ||
                 parse_fps(cmd, v, &fps_num, &fps_den) < 0)
