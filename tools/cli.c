@@ -102,6 +102,11 @@ const char *cli_value(const char *cmd, int argc, char **argv, int *i) {
     return argv[++*i];
 }
 
+int cli_int_value(const char *cmd, int argc, char **argv, int *i, long lo, long hi, long *out) {
+    const char *opt = argv[*i], *v = cli_value(cmd, argc, argv, i);
+    return v ? cli_parse_int(cmd, opt, v, lo, hi, out) : -1;
+}
+
 int cli_parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi,
                   long *out) {
     char *end;
@@ -146,6 +151,10 @@ bad:
     return -1;
 }
 
+int cli_is_help(const char *a) {
+    return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
 void cli_common_help(FILE *f) {
     fprintf(f,
             "common options:\n"
@@ -178,9 +187,7 @@ int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i)
         return 1;
     }
     if (!strcmp(a, "--threads")) {
-        if (!(v = cli_value(cmd, argc, argv, i)) ||
-            cli_parse_int(cmd, a, v, 0, INT_MAX, &n) < 0)
-            return -1;
+        if (cli_int_value(cmd, argc, argv, i, 0, INT_MAX, &n) < 0) return -1;
         if (n > CLI_MAX_THREADS) {
             fprintf(stderr,
                     "vidkern %s: note: --threads %ld is above the library's limit: using %d\n",
@@ -191,15 +198,12 @@ int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i)
         return 1;
     }
     if (!strcmp(a, "--cpumask")) {
-        if (!(v = cli_value(cmd, argc, argv, i)) ||
-            cli_parse_int(cmd, a, v, 0, 0xffffffffL, &n) < 0)
-            return -1;
+        if (cli_int_value(cmd, argc, argv, i, 0, 0xffffffffL, &n) < 0) return -1;
         c->cpumask = (unsigned)n;
         return 1;
     }
     if (!strcmp(a, "--device")) {
-        if (!(v = cli_value(cmd, argc, argv, i)) || cli_parse_int(cmd, a, v, 0, 63, &n) < 0)
-            return -1;
+        if (cli_int_value(cmd, argc, argv, i, 0, 63, &n) < 0) return -1;
         c->device = (int)n;
         return 1;
     }
@@ -249,6 +253,7 @@ void cli_progress_start(CliProgress *p, const char *label, int total, int quiet)
 
 void cli_progress_update(CliProgress *p, int done) {
     if (!p->enabled) return;
+    if (done > p->total) p->total = done;
     const int width = 30;
     const int fill = p->total ? (int)((long long)done * width / p->total) : width;
     const double el = cli_now() - p->t0;
@@ -264,7 +269,8 @@ void cli_progress_end(CliProgress *p) {
     fputc('\n', stderr);
 }
 
-int cli_has_ext(const char *s, const char *ext) {
+/* 1 if s ends with ext. */
+static int has_ext(const char *s, const char *ext) {
     const size_t n = strlen(s), m = strlen(ext);
     return n >= m && !strcmp(s + n - m, ext);
 }
@@ -273,8 +279,8 @@ int cli_source_open_file(CliSource *s, const char *cmd, const char *path,
                          const VioFormat *raw) {
     char err[512];
     s->name = !strcmp(path, "-") ? "stdin" : path;
-    const VioFormat *r = raw && !cli_has_ext(path, ".y4m") ? raw : NULL;
-    if (!r && cli_has_ext(path, ".yuv"))
+    const VioFormat *r = raw && !has_ext(path, ".y4m") ? raw : NULL;
+    if (!r && has_ext(path, ".yuv"))
         return cli_error(cmd, "%s: raw input needs --input-size WxH (and --input-format)",
                          path),
                -1;
@@ -295,15 +301,19 @@ int cli_source_open_file(CliSource *s, const char *cmd, const char *path,
     return 0;
 }
 
-int cli_source_open_gen(CliSource *s, const VidkGenParams *gp, char *desc, size_t n) {
-    const int e = vidk_gen_open(&s->gen, gp);
-    if (e < 0) return e;
-    s->gen_frames = gp->frames;
+int cli_source_open_gen(CliSource *s, int w, int h, int frames) {
+    VidkGenParams gp;
+    vidk_gen_default(&gp);
+    if (w) gp.w = w, gp.h = h;
+    if (frames) gp.frames = frames;
     vio_format_default(&s->fmt);
-    s->fmt.w = gp->w, s->fmt.h = gp->h, s->fmt.chroma = gp->chroma;
-    s->fmt.bitdepth = gp->bitdepth;
-    snprintf(desc, n, "built-in generated video %dx%d, %d frames, seed %u", gp->w, gp->h,
-             gp->frames, (unsigned)gp->seed);
+    s->fmt.w = gp.w, s->fmt.h = gp.h, s->fmt.chroma = gp.chroma;
+    s->fmt.bitdepth = gp.bitdepth;
+    const int e = vidk_gen_open(&s->gen, &gp);
+    if (e < 0) return e;
+    s->gen_frames = gp.frames;
+    snprintf(s->desc, sizeof(s->desc), "built-in generated video %dx%d, %d frames, seed %u",
+             gp.w, gp.h, gp.frames, (unsigned)gp.seed);
     return e;
 }
 
@@ -326,10 +336,85 @@ void cli_source_close(CliSource *s) {
     vidk_gen_close(&s->gen);
 }
 
-int cli_estimate_frames(const char *path, const VioFormat *f, int y4m) {
+int cli_raw_format(const char *cmd, const char *in_size, const char *in_fmt, const char *known,
+                   VioFormat *raw) {
+    if (!in_size) return 0;
+    if (cli_parse_size(cmd, "--input-size", in_size, &raw->w, &raw->h) < 0) return -1;
+    if (vio_parse_pixfmt(in_fmt ? in_fmt : "yuv420p", raw) < 0)
+        return cli_error(cmd, "--input-format: unknown pixel format '%s' (%s)", in_fmt, known),
+               -1;
+    return 0;
+}
+
+/* Frames in a regular file, estimated from its size; 0 unknown. */
+static int estimate_frames(const char *path, const VioFormat *f, int y4m) {
     struct stat st;
     const size_t fb = vio_frame_bytes(f);
     if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode) || !fb) return 0;
     const double n = (double)st.st_size / (double)(fb + (y4m ? 6 : 0));
     return n > 1e6 ? 1000000 : (int)n;
+}
+
+int cli_source_total(const CliSource *s, const char *path, int raw, long frames) {
+    int total = s->gen ? s->gen_frames
+                       : estimate_frames(path, &s->fmt, !(raw && !has_ext(path, ".y4m")));
+    if (frames && (total <= 0 || total > frames)) total = (int)frames;
+    return total;
+}
+
+int cli_block_stream(const char *cmd, size_t nv, size_t chunk, CliBlockFn fn, void *arg,
+                     size_t *blocks, size_t *tail) {
+    const size_t bytes = nv * 2, want = chunk * bytes;
+    uint8_t *buf = malloc(want);
+    int16_t *in = malloc(want), *out = malloc(want);
+    int rc = -1;
+    *blocks = *tail = 0;
+    if (!buf || !in || !out) {
+        cli_error(cmd, "out of memory");
+        goto done;
+    }
+    for (;;) {
+        size_t got = 0, r;
+        while (got < want && (r = fread(buf + got, 1, want - got, stdin)) > 0)
+            got += r;
+        if (ferror(stdin)) {
+            cli_error(cmd, "read error on stdin");
+            goto done;
+        }
+        const size_t n = got / bytes;
+        if (got % bytes) {
+            *tail = got % bytes;
+            *blocks += n;
+            rc = 1;
+            goto done;
+        }
+        if (!n) break;
+        for (size_t k = 0; k < n * nv; k++)
+            in[k] = (int16_t)(uint16_t)(buf[2 * k] | buf[2 * k + 1] << 8);
+        const int e = fn(arg, in, out, n);
+        if (e < 0) {
+            cli_error(cmd, "%s", vidk_strerror(e));
+            goto done;
+        }
+        for (size_t k = 0; k < n * nv; k++) {
+            buf[2 * k] = (uint8_t)out[k];
+            buf[2 * k + 1] = (uint8_t)((uint16_t)out[k] >> 8);
+        }
+        if (fwrite(buf, 1, n * bytes, stdout) != n * bytes) {
+            cli_error(cmd, "write error on stdout");
+            goto done;
+        }
+        *blocks += n;
+        if (got < want) break;
+    }
+    if (fflush(stdout)) {
+        cli_error(cmd, "write error on stdout");
+        goto done;
+    }
+    rc = 0;
+done:
+    free(buf);
+    free(in);
+    free(out);
+    return rc;
 }

@@ -57,6 +57,8 @@ int cli_outputs_clash(const char *a, const char *b);
 /* Consumes argv[*i] (and its value) if it is a common option: returns 1 if consumed,
  * 0 if not a common option, -1 on a bad value (message printed). */
 int cli_common_opt(CliCommon *c, const char *cmd, int argc, char **argv, int *i);
+/* 1 if a is --help or -h. */
+int cli_is_help(const char *a);
 /* Help text lines for the common options. */
 void cli_common_help(FILE *f);
 /* Open a context from the common options; prints the error and returns NULL on failure. */
@@ -76,6 +78,8 @@ int cli_parse_double(const char *cmd, const char *opt, const char *s, double lo,
 int cli_parse_size(const char *cmd, const char *opt, const char *s, int *w, int *h);
 /* The value of option argv[*i] (advances *i), or NULL with a message when missing. */
 const char *cli_value(const char *cmd, int argc, char **argv, int *i);
+/* cli_value() then cli_parse_int() with argv[*i] as the option name: 0 or -1 (printed). */
+int cli_int_value(const char *cmd, int argc, char **argv, int *i, long lo, long hi, long *out);
 
 /* Progress bar on stderr when it is a terminal (and not quiet). */
 typedef struct CliProgress {
@@ -85,6 +89,7 @@ typedef struct CliProgress {
     const char *label;
 } CliProgress;
 void cli_progress_start(CliProgress *p, const char *label, int total, int quiet);
+/* done frames of p->total (raised to done when the estimate was short). */
 void cli_progress_update(CliProgress *p, int done);
 void cli_progress_end(CliProgress *p);
 
@@ -97,24 +102,37 @@ typedef struct CliSource {
     VidkGen *gen;
     int gen_frames, next;
     VioFormat fmt;
+    char desc[160]; /* generator: "built-in generated video WxH, N frames, seed S" */
 } CliSource;
 
-/* 1 if s ends with ext. */
-int cli_has_ext(const char *s, const char *ext);
 /* Open file `path` into a zeroed source (assume_progressive may be set); raw (the
  * --input-* format) applies to every name not ending in .y4m, and a *.yuv needs it.
  * Interlaced Y4M input (It, Ib, Im) is refused unless s->assume_progressive. 0, or -1 with
  * a message. */
 int cli_source_open_file(CliSource *s, const char *cmd, const char *path, const VioFormat *raw);
-/* Open the generator with gp into a zeroed source (name left to the caller) and describe
- * it in desc ("built-in generated video WxH, N frames, seed S"). The vidk_gen_open
- * result (< 0: error, no message). */
-int cli_source_open_gen(CliSource *s, const VidkGenParams *gp, char *desc, size_t n);
+/* Open the generator into a zeroed source (name left to the caller): the default video,
+ * of size w x h if w, with frames frames if frames; fills s->fmt (also on failure) and
+ * s->desc. The vidk_gen_open result (< 0: error, no message). */
+int cli_source_open_gen(CliSource *s, int w, int h, int frames);
 /* 1 = frame read, 0 = end, -1 = error (printed). */
 int cli_source_read(CliSource *s, const char *cmd, VidkPicture *pic);
 void cli_source_close(CliSource *s);
-/* Frames in a regular file, estimated from its size (for the progress bar); 0 unknown. */
-int cli_estimate_frames(const char *path, const VioFormat *f, int y4m);
+/* --input-size WxH and --input-format F (default yuv420p) into *raw (vio_format_default()
+ * first; untouched without in_size): 0, or -1 with "--input-format: unknown pixel format
+ * 'F' (known)". */
+int cli_raw_format(const char *cmd, const char *in_size, const char *in_fmt, const char *known,
+                   VioFormat *raw);
+/* Frames the progress bar expects from s, opened from path (NULL for the generator) with
+ * raw format or not, at most frames (0 = no limit); 0 unknown. */
+int cli_source_total(const CliSource *s, const char *path, int raw, long frames);
+
+/* The stream of `vidkern xform`: blocks of nv little-endian int16 values from stdin, chunk
+ * blocks at a time, through fn (n blocks in -> out; 0 or a negative error code) to stdout,
+ * flushed at the end. 0 = done, 1 = the input ends inside a block (*tail bytes after
+ * *blocks whole blocks; no message), -1 = error (message printed). *blocks: blocks done. */
+typedef int (*CliBlockFn)(void *arg, const int16_t *in, int16_t *out, size_t n);
+int cli_block_stream(const char *cmd, size_t nv, size_t chunk, CliBlockFn fn, void *arg,
+                     size_t *blocks, size_t *tail);
 
 /* Monotonic time in seconds. */
 double cli_now(void);

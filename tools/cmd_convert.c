@@ -68,19 +68,15 @@ int vidk_cmd_convert(int argc, char **argv) {
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help();
-            return 0;
-        } else if (!strcmp(a, "--input-size")) {
+        if (cli_is_help(a)) return help(), 0;
+        if (!strcmp(a, "--input-size")) {
             if (!(in_size = cli_value(CMD, argc, argv, &i))) return 1;
         } else if (!strcmp(a, "--input-format")) {
             if (!(in_pixfmt = cli_value(CMD, argc, argv, &i))) return 1;
         } else if (!strcmp(a, "--output-format")) {
             if (!(out_format = cli_value(CMD, argc, argv, &i))) return 1;
         } else if (!strcmp(a, "--frames")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) ||
-                cli_parse_int(CMD, a, v, 1, 0x7fffffffL, &max_frames) < 0)
-                return 1;
+            if (cli_int_value(CMD, argc, argv, &i, 1, 0x7fffffffL, &max_frames) < 0) return 1;
         } else if (!strcmp(a, "--fps")) {
             if (!(v = cli_value(CMD, argc, argv, &i))) return 1;
             if (parse_fps(v, &fps_num, &fps_den) < 0)
@@ -140,13 +136,9 @@ int vidk_cmd_convert(int argc, char **argv) {
     char err[2048];
     VioReader *rd = NULL;
     VioWriter *wr = NULL;
-    VidkPicture pic;
-    memset(&pic, 0, sizeof(pic));
+    VidkPicture pic = {0};
     int ret = 1;
-    if (vio_reader_open(&rd, in, in_raw ? &raw : NULL, err, sizeof(err)) < 0) {
-        cli_error(CMD, "%s", err);
-        goto done;
-    }
+    if (vio_reader_open(&rd, in, in_raw ? &raw : NULL, err, sizeof(err)) < 0) goto fail;
     VioFormat of = *vio_reader_format(rd);
     if (fps_num) {
         of.fps_num = fps_num;
@@ -158,10 +150,7 @@ int vidk_cmd_convert(int argc, char **argv) {
         cli_error(CMD, "cannot allocate a %dx%d picture: %s", of.w, of.h, vidk_strerror(e));
         goto done;
     }
-    if (vio_writer_open(&wr, out, &of, out_raw, err, sizeof(err)) < 0) {
-        cli_error(CMD, "%s", err);
-        goto done;
-    }
+    if (vio_writer_open(&wr, out, &of, out_raw, err, sizeof(err)) < 0) goto fail;
     CliProgress prog;
     cli_progress_start(&prog, "convert", (int)max_frames, quiet);
     int n = 0;
@@ -181,16 +170,16 @@ int vidk_cmd_convert(int argc, char **argv) {
         cli_progress_update(&prog, ++n);
     }
     cli_progress_end(&prog);
-    if (vio_writer_close_msg(&wr, err, sizeof(err)) < 0) {
-        cli_error(CMD, "%s", err);
-        goto done;
-    }
+    if (vio_writer_close_msg(&wr, err, sizeof(err)) < 0) goto fail;
     if (!quiet)
         fprintf(stderr, "vidkern convert: %d frame%s %dx%d %s %d-bit, %s -> %s (%s)\n", n,
                 n == 1 ? "" : "s", of.w, of.h, vio_chroma_name(of.chroma), of.bitdepth,
                 !strcmp(in, "-") ? "stdin" : in, !strcmp(out, "-") ? "stdout" : out,
                 out_raw ? "yuv" : "y4m");
     ret = 0;
+    goto done;
+fail:
+    cli_error(CMD, "%s", err);
 done:
     /* On an error a file output is not created (an output written in place, such as
      * stdout, keeps the frames before the error). */

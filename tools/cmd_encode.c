@@ -71,18 +71,6 @@ static void help(void) {
     cli_common_help(stdout);
 }
 
-/* ---- input --------------------------------------------------------------------------- */
-static int source_open_gen(CliSource *s, int w, int h, int frames, char *desc, size_t n) {
-    VidkGenParams gp;
-    vidk_gen_default(&gp);
-    if (w) gp.w = w, gp.h = h;
-    if (frames) gp.frames = frames;
-    const int e = cli_source_open_gen(s, &gp, desc, n);
-    if (e < 0) return cli_error(CMD, "generator (%dx%d): %s", gp.w, gp.h, vidk_strerror(e)), -1;
-    s->name = "generated video";
-    return 0;
-}
-
 /* ---- outputs ------------------------------------------------------------------------- */
 /* Create DIR if missing and check that files can be created in it. */
 static int prepare_dir(const char *dir) {
@@ -155,13 +143,9 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     report_json_str(f, r->device);
     const double fps = r->seconds > 0 ? (double)r->acc.frames / r->seconds : 0;
     fprintf(f, ",\n  \"seconds\": %.6f,\n  \"frames_per_second\": %.4f", r->seconds, fps);
-    const char *const names[] = {"recon", "report", "png_dir"};
-    const char *const vals[] = {r->recon, r->report, r->png_dir};
-    for (int k = 0; k < 3; k++)
-        if (vals[k]) {
-            fprintf(f, ",\n  \"%s\": ", names[k]);
-            report_json_str(f, vals[k]);
-        }
+    report_json_field(f, "recon", r->recon);
+    report_json_field(f, "report", r->report);
+    report_json_field(f, "png_dir", r->png_dir);
     fprintf(f, ",\n  \"summary\": ");
     enc_json_summary(f, &r->acc, "  ");
     if (with_frames) {
@@ -259,10 +243,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help();
-            return 0;
-        }
+        if (cli_is_help(a)) return help(), 0;
         const int r = cli_common_opt(&c, CMD, argc, argv, &i);
         if (r < 0) return 1;
         if (r) continue;
@@ -332,30 +313,21 @@ int vidk_cmd_encode(int argc, char **argv) {
 #endif
     VioFormat raw;
     vio_format_default(&raw);
-    if (in_size) {
-        if (cli_parse_size(CMD, "--input-size", in_size, &raw.w, &raw.h) < 0) return 1;
-        if (vio_parse_pixfmt(in_fmt ? in_fmt : "yuv420p", &raw) < 0)
-            return cli_error(CMD,
-                             "--input-format: unknown pixel format '%s' (yuv420p; gray, "
-                             "yuv422p, yuv444p, yuv420p10le, ... are read but cannot be coded)",
-                             in_fmt);
-    }
+    if (cli_raw_format(CMD, in_size, in_fmt,
+                       "yuv420p; gray, yuv422p, yuv444p, yuv420p10le, ... are read but cannot "
+                       "be coded",
+                       &raw) < 0)
+        return 1;
 
     int ret = 1;
-    char err[512], gen_desc[160] = "";
+    char err[512];
     VioOut *report_out = NULL;
-    CliSource src;
-    memset(&src, 0, sizeof(src));
-    src.assume_progressive = progressive;
-    VidkPicture pics[NBUF], rec;
-    int reg[NBUF + 1];
-    memset(pics, 0, sizeof(pics));
-    memset(&rec, 0, sizeof(rec));
-    memset(reg, 0, sizeof(reg));
+    CliSource src = {.assume_progressive = progressive};
+    VidkPicture pics[NBUF] = {0}, rec = {0};
+    int reg[NBUF + 1] = {0};
     VidkHostRange ranges[2], pinned[2];
     int npinned = 0;
-    VidkEncMaps maps;
-    memset(&maps, 0, sizeof(maps));
+    VidkEncMaps maps = {0};
     VidkContext *ctx = NULL;
     VidkEncoder *enc = NULL;
     VioWriter *wr = NULL;
@@ -369,10 +341,14 @@ int vidk_cmd_encode(int argc, char **argv) {
         if (cli_source_open_file(&src, CMD, in, in_size ? &raw : NULL) < 0) goto done;
         run->input = src.name;
     } else {
-        if (source_open_gen(&src, gen_w, gen_h, gen_frames ? (int)gen_frames : (int)frames,
-                            gen_desc, sizeof(gen_desc)) < 0)
+        const int e =
+            cli_source_open_gen(&src, gen_w, gen_h, gen_frames ? (int)gen_frames : (int)frames);
+        if (e < 0) {
+            cli_error(CMD, "generator (%dx%d): %s", src.fmt.w, src.fmt.h, vidk_strerror(e));
             goto done;
-        run->input = gen_desc;
+        }
+        src.name = "generated video";
+        run->input = src.desc;
     }
     const VioFormat *fi = &src.fmt;
     if (fi->bitdepth != 8 || fi->chroma != VIDK_CHROMA_420) {
@@ -394,15 +370,9 @@ int vidk_cmd_encode(int argc, char **argv) {
     run->recon = recon, run->report = report, run->png_dir = png_dir;
 
     /* Outputs: validated (created) before any work, so a bad name costs nothing. */
-    if (report && vio_out_open(&report_out, report, err, sizeof(err)) < 0) {
-        cli_error(CMD, "%s", err);
-        goto done;
-    }
+    if (report && vio_out_open(&report_out, report, err, sizeof(err)) < 0) goto fail;
     if (png_dir && prepare_dir(png_dir) < 0) goto done;
-    if (recon && vio_writer_open(&wr, recon, fi, 0, err, sizeof(err)) < 0) {
-        cli_error(CMD, "%s", err);
-        goto done;
-    }
+    if (recon && vio_writer_open(&wr, recon, fi, 0, err, sizeof(err)) < 0) goto fail;
 
     /* Encoder. */
     if (!(ctx = cli_open(&c, CMD))) goto done;
@@ -451,10 +421,8 @@ int vidk_cmd_encode(int argc, char **argv) {
     }
 
     if (src.gen && !c.quiet && !c.json)
-        fprintf(stderr, "vidkern encode: no input given: coding the %s\n", gen_desc);
-    int total = src.gen ? src.gen_frames
-                        : cli_estimate_frames(in, fi, !(in_size && !cli_has_ext(in, ".y4m")));
-    if (frames && (total <= 0 || total > frames)) total = (int)frames;
+        fprintf(stderr, "vidkern encode: no input given: coding the %s\n", src.desc);
+    const int total = cli_source_total(&src, in, in_size != NULL, frames);
     CliProgress prog;
     cli_progress_start(&prog, "encode", total, c.quiet || verbose);
 
@@ -488,8 +456,7 @@ int vidk_cmd_encode(int argc, char **argv) {
             continue;
         }
         if (nrecv == nsent) break;
-        VidkEncFrameInfo info;
-        memset(&info, 0, sizeof(info));
+        VidkEncFrameInfo info = {0};
         e = vidk_enc_receive(enc, recon ? &rec : NULL, png_dir ? &maps : NULL, &info);
         if (e < 0) {
             cli_error(CMD, "frame %d: coding failed: %s", nrecv, vidk_strerror(e));
@@ -505,20 +472,15 @@ int vidk_cmd_encode(int argc, char **argv) {
             char name[4200];
             snprintf(name, sizeof(name), "%s/mv_%04d.png", png_dir, nrecv);
             if (enc_png_mvs(name, maps.mv, g->mv_w, g->mv_h, fi->w, fi->h, 0, info.intra, err,
-                            sizeof(err)) < 0) {
-                cli_error(CMD, "%s", err);
-                goto done;
-            }
+                            sizeof(err)) < 0)
+                goto fail;
             snprintf(name, sizeof(name), "%s/energy_%04d.png", png_dir, nrecv);
             if (enc_png_energy(name, maps.energy, g->mb_w, g->mb_h, fi->w, fi->h, err,
-                               sizeof(err)) < 0) {
-                cli_error(CMD, "%s", err);
-                goto done;
-            }
+                               sizeof(err)) < 0)
+                goto fail;
         }
         nrecv++;
         if (verbose) print_frame_line(hout, &info);
-        if (nrecv > prog.total) prog.total = nrecv;
         cli_progress_update(&prog, nrecv);
     }
     run->seconds = cli_now() - t0;
@@ -527,19 +489,10 @@ int vidk_cmd_encode(int argc, char **argv) {
         cli_error(CMD, "%s: empty input (0 frames)", src.name);
         goto done;
     }
-    if (wr) {
-        e = vio_writer_close_msg(&wr, err, sizeof(err));
-        if (e < 0) {
-            cli_error(CMD, "%s", err);
-            goto done;
-        }
-    }
+    if (wr && vio_writer_close_msg(&wr, err, sizeof(err)) < 0) goto fail;
     if (report_out) {
         write_json(vio_out_stream(report_out), run, 1);
-        if (vio_out_close(&report_out, 1, err, sizeof(err)) < 0) {
-            cli_error(CMD, "%s", err);
-            goto done;
-        }
+        if (vio_out_close(&report_out, 1, err, sizeof(err)) < 0) goto fail;
     }
     if (c.json)
         write_json(stdout, run, 0);
@@ -550,6 +503,9 @@ int vidk_cmd_encode(int argc, char **argv) {
         goto done;
     }
     ret = 0;
+    goto done;
+fail:
+    cli_error(CMD, "%s", err);
     goto done;
 oom:
     cli_error(CMD, "out of memory");

@@ -64,42 +64,31 @@ int vidk_cmd_gen(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         long n;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            gen_help(stdout);
-            return 0;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        if (cli_is_help(a)) return gen_help(stdout), 0;
+        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!(out = cli_value(cmd, argc, argv, &i))) return 1;
         } else if (!strcmp(a, "--size")) {
             if (!(v = cli_value(cmd, argc, argv, &i)) ||
                 cli_parse_size(cmd, a, v, &gp.w, &gp.h) < 0)
                 return 1;
         } else if (!strcmp(a, "--frames")) {
-            if (!(v = cli_value(cmd, argc, argv, &i)) ||
-                cli_parse_int(cmd, a, v, 1, 1000000000L, &n) < 0)
-                return 1;
+            if (cli_int_value(cmd, argc, argv, &i, 1, 1000000000L, &n) < 0) return 1;
             gp.frames = (int)n;
         } else if (!strcmp(a, "--seed")) {
-            if (!(v = cli_value(cmd, argc, argv, &i)) ||
-                cli_parse_int(cmd, a, v, 0, 0xffffffffL, &n) < 0)
-                return 1;
+            if (cli_int_value(cmd, argc, argv, &i, 0, 0xffffffffL, &n) < 0) return 1;
             gp.seed = (uint32_t)n;
         } else if (!strcmp(a, "--bitdepth")) {
-            if (!(v = cli_value(cmd, argc, argv, &i)) ||
-                cli_parse_int(cmd, a, v, 8, 12, &n) < 0)
-                return 1;
+            if (cli_int_value(cmd, argc, argv, &i, 8, 12, &n) < 0) return 1;
             gp.bitdepth = (int)n;
         } else if (!strcmp(a, "--chroma")) {
+            static const char *const names[] = {"400", "420", "422", "444"}; /* VidkChroma */
             if (!(v = cli_value(cmd, argc, argv, &i))) return 1;
-            if (!strcmp(v, "420"))
-                gp.chroma = VIDK_CHROMA_420;
-            else if (!strcmp(v, "422"))
-                gp.chroma = VIDK_CHROMA_422;
-            else if (!strcmp(v, "444"))
-                gp.chroma = VIDK_CHROMA_444;
-            else if (!strcmp(v, "400"))
-                gp.chroma = VIDK_CHROMA_400;
-            else
+            int k = VIDK_CHROMA_444;
+            while (k >= 0 && strcmp(v, names[k]))
+                k--;
+            if (k < 0)
                 return cli_error(cmd, "--chroma: '%s' is not one of 420, 422, 444, 400", v);
+            gp.chroma = (VidkChroma)k;
         } else if (!strcmp(a, "--fps")) {
             if (!(v = cli_value(cmd, argc, argv, &i)) ||
                 parse_fps(cmd, v, &fps_num, &fps_den) < 0)
@@ -131,8 +120,7 @@ int vidk_cmd_gen(int argc, char **argv) {
 
     VidkGen *g = NULL;
     VioWriter *w = NULL;
-    VidkPicture pic;
-    memset(&pic, 0, sizeof(pic));
+    VidkPicture pic = {0};
     char err[512];
     int ret = 1, e;
     if ((e = vidk_gen_open(&g, &gp)) < 0) {

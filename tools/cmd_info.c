@@ -26,10 +26,7 @@ int vidk_cmd_info(int argc, char **argv) {
     cli_common_init(&c);
     if (cli_args("info", &argc, &argv, NULL) < 0) return 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            help();
-            return 0;
-        }
+        if (cli_is_help(argv[i])) return help(), 0;
         int r = cli_common_opt(&c, "info", argc, argv, &i);
         if (r < 0) return 1;
         if (!r) return cli_error("info", "unknown option '%s' (see --help)", argv[i]);

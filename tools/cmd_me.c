@@ -108,48 +108,32 @@ static int summary_shape(unsigned shapes) {
     return VIDK_BLOCK_16x16;
 }
 
-/* A --png name with one %d / %0Nd conversion (%% for a literal %): 1 = numbered,
- * 0 = plain name, -1 = unusable. Our own expansion: the name is never a printf format. */
-static int png_pattern(const char *s) {
-    int conv = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p != '%') continue;
-        if (p[1] == '%') {
-            p++;
-            continue;
-        }
-        p++;
-        while (*p >= '0' && *p <= '9')
-            p++;
-        if (*p != 'd' || conv) return -1;
-        conv = 1;
-    }
-    return conv;
-}
-
-static void png_name(const char *pat, int k, char *out, size_t outlen) {
+/* A --png name with one %d / %0Nd conversion (%% for a literal %), expanded for picture
+ * k into out when out is not NULL: 1 = numbered, 0 = plain name, -1 = unusable. Our own
+ * expansion: the name is never a printf format. */
+static int png_name(const char *pat, int k, char *out, size_t outlen) {
     size_t o = 0;
-    for (const char *p = pat; *p && o + 1 < outlen; p++) {
-        if (*p != '%') {
-            out[o++] = *p;
-            continue;
+    int conv = 0;
+    char num[48];
+    for (const char *p = pat; *p; p++) {
+        const char *add = p;
+        if (p[0] == '%' && p[1] == '%') {
+            add = ++p;
+        } else if (*p == '%') {
+            int width = 0;
+            const int zero = p[1] == '0';
+            for (p++; *p >= '0' && *p <= '9'; p++)
+                width = width > 20 ? 21 : width * 10 + (*p - '0');
+            if (*p != 'd' || conv) return -1;
+            conv = 1;
+            snprintf(num, sizeof(num), zero ? "%0*d" : "%*d", width > 20 ? 20 : width, k);
+            add = num;
         }
-        if (p[1] == '%') {
-            out[o++] = '%';
-            p++;
-            continue;
-        }
-        int width = 0, zero = p[1] == '0';
-        p++;
-        while (*p >= '0' && *p <= '9')
-            width = width * 10 + (*p++ - '0');
-        if (width > 20) width = 20;
-        char num[48];
-        snprintf(num, sizeof(num), zero ? "%0*d" : "%*d", width, k);
-        for (const char *q = num; *q && o + 1 < outlen; q++)
-            out[o++] = *q;
+        for (size_t n = add == num ? strlen(num) : 1; out && n && o + 1 < outlen; n--)
+            out[o++] = *add++;
     }
-    out[o] = 0;
+    if (out) out[o] = 0;
+    return conv;
 }
 
 /* The --png pictures of a run: each one written and closed when its frame pair is done,
@@ -163,6 +147,11 @@ typedef struct PngSet {
     int n, cap;
     const char *const *ins; /* inputs no picture may overwrite */
     int nin;
+    long frame; /* the one frame pair drawn when not numbered (--png-frame) */
+    int bs;     /* the shape drawn */
+    MvPngMode mode;
+    int norm;
+    int written; /* pictures written */
 } PngSet;
 
 static int pngset_open(PngSet *ps, VioOut **o, int k) {
@@ -181,9 +170,10 @@ static int pngset_start(PngSet *ps) {
     return ps->pat ? pngset_open(ps, &ps->first, 0) : 0;
 }
 
-/* Picture k (frame pair k): render and write it. */
-static int pngset_write(PngSet *ps, int k, const VidkMeField *f, VidkBlockSize bs,
-                        const VidkPicture *pic, MvPngMode mode, int norm) {
+/* Frame pair k: render and write its picture if the set has one for it. */
+static int pngset_write(PngSet *ps, int k, const VidkMeField *f, const VidkPicture *pic) {
+    if (!ps->pat || (!ps->numbered && k != ps->frame)) return 0;
+    const VidkBlockSize bs = (VidkBlockSize)ps->bs;
     char err[512];
     VioOut *o = ps->first;
     ps->first = NULL;
@@ -200,7 +190,7 @@ static int pngset_write(PngSet *ps, int k, const VidkMeField *f, VidkBlockSize b
     ps->done[ps->n++] = o;
     uint8_t *rgb = malloc((size_t)f->w * (size_t)f->h * 3);
     if (!rgb) return cli_error(CMD, "out of memory"), -1;
-    int e = mvpng_render(f, bs, pic, mode, norm, rgb);
+    int e = mvpng_render(f, bs, pic, ps->mode, ps->norm, rgb);
     if (e < 0)
         cli_error(CMD, "%s: shape %s not in the field", vio_out_name(o), vidk_block_name(bs));
     else if ((e = vio_write_png_stream(vio_out_stream(o), vio_out_name(o), rgb, f->w, f->h,
@@ -208,6 +198,7 @@ static int pngset_write(PngSet *ps, int k, const VidkMeField *f, VidkBlockSize b
              (e = vio_out_finish(o, err, sizeof(err))) < 0)
         cli_error(CMD, "%s", err);
     free(rgb);
+    ps->written += e >= 0;
     return e < 0 ? -1 : 0;
 }
 
@@ -247,93 +238,57 @@ static void stats_add(Stats *s, const VidkMeField *f, int bs) {
 }
 
 /* ---- --read ------------------------------------------------------------------ */
-typedef struct ReadOpts {
-    const char *path, *out, *png;
-    int png_frame, png_shape, png_norm;
-    MvPngMode png_mode;
-    int json;
-} ReadOpts;
-
-static int cmd_read(const ReadOpts *o) {
+/* (vidk_cmd_me() has checked the names of out and of the pictures of ps.) */
+static int cmd_read(const char *path, const char *out, int png_shape, int json, PngSet *ps) {
     char err[512];
     MvfInfo info;
     MvfReader *rd = NULL;
     MvfWriter *wr = NULL;
-    VidkMeField f;
-    memset(&f, 0, sizeof(f));
+    VidkMeField f = {0};
     int ret = 1;
-    const char *ins[] = {o->path};
-    PngSet ps = {0};
-    ps.pat = o->png, ps.ins = ins, ps.nin = 1;
-    if (cli_output_is_input(CMD, "-o", o->out, ins, 1)) return 1;
-    if (mvf_reader_open(&rd, o->path, &info, err, sizeof(err)) < 0)
+    const char *ins[] = {path};
+    ps->ins = ins, ps->nin = 1;
+    if (cli_output_is_input(CMD, "-o", out, ins, 1)) return 1;
+    if (mvf_reader_open(&rd, path, &info, err, sizeof(err)) < 0)
         return cli_error(CMD, "%s", err);
     int e = vidk_me_field_alloc(&f, info.w, info.h, info.shapes);
     if (e < 0) {
-        cli_error(CMD, "%s: cannot allocate a %dx%d field: %s", o->path, info.w, info.h,
+        cli_error(CMD, "%s: cannot allocate a %dx%d field: %s", path, info.w, info.h,
                   vidk_strerror(e));
         goto done;
     }
-    const int pngpat = o->png ? png_pattern(o->png) : 0;
-    const int pbs = o->png_shape >= 0 ? o->png_shape : summary_shape(info.shapes);
-    if (o->png && (pngpat < 0 || !(info.shapes & VIDK_ME_SHAPE(pbs)))) {
-        cli_error(CMD,
-                  pngpat < 0 ? "--png: use at most one %%d conversion in '%s'"
-                             : "--png-shape: shape not in %s",
-                  pngpat < 0 ? o->png : o->path);
+    ps->bs = png_shape >= 0 ? png_shape : summary_shape(info.shapes);
+    if (ps->pat && !(info.shapes & VIDK_ME_SHAPE(ps->bs))) {
+        cli_error(CMD, "--png-shape: shape not in %s", path);
         goto done;
     }
-    if (o->out) {
-        const int fmt = mvf_format_from_path(o->out);
-        if (fmt < 0) {
-            cli_error(CMD, "-o %s: unknown extension (.bin, .csv, .json)", o->out);
-            goto done;
-        }
-        if (mvf_writer_open(&wr, o->out, (MvfFormat)fmt, &info, err, sizeof(err)) < 0) {
-            cli_error(CMD, "%s", err);
-            goto done;
-        }
-    }
-    ps.numbered = pngpat;
-    if (pngset_start(&ps) < 0) goto done;
-    Stats st[VIDK_BLOCK_COUNT];
-    memset(st, 0, sizeof(st));
-    int n = 0, png_done = 0;
+    if (out && mvf_writer_open(&wr, out, (MvfFormat)mvf_format_from_path(out), &info, err,
+                               sizeof(err)) < 0)
+        goto fail;
+    if (pngset_start(ps) < 0) goto done;
+    Stats st[VIDK_BLOCK_COUNT] = {0};
+    int n = 0;
     for (;;) {
         const int r = mvf_reader_frame(rd, &f, err, sizeof(err));
-        if (r < 0) {
-            cli_error(CMD, "%s", err);
-            goto done;
-        }
+        if (r < 0) goto fail;
         if (!r) break;
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++)
             if (info.shapes & VIDK_ME_SHAPE(bs)) stats_add(&st[bs], &f, bs);
-        if (wr && mvf_writer_frame(wr, &f, err, sizeof(err)) < 0) {
-            cli_error(CMD, "%s", err);
-            goto done;
-        }
-        if (o->png && (pngpat || n == o->png_frame)) {
-            if (pngset_write(&ps, n, &f, (VidkBlockSize)pbs, NULL, o->png_mode, o->png_norm) <
-                0)
-                goto done;
-            png_done++;
-        }
+        if (wr && mvf_writer_frame(wr, &f, err, sizeof(err)) < 0) goto fail;
+        if (pngset_write(ps, n, &f, NULL) < 0) goto done;
         n++;
     }
-    if (o->png && !png_done) {
-        cli_error(CMD, "--png-frame %d: the file has %d frames", o->png_frame, n);
+    if (ps->pat && !ps->written) {
+        cli_error(CMD, "--png-frame %ld: the file has %d frames", ps->frame, n);
         goto done;
     }
-    if (wr && mvf_writer_close(&wr, 1, err, sizeof(err)) < 0) {
-        cli_error(CMD, "%s", err);
-        goto done;
-    }
-    if (pngset_end(&ps, 1) < 0) goto done;
+    if (wr && mvf_writer_close(&wr, 1, err, sizeof(err)) < 0) goto fail;
+    if (pngset_end(ps, 1) < 0) goto done;
     /* A picture on stdout: the summary goes to stderr. */
-    FILE *sumf = o->png && !strcmp(o->png, "-") ? stderr : stdout;
-    if (o->json) {
+    FILE *sumf = ps->pat && !strcmp(ps->pat, "-") ? stderr : stdout;
+    if (json) {
         fprintf(sumf, "{\n  \"file\": ");
-        report_json_str(sumf, o->path);
+        report_json_str(sumf, path);
         fprintf(
             sumf,
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %d,\n"
@@ -352,16 +307,13 @@ static int cmd_read(const ReadOpts *o) {
             first = 0;
         }
         fprintf(sumf, "\n  }");
-        if (o->out) {
-            fprintf(sumf, ",\n  \"output\": ");
-            report_json_str(sumf, o->out);
-        }
+        report_json_field(sumf, "output", out);
         fprintf(sumf, "\n}\n");
     } else {
         fprintf(sumf,
                 "%s: VKMV v%d, %dx%d (%dx%d macroblocks), %d-bit, R=%d, lambda %u, %u frames, "
                 "reference: %s\n",
-                o->path, MVF_VERSION, info.w, info.h, info.mb_w, info.mb_h, info.bitdepth,
+                path, MVF_VERSION, info.w, info.h, info.mb_w, info.mb_h, info.bitdepth,
                 info.range, info.lambda, (unsigned)info.frames,
                 (info.flags & MVF_FLAG_REF_FILE) ? "separate sequence" : "previous frame");
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
@@ -372,11 +324,14 @@ static int cmd_read(const ReadOpts *o) {
                     st[bs].pixels ? st[bs].sad / st[bs].pixels : 0,
                     st[bs].blocks ? 100 * st[bs].zero / st[bs].blocks : 0);
         }
-        if (o->out) fprintf(sumf, "wrote %s\n", o->out);
+        if (out) fprintf(sumf, "wrote %s\n", out);
     }
     ret = 0;
+    goto done;
+fail:
+    cli_error(CMD, "%s", err);
 done:
-    pngset_end(&ps, 0);
+    pngset_end(ps, 0);
     mvf_writer_close(&wr, 0, NULL, 0);
     mvf_reader_close(&rd);
     vidk_me_field_free(&f);
@@ -405,10 +360,7 @@ int vidk_cmd_me(int argc, char **argv) {
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help();
-            return 0;
-        }
+        if (cli_is_help(a)) return help(), 0;
         const int r = cli_common_opt(&c, CMD, argc, argv, &i);
         if (r < 0) return 1;
         if (r) continue;
@@ -479,10 +431,10 @@ int vidk_cmd_me(int argc, char **argv) {
     if (range_set && area >= 0)
         return cli_error(CMD, "give --range or --search-area, not both");
     if (area >= 0) range = (area - 4) / 2;
-    if (png && png_pattern(png) < 0)
+    if (png && png_name(png, 0, NULL, 0) < 0)
         return cli_error(
             CMD, "--png '%s': use at most one %%d (or %%0Nd) conversion, %%%% for %%", png);
-    if (png && png_pattern(png) && png_frame_set)
+    if (png && png_name(png, 0, NULL, 0) && png_frame_set)
         return cli_error(CMD, "--png-frame selects one picture; a %%d name writes them all");
     if (out && mvf_format_from_path(out) < 0)
         return cli_error(CMD, "-o %s: unknown extension (.bin, .csv, .json)", out);
@@ -491,11 +443,14 @@ int vidk_cmd_me(int argc, char **argv) {
     if (png && !strcmp(png, "-") && c.json)
         return cli_error(CMD, "--png - and --json both want stdout: write one to a file");
 
+    PngSet ps = {.pat = png,
+                 .numbered = png && png_name(png, 0, NULL, 0),
+                 .frame = png_frame,
+                 .mode = png_mode,
+                 .norm = (int)png_norm};
     if (readp) {
         if (in || refp) return cli_error(CMD, "--read takes no input sequence");
-        ReadOpts ro = {readp,     out,           png,      (int)png_frame,
-                       png_shape, (int)png_norm, png_mode, c.json};
-        return cmd_read(&ro);
+        return cmd_read(readp, out, png_shape, c.json, &ps);
     }
     if (png_shape >= 0 && !(shapes & VIDK_ME_SHAPE(png_shape)))
         return cli_error(CMD, "--png-shape %s is not among --shapes",
@@ -510,49 +465,31 @@ int vidk_cmd_me(int argc, char **argv) {
 
     VioFormat raw;
     vio_format_default(&raw);
-    if (in_size) {
-        if (cli_parse_size(CMD, "--input-size", in_size, &raw.w, &raw.h) < 0) return 1;
-        if (vio_parse_pixfmt(in_fmt ? in_fmt : "yuv420p", &raw) < 0)
-            return cli_error(CMD,
-                             "--input-format: unknown pixel format '%s' (gray, yuv420p, "
-                             "yuv422p, yuv444p, yuv420p10le, ...)",
-                             in_fmt);
-    }
+    if (cli_raw_format(CMD, in_size, in_fmt,
+                       "gray, yuv420p, yuv422p, yuv444p, yuv420p10le, ...", &raw) < 0)
+        return 1;
 
     int ret = 1;
     char err[512];
-    CliSource src, ref;
-    memset(&src, 0, sizeof(src));
-    memset(&ref, 0, sizeof(ref));
-    src.assume_progressive = ref.assume_progressive = progressive;
+    CliSource src = {.assume_progressive = progressive}, ref = src;
     const char *ins[] = {in, refp};
-    PngSet ps = {0};
-    ps.pat = png, ps.ins = ins, ps.nin = 2;
-    VidkPicture pa, pb, pr;
-    memset(&pa, 0, sizeof(pa));
-    memset(&pb, 0, sizeof(pb));
-    memset(&pr, 0, sizeof(pr));
-    VidkMeField field;
-    memset(&field, 0, sizeof(field));
+    ps.ins = ins, ps.nin = 2;
+    VidkPicture pa = {0}, pb = {0}, pr = {0};
+    VidkMeField field = {0};
     VidkContext *ctx = NULL;
     MvfWriter *wr = NULL;
-    char gen_desc[128] = "";
 
     if (in) {
         if (cli_source_open_file(&src, CMD, in, in_size ? &raw : NULL) < 0) goto done;
     } else {
-        VidkGenParams gp;
-        vidk_gen_default(&gp);
-        if (gen_w) gp.w = gen_w, gp.h = gen_h;
-        if (frames) gp.frames = (int)frames;
-        const int e = cli_source_open_gen(&src, &gp, gen_desc, sizeof(gen_desc));
+        const int e = cli_source_open_gen(&src, gen_w, gen_h, (int)frames);
         if (e < 0) {
             cli_error(CMD, "generator: %s", vidk_strerror(e));
             goto done;
         }
         src.name = "generated";
         if (!c.quiet && !c.json)
-            fprintf(stderr, "vidkern me: no input given: searching the %s\n", gen_desc);
+            fprintf(stderr, "vidkern me: no input given: searching the %s\n", src.desc);
     }
     const VioFormat *fi = &src.fmt;
     if (refp) {
@@ -581,13 +518,9 @@ int vidk_cmd_me(int argc, char **argv) {
     if (refp) info.flags |= MVF_FLAG_REF_FILE;
     if (out) {
         if (mvf_writer_open(&wr, out, (MvfFormat)mvf_format_from_path(out), &info, err,
-                            sizeof(err)) < 0) {
-            cli_error(CMD, "%s", err);
-            goto done;
-        }
+                            sizeof(err)) < 0)
+            goto fail;
     }
-    const int pngpat = png ? png_pattern(png) : 0;
-    ps.numbered = pngpat;
     if (pngset_start(&ps) < 0) goto done;
     if (!(ctx = cli_open(&c, CMD))) goto done;
     if (vio_picture_alloc(&pa, fi) < 0 || vio_picture_alloc(&pb, fi) < 0 ||
@@ -606,19 +539,16 @@ int vidk_cmd_me(int argc, char **argv) {
     mp.shapes = shapes;
     mp.lambda = (unsigned)lambda;
     const int sbs = summary_shape(shapes);
-    const int pbs = png_shape >= 0 ? png_shape : sbs;
+    ps.bs = png_shape >= 0 ? png_shape : sbs;
 
-    int total = src.gen ? src.gen_frames
-                        : cli_estimate_frames(in, fi, !(in_size && !cli_has_ext(in, ".y4m")));
-    if (frames && (total <= 0 || total > frames)) total = (int)frames;
+    int total = cli_source_total(&src, in, in_size != NULL, frames);
     if (!refp && total > 0) total--; /* frame pairs */
     CliProgress prog;
     cli_progress_start(&prog, "me", total, c.quiet || c.json);
 
     VidkPicture *cur = &pa, *prev = &pb;
-    int nread = 0, npairs = 0, png_done = 0, ref_short = 0;
-    Stats st;
-    memset(&st, 0, sizeof(st));
+    int nread = 0, npairs = 0, ref_short = 0;
+    Stats st = {0};
     double t_search = 0;
     const double t0 = cli_now();
     if (!refp) {
@@ -657,18 +587,9 @@ int vidk_cmd_me(int argc, char **argv) {
             goto done;
         }
         stats_add(&st, &field, sbs);
-        if (wr && mvf_writer_frame(wr, &field, err, sizeof(err)) < 0) {
-            cli_error(CMD, "%s", err);
-            goto done;
-        }
-        if (png && (pngpat || npairs == png_frame)) {
-            if (pngset_write(&ps, npairs, &field, (VidkBlockSize)pbs, cur, png_mode,
-                             (int)png_norm) < 0)
-                goto done;
-            png_done++;
-        }
+        if (wr && mvf_writer_frame(wr, &field, err, sizeof(err)) < 0) goto fail;
+        if (pngset_write(&ps, npairs, &field, cur) < 0) goto done;
         npairs++;
-        if (npairs > prog.total) prog.total = npairs;
         cli_progress_update(&prog, npairs);
         if (!refp) {
             VidkPicture *t = cur;
@@ -686,17 +607,14 @@ int vidk_cmd_me(int argc, char **argv) {
                       src.name);
         goto done;
     }
-    if (png && !png_done) {
+    if (png && !ps.written) {
         cli_error(CMD, "--png-frame %ld: only %d frame pairs were searched", png_frame, npairs);
         goto done;
     }
     if (ref_short && !c.quiet)
         fprintf(stderr, "vidkern me: note: %s ended after %d frames; stopped there\n", ref.name,
                 npairs);
-    if (wr && mvf_writer_close(&wr, 1, err, sizeof(err)) < 0) {
-        cli_error(CMD, "%s", err);
-        goto done;
-    }
+    if (wr && mvf_writer_close(&wr, 1, err, sizeof(err)) < 0) goto fail;
     if (pngset_end(&ps, 1) < 0) goto done;
     const VidkBackend be = vidk_get_backend(ctx);
     const double mean_sad = st.pixels ? st.sad / st.pixels : 0;
@@ -716,12 +634,8 @@ int vidk_cmd_me(int argc, char **argv) {
     FILE *sumf = png && !strcmp(png, "-") ? stderr : stdout;
     if (c.json) {
         fprintf(sumf, "{\n  \"input\": ");
-        report_json_str(sumf, in ? src.name : gen_desc);
-        fprintf(sumf, ",\n  \"reference\": ");
-        if (refp)
-            report_json_str(sumf, ref.name);
-        else
-            fprintf(sumf, "\"previous frame\"");
+        report_json_str(sumf, in ? src.name : src.desc);
+        report_json_field(sumf, "reference", refp ? ref.name : "previous frame");
         fprintf(
             sumf,
             ",\n  \"width\": %d,\n  \"height\": %d,\n  \"bitdepth\": %d,\n  \"range\": %ld,\n"
@@ -734,20 +648,14 @@ int vidk_cmd_me(int argc, char **argv) {
             1e3 * t_total / npairs, 1e3 * t_search / npairs,
             vidk_block_name((VidkBlockSize)sbs), mean_sad, zero, vidk_backend_name(be),
             vidk_get_threads(ctx));
-        if (out) {
-            fprintf(sumf, ",\n  \"output\": ");
-            report_json_str(sumf, out);
-        }
-        if (png) {
-            fprintf(sumf, ",\n  \"png\": ");
-            report_json_str(sumf, png);
-        }
+        report_json_field(sumf, "output", out);
+        report_json_field(sumf, "png", png);
         fprintf(sumf, "\n}\n");
     } else {
         fprintf(sumf,
                 "%d frame pairs of %s (%dx%d, %d-bit) against %s, R=%ld (%ldx%ld candidates), "
                 "shapes %s%s, lambda %ld\n",
-                npairs, in ? src.name : gen_desc, fi->w, fi->h, fi->bitdepth,
+                npairs, in ? src.name : src.desc, fi->w, fi->h, fi->bitdepth,
                 refp ? ref.name : "the previous frame", range, 2 * range + 1, 2 * range + 1,
                 shapes_txt, shapes == VIDK_ME_SHAPES_H264 ? " (41 partitions)" : "", lambda);
         fprintf(sumf, "backend %s", vidk_backend_name(be));
@@ -759,9 +667,12 @@ int vidk_cmd_me(int argc, char **argv) {
         if (out)
             fprintf(sumf, "wrote %s (%s)\n", out,
                     mvf_format_name((MvfFormat)mvf_format_from_path(out)));
-        if (png) fprintf(sumf, "wrote %s%s\n", png, pngpat ? " (one per frame pair)" : "");
+        if (png) fprintf(sumf, "wrote %s%s\n", png, ps.numbered ? " (one per frame pair)" : "");
     }
     ret = 0;
+    goto done;
+fail:
+    cli_error(CMD, "%s", err);
 done:
     pngset_end(&ps, 0);
     mvf_writer_close(&wr, 0, NULL, 0);

@@ -11,7 +11,7 @@ int vidk_cmd_xform(int argc, char **argv) {
     }
     if (!codec) {
         for (int i = 1; i < argc; i++)
-            if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            if (cli_is_help(argv[i])) {
                 printf("usage: vidkern xform --codec h264|hevc [options]\n"
                        "  vidkern xform --codec h264 --help   H.264 options\n"
                        "  vidkern xform --codec hevc --help   HEVC options\n");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coeffile.h"
+#include "le_bytes.h"
 
 static int n_planes(VidkChroma c) {
     return c == VIDK_CHROMA_400 ? 1 : 3;
@@ -30,21 +31,6 @@ static int geometry_ok(int w, int h, VidkChroma c, int bitdepth) {
 #define CF_MAGIC   "VKCF264\n"
 #define CF_VERSION 1
 #define CF_HEADER  64
-
-static void put16(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-static void put32(uint8_t *p, uint32_t v) {
-    put16(p, v & 0xffff);
-    put16(p + 2, v >> 16);
-}
-static uint32_t get16(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-static uint32_t get32(const uint8_t *p) {
-    return get16(p) | get16(p + 2) << 16;
-}
 
 /* FNV-1a, 32 bits: offset basis 2166136261, prime 16777619. */
 static uint32_t fnv1a(uint32_t h, const uint8_t *p, size_t n) {

@@ -183,9 +183,16 @@ static void wheel_colour(int x, int y, double norm, uint8_t out[3]) {
         out[c] = (uint8_t)lrint(255 * val[pick[seg][c]]);
 }
 
-static int write_rgb(const char *path, const uint8_t *rgb, int w, int h, char *err,
-                     size_t errlen) {
-    return vio_write_png(path, rgb, w, h, (ptrdiff_t)w * 3, 3, err, errlen);
+/* Write the w x h picture rgb to path and free it. */
+static int write_rgb(const char *path, uint8_t *rgb, int w, int h, char *err, size_t errlen) {
+    const int e = vio_write_png(path, rgb, w, h, (ptrdiff_t)w * 3, 3, err, errlen);
+    free(rgb);
+    return e;
+}
+
+static int out_of_memory(const char *path, char *err, size_t errlen) {
+    if (err && errlen) snprintf(err, errlen, "%s: out of memory", path);
+    return VIDK_ERR(ENOMEM);
 }
 
 static int check_map(const char *path, int gw, int gh, int cell, int w, int h, char *err,
@@ -205,10 +212,7 @@ int enc_png_mvs(const char *path, const VidkMv *mv, int mv_w, int mv_h, int w, i
     int e = check_map(path, mv_w, mv_h, 4, w, h, err, errlen);
     if (e < 0) return e;
     uint8_t *rgb = malloc((size_t)w * (size_t)h * 3);
-    if (!rgb) {
-        if (err && errlen) snprintf(err, errlen, "%s: out of memory", path);
-        return VIDK_ERR(ENOMEM);
-    }
+    if (!rgb) return out_of_memory(path, err, errlen);
     double nrm = norm;
     if (nrm <= 0) {
         /* 98th percentile of the non-zero vector lengths of the visible blocks: a few
@@ -217,8 +221,7 @@ int enc_png_mvs(const char *path, const VidkMv *mv, int mv_w, int mv_h, int w, i
         uint32_t *hist = calloc(NBIN, sizeof(*hist));
         if (!hist) {
             free(rgb);
-            if (err && errlen) snprintf(err, errlen, "%s: out of memory", path);
-            return VIDK_ERR(ENOMEM);
+            return out_of_memory(path, err, errlen);
         }
         uint64_t nz = 0;
         for (int y = 0; y < (h + 3) / 4; y++)
@@ -250,9 +253,7 @@ int enc_png_mvs(const char *path, const VidkMv *mv, int mv_w, int mv_h, int w, i
                 memcpy(row + (size_t)k * 3, c, 3);
         }
     }
-    e = write_rgb(path, rgb, w, h, err, errlen);
-    free(rgb);
-    return e;
+    return write_rgb(path, rgb, w, h, err, errlen);
 }
 
 /* Heat-map ramp: t in [0, 1] -> colour, piecewise linear between anchors. */
@@ -275,10 +276,7 @@ int enc_png_energy(const char *path, const uint32_t *energy, int mb_w, int mb_h,
     int e = check_map(path, mb_w, mb_h, 16, w, h, err, errlen);
     if (e < 0) return e;
     uint8_t *rgb = malloc((size_t)w * (size_t)h * 3);
-    if (!rgb) {
-        if (err && errlen) snprintf(err, errlen, "%s: out of memory", path);
-        return VIDK_ERR(ENOMEM);
-    }
+    if (!rgb) return out_of_memory(path, err, errlen);
     const double top = log1p(64.0 * 64.0);
     for (int y = 0; y < h; y++) {
         uint8_t *row = rgb + (size_t)y * (size_t)w * 3;
@@ -290,9 +288,7 @@ int enc_png_energy(const char *path, const uint32_t *energy, int mb_w, int mb_h,
                 memcpy(row + (size_t)k * 3, c, 3);
         }
     }
-    e = write_rgb(path, rgb, w, h, err, errlen);
-    free(rgb);
-    return e;
+    return write_rgb(path, rgb, w, h, err, errlen);
 }
 
 /* ---- device description ------------------------------------------------------------- */

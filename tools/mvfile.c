@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "mvfile.h"
+#include "le_bytes.h"
 #include "picio.h"
 
 #if defined(__GNUC__)
@@ -110,22 +111,6 @@ const char *mvf_format_name(MvfFormat f) {
     return f == MVF_FORMAT_BIN ? "bin" : f == MVF_FORMAT_CSV ? "csv" : "json";
 }
 
-/* ---- little-endian helpers ------------------------------------------------ */
-static void put16(uint8_t *p, unsigned v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-static void put32(uint8_t *p, uint32_t v) {
-    put16(p, v & 0xffff);
-    put16(p + 2, v >> 16);
-}
-static unsigned get16(const uint8_t *p) {
-    return (unsigned)p[0] | (unsigned)p[1] << 8;
-}
-static uint32_t get32(const uint8_t *p) {
-    return get16(p) | (uint32_t)get16(p + 2) << 16;
-}
-
 /* Header layout (offsets in bytes). */
 enum {
     H_MAGIC = 0,
@@ -213,7 +198,6 @@ struct MvfWriter {
     MvfFormat fmt;
     MvfInfo info;
     uint8_t *buf; /* bin: one shape's records */
-    size_t buf_cap;
 };
 
 static int field_matches(const MvfInfo *info, const VidkMeField *f, char *err, size_t errlen) {
@@ -311,10 +295,7 @@ int mvf_writer_open(MvfWriter **pw, const char *path, MvfFormat fmt, const MvfIn
 
 static int write_bin_shape(MvfWriter *w, const VidkMeResult *res, size_t n) {
     const size_t chunk = 4096;
-    if (!w->buf) {
-        if (!(w->buf = malloc(chunk * MVF_RECORD_SIZE))) return VIDK_ERR(ENOMEM);
-        w->buf_cap = chunk;
-    }
+    if (!w->buf && !(w->buf = malloc(chunk * MVF_RECORD_SIZE))) return VIDK_ERR(ENOMEM);
     for (size_t i = 0; i < n; i += chunk) {
         const size_t m = n - i < chunk ? n - i : chunk;
         for (size_t k = 0; k < m; k++) {

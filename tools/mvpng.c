@@ -1,12 +1,10 @@
 /* Motion field -> PNG: colour wheel or arrows (see mvpng.h). */
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mvpng.h"
-#include "picio.h"
 
 int mvpng_mode_from_name(const char *name) {
     if (!strcmp(name, "wheel")) return MVPNG_WHEEL;
@@ -149,23 +147,4 @@ int mvpng_render(const VidkMeField *f, VidkBlockSize bs, const VidkPicture *pic,
             line(rgb, w, h, ex, ey, bx2, by2, c);
         }
     return 0;
-}
-
-int mvpng_write(const char *path, const VidkMeField *f, VidkBlockSize bs,
-                const VidkPicture *pic, MvPngMode mode, int norm, char *err, size_t errlen) {
-    const size_t bytes = (size_t)f->w * (size_t)f->h * 3;
-    uint8_t *rgb = malloc(bytes);
-    if (!rgb) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return VIDK_ERR(ENOMEM);
-    }
-    int ret = mvpng_render(f, bs, pic, mode, norm, rgb);
-    if (ret < 0) {
-        snprintf(err, errlen, "%s: shape %s not in the field", path, vidk_block_name(bs));
-        free(rgb);
-        return ret;
-    }
-    ret = vio_write_png(path, rgb, f->w, f->h, (ptrdiff_t)f->w * 3, 3, err, errlen);
-    free(rgb);
-    return ret;
 }

@@ -27,9 +27,4 @@ int mvpng_mode_from_name(const char *name);
 int mvpng_render(const VidkMeField *f, VidkBlockSize bs, const VidkPicture *pic, MvPngMode mode,
                  int norm, uint8_t *rgb);
 
-/* Render and write a PNG to path (through vio_out_open(): a temporary file renamed into
- * place). 0 or <0 with a message in err. */
-int mvpng_write(const char *path, const VidkMeField *f, VidkBlockSize bs,
-                const VidkPicture *pic, MvPngMode mode, int norm, char *err, size_t errlen);
-
 #endif

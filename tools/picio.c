@@ -439,6 +439,30 @@ int vio_same_file(const char *out, const char *in) {
            so.st_ino == si.st_ino;
 }
 
+/* What a reader and a writer share: the name for messages and the failure, which every
+ * later call returns again. */
+typedef struct VioState {
+    int status; /* 0 or the error code */
+    char *name;
+    char err[MSG_MAX];
+} VioState;
+
+static int sfail(VioState *s, int code, const char *fmt, ...) VIO_PRINTF(3, 4);
+static int sfail(VioState *s, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(s->err, sizeof(s->err), s->name, fmt, ap);
+    va_end(ap);
+    s->status = code;
+    return code;
+}
+
+/* A failed read or write (what): errno, EIO if unset. */
+static int io_fail(VioState *s, const char *what) {
+    const int e = errno ? errno : EIO;
+    return sfail(s, VIDK_ERR(e), "%s error: %s", what, strerror(e));
+}
+
 /* ---- reader ------------------------------------------------------------------------ */
 
 struct VioReader {
@@ -448,25 +472,8 @@ struct VioReader {
     VioFormat fmt;
     size_t frame_bytes;
     int frames;
-    int status; /* 0, or the error code every later read returns */
-    char *name;
-    char err[MSG_MAX];
+    VioState st;
 };
-
-static int rfail(VioReader *r, int code, const char *fmt, ...) VIO_PRINTF(3, 4);
-static int rfail(VioReader *r, int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vmsg(r->err, sizeof(r->err), r->name, fmt, ap);
-    va_end(ap);
-    r->status = code;
-    return code;
-}
-
-static int read_error(VioReader *r) {
-    const int e = errno ? errno : EIO;
-    return rfail(r, VIDK_ERR(e), "read error: %s", strerror(e));
-}
 
 /* Reads a line into buf (without the '\n'). 1: line read; 0: end of input before any
  * byte; -1: end of input inside the line; -2: longer than max bytes; -3: read error. */
@@ -504,24 +511,24 @@ static int parse_y4m_header(VioReader *r) {
     size_t n;
     errno = 0;
     const int st = read_line(r->f, line, sizeof(line) - 1, &n);
-    if (st == -3) return read_error(r);
-    if (st == 0) return rfail(r, VIDK_ERR(ENODATA), "empty input");
+    if (st == -3) return io_fail(&r->st, "read");
+    if (st == 0) return sfail(&r->st, VIDK_ERR(ENODATA), "empty input");
     /* The signature first: anything else is "not Y4M" rather than a header problem. */
     static const char magic[] = "YUV4MPEG2";
     const size_t ml = sizeof(magic) - 1;
     if (memcmp(line, magic, n < ml ? n : ml) || (n > ml && line[ml] != ' ') ||
         (n < ml && st != -1))
-        return rfail(r, VIDK_ERR(EINVAL), "not a YUV4MPEG2 stream");
+        return sfail(&r->st, VIDK_ERR(EINVAL), "not a YUV4MPEG2 stream");
     if (st == -1)
-        return rfail(r, VIDK_ERR(EINVAL),
+        return sfail(&r->st, VIDK_ERR(EINVAL),
                      "Y4M header has no newline (input ends after %zu bytes)", n);
     if (st == -2)
-        return rfail(r, VIDK_ERR(EINVAL), "Y4M header line too long (over %d bytes)",
+        return sfail(&r->st, VIDK_ERR(EINVAL), "Y4M header line too long (over %d bytes)",
                      VIO_Y4M_LINE_MAX);
     for (size_t i = 0; i < n; i++) {
         const unsigned char c = (unsigned char)line[i];
         if (c < 0x20 || c == 0x7f)
-            return rfail(r, VIDK_ERR(EINVAL),
+            return sfail(&r->st, VIDK_ERR(EINVAL),
                          "Y4M header has a control character (0x%02X) at byte %zu", c, i);
     }
 
@@ -549,7 +556,7 @@ static int parse_y4m_header(VioReader *r) {
         case 'W':
         case 'H':
             if (parse_uint(v, vl, VIDK_MAX_PICTURE_SIDE, &x) < 0 || x < 1)
-                return rfail(r, VIDK_ERR(EINVAL),
+                return sfail(&r->st, VIDK_ERR(EINVAL),
                              "bad %s '%s' in Y4M header (expected %c1..%c%d)",
                              tok[0] == 'W' ? "width" : "height", q, tok[0], tok[0],
                              VIDK_MAX_PICTURE_SIDE);
@@ -564,7 +571,7 @@ static int parse_y4m_header(VioReader *r) {
         case 'F':
             if (parse_ratio(v, vl, &f->fps_num, &f->fps_den) < 0 || f->fps_num < 1 ||
                 f->fps_den < 1)
-                return rfail(r, VIDK_ERR(EINVAL),
+                return sfail(&r->st, VIDK_ERR(EINVAL),
                              "bad frame rate '%s' in Y4M header (expected FN:D, N and D > 0)",
                              q);
             f->y4m_tags |= VIO_Y4M_TAG_F;
@@ -572,7 +579,7 @@ static int parse_y4m_header(VioReader *r) {
         case 'A':
             if (parse_ratio(v, vl, &f->par_num, &f->par_den) < 0 ||
                 (!f->par_num) != (!f->par_den))
-                return rfail(r, VIDK_ERR(EINVAL),
+                return sfail(&r->st, VIDK_ERR(EINVAL),
                              "bad aspect ratio '%s' in Y4M header (expected AN:D with N and "
                              "D > 0, or A0:0)",
                              q);
@@ -580,7 +587,7 @@ static int parse_y4m_header(VioReader *r) {
             break;
         case 'I':
             if (vl != 1 || !strchr("ptbm?", v[0]))
-                return rfail(r, VIDK_ERR(EINVAL),
+                return sfail(&r->st, VIDK_ERR(EINVAL),
                              "bad interlacing '%s' in Y4M header (expected Ip, It, Ib, Im or "
                              "I?)",
                              q);
@@ -589,7 +596,7 @@ static int parse_y4m_header(VioReader *r) {
             break;
         case 'C':
             if (chroma_from_tag(v, vl, 0, &f->chroma, &f->bitdepth) < 0)
-                return rfail(r, VIDK_ERR(EINVAL),
+                return sfail(&r->st, VIDK_ERR(EINVAL),
                              "unsupported chroma '%s' in Y4M header (supported: 420jpeg, "
                              "420paldv, 420mpeg2, 420, 422, 444, mono, 420pN, 422pN, 444pN, "
                              "monoN with N 9..16)",
@@ -610,14 +617,14 @@ static int parse_y4m_header(VioReader *r) {
             break;
         }
     }
-    if (!have_w) return rfail(r, VIDK_ERR(EINVAL), "Y4M header has no W (width) tag");
-    if (!have_h) return rfail(r, VIDK_ERR(EINVAL), "Y4M header has no H (height) tag");
+    if (!have_w) return sfail(&r->st, VIDK_ERR(EINVAL), "Y4M header has no W (width) tag");
+    if (!have_h) return sfail(&r->st, VIDK_ERR(EINVAL), "Y4M header has no H (height) tag");
     /* Without C the format is 420jpeg (the spec's default), unless ffmpeg's XYSCSS field
      * says otherwise. */
     if (!have_c && xyscss) {
         if (chroma_from_tag(xyscss + 7, xyscss_n - 7, 1, &f->chroma, &f->bitdepth) < 0) {
             quote(q, sizeof(q), xyscss, xyscss_n);
-            return rfail(r, VIDK_ERR(EINVAL), "unsupported chroma '%s' in Y4M header", q);
+            return sfail(&r->st, VIDK_ERR(EINVAL), "unsupported chroma '%s' in Y4M header", q);
         }
     }
     return 0;
@@ -630,7 +637,7 @@ static int parse_y4m_header(VioReader *r) {
 static int check_frame_size(VioReader *r) {
     const VioFormat *f = &r->fmt;
     if (r->frame_bytes > VIO_FRAME_BYTES_MAX)
-        return rfail(r, VIDK_ERR(EFBIG),
+        return sfail(&r->st, VIDK_ERR(EFBIG),
                      "%dx%d %s %d-bit frames of %zu bytes are over the limit of %zu MiB a "
                      "frame",
                      f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, r->frame_bytes,
@@ -647,11 +654,11 @@ static int check_frame_size(VioReader *r) {
     const unsigned long long need = r->frame_bytes + (r->raw ? 0u : 6u);
     if (left >= need) return 0;
     if (r->raw)
-        return rfail(r, VIDK_ERR(EINVAL),
+        return sfail(&r->st, VIDK_ERR(EINVAL),
                      "raw %dx%d %s %d-bit frames are %llu bytes, but the file has only %llu "
                      "(not one whole frame)",
                      f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, need, left);
-    return rfail(r, VIDK_ERR(EINVAL),
+    return sfail(&r->st, VIDK_ERR(EINVAL),
                  "the Y4M header announces %dx%d %s %d-bit frames of %llu bytes, but only "
                  "%llu bytes follow it (not one whole frame)",
                  f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, need, left);
@@ -670,13 +677,13 @@ static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
     }
     r->f = stream;
     r->own = own;
-    r->name = name;
+    r->st.name = name;
     int ret = 0;
     if (raw) {
         r->raw = 1;
         r->fmt = *raw;
         if (!format_valid(raw)) {
-            ret = rfail(r, VIDK_ERR(EINVAL),
+            ret = sfail(&r->st, VIDK_ERR(EINVAL),
                         "raw input needs a size (1..%d a side), a chroma format and a bit "
                         "depth (8..16); got %dx%d, bit depth %d",
                         VIDK_MAX_PICTURE_SIDE, raw->w, raw->h, raw->bitdepth);
@@ -697,8 +704,8 @@ static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
             errno = 0;
             const int c = getc(stream);
             if (c == EOF)
-                ret =
-                    ferror(stream) ? read_error(r) : rfail(r, VIDK_ERR(ENODATA), "empty input");
+                ret = ferror(stream) ? io_fail(&r->st, "read")
+                                     : sfail(&r->st, VIDK_ERR(ENODATA), "empty input");
             else
                 ungetc(c, stream);
         }
@@ -710,7 +717,7 @@ static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
         ret = check_frame_size(r);
     }
     if (ret < 0) {
-        if (err && errlen) snprintf(err, errlen, "%s", r->err);
+        if (err && errlen) snprintf(err, errlen, "%s", r->st.err);
         vio_reader_close(&r);
         return ret;
     }
@@ -755,7 +762,7 @@ const VioFormat *vio_reader_format(const VioReader *r) {
     return r ? &r->fmt : NULL;
 }
 const char *vio_reader_error(const VioReader *r) {
-    return r ? r->err : "no reader";
+    return r ? r->st.err : "no reader";
 }
 int vio_reader_frames(const VioReader *r) {
     return r ? r->frames : 0;
@@ -770,15 +777,16 @@ static int read_frame_marker(VioReader *r) {
     for (int i = 0; i < 6; i++) {
         const int c = getc(r->f);
         if (c == EOF) {
-            if (ferror(r->f)) return read_error(r);
+            if (ferror(r->f)) return io_fail(&r->st, "read");
             if (!i) return 0;
-            return rfail(r, VIDK_ERR(EINVAL),
+            return sfail(&r->st, VIDK_ERR(EINVAL),
                          "frame %d truncated (input ends inside the FRAME marker)", r->frames);
         }
         seen[i] = (char)c;
         if (i < 5 ? c != marker[i] : c != '\n' && c != ' ') {
             quote(q, sizeof(q), seen, (size_t)i + 1);
-            return rfail(r, VIDK_ERR(EINVAL), "frame %d: bad FRAME marker '%s'", r->frames, q);
+            return sfail(&r->st, VIDK_ERR(EINVAL), "frame %d: bad FRAME marker '%s'", r->frames,
+                         q);
         }
         if (i == 5 && c == '\n') return 1;
     }
@@ -787,21 +795,22 @@ static int read_frame_marker(VioReader *r) {
         const int c = getc(r->f);
         if (c == '\n') return 1;
         if (c == EOF) {
-            if (ferror(r->f)) return read_error(r);
-            return rfail(r, VIDK_ERR(EINVAL),
+            if (ferror(r->f)) return io_fail(&r->st, "read");
+            return sfail(&r->st, VIDK_ERR(EINVAL),
                          "frame %d truncated (input ends inside the FRAME line)", r->frames);
         }
         if (k >= VIO_Y4M_LINE_MAX - 1) /* byte k is not the newline */
-            return rfail(r, VIDK_ERR(EINVAL), "frame %d: FRAME line too long (over %d bytes)",
-                         r->frames, VIO_Y4M_LINE_MAX);
+            return sfail(&r->st, VIDK_ERR(EINVAL),
+                         "frame %d: FRAME line too long (over %d bytes)", r->frames,
+                         VIO_Y4M_LINE_MAX);
     }
 }
 
 int vio_reader_read(VioReader *r, VidkPicture *pic) {
     if (!r) return VIDK_ERR(EINVAL);
-    if (r->status) return r->status;
+    if (r->st.status) return r->st.status;
     if (!pic_matches(pic, &r->fmt)) {
-        msg(r->err, sizeof(r->err), r->name,
+        msg(r->st.err, sizeof(r->st.err), r->st.name,
             "picture does not match the stream (%dx%d %s %d-bit expected)", r->fmt.w, r->fmt.h,
             vio_chroma_name(r->fmt.chroma), r->fmt.bitdepth);
         return VIDK_ERR(EINVAL);
@@ -824,10 +833,11 @@ int vio_reader_read(VioReader *r, VidkPicture *pic) {
             const size_t k = fread(row, 1, rowbytes, r->f);
             got += k;
             if (k < rowbytes) {
-                if (ferror(r->f)) return read_error(r);
+                if (ferror(r->f)) return io_fail(&r->st, "read");
                 if (r->raw && got == 0) return 0; /* clean end between frames */
-                return rfail(r, VIDK_ERR(EINVAL), "frame %d truncated (got %zu of %zu bytes)",
-                             r->frames, got, r->frame_bytes);
+                return sfail(&r->st, VIDK_ERR(EINVAL),
+                             "frame %d truncated (got %zu of %zu bytes)", r->frames, got,
+                             r->frame_bytes);
             }
             if (bps == 2) {
                 /* Little-endian in the file, native in memory; each pair is read before
@@ -843,7 +853,7 @@ int vio_reader_read(VioReader *r, VidkPicture *pic) {
                     int x = 0;
                     while (s[x] <= maxv)
                         x++;
-                    return rfail(r, VIDK_ERR(ERANGE),
+                    return sfail(&r->st, VIDK_ERR(ERANGE),
                                  "frame %d: sample %u at plane %d x %d y %d is above the "
                                  "%d-bit maximum %u",
                                  r->frames, (unsigned)s[x], p, x, y, f->bitdepth, maxv);
@@ -860,7 +870,7 @@ void vio_reader_close(VioReader **pr) {
     if (!pr || !*pr) return;
     VioReader *r = *pr;
     if (r->own) fclose(r->f);
-    free(r->name);
+    free(r->st.name);
     free(r);
     *pr = NULL;
 }
@@ -873,25 +883,8 @@ struct VioWriter {
     int raw;
     VioFormat fmt;
     uint8_t *row; /* little-endian staging row for 9..16-bit samples */
-    int status;
-    char *name;
-    char err[MSG_MAX];
+    VioState st;
 };
-
-static int wfail(VioWriter *w, int code, const char *fmt, ...) VIO_PRINTF(3, 4);
-static int wfail(VioWriter *w, int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vmsg(w->err, sizeof(w->err), w->name, fmt, ap);
-    va_end(ap);
-    w->status = code;
-    return code;
-}
-
-static int write_error(VioWriter *w) {
-    const int e = errno ? errno : EIO;
-    return wfail(w, VIDK_ERR(e), "write error: %s", strerror(e));
-}
 
 /* The X fields to write: valid fields only (each starting with X, printable, no spaces
  * inside), XYSCSS fields that contradict the format dropped. -1 when ext is malformed. */
@@ -933,13 +926,14 @@ static int filter_ext(const VioFormat *f, char *out, size_t outlen) {
 static int write_y4m_header(VioWriter *w) {
     const VioFormat *f = &w->fmt;
     if (f->fps_num < 1 || f->fps_den < 1)
-        return wfail(w, VIDK_ERR(EINVAL), "bad frame rate %d/%d for Y4M output", f->fps_num,
-                     f->fps_den);
+        return sfail(&w->st, VIDK_ERR(EINVAL), "bad frame rate %d/%d for Y4M output",
+                     f->fps_num, f->fps_den);
     if (f->par_num < 0 || f->par_den < 0 || !f->par_num != !f->par_den)
-        return wfail(w, VIDK_ERR(EINVAL), "bad aspect ratio %d:%d for Y4M output", f->par_num,
-                     f->par_den);
+        return sfail(&w->st, VIDK_ERR(EINVAL), "bad aspect ratio %d:%d for Y4M output",
+                     f->par_num, f->par_den);
     if (!f->interlace || !strchr("ptbm?", f->interlace))
-        return wfail(w, VIDK_ERR(EINVAL), "bad interlacing '%c' for Y4M output (p, t, b, m, ?)",
+        return sfail(&w->st, VIDK_ERR(EINVAL),
+                     "bad interlacing '%c' for Y4M output (p, t, b, m, ?)",
                      f->interlace ? f->interlace : '0');
     char ctag[16];
     VidkChroma c;
@@ -953,7 +947,7 @@ static int write_y4m_header(VioWriter *w) {
         default_ctag(f->chroma, f->bitdepth, ctag, sizeof(ctag));
     char ext[VIO_Y4M_LINE_MAX];
     if (filter_ext(f, ext, sizeof(ext)) < 0)
-        return wfail(w, VIDK_ERR(EINVAL),
+        return sfail(&w->st, VIDK_ERR(EINVAL),
                      "bad Y4M X fields (each must start with X, no "
                      "control characters, %d bytes at most)",
                      VIO_Y4M_LINE_MAX - 64);
@@ -976,10 +970,10 @@ static int write_y4m_header(VioWriter *w) {
                            ti, ta, tc, ext);
     /* Stay within what a reader (this one included) accepts. */
     if (n < 0 || n > VIO_Y4M_LINE_MAX)
-        return wfail(w, VIDK_ERR(EINVAL), "Y4M header too long (X fields over %d bytes)",
+        return sfail(&w->st, VIDK_ERR(EINVAL), "Y4M header too long (X fields over %d bytes)",
                      VIO_Y4M_LINE_MAX);
     errno = 0;
-    if (fwrite(line, 1, (size_t)n, w->f) != (size_t)n) return write_error(w);
+    if (fwrite(line, 1, (size_t)n, w->f) != (size_t)n) return io_fail(&w->st, "write");
     return 0;
 }
 
@@ -997,16 +991,16 @@ static int writer_new(VioWriter **out, FILE *stream, VioOut *o, const char *name
     w->f = stream;
     w->out = o;
     w->raw = raw;
-    w->name = nm;
+    w->st.name = nm;
     w->fmt = *f;
     int ret = 0;
     if (f->bitdepth > 8 && f->w >= 1 && f->w <= VIDK_MAX_PICTURE_SIDE) {
         w->row = malloc((size_t)f->w * 2);
-        if (!w->row) ret = wfail(w, VIDK_ERR(ENOMEM), "out of memory");
+        if (!w->row) ret = sfail(&w->st, VIDK_ERR(ENOMEM), "out of memory");
     }
     if (!ret && !raw) ret = write_y4m_header(w);
     if (ret < 0) {
-        if (err && errlen) snprintf(err, errlen, "%s", w->err);
+        if (err && errlen) snprintf(err, errlen, "%s", w->st.err);
         /* Leave no file behind for an output that never started. */
         vio_writer_abort(&w);
         return ret;
@@ -1059,15 +1053,15 @@ int vio_writer_open_stream(VioWriter **w, FILE *stream, const char *name, const 
 }
 
 const char *vio_writer_error(const VioWriter *w) {
-    return w ? w->err : "no writer";
+    return w ? w->st.err : "no writer";
 }
 
 int vio_writer_write(VioWriter *w, const VidkPicture *pic) {
     if (!w) return VIDK_ERR(EINVAL);
-    if (w->status) return w->status;
+    if (w->st.status) return w->st.status;
     const VioFormat *f = &w->fmt;
     if (!pic_matches(pic, f)) {
-        msg(w->err, sizeof(w->err), w->name,
+        msg(w->st.err, sizeof(w->st.err), w->st.name,
             "picture does not match the output (%dx%d %s %d-bit expected)", f->w, f->h,
             vio_chroma_name(f->chroma), f->bitdepth);
         return VIDK_ERR(EINVAL);
@@ -1084,7 +1078,7 @@ int vio_writer_write(VioWriter *w, const VidkPicture *pic) {
                     (const uint16_t *)((const uint8_t *)pic->data[p] + y * pic->stride[p]);
                 for (int x = 0; x < pw; x++)
                     if (s[x] > maxv) {
-                        msg(w->err, sizeof(w->err), w->name,
+                        msg(w->st.err, sizeof(w->st.err), w->st.name,
                             "sample %u at plane %d x %d y %d is above the %d-bit maximum %u",
                             (unsigned)s[x], p, x, y, f->bitdepth, maxv);
                         return VIDK_ERR(ERANGE);
@@ -1093,7 +1087,7 @@ int vio_writer_write(VioWriter *w, const VidkPicture *pic) {
         }
     }
     errno = 0;
-    if (!w->raw && fwrite("FRAME\n", 1, 6, w->f) != 6) return write_error(w);
+    if (!w->raw && fwrite("FRAME\n", 1, 6, w->f) != 6) return io_fail(&w->st, "write");
     for (int p = 0; p < n_planes(f->chroma); p++) {
         int pw, ph;
         plane_dims(f, p, &pw, &ph);
@@ -1108,7 +1102,7 @@ int vio_writer_write(VioWriter *w, const VidkPicture *pic) {
                 }
                 row = w->row;
             }
-            if (fwrite(row, 1, rowbytes, w->f) != rowbytes) return write_error(w);
+            if (fwrite(row, 1, rowbytes, w->f) != rowbytes) return io_fail(&w->st, "write");
         }
     }
     return 0;
@@ -1119,20 +1113,20 @@ static int writer_end(VioWriter **pw, int commit, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
     if (!pw || !*pw) return 0;
     VioWriter *w = *pw;
-    int ret = w->status;
+    int ret = w->st.status;
     errno = 0;
-    if (commit && !ret && fflush(w->f) != 0) ret = write_error(w);
+    if (commit && !ret && fflush(w->f) != 0) ret = io_fail(&w->st, "write");
     if (w->out) {
         char oerr[MSG_MAX];
         const int e = vio_out_close(&w->out, commit && !ret, oerr, sizeof(oerr));
         if (e < 0 && commit && !ret) {
-            snprintf(w->err, sizeof(w->err), "%s", oerr);
+            snprintf(w->st.err, sizeof(w->st.err), "%s", oerr);
             ret = e;
         }
     }
-    if (ret < 0 && err && errlen) snprintf(err, errlen, "%s", w->err);
+    if (ret < 0 && err && errlen) snprintf(err, errlen, "%s", w->st.err);
     free(w->row);
-    free(w->name);
+    free(w->st.name);
     free(w);
     *pw = NULL;
     return ret;

@@ -41,6 +41,12 @@ void report_command_line(char *buf, size_t n, const char *prefix, int argc, char
                       argv[i]);
 }
 
+void report_json_field(FILE *f, const char *key, const char *s) {
+    if (!s) return;
+    fprintf(f, ",\n  \"%s\": ", key);
+    report_json_str(f, s);
+}
+
 void report_json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {

@@ -19,6 +19,9 @@ void report_command_line(char *buf, size_t n, const char *prefix, int argc, char
 
 /* Write a JSON string literal (quotes and escapes included). */
 void report_json_str(FILE *f, const char *s);
+/* ",\n  \"KEY\": " and the string s, when s is not NULL (a field of a report's top
+ * level after the first). */
+void report_json_field(FILE *f, const char *key, const char *s);
 
 /* Write a file through PATH.tmp and a rename, so a failed run leaves no half-written
  * file: `write` fills the stream. Returns 0, or -1 with a message. */

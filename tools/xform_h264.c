@@ -35,14 +35,27 @@ static void usage(FILE *f) {
     cli_common_help(f);
 }
 
-static int read_full(FILE *f, uint8_t *buf, size_t n, size_t *got) {
-    *got = 0;
-    while (*got < n) {
-        const size_t r = fread(buf + *got, 1, n - *got, f);
-        if (!r) break;
-        *got += r;
+/* One chunk of blocks through the library (cli_block_stream()). */
+typedef struct Job {
+    VidkContext *ctx;
+    VidkH264BlockParams p;
+    int inverse;
+    size_t nv, nnz;
+    int32_t *res; /* inverse: the library's output before saturation to int16 */
+} Job;
+
+static int run_blocks(void *arg, const int16_t *in, int16_t *out, size_t n) {
+    Job *j = arg;
+    if (!j->inverse) {
+        size_t nz = 0;
+        const int e = vidk_h264_forward_blocks(j->ctx, &j->p, in, out, n, &nz);
+        j->nnz += nz;
+        return e;
     }
-    return ferror(f) ? -1 : 0;
+    const int e = vidk_h264_inverse_blocks(j->ctx, &j->p, in, j->res, n);
+    for (size_t k = 0; e >= 0 && k < n * j->nv; k++)
+        out[k] = (int16_t)(j->res[k] < -32768 ? -32768 : j->res[k] > 32767 ? 32767 : j->res[k]);
+    return e;
 }
 
 int vidk_xform_h264(int argc, char **argv) {
@@ -52,7 +65,7 @@ int vidk_xform_h264(int argc, char **argv) {
     vidk_h264_default_block_params(&p);
     long size = 4, qp = 0, bitdepth = 8;
     int inverse = 0, have_qp = 0, have_size = 0;
-    const char *dc = NULL, *v;
+    const char *dc = NULL;
     static const char *const value_opts[] = {"--codec",    "--size", "--qp",
                                              "--bitdepth", "--dc",   NULL};
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
@@ -61,25 +74,18 @@ int vidk_xform_h264(int argc, char **argv) {
         const int c = cli_common_opt(&com, CMD, argc, argv, &i);
         if (c < 0) return 1;
         if (c) continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--codec")) {
+        if (cli_is_help(a)) return usage(stdout), 0;
+        if (!strcmp(a, "--codec")) {
             if (!cli_value(CMD, argc, argv, &i)) return 1;
         } else if (!strcmp(a, "--size")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) ||
-                cli_parse_int(CMD, a, v, 4, 8, &size) < 0)
-                return 1;
+            if (cli_int_value(CMD, argc, argv, &i, 4, 8, &size) < 0) return 1;
             if (size != 4 && size != 8) return cli_error(CMD, "--size: 4 or 8, not %ld", size);
             have_size = 1;
         } else if (!strcmp(a, "--qp")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) ||
-                cli_parse_int(CMD, a, v, -36, 51, &qp) < 0)
-                return 1;
+            if (cli_int_value(CMD, argc, argv, &i, -36, 51, &qp) < 0) return 1;
             have_qp = 1;
         } else if (!strcmp(a, "--bitdepth")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) ||
-                cli_parse_int(CMD, a, v, 8, VIDK_H264_MAX_BITDEPTH, &bitdepth) < 0)
+            if (cli_int_value(CMD, argc, argv, &i, 8, VIDK_H264_MAX_BITDEPTH, &bitdepth) < 0)
                 return 1;
         } else if (!strcmp(a, "--inverse")) {
             inverse = 1;
@@ -115,78 +121,29 @@ int vidk_xform_h264(int argc, char **argv) {
         else
             return cli_error(CMD, "--dc: '%s' is not luma, chroma or chroma422", dc);
     }
-    VidkContext *ctx = cli_open(&com, CMD);
-    if (!ctx) return 1;
+    Job j = {cli_open(&com, CMD), p, inverse, (size_t)vidk_h264_block_values(p.type), 0, NULL};
+    if (!j.ctx) return 1;
     /* The block API runs on the CPU for every backend. */
-    const size_t nv = (size_t)vidk_h264_block_values(p.type), bytes = nv * 2;
-    uint8_t *buf = malloc(CHUNK * bytes);
-    int16_t *in = malloc(CHUNK * bytes), *lev = malloc(CHUNK * bytes);
-    int32_t *res = malloc(CHUNK * nv * sizeof(int32_t));
+    size_t blocks, tail;
     int rc = 1;
-    size_t blocks = 0, nnz_total = 0;
-    if (!buf || !in || !lev || !res) {
+    if (inverse && !(j.res = malloc(CHUNK * j.nv * sizeof(int32_t)))) {
         cli_error(CMD, "out of memory");
         goto out;
     }
-    for (;;) {
-        size_t got;
-        if (read_full(stdin, buf, CHUNK * bytes, &got) < 0) {
-            cli_error(CMD, "read error on stdin");
-            goto out;
-        }
-        if (got % bytes) {
-            cli_error(CMD,
-                      "input ends inside a block: %zu bytes after %zu whole blocks "
-                      "(blocks are %zu bytes)",
-                      got % bytes, blocks + got / bytes, bytes);
-            goto out;
-        }
-        const size_t n = got / bytes;
-        if (!n) break;
-        for (size_t k = 0; k < n * nv; k++)
-            in[k] = (int16_t)(uint16_t)(buf[2 * k] | buf[2 * k + 1] << 8);
-        int err;
-        if (inverse) {
-            err = vidk_h264_inverse_blocks(ctx, &p, in, res, n);
-            for (size_t k = 0; err >= 0 && k < n * nv; k++) {
-                const int32_t r = res[k] < -32768 ? -32768 : res[k] > 32767 ? 32767 : res[k];
-                buf[2 * k] = (uint8_t)r;
-                buf[2 * k + 1] = (uint8_t)((uint32_t)r >> 8);
-            }
-        } else {
-            size_t nz = 0;
-            err = vidk_h264_forward_blocks(ctx, &p, in, lev, n, &nz);
-            nnz_total += nz;
-            for (size_t k = 0; err >= 0 && k < n * nv; k++) {
-                buf[2 * k] = (uint8_t)lev[k];
-                buf[2 * k + 1] = (uint8_t)((uint16_t)lev[k] >> 8);
-            }
-        }
-        if (err < 0) {
-            cli_error(CMD, "%s", vidk_strerror(err));
-            goto out;
-        }
-        if (fwrite(buf, 1, n * bytes, stdout) != n * bytes) {
-            cli_error(CMD, "write error on stdout");
-            goto out;
-        }
-        blocks += n;
-        if (got < CHUNK * bytes) break;
-    }
-    if (fflush(stdout)) {
-        cli_error(CMD, "write error on stdout");
-        goto out;
-    }
+    const int r = cli_block_stream(CMD, j.nv, CHUNK, run_blocks, &j, &blocks, &tail);
+    if (r == 1)
+        cli_error(CMD,
+                  "input ends inside a block: %zu bytes after %zu whole blocks (blocks are "
+                  "%zu bytes)",
+                  tail, blocks, j.nv * 2);
+    if (r) goto out;
     if (!com.quiet && com.json)
         fprintf(stderr,
                 "{\"blocks\": %zu, \"values_per_block\": %zu, \"nonzero_levels\": %zu}\n",
-                blocks, nv, inverse ? (size_t)0 : nnz_total);
+                blocks, j.nv, inverse ? (size_t)0 : j.nnz);
     rc = 0;
 out:
-    free(buf);
-    free(in);
-    free(lev);
-    free(res);
-    vidk_close(&ctx);
+    free(j.res);
+    vidk_close(&j.ctx);
     return rc;
 }

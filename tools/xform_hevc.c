@@ -37,14 +37,22 @@ static void usage(FILE *f) {
     cli_common_help(f);
 }
 
-static size_t read_full(FILE *f, uint8_t *buf, size_t n) {
-    size_t got = 0;
-    while (got < n) {
-        const size_t r = fread(buf + got, 1, n - got, f);
-        if (!r) break;
-        got += r;
-    }
-    return got;
+/* One chunk of blocks through the library (cli_block_stream()). */
+typedef struct Job {
+    VidkContext *ctx;
+    VidkHevcBlockParams p;
+    int inverse;
+    unsigned long long nonzero;
+    uint16_t nnz[CHUNK_BLOCKS];
+} Job;
+
+static int run_blocks(void *arg, const int16_t *in, int16_t *out, size_t n) {
+    Job *j = arg;
+    if (j->inverse) return vidk_hevc_inverse_blocks(j->ctx, &j->p, in, out, n);
+    const int e = vidk_hevc_forward_blocks(j->ctx, &j->p, in, out, n, j->nnz);
+    for (size_t i = 0; e >= 0 && i < n; i++)
+        j->nonzero += j->nnz[i];
+    return e;
 }
 
 int vidk_xform_hevc(int argc, char **argv) {
@@ -57,30 +65,25 @@ int vidk_xform_hevc(int argc, char **argv) {
     static const char *const value_opts[] = {"--codec", "--size", "--qp", "--bitdepth", NULL};
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
+        const char *a = argv[i];
         const int c = cli_common_opt(&com, CMD, argc, argv, &i);
         if (c < 0) return 1;
         if (c > 0) continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--codec")) {
+        if (cli_is_help(a)) return usage(stdout), 0;
+        if (!strcmp(a, "--codec")) {
             i++; /* checked by the dispatcher */
         } else if (!strcmp(a, "--size")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) ||
-                cli_parse_int(CMD, a, v, 1, 1024, &size) < 0)
-                return 1;
+            if (cli_int_value(CMD, argc, argv, &i, 1, 1024, &size) < 0) return 1;
             if (size != 4 && size != 8 && size != 16 && size != 32)
                 return cli_error(CMD, "--size: %ld is not a transform size (4, 8, 16, 32)",
                                  size);
         } else if (!strcmp(a, "--qp")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) ||
-                cli_parse_int(CMD, a, v, 0, VIDK_HEVC_MAX_QP(VIDK_HEVC_MAX_BITDEPTH), &qp) < 0)
+            if (cli_int_value(CMD, argc, argv, &i, 0, VIDK_HEVC_MAX_QP(VIDK_HEVC_MAX_BITDEPTH),
+                              &qp) < 0)
                 return 1;
         } else if (!strcmp(a, "--bitdepth")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) ||
-                cli_parse_int(CMD, a, v, VIDK_HEVC_MIN_BITDEPTH, VIDK_HEVC_MAX_BITDEPTH, &bd) <
-                    0)
+            if (cli_int_value(CMD, argc, argv, &i, VIDK_HEVC_MIN_BITDEPTH,
+                              VIDK_HEVC_MAX_BITDEPTH, &bd) < 0)
                 return 1;
         } else if (!strcmp(a, "--intra") || !strcmp(a, "--inter")) {
             const int want = !strcmp(a, "--intra");
@@ -122,68 +125,28 @@ int vidk_xform_hevc(int argc, char **argv) {
     p.flags = (intra != 0 ? VIDK_HEVC_TB_INTRA | VIDK_HEVC_TB_ISLICE : 0) |
               (dst ? VIDK_HEVC_TB_DST : 0) | (tskip ? VIDK_HEVC_TB_TSKIP : 0);
 
-    VidkContext *ctx = cli_open(&com, CMD);
-    if (!ctx) return 1;
-    const size_t len = (size_t)size * (size_t)size, bytes = len * 2 * CHUNK_BLOCKS;
-    uint8_t *raw = malloc(bytes);
-    int16_t *in = malloc(len * CHUNK_BLOCKS * sizeof(int16_t)),
-            *out = malloc(len * CHUNK_BLOCKS * sizeof(int16_t));
-    uint16_t *nnz = malloc(CHUNK_BLOCKS * sizeof(uint16_t));
-    int rc = 0;
-    unsigned long long blocks = 0, nonzero = 0;
-    if (!raw || !in || !out || !nnz) {
-        rc = cli_error(CMD, "out of memory");
-        goto done;
-    }
-    for (;;) {
-        const size_t got = read_full(stdin, raw, bytes);
-        if (ferror(stdin)) {
-            rc = cli_error(CMD, "read error on stdin");
-            break;
-        }
-        const size_t nb = got / (len * 2);
-        if (got % (len * 2)) {
-            rc = cli_error(
-                CMD,
-                "stdin ends inside a block: %zu trailing bytes after block %llu (a %ldx%ld "
-                "block is %zu bytes)",
-                got % (len * 2), blocks + nb, size, size, len * 2);
-            break;
-        }
-        if (!nb) break;
-        for (size_t i = 0; i < nb * len; i++)
-            in[i] = (int16_t)(uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
-        const int err = inverse ? vidk_hevc_inverse_blocks(ctx, &p, in, out, nb)
-                                : vidk_hevc_forward_blocks(ctx, &p, in, out, nb, nnz);
-        if (err < 0) {
-            rc = cli_error(CMD, "%s", vidk_strerror(err));
-            break;
-        }
-        for (size_t i = 0; i < nb * len; i++) {
-            const uint16_t u = (uint16_t)out[i];
-            raw[2 * i] = (uint8_t)(u & 255);
-            raw[2 * i + 1] = (uint8_t)(u >> 8);
-        }
-        if (fwrite(raw, 1, nb * len * 2, stdout) != nb * len * 2) {
-            rc = cli_error(CMD, "write error on stdout");
-            break;
-        }
-        for (size_t i = 0; !inverse && i < nb; i++)
-            nonzero += nnz[i];
-        blocks += nb;
-        if (got < bytes) break;
-    }
-    if (!rc && fflush(stdout)) rc = cli_error(CMD, "write error on stdout");
-    if (!rc && com.json) /* stdout carries the blocks: the summary goes to stderr */
-        fprintf(stderr, "{\"blocks\": %llu, \"nonzero_levels\": %llu}\n", blocks, nonzero);
-    else if (!rc && stats)
-        fprintf(stderr, "vidkern xform: %llu blocks, %llu non-zero levels%s\n", blocks, nonzero,
-                inverse ? " (forward only)" : "");
+    Job *j = calloc(1, sizeof(*j));
+    if (!j) return cli_error(CMD, "out of memory");
+    j->p = p, j->inverse = inverse;
+    size_t blocks, tail;
+    int rc = 1;
+    if (!(j->ctx = cli_open(&com, CMD))) goto done;
+    const int r = cli_block_stream(CMD, (size_t)(size * size), CHUNK_BLOCKS, run_blocks, j,
+                                   &blocks, &tail);
+    if (r == 1)
+        cli_error(CMD,
+                  "stdin ends inside a block: %zu trailing bytes after block %llu (a %ldx%ld "
+                  "block is %zu bytes)",
+                  tail, (unsigned long long)blocks, size, size, (size_t)(size * size * 2));
+    if (r) goto done;
+    if (com.json) /* stdout carries the blocks: the summary goes to stderr */
+        fprintf(stderr, "{\"blocks\": %zu, \"nonzero_levels\": %llu}\n", blocks, j->nonzero);
+    else if (stats)
+        fprintf(stderr, "vidkern xform: %zu blocks, %llu non-zero levels%s\n", blocks,
+                j->nonzero, inverse ? " (forward only)" : "");
+    rc = 0;
 done:
-    free(raw);
-    free(in);
-    free(out);
-    free(nnz);
-    vidk_close(&ctx);
+    vidk_close(&j->ctx);
+    free(j);
     return rc;
 }
