@@ -186,13 +186,18 @@ VIDK_CORE void vidk_hevc_inv_col(const int8_t *m, int log2n, int dst, const int1
     for (int y = 0; y < n; y++)
         tmp[y * n] = vidk_hevc_clip16(((int64_t)out[y] + 64) >> 7);
 }
+/* The inverse's last rounding (8.6.2): one output of the row stage to a residual. */
+VIDK_CORE int16_t vidk_hevc_inv_round(int32_t v, int bd) {
+    const int bdshift = 20 - bd;
+    return vidk_hevc_clip16(((int64_t)v + (1 << (bdshift - 1))) >> bdshift);
+}
 VIDK_CORE void vidk_hevc_inv_row(const int8_t *m, int log2n, int dst, int bd,
                                  const int32_t *tmp, int16_t *res) {
-    const int n = 1 << log2n, bdshift = 20 - bd;
+    const int n = 1 << log2n;
     int32_t out[32];
     vidk_hevc_inv1(m, log2n, dst, tmp, 1, out, 1);
     for (int x = 0; x < n; x++)
-        res[x] = vidk_hevc_clip16(((int64_t)out[x] + (1 << (bdshift - 1))) >> bdshift);
+        res[x] = vidk_hevc_inv_round(out[x], bd);
 }
 
 /* tmp: n * n. */

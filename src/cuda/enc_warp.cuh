@@ -90,12 +90,12 @@ __device__ void w_tb(const EncFrame &f, int p, int x, int y, int log2n, EncUnitS
     if (lane < n) // inverse: columns
         vidk_hevc_inv_col(m, log2n, 0, s.b + lane, s.tmp + lane);
     __syncwarp();
-    if (lane < n) { // rows (the residual row into the lane's row of a), reconstruction
-        int16_t *r16 = s.a + lane * n;
-        vidk_hevc_inv_row(m, log2n, 0, 8, s.tmp + lane * n, r16);
+    if (lane < n) { // rows and reconstruction, from the row stage's output in registers
+        int32_t out[32];
+        vidk_hevc_inv1(m, log2n, 0, s.tmp + lane * n, 1, out, 1);
         for (int xx = 0; xx < n; xx++) {
             uint8_t *r = rec + lane * cs + xx;
-            *r = enc_pix(*r + r16[xx]);
+            *r = enc_pix(*r + vidk_hevc_inv_round(out[xx], 8));
         }
     }
     __syncwarp();
