@@ -21,47 +21,47 @@ MUTS=()
 mut() { MUTS+=("$1" "$2" "$3" "$4"); }
 
 # The coding loop's decisions (the four the issue found unguarded first).
-mut lambda_qp22 src/enc_core.h \
+mut lambda_qp22 src/enc/enc_core.h \
     '2,  2,  3,  3,  3,  4,  4,' '2,  2,  3,  4,  3,  4,  4,'
-mut hevc_qpc_30 src/encode.c \
+mut hevc_qpc_30 src/enc/enc_frame.c \
     '{29, 30, 31, 32, 33, 33, 34' '{30, 30, 31, 32, 33, 33, 34'
-mut h264_part_tie src/enc_core.h \
+mut h264_part_tie src/enc/enc_core.h \
     'if (cost[k] < cost[m]) m = k;' 'if (cost[k] <= cost[m]) m = k;'
-mut ue_len_off_by_one src/enc_core.h \
-    'for (unsigned v = k + 1; v > 1; v >>= 1)' 'for (unsigned v = k + 2; v > 1; v >>= 1)'
-mut se_mapping src/enc_core.h \
+mut ue_len_off_by_one src/me_core.h \
+    'const unsigned k1 = k + 1u;' 'const unsigned k1 = k + 2u;'
+mut se_mapping src/me_core.h \
     '2u * (unsigned)(-v));' '2u * (unsigned)(-v) + 1u);'
-mut mvd_pred_left src/enc_core.h \
+mut mvd_pred_left src/enc/enc_core.h \
     'if (ux > 0) v = enc_me_at(f, bs, ux - 1, uy).mv;' 'if (ux > 1) v = enc_me_at(f, bs, ux - 1, uy).mv;'
-mut h264_sub_tie src/enc_core.h \
+mut h264_sub_tie src/enc/enc_core.h \
     $'if (c[k] < c[b]) b = k;\n        sub[q] = b;' $'if (c[k] <= c[b]) b = k;\n        sub[q] = b;'
-mut hevc_cu32_tie src/enc_core.h \
+mut hevc_cu32_tie src/enc/enc_core.h \
     'd->cu32 = c32 <= split;' 'd->cu32 = c32 < split;'
-mut hevc_cu16_tie src/enc_core.h \
+mut hevc_cu16_tie src/enc/enc_core.h \
     'if (c16[q][k] < c16[q][b]) b = k;' 'if (c16[q][k] <= c16[q][b]) b = k;'
-mut h264_intra_tie src/enc_tmpl.h \
+mut h264_intra_tie src/enc/enc_tmpl.h \
     $'if (s < bsad) {\n            bsad = s, bm = m;' $'if (s <= bsad) {\n            bsad = s, bm = m;'
-mut h264_chroma_mode_tie src/enc_tmpl.h \
+mut h264_chroma_mode_tie src/enc/enc_tmpl.h \
     'if (ok && s < csad) {' 'if (ok && s <= csad) {'
 # (HEVC intra's tie rule is not here: the only ties in reach are between modes that predict
 # the same samples, so `<=` there changes nothing observable.)
-mut hevc_intra_unfiltered src/enc_tmpl.h \
+mut hevc_intra_unfiltered src/enc/enc_tmpl.h \
     'enc_hevc_pred(line, 16, 4, enc_hevc_modes[k], 1, pr);' \
     'enc_hevc_pred(line, 16, 4, enc_hevc_modes[k], 0, pr);'
-mut h264_plane_round src/enc_core.h \
+mut h264_plane_round src/enc/enc_core.h \
     'const int b = (5 * hh + 32) >> 6' 'const int b = (5 * hh + 31) >> 6'
-mut hevc_mc_round src/enc_core.h \
+mut hevc_mc_round src/enc/enc_core.h \
     '36 * t[2] - 4 * t[3] + 2048) >> 12' '36 * t[2] - 4 * t[3] + 2047) >> 12'
 mut h264_chroma_qp_44 src/h264.c \
     '36, 37, 37, 37, 38, 38, 38, 39, 39, 39, 39};' '36, 37, 37, 38, 38, 38, 38, 39, 39, 39, 39};'
 # Kernels.
-mut h264_fdct_coef src/h264.c \
+mut h264_fdct_coef src/h264_core.h \
     'o[s] = 2 * d03 + d12;' 'o[s] = 2 * d03 - d12;'
 mut h264_norm_adjust src/h264.c \
     '{14, 23, 18}, {16, 25, 20}' '{14, 23, 18}, {16, 24, 20}'
 mut h264_mf_entry src/h264.c \
     '{9362, 3647, 5825}' '{9362, 3647, 5824}'
-mut h264_deadzone src/h264.h \
+mut h264_deadzone src/h264_core.h \
     '/ (intra ? 3u : 6u)' '/ (intra ? 3u : 5u)'
 mut hevc_matrix_entry src/hevc.c \
     '{ 89,  75,  50,  18,' '{ 89,  75,  50,  17,'
@@ -69,8 +69,8 @@ mut hevc_quant_round src/hevc.h \
     '(islice ? 171 : 85)' '(islice ? 170 : 85)'
 mut hevc_level_scale src/hevc.c \
     '{40, 45, 51, 57, 64, 72}' '{40, 45, 51, 57, 64, 71}'
-mut sad_c src/sad.c \
-    'sum += (unsigned)abs(src[x] - ref[x]);' 'sum += (unsigned)abs(src[x] - ref[x]) + (x == 1 && y == 2);'
+mut sad_c src/sad_core.h \
+    's += (uint32_t)(d < 0 ? -d : d);' 's += (uint32_t)(d < 0 ? -d : d) + (x == 1 && y == 2);'
 mut me_tiebreak src/me.c \
     '(cost == b->cost && dist < b->dist)' '(cost == b->cost && dist <= b->dist)'
 # Readers.
@@ -121,6 +121,10 @@ sync_tree() {
             cp "$f" "$src/$f"
         fi
     done
+    # Files the tree no longer has go too (a stale source would be globbed into the build).
+    (cd "$src" && find . -type f | sed 's|^\./||' | sort) >"$scratch/have"
+    git ls-files | sort >"$scratch/want"
+    comm -23 "$scratch/have" "$scratch/want" | while IFS= read -r f; do rm -f "$src/$f"; done
     # The clip folder the tests look for (../shared/video relative to the tree).
     [ -d "$repo/../shared" ] && ln -sfn "$repo/../shared" "$scratch/shared"
 }
