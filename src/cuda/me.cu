@@ -14,11 +14,8 @@
 //   host: per band, as soon as its download has landed, the rows into the caller's field.
 // So the host staging copy of band b + 1, the upload of later rows, the search of band b
 // and the download of band b - 1 overlap. With fewer streams the same work is issued
-// on the ones there are (in-order streams keep it correct). Streams, events, copies and
-// stage timing go through the executor (exec.cuh; device only, no tracked buffers); the
-// slot buffers are the context's (vidk_cuda_*_slot), read back after growth below.
+// on the ones there are (in-order streams keep it correct).
 #include "cuda_common.cuh"
-#include "exec.cuh"
 #include "me_cuda.h"
 #include "me_kern.cuh"
 
@@ -57,18 +54,6 @@ constexpr unsigned long long kSeqMagic = 0x7669646b6d657131ull; // "vidkmeq1"
 
 constexpr int kMaxBands = 8;
 constexpr size_t kSmemDefault = 48 * 1024; // without the opt-in attribute
-
-// The executor's settings of this family: its slots, no ordering check. Events of a call:
-// the key reset, then per band upload, finalize and download.
-const vidk_cux::ExecFamily kMeFamily = {"me",   VIDK_SLOT_ME_FIRST, 24, VIDK_CUDA_ALIGN, 0,
-                                        nullptr};
-constexpr int kMaxEvents = 1 + 3 * kMaxBands;
-
-// A new event of the call recorded on stream s, its index in *ev: 0 or an error.
-int record(vidk_cux::Exec *x, int s, int *ev) {
-    *ev = vidk_cux::event_record(x, s);
-    return *ev < 0 ? *ev : 0;
-}
 
 int check_args(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
                const VidkMeParams *p, const VidkMeField *out) {
@@ -276,14 +261,13 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
     VidkMeResult *d_res = nullptr, *h_res = nullptr;
     VidkMv *d_pred = nullptr, *h_pred = nullptr;
     SeqState *st = nullptr;
-    vidk_cux::Exec x;
-    // Events (indices in x) and streams (indices of the context's streams).
-    int ev_up[kMaxBands] = {}, ev_fin[kMaxBands] = {}, ev_dn[kMaxBands] = {}, ev_keys = -1;
-    const int s_up = 0;
-    int s_kk[2] = {0, 0}, s_dn = 0, s_k = 0;
+    cudaEvent_t ev_up[kMaxBands] = {}, ev_fin[kMaxBands] = {}, ev_dn[kMaxBands] = {};
+    cudaEvent_t ev_keys = nullptr;
+    cudaStream_t s_up = nullptr, s_kk[2] = {nullptr, nullptr}, s_dn = nullptr;
     const int use_pred = p && p->lambda && p->pred;
-    int maxabs = 0, ns, cfg = kernel_config();
+    int maxabs = 0, issued = 0, ns, cfg = kernel_config();
     int pc = -1, pr = -1, pn = -1, cur_res = 0, ref_res = 0;
+    cudaStream_t s_k = nullptr;
     int cur_done = 0, ref_done = 0;
     size_t h2d = 0, d2h = 0, bps;
     if (err < 0) {
@@ -302,22 +286,18 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
         for (int i = 0; i < n; i++)
             maxabs = vk_imax(maxabs, vk_imax(vk_abs(p->pred[i].x), vk_abs(p->pred[i].y)));
     }
-    vidk_cux::exec_init(&x, ctx, false, &kMeFamily, kMaxEvents);
     VIDK_TRY(make_plan(&pl, cur->w, cur->h, cur->bitdepth, p, maxabs, ctx->cuda->sms));
-    if (pl.path != PATH_GENERIC && pl.smem > kSmemDefault) {
-        err = VIDK_ERR(EINVAL); // see make_plan
-        goto cleanup;
-    }
+    if (pl.path != PATH_GENERIC && pl.smem > kSmemDefault)
+        return VIDK_ERR(EINVAL); // see make_plan
     bps = pl.bitdepth > 8 ? 2 : 1;
     VIDK_TRY(vidk_cuda_enter(ctx));
     ns = ctx->cuda->n_streams;
     // 4 streams (the default): upload 0, search 1 and 3, download 2. Fewer: shared, in
     // an order that cannot deadlock (download after search on the same stream).
-    // The executor uses streams 0 .. min(ns, 4) - 1: exactly those.
-    vidk_cux::exec_use_streams(&x, ns < 4 ? ns : 4);
-    s_kk[0] = 1 % ns;
-    s_kk[1] = ns >= 4 ? 3 : 1 % ns;
-    s_dn = ns >= 3 ? 2 : 1 % ns;
+    s_up = vidk_cuda_stream_at(ctx, 0);
+    s_kk[0] = vidk_cuda_stream_at(ctx, 1 % ns);
+    s_kk[1] = vidk_cuda_stream_at(ctx, ns >= 4 ? 3 : 1 % ns);
+    s_dn = vidk_cuda_stream_at(ctx, ns >= 3 ? 2 : 1 % ns);
 
     // Every buffer first: growing one waits for the streams and frees the old one.
     VIDK_TRY(vidk_cuda_host_slot(ctx, SLOT_STATE, sizeof(SeqState), &st));
@@ -376,21 +356,28 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
     for (int i = 0; i < 3; i++)
         if (d_plane[i]) d_plane[i] = static_cast<uint8_t *>(ctx->cuda->dev[kPlaneSlot[i]].ptr);
     d_cur = d_plane[pc], d_ref = d_plane[pr];
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev_keys, cudaEventDisableTiming));
+    for (int b = 0; b < pl.nbands; b++) {
+        CUDA_CHECK(cudaEventCreateWithFlags(&ev_up[b], cudaEventDisableTiming));
+        CUDA_CHECK(cudaEventCreateWithFlags(&ev_fin[b], cudaEventDisableTiming));
+        CUDA_CHECK(cudaEventCreateWithFlags(&ev_dn[b], cudaEventDisableTiming));
+    }
 
     plan_args(&pl, d_cur, d_ref, d_pred, d_keys, d_res, &a, &f);
 
-    VIDK_TRY(vidk_cux::timing_start(&x)); // on stream 0, s_up
-    VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_H2D, true, s_up, 0));
+    issued = 1;
+    VIDK_TRY(vidk_cuda_timing_start(ctx, s_up));
+    VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_H2D, s_up));
     if (use_pred) {
         const size_t pb = (size_t)pl.mb_w * (size_t)pl.mb_h * sizeof(VidkMv);
         memcpy(h_pred, p->pred, pb);
-        VIDK_TRY(vidk_cux::h2d(&x, d_pred, h_pred, pb, s_up));
+        CUDA_CHECK(cudaMemcpyAsync(d_pred, h_pred, pb, cudaMemcpyHostToDevice, s_up));
         h2d += pb;
     }
-    VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s_kk[0], 0));
-    VIDK_TRY(vidk_cux::dmemset(&x, d_keys, pl.nkeys * sizeof(*d_keys), s_kk[0], 0xff));
-    VIDK_TRY(record(&x, s_kk[0], &ev_keys));
-    VIDK_TRY(vidk_cux::event_wait(&x, s_kk[1], ev_keys));
+    VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_KERNEL, s_kk[0]));
+    CUDA_CHECK(cudaMemsetAsync(d_keys, 0xff, pl.nkeys * sizeof(*d_keys), s_kk[0]));
+    CUDA_CHECK(cudaEventRecord(ev_keys, s_kk[0]));
+    CUDA_CHECK(cudaStreamWaitEvent(s_kk[1], ev_keys, 0));
 
     for (int b = 0; b < pl.nbands; b++) {
         int cr, rr;
@@ -400,47 +387,49 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
         // planes are resident: the band's event then only orders the predictors).
         if (cr > cur_done) {
             stage_rows(cur, &pl, h_cur, cur_done, cr);
-            VIDK_TRY(vidk_cux::h2d(&x, d_cur + cur_done * pitch_b, h_cur + cur_done * pitch_b,
-                                   (size_t)(cr - cur_done) * pitch_b, s_up));
+            CUDA_CHECK(cudaMemcpyAsync(d_cur + cur_done * pitch_b, h_cur + cur_done * pitch_b,
+                                       (size_t)(cr - cur_done) * pitch_b,
+                                       cudaMemcpyHostToDevice, s_up));
             h2d += (size_t)(cr - cur_done) * pitch_b;
             cur_done = cr;
         }
         if (rr > ref_done) {
             stage_rows(ref, &pl, h_ref, ref_done, rr);
-            VIDK_TRY(vidk_cux::h2d(&x, d_ref + ref_done * pitch_b, h_ref + ref_done * pitch_b,
-                                   (size_t)(rr - ref_done) * pitch_b, s_up));
+            CUDA_CHECK(cudaMemcpyAsync(d_ref + ref_done * pitch_b, h_ref + ref_done * pitch_b,
+                                       (size_t)(rr - ref_done) * pitch_b,
+                                       cudaMemcpyHostToDevice, s_up));
             h2d += (size_t)(rr - ref_done) * pitch_b;
             ref_done = rr;
         }
-        VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_H2D, false, s_up, h2d));
+        VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_H2D, s_up, h2d));
         h2d = 0;
-        VIDK_TRY(record(&x, s_up, &ev_up[b]));
+        CUDA_CHECK(cudaEventRecord(ev_up[b], s_up));
 
         // Search and finalize the band.
         s_k = s_kk[b & 1];
-        VIDK_TRY(vidk_cux::event_wait(&x, s_k, ev_up[b]));
-        CUDA_CHECK(issue_band(&pl, a, f, b, x.st[s_k], cfg, bps));
-        VIDK_TRY(record(&x, s_k, &ev_fin[b]));
+        CUDA_CHECK(cudaStreamWaitEvent(s_k, ev_up[b], 0));
+        CUDA_CHECK(issue_band(&pl, a, f, b, s_k, cfg, bps));
+        CUDA_CHECK(cudaEventRecord(ev_fin[b], s_k));
 
         // Download the band's results.
-        VIDK_TRY(vidk_cux::event_wait(&x, s_dn, ev_fin[b]));
-        VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_D2H, true, s_dn, 0));
+        CUDA_CHECK(cudaStreamWaitEvent(s_dn, ev_fin[b], 0));
+        VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_D2H, s_dn));
         for (int si = 0; si < f.nshape; si++) {
             const size_t o = (size_t)f.res_off[si] + (size_t)f.row0[si] * (size_t)f.gw[si];
             const size_t n = (size_t)f.rows[si] * (size_t)f.gw[si] * sizeof(VidkMeResult);
             if (!n) continue;
-            VIDK_TRY(vidk_cux::d2h(&x, h_res + o, d_res + o, n, s_dn));
+            CUDA_CHECK(cudaMemcpyAsync(h_res + o, d_res + o, n, cudaMemcpyDeviceToHost, s_dn));
             d2h += n;
         }
-        VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_D2H, false, s_dn, d2h));
+        VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_D2H, s_dn, d2h));
         d2h = 0;
-        VIDK_TRY(record(&x, s_dn, &ev_dn[b]));
+        CUDA_CHECK(cudaEventRecord(ev_dn[b], s_dn));
     }
 
     // The search stage ends when both search streams are done.
     for (int b = 0; b < pl.nbands; b++)
-        if (s_kk[b & 1] != s_kk[0]) VIDK_TRY(vidk_cux::event_wait(&x, s_kk[0], ev_fin[b]));
-    VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_KERNEL, false, s_kk[0], 0));
+        if (s_kk[b & 1] != s_kk[0]) CUDA_CHECK(cudaStreamWaitEvent(s_kk[0], ev_fin[b], 0));
+    VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_KERNEL, s_kk[0], 0));
 
     // Sequence mode: send the next frame while this one is searched (the host staging
     // copy and the PCIe transfer both overlap the kernels already queued). Plane pn
@@ -448,15 +437,16 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
     // all completed (every call synchronises its streams), so its staging is free.
     if (next) {
         const size_t bytes = (size_t)pl.pitch * bps * (size_t)pl.h;
-        VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_H2D, true, s_up, 0));
+        VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_H2D, s_up));
         stage_rows(next, &pl, h_plane[pn], 0, pl.h);
-        VIDK_TRY(vidk_cux::h2d(&x, d_plane[pn], h_plane[pn], bytes, s_up));
-        VIDK_TRY(vidk_cux::stage(&x, VIDK_CUDA_STAGE_H2D, false, s_up, bytes));
+        CUDA_CHECK(
+            cudaMemcpyAsync(d_plane[pn], h_plane[pn], bytes, cudaMemcpyHostToDevice, s_up));
+        VIDK_TRY(vidk_cuda_stage_end(ctx, VIDK_CUDA_STAGE_H2D, s_up, bytes));
     }
 
     // Results into the caller's field, band by band as they land.
     for (int b = 0; b < pl.nbands; b++) {
-        VIDK_TRY(vidk_cux::event_sync(&x, ev_dn[b]));
+        CUDA_CHECK(cudaEventSynchronize(ev_dn[b]));
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
             if (!(pl.shapes & VIDK_ME_SHAPE(bs))) continue;
             int r0, n;
@@ -466,8 +456,12 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
                    (size_t)n * (size_t)pl.gw[bs] * sizeof(VidkMeResult));
         }
     }
-    // Every stream used (0 .. min(ns, 4) - 1) synchronised, then the timing read.
-    VIDK_TRY(vidk_cux::finish(&x));
+    CUDA_CHECK(cudaStreamSynchronize(s_up));
+    CUDA_CHECK(cudaStreamSynchronize(s_kk[0]));
+    CUDA_CHECK(cudaStreamSynchronize(s_kk[1]));
+    CUDA_CHECK(cudaStreamSynchronize(s_dn));
+    issued = 0;
+    VIDK_TRY(vidk_cuda_timing_stop(ctx));
     // Roles for the next call (only now: a failed call leaves none).
     st->w = pl.w, st->h = pl.h, st->bitdepth = pl.bitdepth, st->pitch = pl.pitch;
     for (int i = 0; i < 3; i++) {
@@ -478,9 +472,19 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
     st->next = pn;
 
 cleanup:
-    // The streams drained (an error may leave work in flight; buffers are reused next
-    // call), the last error cleared, the events destroyed.
-    vidk_cux::exec_end(&x);
+    if (issued) { // an error with work in flight: let it drain before buffers are reused
+        (void)cudaStreamSynchronize(s_up);
+        (void)cudaStreamSynchronize(s_kk[0]);
+        (void)cudaStreamSynchronize(s_kk[1]);
+        (void)cudaStreamSynchronize(s_dn);
+        (void)cudaGetLastError();
+    }
+    if (ev_keys) (void)cudaEventDestroy(ev_keys);
+    for (int b = 0; b < kMaxBands; b++) {
+        if (ev_up[b]) (void)cudaEventDestroy(ev_up[b]);
+        if (ev_fin[b]) (void)cudaEventDestroy(ev_fin[b]);
+        if (ev_dn[b]) (void)cudaEventDestroy(ev_dn[b]);
+    }
     return err;
 }
 
