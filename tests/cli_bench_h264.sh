@@ -162,6 +162,8 @@ fi
     >"$T/out7" 2>"$T/err"
 rc=$?
 if grep -q 'backend cuda skipped' "$T/out7"; then
+    # On the GPU machine (VIDK_REQUIRE_GPU=1) the real rows must run.
+    [ "${VIDK_REQUIRE_GPU:-0}" = 1 ] && fail "real cuda rows skipped with VIDK_REQUIRE_GPU=1"
     echo "skip: real cuda rows (no CUDA device or build without CUDA)"
 else
     [ $rc -eq 0 ] || fail "cuda run: exit $rc: $(cat "$T/err")"
