@@ -20,7 +20,7 @@
 #
 # Environment: OUT, VIDK_DEVICE_BUILD (build folder, default build-device),
 # VIDK_CUDA_ARCH (default 90), VIDK_SANITIZERS (default "memcheck racecheck synccheck
-# initcheck"; empty: none), VIDK_SANITIZER_TIMEOUT (seconds per run, default 300),
+# initcheck"; empty: none), VIDK_SANITIZER_TIMEOUT (seconds per run, default 420: racecheck of hevc_cuda takes ~340 s on an H100),
 # VIDK_GIT_COMMIT (commit id for reports where the copy has no .git), VIDK_CMAKE_ARGS
 # (extra configure arguments), VIDK_VIDEO_DIR (real clips; default: the first of ../shared/video, shared/video,
 # .devdata/video holding .y4m files), JOBS (default: all cores).
@@ -32,7 +32,7 @@ logs=${OUT:-$build/logs}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
 arch=${VIDK_CUDA_ARCH:-90}
 sanitizers=${VIDK_SANITIZERS-memcheck racecheck synccheck initcheck}
-san_timeout=${VIDK_SANITIZER_TIMEOUT:-300}
+san_timeout=${VIDK_SANITIZER_TIMEOUT:-420}
 mkdir -p "$logs" || exit 1
 summary=$logs/summary.txt
 : >"$summary"
