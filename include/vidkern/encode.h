@@ -39,6 +39,7 @@
 #ifndef VIDKERN_ENCODE_H
 #define VIDKERN_ENCODE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -68,7 +69,9 @@ enum VidkEncOutputs {
     VIDK_ENC_OUT_MVS = 1 << 1,    /**< motion vector per 4x4 luma block */
     VIDK_ENC_OUT_ENERGY = 1 << 2, /**< prediction residual energy per 16x16 block */
     VIDK_ENC_OUT_LEVELS = 1 << 3, /**< quantised levels, one int16 plane per component */
-    VIDK_ENC_OUT_ALL = 15
+    VIDK_ENC_OUT_STREAM =
+        1 << 4, /**< the coded stream (H.264 Annex-B; VidkEncFrameInfo.stream) */
+    VIDK_ENC_OUT_ALL = 31
 };
 
 /** Parameters of vidk_enc_open(); fill with vidk_enc_default_params() first. */
@@ -80,7 +83,12 @@ typedef struct VidkEncParams {
     int keyint; /**< an intra frame every keyint frames; 0: only the first; default 0 */
     unsigned outputs; /**< VidkEncOutputs the caller will ask for; default VIDK_ENC_OUT_RECON.
                            On cuda only these cross PCIe. */
-    uint8_t reserved[32]; /**< zero */
+    int slices;       /**< stream: slices per picture, each a run of whole macroblock rows
+                           (slice k starts at row k * rows / slices); 1..rows, 0 = 1 (default).
+                           Intra prediction does not cross a slice's top edge. */
+    int fps_num, fps_den; /**< stream: frame rate for the SPS's VUI timing and the level;
+                               0 / 0 = 25 / 1 (default) */
+    uint8_t reserved[20]; /**< zero */
 } VidkEncParams;
 
 /** @brief Defaults: H.264, QP 30, R = 16, keyint 0, outputs = recon. */
@@ -132,6 +140,11 @@ typedef struct VidkEncFrameInfo {
                              the wait behind the previous frame */
     uint64_t h2d_bytes; /**< bytes moved host to device for this frame (0 on CPU backends) */
     uint64_t d2h_bytes; /**< bytes moved device to host for this frame (0 on CPU backends) */
+    /** VIDK_ENC_OUT_STREAM: the frame's access unit, H.264 Annex-B (start codes; SPS and PPS
+     *  before every IDR picture); owned by the encoder, valid until the next
+     *  vidk_enc_receive() or vidk_enc_close(). NULL / 0 when the stream was not asked for. */
+    const uint8_t *stream;
+    size_t stream_size; /**< bytes of `stream` */
 } VidkEncFrameInfo;
 
 /** Geometry of an open encoder (sizes of the optional outputs). */

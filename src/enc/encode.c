@@ -89,6 +89,9 @@ void vidk_enc_default_params(VidkEncParams *p) {
     p->range = 16;
     p->keyint = 0;
     p->outputs = VIDK_ENC_OUT_RECON;
+    p->slices = 1;
+    p->fps_num = 25;
+    p->fps_den = 1;
 }
 
 void vidk_enc_set_core_path(VidkEncoder *e, int on) {
@@ -135,6 +138,14 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
     }
     for (size_t i = 0; i < sizeof(p->reserved); i++)
         if (p->reserved[i]) return VIDK_ERR(EINVAL);
+    if (p->slices < 0 || p->fps_num < 0 || p->fps_den < 0 || (!p->fps_num != !p->fps_den)) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: invalid slices or frame rate");
+        return VIDK_ERR(EINVAL);
+    }
+    if ((p->outputs & VIDK_ENC_OUT_STREAM) && p->codec != VIDK_CODEC_H264) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: the stream output exists for H.264 only");
+        return VIDK_ERR(EINVAL);
+    }
     if (w < 16 || h < 16 || (w & 1) || (h & 1) || w > VIDK_MAX_PICTURE_SIDE ||
         h > VIDK_MAX_PICTURE_SIDE) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: picture size %dx%d (even, 16..%d)", w, h,
