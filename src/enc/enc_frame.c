@@ -144,7 +144,8 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
     if (!e->stream) return 0;
     const double t0 = vidk_enc_now_ms();
     const VidkH264StreamFrame sf = {index, intra, e->st_mbi, mv4, {lev[0], lev[1], lev[2]}};
-    const int err = vidk_h264_stream_frame(e->stream, &sf, &info->stream, &info->stream_size);
+    const int err =
+        vidk_h264_stream_frame(e->stream, e->ctx, &sf, &info->stream, &info->stream_size);
     info->stage_ms[VIDK_ENC_STAGE_STREAM] = vidk_enc_now_ms() - t0;
     return err;
 }
