@@ -782,8 +782,8 @@ static void write_csv(FILE *f, Rd *b) {
             for (int q = 0; q < b->nqps; q++) {
                 const RdPoint *x = &s->vk[r][q];
                 if (x->done)
-                    fprintf(f, "%s,%d,%d,%d,vidkern,R%d,%d,%.6f,%.6f,%.6f,%.4f,%s\n", s->name,
-                            s->w, s->h, s->frames, b->ranges[r], b->qps[q], x->kbits,
+                    fprintf(f, "\"%s\",%d,%d,%d,vidkern,R%d,%d,%.6f,%.6f,%.6f,%.4f,%s\n",
+                            s->name, s->w, s->h, s->frames, b->ranges[r], b->qps[q], x->kbits,
                             x->psnr[0], x->psnr_yuv, x->fps,
                             x->estimate ? "estimate" : "stream");
             }
@@ -791,7 +791,7 @@ static void write_csv(FILE *f, Rd *b) {
             for (int q = 0; q < b->nqps; q++) {
                 const RdPoint *x = &s->x[p][q];
                 if (x->done)
-                    fprintf(f, "%s,%d,%d,%d,x264,%s,%d,%.6f,%.6f,%.6f,%.4f,nal\n", s->name,
+                    fprintf(f, "\"%s\",%d,%d,%d,x264,%s,%d,%.6f,%.6f,%.6f,%.4f,nal\n", s->name,
                             s->w, s->h, s->frames, b->presets[p], b->qps[q], x->kbits,
                             x->psnr[0], x->psnr_yuv, x->fps);
             }
