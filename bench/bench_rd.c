@@ -627,7 +627,7 @@ static void print_report(FILE *f, Rd *b, int md) {
             fprintf(f, "---:|");
         fprintf(f, "\n");
     } else {
-        fprintf(f, "  %-34s", "frames/s (mean over the QPs):");
+        fprintf(f, "  %-36s", "frames/s (mean over the QPs):");
         for (int r = 0; r < b->nranges; r++) {
             char l[24];
             snprintf(l, sizeof(l), "vidkern R%d", b->ranges[r]);
@@ -640,8 +640,11 @@ static void print_report(FILE *f, Rd *b, int md) {
     for (int i = 0; i < b->nsrc; i++) {
         const RdSource *s = &b->src[i];
         char l[160];
-        snprintf(l, sizeof(l), "%.24s %dx%d", s->name, s->w, s->h);
-        fprintf(f, md ? "| %s |" : "  %-34s", l);
+        /* The clip's name without ".y4m"; sizes are in the mosaic / generated names. */
+        const size_t nl = strlen(s->name);
+        const int cut = nl > 4 && !strcmp(s->name + nl - 4, ".y4m") ? (int)nl - 4 : (int)nl;
+        snprintf(l, sizeof(l), "%.*s", cut < 34 ? cut : 34, s->name);
+        fprintf(f, md ? "| %s |" : "  %-36s", l);
         for (int r = 0; r < b->nranges; r++)
             fprintf(f, md ? " %.1f |" : " %11.1f", mean_fps(b, s->vk[r]));
         for (int p = 0; b->use_x264 && p < b->npresets; p++)

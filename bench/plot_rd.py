@@ -8,7 +8,7 @@ Writes into --out-dir (default docs/), names starting with --prefix (default "rd
 
     rd_<source>.png   PSNR-Y against kbit per frame (log scale) of every encoder
                       configuration of one source: vidkern solid, x264 dashed; the QP
-                      next to each vidkern point
+                      next to the first vidkern curve's points
     rd_all.png        the same for every source, one panel each
 
 A text summary (the points, and the BD-rate of each vidkern range against each x264
@@ -106,7 +106,7 @@ def draw(ax, src, curves):
             col = VIDKERN_COLOURS[nv % len(VIDKERN_COLOURS)]
             nv += 1
             ax.plot(x, y, "o-", color=col, lw=1.6, markersize=4, label=label(key, pts))
-            for p in pts:
+            for p in pts if nv == 1 else []:  # the QPs once: the curves lie close
                 ax.annotate("%d" % p["qp"], (p["kbits_per_frame"], p["psnr_y"]), fontsize=6,
                             xytext=(3, -8), textcoords="offset points", color=col)
         else:
@@ -115,6 +115,10 @@ def draw(ax, src, curves):
             ax.plot(x, y, "s--", color=col, lw=1.2, markersize=3, label=label(key, pts))
     w = next(iter(curves.values()))[0]
     ax.set_xscale("log")
+    from matplotlib.ticker import FormatStrFormatter
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    ax.tick_params(axis="x", which="minor", labelsize=6)
     ax.set_xlabel("kbit per frame")
     ax.set_ylabel("PSNR-Y (dB)")
     ax.set_title("%s (%sx%s, %s frames)" % (src, w["width"], w["height"], w["frames"]),
@@ -124,6 +128,7 @@ def draw(ax, src, curves):
 
 
 def slug(s):
+    s = re.sub(r"\.y4m$", "", s)
     return re.sub(r"[^A-Za-z0-9]+", "_", s).strip("_").lower()
 
 
