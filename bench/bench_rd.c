@@ -106,6 +106,7 @@ typedef struct Rd {
     int qps[MAX_LIST], ranges[MAX_LIST];
     char presets[MAX_PRESETS][16];
     int x264_threads_used[MAX_PRESETS], x264_bframes_used[MAX_PRESETS];
+    char x264_tools[MAX_PRESETS][160]; /* the preset's coding tools as x264 applied them */
     VidkContext *ctx;
     char backend[48];
     int nsrc;
@@ -366,6 +367,16 @@ static void x264_run(Rd *b, int pi, const Frames *f, const RdSource *s, int qp, 
     x264_encoder_parameters(enc, &used);
     b->x264_threads_used[pi] = used.i_threads;
     b->x264_bframes_used[pi] = used.i_bframe;
+    const int me = used.analyse.i_me_method;
+    snprintf(
+        b->x264_tools[pi], sizeof(b->x264_tools[pi]),
+        "cabac %d, deblock %d, ref %d, bframes %d, subme %d, me %s, 8x8dct %d, trellis %d, "
+        "weightp %d, lookahead %d, aq %d, mbtree %d, psy %d",
+        used.b_cabac, used.b_deblocking_filter, used.i_frame_reference, used.i_bframe,
+        used.analyse.i_subpel_refine,
+        me >= 0 && me <= X264_ME_TESA ? x264_motion_est_names[me] : "?",
+        used.analyse.b_transform_8x8, used.analyse.i_trellis, used.analyse.i_weighted_pred,
+        used.rc.i_lookahead, used.rc.i_aq_mode, used.rc.b_mb_tree, used.analyse.b_psy);
     x264_picture_t in, out;
     x264_picture_init(&in);
     in.img.i_csp = X264_CSP_I420;
@@ -538,7 +549,7 @@ static int est_any(const Rd *b, int r, void *arg) {
     return e;
 }
 
-static void x264_desc(const Rd *b, char *buf, size_t n) {
+static void x264_desc(const Rd *b, int md, char *buf, size_t n) {
 #if VIDK_BENCH_X264
     if (!b->use_x264) {
         snprintf(buf, n, "x264 %s: not run (--no-x264)", X264_POINTVER);
@@ -546,14 +557,14 @@ static void x264_desc(const Rd *b, char *buf, size_t n) {
     }
     size_t o = (size_t)snprintf(buf, n,
                                 "x264 %s: tune psnr, constant QP (ip/pb factors 1), keyint %s, "
-                                "scenecut off, threads %s; ",
+                                "scenecut off, threads %s",
                                 X264_POINTVER, b->keyint ? "as vidkern" : "= frames",
                                 b->x264_threads ? "as given" : "auto");
     for (int p = 0; p < b->npresets && o < n; p++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%s %d threads %d B-frames", p ? ", " : "",
-                              b->presets[p], b->x264_threads_used[p], b->x264_bframes_used[p]);
+        o += (size_t)snprintf(buf + o, n - o, "\n%s  x264 %s: %d threads; %s", md ? "- " : "",
+                              b->presets[p], b->x264_threads_used[p], b->x264_tools[p]);
 #else
-    (void)b;
+    (void)b, (void)md;
     snprintf(buf, n,
              "x264 absent: this vidkern-bench was built without libx264 (pkg-config x264 not "
              "found): vidkern rows only, no BD-rate");
@@ -563,8 +574,8 @@ static void x264_desc(const Rd *b, char *buf, size_t n) {
 static void print_report(FILE *f, Rd *b, int md) {
     const char *li = md ? "- " : "";
     bench_print_header(f, &b->mt, "rd", "rd", "", md);
-    char x[1024];
-    x264_desc(b, x, sizeof(x));
+    char x[2048];
+    x264_desc(b, md, x, sizeof(x));
     fprintf(f, "%svidkern %s: H.264 on %s, keyint %d, bits from %s\n", li, vidk_version(),
             b->backend, b->keyint,
             any_estimated(b) ? "the loop's estimate (estimate: no stream)" : "the stream");
@@ -658,11 +669,14 @@ static void print_report(FILE *f, Rd *b, int md) {
         "loop's Exp-Golomb estimate, this build writes no stream yet).\n"
         "%sPSNR-Y, PSNR-YUV: averages of the frames' PSNRs, PSNR-YUV = (6 Y + U + V) / 8. "
         "frames/s: frames / wall clock of the encode calls (sources in memory). I, B: intra "
-        "and B frames.\n"
-        "%sBD-rate: Bjontegaard delta rate of vidkern against the x264 preset over the "
-        "QPs (PSNR-Y, log10 rate interpolated by pchip, exact integral over the common "
-        "PSNR range); negative = vidkern needs fewer bits for the same PSNR-Y.\n",
-        li, li, li);
+        "and B frames.\n",
+        li, li);
+    if (b->use_x264)
+        fprintf(f,
+                "%sBD-rate: Bjontegaard delta rate of vidkern against the x264 preset over the "
+                "QPs (PSNR-Y, log10 rate interpolated by pchip, exact integral over the common "
+                "PSNR range); negative = vidkern needs fewer bits for the same PSNR-Y.\n",
+                li);
 }
 
 /* ---- JSON / CSV ----------------------------------------------------------------------- */
@@ -719,8 +733,9 @@ static void write_json(FILE *f, Rd *b) {
             "\"ip_factor\": 1, \"pb_factor\": 1, \"scenecut\": 0, \"presets\": [",
             bench_jq(X264_POINTVER), b->use_x264 ? "true" : "false");
     for (int p = 0; b->use_x264 && p < b->npresets; p++)
-        fprintf(f, "%s{\"preset\": %s, \"threads\": %d, \"bframes\": %d}", p ? ", " : "",
-                bench_jq(b->presets[p]), b->x264_threads_used[p], b->x264_bframes_used[p]);
+        fprintf(f, "%s{\"preset\": %s, \"threads\": %d, \"bframes\": %d, \"tools\": %s}",
+                p ? ", " : "", bench_jq(b->presets[p]), b->x264_threads_used[p],
+                b->x264_bframes_used[p], bench_jq(b->x264_tools[p]));
     fprintf(f, "]");
 #endif
     fprintf(f, "},\n  \"notes\": [");
