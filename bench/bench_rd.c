@@ -128,7 +128,9 @@ typedef struct Frames {
 static int frames_alloc(Frames *f, int w, int h, int n) {
     f->w = w, f->h = h, f->n = n;
     f->fsize = (size_t)w * h + 2 * (size_t)(w / 2) * (h / 2);
-    f->buf = malloc(f->fsize * (size_t)n);
+    /* Whole pages: the buffer is page-locked as one range on cuda. */
+    const size_t bytes = (f->fsize * (size_t)n + 4095) / 4096 * 4096;
+    f->buf = aligned_alloc(4096, bytes);
     f->registered = 0;
     return f->buf ? 0 : -1;
 }
