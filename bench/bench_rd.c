@@ -563,7 +563,7 @@ static void x264_desc(const Rd *b, int md, char *buf, size_t n) {
                                 X264_POINTVER, b->keyint ? "as vidkern" : "= frames",
                                 b->x264_threads ? "as given" : "auto");
     for (int p = 0; p < b->npresets && o < n; p++)
-        o += (size_t)snprintf(buf + o, n - o, "\n%s  x264 %s: %d threads; %s", md ? "- " : "",
+        o += (size_t)snprintf(buf + o, n - o, "\n%sx264 %s: %d threads; %s", md ? "  - " : "  ",
                               b->presets[p], b->x264_threads_used[p], b->x264_tools[p]);
 #else
     (void)b, (void)md;
