@@ -22,19 +22,23 @@ VIDK_CORE void vidk_bits_init(VidkBits *b, uint8_t *buf, size_t cap) {
     b->overflow = 0;
 }
 
-/* n (0..32) low bits of v, most significant first. */
+/* n (0..32) low bits of v, most significant first: the partial last byte's bits and v go
+ * through a 64-bit accumulator, whole bytes out. */
 VIDK_CORE void vidk_put_bits(VidkBits *b, int n, uint32_t v) {
+    if (n <= 0) return;
     if (b->pos + (size_t)n > b->cap * 8) {
         b->overflow = 1;
         return;
     }
-    for (int i = n - 1; i >= 0; i--) {
-        const size_t byte = b->pos >> 3;
-        const int sh = 7 - (int)(b->pos & 7);
-        if (sh == 7) b->buf[byte] = 0;
-        b->buf[byte] |= (uint8_t)(((v >> i) & 1u) << sh);
-        b->pos++;
-    }
+    size_t byte = b->pos >> 3;
+    const int used = (int)(b->pos & 7);
+    uint64_t acc = used ? (uint64_t)(b->buf[byte] >> (8 - used)) : 0;
+    acc = acc << n | (n == 32 ? v : v & ((1u << n) - 1));
+    int tot = used + n;
+    for (; tot >= 8; tot -= 8)
+        b->buf[byte++] = (uint8_t)(acc >> (tot - 8));
+    if (tot) b->buf[byte] = (uint8_t)(acc << (8 - tot));
+    b->pos += (size_t)n;
 }
 
 /* ue(v) (9.1): codeNum k as M zeros, a one and the M low bits of k + 1. */

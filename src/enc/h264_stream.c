@@ -7,9 +7,17 @@
 #include "h264_cavlc_core.h"
 #include "h264_stream.h"
 #include "internal.h"
+#include "thread_pool.h"
 #include "enc_core.h"
 
 enum { LOG2_MAX_FRAME_NUM = 4 }; /* frame_num wraps every 16 pictures */
+
+/* One macroblock row's coded macroblocks (bits back to back, without mb_skip_run). */
+typedef struct Row {
+    uint8_t *buf;
+    size_t cap;
+    int err;
+} Row;
 
 struct VidkH264Stream {
     int w, h, W, H, mbw, mbh, qp, slices, fps_num, fps_den, level;
@@ -19,9 +27,11 @@ struct VidkH264Stream {
     size_t rbsp_cap;
     uint8_t *out; /* the access unit */
     size_t out_cap, out_size;
-    uint8_t *tcl;    /* TotalCoeff per luma 4x4 block, (mbw * 4) x (mbh * 4) */
-    uint8_t *tcc[2]; /* per chroma 4x4 block of Cb / Cr, (mbw * 2) x (mbh * 2) */
-    uint8_t *skip;   /* per macroblock: coded as P_Skip */
+    uint8_t *tcl;      /* TotalCoeff per luma 4x4 block, (mbw * 4) x (mbh * 4) */
+    uint8_t *tcc[2];   /* per chroma 4x4 block of Cb / Cr, (mbw * 2) x (mbh * 2) */
+    uint8_t *skip;     /* per macroblock: coded as P_Skip */
+    uint32_t *mb_bits; /* per macroblock: length of its macroblock_layer() */
+    Row *rows;         /* per macroblock row: the rows' macroblock_layer()s, back to back */
 };
 
 /* 4x4 and 8x8 zig-zag scans (8.5.6, 8.5.7, frame macroblocks): scan index -> raster. */
@@ -79,9 +89,12 @@ VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int sli
     s->tcc[0] = calloc(nmb, 4);
     s->tcc[1] = calloc(nmb, 4);
     s->skip = calloc(nmb, 1);
+    s->mb_bits = calloc(nmb, sizeof(*s->mb_bits));
+    s->rows = calloc((size_t)s->mbh, sizeof(*s->rows));
     s->rbsp_cap = 4096 + nmb * 64;
     s->rbsp = malloc(s->rbsp_cap);
-    if (!s->tcl || !s->tcc[0] || !s->tcc[1] || !s->skip || !s->rbsp) {
+    if (!s->tcl || !s->tcc[0] || !s->tcc[1] || !s->skip || !s->mb_bits || !s->rows ||
+        !s->rbsp) {
         vidk_h264_stream_free(s);
         return NULL;
     }
@@ -94,6 +107,11 @@ void vidk_h264_stream_free(VidkH264Stream *s) {
     free(s->tcc[0]);
     free(s->tcc[1]);
     free(s->skip);
+    free(s->mb_bits);
+    if (s->rows)
+        for (int r = 0; r < s->mbh; r++)
+            free(s->rows[r].buf);
+    free(s->rows);
     free(s->rbsp);
     free(s->out);
     free(s);
@@ -360,43 +378,52 @@ static void gather(const Slice *c, int mbx, int mby, int intra16, int tx8, MbRes
     r->cbp_chroma = ac_nz ? 2 : dc_nz ? 1 : 0;
 }
 
-/* residual() (7.3.5.3) with CAVLC; updates the TotalCoeff maps. */
+/* TotalCoeff of every 4x4 block of a macroblock into the maps (what nC reads, 9.2.1): the
+ * non-zero levels a block codes (AC only for Intra_16x16 and chroma; 0 for blocks the cbp
+ * leaves out, which hold only zeros, and for P_Skip macroblocks, which have none). */
+static void count_mb(const Slice *c, int mbx, int mby) {
+    VidkH264Stream *s = c->s;
+    const unsigned w = c->f->mbi[mby * s->mbw + mbx];
+    const int intra16 = !!(w & ENC_MBI_INTRA), ls = s->mbw * 4, cs = s->mbw * 2;
+    MbRes r;
+    gather(c, mbx, mby, intra16, !!(w & ENC_MBI_TX8), &r);
+    for (int k = 0; k < 16; k++) {
+        int n = 0;
+        for (int i = intra16; i < 16; i++)
+            n += r.y[k][i] != 0;
+        s->tcl[(mby * 4 + blk_y(k)) * ls + mbx * 4 + blk_x(k)] = (uint8_t)n;
+    }
+    for (int p = 0; p < 2; p++)
+        for (int k = 0; k < 4; k++) {
+            int n = 0;
+            for (int i = 1; i < 16; i++)
+                n += r.cac[p][k][i] != 0;
+            s->tcc[p][(mby * 2 + (k >> 1)) * cs + mbx * 2 + (k & 1)] = (uint8_t)n;
+        }
+}
+
+/* residual() (7.3.5.3) with CAVLC. */
 static void write_residual(const Slice *c, VidkBits *b, int mbx, int mby, int intra16,
                            const MbRes *r) {
-    VidkH264Stream *s = c->s;
-    const int ls = s->mbw * 4, cs = s->mbw * 2;
-    uint8_t *tcl = s->tcl;
-    if (intra16) (void)vidk_cavlc_block(b, r->dc, 16, pred_nc(c, tcl, 4, mbx * 4, mby * 4));
+    const VidkH264Stream *s = c->s;
+    if (intra16) (void)vidk_cavlc_block(b, r->dc, 16, pred_nc(c, s->tcl, 4, mbx * 4, mby * 4));
     for (int k = 0; k < 16; k++) {
-        const int x = mbx * 4 + blk_x(k), y = mby * 4 + blk_y(k);
-        int tc = 0;
-        if (r->cbp_luma & (1 << (k >> 2))) {
-            const int nc = pred_nc(c, tcl, 4, x, y);
-            tc = intra16 ? vidk_cavlc_block(b, r->y[k] + 1, 15, nc)
-                         : vidk_cavlc_block(b, r->y[k], 16, nc);
-        }
-        tcl[y * ls + x] = (uint8_t)tc;
+        if (!(r->cbp_luma & (1 << (k >> 2)))) continue;
+        const int nc = pred_nc(c, s->tcl, 4, mbx * 4 + blk_x(k), mby * 4 + blk_y(k));
+        if (intra16)
+            (void)vidk_cavlc_block(b, r->y[k] + 1, 15, nc);
+        else
+            (void)vidk_cavlc_block(b, r->y[k], 16, nc);
     }
     if (r->cbp_chroma)
         for (int p = 0; p < 2; p++)
             (void)vidk_cavlc_block(b, r->cdc[p], 4, -1);
-    for (int p = 0; p < 2; p++)
-        for (int k = 0; k < 4; k++) {
-            const int x = mbx * 2 + (k & 1), y = mby * 2 + (k >> 1);
-            int tc = 0;
-            if (r->cbp_chroma == 2)
-                tc = vidk_cavlc_block(b, r->cac[p][k] + 1, 15, pred_nc(c, s->tcc[p], 2, x, y));
-            s->tcc[p][y * cs + x] = (uint8_t)tc;
-        }
-}
-
-static void clear_tc(VidkH264Stream *s, int mbx, int mby) {
-    const int ls = s->mbw * 4, cs = s->mbw * 2;
-    for (int j = 0; j < 4; j++)
-        memset(s->tcl + (mby * 4 + j) * ls + mbx * 4, 0, 4);
-    for (int p = 0; p < 2; p++)
-        for (int j = 0; j < 2; j++)
-            memset(s->tcc[p] + (mby * 2 + j) * cs + mbx * 2, 0, 2);
+    if (r->cbp_chroma == 2)
+        for (int p = 0; p < 2; p++)
+            for (int k = 0; k < 4; k++)
+                (void)vidk_cavlc_block(
+                    b, r->cac[p][k] + 1, 15,
+                    pred_nc(c, s->tcc[p], 2, mbx * 2 + (k & 1), mby * 2 + (k >> 1)));
 }
 
 static void put_mvd(VidkBits *b, VidkMv mv, VidkMv p) {
@@ -404,8 +431,9 @@ static void put_mvd(VidkBits *b, VidkMv mv, VidkMv p) {
     vidk_put_se(b, 4 * (mv.y - p.y));
 }
 
-/* An inter macroblock: returns 1 when it is coded as P_Skip (nothing written). */
-static int write_p_mb(const Slice *c, VidkBits *b, int mbx, int mby, unsigned *skip_run) {
+/* An inter macroblock's macroblock_layer(); returns 1 (writing nothing) when it is coded as
+ * P_Skip: a 16x16 partition with no residual whose vector is the P_Skip vector. */
+static int write_p_mb(const Slice *c, VidkBits *b, int mbx, int mby) {
     VidkH264Stream *s = c->s;
     const unsigned w = c->f->mbi[mby * s->mbw + mbx];
     const int mode = (int)(w & 3), tx8 = !!(w & ENC_MBI_TX8);
@@ -417,16 +445,8 @@ static int write_p_mb(const Slice *c, VidkBits *b, int mbx, int mby, unsigned *s
     const int cbp = r.cbp_luma | r.cbp_chroma << 4;
     if (mode == 0 && !cbp) {
         const VidkMv sm = skip_mv(c, mbx, mby), v = mv_at(c, mbx * 4, mby * 4);
-        if (sm.x == v.x && sm.y == v.y) {
-            clear_tc(s, mbx, mby);
-            s->skip[mby * s->mbw + mbx] = 1;
-            (*skip_run)++;
-            return 1;
-        }
+        if (sm.x == v.x && sm.y == v.y) return 1;
     }
-    s->skip[mby * s->mbw + mbx] = 0;
-    vidk_put_ue(b, *skip_run); /* mb_skip_run */
-    *skip_run = 0;
     vidk_put_ue(b, (uint32_t)mode); /* mb_type: P_L0_16x16, P_L0_L0_16x8, P_L0_L0_8x16, P_8x8 */
     /* Partitions in decoding order: (x, y, w, dir) in 4x4 units, and order[] per 4x4 block. */
     int px[16], py[16], pw[16], pd[16], np = 0;
@@ -477,8 +497,6 @@ static int write_p_mb(const Slice *c, VidkBits *b, int mbx, int mby, unsigned *s
     if (cbp) {
         vidk_put_se(b, 0); /* mb_qp_delta */
         write_residual(c, b, mbx, mby, 0, &r);
-    } else {
-        clear_tc(s, mbx, mby);
     }
     return 0;
 }
@@ -495,7 +513,74 @@ static void write_i_mb(const Slice *c, VidkBits *b, int mbx, int mby) {
     write_residual(c, b, mbx, mby, 1, &r);
 }
 
-/* One slice's RBSP: header and data. */
+/* The first macroblock row of the slice holding row r (slice k starts at k * rows / n). */
+static int slice_row0(const VidkH264Stream *s, int r) {
+    int k = (int)(((int64_t)r * s->slices + s->slices) / s->mbh);
+    while (k > 0 && (int64_t)k * s->mbh / s->slices > r)
+        k--;
+    return (int)((int64_t)k * s->mbh / s->slices);
+}
+
+typedef struct Job {
+    VidkH264Stream *s;
+    const VidkH264StreamFrame *f;
+} Job;
+
+/* Pass 1, one job per macroblock row: the TotalCoeff maps. */
+static void count_row(void *arg, int r, int thread) {
+    (void)thread;
+    const Job *j = arg;
+    const Slice c = {j->s, j->f, slice_row0(j->s, r)};
+    for (int x = 0; x < j->s->mbw; x++)
+        count_mb(&c, x, r);
+}
+
+/* Pass 2, one job per macroblock row: each macroblock_layer() into the row's buffer (every
+ * macroblock depends only on the frame's decisions, vectors and TotalCoeff maps). */
+static void code_row(void *arg, int r, int thread) {
+    (void)thread;
+    const Job *j = arg;
+    VidkH264Stream *s = j->s;
+    Row *row = &s->rows[r];
+    const Slice c = {s, j->f, slice_row0(s, r)};
+    for (;;) {
+        VidkBits b;
+        vidk_bits_init(&b, row->buf, row->cap);
+        for (int x = 0; x < s->mbw; x++) {
+            const size_t at = b.pos, mb = (size_t)r * s->mbw + x;
+            if (j->f->intra) {
+                write_i_mb(&c, &b, x, r);
+                s->skip[mb] = 0;
+            } else {
+                s->skip[mb] = (uint8_t)write_p_mb(&c, &b, x, r);
+            }
+            s->mb_bits[mb] = (uint32_t)(b.pos - at);
+        }
+        if (!b.overflow) return;
+        uint8_t *p = realloc(row->buf, 2 * row->cap + 8); /* 8 bytes of slack for reading */
+        if (!p) {
+            row->err = VIDK_ERR(ENOMEM);
+            return;
+        }
+        row->buf = p, row->cap *= 2;
+    }
+}
+
+/* Append n bits of src starting at bit `off` (src readable 8 bytes past its bits). */
+static void put_bitstr(VidkBits *b, const uint8_t *src, size_t off, size_t n) {
+    while (n) {
+        const int k = n > 32 ? 32 : (int)n;
+        const uint8_t *p = src + (off >> 3);
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++)
+            v = v << 8 | p[i];
+        v = v << (off & 7) >> (64 - k);
+        vidk_put_bits(b, k, (uint32_t)v);
+        off += (size_t)k, n -= (size_t)k;
+    }
+}
+
+/* One slice's RBSP: the header, then the coded macroblocks with mb_skip_run in P slices. */
 static void write_slice(const Slice *c, VidkBits *b, int row1) {
     const VidkH264Stream *s = c->s;
     const VidkH264StreamFrame *f = c->f;
@@ -518,24 +603,54 @@ static void write_slice(const Slice *c, VidkBits *b, int row1) {
     vidk_put_se(b, 0); /* slice_qp_delta */
     vidk_put_ue(b, 1); /* disable_deblocking_filter_idc: the loop does not deblock */
     unsigned run = 0;
-    for (int y = c->row0; y < row1; y++)
+    for (int y = c->row0; y < row1; y++) {
+        size_t off = 0;
         for (int x = 0; x < s->mbw; x++) {
-            if (f->intra)
-                write_i_mb(c, b, x, y);
-            else
-                (void)write_p_mb(c, b, x, y, &run);
+            const size_t mb = (size_t)y * s->mbw + x;
+            if (s->skip[mb]) {
+                run++;
+                continue;
+            }
+            if (!f->intra) vidk_put_ue(b, run); /* mb_skip_run */
+            run = 0;
+            put_bitstr(b, s->rows[y].buf, off, s->mb_bits[mb]);
+            off += s->mb_bits[mb];
         }
+    }
     if (run) vidk_put_ue(b, run);
     vidk_put_trailing(b);
 }
 
-int vidk_h264_stream_frame(VidkH264Stream *s, const VidkH264StreamFrame *f,
-                           const uint8_t **data, size_t *size) {
+int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
+                           const VidkH264StreamFrame *f, const uint8_t **data, size_t *size) {
     s->out_size = 0;
     if (f->intra) {
         s->last_idr = f->index;
         s->idr_count++;
     }
+    Job j = {s, f};
+    for (int r = 0; r < s->mbh; r++) {
+        Row *row = &s->rows[r];
+        row->err = 0;
+        if (!row->buf) {
+            row->cap = 4096 + (size_t)s->mbw * 64;
+            if (!(row->buf = malloc(row->cap + 8))) return VIDK_ERR(ENOMEM);
+        }
+    }
+    if (pool) {
+        vidk_pool_run(pool, s->mbh, count_row, &j);
+        vidk_pool_run(pool, s->mbh, code_row, &j);
+    } else if (ctx) {
+        ctx->ops.run(ctx, s->mbh, count_row, &j);
+        ctx->ops.run(ctx, s->mbh, code_row, &j);
+    } else {
+        for (int r = 0; r < s->mbh; r++)
+            count_row(&j, r, 0);
+        for (int r = 0; r < s->mbh; r++)
+            code_row(&j, r, 0);
+    }
+    for (int r = 0; r < s->mbh; r++)
+        if (s->rows[r].err < 0) return s->rows[r].err;
     for (int part = f->intra ? -2 : 0; part < s->slices; part++) {
         for (;;) {
             VidkBits b;
