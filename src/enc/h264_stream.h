@@ -35,6 +35,17 @@ void vidk_h264_stream_free(VidkH264Stream *s);
  * VIDK_ERR(ENOMEM). */
 int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, const VidkH264StreamFrame *f,
                            const uint8_t **data, size_t *size);
+/* The same access unit from slices coded elsewhere (the CUDA entropy coder, src/cuda/
+ * stream.cu): slice k's slice_data() without its trailing bits (the macroblocks, each coded
+ * one after its mb_skip_run in P slices, and a final mb_skip_run) is bits off[k] to
+ * off[k + 1] - 1 of `bits` (most significant bit of each byte first; off[0..slices], bits
+ * readable 8 bytes past bit off[slices]). The writer's state advances as with
+ * vidk_h264_stream_frame (frames in order, either function). Returns 0 or VIDK_ERR(ENOMEM). */
+int vidk_h264_stream_frame_packed(VidkH264Stream *s, int64_t index, int intra,
+                                  const uint8_t *bits, const uint64_t *off,
+                                  const uint8_t **data, size_t *size);
+/* Slices per picture (the one given at creation, clamped to 1..macroblock rows). */
+int vidk_h264_stream_slices(const VidkH264Stream *s);
 /* The level_idc the SPS carries (Table A-1 by frame size and macroblock rate). */
 int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den);
 
