@@ -380,13 +380,9 @@ VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, in
 /* The slot of one macroblock on the device: the bound rounded up to 32-bit words. */
 #define VIDK_H264S_SLOT_BYTES ((VIDK_H264S_MB_MAX_BITS + 31) / 32 * 4)
 
-/* Length of ue(k) (9.1): 2 floor(log2(k + 1)) + 1. */
-VIDK_CORE int vidk_h264s_ue_len(uint32_t k) {
-    const uint64_t v = (uint64_t)k + 1;
-    int m = 0;
-    while ((v >> (m + 1)) != 0)
-        m++;
-    return 2 * m + 1;
+/* Pass 1 for macroblock i (raster; one device thread). */
+VIDK_CORE void vidk_h264s_count(const VidkH264sCtx *c, int i) {
+    vidk_h264s_count_mb(c, i % c->mbw, i / c->mbw);
 }
 
 /* The scan key of macroblock i after pass 2: i when it is coded, i - 1 when it is skipped
@@ -395,6 +391,34 @@ VIDK_CORE int vidk_h264s_ue_len(uint32_t k) {
  * i's slice (or the slice's first macroblock - 1 when there is none). */
 VIDK_CORE int32_t vidk_h264s_key(int i, int skip, int slice_first) {
     return !skip ? i : i == slice_first ? i - 1 : -1;
+}
+
+/* Pass 2 for macroblock i (one device thread): its macroblock_layer() into its slot
+ * (slot_bytes from slots), its bit count, P_Skip flag and scan key into bits[i], skip[i],
+ * key[i]. Returns 1 when the slot was too small (its bits are then incomplete, but never
+ * more than 8 slot_bytes). */
+VIDK_CORE int vidk_h264s_code_slot(const VidkH264sCtx *f, int i, uint8_t *slots,
+                                   size_t slot_bytes, uint32_t *bits, uint8_t *skip,
+                                   int32_t *key) {
+    VidkH264sCtx c = *f;
+    const int mbx = i % f->mbw, mby = i / f->mbw;
+    c.row0 = vidk_h264s_slice_row0(f->mbh, f->slices, mby);
+    VidkBits b;
+    vidk_bits_init(&b, slots + (size_t)i * slot_bytes, slot_bytes);
+    const int sk = vidk_h264s_code_mb(&c, &b, mbx, mby);
+    bits[i] = (uint32_t)b.pos;
+    skip[i] = (uint8_t)sk;
+    key[i] = vidk_h264s_key(i, sk, c.row0 * f->mbw);
+    return b.overflow;
+}
+
+/* Length of ue(k) (9.1): 2 floor(log2(k + 1)) + 1. */
+VIDK_CORE int vidk_h264s_ue_len(uint32_t k) {
+    const uint64_t v = (uint64_t)k + 1;
+    int m = 0;
+    while ((v >> (m + 1)) != 0)
+        m++;
+    return 2 * m + 1;
 }
 
 /* Macroblock i's place in its slice: the slice index, its first and last macroblock. */
