@@ -587,6 +587,9 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         info->stage_ms[VIDK_ENC_STAGE_STREAM] =
             vidk_cux::event_elapsed(c->ev[EV_T4], c->ev[EV_S]) + (vidk_enc_now_ms() - t0);
     } else {
+        if (e->stream)
+            vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
+                     (long long)index);
         VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
     }
     c->cur ^= 1;
