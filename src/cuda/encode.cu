@@ -12,6 +12,8 @@
 //     stay on the device); the unit kernel (H.264 inter: one thread per macroblock; HEVC
 //     inter: one warp per CTU; intra frames: a wavefront, one warp per unit row, rows
 //     released by progress counters); statistics (SSE + unit sums into 15 counters);
+//     with the H.264 stream asked for, its entropy coding (stream.cu: only the packed slice
+//     data and their offsets come down; the host writes headers and NAL units);
 //     downloads. Events between the stages time them.
 // The per-unit arithmetic is enc_core.h / enc_tmpl.h, the same source as the CPU backends.
 #include "cuda_common.cuh"
@@ -73,6 +75,7 @@ struct EncCuda {
     // levels go down, as before); st_slices: its slices per picture
     VidkCuStream *st;
     int st_slices;
+    size_t st_slot; // its slot size (0: no device coder)
 };
 
 inline EncCuda *state(const VidkEncoder *e) {
@@ -299,11 +302,11 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         if (st && !st_host) {
             // Slot size: VIDK_H264S_SLOT_BYTES holds any macroblock; VIDK_STREAM_SLOT_BYTES
             // (a test hook) makes it smaller, to exercise the host fallback.
-            size_t slot = VIDK_H264S_SLOT_BYTES;
             const char *env_slot = getenv("VIDK_STREAM_SLOT_BYTES");
-            if (env_slot && atol(env_slot) > 0) slot = ((size_t)atol(env_slot) + 3) / 4 * 4;
+            c->st_slot = VIDK_H264S_SLOT_BYTES;
+            if (env_slot && atol(env_slot) > 0)
+                c->st_slot = ((size_t)atol(env_slot) + 3) / 4 * 4;
             c->st_slices = vidk_imax(1, vidk_imin(e->p.slices ? e->p.slices : 1, e->uh));
-            VIDK_TRY(vidk_cuda_stream_open(ctx, &c->st, e->uw, e->uh, c->st_slices, slot));
         }
         if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st) {
             CUDA_CHECK(cudaMalloc(&c->d_mv, (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
@@ -333,6 +336,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     }
     for (int k = 0; k < EV_COUNT; k++)
         VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k], true));
+    if (c->st_slot)
+        VIDK_TRY(vidk_cuda_stream_open(ctx, &c->st, e->uw, e->uh, c->st_slices, c->st_slot,
+                                       c->s_code));
     // The first reference is never read before it is written; zero it anyway.
     for (int p = 0; p < 3; p++)
         for (int s = 0; s < 2; s++)

@@ -123,7 +123,7 @@ void vidk_cuda_stream_close(VidkCuStream **pst) {
 }
 
 int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh, int slices,
-                          size_t slot_bytes) {
+                          size_t slot_bytes, cudaStream_t s) {
     int err = 0;
     size_t t1 = 0, t2 = 0, n = 0;
     VidkCuStream *st = static_cast<VidkCuStream *>(calloc(1, sizeof(VidkCuStream)));
@@ -152,7 +152,7 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     CUDA_CHECK(cudaMalloc(&st->d_res, (size_t)(slices + 2) * sizeof(uint64_t)));
     // The slots' tails are read (and dropped) when the last bits of a macroblock are
     // packed: initialised once, so that nothing reads uninitialised memory.
-    CUDA_CHECK(cudaMemset(st->d_slots, 0, n * slot_bytes));
+    CUDA_CHECK(cudaMemsetAsync(st->d_slots, 0, n * slot_bytes, s));
     CUDA_CHECK(
         cub::DeviceScan::InclusiveScan(nullptr, t1, st->d_key, st->d_last, MaxOp(), st->n));
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, t2, st->d_len, st->d_off, st->n + 1));

@@ -13,9 +13,10 @@ struct VidkCuStream;
 
 // Device buffers for frames of mbw x mbh macroblocks (coded width W = 16 mbw) in `slices`
 // slices of macroblock rows (1..mbh), each macroblock coded into a slot of slot_bytes (a
-// multiple of 4; VIDK_H264S_SLOT_BYTES holds any macroblock). 0 or an error (logged).
+// multiple of 4; VIDK_H264S_SLOT_BYTES holds any macroblock); their initialisation is
+// queued on s (the stream of the later frames, or synchronise it). 0 or an error (logged).
 int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh, int slices,
-                          size_t slot_bytes);
+                          size_t slot_bytes, cudaStream_t s);
 // Free everything (nullptr: nothing) and clear the pointer.
 void vidk_cuda_stream_close(VidkCuStream **st);
 // Queue on s, after the kernels that wrote the frame's decision words (d_mbi, raster),
