@@ -1,6 +1,8 @@
 /* The H.264 stream writer (docs/STREAM.md): Annex-B access units, High profile, CAVLC, from
  * the coding loop's decisions (per-macroblock decision words, vectors, levels). Host code,
- * shared by every backend: the same decisions give the same bytes. Not installed. */
+ * shared by every backend: the same decisions give the same bytes (the cuda backend codes
+ * the macroblocks on the device with the same core, src/enc/h264_stream_core.h, and hands
+ * the packed slices to vidk_h264_stream_frame_packed). Not installed. */
 #ifndef VIDK_H264_STREAM_H
 #define VIDK_H264_STREAM_H
 
