@@ -422,19 +422,16 @@ static void inv_add_run(Exec *e, int size, uint32_t i, uint32_t n) {
     inv_add_tbs(e->dsp, &r, l->tb + i, l->lev + (size_t)i * (size_t)r.len, n, e->pic);
 }
 
+static void inv_add_run_fn(Exec *e, Job *jb, const Run *r, uint32_t i, uint32_t n) {
+    const VidkHevcTbList *l = &e->b->list[jb->size];
+    inv_add_tbs(e->dsp, r, l->tb + i, l->lev + (size_t)i * (size_t)r->len, n, e->pic);
+}
+
 /* Serial order: list by list, runs of equal keys. */
 static void inv_add_serial(Exec *e) {
     for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++) {
-        const VidkHevcTbList *l = &e->b->list[s];
-        uint32_t i = 0;
-        while (i < l->count) {
-            const uint32_t key = tb_key(&l->tb[i]);
-            uint32_t k = i + 1;
-            while (k < l->count && tb_key(&l->tb[k]) == key)
-                k++;
-            inv_add_run(e, s, i, k - i);
-            i = k;
-        }
+        Job jb = {.size = s, .i1 = e->b->list[s].count};
+        for_runs(e, &jb, inv_add_run_fn);
     }
 }
 
