@@ -199,24 +199,10 @@ static const char *gpu_label(const Bench *b) {
 
 /* ---- pictures ------------------------------------------------------------------------- */
 
-static int planes_of(VidkChroma c) {
-    return c == VIDK_CHROMA_400 ? 1 : 3;
-}
-
-static void copy_pic(VidkPicture *dst, const VidkPicture *src) {
-    for (int p = 0; p < planes_of(src->chroma); p++) {
-        int pw, ph;
-        vidk_picture_plane_size(src, p, &pw, &ph);
-        for (int y = 0; y < ph; y++)
-            memcpy((uint8_t *)dst->data[p] + (ptrdiff_t)y * dst->stride[p],
-                   (const uint8_t *)src->data[p] + (ptrdiff_t)y * src->stride[p], (size_t)pw);
-    }
-}
-
 /* A fast 64-bit hash of the visible samples (equality check against the c backend). */
 static uint64_t pic_hash(const VidkPicture *pic) {
     uint64_t h = 0x243F6A8885A308D3ull;
-    for (int p = 0; p < planes_of(pic->chroma); p++) {
+    for (int p = 0; p < (pic->chroma == VIDK_CHROMA_400 ? 1 : 3); p++) {
         int pw, ph;
         vidk_picture_plane_size(pic, p, &pw, &ph);
         for (int y = 0; y < ph; y++) {
@@ -350,7 +336,7 @@ static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, S
     memset(st, 0, sizeof(*st));
     for (int w = 0; w < warm; w++)
         for (int i = 0; i < n; i++) {
-            copy_pic(&lv->work, &lv->w->pred[i]);
+            bench_copy_pic(&lv->work, &lv->w->pred[i]);
             if ((e = run_call(j, lv, i, &lv->work)) < 0) goto fail;
             /* Test hook: a wrong sample must fail the run (tests/cli_bench_h264.sh). */
             if (!w && !i && b->fault && !strcmp(b->fault, label))
@@ -370,7 +356,7 @@ static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, S
         double sum = 0, dk = 0, dh = 0, dd = 0, dt = 0, hb = 0, db = 0;
         int nd = 0;
         for (int i = 0; i < n; i++) {
-            copy_pic(&lv->work, &lv->w->pred[i]);
+            bench_copy_pic(&lv->work, &lv->w->pred[i]);
             const double a = cli_now();
             e = run_call(j, lv, i, &lv->work);
             sum += cli_now() - a;
@@ -524,7 +510,7 @@ static void measure_tput(Bench *b, Live *lv, const char *variant, const VidkH264
     /* Round 0 is the warm-up and the check; then timed rounds within the budget. */
     for (int round = 0; round <= b->runs; round++) {
         for (int c = 0; c < calls; c++)
-            copy_pic(&pics[c], &lv->w->pred[c % n]);
+            bench_copy_pic(&pics[c], &lv->w->pred[c % n]);
         for (int t = 0; t < k; t++)
             args[t] = (TputArg){.ctx = b->gpu_ctx[t],
                                 .lv = lv,
@@ -705,7 +691,7 @@ static int live_init(Bench *b, Live *lv, const H264Workload *w, int wl) {
     for (int k = 0; k < KINDS; k++) {
         if (!(lv->ref[k] = calloc((size_t)n, sizeof(uint64_t)))) return VIDK_ERR(ENOMEM);
         for (int i = 0; i < n; i++) {
-            copy_pic(&lv->work, &w->pred[i]);
+            bench_copy_pic(&lv->work, &w->pred[i]);
             if ((e = vidk_h264_batch_inverse(b->ref_ctx, &lv->sub[k][i], &lv->work)) < 0)
                 return e;
             lv->ref[k][i] = pic_hash(&lv->work);
@@ -791,7 +777,7 @@ static void measure_gpu(Bench *b, Live *lv) {
     }
     if (!b->cuda_emu) {
         /* The public entry point, once wired by the CUDA backend, must give the same bits. */
-        copy_pic(&lv->work, &lv->w->pred[0]);
+        bench_copy_pic(&lv->work, &lv->w->pred[0]);
         const int e = vidk_h264_batch_inverse(ctx, &lv->w->batch[0], &lv->work);
         if (e == VIDK_ERR(ENOSYS)) {
             if (!b->api_noted++)

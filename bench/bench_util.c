@@ -228,6 +228,16 @@ int bench_parse_wxh(const char *s, int max_h, int *w, int *h) {
     return 0;
 }
 
+void bench_copy_pic(VidkPicture *dst, const VidkPicture *src) {
+    for (int p = 0; p < (src->chroma == VIDK_CHROMA_400 ? 1 : 3); p++) {
+        int pw, ph;
+        vidk_picture_plane_size(src, p, &pw, &ph);
+        for (int y = 0; y < ph; y++)
+            memcpy((uint8_t *)dst->data[p] + (ptrdiff_t)y * dst->stride[p],
+                   (const uint8_t *)src->data[p] + (ptrdiff_t)y * src->stride[p], (size_t)pw);
+    }
+}
+
 int bench_size_of(const char *name, int even, int *w, int *h) {
     static const struct {
         const char *n;

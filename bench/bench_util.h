@@ -145,6 +145,9 @@ int bench_write_outputs(const char *cmd, const char *csv, const char *json, cons
  * freed. */
 int bench_make_pics(VidkPicture *pics, int n, const Mosaic *m, int w, int h, VidkChroma c);
 
+/* The visible 8-bit samples of src into dst (same size and chroma). */
+void bench_copy_pic(VidkPicture *dst, const VidkPicture *src);
+
 /* Open the mosaic of the real clips of folder `dir` (clips of 2 frames at least) into *m.
  * Returns 0, or -1 (dir NULL or no clips) after saying, unless `quiet`, "vidkern-bench CMD: no
  * real clips found (DIR): generated video only" on stderr; the note is the caller's. */
