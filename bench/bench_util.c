@@ -256,6 +256,22 @@ int bench_size_of(const char *name, int even, int *w, int *h) {
     return 0;
 }
 
+int bench_parse_sizes(const char *cmd, const char *s, int even, char *out, size_t item,
+                      int max) {
+    const int n = bench_split_list(cmd, "--sizes", s, out, item, max);
+    for (int i = 0; i < n; i++) {
+        int w, h;
+        if (bench_size_of(out + (size_t)i * item, even, &w, &h) < 0)
+            return cli_error(
+                       cmd,
+                       "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (%s16..8192 x "
+                       "16..4320)",
+                       out + (size_t)i * item, even ? "even, " : ""),
+                   -1;
+    }
+    return n;
+}
+
 void bench_row(FILE *f, int md, const char *fmt, ...) {
     char mdfmt[512];
     size_t o = 0;

@@ -120,6 +120,11 @@ int bench_parse_wxh(const char *s, int max_h, int *w, int *h);
  * even where `even`): 0, else -1. */
 int bench_size_of(const char *name, int even, int *w, int *h);
 
+/* --sizes LIST (bench_split_list into `max` items of `item` bytes at out, each checked with
+ * bench_size_of): the count, or -1 after a message. */
+int bench_parse_sizes(const char *cmd, const char *s, int even, char *out, size_t item,
+                      int max);
+
 /* One table row, from the format of its text line `fmt` (cells separated by blanks, printf
  * widths): printed as is, or for markdown (md) as "| cell | cell |" with the same
  * conversions less their flags and widths. */
