@@ -73,6 +73,26 @@ mut sad_c src/sad_core.h \
     's += (uint32_t)(d < 0 ? -d : d);' 's += (uint32_t)(d < 0 ? -d : d) + (x == 1 && y == 2);'
 mut me_tiebreak src/me.c \
     '(cost == b->cost && dist < b->dist)' '(cost == b->cost && dist <= b->dist)'
+# The coding loop's residual choices (docs/ENCODE.md §4, §9).
+mut decimate_table4 src/enc/enc_core.h \
+    ': run < 3 ? 2' ': run < 2 ? 2'
+# The H.264 stream (docs/STREAM.md): caught by FFmpeg's decode (cli_stream) and the
+# known-answer stream of test_enc_decide.
+mut stream_nc_round src/enc/h264_stream_core.h \
+    '(na + nb + 1) >> 1' '(na + nb) >> 1'
+mut stream_mvp_8x16_right src/enc/h264_stream_core.h \
+    'if (dir == 4 && cc.ref == 0) return cc.mv;' 'if (dir == 4 && a.ref == 0) return a.mv;'
+mut stream_mvp_only_a src/enc/h264_stream_core.h \
+    'if (!b.avail && !cc.avail && a.avail) b = a, cc = a;' 'if (!b.avail && !cc.avail && a.avail) b = a;'
+mut stream_skip_zero src/enc/h264_stream_core.h \
+    '(a.ref == 0 && !a.mv.x && !a.mv.y)' '(a.ref == 0 && !a.mv.x)'
+mut cavlc_suffix_step src/h264_cavlc_core.h \
+    'if (mag > (3 << (sl - 1)) && sl < 6) sl++;' 'if (mag > (3 << (sl - 1)) && sl < 5) sl++;'
+mut cavlc_suffix_start src/h264_cavlc_core.h \
+    'int sl = tc > 10 && t1 < 3 ? 1 : 0;' 'int sl = tc > 9 && t1 < 3 ? 1 : 0;'
+mut nal_emulation src/enc/h264_stream.c \
+    'if (zeros >= 2 && rbsp[i] <= 3)' 'if (zeros >= 2 && rbsp[i] <= 2)'
+
 # Readers.
 mut y4m_width_height tools/picio.c \
     "if (tok[0] == 'W') {" "if (tok[0] == 'H') {"

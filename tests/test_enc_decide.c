@@ -682,6 +682,45 @@ static void test_h264_stream_flat(void) {
     vidk_close(&ctx);
 }
 
+/* The decimation score (docs/ENCODE.md §9) against values worked out by hand from the rule:
+ * +-1 levels weighted by the zeros before them in zig-zag order (4x4: 3, 2, 2, 1, 1, 1, 0..;
+ * 8x8: 3 x4, 2 x8, 1 x12, 0..), 9 as soon as a level is outside -1..1. */
+static void test_decimate_score(void) {
+    int16_t b[64];
+    memset(b, 0, sizeof(b));
+    CHECK_EQ_U(enc_decimate_score(b, 4, 0), 0u);
+    b[0] = 1; /* scan 0, no zeros below: run 0 -> 3 */
+    CHECK_EQ_U(enc_decimate_score(b, 4, 0), 3u);
+    b[1] = -1; /* raster 1 = scan 1: run 0 (scan 0 is non-zero) -> 3 + 3 */
+    CHECK_EQ_U(enc_decimate_score(b, 4, 0), 6u);
+    memset(b, 0, sizeof(b));
+    b[15] = 1; /* scan 15 with 15 zeros below: run 15 -> 0 */
+    CHECK_EQ_U(enc_decimate_score(b, 4, 0), 0u);
+    b[8] = -1; /* raster 8 = scan 3: 3 zeros below -> 1; scan 15 now has run 11 -> 0 */
+    CHECK_EQ_U(enc_decimate_score(b, 4, 0), 1u);
+    b[4] = 1; /* raster 4 = scan 2: run 2 -> 2; scan 3 run 0 -> 3; scan 15 -> 0 */
+    CHECK_EQ_U(enc_decimate_score(b, 4, 0), 5u);
+    b[4] = 2; /* a level of 2: never decimated */
+    CHECK_EQ_U(enc_decimate_score(b, 4, 0), 9u);
+    memset(b, 0, sizeof(b));
+    b[1] = 1; /* chroma AC (from scan 1): scan 1, no zeros above scan 0 counted: run 0 -> 3 */
+    CHECK_EQ_U(enc_decimate_score(b, 4, 1), 3u);
+    b[0] = 5; /* the DC position is not part of an AC score */
+    CHECK_EQ_U(enc_decimate_score(b, 4, 1), 3u);
+    memset(b, 0, sizeof(b));
+    b[8] = 1; /* 8x8: raster 8 = scan 2, run 2 -> 3 */
+    CHECK_EQ_U(enc_decimate_score(b, 8, 0), 3u);
+    memset(b, 0, sizeof(b));
+    b[4] = -1; /* 8x8: raster 4 = scan 14, run 14 -> 1 */
+    CHECK_EQ_U(enc_decimate_score(b, 8, 0), 1u);
+    memset(b, 0, sizeof(b));
+    b[32] = 1; /* 8x8: raster 32 = scan 10, run 10 -> 2 */
+    CHECK_EQ_U(enc_decimate_score(b, 8, 0), 2u);
+    memset(b, 0, sizeof(b));
+    b[63] = 1; /* 8x8: scan 63, run 63 -> 0 */
+    CHECK_EQ_U(enc_decimate_score(b, 8, 0), 0u);
+}
+
 int main(void) {
     g_seed = test_seed();
     test_lambda();
@@ -692,5 +731,6 @@ int main(void) {
     test_h264_intra_flat();
     test_intra_structures();
     test_h264_stream_flat();
+    test_decimate_score();
     return test_finish("test_enc_decide");
 }
