@@ -2,7 +2,8 @@
 """The judge of `vidkern encode -o`: FFmpeg decodes the stream, its frames must equal the
 reconstruction (`--recon`) bit for bit, and FFmpeg must print nothing with `-v error`.
 
-    stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] [--strict] [-q]
+    stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] [--strict]
+                    [--no-rate] [-q]
 
 What it runs (and prints on a failure, to replay by hand):
     ffprobe -v error -f h264 -show_entries stream=... STREAM   (size and pixel format)
@@ -10,7 +11,9 @@ What it runs (and prints on a failure, to replay by hand):
            -f rawvideo -pix_fmt yuv420p DEC.yuv
 The decoded size (after the SPS cropping) must be the reconstruction's, the pixel format
 8-bit 4:2:0 (yuv420p, or yuvj420p when the VUI says full range: then no -pix_fmt is given,
-so that no range conversion happens), the frame count the same, and every sample equal.
+so that no range conversion happens), the frame rate FFmpeg reads from the VUI timing that
+of the Y4M header's F tag (unless --no-rate), the frame count the same, and every sample
+equal.
 On a mismatch it prints the first differing frame, plane, x, y, both values and how many
 samples of that plane differ. --strict adds `-err_detect +crccheck+bitstream+buffer+explode`
 (FFmpeg's stricter checks; any error aborts the decode).
@@ -20,6 +23,7 @@ Exit status: 0 equal; 1 any difference, FFmpeg output on stderr, or an unreadabl
 """
 import os
 import shutil
+from fractions import Fraction
 import subprocess
 import sys
 import tempfile
@@ -51,8 +55,12 @@ def read_y4m(path):
     header = data[:nl].decode("ascii", "replace")
     w = h = None
     chroma = "420"
+    rate = None
     for tag in header.split()[1:]:
-        if tag[0] == "W":
+        if tag[0] == "F" and ":" in tag:
+            n, d = tag[1:].split(":", 1)
+            rate = Fraction(int(n), int(d)) if int(d) else None
+        elif tag[0] == "W":
             w = int(tag[1:])
         elif tag[0] == "H":
             h = int(tag[1:])
@@ -77,7 +85,7 @@ def read_y4m(path):
             die(f"{path}: frame {len(frames)} truncated ({len(data) - pos} of {fsize} bytes)")
         frames.append(mv[pos:pos + fsize])
         pos += fsize
-    return w, h, header, frames
+    return w, h, rate, frames
 
 
 def first_diff(a, b, w, h):
@@ -99,6 +107,7 @@ def main(argv):
     args = []
     ffmpeg = keep = None
     strict = quiet = False
+    check_rate = True
     it = iter(argv)
     for a in it:
         if a == "--ffmpeg":
@@ -107,6 +116,8 @@ def main(argv):
             keep = next(it, None)
         elif a == "--strict":
             strict = True
+        elif a == "--no-rate":
+            check_rate = False
         elif a in ("-q", "--quiet"):
             quiet = True
         elif a in ("-h", "--help"):
@@ -118,7 +129,7 @@ def main(argv):
             args.append(a)
     if len(args) != 2:
         die("usage: stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] "
-            "[--strict] [-q]", 2)
+            "[--strict] [--no-rate] [-q]", 2)
     stream, recon = args
 
     ff = find_tool("ffmpeg", ffmpeg)
@@ -131,11 +142,11 @@ def main(argv):
 
     if not os.path.isfile(stream) or os.path.getsize(stream) == 0:
         die(f"{stream}: missing or empty")
-    w, h, header, rframes = read_y4m(recon)
+    w, h, rate, rframes = read_y4m(recon)
 
     # 1. Size and pixel format as FFmpeg sees them.
     probe = [fp, "-v", "error", "-f", "h264", "-select_streams", "v:0", "-show_entries",
-             "stream=width,height,pix_fmt,profile", "-of", "default=noprint_wrappers=1", stream]
+             "stream=width,height,pix_fmt,profile,r_frame_rate", "-of", "default=noprint_wrappers=1", stream]
     r = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True)
     info = dict(l.split("=", 1) for l in r.stdout.decode("ascii", "replace").splitlines()
                 if "=" in l)
@@ -149,6 +160,12 @@ def main(argv):
     if (info.get("width"), info.get("height")) != (str(w), str(h)):
         die(f"{stream}: decoded size {info.get('width')}x{info.get('height')}, "
             f"the reconstruction is {w}x{h} (SPS frame cropping?)")
+    got = info.get("r_frame_rate", "0/0")
+    if check_rate and rate is not None:
+        n, d = (int(x) for x in got.split("/"))
+        if not d or Fraction(n, d) != rate:
+            die(f"{stream}: frame rate {got} (the VUI timing as FFmpeg reads it), the "
+                f"reconstruction's Y4M header says {rate.numerator}/{rate.denominator}")
 
     # 2. Decode.
     tmp = None
