@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Conformance fuzz of `vidkern encode -o` (as x264's tools/test_x264.py does): random
 parameter combinations from a seed, each stream judged by FFmpeg (tests/stream_check.py:
-FFmpeg silent, its frames equal to --recon bit for bit), and on some cases a second backend
+FFmpeg silent, its frames equal to --recon bit for bit; the headers, slices, IDRs,
+frame_num and POC read by stream_check's own parser), and on some cases a second backend
 whose stream and recon must be the same bytes.
 
     scripts/stream-fuzz.py [--seed S] [--count N] [--time-limit SEC] [--first I]
@@ -120,7 +121,8 @@ def run_case(vk, i, c, d, cross):
     r = run(enc)
     if r.returncode:
         return f"encode exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}", cmds
-    chk = [sys.executable, CHECK, "-q", s, rec]
+    chk = [sys.executable, CHECK, "-q", s, rec, "--expect-slices", c["slices"],
+           "--expect-keyint", c["keyint"]]
     cmds.append(chk)
     r = run(chk)
     if r.returncode:

@@ -47,11 +47,27 @@ else
     echo "note: no usable CUDA device: the cuda rows are left out"
 fi
 
-# judge STREAM RECON: FFmpeg silent, its frames equal to RECON.
+# judge STREAM RECON [stream_check options]: FFmpeg silent, its frames equal to RECON (and
+# the syntax checks of the options: --expect-slices N, --expect-keyint K).
 judge() {
-    python3 "$HERE/stream_check.py" -q "$1" "$2" >"$T/judge" 2>&1 ||
+    python3 "$HERE/stream_check.py" -q "$@" >"$T/judge" 2>&1 ||
         fail "FFmpeg's decode of $1 is not $2:
 $(cat "$T/judge")"
+}
+
+# expect ARGS...: the stream_check options for the encode options ARGS (--slices, --keyint;
+# the defaults 1 and 0).
+expect() {
+    es=1
+    ek=0
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --slices) es=$2 ;;
+        --keyint) ek=$2 ;;
+        esac
+        shift
+    done
+    echo "--expect-slices $es --expect-keyint $ek"
 }
 
 # row NAME ARGS...: `vidkern encode ARGS -o NAME.B.264 --recon NAME.B.y4m --backend B` for
@@ -69,7 +85,8 @@ row() {
   replay: $VK encode $* --backend $b -o $s --recon $r"
         [ -s "$s" ] || fail "$name: $b: no stream written"
         if [ -z "$first" ]; then
-            judge "$s" "$r"
+            # shellcheck disable=SC2046
+            judge "$s" "$r" $(expect "$@")
             first=$b
         else
             cmp "$T/$name.$first.264" "$s" >"$T/cmp" 2>&1 ||
@@ -132,7 +149,24 @@ long)
     # frame_num and the picture order count over a long sequence (they wrap around), one
     # IDR and a long P run, then IDRs in the middle (idr_pic_id changes between them).
     row long_p --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --slices 1
-    row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 4
+    row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 2
+    # Where the SPS allows more than 300 frames before frame_num or the POC LSBs wrap, a
+    # sequence long enough to wrap both (16x16 pictures, no search: a few seconds).
+    "$VK" encode --size 16x16 --gen-frames 2 -o "$T/i.264" --recon "$T/i.y4m" --quiet \
+        >/dev/null 2>"$T/err" || fail "16x16: $(cat "$T/err")"
+    sps=$(python3 "$HERE/stream_check.py" -q --info "$T/i.264" "$T/i.y4m") || fail "sps: $sps"
+    echo "$sps"
+    lfn=$(echo "$sps" | sed -n 's/.*log2_max_frame_num=\([0-9]*\).*/\1/p')
+    lpoc=$(echo "$sps" | sed -n 's/.*log2_max_poc_lsb=\([0-9]*\).*/\1/p')
+    [ -n "$lfn" ] || fail "no log2_max_frame_num in: $sps"
+    need=$((1 << lfn))
+    # POC type 0: the LSBs advance by 2 a frame (or 1): wrap after 2^lpoc frames at most.
+    [ -n "$lpoc" ] && [ $((1 << lpoc)) -gt $need ] && need=$((1 << lpoc))
+    need=$((need + 20))
+    if [ $need -gt 300 ]; then
+        [ $need -le 140000 ] || fail "MaxFrameNum / MaxPicOrderCntLsb too large to test: $sps"
+        row long_wrap --size 16x16 --gen-frames $need --qp 40 --keyint 0 --range 0
+    fi
     ;;
 stdout)
     # -o - writes the same bytes as -o FILE; so do --output F and --output=F, from a file
@@ -141,7 +175,7 @@ stdout)
     set -- --qp 27 --keyint 3 --range 8 --slices 4 --backend simd
     "$VK" encode "$T/g.y4m" "$@" -o "$T/f.264" --recon "$T/f.y4m" --quiet >/dev/null 2>"$T/err" ||
         fail "-o FILE: $(cat "$T/err")"
-    judge "$T/f.264" "$T/f.y4m"
+    judge "$T/f.264" "$T/f.y4m" --expect-slices 4 --expect-keyint 3
     "$VK" encode "$T/g.y4m" "$@" -o - >"$T/s.264" 2>"$T/err" || fail "-o -: $(cat "$T/err")"
     cmp "$T/f.264" "$T/s.264" || fail "-o - and -o FILE differ"
     grep -q '^vidkern encode: 6 frames' "$T/err" || fail "-o -: no summary on stderr: $(cat "$T/err")"
