@@ -133,7 +133,7 @@ for i, x in enumerate(f):
     assert x["index"] == i
     assert x["intra"] == (1 if i % 3 == 0 else 0), (i, x["intra"])
     assert x["bits"] == x["bits_mode"] + x["bits_mv"] + x["bits_level"]
-    assert set(x["stage_ms"]) == {"upload", "me", "code", "stats", "download"}
+    assert set(x["stage_ms"]) == {"upload", "me", "code", "stats", "download", "stream"}
     assert set(x["parts"]) == {"intra", "32x32", "16x16", "16x8", "8x16", "8x8"}
 sm = r["summary"]
 assert sm["frames"] == 5 and sm["intra_frames"] == 2, sm

@@ -1,6 +1,7 @@
-/* `vidkern encode`: the hybrid coding loop (include/vidkern/encode.h) over a sequence:
- * reconstruction, statistics, timings, per-block maps. */
+/* `vidkern encode`: the hybrid coding loop (include/vidkern/encode.h) over a sequence: the
+ * H.264 stream, reconstruction, statistics, timings, per-block maps. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,15 +26,24 @@
 
 static void help(void) {
     printf(
-        "usage: vidkern encode [IN.y4m|-] [options]\n\n"
-        "Runs the core loop of an H.264 or HEVC encoder over a sequence (intra frames,\n"
-        "full-search motion estimation against the previous reconstruction, partition\n"
-        "choice, transform + quantisation, reconstruction; no bitstream: bits are an\n"
-        "Exp-Golomb estimate) and prints a summary: PSNR, estimated bits, non-zero levels,\n"
-        "partitions, time per stage, PCIe traffic. Every backend gives the same bits.\n"
+        "usage: vidkern encode [IN.y4m|-] [-o OUT.264] [options]\n\n"
+        "Encodes a sequence: intra frames, full-search motion estimation against the\n"
+        "previous reconstruction, partition choice, transform + quantisation,\n"
+        "reconstruction, and with -o an H.264 stream (Annex-B, High profile, CAVLC, no\n"
+        "deblocking) that any decoder plays; prints a summary: PSNR, stream bits (or the\n"
+        "Exp-Golomb estimate without -o, and for HEVC, which has no stream yet), non-zero\n"
+        "levels, partitions, time per stage, PCIe traffic. Every backend gives the same\n"
+        "bytes.\n"
         "Without IN the built-in generated video (352x288, 30 frames) is coded.\n"
         "The encoder takes 8-bit 4:2:0 pictures of even sizes, at least 16x16.\n\n"
         "options:\n"
+        "  -o, --output F.264 write the H.264 stream; '-' = stdout (then all other output\n"
+        "                     goes to stderr)\n"
+        "  --slices N         slices per picture, each a run of whole macroblock rows\n"
+        "                     (default 1; at most the rows; intra prediction and vector\n"
+        "                     prediction do not cross slices)\n"
+        "  --fps N[/D]        frame rate for the stream's timing (default: the Y4M's F\n"
+        "                     tag, else 25)\n"
         "  --codec C          h264 (16x16 macroblocks; default) or hevc (32x32 CTUs)\n"
         "  --qp N             luma QP 0..%d (default 30; chroma by the codec's table)\n"
         "  --range R          motion search range: vectors in [-R, R]^2, 0..%d (default 16)\n"
@@ -60,7 +70,7 @@ static void help(void) {
         "                     can be coded)\n"
         "  --assume-progressive  accept interlaced Y4M input (It, Ib, Im; refused by\n"
         "                     default) and code each frame as one progressive picture\n\n"
-        "Output files (--recon, --report) are written under a temporary name and appear\n"
+        "Output files (-o, --recon, --report) are written under a temporary name and appear\n"
         "only when the run succeeds; '-', a FIFO or a device is written in place, a\n"
         "symbolic link is written through. An output naming the input is refused. The\n"
         "reconstruction's Y4M header has the source's tags, no others. Options with a\n"
@@ -87,7 +97,7 @@ static int prepare_dir(const char *dir) {
 /* Everything the summary, --json and --report describe. */
 typedef struct Run {
     const char *input; /* path or generator description */
-    const char *recon, *report, *png_dir;
+    const char *recon, *report, *png_dir, *out;
     int w, h;
     VidkEncGeometry g;
     VidkEncParams p;
@@ -113,10 +123,10 @@ static int run_push(Run *r, const VidkEncFrameInfo *fi) {
 }
 
 static void print_outputs(FILE *f, unsigned o) {
-    static const char *const names[] = {"recon", "mvs", "energy", "levels"};
+    static const char *const names[] = {"recon", "mvs", "energy", "levels", "stream"};
     int first = 1;
     fputc('[', f);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         if (o & (1u << k)) {
             fprintf(f, "%s\"%s\"", first ? "" : ", ", names[k]);
             first = 0;
@@ -143,6 +153,9 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     report_json_str(f, r->device);
     const double fps = r->seconds > 0 ? (double)r->acc.frames / r->seconds : 0;
     fprintf(f, ",\n  \"seconds\": %.6f,\n  \"frames_per_second\": %.4f", r->seconds, fps);
+    report_json_field(f, "output", r->out);
+    fprintf(f, ",\n  \"slices\": %d,\n  \"fps\": [%d, %d]", r->p.slices, r->p.fps_num,
+            r->p.fps_den);
     report_json_field(f, "recon", r->recon);
     report_json_field(f, "report", r->report);
     report_json_field(f, "png_dir", r->png_dir);
@@ -178,6 +191,15 @@ static void print_summary(FILE *f, const Run *r) {
             enc_accum_avg_psnr(a, 0), enc_accum_avg_psnr(a, 1), enc_accum_avg_psnr(a, 2));
     fprintf(f, "  %-12s Y %.3f  U %.3f  V %.3f dB (whole sequence, from the total SSE)\n", "",
             enc_accum_seq_psnr(a, 0), enc_accum_seq_psnr(a, 1), enc_accum_seq_psnr(a, 2));
+    if (r->out) {
+        const double fps = (double)r->p.fps_num / r->p.fps_den;
+        fprintf(f,
+                "  %-12s %.2f kbit/frame, %.1f kbit/s at %.3f frames/s (%llu bytes, headers "
+                "included)\n",
+                "stream", (double)a->stream_bytes * 8 / n / 1e3,
+                (double)a->stream_bytes * 8 / n / 1e3 * fps, fps,
+                (unsigned long long)a->stream_bytes);
+    }
     fprintf(f, "  %-12s %.2f kbit/frame: mode %.2f, mv %.2f, levels %.2f (estimate)\n", "bits",
             (double)a->bits / n / 1e3, (double)a->bits_mode / n / 1e3,
             (double)a->bits_mv / n / 1e3, (double)a->bits_level / n / 1e3);
@@ -210,6 +232,7 @@ static void print_summary(FILE *f, const Run *r) {
                 "PCIe", (double)a->h2d_bytes / n, (double)a->d2h_bytes / n);
     else
         fprintf(f, "  %-12s none (CPU backend)\n", "PCIe");
+    if (r->out) fprintf(f, "  %-12s %s\n", "output", !strcmp(r->out, "-") ? "stdout" : r->out);
     if (r->recon)
         fprintf(f, "  %-12s %s\n", "recon", !strcmp(r->recon, "-") ? "stdout" : r->recon);
     if (r->report) fprintf(f, "  %-12s %s\n", "report", r->report);
@@ -232,14 +255,17 @@ static void print_frame_line(FILE *f, const VidkEncFrameInfo *fi) {
 int vidk_cmd_encode(int argc, char **argv) {
     CliCommon c;
     cli_common_init(&c);
-    const char *in = NULL, *recon = NULL, *report = NULL, *png_dir = NULL;
+    const char *in = NULL, *recon = NULL, *report = NULL, *png_dir = NULL, *out = NULL;
     const char *in_size = NULL, *in_fmt = NULL;
-    long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0;
+    long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0, slices = 1;
+    int fps_num = 0, fps_den = 0;
     int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0, progressive = 0;
     static const char *const value_opts[] = {
-        "--codec",      "--qp",           "--range", "--keyint", "--frames",
-        "--gen-frames", "--size",         "--recon", "--report", "--png-dir",
-        "--input-size", "--input-format", NULL};
+        "--codec",  "--qp",         "--range",      "--keyint",
+        "--frames", "--gen-frames", "--size",       "--recon",
+        "--report", "--png-dir",    "--input-size", "--input-format",
+        "-o",       "--output",     "--slices",     "--fps",
+        NULL};
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -280,6 +306,18 @@ int vidk_cmd_encode(int argc, char **argv) {
             if (cli_parse_size(CMD, a, v, &gen_w, &gen_h) < 0) return 1;
         } else if (!strcmp(a, "--recon")) {
             recon = v;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            out = v;
+        } else if (!strcmp(a, "--slices")) {
+            if (cli_parse_int(CMD, a, v, 1, VIDK_MAX_PICTURE_SIDE / 16, &slices) < 0) return 1;
+        } else if (!strcmp(a, "--fps")) {
+            long n = 0, d = 1;
+            char *end;
+            n = strtol(v, &end, 10);
+            if (*end == '/') d = strtol(end + 1, &end, 10);
+            if (*end || n <= 0 || d <= 0 || n > 1000000 || d > 1000000)
+                return cli_error(CMD, "--fps: '%s' is not N or N/D (1..1000000)", v);
+            fps_num = (int)n, fps_den = (int)d;
         } else if (!strcmp(a, "--report")) {
             report = v;
         } else if (!strcmp(a, "--png-dir")) {
@@ -299,14 +337,23 @@ int vidk_cmd_encode(int argc, char **argv) {
     if (in_fmt && !in_size) return cli_error(CMD, "--input-format needs --input-size");
     if (recon && !strcmp(recon, "-") && c.json)
         return cli_error(CMD, "--recon - and --json both want stdout: write one to a file");
+    if (out && !strcmp(out, "-") && c.json)
+        return cli_error(CMD, "-o - and --json both want stdout: write one to a file");
+    if (out && recon && !strcmp(out, "-") && !strcmp(recon, "-"))
+        return cli_error(CMD, "-o - and --recon - both want stdout: write one to a file");
+    if (out && codec != VIDK_CODEC_H264)
+        return cli_error(CMD, "-o: only H.264 streams can be written so far (--codec h264)");
     if (report && !strcmp(report, "-"))
         return cli_error(CMD, "--report needs a file name (--json prints to stdout)");
     if (cli_output_is_input(CMD, "--recon", recon, &in, 1) ||
-        cli_output_is_input(CMD, "--report", report, &in, 1))
+        cli_output_is_input(CMD, "--report", report, &in, 1) ||
+        cli_output_is_input(CMD, "-o", out, &in, 1))
         return 1;
     if (cli_outputs_clash(recon, report))
         return cli_error(CMD, "--recon '%s' and --report '%s' are the same file", recon,
                          report);
+    if (cli_outputs_clash(out, recon) || cli_outputs_clash(out, report))
+        return cli_error(CMD, "-o '%s' names the same file as another output", out);
 #if !VIDK_HAVE_PNG
     if (png_dir)
         return cli_error(CMD, "--png-dir: PNG output is not available (built without libpng)");
@@ -321,7 +368,7 @@ int vidk_cmd_encode(int argc, char **argv) {
 
     int ret = 1;
     char err[512];
-    VioOut *report_out = NULL;
+    VioOut *report_out = NULL, *stream_out = NULL;
     CliSource src = {.assume_progressive = progressive};
     VidkPicture pics[NBUF] = {0}, rec = {0};
     int reg[NBUF + 1] = {0};
@@ -334,7 +381,11 @@ int vidk_cmd_encode(int argc, char **argv) {
     Run *run = calloc(1, sizeof(*run));
     if (!run) return cli_error(CMD, "out of memory");
     enc_accum_init(&run->acc);
-    FILE *hout = (recon && !strcmp(recon, "-")) || c.json ? stderr : stdout;
+    FILE *hout = (recon && !strcmp(recon, "-")) || (out && !strcmp(out, "-")) || c.json
+                     ? stderr
+                     : stdout;
+    /* A closed pipe downstream is a write error with a message, not a silent SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
 
     /* Input, and its format checked before anything is created. */
     if (in) {
@@ -367,10 +418,11 @@ int vidk_cmd_encode(int argc, char **argv) {
         goto done;
     }
     run->w = fi->w, run->h = fi->h;
-    run->recon = recon, run->report = report, run->png_dir = png_dir;
+    run->recon = recon, run->report = report, run->png_dir = png_dir, run->out = out;
 
     /* Outputs: validated (created) before any work, so a bad name costs nothing. */
     if (report && vio_out_open(&report_out, report, err, sizeof(err)) < 0) goto fail;
+    if (out && vio_out_open(&stream_out, out, err, sizeof(err)) < 0) goto fail;
     if (png_dir && prepare_dir(png_dir) < 0) goto done;
     if (recon && vio_writer_open(&wr, recon, fi, 0, err, sizeof(err)) < 0) goto fail;
 
@@ -383,7 +435,11 @@ int vidk_cmd_encode(int argc, char **argv) {
     p->range = (int)range;
     p->keyint = (int)keyint;
     p->outputs = (recon ? VIDK_ENC_OUT_RECON : 0u) |
-                 (png_dir ? (unsigned)(VIDK_ENC_OUT_MVS | VIDK_ENC_OUT_ENERGY) : 0u);
+                 (png_dir ? (unsigned)(VIDK_ENC_OUT_MVS | VIDK_ENC_OUT_ENERGY) : 0u) |
+                 (out ? (unsigned)VIDK_ENC_OUT_STREAM : 0u);
+    p->slices = (int)(slices < (fi->h + 15) / 16 ? slices : (fi->h + 15) / 16);
+    p->fps_num = fps_num ? fps_num : fi->fps_num > 0 ? fi->fps_num : 25;
+    p->fps_den = fps_num ? fps_den : fi->fps_num > 0 ? fi->fps_den : 1;
     int e = vidk_enc_open(ctx, &enc, p, fi->w, fi->h);
     if (e < 0) {
         cli_error(CMD, "cannot open the %s encoder for %dx%d on %s: %s",
@@ -463,6 +519,15 @@ int vidk_cmd_encode(int argc, char **argv) {
             goto done;
         }
         enc_accum_add(&run->acc, &info, fi->w, fi->h);
+        if (stream_out) {
+            FILE *sf = vio_out_stream(stream_out);
+            if (fwrite(info.stream, 1, info.stream_size, sf) != info.stream_size ||
+                ferror(sf)) {
+                cli_error(CMD, "%s: write error: %s", vio_out_name(stream_out),
+                          strerror(errno));
+                goto done;
+            }
+        }
         if (report && run_push(run, &info) < 0) goto oom;
         if (wr && vio_writer_write(wr, &rec) < 0) {
             cli_error(CMD, "%s", vio_writer_error(wr));
@@ -490,6 +555,7 @@ int vidk_cmd_encode(int argc, char **argv) {
         goto done;
     }
     if (wr && vio_writer_close_msg(&wr, err, sizeof(err)) < 0) goto fail;
+    if (stream_out && vio_out_close(&stream_out, 1, err, sizeof(err)) < 0) goto fail;
     if (report_out) {
         write_json(vio_out_stream(report_out), run, 1);
         if (vio_out_close(&report_out, 1, err, sizeof(err)) < 0) goto fail;
@@ -520,6 +586,7 @@ done:
     }
     vio_writer_abort(&wr);
     vio_out_close(&report_out, 0, NULL, 0);
+    vio_out_close(&stream_out, 0, NULL, 0);
     for (int k = 0; k < NBUF; k++)
         vidk_picture_free(&pics[k]);
     vidk_picture_free(&rec);

@@ -35,6 +35,7 @@ void enc_accum_add(EncAccum *a, const VidkEncFrameInfo *fi, int w, int h) {
     a->total_ms += fi->total_ms;
     a->h2d_bytes += fi->h2d_bytes;
     a->d2h_bytes += fi->d2h_bytes;
+    a->stream_bytes += fi->stream_size;
 }
 
 double enc_psnr(uint64_t sse, uint64_t samples) {
@@ -51,8 +52,8 @@ double enc_accum_avg_psnr(const EncAccum *a, int p) {
 }
 
 const char *enc_stage_name(int stage) {
-    static const char *const n[VIDK_ENC_STAGE_COUNT] = {"upload", "me", "code", "stats",
-                                                        "download"};
+    static const char *const n[VIDK_ENC_STAGE_COUNT] = {"upload", "me",       "code",
+                                                        "stats",  "download", "stream"};
     return stage >= 0 && stage < VIDK_ENC_STAGE_COUNT ? n[stage] : "?";
 }
 
@@ -86,8 +87,11 @@ void enc_json_frame(FILE *f, const VidkEncFrameInfo *fi) {
     fprintf(f, "}, \"stage_ms\": {");
     for (int s = 0; s < VIDK_ENC_STAGE_COUNT; s++)
         fprintf(f, "%s\"%s\": %.6f", s ? ", " : "", enc_stage_name(s), fi->stage_ms[s]);
-    fprintf(f, "}, \"total_ms\": %.6f, \"h2d_bytes\": %llu, \"d2h_bytes\": %llu}", fi->total_ms,
-            (unsigned long long)fi->h2d_bytes, (unsigned long long)fi->d2h_bytes);
+    fprintf(f,
+            "}, \"total_ms\": %.6f, \"h2d_bytes\": %llu, \"d2h_bytes\": %llu, "
+            "\"stream_bytes\": %llu}",
+            fi->total_ms, (unsigned long long)fi->h2d_bytes, (unsigned long long)fi->d2h_bytes,
+            (unsigned long long)fi->stream_size);
 }
 
 void enc_json_summary(FILE *f, const EncAccum *a, const char *ind) {
@@ -117,9 +121,11 @@ void enc_json_summary(FILE *f, const EncAccum *a, const char *ind) {
         fprintf(f, "%s\"%s\": %.6f", s ? ", " : "", enc_stage_name(s), a->stage_ms[s] / n);
     fprintf(f,
             "},\n%s  \"total_ms_avg\": %.6f,\n%s  \"h2d_bytes_per_frame\": %.1f,\n"
-            "%s  \"d2h_bytes_per_frame\": %.1f\n%s}",
+            "%s  \"d2h_bytes_per_frame\": %.1f,\n%s  \"stream_bytes\": %llu,\n"
+            "%s  \"stream_kbits_per_frame\": %.4f\n%s}",
             ind, a->total_ms / n, ind, (double)a->h2d_bytes / n, ind, (double)a->d2h_bytes / n,
-            ind);
+            ind, (unsigned long long)a->stream_bytes, ind,
+            (double)a->stream_bytes * 8 / n / 1e3, ind);
 }
 
 /* ---- hashes ------------------------------------------------------------------------ */

@@ -23,6 +23,7 @@ typedef struct EncAccum {
     double stage_ms[VIDK_ENC_STAGE_COUNT];
     double total_ms;
     uint64_t h2d_bytes, d2h_bytes;
+    uint64_t stream_bytes; /* the coded stream (VIDK_ENC_OUT_STREAM), headers included */
 } EncAccum;
 
 void enc_accum_init(EncAccum *a);
@@ -37,7 +38,7 @@ double enc_accum_avg_psnr(const EncAccum *a, int p);
 /* PSNR in dB of an SSE over `samples` 8-bit samples; 100 for sse 0. */
 double enc_psnr(uint64_t sse, uint64_t samples);
 
-/* Names: "upload", "me", "code", "stats", "download"; "intra", "32x32", "16x16",
+/* Names: "upload", "me", "code", "stats", "download", "stream"; "intra", "32x32", "16x16",
  * "16x8", "8x16", "8x8" (the JSON keys). */
 const char *enc_stage_name(int stage);
 const char *enc_part_name(int part);

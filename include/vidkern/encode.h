@@ -69,9 +69,8 @@ enum VidkEncOutputs {
     VIDK_ENC_OUT_MVS = 1 << 1,    /**< motion vector per 4x4 luma block */
     VIDK_ENC_OUT_ENERGY = 1 << 2, /**< prediction residual energy per 16x16 block */
     VIDK_ENC_OUT_LEVELS = 1 << 3, /**< quantised levels, one int16 plane per component */
-    VIDK_ENC_OUT_STREAM =
-        1 << 4, /**< the coded stream (H.264 Annex-B; VidkEncFrameInfo.stream) */
-    VIDK_ENC_OUT_ALL = 31
+    VIDK_ENC_OUT_ALL = 15,        /**< every map and picture above (not the stream) */
+    VIDK_ENC_OUT_STREAM = 1 << 4  /**< the H.264 stream (VidkEncFrameInfo.stream) */
 };
 
 /** Parameters of vidk_enc_open(); fill with vidk_enc_default_params() first. */
@@ -103,6 +102,7 @@ typedef enum VidkEncStage {
         2, /**< decision, prediction, transform, quantisation, reconstruction */
     VIDK_ENC_STAGE_STATS = 3,    /**< PSNR sums and statistics */
     VIDK_ENC_STAGE_DOWNLOAD = 4, /**< outputs to the caller (cuda: device to host) */
+    VIDK_ENC_STAGE_STREAM = 5,   /**< entropy coding of the stream (VIDK_ENC_OUT_STREAM) */
     VIDK_ENC_STAGE_COUNT
 } VidkEncStage;
 

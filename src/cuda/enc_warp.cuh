@@ -271,7 +271,7 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     // Neighbours (enc_h264_nb), one sample per lane: luma top / left by lanes 0-15 / 16-31,
     // then chroma top / left of Cb and Cr by lanes 0-7 / 8-15 / 16-23 / 24-31.
     {
-        const int T = mby > 0, L = mbx > 0;
+        const int T = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices), L = mbx > 0;
         const uint8_t *r0 = f.rec[0];
         if (lane < 16)
             s.nb.top[lane] = T ? ENC_LDREC(r0 + (ptrdiff_t)(y0 - 1) * cs + x0 + lane) : 0;
@@ -428,6 +428,7 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         st.bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
         st.parts[VIDK_ENC_PART_INTRA] = 1;
         f.stat[mby * f.uw + mbx] = st;
+        if (f.mbi) f.mbi[mby * f.uw + mbx] = (uint16_t)(ENC_MBI_INTRA | bm | cm << 2);
     }
     __syncwarp();
 }

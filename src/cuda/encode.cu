@@ -53,6 +53,7 @@ struct EncCuda {
     EncUnitStat *d_stat;
     int16_t *d_lev[3];
     VidkMv *d_mv;
+    uint16_t *d_mbi; // VIDK_ENC_OUT_STREAM: decision words
     uint32_t *d_energy;
     unsigned long long *d_sum;
     int *d_progress;
@@ -207,6 +208,7 @@ void destroy(EncCuda *c) {
         cudaFree(c->d_lev[p]);
     cudaFree(c->d_stat);
     cudaFree(c->d_mv);
+    cudaFree(c->d_mbi);
     cudaFree(c->d_energy);
     cudaFree(c->d_sum);
     cudaFree(c->d_progress);
@@ -254,7 +256,13 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             CUDA_CHECK(cudaMallocHost(&c->h_stage[s], src_bytes));
         size_t out = 0;
         if (e->p.outputs & VIDK_ENC_OUT_RECON) out += src_bytes;
-        if (e->p.outputs & VIDK_ENC_OUT_MVS) {
+        // The stream is coded on the host from the decisions, vectors and levels.
+        const bool st = (e->p.outputs & VIDK_ENC_OUT_STREAM) != 0;
+        if (st) {
+            CUDA_CHECK(cudaMalloc(&c->d_mbi, (size_t)e->uw * e->uh * sizeof(uint16_t)));
+            out += (size_t)e->uw * e->uh * sizeof(uint16_t);
+        }
+        if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st) {
             CUDA_CHECK(cudaMalloc(&c->d_mv, (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
             out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
         }
@@ -262,7 +270,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             CUDA_CHECK(cudaMalloc(&c->d_energy, (size_t)e->mb_w * e->mb_h * sizeof(uint32_t)));
             out += (size_t)e->mb_w * e->mb_h * sizeof(uint32_t);
         }
-        if (e->p.outputs & VIDK_ENC_OUT_LEVELS) {
+        if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st) {
             for (int p = 0; p < 3; p++) {
                 const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
                 CUDA_CHECK(cudaMalloc(&c->d_lev[p], n));
@@ -354,8 +362,10 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         size_t dpitch;
         const void *dev;
         size_t spitch, width, rows;
-    } outs[8];
+    } outs[10];
     int nout = 0;
+    VidkMv *h_mv;      // where the downloads land: the caller's maps, else the stream's
+    int16_t *h_lev[3]; // buffers (assigned below)
     VIDK_TRY(vidk_cuda_enter(ctx));
     vidk_enc_frame_setup(e, intra, &f);
     for (int p = 0; p < 3; p++) {
@@ -365,10 +375,14 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         f.rs[p] = c->pitch[p];
         f.rec[p] = rec[p];
         f.cs[p] = c->pitch[p];
-        f.lev[p] = maps && maps->levels[p] ? c->d_lev[p] : nullptr;
+        f.lev[p] = (maps && maps->levels[p]) || e->stream ? c->d_lev[p] : nullptr;
         f.ls_[p] = p ? e->W / 2 : e->W;
     }
-    f.mv4 = maps && maps->mv ? c->d_mv : nullptr;
+    f.mv4 = (maps && maps->mv) || e->stream ? c->d_mv : nullptr;
+    f.mbi = e->stream ? c->d_mbi : nullptr;
+    h_mv = maps && maps->mv ? maps->mv : e->st_mv4;
+    for (int p = 0; p < 3; p++)
+        h_lev[p] = maps && maps->levels[p] ? maps->levels[p] : e->st_lev[p];
     f.energy = maps && maps->energy ? c->d_energy : nullptr;
     f.stat = c->d_stat;
 
@@ -428,7 +442,11 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                     (size_t)(p ? e->w / 2 : e->w), (size_t)(p ? e->h / 2 : e->h));
         if (f.mv4) {
             const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
-            add(maps->mv, n, c->d_mv, n, n, (size_t)(e->H / 4));
+            add(h_mv, n, c->d_mv, n, n, (size_t)(e->H / 4));
+        }
+        if (f.mbi) {
+            const size_t n = (size_t)e->uw * sizeof(uint16_t);
+            add(e->st_mbi, n, c->d_mbi, n, n, (size_t)e->uh);
         }
         if (f.energy) {
             const size_t n = (size_t)e->mb_w * sizeof(uint32_t);
@@ -437,7 +455,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         for (int p = 0; p < 3; p++)
             if (f.lev[p]) {
                 const size_t n = (size_t)(p ? e->W / 2 : e->W) * sizeof(int16_t);
-                add(maps->levels[p], n, c->d_lev[p], n, n, (size_t)(p ? e->H / 2 : e->H));
+                add(h_lev[p], n, c->d_lev[p], n, n, (size_t)(p ? e->H / 2 : e->H));
             }
         for (int k = 0; k < nout; k++) {
             Out &o = outs[k];
@@ -492,6 +510,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         vidk_cux::event_elapsed(c->ev[EV_T4], c->ev[EV_T5]);
     info->h2d_bytes = c->h2d[slot];
     info->d2h_bytes = d2h;
+    VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
     c->cur ^= 1;
 cleanup:
     if (err < 0) {

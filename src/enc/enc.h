@@ -30,6 +30,11 @@ struct VidkEncoder {
     EncUnitStat *stat;
     int core_path; /* test hook (vidk_enc_set_core_path): units_core of encode.c */
     void *cuda;    /* CUDA backend state (src/cuda/encode.cu) */
+    /* VIDK_ENC_OUT_STREAM: the writer and the decisions it codes, filled by either driver */
+    struct VidkH264Stream *stream;
+    uint16_t *st_mbi;   /* decision word per macroblock */
+    VidkMv *st_mv4;     /* W / 4 x H / 4 */
+    int16_t *st_lev[3]; /* level planes */
 };
 
 /* ---- src/enc/enc_frame.c: backend-independent helpers of both drivers ---- */
@@ -46,6 +51,14 @@ void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const En
                         const uint64_t sse[3], VidkEncFrameInfo *info);
 /* Check a picture against the encoder's source format. */
 int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic);
+/* Stream output: allocate the writer and the decision buffers when asked for (at open, after
+ * the driver's open); free them (at close). */
+int vidk_enc_stream_open(VidkEncoder *e);
+void vidk_enc_stream_close(VidkEncoder *e);
+/* Stream output: code frame `index` from the decisions in e->st_* (or the caller's maps
+ * when the driver wrote those instead) into info->stream; times the stage. */
+int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
+                          int16_t *const lev[3], VidkEncFrameInfo *info);
 /* Host wall clock in ms. */
 double vidk_enc_now_ms(void);
 

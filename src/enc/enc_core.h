@@ -76,6 +76,9 @@ typedef struct EncFrame {
     VidkMv *mv4;       /* NULL: vectors not kept; W / 4 per row */
     uint32_t *energy;  /* NULL: energy not kept; mb_w per row */
     EncUnitStat *stat; /* uw * uh */
+    uint16_t *mbi;     /* H.264: decision word per macroblock (ENC_MBI_*); NULL: not kept */
+    int slices;        /* H.264: slices of whole macroblock rows (>= 1); intra prediction
+                          does not cross a slice's top edge */
     /* H.264 tables (flat scaling): quantiser factors and LevelScale rows at qp % 6. */
     int32_t mf4y[16], mf8y[64], mf4c[16];
     int16_t ls4y[16], ls8y[64], ls4c[16];
@@ -84,7 +87,22 @@ typedef struct EncFrame {
     int32_t hd_scale[2], hd_shift[2][4];
 } EncFrame;
 
+/* H.264 decision word of a macroblock (EncFrame.mbi), what the stream writer codes:
+ * intra: ENC_MBI_INTRA | Intra16x16PredMode | intra_chroma_pred_mode << 2;
+ * inter: partition (0 16x16, 1 16x8, 2 8x16, 3 P_8x8) | sub_mb_type of quadrant q << (2 + 2q)
+ *        | ENC_MBI_TX8 when the luma residual uses the 8x8 transform. */
+#define ENC_MBI_INTRA 0x8000u
+#define ENC_MBI_TX8   0x0400u
+
 /* ------------------------------------------------------------------ small helpers */
+
+/* Is macroblock row `row` the first row of one of the frame's slices? Slice k of n starts
+ * at row k * rows / n (floor). */
+ENC_FN int enc_h264_slice_start(int row, int rows, int n) {
+    if (n <= 1) return row == 0;
+    const int k = (row * n + rows - 1) / rows; /* the first slice starting at or after row */
+    return k < n && k * rows / n == row;
+}
 
 ENC_FN int enc_clip(int v, int lo, int hi) {
     return v < lo ? lo : v > hi ? hi : v;
@@ -516,7 +534,7 @@ typedef struct EncNb {
 ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb) {
     const uint8_t *r = f->rec[p];
     const int s = f->cs[p];
-    nb->has_top = y > 0;
+    nb->has_top = y > 0 && !enc_h264_slice_start(y / (p ? 8 : 16), f->uh, f->slices);
     nb->has_left = x > 0;
     for (int i = 0; i < n; i++) {
         nb->top[i] = nb->has_top ? ENC_LDREC(r + (ptrdiff_t)(y - 1) * s + x + i) : 0;

@@ -6,7 +6,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <stdlib.h>
+
 #include "enc.h"
+#include "h264_stream.h"
 
 int vidk_enc_lambda(int qp) {
     return enc_lambda_tab[vidk_iclip(qp, 0, VIDK_ENC_MAX_QP)];
@@ -37,6 +40,7 @@ void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f) {
     f->W = e->W, f->H = e->H;
     f->uw = e->uw, f->uh = e->uh;
     f->mb_w = e->mb_w;
+    f->slices = vidk_imax(1, vidk_imin(e->p.slices, e->uh));
     if (e->p.codec == VIDK_CODEC_H264) {
         static const uint8_t flat[64] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
                                          16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
@@ -102,4 +106,46 @@ int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic) {
     return pic && pic->w == e->w && pic->h == e->h && pic->chroma == VIDK_CHROMA_420 &&
            pic->bitdepth == 8 && pic->data[0] && pic->data[1] && pic->data[2] &&
            pic->stride[0] >= e->w && pic->stride[1] >= e->w / 2 && pic->stride[2] >= e->w / 2;
+}
+
+/* ---- the stream output ---- */
+
+int vidk_enc_stream_open(VidkEncoder *e) {
+    if (!(e->p.outputs & VIDK_ENC_OUT_STREAM)) return 0;
+    const size_t n = (size_t)e->W * e->H;
+    e->stream = vidk_h264_stream_new(e->w, e->h, e->W, e->H, e->p.qp,
+                                     e->p.slices ? e->p.slices : 1, e->p.fps_num, e->p.fps_den);
+    e->st_mbi = calloc((size_t)e->uw * e->uh, sizeof(*e->st_mbi));
+    e->st_mv4 = calloc(n / 16, sizeof(*e->st_mv4));
+    e->st_lev[0] = calloc(n, sizeof(int16_t));
+    e->st_lev[1] = calloc(n / 4, sizeof(int16_t));
+    e->st_lev[2] = calloc(n / 4, sizeof(int16_t));
+    if (!e->stream || !e->st_mbi || !e->st_mv4 || !e->st_lev[0] || !e->st_lev[1] ||
+        !e->st_lev[2])
+        return VIDK_ERR(ENOMEM);
+    return 0;
+}
+
+void vidk_enc_stream_close(VidkEncoder *e) {
+    vidk_h264_stream_free(e->stream);
+    e->stream = NULL;
+    free(e->st_mbi);
+    free(e->st_mv4);
+    for (int p = 0; p < 3; p++)
+        free(e->st_lev[p]);
+    e->st_mbi = NULL, e->st_mv4 = NULL;
+    e->st_lev[0] = e->st_lev[1] = e->st_lev[2] = NULL;
+}
+
+int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
+                          int16_t *const lev[3], VidkEncFrameInfo *info) {
+    info->stream = NULL;
+    info->stream_size = 0;
+    if (!e->stream) return 0;
+    const double t0 = vidk_enc_now_ms();
+    const VidkH264StreamFrame sf = {index, intra, e->st_mbi, mv4, {lev[0], lev[1], lev[2]}};
+    const int err =
+        vidk_h264_stream_frame(e->stream, e->ctx, &sf, &info->stream, &info->stream_size);
+    info->stage_ms[VIDK_ENC_STAGE_STREAM] = vidk_enc_now_ms() - t0;
+    return err;
 }

@@ -97,6 +97,10 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_left_mv(f, VIDK_BLOCK_16x16, mbx, mby));
     st->bits_mode = d.bits_mode + (d.tx8 ? 1u : 0u);
     st->parts[VIDK_ENC_PART_16x16 + d.mode]++;
+    if (f->mbi)
+        f->mbi[mby * f->uw + mbx] =
+            (uint16_t)(d.mode | d.sub[0] << 2 | d.sub[1] << 4 | d.sub[2] << 6 | d.sub[3] << 8 |
+                       (d.tx8 ? ENC_MBI_TX8 : 0u));
     const int x0 = mbx * 16, y0 = mby * 16;
     enc_mc_area(f, x0, y0, 16, 16, d.mv4, 4);
     if (f->energy)
@@ -210,6 +214,7 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                     r[y * f->cs[p] + x] = cb[p - 1][y * 8 + x];
         }
         st->bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
+        if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(ENC_MBI_INTRA | bm | cm << 2);
     }
     st->parts[VIDK_ENC_PART_INTRA]++;
     ENC_T(h264_chroma)(ops, f, mbx, mby, 1, st);

@@ -122,6 +122,7 @@ void vidk_enc_close(VidkEncoder **pe) {
     if (!pe || !*pe) return;
     VidkEncoder *e = *pe;
     e->ctx->ops.enc.close(e);
+    vidk_enc_stream_close(e);
     free(e);
     *pe = NULL;
 }
@@ -132,7 +133,7 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
     if (!ctx || !p) return VIDK_ERR(EINVAL);
     if ((unsigned)p->codec >= VIDK_CODEC_COUNT || p->qp < 0 || p->qp > VIDK_ENC_MAX_QP ||
         p->range < 0 || p->range > VIDK_ME_MAX_RANGE || p->keyint < 0 ||
-        (p->outputs & ~(unsigned)VIDK_ENC_OUT_ALL)) {
+        (p->outputs & ~(unsigned)(VIDK_ENC_OUT_ALL | VIDK_ENC_OUT_STREAM))) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: invalid parameters");
         return VIDK_ERR(EINVAL);
     }
@@ -166,7 +167,8 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
     if (p->codec == VIDK_CODEC_HEVC)
         e->shapes = (VIDK_ME_SHAPES_H264 & ~VIDK_ME_SHAPE(VIDK_BLOCK_4x4)) |
                     VIDK_ME_SHAPE(VIDK_BLOCK_32x32);
-    const int err = ctx->ops.enc.open(e);
+    int err = ctx->ops.enc.open(e);
+    if (err >= 0) err = vidk_enc_stream_open(e);
     if (err < 0) {
         vidk_enc_close(&e);
         return err;
@@ -310,10 +312,11 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         f.rs[p] = (int)ref->stride[p];
         f.rec[p] = rec->data[p];
         f.cs[p] = (int)rec->stride[p];
-        f.lev[p] = maps ? maps->levels[p] : NULL;
+        f.lev[p] = maps && maps->levels[p] ? maps->levels[p] : e->st_lev[p];
         f.ls_[p] = p ? e->W / 2 : e->W;
     }
-    f.mv4 = maps ? maps->mv : NULL;
+    f.mv4 = maps && maps->mv ? maps->mv : e->st_mv4;
+    f.mbi = e->st_mbi;
     f.energy = maps ? maps->energy : NULL;
     f.stat = e->stat;
     CodeJob j = {.f = &f,
@@ -367,8 +370,13 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         }
     t[5] = vidk_enc_now_ms();
     vidk_enc_fill_info(e, index, intra, &sum, sse, info);
-    for (int s = 0; s < VIDK_ENC_STAGE_COUNT; s++)
+    for (int s = 0; s < VIDK_ENC_STAGE_DOWNLOAD + 1; s++)
         info->stage_ms[s] = t[s + 1] - t[s];
+    {
+        int16_t *const lev[3] = {f.lev[0], f.lev[1], f.lev[2]};
+        const int err = vidk_enc_write_stream(e, index, intra, f.mv4, lev, info);
+        if (err < 0) return err;
+    }
     e->cur ^= 1;
     return 0;
 }

@@ -1,0 +1,44 @@
+/* The H.264 stream writer (docs/STREAM.md): Annex-B access units, High profile, CAVLC, from
+ * the coding loop's decisions (per-macroblock decision words, vectors, levels). Host code,
+ * shared by every backend: the same decisions give the same bytes. Not installed. */
+#ifndef VIDK_H264_STREAM_H
+#define VIDK_H264_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vidkern/vidkern.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct VidkH264Stream VidkH264Stream;
+
+/* One coded frame as the loop left it (coded size W x H; docs/ENCODE.md §12 layouts). */
+typedef struct VidkH264StreamFrame {
+    int64_t index;         /* frame number from 0 */
+    int intra;             /* 1: an IDR picture */
+    const uint16_t *mbi;   /* decision word per macroblock (enc_core.h ENC_MBI_*), raster */
+    const VidkMv *mv4;     /* vector per 4x4 luma block, W / 4 per row */
+    const int16_t *lev[3]; /* level planes, strides W and W / 2 */
+} VidkH264StreamFrame;
+
+/* Create a writer for w x h pictures coded as W x H (multiples of 16) at QP qp; slices >= 1
+ * (at most the macroblock rows), frame rate fps_num / fps_den. NULL when out of memory. */
+VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int slices,
+                                     int fps_num, int fps_den);
+void vidk_h264_stream_free(VidkH264Stream *s);
+/* Code one frame (frames in order); the macroblock rows are coded as jobs of ctx's runner
+ * (its threads on the threads backend; NULL: one after another). On success *data / *size
+ * hold the access unit, valid until the next call or the free. Returns 0 or
+ * VIDK_ERR(ENOMEM). */
+int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, const VidkH264StreamFrame *f,
+                           const uint8_t **data, size_t *size);
+/* The level_idc the SPS carries (Table A-1 by frame size and macroblock rate). */
+int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
