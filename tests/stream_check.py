@@ -28,7 +28,8 @@ picture a reference; frame_num 0 at an IDR then +1 modulo MaxFrameNum; the POC (
 strictly increasing after each IDR; consecutive IDRs with different idr_pic_id; as many
 pictures as reconstructed frames. --expect-keyint K: an IDR exactly at the frames i with
 i % K == 0 (K = 0: only the first). --expect-slices N: every picture in N slices of whole
-macroblock rows, slice k starting at row k * rows / N. --info prints the SPS's fields
+macroblock rows (at most one a row: N above the rows means one slice a row), slice k
+starting at row k * rows / N. --info prints the SPS's fields
 (one line, "sps: key=value ...").
 Exit status: 0 equal; 1 any difference, FFmpeg output on stderr, or an unreadable file;
 2 usage; 77 FFmpeg not found (a failure instead when VIDK_REQUIRE_FFMPEG=1).
@@ -375,7 +376,7 @@ def check_syntax(data, nframes, slices, keyint):
                 bad.append(f"picture {i}: {'IDR' if idr else 'not IDR'} with keyint {keyint}")
         firsts = [h["first_mb"] for h in pic]
         if slices is not None:
-            n = slices
+            n = min(slices, mbh)  # at most one slice per row (vidkern encode --help)
             exp = [(k * mbh // n) * mbw for k in range(n)]
             if firsts != exp:
                 bad.append(f"picture {i}: slices start at macroblocks {firsts}, expected {exp} "
