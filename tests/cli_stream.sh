@@ -5,8 +5,9 @@
 # same bytes (cmp). Also `-o -`, and the output faults of item 8.
 #   cli_stream.sh VIDKERN CASE [VIDEO_DIR]
 # CASE: gen (generated video: QP 0 1 22 37 51, keyint 1 3 0, R 0 4 32 64, --slices 1 4,
-#       sizes 176x100 18x18 1918x1080 and others), clips (every clip of VIDEO_DIR), long
-#       (frame_num / POC over 300 frames), stdout (-o - and the forms of -o), faults.
+#       sizes 176x100 18x18 1918x1080 and others), extreme (flat, noise, checkerboards),
+#       clips (every clip of VIDEO_DIR), long (frame_num / POC wrap around), stdout (-o -,
+#       the forms of -o, the report's stream bytes), faults.
 # Backends c, simd, threads; cuda too when a CUDA device is usable (required with
 # VIDK_REQUIRE_GPU=1). Exit 77 = skipped (ctest SKIP): FFmpeg absent (a failure with
 # VIDK_REQUIRE_FFMPEG=1, as CI sets), clips missing (a failure with VIDK_REQUIRE_VIDEO=1).
@@ -56,18 +57,20 @@ $(cat "$T/judge")"
 }
 
 # expect ARGS...: the stream_check options for the encode options ARGS (--slices, --keyint;
-# the defaults 1 and 0).
+# the defaults 1 and 0; --fps: the stream's rate, not the recon header's).
 expect() {
     es=1
     ek=0
+    er=
     while [ $# -gt 0 ]; do
         case $1 in
         --slices) es=$2 ;;
         --keyint) ek=$2 ;;
+        --fps) er="--rate $2" ;;
         esac
         shift
     done
-    echo "--expect-slices $es --expect-keyint $ek"
+    echo "--expect-slices $es --expect-keyint $ek $er"
 }
 
 # row NAME ARGS...: `vidkern encode ARGS -o NAME.B.264 --recon NAME.B.y4m --backend B` for
@@ -119,8 +122,31 @@ gen)
     row g240 --size 240x16 --gen-frames 6 --qp 30 --keyint 0 --range 64 --slices 4
     row g16 --size 16x16 --gen-frames 5 --qp 22 --keyint 0 --range 4 --slices 4
     row g98 --size 98x50 --gen-frames 7 --qp 51 --keyint 3 --range 32 --slices 4
-    # The defaults (352x288, QP 30, R 16, keyint 0, one slice).
+    # The defaults (352x288, QP 30, R 16, keyint 0, one slice); a frame rate of --fps.
     row gdef --gen-frames 8
+    row gfps --size 48x32 --gen-frames 4 --fps 30000/1001 --keyint 2 --slices 2
+    ;;
+extreme)
+    # Pictures the generator never makes: flat 0 and 255, noise, checkerboards, stripes, a
+    # sequence of them (the largest residuals and levels CAVLC codes, level_prefix escapes,
+    # every intra and inter decision at its extremes), at QP 0, 1, 26 and 51.
+    python3 - "$T/x.y4m" <<'EOF' || fail "python3: the extreme pictures"
+import random, sys
+r = random.Random(13)
+w, h = 48, 34
+n = w * h + 2 * (w // 2) * (h // 2)
+pats = [lambda i: 0, lambda i: 255, lambda i: r.randrange(256),
+        lambda i: 255 * ((i % w + i // w) & 1), lambda i: r.choice((0, 255)), lambda i: 0,
+        lambda i: 255 * ((i // 4) & 1), lambda i: 255 * ((i // w // 3) & 1)]
+with open(sys.argv[1], "wb") as f:
+    f.write(f"YUV4MPEG2 W{w} H{h} F24:1 Ip A1:1 C420jpeg\n".encode())
+    for p in pats + pats[::-1]:
+        f.write(b"FRAME\n" + bytes(p(i) for i in range(n)))
+EOF
+    row x0 "$T/x.y4m" --qp 0 --keyint 0 --range 8 --slices 1
+    row x1 "$T/x.y4m" --qp 1 --keyint 5 --range 32 --slices 3
+    row x26 "$T/x.y4m" --qp 26 --keyint 0 --range 4 --slices 2
+    row x51 "$T/x.y4m" --qp 51 --keyint 3 --range 0 --slices 1
     ;;
 clips)
     [ -n "$VIDEO" ] && ls "$VIDEO"/*.y4m >/dev/null 2>&1 || {
@@ -185,11 +211,27 @@ stdout)
     cmp "$T/f.264" "$T/o.264" || fail "--output F differs"
     "$VK" encode "$T/g.y4m" "$@" --output="$T/e.264" --quiet >/dev/null || fail "--output=F"
     cmp "$T/f.264" "$T/e.264" || fail "--output=F differs"
-    cat "$T/g.y4m" | "$VK" encode - "$@" -o - --recon "$T/pr.y4m" --quiet | cat >"$T/pp.264" ||
+    cat "$T/g.y4m" | "$VK" encode - "$@" -o - --recon "$T/pr.y4m" --quiet 2>"$T/err" | cat >"$T/pp.264" ||
         fail "pipe to pipe"
     cmp "$T/f.264" "$T/pp.264" || fail "pipe to pipe differs"
     cmp "$T/f.y4m" "$T/pr.y4m" || fail "recon beside -o - differs"
     ls "$T"/*.tmp* >/dev/null 2>&1 && fail "a temporary file left behind"
+    # The report's stream bytes (issue 13 item 3): each frame's is the size of its access
+    # unit in the stream, the summary's the file's.
+    "$VK" encode "$T/g.y4m" "$@" -o "$T/r.264" --recon "$T/r.y4m" --report "$T/r.json" \
+        --quiet >/dev/null 2>"$T/err" || fail "--report: $(cat "$T/err")"
+    python3 "$HERE/stream_check.py" -q --info "$T/r.264" "$T/r.y4m" >"$T/info" 2>&1 ||
+        fail "$(cat "$T/info")"
+    python3 - "$T/r.json" "$T/info" "$T/r.264" <<'EOF' || fail "report stream bytes"
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+au = [int(x) for l in open(sys.argv[2]) if l.startswith("au_bytes:") for x in l.split()[1:]]
+per = [f["stream_bytes"] for f in r["per_frame"]]
+size = os.path.getsize(sys.argv[3])
+assert per == au, f"per_frame stream_bytes {per}, access units in the stream {au}"
+assert r["summary"]["stream_bytes"] == size, (r["summary"]["stream_bytes"], size)
+print("report ok: stream_bytes per frame", per, "=", size, "bytes")
+EOF
     echo "ok: stdout: -o -, --output F, --output=F, stdin, pipes: the same bytes"
     ;;
 faults)

@@ -3,8 +3,8 @@
 reconstruction (`--recon`) bit for bit, and FFmpeg must print nothing with `-v error`.
 
     stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] [--strict]
-                    [--no-rate] [--syntax] [--expect-slices N] [--expect-keyint K]
-                    [--info] [-q]
+                    [--rate N/D | --no-rate] [--syntax] [--expect-slices N]
+                    [--expect-keyint K] [--info] [-q]
 
 What it runs (and prints on a failure, to replay by hand):
     ffprobe -v error -f h264 -show_entries stream=... STREAM   (size and pixel format)
@@ -13,8 +13,8 @@ What it runs (and prints on a failure, to replay by hand):
 The decoded size (after the SPS cropping) must be the reconstruction's, the pixel format
 8-bit 4:2:0 (yuv420p, or yuvj420p when the VUI says full range: then no -pix_fmt is given,
 so that no range conversion happens), the frame rate FFmpeg reads from the VUI timing that
-of the Y4M header's F tag (unless --no-rate), the frame count the same, and every sample
-equal.
+of the Y4M header's F tag (or --rate N/D; --no-rate: not checked), the frame count the
+same, and every sample equal.
 On a mismatch it prints the first differing frame, plane, x, y, both values and how many
 samples of that plane differ. --strict adds `-err_detect +crccheck+bitstream+buffer+explode`
 (FFmpeg's stricter checks; any error aborts the decode).
@@ -29,17 +29,17 @@ strictly increasing after each IDR; consecutive IDRs with different idr_pic_id; 
 pictures as reconstructed frames. --expect-keyint K: an IDR exactly at the frames i with
 i % K == 0 (K = 0: only the first). --expect-slices N: every picture in N slices of whole
 macroblock rows (at most one a row: N above the rows means one slice a row), slice k
-starting at row k * rows / N. --info prints the SPS's fields
-(one line, "sps: key=value ...").
+starting at row k * rows / N. --info prints the SPS's fields (one line, "sps: key=value") and the
+size of each access unit in bytes (one line, "au_bytes: N N ...").
 Exit status: 0 equal; 1 any difference, FFmpeg output on stderr, or an unreadable file;
 2 usage; 77 FFmpeg not found (a failure instead when VIDK_REQUIRE_FFMPEG=1).
 """
 import os
 import shutil
-from fractions import Fraction
 import subprocess
 import sys
 import tempfile
+from fractions import Fraction
 
 PLANES = ("Y", "U", "V")
 
@@ -60,8 +60,11 @@ def find_tool(name, given):
 
 def read_y4m(path):
     """-> (width, height, header line, list of frame payloads as memoryviews)."""
-    with open(path, "rb") as f:
-        data = f.read()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        die(f"{path}: {e.strerror}")
     nl = data.find(b"\n")
     if not data.startswith(b"YUV4MPEG2") or nl < 0:
         die(f"{path}: not a Y4M file")
@@ -160,22 +163,25 @@ class Bits:
 
 
 def nal_units(data):
-    """Annex B -> list of (nal_ref_idc, nal_unit_type, rbsp)."""
+    """Annex B -> list of (nal_ref_idc, nal_unit_type, forbidden_zero_bit, rbsp, begin): begin
+    is the offset where the NAL unit's start code (with its zero bytes) begins."""
     out = []
     starts = []
     i = data.find(b"\x00\x00\x01")
+    if i < 0 or data[:i].strip(b"\x00"):
+        raise ValueError("the stream does not begin with a start code")
     while i >= 0:
         starts.append(i + 3)
         i = data.find(b"\x00\x00\x01", i + 3)
+    begin = 0
     for k, st in enumerate(starts):
         en = starts[k + 1] - 3 if k + 1 < len(starts) else len(data)
-        nal = data[st:en]
         # trailing_zero_8bits / the zero_byte of the next 4-byte start code
-        nal = nal.rstrip(b"\x00") if k + 1 < len(starts) else nal
-        if not nal:
-            continue
-        rbsp = nal[1:].replace(b"\x00\x00\x03", b"\x00\x00")
-        out.append(((nal[0] >> 5) & 3, nal[0] & 31, nal[0] >> 7, rbsp))
+        nal = data[st:en].rstrip(b"\x00")
+        if nal:
+            rbsp = nal[1:].replace(b"\x00\x00\x03", b"\x00\x00")
+            out.append(((nal[0] >> 5) & 3, nal[0] & 31, nal[0] >> 7, rbsp, begin))
+        begin = st + len(nal)
     return out
 
 
@@ -322,12 +328,25 @@ def parse_slice_header(b, nal_type, ref_idc, sps, pps):
 
 def check_syntax(data, nframes, slices, keyint):
     """The headers issue 13 item 1 asks for, frame_num / POC, IDR placement and the slices
-    of every picture. -> (list of problems, SPS dict of the first SPS)."""
+    of every picture. -> (list of problems, the first SPS as a dict, the size in bytes of
+    each access unit)."""
     bad = []
     sps, pps = {}, {}
     pics = []  # per picture: list of slice headers
     first_sps = None
-    for ref_idc, t, forbidden, rbsp in nal_units(data):
+    au = []  # the offset where each picture's access unit begins
+    prev_t = None
+    try:
+        nals = nal_units(data)
+    except ValueError as e:
+        return [str(e)], None, []
+    for ref_idc, t, forbidden, rbsp, begin in nals:
+        # An access unit begins at the first NAL unit after a picture's last slice
+        # (7.4.1.2.3: AUD, SPS, PPS, SEI, or the first slice of the next picture).
+        if prev_t in (None, 1, 5) and (t in (6, 7, 8, 9) or (t in (1, 5) and
+                                                             rbsp[:1] >= b"\x80")):
+            au.append(begin)
+        prev_t = t
         if forbidden:
             bad.append("forbidden_zero_bit set")
         try:
@@ -348,9 +367,10 @@ def check_syntax(data, nframes, slices, keyint):
                 bad.append(f"unexpected NAL unit type {t}")
         except (ValueError, IndexError, KeyError) as e:
             bad.append(f"NAL unit type {t} (picture {len(pics)}): {e}")
-            return bad, first_sps
+            return bad, first_sps, []
     if first_sps is None or not pps:
-        return bad + ["no SPS or no PPS"], first_sps
+        return bad + ["no SPS or no PPS"], first_sps, []
+    au_sizes = [b - a for a, b in zip(au, au[1:] + [len(data)])]
     sp = first_sps
     pp = next(iter(pps.values()))
     want = {"profile_idc": (sp, 100), "chroma_format_idc": (sp, 1), "bit_depth_luma": (sp, 8),
@@ -423,7 +443,7 @@ def check_syntax(data, nframes, slices, keyint):
         if len(bad) > 20:
             bad.append("...")
             break
-    return bad, sp
+    return bad, sp, au_sizes
 
 
 def main(argv):
@@ -431,6 +451,7 @@ def main(argv):
     ffmpeg = keep = None
     strict = quiet = False
     check_rate = True
+    want_rate = None
     syntax = info_line = False
     exp_slices = exp_keyint = None
     it = iter(argv)
@@ -456,6 +477,13 @@ def main(argv):
                 exp_keyint = int(v)
         elif a == "--no-rate":
             check_rate = False
+        elif a == "--rate":
+            v = next(it, "")
+            try:
+                n, _, d = v.partition("/")
+                want_rate = Fraction(int(n), int(d or 1))
+            except (ValueError, ZeroDivisionError):
+                die(f"--rate N[/D]: '{v}'", 2)
         elif a in ("-q", "--quiet"):
             quiet = True
         elif a in ("-h", "--help"):
@@ -467,8 +495,8 @@ def main(argv):
             args.append(a)
     if len(args) != 2:
         die("usage: stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] "
-            "[--strict] [--no-rate] [--syntax] [--expect-slices N] [--expect-keyint K] "
-            "[--info] [-q]", 2)
+            "[--strict] [--rate N/D | --no-rate] [--syntax] [--expect-slices N] "
+            "[--expect-keyint K] [--info] [-q]", 2)
     stream, recon = args
 
     ff = find_tool("ffmpeg", ffmpeg)
@@ -482,6 +510,9 @@ def main(argv):
     if not os.path.isfile(stream) or os.path.getsize(stream) == 0:
         die(f"{stream}: missing or empty")
     w, h, rate, rframes = read_y4m(recon)
+    rate_from = "the reconstruction's Y4M header says"
+    if want_rate is not None:
+        rate, rate_from = want_rate, "--rate says"
 
     # 1. Size and pixel format as FFmpeg sees them.
     probe = [fp, "-v", "error", "-f", "h264", "-select_streams", "v:0", "-show_entries",
@@ -503,8 +534,8 @@ def main(argv):
     if check_rate and rate is not None:
         n, d = (int(x) for x in got.split("/"))
         if not d or Fraction(n, d) != rate:
-            die(f"{stream}: frame rate {got} (the VUI timing as FFmpeg reads it), the "
-                f"reconstruction's Y4M header says {rate.numerator}/{rate.denominator}")
+            die(f"{stream}: frame rate {got} (the VUI timing as FFmpeg reads it), {rate_from} "
+                f"{rate.numerator}/{rate.denominator}")
 
     # 2. Decode.
     tmp = None
@@ -565,7 +596,8 @@ def main(argv):
     # 4. The stream's own syntax (after the judge: a decoder's view first).
     if syntax:
         with open(stream, "rb") as f:
-            problems, sp = check_syntax(f.read(), len(rframes), exp_slices, exp_keyint)
+            problems, sp, au_sizes = check_syntax(f.read(), len(rframes), exp_slices,
+                                                  exp_keyint)
         if problems:
             die(f"{stream}: decoded right, but its syntax is not what issue 13 asks for:\n    "
                 + "\n    ".join(problems))
@@ -574,6 +606,7 @@ def main(argv):
                     "log2_max_poc_lsb", "max_num_ref_frames", "mbw", "mbh", "crop",
                     "timing_info_present", "num_units_in_tick", "time_scale")
             print("sps: " + " ".join(f"{k}={sp[k]}".replace(" ", "") for k in keys if k in sp))
+            print("au_bytes: " + " ".join(str(n) for n in au_sizes))
     if not quiet:
         print(f"stream_check: {stream}: {nd} frames {w}x{h} ({info.get('profile', '?')}, "
               f"{pix}) equal to {os.path.basename(recon)}, ffmpeg silent")
