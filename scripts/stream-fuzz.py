@@ -13,8 +13,9 @@ Case I of seed S depends on (S, I) only: `--seed S --first I --count 1` replays 
 failure also prints its command lines (gen, encode, judge) to run by hand, and its files are
 kept. Parameters: size even 16..400 in each axis (a third multiples of 16), 1..12 frames,
 QP 0..51, keyint 0..5, R 0..40, --slices 1..4, a backend among those usable (cuda when a
-device is), a random `vidkern gen --seed` and frame rate; with --clips, a fifth of the cases
-code a window of a random real clip instead.
+device is), a random `vidkern gen --seed` and frame rate; 15% of the cases code synthetic
+pictures instead (8x8 regions of flat, noise, checkerboard and stripes; frames moved or
+repeated), and with --clips a fifth code a window of a random real clip.
 
 Exit status: 0 all passed; 1 any failure; 77 FFmpeg absent (a failure with
 VIDK_REQUIRE_FFMPEG=1). CI runs `--count 40`; docs/TESTING.md gives the long run.
@@ -78,7 +79,16 @@ def make_case(seed, i, backends, clips):
         "cross": rng.random(),
         "other": rng.choice(backends),
     }
-    if clips and rng.random() < 0.2:
+    kind = rng.random()
+    if kind < 0.15:
+        # Synthetic pictures: 8x8 regions of flat 0/255/grey, noise, checkerboards and
+        # stripes, and whole frames of them moved or swapped (the extremes of every decision).
+        w, h = 2 * rng.randint(8, 100), 2 * rng.randint(8, 100)
+        c["size"] = f"{w}x{h}"
+        c["frames"] = rng.randint(1, 12)
+        c["pattern_seed"] = rng.randint(0, 2**32 - 1)
+        c["fps"] = rng.choice(FPS)
+    elif clips and kind < 0.35:
         path = rng.choice(clips)
         w, h, n = clip_frames(path)
         c["clip"] = path
@@ -96,6 +106,47 @@ def make_case(seed, i, backends, clips):
     return c
 
 
+def write_pattern(path, c):
+    rng = random.Random(c["pattern_seed"])
+    w, h = (int(x) for x in c["size"].split("x"))
+    cw, ch = w // 2, h // 2
+
+    def plane(pw, ph, bs):
+        out = bytearray(pw * ph)
+        for by in range(0, ph, bs):
+            for bx in range(0, pw, bs):
+                k = rng.randrange(7)
+                v = rng.randrange(256)
+                for y in range(by, min(by + bs, ph)):
+                    row = y * pw
+                    for x in range(bx, min(bx + bs, pw)):
+                        out[row + x] = (0, 255, v, rng.randrange(256), 255 * ((x + y) & 1),
+                                        255 * ((x >> 1) & 1), v if (y & 2) else 255 - v)[k]
+        return out
+
+    frames = []
+    with open(path, "wb") as f:
+        num, den = c["fps"].split("/")
+        f.write(f"YUV4MPEG2 W{w} H{h} F{num}:{den} Ip A1:1 C420jpeg\n".encode())
+        for i in range(c["frames"]):
+            r = rng.random()
+            if frames and r < 0.3:  # the previous frame moved
+                prev, dx, dy = frames[-1], rng.randint(-12, 12), rng.randint(-12, 12)
+                y = bytearray(w * h)
+                for yy in range(h):
+                    sy = min(max(yy - dy, 0), h - 1)
+                    for xx in range(w):
+                        y[yy * w + xx] = prev[0][sy * w + min(max(xx - dx, 0), w - 1)]
+                fr = (y, prev[1], prev[2])
+            elif frames and r < 0.45:  # an earlier frame again
+                fr = rng.choice(frames)
+            else:
+                bs = rng.choice((4, 8, 16))
+                fr = (plane(w, h, bs), plane(cw, ch, bs // 2), plane(cw, ch, bs // 2))
+            frames.append(fr)
+            f.write(b"FRAME\n" + bytes(fr[0]) + bytes(fr[1]) + bytes(fr[2]))
+
+
 def encode_args(vk, c, inp, backend, out, recon):
     return [vk, "encode", inp, "--frames", c["frames"], "--qp", c["qp"], "--keyint",
             c["keyint"], "--range", c["range"], "--slices", c["slices"], "--backend", backend,
@@ -107,6 +158,10 @@ def run_case(vk, i, c, d, cross):
     cmds = []
     if "clip" in c:
         inp = c["clip"]
+    elif "pattern_seed" in c:
+        inp = os.path.join(d, "in.y4m")
+        cmds.append(["#", inp, "is synthetic (made by this script; kept with the case)"])
+        write_pattern(inp, c)
     else:
         inp = os.path.join(d, "in.y4m")
         gen = [vk, "gen", "--size", c["size"], "--frames", c["frames"], "--seed", c["gen_seed"],
@@ -201,7 +256,9 @@ def main():
         ts = time.monotonic()
         res = run_case(vk, i, c, d, a.cross)
         done += 1
-        desc = (f"{os.path.basename(c['clip']) if 'clip' in c else 'gen'} {c['size']} "
+        src = os.path.basename(c["clip"]) if "clip" in c else \
+            "pattern" if "pattern_seed" in c else "gen"
+        desc = (f"{src} {c['size']} "
                 f"x{c['frames']} qp {c['qp']} keyint {c['keyint']} R {c['range']} slices "
                 f"{c['slices']} {c['backend']}")
         if res is None:
