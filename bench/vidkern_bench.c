@@ -6,6 +6,8 @@
 #include "bench_util.h"
 #include "cli.h"
 
+int vidk_bench_rd(int argc, char **argv); /* bench_rd.c */
+
 static const struct {
     const char *name;
     int (*fn)(int, char **);
@@ -15,6 +17,7 @@ static const struct {
     {"h264", vidk_bench_h264, "H.264 inverse transform (the Wang et al. tables)"},
     {"hevc", vidk_bench_hevc, "HEVC transform + quantisation (the Cobrnic et al. tables)"},
     {"encode", vidk_bench_encode, "the coding loop, 1080p / 2160p, every backend"},
+    {"rd", vidk_bench_rd, "rate-distortion and BD-rate against x264, real clips"},
 };
 
 static void usage(FILE *f) {

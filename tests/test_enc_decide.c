@@ -615,6 +615,73 @@ static void test_intra_structures(void) {
     vidk_picture_free(&src);
 }
 
+/* The stream of a flat 32x16 picture coded twice, against a transcription of the syntax
+ * (7.3.3, 7.3.5, 9.1, Table 9-5) written out by hand: the IDR slice of two Intra_16x16
+ * macroblocks without residual (DC prediction, then horizontal: the first mode with the
+ * lowest SAD), and the P slice of two P_Skip macroblocks (the (0, 0) vector, no residual). */
+static int find_nal(const uint8_t *s, size_t n, uint8_t header, const uint8_t **pay,
+                    size_t *len) {
+    for (size_t i = 0; i + 4 < n; i++)
+        if (!s[i] && !s[i + 1] && !s[i + 2] && s[i + 3] == 1 && s[i + 4] == header) {
+            size_t j = i + 5;
+            while (j + 3 < n && !(!s[j] && !s[j + 1] && !s[j + 2] && s[j + 3] == 1))
+                j++;
+            *pay = s + i + 5;
+            *len = (j + 3 < n ? j : n) - (i + 5);
+            return 1;
+        }
+    return 0;
+}
+
+static void test_h264_stream_flat(void) {
+    /* IDR slice: first_mb_in_slice ue(0) 1, slice_type ue(7) 0001000, pps ue(0) 1,
+     * frame_num u(4) 0000, idr_pic_id ue(1) 010, no_output_of_prior_pics 0, long_term 0,
+     * slice_qp_delta se(0) 1, disable_deblocking_filter_idc ue(1) 010; macroblock 0:
+     * mb_type ue(3) 00100 (I_16x16_2_0_0, DC), intra_chroma_pred_mode ue(0) 1,
+     * mb_qp_delta 1, Intra16x16DCLevel coeff_token (0, 0) at nC 0: 1; macroblock 1: mb_type
+     * ue(2) 011 (I_16x16_1_0_0, horizontal), 1, 1, 1; rbsp trailing bits 1000. */
+    static const uint8_t idr[] = {0x88, 0x82, 0x28, 0x9d, 0xf8};
+    /* P slice: 1, slice_type ue(5) 00110, 1, frame_num 0001, num_ref_idx_active_override 0,
+     * ref_pic_list_modification_flag_l0 0, adaptive_ref_pic_marking_mode_flag 0, 1, 010,
+     * mb_skip_run ue(2) 011, trailing bits 1 and zeros. */
+    static const uint8_t p[] = {0x9a, 0x22, 0x9c};
+    VidkSettings s;
+    vidk_default_settings(&s);
+    s.backend = VIDK_BACKEND_C;
+    VidkContext *ctx = NULL;
+    VidkEncoder *e = NULL;
+    VidkPicture src;
+    CHECK(vidk_open(&ctx, &s) == 0);
+    CHECK(vidk_picture_alloc(&src, 32, 16, VIDK_CHROMA_420, 8, 0) == 0);
+    for (int k = 0; k < 3; k++)
+        fill_plane(&src, k, 128);
+    VidkEncParams q;
+    vidk_enc_default_params(&q);
+    q.qp = 30;
+    q.outputs = VIDK_ENC_OUT_STREAM;
+    CHECK(vidk_enc_open(ctx, &e, &q, 32, 16) == 0);
+    for (int f = 0; e && f < 2; f++) {
+        VidkEncFrameInfo info;
+        const uint8_t *pay = NULL;
+        size_t len = 0;
+        CHECK(vidk_enc_send(e, &src) == 0);
+        CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0);
+        CHECK(info.stream != NULL);
+        if (!info.stream) break;
+        /* SPS (0x67) and PPS (0x68) before the IDR slice (0x65); a P slice (0x61) alone */
+        CHECK(find_nal(info.stream, info.stream_size, 0x67, &pay, &len) == !f);
+        CHECK(find_nal(info.stream, info.stream_size, 0x68, &pay, &len) == !f);
+        CHECK(find_nal(info.stream, info.stream_size, f ? 0x61 : 0x65, &pay, &len));
+        const uint8_t *want = f ? p : idr;
+        const size_t n = f ? sizeof(p) : sizeof(idr);
+        CHECK_EQ_U(len, n);
+        CHECK(len == n && !memcmp(pay, want, n));
+    }
+    vidk_enc_close(&e);
+    vidk_picture_free(&src);
+    vidk_close(&ctx);
+}
+
 int main(void) {
     g_seed = test_seed();
     test_lambda();
@@ -624,5 +691,6 @@ int main(void) {
     test_hevc_partitions();
     test_h264_intra_flat();
     test_intra_structures();
+    test_h264_stream_flat();
     return test_finish("test_enc_decide");
 }

@@ -104,7 +104,8 @@ typedef struct Run {
     VidkBackend backend;
     int threads;
     char device[384];
-    double seconds; /* wall clock of the loop: input, coding, outputs */
+    double seconds;   /* wall clock of the loop: input, coding, outputs */
+    double host_s[4]; /* of which: reading input, vidk_enc_send, vidk_enc_receive, writing */
     EncAccum acc;
     VidkEncFrameInfo *info; /* every frame, for --report */
     size_t ninfo, cap;
@@ -153,6 +154,10 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     report_json_str(f, r->device);
     const double fps = r->seconds > 0 ? (double)r->acc.frames / r->seconds : 0;
     fprintf(f, ",\n  \"seconds\": %.6f,\n  \"frames_per_second\": %.4f", r->seconds, fps);
+    fprintf(f,
+            ",\n  \"host_seconds\": {\"read\": %.6f, \"send\": %.6f, \"receive\": %.6f, "
+            "\"outputs\": %.6f}",
+            r->host_s[0], r->host_s[1], r->host_s[2], r->host_s[3]);
     report_json_field(f, "output", r->out);
     fprintf(f, ",\n  \"slices\": %d,\n  \"fps\": [%d, %d]", r->p.slices, r->p.fps_num,
             r->p.fps_den);
@@ -227,6 +232,11 @@ static void print_summary(FILE *f, const Run *r) {
             "(%.3f s wall clock, input and outputs included)\n",
             "time", a->total_ms / n, r->seconds > 0 ? (double)a->frames / r->seconds : 0.0,
             r->seconds);
+    fprintf(f,
+            "  %-12s read %.3f, send %.3f, receive %.3f, outputs %.3f ms/frame (host wall "
+            "clock in the command's loop)\n",
+            "host", r->host_s[0] * 1e3 / n, r->host_s[1] * 1e3 / n, r->host_s[2] * 1e3 / n,
+            r->host_s[3] * 1e3 / n);
     if (r->backend == VIDK_BACKEND_CUDA)
         fprintf(f, "  %-12s host to device %.0f bytes/frame, device to host %.0f bytes/frame\n",
                 "PCIe", (double)a->h2d_bytes / n, (double)a->d2h_bytes / n);
@@ -494,7 +504,9 @@ int vidk_cmd_encode(int argc, char **argv) {
             if (frames && nread >= frames) {
                 eof = 1;
             } else {
+                const double tr = cli_now();
                 const int r = cli_source_read(&src, CMD, &pics[nread % NBUF]);
+                run->host_s[0] += cli_now() - tr;
                 if (r < 0) goto done;
                 if (r == 0)
                     eof = 1;
@@ -503,7 +515,9 @@ int vidk_cmd_encode(int argc, char **argv) {
             }
         }
         if (nread > nsent && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+            const double ts = cli_now();
             e = vidk_enc_send(enc, &pics[nsent % NBUF]);
+            run->host_s[1] += cli_now() - ts;
             if (e < 0) {
                 cli_error(CMD, "frame %d: send failed: %s", nsent, vidk_strerror(e));
                 goto done;
@@ -513,7 +527,10 @@ int vidk_cmd_encode(int argc, char **argv) {
         }
         if (nrecv == nsent) break;
         VidkEncFrameInfo info = {0};
+        const double tv = cli_now();
         e = vidk_enc_receive(enc, recon ? &rec : NULL, png_dir ? &maps : NULL, &info);
+        const double tw = cli_now();
+        run->host_s[2] += tw - tv;
         if (e < 0) {
             cli_error(CMD, "frame %d: coding failed: %s", nrecv, vidk_strerror(e));
             goto done;
@@ -544,6 +561,7 @@ int vidk_cmd_encode(int argc, char **argv) {
                                sizeof(err)) < 0)
                 goto fail;
         }
+        run->host_s[3] += cli_now() - tw;
         nrecv++;
         if (verbose) print_frame_line(hout, &info);
         cli_progress_update(&prog, nrecv);

@@ -31,6 +31,7 @@ struct EncOps {
 #define ENC_T(n) enc_cu_##n
 #include "enc/enc_ops_core.h"
 #include "enc/enc_tmpl.h"
+#include "thread_pool.h"
 
 namespace {
 
@@ -258,7 +259,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         if (e->p.outputs & VIDK_ENC_OUT_RECON) out += src_bytes;
         // The stream is coded on the host from the decisions, vectors and levels.
         const bool st = (e->p.outputs & VIDK_ENC_OUT_STREAM) != 0;
-        if (st) {
+        if (st) { // the host codes the stream: on all its cores
+            err = vidk_pool_create(&e->st_pool, vidk_imin(vidk_cpu_count(), 64));
+            if (err < 0) goto cleanup;
             CUDA_CHECK(cudaMalloc(&c->d_mbi, (size_t)e->uw * e->uh * sizeof(uint16_t)));
             out += (size_t)e->uw * e->uh * sizeof(uint16_t);
         }

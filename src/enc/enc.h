@@ -32,9 +32,11 @@ struct VidkEncoder {
     void *cuda;    /* CUDA backend state (src/cuda/encode.cu) */
     /* VIDK_ENC_OUT_STREAM: the writer and the decisions it codes, filled by either driver */
     struct VidkH264Stream *stream;
-    uint16_t *st_mbi;   /* decision word per macroblock */
-    VidkMv *st_mv4;     /* W / 4 x H / 4 */
-    int16_t *st_lev[3]; /* level planes */
+    uint16_t *st_mbi;               /* decision word per macroblock */
+    VidkMv *st_mv4;                 /* W / 4 x H / 4 */
+    int16_t *st_lev[3];             /* level planes */
+    struct VidkThreadPool *st_pool; /* the writer's threads where the context has none (cuda:
+                                       the host codes while the GPU waits); NULL: ops.run */
 };
 
 /* ---- src/enc/enc_frame.c: backend-independent helpers of both drivers ---- */

@@ -132,6 +132,41 @@ ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz) {
     return b + vidk_ue_bits((unsigned)c);
 }
 
+/* H.264 zig-zag scans of frame macroblocks (8.5.6, 8.5.7): scan index -> raster index. */
+ENC_TAB uint8_t enc_zz4[16] = {0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15};
+ENC_TAB uint8_t enc_zz8[64] = {0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,
+                               12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,
+                               35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
+                               58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+/* Decimation score of an inter block's levels (raster, n = 4 or 8; from scan position
+ * `first`): 9 when a level is not -1, 0 or 1; else the sum over its +-1 levels of a weight
+ * of the zeros run before each (in scan order, from the highest frequency down): 4x4
+ * 3, 2, 2, 1, 1, 1 for runs 0..5 and 0 beyond; 8x8 3 for runs 0..3, 2 for 4..11, 1 for
+ * 12..23, 0 beyond. A block that costs bits but carries little is zeroed (§9). */
+ENC_FN int enc_decimate_score(const int16_t *lev, int n, int first) {
+    const uint8_t *zz = n == 8 ? enc_zz8 : enc_zz4;
+    int k = n * n - 1, score = 0;
+    while (k >= first && !lev[zz[k]])
+        k--;
+    while (k >= first) {
+        const int v = lev[zz[k--]];
+        if (v > 1 || v < -1) return 9;
+        int run = 0;
+        while (k >= first && !lev[zz[k]])
+            k--, run++;
+        score += n == 8 ? (run < 4    ? 3
+                           : run < 12 ? 2
+                           : run < 24 ? 1
+                                      : 0)
+                        : (run < 1   ? 3
+                           : run < 3 ? 2
+                           : run < 6 ? 1
+                                     : 0);
+    }
+    return score;
+}
+
 /* Store an n x n block of levels (raster) at (x, y) of a level plane, if kept. */
 ENC_FN void enc_store_levels(const EncFrame *f, int p, int x, int y, const int16_t *lev,
                              int n) {

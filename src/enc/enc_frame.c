@@ -10,6 +10,7 @@
 
 #include "enc.h"
 #include "h264_stream.h"
+#include "thread_pool.h"
 
 int vidk_enc_lambda(int qp) {
     return enc_lambda_tab[vidk_iclip(qp, 0, VIDK_ENC_MAX_QP)];
@@ -129,6 +130,7 @@ int vidk_enc_stream_open(VidkEncoder *e) {
 void vidk_enc_stream_close(VidkEncoder *e) {
     vidk_h264_stream_free(e->stream);
     e->stream = NULL;
+    vidk_pool_destroy(&e->st_pool);
     free(e->st_mbi);
     free(e->st_mv4);
     for (int p = 0; p < 3; p++)
@@ -144,8 +146,8 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
     if (!e->stream) return 0;
     const double t0 = vidk_enc_now_ms();
     const VidkH264StreamFrame sf = {index, intra, e->st_mbi, mv4, {lev[0], lev[1], lev[2]}};
-    const int err =
-        vidk_h264_stream_frame(e->stream, e->ctx, &sf, &info->stream, &info->stream_size);
+    const int err = vidk_h264_stream_frame(e->stream, e->ctx, e->st_pool, &sf, &info->stream,
+                                           &info->stream_size);
     info->stage_ms[VIDK_ENC_STAGE_STREAM] = vidk_enc_now_ms() - t0;
     return err;
 }

@@ -36,12 +36,18 @@ ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, in
         const uint8_t *src = f->src[p] + (ptrdiff_t)y0 * f->ss[p] + x0;
         uint8_t *rec = f->rec[p] + (ptrdiff_t)y0 * f->cs[p] + x0;
         const int ss = f->ss[p], cs = f->cs[p];
+        int score = 0;
         for (int b = 0; b < 4; b++) {
             const int bx = (b & 1) * 4, by = (b >> 1) * 4;
             EO_H264_SUB_FDCT(4, w[b], src + by * ss + bx, ss, rec + by * cs + bx, cs);
             (void)EO_H264_QUANT(4, lev[b], w[b], mf_ac, qbits, dz);
             wdc[b] = w[b][0];
+            score += enc_decimate_score(lev[b], 4, 1);
         }
+        if (!intra && score < 7) /* decimation of an inter plane's AC (§9) */
+            for (int b = 0; b < 4; b++)
+                for (int k = 1; k < 16; k++)
+                    lev[b][k] = 0;
         for (int k = 4; k < 16; k++)
             wdc[k] = 0;
         EO_H264_FDCT_DC(1, y, wdc);
@@ -63,7 +69,9 @@ ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, in
     }
 }
 
-/* Luma residual of an inter macroblock (prediction in rec): 8x8 or 4x4 transforms. */
+/* Luma residual of an inter macroblock (prediction in rec): 8x8 or 4x4 transforms, all
+ * quantised first; then decimation (docs/ENCODE.md §9: an 8x8 area scoring below 4 is
+ * zeroed, the whole luma when the macroblock scores below 6); then reconstruction. */
 ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0,
                                    int tx8, EncUnitStat *st) {
     (void)ops;
@@ -71,19 +79,30 @@ ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0,
     const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
     uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
     ENC_ALIGN(64) int32_t w[64];
-    ENC_ALIGN(64) int16_t lev[64];
-    const int n = tx8 ? 8 : 4, nb = 16 / n, qbits = (tx8 ? 16 : 15) + qp / 6;
+    ENC_ALIGN(64) int16_t lev[256]; /* block b at lev + 64 * b (8x8) or 16 * b (4x4) */
+    const int n = tx8 ? 8 : 4, nb = 16 / n, len = n * n, qbits = (tx8 ? 16 : 15) + qp / 6;
     const int32_t dz = vidk_h264_deadzone(qbits, 0);
+    int score8[4] = {0, 0, 0, 0}, total = 0;
     for (int b = 0; b < nb * nb; b++) {
         const int bx = (b % nb) * n, by = (b / nb) * n;
-        int nz;
         EO_H264_SUB_FDCT(n, w, src + by * ss + bx, ss, rec + by * cs + bx, cs);
-        (void)EO_H264_QUANT(n, lev, w, tx8 ? f->mf8y : f->mf4y, qbits, dz);
-        st->bits_level += enc_block_bits(lev, n * n, &nz);
+        (void)EO_H264_QUANT(n, lev + len * b, w, tx8 ? f->mf8y : f->mf4y, qbits, dz);
+        score8[(by / 8) * 2 + bx / 8] += enc_decimate_score(lev + len * b, n, 0);
+    }
+    for (int q = 0; q < 4; q++)
+        total += score8[q];
+    for (int b = 0; b < nb * nb; b++) {
+        const int bx = (b % nb) * n, by = (b / nb) * n;
+        int16_t *l = lev + len * b;
+        if (total < 6 || score8[(by / 8) * 2 + bx / 8] < 4)
+            for (int k = 0; k < len; k++)
+                l[k] = 0;
+        int nz;
+        st->bits_level += enc_block_bits(l, len, &nz);
         st->nnz[0] += (uint32_t)nz;
-        enc_store_levels(f, 0, x0 + bx, y0 + by, lev, n);
+        enc_store_levels(f, 0, x0 + bx, y0 + by, l, n);
         if (nz)
-            EO_H264_DEQ_IDCT_ADD(n, rec + by * cs + bx, cs, lev, tx8 ? f->ls8y : f->ls4y, qp,
+            EO_H264_DEQ_IDCT_ADD(n, rec + by * cs + bx, cs, l, tx8 ? f->ls8y : f->ls4y, qp,
                                  (const int32_t *)0);
     }
 }

@@ -7,6 +7,7 @@
 #include "h264_cavlc_core.h"
 #include "h264_stream.h"
 #include "internal.h"
+#include "thread_pool.h"
 #include "enc_core.h"
 
 enum { LOG2_MAX_FRAME_NUM = 4 }; /* frame_num wraps every 16 pictures */
@@ -620,8 +621,8 @@ static void write_slice(const Slice *c, VidkBits *b, int row1) {
     vidk_put_trailing(b);
 }
 
-int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, const VidkH264StreamFrame *f,
-                           const uint8_t **data, size_t *size) {
+int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
+                           const VidkH264StreamFrame *f, const uint8_t **data, size_t *size) {
     s->out_size = 0;
     if (f->intra) {
         s->last_idr = f->index;
@@ -636,7 +637,10 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, const VidkH264St
             if (!(row->buf = malloc(row->cap + 8))) return VIDK_ERR(ENOMEM);
         }
     }
-    if (ctx) {
+    if (pool) {
+        vidk_pool_run(pool, s->mbh, count_row, &j);
+        vidk_pool_run(pool, s->mbh, code_row, &j);
+    } else if (ctx) {
         ctx->ops.run(ctx, s->mbh, count_row, &j);
         ctx->ops.run(ctx, s->mbh, code_row, &j);
     } else {

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "thread_pool.h"
 #include "vidkern/vidkern.h"
 
 #ifdef __cplusplus
@@ -29,12 +30,13 @@ typedef struct VidkH264StreamFrame {
 VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int slices,
                                      int fps_num, int fps_den);
 void vidk_h264_stream_free(VidkH264Stream *s);
-/* Code one frame (frames in order); the macroblock rows are coded as jobs of ctx's runner
- * (its threads on the threads backend; NULL: one after another). On success *data / *size
+/* Code one frame (frames in order); the macroblock rows are coded as jobs of `pool` when
+ * given, else of ctx's runner (its threads on the threads backend; ctx NULL: one after
+ * another). On success *data / *size
  * hold the access unit, valid until the next call or the free. Returns 0 or
  * VIDK_ERR(ENOMEM). */
-int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, const VidkH264StreamFrame *f,
-                           const uint8_t **data, size_t *size);
+int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
+                           const VidkH264StreamFrame *f, const uint8_t **data, size_t *size);
 /* The level_idc the SPS carries (Table A-1 by frame size and macroblock rate). */
 int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den);
 

@@ -1,0 +1,1138 @@
+/* `vidkern-bench rd`: rate-distortion of the coding loop's H.264 stream against x264 in the
+ * same run. Real clips (looped back and forth up to the frame count) and 1080p / 2160p
+ * mosaics of them, QPs 22..37, vidkern at several search ranges, x264 at several presets
+ * with constant QP and tune psnr: bits, PSNR-Y / PSNR-YUV and frames/s of every point, then
+ * the BD-rate (bdrate.h) of each vidkern range against each preset, per source and
+ * averaged. x264 is optional (VIDK_BENCH_X264: pkg-config found libx264 at build time).
+ * See docs/BENCH_RD.md. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bdrate.h"
+#include "bench_util.h"
+#include "cli.h"
+#include "gen.h"
+#include "mosaic.h"
+#include "picio.h"
+
+#ifndef VIDK_BENCH_X264
+#define VIDK_BENCH_X264 0
+#endif
+#if VIDK_BENCH_X264
+#include <x264.h>
+#endif
+
+#define CMD "rd"
+
+#define MAX_LIST    16
+#define MAX_PRESETS 10
+#define MAX_SRC     24
+#define MAX_FRAMES  1000
+
+static const char *const default_presets = "ultrafast,superfast,veryfast,medium";
+
+static void help(void) {
+    printf("usage: vidkern-bench rd [options]\n\n"
+           "Rate-distortion of vidkern's H.264 stream against x264 (libx264, linked into\n"
+           "vidkern-bench when pkg-config found it at build time), both run here on the same\n"
+           "frames held in memory: for every source, QP, vidkern search range and x264\n"
+           "preset, kbit per frame, PSNR-Y, PSNR-YUV and frames/s; then the BD-rate (PSNR-Y,\n"
+           "pchip) of each vidkern range against each x264 preset, and the averages.\n\n"
+           "options:\n"
+           "  --source S         real: every clip of the folder plus mosaics of them at\n"
+           "                     --sizes (default; generated video at --sizes when no clip\n"
+           "                     is found), gen: generated video at --sizes, both\n"
+           "  --video DIR        folder of the real clips (default $VIDK_VIDEO_DIR or\n"
+           "                     ../shared/video)\n"
+           "  --clips LIST       all (default), none, or parts of file names (akiyo,cars)\n"
+           "  --sizes LIST       mosaic / generated sizes: 1080p, 2160p, 720p, cif or WxH\n"
+           "                     (even); none: no mosaic (default 1080p,2160p)\n"
+           "  --frames N         frames per source, 2..%d (default 60); shorter clips are\n"
+           "                     played forwards then backwards up to N (said so)\n"
+           "  --qps LIST         QPs (default 22,27,32,37; BD-rate needs 2 or more, 4 usual)\n"
+           "  --ranges LIST      vidkern search ranges R (default 16,32)\n"
+           "  --keyint N         intra period of both encoders (default 0: only the first\n"
+           "                     frame is intra; x264 then gets keyint = the frame count)\n"
+           "  --presets LIST     x264 presets (default %s)\n"
+           "  --x264-threads N   x264 threads, 0 = x264's auto (1.5 x cores; default)\n"
+           "  --x264-bframes N   B-frames of x264; default: each preset's own\n"
+           "  --no-x264          vidkern only\n"
+           "  --json FILE        JSON report\n"
+           "  --md FILE          Markdown report (for docs/PERFORMANCE.md); --markdown alias\n"
+           "  --plot-dir DIR     write DIR/rd.csv for `python3 bench/plot_rd.py DIR/rd.csv`\n"
+           "                     (RD plot PNGs)\n"
+           "  --backend B, --threads N, --cpumask M, --device N, --quiet   as for every\n"
+           "                     command (vidkern's backend: default auto)\n\n"
+           "Bits: vidkern's stream (VidkEncFrameInfo.stream_size, SPS/PPS included); a build\n"
+           "whose loop writes no stream yet falls back to the loop's Exp-Golomb estimate and\n"
+           "marks it \"(estimate: no stream)\". x264: the bytes of every NAL unit it outputs\n"
+           "(start codes, SPS/PPS, slices) except SEI (x264's version string).\n"
+           "x264 settings: the preset, tune psnr, constant QP (rc CQP, ip/pb factors 1: every\n"
+           "frame at the QP), scenecut off, PSNR from x264 (analyse.b_psnr).\n",
+           MAX_FRAMES, default_presets);
+}
+
+/* ---- results ------------------------------------------------------------------------ */
+typedef struct RdPoint {
+    int done;
+    char err[160];
+    double kbits;     /* per frame */
+    double psnr[3];   /* average of the frames' PSNRs */
+    double psnr_yuv;  /* (6 Y + U + V) / 8 */
+    double fps;       /* frames / wall clock of the encode calls */
+    int estimate;     /* vidkern: some frame had no stream (bits estimated) */
+    int intra, bfr;   /* intra / B frames */
+    double sei_bytes; /* x264: SEI bytes left out of the bits (whole sequence) */
+} RdPoint;
+
+typedef struct RdSource {
+    char name[128];
+    char kind[8]; /* clip | mosaic | gen */
+    int w, h, frames, read, fps_num, fps_den;
+    RdPoint vk[MAX_LIST][MAX_LIST];   /* [range][qp] */
+    RdPoint x[MAX_PRESETS][MAX_LIST]; /* [preset][qp] */
+    double bd[MAX_LIST][MAX_PRESETS]; /* BD-rate %, NAN where it could not be computed */
+} RdSource;
+
+typedef struct Rd {
+    int nqps, nranges, npresets, keyint, frames, x264_threads, x264_bframes, use_x264;
+    int qps[MAX_LIST], ranges[MAX_LIST];
+    char presets[MAX_PRESETS][16];
+    int x264_threads_used[MAX_PRESETS], x264_bframes_used[MAX_PRESETS];
+    char x264_tools[MAX_PRESETS][160]; /* the preset's coding tools as x264 applied them */
+    VidkContext *ctx;
+    char backend[48];
+    int nsrc;
+    RdSource *src;
+    BenchNotes notes;
+    BenchMeta mt;
+} Rd;
+
+/* ---- frames in memory ---------------------------------------------------------------- */
+/* All frames of a source in one buffer (tight 4:2:0 planes), so that one range is
+ * page-locked on cuda and both encoders read the same bytes. */
+typedef struct Frames {
+    int w, h, n;
+    size_t fsize;
+    uint8_t *buf;
+    int registered;
+} Frames;
+
+static int frames_alloc(Frames *f, int w, int h, int n) {
+    f->w = w, f->h = h, f->n = n;
+    f->fsize = (size_t)w * h + 2 * (size_t)(w / 2) * (h / 2);
+    /* Whole pages: the buffer is page-locked as one range on cuda. */
+    const size_t bytes = (f->fsize * (size_t)n + 4095) / 4096 * 4096;
+    f->buf = aligned_alloc(4096, bytes);
+    f->registered = 0;
+    return f->buf ? 0 : -1;
+}
+
+static void frames_free(Frames *f, VidkContext *ctx) {
+    if (f->registered) vidk_host_unregister(ctx, f->buf);
+    free(f->buf);
+    memset(f, 0, sizeof(*f));
+}
+
+/* A VidkPicture on frame i (not owning its memory). */
+static VidkPicture frames_pic(const Frames *f, int i) {
+    VidkPicture p;
+    memset(&p, 0, sizeof(p));
+    uint8_t *y = f->buf + f->fsize * (size_t)i;
+    p.w = f->w, p.h = f->h, p.chroma = VIDK_CHROMA_420, p.bitdepth = 8;
+    p.data[0] = y;
+    p.data[1] = y + (size_t)f->w * f->h;
+    p.data[2] = (uint8_t *)p.data[1] + (size_t)(f->w / 2) * (f->h / 2);
+    p.stride[0] = f->w;
+    p.stride[1] = p.stride[2] = f->w / 2;
+    return p;
+}
+
+/* Copy a picture into frame i. */
+static void frames_put(Frames *f, int i, const VidkPicture *src) {
+    VidkPicture d = frames_pic(f, i);
+    for (int p = 0; p < 3; p++) {
+        const int w = p ? f->w / 2 : f->w, h = p ? f->h / 2 : f->h;
+        for (int y = 0; y < h; y++)
+            memcpy((uint8_t *)d.data[p] + (ptrdiff_t)y * d.stride[p],
+                   (const uint8_t *)src->data[p] + (ptrdiff_t)y * src->stride[p], (size_t)w);
+    }
+}
+
+/* Frame k of a clip of n frames played forwards then backwards. */
+static int ping_pong(int k, int n) {
+    if (n < 2) return 0;
+    const int period = 2 * (n - 1), j = k % period;
+    return j < n ? j : period - j;
+}
+
+/* Read up to `want` frames of clip `path` (8-bit 4:2:0, even size, 2 frames or more) and
+ * fill f with `want` frames, looping. 1 = loaded, 0 = skipped (reason in why), -1 = error. */
+static int load_clip(Frames *f, const char *path, int want, int *read, int *fps_num,
+                     int *fps_den, char *why, size_t whylen) {
+    VioReader *r = NULL;
+    VidkPicture pic;
+    memset(&pic, 0, sizeof(pic));
+    char err[256];
+    if (vio_reader_open(&r, path, NULL, err, sizeof(err)) < 0) {
+        snprintf(why, whylen, "%s", err);
+        return 0;
+    }
+    const VioFormat *fm = vio_reader_format(r);
+    int ret = 0;
+    if (fm->chroma != VIDK_CHROMA_420 || fm->bitdepth != 8 || (fm->w & 1) || (fm->h & 1) ||
+        fm->w < 16 || fm->h < 16) {
+        snprintf(why, whylen, "not 8-bit 4:2:0 of an even size of 16x16 or more");
+        goto done;
+    }
+    *fps_num = fm->fps_num, *fps_den = fm->fps_den;
+    if (vio_picture_alloc(&pic, fm) < 0 || frames_alloc(f, fm->w, fm->h, want) < 0) {
+        snprintf(why, whylen, "out of memory");
+        ret = -1;
+        goto done;
+    }
+    int n = 0, e = 0;
+    while (n < want && (e = vio_reader_read(r, &pic)) == 1)
+        frames_put(f, n++, &pic);
+    if (n < want && e < 0) {
+        snprintf(why, whylen, "%s", vio_reader_error(r));
+        goto skip;
+    }
+    if (n < 2) {
+        snprintf(why, whylen, "%d frame: no motion to code", n);
+        goto skip;
+    }
+    for (int k = n; k < want; k++)
+        memcpy(f->buf + f->fsize * (size_t)k, f->buf + f->fsize * (size_t)ping_pong(k, n),
+               f->fsize);
+    *read = n;
+    ret = 1;
+    goto done;
+skip:
+    frames_free(f, NULL);
+done:
+    vidk_picture_free(&pic);
+    vio_reader_close(&r);
+    return ret;
+}
+
+/* Mosaic (m) or generated video (m NULL) at w x h. 0, or -1. */
+static int load_rendered(Frames *f, const Mosaic *m, int w, int h, int n) {
+    VidkGen *g = NULL;
+    if (!m) {
+        VidkGenParams gp;
+        vidk_gen_default(&gp);
+        gp.w = w, gp.h = h, gp.frames = n;
+        if (vidk_gen_open(&g, &gp) < 0) return -1;
+    }
+    int e = frames_alloc(f, w, h, n);
+    for (int i = 0; i < n && e >= 0; i++) {
+        VidkPicture p = frames_pic(f, i);
+        e = m ? mosaic_frame(m, i, &p) : vidk_gen_frame(g, i, &p);
+    }
+    vidk_gen_close(&g);
+    if (e < 0) frames_free(f, NULL);
+    return e < 0 ? -1 : 0;
+}
+
+/* ---- vidkern -------------------------------------------------------------------------- */
+static void psnr_finish(RdPoint *pt, const double *sum, int n) {
+    for (int p = 0; p < 3; p++)
+        pt->psnr[p] = n ? sum[p] / n : 0;
+    pt->psnr_yuv = (6 * pt->psnr[0] + pt->psnr[1] + pt->psnr[2]) / 8;
+}
+
+/* Code frames [0, n) with vidkern at (range, qp); timed = frames/s of the send / receive
+ * calls (pipelined, VIDK_ENC_MAX_PENDING ahead). */
+static void vidkern_run(const Rd *b, const Frames *f, const RdSource *s, int range, int qp,
+                        int n, RdPoint *pt) {
+    VidkEncParams p;
+    vidk_enc_default_params(&p);
+    p.codec = VIDK_CODEC_H264;
+    p.qp = qp, p.range = range, p.keyint = b->keyint;
+    p.outputs = VIDK_ENC_OUT_STREAM;
+    p.fps_num = s->fps_num, p.fps_den = s->fps_den;
+    VidkEncoder *e = NULL;
+    int ret = vidk_enc_open(b->ctx, &e, &p, f->w, f->h);
+    if (ret < 0) {
+        snprintf(pt->err, sizeof(pt->err), "open: %s", vidk_strerror(ret));
+        return;
+    }
+    VidkPicture pics[VIDK_ENC_MAX_PENDING];
+    double psnr[3] = {0, 0, 0}, bits = 0;
+    int nsent = 0, nrecv = 0;
+    const double t0 = cli_now();
+    while (nrecv < n) {
+        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+            VidkPicture *pic = &pics[nsent % VIDK_ENC_MAX_PENDING];
+            *pic = frames_pic(f, nsent);
+            if ((ret = vidk_enc_send(e, pic)) < 0) {
+                snprintf(pt->err, sizeof(pt->err), "frame %d: send: %s", nsent,
+                         vidk_strerror(ret));
+                goto done;
+            }
+            nsent++;
+            continue;
+        }
+        VidkEncFrameInfo fi;
+        memset(&fi, 0, sizeof(fi));
+        if ((ret = vidk_enc_receive(e, NULL, NULL, &fi)) < 0) {
+            snprintf(pt->err, sizeof(pt->err), "frame %d: receive: %s", nrecv,
+                     vidk_strerror(ret));
+            goto done;
+        }
+        if (fi.stream) {
+            bits += 8.0 * (double)fi.stream_size;
+        } else {
+            bits += (double)fi.bits;
+            pt->estimate = 1;
+        }
+        for (int k = 0; k < 3; k++)
+            psnr[k] += fi.psnr[k];
+        pt->intra += fi.intra != 0;
+        nrecv++;
+    }
+    const double t = cli_now() - t0;
+    pt->fps = t > 0 ? n / t : 0;
+    pt->kbits = bits / n / 1e3;
+    psnr_finish(pt, psnr, n);
+    pt->done = 1;
+done:
+    vidk_enc_close(&e);
+}
+
+/* ---- x264 ------------------------------------------------------------------------------ */
+#if VIDK_BENCH_X264
+/* x264 computes PSNRs only at log level INFO or above; its INFO lines (the summary at
+ * close) are dropped here, warnings and errors are said. */
+static void x264_log(void *arg, int level, const char *fmt, va_list ap) {
+    (void)arg;
+    if (level > X264_LOG_WARNING) return;
+    fprintf(stderr, "vidkern-bench rd: x264: ");
+    vfprintf(stderr, fmt, ap);
+}
+
+static void x264_account(RdPoint *pt, const x264_picture_t *out, const x264_nal_t *nal,
+                         int nnal, double *bytes, double *psnr, int *nout) {
+    for (int j = 0; j < nnal; j++) {
+        if (nal[j].i_type == NAL_SEI)
+            pt->sei_bytes += nal[j].i_payload;
+        else
+            *bytes += nal[j].i_payload;
+    }
+    for (int k = 0; k < 3; k++)
+        psnr[k] += out->prop.f_psnr[k];
+    pt->intra += IS_X264_TYPE_I(out->i_type);
+    pt->bfr += IS_X264_TYPE_B(out->i_type);
+    (*nout)++;
+}
+
+static void x264_run(Rd *b, int pi, const Frames *f, const RdSource *s, int qp, int n,
+                     RdPoint *pt) {
+    x264_param_t par;
+    if (x264_param_default_preset(&par, b->presets[pi], "psnr") < 0) {
+        snprintf(pt->err, sizeof(pt->err), "unknown preset '%s'", b->presets[pi]);
+        return;
+    }
+    par.i_log_level = X264_LOG_INFO;
+    par.pf_log = x264_log;
+    par.i_width = f->w, par.i_height = f->h;
+    par.i_csp = X264_CSP_I420;
+    par.i_fps_num = (uint32_t)s->fps_num, par.i_fps_den = (uint32_t)s->fps_den;
+    par.i_threads = b->x264_threads ? b->x264_threads : X264_THREADS_AUTO;
+    /* Intra frames where vidkern has them: keyint, or only the first frame. */
+    par.i_keyint_max = b->keyint ? b->keyint : n;
+    par.i_keyint_min = 1;
+    par.i_scenecut_threshold = 0;
+    if (b->x264_bframes >= 0) par.i_bframe = b->x264_bframes;
+    par.rc.i_rc_method = X264_RC_CQP;
+    par.rc.i_qp_constant = qp;
+    par.rc.f_ip_factor = 1; /* every frame type at the QP, as vidkern */
+    par.rc.f_pb_factor = 1;
+    par.analyse.b_psnr = 1;
+    par.analyse.b_ssim = 0;
+    par.b_annexb = 1;
+    par.b_repeat_headers = 1; /* SPS / PPS before every IDR, as vidkern */
+    x264_t *enc = x264_encoder_open(&par);
+    if (!enc) {
+        snprintf(pt->err, sizeof(pt->err), "x264_encoder_open failed");
+        return;
+    }
+    x264_param_t used;
+    x264_encoder_parameters(enc, &used);
+    b->x264_threads_used[pi] = used.i_threads;
+    b->x264_bframes_used[pi] = used.i_bframe;
+    const int me = used.analyse.i_me_method;
+    snprintf(
+        b->x264_tools[pi], sizeof(b->x264_tools[pi]),
+        "cabac %d, deblock %d, ref %d, bframes %d, subme %d, me %s, 8x8dct %d, trellis %d, "
+        "weightp %d, lookahead %d, aq %d, mbtree %d, psy %d",
+        used.b_cabac, used.b_deblocking_filter, used.i_frame_reference, used.i_bframe,
+        used.analyse.i_subpel_refine,
+        me >= 0 && me <= X264_ME_TESA ? x264_motion_est_names[me] : "?",
+        used.analyse.b_transform_8x8, used.analyse.i_trellis, used.analyse.i_weighted_pred,
+        used.rc.i_lookahead, used.rc.i_aq_mode, used.rc.b_mb_tree, used.analyse.b_psy);
+    x264_picture_t in, out;
+    x264_picture_init(&in);
+    in.img.i_csp = X264_CSP_I420;
+    in.img.i_plane = 3;
+    x264_nal_t *nal;
+    int nnal, nout = 0;
+    double bytes = 0, psnr[3] = {0, 0, 0};
+    const double t0 = cli_now();
+    for (int i = 0; i < n; i++) {
+        const VidkPicture p = frames_pic(f, i);
+        for (int k = 0; k < 3; k++) {
+            in.img.plane[k] = p.data[k];
+            in.img.i_stride[k] = (int)p.stride[k];
+        }
+        in.i_pts = i;
+        in.i_type = X264_TYPE_AUTO;
+        const int r = x264_encoder_encode(enc, &nal, &nnal, &in, &out);
+        if (r < 0) {
+            snprintf(pt->err, sizeof(pt->err), "frame %d: x264_encoder_encode failed", i);
+            goto done;
+        }
+        if (r > 0) x264_account(pt, &out, nal, nnal, &bytes, psnr, &nout);
+    }
+    while (x264_encoder_delayed_frames(enc)) {
+        const int r = x264_encoder_encode(enc, &nal, &nnal, NULL, &out);
+        if (r < 0) {
+            snprintf(pt->err, sizeof(pt->err), "flush: x264_encoder_encode failed");
+            goto done;
+        }
+        if (r > 0) x264_account(pt, &out, nal, nnal, &bytes, psnr, &nout);
+    }
+    const double t = cli_now() - t0;
+    if (nout != n) {
+        snprintf(pt->err, sizeof(pt->err), "x264 returned %d frames of %d", nout, n);
+        goto done;
+    }
+    pt->fps = t > 0 ? n / t : 0;
+    pt->kbits = 8 * bytes / n / 1e3;
+    psnr_finish(pt, psnr, n);
+    pt->done = 1;
+done:
+    x264_encoder_close(enc);
+}
+#endif
+
+/* ---- BD-rate ------------------------------------------------------------------------- */
+static void compute_bd(const Rd *b, RdSource *s) {
+    for (int r = 0; r < b->nranges; r++)
+        for (int p = 0; p < b->npresets; p++) {
+            double rr[MAX_LIST], pr[MAX_LIST], rt[MAX_LIST], ptt[MAX_LIST];
+            int ok = b->use_x264;
+            for (int q = 0; q < b->nqps; q++) {
+                const RdPoint *x = &s->x[p][q], *v = &s->vk[r][q];
+                ok &= x->done && v->done;
+                rr[q] = x->kbits, pr[q] = x->psnr[0], rt[q] = v->kbits, ptt[q] = v->psnr[0];
+            }
+            s->bd[r][p] = NAN;
+            if (ok) bd_rate(rr, pr, b->nqps, rt, ptt, b->nqps, &s->bd[r][p]);
+        }
+}
+
+static int range_estimated(const Rd *b, const RdSource *s, int r) {
+    int e = 0;
+    for (int q = 0; q < b->nqps; q++)
+        e |= s->vk[r][q].estimate;
+    return e;
+}
+
+static int any_estimated(const Rd *b) {
+    int e = 0;
+    for (int i = 0; i < b->nsrc; i++)
+        for (int r = 0; r < b->nranges; r++)
+            e |= range_estimated(b, &b->src[i], r);
+    return e;
+}
+
+/* Mean BD-rate over the sources where it exists; *n of them. */
+static double mean_bd(const Rd *b, int r, int p, int *n) {
+    double sum = 0;
+    *n = 0;
+    for (int i = 0; i < b->nsrc; i++)
+        if (!isnan(b->src[i].bd[r][p])) sum += b->src[i].bd[r][p], (*n)++;
+    return *n ? sum / *n : NAN;
+}
+
+/* Mean frames/s of an encoder's points of one source (0 when none ran). */
+static double mean_fps(const Rd *b, const RdPoint *row) {
+    double sum = 0;
+    int n = 0;
+    for (int q = 0; q < b->nqps; q++)
+        if (row[q].done) sum += row[q].fps, n++;
+    return n ? sum / n : 0;
+}
+
+/* ---- text / markdown ------------------------------------------------------------------ */
+static void fmt_bd(char *buf, size_t n, double v) {
+    if (isnan(v))
+        snprintf(buf, n, "n/a");
+    else
+        snprintf(buf, n, "%+.2f%%", v);
+}
+
+static void source_desc(const RdSource *s, char *buf, size_t n) {
+    if (!strcmp(s->kind, "clip") && s->read < s->frames)
+        snprintf(buf, n,
+                 "%dx%d, %d frames (%d read, played forwards then backwards), %d/%d fps", s->w,
+                 s->h, s->frames, s->read, s->fps_num, s->fps_den);
+    else
+        snprintf(buf, n, "%dx%d, %d frames, %d/%d fps", s->w, s->h, s->frames, s->fps_num,
+                 s->fps_den);
+}
+
+static void print_point(FILE *f, int md, const char *label, int qp, const RdPoint *x) {
+    if (!x->done) {
+        char fail[sizeof(x->err) + 8];
+        snprintf(fail, sizeof(fail), "failed: %s", x->err);
+        bench_row(f, md, "%-16s %3d %s\n", label, qp, fail);
+        return;
+    }
+    char kb[32];
+    snprintf(kb, sizeof(kb), "%.3f%s", x->kbits, x->estimate ? "*" : "");
+    bench_row(f, md, "%-16s %3d %11s %8.3f %8.3f %10.1f %5d %5d\n", label, qp, kb, x->psnr[0],
+              x->psnr_yuv, x->fps, x->intra, x->bfr);
+}
+
+static void print_bd_table(FILE *f, const Rd *b, int md, const double (*bd)[MAX_PRESETS],
+                           const int (*cnt)[MAX_PRESETS], int (*est)(const Rd *, int, void *),
+                           void *arg) {
+    if (md) {
+        fprintf(f, "| BD-rate (PSNR-Y) |");
+        for (int p = 0; p < b->npresets; p++)
+            fprintf(f, " vs x264 %s |", b->presets[p]);
+        fprintf(f, "\n|---|");
+        for (int p = 0; p < b->npresets; p++)
+            fprintf(f, "---:|");
+        fprintf(f, "\n");
+    } else {
+        fprintf(f, "  %-36s", "BD-rate (PSNR-Y) against x264:");
+        for (int p = 0; p < b->npresets; p++)
+            fprintf(f, " %13s", b->presets[p]);
+        fprintf(f, "\n");
+    }
+    for (int r = 0; r < b->nranges; r++) {
+        char label[64];
+        snprintf(label, sizeof(label), "vidkern R%d%s", b->ranges[r],
+                 est(b, r, arg) ? " (estimate: no stream)" : "");
+        fprintf(f, md ? "| %s |" : "  %-36s", label);
+        for (int p = 0; p < b->npresets; p++) {
+            char v[32], c[48];
+            fmt_bd(v, sizeof(v), bd[r][p]);
+            if (cnt && !isnan(bd[r][p]))
+                snprintf(c, sizeof(c), "%s (%d)", v, cnt[r][p]);
+            else
+                snprintf(c, sizeof(c), "%s", v);
+            fprintf(f, md ? " %s |" : " %13s", c);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+static int est_source(const Rd *b, int r, void *arg) {
+    return range_estimated(b, arg, r);
+}
+
+static int est_any(const Rd *b, int r, void *arg) {
+    (void)arg;
+    int e = 0;
+    for (int i = 0; i < b->nsrc; i++)
+        e |= range_estimated(b, &b->src[i], r);
+    return e;
+}
+
+static void x264_desc(const Rd *b, int md, char *buf, size_t n) {
+#if VIDK_BENCH_X264
+    if (!b->use_x264) {
+        snprintf(buf, n, "x264 %s: not run (--no-x264)", X264_POINTVER);
+        return;
+    }
+    size_t o = (size_t)snprintf(buf, n,
+                                "x264 %s: tune psnr, constant QP (ip/pb factors 1), keyint %s, "
+                                "scenecut off, threads %s",
+                                X264_POINTVER, b->keyint ? "as vidkern" : "= frames",
+                                b->x264_threads ? "as given" : "auto");
+    for (int p = 0; p < b->npresets && o < n; p++)
+        o += (size_t)snprintf(buf + o, n - o, "\n%sx264 %s: %d threads; %s", md ? "  - " : "  ",
+                              b->presets[p], b->x264_threads_used[p], b->x264_tools[p]);
+#else
+    (void)b, (void)md;
+    snprintf(buf, n,
+             "x264 absent: this vidkern-bench was built without libx264 (pkg-config x264 not "
+             "found): vidkern rows only, no BD-rate");
+#endif
+}
+
+static void print_report(FILE *f, Rd *b, int md) {
+    const char *li = md ? "- " : "";
+    bench_print_header(f, &b->mt, "rd", "rd", "", md);
+    char x[2048];
+    x264_desc(b, md, x, sizeof(x));
+    fprintf(f, "%svidkern %s: H.264 on %s, keyint %d, bits from %s\n", li, vidk_version(),
+            b->backend, b->keyint,
+            any_estimated(b) ? "the loop's estimate (estimate: no stream)" : "the stream");
+    fprintf(f, "%s%s\n", li, x);
+    bench_notes_print(f, &b->notes, md ? "- note: " : "note: ");
+    for (int i = 0; i < b->nsrc; i++) {
+        RdSource *s = &b->src[i];
+        char desc[200];
+        source_desc(s, desc, sizeof(desc));
+        fprintf(f, md ? "\n## %s\n\n%s\n\n" : "\n== %s: %s\n", s->name, desc);
+        if (md)
+            fprintf(f, "| encoder | QP | kbit/frame | PSNR-Y | PSNR-YUV | frames/s | I | B |\n"
+                       "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        else
+            fprintf(f, "%-16s %3s %11s %8s %8s %10s %5s %5s\n", "encoder", "QP", "kbit/frame",
+                    "PSNR-Y", "PSNR-YUV", "frames/s", "I", "B");
+        for (int r = 0; r < b->nranges; r++)
+            for (int q = 0; q < b->nqps; q++) {
+                char label[32];
+                snprintf(label, sizeof(label), "vidkern R%d", b->ranges[r]);
+                print_point(f, md, label, b->qps[q], &s->vk[r][q]);
+            }
+        if (b->use_x264)
+            for (int p = 0; p < b->npresets; p++)
+                for (int q = 0; q < b->nqps; q++) {
+                    char label[32];
+                    snprintf(label, sizeof(label), "x264 %s", b->presets[p]);
+                    print_point(f, md, label, b->qps[q], &s->x[p][q]);
+                }
+        if (b->use_x264) {
+            fprintf(f, "\n");
+            print_bd_table(f, b, md, (const double(*)[MAX_PRESETS])s->bd, NULL, est_source, s);
+        }
+    }
+    /* Summary over the sources. */
+    fprintf(f, md ? "\n## Summary over %d source(s)\n\n" : "\n== summary over %d source(s)\n",
+            b->nsrc);
+    if (b->use_x264) {
+        double bd[MAX_LIST][MAX_PRESETS];
+        int cnt[MAX_LIST][MAX_PRESETS];
+        for (int r = 0; r < b->nranges; r++)
+            for (int p = 0; p < b->npresets; p++)
+                bd[r][p] = mean_bd(b, r, p, &cnt[r][p]);
+        fprintf(f, "%smean BD-rate over the sources (number of sources in brackets):\n",
+                md ? "" : "  ");
+        if (md) fprintf(f, "\n");
+        print_bd_table(f, b, md, (const double(*)[MAX_PRESETS])bd,
+                       (const int(*)[MAX_PRESETS])cnt, est_any, NULL);
+        fprintf(f, "\n");
+    }
+    /* frames/s per source and encoder (mean over the QPs). */
+    if (md) {
+        fprintf(f, "| frames/s (mean over QPs) |");
+        for (int r = 0; r < b->nranges; r++)
+            fprintf(f, " vidkern R%d |", b->ranges[r]);
+        for (int p = 0; b->use_x264 && p < b->npresets; p++)
+            fprintf(f, " x264 %s |", b->presets[p]);
+        fprintf(f, "\n|---|");
+        for (int k = 0; k < b->nranges + (b->use_x264 ? b->npresets : 0); k++)
+            fprintf(f, "---:|");
+        fprintf(f, "\n");
+    } else {
+        fprintf(f, "  %-36s", "frames/s (mean over the QPs):");
+        for (int r = 0; r < b->nranges; r++) {
+            char l[24];
+            snprintf(l, sizeof(l), "vidkern R%d", b->ranges[r]);
+            fprintf(f, " %11s", l);
+        }
+        for (int p = 0; b->use_x264 && p < b->npresets; p++)
+            fprintf(f, " %11s", b->presets[p]);
+        fprintf(f, "\n");
+    }
+    for (int i = 0; i < b->nsrc; i++) {
+        const RdSource *s = &b->src[i];
+        char l[160];
+        /* The clip's name without ".y4m"; sizes are in the mosaic / generated names. */
+        const size_t nl = strlen(s->name);
+        const int cut = nl > 4 && !strcmp(s->name + nl - 4, ".y4m") ? (int)nl - 4 : (int)nl;
+        snprintf(l, sizeof(l), "%.*s", cut < 34 ? cut : 34, s->name);
+        fprintf(f, md ? "| %s |" : "  %-36s", l);
+        for (int r = 0; r < b->nranges; r++)
+            fprintf(f, md ? " %.1f |" : " %11.1f", mean_fps(b, s->vk[r]));
+        for (int p = 0; b->use_x264 && p < b->npresets; p++)
+            fprintf(f, md ? " %.1f |" : " %11.1f", mean_fps(b, s->x[p]));
+        fprintf(f, "\n");
+    }
+    fprintf(
+        f,
+        "\n%skbit/frame: bits of the coded sequence / frames / 1000 (vidkern: its stream, "
+        "SPS/PPS included; x264: every NAL unit but SEI); * = estimate: no stream (the "
+        "loop's Exp-Golomb estimate, this build writes no stream yet).\n"
+        "%sPSNR-Y, PSNR-YUV: averages of the frames' PSNRs, PSNR-YUV = (6 Y + U + V) / 8. "
+        "frames/s: frames / wall clock of the encode calls (sources in memory). I, B: intra "
+        "and B frames.\n",
+        li, li);
+    if (b->use_x264)
+        fprintf(f,
+                "%sBD-rate: Bjontegaard delta rate of vidkern against the x264 preset over the "
+                "QPs (PSNR-Y, log10 rate interpolated by pchip, exact integral over the common "
+                "PSNR range); negative = vidkern needs fewer bits for the same PSNR-Y.\n",
+                li);
+}
+
+/* ---- JSON / CSV ----------------------------------------------------------------------- */
+static void json_num(FILE *f, double v) {
+    if (isnan(v) || isinf(v))
+        fprintf(f, "null");
+    else
+        fprintf(f, "%.6f", v);
+}
+
+static void json_point(FILE *f, const char *enc, const char *config, int range,
+                       const char *preset, int qp, const RdPoint *x, int first) {
+    fprintf(f, "%s\n        {\"encoder\": \"%s\", \"config\": %s, ", first ? "" : ",", enc,
+            bench_jq(config));
+    if (range >= 0)
+        fprintf(f, "\"range\": %d, ", range);
+    else
+        fprintf(f, "\"preset\": %s, ", bench_jq(preset));
+    fprintf(f, "\"qp\": %d", qp);
+    if (!x->done) {
+        fprintf(f, ", \"error\": %s}", bench_jq(x->err));
+        return;
+    }
+    fprintf(f,
+            ", \"kbits_per_frame\": %.6f, \"bits_source\": \"%s\", \"psnr_y\": %.6f, "
+            "\"psnr_u\": %.6f, \"psnr_v\": %.6f, \"psnr_yuv\": %.6f, \"fps\": %.4f, "
+            "\"intra_frames\": %d, \"b_frames\": %d",
+            x->kbits, range >= 0 ? (x->estimate ? "estimate" : "stream") : "nal", x->psnr[0],
+            x->psnr[1], x->psnr[2], x->psnr_yuv, x->fps, x->intra, x->bfr);
+    if (range < 0) fprintf(f, ", \"sei_bytes_excluded\": %.0f", x->sei_bytes);
+    fprintf(f, "}");
+}
+
+static void write_json(FILE *f, Rd *b) {
+    const BenchMeta *mt = &b->mt;
+    fprintf(f,
+            "{\n  \"benchmark\": \"rd\",\n  \"vidkern\": \"%s\",\n  \"commit\": %s,\n  "
+            "\"date\": \"%s\",\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
+            "\"gpu\": %s},\n  \"backend\": %s,\n  \"keyint\": %d,\n  \"frames\": %d,\n"
+            "  \"qps\": [",
+            vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->date, bench_jq(mt->command),
+            bench_jq(mt->cpu), mt->cores, bench_jq(mt->gpu), bench_jq(b->backend), b->keyint,
+            b->frames);
+    for (int q = 0; q < b->nqps; q++)
+        fprintf(f, "%s%d", q ? ", " : "", b->qps[q]);
+    fprintf(f, "],\n  \"ranges\": [");
+    for (int r = 0; r < b->nranges; r++)
+        fprintf(f, "%s%d", r ? ", " : "", b->ranges[r]);
+    fprintf(f, "],\n  \"bits_estimated\": %s,\n  \"x264\": {\"available\": %s",
+            any_estimated(b) ? "true" : "false", VIDK_BENCH_X264 ? "true" : "false");
+#if VIDK_BENCH_X264
+    fprintf(f,
+            ", \"version\": %s, \"run\": %s, \"tune\": \"psnr\", \"rc\": \"cqp\", "
+            "\"ip_factor\": 1, \"pb_factor\": 1, \"scenecut\": 0, \"presets\": [",
+            bench_jq(X264_POINTVER), b->use_x264 ? "true" : "false");
+    for (int p = 0; b->use_x264 && p < b->npresets; p++)
+        fprintf(f, "%s{\"preset\": %s, \"threads\": %d, \"bframes\": %d, \"tools\": %s}",
+                p ? ", " : "", bench_jq(b->presets[p]), b->x264_threads_used[p],
+                b->x264_bframes_used[p], bench_jq(b->x264_tools[p]));
+    fprintf(f, "]");
+#endif
+    fprintf(f, "},\n  \"notes\": [");
+    bench_notes_json(f, &b->notes);
+    fprintf(f, "],\n  \"sources\": [");
+    for (int i = 0; i < b->nsrc; i++) {
+        const RdSource *s = &b->src[i];
+        fprintf(f,
+                "%s\n    {\"name\": %s, \"kind\": \"%s\", \"width\": %d, \"height\": %d, "
+                "\"frames\": %d, \"frames_read\": %d, \"looped\": %s, \"fps_num\": %d, "
+                "\"fps_den\": %d,\n      \"points\": [",
+                i ? "," : "", bench_jq(s->name), s->kind, s->w, s->h, s->frames, s->read,
+                s->read < s->frames ? "true" : "false", s->fps_num, s->fps_den);
+        int first = 1;
+        for (int r = 0; r < b->nranges; r++)
+            for (int q = 0; q < b->nqps; q++) {
+                char cfg[32];
+                snprintf(cfg, sizeof(cfg), "R%d", b->ranges[r]);
+                json_point(f, "vidkern", cfg, b->ranges[r], NULL, b->qps[q], &s->vk[r][q],
+                           first);
+                first = 0;
+            }
+        for (int p = 0; b->use_x264 && p < b->npresets; p++)
+            for (int q = 0; q < b->nqps; q++) {
+                json_point(f, "x264", b->presets[p], -1, b->presets[p], b->qps[q], &s->x[p][q],
+                           first);
+                first = 0;
+            }
+        fprintf(f, "\n      ],\n      \"bdrate\": [");
+        first = 1;
+        for (int r = 0; r < b->nranges; r++)
+            for (int p = 0; b->use_x264 && p < b->npresets; p++) {
+                fprintf(f, "%s\n        {\"vidkern\": \"R%d\", \"x264\": %s, \"percent\": ",
+                        first ? "" : ",", b->ranges[r], bench_jq(b->presets[p]));
+                json_num(f, s->bd[r][p]);
+                fprintf(f, ", \"estimate\": %s}", range_estimated(b, s, r) ? "true" : "false");
+                first = 0;
+            }
+        fprintf(f, "\n      ]}");
+    }
+    fprintf(f, "\n  ],\n  \"summary\": {\"bdrate\": [");
+    int first = 1;
+    for (int r = 0; r < b->nranges; r++)
+        for (int p = 0; b->use_x264 && p < b->npresets; p++) {
+            int n;
+            const double m = mean_bd(b, r, p, &n);
+            fprintf(f, "%s\n    {\"vidkern\": \"R%d\", \"x264\": %s, \"mean_percent\": ",
+                    first ? "" : ",", b->ranges[r], bench_jq(b->presets[p]));
+            json_num(f, m);
+            fprintf(f, ", \"sources\": %d}", n);
+            first = 0;
+        }
+    fprintf(f, "\n  ]}\n}\n");
+}
+
+static void write_csv(FILE *f, Rd *b) {
+    fprintf(f, "source,width,height,frames,encoder,config,qp,kbits_per_frame,psnr_y,psnr_yuv,"
+               "fps,bits\n");
+    for (int i = 0; i < b->nsrc; i++) {
+        const RdSource *s = &b->src[i];
+        for (int r = 0; r < b->nranges; r++)
+            for (int q = 0; q < b->nqps; q++) {
+                const RdPoint *x = &s->vk[r][q];
+                if (x->done)
+                    fprintf(f, "\"%s\",%d,%d,%d,vidkern,R%d,%d,%.6f,%.6f,%.6f,%.4f,%s\n",
+                            s->name, s->w, s->h, s->frames, b->ranges[r], b->qps[q], x->kbits,
+                            x->psnr[0], x->psnr_yuv, x->fps,
+                            x->estimate ? "estimate" : "stream");
+            }
+        for (int p = 0; b->use_x264 && p < b->npresets; p++)
+            for (int q = 0; q < b->nqps; q++) {
+                const RdPoint *x = &s->x[p][q];
+                if (x->done)
+                    fprintf(f, "\"%s\",%d,%d,%d,x264,%s,%d,%.6f,%.6f,%.6f,%.4f,nal\n", s->name,
+                            s->w, s->h, s->frames, b->presets[p], b->qps[q], x->kbits,
+                            x->psnr[0], x->psnr_yuv, x->fps);
+            }
+    }
+}
+
+static void write_report(FILE *f, int what, void *arg) {
+    if (what == BENCH_JSON)
+        write_json(f, arg);
+    else if (what == BENCH_CSV)
+        write_csv(f, arg);
+    else
+        print_report(f, arg, 1);
+}
+
+/* ---- running --------------------------------------------------------------------------- */
+static void run_source(Rd *b, RdSource *s, Frames *f, int quiet, int *failures) {
+    VidkContext *ctx = b->ctx;
+    if (vidk_get_backend(ctx) == VIDK_BACKEND_CUDA)
+        f->registered = vidk_host_register(ctx, f->buf, f->fsize * (size_t)f->n) == 0;
+    /* Warm-up (not timed): device buffers, kernels, caches. */
+    {
+        RdPoint w;
+        memset(&w, 0, sizeof(w));
+        vidkern_run(b, f, s, b->ranges[0], b->qps[0], f->n < 2 ? f->n : 2, &w);
+    }
+    for (int q = 0; q < b->nqps; q++) {
+        for (int r = 0; r < b->nranges; r++) {
+            RdPoint *x = &s->vk[r][q];
+            vidkern_run(b, f, s, b->ranges[r], b->qps[q], f->n, x);
+            *failures += !x->done;
+            if (!x->done)
+                cli_error(CMD, "%s vidkern R%d QP %d: %s", s->name, b->ranges[r], b->qps[q],
+                          x->err);
+            else if (!quiet)
+                fprintf(stderr,
+                        "  %s QP %d vidkern R%d: %.3f kbit/frame%s, PSNR-Y %.3f, %.1f "
+                        "frames/s\n",
+                        s->name, b->qps[q], b->ranges[r], x->kbits,
+                        x->estimate ? " (estimate: no stream)" : "", x->psnr[0], x->fps);
+        }
+#if VIDK_BENCH_X264
+        for (int p = 0; b->use_x264 && p < b->npresets; p++) {
+            RdPoint *x = &s->x[p][q];
+            x264_run(b, p, f, s, b->qps[q], f->n, x);
+            *failures += !x->done;
+            if (!x->done)
+                cli_error(CMD, "%s x264 %s QP %d: %s", s->name, b->presets[p], b->qps[q],
+                          x->err);
+            else if (!quiet)
+                fprintf(stderr,
+                        "  %s QP %d x264 %s: %.3f kbit/frame, PSNR-Y %.3f, %.1f "
+                        "frames/s\n",
+                        s->name, b->qps[q], b->presets[p], x->kbits, x->psnr[0], x->fps);
+        }
+#endif
+    }
+    compute_bd(b, s);
+}
+
+static int name_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* *.y4m of dir, sorted; NULL-terminated, or NULL when the folder cannot be read. */
+static char **list_clips(const char *dir, int *n) {
+    DIR *d = dir ? opendir(dir) : NULL;
+    *n = 0;
+    if (!d) return NULL;
+    char **v = calloc(MAX_SRC + 1, sizeof(char *));
+    struct dirent *de;
+    while (v && (de = readdir(d)) && *n < MAX_SRC) {
+        const size_t l = strlen(de->d_name);
+        if (l < 5 || strcmp(de->d_name + l - 4, ".y4m")) continue;
+        if (!(v[*n] = strdup(de->d_name))) break;
+        (*n)++;
+    }
+    closedir(d);
+    if (v) qsort(v, (size_t)*n, sizeof(char *), name_cmp);
+    return v;
+}
+
+static int clip_wanted(const char *name, char list[][64], int n) {
+    if (n == 1 && !strcmp(list[0], "all")) return 1;
+    if (n == 1 && !strcmp(list[0], "none")) return 0;
+    for (int i = 0; i < n; i++)
+        if (strstr(name, list[i])) return 1;
+    return 0;
+}
+
+static int mkdir_once(const char *dir) {
+    struct stat st;
+    if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : -1;
+    return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* Called by vidkern_bench.c (declared there too: bench_util.h lists the older ones). */
+int vidk_bench_rd(int argc, char **argv);
+
+int vidk_bench_rd(int argc, char **argv) {
+    Rd *b = calloc(1, sizeof(*b));
+    if (!b) return cli_error(CMD, "out of memory");
+    CliCommon c;
+    cli_common_init(&c);
+    const char *sizes = "1080p,2160p", *qps = "22,27,32,37", *ranges = "16,32";
+    const char *presets = default_presets, *clips = "all", *plot_dir = NULL;
+    BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
+    o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
+    long keyint = 0, xthreads = 0, xbframes = -1;
+    int ret = 1, no_x264 = 0, failures = 0;
+    Mosaic *mosaic = NULL;
+    char **names = NULL;
+    int nnames = 0;
+    Frames fr;
+    memset(&fr, 0, sizeof(fr));
+    char csv_path[4096];
+    bench_notes_init(&b->notes, BENCH_MAX_NOTES, 400);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
+        if (r == BENCH_OPT_HELP) {
+            help();
+            free(b);
+            return 0;
+        }
+        if (r < 0) goto done;
+        if (r) continue;
+        if (!strcmp(a, "--no-x264")) {
+            no_x264 = 1;
+            continue;
+        }
+        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
+        if (!strcmp(a, "--sizes"))
+            sizes = v;
+        else if (!strcmp(a, "--qps") || !strcmp(a, "--qp"))
+            qps = v;
+        else if (!strcmp(a, "--ranges"))
+            ranges = v;
+        else if (!strcmp(a, "--presets"))
+            presets = v;
+        else if (!strcmp(a, "--clips"))
+            clips = v;
+        else if (!strcmp(a, "--md"))
+            o.md = v;
+        else if (!strcmp(a, "--plot-dir"))
+            plot_dir = v;
+        else if (!strcmp(a, "--keyint")) {
+            if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) goto done;
+        } else if (!strcmp(a, "--x264-threads")) {
+            if (cli_parse_int(CMD, a, v, 0, 1024, &xthreads) < 0) goto done;
+        } else if (!strcmp(a, "--x264-bframes")) {
+            if (cli_parse_int(CMD, a, v, 0, 16, &xbframes) < 0) goto done;
+        } else {
+            cli_error(CMD, "unknown option '%s' (see --help)", a);
+            goto done;
+        }
+    }
+    const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
+    if (source < 0) goto done;
+    b->keyint = (int)keyint, b->frames = (int)o.frames;
+    b->x264_threads = (int)xthreads, b->x264_bframes = (int)xbframes;
+    if (bench_parse_ints(CMD, "--qps", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0 ||
+        bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,
+                         &b->nranges) < 0)
+        goto done;
+    for (int i = 0; i < b->nqps; i++)
+        for (int j = 0; j < i; j++)
+            if (b->qps[i] == b->qps[j]) {
+                cli_error(CMD, "--qps: QP %d twice", b->qps[i]);
+                goto done;
+            }
+    if ((b->npresets = bench_split_list(CMD, "--presets", presets, b->presets[0],
+                                        sizeof(b->presets[0]), MAX_PRESETS)) < 0)
+        goto done;
+    char sizelist[MAX_LIST][16];
+    int nsizes =
+        bench_split_list(CMD, "--sizes", sizes, sizelist[0], sizeof(sizelist[0]), MAX_LIST);
+    if (nsizes < 0) goto done;
+    if (nsizes == 1 && !strcmp(sizelist[0], "none")) nsizes = 0;
+    for (int i = 0; i < nsizes; i++) {
+        int w, h;
+        if (bench_size_of(sizelist[i], 1, &w, &h) < 0) {
+            cli_error(CMD, "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (even)",
+                      sizelist[i]);
+            goto done;
+        }
+    }
+    char cliplist[MAX_LIST][64];
+    const int nclips =
+        bench_split_list(CMD, "--clips", clips, cliplist[0], sizeof(cliplist[0]), MAX_LIST);
+    if (nclips < 0) goto done;
+#if VIDK_BENCH_X264
+    b->use_x264 = !no_x264;
+    for (int p = 0; b->use_x264 && p < b->npresets; p++) {
+        int k = 0;
+        while (x264_preset_names[k] && strcmp(x264_preset_names[k], b->presets[p]))
+            k++;
+        if (!x264_preset_names[k]) {
+            cli_error(CMD, "--presets: '%s' is not an x264 preset (ultrafast .. placebo)",
+                      b->presets[p]);
+            goto done;
+        }
+    }
+#else
+    (void)no_x264;
+    b->use_x264 = 0;
+    bench_note(&b->notes, "x264 absent: vidkern-bench was built without libx264 (pkg-config "
+                          "x264 not found at configure time): vidkern rows only, no BD-rate");
+    if (!c.quiet)
+        fprintf(stderr, "vidkern-bench rd: x264 absent (built without libx264): vidkern "
+                        "rows only\n");
+#endif
+    if (!(b->ctx = cli_open(&c, CMD))) goto done;
+    if (vidk_get_backend(b->ctx) == VIDK_BACKEND_THREADS)
+        snprintf(b->backend, sizeof(b->backend), "threads(%d)", vidk_get_threads(b->ctx));
+    else
+        snprintf(b->backend, sizeof(b->backend), "%s",
+                 vidk_backend_name(vidk_get_backend(b->ctx)));
+    if (plot_dir) {
+        if (mkdir_once(plot_dir) < 0) {
+            cli_error(CMD, "--plot-dir: cannot create folder '%s'", plot_dir);
+            goto done;
+        }
+        snprintf(csv_path, sizeof(csv_path), "%s/rd.csv", plot_dir);
+    }
+    if (!(b->src = calloc(MAX_SRC, sizeof(RdSource)))) goto oom;
+
+    /* Sources: the clips, then mosaics of them; generated video when asked or when no
+     * clip is found. */
+    const char *dir = o.video ? o.video : mosaic_default_video_dir();
+    int want_real = source != 1, want_gen = source != 0, have_clips = 0;
+    if (want_real) {
+        names = list_clips(dir, &nnames);
+        have_clips = bench_open_mosaic(&mosaic, dir, CMD, c.quiet) == 0;
+        if (!have_clips) {
+            bench_note(&b->notes,
+                       "no real clips found (%s): generated video at --sizes instead",
+                       dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
+            want_gen = 1;
+        }
+    }
+    bench_meta_fill(&b->mt, "vidkern-bench rd", argc, argv,
+                    vidk_get_backend(b->ctx) == VIDK_BACKEND_CUDA ? c.device : -1);
+    bench_say_start(CMD, &b->mt, c.quiet);
+    for (int i = 0; have_clips && i < nnames && b->nsrc < MAX_SRC; i++) {
+        if (!clip_wanted(names[i], cliplist, nclips)) continue;
+        char path[4096], why[300] = "";
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        RdSource *s = &b->src[b->nsrc];
+        memset(s, 0, sizeof(*s));
+        const int k = load_clip(&fr, path, b->frames, &s->read, &s->fps_num, &s->fps_den, why,
+                                sizeof(why));
+        if (k < 0) goto oom;
+        if (!k) {
+            bench_note(&b->notes, "clip %s skipped: %s", names[i], why);
+            if (!c.quiet) fprintf(stderr, "vidkern-bench rd: %s skipped: %s\n", names[i], why);
+            continue;
+        }
+        snprintf(s->name, sizeof(s->name), "%s", names[i]);
+        snprintf(s->kind, sizeof(s->kind), "clip");
+        s->w = fr.w, s->h = fr.h, s->frames = fr.n;
+        if (s->fps_num <= 0 || s->fps_den <= 0) s->fps_num = 25, s->fps_den = 1;
+        if (s->read < s->frames)
+            bench_note(&b->notes, "%s has %d frames: played forwards then backwards up to %d",
+                       names[i], s->read, s->frames);
+        if (!c.quiet)
+            fprintf(stderr, "vidkern-bench rd: %s, %dx%d, %d frames\n", s->name, s->w, s->h,
+                    s->frames);
+        b->nsrc++;
+        run_source(b, s, &fr, c.quiet, &failures);
+        frames_free(&fr, b->ctx);
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        if (kind == 0 && !have_clips) continue;
+        if (kind == 1 && !want_gen) continue;
+        if (kind == 0 && nsizes) bench_note(&b->notes, "mosaics: %s", mosaic_describe(mosaic));
+        for (int i = 0; i < nsizes && b->nsrc < MAX_SRC; i++) {
+            int w, h;
+            bench_size_of(sizelist[i], 1, &w, &h);
+            RdSource *s = &b->src[b->nsrc];
+            memset(s, 0, sizeof(*s));
+            if (load_rendered(&fr, kind == 0 ? mosaic : NULL, w, h, b->frames) < 0) {
+                cli_error(CMD, "cannot prepare %d frames of %dx%d: out of memory?", b->frames,
+                          w, h);
+                goto done;
+            }
+            snprintf(s->name, sizeof(s->name), "%s %dx%d", kind == 0 ? "mosaic" : "generated",
+                     w, h);
+            snprintf(s->kind, sizeof(s->kind), kind == 0 ? "mosaic" : "gen");
+            s->w = w, s->h = h, s->frames = s->read = b->frames;
+            s->fps_num = 25, s->fps_den = 1;
+            if (!c.quiet)
+                fprintf(stderr, "vidkern-bench rd: %s, %d frames\n", s->name, s->frames);
+            b->nsrc++;
+            run_source(b, s, &fr, c.quiet, &failures);
+            frames_free(&fr, b->ctx);
+        }
+    }
+    if (!b->nsrc) {
+        cli_error(CMD, "no source to code (see --clips, --sizes, --source)");
+        goto done;
+    }
+    if (any_estimated(b))
+        bench_note(&b->notes, "estimate: no stream: this build's coding loop writes no H.264 "
+                              "stream yet; vidkern's bits are the loop's Exp-Golomb estimate");
+    print_report(stdout, b, 0);
+    ret = 0;
+    if (bench_write_outputs(CMD, plot_dir ? csv_path : NULL, o.json, o.md, write_report, b) < 0)
+        ret = 1;
+    if (bench_verdict(CMD, 0, "", failures)) ret = 1;
+    goto done;
+oom:
+    cli_error(CMD, "out of memory");
+done:
+    frames_free(&fr, b->ctx);
+    mosaic_close(&mosaic);
+    for (int i = 0; names && names[i]; i++)
+        free(names[i]);
+    free(names);
+    vidk_close(&b->ctx);
+    free(b->src);
+    free(b);
+    return ret;
+}
