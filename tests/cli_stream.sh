@@ -5,7 +5,8 @@
 # same bytes (cmp). Also `-o -`, and the output faults of item 8.
 #   cli_stream.sh VIDKERN CASE [VIDEO_DIR]
 # CASE: gen (generated video: QP 0 1 22 37 51, keyint 1 3 0, R 0 4 32 64, --slices 1 4,
-#       sizes 176x100 18x18 1918x1080 and others), extreme (flat, noise, checkerboards),
+#       sizes 176x100 18x18 1918x1080 and others), grid (every QP x keyint at 176x100),
+#       extreme (flat, noise, checkerboards),
 #       clips (every clip of VIDEO_DIR), long (frame_num / POC wrap around), stdout (-o -,
 #       the forms of -o, the report's stream bytes), faults.
 # Backends c, simd, threads; cuda too when a CUDA device is usable (required with
@@ -126,6 +127,20 @@ gen)
     row gdef --gen-frames 8
     row gfps --size 48x32 --gen-frames 4 --fps 30000/1001 --keyint 2 --slices 2
     ;;
+grid)
+    # Every QP of the issue with every keyint, R and --slices rotating, on a size that is
+    # not a multiple of 16 (a 15-row grid of 176x100, 6 frames: 2 IDRs with keyint 3).
+    i=0
+    for qp in 0 1 22 37 51; do
+        for k in 1 3 0; do
+            r=$(echo "0 4 32 64" | cut -d ' ' -f $((i % 4 + 1)))
+            sl=$((i % 2 * 3 + 1))
+            row "grid$i" --size 176x100 --gen-frames 6 --qp $qp --keyint $k --range "$r" \
+                --slices $sl
+            i=$((i + 1))
+        done
+    done
+    ;;
 extreme)
     # Pictures the generator never makes: flat 0 and 255, noise, checkerboards, stripes, a
     # sequence of them (the largest residuals and levels CAVLC codes, level_prefix escapes,
@@ -154,7 +169,7 @@ clips)
         echo "SKIP: no real clips in '$VIDEO' (-DVIDK_SHARED_VIDEO=DIR)" >&2
         exit 77
     }
-    # Every clip, its first 8 frames, the parameters rotating over the clips (the 1-frame
+    # Every clip, its first 20 frames, the parameters rotating over the clips (the 1-frame
     # 720p / 1080p clips are intra only: R does not matter there).
     i=0
     for clip in "$VIDEO"/*.y4m; do
@@ -167,7 +182,7 @@ clips)
         *) p="--qp 30 --keyint 0 --range 8 --slices 1" ;;
         esac
         # shellcheck disable=SC2086
-        row "clip$i" "$clip" --frames 8 $p
+        row "clip$i" "$clip" --frames 20 $p
         i=$((i + 1))
     done
     ;;
