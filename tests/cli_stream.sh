@@ -25,6 +25,18 @@ CLI_CMD=encode
 
 req() { v=$(eval "echo \${$1:-0}"); [ -n "$v" ] && [ "$v" != 0 ]; }
 
+# VIDK_STREAM_SMALL=1 (set by CMake in sanitizer and Debug builds, where the c backend's
+# full search is 20x slower): R 64 and 32 become 16 and 8, and 5 frames of each clip.
+R64=64
+R32=32
+CLIP_FRAMES=20
+if req VIDK_STREAM_SMALL; then
+    R64=16
+    R32=8
+    CLIP_FRAMES=5
+    echo "note: VIDK_STREAM_SMALL: R 64 -> $R64, R 32 -> $R32, $CLIP_FRAMES frames of each clip"
+fi
+
 # ---- prerequisites: the judge, the stream writer ----
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1 ||
     ! command -v python3 >/dev/null 2>&1; then
@@ -110,19 +122,19 @@ gen)
     # in varied combinations (sizes not a multiple of 16, one macroblock row, 4 slices on a
     # picture of 4 macroblocks, slices not aligned to rows).
     row g176_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 1
-    row g176_b --size 176x100 --gen-frames 6 --qp 0 --keyint 0 --range 32 --slices 4
-    row g176_c --size 176x100 --gen-frames 5 --qp 51 --keyint 1 --range 64 --slices 4
+    row g176_b --size 176x100 --gen-frames 6 --qp 0 --keyint 0 --range $R32 --slices 4
+    row g176_c --size 176x100 --gen-frames 5 --qp 51 --keyint 1 --range $R64 --slices 4
     row g176_d --size 176x100 --gen-frames 6 --qp 37 --keyint 0 --range 0 --slices 1
     row g18_a --size 18x18 --gen-frames 6 --qp 1 --keyint 3 --range 4 --slices 4
-    row g18_b --size 18x18 --gen-frames 6 --qp 37 --keyint 0 --range 64 --slices 1
+    row g18_b --size 18x18 --gen-frames 6 --qp 37 --keyint 0 --range $R64 --slices 1
     row g18_c --size 18x18 --gen-frames 3 --qp 51 --keyint 1 --range 0 --slices 1
-    row g18_d --size 18x18 --gen-frames 4 --qp 0 --keyint 0 --range 32 --slices 4
+    row g18_d --size 18x18 --gen-frames 4 --qp 0 --keyint 0 --range $R32 --slices 4
     row g1080_a --size 1918x1080 --gen-frames 3 --qp 37 --keyint 0 --range 4 --slices 4
     row g1080_b --size 1918x1080 --gen-frames 2 --qp 22 --keyint 1 --range 0 --slices 1
-    row g64 --size 64x48 --gen-frames 10 --qp 1 --keyint 3 --range 32 --slices 4
-    row g240 --size 240x16 --gen-frames 6 --qp 30 --keyint 0 --range 64 --slices 4
+    row g64 --size 64x48 --gen-frames 10 --qp 1 --keyint 3 --range $R32 --slices 4
+    row g240 --size 240x16 --gen-frames 6 --qp 30 --keyint 0 --range $R64 --slices 4
     row g16 --size 16x16 --gen-frames 5 --qp 22 --keyint 0 --range 4 --slices 4
-    row g98 --size 98x50 --gen-frames 7 --qp 51 --keyint 3 --range 32 --slices 4
+    row g98 --size 98x50 --gen-frames 7 --qp 51 --keyint 3 --range $R32 --slices 4
     # The defaults (352x288, QP 30, R 16, keyint 0, one slice); a frame rate of --fps.
     row gdef --gen-frames 8
     row gfps --size 48x32 --gen-frames 4 --fps 30000/1001 --keyint 2 --slices 2
@@ -133,7 +145,7 @@ grid)
     i=0
     for qp in 0 1 22 37 51; do
         for k in 1 3 0; do
-            r=$(echo "0 4 32 64" | cut -d ' ' -f $((i % 4 + 1)))
+            r=$(echo "0 4 $R32 $R64" | cut -d ' ' -f $((i % 4 + 1)))
             sl=$((i % 2 * 3 + 1))
             row "grid$i" --size 176x100 --gen-frames 6 --qp $qp --keyint $k --range "$r" \
                 --slices $sl
@@ -159,7 +171,7 @@ with open(sys.argv[1], "wb") as f:
         f.write(b"FRAME\n" + bytes(p(i) for i in range(n)))
 EOF
     row x0 "$T/x.y4m" --qp 0 --keyint 0 --range 8 --slices 1
-    row x1 "$T/x.y4m" --qp 1 --keyint 5 --range 32 --slices 3
+    row x1 "$T/x.y4m" --qp 1 --keyint 5 --range $R32 --slices 3
     row x26 "$T/x.y4m" --qp 26 --keyint 0 --range 4 --slices 2
     row x51 "$T/x.y4m" --qp 51 --keyint 3 --range 0 --slices 1
     ;;
@@ -169,20 +181,20 @@ clips)
         echo "SKIP: no real clips in '$VIDEO' (-DVIDK_SHARED_VIDEO=DIR)" >&2
         exit 77
     }
-    # Every clip, its first 20 frames, the parameters rotating over the clips (the 1-frame
+    # Every clip, its first 20 frames (5 in a small run), the parameters rotating over the clips (the 1-frame
     # 720p / 1080p clips are intra only: R does not matter there).
     i=0
     for clip in "$VIDEO"/*.y4m; do
         case $((i % 6)) in
-        0) p="--qp 22 --keyint 0 --range 64 --slices 1" ;;
-        1) p="--qp 37 --keyint 3 --range 32 --slices 4" ;;
+        0) p="--qp 22 --keyint 0 --range $R64 --slices 1" ;;
+        1) p="--qp 37 --keyint 3 --range $R32 --slices 4" ;;
         2) p="--qp 0 --keyint 1 --range 4 --slices 4" ;;
         3) p="--qp 51 --keyint 0 --range 16 --slices 4" ;;
         4) p="--qp 1 --keyint 3 --range 4 --slices 4" ;;
         *) p="--qp 30 --keyint 0 --range 8 --slices 1" ;;
         esac
         # shellcheck disable=SC2086
-        row "clip$i" "$clip" --frames 20 $p
+        row "clip$i" "$clip" --frames $CLIP_FRAMES $p
         i=$((i + 1))
     done
     ;;
