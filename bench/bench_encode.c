@@ -619,19 +619,9 @@ int vidk_bench_encode(int argc, char **argv) {
     const char *source = o.source;
     if (bench_choice(CMD, "--source", source, "real|gen|both") < 0) goto done;
     if (parse_outputs(outputs, &b->outputs) < 0) goto done;
-    if ((b->nsizes = bench_split_list(CMD, "--sizes", sizes, b->sizes[0], sizeof(b->sizes[0]),
-                                      MAX_LIST)) < 0)
+    if ((b->nsizes =
+             bench_parse_sizes(CMD, sizes, 1, b->sizes[0], sizeof(b->sizes[0]), MAX_LIST)) < 0)
         goto done;
-    for (int i = 0; i < b->nsizes; i++) {
-        int w, h;
-        if (bench_size_of(b->sizes[i], 1, &w, &h) < 0) {
-            cli_error(CMD,
-                      "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (even, 16..8192 x "
-                      "16..4320)",
-                      b->sizes[i]);
-            goto done;
-        }
-    }
     if (bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,
                          &b->nranges) < 0 ||
         bench_parse_ints(CMD, "--qp", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0)

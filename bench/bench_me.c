@@ -981,19 +981,9 @@ int vidk_bench_me(int argc, char **argv) {
     if (bench_choice(CMD, "--source", source, "real|gen|both") < 0) goto done;
     char list[MAX_LIST][16];
     int n;
-    if ((b->nsizes = bench_split_list(CMD, "--sizes", sizes, b->sizes[0], sizeof(b->sizes[0]),
-                                      MAX_LIST)) < 0)
+    if ((b->nsizes =
+             bench_parse_sizes(CMD, sizes, 0, b->sizes[0], sizeof(b->sizes[0]), MAX_LIST)) < 0)
         goto done;
-    for (int i = 0; i < b->nsizes; i++) {
-        int w, h;
-        if (bench_size_of(b->sizes[i], 0, &w, &h) < 0) {
-            cli_error(CMD,
-                      "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (16..8192 x "
-                      "16..4320)",
-                      b->sizes[i]);
-            goto done;
-        }
-    }
     if (bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,
                          &b->nranges) < 0)
         goto done;

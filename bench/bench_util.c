@@ -228,6 +228,16 @@ int bench_parse_wxh(const char *s, int max_h, int *w, int *h) {
     return 0;
 }
 
+void bench_copy_pic(VidkPicture *dst, const VidkPicture *src) {
+    for (int p = 0; p < (src->chroma == VIDK_CHROMA_400 ? 1 : 3); p++) {
+        int pw, ph;
+        vidk_picture_plane_size(src, p, &pw, &ph);
+        for (int y = 0; y < ph; y++)
+            memcpy((uint8_t *)dst->data[p] + (ptrdiff_t)y * dst->stride[p],
+                   (const uint8_t *)src->data[p] + (ptrdiff_t)y * src->stride[p], (size_t)pw);
+    }
+}
+
 int bench_size_of(const char *name, int even, int *w, int *h) {
     static const struct {
         const char *n;
@@ -244,6 +254,22 @@ int bench_size_of(const char *name, int even, int *w, int *h) {
     if (bench_parse_wxh(name, 4320, &a, &c) < 0 || (even && (a % 2 || c % 2))) return -1;
     *w = a, *h = c;
     return 0;
+}
+
+int bench_parse_sizes(const char *cmd, const char *s, int even, char *out, size_t item,
+                      int max) {
+    const int n = bench_split_list(cmd, "--sizes", s, out, item, max);
+    for (int i = 0; i < n; i++) {
+        int w, h;
+        if (bench_size_of(out + (size_t)i * item, even, &w, &h) < 0)
+            return cli_error(
+                       cmd,
+                       "--sizes: '%s' is not cif, 720p, 1080p, 2160p or WxH (%s16..8192 x "
+                       "16..4320)",
+                       out + (size_t)i * item, even ? "even, " : ""),
+                   -1;
+    }
+    return n;
 }
 
 void bench_row(FILE *f, int md, const char *fmt, ...) {

@@ -120,6 +120,11 @@ int bench_parse_wxh(const char *s, int max_h, int *w, int *h);
  * even where `even`): 0, else -1. */
 int bench_size_of(const char *name, int even, int *w, int *h);
 
+/* --sizes LIST (bench_split_list into `max` items of `item` bytes at out, each checked with
+ * bench_size_of): the count, or -1 after a message. */
+int bench_parse_sizes(const char *cmd, const char *s, int even, char *out, size_t item,
+                      int max);
+
 /* One table row, from the format of its text line `fmt` (cells separated by blanks, printf
  * widths): printed as is, or for markdown (md) as "| cell | cell |" with the same
  * conversions less their flags and widths. */
@@ -144,6 +149,9 @@ int bench_write_outputs(const char *cmd, const char *csv, const char *json, cons
  * video, at w x h, 8-bit, chroma `c`, edges VIO_PAD. 0, or a negative error with every picture
  * freed. */
 int bench_make_pics(VidkPicture *pics, int n, const Mosaic *m, int w, int h, VidkChroma c);
+
+/* The visible 8-bit samples of src into dst (same size and chroma). */
+void bench_copy_pic(VidkPicture *dst, const VidkPicture *src);
 
 /* Open the mosaic of the real clips of folder `dir` (clips of 2 frames at least) into *m.
  * Returns 0, or -1 (dir NULL or no clips) after saying, unless `quiet`, "vidkern-bench CMD: no

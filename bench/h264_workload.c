@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "coeffile.h"
 #include "h264_workload.h"
@@ -49,16 +50,6 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, const char 
 
 static int n_planes(VidkChroma c) {
     return c == VIDK_CHROMA_400 ? 1 : 3;
-}
-
-static void copy_picture(VidkPicture *dst, const VidkPicture *src) {
-    for (int p = 0; p < n_planes(src->chroma); p++) {
-        int pw, ph;
-        vidk_picture_plane_size(src, p, &pw, &ph);
-        for (int y = 0; y < ph; y++)
-            memcpy((uint8_t *)dst->data[p] + (ptrdiff_t)y * dst->stride[p],
-                   (const uint8_t *)src->data[p] + (ptrdiff_t)y * src->stride[p], (size_t)pw);
-    }
 }
 
 static double psnr_luma(const VidkPicture *a, const VidkPicture *b) {
@@ -348,7 +339,7 @@ int h264w_build(VidkContext *ctx, const VidkPicture *src, int nsrc, const H264wM
         VidkPicture *ip = &rec[1];
         if ((e = vidk_h264_coef_frame_alloc(&ifr, w, h, VIDK_CHROMA_420, 8)) < 0) goto oom;
         intra_frame(&src[0], &ifr, ip, qp);
-        copy_picture(&rec[0], ip);
+        bench_copy_pic(&rec[0], ip);
         if ((e = vidk_h264_batch_forward(ctx, &src[0], ip, &ifr, &ib)) < 0 ||
             (e = vidk_h264_batch_inverse(ctx, &ib, &rec[0])) < 0)
             goto fail_e;
@@ -368,7 +359,7 @@ int h264w_build(VidkContext *ctx, const VidkPicture *src, int nsrc, const H264wM
             intra_frame(s, &wl->fr[i], pr, qp);
         if ((e = vidk_h264_batch_forward(ctx, s, pr, &wl->fr[i], &wl->batch[i])) < 0)
             goto fail_e;
-        copy_picture(out, pr);
+        bench_copy_pic(out, pr);
         if ((e = vidk_h264_batch_inverse(ctx, &wl->batch[i], out)) < 0) goto fail_e;
         vidk_picture_pad_edges(out);
         psnr += psnr_luma(out, s);

@@ -138,33 +138,26 @@ void vidk_h264_batch_init(VidkH264Batch *b) {
     vidk_h264_scaling_flat(&b->scaling);
 }
 
-static void list_free(VidkH264BlockList *l) {
-    free(l->x);
-    free(l->y);
-    free(l->plane);
-    free(l->qp);
-    free(l->flags);
-    free(l->dc_index);
-    vidk_free_aligned(l->coef);
-    memset(l, 0, sizeof(*l));
-}
+/* The arrays of a list: x, y, plane, qp, then f5 and f6 (block lists: flags, dc_index; the
+ * DC list: type, flags) of the element sizes below, then the 64-byte aligned levels. */
+#define LIST_ARRAYS(l, f5, f6)                                                                 \
+    (void **[7]) {                                                                             \
+        (void **)&(l)->x, (void **)&(l)->y, (void **)&(l)->plane, (void **)&(l)->qp,           \
+            (void **)&(l)->f5, (void **)&(l)->f6, (void **)&(l)->coef                          \
+    }
+static const size_t block_sizes[6] = {2, 2, 1, 1, 1, 4}, dc_sizes[6] = {2, 2, 1, 1, 1, 1};
 
-static void dc_free(VidkH264DcList *l) {
-    free(l->x);
-    free(l->y);
-    free(l->plane);
-    free(l->qp);
-    free(l->type);
-    free(l->flags);
-    vidk_free_aligned(l->coef);
-    memset(l, 0, sizeof(*l));
+static void free_arrays(void **const a[7]) {
+    for (int i = 0; i < 6; i++)
+        free(*a[i]);
+    vidk_free_aligned(*a[6]);
 }
 
 void vidk_h264_batch_free(VidkH264Batch *b) {
     if (!b) return;
     for (int s = 0; s < VIDK_H264_TX_COUNT; s++)
-        list_free(&b->list[s]);
-    dc_free(&b->dc);
+        free_arrays(LIST_ARRAYS(&b->list[s], flags, dc_index));
+    free_arrays(LIST_ARRAYS(&b->dc, type, flags));
     vidk_h264_batch_init(b);
 }
 
@@ -183,39 +176,19 @@ static int grow(void **p, size_t count, size_t cap, size_t size, int aligned) {
     return 0;
 }
 
-static int list_reserve(VidkH264BlockList *l, uint32_t need, int nv) {
-    if (need <= l->capacity) return 0;
-    uint32_t cap = l->capacity ? l->capacity : 256;
+/* Room for `need` entries in the arrays a of a list of `count` (nv levels each): the
+ * capacity doubles from `first`. */
+static int reserve(void **const a[7], const size_t size[6], uint32_t *capacity, uint32_t count,
+                   uint32_t need, uint32_t first, int nv) {
+    if (need <= *capacity) return 0;
+    uint32_t cap = *capacity ? *capacity : first;
     while (cap < need)
         cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
     int err;
-    if ((err = grow((void **)&l->x, l->count, cap, 2, 0)) < 0 ||
-        (err = grow((void **)&l->y, l->count, cap, 2, 0)) < 0 ||
-        (err = grow((void **)&l->plane, l->count, cap, 1, 0)) < 0 ||
-        (err = grow((void **)&l->qp, l->count, cap, 1, 0)) < 0 ||
-        (err = grow((void **)&l->flags, l->count, cap, 1, 0)) < 0 ||
-        (err = grow((void **)&l->dc_index, l->count, cap, 4, 0)) < 0 ||
-        (err = grow((void **)&l->coef, (size_t)l->count * nv, (size_t)cap * nv, 2, 1)) < 0)
-        return err;
-    l->capacity = cap;
-    return 0;
-}
-
-static int dc_reserve(VidkH264DcList *l, uint32_t need) {
-    if (need <= l->capacity) return 0;
-    uint32_t cap = l->capacity ? l->capacity : 64;
-    while (cap < need)
-        cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
-    int err;
-    if ((err = grow((void **)&l->x, l->count, cap, 2, 0)) < 0 ||
-        (err = grow((void **)&l->y, l->count, cap, 2, 0)) < 0 ||
-        (err = grow((void **)&l->plane, l->count, cap, 1, 0)) < 0 ||
-        (err = grow((void **)&l->qp, l->count, cap, 1, 0)) < 0 ||
-        (err = grow((void **)&l->type, l->count, cap, 1, 0)) < 0 ||
-        (err = grow((void **)&l->flags, l->count, cap, 1, 0)) < 0 ||
-        (err = grow((void **)&l->coef, (size_t)l->count * 16, (size_t)cap * 16, 2, 1)) < 0)
-        return err;
-    l->capacity = cap;
+    for (int i = 0; i < 6; i++)
+        if ((err = grow(a[i], count, cap, size[i], 0)) < 0) return err;
+    if ((err = grow(a[6], (size_t)count * nv, (size_t)cap * nv, 2, 1)) < 0) return err;
+    *capacity = cap;
     return 0;
 }
 
@@ -242,9 +215,21 @@ static void dc_shape(VidkChroma c, int p, int *cols, int *rows, int *type) {
     }
 }
 
+/* The DC levels of a macroblock's rows x cols 4x4 blocks (row stride pw), zero padded to 16;
+ * nonzero when one is. */
+static int dc_gather(int16_t lv[16], const int16_t *base, int pw, int cols, int rows) {
+    int any = 0;
+    memset(lv, 0, 16 * sizeof(*lv));
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            any |= lv[i * cols + j] = base[(size_t)(4 * i) * pw + 4 * j];
+    return any;
+}
+
 static int push_block(VidkH264BlockList *l, int nv, int x, int y, int p, int qp, int flags,
                       uint32_t dc_index, const int16_t *src, int pw, int n, int drop_dc) {
-    int err = list_reserve(l, l->count + 1, nv);
+    int err = reserve(LIST_ARRAYS(l, flags, dc_index), block_sizes, &l->capacity, l->count,
+                      l->count + 1, 256, nv);
     if (err < 0) return err;
     const uint32_t i = l->count++;
     l->x[i] = (uint16_t)x;
@@ -301,16 +286,12 @@ int vidk_h264_batch_build(VidkContext *ctx, VidkH264Batch *b, const VidkH264Coef
                 const int has_dc = p || (mb->flags & VIDK_H264_MB_I16x16);
                 int group = -1;
                 if (has_dc) {
-                    int16_t lv[16] = {0};
-                    int any = 0;
-                    for (int i = 0; i < rows; i++)
-                        for (int j = 0; j < cols; j++) {
-                            lv[i * cols + j] = base[(size_t)(4 * i) * pw + 4 * j];
-                            any |= lv[i * cols + j];
-                        }
-                    if (any) {
+                    int16_t lv[16];
+                    if (dc_gather(lv, base, pw, cols, rows)) {
                         VidkH264DcList *d = &b->dc;
-                        if ((err = dc_reserve(d, d->count + 1)) < 0) return err;
+                        if ((err = reserve(LIST_ARRAYS(d, type, flags), dc_sizes, &d->capacity,
+                                           d->count, d->count + 1, 64, 16)) < 0)
+                            return err;
                         group = (int)d->count++;
                         d->x[group] = (uint16_t)x0;
                         d->y[group] = (uint16_t)y0;
@@ -611,16 +592,8 @@ static void dense_row(void *arg, int my, int thread) {
                 continue;
             }
             const int has_dc = p || (mb->flags & VIDK_H264_MB_I16x16);
-            int any = 0;
-            if (has_dc) {
-                memset(lv, 0, sizeof(lv));
-                for (int i = 0; i < rows; i++)
-                    for (int jj = 0; jj < cols; jj++) {
-                        lv[i * cols + jj] = base[(size_t)(4 * i) * pw + 4 * jj];
-                        any |= lv[i * cols + jj];
-                    }
-                if (any) dsp->idct_dc[type](dcv, lv, fr->scaling.m4[l][0], qp);
-            }
+            const int any = has_dc && dc_gather(lv, base, pw, cols, rows);
+            if (any) dsp->idct_dc[type](dcv, lv, fr->scaling.m4[l][0], qp);
             for (int i = 0; i < mh / 4; i++)
                 for (int jj = 0; jj < mw / 4; jj++) {
                     const int16_t *src = base + (size_t)(4 * i) * pw + 4 * jj;
@@ -821,18 +794,24 @@ static const int16_t *class_coef(const VidkH264Batch *b, int c) {
     return c < 2 ? b->list[c].coef : b->dc.coef;
 }
 
+/* Non-zero levels of the three classes (EINVAL: a class without its levels). */
+static int count_nonzero(const VidkH264Batch *b, uint64_t *total) {
+    *total = 0;
+    for (int c = 0; c < 3; c++) {
+        const uint32_t n = class_count(b, c);
+        const int16_t *coef = class_coef(b, c);
+        if (n && !coef) return VIDK_ERR(EINVAL);
+        for (size_t k = 0; k < (size_t)n * (c == 1 ? 64 : 16); k++)
+            *total += coef[k] != 0;
+    }
+    return 0;
+}
+
 int vidk_h264_sparse_pack(VidkH264Sparse *sp, const VidkH264Batch *b) {
     if (!sp || !b) return VIDK_ERR(EINVAL);
     vidk_h264_sparse_free(sp);
-    uint64_t total = 0;
-    for (int c = 0; c < 3; c++) {
-        const uint32_t n = class_count(b, c);
-        const int nv = c == 1 ? 64 : 16;
-        const int16_t *coef = class_coef(b, c);
-        if (n && !coef) return VIDK_ERR(EINVAL);
-        for (size_t k = 0; k < (size_t)n * nv; k++)
-            total += coef[k] != 0;
-    }
+    uint64_t total;
+    if (count_nonzero(b, &total) < 0) return VIDK_ERR(EINVAL);
     if (total > UINT32_MAX - 64) return VIDK_ERR(EOVERFLOW);
     sp->mask4 = malloc(((size_t)b->list[0].count + 1) * sizeof(uint16_t));
     sp->mask8 = malloc(((size_t)b->list[1].count + 1) * sizeof(uint64_t));
@@ -928,15 +907,8 @@ int vidk_h264_bytes(const VidkH264CoefFrame *fr, const VidkH264Batch *b, VidkH26
     out->blocks_total[0] = mbs * 16 - n8 * 4;
     if (fr->chroma != VIDK_CHROMA_400)
         out->blocks_total[0] += mbs * (fr->chroma == VIDK_CHROMA_422 ? 16 : 8);
-    size_t nz = 0;
-    for (int c = 0; c < 3; c++) {
-        const uint32_t n = class_count(b, c);
-        const int nv = c == 1 ? 64 : 16;
-        const int16_t *coef = class_coef(b, c);
-        if (n && !coef) return VIDK_ERR(EINVAL);
-        for (size_t k = 0; k < (size_t)n * nv; k++)
-            nz += coef[k] != 0;
-    }
+    uint64_t nz;
+    if (count_nonzero(b, &nz) < 0) return VIDK_ERR(EINVAL);
     out->blocks[0] = b->list[0].count;
     out->blocks[1] = b->list[1].count;
     out->dc_groups = b->dc.count;

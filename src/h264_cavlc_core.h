@@ -69,91 +69,146 @@ VIDK_CORE void vidk_put_trailing(VidkBits *b) {
 
 /* ---- CAVLC tables ---- */
 
+/* Each table is written once (an initializer macro) and defined twice: a host copy (_h) and,
+ * in CUDA builds, a device copy (_d); a __host__ __device__ core function reads the copy of
+ * the side it runs on through VIDK_CAVLC_TAB (a device function cannot read a host array).
+ * The declarations do not depend on __CUDA_ARCH__, only the choice in the bodies does. */
+#if defined(__CUDACC__)
+#define VIDK_CAVLC_TABLE(type, name, dims, init)                                               \
+    static const type name##_h dims = init;                                                    \
+    static __device__ const type name##_d dims = init;
+#else
+#define VIDK_CAVLC_TABLE(type, name, dims, init) static const type name##_h dims = init;
+#endif
+#if defined(__CUDA_ARCH__)
+#define VIDK_CAVLC_TAB(name) vidk_cavlc_##name##_d
+#else
+#define VIDK_CAVLC_TAB(name) vidk_cavlc_##name##_h
+#endif
+
+// clang-format off
 /* coeff_token (Table 9-5), [table][4 * TotalCoeff + TrailingOnes]: table 0 for 0 <= nC < 2,
  * 1 for 2 <= nC < 4, 2 for 4 <= nC < 8, 3 (6-bit fixed length) for nC >= 8. */
-static const uint8_t vidk_cavlc_ct_len[4][68] = {
-    {1,  0,  0,  0,  6,  2,  0,  0,  8,  6,  3,  0,  9,  8,  7,  5,  10, 9,  8,  6,  11, 10, 9,
-     7,  13, 11, 10, 8,  13, 13, 11, 9,  13, 13, 13, 10, 14, 14, 13, 11, 14, 14, 14, 13, 15, 15,
-     14, 14, 15, 15, 15, 14, 16, 15, 15, 15, 16, 16, 16, 15, 16, 16, 16, 16, 16, 16, 16, 16},
-    {2,  0,  0,  0,  6,  2,  0,  0,  6,  5,  3,  0,  7,  6,  6,  4,  8,  6,  6,  4,  8,  7,  7,
-     5,  9,  8,  8,  6,  11, 9,  9,  6,  11, 11, 11, 7,  12, 11, 11, 9,  12, 12, 12, 11, 12, 12,
-     12, 11, 13, 13, 13, 12, 13, 13, 13, 13, 13, 14, 13, 13, 14, 14, 14, 13, 14, 14, 14, 14},
-    {4, 0, 0, 0, 6, 4, 0,  0, 6, 5, 4,  0,  6,  5,  5,  4,  7,  5,  5,  4,  7,  5, 5,
-     4, 7, 6, 6, 4, 7, 6,  6, 4, 8, 7,  7,  5,  8,  8,  7,  6,  9,  8,  8,  7,  9, 9,
-     8, 8, 9, 9, 9, 8, 10, 9, 9, 9, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10},
-    {6, 0, 0, 0, 6, 6, 0, 0, 6, 6, 6, 0, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
-     6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
-     6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6}};
-static const uint8_t vidk_cavlc_ct_val[4][68] = {
-    {1, 0,  0,  0,  5,  1,  0,  0, 7, 4,  1,  0,  7,  6,  5,  3,  7, 6,  5,  3,  7,  6,  5,
-     4, 15, 6,  5,  4,  11, 14, 5, 4, 8,  10, 13, 4,  15, 14, 9,  4, 11, 10, 13, 12, 15, 14,
-     9, 12, 11, 10, 13, 8,  15, 1, 9, 12, 11, 14, 13, 8,  7,  10, 9, 12, 4,  6,  5,  8},
-    {3, 0, 0,  0,  11, 2,  0,  0,  7, 7,  3,  0,  7, 10, 9,  5, 7,  6,  5,  4,  4,  6, 5,
-     6, 7, 6,  5,  8,  15, 6,  5,  4, 11, 14, 13, 4, 15, 10, 9, 4,  11, 14, 13, 12, 8, 10,
-     9, 8, 15, 14, 13, 12, 11, 10, 9, 12, 7,  11, 6, 8,  9,  8, 10, 1,  7,  6,  5,  4},
-    {15, 0,  0,  0,  15, 14, 0,  0, 11, 15, 13, 0,  8,  12, 14, 12, 15, 10, 11, 11, 11, 8,  9,
-     10, 9,  14, 13, 9,  8,  10, 9, 8,  15, 14, 13, 13, 11, 14, 10, 12, 15, 10, 13, 12, 11, 14,
-     9,  12, 8,  10, 13, 8,  13, 7, 9,  12, 9,  12, 11, 10, 5,  8,  7,  6,  1,  4,  3,  2},
-    {3,  0,  0,  0,  0,  1,  0,  0,  4,  5,  6,  0,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18,
-     19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,
-     42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63}};
+#define VIDK_CAVLC_CT_LEN {                                               \
+    {1, 0, 0, 0, 6, 2, 0, 0, 8, 6, 3, 0, 9, 8, 7, 5, 10,                  \
+     9, 8, 6, 11, 10, 9, 7, 13, 11, 10, 8, 13, 13, 11, 9, 13, 13,         \
+     13, 10, 14, 14, 13, 11, 14, 14, 14, 13, 15, 15, 14, 14, 15, 15, 15,  \
+     14, 16, 15, 15, 15, 16, 16, 16, 15, 16, 16, 16, 16, 16, 16, 16, 16}, \
+    {2, 0, 0, 0, 6, 2, 0, 0, 6, 5, 3, 0, 7, 6, 6, 4, 8,                   \
+     6, 6, 4, 8, 7, 7, 5, 9, 8, 8, 6, 11, 9, 9, 6, 11, 11,                \
+     11, 7, 12, 11, 11, 9, 12, 12, 12, 11, 12, 12, 12, 11, 13, 13, 13,    \
+     12, 13, 13, 13, 13, 13, 14, 13, 13, 14, 14, 14, 13, 14, 14, 14, 14}, \
+    {4, 0, 0, 0, 6, 4, 0, 0, 6, 5, 4, 0, 6, 5, 5, 4, 7,                   \
+     5, 5, 4, 7, 5, 5, 4, 7, 6, 6, 4, 7, 6, 6, 4, 8, 7,                   \
+     7, 5, 8, 8, 7, 6, 9, 8, 8, 7, 9, 9, 8, 8, 9, 9, 9,                   \
+     8, 10, 9, 9, 9, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10},     \
+    {6, 0, 0, 0, 6, 6, 0, 0, 6, 6, 6, 0, 6, 6, 6, 6, 6,                   \
+     6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,                   \
+     6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,                   \
+     6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6},                  \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_ct_len, [4][68], VIDK_CAVLC_CT_LEN)
+#define VIDK_CAVLC_CT_VAL {                                               \
+    {1, 0, 0, 0, 5, 1, 0, 0, 7, 4, 1, 0, 7, 6, 5, 3, 7,                   \
+     6, 5, 3, 7, 6, 5, 4, 15, 6, 5, 4, 11, 14, 5, 4, 8, 10,               \
+     13, 4, 15, 14, 9, 4, 11, 10, 13, 12, 15, 14, 9, 12, 11, 10, 13,      \
+     8, 15, 1, 9, 12, 11, 14, 13, 8, 7, 10, 9, 12, 4, 6, 5, 8},           \
+    {3, 0, 0, 0, 11, 2, 0, 0, 7, 7, 3, 0, 7, 10, 9, 5, 7,                 \
+     6, 5, 4, 4, 6, 5, 6, 7, 6, 5, 8, 15, 6, 5, 4, 11, 14,                \
+     13, 4, 15, 10, 9, 4, 11, 14, 13, 12, 8, 10, 9, 8, 15, 14, 13,        \
+     12, 11, 10, 9, 12, 7, 11, 6, 8, 9, 8, 10, 1, 7, 6, 5, 4},            \
+    {15, 0, 0, 0, 15, 14, 0, 0, 11, 15, 13, 0, 8, 12, 14, 12, 15,         \
+     10, 11, 11, 11, 8, 9, 10, 9, 14, 13, 9, 8, 10, 9, 8, 15, 14,         \
+     13, 13, 11, 14, 10, 12, 15, 10, 13, 12, 11, 14, 9, 12, 8, 10, 13,    \
+     8, 13, 7, 9, 12, 9, 12, 11, 10, 5, 8, 7, 6, 1, 4, 3, 2},             \
+    {3, 0, 0, 0, 0, 1, 0, 0, 4, 5, 6, 0, 8, 9, 10, 11, 12,                \
+     13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,  \
+     30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46,  \
+     47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63}, \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_ct_val, [4][68], VIDK_CAVLC_CT_VAL)
 /* coeff_token for the 4:2:0 chroma DC (nC = -1), [4 * TotalCoeff + TrailingOnes]. */
-static const uint8_t vidk_cavlc_cdc_len[20] = {2, 0, 0, 0, 6, 1, 0, 0, 6, 6,
-                                               3, 0, 6, 7, 7, 6, 6, 8, 8, 7};
-static const uint8_t vidk_cavlc_cdc_val[20] = {1, 0, 0, 0, 7, 1, 0, 0, 4, 6,
-                                               1, 0, 3, 3, 2, 5, 2, 3, 2, 0};
+#define VIDK_CAVLC_CDC_LEN {                                   \
+    2, 0, 0, 0, 6, 1, 0, 0, 6, 6, 3, 0, 6, 7, 7, 6, 6, 8, 8, 7 \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_cdc_len, [20], VIDK_CAVLC_CDC_LEN)
+#define VIDK_CAVLC_CDC_VAL {                                   \
+    1, 0, 0, 0, 7, 1, 0, 0, 4, 6, 1, 0, 3, 3, 2, 5, 2, 3, 2, 0 \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_cdc_val, [20], VIDK_CAVLC_CDC_VAL)
 /* total_zeros of 4x4 blocks (Tables 9-7, 9-8), [TotalCoeff - 1][total_zeros]. */
-static const uint8_t vidk_cavlc_tz_len[15][16] = {
-    {1, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 9},
-    {3, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 6, 6, 6, 6},
-    {4, 3, 3, 3, 4, 4, 3, 3, 4, 5, 5, 6, 5, 6},
-    {5, 3, 4, 4, 3, 3, 3, 4, 3, 4, 5, 5, 5},
-    {4, 4, 4, 3, 3, 3, 3, 3, 4, 5, 4, 5},
-    {6, 5, 3, 3, 3, 3, 3, 3, 4, 3, 6},
-    {6, 5, 3, 3, 3, 2, 3, 4, 3, 6},
-    {6, 4, 5, 3, 2, 2, 3, 3, 6},
-    {6, 6, 4, 2, 2, 3, 2, 5},
-    {5, 5, 3, 2, 2, 2, 4},
-    {4, 4, 3, 3, 1, 3},
-    {4, 4, 2, 1, 3},
-    {3, 3, 1, 2},
-    {2, 2, 1},
-    {1, 1}};
-static const uint8_t vidk_cavlc_tz_val[15][16] = {
-    {1, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 1},
-    {7, 6, 5, 4, 3, 5, 4, 3, 2, 3, 2, 3, 2, 1, 0},
-    {5, 7, 6, 5, 4, 3, 4, 3, 2, 3, 2, 1, 1, 0},
-    {3, 7, 5, 4, 6, 5, 4, 3, 3, 2, 2, 1, 0},
-    {5, 4, 3, 7, 6, 5, 4, 3, 2, 1, 1, 0},
-    {1, 1, 7, 6, 5, 4, 3, 2, 1, 1, 0},
-    {1, 1, 5, 4, 3, 3, 2, 1, 1, 0},
-    {1, 1, 1, 3, 3, 2, 2, 1, 0},
-    {1, 0, 1, 3, 2, 1, 1, 1},
-    {1, 0, 1, 3, 2, 1, 1},
-    {0, 1, 1, 2, 1, 3},
-    {0, 1, 1, 1, 1},
-    {0, 1, 1, 1},
-    {0, 1, 1},
-    {0, 1}};
+#define VIDK_CAVLC_TZ_LEN {                           \
+    {1, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 9}, \
+    {3, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 6, 6, 6, 6},    \
+    {4, 3, 3, 3, 4, 4, 3, 3, 4, 5, 5, 6, 5, 6},       \
+    {5, 3, 4, 4, 3, 3, 3, 4, 3, 4, 5, 5, 5},          \
+    {4, 4, 4, 3, 3, 3, 3, 3, 4, 5, 4, 5},             \
+    {6, 5, 3, 3, 3, 3, 3, 3, 4, 3, 6},                \
+    {6, 5, 3, 3, 3, 2, 3, 4, 3, 6},                   \
+    {6, 4, 5, 3, 2, 2, 3, 3, 6},                      \
+    {6, 6, 4, 2, 2, 3, 2, 5},                         \
+    {5, 5, 3, 2, 2, 2, 4},                            \
+    {4, 4, 3, 3, 1, 3},                               \
+    {4, 4, 2, 1, 3},                                  \
+    {3, 3, 1, 2},                                     \
+    {2, 2, 1},                                        \
+    {1, 1},                                           \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_tz_len, [15][16], VIDK_CAVLC_TZ_LEN)
+#define VIDK_CAVLC_TZ_VAL {                           \
+    {1, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 1}, \
+    {7, 6, 5, 4, 3, 5, 4, 3, 2, 3, 2, 3, 2, 1, 0},    \
+    {5, 7, 6, 5, 4, 3, 4, 3, 2, 3, 2, 1, 1, 0},       \
+    {3, 7, 5, 4, 6, 5, 4, 3, 3, 2, 2, 1, 0},          \
+    {5, 4, 3, 7, 6, 5, 4, 3, 2, 1, 1, 0},             \
+    {1, 1, 7, 6, 5, 4, 3, 2, 1, 1, 0},                \
+    {1, 1, 5, 4, 3, 3, 2, 1, 1, 0},                   \
+    {1, 1, 1, 3, 3, 2, 2, 1, 0},                      \
+    {1, 0, 1, 3, 2, 1, 1, 1},                         \
+    {1, 0, 1, 3, 2, 1, 1},                            \
+    {0, 1, 1, 2, 1, 3},                               \
+    {0, 1, 1, 1, 1},                                  \
+    {0, 1, 1, 1},                                     \
+    {0, 1, 1},                                        \
+    {0, 1},                                           \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_tz_val, [15][16], VIDK_CAVLC_TZ_VAL)
 /* total_zeros of the 4:2:0 chroma DC (Table 9-9a), [TotalCoeff - 1][total_zeros]. */
-static const uint8_t vidk_cavlc_tzc_len[3][4] = {{1, 2, 3, 3}, {1, 2, 2, 0}, {1, 1, 0, 0}};
-static const uint8_t vidk_cavlc_tzc_val[3][4] = {{1, 1, 1, 0}, {1, 1, 0, 0}, {1, 0, 0, 0}};
+#define VIDK_CAVLC_TZC_LEN { \
+    {1, 2, 3, 3},            \
+    {1, 2, 2, 0},            \
+    {1, 1, 0, 0},            \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_tzc_len, [3][4], VIDK_CAVLC_TZC_LEN)
+#define VIDK_CAVLC_TZC_VAL { \
+    {1, 1, 1, 0},            \
+    {1, 1, 0, 0},            \
+    {1, 0, 0, 0},            \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_tzc_val, [3][4], VIDK_CAVLC_TZC_VAL)
 /* run_before (Table 9-10), [min(zerosLeft, 7) - 1][run_before]. */
-static const uint8_t vidk_cavlc_rb_len[7][15] = {
-    {1, 1},
-    {1, 2, 2},
-    {2, 2, 2, 2},
-    {2, 2, 2, 3, 3},
-    {2, 2, 3, 3, 3, 3},
-    {2, 3, 3, 3, 3, 3, 3},
-    {3, 3, 3, 3, 3, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11}};
-static const uint8_t vidk_cavlc_rb_val[7][15] = {{1, 0},
-                                                 {1, 1, 0},
-                                                 {3, 2, 1, 0},
-                                                 {3, 2, 1, 1, 0},
-                                                 {3, 2, 3, 2, 1, 0},
-                                                 {3, 0, 1, 3, 2, 5, 4},
-                                                 {7, 6, 5, 4, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
+#define VIDK_CAVLC_RB_LEN {                          \
+    {1, 1},                                          \
+    {1, 2, 2},                                       \
+    {2, 2, 2, 2},                                    \
+    {2, 2, 2, 3, 3},                                 \
+    {2, 2, 3, 3, 3, 3},                              \
+    {2, 3, 3, 3, 3, 3, 3},                           \
+    {3, 3, 3, 3, 3, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11}, \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_rb_len, [7][15], VIDK_CAVLC_RB_LEN)
+#define VIDK_CAVLC_RB_VAL {                        \
+    {1, 0},                                        \
+    {1, 1, 0},                                     \
+    {3, 2, 1, 0},                                  \
+    {3, 2, 1, 1, 0},                               \
+    {3, 2, 3, 2, 1, 0},                            \
+    {3, 0, 1, 3, 2, 5, 4},                         \
+    {7, 6, 5, 4, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1}, \
+}
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_rb_val, [7][15], VIDK_CAVLC_RB_VAL)
+
+// clang-format on
 
 /* One level (9.2.2.1) with the current suffixLength; returns the next suffixLength. `first`:
  * the first level after fewer than three trailing ones (its levelCode is lowered by 2). */
@@ -215,10 +270,12 @@ VIDK_CORE int vidk_cavlc_block(VidkBits *b, const int16_t *coef, int n, int nc) 
     while (t1 < tc && t1 < 3 && (lev[t1] == 1 || lev[t1] == -1))
         t1++;
     if (nc < 0) {
-        vidk_put_bits(b, vidk_cavlc_cdc_len[4 * tc + t1], vidk_cavlc_cdc_val[4 * tc + t1]);
+        vidk_put_bits(b, VIDK_CAVLC_TAB(cdc_len)[4 * tc + t1],
+                      VIDK_CAVLC_TAB(cdc_val)[4 * tc + t1]);
     } else {
         const int t = nc < 2 ? 0 : nc < 4 ? 1 : nc < 8 ? 2 : 3;
-        vidk_put_bits(b, vidk_cavlc_ct_len[t][4 * tc + t1], vidk_cavlc_ct_val[t][4 * tc + t1]);
+        vidk_put_bits(b, VIDK_CAVLC_TAB(ct_len)[t][4 * tc + t1],
+                      VIDK_CAVLC_TAB(ct_val)[t][4 * tc + t1]);
     }
     if (!tc) return 0;
     for (int i = 0; i < t1; i++)
@@ -228,15 +285,18 @@ VIDK_CORE int vidk_cavlc_block(VidkBits *b, const int16_t *coef, int n, int nc) 
         sl = vidk_cavlc_level(b, lev[i], sl, i == t1 && t1 < 3);
     if (tc < n) {
         if (nc < 0)
-            vidk_put_bits(b, vidk_cavlc_tzc_len[tc - 1][tz], vidk_cavlc_tzc_val[tc - 1][tz]);
+            vidk_put_bits(b, VIDK_CAVLC_TAB(tzc_len)[tc - 1][tz],
+                          VIDK_CAVLC_TAB(tzc_val)[tc - 1][tz]);
         else
-            vidk_put_bits(b, vidk_cavlc_tz_len[tc - 1][tz], vidk_cavlc_tz_val[tc - 1][tz]);
+            vidk_put_bits(b, VIDK_CAVLC_TAB(tz_len)[tc - 1][tz],
+                          VIDK_CAVLC_TAB(tz_val)[tc - 1][tz]);
     }
     /* run_before of each coefficient but the last, while zeros are left */
     int left = tz;
     for (int i = 0; i < tc - 1 && left > 0; i++) {
         const int z = left > 7 ? 7 : left;
-        vidk_put_bits(b, vidk_cavlc_rb_len[z - 1][run[i]], vidk_cavlc_rb_val[z - 1][run[i]]);
+        vidk_put_bits(b, VIDK_CAVLC_TAB(rb_len)[z - 1][run[i]],
+                      VIDK_CAVLC_TAB(rb_val)[z - 1][run[i]]);
         left -= run[i];
     }
     return tc;

@@ -118,6 +118,20 @@ void vidk_hevc_dsp_init_sse41(VidkHevcDSP *dsp);
 void vidk_hevc_dsp_init_avx2(VidkHevcDSP *dsp);
 void vidk_hevc_dsp_init_avx512(VidkHevcDSP *dsp);
 
+/* ---- batch checks (src/hevc_batch.c), the same for every backend ---- */
+/* Plane sizes of a picture for the TB position checks (w 0: plane absent), bytes per
+ * sample. EINVAL: no picture, another bit depth, no luma. */
+typedef struct VidkHevcPlanes {
+    int w[3], h[3], pb;
+} VidkHevcPlanes;
+int vidk_hevc_picture_planes(const VidkPicture *p, int bd, VidkHevcPlanes *pl);
+/* One TB record of size class `size` (plane, qp, flags, reserved), and its position. */
+int vidk_hevc_check_record(const VidkHevcTb *t, int size, int bd);
+int vidk_hevc_check_position(const VidkHevcTb *t, int n, const VidkHevcPlanes *pl);
+/* Everything but the records: bit depth, counts, arrays (forward: the compacted outputs
+ * too) and, with scaling lists, no zero scaling factor. 0 or EINVAL. */
+int vidk_hevc_batch_check(const VidkHevcBatch *b, int forward);
+
 /* ---- the standard's tables (src/hevc.c) ---- */
 /* The 32-point DCT matrix of 8.6.4.2: vidk_hevc_t32[k][n], k the basis function (row),
  * n the sample. The N-point matrix is T_N[k][n] = vidk_hevc_t32[k * 32 / N][n]. */

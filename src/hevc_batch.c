@@ -103,7 +103,6 @@ static int prepare_tables(VidkHevcBatch *b, HevcPriv *pv) {
         for (int id = 0; id < 6; id++) {
             const int len = 16 << (2 * size);
             const uint8_t *m = vidk_hevc_scaling_matrix(&b->scaling, size, id);
-            if (check_scaling(m, len) < 0) return VIDK_ERR(EINVAL);
             for (int rem = 0; rem < 6; rem++) {
                 const size_t o = table_offset(size, id, rem);
                 vidk_hevc_quant_scales(pv->qs + o, m, len, rem);
@@ -199,32 +198,44 @@ static inline uint32_t tb_key(const VidkHevcTb *t) {
            (uint32_t)t->reserved << 24;
 }
 
-static int check_key(uint32_t key, int size, int bd) {
-    const int plane = key & 255, qp = (key >> 8) & 255, reserved = key >> 24;
-    const unsigned flags = (key >> 16) & 255;
-    if (plane > 2 || reserved) return VIDK_ERR(EINVAL);
-    return vidk_hevc_check_tb(size, qp, bd, flags);
+/* ---- the checks of every backend (hevc.h) ---- */
+
+int vidk_hevc_check_record(const VidkHevcTb *t, int size, int bd) {
+    if (t->plane > 2 || t->reserved) return VIDK_ERR(EINVAL);
+    return vidk_hevc_check_tb(size, t->qp, bd, t->flags);
 }
 
-/* Plane geometry of a picture for position checks (w 0: plane absent). */
-typedef struct Planes {
-    int w[3], h[3];
-} Planes;
-
-static int picture_planes(const VidkPicture *p, int bd, Planes *pl) {
+int vidk_hevc_picture_planes(const VidkPicture *p, int bd, VidkHevcPlanes *pl) {
     if (!p || p->bitdepth != bd || p->w < 1 || p->h < 1 || !p->data[0]) return VIDK_ERR(EINVAL);
     for (int i = 0; i < 3; i++) {
         pl->w[i] = pl->h[i] = 0;
         if (vidk_picture_plane_size(p, i, &pl->w[i], &pl->h[i]) < 0 || !p->data[i])
             pl->w[i] = pl->h[i] = 0;
     }
+    pl->pb = bd > 8 ? 2 : 1;
     return 0;
 }
 
-static int check_position(const VidkHevcTb *t, int n, const Planes *pl) {
+int vidk_hevc_check_position(const VidkHevcTb *t, int n, const VidkHevcPlanes *pl) {
     const int p = t->plane;
     if (p > 2 || (t->x & (n - 1)) || (t->y & (n - 1))) return VIDK_ERR(EINVAL);
     if (t->x + n > pl->w[p] || t->y + n > pl->h[p]) return VIDK_ERR(EINVAL);
+    return 0;
+}
+
+int vidk_hevc_batch_check(const VidkHevcBatch *b, int forward) {
+    if (b->bitdepth < VIDK_HEVC_MIN_BITDEPTH || b->bitdepth > VIDK_HEVC_MAX_BITDEPTH)
+        return VIDK_ERR(EINVAL);
+    for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++) {
+        const VidkHevcTbList *l = &b->list[s];
+        if (l->count > l->capacity) return VIDK_ERR(EINVAL);
+        if (l->count && (!l->tb || !l->res || !l->lev || !l->nnz)) return VIDK_ERR(EINVAL);
+        if (forward && l->count && (!l->nz_index || (b->compact_levels && !l->nz_lev)))
+            return VIDK_ERR(EINVAL);
+    }
+    if (b->scaling_lists &&
+        check_scaling((const uint8_t *)&b->scaling, (int)sizeof(b->scaling)) < 0)
+        return VIDK_ERR(EINVAL);
     return 0;
 }
 
@@ -246,7 +257,7 @@ typedef struct Exec {
     /* pictures */
     VidkPicture *pic;
     const VidkPicture *src, *pred;
-    Planes pl;
+    VidkHevcPlanes pl;
     /* band sort */
     uint32_t *counts; /* n_jobs x n_bands */
     uint32_t *perm;
@@ -300,7 +311,7 @@ static void for_runs(Exec *e, Job *jb, RunFn fn) {
         uint32_t k = i + 1;
         while (k < jb->i1 && tb_key(&l->tb[k]) == key)
             k++;
-        if ((jb->err = check_key(key, jb->size, e->b->bitdepth)) < 0) return;
+        if ((jb->err = vidk_hevc_check_record(&l->tb[i], jb->size, e->b->bitdepth)) < 0) return;
         Run r;
         run_params(&r, jb->size, (key >> 8) & 255, (key >> 16) & 255, key & 255, e->b->bitdepth,
                    e->tables);
@@ -371,7 +382,7 @@ static void sub_job(void *arg, int j, int thread) {
     (void)thread;
     for (uint32_t i = jb->i0; i < jb->i1; i++) {
         const VidkHevcTb *t = &l->tb[i];
-        if ((jb->err = check_position(t, n, &e->pl)) < 0) return;
+        if ((jb->err = vidk_hevc_check_position(t, n, &e->pl)) < 0) return;
         const int p = t->plane;
         const ptrdiff_t ss = e->src->stride[p], ps = e->pred->stride[p];
         const uint8_t *s = (const uint8_t *)e->src->data[p] + (ptrdiff_t)t->y * ss;
@@ -392,9 +403,11 @@ static int check_positions_serial(Exec *e) {
         uint32_t last = UINT32_MAX;
         for (uint32_t i = 0; i < l->count; i++) {
             const uint32_t key = tb_key(&l->tb[i]);
-            if (key != last && check_key(key, s, e->b->bitdepth) < 0) return VIDK_ERR(EINVAL);
+            if (key != last && vidk_hevc_check_record(&l->tb[i], s, e->b->bitdepth) < 0)
+                return VIDK_ERR(EINVAL);
             last = key;
-            if (check_position(&l->tb[i], 4 << s, &e->pl) < 0) return VIDK_ERR(EINVAL);
+            if (vidk_hevc_check_position(&l->tb[i], 4 << s, &e->pl) < 0)
+                return VIDK_ERR(EINVAL);
         }
     }
     return 0;
@@ -409,19 +422,16 @@ static void inv_add_run(Exec *e, int size, uint32_t i, uint32_t n) {
     inv_add_tbs(e->dsp, &r, l->tb + i, l->lev + (size_t)i * (size_t)r.len, n, e->pic);
 }
 
+static void inv_add_run_fn(Exec *e, Job *jb, const Run *r, uint32_t i, uint32_t n) {
+    const VidkHevcTbList *l = &e->b->list[jb->size];
+    inv_add_tbs(e->dsp, r, l->tb + i, l->lev + (size_t)i * (size_t)r->len, n, e->pic);
+}
+
 /* Serial order: list by list, runs of equal keys. */
 static void inv_add_serial(Exec *e) {
     for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++) {
-        const VidkHevcTbList *l = &e->b->list[s];
-        uint32_t i = 0;
-        while (i < l->count) {
-            const uint32_t key = tb_key(&l->tb[i]);
-            uint32_t k = i + 1;
-            while (k < l->count && tb_key(&l->tb[k]) == key)
-                k++;
-            inv_add_run(e, s, i, k - i);
-            i = k;
-        }
+        Job jb = {.size = s, .i1 = e->b->list[s].count};
+        for_runs(e, &jb, inv_add_run_fn);
     }
 }
 
@@ -440,9 +450,10 @@ static void count_job(void *arg, int j, int thread) {
     for (uint32_t i = jb->i0; i < jb->i1; i++) {
         const VidkHevcTb *t = &l->tb[i];
         const uint32_t key = tb_key(t);
-        if (key != last && (jb->err = check_key(key, jb->size, e->b->bitdepth)) < 0) return;
+        if (key != last && (jb->err = vidk_hevc_check_record(t, jb->size, e->b->bitdepth)) < 0)
+            return;
         last = key;
-        if ((jb->err = check_position(t, 4 << jb->size, &e->pl)) < 0) return;
+        if ((jb->err = vidk_hevc_check_position(t, 4 << jb->size, &e->pl)) < 0) return;
         cnt[tb_band(e, t)]++;
     }
 }
@@ -653,23 +664,18 @@ int vidk_hevc_batch_add(VidkHevcBatch *b, VidkHevcTbSize size, const VidkHevcTb 
     return (int)i;
 }
 
-static int batch_begin(VidkContext *ctx, VidkHevcBatch *b, Exec *e, HevcPriv **ppv) {
+static int batch_begin(VidkContext *ctx, VidkHevcBatch *b, int forward, Exec *e,
+                       HevcPriv **ppv) {
     memset(e, 0, sizeof(*e));
     if (!ctx || !b) return VIDK_ERR(EINVAL);
-    if (b->bitdepth < VIDK_HEVC_MIN_BITDEPTH || b->bitdepth > VIDK_HEVC_MAX_BITDEPTH)
-        return VIDK_ERR(EINVAL);
-    for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++) {
-        const VidkHevcTbList *l = &b->list[s];
-        if (l->count > l->capacity) return VIDK_ERR(EINVAL);
-        if (l->count && (!l->tb || !l->res || !l->lev || !l->nnz)) return VIDK_ERR(EINVAL);
-    }
+    int err = vidk_hevc_batch_check(b, forward);
+    if (err < 0) return err;
     if (!b->priv && !(b->priv = calloc(1, sizeof(HevcPriv)))) return VIDK_ERR(ENOMEM);
     HevcPriv *pv = b->priv;
     e->dsp = &ctx->hevc;
     e->b = b;
     if (b->scaling_lists) {
-        const int err = prepare_tables(b, pv);
-        if (err < 0) return err;
+        if ((err = prepare_tables(b, pv)) < 0) return err;
         e->tables = pv;
     }
     *ppv = pv;
@@ -689,12 +695,8 @@ int vidk_hevc_batch_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic
 int vidk_hevc_batch_forward_cpu(VidkContext *ctx, VidkHevcBatch *b) {
     Exec e;
     HevcPriv *pv;
-    int err = batch_begin(ctx, b, &e, &pv);
+    int err = batch_begin(ctx, b, 1, &e, &pv);
     if (err < 0) return err;
-    for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++)
-        if (b->list[s].count &&
-            (!b->list[s].nz_index || (b->compact_levels && !b->list[s].nz_lev)))
-            return VIDK_ERR(EINVAL);
     if ((err = make_jobs(&e, JOB_VALUES, 0)) < 0) return err;
     ctx->ops.run(ctx, e.n_jobs, fwd_job, &e);
     if ((err = jobs_error(&e)) < 0) goto out;
@@ -719,7 +721,7 @@ out:
 int vidk_hevc_batch_inverse_cpu(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic) {
     Exec e;
     HevcPriv *pv;
-    int err = batch_begin(ctx, b, &e, &pv);
+    int err = batch_begin(ctx, b, 0, &e, &pv);
     if (err < 0) return err;
     if (!pic) {
         if ((err = make_jobs(&e, JOB_VALUES, 0)) < 0) return err;
@@ -728,7 +730,7 @@ int vidk_hevc_batch_inverse_cpu(VidkContext *ctx, VidkHevcBatch *b, VidkPicture 
         free(e.jobs);
         return err;
     }
-    if ((err = picture_planes(pic, b->bitdepth, &e.pl)) < 0) return err;
+    if ((err = vidk_hevc_picture_planes(pic, b->bitdepth, &e.pl)) < 0) return err;
     e.pic = pic;
     if (ctx->n_threads > 1) {
         err = inv_add_threads(&e, ctx, pv);
@@ -744,11 +746,11 @@ int vidk_hevc_batch_residual(VidkContext *ctx, VidkHevcBatch *b, const VidkPictu
                              const VidkPicture *pred) {
     Exec e;
     HevcPriv *pv;
-    int err = batch_begin(ctx, b, &e, &pv);
+    int err = batch_begin(ctx, b, 0, &e, &pv);
     if (err < 0) return err;
-    Planes p2;
-    if ((err = picture_planes(src, b->bitdepth, &e.pl)) < 0 ||
-        (err = picture_planes(pred, b->bitdepth, &p2)) < 0)
+    VidkHevcPlanes p2;
+    if ((err = vidk_hevc_picture_planes(src, b->bitdepth, &e.pl)) < 0 ||
+        (err = vidk_hevc_picture_planes(pred, b->bitdepth, &p2)) < 0)
         return err;
     if (memcmp(&e.pl, &p2, sizeof(p2))) return VIDK_ERR(EINVAL);
     e.src = src;

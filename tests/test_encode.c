@@ -3,8 +3,11 @@
  * the same as the context's dsp kernels; PSNR rises as QP falls on a real clip; API errors.
  *
  *   test_encode [VIDEO_DIR]          CPU backends (c, core path, simd, threads)
- *   test_encode --cuda [VIDEO_DIR]   cuda against c (exit 77 without a device)
+ *   test_encode --cuda [VIDEO_DIR]   cuda against c (exit 77 without a device); the H.264
+ *                                    stream also alone, through each of cuda's three paths
+ *                                    (device, slot-overflow fallback, host writer)
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +24,17 @@
 typedef struct Result {
     int n;
     uint64_t hash[MAX_FRAMES];
+    uint64_t shash[MAX_FRAMES]; /* the stream alone */
     VidkEncFrameInfo info[MAX_FRAMES];
 } Result;
+
+/* Frames whose stream the cuda backend coded on the host (its debug message). */
+static int host_coded;
+
+static void count_host_coded(void *cookie, VidkLogLevel level, const char *fmt, va_list ap) {
+    (void)cookie, (void)level, (void)ap;
+    if (strstr(fmt, "stream coded on the host")) host_coded++;
+}
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     const uint8_t *b = p;
@@ -31,12 +43,16 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     return h;
 }
 
-static int encode(VidkBackend be, int core, const VidkEncParams *p, VidkPicture *frames, int n,
-                  Result *r) {
+/* Encode n frames; stream_only: ask for the H.264 stream alone (no reconstruction, no maps:
+ * on cuda only the stream and the statistics come down). */
+static int encode_ex(VidkBackend be, int core, const VidkEncParams *p, VidkPicture *frames,
+                     int n, Result *r, int stream_only) {
     VidkSettings s;
     vidk_default_settings(&s);
     s.backend = be;
     s.n_threads = be == VIDK_BACKEND_THREADS ? 3 : 0;
+    s.log_level = VIDK_LOG_DEBUG;
+    s.logger.callback = count_host_coded;
     VidkContext *ctx = NULL;
     VidkEncoder *e = NULL;
     VidkPicture rec;
@@ -45,7 +61,8 @@ static int encode(VidkBackend be, int core, const VidkEncParams *p, VidkPicture 
     int err = vidk_open(&ctx, &s);
     if (err < 0) return err;
     VidkEncParams q = *p;
-    q.outputs = VIDK_ENC_OUT_ALL | (q.codec == VIDK_CODEC_H264 ? VIDK_ENC_OUT_STREAM : 0u);
+    q.outputs = (stream_only ? 0u : VIDK_ENC_OUT_ALL) |
+                (q.codec == VIDK_CODEC_H264 ? VIDK_ENC_OUT_STREAM : 0u);
     err = vidk_enc_open(ctx, &e, &q, frames[0].w, frames[0].h);
     if (err < 0) {
         vidk_close(&ctx);
@@ -68,17 +85,21 @@ static int encode(VidkBackend be, int core, const VidkEncParams *p, VidkPicture 
         while (sent < n && sent <= i + 1 && err >= 0) /* one frame ahead, as the CLI does */
             err = vidk_enc_send(e, &frames[sent++]);
         if (err < 0) break;
-        err = vidk_enc_receive(e, &rec, &maps, &r->info[i]);
+        err = stream_only ? vidk_enc_receive(e, NULL, NULL, &r->info[i])
+                          : vidk_enc_receive(e, &rec, &maps, &r->info[i]);
         if (err < 0) break;
         uint64_t h = 0xcbf29ce484222325ull;
-        for (int pl = 0; pl < 3; pl++) {
+        r->shash[i] = r->info[i].stream ? fnv(h, r->info[i].stream, r->info[i].stream_size) : 0;
+        for (int pl = 0; pl < 3 && !stream_only; pl++) {
             const int w = pl ? rec.w / 2 : rec.w, hh = pl ? rec.h / 2 : rec.h;
             for (int y = 0; y < hh; y++)
                 h = fnv(h, (uint8_t *)rec.data[pl] + (ptrdiff_t)y * rec.stride[pl], (size_t)w);
             h = fnv(h, maps.levels[pl], nl[pl] * sizeof(int16_t));
         }
-        h = fnv(h, maps.mv, nmv * sizeof(*maps.mv));
-        h = fnv(h, maps.energy, nen * sizeof(*maps.energy));
+        if (!stream_only) {
+            h = fnv(h, maps.mv, nmv * sizeof(*maps.mv));
+            h = fnv(h, maps.energy, nen * sizeof(*maps.energy));
+        }
         /* the H.264 stream: the same bytes on every backend */
         CHECK((q.codec == VIDK_CODEC_H264) == (r->info[i].stream && r->info[i].stream_size));
         if (r->info[i].stream) h = fnv(h, r->info[i].stream, r->info[i].stream_size);
@@ -93,6 +114,45 @@ static int encode(VidkBackend be, int core, const VidkEncParams *p, VidkPicture 
     vidk_enc_close(&e);
     vidk_close(&ctx);
     return err;
+}
+
+static int encode(VidkBackend be, int core, const VidkEncParams *p, VidkPicture *frames, int n,
+                  Result *r) {
+    return encode_ex(be, core, p, frames, n, r, 0);
+}
+
+/* cuda's H.264 stream alone against c's, through each of its paths: the entropy coder on the
+ * device (src/cuda/stream.cu; no frame on the host), the host fallback when a macroblock
+ * does not fit its slot (VIDK_STREAM_SLOT_BYTES=64: some frames at QP 0), the host writer
+ * (VIDK_STREAM_HOST=1: every frame). */
+static void cuda_stream_paths(const char *what, const VidkEncParams *p, VidkPicture *frames,
+                              int n, const Result *ref) {
+    static const struct {
+        const char *name, *var, *val;
+    } paths[] = {{"device", NULL, NULL},
+                 {"slot overflow", "VIDK_STREAM_SLOT_BYTES", "64"},
+                 {"host writer", "VIDK_STREAM_HOST", "1"}};
+    for (int k = 0; k < 3; k++) {
+        Result r;
+        if (paths[k].var) CHECK(setenv(paths[k].var, paths[k].val, 1) == 0);
+        host_coded = 0;
+        const int err = encode_ex(VIDK_BACKEND_CUDA, 0, p, frames, n, &r, 1);
+        if (paths[k].var) CHECK(unsetenv(paths[k].var) == 0);
+        CHECK(err == 0);
+        if (err < 0) continue;
+        int bad = -1;
+        for (int i = 0; i < n && bad < 0; i++)
+            if (r.shash[i] != ref->shash[i]) bad = i;
+        fprintf(stderr,
+                "%s %s qp %d: cuda stream path \"%s\": %s (%d of %d frames coded on the "
+                "host)\n",
+                what, vidk_codec_name(p->codec), p->qp, paths[k].name,
+                bad < 0 ? "PASS, equal to c" : "FAIL, differs from c", host_coded, n);
+        CHECK(bad < 0);
+        if (k == 0) CHECK(host_coded == 0);
+        if (k == 1 && p->qp == 0) CHECK(host_coded > 0);
+        if (k == 2) CHECK(host_coded == n);
+    }
 }
 
 static void same(const char *what, const Result *a, const Result *b) {
@@ -194,7 +254,13 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
                          vidk_codec_name(p.codec), p.qp);
                 CHECK(encode(VIDK_BACKEND_CUDA, 0, &p, frames, n, &r) == 0);
                 same(name, &ref, &r);
+                if (p.codec == VIDK_CODEC_H264) cuda_stream_paths(what, &p, frames, n, &ref);
                 continue;
+            }
+            if (p.codec == VIDK_CODEC_H264) { /* the stream alone: the same bytes */
+                CHECK(encode_ex(VIDK_BACKEND_C, 0, &p, frames, n, &r, 1) == 0);
+                for (int i = 0; i < n; i++)
+                    CHECK(r.shash[i] == ref.shash[i]);
             }
             snprintf(name, sizeof(name), "%s %s qp %d: core path vs c", what,
                      vidk_codec_name(p.codec), p.qp);

@@ -1,6 +1,7 @@
 /* `vidkern encode`: the hybrid coding loop (include/vidkern/encode.h) over a sequence: the
  * H.264 stream, reconstruction, statistics, timings, per-block maps. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +21,72 @@
 #define VIDK_GIT_COMMIT "unknown"
 #endif
 
-/* Source pictures in rotation: VIDK_ENC_MAX_PENDING in the encoder plus the one being
- * read, so the next frame is read (or generated) while the encoder still holds two. */
-#define NBUF (VIDK_ENC_MAX_PENDING + 1)
+/* Source pictures in rotation: VIDK_ENC_MAX_PENDING in the encoder plus those the reader
+ * thread reads (or generates) ahead while the encoder works. */
+#define NBUF (VIDK_ENC_MAX_PENDING + 4)
+
+/* The reader thread: frame k into pics[k % NBUF] once frame k - NBUF has been received, so
+ * reading overlaps the coding (on cuda: the GPU's work and the stream's host part). */
+typedef struct Reader {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    CliSource *src;
+    VidkPicture *pics;
+    long limit;    /* frames to read at most (0: all) */
+    int nread;     /* frames read */
+    int released;  /* frames received: their pictures may be reused */
+    int eof, err;  /* end of input; a read error (reported by cli_source_read) */
+    int stop;      /* the consumer gives up */
+    double read_s; /* time in cli_source_read */
+} Reader;
+
+static void *reader_main(void *arg) {
+    Reader *r = arg;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        while (!r->stop && r->nread - r->released >= NBUF)
+            pthread_cond_wait(&r->cv, &r->mu);
+        if (r->stop) break;
+        const int k = r->nread;
+        if (r->limit && k >= r->limit) {
+            r->eof = 1;
+            break;
+        }
+        pthread_mutex_unlock(&r->mu);
+        const double t = cli_now();
+        const int res = cli_source_read(r->src, CMD, &r->pics[k % NBUF]);
+        const double dt = cli_now() - t;
+        pthread_mutex_lock(&r->mu);
+        r->read_s += dt;
+        if (res < 0) r->err = 1;
+        if (res <= 0) r->eof = 1;
+        if (res > 0) r->nread++;
+        pthread_cond_broadcast(&r->cv);
+        if (res <= 0) break;
+    }
+    r->eof = 1;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* Wait until frame k is read (1), or the input ended before it (0) or failed (-1). */
+static int reader_wait(Reader *r, int k) {
+    pthread_mutex_lock(&r->mu);
+    while (r->nread <= k && !r->eof)
+        pthread_cond_wait(&r->cv, &r->mu);
+    const int res = r->nread > k ? 1 : r->err ? -1 : 0;
+    pthread_mutex_unlock(&r->mu);
+    return res;
+}
+
+static void reader_release(Reader *r, int received) {
+    pthread_mutex_lock(&r->mu);
+    r->released = received;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
 
 static void help(void) {
     printf(
@@ -104,8 +168,10 @@ typedef struct Run {
     VidkBackend backend;
     int threads;
     char device[384];
-    double seconds;   /* wall clock of the loop: input, coding, outputs */
-    double host_s[4]; /* of which: reading input, vidk_enc_send, vidk_enc_receive, writing */
+    double seconds; /* wall clock of the loop: input, coding, outputs */
+    double
+        host_s[4]; /* of which: waiting for input, vidk_enc_send, vidk_enc_receive, writing */
+    double read_s; /* the reader thread's time in reading */
     EncAccum acc;
     VidkEncFrameInfo *info; /* every frame, for --report */
     size_t ninfo, cap;
@@ -155,9 +221,9 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     const double fps = r->seconds > 0 ? (double)r->acc.frames / r->seconds : 0;
     fprintf(f, ",\n  \"seconds\": %.6f,\n  \"frames_per_second\": %.4f", r->seconds, fps);
     fprintf(f,
-            ",\n  \"host_seconds\": {\"read\": %.6f, \"send\": %.6f, \"receive\": %.6f, "
-            "\"outputs\": %.6f}",
-            r->host_s[0], r->host_s[1], r->host_s[2], r->host_s[3]);
+            ",\n  \"host_seconds\": {\"wait_input\": %.6f, \"send\": %.6f, \"receive\": %.6f, "
+            "\"outputs\": %.6f, \"read_thread\": %.6f}",
+            r->host_s[0], r->host_s[1], r->host_s[2], r->host_s[3], r->read_s);
     report_json_field(f, "output", r->out);
     fprintf(f, ",\n  \"slices\": %d,\n  \"fps\": [%d, %d]", r->p.slices, r->p.fps_num,
             r->p.fps_den);
@@ -233,10 +299,10 @@ static void print_summary(FILE *f, const Run *r) {
             "time", a->total_ms / n, r->seconds > 0 ? (double)a->frames / r->seconds : 0.0,
             r->seconds);
     fprintf(f,
-            "  %-12s read %.3f, send %.3f, receive %.3f, outputs %.3f ms/frame (host wall "
-            "clock in the command's loop)\n",
+            "  %-12s waiting for input %.3f, send %.3f, receive %.3f, outputs %.3f ms/frame "
+            "(host wall clock in the command's loop; the reader thread read for %.3f)\n",
             "host", r->host_s[0] * 1e3 / n, r->host_s[1] * 1e3 / n, r->host_s[2] * 1e3 / n,
-            r->host_s[3] * 1e3 / n);
+            r->host_s[3] * 1e3 / n, r->read_s * 1e3 / n);
     if (r->backend == VIDK_BACKEND_CUDA)
         fprintf(f, "  %-12s host to device %.0f bytes/frame, device to host %.0f bytes/frame\n",
                 "PCIe", (double)a->h2d_bytes / n, (double)a->d2h_bytes / n);
@@ -379,6 +445,8 @@ int vidk_cmd_encode(int argc, char **argv) {
     int ret = 1;
     char err[512];
     VioOut *report_out = NULL, *stream_out = NULL;
+    Reader rd = {0};
+    int rd_started = 0;
     CliSource src = {.assume_progressive = progressive};
     VidkPicture pics[NBUF] = {0}, rec = {0};
     int reg[NBUF + 1] = {0};
@@ -492,27 +560,30 @@ int vidk_cmd_encode(int argc, char **argv) {
     CliProgress prog;
     cli_progress_start(&prog, "encode", total, c.quiet || verbose);
 
-    /* The pipeline: frame k lives in pics[k % NBUF] from its read until its receive.
-     * Frames [nrecv, nsent) are in the encoder (at most VIDK_ENC_MAX_PENDING), frame
-     * nsent (if nread > nsent) is read and waits. Order per step: read ahead, send while
-     * there is room, else receive the oldest: frame i+1 is sent before frame i is
-     * received, and frame i+2 is read while the encoder holds i and i+1. */
+    /* The pipeline: frame k lives in pics[k % NBUF] from its read (by the reader thread)
+     * until its receive. Frames [nrecv, nsent) are in the encoder (at most
+     * VIDK_ENC_MAX_PENDING); send while there is room and a frame is read, else receive the
+     * oldest: frame i+1 is sent before frame i is received, and the reader keeps up to NBUF
+     * frames read ahead. */
     int nread = 0, nsent = 0, nrecv = 0, eof = 0;
     const double t0 = cli_now();
+    if (pthread_mutex_init(&rd.mu, NULL) || pthread_cond_init(&rd.cv, NULL)) goto oom;
+    rd.src = &src, rd.pics = pics, rd.limit = frames;
+    if (pthread_create(&rd.th, NULL, reader_main, &rd)) {
+        cli_error(CMD, "cannot start the reader thread");
+        goto done;
+    }
+    rd_started = 1;
     for (;;) {
-        if (!eof && nread == nsent) {
-            if (frames && nread >= frames) {
+        if (!eof && nread == nsent && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+            const double tr = cli_now();
+            const int r = reader_wait(&rd, nread);
+            run->host_s[0] += cli_now() - tr;
+            if (r < 0) goto done;
+            if (r == 0)
                 eof = 1;
-            } else {
-                const double tr = cli_now();
-                const int r = cli_source_read(&src, CMD, &pics[nread % NBUF]);
-                run->host_s[0] += cli_now() - tr;
-                if (r < 0) goto done;
-                if (r == 0)
-                    eof = 1;
-                else
-                    nread++;
-            }
+            else
+                nread++;
         }
         if (nread > nsent && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
             const double ts = cli_now();
@@ -563,10 +634,12 @@ int vidk_cmd_encode(int argc, char **argv) {
         }
         run->host_s[3] += cli_now() - tw;
         nrecv++;
+        reader_release(&rd, nrecv);
         if (verbose) print_frame_line(hout, &info);
         cli_progress_update(&prog, nrecv);
     }
     run->seconds = cli_now() - t0;
+    run->read_s = rd.read_s;
     cli_progress_end(&prog);
     if (!nrecv) {
         cli_error(CMD, "%s: empty input (0 frames)", src.name);
@@ -594,6 +667,15 @@ fail:
 oom:
     cli_error(CMD, "out of memory");
 done:
+    if (rd_started) {
+        pthread_mutex_lock(&rd.mu);
+        rd.stop = 1;
+        pthread_cond_broadcast(&rd.cv);
+        pthread_mutex_unlock(&rd.mu);
+        pthread_join(rd.th, NULL);
+        pthread_mutex_destroy(&rd.mu);
+        pthread_cond_destroy(&rd.cv);
+    }
     vidk_enc_close(&enc);
     if (ctx) {
         for (int k = 0; k < npinned; k++)

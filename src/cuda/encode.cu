@@ -12,16 +12,21 @@
 //     stay on the device); the unit kernel (H.264 inter: one thread per macroblock; HEVC
 //     inter: one warp per CTU; intra frames: a wavefront, one warp per unit row, rows
 //     released by progress counters); statistics (SSE + unit sums into 15 counters);
+//     with the H.264 stream asked for, its entropy coding (stream.cu: only the packed slice
+//     data and their offsets come down; the host writes headers and NAL units);
 //     downloads. Events between the stages time them.
 // The per-unit arithmetic is enc_core.h / enc_tmpl.h, the same source as the CPU backends.
 #include "cuda_common.cuh"
 #include "exec.cuh"
 #include "me_cuda.h"
+#include "stream_cuda.cuh"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "enc/enc.h"
+#include "enc/h264_stream.h"
+#include "enc/h264_stream_core.h"
 #include "enc_warp.cuh"
 
 // ---- the unit drivers with the core primitives, on the device ----
@@ -44,7 +49,7 @@ enum {
     SUM_COUNT = SUM_SSE + 3
 };
 
-enum { EV_T0, EV_T1, EV_T2, EV_T3, EV_T4, EV_T5, EV_COUNT };
+enum { EV_T0, EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_COUNT };
 
 struct EncCuda {
     int pitch[3]; // device row pitch (samples) per plane
@@ -66,6 +71,12 @@ struct EncCuda {
     cudaEvent_t up_beg[2], up_end[2], ev[EV_COUNT];
     unsigned long long h2d[2];
     int cur;
+    // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
+    // environment asks for the host writer (VIDK_STREAM_HOST=1: the decisions, vectors and
+    // levels go down, as before); st_slices: its slices per picture
+    VidkCuStream *st;
+    int st_slices;
+    size_t st_slot; // its slot size (0: no device coder)
 };
 
 inline EncCuda *state(const VidkEncoder *e) {
@@ -198,6 +209,28 @@ __global__ void __launch_bounds__(256)
         if (acc[k]) atomicAdd(&sum[k], acc[k]);
 }
 
+// The frame's decisions, vectors and levels into the host writer's buffers (e->st_*), for
+// a frame the device could not code (a macroblock larger than its slot); synchronous.
+int download_decisions(VidkContext *ctx, VidkEncoder *e, cudaStream_t s,
+                       unsigned long long *bytes) {
+    int err = 0;
+    const EncCuda *c = state(e);
+    const size_t nmbi = (size_t)e->uw * e->uh * sizeof(uint16_t),
+                 nmv = (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
+    *bytes = 0;
+    CUDA_CHECK(cudaMemcpyAsync(e->st_mbi, c->d_mbi, nmbi, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(e->st_mv4, c->d_mv, nmv, cudaMemcpyDeviceToHost, s));
+    *bytes += nmbi + nmv;
+    for (int p = 0; p < 3; p++) {
+        const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
+        CUDA_CHECK(cudaMemcpyAsync(e->st_lev[p], c->d_lev[p], n, cudaMemcpyDeviceToHost, s));
+        *bytes += n;
+    }
+    CUDA_CHECK(cudaStreamSynchronize(s));
+cleanup:
+    return err;
+}
+
 void destroy(EncCuda *c) {
     if (!c) return;
     for (int s = 0; s < 2; s++)
@@ -217,6 +250,7 @@ void destroy(EncCuda *c) {
     cudaFreeHost(c->h_stage[0]);
     cudaFreeHost(c->h_stage[1]);
     cudaFreeHost(c->h_out);
+    vidk_cuda_stream_close(&c->st);
     for (int s = 0; s < 2; s++) {
         vidk_cux::event_destroy(&c->up_beg[s]);
         vidk_cux::event_destroy(&c->up_end[s]);
@@ -257,17 +291,30 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             CUDA_CHECK(cudaMallocHost(&c->h_stage[s], src_bytes));
         size_t out = 0;
         if (e->p.outputs & VIDK_ENC_OUT_RECON) out += src_bytes;
-        // The stream is coded on the host from the decisions, vectors and levels.
+        // The stream is coded on the device from the decisions, vectors and levels, or on the
+        // host (VIDK_STREAM_HOST=1), which then downloads them (st_host).
         const bool st = (e->p.outputs & VIDK_ENC_OUT_STREAM) != 0;
-        if (st) { // the host codes the stream: on all its cores
+        const char *env_host = getenv("VIDK_STREAM_HOST");
+        const bool st_host = st && env_host && !strcmp(env_host, "1");
+        if (st) { // the host codes the frames the device cannot: on all its cores
             err = vidk_pool_create(&e->st_pool, vidk_imin(vidk_cpu_count(), 64));
             if (err < 0) goto cleanup;
             CUDA_CHECK(cudaMalloc(&c->d_mbi, (size_t)e->uw * e->uh * sizeof(uint16_t)));
-            out += (size_t)e->uw * e->uh * sizeof(uint16_t);
+            if (st_host) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
+        }
+        if (st && !st_host) {
+            // Slot size: VIDK_H264S_SLOT_BYTES holds any macroblock; VIDK_STREAM_SLOT_BYTES
+            // (a test hook) makes it smaller, to exercise the host fallback.
+            const char *env_slot = getenv("VIDK_STREAM_SLOT_BYTES");
+            c->st_slot = VIDK_H264S_SLOT_BYTES;
+            if (env_slot && atol(env_slot) > 0)
+                c->st_slot = ((size_t)atol(env_slot) + 3) / 4 * 4;
+            c->st_slices = vidk_imax(1, vidk_imin(e->p.slices ? e->p.slices : 1, e->uh));
         }
         if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st) {
             CUDA_CHECK(cudaMalloc(&c->d_mv, (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
-            out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
+            if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st_host)
+                out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
         }
         if (e->p.outputs & VIDK_ENC_OUT_ENERGY) {
             CUDA_CHECK(cudaMalloc(&c->d_energy, (size_t)e->mb_w * e->mb_h * sizeof(uint32_t)));
@@ -277,7 +324,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             for (int p = 0; p < 3; p++) {
                 const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
                 CUDA_CHECK(cudaMalloc(&c->d_lev[p], n));
-                out += n;
+                if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st_host) out += n;
             }
         }
         c->out_bytes = out;
@@ -292,6 +339,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     }
     for (int k = 0; k < EV_COUNT; k++)
         VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k], true));
+    if (c->st_slot)
+        VIDK_TRY(vidk_cuda_stream_open(ctx, &c->st, e->uw, e->uh, c->st_slices, c->st_slot,
+                                       c->s_code));
     // The first reference is never read before it is written; zero it anyway.
     for (int p = 0; p < 3; p++)
         for (int s = 0; s < 2; s++)
@@ -367,9 +417,11 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         size_t spitch, width, rows;
     } outs[10];
     int nout = 0;
-    VidkMv *h_mv;      // where the downloads land: the caller's maps, else the stream's
-    int16_t *h_lev[3]; // buffers (assigned below)
+    VidkMv *h_mv;        // where the downloads land: the caller's maps, else the stream's
+    int16_t *h_lev[3];   // buffers (assigned below)
+    bool gpu_st = false; // the stream is coded on the device (stream.cu)
     VIDK_TRY(vidk_cuda_enter(ctx));
+    gpu_st = e->stream && c->st && vidk_h264_stream_slices(e->stream) == c->st_slices;
     vidk_enc_frame_setup(e, intra, &f);
     for (int p = 0; p < 3; p++) {
         f.src[p] = src[p];
@@ -432,10 +484,19 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T4], s));
+    if (gpu_st) {
+        // The entropy coding (stream.cu); its slice offsets go down with the other outputs,
+        // its packed slices after the synchronisation below.
+        const int16_t *const lev[3] = {c->d_lev[0], c->d_lev[1], c->d_lev[2]};
+        VIDK_TRY(vidk_cuda_stream_code(ctx, c->st, intra, c->d_mbi, c->d_mv, lev, s));
+        d2h += vidk_cuda_stream_res_bytes(c->st);
+    }
+    CUDA_CHECK(cudaEventRecord(c->ev[EV_S], s));
     CUDA_CHECK(cudaMemcpyAsync(c->h_sum, c->d_sum, SUM_COUNT * sizeof(unsigned long long),
                                cudaMemcpyDeviceToHost, s));
     {
-        // Downloads: straight into pinned caller memory, else through h_out.
+        // Downloads: straight into pinned caller memory, else through h_out. With the stream
+        // coded on the device, only what the caller asked for.
         size_t off = 0;
         auto add = [&](void *dst, size_t dpitch, const void *dev, size_t spitch, size_t width,
                        size_t rows) { outs[nout++] = {dst, dpitch, dev, spitch, width, rows}; };
@@ -443,11 +504,11 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             for (int p = 0; p < 3; p++)
                 add(recon->data[p], (size_t)recon->stride[p], rec[p], (size_t)c->pitch[p],
                     (size_t)(p ? e->w / 2 : e->w), (size_t)(p ? e->h / 2 : e->h));
-        if (f.mv4) {
+        if (f.mv4 && (!gpu_st || (maps && maps->mv))) {
             const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
             add(h_mv, n, c->d_mv, n, n, (size_t)(e->H / 4));
         }
-        if (f.mbi) {
+        if (f.mbi && !gpu_st) {
             const size_t n = (size_t)e->uw * sizeof(uint16_t);
             add(e->st_mbi, n, c->d_mbi, n, n, (size_t)e->uh);
         }
@@ -456,7 +517,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             add(maps->energy, n, c->d_energy, n, n, (size_t)e->mb_h);
         }
         for (int p = 0; p < 3; p++)
-            if (f.lev[p]) {
+            if (f.lev[p] && (!gpu_st || (maps && maps->levels[p]))) {
                 const size_t n = (size_t)(p ? e->W / 2 : e->W) * sizeof(int16_t);
                 add(h_lev[p], n, c->d_lev[p], n, n, (size_t)(p ? e->H / 2 : e->H));
             }
@@ -510,10 +571,36 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     info->stage_ms[VIDK_ENC_STAGE_CODE] = vidk_cux::event_elapsed(c->ev[EV_T2], c->ev[EV_T3]);
     info->stage_ms[VIDK_ENC_STAGE_STATS] = vidk_cux::event_elapsed(c->ev[EV_T3], c->ev[EV_T4]);
     info->stage_ms[VIDK_ENC_STAGE_DOWNLOAD] =
-        vidk_cux::event_elapsed(c->ev[EV_T4], c->ev[EV_T5]);
+        vidk_cux::event_elapsed(c->ev[EV_S], c->ev[EV_T5]);
     info->h2d_bytes = c->h2d[slot];
     info->d2h_bytes = d2h;
-    VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
+    if (gpu_st) {
+        const double t0 = vidk_enc_now_ms();
+        const uint8_t *bits = nullptr;
+        const uint64_t *off = nullptr;
+        size_t nb = 0;
+        VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st, s, &bits, &off, &nb));
+        if (err == 0) { // the slice headers, the join and the NAL units on the host
+            VIDK_TRY(vidk_h264_stream_frame_packed(e->stream, index, intra, bits, off,
+                                                   &info->stream, &info->stream_size));
+            info->d2h_bytes += nb;
+        } else { // a macroblock did not fit its slot: the host writer codes this frame
+            unsigned long long got = 0;
+            err = 0;
+            vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
+                     (long long)index);
+            VIDK_TRY(download_decisions(ctx, e, s, &got));
+            info->d2h_bytes += got;
+            VIDK_TRY(vidk_enc_write_stream(e, index, intra, e->st_mv4, e->st_lev, info));
+        }
+        info->stage_ms[VIDK_ENC_STAGE_STREAM] =
+            vidk_cux::event_elapsed(c->ev[EV_T4], c->ev[EV_S]) + (vidk_enc_now_ms() - t0);
+    } else {
+        if (e->stream)
+            vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
+                     (long long)index);
+        VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
+    }
     c->cur ^= 1;
 cleanup:
     if (err < 0) {

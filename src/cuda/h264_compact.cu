@@ -441,6 +441,53 @@ int graph_call(Exec *x, GraphState *gs, const GraphCall &gc, int graphs, size_t 
     return finish(x);
 }
 
+// The two size classes of a call (plane: plane-mode records, no per-block output).
+void classes_init(Class cls[2], const VidkH264Batch *b, const VidkH264CudaOpts &o,
+                  uint32_t target, bool whole, bool plane) {
+    for (int s = 0; s < 2; s++) {
+        Class *c = &cls[s];
+        memset(c, 0, sizeof(*c));
+        c->n = s ? 8 : 4;
+        c->count = b->list[s].count;
+        c->rec_bytes = plane ? (size_t)(s ? 2 * kRecHeader : kRecHeader)
+                             : (size_t)kRecHeader + (o.fused ? (size_t)c->n * c->n : 0);
+        c->out_bytes = plane ? 0 : (size_t)c->n * c->n * (o.fused ? 1 : 2);
+        c->chunk = class_chunk(c, s, target, whole);
+    }
+}
+
+// The common data: the level scales, then each DC group's meta word and levels.
+void fill_common(uint8_t *h_common, const VidkH264Batch *b, size_t off_dcm, size_t off_dcc) {
+    level_scales(reinterpret_cast<int16_t *>(h_common),
+                 reinterpret_cast<int16_t *>(h_common + kLs4Bytes), &b->scaling);
+    for (uint32_t g = 0; g < b->dc.count; g++) {
+        const int type = b->dc.type[g];
+        const int l = list_index(b->dc.plane[g], b->dc.flags[g] & VIDK_H264_BLK_INTRA);
+        const int qpdc = b->dc.qp[g] + (type == kDcChroma422 ? 3 : 0);
+        const uint32_t ls = (uint32_t)b->scaling.m4[l][0] * vidk_h264_norm4[qpdc % 6][0];
+        const uint32_t meta = ls | (uint32_t)qpdc << 16 | (uint32_t)type << 24;
+        memcpy(h_common + off_dcm + (size_t)g * 4, &meta, 4);
+        memcpy(h_common + off_dcc + (size_t)g * 32, b->dc.coef + (size_t)g * 16, 32);
+    }
+}
+
+// Writes back chunks *next.. (before upto) in order: those whose event has fired, or with
+// wait every one after its event; over the host staging pool where given.
+int unpack_landed(Exec *x, Class *cls, const VidkH264Batch *b, VidkPicture *pic, bool fused,
+                  const Chunk *chunks, int *next, int upto, bool wait, VidkThreadPool *pool) {
+    for (; *next < upto; ++*next) {
+        const Chunk *u = &chunks[*next];
+        const int q = wait ? event_sync(x, u->ev) : event_query(x, u->ev);
+        if (q < 0) return q;
+        if (!wait && !q) break;
+        if (pool)
+            unpack_chunk_host(&cls[u->cls], &b->list[u->cls], pic, fused, u, pool);
+        else
+            unpack_chunk(&cls[u->cls], &b->list[u->cls], pic, fused, u);
+    }
+    return 0;
+}
+
 // A chunk's records and values up (rb, vb bytes), then its kernel, on the chunk's stream.
 int chunk_launch(Exec *x, const Class *c, const Chunk *ch, const InvKernel &k, const Launch &l,
                  const InvArgs &a, size_t rb, size_t vb) {
@@ -487,15 +534,7 @@ int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl)
     pl->graph = !x->emu && (o.graphs == 1 || (o.graphs == -1 && units <= target));
     if (pl->graph && !(gs = graph_state(x))) return VIDK_ERR(ENOMEM);
     if (pl->graph && o.graphs == -1 && gs->broken) pl->graph = false;
-    for (int s = 0; s < 2; s++) {
-        Class *c = &cls[s];
-        memset(c, 0, sizeof(*c));
-        c->n = s ? 8 : 4;
-        c->count = b->list[s].count;
-        c->rec_bytes = (size_t)kRecHeader + (o.fused ? (size_t)c->n * c->n : 0);
-        c->out_bytes = (size_t)c->n * c->n * (o.fused ? 1 : 2);
-        c->chunk = class_chunk(c, s, target, !o.pipeline || pl->graph);
-    }
+    classes_init(cls, b, o, target, !o.pipeline || pl->graph, false);
 
     // Buffers first: growing one waits for the streams and frees the old one.
     if ((err = common_buffers(x, ndc, &off_dcm, &off_dcc, &common_bytes, &h_common,
@@ -508,17 +547,7 @@ int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl)
     nch = make_chunks(chunks, cls, pl->graph || !o.pipeline, pl->ns);
 
     // Tables and DC groups.
-    level_scales(reinterpret_cast<int16_t *>(h_common),
-                 reinterpret_cast<int16_t *>(h_common + kLs4Bytes), &b->scaling);
-    for (uint32_t g = 0; g < ndc; g++) {
-        const int type = b->dc.type[g];
-        const int l = list_index(b->dc.plane[g], b->dc.flags[g] & VIDK_H264_BLK_INTRA);
-        const int qpdc = b->dc.qp[g] + (type == kDcChroma422 ? 3 : 0);
-        const uint32_t ls = (uint32_t)b->scaling.m4[l][0] * vidk_h264_norm4[qpdc % 6][0];
-        const uint32_t meta = ls | (uint32_t)qpdc << 16 | (uint32_t)type << 24;
-        memcpy(h_common + off_dcm + (size_t)g * 4, &meta, 4);
-        memcpy(h_common + off_dcc + (size_t)g * 32, b->dc.coef + (size_t)g * 16, 32);
-    }
+    fill_common(h_common, b, off_dcm, off_dcc);
 
     if ((err = timing_start(x)) < 0) goto cleanup;
     packed_all = pl->graph || !o.pipeline;
@@ -580,22 +609,13 @@ int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl)
         h2d_total += rb + vb;
         d2h_total += ob;
         // Write back the chunks that have landed, in order, while later ones run.
-        while (next_unpack < i) {
-            const int q = event_query(x, chunks[next_unpack].ev);
-            if (q < 0) {
-                err = q;
-                goto cleanup;
-            }
-            if (!q) break;
-            const Chunk *u = &chunks[next_unpack++];
-            unpack_chunk(&cls[u->cls], &b->list[u->cls], pic, o.fused, u);
-        }
+        if ((err = unpack_landed(x, cls, b, pic, o.fused, chunks, &next_unpack, i, false,
+                                 nullptr)) < 0)
+            goto cleanup;
     }
-    for (; next_unpack < nch; next_unpack++) {
-        const Chunk *u = &chunks[next_unpack];
-        if ((err = event_sync(x, u->ev)) < 0) goto cleanup;
-        unpack_chunk(&cls[u->cls], &b->list[u->cls], pic, o.fused, u);
-    }
+    if ((err = unpack_landed(x, cls, b, pic, o.fused, chunks, &next_unpack, nch, true,
+                             nullptr)) < 0)
+        goto cleanup;
     err = finish(x);
 cleanup:
     free(chunks);

@@ -242,20 +242,6 @@ void plane_job(void *arg, int job, int) {
     }
 }
 
-void fill_common(uint8_t *h_common, const VidkH264Batch *b, size_t off_dcm, size_t off_dcc) {
-    level_scales(reinterpret_cast<int16_t *>(h_common),
-                 reinterpret_cast<int16_t *>(h_common + kLs4Bytes), &b->scaling);
-    for (uint32_t g = 0; g < b->dc.count; g++) {
-        const int type = b->dc.type[g];
-        const int l = list_index(b->dc.plane[g], b->dc.flags[g] & VIDK_H264_BLK_INTRA);
-        const int qpdc = b->dc.qp[g] + (type == kDcChroma422 ? 3 : 0);
-        const uint32_t ls = (uint32_t)b->scaling.m4[l][0] * vidk_h264_norm4[qpdc % 6][0];
-        const uint32_t meta = ls | (uint32_t)qpdc << 16 | (uint32_t)type << 24;
-        memcpy(h_common + off_dcm + (size_t)g * 4, &meta, 4);
-        memcpy(h_common + off_dcc + (size_t)g * 32, b->dc.coef + (size_t)g * 16, 32);
-    }
-}
-
 int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl,
                          VidkThreadPool *pool) {
     int err = 0;
@@ -300,18 +286,9 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
     pl->graph = !x->emu && !plane && (o.graphs == 1 || (o.graphs == -1 && units <= target));
     if (pl->graph && !(gs = graph_state(x))) return VIDK_ERR(ENOMEM);
     if (pl->graph && o.graphs == -1 && gs->broken) pl->graph = false;
-    for (int s = 0; s < 2; s++) {
-        Class *c = &cls[s];
-        memset(c, 0, sizeof(*c));
-        c->n = s ? 8 : 4;
-        c->count = b->list[s].count;
-        c->rec_bytes = plane ? (size_t)(s ? 2 * kRecHeader : kRecHeader)
-                             : (size_t)kRecHeader + (o.fused ? (size_t)c->n * c->n : 0);
-        c->out_bytes = plane ? 0 : (size_t)c->n * c->n * (o.fused ? 1 : 2);
-        c->chunk = class_chunk(c, s, target, !o.pipeline || pl->graph);
-        const uint32_t jobs = (c->chunk + 255) / 256 + 1;
-        if (jobs > maxjobs) maxjobs = jobs;
-    }
+    classes_init(cls, b, o, target, !o.pipeline || pl->graph, plane);
+    for (int s = 0; s < 2; s++)
+        if ((cls[s].chunk + 255) / 256 + 1 > maxjobs) maxjobs = (cls[s].chunk + 255) / 256 + 1;
 
     for (int p = 0; p < np && plane; p++)
         if (!o.staged && plane_pinned(x, pic, p, pj.pw[p], pj.ph[p])) direct |= 1u << p;
@@ -473,16 +450,9 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
         h2d_total += rb + vb;
         d2h_total += ob;
         // Write back the chunks that have landed, in order, while later ones run.
-        while (!plane && next_unpack < i) {
-            const int q = event_query(x, chunks[next_unpack].ev);
-            if (q < 0) {
-                err = q;
-                goto cleanup;
-            }
-            if (!q) break;
-            const Chunk *u = &chunks[next_unpack++];
-            unpack_chunk_host(&cls[u->cls], &b->list[u->cls], pic, o.fused, u, pool);
-        }
+        if (!plane && (err = unpack_landed(x, cls, b, pic, o.fused, chunks, &next_unpack, i,
+                                           false, pool)) < 0)
+            goto cleanup;
     }
     if (plane) {
         // Plane p comes back on stream p % streams once every writer of it has run (4); the
@@ -521,12 +491,9 @@ int compact_inverse_host(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan
             vidk_pool_run(pool, pj.jobs[p + 1], plane_job,
                           &pj); // jobs of planes 0..p (others skip)
         }
-    } else {
-        for (; next_unpack < nch; next_unpack++) {
-            const Chunk *u = &chunks[next_unpack];
-            if ((err = event_sync(x, u->ev)) < 0) goto cleanup;
-            unpack_chunk_host(&cls[u->cls], &b->list[u->cls], pic, o.fused, u, pool);
-        }
+    } else if ((err = unpack_landed(x, cls, b, pic, o.fused, chunks, &next_unpack, nch, true,
+                                    pool)) < 0) {
+        goto cleanup;
     }
     err = finish(x);
 cleanup:

@@ -182,6 +182,13 @@ int chunk_launch(Exec *x, const Class *c, const Chunk *ch, const InvKernel &k, c
                  const InvArgs &a, size_t rb, size_t vb);
 int chunk_download(Exec *x, const Class *c, const Chunk *ch, size_t ob);
 int compact_inverse(Exec *x, const VidkH264Batch *b, VidkPicture *pic, Plan *pl);
+void classes_init(Class cls[2], const VidkH264Batch *b, const VidkH264CudaOpts &o,
+                  uint32_t target, bool whole, bool plane);
+void fill_common(uint8_t *h_common, const VidkH264Batch *b, size_t off_dcm, size_t off_dcc);
+void unpack_chunk_host(Class *c, const VidkH264BlockList *l, VidkPicture *pic, bool fused,
+                       const Chunk *ch, VidkThreadPool *pool);
+int unpack_landed(Exec *x, Class *cls, const VidkH264Batch *b, VidkPicture *pic, bool fused,
+                  const Chunk *chunks, int *next, int upto, bool wait, VidkThreadPool *pool);
 int host_pool(Exec *x, int want, VidkThreadPool **out);
 int batch_inverse(VidkContext *ctx, const VidkH264Batch *b, VidkPicture *pic,
                   const VidkH264CudaOpts *opts, bool emu);

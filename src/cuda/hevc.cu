@@ -261,30 +261,6 @@ uint16_t pack_key(const VidkHevcTb *t) {
     return (uint16_t)(t->qp | t->plane << 7 | t->flags << 9);
 }
 
-int check_record(const VidkHevcTb *t, int size, int bd) {
-    if (t->plane > 2 || t->reserved) return VIDK_ERR(EINVAL);
-    return vidk_hevc_check_tb(size, t->qp, bd, t->flags);
-}
-
-// Everything but the records (src/hevc_batch.c: batch_begin and the forward's pointers).
-int check_batch(const VidkHevcBatch *b, bool forward) {
-    if (b->bitdepth < VIDK_HEVC_MIN_BITDEPTH || b->bitdepth > VIDK_HEVC_MAX_BITDEPTH)
-        return VIDK_ERR(EINVAL);
-    for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++) {
-        const VidkHevcTbList *l = &b->list[s];
-        if (l->count > l->capacity) return VIDK_ERR(EINVAL);
-        if (l->count && (!l->tb || !l->res || !l->lev || !l->nnz)) return VIDK_ERR(EINVAL);
-        if (forward && l->count && (!l->nz_index || (b->compact_levels && !l->nz_lev)))
-            return VIDK_ERR(EINVAL);
-    }
-    if (b->scaling_lists) {
-        const uint8_t *p = reinterpret_cast<const uint8_t *>(&b->scaling);
-        for (size_t i = 0; i < sizeof(b->scaling); i++)
-            if (!p[i]) return VIDK_ERR(EINVAL);
-    }
-    return 0;
-}
-
 uint32_t record_word(const VidkHevcTb *t) {
     uint32_t k;
     memcpy(&k, &t->plane, 4); // plane, qp, flags, reserved
@@ -303,34 +279,17 @@ int scan_records(const VidkHevcTbList *l, int s, int bd, const uint32_t *idx, ui
         if (!i) first = k;
         if (k != first) *uniform = false;
         if (k == last) continue;
-        if (check_record(t, s, bd) < 0) return VIDK_ERR(EINVAL);
+        if (vidk_hevc_check_record(t, s, bd) < 0) return VIDK_ERR(EINVAL);
         last = k;
     }
     return 0;
 }
 
-int picture_planes(const VidkPicture *p, int bd, Planes *pl) {
-    if (!p || p->bitdepth != bd || p->w < 1 || p->h < 1 || !p->data[0]) return VIDK_ERR(EINVAL);
-    for (int i = 0; i < 3; i++) {
-        pl->w[i] = pl->h[i] = 0;
-        if (vidk_picture_plane_size(p, i, &pl->w[i], &pl->h[i]) < 0 || !p->data[i])
-            pl->w[i] = pl->h[i] = 0;
-    }
-    pl->pb = bd > 8 ? 2 : 1;
-    return 0;
-}
-
-int check_positions(const VidkHevcBatch *b, const Planes *pl) {
-    for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++) {
-        const VidkHevcTbList *l = &b->list[s];
-        const int n = 4 << s;
-        for (uint32_t i = 0; i < l->count; i++) {
-            const VidkHevcTb *t = &l->tb[i];
-            const int p = t->plane;
-            if (p > 2 || (t->x & (n - 1)) || (t->y & (n - 1))) return VIDK_ERR(EINVAL);
-            if (t->x + n > pl->w[p] || t->y + n > pl->h[p]) return VIDK_ERR(EINVAL);
-        }
-    }
+int check_positions(const VidkHevcBatch *b, const VidkHevcPlanes *pl) {
+    for (int s = 0; s < VIDK_HEVC_TB_SIZES; s++)
+        for (uint32_t i = 0; i < b->list[s].count; i++)
+            if (vidk_hevc_check_position(&b->list[s].tb[i], 4 << s, pl) < 0)
+                return VIDK_ERR(EINVAL);
     return 0;
 }
 

@@ -497,7 +497,7 @@ int run_forward(VidkContext *ctx, VidkHevcBatch *b, const VidkHevcCudaOpts *opts
     if (!ctx || !b) return VIDK_ERR(EINVAL);
     if (!emu && !ctx->cuda) return VIDK_ERR_NODEV;
     if ((err = resolve_opts(ctx, opts, emu, &o)) < 0) return err;
-    if ((err = check_batch(b, true)) < 0) return err;
+    if ((err = vidk_hevc_batch_check(b, 1)) < 0) return err;
     hevc_exec_init(&x, ctx, emu);
     exec_opts(&x, &o);
     memset(&r, 0, sizeof(r));

@@ -155,15 +155,10 @@ void exec_opts(HevcExec *x, const VidkHevcCudaOpts *o);
 int resolve_opts(const VidkContext *ctx, const VidkHevcCudaOpts *in, bool emu,
                  VidkHevcCudaOpts *o);
 uint16_t pack_key(const VidkHevcTb *t);
-int check_batch(const VidkHevcBatch *b, bool forward);
 int scan_records(const VidkHevcTbList *l, int s, int bd, const uint32_t *idx, uint32_t lo,
                  uint32_t n, bool *uniform);
 
-struct Planes {
-    int w[3], h[3], pb;
-};
-int picture_planes(const VidkPicture *p, int bd, Planes *pl);
-int check_positions(const VidkHevcBatch *b, const Planes *pl);
+int check_positions(const VidkHevcBatch *b, const VidkHevcPlanes *pl);
 int scaling_tables(HevcExec *x, const VidkHevcBatch *b, const int32_t **qs, const int16_t **ds);
 
 struct Chunk {

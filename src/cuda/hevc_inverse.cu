@@ -14,7 +14,7 @@ struct InvRun {
     HevcExec *x;
     VidkHevcBatch *b;
     VidkPicture *pic;
-    Planes pl;
+    VidkHevcPlanes pl;
     int out; // OUT_*
     Layout L;
     uint32_t *idx[4]; // non-zero TBs of each list (indices, increasing); dense: all TBs
@@ -321,7 +321,7 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
     if (!ctx || !b) return VIDK_ERR(EINVAL);
     if (!emu && !ctx->cuda) return VIDK_ERR_NODEV;
     if ((err = resolve_opts(ctx, opts, emu, &o)) < 0) return err;
-    if ((err = check_batch(b, false)) < 0) return err;
+    if ((err = vidk_hevc_batch_check(b, 0)) < 0) return err;
     for (int s = 0; s < 4; s++) {
         bool uniform;
         if ((err = scan_records(&b->list[s], s, b->bitdepth, nullptr, 0, b->list[s].count,
@@ -332,7 +332,7 @@ int run_inverse(VidkContext *ctx, VidkHevcBatch *b, VidkPicture *pic,
     memset(&now, 0, sizeof(now));
     r.pl.pb = 2;
     if (pic) {
-        if ((err = picture_planes(pic, b->bitdepth, &r.pl)) < 0) return err;
+        if ((err = vidk_hevc_picture_planes(pic, b->bitdepth, &r.pl)) < 0) return err;
         if ((err = check_positions(b, &r.pl)) < 0) return err;
     }
     hevc_exec_init(&x, ctx, emu);

@@ -75,34 +75,34 @@ __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, con
     }
 }
 
+// The keys of Keys41 that the flags FL compute, each through OP(key).
+#define F41_KEYS(OP)                                                                           \
+    _Pragma("unroll") for (int i = 0; i < 4; i++) {                                            \
+        OP(k4[i][0]);                                                                          \
+        OP(k4[i][1]);                                                                          \
+    }                                                                                          \
+    if (FL & F_SUB) {                                                                          \
+        _Pragma("unroll") for (int i = 0; i < 4; i++) OP(k84[i]);                              \
+        _Pragma("unroll") for (int q = 0; q < 2; q++) {                                        \
+            OP(k48[q][0]);                                                                     \
+            OP(k48[q][1]);                                                                     \
+            OP(k88[q]);                                                                        \
+        }                                                                                      \
+        OP(k816);                                                                              \
+        OP(k168);                                                                              \
+    }                                                                                          \
+    if (FL & F_MID) OP(k16);                                                                   \
+    if (FL & F_BIG) {                                                                          \
+        OP(k32);                                                                               \
+        OP(k64);                                                                               \
+    }
+
 // Running minimum of the keys over one (NC = 1) or two (NC = 2, one 3-input min)
 // candidates.
 template <int FL, int NC>
 __device__ __forceinline__ void f41_merge(Keys41 &kk, const Keys41 &x, const Keys41 &y) {
 #define VK_M(f) kk.f = NC == 2 ? vk_umin3(kk.f, x.f, y.f) : vk_umin(kk.f, x.f)
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        VK_M(k4[i][0]);
-        VK_M(k4[i][1]);
-    }
-    if (FL & F_SUB) {
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-            VK_M(k84[i]);
-#pragma unroll
-        for (int q = 0; q < 2; q++) {
-            VK_M(k48[q][0]);
-            VK_M(k48[q][1]);
-            VK_M(k88[q]);
-        }
-        VK_M(k816);
-        VK_M(k168);
-    }
-    if (FL & F_MID) VK_M(k16);
-    if (FL & F_BIG) {
-        VK_M(k32);
-        VK_M(k64);
-    }
+    F41_KEYS(VK_M)
 #undef VK_M
 }
 
@@ -182,29 +182,7 @@ f41_chunk(const unsigned *__restrict__ row, int wp, unsigned sel, const unsigned
 // initial value stays there).
 template <int FL> __device__ __forceinline__ void f41_unoffset(Keys41 &kk) {
 #define VK_U(f) kk.f = kk.f != 0xffffffffu ? kk.f - 0x4B000000u : kk.f
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        VK_U(k4[i][0]);
-        VK_U(k4[i][1]);
-    }
-    if (FL & F_SUB) {
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-            VK_U(k84[i]);
-#pragma unroll
-        for (int q = 0; q < 2; q++) {
-            VK_U(k48[q][0]);
-            VK_U(k48[q][1]);
-            VK_U(k88[q]);
-        }
-        VK_U(k816);
-        VK_U(k168);
-    }
-    if (FL & F_MID) VK_U(k16);
-    if (FL & F_BIG) {
-        VK_U(k32);
-        VK_U(k64);
-    }
+    F41_KEYS(VK_U)
 #undef VK_U
 }
 

@@ -1,6 +1,8 @@
 /* The H.264 stream writer (docs/STREAM.md): Annex-B access units, High profile, CAVLC, from
  * the coding loop's decisions (per-macroblock decision words, vectors, levels). Host code,
- * shared by every backend: the same decisions give the same bytes. Not installed. */
+ * shared by every backend: the same decisions give the same bytes (the cuda backend codes
+ * the macroblocks on the device with the same core, src/enc/h264_stream_core.h, and hands
+ * the packed slices to vidk_h264_stream_frame_packed). Not installed. */
 #ifndef VIDK_H264_STREAM_H
 #define VIDK_H264_STREAM_H
 
@@ -37,6 +39,17 @@ void vidk_h264_stream_free(VidkH264Stream *s);
  * VIDK_ERR(ENOMEM). */
 int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
                            const VidkH264StreamFrame *f, const uint8_t **data, size_t *size);
+/* The same access unit from slices coded elsewhere (the CUDA entropy coder, src/cuda/
+ * stream.cu): slice k's slice_data() without its trailing bits (the macroblocks, each coded
+ * one after its mb_skip_run in P slices, and a final mb_skip_run) is bits off[k] to
+ * off[k + 1] - 1 of `bits` (most significant bit of each byte first; off[0..slices], bits
+ * readable 8 bytes past bit off[slices]). The writer's state advances as with
+ * vidk_h264_stream_frame (frames in order, either function). Returns 0 or VIDK_ERR(ENOMEM). */
+int vidk_h264_stream_frame_packed(VidkH264Stream *s, int64_t index, int intra,
+                                  const uint8_t *bits, const uint64_t *off,
+                                  const uint8_t **data, size_t *size);
+/* Slices per picture (the one given at creation, clamped to 1..macroblock rows). */
+int vidk_h264_stream_slices(const VidkH264Stream *s);
 /* The level_idc the SPS carries (Table A-1 by frame size and macroblock rate). */
 int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den);
 

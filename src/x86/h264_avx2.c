@@ -20,12 +20,6 @@
 #pragma GCC optimize("no-tree-loop-distribute-patterns")
 #endif
 
-#if defined(__GNUC__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
-
 #define ADD _mm256_add_epi32
 #define SUB _mm256_sub_epi32
 #define SRA _mm256_srai_epi32

@@ -7,12 +7,6 @@
 #include "internal.h"
 #include "x86/h264_tx8.h"
 
-#if defined(__GNUC__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
-
 /* 16 levels: sign(w) * min(32767, (|w| * mf + f) >> qbits). */
 static inline __m512i quant16(__m512i w, __m512i mf, __m512i f64, __m128i cnt) {
     const __mmask16 neg = _mm512_cmplt_epi32_mask(w, _mm512_setzero_si512());

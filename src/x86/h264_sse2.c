@@ -20,12 +20,6 @@
 #pragma GCC optimize("no-tree-loop-distribute-patterns")
 #endif
 
-#if defined(__GNUC__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
-
 /* ---- small helpers ---------------------------------------------------------------- */
 
 static inline __m128i load32(const uint8_t *p) {

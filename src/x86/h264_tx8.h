@@ -47,6 +47,13 @@
 #include <immintrin.h>
 #endif
 
+/* Keeps a rarely taken path out of line (the common path stays small). */
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 /* 1-D inverse 8-point transform (8.5.13.2) across x[0..7]. */
 #define H264_ITX8(T, ADD, SUB, SRA, x)                                                         \
     do {                                                                                       \
@@ -364,7 +371,7 @@ static inline void h264_itx4_add_big(uint8_t *dst, ptrdiff_t stride, __m128i a, 
 
 /* idct_add16 4x4 (int16 input, x264's interface) of one ISA file: the max test covers the
  * common blocks on the 16-bit path; the others take an out-of-line exact path (kept out
- * of line so the common path stays small). The including file defines NOINLINE. */
+ * of line so the common path stays small). */
 #define H264_DEF_IDCT_ADD16_4X4(name)                                                          \
     static NOINLINE void name##_big(uint8_t *dst, ptrdiff_t stride, __m128i a, __m128i b) {    \
         h264_itx4_add_big(dst, stride, a, b);                                                  \

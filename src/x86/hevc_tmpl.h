@@ -242,7 +242,7 @@ HT_INLINE void fwd_stage1(int16_t *o, int op, int16_t *a, int ap, int n, int s) 
         }
         for (int j = 0; j < m / 2; j++) {
             const int k = (2 * j + 1) * step;
-            const uint32_t *t = hevc_pr + k * sc * 16;
+            const uint32_t *t = vidk_hevc_pairs.pr + k * sc * 16;
             VEC slo = MADD(plo[0], SET1_32((int32_t)t[0])),
                 shi = MADD(phi[0], SET1_32((int32_t)t[0]));
             for (int p = 1; p < m / 4; p++) {
@@ -262,7 +262,8 @@ HT_INLINE void fwd_stage1(int16_t *o, int op, int16_t *a, int ap, int n, int s) 
     const VEC l0 = UNPACKLO16(a0, a3), h0 = UNPACKHI16(a0, a3);
     const VEC l1 = UNPACKLO16(a1, a2), h1 = UNPACKHI16(a1, a2);
     for (int k4 = 0; k4 < 4; k4++) {
-        const VEC c0 = SET1_32((int32_t)hevc_f4[k4]), c1 = SET1_32((int32_t)hevc_f4[4 + k4]);
+        const VEC c0 = SET1_32((int32_t)vidk_hevc_pairs.f4[k4]),
+                  c1 = SET1_32((int32_t)vidk_hevc_pairs.f4[4 + k4]);
         STOREU(o + k4 * step * op, rshift_pack(ADD32(MADD(l0, c0), MADD(l1, c1)),
                                                ADD32(MADD(h0, c0), MADD(h1, c1)), rnd, s));
     }
@@ -274,7 +275,9 @@ HT_INLINE void fwd_stage1(int16_t *o, int op, int16_t *a, int ap, int n, int s) 
 HT_INLINE void fwd_stage2(int16_t *const *dst, int g_n, int voff, const int16_t *in, int ip,
                           int n, int s) {
     const VEC rnd = SET1_32(1 << (s - 1));
-    const uint32_t *tab = n == 8 ? hevc_f2_8 : n == 16 ? hevc_f2_16 : hevc_f2_32;
+    const uint32_t *tab = n == 8    ? vidk_hevc_pairs.f2_8
+                          : n == 16 ? vidk_hevc_pairs.f2_16
+                                    : vidk_hevc_pairs.f2_32;
     VEC plo[16], phi[16];
     for (int p = 0; p < n / 2; p++) {
         const VEC x = LOADU(in + p * ip), y = LOADU(in + (n - 1 - p) * ip);
@@ -313,7 +316,8 @@ HT_INLINE void inv_1d(int16_t *o, int op, const int16_t *const *src, int g_n, in
         const VEC el = UNPACKLO16(d0, d2), eh = UNPACKHI16(d0, d2);
         const VEC ol = UNPACKLO16(d1, d3), oh = UNPACKHI16(d1, d3);
         for (int y = 0; y < 2; y++) {
-            const VEC ce = SET1_32((int32_t)hevc_i4[y]), co = SET1_32((int32_t)hevc_i4[2 + y]);
+            const VEC ce = SET1_32((int32_t)vidk_hevc_pairs.i4[y]),
+                      co = SET1_32((int32_t)vidk_hevc_pairs.i4[2 + y]);
             const VEC elo = MADD(el, ce), ehi = MADD(eh, ce), olo = MADD(ol, co),
                       ohi = MADD(oh, co);
             rlo[y] = ADD32(elo, olo);
@@ -324,7 +328,9 @@ HT_INLINE void inv_1d(int16_t *o, int op, const int16_t *const *src, int g_n, in
     }
     for (int m = 8; m <= n; m *= 2) {
         const int st = n / m; /* odd rows of this level: (2j + 1) * st */
-        const uint32_t *tab = m == 8 ? hevc_io_8 : m == 16 ? hevc_io_16 : hevc_io_32;
+        const uint32_t *tab = m == 8    ? vidk_hevc_pairs.io_8
+                              : m == 16 ? vidk_hevc_pairs.io_16
+                                        : vidk_hevc_pairs.io_32;
         VEC plo[8], phi[8];
         for (int j = 0; j < m / 2; j += 2) {
             const VEC x = DROW((2 * j + 1) * st), y = DROW((2 * j + 3) * st);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# device-stream.sh: the H.264 stream on the GPU machine, after a build (device-check.sh).
+#
+#   scripts/device-stream.sh BUILD CLIPDIR
+#
+# 1. cuda against threads: the same stream bytes for a covering set of parameters (sizes
+#    that are not multiples of 16, QP 0 .. 51, keyints, ranges, slices, the real clips and a
+#    1080p mosaic), also with the host entropy coder (VIDK_STREAM_HOST=1) where the build
+#    has the device one; prints "same" or "DIFFER" per row and exits 1 on any difference;
+# 2. FFmpeg's decode against --recon when ffmpeg is installed (tests/stream_check.py);
+# 3. whole-file timings of `vidkern encode -o` on a 300-frame 1080p mosaic, from a file and
+#    from stdin, cuda and threads, R 16 and 32 (host wall clock, stages, host loop split).
+#
+# Environment: OUT (logs; default BUILD/logs), FRAMES (default 300).
+set -u -o pipefail
+build=${1:?usage: device-stream.sh BUILD CLIPDIR}
+clips=${2:?usage: device-stream.sh BUILD CLIPDIR}
+out=${OUT:-$build/logs}
+frames=${FRAMES:-300}
+mkdir -p "$out"
+V=$build/tools/vidkern
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bad=0
+
+python3 "$(dirname "$0")/mosaic-y4m.py" "$clips/basketballpass_416x240_50fps_100f.y4m" 1920 1080 \
+    "$frames" "$tmp/m1080.y4m" || exit 1
+
+echo "== cuda against threads (stream bytes)"
+while IFS= read -r args; do
+    [ -n "$args" ] || continue
+    # shellcheck disable=SC2086
+    "$V" encode $args -o "$tmp/c.264" --recon "$tmp/c.y4m" --backend cuda --quiet \
+        >/dev/null 2>"$tmp/e" || { cat "$tmp/e"; bad=1; }
+    # shellcheck disable=SC2086
+    "$V" encode $args -o "$tmp/t.264" --backend threads --quiet >/dev/null 2>"$tmp/e" ||
+        { cat "$tmp/e"; bad=1; }
+    # shellcheck disable=SC2086
+    VIDK_STREAM_HOST=1 "$V" encode $args -o "$tmp/h.264" --backend cuda --quiet >/dev/null \
+        2>"$tmp/e" || { cat "$tmp/e"; bad=1; }
+    r=same
+    cmp -s "$tmp/c.264" "$tmp/t.264" || { r=DIFFER; bad=1; }
+    cmp -s "$tmp/h.264" "$tmp/t.264" || { r="$r DIFFER(host)"; bad=1; }
+    if command -v ffmpeg >/dev/null; then
+        python3 tests/stream_check.py "$tmp/c.264" "$tmp/c.y4m" >"$tmp/j" 2>&1 ||
+            { r="$r FFMPEG-FAIL"; bad=1; cat "$tmp/j"; }
+    fi
+    echo "$r  $(stat -c %s "$tmp/c.264") bytes  $args"
+done <<EOF
+--size 176x100 --gen-frames 6 --qp 22 --range 8 --slices 3
+--size 200x120 --gen-frames 8 --qp 0 --keyint 3 --range 6
+--size 18x18 --gen-frames 4 --qp 51
+--size 1918x1080 --gen-frames 3 --qp 37 --range 4 --slices 4
+$clips/akiyo_176x144_30fps_30f.y4m --qp 1 --range 0
+$clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10
+$clips/container_352x288_30fps_15f.y4m --qp 22 --range 4 --keyint 1
+$clips/basketballpass_416x240_50fps_100f.y4m --qp 27 --range 64
+$clips/kristenandsara_1280x720_60fps_1f.y4m --qp 30
+$tmp/m1080.y4m --frames 40 --qp 30 --range 16 --keyint 30
+EOF
+
+echo "== whole file: vidkern encode -o, 1080p mosaic, $frames frames, QP 30"
+for be in cuda threads; do
+    for r in 16 32; do
+        "$V" encode "$tmp/m1080.y4m" -o "$tmp/o.264" --range "$r" --qp 30 --backend "$be" \
+            --quiet 2>&1 | grep -E "stream |stage|time |host " | sed "s/^/$be R$r file: /"
+    done
+done
+"$V" encode - -o "$tmp/o.264" --range 16 --qp 30 --backend cuda --quiet <"$tmp/m1080.y4m" 2>&1 |
+    grep -E "time |host " | sed "s/^/cuda R16 stdin: /"
+cat "$tmp/m1080.y4m" | "$V" encode - -o - --range 16 --qp 30 --backend cuda --quiet \
+    2>"$tmp/e" >"$tmp/p.264"
+grep -E "time |host " "$tmp/e" | sed "s/^/cuda R16 pipe in, pipe out: /"
+exit $bad

@@ -1,0 +1,38 @@
+// The H.264 CAVLC entropy coder on the device (src/cuda/stream.cu, docs/ENCODE_CUDA.md), for
+// the coding loop (src/cuda/encode.cu). C++ side only.
+#ifndef VIDK_STREAM_CUDA_CUH
+#define VIDK_STREAM_CUDA_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+struct VidkCuStream;
+
+// Device buffers for frames of mbw x mbh macroblocks (coded width W = 16 mbw) in `slices`
+// slices of macroblock rows (1..mbh), each macroblock coded into a slot of slot_bytes (a
+// multiple of 4; VIDK_H264S_SLOT_BYTES holds any macroblock); their initialisation is
+// queued on s (the stream of the later frames, or synchronise it). 0 or an error (logged).
+int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh, int slices,
+                          size_t slot_bytes, cudaStream_t s);
+// Free everything (nullptr: nothing) and clear the pointer.
+void vidk_cuda_stream_close(VidkCuStream **st);
+// Queue on s, after the kernels that wrote the frame's decision words (d_mbi, raster),
+// vectors (d_mv4, W / 4 per row) and levels (d_lev, strides W and W / 2): the entropy coding
+// of the frame (I slices when intra) into packed slice data on the device, then the
+// download of the slice offsets and the overflow flag. No synchronisation. 0 or an error.
+int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t *d_mbi,
+                          const VidkMv *d_mv4, const int16_t *const d_lev[3], cudaStream_t s);
+// Once s has passed vidk_cuda_stream_code (the caller synchronised): 1 when a macroblock did
+// not fit its slot (nothing downloaded: code the frame on the host), else 0 after the
+// download of the packed slice data on s (synchronous): *bits, *off (slices + 1 offsets in
+// bits, vidk_h264_stream_frame_packed's layout) stay valid until the next call; *bytes: the
+// bytes downloaded. Or an error.
+int vidk_cuda_stream_fetch(VidkContext *ctx, VidkCuStream *st, cudaStream_t s,
+                           const uint8_t **bits, const uint64_t **off, size_t *bytes);
+// Bytes downloaded by vidk_cuda_stream_code (the slice offsets and the flag).
+size_t vidk_cuda_stream_res_bytes(const VidkCuStream *st);
+
+#endif

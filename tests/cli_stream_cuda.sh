@@ -1,0 +1,59 @@
+#!/bin/sh
+# The H.264 stream of the cuda backend (CAVLC on the device, src/cuda/stream.cu) against the
+# threads backend's (= c's), byte for byte, through `vidkern encode -o`: generated HD video
+# with several slices and the real clips, each through the three paths of the cuda encoder:
+# the device coder, the host fallback after a slot overflow (VIDK_STREAM_SLOT_BYTES=64) and
+# the host writer (VIDK_STREAM_HOST=1). One PASS / FAIL line per case; exit 77 without a
+# CUDA device.
+#   cli_stream_cuda.sh VIDKERN VIDEO_DIR
+B=$1
+V=$2
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+if ! "$B" encode --size 64x48 --gen-frames 2 --backend cuda -o "$T/probe.264" >/dev/null 2>&1
+then
+    echo "cli_stream_cuda: no CUDA device, skipped"
+    exit 77
+fi
+fail=0
+run() { # NAME ARGS...: threads vs cuda on each path
+    name=$1
+    shift
+    if ! "$B" encode "$@" --backend threads -o "$T/ref.264" >/dev/null 2>&1; then
+        echo "FAIL $name: the threads encode failed"
+        fail=1
+        return
+    fi
+    for path in device slot64 host; do
+        case $path in
+        device) ev=VIDK_STREAM_CHECK=device ;; # no setting: the device coder
+        slot64) ev=VIDK_STREAM_SLOT_BYTES=64 ;;
+        host) ev=VIDK_STREAM_HOST=1 ;;
+        esac
+        if env "$ev" "$B" encode "$@" --backend cuda -o "$T/gpu.264" >/dev/null 2>&1 &&
+            cmp -s "$T/ref.264" "$T/gpu.264"; then
+            echo "PASS $name [cuda stream path: $path] ($(wc -c <"$T/ref.264") bytes)"
+        else
+            echo "FAIL $name [cuda stream path: $path]"
+            fail=1
+        fi
+    done
+}
+run "generated 1920x1080, 8 frames, qp 26, 4 slices" --size 1920x1080 --gen-frames 8 \
+    --qp 26 --slices 4 --keyint 4
+run "generated 1280x720, 3 frames, qp 0" --size 1280x720 --gen-frames 3 --qp 0
+run "generated 352x288, 30 frames, qp 45, 18 slices" --qp 45 --slices 18 --range 32
+for c in "basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 30 --slices 3" \
+    "cars_320x240_30fps_30f.y4m --qp 12" \
+    "kristenandsara_1280x720_60fps_1f.y4m --qp 22 --slices 2" \
+    "darkscene_1920x1080_24fps_1f.y4m --qp 34"; do
+    f=${c%% *}
+    if [ -r "$V/$f" ]; then
+        # shellcheck disable=SC2086
+        run "$c" "$V/$f" ${c#* }
+    else
+        echo "cli_stream_cuda: $V/$f not readable, not run"
+    fi
+done
+[ $fail = 0 ] && echo "cli_stream_cuda: all PASS" || echo "cli_stream_cuda: FAILURES"
+exit $fail
