@@ -267,6 +267,12 @@ faults)
     # A failing run leaves no stream (and no temporary file) behind ...
     must_fail "truncated input" "$O" "$VK" encode "$T/trunc.y4m" -o "$O"
     must_fail "truncated stdin" "$O" sh -c "'$VK' encode - -o '$O' <'$T/trunc.y4m'"
+    # ... also when it fails late (frame 20 of 30 cut: the reader thread, frames in flight).
+    "$VK" gen --size 64x48 --frames 30 -o "$T/long.y4m" --quiet || fail "gen"
+    head -c $((hl + 20 * (6 + 64 * 48 * 3 / 2) + 100)) "$T/long.y4m" >"$T/cut20.y4m"
+    must_fail "input cut in frame 20" "$O" "$VK" encode "$T/cut20.y4m" -o "$O" --recon "$T/r20.y4m"
+    [ ! -e "$T/r20.y4m" ] || fail "input cut in frame 20: left the recon behind"
+    must_fail "input cut in frame 20, -o -" - sh -c "'$VK' encode - -o - <'$T/cut20.y4m'"
     must_fail "qp out of range" "$O" "$VK" encode "$T/ok.y4m" --qp 52 -o "$O"
     must_fail "slices 0" "$O" "$VK" encode "$T/ok.y4m" --slices 0 -o "$O"
     must_fail "hevc stream" "$O" "$VK" encode "$T/ok.y4m" --codec hevc -o "$O"
