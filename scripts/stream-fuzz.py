@@ -176,7 +176,7 @@ def run_case(vk, i, c, d, cross):
     r = run(enc)
     if r.returncode:
         return f"encode exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}", cmds
-    chk = [sys.executable, CHECK, "-q", s, rec, "--expect-slices", c["slices"],
+    chk = [sys.executable, CHECK, "-q", "--strict", s, rec, "--expect-slices", c["slices"],
            "--expect-keyint", c["keyint"]]
     cmds.append(chk)
     r = run(chk)

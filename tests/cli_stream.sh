@@ -59,10 +59,11 @@ else
     echo "note: no usable CUDA device: the cuda rows are left out"
 fi
 
-# judge STREAM RECON [stream_check options]: FFmpeg silent, its frames equal to RECON (and
-# the syntax checks of the options: --expect-slices N, --expect-keyint K).
+# judge STREAM RECON [stream_check options]: FFmpeg silent (--strict: with its stricter
+# error detection), its frames equal to RECON, and the syntax checks of the options
+# (--expect-slices N, --expect-keyint K).
 judge() {
-    python3 "$HERE/stream_check.py" -q "$@" >"$T/judge" 2>&1 ||
+    python3 "$HERE/stream_check.py" -q --strict "$@" >"$T/judge" 2>&1 ||
         fail "FFmpeg's decode of $1 is not $2:
 $(cat "$T/judge")"
 }
