@@ -33,7 +33,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK = os.path.join(ROOT, "tests", "stream_check.py")
-FPS = ["25/1", "30000/1001", "50/1", "24/1", "60/1", "15/1"]
+FPS = ["25/1", "30000/1001", "50/1", "24/1", "60/1", "15/1", "1/1", "120/1", "24000/1001",
+       "60000/1001", "1000/1"]
 
 
 def q(args):

@@ -173,6 +173,10 @@ EOF
     row x1 "$T/x.y4m" --qp 1 --keyint 5 --range $R32 --slices 3
     row x26 "$T/x.y4m" --qp 26 --keyint 0 --range 4 --slices 2
     row x51 "$T/x.y4m" --qp 51 --keyint 3 --range 0 --slices 1
+    # The extreme frame rates of --fps (the VUI timing; FFmpeg's own reading is rounded
+    # there, stream_check then reads the SPS).
+    row xfast "$T/x.y4m" --frames 3 --fps 1000000 --slices 2
+    row xslow "$T/x.y4m" --frames 3 --fps 1/1000000 --keyint 2
     ;;
 clips)
     [ -n "$VIDEO" ] && ls "$VIDEO"/*.y4m >/dev/null 2>&1 || {

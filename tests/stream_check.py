@@ -326,6 +326,22 @@ def parse_slice_header(b, nal_type, ref_idc, sps, pps):
     return h
 
 
+def sps_timing(path):
+    """The frame rate of the first SPS's VUI timing (time_scale / (2 num_units_in_tick)), or
+    None without one."""
+    try:
+        with open(path, "rb") as f:
+            for _, t, _, rbsp, _ in nal_units(f.read()):
+                if t == 7:
+                    sp = parse_sps(Bits(rbsp))
+                    if sp.get("timing_info_present") and sp.get("num_units_in_tick"):
+                        return Fraction(sp["time_scale"], 2 * sp["num_units_in_tick"])
+                    return None
+    except (ValueError, IndexError, OSError):
+        pass
+    return None
+
+
 def check_syntax(data, nframes, slices, keyint):
     """The headers issue 13 item 1 asks for, frame_num / POC, IDR placement and the slices
     of every picture. -> (list of problems, the first SPS as a dict, the size in bytes of
@@ -534,8 +550,13 @@ def main(argv):
     if check_rate and rate is not None:
         n, d = (int(x) for x in got.split("/"))
         if not d or Fraction(n, d) != rate:
-            die(f"{stream}: frame rate {got} (the VUI timing as FFmpeg reads it), {rate_from} "
-                f"{rate.numerator}/{rate.denominator}")
+            # FFmpeg's r_frame_rate is a guess that is rounded at extreme rates: the SPS's
+            # own VUI timing decides (a frame is two ticks: time_scale / (2 num_units_in_tick)).
+            vui = sps_timing(stream)
+            if vui != rate:
+                die(f"{stream}: frame rate {got} as FFmpeg reads it, "
+                    f"{vui if vui is None else f'{vui.numerator}/{vui.denominator}'} from the "
+                    f"SPS's VUI timing; {rate_from} {rate.numerator}/{rate.denominator}")
 
     # 2. Decode.
     tmp = None
