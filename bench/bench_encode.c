@@ -42,7 +42,8 @@ static void help(void) {
         "                     cuda)\n"
         "  --check-frames N   frames of the check pass, 1..%d (default 2)\n"
         "  --outputs LIST     what the timed pass downloads: recon, mvs, energy, levels,\n"
-        "                     all, none (default recon)\n"
+        "                     stream (H.264 only: the coded stream), all, none (default\n"
+        "                     recon,stream)\n"
         "  --source S         real (mosaic of the clips), gen (generated), both (default;\n"
         "                     generated only when no clips are found)\n"
         "  --video DIR        folder of the real clips (default $VIDK_VIDEO_DIR or\n"
@@ -99,6 +100,7 @@ typedef struct EResult {
     double stage_ms[VIDK_ENC_STAGE_COUNT]; /* medians over the inter frames */
     double h2d, d2h;                       /* mean bytes per inter frame */
     double psnr[3], psnr_seq[3], kbits, nnz_y;
+    int stream;        /* kbits are the stream's (1) or the estimate (0) */
     uint64_t out_hash; /* check pass */
     uint64_t *chain;   /* statistics hash after each timed frame */
     int mismatch;      /* differs from the configuration's first backend */
@@ -245,7 +247,13 @@ static int run_pass(VidkContext *ctx, const ESource *s, const VidkEncParams *p, 
         }
         if (t_recv) t_recv[nrecv] = cli_now();
         if (infos) infos[nrecv] = fi;
-        if (check) *hash = enc_hash_info(hash_outputs(*hash, &o, p->outputs), &fi);
+        if (check) {
+            *hash = enc_hash_info(hash_outputs(*hash, &o, p->outputs), &fi);
+            if (fi.stream) *hash = enc_hash_bytes(*hash, fi.stream, fi.stream_size);
+        }
+        if (infos) {
+            infos[nrecv].stream = NULL; /* valid until the next receive only */
+        }
         nrecv++;
     }
     ret = 0;
@@ -270,13 +278,16 @@ static void measure(Bench *b, VidkBackend be, const ESource *s, const VidkEncPar
     double t_recv[MAX_FRAMES], t0;
     VidkEncParams p = *base;
     /* Check pass (also the warm-up: device buffers, caches, page faults). */
-    p.outputs = VIDK_ENC_OUT_ALL;
+    /* the stream where the codec has one (H.264) */
+    const unsigned stream = p.codec == VIDK_CODEC_H264 ? (unsigned)VIDK_ENC_OUT_STREAM : 0u;
+    p.outputs = VIDK_ENC_OUT_ALL | stream;
     x->out_hash = ENC_HASH_INIT;
     const int nc = b->check_frames < s->npics ? b->check_frames : s->npics;
     if (run_pass(ctx, s, &p, nc, 1, &x->out_hash, NULL, NULL, &t0, x->err, sizeof(x->err)) < 0)
         return;
     /* Timed pass. */
-    p.outputs = b->outputs;
+    p.outputs = b->outputs & ~(unsigned)VIDK_ENC_OUT_STREAM;
+    if (b->outputs & VIDK_ENC_OUT_STREAM) p.outputs |= stream;
     if (run_pass(ctx, s, &p, n, 0, NULL, infos, t_recv, &t0, x->err, sizeof(x->err)) < 0)
         return;
     if (b->inject && !strcmp(b->inject, vidk_backend_name(be))) x->out_hash ^= 1;
@@ -317,7 +328,9 @@ static void measure(Bench *b, VidkBackend be, const ESource *s, const VidkEncPar
         x->psnr[p3] = enc_accum_avg_psnr(&a, p3);
         x->psnr_seq[p3] = enc_accum_seq_psnr(&a, p3);
     }
-    x->kbits = (double)a.bits / n / 1e3;
+    /* the stream's own bits when it was written, else the loop's estimate */
+    x->stream = a.stream_bytes > 0;
+    x->kbits = x->stream ? (double)a.stream_bytes * 8 / n / 1e3 : (double)a.bits / n / 1e3;
     x->nnz_y = (double)a.nnz[0] / n;
     x->done = 1;
 }
@@ -355,24 +368,25 @@ static void fmt_num(char *buf, size_t n, double v) {
 static void print_table(FILE *f, Bench *b, int md) {
     if (md)
         fprintf(f, "| source | size | codec | R | QP | backend | frames/s | ms/frame | I ms | "
-                   "upload | me | code | stats | download | h2d KB/f | d2h KB/f | PSNR-Y | "
-                   "kbit/f | vs threads | check |\n"
+                   "upload | me | code | stats | download | stream | h2d KB/f | d2h KB/f | "
+                   "PSNR-Y | kbit/f | vs threads | check |\n"
                    "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-                   "---:|---:|---:|---:|---|\n");
+                   "---:|---:|---:|---:|---:|---|\n");
     else
         fprintf(f,
-                "\n%-14s %-9s %-5s %3s %3s %-11s %9s %9s %9s %8s %8s %8s %7s %8s %9s %9s "
+                "\n%-14s %-9s %-5s %3s %3s %-11s %9s %9s %9s %8s %8s %8s %7s %8s %7s %9s %9s "
                 "%7s %8s %7s %s\n",
                 "source", "size", "codec", "R", "QP", "backend", "frames/s", "ms/frame", "I ms",
-                "upload", "me", "code", "stats", "download", "h2d KB/f", "d2h KB/f", "PSNR-Y",
-                "kbit/f", "vs thr", "check");
+                "upload", "me", "code", "stats", "download", "stream", "h2d KB/f", "d2h KB/f",
+                "PSNR-Y", "kbit/f", "vs thr", "check");
     for (int s = 0; s < b->nsrc; s++)
         for (int c = 0; c < b->ncodecs; c++)
             for (int r = 0; r < b->nranges; r++)
                 for (int q = 0; q < b->nqps; q++)
                     for (int k = 0; k < b->nbackends; k++) {
                         const EResult *x = result(b, s, c, r, q, k);
-                        char be[24], size[24], v[8][24], vs[16], check[64];
+                        char be[24], size[24], v[3 + VIDK_ENC_STAGE_COUNT][24], vs[16],
+                            check[64], kb[24];
                         bench_backend_label(b->ctx, b->backends[k], be, sizeof(be));
                         snprintf(size, sizeof(size), "%dx%d", b->src_size[s][0],
                                  b->src_size[s][1]);
@@ -399,13 +413,14 @@ static void print_table(FILE *f, Bench *b, int md) {
                         else
                             snprintf(check, sizeof(check), "%s",
                                      x->mismatch_with ? "same" : "ref");
+                        snprintf(kb, sizeof(kb), "%.2f%s", x->kbits, x->stream ? "" : "*");
                         bench_row(f, md,
                                   "%-14s %-9s %-5s %3d %3d %-11s %9s %9s %9s %8s %8s %8s %7s "
-                                  "%8s %9.1f %9.1f %7.3f %8.2f %7s %s\n",
+                                  "%8s %7s %9.1f %9.1f %7.3f %8s %7s %s\n",
                                   b->src_label[s], size, vidk_codec_name(b->codecs[c]),
                                   b->ranges[r], b->qps[q], be, v[0], v[1], v[2], v[3], v[4],
-                                  v[5], v[6], v[7], x->h2d / 1e3, x->d2h / 1e3, x->psnr[0],
-                                  x->kbits, vs, check);
+                                  v[5], v[6], v[7], v[8], x->h2d / 1e3, x->d2h / 1e3,
+                                  x->psnr[0], kb, vs, check);
                     }
 }
 
@@ -418,14 +433,17 @@ static void print_legend(FILE *f, int md) {
             "%sms/frame: median send-to-receive time of the inter frames (latency; with the "
             "pipeline it includes the wait behind the previous frame); I ms: the same for "
             "the intra frames.\n"
-            "%supload .. download: median stage times of the inter frames as the library "
+            "%supload .. stream: median stage times of the inter frames as the library "
             "reports them (cuda: CUDA events on the device).\n"
             "%sh2d / d2h KB/f: PCIe kilobytes per inter frame (0 on CPU backends). "
-            "PSNR-Y: average of the frames' luma PSNRs; kbit/f: estimated bits per frame.\n"
+            "PSNR-Y: average of the frames' luma PSNRs; kbit/f: the stream's bits per frame "
+            "(headers included) when the timed pass wrote it, else the loop's Exp-Golomb "
+            "estimate, marked *.\n"
             "%svs thr: frames/s of this backend / frames/s of threads in the same "
             "configuration. check: ref = the configuration's first backend, whose outputs "
             "the others must equal bit for bit (check pass: reconstruction, vectors, energy, "
-            "levels and statistics of the first frames; timed pass: statistics of every "
+            "levels, the H.264 stream and statistics of the first frames; timed pass: "
+            "statistics of every "
             "frame); same = equal.\n",
             li, li, li, li, li);
 }
@@ -442,7 +460,8 @@ static void print_header(FILE *f, const Bench *b, int md) {
             vidk_version());
     if (md) fprintf(f, "- command: `%s`\n", mt->command);
     fprintf(f,
-            "%skeyint %d; timed pass outputs 0x%x (1 recon, 2 mvs, 4 energy, 8 levels); "
+            "%skeyint %d; timed pass outputs 0x%x (1 recon, 2 mvs, 4 energy, 8 levels, 16 "
+            "stream); "
             "check pass %d frames\n",
             li, b->keyint, b->outputs, b->check_frames);
     bench_notes_print(f, &b->notes, md ? "- note: " : "note: ");
@@ -505,11 +524,11 @@ static void write_json(FILE *f, Bench *b) {
                         fprintf(f,
                                 "}, \"h2d_bytes_per_frame\": %.1f, \"d2h_bytes_per_frame\": "
                                 "%.1f, \"psnr\": [%.4f, %.4f, %.4f], \"psnr_sequence\": [%.4f, "
-                                "%.4f, %.4f], \"kbits_per_frame\": %.4f, \"nnz_y_per_frame\": "
-                                "%.2f, \"vs_threads\": ",
+                                "%.4f, %.4f], \"kbits_per_frame\": %.4f, \"kbits_source\": "
+                                "\"%s\", \"nnz_y_per_frame\": %.2f, \"vs_threads\": ",
                                 x->h2d, x->d2h, x->psnr[0], x->psnr[1], x->psnr[2],
                                 x->psnr_seq[0], x->psnr_seq[1], x->psnr_seq[2], x->kbits,
-                                x->nnz_y);
+                                x->stream ? "stream" : "estimate", x->nnz_y);
                         if (sp > 0)
                             fprintf(f, "%.4f", sp);
                         else
@@ -543,12 +562,14 @@ static int parse_outputs(const char *s, unsigned *out) {
             o |= VIDK_ENC_OUT_ENERGY;
         else if (!strcmp(list[i], "levels"))
             o |= VIDK_ENC_OUT_LEVELS;
+        else if (!strcmp(list[i], "stream"))
+            o |= VIDK_ENC_OUT_STREAM;
         else if (!strcmp(list[i], "all"))
-            o |= VIDK_ENC_OUT_ALL;
+            o |= VIDK_ENC_OUT_ALL | VIDK_ENC_OUT_STREAM;
         else if (strcmp(list[i], "none"))
             return cli_error(CMD,
-                             "--outputs: unknown '%s' (recon, mvs, energy, levels, all, "
-                             "none)",
+                             "--outputs: unknown '%s' (recon, mvs, energy, levels, stream, "
+                             "all, none)",
                              list[i]),
                    -1;
     }
@@ -562,7 +583,7 @@ int vidk_bench_encode(int argc, char **argv) {
     CliCommon c;
     cli_common_init(&c);
     const char *sizes = NULL, *ranges = NULL, *codecs = "h264,hevc", *qps = "30";
-    const char *outputs = "recon";
+    const char *outputs = "recon,stream";
     BenchOpts o = {.source = "both", .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
     long check_frames = 2, keyint = 0;
