@@ -16,6 +16,7 @@
 
 #include "h264_core.h"
 #include "hevc_core.h"
+#include "h264_cavlc_core.h"
 #include "me_core.h"
 #include "sad_core.h"
 #include "vidkern/vidkern.h"
@@ -165,6 +166,21 @@ ENC_FN int enc_decimate_score(const int16_t *lev, int n, int first) {
                                      : 0);
     }
     return score;
+}
+
+/* CAVLC length (9.2, nC 0) of an n x n luma block of levels (raster; n = 8: the four
+ * interleaved 4x4 blocks the stream codes it as): the H.264 transform-size choice (§9). */
+ENC_FN unsigned enc_cavlc_bits(const int16_t *lev, int n) {
+    uint8_t buf[512]; /* > 4 x 766 bits, the longest 4x4 block */
+    int16_t c[16];
+    VidkBits b;
+    vidk_bits_init(&b, buf, sizeof(buf));
+    for (int i4 = 0; i4 < (n == 8 ? 4 : 1); i4++) {
+        for (int k = 0; k < 16; k++)
+            c[k] = lev[n == 8 ? enc_zz8[4 * k + i4] : enc_zz4[k]];
+        (void)vidk_cavlc_block(&b, c, 16, 0);
+    }
+    return (unsigned)b.pos;
 }
 
 /* Store an n x n block of levels (raster) at (x, y) of a level plane, if kept. */

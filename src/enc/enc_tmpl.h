@@ -69,23 +69,25 @@ ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, in
     }
 }
 
-/* Luma residual of an inter macroblock (prediction in rec): 8x8 or 4x4 transforms, all
- * quantised first; then decimation (docs/ENCODE.md §9: an 8x8 area scoring below 4 is
- * zeroed, the whole luma when the macroblock scores below 6); then reconstruction. */
-ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0,
-                                   int tx8, EncUnitStat *st) {
+/* One transform size for the luma residual of an inter macroblock: src against the
+ * prediction in out (16x16, stride 16), all blocks quantised first; then decimation
+ * (docs/ENCODE.md §9: an 8x8 area scoring below 4 is zeroed, the whole luma when the
+ * macroblock scores below 6); then the reconstruction into out. lev: the 16 4x4 (16 each)
+ * or 4 8x8 (64 each) blocks in raster order. Returns the bit estimate of the levels
+ * (§11), adds the non-zero count to *nnz and sets *cbits to their CAVLC length (nC 0). */
+ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const uint8_t *src,
+                                     int ss, int tx8, int16_t *lev, uint8_t *out, int *nnz,
+                                     unsigned *cbits) {
     (void)ops;
-    const int qp = f->qp, ss = f->ss[0], cs = f->cs[0];
-    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
-    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
     ENC_ALIGN(64) int32_t w[64];
-    ENC_ALIGN(64) int16_t lev[256]; /* block b at lev + 64 * b (8x8) or 16 * b (4x4) */
-    const int n = tx8 ? 8 : 4, nb = 16 / n, len = n * n, qbits = (tx8 ? 16 : 15) + qp / 6;
+    const int qp = f->qp, n = tx8 ? 8 : 4, nb = 16 / n, len = n * n;
+    const int qbits = (tx8 ? 16 : 15) + qp / 6;
     const int32_t dz = vidk_h264_deadzone(qbits, 0);
     int score8[4] = {0, 0, 0, 0}, total = 0;
+    unsigned bits = 0;
     for (int b = 0; b < nb * nb; b++) {
         const int bx = (b % nb) * n, by = (b / nb) * n;
-        EO_H264_SUB_FDCT(n, w, src + by * ss + bx, ss, rec + by * cs + bx, cs);
+        EO_H264_SUB_FDCT(n, w, src + by * ss + bx, ss, out + by * 16 + bx, 16);
         (void)EO_H264_QUANT(n, lev + len * b, w, tx8 ? f->mf8y : f->mf4y, qbits, dz);
         score8[(by / 8) * 2 + bx / 8] += enc_decimate_score(lev + len * b, n, 0);
     }
@@ -98,13 +100,52 @@ ENC_FN void ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0,
             for (int k = 0; k < len; k++)
                 l[k] = 0;
         int nz;
-        st->bits_level += enc_block_bits(l, len, &nz);
-        st->nnz[0] += (uint32_t)nz;
-        enc_store_levels(f, 0, x0 + bx, y0 + by, l, n);
+        bits += enc_block_bits(l, len, &nz);
+        *nnz += nz;
+        *cbits += nz ? enc_cavlc_bits(l, n) : 0u;
         if (nz)
-            EO_H264_DEQ_IDCT_ADD(n, rec + by * cs + bx, cs, l, tx8 ? f->ls8y : f->ls4y, qp,
+            EO_H264_DEQ_IDCT_ADD(n, out + by * 16 + bx, 16, l, tx8 ? f->ls8y : f->ls4y, qp,
                                  (const int32_t *)0);
     }
+    return bits;
+}
+
+/* Luma residual of an inter macroblock (prediction in rec). Where the partition allows the
+ * 8x8 transform, both sizes are tried and the one with the lower SSD + lambda^2 * bits
+ * (the CAVLC length of its blocks at nC 0) wins, the 4x4 one on ties; else the 4x4
+ * transform. Returns 1 for the 8x8 transform. */
+ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0,
+                                  int tx8_ok, EncUnitStat *st) {
+    const int ss = f->ss[0], cs = f->cs[0];
+    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
+    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
+    ENC_ALIGN(64) int16_t lev[2][256];
+    ENC_ALIGN(64) uint8_t out[2][256];
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            out[0][y * 16 + x] = out[1][y * 16 + x] = rec[y * cs + x];
+    int nz[2] = {0, 0}, t = 0;
+    unsigned c4 = 0, c8 = 0;
+    const unsigned b4 = ENC_T(h264_luma_try)(ops, f, src, ss, 0, lev[0], out[0], &nz[0], &c4);
+    if (tx8_ok) {
+        const unsigned b8 =
+            ENC_T(h264_luma_try)(ops, f, src, ss, 1, lev[1], out[1], &nz[1], &c8);
+        const uint64_t lam2 = (uint64_t)f->lambda * (uint64_t)f->lambda;
+        const uint64_t j4 = enc_ssd(src, ss, out[0], 16, 16, 16) + lam2 * c4;
+        const uint64_t j8 = enc_ssd(src, ss, out[1], 16, 16, 16) + lam2 * c8;
+        t = j8 < j4;
+        st->bits_level += t ? b8 : b4;
+    } else {
+        st->bits_level += b4;
+    }
+    st->nnz[0] += (uint32_t)nz[t];
+    const int n = t ? 8 : 4, nb = 16 / n;
+    for (int b = 0; b < nb * nb; b++)
+        enc_store_levels(f, 0, x0 + (b % nb) * n, y0 + (b / nb) * n, lev[t] + n * n * b, n);
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            rec[y * cs + x] = out[t][y * 16 + x];
+    return t;
 }
 
 /* Inter macroblock (P frame). */
@@ -116,10 +157,6 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_left_mv(f, VIDK_BLOCK_16x16, mbx, mby));
     st->bits_mode = d.bits_mode + (d.tx8 ? 1u : 0u);
     st->parts[VIDK_ENC_PART_16x16 + d.mode]++;
-    if (f->mbi)
-        f->mbi[mby * f->uw + mbx] =
-            (uint16_t)(d.mode | d.sub[0] << 2 | d.sub[1] << 4 | d.sub[2] << 6 | d.sub[3] << 8 |
-                       (d.tx8 ? ENC_MBI_TX8 : 0u));
     const int x0 = mbx * 16, y0 = mby * 16;
     enc_mc_area(f, x0, y0, 16, 16, d.mv4, 4);
     if (f->energy)
@@ -130,7 +167,11 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
         for (int j = 0; j < 4; j++)
             for (int i = 0; i < 4; i++)
                 f->mv4[(ptrdiff_t)(mby * 4 + j) * (f->W / 4) + mbx * 4 + i] = d.mv4[4 * j + i];
-    ENC_T(h264_luma_inter)(ops, f, x0, y0, d.tx8, st);
+    const int tx8 = ENC_T(h264_luma_inter)(ops, f, x0, y0, d.tx8, st);
+    if (f->mbi)
+        f->mbi[mby * f->uw + mbx] =
+            (uint16_t)(d.mode | d.sub[0] << 2 | d.sub[1] << 4 | d.sub[2] << 6 | d.sub[3] << 8 |
+                       (tx8 ? ENC_MBI_TX8 : 0u));
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
