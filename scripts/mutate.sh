@@ -74,6 +74,8 @@ mut sad_c src/sad_core.h \
 mut me_tiebreak src/me.c \
     '(cost == b->cost && dist < b->dist)' '(cost == b->cost && dist <= b->dist)'
 # The coding loop's residual choices (docs/ENCODE.md §4, §9).
+mut level_no_sub8x8 src/enc/enc_core.h \
+    'k < (f->no_sub8x8 ? 1 : 4)' 'k < (f->no_sub8x8 ? 4 : 4)'
 mut decimate_table4 src/enc/enc_core.h \
     ': run < 3 ? 2' ': run < 2 ? 2'
 # The H.264 stream (docs/STREAM.md): caught by FFmpeg's decode (cli_stream) and the

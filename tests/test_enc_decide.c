@@ -721,6 +721,48 @@ static void test_decimate_score(void) {
     CHECK_EQ_U(enc_decimate_score(b, 8, 0), 0u);
 }
 
+/* From level 3.1 on (Table A-1 MaxMvsPer2Mb 16) no sub-8x8 partition: a 1280x720 picture
+ * (level 3.1 at 25 frames/s) moved by a different vector per 4x4 block keeps one vector per
+ * 8x8 quadrant; the same pattern at 176x144 (level 1.1 for R 6) keeps every 4x4 vector. */
+static void test_h264_level_partitions(void) {
+    static const int sizes[2][2] = {{1280, 720}, {176, 144}};
+    for (int t = 0; t < 2; t++) {
+        const int W = sizes[t][0], H = sizes[t][1];
+        VidkMv *mv4 = calloc((size_t)(W / 4) * (H / 4), sizeof(*mv4));
+        Run r;
+        VidkPicture f0, f1;
+        VidkEncFrameInfo info;
+        CHECK(mv4 != NULL);
+        if (!mv4) return;
+        for (int y = 16; y < H - 16; y += 4) /* inner blocks: vectors stay in the picture */
+            for (int x = 16; x < W - 16; x += 4)
+                set_rect(mv4, W, x, y, 4, 4, ((x / 4) % 3) - 1, ((y / 4) % 3) - 1);
+        CHECK(run_open(&r, VIDK_CODEC_H264, 26, 6, W, H) == 0);
+        CHECK(vidk_picture_alloc(&f0, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+        CHECK(vidk_picture_alloc(&f1, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+        noise_frame(&f0);
+        if (run_frame(&r, &f0, &info) == 0) {
+            make_moved(&f1, &r.rec, mv4);
+            if (run_frame(&r, &f1, &info) == 0) {
+                int sub8 = 0; /* 8x8 quadrants holding more than one vector */
+                for (int y = 0; y < H / 4; y += 2)
+                    for (int x = 0; x < W / 4; x += 2) {
+                        const VidkMv *m = r.maps.mv + (ptrdiff_t)y * (W / 4) + x;
+                        const VidkMv *n = m + W / 4;
+                        sub8 += m[1].x != m[0].x || m[1].y != m[0].y || n[0].x != m[0].x ||
+                                n[0].y != m[0].y || n[1].x != m[0].x || n[1].y != m[0].y;
+                    }
+                if (t == 0) CHECK_EQ_U(sub8, 0u);
+                if (t == 1) CHECK(sub8 > 0);
+            }
+        }
+        vidk_picture_free(&f0);
+        vidk_picture_free(&f1);
+        run_close(&r);
+        free(mv4);
+    }
+}
+
 int main(void) {
     g_seed = test_seed();
     test_lambda();
@@ -732,5 +774,6 @@ int main(void) {
     test_intra_structures();
     test_h264_stream_flat();
     test_decimate_score();
+    test_h264_level_partitions();
     return test_finish("test_enc_decide");
 }

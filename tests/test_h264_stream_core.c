@@ -176,10 +176,12 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
     vidk_enc_geometry(e, &g);
     const int W = g.coded_w, H = g.coded_h, mbw = W / 16, mbh = H / 16;
     const int ns = vidk_imax(1, vidk_imin(slices, mbh));
-    VidkH264Stream *a = vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1);
-    VidkH264Stream *b = vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1);
+    VidkH264Stream *a =
+        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16);
+    VidkH264Stream *b =
+        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16);
     VidkH264Stream *b2 =
-        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1);
+        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16);
     CHECK(a && b && b2);
     Emu m, small;
     emu_init(&m, mbw, mbh, ns, VIDK_H264S_SLOT_BYTES);
@@ -204,7 +206,7 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
         const uint8_t *ds;
         size_t ns2;
         VidkH264Stream *tmp =
-            vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1);
+            vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16);
         const int ovf = emu_frame(&small, tmp, &f, W, &ds, &ns2, &mb);
         uint32_t full = 0;
         for (int k = 0; k < m.n; k++)
@@ -238,8 +240,8 @@ static void synthetic(void) {
     CHECK(mbi && mv && lev[0] && lev[1] && lev[2]);
     uint32_t seed = 12345, max_bits = 0;
     for (int slices = 1; slices <= 3; slices++) {
-        VidkH264Stream *a = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1);
-        VidkH264Stream *b = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1);
+        VidkH264Stream *a = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16);
+        VidkH264Stream *b = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16);
         CHECK(a && b);
         Emu m;
         emu_init(&m, mbw, mbh, slices, VIDK_H264S_SLOT_BYTES);

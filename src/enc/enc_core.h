@@ -80,6 +80,7 @@ typedef struct EncFrame {
     uint16_t *mbi;     /* H.264: decision word per macroblock (ENC_MBI_*); NULL: not kept */
     int slices;        /* H.264: slices of whole macroblock rows (>= 1); intra prediction
                           does not cross a slice's top edge */
+    int no_sub8x8;     /* H.264: P_8x8 sub-macroblocks are 8x8 only (level >= 3.1) */
     /* H.264 tables (flat scaling): quantiser factors and LevelScale rows at qp % 6. */
     int32_t mf4y[16], mf8y[64], mf4c[16];
     int16_t ls4y[16], ls8y[64], ls4c[16];
@@ -356,7 +357,7 @@ ENC_FN void enc_h264_decide(const EncFrame *f, int mbx, int mby, EncH264Dec *d) 
         for (int k = 0; k < 4; k++)
             c[3] += enc_me_at(f, VIDK_BLOCK_4x4, 2 * qx + (k & 1), 2 * qy + (k >> 1)).cost;
         int b = 0;
-        for (int k = 1; k < 4; k++)
+        for (int k = 1; k < (f->no_sub8x8 ? 1 : 4); k++)
             if (c[k] < c[b]) b = k;
         sub[q] = b;
         cost[3] += c[b];

@@ -42,6 +42,12 @@ void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f) {
     f->uw = e->uw, f->uh = e->uh;
     f->mb_w = e->mb_w;
     f->slices = vidk_imax(1, vidk_imin(e->p.slices, e->uh));
+    /* From H.264 level 3.1 on, two consecutive macroblocks may carry at most 16 vectors
+     * (Table A-1 MaxMvsPer2Mb): no sub-8x8 partitions then (4 vectors per macroblock at
+     * most). The level is the stream's, whether or not the stream is written. */
+    f->no_sub8x8 =
+        e->p.codec == VIDK_CODEC_H264 &&
+        vidk_h264_stream_level(e->mb_w, e->mb_h, e->p.fps_num, e->p.fps_den, e->p.range) >= 31;
     if (e->p.codec == VIDK_CODEC_H264) {
         static const uint8_t flat[64] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
                                          16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
@@ -114,8 +120,9 @@ int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic) {
 int vidk_enc_stream_open(VidkEncoder *e) {
     if (!(e->p.outputs & VIDK_ENC_OUT_STREAM)) return 0;
     const size_t n = (size_t)e->W * e->H;
-    e->stream = vidk_h264_stream_new(e->w, e->h, e->W, e->H, e->p.qp,
-                                     e->p.slices ? e->p.slices : 1, e->p.fps_num, e->p.fps_den);
+    e->stream =
+        vidk_h264_stream_new(e->w, e->h, e->W, e->H, e->p.qp, e->p.slices ? e->p.slices : 1,
+                             e->p.fps_num, e->p.fps_den, e->p.range);
     e->st_mbi = calloc((size_t)e->uw * e->uh, sizeof(*e->st_mbi));
     e->st_mv4 = calloc(n / 16, sizeof(*e->st_mv4));
     e->st_lev[0] = calloc(n, sizeof(int16_t));

@@ -33,35 +33,50 @@ struct VidkH264Stream {
     Row *rows;         /* per macroblock row: the rows' macroblock_layer()s, back to back */
 };
 
-/* Table A-1: level_idc, MaxMBPS, MaxFS, MaxDpbMbs. */
+/* Table A-1: level_idc, MaxMBPS, MaxFS, MaxDpbMbs, MaxVmvR (the vertical vector range in
+ * luma samples: [-vmv, vmv - 1/4]). */
 static const struct {
     int idc;
     int64_t mbps;
-    int fs, dpb;
-} levels[] = {
-    {10, 1485, 99, 396},           {11, 3000, 396, 900},          {12, 6000, 396, 2376},
-    {13, 11880, 396, 2376},        {20, 11880, 396, 2376},        {21, 19800, 792, 4752},
-    {22, 20250, 1620, 8100},       {30, 40500, 1620, 8100},       {31, 108000, 3600, 18000},
-    {32, 216000, 5120, 20480},     {40, 245760, 8192, 32768},     {41, 245760, 8192, 32768},
-    {42, 522240, 8704, 34816},     {50, 589824, 22080, 110400},   {51, 983040, 36864, 184320},
-    {52, 2073600, 36864, 184320},  {60, 4177920, 139264, 696320}, {61, 8355840, 139264, 696320},
-    {62, 16711680, 139264, 696320}};
+    int fs, dpb, vmv;
+} levels[] = {{10, 1485, 99, 396, 64},
+              {11, 3000, 396, 900, 128},
+              {12, 6000, 396, 2376, 128},
+              {13, 11880, 396, 2376, 128},
+              {20, 11880, 396, 2376, 128},
+              {21, 19800, 792, 4752, 256},
+              {22, 20250, 1620, 8100, 256},
+              {30, 40500, 1620, 8100, 256},
+              {31, 108000, 3600, 18000, 512},
+              {32, 216000, 5120, 20480, 512},
+              {40, 245760, 8192, 32768, 512},
+              {41, 245760, 8192, 32768, 512},
+              {42, 522240, 8704, 34816, 512},
+              {50, 589824, 22080, 110400, 512},
+              {51, 983040, 36864, 184320, 512},
+              {52, 2073600, 36864, 184320, 512},
+              {60, 4177920, 139264, 696320, 512},
+              {61, 8355840, 139264, 696320, 512},
+              {62, 16711680, 139264, 696320, 512}};
 
-int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den) {
+int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den, int range) {
     const int64_t fs = (int64_t)mb_w * mb_h;
     const int n = (int)(sizeof(levels) / sizeof(levels[0]));
+    if (fps_num <= 0 || fps_den <= 0) fps_num = 25, fps_den = 1;
     for (int i = 0; i < n; i++) {
         const int64_t side = (int64_t)mb_w > mb_h ? mb_w : mb_h;
-        /* A.3.1: MaxFS, each side <= sqrt(8 MaxFS), MaxMBPS, one frame in the DPB */
+        /* A.3.1: MaxFS, each side <= sqrt(8 MaxFS), MaxMBPS, one frame in the DPB, and
+         * integer vectors in [-range, range] inside MaxVmvR */
         if (fs <= levels[i].fs && side * side <= 8 * (int64_t)levels[i].fs &&
-            fs * fps_num <= levels[i].mbps * fps_den && fs <= levels[i].dpb)
+            fs * fps_num <= levels[i].mbps * fps_den && fs <= levels[i].dpb &&
+            range < levels[i].vmv)
             return levels[i].idc;
     }
     return levels[n - 1].idc; /* beyond level 6.2: the largest level (decoders still play it) */
 }
 
 VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int slices,
-                                     int fps_num, int fps_den) {
+                                     int fps_num, int fps_den, int range) {
     VidkH264Stream *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->w = w, s->h = h, s->W = W, s->H = H, s->qp = qp;
@@ -69,7 +84,7 @@ VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int sli
     s->slices = vidk_imax(1, vidk_imin(slices, s->mbh));
     s->fps_num = fps_num > 0 ? fps_num : 25;
     s->fps_den = fps_num > 0 ? fps_den : 1;
-    s->level = vidk_h264_stream_level(s->mbw, s->mbh, s->fps_num, s->fps_den);
+    s->level = vidk_h264_stream_level(s->mbw, s->mbh, s->fps_num, s->fps_den, range);
     const size_t nmb = (size_t)s->mbw * s->mbh;
     s->tcl = calloc(nmb, 16);
     s->tcc[0] = calloc(nmb, 4);

@@ -30,7 +30,7 @@ typedef struct VidkH264StreamFrame {
 /* Create a writer for w x h pictures coded as W x H (multiples of 16) at QP qp; slices >= 1
  * (at most the macroblock rows), frame rate fps_num / fps_den. NULL when out of memory. */
 VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int slices,
-                                     int fps_num, int fps_den);
+                                     int fps_num, int fps_den, int range);
 void vidk_h264_stream_free(VidkH264Stream *s);
 /* Code one frame (frames in order); the macroblock rows are coded as jobs of `pool` when
  * given, else of ctx's runner (its threads on the threads backend; ctx NULL: one after
@@ -50,8 +50,11 @@ int vidk_h264_stream_frame_packed(VidkH264Stream *s, int64_t index, int intra,
                                   const uint8_t **data, size_t *size);
 /* Slices per picture (the one given at creation, clamped to 1..macroblock rows). */
 int vidk_h264_stream_slices(const VidkH264Stream *s);
-/* The level_idc the SPS carries (Table A-1 by frame size and macroblock rate). */
-int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den);
+/* The level_idc the SPS carries (Table A-1: the lowest level that holds the frame size, the
+ * macroblock rate, one reference frame and vertical vectors in [-range, range]). From
+ * level 3.1 on, two consecutive macroblocks may carry at most 16 vectors: the loop then
+ * uses no sub-8x8 partitions (docs/ENCODE.md §4). */
+int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den, int range);
 
 #ifdef __cplusplus
 }
