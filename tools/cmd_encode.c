@@ -516,6 +516,10 @@ int vidk_cmd_encode(int argc, char **argv) {
                  (png_dir ? (unsigned)(VIDK_ENC_OUT_MVS | VIDK_ENC_OUT_ENERGY) : 0u) |
                  (out ? (unsigned)VIDK_ENC_OUT_STREAM : 0u);
     p->slices = (int)(slices < (fi->h + 15) / 16 ? slices : (fi->h + 15) / 16);
+    if (p->slices < slices && !c.quiet)
+        fprintf(stderr,
+                "vidkern encode: note: --slices %ld lowered to %d (one per macroblock row)\n",
+                slices, p->slices);
     p->fps_num = fps_num ? fps_num : fi->fps_num > 0 ? fi->fps_num : 25;
     p->fps_den = fps_num ? fps_den : fi->fps_num > 0 ? fi->fps_den : 1;
     int e = vidk_enc_open(ctx, &enc, p, fi->w, fi->h);
