@@ -107,7 +107,7 @@ static void help(void) {
         "                     (default 1; at most the rows; intra prediction and vector\n"
         "                     prediction do not cross slices)\n"
         "  --fps N[/D]        frame rate for the stream's timing (default: the Y4M's F\n"
-        "                     tag, else 25)\n"
+        "                     tag, else 25); --recon keeps the source's header\n"
         "  --codec C          h264 (16x16 macroblocks; default) or hevc (32x32 CTUs)\n"
         "  --qp N             luma QP 0..%d (default 30; chroma by the codec's table)\n"
         "  --range R          motion search range: vectors in [-R, R]^2, 0..%d (default 16)\n"
