@@ -317,7 +317,8 @@ static void pieces(void) {
         vidk_bits_init(&b, ref, sizeof(ref));
         uint64_t pos = 0;
         const int start = (int)(test_rand(&seed) % 40);
-        vidk_put_bits(&b, start, 0);
+        vidk_put_bits(&b, start / 2, 0); /* vidk_put_bits takes at most 32 bits */
+        vidk_put_bits(&b, start - start / 2, 0);
         pos = (uint64_t)start;
         for (int j = 0; j < 4; j++) {
             const int n = 1 + (int)(test_rand(&seed) % 32);
