@@ -84,8 +84,10 @@ mut stream_nc_round src/enc/h264_stream_core.h \
     '(na + nb + 1) >> 1' '(na + nb) >> 1'
 mut stream_mvp_8x16_right src/enc/h264_stream_core.h \
     'if (dir == 4 && cc.ref == 0) return cc.mv;' 'if (dir == 4 && a.ref == 0) return a.mv;'
-mut stream_mvp_only_a src/enc/h264_stream_core.h \
-    'if (!b.avail && !cc.avail && a.avail) b = a, cc = a;' 'if (!b.avail && !cc.avail && a.avail) b = a;'
+mut stream_mvp_16x8_upper src/enc/h264_stream_core.h \
+    'if (dir == 1 && b.ref == 0) return b.mv;' 'if (dir == 1 && a.ref == 0) return a.mv;'
+# (Not here: giving C the value of A too when only A is available leaves the median at A
+# either way: an equivalent change, nothing can catch it.)
 mut stream_skip_zero src/enc/h264_stream_core.h \
     '(a.ref == 0 && !a.mv.x && !a.mv.y)' '(a.ref == 0 && !a.mv.x)'
 mut cavlc_suffix_step src/h264_cavlc_core.h \
