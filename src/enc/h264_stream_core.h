@@ -18,6 +18,7 @@
 
 #include "enc_core.h"
 #include "h264_cavlc_core.h"
+#include "h264_mvp_core.h"
 
 /* What the macroblock layer reads (and pass 1 writes). */
 typedef struct VidkH264sCtx {
@@ -51,89 +52,6 @@ typedef struct VidkH264sCtx {
 VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_zz4, [16], VIDK_H264S_ZZ4)
 VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_zz8, [64], VIDK_H264S_ZZ8)
 VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_inter_cbp, [48], VIDK_H264S_INTER_CBP)
-
-/* The slice holding macroblock row r (slice k starts at row k * mbh / slices), and its first
- * row. */
-VIDK_CORE int vidk_h264s_slice_of_row(int mbh, int slices, int r) {
-    int k = (int)(((int64_t)r * slices + slices) / mbh);
-    while (k > 0 && (int64_t)k * mbh / slices > r)
-        k--;
-    return k;
-}
-VIDK_CORE int vidk_h264s_slice_row0(int mbh, int slices, int r) {
-    return (int)((int64_t)vidk_h264s_slice_of_row(mbh, slices, r) * mbh / slices);
-}
-
-/* A neighbouring 4x4 block for vector prediction (8.4.1.3.2). */
-typedef struct VidkH264sNb {
-    int avail, ref; /* ref: 0, or -1 for intra / unavailable */
-    VidkMv mv;
-} VidkH264sNb;
-
-VIDK_CORE int vidk_h264s_mb_avail(const VidkH264sCtx *c, int mbx, int mby) {
-    return mbx >= 0 && mbx < c->mbw && mby >= c->row0 && mby < c->mbh;
-}
-
-VIDK_CORE VidkMv vidk_h264s_mv_at(const VidkH264sCtx *c, int x4, int y4) {
-    return c->mv4[(ptrdiff_t)y4 * (c->W / 4) + x4];
-}
-
-/* The 4x4 block at (x, y) (4x4 units relative to macroblock (mbx, mby)); inside the current
- * macroblock it is available when its partition precedes partition `part` (order[] gives
- * each 4x4 block's partition). */
-VIDK_CORE VidkH264sNb vidk_h264s_nb_at(const VidkH264sCtx *c, int mbx, int mby, int x, int y,
-                                       const int8_t *order, int part) {
-    VidkH264sNb n = {0, -1, {0, 0}};
-    if (x >= 0 && x < 4 && y >= 0 && y < 4) {
-        if (order[4 * y + x] >= part) return n;
-    } else if (y >= 0 && x >= 4) {
-        return n; /* right of the macroblock, not yet decoded */
-    } else {
-        const int nx = mbx + (x < 0 ? -1 : x >= 4 ? 1 : 0), ny = mby + (y < 0 ? -1 : 0);
-        if (!vidk_h264s_mb_avail(c, nx, ny)) return n;
-        n.avail = 1;
-        if (c->mbi[ny * c->mbw + nx] & ENC_MBI_INTRA) return n;
-    }
-    n.avail = 1;
-    n.ref = 0;
-    n.mv = vidk_h264s_mv_at(c, mbx * 4 + x, mby * 4 + y);
-    return n;
-}
-
-VIDK_CORE int vidk_h264s_median3(int a, int b, int c) {
-    return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
-}
-
-/* Vector predictor (8.4.1.3) of the partition at (x, y), w wide (4x4 units); dir: 1 16x8
- * upper, 2 16x8 lower, 3 8x16 left, 4 8x16 right, 0 otherwise. */
-VIDK_CORE VidkMv vidk_h264s_mvp(const VidkH264sCtx *c, int mbx, int mby, int x, int y, int w,
-                                int dir, const int8_t *order, int part) {
-    VidkH264sNb a = vidk_h264s_nb_at(c, mbx, mby, x - 1, y, order, part);
-    VidkH264sNb b = vidk_h264s_nb_at(c, mbx, mby, x, y - 1, order, part);
-    VidkH264sNb cc = vidk_h264s_nb_at(c, mbx, mby, x + w, y - 1, order, part);
-    if (!cc.avail) cc = vidk_h264s_nb_at(c, mbx, mby, x - 1, y - 1, order, part);
-    if (dir == 1 && b.ref == 0) return b.mv;
-    if ((dir == 2 || dir == 3) && a.ref == 0) return a.mv;
-    if (dir == 4 && cc.ref == 0) return cc.mv;
-    if (!b.avail && !cc.avail && a.avail) b = a, cc = a;
-    const int m = (a.ref == 0) + (b.ref == 0) + (cc.ref == 0);
-    if (m == 1) return a.ref == 0 ? a.mv : b.ref == 0 ? b.mv : cc.mv;
-    VidkMv r = {(int16_t)vidk_h264s_median3(a.mv.x, b.mv.x, cc.mv.x),
-                (int16_t)vidk_h264s_median3(a.mv.y, b.mv.y, cc.mv.y)};
-    return r;
-}
-
-/* The P_Skip vector (8.4.1.1). */
-VIDK_CORE VidkMv vidk_h264s_skip_mv(const VidkH264sCtx *c, int mbx, int mby) {
-    const int8_t order[16] = {0}; /* not read: every neighbour lies outside the macroblock */
-    const VidkH264sNb a = vidk_h264s_nb_at(c, mbx, mby, -1, 0, order, 0),
-                      b = vidk_h264s_nb_at(c, mbx, mby, 0, -1, order, 0);
-    const VidkMv zero = {0, 0};
-    if (!a.avail || !b.avail || (a.ref == 0 && !a.mv.x && !a.mv.y) ||
-        (b.ref == 0 && !b.mv.x && !b.mv.y))
-        return zero;
-    return vidk_h264s_mvp(c, mbx, mby, 0, 0, 4, 0, order, 0);
-}
 
 /* nC (9.2.1) of the block at (x, y) of a TotalCoeff map whose macroblocks are `per` blocks
  * wide (mbw * per blocks per row). */
@@ -285,54 +203,23 @@ VIDK_CORE int vidk_h264s_p_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int m
     VidkH264sRes r;
     vidk_h264s_gather(c, mbx, mby, 0, tx8, &r);
     const int cbp = r.cbp_luma | r.cbp_chroma << 4;
+    VidkH264MvNb nb;
+    vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh, c->row0,
+                        mbx, mby);
     if (mode == 0 && !cbp) {
-        const VidkMv sm = vidk_h264s_skip_mv(c, mbx, mby),
-                     v = vidk_h264s_mv_at(c, mbx * 4, mby * 4);
-        if (sm.x == v.x && sm.y == v.y) return 1;
+        const VidkMv sm = vidk_h264_skip_mv(&nb);
+        if (sm.x == nb.in[0].x && sm.y == nb.in[0].y) return 1;
     }
     vidk_put_ue(b, (uint32_t)mode); /* mb_type: P_L0_16x16, P_L0_L0_16x8, P_L0_L0_8x16, P_8x8 */
-    /* Partitions in decoding order: (x, y, w, dir) in 4x4 units, and order[] per 4x4 block. */
-    int px[16], py[16], pw[16], pd[16], np = 0;
-    int8_t order[16];
-    if (mode == 0) {
-        px[0] = 0, py[0] = 0, pw[0] = 4, pd[0] = 0, np = 1;
-    } else if (mode == 1) {
-        for (int k = 0; k < 2; k++)
-            px[k] = 0, py[k] = 2 * k, pw[k] = 4, pd[k] = 1 + k;
-        np = 2;
-    } else if (mode == 2) {
-        for (int k = 0; k < 2; k++)
-            px[k] = 2 * k, py[k] = 0, pw[k] = 2, pd[k] = 3 + k;
-        np = 2;
-    } else {
+    if (mode == 3)
         for (int q = 0; q < 4; q++)
             vidk_put_ue(b, (uint32_t)sub[q]); /* sub_mb_type: 8x8, 8x4, 4x8, 4x4 */
-        for (int q = 0; q < 4; q++) {
-            const int qx = 2 * (q & 1), qy = 2 * (q >> 1);
-            const int n = sub[q] == 0 ? 1 : sub[q] == 3 ? 4 : 2;
-            for (int k = 0; k < n; k++) {
-                px[np] = qx + (sub[q] == 2 || sub[q] == 3 ? (k & 1) : 0);
-                py[np] = qy + (sub[q] == 1 ? k : sub[q] == 3 ? k >> 1 : 0);
-                pw[np] = sub[q] == 0 || sub[q] == 1 ? 2 : 1;
-                pd[np] = 0;
-                np++;
-            }
-        }
-    }
-    for (int k = 0; k < np; k++) { /* the 4x4 blocks each partition covers */
-        const int ph = mode == 0 || mode == 2 ? 4 : mode == 1 ? 2 : 0;
-        int h = ph;
-        if (mode == 3) { /* sub-partition height from the quadrant's sub_mb_type */
-            const int q = (py[k] / 2) * 2 + px[k] / 2;
-            h = sub[q] == 0 || sub[q] == 2 ? 2 : 1;
-        }
-        for (int y = py[k]; y < py[k] + h; y++)
-            for (int x = px[k]; x < px[k] + pw[k]; x++)
-                order[4 * y + x] = (int8_t)k;
-    }
+    int px[16], py[16], pw[16], pd[16];
+    int8_t order[16];
+    const int np = vidk_h264_parts(mode, sub, px, py, pw, pd, order);
     for (int k = 0; k < np; k++) {
-        const VidkMv p = vidk_h264s_mvp(c, mbx, mby, px[k], py[k], pw[k], pd[k], order, k);
-        vidk_h264s_put_mvd(b, vidk_h264s_mv_at(c, mbx * 4 + px[k], mby * 4 + py[k]), p);
+        const VidkMv p = vidk_h264_mvp(&nb, px[k], py[k], pw[k], pd[k], order, k);
+        vidk_h264s_put_mvd(b, nb.in[4 * py[k] + px[k]], p);
     }
     vidk_put_ue(b, VIDK_CAVLC_TAB(inter_cbp)[cbp]); /* coded_block_pattern, me(v) */
     const int tx8_allowed = mode != 3 || (!sub[0] && !sub[1] && !sub[2] && !sub[3]);
