@@ -26,7 +26,7 @@ mut lambda_qp22 src/enc/enc_core.h \
 mut hevc_qpc_30 src/enc/enc_frame.c \
     '{29, 30, 31, 32, 33, 33, 34' '{30, 30, 31, 32, 33, 33, 34'
 mut h264_part_tie src/enc/enc_core.h \
-    'if (cost[k] < cost[m]) m = k;' 'if (cost[k] <= cost[m]) m = k;'
+    $'if (c < best) {\n            best = c, word = (unsigned)m;' $'if (c <= best) {\n            best = c, word = (unsigned)m;'
 mut ue_len_off_by_one src/me_core.h \
     'const unsigned k1 = k + 1u;' 'const unsigned k1 = k + 2u;'
 mut se_mapping src/me_core.h \
@@ -34,7 +34,11 @@ mut se_mapping src/me_core.h \
 mut mvd_pred_left src/enc/enc_core.h \
     'if (ux > 0) v = enc_me_at(f, bs, ux - 1, uy).mv;' 'if (ux > 1) v = enc_me_at(f, bs, ux - 1, uy).mv;'
 mut h264_sub_tie src/enc/enc_core.h \
-    $'if (c[k] < c[b]) b = k;\n        sub[q] = b;' $'if (c[k] <= c[b]) b = k;\n        sub[q] = b;'
+    'if (cq < bq) bq = cq, bs = s;' 'if (cq <= bq) bq = cq, bs = s;'
+mut h264_skip_tie src/enc/enc_core.h \
+    $'<=\n            best) {\n            word = 0;' $'<\n            best) {\n            word = 0;'
+mut h264_mvd_quarter src/enc/enc_core.h \
+    'return vidk_se_bits(4 * (mv.x - pred.x))' 'return vidk_se_bits(2 * (mv.x - pred.x))'
 mut hevc_cu32_tie src/enc/enc_core.h \
     'd->cu32 = c32 <= split;' 'd->cu32 = c32 < split;'
 mut hevc_cu16_tie src/enc/enc_core.h \
@@ -75,20 +79,20 @@ mut me_tiebreak src/me.c \
     '(cost == b->cost && dist < b->dist)' '(cost == b->cost && dist <= b->dist)'
 # The coding loop's residual choices (docs/ENCODE.md §4, §9).
 mut level_no_sub8x8 src/enc/enc_core.h \
-    'k < (f->no_sub8x8 ? 1 : 4)' 'k < (f->no_sub8x8 ? 4 : 4)'
+    's < (f->no_sub8x8 ? 1 : 4)' 's < (f->no_sub8x8 ? 4 : 4)'
 mut decimate_table4 src/enc/enc_core.h \
     ': run < 3 ? 2' ': run < 2 ? 2'
 # The H.264 stream (docs/STREAM.md): caught by FFmpeg's decode (cli_stream) and the
 # known-answer stream of test_enc_decide.
 mut stream_nc_round src/enc/h264_stream_core.h \
     '(na + nb + 1) >> 1' '(na + nb) >> 1'
-mut stream_mvp_8x16_right src/enc/h264_stream_core.h \
+mut stream_mvp_8x16_right src/enc/h264_mvp_core.h \
     'if (dir == 4 && cc.ref == 0) return cc.mv;' 'if (dir == 4 && a.ref == 0) return a.mv;'
-mut stream_mvp_16x8_upper src/enc/h264_stream_core.h \
+mut stream_mvp_16x8_upper src/enc/h264_mvp_core.h \
     'if (dir == 1 && b.ref == 0) return b.mv;' 'if (dir == 1 && a.ref == 0) return a.mv;'
 # (Not here: giving C the value of A too when only A is available leaves the median at A
 # either way: an equivalent change, nothing can catch it.)
-mut stream_skip_zero src/enc/h264_stream_core.h \
+mut stream_skip_zero src/enc/h264_mvp_core.h \
     '(a.ref == 0 && !a.mv.x && !a.mv.y)' '(a.ref == 0 && !a.mv.x)'
 mut cavlc_suffix_step src/h264_cavlc_core.h \
     'if (mag > (3 << (sl - 1)) && sl < 6) sl++;' 'if (mag > (3 << (sl - 1)) && sl < 5) sl++;'

@@ -298,29 +298,81 @@ static unsigned se_len(int v) {
 
 /* The partition vectors of a macroblock of pattern pat (below) at (x, y), in the coding
  * order of docs/ENCODE.md §4. */
-static int h264_pvs(const VidkMv *mv4, int W, int x, int y, int pat, VidkMv *o) {
-#define MV(dx, dy) mv4[((y + (dy)) / 4) * (W / 4) + (x + (dx)) / 4]
-    static const int8_t list[6][16] = {
-        {0, 0},                                               /* 16x16 */
-        {0, 0, 0, 8},                                         /* 16x8 */
-        {0, 0, 8, 0},                                         /* 8x16 */
-        {0, 0, 8, 0, 0, 8, 8, 8},                             /* four 8x8 */
-        {0, 0, 0, 4, 8, 0, 0, 8, 8, 8},                       /* 8x4, three 8x8 */
-        {0, 0, 8, 0, 12, 0, 8, 4, 12, 4, 0, 8, 8, 8, 12, 8}}; /* 8x8, 4x4, 8x8, 4x8 */
+/* Partitions of pattern `pat` in decoding order: x, y, w, h in samples (the rest: one). */
+static int h264_geom(int pat, int g[16][4]) {
+    static const int8_t list[6][8][4] = {
+        {{0, 0, 16, 16}},
+        {{0, 0, 16, 8}, {0, 8, 16, 8}},
+        {{0, 0, 8, 16}, {8, 0, 8, 16}},
+        {{0, 0, 8, 8}, {8, 0, 8, 8}, {0, 8, 8, 8}, {8, 8, 8, 8}},
+        {{0, 0, 8, 4}, {0, 4, 8, 4}, {8, 0, 8, 8}, {0, 8, 8, 8}, {8, 8, 8, 8}},
+        {{0, 0, 8, 8},
+         {8, 0, 4, 4},
+         {12, 0, 4, 4},
+         {8, 4, 4, 4},
+         {12, 4, 4, 4},
+         {0, 8, 8, 8},
+         {8, 8, 4, 8},
+         {12, 8, 4, 8}}};
     static const int count[6] = {1, 2, 2, 4, 5, 8};
-    const int k = pat >= 1 && pat <= 5 ? pat : 0; /* the rest: one vector */
+    const int k = pat >= 1 && pat <= 5 ? pat : 0;
     for (int i = 0; i < count[k]; i++)
-        o[i] = MV(list[k][2 * i], list[k][2 * i + 1]);
+        for (int c = 0; c < 4; c++)
+            g[i][c] = list[k][i][c];
     return count[k];
-#undef MV
+}
+
+static int median3(int a, int b, int c) { /* sort three, take the middle */
+    if (a > b) {
+        const int t = a;
+        a = b, b = t;
+    }
+    return c < a ? a : c > b ? b : c;
+}
+
+/* The vector predictor of partition k of macroblock (mx, my), from H.264 8.4.1.3 (one
+ * slice, no intra): neighbours A (left), B (above), C (above right, else D above left) of
+ * the partition's top-left sample; a 4x4 block is available when it lies in the picture and
+ * is decoded before the partition (an earlier macroblock, or an earlier partition of this
+ * one); the 16x8 / 8x16 directional rules; B and C take A when only A is available; one
+ * neighbour with refIdx 0 gives its vector, else the median. */
+static VidkMv ref_mvp(const VidkMv *mv4, int W, int H, int mx, int my, int g[16][4], int k,
+                      int dir) {
+    VidkMv m[3];
+    int av[3];
+    const int x = 16 * mx + g[k][0], y = 16 * my + g[k][1];
+    const int pos[4][2] = {{x - 1, y}, {x, y - 1}, {x + g[k][2], y - 1}, {x - 1, y - 1}};
+    for (int n = 0; n < 4; n++) {
+        const int px = pos[n][0], py = pos[n][1], bx = px >> 4, by = py >> 4;
+        int a = px >= 0 && py >= 0 && px < W && py < H && (by < my || (by == my && bx < mx));
+        if (bx == mx && by == my && px >= 0 && py >= 0)
+            for (int i = 0; i < k; i++) /* an earlier partition of this macroblock */
+                if (px - 16 * mx >= g[i][0] && px - 16 * mx < g[i][0] + g[i][2] &&
+                    py - 16 * my >= g[i][1] && py - 16 * my < g[i][1] + g[i][3])
+                    a = 1;
+        const VidkMv v = a ? mv4[(py / 4) * (W / 4) + px / 4] : (VidkMv){0, 0};
+        if (n < 3) {
+            m[n] = v, av[n] = a;
+        } else if (!av[2]) {
+            m[2] = v, av[2] = a; /* D replaces an unavailable C */
+        }
+    }
+    if (dir == 1 && av[1]) return m[1];
+    if ((dir == 2 || dir == 3) && av[0]) return m[0];
+    if (dir == 4 && av[2]) return m[2];
+    if (!av[1] && !av[2] && av[0]) m[1] = m[2] = m[0], av[1] = av[2] = 1;
+    if (av[0] + av[1] + av[2] == 1) return av[0] ? m[0] : av[1] ? m[1] : m[2];
+    VidkMv r;
+    r.x = (int16_t)median3(m[0].x, m[1].x, m[2].x);
+    r.y = (int16_t)median3(m[0].y, m[1].y, m[2].y);
+    return r;
 }
 
 /* H.264, 80x160 (5 x 10 macroblocks): the border macroblocks keep vector (0, 0)
  * (P_L0_16x16), the interior ones move uniformly, and the right column's interior
  * macroblocks get a pattern whose best partition is known (docs/ENCODE.md §4), with
- * vectors that never point right (no reference sample past the edge). Every macroblock's
- * left neighbour moves uniformly, so the MVD predictor (the left unit's 16x16 vector) and
- * bits_mv are known too. */
+ * vectors that never point right (no reference sample past the edge). bits_mv, the CAVLC
+ * length of the mvds against the standard's predictors, is computed here (ref_mvp). */
 static void test_h264_partitions(void) {
     enum { W = 80, H = 160 };
     static VidkMv mv4[(W / 4) * (H / 4)];
@@ -386,20 +438,86 @@ static void test_h264_partitions(void) {
                 break;
             }
         }
+    /* bits_mv: the CAVLC length of every mvd (quarter-sample units, se(4 d)) against the
+     * standard's predictor */
     int64_t bits_mv = 0;
     for (int my = 0; my < H / 16; my++)
         for (int mx = 0; mx < W / 16; mx++) {
-            VidkMv pv[16], pred = {0, 0};
-            if (mx > 0) pred = mv4[(4 * my) * (W / 4) + 4 * (mx - 1)]; /* uniform left unit */
-            const int np = h264_pvs(mv4, W, 16 * mx, 16 * my, pats[my * (W / 16) + mx], pv);
+            int g[16][4];
+            const int pat = pats[my * (W / 16) + mx], np = h264_geom(pat, g);
             for (int i = 0; i < np; i++) {
-                bits_mv += se_len(pv[i].x - pred.x) + se_len(pv[i].y - pred.y);
-                pred = pv[i];
+                const int dir = pat == 1 ? 1 + i : pat == 2 ? 3 + i : 0;
+                const VidkMv v =
+                    mv4[((16 * my + g[i][1]) / 4) * (W / 4) + (16 * mx + g[i][0]) / 4];
+                const VidkMv pr = ref_mvp(mv4, W, H, mx, my, g, i, dir);
+                bits_mv += se_len(4 * (v.x - pr.x)) + se_len(4 * (v.y - pr.y));
             }
         }
     for (int q = 0; q < 2; q++)
         check_moved(VIDK_CODEC_H264, q ? 24 : 0, W, H, mv4, parts, bits, bits_mv,
                     "h264 partitions");
+}
+
+/* The P_Skip candidate of the H.264 decision (docs/ENCODE.md §7), on a hand-made frame of
+ * 3 x 3 macroblocks: the centre macroblock's search found (mx, my) for 16x16 at distortion
+ * d16 (every other partition costs 1000), its neighbours' vectors of the previous pass are
+ * A (left), B (above), C (above right), D (above left). The planes are flat (the P_Skip
+ * candidate's SATD is 0 at any vector) or the reference is noise. Costs: lambda x (ue(mb_type)
+ * + the mvds' se(4 d) lengths) with 8.4.1.1 / 8.4.1.3 predictors, computed by hand below. */
+static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, VidkMv me16,
+                      uint32_t d16, int noise_ref, int want_word, VidkMv want) {
+    enum { W = 48, H = 48 };
+    static uint8_t src[W * H], ref[W * H];
+    static VidkMeResult res[VIDK_BLOCK_COUNT][16 * 16];
+    static uint32_t dist[9 * 41];
+    static VidkMv mvi[(W / 4) * (H / 4)], mvo[(W / 4) * (H / 4)];
+    static uint16_t mbi[9], mbo[9];
+    EncFrame f;
+    memset(&f, 0, sizeof(f));
+    memset(res, 0, sizeof(res));
+    memset(mvi, 0, sizeof(mvi));
+    memset(mbi, 0, sizeof(mbi));
+    for (int i = 0; i < W * H; i++) {
+        src[i] = 50;
+        ref[i] = noise_ref ? (uint8_t)(test_rand(&g_seed) >> 24) : 50;
+    }
+    f.codec = VIDK_CODEC_H264, f.qp = 30, f.lambda = 4;
+    f.W = W, f.H = H, f.uw = f.uh = 3, f.mb_w = 3, f.slices = 1;
+    f.src[0] = src, f.ss[0] = W, f.ref[0] = ref, f.rs[0] = W;
+    for (int bs = 0; bs <= VIDK_BLOCK_16x16; bs++) {
+        f.me[bs] = res[bs];
+        f.me_gw[bs] = W / vidk_block_width((VidkBlockSize)bs);
+    }
+    res[VIDK_BLOCK_16x16][1 * f.me_gw[VIDK_BLOCK_16x16] + 1].mv = me16;
+    for (int i = 0; i < 9 * 41; i++)
+        dist[i] = 1000;
+    dist[4 * 41 + 40] = d16;
+    f.dist = dist;
+    const VidkMv nb[4] = {a, b, c, d}; /* macroblocks (0, 1), (1, 0), (2, 0), (0, 0) */
+    const int nx[4] = {0, 1, 2, 0}, ny[4] = {1, 0, 0, 0};
+    for (int k = 0; k < 4; k++)
+        set_rect(mvi, W, 16 * nx[k], 16 * ny[k], 16, 16, nb[k].x, nb[k].y);
+    enc_h264_decide_pass(&f, 1, 1, mvi, mbi, mvo, mbo);
+    const VidkMv got = mvo[4 * (W / 4) + 4];
+    if (mbo[4] != want_word || got.x != want.x || got.y != want.y)
+        fprintf(stderr, "skip %s: word %u vector (%d, %d), expected %d (%d, %d)\n", what,
+                mbo[4], got.x, got.y, want_word, want.x, want.y);
+    CHECK_EQ_U(mbo[4], want_word);
+    CHECK(got.x == want.x && got.y == want.y);
+}
+
+static void test_h264_skip(void) {
+    const VidkMv z = {0, 0}, v = {3, 1}, two = {2, 0}, four = {4, 0};
+    /* A = B = C = (3, 1): P_Skip vector (3, 1) at 4 x (1 + 1 + 1) = 12 against 16x16 at
+     * (0, 0): d16 + 4 x (1 + se(-12) 9 + se(-4) 7) = d16 + 68. */
+    skip_case("flat, d16 100", v, v, v, z, z, 100, 0, 0, v);
+    skip_case("flat, d16 0", v, v, v, z, z, 0, 0, 0, v);
+    /* A noise reference: the P_Skip candidate's SATD is far above 68. */
+    skip_case("noise", v, v, v, z, z, 0, 1, 0, z);
+    /* A = (0, 0) makes the P_Skip vector (0, 0) while the 16x16 predictor is median(0, 2, 2)
+     * = (2, 0): P_Skip costs 4 x (1 + se(-8) 9 + 1), 16x16 at (4, 0) 4 x (1 + se(8) 9 + 1):
+     * a tie, which P_Skip wins. */
+    skip_case("tie", z, two, two, z, four, 0, 0, 0, z);
 }
 
 /* HEVC, 64x192 (2 x 6 CTUs): the top and bottom rows keep (0, 0) (one 32x32 CU), the left
@@ -769,6 +887,7 @@ int main(void) {
     test_expgolomb();
     test_chroma_qp();
     test_h264_partitions();
+    test_h264_skip();
     test_hevc_partitions();
     test_h264_intra_flat();
     test_intra_structures();

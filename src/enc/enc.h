@@ -28,8 +28,11 @@ struct VidkEncoder {
     int cur; /* rec[cur] receives the next reconstruction; rec[cur ^ 1] is the reference */
     VidkMeField field;
     EncUnitStat *stat;
-    int core_path; /* test hook (vidk_enc_set_core_path): units_core of encode.c */
-    void *cuda;    /* CUDA backend state (src/cuda/encode.cu) */
+    VidkMv *dmv[2];   /* H.264 P frames: the decision passes' vectors (W / 4 x H / 4) */
+    uint16_t *dmb[2]; /* and decision words (uw x uh), read by one pass, written by the next */
+    uint32_t *dist;   /* 41 per macroblock: the distortions the decision compares */
+    int core_path;    /* test hook (vidk_enc_set_core_path): units_core of encode.c */
+    void *cuda;       /* CUDA backend state (src/cuda/encode.cu) */
     /* VIDK_ENC_OUT_STREAM: the writer and the decisions it codes, filled by either driver */
     struct VidkH264Stream *stream;
     uint16_t *st_mbi;               /* decision word per macroblock */
@@ -61,6 +64,9 @@ void vidk_enc_stream_close(VidkEncoder *e);
  * when the driver wrote those instead) into info->stream; times the stage. */
 int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
                           int16_t *const lev[3], VidkEncFrameInfo *info);
+/* Decision passes of an H.264 P frame (docs/ENCODE.md §7): the seed and the passes that
+ * decide against the previous pass's neighbours. */
+#define VIDK_ENC_DECIDE_PASSES 2
 /* Host wall clock in ms. */
 double vidk_enc_now_ms(void);
 

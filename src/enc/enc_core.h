@@ -17,6 +17,8 @@
 #include "h264_core.h"
 #include "hevc_core.h"
 #include "h264_cavlc_core.h"
+#include "h264_mvp_core.h"
+#include "me.h"
 #include "me_core.h"
 #include "sad_core.h"
 #include "vidkern/vidkern.h"
@@ -74,13 +76,16 @@ typedef struct EncFrame {
     int me_gw[VIDK_BLOCK_COUNT];
     int16_t *lev[3]; /* NULL: levels not kept */
     int ls_[3];
-    VidkMv *mv4;       /* NULL: vectors not kept; W / 4 per row */
-    uint32_t *energy;  /* NULL: energy not kept; mb_w per row */
-    EncUnitStat *stat; /* uw * uh */
-    uint16_t *mbi;     /* H.264: decision word per macroblock (ENC_MBI_*); NULL: not kept */
-    int slices;        /* H.264: slices of whole macroblock rows (>= 1); intra prediction
-                          does not cross a slice's top edge */
-    int no_sub8x8;     /* H.264: P_8x8 sub-macroblocks are 8x8 only (level >= 3.1) */
+    VidkMv *mv4;          /* NULL: vectors not kept; W / 4 per row */
+    uint32_t *energy;     /* NULL: energy not kept; mb_w per row */
+    EncUnitStat *stat;    /* uw * uh */
+    uint16_t *mbi;        /* H.264: decision word per macroblock (ENC_MBI_*); NULL: not kept */
+    int slices;           /* H.264: slices of whole macroblock rows (>= 1); intra prediction
+                             does not cross a slice's top edge */
+    int no_sub8x8;        /* H.264: P_8x8 sub-macroblocks are 8x8 only (level >= 3.1) */
+    const VidkMv *dmv;    /* H.264 P frames: the decisions of the last pass: a vector per 4x4 */
+    const uint16_t *dmb;  /* block (W / 4 per row), a word per macroblock (ENC_MBI_*, no TX8) */
+    const uint32_t *dist; /* H.264 P frames: 41 per macroblock (enc_h264_part_dist) */
     /* H.264 tables (flat scaling): quantiser factors and LevelScale rows at qp % 6. */
     int32_t mf4y[16], mf8y[64], mf4c[16];
     int16_t ls4y[16], ls8y[64], ls4c[16];
@@ -317,109 +322,242 @@ ENC_FN void enc_mc_area(const EncFrame *f, int x, int y, int bw, int bh, const V
 /* ------------------------------------------------------------------ H.264 decision */
 
 /* Mode bits: ue(mb_type) of P_L0_16x16, P_L0_L0_16x8, P_L0_L0_8x16, P_8x8; ue(sub_mb_type)
- * of 8x8, 8x4, 4x8, 4x4. */
+ * of 8x8, 8x4, 4x8, 4x4 (9.1, Tables 7-13 and 7-17). */
 ENC_TAB uint8_t enc_h264_mb_bits[4] = {1, 3, 3, 5};
 ENC_TAB uint8_t enc_h264_sub_bits[4] = {1, 3, 3, 5};
-
-typedef struct EncH264Dec {
-    int mode;   /* 0 16x16, 1 16x8, 2 8x16, 3 8x8 */
-    int sub[4]; /* per 8x8 quadrant (raster): 0 8x8, 1 8x4, 2 4x8, 3 4x4 */
-    int tx8;    /* luma 8x8 transform */
-    int np;     /* partitions in coding order */
-    VidkMv pmv[16];
-    VidkMv mv4[16]; /* per 4x4 block, raster in the macroblock */
-    unsigned bits_mode;
-} EncH264Dec;
 
 ENC_FN VidkMeResult enc_me_at(const EncFrame *f, int bs, int bx, int by) {
     return f->me[bs][(ptrdiff_t)by * f->me_gw[bs] + bx];
 }
 
-ENC_FN void enc_h264_decide(const EncFrame *f, int mbx, int mby, EncH264Dec *d) {
-    const uint32_t lam = (uint32_t)f->lambda;
-    uint32_t cost[4];
-    cost[0] = enc_me_at(f, VIDK_BLOCK_16x16, mbx, mby).cost + lam * enc_h264_mb_bits[0];
-    cost[1] = enc_me_at(f, VIDK_BLOCK_16x8, mbx, 2 * mby).cost +
-              enc_me_at(f, VIDK_BLOCK_16x8, mbx, 2 * mby + 1).cost + lam * enc_h264_mb_bits[1];
-    cost[2] = enc_me_at(f, VIDK_BLOCK_8x16, 2 * mbx, mby).cost +
-              enc_me_at(f, VIDK_BLOCK_8x16, 2 * mbx + 1, mby).cost + lam * enc_h264_mb_bits[2];
-    cost[3] = lam * enc_h264_mb_bits[3];
-    int sub[4];
-    for (int q = 0; q < 4; q++) {
-        const int qx = 2 * mbx + (q & 1), qy = 2 * mby + (q >> 1);
-        uint32_t c[4];
-        c[0] = enc_me_at(f, VIDK_BLOCK_8x8, qx, qy).cost + lam * enc_h264_sub_bits[0];
-        c[1] = enc_me_at(f, VIDK_BLOCK_8x4, qx, 2 * qy).cost +
-               enc_me_at(f, VIDK_BLOCK_8x4, qx, 2 * qy + 1).cost + lam * enc_h264_sub_bits[1];
-        c[2] = enc_me_at(f, VIDK_BLOCK_4x8, 2 * qx, qy).cost +
-               enc_me_at(f, VIDK_BLOCK_4x8, 2 * qx + 1, qy).cost + lam * enc_h264_sub_bits[2];
-        c[3] = lam * enc_h264_sub_bits[3];
-        for (int k = 0; k < 4; k++)
-            c[3] += enc_me_at(f, VIDK_BLOCK_4x4, 2 * qx + (k & 1), 2 * qy + (k >> 1)).cost;
-        int b = 0;
-        for (int k = 1; k < (f->no_sub8x8 ? 1 : 4); k++)
-            if (c[k] < c[b]) b = k;
-        sub[q] = b;
-        cost[3] += c[b];
-    }
-    int m = 0;
-    for (int k = 1; k < 4; k++)
-        if (cost[k] < cost[m]) m = k;
-    d->mode = m;
-    d->np = 0;
-    d->bits_mode = enc_h264_mb_bits[m];
-    d->tx8 = 1;
-    for (int q = 0; q < 4; q++)
-        d->sub[q] = m == 3 ? sub[q] : 0;
-    if (m == 0) {
-        const VidkMv v = enc_me_at(f, VIDK_BLOCK_16x16, mbx, mby).mv;
-        d->pmv[d->np++] = v;
-        for (int k = 0; k < 16; k++)
-            d->mv4[k] = v;
-    } else if (m == 1) {
-        for (int h = 0; h < 2; h++) {
-            const VidkMv v = enc_me_at(f, VIDK_BLOCK_16x8, mbx, 2 * mby + h).mv;
-            d->pmv[d->np++] = v;
-            for (int k = 0; k < 8; k++)
-                d->mv4[8 * h + k] = v;
-        }
-    } else if (m == 2) {
-        for (int h = 0; h < 2; h++) {
-            const VidkMv v = enc_me_at(f, VIDK_BLOCK_8x16, 2 * mbx + h, mby).mv;
-            d->pmv[d->np++] = v;
-            for (int k = 0; k < 4; k++) {
-                d->mv4[4 * k + 2 * h] = v;
-                d->mv4[4 * k + 2 * h + 1] = v;
-            }
-        }
+/* CAVLC length of an mvd (the stream codes quarter-sample units: se(4 d) per component). */
+ENC_FN unsigned enc_h264_mvd_len(VidkMv mv, VidkMv pred) {
+    return vidk_se_bits(4 * (mv.x - pred.x)) + vidk_se_bits(4 * (mv.y - pred.y));
+}
+
+/* Partition p of a macroblock (VIDK_ME_PART_* numbering, raster order within its shape):
+ * its shape, its block in that shape's grid of the frame and its size. */
+typedef struct EncPart {
+    int bs, bx, by, w, h;
+} EncPart;
+
+ENC_FN EncPart enc_h264_part(int mbx, int mby, int p) {
+    EncPart r;
+    if (p < VIDK_ME_PART_8x4) {
+        r.bs = VIDK_BLOCK_4x4, r.w = 4, r.h = 4;
+        r.bx = 4 * mbx + (p & 3), r.by = 4 * mby + (p >> 2);
+    } else if (p < VIDK_ME_PART_4x8) {
+        const int k = p - VIDK_ME_PART_8x4;
+        r.bs = VIDK_BLOCK_8x4, r.w = 8, r.h = 4;
+        r.bx = 2 * mbx + (k & 1), r.by = 4 * mby + (k >> 1);
+    } else if (p < VIDK_ME_PART_8x8) {
+        const int k = p - VIDK_ME_PART_4x8;
+        r.bs = VIDK_BLOCK_4x8, r.w = 4, r.h = 8;
+        r.bx = 4 * mbx + (k & 3), r.by = 2 * mby + (k >> 2);
+    } else if (p < VIDK_ME_PART_16x8) {
+        const int k = p - VIDK_ME_PART_8x8;
+        r.bs = VIDK_BLOCK_8x8, r.w = 8, r.h = 8;
+        r.bx = 2 * mbx + (k & 1), r.by = 2 * mby + (k >> 1);
+    } else if (p < VIDK_ME_PART_8x16) {
+        r.bs = VIDK_BLOCK_16x8, r.w = 16, r.h = 8;
+        r.bx = mbx, r.by = 2 * mby + (p - VIDK_ME_PART_16x8);
+    } else if (p < VIDK_ME_PART_16x16) {
+        r.bs = VIDK_BLOCK_8x16, r.w = 8, r.h = 16;
+        r.bx = 2 * mbx + (p - VIDK_ME_PART_8x16), r.by = mby;
     } else {
-        for (int q = 0; q < 4; q++) {
-            const int qx = 2 * mbx + (q & 1), qy = 2 * mby + (q >> 1);
-            const int b0 = (q >> 1) * 8 + (q & 1) * 2; /* first 4x4 of the quadrant */
-            d->bits_mode += enc_h264_sub_bits[sub[q]];
-            if (sub[q]) d->tx8 = 0;
-            for (int k = 0; k < 4; k++) {
-                const int i = k & 1, j = k >> 1; /* 4x4 inside the quadrant */
-                VidkMv v;
-                if (sub[q] == 0)
-                    v = enc_me_at(f, VIDK_BLOCK_8x8, qx, qy).mv;
-                else if (sub[q] == 1)
-                    v = enc_me_at(f, VIDK_BLOCK_8x4, qx, 2 * qy + j).mv;
-                else if (sub[q] == 2)
-                    v = enc_me_at(f, VIDK_BLOCK_4x8, 2 * qx + i, qy).mv;
-                else
-                    v = enc_me_at(f, VIDK_BLOCK_4x4, 2 * qx + i, 2 * qy + j).mv;
-                d->mv4[b0 + 4 * j + i] = v;
+        r.bs = VIDK_BLOCK_16x16, r.w = 16, r.h = 16, r.bx = mbx, r.by = mby;
+    }
+    return r;
+}
+
+/* SATD of a w x h luma block at (x, y) against the reference moved by v (edges clamped):
+ * per 4x4 block, (the sum of the absolute 4x4 Hadamard coefficients + 1) / 2. */
+ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, VidkMv v) {
+    uint32_t s = 0;
+    for (int by = 0; by < h; by += 4)
+        for (int bx = 0; bx < w; bx += 4) {
+            int t[16];
+            for (int j = 0; j < 4; j++) { /* rows: differences, then the 1-D transform */
+                const int yy = y + by + j;
+                const uint8_t *c = f->src[0] + (ptrdiff_t)yy * f->ss[0] + x + bx;
+                const uint8_t *r =
+                    f->ref[0] + (ptrdiff_t)enc_clip(yy + v.y, 0, f->H - 1) * f->rs[0];
+                int d[4];
+                for (int i = 0; i < 4; i++)
+                    d[i] = c[i] - r[enc_clip(x + bx + i + v.x, 0, f->W - 1)];
+                const int a0 = d[0] + d[3], a1 = d[1] + d[2], a2 = d[1] - d[2],
+                          a3 = d[0] - d[3];
+                t[4 * j] = a0 + a1, t[4 * j + 1] = a3 + a2;
+                t[4 * j + 2] = a0 - a1, t[4 * j + 3] = a3 - a2;
             }
-            const int n = sub[q] == 0 ? 1 : sub[q] == 3 ? 4 : 2;
-            for (int k = 0; k < n; k++) {
-                /* partition k of the sub-macroblock: its first 4x4 */
-                const int i = sub[q] == 1 ? 0 : sub[q] == 2 ? k : (k & 1);
-                const int j = sub[q] == 1 ? k : sub[q] == 2 ? 0 : (k >> 1);
-                d->pmv[d->np++] = d->mv4[b0 + 4 * j + i];
+            uint32_t sum = 0;
+            for (int i = 0; i < 4; i++) { /* columns */
+                const int a0 = t[i] + t[12 + i], a1 = t[4 + i] + t[8 + i];
+                const int a2 = t[4 + i] - t[8 + i], a3 = t[i] - t[12 + i];
+                sum += (uint32_t)(enc_abs(a0 + a1) + enc_abs(a3 + a2) + enc_abs(a0 - a1) +
+                                  enc_abs(a3 - a2));
             }
+            s += (sum + 1) >> 1;
+        }
+    return s;
+}
+
+/* The distortion the decision compares (docs/ENCODE.md §7): the SATD of partition p of
+ * macroblock (mbx, mby) at the search's best vector; 0 for the sub-8x8 shapes when the
+ * frame does not use them. Written to f->dist[41 * mb + p] before the decision passes. */
+ENC_FN uint32_t enc_h264_part_dist(const EncFrame *f, int mbx, int mby, int p) {
+    if (f->no_sub8x8 && p < VIDK_ME_PART_8x8) return 0;
+    const EncPart q = enc_h264_part(mbx, mby, p);
+    return enc_h264_satd_at(f, q.bx * q.w, q.by * q.h, q.w, q.h,
+                            enc_me_at(f, q.bs, q.bx, q.by).mv);
+}
+
+/* The searched vector of 4x4 block (i, j) of macroblock (mbx, mby) under partition mode
+ * `mode` (0 16x16, 1 16x8, 2 8x16, 3 P_8x8 with sub-macroblock type `sub` for the block's
+ * quadrant: 0 8x8, 1 8x4, 2 4x8, 3 4x4), and the index of its partition (VIDK_ME_PART_*). */
+ENC_FN int enc_h264_cand_part(int mode, int sub, int i, int j) {
+    if (mode == 0) return VIDK_ME_PART_16x16;
+    if (mode == 1) return VIDK_ME_PART_16x8 + (j >> 1);
+    if (mode == 2) return VIDK_ME_PART_8x16 + (i >> 1);
+    if (sub == 0) return VIDK_ME_PART_8x8 + 2 * (j >> 1) + (i >> 1);
+    if (sub == 1) return VIDK_ME_PART_8x4 + 2 * j + (i >> 1);
+    if (sub == 2) return VIDK_ME_PART_4x8 + 4 * (j >> 1) + i;
+    return VIDK_ME_PART_4x4 + 4 * j + i;
+}
+
+ENC_FN VidkMv enc_h264_cand_mv(const EncFrame *f, int mbx, int mby, int mode, int sub, int i,
+                               int j) {
+    const EncPart q = enc_h264_part(mbx, mby, enc_h264_cand_part(mode, sub, i, j));
+    return enc_me_at(f, q.bs, q.bx, q.by).mv;
+}
+
+/* The distortion of quadrant q (raster) under sub-macroblock type s: its partitions' dist. */
+ENC_FN uint32_t enc_h264_sub_dist(const uint32_t *dist, int q, int s) {
+    const int qi = q & 1, qj = q >> 1;
+    if (s == 0) return dist[VIDK_ME_PART_8x8 + q];
+    if (s == 1)
+        return dist[VIDK_ME_PART_8x4 + 4 * qj + qi] + dist[VIDK_ME_PART_8x4 + 4 * qj + 2 + qi];
+    if (s == 2)
+        return dist[VIDK_ME_PART_4x8 + 4 * qj + 2 * qi] +
+               dist[VIDK_ME_PART_4x8 + 4 * qj + 2 * qi + 1];
+    uint32_t c = 0;
+    for (int k = 0; k < 4; k++)
+        c += dist[VIDK_ME_PART_4x4 + 4 * (2 * qj + (k >> 1)) + 2 * qi + (k & 1)];
+    return c;
+}
+
+/* CAVLC bits of the mvds of the partitions of (mode, sub) with the vectors in n->in against
+ * the standard's predictors (8.4.1.3); only those of quadrant q when q >= 0. */
+ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *sub, int q) {
+    int px[16], py[16], pw[16], pd[16];
+    int8_t order[16];
+    const int np = vidk_h264_parts(mode, sub, px, py, pw, pd, order);
+    unsigned b = 0;
+    for (int k = 0; k < np; k++)
+        if (q < 0 || (py[k] / 2) * 2 + px[k] / 2 == q)
+            b += enc_h264_mvd_len(n->in[4 * py[k] + px[k]],
+                                  vidk_h264_mvp(n, px[k], py[k], pw[k], pd[k], order, k));
+    return b;
+}
+
+/* The partition decision of an inter macroblock (docs/ENCODE.md §7) against its
+ * neighbourhood n (the neighbours' vectors of the previous decision pass). Cost of a
+ * candidate: the SATD of its partitions at the search's best vectors (f->dist) + lambda x
+ * the CAVLC bits of its mb_type, sub_mb_types and mvds against the standard's predictors.
+ * P_8x8 picks each quadrant's sub-macroblock type in turn (the later quadrants' predictors
+ * see the earlier choices). Last, 16x16 at the P_Skip vector, costed as a 16x16 candidate,
+ * wins ties: with no residual it is coded as P_Skip. Leaves the vectors in n->in; returns
+ * the decision word (ENC_MBI_*, no TX8). */
+ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n) {
+    const uint32_t lam = (uint32_t)f->lambda;
+    const uint32_t *dist = f->dist + 41 * (ptrdiff_t)(mby * f->uw + mbx);
+    const int zero4[4] = {0, 0, 0, 0};
+    VidkMv bin[16];
+    uint32_t best = 0xffffffffu;
+    unsigned word = 0;
+    for (int m = 0; m < 3; m++) {
+        for (int k = 0; k < 16; k++)
+            n->in[k] = enc_h264_cand_mv(f, mbx, mby, m, 0, k & 3, k >> 2);
+        uint32_t c = m == 0   ? dist[VIDK_ME_PART_16x16]
+                     : m == 1 ? dist[VIDK_ME_PART_16x8] + dist[VIDK_ME_PART_16x8 + 1]
+                              : dist[VIDK_ME_PART_8x16] + dist[VIDK_ME_PART_8x16 + 1];
+        c += lam * (enc_h264_mb_bits[m] + enc_h264_mvd_bits(n, m, zero4, -1));
+        if (c < best) {
+            best = c, word = (unsigned)m;
+            for (int k = 0; k < 16; k++)
+                bin[k] = n->in[k];
         }
     }
+    {
+        int sub[4] = {0, 0, 0, 0};
+        uint32_t c = lam * enc_h264_mb_bits[3];
+        for (int q = 0; q < 4; q++) {
+            uint32_t bq = 0xffffffffu;
+            int bs = 0;
+            for (int s = 0; s < (f->no_sub8x8 ? 1 : 4); s++) {
+                uint32_t cq = enc_h264_sub_dist(dist, q, s);
+                sub[q] = s;
+                for (int k = 0; k < 4; k++) {
+                    const int i = 2 * (q & 1) + (k & 1), j = 2 * (q >> 1) + (k >> 1);
+                    n->in[4 * j + i] = enc_h264_cand_mv(f, mbx, mby, 3, s, i, j);
+                }
+                cq += lam * (enc_h264_sub_bits[s] + enc_h264_mvd_bits(n, 3, sub, q));
+                if (cq < bq) bq = cq, bs = s;
+            }
+            sub[q] = bs;
+            for (int k = 0; k < 4; k++) {
+                const int i = 2 * (q & 1) + (k & 1), j = 2 * (q >> 1) + (k >> 1);
+                n->in[4 * j + i] = enc_h264_cand_mv(f, mbx, mby, 3, bs, i, j);
+            }
+            c += bq;
+        }
+        if (c < best) {
+            best = c;
+            word = 3u | (unsigned)(sub[0] << 2 | sub[1] << 4 | sub[2] << 6 | sub[3] << 8);
+            for (int k = 0; k < 16; k++)
+                bin[k] = n->in[k];
+        }
+    }
+    {
+        const VidkMv sv = vidk_h264_skip_mv(n);
+        for (int k = 0; k < 16; k++)
+            n->in[k] = sv;
+        if (enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv) +
+                lam * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4, -1)) <=
+            best) {
+            word = 0;
+            for (int k = 0; k < 16; k++)
+                bin[k] = sv;
+        }
+    }
+    for (int k = 0; k < 16; k++)
+        n->in[k] = bin[k];
+    return word;
+}
+
+/* The first row of the slice holding macroblock row mby. */
+ENC_FN int enc_h264_row0(const EncFrame *f, int mby) {
+    return f->slices > 1 ? vidk_h264s_slice_row0(f->uh, f->slices, mby) : 0;
+}
+
+/* Decision pass 0 (docs/ENCODE.md §7): every macroblock 16x16 with its searched vector. */
+ENC_FN void enc_h264_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo, uint16_t *mbo) {
+    const VidkMv v = enc_me_at(f, VIDK_BLOCK_16x16, mbx, mby).mv;
+    for (int k = 0; k < 16; k++)
+        mvo[(ptrdiff_t)(mby * 4 + k / 4) * (f->W / 4) + mbx * 4 + k % 4] = v;
+    mbo[mby * f->uw + mbx] = 0;
+}
+
+/* Decision pass k >= 1: the decision of macroblock (mbx, mby) with the neighbours of pass
+ * k - 1 (mvi, mbi) into (mvo, mbo). */
+ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi,
+                                 const uint16_t *mbi, VidkMv *mvo, uint16_t *mbo) {
+    VidkH264MvNb n;
+    vidk_h264_mvnb_fill(&n, mvi, f->W / 4, mbi, ENC_MBI_INTRA, f->uw, f->uh,
+                        enc_h264_row0(f, mby), mbx, mby);
+    mbo[mby * f->uw + mbx] = (uint16_t)enc_h264_decide(f, mbx, mby, &n);
+    for (int k = 0; k < 16; k++)
+        mvo[(ptrdiff_t)(mby * 4 + k / 4) * (f->W / 4) + mbx * 4 + k % 4] = n.in[k];
 }
 
 /* Zeroed unit statistics. */

@@ -152,13 +152,23 @@ ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, 
 ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();
-    EncH264Dec d;
-    enc_h264_decide(f, mbx, mby, &d);
-    st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_left_mv(f, VIDK_BLOCK_16x16, mbx, mby));
-    st->bits_mode = d.bits_mode + (d.tx8 ? 1u : 0u);
-    st->parts[VIDK_ENC_PART_16x16 + d.mode]++;
+    const unsigned w = f->dmb[mby * f->uw + mbx];
+    const int mode = (int)(w & 3);
+    int sub[4];
+    for (int q = 0; q < 4; q++)
+        sub[q] = mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
+    VidkH264MvNb nb; /* the final decisions: the mvd bits the stream codes */
+    vidk_h264_mvnb_fill(&nb, f->dmv, f->W / 4, f->dmb, ENC_MBI_INTRA, f->uw, f->uh,
+                        enc_h264_row0(f, mby), mbx, mby);
+    st->bits_mv = enc_h264_mvd_bits(&nb, mode, sub, -1);
+    const int tx8_ok = mode != 3 || !(w & 0x3fcu);
+    st->bits_mode = enc_h264_mb_bits[mode] + (tx8_ok ? 1u : 0u);
+    if (mode == 3)
+        for (int q = 0; q < 4; q++)
+            st->bits_mode += enc_h264_sub_bits[sub[q]];
+    st->parts[VIDK_ENC_PART_16x16 + mode]++;
     const int x0 = mbx * 16, y0 = mby * 16;
-    enc_mc_area(f, x0, y0, 16, 16, d.mv4, 4);
+    enc_mc_area(f, x0, y0, 16, 16, nb.in, 4);
     if (f->energy)
         f->energy[mby * f->mb_w + mbx] =
             enc_ssd(f->src[0] + (ptrdiff_t)y0 * f->ss[0] + x0, f->ss[0],
@@ -166,12 +176,9 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     if (f->mv4)
         for (int j = 0; j < 4; j++)
             for (int i = 0; i < 4; i++)
-                f->mv4[(ptrdiff_t)(mby * 4 + j) * (f->W / 4) + mbx * 4 + i] = d.mv4[4 * j + i];
-    const int tx8 = ENC_T(h264_luma_inter)(ops, f, x0, y0, d.tx8, st);
-    if (f->mbi)
-        f->mbi[mby * f->uw + mbx] =
-            (uint16_t)(d.mode | d.sub[0] << 2 | d.sub[1] << 4 | d.sub[2] << 6 | d.sub[3] << 8 |
-                       (tx8 ? ENC_MBI_TX8 : 0u));
+                f->mv4[(ptrdiff_t)(mby * 4 + j) * (f->W / 4) + mbx * 4 + i] = nb.in[4 * j + i];
+    const int tx8 = ENC_T(h264_luma_inter)(ops, f, x0, y0, tx8_ok, st);
+    if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 

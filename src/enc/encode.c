@@ -106,11 +106,23 @@ void vidk_enc_cpu_close(VidkEncoder *e) {
     vidk_picture_free(&e->rec[1]);
     vidk_me_field_free(&e->field);
     free(e->stat);
+    for (int k = 0; k < 2; k++) {
+        free(e->dmv[k]);
+        free(e->dmb[k]);
+    }
+    free(e->dist);
 }
 
 int vidk_enc_cpu_open(VidkEncoder *e) {
     e->stat = calloc((size_t)e->uw * (size_t)e->uh, sizeof(*e->stat));
     if (!e->stat) return VIDK_ERR(ENOMEM);
+    for (int k = 0; k < 2; k++) {
+        e->dmv[k] = calloc((size_t)(e->W / 4) * (size_t)(e->H / 4), sizeof(*e->dmv[k]));
+        e->dmb[k] = calloc((size_t)e->uw * (size_t)e->uh, sizeof(*e->dmb[k]));
+        if (!e->dmv[k] || !e->dmb[k]) return VIDK_ERR(ENOMEM);
+    }
+    e->dist = calloc((size_t)e->uw * (size_t)e->uh * 41, sizeof(*e->dist));
+    if (!e->dist) return VIDK_ERR(ENOMEM);
     int err = vidk_picture_alloc(&e->src, e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_picture_alloc(&e->rec[0], e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_picture_alloc(&e->rec[1], e->W, e->H, VIDK_CHROMA_420, 8, 0);
@@ -241,6 +253,29 @@ static void row_job(void *arg, int row, int thread) {
         code_unit(j, x, row);
 }
 
+/* H.264 P frames: decision pass `pass` of one macroblock row (-1: the distortions, 0: the
+ * seed). */
+typedef struct DecideJob {
+    const EncFrame *f;
+    VidkEncoder *e;
+    int pass;
+} DecideJob;
+
+static void decide_job(void *arg, int row, int thread) {
+    (void)thread;
+    const DecideJob *j = arg;
+    VidkEncoder *e = j->e;
+    const int o = j->pass & 1, i = o ^ 1;
+    for (int x = 0; x < j->f->uw; x++)
+        if (j->pass < 0)
+            for (int p = 0; p < 41; p++)
+                e->dist[41 * (row * j->f->uw + x) + p] = enc_h264_part_dist(j->f, x, row, p);
+        else if (j->pass)
+            enc_h264_decide_pass(j->f, x, row, e->dmv[i], e->dmb[i], e->dmv[o], e->dmb[o]);
+        else
+            enc_h264_seed(j->f, x, row, e->dmv[o], e->dmb[o]);
+}
+
 /* Intra: job k codes the k-th unit (from the top) of diagonal x + 2y = diag. Every unit a
  * unit depends on (left, top-left, top, top-right) lies on an earlier diagonal. */
 static void diag_job(void *arg, int k, int thread) {
@@ -331,6 +366,14 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
             if (y1 >= y0) ctx->ops.run(ctx, y1 - y0 + 1, diag_job, &j);
         }
     } else {
+        if (f.codec == VIDK_CODEC_H264) {
+            DecideJob dj = {.f = &f, .e = e};
+            f.dist = e->dist;
+            for (dj.pass = -1; dj.pass <= VIDK_ENC_DECIDE_PASSES; dj.pass++)
+                ctx->ops.run(ctx, e->uh, decide_job, &dj);
+            f.dmv = e->dmv[VIDK_ENC_DECIDE_PASSES & 1];
+            f.dmb = e->dmb[VIDK_ENC_DECIDE_PASSES & 1];
+        }
         ctx->ops.run(ctx, e->uh, row_job, &j);
     }
     t[3] = vidk_enc_now_ms();
