@@ -1,12 +1,17 @@
 /* The H.264 entropy coder's device path (src/cuda/stream.cu) emulated on the CPU: the
- * per-macroblock core functions its kernels call (src/enc/h264_stream_core.h), run in the
- * kernels' order, every pass over all macroblocks in a scrambled order (a device runs them
- * in any order), the two scans sequential, the slices joined by
- * vidk_h264_stream_frame_packed. It must write the host writer's bytes
- * (vidk_h264_stream_frame) on frames of the coding loop (real and generated video, 1 to 3
- * slices, QP 0 to 51) and on synthetic frames with extreme decisions, vectors and levels;
- * every macroblock stays within VIDK_H264S_MB_MAX_BITS; a small slot raises the overflow
- * flag (the CUDA encoder then codes the frame on the host).
+ * per-macroblock, per-slice and per-run-of-bytes core functions its kernels call
+ * (src/enc/h264_stream_core.h, src/enc/h264_nal_core.h), run in the kernels' order, every
+ * pass over all macroblocks / slices / chunks / threads in a scrambled order (a device runs
+ * them in any order), the scans sequential (CUB's block scans composed in thread order),
+ * the slices' NAL units put behind the SPS / PPS by vidk_h264_stream_frame_nals. It must
+ * write the host writer's bytes (vidk_h264_stream_frame) on frames of the coding loop (real
+ * and generated video, 1 to 3 slices, QP 0 to 51) and on synthetic frames with extreme
+ * decisions, vectors and levels; every macroblock stays within VIDK_H264S_MB_MAX_BITS; a
+ * small slot raises the overflow flag (the CUDA encoder then codes the frame on the host).
+ * The parallel emulation prevention (state maps, scan, positions, scatter) must equal a
+ * transcription of the serial rule of 7.4.1 on random and adversarial byte strings, with the
+ * device's chunking (256 threads of 16 bytes) and small ones, and the shared slice header
+ * core a transcription of the host's former writer.
  *
  *   test_h264_stream_core [VIDEO_DIR]
  */
@@ -15,6 +20,7 @@
 #include <string.h>
 
 #include "enc/enc.h"
+#include "enc/h264_nal_core.h"
 #include "enc/h264_stream.h"
 #include "enc/h264_stream_core.h"
 #include "gen.h"
@@ -31,7 +37,14 @@ typedef struct Emu {
     int32_t *key, *last;
     uint64_t *len, *off, *slice_off;
     int *order; /* a scrambled permutation of the macroblocks */
+    uint8_t *hdr, *nal;
+    uint32_t *hbits;
+    uint64_t *nlen, *noff;
+    size_t raw_cap, nal_cap;
 } Emu;
+
+/* The device's emulation prevention chunking (stream.cu EP_T, EP_V). */
+enum { DEV_T = 256, DEV_V = 16 };
 
 static uint32_t emu_seed = 1;
 
@@ -40,7 +53,10 @@ static void emu_init(Emu *m, int mbw, int mbh, int slices, size_t slot_bytes) {
     m->mbw = mbw, m->mbh = mbh, m->slices = slices, m->n = mbw * mbh;
     m->slot_bytes = slot_bytes;
     const size_t n = (size_t)m->n;
-    m->words_cap = n * (slot_bytes + 16) / 4 + 16;
+    /* stream.cu's raw_cap, in words */
+    m->words_cap = (n * (slot_bytes + 16) + (size_t)slices * (VIDK_H264_HDR_SLOT + 8) + 64 +
+                    DEV_T * DEV_V - 1) /
+                   (DEV_T * DEV_V) * (DEV_T * DEV_V) / 4;
     m->tc = calloc(n, 24);
     m->slots = calloc(n, slot_bytes);
     m->skip = calloc(n, 1);
@@ -51,9 +67,17 @@ static void emu_init(Emu *m, int mbw, int mbh, int slices, size_t slot_bytes) {
     m->len = calloc(n + 1, sizeof(uint64_t));
     m->off = calloc(n + 1, sizeof(uint64_t));
     m->slice_off = calloc((size_t)slices + 1, sizeof(uint64_t));
-    m->order = calloc(n, sizeof(int));
+    m->order = calloc(n > (size_t)slices ? n : (size_t)slices, sizeof(int));
+    m->raw_cap = m->words_cap * 4;
+    m->nal_cap = m->raw_cap + m->raw_cap / 2 + 16;
+    m->hdr = calloc((size_t)slices, VIDK_H264_HDR_SLOT);
+    m->nal = calloc(m->nal_cap, 1);
+    m->hbits = calloc((size_t)slices, sizeof(uint32_t));
+    m->nlen = calloc((size_t)slices + 1, sizeof(uint64_t));
+    m->noff = calloc((size_t)slices + 1, sizeof(uint64_t));
     CHECK(m->tc && m->slots && m->skip && m->bits && m->words && m->key && m->last && m->len &&
-          m->off && m->slice_off && m->order);
+          m->off && m->slice_off && m->order && m->hdr && m->nal && m->hbits && m->nlen &&
+          m->noff);
 }
 
 static void emu_free(Emu *m) {
@@ -68,15 +92,80 @@ static void emu_free(Emu *m) {
     free(m->off);
     free(m->slice_off);
     free(m->order);
+    free(m->hdr);
+    free(m->nal);
+    free(m->hbits);
+    free(m->nlen);
+    free(m->noff);
+}
+
+/* A scrambled permutation of 0 .. n - 1. */
+static void permute(int *order, int n) {
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        const int j = (int)(test_rand(&emu_seed) % (uint32_t)(i + 1)), t = order[i];
+        order[i] = order[j], order[j] = t;
+    }
 }
 
 static void scramble(Emu *m) {
-    for (int i = 0; i < m->n; i++)
-        m->order[i] = i;
-    for (int i = m->n - 1; i > 0; i--) {
-        const int j = (int)(test_rand(&emu_seed) % (uint32_t)(i + 1)), t = m->order[i];
-        m->order[i] = m->order[j], m->order[j] = t;
+    permute(m->order, m->n);
+}
+
+/* Emulation prevention as stream.cu's three kernels run it, with chunks of T threads of V
+ * bytes: the raw NAL units (nals of them, noff[0..nals]) into out; returns the bytes
+ * written. Chunks and threads in scrambled orders; the block scans (CUB) composed in thread
+ * order. */
+static uint64_t emu_ep(const uint8_t *raw, const uint64_t *noff, int nals, int T, int V,
+                       uint8_t *out) {
+    const uint64_t total = noff[nals], chunk = (uint64_t)T * V;
+    const int chunks = (int)((total + chunk - 1) / chunk);
+    VidkH264Ep *agg = malloc(((size_t)chunks + 1) * sizeof(*agg));
+    VidkH264Ep *pre = malloc((size_t)T * sizeof(*pre));
+    int *order = malloc(((size_t)(chunks > T ? chunks : T) + 1) * sizeof(int));
+    CHECK(agg && pre && order);
+    permute(order, chunks);
+    for (int c = 0; c < chunks; c++) { /* ep_reduce_kernel */
+        const int j = order[c];
+        VidkH264Ep m = vidk_h264_ep_identity();
+        for (int t = 0; t < T; t++)
+            m = vidk_h264_ep_compose(
+                m, vidk_h264_ep_run_map(raw, noff, nals, (uint64_t)j * chunk + (uint64_t)t * V,
+                                        V, total));
+        agg[j] = m;
     }
+    VidkH264Ep run = vidk_h264_ep_identity(); /* ep_scan_kernel */
+    for (int j = 0; j < chunks; j++) {
+        const VidkH264Ep a = agg[j];
+        agg[j] = run;
+        run = vidk_h264_ep_compose(run, a);
+    }
+    const uint64_t size = total + run.cnt[0];
+    permute(order, chunks);
+    for (int c = 0; c < chunks; c++) { /* ep_put_kernel */
+        const int j = order[c];
+        VidkH264Ep ex = vidk_h264_ep_identity();
+        for (int t = 0; t < T; t++) {
+            pre[t] = ex;
+            ex = vidk_h264_ep_compose(
+                ex, vidk_h264_ep_run_map(raw, noff, nals, (uint64_t)j * chunk + (uint64_t)t * V,
+                                         V, total));
+        }
+        int *th = malloc((size_t)T * sizeof(int));
+        CHECK(th != NULL);
+        permute(th, T);
+        for (int k = 0; k < T; k++) {
+            const int t = th[k];
+            vidk_h264_ep_run_put(raw, noff, nals, (uint64_t)j * chunk + (uint64_t)t * V, V,
+                                 total, vidk_h264_ep_compose(agg[j], pre[t]), out);
+        }
+        free(th);
+    }
+    free(agg);
+    free(pre);
+    free(order);
+    return size;
 }
 
 /* One frame through the device path's passes; the access unit from the packed writer s.
@@ -118,21 +207,37 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
     for (int i = 0; i < n; i++) /* exclusive sum (CUB) */
         m->off[i + 1] = m->off[i] + m->len[i];
     if (ovf) return 1;
-    /* zero_kernel */
-    size_t nw = (size_t)((m->off[n] + 31) / 32) + 4;
+    VidkH264SliceHdr h;
+    vidk_h264_stream_slice_hdr(s, f->index, f->intra, &h);
+    permute(m->order, m->slices);
+    for (int k = 0; k < m->slices; k++) /* head_kernel */
+        vidk_h264_nal_head(&c, &h, m->order[k], m->off, m->hdr, m->hbits, m->nlen);
+    m->nlen[m->slices] = 0;
+    m->noff[0] = 0;
+    for (int k = 0; k < m->slices; k++) /* exclusive sum (CUB) */
+        m->noff[k + 1] = m->noff[k] + m->nlen[k];
+    /* zero_kernel: whole chunks */
+    const size_t chunk = DEV_T * DEV_V;
+    size_t nw = (size_t)((m->noff[m->slices] + chunk - 1) / chunk) * (chunk / 4);
     CHECK(nw <= m->words_cap);
     if (nw > m->words_cap) nw = m->words_cap;
     memset(m->words, 0, nw * sizeof(uint32_t));
     memset(m->slice_off, 0xff, ((size_t)m->slices + 1) * sizeof(uint64_t));
     scramble(m);
-    for (int k = 0; k < n; k++) /* pack_kernel */
-        vidk_h264s_pack(&c, m->order[k], m->last, m->skip, m->bits, m->slots, m->slot_bytes,
-                        m->off, m->words, m->slice_off);
+    for (int k = 0; k < n; k++) /* pack_kernel (len: the bit positions) */
+        vidk_h264_nal_pack(&c, m->order[k], m->last, m->skip, m->bits, m->slots, m->slot_bytes,
+                           m->off, m->hdr, m->hbits, m->noff, m->len, m->words, m->slice_off);
     for (int k = 0; k < m->slices; k++)
         CHECK(m->slice_off[k] <= m->slice_off[k + 1]);
-    CHECK(m->slice_off[0] == 0 && m->slice_off[m->slices] == m->off[n]);
-    CHECK(vidk_h264_stream_frame_packed(s, f->index, f->intra, (const uint8_t *)m->words,
-                                        m->slice_off, data, size) == 0);
+    /* emulation prevention: the device's chunks, and small ones on the next frames */
+    static int small = 0;
+    const int T = small % 3 == 0 ? DEV_T : 1 + small % 5,
+              V = small % 3 == 0 ? DEV_V : 1 + small % 7;
+    small++;
+    const uint64_t nb = emu_ep((const uint8_t *)m->words, m->noff, m->slices, T, V, m->nal);
+    CHECK(nb <= m->nal_cap);
+    CHECK(vidk_h264_stream_frame_nals(s, f->index, f->intra, m->nal, (size_t)nb, data, size) ==
+          0);
     return 0;
 }
 
@@ -332,10 +437,210 @@ static void pieces(void) {
     }
 }
 
+/* 7.4.1 / Annex B transcribed: the NAL units of rbsp[k] (len[k] bytes) with start code,
+ * header byte hb[k] and emulation_prevention_three_byte before any byte 0..3 that follows
+ * two zero bytes of the output since the last inserted one. */
+static size_t ref_nals(const uint8_t *const *rbsp, const size_t *len, const uint8_t *hb,
+                       int nals, uint8_t *out) {
+    size_t o = 0;
+    for (int k = 0; k < nals; k++) {
+        out[o++] = 0, out[o++] = 0, out[o++] = 0, out[o++] = 1, out[o++] = hb[k];
+        int zeros = 0;
+        for (size_t i = 0; i < len[k]; i++) {
+            if (zeros >= 2 && rbsp[k][i] <= 3) {
+                out[o++] = 3;
+                zeros = 0;
+            }
+            out[o++] = rbsp[k][i];
+            zeros = rbsp[k][i] == 0 ? zeros + 1 : 0;
+        }
+    }
+    return o;
+}
+
+/* The parallel emulation prevention (emu_ep: the device's kernels' core functions) against
+ * the serial rule on byte strings: all zeros, 00 00 0x patterns, 00 00 03 in the data,
+ * random with P(0) = 0.9, uniform random; 1 to 4 NAL units of 0 to 5000 bytes each; the
+ * device's chunking and small ones. Returns the 0x03 bytes inserted. */
+static uint64_t ep_strings(void) {
+    enum { MAXN = 4, MAXL = 5000 };
+    uint8_t *rbsp[MAXN], *raw = malloc(MAXN * (MAXL + 5)), *ref = malloc(MAXN * (MAXL * 2 + 5)),
+                         *out = malloc(MAXN * (MAXL * 2 + 5));
+    CHECK(raw && ref && out);
+    for (int k = 0; k < MAXN; k++)
+        CHECK((rbsp[k] = malloc(MAXL)) != NULL);
+    uint32_t seed = 4242;
+    uint64_t inserted = 0;
+    static const int cfg[][2] = {{DEV_T, DEV_V}, {1, 1}, {2, 3}, {4, 1}, {3, 7}, {32, 16}};
+    for (int t = 0; t < 600; t++) {
+        const int nals = 1 + (int)(test_rand(&seed) % MAXN), kind = t % 6;
+        size_t len[MAXN];
+        uint8_t hb[MAXN];
+        uint64_t noff[MAXN + 1];
+        const uint8_t *rb[MAXN];
+        size_t r = 0;
+        for (int k = 0; k < nals; k++) {
+            const uint32_t q = test_rand(&seed);
+            /* lengths 0..5000, short ones often (the chunk and slice boundaries) */
+            len[k] = q % 4 == 0 ? q >> 8 & 7 : q % 4 == 1 ? MAXL : (q >> 8) % (MAXL + 1);
+            hb[k] = (uint8_t)(k & 1 ? 0x65 : 0x61);
+            for (size_t i = 0; i < len[k]; i++) {
+                const uint32_t v = test_rand(&seed);
+                uint8_t x;
+                switch (kind) {
+                case 0:
+                    x = 0;
+                    break; /* all zeros */
+                case 1:
+                    x = i % 3 == 2 ? (uint8_t)(v & 3) : 0;
+                    break; /* 00 00 0x */
+                case 2:
+                    x = i % 3 == 2 ? 3 : 0;
+                    break; /* 00 00 03 */
+                case 3:
+                    x = v % 10 ? 0 : (uint8_t)(v >> 8);
+                    break; /* P(0) = 0.9 */
+                case 4:
+                    x = (uint8_t)(v >> 8 & 0x83);
+                    break; /* small bytes */
+                default:
+                    x = (uint8_t)(v >> 8);
+                    break; /* uniform */
+                }
+                rbsp[k][i] = x;
+            }
+            if (kind == 0 && len[k] && (q & 16)) rbsp[k][len[k] - 1] = 0x80; /* trailing bits */
+            rb[k] = rbsp[k];
+            noff[k] = r;
+            raw[r++] = 0, raw[r++] = 0, raw[r++] = 0, raw[r++] = 1, raw[r++] = hb[k];
+            memcpy(raw + r, rbsp[k], len[k]);
+            r += len[k];
+        }
+        noff[nals] = r;
+        const size_t nr = ref_nals(rb, len, hb, nals, ref);
+        const int c = t / 6 % 6;
+        memset(out, 0xcc, MAXN * (MAXL * 2 + 5));
+        const uint64_t no = emu_ep(raw, noff, nals, cfg[c][0], cfg[c][1], out);
+        if (no != nr || memcmp(out, ref, nr)) {
+            fprintf(stderr,
+                    "emulation prevention: string %d (kind %d, %d NAL units, chunks %dx%d) "
+                    "differs: %llu / %zu bytes\n",
+                    t, kind, nals, cfg[c][0], cfg[c][1], (unsigned long long)no, nr);
+            CHECK(0);
+        }
+        /* the serial form (the host writer's put_nal) too */
+        size_t o = 0;
+        for (int k = 0; k < nals; k++) {
+            memcpy(out + o, raw + noff[k], VIDK_H264_NAL_PREFIX);
+            o += VIDK_H264_NAL_PREFIX;
+            int st = 0;
+            for (size_t i = 0; i < len[k]; i++) {
+                int ins;
+                st = vidk_h264_ep_step(st, rbsp[k][i], &ins);
+                if (ins) out[o++] = 3;
+                out[o++] = rbsp[k][i];
+            }
+        }
+        CHECK(o == nr && !memcmp(out, ref, nr));
+        inserted += nr - r;
+    }
+    /* the maps compose associatively: (a b) c = a (b c) on random triples */
+    for (int t = 0; t < 2000; t++) {
+        VidkH264Ep m[3];
+        for (int j = 0; j < 3; j++) {
+            m[j] = vidk_h264_ep_identity();
+            const int n = (int)(test_rand(&seed) % 5);
+            for (int i = 0; i < n; i++) {
+                const uint32_t v = test_rand(&seed);
+                m[j] = vidk_h264_ep_compose(
+                    m[j], vidk_h264_ep_map(v & 1 ? 0 : v >> 8 & 7, (v >> 16 & 7) == 0));
+            }
+        }
+        const VidkH264Ep l = vidk_h264_ep_compose(vidk_h264_ep_compose(m[0], m[1]), m[2]),
+                         rr = vidk_h264_ep_compose(m[0], vidk_h264_ep_compose(m[1], m[2]));
+        CHECK(l.st == rr.st && l.cnt[0] == rr.cnt[0] && l.cnt[1] == rr.cnt[1] &&
+              l.cnt[2] == rr.cnt[2]);
+    }
+    for (int k = 0; k < MAXN; k++)
+        free(rbsp[k]);
+    free(raw);
+    free(ref);
+    free(out);
+    fprintf(stderr,
+            "emulation prevention: 600 strings equal the serial rule, %llu bytes inserted\n",
+            (unsigned long long)inserted);
+    return inserted;
+}
+
+/* The slice header as the host wrote it before the shared core (7.3.3 for this stream:
+ * frame_num in 4 bits, nal_ref_idc 3, slice_qp_delta 0, no deblocking). */
+static void ref_slice_header(VidkBits *b, uint32_t first_mb, int intra, uint32_t fnum,
+                             uint32_t idr) {
+    vidk_put_ue(b, first_mb);
+    vidk_put_ue(b, intra ? 7 : 5);
+    vidk_put_ue(b, 0);
+    vidk_put_bits(b, 4, fnum);
+    if (intra) vidk_put_ue(b, idr);
+    if (!intra) {
+        vidk_put_bits(b, 1, 0);
+        vidk_put_bits(b, 1, 0);
+    }
+    if (intra) {
+        vidk_put_bits(b, 1, 0);
+        vidk_put_bits(b, 1, 0);
+    } else {
+        vidk_put_bits(b, 1, 0);
+    }
+    vidk_put_se(b, 0);
+    vidk_put_ue(b, 1);
+}
+
+/* The shared slice header core against the transcription, with the header of the host
+ * writer's pictures (vidk_h264_stream_slice_hdr: frame_num, idr_pic_id), and within its
+ * bound at the extremes. */
+static void headers(void) {
+    VidkH264Stream *s = vidk_h264_stream_new(64, 48, 64, 48, 26, 3, 25, 1, 16);
+    CHECK(s != NULL);
+    uint32_t seed = 777;
+    unsigned idr = 0;
+    int64_t last_idr = 0;
+    for (int64_t i = 0; i < 300; i++) {
+        const int intra = i == 0 || test_rand(&seed) % 7 == 0;
+        VidkH264SliceHdr h;
+        vidk_h264_stream_slice_hdr(s, i, intra, &h);
+        if (intra) idr++, last_idr = i;
+        CHECK(h.frame_num == (uint32_t)((i - last_idr) & 15));
+        CHECK(!intra || h.idr_pic_id == (idr & 0xffff));
+        h.first_mb = test_rand(&seed) % 3 == 0 ? test_rand(&seed) >> 6 : test_rand(&seed) % 64;
+        uint8_t a[64], b[64];
+        VidkBits ba, bb;
+        vidk_bits_init(&ba, a, sizeof(a));
+        vidk_bits_init(&bb, b, sizeof(b));
+        vidk_h264_slice_header(&ba, &h);
+        ref_slice_header(&bb, h.first_mb, intra, h.frame_num, h.idr_pic_id);
+        vidk_put_trailing(&ba);
+        vidk_put_trailing(&bb);
+        CHECK(ba.pos == bb.pos && !memcmp(a, b, ba.pos / 8));
+        /* advance the writer's picture state */
+        const uint8_t *d;
+        size_t n;
+        CHECK(vidk_h264_stream_frame_nals(s, i, intra, NULL, 0, &d, &n) == 0);
+    }
+    VidkH264SliceHdr h = {(1u << 26) - 1, 1, 3, 16, 65535, 65535, -51, 0};
+    uint8_t buf[64];
+    VidkBits b;
+    vidk_bits_init(&b, buf, sizeof(buf));
+    vidk_h264_slice_header(&b, &h);
+    CHECK(b.pos <= VIDK_H264_SLICE_HDR_MAX_BITS);
+    vidk_h264_stream_free(s);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : NULL;
     emu_seed = test_seed();
     pieces();
+    headers();
+    CHECK(ep_strings() > 0);
     synthetic();
     VidkPicture f[6];
     CHECK(gen_frames(f, 6, 200, 120) == 0);

@@ -12,8 +12,9 @@
 //     stay on the device); the unit kernel (H.264 inter: one thread per macroblock; HEVC
 //     inter: one warp per CTU; intra frames: a wavefront, one warp per unit row, rows
 //     released by progress counters); statistics (SSE + unit sums into 15 counters);
-//     with the H.264 stream asked for, its entropy coding (stream.cu: only the packed slice
-//     data and their offsets come down; the host writes headers and NAL units);
+//     with the H.264 stream asked for, its entropy coding (stream.cu: the slices' NAL units
+//     are written on the device and only their bytes come down; the host puts the SPS / PPS
+//     of an IDR picture before them);
 //     downloads. Events between the stages time them.
 // The per-unit arithmetic is enc_core.h / enc_tmpl.h, the same source as the CPU backends.
 #include "cuda_common.cuh"
@@ -532,10 +533,12 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T4], s));
     if (gpu_st) {
-        // The entropy coding (stream.cu); its slice offsets go down with the other outputs,
-        // its packed slices after the synchronisation below.
+        // The entropy coding (stream.cu); its size goes down with the other outputs, its NAL
+        // units after the synchronisation below.
         const int16_t *const lev[3] = {c->d_lev[0], c->d_lev[1], c->d_lev[2]};
-        VIDK_TRY(vidk_cuda_stream_code(ctx, c->st, intra, c->d_mbi, c->d_mv, lev, s));
+        VidkH264SliceHdr hdr;
+        vidk_h264_stream_slice_hdr(e->stream, index, intra, &hdr);
+        VIDK_TRY(vidk_cuda_stream_code(ctx, c->st, &hdr, c->d_mbi, c->d_mv, lev, s));
         d2h += vidk_cuda_stream_res_bytes(c->st);
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_S], s));
@@ -623,13 +626,12 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     info->d2h_bytes = d2h;
     if (gpu_st) {
         const double t0 = vidk_enc_now_ms();
-        const uint8_t *bits = nullptr;
-        const uint64_t *off = nullptr;
+        const uint8_t *nals = nullptr;
         size_t nb = 0;
-        VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st, s, &bits, &off, &nb));
-        if (err == 0) { // the slice headers, the join and the NAL units on the host
-            VIDK_TRY(vidk_h264_stream_frame_packed(e->stream, index, intra, bits, off,
-                                                   &info->stream, &info->stream_size));
+        VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st, s, &nals, &nb));
+        if (err == 0) { // the SPS / PPS of an IDR picture before the slices on the host
+            VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, nals, nb,
+                                                 &info->stream, &info->stream_size));
             info->d2h_bytes += nb;
         } else { // a macroblock did not fit its slot: the host writer codes this frame
             unsigned long long got = 0;

@@ -1,6 +1,8 @@
 // The H.264 CAVLC entropy coder on the device (docs/ENCODE_CUDA.md, "Entropy coding on the
-// GPU"). The arithmetic is src/enc/h264_stream_core.h, the source of the host writer: each
-// kernel below is one call of a core function per macroblock. Per frame, on one stream:
+// GPU"). The arithmetic is src/enc/h264_stream_core.h (macroblocks) and src/enc/h264_nal_core.h
+// (slice header, NAL units, emulation prevention), the sources of the host writer: each
+// kernel below is one call of a core function per macroblock, slice or byte. Per frame, on
+// one stream:
 //   count  (one thread per macroblock): TotalCoeff of its 4x4 blocks into the maps (nC);
 //   code   (one thread per macroblock): its macroblock_layer() into its slot, its bit count,
 //          P_Skip flag and scan key; a macroblock that does not fit its slot raises the
@@ -9,20 +11,44 @@
 //          in its slice, which gives every mb_skip_run;
 //   len    (one thread per macroblock): the bits it adds to its slice (ue(mb_skip_run) +
 //          macroblock_layer(), and the slice's final mb_skip_run);
-//   scan   (CUB, exclusive sum of the lengths): its bit position in the packed data;
-//   zero   the packed words up to the frame's length;
-//   pack   (one thread per macroblock): its bits ORed into the packed words (atomicOr: two
-//          macroblocks may share a word); the slice offsets;
-// then the slice offsets and the flag go down (vidk_cuda_stream_code), and after the
-// caller's synchronisation the packed bytes (vidk_cuda_stream_fetch). The host writes the
-// slice headers, joins and inserts emulation prevention (vidk_h264_stream_frame_packed).
+//   scan   (CUB, exclusive sum of the lengths): its bit position in its slice's data;
+//   head   (one thread per slice): start code, NAL unit header and slice_header() into the
+//          slice's header slot; the NAL unit's length in bytes (header, data, trailing bits);
+//   scan   (CUB, exclusive sum of the NAL lengths): each NAL unit's first byte;
+//   zero   the NAL bytes up to the frame's length;
+//   pack   (one thread per macroblock): its bits ORed into the NAL bytes (atomicOr: two
+//          macroblocks may share a word); the first macroblock of a slice ORs the header
+//          slot in, the last one the rbsp_stop_one_bit;
+//   ep     emulation prevention over the frame's bytes, 4096 per block (h264_nal_core.h):
+//          reduce (each block composes its bytes' state maps), scan (one block: the
+//          exclusive scan of the blocks' maps; the frame's final size), put (each block
+//          rescans its bytes from its prefix and writes each byte, with an 0x03 before it
+//          where the rule says, at its output position);
+// then the overflow flag and the final size go down (vidk_cuda_stream_code), and after the
+// caller's synchronisation exactly the frame's slice NAL units (vidk_cuda_stream_fetch),
+// which the host puts behind the SPS / PPS of an IDR picture (vidk_h264_stream_frame_nals).
 #include "cuda_common.cuh"
 #include "stream_cuda.cuh"
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <stdlib.h>
 
+#include "enc/h264_nal_core.h"
 #include "enc/h264_stream_core.h"
+
+// Emulation prevention: EP_T threads of EP_V bytes per block, a chunk of EP_CHUNK bytes.
+// EP_GRID: the blocks of the reduce and put kernels (a frame of up to 4 MiB of NAL units in
+// one round).
+enum {
+    EP_T = 256,
+    EP_V = 16,
+    EP_CHUNK = EP_T * EP_V,
+    EP_GRID = 1024,
+    HDR_SLOT = VIDK_H264_HDR_SLOT
+};
+static_assert(HDR_SLOT * 8 >= 8 * VIDK_H264_NAL_PREFIX + VIDK_H264_SLICE_HDR_MAX_BITS + 32,
+              "header slot too small");
 
 struct VidkCuStream {
     int mbw, mbh, slices, n;
@@ -33,16 +59,24 @@ struct VidkCuStream {
     uint8_t *d_skip;   // per macroblock: P_Skip
     int32_t *d_key;    // per macroblock: scan key (vidk_h264s_key)
     int32_t *d_last;   // inclusive max-scan of the keys
-    uint64_t *d_len;   // n + 1 lengths (the last 0)
-    uint64_t *d_off;   // n + 1 bit positions
-    uint32_t *d_words; // the packed slice data
-    size_t words_cap;  // its size in words
-    uint64_t *d_res;   // [0] overflow flag, [1 .. slices + 1] slice offsets
+    uint64_t *d_len;   // n + 1 lengths (the last 0), then the bit positions in the NAL bytes
+    uint64_t *d_off;   // n + 1 bit positions in the slices' data
+    uint8_t *d_hdr;    // per slice: HDR_SLOT bytes, start code + NAL header + slice_header()
+    uint32_t *d_hbits; // per slice: the bits of its header slot
+    uint64_t *d_nlen;  // slices + 1 NAL unit lengths in bytes (the last 0)
+    uint64_t *d_noff;  // slices + 1 NAL unit starts in the raw bytes (the last: their end)
+    uint64_t *d_soff;  // slices + 1: vidk_h264s_pack's slice starts (not used)
+    uint32_t *d_words; // the NAL units before emulation prevention (raw bytes)
+    size_t raw_cap;    // its size in bytes, a multiple of EP_CHUNK
+    VidkH264Ep *d_agg; // per chunk of the raw bytes: its map, then the maps before it
+    uint8_t *d_nal;    // the NAL units after emulation prevention
+    size_t nal_cap;    // its size in bytes
+    uint64_t *d_res;   // [0] overflow flag, [1] bytes of the NAL units
     void *d_temp;      // CUB scratch
     size_t temp_bytes;
     uint64_t *h_res; // pinned copy of d_res
-    uint8_t *h_bits; // pinned packed bytes
-    size_t h_bits_cap;
+    uint8_t *h_nal;  // pinned NAL units
+    size_t h_nal_cap;
 };
 
 namespace {
@@ -52,6 +86,16 @@ struct MaxOp {
         return a > b ? a : b;
     }
 };
+
+// a, then b: the composition of emulation prevention's state maps (h264_nal_core.h).
+struct EpOp {
+    __host__ __device__ __forceinline__ VidkH264Ep operator()(const VidkH264Ep &a,
+                                                              const VidkH264Ep &b) const {
+        return vidk_h264_ep_compose(a, b);
+    }
+};
+
+using EpScan = cub::BlockScan<VidkH264Ep, EP_T>;
 
 __global__ void __launch_bounds__(128) count_kernel(const VidkH264sCtx c) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -76,23 +120,92 @@ __global__ void __launch_bounds__(256)
         len[i] = 0; // the exclusive sum's entry n is the frame's total
 }
 
-// Zero the words the frame's bits occupy, and a few more (the host reads 8 bytes past).
+// One thread per slice: its header slot and NAL unit length (vidk_h264_nal_head).
+__global__ void __launch_bounds__(64)
+    head_kernel(const VidkH264sCtx c, const VidkH264SliceHdr h, const uint64_t *off,
+                uint8_t *hdr, uint32_t *hbits, uint64_t *nlen) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < c.slices)
+        vidk_h264_nal_head(&c, &h, k, off, hdr, hbits, nlen);
+    else if (k == c.slices)
+        nlen[k] = 0; // the exclusive sum's entry `slices` is the total
+}
+
+// Zero the raw bytes up to the frame's length, rounded up to a whole chunk (the ORs of the
+// pack kernel need zeros).
 __global__ void __launch_bounds__(256)
-    zero_kernel(uint32_t *words, size_t cap, const uint64_t *off, int n) {
-    size_t nw = (size_t)((off[n] + 31) / 32) + 4;
-    if (nw > cap) nw = cap;
+    zero_kernel(uint32_t *words, size_t cap_words, const uint64_t *noff, int slices) {
+    size_t nw = (size_t)((noff[slices] + EP_CHUNK - 1) / EP_CHUNK) * (EP_CHUNK / 4);
+    if (nw > cap_words) nw = cap_words;
     for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < nw;
          k += (size_t)gridDim.x * blockDim.x)
         words[k] = 0;
 }
 
+// One thread per macroblock: its bits in its slice's NAL unit (vidk_h264_nal_pack; pos:
+// d_len, each entry written and read by its own thread).
 __global__ void __launch_bounds__(128)
     pack_kernel(const VidkH264sCtx c, const int32_t *last, const uint8_t *skip,
                 const uint32_t *bits, const uint8_t *slots, size_t slot_bytes,
-                const uint64_t *off, uint32_t *words, uint64_t *slice_off) {
+                const uint64_t *off, const uint8_t *hdr, const uint32_t *hbits,
+                const uint64_t *noff, uint64_t *pos, uint32_t *words, uint64_t *soff) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < c.mbw * c.mbh)
-        vidk_h264s_pack(&c, i, last, skip, bits, slots, slot_bytes, off, words, slice_off);
+        vidk_h264_nal_pack(&c, i, last, skip, bits, slots, slot_bytes, off, hdr, hbits, noff,
+                           pos, words, soff);
+}
+
+// Pass 1: each chunk's composed map into agg[chunk] (a grid-stride loop over the chunks the
+// frame covers).
+__global__ void __launch_bounds__(EP_T)
+    ep_reduce_kernel(const uint8_t *raw, const uint64_t *noff, int nals, VidkH264Ep *agg) {
+    __shared__ typename EpScan::TempStorage tmp;
+    const uint64_t total = noff[nals];
+    for (uint64_t j = blockIdx.x; j * EP_CHUNK < total; j += gridDim.x) {
+        const uint64_t at = j * EP_CHUNK + (uint64_t)threadIdx.x * EP_V;
+        const VidkH264Ep m = vidk_h264_ep_run_map(raw, noff, nals, at, EP_V, total);
+        VidkH264Ep ex, all;
+        EpScan(tmp).ExclusiveScan(m, ex, vidk_h264_ep_identity(), EpOp(), all);
+        if (threadIdx.x == 0) agg[j] = all;
+        __syncthreads(); // tmp is reused
+    }
+}
+
+// Pass 2 (one block): agg[j] becomes the composition of the chunks before j; res[1] the
+// frame's bytes after emulation prevention.
+__global__ void __launch_bounds__(EP_T)
+    ep_scan_kernel(VidkH264Ep *agg, const uint64_t *noff, int nals, uint64_t *res) {
+    __shared__ typename EpScan::TempStorage tmp;
+    const uint64_t total = noff[nals], chunks = (total + EP_CHUNK - 1) / EP_CHUNK;
+    VidkH264Ep run = vidk_h264_ep_identity();
+    for (uint64_t b = 0; b < chunks; b += EP_T) {
+        const uint64_t j = b + threadIdx.x;
+        const VidkH264Ep v = j < chunks ? agg[j] : vidk_h264_ep_identity();
+        VidkH264Ep ex, all;
+        EpScan(tmp).ExclusiveScan(v, ex, vidk_h264_ep_identity(), EpOp(), all);
+        if (j < chunks) agg[j] = vidk_h264_ep_compose(run, ex);
+        run = vidk_h264_ep_compose(run, all);
+        __syncthreads(); // tmp is reused
+    }
+    if (threadIdx.x == 0) res[1] = total + run.cnt[0];
+}
+
+// Pass 3: every byte at its output position, an 0x03 before it where the rule says (the
+// same chunks as pass 1).
+__global__ void __launch_bounds__(EP_T)
+    ep_put_kernel(const uint8_t *raw, const uint64_t *noff, int nals, const VidkH264Ep *agg,
+                  uint8_t *out) {
+    __shared__ typename EpScan::TempStorage tmp;
+    const uint64_t total = noff[nals];
+    for (uint64_t j = blockIdx.x; j * EP_CHUNK < total; j += gridDim.x) {
+        const uint64_t at = j * EP_CHUNK + (uint64_t)threadIdx.x * EP_V;
+        const VidkH264Ep m = vidk_h264_ep_run_map(raw, noff, nals, at, EP_V, total);
+        VidkH264Ep ex;
+        EpScan(tmp).ExclusiveScan(m, ex, vidk_h264_ep_identity(), EpOp());
+        vidk_h264_ep_run_put(raw, noff, nals, at, EP_V, total, vidk_h264_ep_compose(agg[j], ex),
+                             out);
+        __syncthreads(); // tmp is reused
+    }
 }
 
 unsigned blocks(size_t n, unsigned per) {
@@ -112,11 +225,18 @@ void vidk_cuda_stream_close(VidkCuStream **pst) {
     cudaFree(st->d_last);
     cudaFree(st->d_len);
     cudaFree(st->d_off);
+    cudaFree(st->d_hdr);
+    cudaFree(st->d_hbits);
+    cudaFree(st->d_nlen);
+    cudaFree(st->d_noff);
+    cudaFree(st->d_soff);
     cudaFree(st->d_words);
+    cudaFree(st->d_agg);
+    cudaFree(st->d_nal);
     cudaFree(st->d_res);
     cudaFree(st->d_temp);
     cudaFreeHost(st->h_res);
-    cudaFreeHost(st->h_bits);
+    cudaFreeHost(st->h_nal);
     (void)cudaGetLastError();
     free(st);
     *pst = nullptr;
@@ -125,7 +245,7 @@ void vidk_cuda_stream_close(VidkCuStream **pst) {
 int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh, int slices,
                           size_t slot_bytes, cudaStream_t s) {
     int err = 0;
-    size_t t1 = 0, t2 = 0, n = 0;
+    size_t t1 = 0, t2 = 0, t3 = 0, n = 0, ns = 0;
     VidkCuStream *st = static_cast<VidkCuStream *>(calloc(1, sizeof(VidkCuStream)));
     *out = nullptr;
     if (!st) return VIDK_ERR(ENOMEM);
@@ -136,10 +256,13 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     }
     st->mbw = mbw, st->mbh = mbh, st->slices = slices, st->n = mbw * mbh;
     st->slot_bytes = slot_bytes;
-    n = (size_t)st->n;
-    // the packed data: at most every slot full plus two ue() codes (< 64 bits each) per
-    // macroblock, and slack for the host's 8-byte reads
-    st->words_cap = n * (slot_bytes + 16) / 4 + 16;
+    n = (size_t)st->n, ns = (size_t)slices;
+    // The raw NAL units: at most every slot full plus two ue() codes (< 64 bits each) per
+    // macroblock, and per slice the header slot and the trailing bits; whole chunks.
+    st->raw_cap =
+        (n * (slot_bytes + 16) + ns * (HDR_SLOT + 8) + 64 + EP_CHUNK - 1) / EP_CHUNK * EP_CHUNK;
+    // emulation prevention inserts at most one byte per two of the RBSP
+    st->nal_cap = st->raw_cap + st->raw_cap / 2 + 16;
     CUDA_CHECK(cudaMalloc(&st->d_tc, n * 24));
     CUDA_CHECK(cudaMalloc(&st->d_slots, n * slot_bytes));
     CUDA_CHECK(cudaMalloc(&st->d_bits, n * sizeof(uint32_t)));
@@ -148,19 +271,30 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     CUDA_CHECK(cudaMalloc(&st->d_last, n * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&st->d_len, (n + 1) * sizeof(uint64_t)));
     CUDA_CHECK(cudaMalloc(&st->d_off, (n + 1) * sizeof(uint64_t)));
-    CUDA_CHECK(cudaMalloc(&st->d_words, st->words_cap * sizeof(uint32_t)));
-    CUDA_CHECK(cudaMalloc(&st->d_res, (size_t)(slices + 2) * sizeof(uint64_t)));
+    CUDA_CHECK(cudaMalloc(&st->d_hdr, ns * HDR_SLOT));
+    CUDA_CHECK(cudaMalloc(&st->d_hbits, ns * sizeof(uint32_t)));
+    CUDA_CHECK(cudaMalloc(&st->d_nlen, (ns + 1) * sizeof(uint64_t)));
+    CUDA_CHECK(cudaMalloc(&st->d_noff, (ns + 1) * sizeof(uint64_t)));
+    CUDA_CHECK(cudaMalloc(&st->d_soff, (ns + 1) * sizeof(uint64_t)));
+    CUDA_CHECK(cudaMalloc(&st->d_words, st->raw_cap));
+    CUDA_CHECK(cudaMalloc(&st->d_agg, st->raw_cap / EP_CHUNK * sizeof(VidkH264Ep)));
+    CUDA_CHECK(cudaMalloc(&st->d_nal, st->nal_cap));
+    CUDA_CHECK(cudaMalloc(&st->d_res, 2 * sizeof(uint64_t)));
     // The slots' tails are read (and dropped) when the last bits of a macroblock are
-    // packed: initialised once, so that nothing reads uninitialised memory.
+    // packed, the header slots' likewise: initialised once, so that nothing reads
+    // uninitialised memory.
     CUDA_CHECK(cudaMemsetAsync(st->d_slots, 0, n * slot_bytes, s));
+    CUDA_CHECK(cudaMemsetAsync(st->d_hdr, 0, ns * HDR_SLOT, s));
     CUDA_CHECK(
         cub::DeviceScan::InclusiveScan(nullptr, t1, st->d_key, st->d_last, MaxOp(), st->n));
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, t2, st->d_len, st->d_off, st->n + 1));
+    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, t3, st->d_nlen, st->d_noff, slices + 1));
     st->temp_bytes = t1 > t2 ? t1 : t2;
+    if (t3 > st->temp_bytes) st->temp_bytes = t3;
     CUDA_CHECK(cudaMalloc(&st->d_temp, st->temp_bytes ? st->temp_bytes : 1));
-    CUDA_CHECK(cudaMallocHost(&st->h_res, (size_t)(slices + 2) * sizeof(uint64_t)));
-    st->h_bits_cap = n * 64 + 65536;
-    CUDA_CHECK(cudaMallocHost(&st->h_bits, st->h_bits_cap));
+    CUDA_CHECK(cudaMallocHost(&st->h_res, 2 * sizeof(uint64_t)));
+    st->h_nal_cap = n * 64 + 65536;
+    CUDA_CHECK(cudaMallocHost(&st->h_nal, st->h_nal_cap));
     *out = st;
     return 0;
 cleanup:
@@ -169,16 +303,22 @@ cleanup:
 }
 
 size_t vidk_cuda_stream_res_bytes(const VidkCuStream *st) {
-    return (size_t)(st->slices + 2) * sizeof(uint64_t);
+    (void)st;
+    return 2 * sizeof(uint64_t);
 }
 
-int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t *d_mbi,
-                          const VidkMv *d_mv4, const int16_t *const d_lev[3], cudaStream_t s) {
+int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264SliceHdr *hdr,
+                          const uint16_t *d_mbi, const VidkMv *d_mv4,
+                          const int16_t *const d_lev[3], cudaStream_t s) {
     int err = 0;
     VidkH264sCtx c;
     const int n = st->n;
+    const uint8_t *raw = reinterpret_cast<const uint8_t *>(st->d_words);
+    // the ep kernels' grid: at most EP_GRID blocks, looping over the chunks of the frame
+    const unsigned chunks = (unsigned)(st->raw_cap / EP_CHUNK),
+                   ep_grid = chunks < EP_GRID ? chunks : EP_GRID;
     c.mbw = st->mbw, c.mbh = st->mbh, c.W = st->mbw * 16, c.slices = st->slices;
-    c.intra = intra, c.row0 = 0;
+    c.intra = hdr->intra, c.row0 = 0;
     c.mbi = d_mbi, c.mv4 = d_mv4;
     for (int p = 0; p < 3; p++)
         c.lev[p] = d_lev[p];
@@ -204,14 +344,30 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, int intra, const u
         CUDA_CHECK(
             cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_len, st->d_off, n + 1, s));
     }
+    head_kernel<<<blocks((size_t)st->slices + 1, 64), 64, 0, s>>>(c, *hdr, st->d_off, st->d_hdr,
+                                                                  st->d_hbits, st->d_nlen);
+    CUDA_CHECK_LAUNCH();
     {
-        const unsigned nb = blocks(st->words_cap, 256), grid = nb < 1024 ? nb : 1024;
-        zero_kernel<<<grid, 256, 0, s>>>(st->d_words, st->words_cap, st->d_off, n);
+        size_t tb = st->temp_bytes;
+        CUDA_CHECK(cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_nlen, st->d_noff,
+                                                 st->slices + 1, s));
+    }
+    {
+        const size_t cap_words = st->raw_cap / 4;
+        const unsigned nb = blocks(cap_words, 256), grid = nb < 1024 ? nb : 1024;
+        zero_kernel<<<grid, 256, 0, s>>>(st->d_words, cap_words, st->d_noff, st->slices);
         CUDA_CHECK_LAUNCH();
     }
-    pack_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(c, st->d_last, st->d_skip, st->d_bits,
-                                                       st->d_slots, st->slot_bytes, st->d_off,
-                                                       st->d_words, st->d_res + 1);
+    pack_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(
+        c, st->d_last, st->d_skip, st->d_bits, st->d_slots, st->slot_bytes, st->d_off,
+        st->d_hdr, st->d_hbits, st->d_noff, st->d_len, st->d_words, st->d_soff);
+    CUDA_CHECK_LAUNCH();
+    // Emulation prevention over the chunks the frame covers (known on the device only).
+    ep_reduce_kernel<<<ep_grid, EP_T, 0, s>>>(raw, st->d_noff, st->slices, st->d_agg);
+    CUDA_CHECK_LAUNCH();
+    ep_scan_kernel<<<1, EP_T, 0, s>>>(st->d_agg, st->d_noff, st->slices, st->d_res);
+    CUDA_CHECK_LAUNCH();
+    ep_put_kernel<<<ep_grid, EP_T, 0, s>>>(raw, st->d_noff, st->slices, st->d_agg, st->d_nal);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaMemcpyAsync(st->h_res, st->d_res, vidk_cuda_stream_res_bytes(st),
                                cudaMemcpyDeviceToHost, s));
@@ -220,25 +376,23 @@ cleanup:
 }
 
 int vidk_cuda_stream_fetch(VidkContext *ctx, VidkCuStream *st, cudaStream_t s,
-                           const uint8_t **bits, const uint64_t **off, size_t *bytes) {
+                           const uint8_t **nals, size_t *bytes) {
     int err = 0;
-    size_t need = 0;
+    const size_t need = (size_t)st->h_res[1];
     if (st->h_res[0]) return 1;
-    // the host reads 8 bytes past the last bit (vidk_h264_stream_frame_packed)
-    need = (size_t)((st->h_res[1 + st->slices] + 7) / 8) + 8;
-    if (need > st->words_cap * sizeof(uint32_t)) return VIDK_ERR(EIO); // cannot happen
-    if (need > st->h_bits_cap) {
-        const size_t cap = need > 2 * st->h_bits_cap ? need : 2 * st->h_bits_cap;
-        CUDA_CHECK(cudaFreeHost(st->h_bits));
-        st->h_bits = nullptr;
-        st->h_bits_cap = 0;
-        CUDA_CHECK(cudaMallocHost(&st->h_bits, cap));
-        st->h_bits_cap = cap;
+    if (need > st->nal_cap) return VIDK_ERR(EIO); // cannot happen
+    if (need > st->h_nal_cap) {
+        const size_t cap = need > 2 * st->h_nal_cap ? need : 2 * st->h_nal_cap;
+        CUDA_CHECK(cudaFreeHost(st->h_nal));
+        st->h_nal = nullptr;
+        st->h_nal_cap = 0;
+        CUDA_CHECK(cudaMallocHost(&st->h_nal, cap));
+        st->h_nal_cap = cap;
     }
-    CUDA_CHECK(cudaMemcpyAsync(st->h_bits, st->d_words, need, cudaMemcpyDeviceToHost, s));
+    if (need)
+        CUDA_CHECK(cudaMemcpyAsync(st->h_nal, st->d_nal, need, cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
-    *bits = st->h_bits;
-    *off = st->h_res + 1;
+    *nals = st->h_nal;
     *bytes = need;
 cleanup:
     return err;

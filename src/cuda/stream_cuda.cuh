@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "enc/h264_nal_core.h"
 #include "internal.h"
 
 struct VidkCuStream;
@@ -21,18 +22,20 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
 void vidk_cuda_stream_close(VidkCuStream **st);
 // Queue on s, after the kernels that wrote the frame's decision words (d_mbi, raster),
 // vectors (d_mv4, W / 4 per row) and levels (d_lev, strides W and W / 2): the entropy coding
-// of the frame (I slices when intra) into packed slice data on the device, then the
-// download of the slice offsets and the overflow flag. No synchronisation. 0 or an error.
-int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t *d_mbi,
-                          const VidkMv *d_mv4, const int16_t *const d_lev[3], cudaStream_t s);
+// of the frame (I slices in an IDR picture, hdr->intra) into its slices' NAL units on the
+// device, complete (start code, NAL header, slice_header() from hdr with each slice's
+// first_mb_in_slice, slice data, trailing bits, emulation prevention), then the download of
+// the overflow flag and their size. No synchronisation. 0 or an error.
+int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264SliceHdr *hdr,
+                          const uint16_t *d_mbi, const VidkMv *d_mv4,
+                          const int16_t *const d_lev[3], cudaStream_t s);
 // Once s has passed vidk_cuda_stream_code (the caller synchronised): 1 when a macroblock did
 // not fit its slot (nothing downloaded: code the frame on the host), else 0 after the
-// download of the packed slice data on s (synchronous): *bits, *off (slices + 1 offsets in
-// bits, vidk_h264_stream_frame_packed's layout) stay valid until the next call; *bytes: the
-// bytes downloaded. Or an error.
+// download of the slices' NAL units on s (synchronous): *nals (valid until the next call),
+// *bytes of them, vidk_h264_stream_frame_nals's input. Or an error.
 int vidk_cuda_stream_fetch(VidkContext *ctx, VidkCuStream *st, cudaStream_t s,
-                           const uint8_t **bits, const uint64_t **off, size_t *bytes);
-// Bytes downloaded by vidk_cuda_stream_code (the slice offsets and the flag).
+                           const uint8_t **nals, size_t *bytes);
+// Bytes downloaded by vidk_cuda_stream_code (the flag and the size).
 size_t vidk_cuda_stream_res_bytes(const VidkCuStream *st);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h264_nal_core.h"
 #include "h264_stream.h"
 #include "h264_stream_core.h"
 #include "internal.h"
@@ -120,9 +121,9 @@ void vidk_h264_stream_free(VidkH264Stream *s) {
 
 /* ---- NAL units ---- */
 
-/* Append a NAL unit (4-byte start code, header, the RBSP with emulation prevention). */
-static int put_nal(VidkH264Stream *s, int ref_idc, int type, const uint8_t *rbsp, size_t n) {
-    const size_t need = s->out_size + 5 + n + n / 2 + 1;
+/* Room for `more` bytes at the end of the access unit. */
+static int out_reserve(VidkH264Stream *s, size_t more) {
+    const size_t need = s->out_size + more;
     if (need > s->out_cap) {
         size_t cap = s->out_cap ? s->out_cap : 65536;
         while (cap < need)
@@ -131,17 +132,25 @@ static int put_nal(VidkH264Stream *s, int ref_idc, int type, const uint8_t *rbsp
         if (!p) return VIDK_ERR(ENOMEM);
         s->out = p, s->out_cap = cap;
     }
+    return 0;
+}
+
+/* Append a NAL unit (4-byte start code, header, the RBSP with emulation prevention): the
+ * serial form of the device's scan (h264_nal_core.h). */
+static int put_nal(VidkH264Stream *s, int ref_idc, int type, const uint8_t *rbsp, size_t n) {
+    const int err = out_reserve(s, VIDK_H264_NAL_PREFIX + n + n / 2 + 1);
+    if (err < 0) return err;
     uint8_t *o = s->out + s->out_size;
-    *o++ = 0, *o++ = 0, *o++ = 0, *o++ = 1;
-    *o++ = (uint8_t)(ref_idc << 5 | type);
+    VidkBits b;
+    vidk_bits_init(&b, o, VIDK_H264_NAL_PREFIX);
+    vidk_h264_nal_start(&b, ref_idc, type);
+    o += VIDK_H264_NAL_PREFIX;
     int zeros = 0;
     for (size_t i = 0; i < n; i++) {
-        if (zeros >= 2 && rbsp[i] <= 3) { /* emulation_prevention_three_byte */
-            *o++ = 3;
-            zeros = 0;
-        }
+        int ins;
+        zeros = vidk_h264_ep_step(zeros, rbsp[i], &ins);
+        if (ins) *o++ = 3; /* emulation_prevention_three_byte */
         *o++ = rbsp[i];
-        zeros = rbsp[i] ? 0 : zeros + 1;
     }
     s->out_size = (size_t)(o - s->out);
     return 0;
@@ -292,33 +301,18 @@ static void put_bitstr(VidkBits *b, const uint8_t *src, size_t off, size_t n) {
     }
 }
 
-/* A slice header (7.3.3) of the current picture; the slice starts at macroblock row row0. */
-static void write_slice_header(const VidkH264Stream *s, int64_t index, int intra, int row0,
+/* The slice header (7.3.3) of the slice of picture h starting at macroblock row row0. */
+static void write_slice_header(const VidkH264Stream *s, const VidkH264SliceHdr *h, int row0,
                                VidkBits *b) {
-    vidk_put_ue(b, (uint32_t)(row0 * s->mbw)); /* first_mb_in_slice */
-    vidk_put_ue(b, intra ? 7 : 5);             /* slice_type: all I / all P */
-    vidk_put_ue(b, 0);                         /* pic_parameter_set_id */
-    const int64_t fnum = (index - s->last_idr) & ((1 << LOG2_MAX_FRAME_NUM) - 1);
-    vidk_put_bits(b, LOG2_MAX_FRAME_NUM, (uint32_t)fnum); /* frame_num */
-    if (intra) vidk_put_ue(b, s->idr_count & 0xffff);     /* idr_pic_id */
-    if (!intra) {
-        vidk_put_bits(b, 1, 0); /* num_ref_idx_active_override_flag */
-        vidk_put_bits(b, 1, 0); /* ref_pic_list_modification_flag_l0 */
-    }
-    if (intra) {
-        vidk_put_bits(b, 1, 0); /* no_output_of_prior_pics_flag */
-        vidk_put_bits(b, 1, 0); /* long_term_reference_flag */
-    } else {
-        vidk_put_bits(b, 1, 0); /* adaptive_ref_pic_marking_mode_flag: sliding window */
-    }
-    vidk_put_se(b, 0); /* slice_qp_delta */
-    vidk_put_ue(b, 1); /* disable_deblocking_filter_idc: the loop does not deblock */
+    VidkH264SliceHdr hs = *h;
+    hs.first_mb = (uint32_t)(row0 * s->mbw);
+    vidk_h264_slice_header(b, &hs);
 }
 
 /* One slice's RBSP: the header, then the coded macroblocks with mb_skip_run in P slices. */
-static void write_slice(const VidkH264Stream *s, const VidkH264StreamFrame *f, VidkBits *b,
-                        int row0, int row1) {
-    write_slice_header(s, f->index, f->intra, row0, b);
+static void write_slice(const VidkH264Stream *s, const VidkH264StreamFrame *f,
+                        const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1) {
+    write_slice_header(s, h, row0, b);
     unsigned run = 0;
     for (int y = row0; y < row1; y++) {
         size_t off = 0;
@@ -338,17 +332,14 @@ static void write_slice(const VidkH264Stream *s, const VidkH264StreamFrame *f, V
     vidk_put_trailing(b);
 }
 
-/* The slices of a frame coded elsewhere (vidk_h264_stream_frame_packed). */
-typedef struct Packed {
-    const uint8_t *bits;
-    const uint64_t *off;
-} Packed;
-
-/* The access unit of the current picture: SPS and PPS before an IDR picture, then the
- * slices, from the macroblocks coded by the passes (f) or from packed slice data (pk). */
-static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f, const Packed *pk,
-                       int64_t index, int intra, const uint8_t **data, size_t *size) {
-    for (int part = intra ? -2 : 0; part < s->slices; part++) {
+/* The access unit of the current picture (header h): SPS and PPS before an IDR picture,
+ * then the slices, from the macroblocks coded by the passes (f), or the slices' NAL units
+ * written elsewhere (nals, n bytes). */
+static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f,
+                       const VidkH264SliceHdr *h, const uint8_t *nals, size_t n,
+                       const uint8_t **data, size_t *size) {
+    const int last = f ? s->slices : 0;
+    for (int part = h->intra ? -2 : 0; part < last; part++) {
         for (;;) {
             VidkBits b;
             vidk_bits_init(&b, s->rbsp, s->rbsp_cap);
@@ -356,18 +347,13 @@ static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f, const Pa
                 write_sps(s, &b);
             else if (part == -1)
                 write_pps(s, &b);
-            else if (f)
-                write_slice(s, f, &b, part * s->mbh / s->slices,
+            else
+                write_slice(s, f, h, &b, part * s->mbh / s->slices,
                             (part + 1) * s->mbh / s->slices);
-            else {
-                write_slice_header(s, index, intra, part * s->mbh / s->slices, &b);
-                put_bitstr(&b, pk->bits, (size_t)pk->off[part],
-                           (size_t)(pk->off[part + 1] - pk->off[part]));
-                vidk_put_trailing(&b);
-            }
             if (!b.overflow) {
-                const int type = part == -2 ? 7 : part == -1 ? 8 : intra ? 5 : 1;
-                const int err = put_nal(s, 3, type, s->rbsp, b.pos / 8);
+                const int type = part == -2 ? 7 : part == -1 ? 8 : vidk_h264_slice_nal_type(h);
+                const int err =
+                    put_nal(s, part < 0 ? 3 : h->nal_ref_idc, type, s->rbsp, b.pos / 8);
                 if (err < 0) return err;
                 break;
             }
@@ -376,12 +362,34 @@ static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f, const Pa
             s->rbsp = p, s->rbsp_cap *= 2;
         }
     }
+    if (!f && n) {
+        const int err = out_reserve(s, n);
+        if (err < 0) return err;
+        memcpy(s->out + s->out_size, nals, n);
+        s->out_size += n;
+    }
     *data = s->out;
     *size = s->out_size;
     return 0;
 }
 
-/* The picture's state: frame_num counts from the last IDR picture. */
+void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intra,
+                                VidkH264SliceHdr *h) {
+    /* frame_num counts from the last IDR picture, idr_pic_id counts them (start_picture) */
+    const int64_t last_idr = intra ? index : s->last_idr;
+    memset(h, 0, sizeof(*h));
+    h->first_mb = 0;
+    h->intra = intra;
+    h->nal_ref_idc = 3;
+    h->log2_max_frame_num = LOG2_MAX_FRAME_NUM;
+    h->frame_num = (uint32_t)((index - last_idr) & ((1 << LOG2_MAX_FRAME_NUM) - 1));
+    h->idr_pic_id = (s->idr_count + (intra ? 1u : 0u)) & 0xffff;
+    h->slice_qp_delta = 0;
+    h->disable_deblocking = 1; /* the loop does not deblock */
+}
+
+/* The picture's state: frame_num counts from the last IDR picture (vidk_h264_stream_slice_hdr
+ * reads it before the update). */
 static void start_picture(VidkH264Stream *s, int64_t index, int intra) {
     s->out_size = 0;
     if (intra) {
@@ -392,6 +400,8 @@ static void start_picture(VidkH264Stream *s, int64_t index, int intra) {
 
 int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
                            const VidkH264StreamFrame *f, const uint8_t **data, size_t *size) {
+    VidkH264SliceHdr h;
+    vidk_h264_stream_slice_hdr(s, f->index, f->intra, &h);
     start_picture(s, f->index, f->intra);
     Job j = {s, f};
     for (int r = 0; r < s->mbh; r++) {
@@ -416,15 +426,16 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
     }
     for (int r = 0; r < s->mbh; r++)
         if (s->rows[r].err < 0) return s->rows[r].err;
-    return write_units(s, f, NULL, f->index, f->intra, data, size);
+    return write_units(s, f, &h, NULL, 0, data, size);
 }
 
-int vidk_h264_stream_frame_packed(VidkH264Stream *s, int64_t index, int intra,
-                                  const uint8_t *bits, const uint64_t *off,
-                                  const uint8_t **data, size_t *size) {
-    const Packed pk = {bits, off};
+int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra,
+                                const uint8_t *nals, size_t n, const uint8_t **data,
+                                size_t *size) {
+    VidkH264SliceHdr h;
+    vidk_h264_stream_slice_hdr(s, index, intra, &h);
     start_picture(s, index, intra);
-    return write_units(s, NULL, &pk, index, intra, data, size);
+    return write_units(s, NULL, &h, nals, n, data, size);
 }
 
 int vidk_h264_stream_slices(const VidkH264Stream *s) {

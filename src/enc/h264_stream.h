@@ -1,8 +1,9 @@
 /* The H.264 stream writer (docs/STREAM.md): Annex-B access units, High profile, CAVLC, from
  * the coding loop's decisions (per-macroblock decision words, vectors, levels). Host code,
- * shared by every backend: the same decisions give the same bytes (the cuda backend codes
- * the macroblocks on the device with the same core, src/enc/h264_stream_core.h, and hands
- * the packed slices to vidk_h264_stream_frame_packed). Not installed. */
+ * shared by every backend: the same decisions give the same bytes (the cuda backend writes
+ * the slices' NAL units on the device with the same cores, src/enc/h264_stream_core.h and
+ * src/enc/h264_nal_core.h, from the header of vidk_h264_stream_slice_hdr, and hands them to
+ * vidk_h264_stream_frame_nals). Not installed. */
 #ifndef VIDK_H264_STREAM_H
 #define VIDK_H264_STREAM_H
 
@@ -17,6 +18,7 @@ extern "C" {
 #endif
 
 typedef struct VidkH264Stream VidkH264Stream;
+typedef struct VidkH264SliceHdr VidkH264SliceHdr; /* h264_nal_core.h */
 
 /* One coded frame as the loop left it (coded size W x H; docs/ENCODE.md §12 layouts). */
 typedef struct VidkH264StreamFrame {
@@ -39,15 +41,19 @@ void vidk_h264_stream_free(VidkH264Stream *s);
  * VIDK_ERR(ENOMEM). */
 int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
                            const VidkH264StreamFrame *f, const uint8_t **data, size_t *size);
-/* The same access unit from slices coded elsewhere (the CUDA entropy coder, src/cuda/
- * stream.cu): slice k's slice_data() without its trailing bits (the macroblocks, each coded
- * one after its mb_skip_run in P slices, and a final mb_skip_run) is bits off[k] to
- * off[k + 1] - 1 of `bits` (most significant bit of each byte first; off[0..slices], bits
- * readable 8 bytes past bit off[slices]). The writer's state advances as with
+/* The slice header of picture `index` when it is the next one coded (intra: an IDR
+ * picture), first_mb_in_slice 0: what vidk_h264_stream_frame writes, slice k with first_mb
+ * (k * mb_h / slices) * mb_w. Does not change the writer's state. */
+void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intra,
+                                VidkH264SliceHdr *h);
+/* The same access unit from its slices' NAL units written elsewhere (the CUDA entropy coder,
+ * src/cuda/stream.cu, from vidk_h264_stream_slice_hdr): n bytes, every slice's start code,
+ * NAL unit header and RBSP with emulation prevention, in slice order. The writer puts the
+ * SPS and PPS before them in an IDR picture; its state advances as with
  * vidk_h264_stream_frame (frames in order, either function). Returns 0 or VIDK_ERR(ENOMEM). */
-int vidk_h264_stream_frame_packed(VidkH264Stream *s, int64_t index, int intra,
-                                  const uint8_t *bits, const uint64_t *off,
-                                  const uint8_t **data, size_t *size);
+int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra,
+                                const uint8_t *nals, size_t n, const uint8_t **data,
+                                size_t *size);
 /* Slices per picture (the one given at creation, clamped to 1..macroblock rows). */
 int vidk_h264_stream_slices(const VidkH264Stream *s);
 /* The level_idc the SPS carries (Table A-1: the lowest level that holds the frame size, the
