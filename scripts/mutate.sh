@@ -98,8 +98,8 @@ mut cavlc_suffix_step src/h264_cavlc_core.h \
     'if (mag > (3 << (sl - 1)) && sl < 6) sl++;' 'if (mag > (3 << (sl - 1)) && sl < 5) sl++;'
 mut cavlc_suffix_start src/h264_cavlc_core.h \
     'int sl = tc > 10 && t1 < 3 ? 1 : 0;' 'int sl = tc > 9 && t1 < 3 ? 1 : 0;'
-mut nal_emulation src/enc/h264_stream.c \
-    'if (zeros >= 2 && rbsp[i] <= 3)' 'if (zeros >= 2 && rbsp[i] <= 2)'
+mut nal_emulation src/enc/h264_nal_core.h \
+    '*ins = s >= 2 && x <= 3;' '*ins = s >= 2 && x < 3;'
 
 # Readers.
 mut y4m_width_height tools/picio.c \
