@@ -98,7 +98,9 @@ typedef struct RdSource {
     int w, h, frames, read, fps_num, fps_den;
     RdPoint vk[MAX_LIST][MAX_LIST];   /* [range][qp] */
     RdPoint x[MAX_PRESETS][MAX_LIST]; /* [preset][qp] */
-    double bd[MAX_LIST][MAX_PRESETS]; /* BD-rate %, NAN where it could not be computed */
+    double bd[MAX_LIST]
+             [MAX_PRESETS]; /* BD-rate % (PSNR-Y), NAN where it could not be computed */
+    double bdc[MAX_LIST][MAX_PRESETS]; /* the same on PSNR-YUV (chroma included) */
 } RdSource;
 
 typedef struct Rd {
@@ -429,14 +431,17 @@ static void compute_bd(const Rd *b, RdSource *s) {
     for (int r = 0; r < b->nranges; r++)
         for (int p = 0; p < b->npresets; p++) {
             double rr[MAX_LIST], pr[MAX_LIST], rt[MAX_LIST], ptt[MAX_LIST];
+            double prc[MAX_LIST], ptc[MAX_LIST];
             int ok = b->use_x264;
             for (int q = 0; q < b->nqps; q++) {
                 const RdPoint *x = &s->x[p][q], *v = &s->vk[r][q];
                 ok &= x->done && v->done;
                 rr[q] = x->kbits, pr[q] = x->psnr[0], rt[q] = v->kbits, ptt[q] = v->psnr[0];
+                prc[q] = x->psnr_yuv, ptc[q] = v->psnr_yuv;
             }
-            s->bd[r][p] = NAN;
+            s->bd[r][p] = s->bdc[r][p] = NAN;
             if (ok) bd_rate(rr, pr, b->nqps, rt, ptt, b->nqps, &s->bd[r][p]);
+            if (ok) bd_rate(rr, prc, b->nqps, rt, ptc, b->nqps, &s->bdc[r][p]);
         }
 }
 
@@ -455,12 +460,14 @@ static int any_estimated(const Rd *b) {
     return e;
 }
 
-/* Mean BD-rate over the sources where it exists; *n of them. */
-static double mean_bd(const Rd *b, int r, int p, int *n) {
+/* Mean BD-rate over the sources where it exists (yuv: on PSNR-YUV); *n of them. */
+static double mean_bd(const Rd *b, int r, int p, int yuv, int *n) {
     double sum = 0;
     *n = 0;
-    for (int i = 0; i < b->nsrc; i++)
-        if (!isnan(b->src[i].bd[r][p])) sum += b->src[i].bd[r][p], (*n)++;
+    for (int i = 0; i < b->nsrc; i++) {
+        const double v = yuv ? b->src[i].bdc[r][p] : b->src[i].bd[r][p];
+        if (!isnan(v)) sum += v, (*n)++;
+    }
     return *n ? sum / *n : NAN;
 }
 
@@ -504,11 +511,13 @@ static void print_point(FILE *f, int md, const char *label, int qp, const RdPoin
               x->psnr_yuv, x->fps, x->intra, x->bfr);
 }
 
-static void print_bd_table(FILE *f, const Rd *b, int md, const double (*bd)[MAX_PRESETS],
-                           const int (*cnt)[MAX_PRESETS], int (*est)(const Rd *, int, void *),
-                           void *arg) {
+static void print_bd_table(FILE *f, const Rd *b, int md, const char *metric,
+                           const double (*bd)[MAX_PRESETS], const int (*cnt)[MAX_PRESETS],
+                           int (*est)(const Rd *, int, void *), void *arg) {
+    char head[48];
+    snprintf(head, sizeof(head), "BD-rate (%s) against x264:", metric);
     if (md) {
-        fprintf(f, "| BD-rate (PSNR-Y) |");
+        fprintf(f, "| BD-rate (%s) |", metric);
         for (int p = 0; p < b->npresets; p++)
             fprintf(f, " vs x264 %s |", b->presets[p]);
         fprintf(f, "\n|---|");
@@ -516,7 +525,7 @@ static void print_bd_table(FILE *f, const Rd *b, int md, const double (*bd)[MAX_
             fprintf(f, "---:|");
         fprintf(f, "\n");
     } else {
-        fprintf(f, "  %-36s", "BD-rate (PSNR-Y) against x264:");
+        fprintf(f, "  %-36s", head);
         for (int p = 0; p < b->npresets; p++)
             fprintf(f, " %13s", b->presets[p]);
         fprintf(f, "\n");
@@ -609,23 +618,29 @@ static void print_report(FILE *f, Rd *b, int md) {
                 }
         if (b->use_x264) {
             fprintf(f, "\n");
-            print_bd_table(f, b, md, (const double(*)[MAX_PRESETS])s->bd, NULL, est_source, s);
+            print_bd_table(f, b, md, "PSNR-Y", (const double(*)[MAX_PRESETS])s->bd, NULL,
+                           est_source, s);
+            print_bd_table(f, b, md, "PSNR-YUV", (const double(*)[MAX_PRESETS])s->bdc, NULL,
+                           est_source, s);
         }
     }
     /* Summary over the sources. */
     fprintf(f, md ? "\n## Summary over %d source(s)\n\n" : "\n== summary over %d source(s)\n",
             b->nsrc);
     if (b->use_x264) {
-        double bd[MAX_LIST][MAX_PRESETS];
-        int cnt[MAX_LIST][MAX_PRESETS];
-        for (int r = 0; r < b->nranges; r++)
-            for (int p = 0; p < b->npresets; p++)
-                bd[r][p] = mean_bd(b, r, p, &cnt[r][p]);
+        double bd[2][MAX_LIST][MAX_PRESETS];
+        int cnt[2][MAX_LIST][MAX_PRESETS];
+        for (int y = 0; y < 2; y++)
+            for (int r = 0; r < b->nranges; r++)
+                for (int p = 0; p < b->npresets; p++)
+                    bd[y][r][p] = mean_bd(b, r, p, y, &cnt[y][r][p]);
         fprintf(f, "%smean BD-rate over the sources (number of sources in brackets):\n",
                 md ? "" : "  ");
         if (md) fprintf(f, "\n");
-        print_bd_table(f, b, md, (const double(*)[MAX_PRESETS])bd,
-                       (const int(*)[MAX_PRESETS])cnt, est_any, NULL);
+        for (int y = 0; y < 2; y++)
+            print_bd_table(f, b, md, y ? "PSNR-YUV" : "PSNR-Y",
+                           (const double(*)[MAX_PRESETS])bd[y],
+                           (const int(*)[MAX_PRESETS])cnt[y], est_any, NULL);
         fprintf(f, "\n");
     }
     /* frames/s per source and encoder (mean over the QPs). */
@@ -782,11 +797,13 @@ static void write_json(FILE *f, Rd *b) {
     int first = 1;
     for (int r = 0; r < b->nranges; r++)
         for (int p = 0; b->use_x264 && p < b->npresets; p++) {
-            int n;
-            const double m = mean_bd(b, r, p, &n);
+            int n, nc;
+            const double m = mean_bd(b, r, p, 0, &n), mc = mean_bd(b, r, p, 1, &nc);
             fprintf(f, "%s\n    {\"vidkern\": \"R%d\", \"x264\": %s, \"mean_percent\": ",
                     first ? "" : ",", b->ranges[r], bench_jq(b->presets[p]));
             json_num(f, m);
+            fprintf(f, ", \"mean_percent_yuv\": ");
+            json_num(f, mc);
             fprintf(f, ", \"sources\": %d}", n);
             first = 0;
         }

@@ -66,12 +66,13 @@ else
         done
     done
     grep -q 'BD-rate (PSNR-Y) against x264: *ultrafast *superfast' "$T/out" || fail "no BD-rate header"
+    grep -q 'BD-rate (PSNR-YUV) against x264: *ultrafast *superfast' "$T/out" || fail "no PSNR-YUV BD-rate header"
     if [ "$est" = 1 ]; then
         grep -q '^  vidkern R4 (estimate: no stream) ' "$T/out" || fail "BD-rate rows lack the estimate mark"
     fi
     for r in 4 8; do
         n=$(grep -E "^  vidkern R$r( \(estimate: no stream\))? +[-+][0-9]+\.[0-9]+% +[-+][0-9]+\.[0-9]+%$" "$T/out" | wc -l)
-        [ "$n" -eq 1 ] || fail "BD-rate row of R$r missing or not numbers"
+        [ "$n" -eq 2 ] || fail "BD-rate rows (PSNR-Y, PSNR-YUV) of R$r missing or not numbers"
     done
     grep -q '^== summary over 1 source(s)' "$T/out" || fail "no summary"
     grep -Eq "^  vidkern R4.* [-+][0-9.]+% \(1\)" "$T/out" || fail "summary lacks the source counts"
