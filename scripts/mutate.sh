@@ -37,6 +37,10 @@ mut h264_sub_tie src/enc/enc_core.h \
     'if (cq < bq) bq = cq, bs = s;' 'if (cq <= bq) bq = cq, bs = s;'
 mut h264_skip_tie src/enc/enc_core.h \
     $'<=\n            best) {\n            word = 0;' $'<\n            best) {\n            word = 0;'
+mut h264_intra_in_p src/enc/enc_core.h \
+    $'if (c < best) {\n                    best = c, word = ENC_MBI_INTRA' $'if (c < best && 0) {\n                    best = c, word = ENC_MBI_INTRA'
+mut h264_inter_round src/enc/enc_core.h \
+    '((uint32_t)1 << qbits) >> 5)' '((uint32_t)1 << qbits) >> 4)'
 mut h264_mvd_quarter src/enc/enc_core.h \
     'return vidk_se_bits(4 * (mv.x - pred.x))' 'return vidk_se_bits(2 * (mv.x - pred.x))'
 mut hevc_cu32_tie src/enc/enc_core.h \

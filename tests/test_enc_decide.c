@@ -520,6 +520,53 @@ static void test_h264_skip(void) {
     skip_case("tie", z, two, two, z, four, 0, 0, 0, z);
 }
 
+/* Intra_16x16 in a P frame (docs/ENCODE.md §4): after a noise picture, a flat bright one
+ * (luma 250) that no vector predicts: the macroblock at the top-left has no neighbour, its DC
+ * prediction (128) leaves one flat residual (SATD 16 x 976), far below any vector's against
+ * the noise; every other one is predicted exactly by its source neighbours (SATD 0). Every
+ * macroblock is then intra, the frame stays a P frame, every vector is (0, 0), and the
+ * reconstruction is flat (a DC-only residual on flat predictions). */
+/* The inter luma rounding offset of docs/ENCODE.md §9: 1/32 of the quantiser step 2^qbits. */
+static void test_h264_inter_round(void) {
+    for (int qbits = 15; qbits <= 24; qbits++)
+        CHECK_EQ_U(enc_h264_inter_round(qbits), (1u << qbits) / 32u);
+}
+
+static void test_h264_intra_in_p(void) {
+    enum { W = 64, H = 48 };
+    Run r;
+    VidkPicture f0, f1;
+    VidkEncFrameInfo info;
+    CHECK(run_open(&r, VIDK_CODEC_H264, 24, 6, W, H) == 0);
+    CHECK(vidk_picture_alloc(&f0, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    CHECK(vidk_picture_alloc(&f1, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    noise_frame(&f0);
+    fill_plane(&f1, 0, 250);
+    fill_plane(&f1, 1, 128);
+    fill_plane(&f1, 2, 128);
+    if (run_frame(&r, &f0, &info) >= 0 && run_frame(&r, &f1, &info) >= 0) {
+        CHECK(!info.intra);
+        if (info.parts[VIDK_ENC_PART_INTRA] != (W / 16) * (H / 16))
+            fprintf(stderr, "intra in P: %llu intra macroblocks, expected %d\n",
+                    (unsigned long long)info.parts[VIDK_ENC_PART_INTRA], (W / 16) * (H / 16));
+        CHECK_EQ_U(info.parts[VIDK_ENC_PART_INTRA], (W / 16) * (H / 16));
+        for (int i = 0; i < (W / 4) * (H / 4); i++)
+            CHECK(!r.maps.mv[i].x && !r.maps.mv[i].y);
+        const uint8_t v = *px(&r.rec, 0, 0, 0);
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                if (*px(&r.rec, 0, x, y) != v) {
+                    fprintf(stderr, "intra in P: reconstruction not flat at (%d, %d)\n", x, y);
+                    CHECK(0);
+                    y = H;
+                    break;
+                }
+    }
+    vidk_picture_free(&f0);
+    vidk_picture_free(&f1);
+    run_close(&r);
+}
+
 /* HEVC, 64x192 (2 x 6 CTUs): the top and bottom rows keep (0, 0) (one 32x32 CU), the left
  * column's other CTUs move uniformly and the right column's carry known coding trees
  * (docs/ENCODE.md §5), with vectors that never point right. Every CTU's left neighbour
@@ -888,6 +935,8 @@ int main(void) {
     test_chroma_qp();
     test_h264_partitions();
     test_h264_skip();
+    test_h264_intra_in_p();
+    test_h264_inter_round();
     test_hevc_partitions();
     test_h264_intra_flat();
     test_intra_structures();

@@ -22,6 +22,7 @@
 #include "me_cuda.h"
 #include "stream_cuda.cuh"
 
+#include <cub/block/block_scan.cuh>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,9 @@ struct EncCuda {
     VidkMv *d_dmv[2];   // H.264 P frames: the decision passes' vectors
     uint16_t *d_dmb[2]; // and words (enc_core.h enc_h264_decide_pass)
     uint32_t *d_dist;   // 41 per macroblock: the distortions they compare
+    int *d_ilist;       // P frames' intra macroblocks in raster order (intra_list_kernel),
+    int *d_iflag;       // per macroblock: 1 once coded (intra_p_kernel),
+    int *d_icnt;        // [0] how many, [1] the tickets handed out
     uint32_t *d_energy;
     unsigned long long *d_sum;
     int *d_progress;
@@ -127,6 +131,54 @@ __global__ void __launch_bounds__(64) inter_kernel(const EncFrame f) {
     if (u >= f.uw * f.uh) return;
     const EncOps ops = {0};
     enc_cu_h264_p_mb(&ops, &f, u % f.uw, u / f.uw);
+}
+
+// H.264 P frames, the macroblocks the decision made intra (enc_tmpl.h h264_p_mb leaves them):
+// their list in raster order, by one block (icnt[0]: how many; icnt[1]: tickets, zeroed).
+constexpr int kListThreads = 1024;
+__global__ void __launch_bounds__(kListThreads)
+    intra_list_kernel(const uint16_t *dmb, int n, int *list, int *icnt) {
+    typedef cub::BlockScan<int, kListThreads> Scan;
+    __shared__ typename Scan::TempStorage tmp;
+    const int per = (n + kListThreads - 1) / kListThreads, t = threadIdx.x;
+    const int b = min(n, t * per), e = min(n, b + per);
+    int cnt = 0, off, total;
+    for (int u = b; u < e; u++)
+        cnt += (dmb[u] & ENC_MBI_INTRA) != 0;
+    Scan(tmp).ExclusiveSum(cnt, off, total);
+    for (int u = b; u < e; u++)
+        if (dmb[u] & ENC_MBI_INTRA) list[off++] = u;
+    if (t == 0) icnt[0] = total, icnt[1] = 0;
+}
+
+// Then they are coded, one warp each (enc_warp.cuh w_h264_i_mb) once the intra ones among
+// their left, top-left and top neighbours (what the prediction reads) are. A warp takes the
+// next ticket and codes that macroblock of the list: a macroblock waits only for ones with
+// lower tickets, already taken by running warps, so the waits cannot deadlock. Flags and
+// samples cross through L2 (volatile flags, ENC_LDREC samples), as in the wavefront below.
+__global__ void __launch_bounds__(32)
+    intra_p_kernel(const EncFrame f, const int *list, int *icnt, int *flag) {
+    __shared__ vidk_encw::H264Scratch S;
+    const int lane = threadIdx.x;
+    int t = 0;
+    if (lane == 0) t = atomicAdd(&icnt[1], 1);
+    t = __shfl_sync(0xffffffffu, t, 0);
+    if (t >= icnt[0]) return;
+    const int u = list[t], x = u % f.uw, y = u / f.uw;
+    if (lane < 3) {
+        const int nx = x - (lane != 1), ny = y - (lane != 0); // left, top, top-left
+        if (nx >= 0 && ny >= 0 && (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA)) {
+            const volatile int *fl = flag + ny * f.uw + nx;
+            while (!*fl) {
+            }
+        }
+        __threadfence();
+    }
+    __syncwarp();
+    vidk_encw::w_h264_i_mb(f, x, y, S, lane);
+    __threadfence(); // every lane's reconstruction is visible before the flag
+    __syncwarp();
+    if (lane == 0) *(volatile int *)(flag + u) = 1;
 }
 
 // HEVC inter frames: one warp per CTU (enc_warp.cuh), two per block.
@@ -270,6 +322,9 @@ void destroy(EncCuda *c) {
         cudaFree(c->d_dmb[k]);
     }
     cudaFree(c->d_dist);
+    cudaFree(c->d_ilist);
+    cudaFree(c->d_iflag);
+    cudaFree(c->d_icnt);
     cudaFree(c->d_energy);
     cudaFree(c->d_sum);
     cudaFree(c->d_progress);
@@ -311,6 +366,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     CUDA_CHECK(cudaMalloc(&c->d_stat, (size_t)e->uw * e->uh * sizeof(EncUnitStat)));
     if (e->p.codec == VIDK_CODEC_H264) {
         CUDA_CHECK(cudaMalloc(&c->d_dist, (size_t)e->uw * e->uh * 41 * sizeof(uint32_t)));
+        CUDA_CHECK(cudaMalloc(&c->d_ilist, (size_t)e->uw * e->uh * sizeof(int)));
+        CUDA_CHECK(cudaMalloc(&c->d_iflag, (size_t)e->uw * e->uh * sizeof(int)));
+        CUDA_CHECK(cudaMalloc(&c->d_icnt, 2 * sizeof(int)));
         for (int k = 0; k < 2; k++) {
             CUDA_CHECK(
                 cudaMalloc(&c->d_dmv[k], (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
@@ -521,6 +579,13 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         else
             inter_kernel<<<(unsigned)((n + tpb - 1) / tpb), (unsigned)tpb, 0, s>>>(f);
         CUDA_CHECK_LAUNCH();
+        if (e->p.codec == VIDK_CODEC_H264) {
+            intra_list_kernel<<<1, kListThreads, 0, s>>>(f.dmb, n, c->d_ilist, c->d_icnt);
+            CUDA_CHECK_LAUNCH();
+            CUDA_CHECK(cudaMemsetAsync(c->d_iflag, 0, (size_t)n * sizeof(int), s));
+            intra_p_kernel<<<(unsigned)n, 32, 0, s>>>(f, c->d_ilist, c->d_icnt, c->d_iflag);
+            CUDA_CHECK_LAUNCH();
+        }
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T3], s));
     CUDA_CHECK(cudaMemsetAsync(c->d_sum, 0, SUM_COUNT * sizeof(unsigned long long), s));

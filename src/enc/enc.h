@@ -31,8 +31,9 @@ struct VidkEncoder {
     VidkMv *dmv[2];   /* H.264 P frames: the decision passes' vectors (W / 4 x H / 4) */
     uint16_t *dmb[2]; /* and decision words (uw x uh), read by one pass, written by the next */
     uint32_t *dist;   /* 41 per macroblock: the distortions the decision compares */
-    int core_path;    /* test hook (vidk_enc_set_core_path): units_core of encode.c */
-    void *cuda;       /* CUDA backend state (src/cuda/encode.cu) */
+    int *ilevel, *ilist; /* P frames' intra macroblocks: level, and one level's list */
+    int core_path;       /* test hook (vidk_enc_set_core_path): units_core of encode.c */
+    void *cuda;          /* CUDA backend state (src/cuda/encode.cu) */
     /* VIDK_ENC_OUT_STREAM: the writer and the decisions it codes, filled by either driver */
     struct VidkH264Stream *stream;
     uint16_t *st_mbi;               /* decision word per macroblock */
@@ -66,7 +67,7 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
                           int16_t *const lev[3], VidkEncFrameInfo *info);
 /* Decision passes of an H.264 P frame (docs/ENCODE.md §7): the seed and the passes that
  * decide against the previous pass's neighbours. */
-#define VIDK_ENC_DECIDE_PASSES 2
+#define VIDK_ENC_DECIDE_PASSES 3
 /* Host wall clock in ms. */
 double vidk_enc_now_ms(void);
 

@@ -146,6 +146,14 @@ ENC_TAB uint8_t enc_zz8[64] = {0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 1
                                35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
                                58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
 
+/* The rounding offset of the inter luma quantiser (docs/ENCODE.md §9): 1/32 of the step,
+ * where H.264's reference rounding (vidk_h264_deadzone) uses 1/6: small levels, which cost
+ * many CAVLC bits for little distortion, are zeroed. Measured on the real clips against
+ * 1/6, 1/8, 1/16, 1/32 and 1/64 (docs/PERFORMANCE.md). */
+ENC_FN int32_t enc_h264_inter_round(int qbits) {
+    return (int32_t)(((uint32_t)1 << qbits) >> 5);
+}
+
 /* Decimation score of an inter block's levels (raster, n = 4 or 8; from scan position
  * `first`): 9 when a level is not -1, 0 or 1; else the sum over its +-1 levels of a weight
  * of the zeros run before each (in scan order, from the highest frequency down): 4x4
@@ -319,6 +327,116 @@ ENC_FN void enc_mc_area(const EncFrame *f, int x, int y, int bw, int bh, const V
         }
 }
 
+/* ------------------------------------------------------------------ H.264 intra prediction */
+
+/* Neighbours of a block at (x, y) of plane p: top[0..n-1], left[0..n-1], tl; availability. */
+typedef struct EncNb {
+    uint8_t top[16], left[16], tl;
+    int has_top, has_left;
+} EncNb;
+
+/* The neighbours of an n x n block at (x, y) of plane p, read from picture r (stride s):
+ * the reconstruction when coding, the source for the decision's estimate. */
+ENC_FN void enc_h264_nb_of(const EncFrame *f, const uint8_t *r, int s, int p, int x, int y,
+                           int n, EncNb *nb) {
+    nb->has_top = y > 0 && !enc_h264_slice_start(y / (p ? 8 : 16), f->uh, f->slices);
+    nb->has_left = x > 0;
+    for (int i = 0; i < n; i++) {
+        nb->top[i] = nb->has_top ? ENC_LDREC(r + (ptrdiff_t)(y - 1) * s + x + i) : 0;
+        nb->left[i] = nb->has_left ? ENC_LDREC(r + (ptrdiff_t)(y + i) * s + x - 1) : 0;
+    }
+    nb->tl = nb->has_top && nb->has_left ? ENC_LDREC(r + (ptrdiff_t)(y - 1) * s + x - 1) : 0;
+}
+
+ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb) {
+    enc_h264_nb_of(f, f->rec[p], f->cs[p], p, x, y, n, nb);
+}
+
+/* Intra_16x16 luma prediction (8.3.3) of mode m (0 V, 1 H, 2 DC, 3 Plane); returns 0 if
+ * the mode's neighbours are not available. */
+ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst) {
+    if ((m == 0 && !nb->has_top) || (m == 1 && !nb->has_left) ||
+        (m == 3 && !(nb->has_top && nb->has_left)))
+        return 0;
+    if (m == 2) {
+        int s = 0, v;
+        for (int i = 0; i < 16; i++)
+            s += (nb->has_top ? nb->top[i] : 0) + (nb->has_left ? nb->left[i] : 0);
+        if (nb->has_top && nb->has_left)
+            v = (s + 16) >> 5;
+        else if (nb->has_top || nb->has_left)
+            v = (s + 8) >> 4;
+        else
+            v = 128;
+        for (int k = 0; k < 256; k++)
+            dst[k] = (uint8_t)v;
+        return 1;
+    }
+    if (m == 3) {
+        int hh = 0, vv = 0;
+        for (int i = 0; i < 8; i++) {
+            hh += (i + 1) * (nb->top[8 + i] - (6 - i >= 0 ? nb->top[6 - i] : nb->tl));
+            vv += (i + 1) * (nb->left[8 + i] - (6 - i >= 0 ? nb->left[6 - i] : nb->tl));
+        }
+        const int a = 16 * (nb->left[15] + nb->top[15]);
+        const int b = (5 * hh + 32) >> 6, c = (5 * vv + 32) >> 6;
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++)
+                dst[y * 16 + x] = enc_pix((a + b * (x - 7) + c * (y - 7) + 16) >> 5);
+        return 1;
+    }
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            dst[y * 16 + x] = m == 0 ? nb->top[x] : nb->left[y];
+    return 1;
+}
+
+/* Chroma intra prediction (8.3.4), 8x8, mode m (0 DC, 1 H, 2 V, 3 Plane). */
+ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst) {
+    if ((m == 1 && !nb->has_left) || (m == 2 && !nb->has_top) ||
+        (m == 3 && !(nb->has_top && nb->has_left)))
+        return 0;
+    if (m == 0) {
+        for (int b = 0; b < 4; b++) {
+            const int xo = (b & 1) * 4, yo = (b >> 1) * 4;
+            int st = 0, sl = 0, v;
+            for (int i = 0; i < 4; i++) {
+                st += nb->top[xo + i];
+                sl += nb->left[yo + i];
+            }
+            const int T = nb->has_top, L = nb->has_left;
+            if (xo == yo) { /* (0, 0) and (4, 4) */
+                v = T && L ? (st + sl + 4) >> 3 : L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
+            } else if (yo == 0) { /* (4, 0): top first */
+                v = T ? (st + 2) >> 2 : L ? (sl + 2) >> 2 : 128;
+            } else { /* (0, 4): left first */
+                v = L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
+            }
+            for (int y = 0; y < 4; y++)
+                for (int x = 0; x < 4; x++)
+                    dst[(yo + y) * 8 + xo + x] = (uint8_t)v;
+        }
+        return 1;
+    }
+    if (m == 3) {
+        int hh = 0, vv = 0;
+        for (int i = 0; i < 4; i++) {
+            hh += (i + 1) * (nb->top[4 + i] - (2 - i >= 0 ? nb->top[2 - i] : nb->tl));
+            vv += (i + 1) * (nb->left[4 + i] - (2 - i >= 0 ? nb->left[2 - i] : nb->tl));
+        }
+        const int a = 16 * (nb->left[7] + nb->top[7]);
+        const int b = (34 * hh + 32) >> 6, c = (34 * vv + 32) >> 6;
+        for (int y = 0; y < 8; y++)
+            for (int x = 0; x < 8; x++)
+                dst[y * 8 + x] = enc_pix((a + b * (x - 3) + c * (y - 3) + 16) >> 5);
+        return 1;
+    }
+    for (int y = 0; y < 8; y++)
+        for (int x = 0; x < 8; x++)
+            dst[y * 8 + x] = m == 2 ? nb->top[x] : nb->left[y];
+    return 1;
+}
+
 /* ------------------------------------------------------------------ H.264 decision */
 
 /* Mode bits: ue(mb_type) of P_L0_16x16, P_L0_L0_16x8, P_L0_L0_8x16, P_8x8; ue(sub_mb_type)
@@ -370,35 +488,55 @@ ENC_FN EncPart enc_h264_part(int mbx, int mby, int p) {
     return r;
 }
 
+/* (Σ |4x4 Hadamard coefficients of d| + 1) >> 1: the SATD of one 4x4 difference block. */
+ENC_FN uint32_t enc_satd4(const int *d) {
+    int t[16];
+    for (int j = 0; j < 4; j++) { /* rows */
+        const int *r = d + 4 * j;
+        const int a0 = r[0] + r[3], a1 = r[1] + r[2], a2 = r[1] - r[2], a3 = r[0] - r[3];
+        t[4 * j] = a0 + a1, t[4 * j + 1] = a3 + a2;
+        t[4 * j + 2] = a0 - a1, t[4 * j + 3] = a3 - a2;
+    }
+    uint32_t sum = 0;
+    for (int i = 0; i < 4; i++) { /* columns */
+        const int a0 = t[i] + t[12 + i], a1 = t[4 + i] + t[8 + i];
+        const int a2 = t[4 + i] - t[8 + i], a3 = t[i] - t[12 + i];
+        sum += (uint32_t)(enc_abs(a0 + a1) + enc_abs(a3 + a2) + enc_abs(a0 - a1) +
+                          enc_abs(a3 - a2));
+    }
+    return (sum + 1) >> 1;
+}
+
 /* SATD of a w x h luma block at (x, y) against the reference moved by v (edges clamped):
- * per 4x4 block, (the sum of the absolute 4x4 Hadamard coefficients + 1) / 2. */
+ * enc_satd4 per 4x4 block. */
 ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, VidkMv v) {
     uint32_t s = 0;
     for (int by = 0; by < h; by += 4)
         for (int bx = 0; bx < w; bx += 4) {
-            int t[16];
-            for (int j = 0; j < 4; j++) { /* rows: differences, then the 1-D transform */
+            int d[16];
+            for (int j = 0; j < 4; j++) {
                 const int yy = y + by + j;
                 const uint8_t *c = f->src[0] + (ptrdiff_t)yy * f->ss[0] + x + bx;
                 const uint8_t *r =
                     f->ref[0] + (ptrdiff_t)enc_clip(yy + v.y, 0, f->H - 1) * f->rs[0];
-                int d[4];
                 for (int i = 0; i < 4; i++)
-                    d[i] = c[i] - r[enc_clip(x + bx + i + v.x, 0, f->W - 1)];
-                const int a0 = d[0] + d[3], a1 = d[1] + d[2], a2 = d[1] - d[2],
-                          a3 = d[0] - d[3];
-                t[4 * j] = a0 + a1, t[4 * j + 1] = a3 + a2;
-                t[4 * j + 2] = a0 - a1, t[4 * j + 3] = a3 - a2;
+                    d[4 * j + i] = c[i] - r[enc_clip(x + bx + i + v.x, 0, f->W - 1)];
             }
-            uint32_t sum = 0;
-            for (int i = 0; i < 4; i++) { /* columns */
-                const int a0 = t[i] + t[12 + i], a1 = t[4 + i] + t[8 + i];
-                const int a2 = t[4 + i] - t[8 + i], a3 = t[i] - t[12 + i];
-                sum += (uint32_t)(enc_abs(a0 + a1) + enc_abs(a3 + a2) + enc_abs(a0 - a1) +
-                                  enc_abs(a3 - a2));
-            }
-            s += (sum + 1) >> 1;
+            s += enc_satd4(d);
         }
+    return s;
+}
+
+/* SATD of a 16x16 block against a prediction (stride 16). */
+ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
+    uint32_t s = 0;
+    for (int b = 0; b < 16; b++) {
+        int d[16];
+        const int bx = (b & 3) * 4, by = (b >> 2) * 4;
+        for (int k = 0; k < 16; k++)
+            d[k] = a[(by + k / 4) * as + bx + k % 4] - pr[(by + k / 4) * 16 + bx + k % 4];
+        s += enc_satd4(d);
+    }
     return s;
 }
 
@@ -459,6 +597,13 @@ ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *su
                                   vidk_h264_mvp(n, px[k], py[k], pw[k], pd[k], order, k));
     return b;
 }
+
+/* The bias (bits) of the Intra_16x16 candidate in P frames: its cost is estimated from the
+ * source's neighbours, which predict better than the reconstruction the macroblock is then
+ * coded from, and leaves out its residual, which Intra_16x16 codes with the intra rounding and
+ * no decimation. Measured (docs/PERFORMANCE.md): 0 made akiyo's BD-rate +28%, 32 +3.7%, 48
+ * gave the best mean of the real clips. */
+#define ENC_H264_INTRA_P_BIAS 48u
 
 /* The partition decision of an inter macroblock (docs/ENCODE.md §7) against its
  * neighbourhood n (the neighbours' vectors of the previous decision pass). Cost of a
@@ -529,6 +674,25 @@ ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvN
             for (int k = 0; k < 16; k++)
                 bin[k] = sv;
         }
+    }
+    { /* Intra_16x16, estimated from the source's neighbours (docs/ENCODE.md §4) */
+        EncNb nb;
+        uint8_t pr[256];
+        enc_h264_nb_of(f, f->src[0], f->ss[0], 0, 16 * mbx, 16 * mby, 16, &nb);
+        const uint8_t *src = f->src[0] + (ptrdiff_t)(16 * mby) * f->ss[0] + 16 * mbx;
+        for (int m = 0; m < 4; m++)
+            if (enc_h264_pred16(&nb, m, pr)) {
+                /* mb_type 6 + m in a P slice (no residual), intra_chroma_pred_mode DC, and
+                 * the bias of the estimate */
+                const uint32_t c =
+                    enc_satd16(src, f->ss[0], pr) +
+                    lam * (vidk_ue_bits(6u + (unsigned)m) + 1u + ENC_H264_INTRA_P_BIAS);
+                if (c < best) {
+                    best = c, word = ENC_MBI_INTRA | (unsigned)m;
+                    for (int k = 0; k < 16; k++)
+                        bin[k].x = bin[k].y = 0;
+                }
+            }
     }
     for (int k = 0; k < 16; k++)
         n->in[k] = bin[k];
@@ -711,111 +875,6 @@ ENC_FN void enc_hevc_decide(const EncFrame *f, int cx, int cy, EncHevcDec *d) {
             for (int z = 0; z < 4; z++)
                 d->cu8[4 * q + z] = 0;
     }
-}
-
-/* ------------------------------------------------------------------ H.264 intra prediction */
-
-/* Neighbours of a block at (x, y) of plane p: top[0..n-1], left[0..n-1], tl; availability. */
-typedef struct EncNb {
-    uint8_t top[16], left[16], tl;
-    int has_top, has_left;
-} EncNb;
-
-ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb) {
-    const uint8_t *r = f->rec[p];
-    const int s = f->cs[p];
-    nb->has_top = y > 0 && !enc_h264_slice_start(y / (p ? 8 : 16), f->uh, f->slices);
-    nb->has_left = x > 0;
-    for (int i = 0; i < n; i++) {
-        nb->top[i] = nb->has_top ? ENC_LDREC(r + (ptrdiff_t)(y - 1) * s + x + i) : 0;
-        nb->left[i] = nb->has_left ? ENC_LDREC(r + (ptrdiff_t)(y + i) * s + x - 1) : 0;
-    }
-    nb->tl = nb->has_top && nb->has_left ? ENC_LDREC(r + (ptrdiff_t)(y - 1) * s + x - 1) : 0;
-}
-
-/* Intra_16x16 luma prediction (8.3.3) of mode m (0 V, 1 H, 2 DC, 3 Plane); returns 0 if
- * the mode's neighbours are not available. */
-ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst) {
-    if ((m == 0 && !nb->has_top) || (m == 1 && !nb->has_left) ||
-        (m == 3 && !(nb->has_top && nb->has_left)))
-        return 0;
-    if (m == 2) {
-        int s = 0, v;
-        for (int i = 0; i < 16; i++)
-            s += (nb->has_top ? nb->top[i] : 0) + (nb->has_left ? nb->left[i] : 0);
-        if (nb->has_top && nb->has_left)
-            v = (s + 16) >> 5;
-        else if (nb->has_top || nb->has_left)
-            v = (s + 8) >> 4;
-        else
-            v = 128;
-        for (int k = 0; k < 256; k++)
-            dst[k] = (uint8_t)v;
-        return 1;
-    }
-    if (m == 3) {
-        int hh = 0, vv = 0;
-        for (int i = 0; i < 8; i++) {
-            hh += (i + 1) * (nb->top[8 + i] - (6 - i >= 0 ? nb->top[6 - i] : nb->tl));
-            vv += (i + 1) * (nb->left[8 + i] - (6 - i >= 0 ? nb->left[6 - i] : nb->tl));
-        }
-        const int a = 16 * (nb->left[15] + nb->top[15]);
-        const int b = (5 * hh + 32) >> 6, c = (5 * vv + 32) >> 6;
-        for (int y = 0; y < 16; y++)
-            for (int x = 0; x < 16; x++)
-                dst[y * 16 + x] = enc_pix((a + b * (x - 7) + c * (y - 7) + 16) >> 5);
-        return 1;
-    }
-    for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++)
-            dst[y * 16 + x] = m == 0 ? nb->top[x] : nb->left[y];
-    return 1;
-}
-
-/* Chroma intra prediction (8.3.4), 8x8, mode m (0 DC, 1 H, 2 V, 3 Plane). */
-ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst) {
-    if ((m == 1 && !nb->has_left) || (m == 2 && !nb->has_top) ||
-        (m == 3 && !(nb->has_top && nb->has_left)))
-        return 0;
-    if (m == 0) {
-        for (int b = 0; b < 4; b++) {
-            const int xo = (b & 1) * 4, yo = (b >> 1) * 4;
-            int st = 0, sl = 0, v;
-            for (int i = 0; i < 4; i++) {
-                st += nb->top[xo + i];
-                sl += nb->left[yo + i];
-            }
-            const int T = nb->has_top, L = nb->has_left;
-            if (xo == yo) { /* (0, 0) and (4, 4) */
-                v = T && L ? (st + sl + 4) >> 3 : L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
-            } else if (yo == 0) { /* (4, 0): top first */
-                v = T ? (st + 2) >> 2 : L ? (sl + 2) >> 2 : 128;
-            } else { /* (0, 4): left first */
-                v = L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
-            }
-            for (int y = 0; y < 4; y++)
-                for (int x = 0; x < 4; x++)
-                    dst[(yo + y) * 8 + xo + x] = (uint8_t)v;
-        }
-        return 1;
-    }
-    if (m == 3) {
-        int hh = 0, vv = 0;
-        for (int i = 0; i < 4; i++) {
-            hh += (i + 1) * (nb->top[4 + i] - (2 - i >= 0 ? nb->top[2 - i] : nb->tl));
-            vv += (i + 1) * (nb->left[4 + i] - (2 - i >= 0 ? nb->left[2 - i] : nb->tl));
-        }
-        const int a = 16 * (nb->left[7] + nb->top[7]);
-        const int b = (34 * hh + 32) >> 6, c = (34 * vv + 32) >> 6;
-        for (int y = 0; y < 8; y++)
-            for (int x = 0; x < 8; x++)
-                dst[y * 8 + x] = enc_pix((a + b * (x - 3) + c * (y - 3) + 16) >> 5);
-        return 1;
-    }
-    for (int y = 0; y < 8; y++)
-        for (int x = 0; x < 8; x++)
-            dst[y * 8 + x] = m == 2 ? nb->top[x] : nb->left[y];
-    return 1;
 }
 
 /* ------------------------------------------------------------------ HEVC intra prediction */

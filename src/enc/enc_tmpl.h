@@ -82,7 +82,7 @@ ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const
     ENC_ALIGN(64) int32_t w[64];
     const int qp = f->qp, n = tx8 ? 8 : 4, nb = 16 / n, len = n * n;
     const int qbits = (tx8 ? 16 : 15) + qp / 6;
-    const int32_t dz = vidk_h264_deadzone(qbits, 0);
+    const int32_t dz = enc_h264_inter_round(qbits);
     int score8[4] = {0, 0, 0, 0}, total = 0;
     unsigned bits = 0;
     for (int b = 0; b < nb * nb; b++) {
@@ -148,11 +148,13 @@ ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, 
     return t;
 }
 
-/* Inter macroblock (P frame). */
+/* Inter macroblock (P frame); one the decision made intra is left to h264_i_mb, which
+ * codes it once its neighbours are reconstructed. */
 ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
+    const unsigned w = f->dmb[mby * f->uw + mbx];
+    if (w & ENC_MBI_INTRA) return;
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();
-    const unsigned w = f->dmb[mby * f->uw + mbx];
     const int mode = (int)(w & 3);
     int sub[4];
     for (int q = 0; q < 4; q++)
@@ -182,7 +184,8 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
-/* Intra macroblock (I frame): Intra_16x16 + chroma intra from reconstructed neighbours. */
+/* Intra macroblock (I frame, or a P-frame macroblock the decision made intra): Intra_16x16
+ * + chroma intra from reconstructed neighbours. */
 ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();

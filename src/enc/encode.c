@@ -111,6 +111,8 @@ void vidk_enc_cpu_close(VidkEncoder *e) {
         free(e->dmb[k]);
     }
     free(e->dist);
+    free(e->ilevel);
+    free(e->ilist);
 }
 
 int vidk_enc_cpu_open(VidkEncoder *e) {
@@ -122,7 +124,9 @@ int vidk_enc_cpu_open(VidkEncoder *e) {
         if (!e->dmv[k] || !e->dmb[k]) return VIDK_ERR(ENOMEM);
     }
     e->dist = calloc((size_t)e->uw * (size_t)e->uh * 41, sizeof(*e->dist));
-    if (!e->dist) return VIDK_ERR(ENOMEM);
+    e->ilevel = calloc((size_t)e->uw * (size_t)e->uh, sizeof(int));
+    e->ilist = calloc((size_t)e->uw * (size_t)e->uh, sizeof(int));
+    if (!e->dist || !e->ilevel || !e->ilist) return VIDK_ERR(ENOMEM);
     int err = vidk_picture_alloc(&e->src, e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_picture_alloc(&e->rec[0], e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_picture_alloc(&e->rec[1], e->W, e->H, VIDK_CHROMA_420, 8, 0);
@@ -276,6 +280,50 @@ static void decide_job(void *arg, int row, int thread) {
             enc_h264_seed(j->f, x, row, e->dmv[o], e->dmb[o]);
 }
 
+/* H.264 P frames: the macroblocks the decision made intra, after the inter ones, each once
+ * its intra neighbours (left, top-left, top: what Intra_16x16 and chroma prediction read)
+ * are coded: in levels (0: no intra neighbour; else one more than the highest of theirs),
+ * each level on ops.run. */
+typedef struct IntraJob {
+    const CodeJob *j;
+    const int *list; /* macroblock indices of the level */
+} IntraJob;
+
+static void intra_job(void *arg, int k, int thread) {
+    (void)thread;
+    const IntraJob *ij = arg;
+    const int u = ij->list[k], uw = ij->j->f->uw;
+    ij->j->code(&ij->j->ops, ij->j->f, u % uw, u / uw);
+}
+
+static void code_intra_in_p(VidkEncoder *e, const CodeJob *j) {
+    const EncFrame *f = j->f;
+    const int n = e->uw * e->uh;
+    int *lv = e->ilevel, *list = e->ilist, count = 0, top = -1;
+    for (int u = 0; u < n; u++) {
+        lv[u] = -1;
+        if (!(f->dmb[u] & ENC_MBI_INTRA)) continue;
+        const int x = u % e->uw, y = u / e->uw;
+        int l = 0;
+        if (x > 0 && lv[u - 1] >= 0) l = vidk_imax(l, lv[u - 1] + 1);
+        if (y > 0 && lv[u - e->uw] >= 0) l = vidk_imax(l, lv[u - e->uw] + 1);
+        if (x > 0 && y > 0 && lv[u - e->uw - 1] >= 0) l = vidk_imax(l, lv[u - e->uw - 1] + 1);
+        lv[u] = l;
+        top = vidk_imax(top, l);
+        count++;
+    }
+    if (!count) return;
+    CodeJob cj = *j;
+    cj.code = (e->core_path ? units_core : units_dsp)[VIDK_CODEC_H264][1];
+    for (int l = 0; l <= top; l++) {
+        int m = 0;
+        for (int u = 0; u < n; u++)
+            if (lv[u] == l) list[m++] = u;
+        IntraJob ij = {&cj, list};
+        e->ctx->ops.run(e->ctx, m, intra_job, &ij);
+    }
+}
+
 /* Intra: job k codes the k-th unit (from the top) of diagonal x + 2y = diag. Every unit a
  * unit depends on (left, top-left, top, top-right) lies on an earlier diagonal. */
 static void diag_job(void *arg, int k, int thread) {
@@ -375,6 +423,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
             f.dmb = e->dmb[VIDK_ENC_DECIDE_PASSES & 1];
         }
         ctx->ops.run(ctx, e->uh, row_job, &j);
+        if (f.codec == VIDK_CODEC_H264) code_intra_in_p(e, &j);
     }
     t[3] = vidk_enc_now_ms();
     /* Statistics: SSE over the visible area, unit sums. */

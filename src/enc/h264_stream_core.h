@@ -231,13 +231,15 @@ VIDK_CORE int vidk_h264s_p_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int m
     return 0;
 }
 
-/* An Intra_16x16 macroblock in an I slice. */
+/* An Intra_16x16 macroblock (in an I slice, or in a P slice: mb_type offset by 5,
+ * Table 7-13). */
 VIDK_CORE void vidk_h264s_i_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     VidkH264sRes r;
     vidk_h264s_gather(c, mbx, mby, 1, 0, &r);
     /* mb_type (Table 7-11): 1 + pred mode + 4 cbp chroma + 12 (cbp luma 15) */
-    vidk_put_ue(b, 1 + (w & 3) + 4 * (unsigned)r.cbp_chroma + (r.cbp_luma ? 12u : 0u));
+    vidk_put_ue(b, (c->intra ? 1u : 6u) + (w & 3) + 4 * (unsigned)r.cbp_chroma +
+                       (r.cbp_luma ? 12u : 0u));
     vidk_put_ue(b, (w >> 2) & 3); /* intra_chroma_pred_mode */
     vidk_put_se(b, 0);            /* mb_qp_delta */
     vidk_h264s_residual(c, b, mbx, mby, 1, &r);
@@ -246,7 +248,7 @@ VIDK_CORE void vidk_h264s_i_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int 
 /* Pass 2: macroblock (mbx, mby)'s macroblock_layer() into b (c->row0: its slice's first
  * row); returns 1 (writing nothing) when it is coded as P_Skip. */
 VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby) {
-    if (c->intra) {
+    if (c->mbi[mby * c->mbw + mbx] & ENC_MBI_INTRA) {
         vidk_h264s_i_mb(c, b, mbx, mby);
         return 0;
     }
