@@ -469,7 +469,7 @@ static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, 
     enum { W = 48, H = 48 };
     static uint8_t src[W * H], ref[W * H];
     static VidkMeResult res[VIDK_BLOCK_COUNT][16 * 16];
-    static uint32_t dist[9 * 41];
+    static uint32_t dist[9 * ENC_H264_DIST_N], skipc[9 * 2];
     static VidkMv mvi[(W / 4) * (H / 4)], mvo[(W / 4) * (H / 4)];
     static uint16_t mbi[9], mbo[9];
     EncFrame f;
@@ -489,10 +489,13 @@ static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, 
         f.me_gw[bs] = W / vidk_block_width((VidkBlockSize)bs);
     }
     res[VIDK_BLOCK_16x16][1 * f.me_gw[VIDK_BLOCK_16x16] + 1].mv = me16;
-    for (int i = 0; i < 9 * 41; i++)
+    for (int i = 0; i < 9 * ENC_H264_DIST_N; i++)
         dist[i] = 1000;
-    dist[4 * 41 + 40] = d16;
+    dist[4 * ENC_H264_DIST_N + 40] = d16;
+    dist[4 * ENC_H264_DIST_N + ENC_H264_DIST_INTRA] = 0xffffffffu; /* no intra candidate */
+    skipc[2 * 4] = 0x80008000u;                                   /* nothing kept */
     f.dist = dist;
+    f.skipc = skipc;
     const VidkMv nb[4] = {a, b, c, d}; /* macroblocks (0, 1), (1, 0), (2, 0), (0, 0) */
     const int nx[4] = {0, 1, 2, 0}, ny[4] = {1, 0, 0, 0};
     for (int k = 0; k < 4; k++)

@@ -64,7 +64,8 @@ struct EncCuda {
     uint16_t *d_mbi;    // VIDK_ENC_OUT_STREAM: decision words
     VidkMv *d_dmv[2];   // H.264 P frames: the decision passes' vectors
     uint16_t *d_dmb[2]; // and words (enc_core.h enc_h264_decide_pass)
-    uint32_t *d_dist;   // 41 per macroblock: the distortions they compare
+    uint32_t *d_dist;   // ENC_H264_DIST_N per macroblock: what they compare
+    uint32_t *d_skipc;  // 2 per macroblock: the P_Skip candidate's vector and SATD
     int *d_ilist;       // P frames' intra macroblocks in raster order (intra_list_kernel),
     int *d_iflag;       // per macroblock: 1 once coded (intra_p_kernel),
     int *d_icnt;        // [0] how many, [1] the tickets handed out
@@ -107,14 +108,27 @@ __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int 
     }
 }
 
-// H.264 inter frames: the distortions of the decision, one thread per macroblock partition.
+// H.264 inter frames: what the decision compares (the partitions' SATD, the intra estimate),
+// one thread per entry.
 __global__ void __launch_bounds__(128) dist_kernel(const EncFrame f, uint32_t *dist) {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t / 41;
-    if (u < f.uw * f.uh) dist[t] = enc_h264_part_dist(&f, u % f.uw, u / f.uw, t % 41);
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t / VIDK_ME_NPART,
+              p = t % VIDK_ME_NPART;
+    if (u < f.uw * f.uh)
+        dist[ENC_H264_DIST_N * u + p] = enc_h264_part_dist(&f, u % f.uw, u / f.uw, p);
+}
+
+// The Intra_16x16 estimate: one thread per macroblock and mode, the lowest of four adjacent
+// lanes into the macroblock's entry.
+__global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32_t *dist) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t >> 2;
+    uint32_t v = u < f.uw * f.uh ? enc_h264_intra_est(&f, u % f.uw, u / f.uw, t & 3) : 0u;
+    v = min(v, __shfl_down_sync(0xffffffffu, v, 1, 4));
+    v = min(v, __shfl_down_sync(0xffffffffu, v, 2, 4));
+    if (u < f.uw * f.uh && !(t & 3)) dist[ENC_H264_DIST_N * u + ENC_H264_DIST_INTRA] = v;
 }
 
 // H.264 inter frames: decision pass `pass` (0: the seed), one thread per macroblock.
-__global__ void __launch_bounds__(64)
+__global__ void __launch_bounds__(32)
     decide_kernel(const EncFrame f, int pass, const VidkMv *mvi, const uint16_t *mbi,
                   VidkMv *mvo, uint16_t *mbo) {
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
@@ -153,32 +167,37 @@ __global__ void __launch_bounds__(kListThreads)
 
 // Then they are coded, one warp each (enc_warp.cuh w_h264_i_mb) once the intra ones among
 // their left, top-left and top neighbours (what the prediction reads) are. A warp takes the
-// next ticket and codes that macroblock of the list: a macroblock waits only for ones with
-// lower tickets, already taken by running warps, so the waits cannot deadlock. Flags and
-// samples cross through L2 (volatile flags, ENC_LDREC samples), as in the wavefront below.
+// next ticket and codes that macroblock of the list, then the next: a macroblock waits only
+// for ones with lower tickets, taken by running warps that finish them first, so the waits
+// cannot deadlock. Flags and samples cross through L2 (volatile flags, ENC_LDREC samples),
+// as in the wavefront below.
+constexpr int kIntraPBlocks = 512;
 __global__ void __launch_bounds__(32)
     intra_p_kernel(const EncFrame f, const int *list, int *icnt, int *flag) {
     __shared__ vidk_encw::H264Scratch S;
     const int lane = threadIdx.x;
-    int t = 0;
-    if (lane == 0) t = atomicAdd(&icnt[1], 1);
-    t = __shfl_sync(0xffffffffu, t, 0);
-    if (t >= icnt[0]) return;
-    const int u = list[t], x = u % f.uw, y = u / f.uw;
-    if (lane < 3) {
-        const int nx = x - (lane != 1), ny = y - (lane != 0); // left, top, top-left
-        if (nx >= 0 && ny >= 0 && (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA)) {
-            const volatile int *fl = flag + ny * f.uw + nx;
-            while (!*fl) {
+    for (;;) { // tickets until the list is done (a grid of at most kIntraPBlocks warps)
+        int t = 0;
+        if (lane == 0) t = atomicAdd(&icnt[1], 1);
+        t = __shfl_sync(0xffffffffu, t, 0);
+        if (t >= icnt[0]) return;
+        const int u = list[t], x = u % f.uw, y = u / f.uw;
+        if (lane < 3) {
+            const int nx = x - (lane != 1), ny = y - (lane != 0); // left, top, top-left
+            if (nx >= 0 && ny >= 0 && (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA)) {
+                const volatile int *fl = flag + ny * f.uw + nx;
+                while (!*fl) {
+                }
             }
+            __threadfence();
         }
-        __threadfence();
+        __syncwarp();
+        vidk_encw::w_h264_i_mb(f, x, y, S, lane);
+        __threadfence(); // every lane's reconstruction is visible before the flag
+        __syncwarp();
+        if (lane == 0) *(volatile int *)(flag + u) = 1;
+        __syncwarp(); // S is reused by the next ticket
     }
-    __syncwarp();
-    vidk_encw::w_h264_i_mb(f, x, y, S, lane);
-    __threadfence(); // every lane's reconstruction is visible before the flag
-    __syncwarp();
-    if (lane == 0) *(volatile int *)(flag + u) = 1;
 }
 
 // HEVC inter frames: one warp per CTU (enc_warp.cuh), two per block.
@@ -322,6 +341,7 @@ void destroy(EncCuda *c) {
         cudaFree(c->d_dmb[k]);
     }
     cudaFree(c->d_dist);
+    cudaFree(c->d_skipc);
     cudaFree(c->d_ilist);
     cudaFree(c->d_iflag);
     cudaFree(c->d_icnt);
@@ -365,7 +385,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     }
     CUDA_CHECK(cudaMalloc(&c->d_stat, (size_t)e->uw * e->uh * sizeof(EncUnitStat)));
     if (e->p.codec == VIDK_CODEC_H264) {
-        CUDA_CHECK(cudaMalloc(&c->d_dist, (size_t)e->uw * e->uh * 41 * sizeof(uint32_t)));
+        CUDA_CHECK(
+            cudaMalloc(&c->d_dist, (size_t)e->uw * e->uh * ENC_H264_DIST_N * sizeof(uint32_t)));
+        CUDA_CHECK(cudaMalloc(&c->d_skipc, (size_t)e->uw * e->uh * 2 * sizeof(uint32_t)));
         CUDA_CHECK(cudaMalloc(&c->d_ilist, (size_t)e->uw * e->uh * sizeof(int)));
         CUDA_CHECK(cudaMalloc(&c->d_iflag, (size_t)e->uw * e->uh * sizeof(int)));
         CUDA_CHECK(cudaMalloc(&c->d_icnt, 2 * sizeof(int)));
@@ -562,12 +584,16 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         // block, spread over more SMs: 0.16 vs 0.20 ms at 1080p).
         const int n = e->uw * e->uh, tpb = 64;
         if (e->p.codec == VIDK_CODEC_H264) {
-            dist_kernel<<<(unsigned)((n * 41 + 127) / 128), 128, 0, s>>>(f, c->d_dist);
+            dist_kernel<<<(unsigned)((n * VIDK_ME_NPART + 127) / 128), 128, 0, s>>>(f,
+                                                                                    c->d_dist);
+            CUDA_CHECK_LAUNCH();
+            intra_est_kernel<<<(unsigned)((n * 4 + 127) / 128), 128, 0, s>>>(f, c->d_dist);
             CUDA_CHECK_LAUNCH();
             f.dist = c->d_dist;
+            f.skipc = c->d_skipc;
             for (int pass = 0; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
                 const int o = pass & 1, i = o ^ 1;
-                decide_kernel<<<(unsigned)((n + tpb - 1) / tpb), (unsigned)tpb, 0, s>>>(
+                decide_kernel<<<(unsigned)((n + 31) / 32), 32, 0, s>>>(
                     f, pass, c->d_dmv[i], c->d_dmb[i], c->d_dmv[o], c->d_dmb[o]);
                 CUDA_CHECK_LAUNCH();
             }
@@ -583,7 +609,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             intra_list_kernel<<<1, kListThreads, 0, s>>>(f.dmb, n, c->d_ilist, c->d_icnt);
             CUDA_CHECK_LAUNCH();
             CUDA_CHECK(cudaMemsetAsync(c->d_iflag, 0, (size_t)n * sizeof(int), s));
-            intra_p_kernel<<<(unsigned)n, 32, 0, s>>>(f, c->d_ilist, c->d_icnt, c->d_iflag);
+            intra_p_kernel<<<(unsigned)vidk_imin(n, kIntraPBlocks), 32, 0, s>>>(
+                f, c->d_ilist, c->d_icnt, c->d_iflag);
             CUDA_CHECK_LAUNCH();
         }
     }

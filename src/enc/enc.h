@@ -30,7 +30,8 @@ struct VidkEncoder {
     EncUnitStat *stat;
     VidkMv *dmv[2];   /* H.264 P frames: the decision passes' vectors (W / 4 x H / 4) */
     uint16_t *dmb[2]; /* and decision words (uw x uh), read by one pass, written by the next */
-    uint32_t *dist;   /* 41 per macroblock: the distortions the decision compares */
+    uint32_t *dist;   /* ENC_H264_DIST_N per macroblock: what the decision compares */
+    uint32_t *skipc;  /* 2 per macroblock: the P_Skip candidate's vector and SATD */
     int *ilevel, *ilist; /* P frames' intra macroblocks: level, and one level's list */
     int core_path;       /* test hook (vidk_enc_set_core_path): units_core of encode.c */
     void *cuda;          /* CUDA backend state (src/cuda/encode.cu) */

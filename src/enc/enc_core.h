@@ -85,7 +85,8 @@ typedef struct EncFrame {
     int no_sub8x8;        /* H.264: P_8x8 sub-macroblocks are 8x8 only (level >= 3.1) */
     const VidkMv *dmv;    /* H.264 P frames: the decisions of the last pass: a vector per 4x4 */
     const uint16_t *dmb;  /* block (W / 4 per row), a word per macroblock (ENC_MBI_*, no TX8) */
-    const uint32_t *dist; /* H.264 P frames: 41 per macroblock (enc_h264_part_dist) */
+    const uint32_t *dist; /* H.264 P frames: ENC_H264_DIST_N per macroblock */
+    uint32_t *skipc;      /* H.264 P frames: 2 per macroblock (enc_h264_decide) */
     /* H.264 tables (flat scaling): quantiser factors and LevelScale rows at qp % 6. */
     int32_t mf4y[16], mf8y[64], mf4c[16];
     int16_t ls4y[16], ls8y[64], ls4c[16];
@@ -540,9 +541,36 @@ ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
     return s;
 }
 
-/* The distortion the decision compares (docs/ENCODE.md §7): the SATD of partition p of
- * macroblock (mbx, mby) at the search's best vector; 0 for the sub-8x8 shapes when the
- * frame does not use them. Written to f->dist[41 * mb + p] before the decision passes. */
+/* The bias (bits) of the Intra_16x16 candidate in P frames: its cost is estimated from the
+ * source's neighbours, which predict better than the reconstruction the macroblock is then
+ * coded from, and leaves out its residual, which Intra_16x16 codes with the intra rounding and
+ * no decimation. Measured (docs/PERFORMANCE.md): 0 made akiyo's BD-rate +28%, 32 +3.7%, 48
+ * gave the best mean of the real clips. */
+#define ENC_H264_INTRA_P_BIAS 48u
+
+/* The Intra_16x16 candidate of a P-frame macroblock (docs/ENCODE.md §4), estimated from the
+ * source's neighbours, for mode m: SATD + lambda x (ue(6 + m): mb_type 6 + m in a P slice
+ * without residual, + 1 for intra_chroma_pred_mode DC + ENC_H264_INTRA_P_BIAS), as
+ * cost << 2 | m; 0xffffffff when the mode's neighbours are missing. The estimate is the
+ * lowest of the four (the first on ties: the lowest packed value). */
+ENC_FN uint32_t enc_h264_intra_est(const EncFrame *f, int mbx, int mby, int m) {
+    EncNb nb;
+    uint8_t pr[256];
+    enc_h264_nb_of(f, f->src[0], f->ss[0], 0, 16 * mbx, 16 * mby, 16, &nb);
+    if (!enc_h264_pred16(&nb, m, pr)) return 0xffffffffu;
+    const uint8_t *src = f->src[0] + (ptrdiff_t)(16 * mby) * f->ss[0] + 16 * mbx;
+    const uint32_t c =
+        enc_satd16(src, f->ss[0], pr) +
+        (uint32_t)f->lambda * (vidk_ue_bits(6u + (unsigned)m) + 1u + ENC_H264_INTRA_P_BIAS);
+    return c << 2 | (uint32_t)m;
+}
+
+/* What the decision passes read per macroblock (f->dist, ENC_H264_DIST_N each), computed
+ * once per frame before them: entry p < 41, the SATD of partition p (VIDK_ME_PART_*) at the
+ * search's best vector (enc_h264_part_dist; 0 for the sub-8x8 shapes when the frame does
+ * not use them); entry 41, the Intra_16x16 estimate (the lowest enc_h264_intra_est). */
+#define ENC_H264_DIST_INTRA 41
+#define ENC_H264_DIST_N     42
 ENC_FN uint32_t enc_h264_part_dist(const EncFrame *f, int mbx, int mby, int p) {
     if (f->no_sub8x8 && p < VIDK_ME_PART_8x8) return 0;
     const EncPart q = enc_h264_part(mbx, mby, p);
@@ -598,13 +626,6 @@ ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *su
     return b;
 }
 
-/* The bias (bits) of the Intra_16x16 candidate in P frames: its cost is estimated from the
- * source's neighbours, which predict better than the reconstruction the macroblock is then
- * coded from, and leaves out its residual, which Intra_16x16 codes with the intra rounding and
- * no decimation. Measured (docs/PERFORMANCE.md): 0 made akiyo's BD-rate +28%, 32 +3.7%, 48
- * gave the best mean of the real clips. */
-#define ENC_H264_INTRA_P_BIAS 48u
-
 /* The partition decision of an inter macroblock (docs/ENCODE.md §7) against its
  * neighbourhood n (the neighbours' vectors of the previous decision pass). Cost of a
  * candidate: the SATD of its partitions at the search's best vectors (f->dist) + lambda x
@@ -615,7 +636,7 @@ ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *su
  * the decision word (ENC_MBI_*, no TX8). */
 ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n) {
     const uint32_t lam = (uint32_t)f->lambda;
-    const uint32_t *dist = f->dist + 41 * (ptrdiff_t)(mby * f->uw + mbx);
+    const uint32_t *dist = f->dist + ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx);
     const int zero4[4] = {0, 0, 0, 0};
     VidkMv bin[16];
     uint32_t best = 0xffffffffu;
@@ -665,34 +686,26 @@ ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvN
     }
     {
         const VidkMv sv = vidk_h264_skip_mv(n);
+        /* its SATD, kept from the previous pass while the vector stays */
+        uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
+        const uint32_t key = (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16;
+        if (sc[0] != key)
+            sc[0] = key, sc[1] = enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv);
         for (int k = 0; k < 16; k++)
             n->in[k] = sv;
-        if (enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv) +
-                lam * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4, -1)) <=
-            best) {
+        if (sc[1] + lam * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4, -1)) <= best) {
             word = 0;
             for (int k = 0; k < 16; k++)
                 bin[k] = sv;
         }
     }
-    { /* Intra_16x16, estimated from the source's neighbours (docs/ENCODE.md §4) */
-        EncNb nb;
-        uint8_t pr[256];
-        enc_h264_nb_of(f, f->src[0], f->ss[0], 0, 16 * mbx, 16 * mby, 16, &nb);
-        const uint8_t *src = f->src[0] + (ptrdiff_t)(16 * mby) * f->ss[0] + 16 * mbx;
-        for (int m = 0; m < 4; m++)
-            if (enc_h264_pred16(&nb, m, pr)) {
-                /* mb_type 6 + m in a P slice (no residual), intra_chroma_pred_mode DC, and
-                 * the bias of the estimate */
-                const uint32_t c =
-                    enc_satd16(src, f->ss[0], pr) +
-                    lam * (vidk_ue_bits(6u + (unsigned)m) + 1u + ENC_H264_INTRA_P_BIAS);
-                if (c < best) {
-                    best = c, word = ENC_MBI_INTRA | (unsigned)m;
-                    for (int k = 0; k < 16; k++)
-                        bin[k].x = bin[k].y = 0;
-                }
-            }
+    { /* Intra_16x16, estimated once per frame (enc_h264_intra_est) */
+        const uint32_t c = dist[ENC_H264_DIST_INTRA] >> 2;
+        if (c < best) {
+            best = c, word = ENC_MBI_INTRA | (dist[ENC_H264_DIST_INTRA] & 3u);
+            for (int k = 0; k < 16; k++)
+                bin[k].x = bin[k].y = 0;
+        }
     }
     for (int k = 0; k < 16; k++)
         n->in[k] = bin[k];
@@ -710,6 +723,7 @@ ENC_FN void enc_h264_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo, uint
     for (int k = 0; k < 16; k++)
         mvo[(ptrdiff_t)(mby * 4 + k / 4) * (f->W / 4) + mbx * 4 + k % 4] = v;
     mbo[mby * f->uw + mbx] = 0;
+    f->skipc[2 * (ptrdiff_t)(mby * f->uw + mbx)] = 0x80008000u; /* no vector: none kept */
 }
 
 /* Decision pass k >= 1: the decision of macroblock (mbx, mby) with the neighbours of pass

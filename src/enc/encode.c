@@ -111,6 +111,7 @@ void vidk_enc_cpu_close(VidkEncoder *e) {
         free(e->dmb[k]);
     }
     free(e->dist);
+    free(e->skipc);
     free(e->ilevel);
     free(e->ilist);
 }
@@ -123,10 +124,11 @@ int vidk_enc_cpu_open(VidkEncoder *e) {
         e->dmb[k] = calloc((size_t)e->uw * (size_t)e->uh, sizeof(*e->dmb[k]));
         if (!e->dmv[k] || !e->dmb[k]) return VIDK_ERR(ENOMEM);
     }
-    e->dist = calloc((size_t)e->uw * (size_t)e->uh * 41, sizeof(*e->dist));
+    e->dist = calloc((size_t)e->uw * (size_t)e->uh * ENC_H264_DIST_N, sizeof(*e->dist));
+    e->skipc = calloc((size_t)e->uw * (size_t)e->uh * 2, sizeof(*e->skipc));
     e->ilevel = calloc((size_t)e->uw * (size_t)e->uh, sizeof(int));
     e->ilist = calloc((size_t)e->uw * (size_t)e->uh, sizeof(int));
-    if (!e->dist || !e->ilevel || !e->ilist) return VIDK_ERR(ENOMEM);
+    if (!e->dist || !e->skipc || !e->ilevel || !e->ilist) return VIDK_ERR(ENOMEM);
     int err = vidk_picture_alloc(&e->src, e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_picture_alloc(&e->rec[0], e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_picture_alloc(&e->rec[1], e->W, e->H, VIDK_CHROMA_420, 8, 0);
@@ -271,10 +273,16 @@ static void decide_job(void *arg, int row, int thread) {
     VidkEncoder *e = j->e;
     const int o = j->pass & 1, i = o ^ 1;
     for (int x = 0; x < j->f->uw; x++)
-        if (j->pass < 0)
-            for (int p = 0; p < 41; p++)
-                e->dist[41 * (row * j->f->uw + x) + p] = enc_h264_part_dist(j->f, x, row, p);
-        else if (j->pass)
+        if (j->pass < 0) {
+            uint32_t *d = e->dist + ENC_H264_DIST_N * (row * j->f->uw + x);
+            for (int p = 0; p < VIDK_ME_NPART; p++)
+                d[p] = enc_h264_part_dist(j->f, x, row, p);
+            d[ENC_H264_DIST_INTRA] = 0xffffffffu;
+            for (int m = 0; m < 4; m++) {
+                const uint32_t v = enc_h264_intra_est(j->f, x, row, m);
+                if (v < d[ENC_H264_DIST_INTRA]) d[ENC_H264_DIST_INTRA] = v;
+            }
+        } else if (j->pass)
             enc_h264_decide_pass(j->f, x, row, e->dmv[i], e->dmb[i], e->dmv[o], e->dmb[o]);
         else
             enc_h264_seed(j->f, x, row, e->dmv[o], e->dmb[o]);
@@ -417,6 +425,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         if (f.codec == VIDK_CODEC_H264) {
             DecideJob dj = {.f = &f, .e = e};
             f.dist = e->dist;
+            f.skipc = e->skipc;
             for (dj.pass = -1; dj.pass <= VIDK_ENC_DECIDE_PASSES; dj.pass++)
                 ctx->ops.run(ctx, e->uh, decide_job, &dj);
             f.dmv = e->dmv[VIDK_ENC_DECIDE_PASSES & 1];
