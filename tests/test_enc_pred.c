@@ -904,7 +904,7 @@ static void mc_area(void) {
                 for (int k = 0; k < 64; k++)
                     mv4[k] = rand_mv(W);
                 const int x0 = 32 * rnd(2), y0 = 32 * rnd(2);
-                enc_mc_area(&f, x0, y0, 32, 32, mv4, 8);
+                enc_mc_area(&f, x0, y0, 32, 32, mv4, 8, 7);
                 int bad = 0;
                 for (int p = 0; p < 3; p++) {
                     const int sh = p ? 1 : 0, w = W >> sh;

@@ -139,12 +139,51 @@ __global__ void __launch_bounds__(32)
         enc_h264_seed(&f, u % f.uw, u / f.uw, mvo, mbo);
 }
 
-// H.264 inter frames: one thread per macroblock.
-__global__ void __launch_bounds__(64) inter_kernel(const EncFrame f) {
-    const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    if (u >= f.uw * f.uh) return;
+// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the four warps of a block,
+// 32 macroblocks per block (each warp runs one step for all of them, without divergence):
+// warp 0 predicts the luma and tries the 4x4 transform, warp 1 tries the 8x8 one (where
+// allowed), warp 2 predicts and codes the chroma, warp 3 writes the maps; the two luma costs
+// meet in shared memory (the 4x4 wins ties), the winner keeps its levels and
+// reconstruction, and warp 0 sums the statistics.
+__global__ void __launch_bounds__(128) inter_kernel(const EncFrame f) {
+    __shared__ unsigned long long sj[2][32];
+    __shared__ unsigned sl[32], sn[3][32], sc[32];
+    const int lane = threadIdx.x & 31, role = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
+    const unsigned w = u < f.uw * f.uh ? f.dmb[u] : ENC_MBI_INTRA;
+    const bool on = !(w & ENC_MBI_INTRA); // intra: coded by intra_p_kernel
     const EncOps ops = {0};
-    enc_cu_h264_p_mb(&ops, &f, u % f.uw, u / f.uw);
+    const int mbx = u % f.uw, mby = u / f.uw, x0 = 16 * mbx, y0 = 16 * mby;
+    EncUnitStat st = enc_stat_zero(), part = enc_stat_zero();
+    VidkH264MvNb nb;
+    int tx8_ok = 0;
+    if (on) {
+        tx8_ok = enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
+        if (role == 0) enc_mc_area(&f, x0, y0, 16, 16, nb.in, 4, 1u);
+    }
+    __syncthreads(); // the luma prediction is in rec
+    EncLumaCand c;
+    const bool luma = on && (role == 0 || (role == 1 && tx8_ok));
+    if (luma) enc_cu_h264_luma_cand(&ops, &f, x0, y0, role, &c);
+    if (on && role == 2) {
+        enc_mc_area(&f, x0, y0, 16, 16, nb.in, 4, 6u);
+        enc_cu_h264_chroma(&ops, &f, mbx, mby, 0, &part);
+        sc[lane] = part.bits_level, sn[1][lane] = part.nnz[1], sn[2][lane] = part.nnz[2];
+    }
+    if (on && role == 3) enc_cu_h264_p_maps(&f, mbx, mby, nb.in);
+    if (role < 2) sj[role][lane] = luma ? c.j : ~0ull;
+    __syncthreads(); // both costs are known; warp 3 has read the prediction
+    const int tx8 = tx8_ok && sj[1][lane] < sj[0][lane];
+    if (on && role == tx8) {
+        enc_cu_h264_luma_keep(&f, x0, y0, tx8, &c, &part);
+        sl[lane] = part.bits_level, sn[0][lane] = part.nnz[0];
+    }
+    __syncthreads();
+    if (on && role == 0) {
+        st.bits_level = sl[lane] + sc[lane];
+        st.nnz[0] = sn[0][lane], st.nnz[1] = sn[1][lane], st.nnz[2] = sn[2][lane];
+        f.stat[u] = st;
+        if (f.mbi) f.mbi[u] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
+    }
 }
 
 // H.264 P frames, the macroblocks the decision made intra (enc_tmpl.h h264_p_mb leaves them):
@@ -580,9 +619,9 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             h264_intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
         CUDA_CHECK_LAUNCH();
     } else {
-        // H.264: one thread per macroblock, 64 per block (measured on the H200 against 8 per
-        // block, spread over more SMs: 0.16 vs 0.20 ms at 1080p).
-        const int n = e->uw * e->uh, tpb = 64;
+        // H.264: the decision kernels, then inter_kernel (32 macroblocks per block, a warp
+        // per step), then the macroblocks made intra.
+        const int n = e->uw * e->uh;
         if (e->p.codec == VIDK_CODEC_H264) {
             dist_kernel<<<(unsigned)((n * VIDK_ME_NPART + 127) / 128), 128, 0, s>>>(f,
                                                                                     c->d_dist);
@@ -603,7 +642,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_inter_kernel<<<(unsigned)((n + 1) / 2), 64, 0, s>>>(f);
         else
-            inter_kernel<<<(unsigned)((n + tpb - 1) / tpb), (unsigned)tpb, 0, s>>>(f);
+            inter_kernel<<<(unsigned)((n + 31) / 32), 128, 0, s>>>(f);
         CUDA_CHECK_LAUNCH();
         if (e->p.codec == VIDK_CODEC_H264) {
             intra_list_kernel<<<1, kListThreads, 0, s>>>(f.dmb, n, c->d_ilist, c->d_icnt);

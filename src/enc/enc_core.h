@@ -312,19 +312,22 @@ ENC_FN void enc_mc_chroma(const EncFrame *f, int p, int x, int y, int w, int h, 
 }
 
 /* Prediction of the luma block and its chroma for a vector per 4x4 luma block
- * (mv4: 4x4 units, row stride n4) over a bw x bh luma area at (x, y); written into rec. */
+ * (mv4: 4x4 units, row stride n4) over a bw x bh luma area at (x, y); written into rec, for
+ * the planes whose bit (1 << p) is in `planes`. */
 ENC_FN void enc_mc_area(const EncFrame *f, int x, int y, int bw, int bh, const VidkMv *mv4,
-                        int n4) {
+                        int n4, unsigned planes) {
     for (int j = 0; j < bh / 4; j++)
         for (int i = 0; i < bw / 4; i++) {
             const VidkMv mv = mv4[j * n4 + i];
             const int lx = x + 4 * i, ly = y + 4 * j;
-            enc_mc_luma(f, lx, ly, 4, 4, mv, f->rec[0] + (ptrdiff_t)ly * f->cs[0] + lx,
-                        f->cs[0]);
+            if (planes & 1)
+                enc_mc_luma(f, lx, ly, 4, 4, mv, f->rec[0] + (ptrdiff_t)ly * f->cs[0] + lx,
+                            f->cs[0]);
             for (int p = 1; p < 3; p++)
-                enc_mc_chroma(f, p, lx >> 1, ly >> 1, 2, 2, mv,
-                              f->rec[p] + (ptrdiff_t)(ly >> 1) * f->cs[p] + (lx >> 1),
-                              f->cs[p]);
+                if (planes & (1u << p))
+                    enc_mc_chroma(f, p, lx >> 1, ly >> 1, 2, 2, mv,
+                                  f->rec[p] + (ptrdiff_t)(ly >> 1) * f->cs[p] + (lx >> 1),
+                                  f->cs[p]);
         }
 }
 
@@ -737,6 +740,17 @@ ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const Vidk
     for (int k = 0; k < 16; k++)
         mvo[(ptrdiff_t)(mby * 4 + k / 4) * (f->W / 4) + mbx * 4 + k % 4] = n.in[k];
 }
+
+/* One transform size for the luma residual of an inter macroblock (enc_tmpl.h
+ * h264_luma_cand): levels, reconstruction (in out, not yet in rec), statistics, and the cost
+ * J = SSD + lambda^2 * (the CAVLC length of its blocks at nC 0). */
+typedef struct EncLumaCand {
+    ENC_ALIGN(64) int16_t lev[256];
+    ENC_ALIGN(64) uint8_t out[256];
+    int nz;
+    unsigned bits, cbits;
+    uint64_t j;
+} EncLumaCand;
 
 /* Zeroed unit statistics. */
 ENC_FN EncUnitStat enc_stat_zero(void) {

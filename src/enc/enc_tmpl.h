@@ -110,42 +110,86 @@ ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const
     return bits;
 }
 
-/* Luma residual of an inter macroblock (prediction in rec). Where the partition allows the
- * 8x8 transform, both sizes are tried and the one with the lower SSD + lambda^2 * bits
- * (the CAVLC length of its blocks at nC 0) wins, the 4x4 one on ties; else the 4x4
- * transform. Returns 1 for the 8x8 transform. */
-ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0,
-                                  int tx8_ok, EncUnitStat *st) {
+/* One transform size (tx8) for the luma residual of an inter macroblock whose prediction is
+ * in rec (EncLumaCand, enc_core.h). */
+ENC_FN void ENC_T(h264_luma_cand)(const EncOps *ops, const EncFrame *f, int x0, int y0,
+                                  int tx8, EncLumaCand *c) {
     const int ss = f->ss[0], cs = f->cs[0];
     const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
+    const uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            c->out[y * 16 + x] = rec[y * cs + x];
+    c->nz = 0, c->cbits = 0;
+    c->bits = ENC_T(h264_luma_try)(ops, f, src, ss, tx8, c->lev, c->out, &c->nz, &c->cbits);
+    c->j = enc_ssd(src, ss, c->out, 16, 16, 16) +
+           (uint64_t)f->lambda * (uint64_t)f->lambda * c->cbits;
+}
+
+/* The chosen candidate: its levels and reconstruction, its statistics into st. */
+ENC_FN void ENC_T(h264_luma_keep)(const EncFrame *f, int x0, int y0, int tx8,
+                                  const EncLumaCand *c, EncUnitStat *st) {
+    const int n = tx8 ? 8 : 4, nb = 16 / n, cs = f->cs[0];
     uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
-    ENC_ALIGN(64) int16_t lev[2][256];
-    ENC_ALIGN(64) uint8_t out[2][256];
-    for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++)
-            out[0][y * 16 + x] = out[1][y * 16 + x] = rec[y * cs + x];
-    int nz[2] = {0, 0}, t = 0;
-    unsigned c4 = 0, c8 = 0;
-    const unsigned b4 = ENC_T(h264_luma_try)(ops, f, src, ss, 0, lev[0], out[0], &nz[0], &c4);
-    if (tx8_ok) {
-        const unsigned b8 =
-            ENC_T(h264_luma_try)(ops, f, src, ss, 1, lev[1], out[1], &nz[1], &c8);
-        const uint64_t lam2 = (uint64_t)f->lambda * (uint64_t)f->lambda;
-        const uint64_t j4 = enc_ssd(src, ss, out[0], 16, 16, 16) + lam2 * c4;
-        const uint64_t j8 = enc_ssd(src, ss, out[1], 16, 16, 16) + lam2 * c8;
-        t = j8 < j4;
-        st->bits_level += t ? b8 : b4;
-    } else {
-        st->bits_level += b4;
-    }
-    st->nnz[0] += (uint32_t)nz[t];
-    const int n = t ? 8 : 4, nb = 16 / n;
+    st->bits_level += c->bits;
+    st->nnz[0] += (uint32_t)c->nz;
     for (int b = 0; b < nb * nb; b++)
-        enc_store_levels(f, 0, x0 + (b % nb) * n, y0 + (b / nb) * n, lev[t] + n * n * b, n);
+        enc_store_levels(f, 0, x0 + (b % nb) * n, y0 + (b / nb) * n, c->lev + n * n * b, n);
     for (int y = 0; y < 16; y++)
         for (int x = 0; x < 16; x++)
-            rec[y * cs + x] = out[t][y * 16 + x];
+            rec[y * cs + x] = c->out[y * 16 + x];
+}
+
+/* Luma residual of an inter macroblock (prediction in rec). Where the partition allows the
+ * 8x8 transform, both sizes are tried and the one with the lower J wins, the 4x4 one on
+ * ties; else the 4x4 transform. Returns 1 for the 8x8 transform. (The cuda backend runs
+ * the two candidates in two threads: src/cuda/encode.cu inter_kernel.) */
+ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0,
+                                  int tx8_ok, EncUnitStat *st) {
+    EncLumaCand c[2];
+    ENC_T(h264_luma_cand)(ops, f, x0, y0, 0, &c[0]);
+    int t = 0;
+    if (tx8_ok) {
+        ENC_T(h264_luma_cand)(ops, f, x0, y0, 1, &c[1]);
+        t = c[1].j < c[0].j;
+    }
+    ENC_T(h264_luma_keep)(f, x0, y0, t, &c[t], st);
     return t;
+}
+
+/* The header part of an inter macroblock's coding: its decision word's partition mode,
+ * sub-macroblock types and whether the 8x8 transform is allowed; its vectors into nb->in;
+ * the mode / mvd bits and the partition count into st. */
+ENC_FN int ENC_T(h264_p_head)(const EncFrame *f, int mbx, int mby, unsigned w,
+                              VidkH264MvNb *nb, EncUnitStat *st) {
+    const int mode = (int)(w & 3);
+    int sub[4];
+    for (int q = 0; q < 4; q++)
+        sub[q] = mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
+    /* the final decisions: the mvd bits the stream codes */
+    vidk_h264_mvnb_fill(nb, f->dmv, f->W / 4, f->dmb, ENC_MBI_INTRA, f->uw, f->uh,
+                        enc_h264_row0(f, mby), mbx, mby);
+    st->bits_mv = enc_h264_mvd_bits(nb, mode, sub, -1);
+    const int tx8_ok = mode != 3 || !(w & 0x3fcu);
+    st->bits_mode = enc_h264_mb_bits[mode] + (tx8_ok ? 1u : 0u);
+    if (mode == 3)
+        for (int q = 0; q < 4; q++)
+            st->bits_mode += enc_h264_sub_bits[sub[q]];
+    st->parts[VIDK_ENC_PART_16x16 + mode]++;
+    return tx8_ok;
+}
+
+/* After the prediction: the energy map (SSD of the luma prediction) and the vector map. */
+ENC_FN void ENC_T(h264_p_maps)(const EncFrame *f, int mbx, int mby, const VidkMv *mv) {
+    const int x0 = mbx * 16, y0 = mby * 16;
+    if (f->energy)
+        f->energy[mby * f->mb_w + mbx] =
+            enc_ssd(f->src[0] + (ptrdiff_t)y0 * f->ss[0] + x0, f->ss[0],
+                    f->rec[0] + (ptrdiff_t)y0 * f->cs[0] + x0, f->cs[0], 16, 16);
+    if (f->mv4)
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++)
+                f->mv4[(ptrdiff_t)(mby * 4 + j) * (f->W / 4) + mbx * 4 + i] = mv[4 * j + i];
 }
 
 /* Inter macroblock (P frame); one the decision made intra is left to h264_i_mb, which
@@ -155,30 +199,11 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     if (w & ENC_MBI_INTRA) return;
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();
-    const int mode = (int)(w & 3);
-    int sub[4];
-    for (int q = 0; q < 4; q++)
-        sub[q] = mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
-    VidkH264MvNb nb; /* the final decisions: the mvd bits the stream codes */
-    vidk_h264_mvnb_fill(&nb, f->dmv, f->W / 4, f->dmb, ENC_MBI_INTRA, f->uw, f->uh,
-                        enc_h264_row0(f, mby), mbx, mby);
-    st->bits_mv = enc_h264_mvd_bits(&nb, mode, sub, -1);
-    const int tx8_ok = mode != 3 || !(w & 0x3fcu);
-    st->bits_mode = enc_h264_mb_bits[mode] + (tx8_ok ? 1u : 0u);
-    if (mode == 3)
-        for (int q = 0; q < 4; q++)
-            st->bits_mode += enc_h264_sub_bits[sub[q]];
-    st->parts[VIDK_ENC_PART_16x16 + mode]++;
+    VidkH264MvNb nb;
+    const int tx8_ok = ENC_T(h264_p_head)(f, mbx, mby, w, &nb, st);
     const int x0 = mbx * 16, y0 = mby * 16;
-    enc_mc_area(f, x0, y0, 16, 16, nb.in, 4);
-    if (f->energy)
-        f->energy[mby * f->mb_w + mbx] =
-            enc_ssd(f->src[0] + (ptrdiff_t)y0 * f->ss[0] + x0, f->ss[0],
-                    f->rec[0] + (ptrdiff_t)y0 * f->cs[0] + x0, f->cs[0], 16, 16);
-    if (f->mv4)
-        for (int j = 0; j < 4; j++)
-            for (int i = 0; i < 4; i++)
-                f->mv4[(ptrdiff_t)(mby * 4 + j) * (f->W / 4) + mbx * 4 + i] = nb.in[4 * j + i];
+    enc_mc_area(f, x0, y0, 16, 16, nb.in, 4, 7);
+    ENC_T(h264_p_maps)(f, mbx, mby, nb.in);
     const int tx8 = ENC_T(h264_luma_inter)(ops, f, x0, y0, tx8_ok, st);
     if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
@@ -344,7 +369,7 @@ ENC_FN void ENC_T(hevc_p_ctu)(const EncOps *ops, const EncFrame *f, int cx, int 
     st->bits_mv = enc_mvd_chain(d.pmv, d.np, enc_left_mv(f, VIDK_BLOCK_32x32, cx, cy));
     st->bits_mode = d.bits_mode;
     const int x0 = cx * 32, y0 = cy * 32;
-    enc_mc_area(f, x0, y0, 32, 32, d.mv4, 8);
+    enc_mc_area(f, x0, y0, 32, 32, d.mv4, 8, 7);
     for (int q = 0; q < 4; q++) {
         const int qx = x0 + (q & 1) * 16, qy = y0 + (q >> 1) * 16;
         if (f->energy)
