@@ -356,6 +356,22 @@ ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb
     enc_h264_nb_of(f, f->rec[p], f->cs[p], p, x, y, n, nb);
 }
 
+/* Plane prediction of an n x n block: Intra_16x16 (8.3.3.4, n = 16) and chroma (8.3.4.4,
+ * n = 8, 4:2:0). */
+ENC_FN void enc_h264_plane(const EncNb *nb, int n, uint8_t *dst) {
+    const int h = n / 2, k = n == 16 ? 5 : 34;
+    int hh = 0, vv = 0;
+    for (int i = 0; i < h; i++) {
+        hh += (i + 1) * (nb->top[h + i] - (h - 2 - i >= 0 ? nb->top[h - 2 - i] : nb->tl));
+        vv += (i + 1) * (nb->left[h + i] - (h - 2 - i >= 0 ? nb->left[h - 2 - i] : nb->tl));
+    }
+    const int a = 16 * (nb->left[n - 1] + nb->top[n - 1]);
+    const int b = (k * hh + 32) >> 6, c = (k * vv + 32) >> 6;
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++)
+            dst[y * n + x] = enc_pix((a + b * (x - (h - 1)) + c * (y - (h - 1)) + 16) >> 5);
+}
+
 /* Intra_16x16 luma prediction (8.3.3) of mode m (0 V, 1 H, 2 DC, 3 Plane); returns 0 if
  * the mode's neighbours are not available. */
 ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst) {
@@ -377,16 +393,7 @@ ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst) {
         return 1;
     }
     if (m == 3) {
-        int hh = 0, vv = 0;
-        for (int i = 0; i < 8; i++) {
-            hh += (i + 1) * (nb->top[8 + i] - (6 - i >= 0 ? nb->top[6 - i] : nb->tl));
-            vv += (i + 1) * (nb->left[8 + i] - (6 - i >= 0 ? nb->left[6 - i] : nb->tl));
-        }
-        const int a = 16 * (nb->left[15] + nb->top[15]);
-        const int b = (5 * hh + 32) >> 6, c = (5 * vv + 32) >> 6;
-        for (int y = 0; y < 16; y++)
-            for (int x = 0; x < 16; x++)
-                dst[y * 16 + x] = enc_pix((a + b * (x - 7) + c * (y - 7) + 16) >> 5);
+        enc_h264_plane(nb, 16, dst);
         return 1;
     }
     for (int y = 0; y < 16; y++)
@@ -423,16 +430,7 @@ ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst) {
         return 1;
     }
     if (m == 3) {
-        int hh = 0, vv = 0;
-        for (int i = 0; i < 4; i++) {
-            hh += (i + 1) * (nb->top[4 + i] - (2 - i >= 0 ? nb->top[2 - i] : nb->tl));
-            vv += (i + 1) * (nb->left[4 + i] - (2 - i >= 0 ? nb->left[2 - i] : nb->tl));
-        }
-        const int a = 16 * (nb->left[7] + nb->top[7]);
-        const int b = (34 * hh + 32) >> 6, c = (34 * vv + 32) >> 6;
-        for (int y = 0; y < 8; y++)
-            for (int x = 0; x < 8; x++)
-                dst[y * 8 + x] = enc_pix((a + b * (x - 3) + c * (y - 3) + 16) >> 5);
+        enc_h264_plane(nb, 8, dst);
         return 1;
     }
     for (int y = 0; y < 8; y++)
