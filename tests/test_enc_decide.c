@@ -493,7 +493,7 @@ static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, 
         dist[i] = 1000;
     dist[4 * ENC_H264_DIST_N + 40] = d16;
     dist[4 * ENC_H264_DIST_N + ENC_H264_DIST_INTRA] = 0xffffffffu; /* no intra candidate */
-    skipc[2 * 4] = 0x80008000u;                                   /* nothing kept */
+    skipc[2 * 4] = 0x80008000u;                                    /* nothing kept */
     f.dist = dist;
     f.skipc = skipc;
     const VidkMv nb[4] = {a, b, c, d}; /* macroblocks (0, 1), (1, 0), (2, 0), (0, 0) */

@@ -112,8 +112,8 @@ ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const
 
 /* One transform size (tx8) for the luma residual of an inter macroblock whose prediction is
  * in rec (EncLumaCand, enc_core.h). */
-ENC_FN void ENC_T(h264_luma_cand)(const EncOps *ops, const EncFrame *f, int x0, int y0,
-                                  int tx8, EncLumaCand *c) {
+ENC_FN void ENC_T(h264_luma_cand)(const EncOps *ops, const EncFrame *f, int x0, int y0, int tx8,
+                                  EncLumaCand *c) {
     const int ss = f->ss[0], cs = f->cs[0];
     const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
     const uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
@@ -160,8 +160,8 @@ ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, 
 /* The header part of an inter macroblock's coding: its decision word's partition mode,
  * sub-macroblock types and whether the 8x8 transform is allowed; its vectors into nb->in;
  * the mode / mvd bits and the partition count into st. */
-ENC_FN int ENC_T(h264_p_head)(const EncFrame *f, int mbx, int mby, unsigned w,
-                              VidkH264MvNb *nb, EncUnitStat *st) {
+ENC_FN int ENC_T(h264_p_head)(const EncFrame *f, int mbx, int mby, unsigned w, VidkH264MvNb *nb,
+                              EncUnitStat *st) {
     const int mode = (int)(w & 3);
     int sub[4];
     for (int q = 0; q < 4; q++)
