@@ -53,6 +53,14 @@ enum {
 
 enum { EV_T0, EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_COUNT };
 
+// A frame queued on the device by launch_frame.
+struct Launched {
+    int64_t index; // -1: none
+    EncFrame f;
+    bool gpu_st;            // its stream is coded on the device (stream.cu)
+    unsigned long long d2h; // bytes its launch downloads
+};
+
 struct EncCuda {
     int pitch[3]; // device row pitch (samples) per plane
     size_t plane_bytes[3];
@@ -86,6 +94,8 @@ struct EncCuda {
     VidkCuStream *st;
     int st_slices;
     size_t st_slot; // its slot size (0: no device coder)
+    Launched pre;   // the frame whose work is queued ahead of its receive, if any
+    int pre_err;
 };
 
 inline EncCuda *state(const VidkEncoder *e) {
@@ -412,6 +422,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
+    c->pre.index = -1;
     VIDK_TRY(vidk_cuda_enter(ctx));
     c->pitch[0] = vidk_cuda_me_pitch(e->W);
     c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
@@ -551,31 +562,27 @@ cleanup:
     return err;
 }
 
-extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
-                                     VidkEncFrameInfo *info) {
+// Queue frame `index`'s work on the code stream, from its upload to its entropy coding and
+// the download of its statistics (and, coded on the device, its stream's size): everything
+// that does not depend on the caller's output buffers, so that vidk_cuda_enc_receive can
+// queue frame i + 1 as soon as frame i's device buffers are read, before it returns: the
+// GPU then codes frame i + 1 while the caller writes frame i and reads the next picture.
+// The maps are computed whenever the parameters ask for them (or the stream needs them).
+static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
-    const int64_t index = e->done;
     const int slot = (int)(index % 2), intra = vidk_enc_is_intra(e, index);
     const cudaStream_t s = c->s_code;
     uint8_t *const *src = c->d_src[slot];
     uint8_t *const *ref = c->d_rec[c->cur ^ 1];
     uint8_t *const *rec = c->d_rec[c->cur];
-    EncFrame f;
-    unsigned long long d2h = SUM_COUNT * sizeof(unsigned long long);
-    struct Out {
-        void *dst;
-        size_t dpitch;
-        const void *dev;
-        size_t spitch, width, rows;
-    } outs[10];
-    int nout = 0;
-    VidkMv *h_mv;        // where the downloads land: the caller's maps, else the stream's
-    int16_t *h_lev[3];   // buffers (assigned below)
-    bool gpu_st = false; // the stream is coded on the device (stream.cu)
+    EncFrame &f = L->f;
+    const unsigned outp = e->p.outputs;
+    L->index = index;
+    L->d2h = SUM_COUNT * sizeof(unsigned long long);
+    L->gpu_st = e->stream && c->st && vidk_h264_stream_slices(e->stream) == c->st_slices;
     VIDK_TRY(vidk_cuda_enter(ctx));
-    gpu_st = e->stream && c->st && vidk_h264_stream_slices(e->stream) == c->st_slices;
     vidk_enc_frame_setup(e, intra, &f);
     for (int p = 0; p < 3; p++) {
         f.src[p] = src[p];
@@ -584,15 +591,12 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         f.rs[p] = c->pitch[p];
         f.rec[p] = rec[p];
         f.cs[p] = c->pitch[p];
-        f.lev[p] = (maps && maps->levels[p]) || e->stream ? c->d_lev[p] : nullptr;
+        f.lev[p] = (outp & VIDK_ENC_OUT_LEVELS) || e->stream ? c->d_lev[p] : nullptr;
         f.ls_[p] = p ? e->W / 2 : e->W;
     }
-    f.mv4 = (maps && maps->mv) || e->stream ? c->d_mv : nullptr;
+    f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream ? c->d_mv : nullptr;
     f.mbi = e->stream ? c->d_mbi : nullptr;
-    h_mv = maps && maps->mv ? maps->mv : e->st_mv4;
-    for (int p = 0; p < 3; p++)
-        h_lev[p] = maps && maps->levels[p] ? maps->levels[p] : e->st_lev[p];
-    f.energy = maps && maps->energy ? c->d_energy : nullptr;
+    f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy : nullptr;
     f.stat = c->d_stat;
 
     CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[slot], 0));
@@ -663,125 +667,171 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T4], s));
-    if (gpu_st) {
+    if (L->gpu_st) {
         // The entropy coding (stream.cu); its size goes down with the other outputs, its NAL
-        // units after the synchronisation below.
+        // units after the receiver's synchronisation.
         const int16_t *const lev[3] = {c->d_lev[0], c->d_lev[1], c->d_lev[2]};
         VidkH264SliceHdr hdr;
         vidk_h264_stream_slice_hdr(e->stream, index, intra, &hdr);
         VIDK_TRY(vidk_cuda_stream_code(ctx, c->st, &hdr, c->d_mbi, c->d_mv, lev, s));
-        d2h += vidk_cuda_stream_res_bytes(c->st);
+        L->d2h += vidk_cuda_stream_res_bytes(c->st);
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_S], s));
     CUDA_CHECK(cudaMemcpyAsync(c->h_sum, c->d_sum, SUM_COUNT * sizeof(unsigned long long),
                                cudaMemcpyDeviceToHost, s));
+cleanup:
+    return err;
+}
+
+extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
+                                     VidkEncFrameInfo *info) {
+    VidkContext *ctx = e->ctx;
+    EncCuda *c = state(e);
+    int err = 0;
+    const int64_t index = e->done;
+    const int slot = (int)(index % 2), intra = vidk_enc_is_intra(e, index);
+    const cudaStream_t s = c->s_code;
+    uint8_t *const *rec = c->d_rec[c->cur];
+    struct Out {
+        void *dst;
+        size_t dpitch;
+        const void *dev;
+        size_t spitch, width, rows;
+    } outs[10];
+    int nout = 0;
+    VidkMv *h_mv;      // where the downloads land: the caller's maps, else the stream's
+    int16_t *h_lev[3]; // buffers
+    VIDK_TRY(vidk_cuda_enter(ctx));
+    if (c->pre.index != index) { // not queued at the end of the previous call
+        c->pre.index = -1;
+        VIDK_TRY(launch_frame(e, index, &c->pre));
+    } else if (c->pre_err) {
+        err = c->pre_err;
+        goto cleanup;
+    }
     {
-        // Downloads: straight into pinned caller memory, else through h_out. With the stream
-        // coded on the device, only what the caller asked for.
-        size_t off = 0;
-        auto add = [&](void *dst, size_t dpitch, const void *dev, size_t spitch, size_t width,
-                       size_t rows) { outs[nout++] = {dst, dpitch, dev, spitch, width, rows}; };
-        if (recon)
-            for (int p = 0; p < 3; p++)
-                add(recon->data[p], (size_t)recon->stride[p], rec[p], (size_t)c->pitch[p],
-                    (size_t)(p ? e->w / 2 : e->w), (size_t)(p ? e->h / 2 : e->h));
-        if (f.mv4 && (!gpu_st || (maps && maps->mv))) {
-            const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
-            add(h_mv, n, c->d_mv, n, n, (size_t)(e->H / 4));
-        }
-        if (f.mbi && !gpu_st) {
-            const size_t n = (size_t)e->uw * sizeof(uint16_t);
-            add(e->st_mbi, n, c->d_mbi, n, n, (size_t)e->uh);
-        }
-        if (f.energy) {
-            const size_t n = (size_t)e->mb_w * sizeof(uint32_t);
-            add(maps->energy, n, c->d_energy, n, n, (size_t)e->mb_h);
-        }
+        const EncFrame &f = c->pre.f;
+        const bool gpu_st = c->pre.gpu_st;
+        unsigned long long d2h = c->pre.d2h;
+        c->pre.index = -1;
+        h_mv = maps && maps->mv ? maps->mv : e->st_mv4;
         for (int p = 0; p < 3; p++)
-            if (f.lev[p] && (!gpu_st || (maps && maps->levels[p]))) {
-                const size_t n = (size_t)(p ? e->W / 2 : e->W) * sizeof(int16_t);
-                add(h_lev[p], n, c->d_lev[p], n, n, (size_t)(p ? e->H / 2 : e->H));
+            h_lev[p] = maps && maps->levels[p] ? maps->levels[p] : e->st_lev[p];
+        {
+            // Downloads: straight into pinned caller memory, else through h_out. With the
+            // stream coded on the device, only what the caller asked for.
+            size_t off = 0;
+            auto add = [&](void *dst, size_t dpitch, const void *dev, size_t spitch,
+                           size_t width, size_t rows) {
+                outs[nout++] = {dst, dpitch, dev, spitch, width, rows};
+            };
+            if (recon)
+                for (int p = 0; p < 3; p++)
+                    add(recon->data[p], (size_t)recon->stride[p], rec[p], (size_t)c->pitch[p],
+                        (size_t)(p ? e->w / 2 : e->w), (size_t)(p ? e->h / 2 : e->h));
+            if ((maps && maps->mv) || (e->stream && !gpu_st)) {
+                const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
+                add(h_mv, n, c->d_mv, n, n, (size_t)(e->H / 4));
             }
-        for (int k = 0; k < nout; k++) {
-            Out &o = outs[k];
-            const size_t span = o.dpitch * (o.rows - 1) + o.width;
-            void *to = o.dst;
-            size_t to_pitch = o.dpitch;
-            if (!vidk_cuda_host_pinned(ctx, o.dst, span)) {
-                to = c->h_out + off, to_pitch = o.width;
+            if (f.mbi && !gpu_st) {
+                const size_t n = (size_t)e->uw * sizeof(uint16_t);
+                add(e->st_mbi, n, c->d_mbi, n, n, (size_t)e->uh);
+            }
+            if (maps && maps->energy) {
+                const size_t n = (size_t)e->mb_w * sizeof(uint32_t);
+                add(maps->energy, n, c->d_energy, n, n, (size_t)e->mb_h);
+            }
+            for (int p = 0; p < 3; p++)
+                if ((maps && maps->levels[p]) || (e->stream && !gpu_st)) {
+                    const size_t n = (size_t)(p ? e->W / 2 : e->W) * sizeof(int16_t);
+                    add(h_lev[p], n, c->d_lev[p], n, n, (size_t)(p ? e->H / 2 : e->H));
+                }
+            for (int k = 0; k < nout; k++) {
+                Out &o = outs[k];
+                const size_t span = o.dpitch * (o.rows - 1) + o.width;
+                void *to = o.dst;
+                size_t to_pitch = o.dpitch;
+                if (!vidk_cuda_host_pinned(ctx, o.dst, span)) {
+                    to = c->h_out + off, to_pitch = o.width;
+                    off += o.width * o.rows;
+                } else {
+                    o.dst = nullptr; // nothing to copy afterwards
+                }
+                CUDA_CHECK(cudaMemcpy2DAsync(to, to_pitch, o.dev, o.spitch, o.width, o.rows,
+                                             cudaMemcpyDeviceToHost, s));
+                d2h += o.width * o.rows;
+            }
+        }
+        CUDA_CHECK(cudaEventRecord(c->ev[EV_T5], s));
+        CUDA_CHECK(cudaEventSynchronize(c->ev[EV_T5]));
+        {
+            size_t off = 0;
+            for (int k = 0; k < nout; k++) {
+                const Out &o = outs[k];
+                if (!o.dst) continue;
+                for (size_t y = 0; y < o.rows; y++)
+                    memcpy(static_cast<uint8_t *>(o.dst) + y * o.dpitch,
+                           c->h_out + off + y * o.width, o.width);
                 off += o.width * o.rows;
-            } else {
-                o.dst = nullptr; // nothing to copy afterwards
             }
-            CUDA_CHECK(cudaMemcpy2DAsync(to, to_pitch, o.dev, o.spitch, o.width, o.rows,
-                                         cudaMemcpyDeviceToHost, s));
-            d2h += o.width * o.rows;
         }
-    }
-    CUDA_CHECK(cudaEventRecord(c->ev[EV_T5], s));
-    CUDA_CHECK(cudaEventSynchronize(c->ev[EV_T5]));
-    {
-        size_t off = 0;
-        for (int k = 0; k < nout; k++) {
-            const Out &o = outs[k];
-            if (!o.dst) continue;
-            for (size_t y = 0; y < o.rows; y++)
-                memcpy(static_cast<uint8_t *>(o.dst) + y * o.dpitch,
-                       c->h_out + off + y * o.width, o.width);
-            off += o.width * o.rows;
+        {
+            EncSum sum;
+            uint64_t sse[3];
+            for (int p = 0; p < 3; p++) {
+                sum.nnz[p] = c->h_sum[SUM_NNZ + p];
+                sse[p] = c->h_sum[SUM_SSE + p];
+            }
+            sum.bits_mode = c->h_sum[SUM_BITS + 0];
+            sum.bits_mv = c->h_sum[SUM_BITS + 1];
+            sum.bits_level = c->h_sum[SUM_BITS + 2];
+            for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
+                sum.parts[k] = c->h_sum[SUM_PARTS + k];
+            vidk_enc_fill_info(e, index, intra, &sum, sse, info);
         }
-    }
-    {
-        EncSum sum;
-        uint64_t sse[3];
-        for (int p = 0; p < 3; p++) {
-            sum.nnz[p] = c->h_sum[SUM_NNZ + p];
-            sse[p] = c->h_sum[SUM_SSE + p];
+        info->stage_ms[VIDK_ENC_STAGE_UPLOAD] =
+            vidk_cux::event_elapsed(c->up_beg[slot], c->up_end[slot]) +
+            vidk_cux::event_elapsed(c->ev[EV_T0], c->ev[EV_T1]);
+        info->stage_ms[VIDK_ENC_STAGE_ME] = vidk_cux::event_elapsed(c->ev[EV_T1], c->ev[EV_T2]);
+        info->stage_ms[VIDK_ENC_STAGE_CODE] =
+            vidk_cux::event_elapsed(c->ev[EV_T2], c->ev[EV_T3]);
+        info->stage_ms[VIDK_ENC_STAGE_STATS] =
+            vidk_cux::event_elapsed(c->ev[EV_T3], c->ev[EV_T4]);
+        info->stage_ms[VIDK_ENC_STAGE_DOWNLOAD] =
+            vidk_cux::event_elapsed(c->ev[EV_S], c->ev[EV_T5]);
+        info->h2d_bytes = c->h2d[slot];
+        info->d2h_bytes = d2h;
+        if (gpu_st) {
+            const double t0 = vidk_enc_now_ms();
+            const uint8_t *nals = nullptr;
+            size_t nb = 0;
+            VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st, s, &nals, &nb));
+            if (err == 0) { // the SPS / PPS of an IDR picture before the slices on the host
+                VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, nals, nb,
+                                                     &info->stream, &info->stream_size));
+                info->d2h_bytes += nb;
+            } else { // a macroblock did not fit its slot: the host writer codes this frame
+                unsigned long long got = 0;
+                err = 0;
+                vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
+                         (long long)index);
+                VIDK_TRY(download_decisions(ctx, e, s, &got));
+                info->d2h_bytes += got;
+                VIDK_TRY(vidk_enc_write_stream(e, index, intra, e->st_mv4, e->st_lev, info));
+            }
+            info->stage_ms[VIDK_ENC_STAGE_STREAM] =
+                vidk_cux::event_elapsed(c->ev[EV_T4], c->ev[EV_S]) + (vidk_enc_now_ms() - t0);
+        } else {
+            if (e->stream)
+                vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
+                         (long long)index);
+            VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
         }
-        sum.bits_mode = c->h_sum[SUM_BITS + 0];
-        sum.bits_mv = c->h_sum[SUM_BITS + 1];
-        sum.bits_level = c->h_sum[SUM_BITS + 2];
-        for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
-            sum.parts[k] = c->h_sum[SUM_PARTS + k];
-        vidk_enc_fill_info(e, index, intra, &sum, sse, info);
+        c->cur ^= 1;
     }
-    info->stage_ms[VIDK_ENC_STAGE_UPLOAD] =
-        vidk_cux::event_elapsed(c->up_beg[slot], c->up_end[slot]) +
-        vidk_cux::event_elapsed(c->ev[EV_T0], c->ev[EV_T1]);
-    info->stage_ms[VIDK_ENC_STAGE_ME] = vidk_cux::event_elapsed(c->ev[EV_T1], c->ev[EV_T2]);
-    info->stage_ms[VIDK_ENC_STAGE_CODE] = vidk_cux::event_elapsed(c->ev[EV_T2], c->ev[EV_T3]);
-    info->stage_ms[VIDK_ENC_STAGE_STATS] = vidk_cux::event_elapsed(c->ev[EV_T3], c->ev[EV_T4]);
-    info->stage_ms[VIDK_ENC_STAGE_DOWNLOAD] =
-        vidk_cux::event_elapsed(c->ev[EV_S], c->ev[EV_T5]);
-    info->h2d_bytes = c->h2d[slot];
-    info->d2h_bytes = d2h;
-    if (gpu_st) {
-        const double t0 = vidk_enc_now_ms();
-        const uint8_t *nals = nullptr;
-        size_t nb = 0;
-        VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st, s, &nals, &nb));
-        if (err == 0) { // the SPS / PPS of an IDR picture before the slices on the host
-            VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, nals, nb,
-                                                 &info->stream, &info->stream_size));
-            info->d2h_bytes += nb;
-        } else { // a macroblock did not fit its slot: the host writer codes this frame
-            unsigned long long got = 0;
-            err = 0;
-            vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
-                     (long long)index);
-            VIDK_TRY(download_decisions(ctx, e, s, &got));
-            info->d2h_bytes += got;
-            VIDK_TRY(vidk_enc_write_stream(e, index, intra, e->st_mv4, e->st_lev, info));
-        }
-        info->stage_ms[VIDK_ENC_STAGE_STREAM] =
-            vidk_cux::event_elapsed(c->ev[EV_T4], c->ev[EV_S]) + (vidk_enc_now_ms() - t0);
-    } else {
-        if (e->stream)
-            vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
-                     (long long)index);
-        VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
-    }
-    c->cur ^= 1;
+    // Frame i's device buffers are read: queue frame i + 1 if it was sent (its error, if
+    // any, is the next call's).
+    if (e->q_count >= 2) c->pre_err = launch_frame(e, index + 1, &c->pre);
 cleanup:
     if (err < 0) {
         (void)cudaStreamSynchronize(s);
