@@ -36,9 +36,9 @@ mut mvd_pred_left src/enc/enc_core.h \
 mut h264_sub_tie src/enc/enc_core.h \
     'if (cq < bq) bq = cq, bs = s;' 'if (cq <= bq) bq = cq, bs = s;'
 mut h264_skip_tie src/enc/enc_core.h \
-    $'<=\n            best) {\n            word = 0;' $'<\n            best) {\n            word = 0;'
+    'enc_h264_mvd_bits(n, 0, zero4, -1)) <= best) {' 'enc_h264_mvd_bits(n, 0, zero4, -1)) < best) {'
 mut h264_intra_in_p src/enc/enc_core.h \
-    $'if (c < best) {\n                    best = c, word = ENC_MBI_INTRA' $'if (c < best && 0) {\n                    best = c, word = ENC_MBI_INTRA'
+    'const uint32_t c = dist[ENC_H264_DIST_INTRA] >> 2;' 'const uint32_t c = 0xffffffffu;'
 mut h264_inter_round src/enc/enc_core.h \
     '((uint32_t)1 << qbits) >> 5)' '((uint32_t)1 << qbits) >> 4)'
 mut h264_mvd_quarter src/enc/enc_core.h \
