@@ -66,7 +66,7 @@ void vidk_enc_stream_close(VidkEncoder *e);
  * when the driver wrote those instead) into info->stream; times the stage. */
 int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
                           int16_t *const lev[3], VidkEncFrameInfo *info);
-/* Decision passes of an H.264 P frame (docs/ENCODE.md §7): the seed and the passes that
+/* Decision passes of an H.264 P frame (docs/ENCODE.md §4): the seed and the passes that
  * decide against the previous pass's neighbours. */
 #define VIDK_ENC_DECIDE_PASSES 3
 /* Host wall clock in ms. */

@@ -627,7 +627,7 @@ ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *su
     return b;
 }
 
-/* The partition decision of an inter macroblock (docs/ENCODE.md §7) against its
+/* The partition decision of an inter macroblock (docs/ENCODE.md §4) against its
  * neighbourhood n (the neighbours' vectors of the previous decision pass). Cost of a
  * candidate: the SATD of its partitions at the search's best vectors (f->dist) + lambda x
  * the CAVLC bits of its mb_type, sub_mb_types and mvds against the standard's predictors.
@@ -718,7 +718,7 @@ ENC_FN int enc_h264_row0(const EncFrame *f, int mby) {
     return f->slices > 1 ? vidk_h264s_slice_row0(f->uh, f->slices, mby) : 0;
 }
 
-/* Decision pass 0 (docs/ENCODE.md §7): every macroblock 16x16 with its searched vector. */
+/* Decision pass 0 (docs/ENCODE.md §4): every macroblock 16x16 with its searched vector. */
 ENC_FN void enc_h264_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo, uint16_t *mbo) {
     const VidkMv v = enc_me_at(f, VIDK_BLOCK_16x16, mbx, mby).mv;
     for (int k = 0; k < 16; k++)
