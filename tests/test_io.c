@@ -482,6 +482,12 @@ static void test_header_variants(void) {
                 "FRAME", NULL);
     header_case("YUV4MPEG2 W5 H4 XYSCSS=444 F1:1", VIDK_CHROMA_444, 8, "", "XYSCSS=444",
                 "FRAME", "YUV4MPEG2 W5 H4 F1:1 XYSCSS=444");
+    /* An empty XYSCSS says nothing: the earlier one gives the format, and the writer drops
+     * the empty one and keeps the format (a fuzzer found it written, C left out). */
+    header_case("YUV4MPEG2 W17 H9 XYSCSS=420P10 XYSCSS=", VIDK_CHROMA_420, 10, "",
+                "XYSCSS=420P10 XYSCSS=", "FRAME", "YUV4MPEG2 W17 H9 XYSCSS=420P10");
+    header_case("YUV4MPEG2 W3 H3 XYSCSS=422p10 XA=1 XYSCSS=", VIDK_CHROMA_422, 10, "",
+                "XYSCSS=422p10 XA=1 XYSCSS=", "FRAME", "YUV4MPEG2 W3 H3 XYSCSS=422p10 XA=1");
     /* C wins over a contradicting XYSCSS, which is then dropped when writing; other X
      * fields are kept in order. */
     header_case("YUV4MPEG2 W8 H8 C422 XFOO=1 XYSCSS=420JPEG XCOLORRANGE=FULL", VIDK_CHROMA_422,

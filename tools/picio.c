@@ -907,7 +907,9 @@ static int filter_ext(const VioFormat *f, char *out, size_t outlen) {
         }
         i += tl;
         if (tok[0] != 'X') return -1;
-        if (tl > 7 && !memcmp(tok, "XYSCSS=", 7)) {
+        /* an XYSCSS that does not give this format is dropped, an empty one too (a reader
+         * ignores it, and the C tag is left out when an XYSCSS is written) */
+        if (tl >= 7 && !memcmp(tok, "XYSCSS=", 7)) {
             VidkChroma c;
             int bd;
             if (chroma_from_tag(tok + 7, tl - 7, 1, &c, &bd) < 0 || c != f->chroma ||
