@@ -137,62 +137,150 @@ __global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32
     if (u < f.uw * f.uh && !(t & 3)) dist[ENC_H264_DIST_N * u + ENC_H264_DIST_INTRA] = v;
 }
 
-// H.264 inter frames: decision pass `pass` (0: the seed), one thread per macroblock.
-__global__ void __launch_bounds__(32)
+// H.264 inter frames: decision pass `pass` (0: the seed), eight lanes per macroblock, each
+// costing its candidates (enc_core.h enc_h264_decide, whose order and ties this keeps):
+// lanes 0-2 the partition modes 16x16, 16x8, 8x16; lanes 3-6 P_8x8, quadrant by quadrant,
+// sub-macroblock type lane - 3 each (the lowest, the first on ties, is then every lane's
+// choice for that quadrant); lane 7 the P_Skip candidate and Intra_16x16. The lane holding
+// the winner's vectors writes the decision.
+constexpr int kDecideLanes = 8, kDecideThreads = 128;
+__global__ void __launch_bounds__(kDecideThreads)
     decide_kernel(const EncFrame f, int pass, const VidkMv *mvi, const uint16_t *mbi,
                   VidkMv *mvo, uint16_t *mbo) {
-    const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    if (u >= f.uw * f.uh) return;
-    if (pass)
-        enc_h264_decide_pass(&f, u % f.uw, u / f.uw, mvi, mbi, mvo, mbo);
-    else
-        enc_h264_seed(&f, u % f.uw, u / f.uw, mvo, mbo);
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t / kDecideLanes,
+              r = t % kDecideLanes, base = (threadIdx.x & 31) & ~(kDecideLanes - 1);
+    const bool on = u < f.uw * f.uh; // the same for the lanes of a macroblock
+    const int mbx = u % f.uw, mby = u / f.uw;
+    if (!pass) { // uniform
+        if (on && r == 0) enc_h264_seed(&f, mbx, mby, mvo, mbo);
+        return;
+    }
+    VidkH264MvNb n;
+    uint32_t c = 0xffffffffu;
+    int sub[4] = {0, 0, 0, 0};
+    if (on) {
+        vidk_h264_mvnb_fill(&n, mvi, f.W / 4, mbi, ENC_MBI_INTRA, f.uw, f.uh,
+                            enc_h264_row0(&f, mby), mbx, mby);
+        // P_8x8's lanes start from the vectors the scalar path leaves (the 8x16 ones)
+        c = enc_h264_cost_mode(&f, mbx, mby, &n, min(r, 2));
+    }
+    const bool p8 = r >= 3 && r < 7;
+    uint32_t c8 = (uint32_t)f.lambda * enc_h264_mb_bits[3];
+    for (int q = 0; q < 4; q++) {
+        unsigned long long key = ~0ull; // cost << 2 | sub-macroblock type
+        if (on && p8 && (r == 3 || !f.no_sub8x8)) {
+            sub[q] = r - 3;
+            key = (unsigned long long)enc_h264_cost_quad(&f, mbx, mby, &n, sub, q) << 2 |
+                  (unsigned)(r - 3);
+        }
+        unsigned long long m = ~0ull;
+        for (int k = 0; k < 4; k++)
+            m = min(m, __shfl_sync(0xffffffffu, key, base + 3 + k));
+        const int bs = (int)(m & 3u);
+        if (on && p8) sub[q] = bs, enc_h264_set_quad(&f, mbx, mby, &n, q, bs);
+        c8 += (uint32_t)(m >> 2);
+    }
+    // the first lowest of lanes 0-3 (3: P_8x8)
+    unsigned long long key = r < 3    ? (unsigned long long)c << 3 | (unsigned)r
+                             : r == 3 ? (unsigned long long)c8 << 3 | 3u
+                                      : ~0ull;
+    for (int o = 1; o < kDecideLanes; o <<= 1)
+        key = min(key, __shfl_xor_sync(0xffffffffu, key, o));
+    const uint32_t best = (uint32_t)(key >> 3);
+    const int br = (int)(key & 7u);
+    uint32_t cs = 0xffffffffu;
+    if (on && r == 7) cs = enc_h264_cost_skip(&f, mbx, mby, &n);
+    const bool skip = __shfl_sync(0xffffffffu, cs, base + 7) <= best;
+    if (!on) return; // no shuffle below
+    const uint32_t ie = f.dist[ENC_H264_DIST_N * (ptrdiff_t)u + ENC_H264_DIST_INTRA];
+    const bool intra = (ie >> 2) < best;
+    if (r != (intra || skip ? 7 : br)) return;
+    unsigned word =
+        br < 3 ? (unsigned)br
+               : 3u | (unsigned)(sub[0] << 2 | sub[1] << 4 | sub[2] << 6 | sub[3] << 8);
+    if (skip) word = 0;
+    if (intra) {
+        word = ENC_MBI_INTRA | (ie & 3u);
+        for (int k = 0; k < 16; k++)
+            n.in[k].x = n.in[k].y = 0;
+    }
+    mbo[u] = (uint16_t)word;
+    for (int k = 0; k < 16; k++)
+        mvo[(ptrdiff_t)(mby * 4 + k / 4) * (f.W / 4) + mbx * 4 + k % 4] = n.in[k];
 }
 
-// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the four warps of a block,
-// 32 macroblocks per block (each warp runs one step for all of them, without divergence):
-// warp 0 predicts the luma and tries the 4x4 transform, warp 1 tries the 8x8 one (where
-// allowed), warp 2 predicts and codes the chroma, warp 3 writes the maps; the two luma costs
-// meet in shared memory (the 4x4 wins ties), the winner keeps its levels and
-// reconstruction, and warp 0 sums the statistics.
-__global__ void __launch_bounds__(128) inter_kernel(const EncFrame f) {
-    __shared__ unsigned long long sj[2][32];
-    __shared__ unsigned sl[32], sn[3][32], sc[32];
+// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block,
+// 32 macroblocks per block (each warp runs one step for all of them, without divergence).
+// Warps 0-3: luma quadrant w with the 4x4 transform (its motion compensation first);
+// warps 4-7: quadrant w - 4 with the 8x8 one (where allowed); warp 8: the header and Cb;
+// warp 9: Cr and the maps. The quadrants' decimation scores, then their costs, meet in
+// shared memory (h264_luma_try's two steps: the same sums); the 4x4 transform wins ties, and
+// the winner's quadrants keep their levels and reconstruction; warp 8 writes the statistics.
+constexpr int kInterWarps = 10;
+__global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame f) {
+    __shared__ int s_score[2][4][32];
+    __shared__ unsigned long long s_j[2][4][32];
+    __shared__ unsigned s_bits[2][4][32], s_nz[2][4][32], s_cr[2][32];
     const int lane = threadIdx.x & 31, role = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
     const unsigned w = u < f.uw * f.uh ? f.dmb[u] : ENC_MBI_INTRA;
     const bool on = !(w & ENC_MBI_INTRA); // intra: coded by intra_p_kernel
     const EncOps ops = {0};
-    const int mbx = u % f.uw, mby = u / f.uw, x0 = 16 * mbx, y0 = 16 * mby;
-    EncUnitStat st = enc_stat_zero(), part = enc_stat_zero();
+    const int mbx = u % f.uw, mby = u / f.uw, x0 = 16 * mbx, y0 = 16 * mby, n4 = f.W / 4;
+    const int tx8_ok = (w & 3) != 3 || !(w & 0x3fcu), q = role & 3, tx8 = role >> 2;
+    const int xq = x0 + 8 * (q & 1), yq = y0 + 8 * (q >> 1);
+    const VidkMv *mv4 = f.dmv + (ptrdiff_t)(4 * mby) * n4 + 4 * mbx;
+    const bool luma = on && (role < 4 || (role < 8 && tx8_ok));
+    EncUnitStat st = enc_stat_zero();
     VidkH264MvNb nb;
-    int tx8_ok = 0;
-    if (on) {
-        tx8_ok = enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
-        if (role == 0) enc_mc_area(&f, x0, y0, 16, 16, nb.in, 4, 1u);
+    if (on && role < 4)
+        enc_mc_area(&f, xq, yq, 8, 8, mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1), n4, 1u);
+    if (on && role == 8) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
+    if (on && role >= 8) enc_mc_area(&f, x0, y0, 16, 16, mv4, n4, role == 8 ? 2u : 4u);
+    __syncthreads(); // the prediction is in rec
+    ENC_ALIGN(16) int16_t lev[64];
+    ENC_ALIGN(16) uint8_t out[64];
+    const uint8_t *src = f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq;
+    if (luma) {
+        const uint8_t *rec = f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq;
+        for (int k = 0; k < 64; k++)
+            out[k] = rec[(k >> 3) * f.cs[0] + (k & 7)];
+        s_score[tx8][q][lane] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], tx8, out, 8, lev);
     }
-    __syncthreads(); // the luma prediction is in rec
-    EncLumaCand c;
-    const bool luma = on && (role == 0 || (role == 1 && tx8_ok));
-    if (luma) enc_cu_h264_luma_cand(&ops, &f, x0, y0, role, &c);
-    if (on && role == 2) {
-        enc_mc_area(&f, x0, y0, 16, 16, nb.in, 4, 6u);
-        enc_cu_h264_chroma(&ops, &f, mbx, mby, 0, &part);
-        sc[lane] = part.bits_level, sn[1][lane] = part.nnz[1], sn[2][lane] = part.nnz[2];
+    if (on && role == 8) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
+    if (on && role == 9) {
+        EncUnitStat c = enc_stat_zero();
+        enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 2, &c);
+        s_cr[0][lane] = c.bits_level, s_cr[1][lane] = c.nnz[2];
+        enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4); // reads the luma prediction
     }
-    if (on && role == 3) enc_cu_h264_p_maps(&f, mbx, mby, nb.in);
-    if (role < 2) sj[role][lane] = luma ? c.j : ~0ull;
-    __syncthreads(); // both costs are known; warp 3 has read the prediction
-    const int tx8 = tx8_ok && sj[1][lane] < sj[0][lane];
-    if (on && role == tx8) {
-        enc_cu_h264_luma_keep(&f, x0, y0, tx8, &c, &part);
-        sl[lane] = part.bits_level, sn[0][lane] = part.nnz[0];
+    __syncthreads(); // every quadrant's score is known; warp 9 has read the prediction
+    if (luma) {
+        const int total = s_score[tx8][0][lane] + s_score[tx8][1][lane] +
+                          s_score[tx8][2][lane] + s_score[tx8][3][lane];
+        int nz = 0;
+        unsigned cb = 0;
+        s_bits[tx8][q][lane] = enc_cu_h264_lq_rec(
+            &ops, &f, tx8, total < 6 || s_score[tx8][q][lane] < 4, lev, out, 8, &nz, &cb);
+        s_nz[tx8][q][lane] = (unsigned)nz;
+        s_j[tx8][q][lane] =
+            enc_ssd(src, f.ss[0], out, 8, 8, 8) + (uint64_t)f.lambda * (uint64_t)f.lambda * cb;
     }
-    __syncthreads();
-    if (on && role == 0) {
-        st.bits_level = sl[lane] + sc[lane];
-        st.nnz[0] = sn[0][lane], st.nnz[1] = sn[1][lane], st.nnz[2] = sn[2][lane];
+    __syncthreads(); // both costs are known
+    const int t = on && tx8_ok &&
+                  s_j[1][0][lane] + s_j[1][1][lane] + s_j[1][2][lane] + s_j[1][3][lane] <
+                      s_j[0][0][lane] + s_j[0][1][lane] + s_j[0][2][lane] + s_j[0][3][lane];
+    if (luma && tx8 == t) {
+        enc_cu_h264_lq_store(&f, x0, y0, tx8, q, lev);
+        uint8_t *rec = f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq;
+        for (int k = 0; k < 64; k++)
+            rec[(k >> 3) * f.cs[0] + (k & 7)] = out[k];
+    }
+    if (on && role == 8) {
+        for (int k = 0; k < 4; k++)
+            st.bits_level += s_bits[t][k][lane], st.nnz[0] += s_nz[t][k][lane];
+        st.bits_level += s_cr[0][lane], st.nnz[2] = s_cr[1][lane];
         f.stat[u] = st;
-        if (f.mbi) f.mbi[u] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
+        if (f.mbi) f.mbi[u] = (uint16_t)(w | (t ? ENC_MBI_TX8 : 0u));
     }
 }
 
@@ -636,8 +724,10 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             f.skipc = c->d_skipc;
             for (int pass = 0; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
                 const int o = pass & 1, i = o ^ 1;
-                decide_kernel<<<(unsigned)((n + 31) / 32), 32, 0, s>>>(
-                    f, pass, c->d_dmv[i], c->d_dmb[i], c->d_dmv[o], c->d_dmb[o]);
+                decide_kernel<<<(unsigned)((n * kDecideLanes + kDecideThreads - 1) /
+                                           kDecideThreads),
+                                kDecideThreads, 0, s>>>(f, pass, c->d_dmv[i], c->d_dmb[i],
+                                                        c->d_dmv[o], c->d_dmb[o]);
                 CUDA_CHECK_LAUNCH();
             }
             f.dmv = c->d_dmv[VIDK_ENC_DECIDE_PASSES & 1];
@@ -646,7 +736,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_inter_kernel<<<(unsigned)((n + 1) / 2), 64, 0, s>>>(f);
         else
-            inter_kernel<<<(unsigned)((n + 31) / 32), 128, 0, s>>>(f);
+            inter_kernel<<<(unsigned)((n + 31) / 32), 32 * kInterWarps, 0, s>>>(f);
         CUDA_CHECK_LAUNCH();
         if (e->p.codec == VIDK_CODEC_H264) {
             intra_list_kernel<<<1, kListThreads, 0, s>>>(f.dmb, n, c->d_ilist, c->d_icnt);

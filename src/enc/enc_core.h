@@ -627,28 +627,71 @@ ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *su
     return b;
 }
 
-/* The partition decision of an inter macroblock (docs/ENCODE.md §4) against its
- * neighbourhood n (the neighbours' vectors of the previous decision pass). Cost of a
- * candidate: the SATD of its partitions at the search's best vectors (f->dist) + lambda x
- * the CAVLC bits of its mb_type, sub_mb_types and mvds against the standard's predictors.
- * P_8x8 picks each quadrant's sub-macroblock type in turn (the later quadrants' predictors
- * see the earlier choices). Last, 16x16 at the P_Skip vector, costed as a 16x16 candidate,
- * wins ties: with no residual it is coded as P_Skip. Leaves the vectors in n->in; returns
- * the decision word (ENC_MBI_*, no TX8). */
-ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n) {
-    const uint32_t lam = (uint32_t)f->lambda;
+/* The decision's candidates (enc_h264_decide), each costed against the neighbourhood n with
+ * its vectors left in n->in: SATD of its partitions at the search's best vectors (f->dist) +
+ * lambda x the CAVLC bits of its mb_type, sub_mb_types and mvds against the standard's
+ * predictors. The cuda backend costs them in parallel lanes (src/cuda/encode.cu). */
+
+/* Partition mode m (0 16x16, 1 16x8, 2 8x16). */
+ENC_FN uint32_t enc_h264_cost_mode(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n,
+                                   int m) {
     const uint32_t *dist = f->dist + ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx);
     const int zero4[4] = {0, 0, 0, 0};
+    for (int k = 0; k < 16; k++)
+        n->in[k] = enc_h264_cand_mv(f, mbx, mby, m, 0, k & 3, k >> 2);
+    const uint32_t c = m == 0   ? dist[VIDK_ME_PART_16x16]
+                       : m == 1 ? dist[VIDK_ME_PART_16x8] + dist[VIDK_ME_PART_16x8 + 1]
+                                : dist[VIDK_ME_PART_8x16] + dist[VIDK_ME_PART_8x16 + 1];
+    return c + (uint32_t)f->lambda * (enc_h264_mb_bits[m] + enc_h264_mvd_bits(n, m, zero4, -1));
+}
+
+/* P_8x8: quadrant q's vectors under sub-macroblock type s into n->in. */
+ENC_FN void enc_h264_set_quad(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n, int q,
+                              int s) {
+    for (int k = 0; k < 4; k++) {
+        const int i = 2 * (q & 1) + (k & 1), j = 2 * (q >> 1) + (k >> 1);
+        n->in[4 * j + i] = enc_h264_cand_mv(f, mbx, mby, 3, s, i, j);
+    }
+}
+
+/* P_8x8: quadrant q under sub-macroblock type sub[q] (the earlier quadrants' types and
+ * vectors in sub and n->in). */
+ENC_FN uint32_t enc_h264_cost_quad(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n,
+                                   const int *sub, int q) {
+    const uint32_t *dist = f->dist + ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx);
+    enc_h264_set_quad(f, mbx, mby, n, q, sub[q]);
+    return enc_h264_sub_dist(dist, q, sub[q]) +
+           (uint32_t)f->lambda * (enc_h264_sub_bits[sub[q]] + enc_h264_mvd_bits(n, 3, sub, q));
+}
+
+/* 16x16 at the P_Skip vector (its SATD kept in f->skipc from the previous pass while the
+ * vector stays). */
+ENC_FN uint32_t enc_h264_cost_skip(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n) {
+    const VidkMv sv = vidk_h264_skip_mv(n);
+    const int zero4[4] = {0, 0, 0, 0};
+    uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
+    const uint32_t key = (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16;
+    if (sc[0] != key) sc[0] = key, sc[1] = enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv);
+    for (int k = 0; k < 16; k++)
+        n->in[k] = sv;
+    return sc[1] +
+           (uint32_t)f->lambda * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4, -1));
+}
+
+/* The partition decision of an inter macroblock (docs/ENCODE.md §4) against its
+ * neighbourhood n (the neighbours' vectors of the previous decision pass): the first lowest
+ * of 16x16, 16x8, 8x16 and P_8x8 (which picks each quadrant's sub-macroblock type in turn,
+ * the first lowest, the later quadrants' predictors seeing the earlier choices); then the
+ * P_Skip candidate replaces it when not dearer (with no residual it is coded as P_Skip); then
+ * Intra_16x16 (f->dist's estimate) when cheaper than the first. Leaves the vectors in n->in;
+ * returns the decision word (ENC_MBI_*, no TX8). */
+ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n) {
+    const uint32_t *dist = f->dist + ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx);
     VidkMv bin[16];
     uint32_t best = 0xffffffffu;
     unsigned word = 0;
     for (int m = 0; m < 3; m++) {
-        for (int k = 0; k < 16; k++)
-            n->in[k] = enc_h264_cand_mv(f, mbx, mby, m, 0, k & 3, k >> 2);
-        uint32_t c = m == 0   ? dist[VIDK_ME_PART_16x16]
-                     : m == 1 ? dist[VIDK_ME_PART_16x8] + dist[VIDK_ME_PART_16x8 + 1]
-                              : dist[VIDK_ME_PART_8x16] + dist[VIDK_ME_PART_8x16 + 1];
-        c += lam * (enc_h264_mb_bits[m] + enc_h264_mvd_bits(n, m, zero4, -1));
+        const uint32_t c = enc_h264_cost_mode(f, mbx, mby, n, m);
         if (c < best) {
             best = c, word = (unsigned)m;
             for (int k = 0; k < 16; k++)
@@ -657,25 +700,17 @@ ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvN
     }
     {
         int sub[4] = {0, 0, 0, 0};
-        uint32_t c = lam * enc_h264_mb_bits[3];
+        uint32_t c = (uint32_t)f->lambda * enc_h264_mb_bits[3];
         for (int q = 0; q < 4; q++) {
             uint32_t bq = 0xffffffffu;
             int bs = 0;
             for (int s = 0; s < (f->no_sub8x8 ? 1 : 4); s++) {
-                uint32_t cq = enc_h264_sub_dist(dist, q, s);
                 sub[q] = s;
-                for (int k = 0; k < 4; k++) {
-                    const int i = 2 * (q & 1) + (k & 1), j = 2 * (q >> 1) + (k >> 1);
-                    n->in[4 * j + i] = enc_h264_cand_mv(f, mbx, mby, 3, s, i, j);
-                }
-                cq += lam * (enc_h264_sub_bits[s] + enc_h264_mvd_bits(n, 3, sub, q));
+                const uint32_t cq = enc_h264_cost_quad(f, mbx, mby, n, sub, q);
                 if (cq < bq) bq = cq, bs = s;
             }
             sub[q] = bs;
-            for (int k = 0; k < 4; k++) {
-                const int i = 2 * (q & 1) + (k & 1), j = 2 * (q >> 1) + (k >> 1);
-                n->in[4 * j + i] = enc_h264_cand_mv(f, mbx, mby, 3, bs, i, j);
-            }
+            enc_h264_set_quad(f, mbx, mby, n, q, bs);
             c += bq;
         }
         if (c < best) {
@@ -685,20 +720,10 @@ ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvN
                 bin[k] = n->in[k];
         }
     }
-    {
-        const VidkMv sv = vidk_h264_skip_mv(n);
-        /* its SATD, kept from the previous pass while the vector stays */
-        uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
-        const uint32_t key = (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16;
-        if (sc[0] != key)
-            sc[0] = key, sc[1] = enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv);
+    if (enc_h264_cost_skip(f, mbx, mby, n) <= best) {
+        word = 0;
         for (int k = 0; k < 16; k++)
-            n->in[k] = sv;
-        if (sc[1] + lam * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4, -1)) <= best) {
-            word = 0;
-            for (int k = 0; k < 16; k++)
-                bin[k] = sv;
-        }
+            bin[k] = n->in[k];
     }
     { /* Intra_16x16, estimated once per frame (enc_h264_intra_est) */
         const uint32_t c = dist[ENC_H264_DIST_INTRA] >> 2;

@@ -15,10 +15,10 @@
 
 /* ---- H.264 ---------------------------------------------------------------------------- */
 
-/* Chroma of one macroblock (both planes), prediction already in rec: 4x4 transforms, the
+/* Chroma plane p (1, 2) of one macroblock, prediction already in rec: 4x4 transforms, the
  * 2x2 DC transform, reconstruction. */
-ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
-                               int intra, EncUnitStat *st) {
+ENC_FN void ENC_T(h264_chroma_plane)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                                     int intra, int p, EncUnitStat *st) {
     (void)ops;
     const int qp = f->qpc, qbits = 15 + qp / 6, qbdc = 16 + qp / 6;
     const int32_t dz = vidk_h264_deadzone(qbits, intra), dzdc = vidk_h264_deadzone(qbdc, intra);
@@ -31,72 +31,83 @@ ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, in
     ENC_ALIGN(64) int16_t dcl[16];
     int32_t dc[4];
     enc_dc_factors(f->mf4c, mf_ac, mf_dc);
-    for (int p = 1; p < 3; p++) {
-        const int x0 = mbx * 8, y0 = mby * 8;
-        const uint8_t *src = f->src[p] + (ptrdiff_t)y0 * f->ss[p] + x0;
-        uint8_t *rec = f->rec[p] + (ptrdiff_t)y0 * f->cs[p] + x0;
-        const int ss = f->ss[p], cs = f->cs[p];
-        int score = 0;
-        for (int b = 0; b < 4; b++) {
-            const int bx = (b & 1) * 4, by = (b >> 1) * 4;
-            EO_H264_SUB_FDCT(4, w[b], src + by * ss + bx, ss, rec + by * cs + bx, cs);
-            (void)EO_H264_QUANT(4, lev[b], w[b], mf_ac, qbits, dz);
-            wdc[b] = w[b][0];
-            score += enc_decimate_score(lev[b], 4, 1);
-        }
-        if (!intra && score < 7) /* decimation of an inter plane's AC (§9) */
-            for (int b = 0; b < 4; b++)
-                for (int k = 1; k < 16; k++)
-                    lev[b][k] = 0;
-        for (int k = 4; k < 16; k++)
-            wdc[k] = 0;
-        EO_H264_FDCT_DC(1, y, wdc);
-        for (int k = 4; k < 16; k++)
-            y[k] = 0;
-        (void)EO_H264_QUANT(4, dcl, y, mf_dc, qbdc, dzdc);
-        EO_H264_IDCT_DC(1, dc, dcl, f->ls4c[0], qp);
-        int nz;
-        st->bits_level += enc_block_bits(dcl, 4, &nz);
+    const int x0 = mbx * 8, y0 = mby * 8;
+    const uint8_t *src = f->src[p] + (ptrdiff_t)y0 * f->ss[p] + x0;
+    uint8_t *rec = f->rec[p] + (ptrdiff_t)y0 * f->cs[p] + x0;
+    const int ss = f->ss[p], cs = f->cs[p];
+    int score = 0;
+    for (int b = 0; b < 4; b++) {
+        const int bx = (b & 1) * 4, by = (b >> 1) * 4;
+        EO_H264_SUB_FDCT(4, w[b], src + by * ss + bx, ss, rec + by * cs + bx, cs);
+        (void)EO_H264_QUANT(4, lev[b], w[b], mf_ac, qbits, dz);
+        wdc[b] = w[b][0];
+        score += enc_decimate_score(lev[b], 4, 1);
+    }
+    if (!intra && score < 7) /* decimation of an inter plane's AC (§9) */
+        for (int b = 0; b < 4; b++)
+            for (int k = 1; k < 16; k++)
+                lev[b][k] = 0;
+    for (int k = 4; k < 16; k++)
+        wdc[k] = 0;
+    EO_H264_FDCT_DC(1, y, wdc);
+    for (int k = 4; k < 16; k++)
+        y[k] = 0;
+    (void)EO_H264_QUANT(4, dcl, y, mf_dc, qbdc, dzdc);
+    EO_H264_IDCT_DC(1, dc, dcl, f->ls4c[0], qp);
+    int nz;
+    st->bits_level += enc_block_bits(dcl, 4, &nz);
+    st->nnz[p] += (uint32_t)nz;
+    for (int b = 0; b < 4; b++) {
+        const int bx = (b & 1) * 4, by = (b >> 1) * 4;
+        st->bits_level += enc_block_bits(lev[b] + 1, 15, &nz);
         st->nnz[p] += (uint32_t)nz;
-        for (int b = 0; b < 4; b++) {
-            const int bx = (b & 1) * 4, by = (b >> 1) * 4;
-            st->bits_level += enc_block_bits(lev[b] + 1, 15, &nz);
-            st->nnz[p] += (uint32_t)nz;
-            lev[b][0] = dcl[b];
-            enc_store_levels(f, p, x0 + bx, y0 + by, lev[b], 4);
-            EO_H264_DEQ_IDCT_ADD(4, rec + by * cs + bx, cs, lev[b], f->ls4c, qp, &dc[b]);
-        }
+        lev[b][0] = dcl[b];
+        enc_store_levels(f, p, x0 + bx, y0 + by, lev[b], 4);
+        EO_H264_DEQ_IDCT_ADD(4, rec + by * cs + bx, cs, lev[b], f->ls4c, qp, &dc[b]);
     }
 }
 
-/* One transform size for the luma residual of an inter macroblock: src against the
- * prediction in out (16x16, stride 16), all blocks quantised first; then decimation
- * (docs/ENCODE.md §9: an 8x8 area scoring below 4 is zeroed, the whole luma when the
- * macroblock scores below 6); then the reconstruction into out. lev: the 16 4x4 (16 each)
- * or 4 8x8 (64 each) blocks in raster order. Returns the bit estimate of the levels
- * (§11), adds the non-zero count to *nnz and sets *cbits to their CAVLC length (nC 0). */
-ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const uint8_t *src,
-                                     int ss, int tx8, int16_t *lev, uint8_t *out, int *nnz,
-                                     unsigned *cbits) {
+/* Both chroma planes of one macroblock. */
+ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                               int intra, EncUnitStat *st) {
+    for (int p = 1; p < 3; p++)
+        ENC_T(h264_chroma_plane)(ops, f, mbx, mby, intra, p, st);
+}
+
+/* One quadrant (8x8, q raster) of an inter macroblock's luma residual for one transform
+ * size, in two steps around the decimation, which needs every quadrant's score (the cuda
+ * backend runs the quadrants in parallel threads: src/cuda/encode.cu inter_kernel).
+ * src: the quadrant's source (stride ss); out: its prediction, then its reconstruction
+ * (stride os); lev: its 64 levels (four 4x4 blocks in raster order, or one 8x8 block).
+ * First: the transforms and the quantiser; returns the quadrant's decimation score. */
+ENC_FN int ENC_T(h264_lq_quant)(const EncOps *ops, const EncFrame *f, const uint8_t *src,
+                                int ss, int tx8, const uint8_t *out, int os, int16_t *lev) {
     (void)ops;
     ENC_ALIGN(64) int32_t w[64];
-    const int qp = f->qp, n = tx8 ? 8 : 4, nb = 16 / n, len = n * n;
-    const int qbits = (tx8 ? 16 : 15) + qp / 6;
+    const int n = tx8 ? 8 : 4, nb = 8 / n, len = n * n, qbits = (tx8 ? 16 : 15) + f->qp / 6;
     const int32_t dz = enc_h264_inter_round(qbits);
-    int score8[4] = {0, 0, 0, 0}, total = 0;
+    int score = 0;
+    for (int b = 0; b < nb * nb; b++) {
+        const int bx = (b % nb) * n, by = (b / nb) * n;
+        EO_H264_SUB_FDCT(n, w, src + by * ss + bx, ss, out + by * os + bx, os);
+        (void)EO_H264_QUANT(n, lev + len * b, w, tx8 ? f->mf8y : f->mf4y, qbits, dz);
+        score += enc_decimate_score(lev + len * b, n, 0);
+    }
+    return score;
+}
+
+/* Then: the levels zeroed when `zero` (docs/ENCODE.md §9: the quadrant scores below 4 or the
+ * macroblock below 6), the reconstruction into out; returns the bit estimate of the levels
+ * (§11), adds the non-zero count to *nnz and their CAVLC length (nC 0) to *cbits. */
+ENC_FN unsigned ENC_T(h264_lq_rec)(const EncOps *ops, const EncFrame *f, int tx8, int zero,
+                                   int16_t *lev, uint8_t *out, int os, int *nnz,
+                                   unsigned *cbits) {
+    (void)ops;
+    const int n = tx8 ? 8 : 4, nb = 8 / n, len = n * n;
     unsigned bits = 0;
     for (int b = 0; b < nb * nb; b++) {
-        const int bx = (b % nb) * n, by = (b / nb) * n;
-        EO_H264_SUB_FDCT(n, w, src + by * ss + bx, ss, out + by * 16 + bx, 16);
-        (void)EO_H264_QUANT(n, lev + len * b, w, tx8 ? f->mf8y : f->mf4y, qbits, dz);
-        score8[(by / 8) * 2 + bx / 8] += enc_decimate_score(lev + len * b, n, 0);
-    }
-    for (int q = 0; q < 4; q++)
-        total += score8[q];
-    for (int b = 0; b < nb * nb; b++) {
-        const int bx = (b % nb) * n, by = (b / nb) * n;
         int16_t *l = lev + len * b;
-        if (total < 6 || score8[(by / 8) * 2 + bx / 8] < 4)
+        if (zero)
             for (int k = 0; k < len; k++)
                 l[k] = 0;
         int nz;
@@ -104,10 +115,40 @@ ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const
         *nnz += nz;
         *cbits += nz ? enc_cavlc_bits(l, n) : 0u;
         if (nz)
-            EO_H264_DEQ_IDCT_ADD(n, out + by * 16 + bx, 16, l, tx8 ? f->ls8y : f->ls4y, qp,
-                                 (const int32_t *)0);
+            EO_H264_DEQ_IDCT_ADD(n, out + (b / nb) * n * os + (b % nb) * n, os, l,
+                                 tx8 ? f->ls8y : f->ls4y, f->qp, (const int32_t *)0);
     }
     return bits;
+}
+
+/* The whole luma of one transform size: src against the prediction in out (16x16, stride
+ * 16); lev: the quadrants' levels, 64 each. Returns the bit estimate (h264_lq_rec). */
+ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const uint8_t *src,
+                                     int ss, int tx8, int16_t *lev, uint8_t *out, int *nnz,
+                                     unsigned *cbits) {
+    int score[4], total = 0;
+    unsigned bits = 0;
+    for (int q = 0; q < 4; q++) {
+        const int x = 8 * (q & 1), y = 8 * (q >> 1);
+        score[q] = ENC_T(h264_lq_quant)(ops, f, src + y * ss + x, ss, tx8, out + y * 16 + x, 16,
+                                        lev + 64 * q);
+        total += score[q];
+    }
+    for (int q = 0; q < 4; q++)
+        bits += ENC_T(h264_lq_rec)(ops, f, tx8, total < 6 || score[q] < 4, lev + 64 * q,
+                                   out + 8 * (q >> 1) * 16 + 8 * (q & 1), 16, nnz, cbits);
+    return bits;
+}
+
+/* The levels of quadrant q (h264_lq_quant's layout) into the level planes. */
+ENC_FN void ENC_T(h264_lq_store)(const EncFrame *f, int x0, int y0, int tx8, int q,
+                                 const int16_t *lev) {
+    const int xq = x0 + 8 * (q & 1), yq = y0 + 8 * (q >> 1);
+    if (tx8)
+        enc_store_levels(f, 0, xq, yq, lev, 8);
+    else
+        for (int b = 0; b < 4; b++)
+            enc_store_levels(f, 0, xq + 4 * (b & 1), yq + 4 * (b >> 1), lev + 16 * b, 4);
 }
 
 /* One transform size (tx8) for the luma residual of an inter macroblock whose prediction is
@@ -129,12 +170,12 @@ ENC_FN void ENC_T(h264_luma_cand)(const EncOps *ops, const EncFrame *f, int x0, 
 /* The chosen candidate: its levels and reconstruction, its statistics into st. */
 ENC_FN void ENC_T(h264_luma_keep)(const EncFrame *f, int x0, int y0, int tx8,
                                   const EncLumaCand *c, EncUnitStat *st) {
-    const int n = tx8 ? 8 : 4, nb = 16 / n, cs = f->cs[0];
+    const int cs = f->cs[0];
     uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
     st->bits_level += c->bits;
     st->nnz[0] += (uint32_t)c->nz;
-    for (int b = 0; b < nb * nb; b++)
-        enc_store_levels(f, 0, x0 + (b % nb) * n, y0 + (b / nb) * n, c->lev + n * n * b, n);
+    for (int q = 0; q < 4; q++)
+        ENC_T(h264_lq_store)(f, x0, y0, tx8, q, c->lev + 64 * q);
     for (int y = 0; y < 16; y++)
         for (int x = 0; x < 16; x++)
             rec[y * cs + x] = c->out[y * 16 + x];
@@ -179,8 +220,9 @@ ENC_FN int ENC_T(h264_p_head)(const EncFrame *f, int mbx, int mby, unsigned w, V
     return tx8_ok;
 }
 
-/* After the prediction: the energy map (SSD of the luma prediction) and the vector map. */
-ENC_FN void ENC_T(h264_p_maps)(const EncFrame *f, int mbx, int mby, const VidkMv *mv) {
+/* After the prediction: the energy map (SSD of the luma prediction) and the vector map
+ * (mv: the macroblock's 16 vectors, row stride n4). */
+ENC_FN void ENC_T(h264_p_maps)(const EncFrame *f, int mbx, int mby, const VidkMv *mv, int n4) {
     const int x0 = mbx * 16, y0 = mby * 16;
     if (f->energy)
         f->energy[mby * f->mb_w + mbx] =
@@ -189,7 +231,7 @@ ENC_FN void ENC_T(h264_p_maps)(const EncFrame *f, int mbx, int mby, const VidkMv
     if (f->mv4)
         for (int j = 0; j < 4; j++)
             for (int i = 0; i < 4; i++)
-                f->mv4[(ptrdiff_t)(mby * 4 + j) * (f->W / 4) + mbx * 4 + i] = mv[4 * j + i];
+                f->mv4[(ptrdiff_t)(mby * 4 + j) * (f->W / 4) + mbx * 4 + i] = mv[j * n4 + i];
 }
 
 /* Inter macroblock (P frame); one the decision made intra is left to h264_i_mb, which
@@ -203,7 +245,7 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     const int tx8_ok = ENC_T(h264_p_head)(f, mbx, mby, w, &nb, st);
     const int x0 = mbx * 16, y0 = mby * 16;
     enc_mc_area(f, x0, y0, 16, 16, nb.in, 4, 7);
-    ENC_T(h264_p_maps)(f, mbx, mby, nb.in);
+    ENC_T(h264_p_maps)(f, mbx, mby, nb.in, 4);
     const int tx8 = ENC_T(h264_luma_inter)(ops, f, x0, y0, tx8_ok, st);
     if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
