@@ -161,8 +161,9 @@ __global__ void __launch_bounds__(kDecideThreads)
     if (on) {
         vidk_h264_mvnb_fill(&n, mvi, f.W / 4, mbi, ENC_MBI_INTRA, f.uw, f.uh,
                             enc_h264_row0(&f, mby), mbx, mby);
-        // P_8x8's lanes start from the vectors the scalar path leaves (the 8x16 ones)
-        c = enc_h264_cost_mode(&f, mbx, mby, &n, min(r, 2));
+        // (P_8x8's costs read no vector of a later quadrant, unavailable to the predictors:
+        // its lanes need not start from the vectors the scalar path leaves there)
+        if (r < 3) c = enc_h264_cost_mode(&f, mbx, mby, &n, r);
     }
     const bool p8 = r >= 3 && r < 7;
     uint32_t c8 = (uint32_t)f.lambda * enc_h264_mb_bits[3];

@@ -1,12 +1,14 @@
 // The H.264 CAVLC entropy coder on the device (docs/ENCODE_CUDA.md, "Entropy coding on the
 // GPU"). The arithmetic is src/enc/h264_stream_core.h (macroblocks) and src/enc/h264_nal_core.h
 // (slice header, NAL units, emulation prevention), the sources of the host writer: each
-// kernel below is one call of a core function per macroblock, slice or byte. Per frame, on
-// one stream:
-//   count  (one thread per macroblock): TotalCoeff of its 4x4 blocks into the maps (nC);
-//   code   (one thread per macroblock): its macroblock_layer() into its slot, its bit count,
-//          P_Skip flag and scan key; a macroblock that does not fit its slot raises the
-//          overflow flag (the caller then codes the frame on the host);
+// kernel below is one call of a core function per macroblock (or lane), slice or byte. Per
+// frame, on one stream:
+//   count  (one warp per macroblock, a lane per block): TotalCoeff of its 4x4 blocks into
+//          the maps (nC);
+//   code   (one warp per macroblock, a lane per piece: the header, each residual block,
+//          coded on their own, then ORed in at their offsets): its macroblock_layer() into
+//          its slot, its bit count, P_Skip flag and scan key; a macroblock that does not fit
+//          its slot raises the overflow flag (the caller then codes the frame on the host);
 //   scan   (CUB, inclusive max of the keys): the last coded macroblock at or before each one
 //          in its slice, which gives every mb_skip_run;
 //   len    (one thread per macroblock): the bits it adds to its slice (ue(mb_skip_run) +
@@ -97,16 +99,27 @@ struct EpOp {
 
 using EpScan = cub::BlockScan<VidkH264Ep, EP_T>;
 
-__global__ void __launch_bounds__(128) count_kernel(const VidkH264sCtx c) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < c.mbw * c.mbh) vidk_h264s_count(&c, i);
+// Passes 1 and 2: a warp per macroblock, a lane per piece (h264_stream_core.h).
+constexpr int kMbWarps = 4;
+__global__ void __launch_bounds__(32 * kMbWarps) count_kernel(const VidkH264sCtx c) {
+    const int i = blockIdx.x * kMbWarps + (threadIdx.x >> 5);
+    if (i < c.mbw * c.mbh) vidk_h264s_w_count(&c, i, threadIdx.x & 31);
 }
 
-__global__ void __launch_bounds__(64)
+__global__ void __launch_bounds__(32 * kMbWarps)
     code_kernel(const VidkH264sCtx c, uint8_t *slots, size_t slot_bytes, uint32_t *bits,
                 uint8_t *skip, int32_t *key, uint64_t *res) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < c.mbw * c.mbh && vidk_h264s_code_slot(&c, i, slots, slot_bytes, bits, skip, key))
+    __shared__ VidkH264sWarp S[kMbWarps];
+    const int w = threadIdx.x >> 5, l = threadIdx.x & 31, i = blockIdx.x * kMbWarps + w;
+    if (i >= c.mbw * c.mbh) return; // the whole warp
+    VidkH264sLane L;
+    vidk_h264s_w_gather(&c, i, l, &S[w], &L);
+    __syncwarp();
+    vidk_h264s_w_code(&c, i, l, &S[w], &L);
+    __syncwarp();
+    vidk_h264s_w_zero(i, l, &S[w], slots, slot_bytes);
+    __syncwarp();
+    if (vidk_h264s_w_put(&c, i, l, &S[w], &L, slots, slot_bytes, bits, skip, key))
         res[0] = 1; // every writer stores the same value
 }
 
@@ -326,10 +339,10 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264Slic
     c.tcc[0] = st->d_tc + (size_t)n * 16;
     c.tcc[1] = st->d_tc + (size_t)n * 20;
     CUDA_CHECK(cudaMemsetAsync(st->d_res, 0, sizeof(uint64_t), s)); // the overflow flag
-    count_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(c);
+    count_kernel<<<blocks((size_t)n, kMbWarps), 32 * kMbWarps, 0, s>>>(c);
     CUDA_CHECK_LAUNCH();
-    code_kernel<<<blocks((size_t)n, 64), 64, 0, s>>>(c, st->d_slots, st->slot_bytes, st->d_bits,
-                                                     st->d_skip, st->d_key, st->d_res);
+    code_kernel<<<blocks((size_t)n, kMbWarps), 32 * kMbWarps, 0, s>>>(
+        c, st->d_slots, st->slot_bytes, st->d_bits, st->d_skip, st->d_key, st->d_res);
     CUDA_CHECK_LAUNCH();
     {
         size_t tb = st->temp_bytes;

@@ -197,20 +197,6 @@ VIDK_CORE void vidk_h264_nal_head(const VidkH264sCtx *c, const VidkH264SliceHdr 
     nlen[k] = ((uint64_t)b.pos + data + 8) / 8;
 }
 
-/* OR the n bits at src (most significant first, readable 3 bytes past) at bit pos of the
- * words (vidk_h264s_or_bits). */
-VIDK_CORE void vidk_h264_nal_or_bitstr(uint32_t *words, uint64_t pos, const uint8_t *src,
-                                       uint32_t n) {
-    for (uint32_t j = 0; j < n; j += 32) {
-        const int k = n - j > 32 ? 32 : (int)(n - j);
-        const uint8_t *q = src + j / 8;
-        const uint32_t v =
-            (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | (uint32_t)q[3];
-        vidk_h264s_or_bits(words, pos, v >> (32 - k), k);
-        pos += (uint64_t)k;
-    }
-}
-
 /* Macroblock i's bits at their place in its slice's NAL unit, the NAL units back to back
  * from byte 0 of the words (zeroed beforehand; noff: the exclusive sum of nlen): its bit
  * position into pos[i] (pos[n] too by the last macroblock), then vidk_h264s_pack (soff: its

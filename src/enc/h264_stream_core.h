@@ -71,120 +71,132 @@ VIDK_CORE int vidk_h264s_blk_y(int k) {
     return ((k >> 1) & 1) | ((k >> 2) & 2);
 }
 
-/* The levels of one macroblock, in coding order. */
-typedef struct VidkH264sRes {
-    int16_t dc[16];        /* Intra16x16DCLevel, scan order */
-    int16_t y[16][16];     /* luma blocks by luma4x4BlkIdx, scan order (AC: [1..15]) */
-    int16_t cdc[2][4];     /* chroma DC, c[0][0], c[0][1], c[1][0], c[1][1] */
-    int16_t cac[2][4][16]; /* chroma AC by chroma4x4BlkIdx, scan order ([1..15]) */
-    int cbp_luma, cbp_chroma;
-} VidkH264sRes;
+/* The pieces of a macroblock_layer() in coding order: 0 its header (mb_type up to
+ * mb_qp_delta), 1 Intra16x16DCLevel, 2 + k the luma block luma4x4BlkIdx k, 18 + p the chroma
+ * DC of Cb / Cr, 20 + 4 p + b the chroma AC block chroma4x4BlkIdx b of plane p. Each is
+ * coded on its own (the device: one lane each, vidk_h264s_w_*), the host in a loop. */
+enum {
+    VIDK_H264S_P_DC = 1,
+    VIDK_H264S_P_LUMA = 2,
+    VIDK_H264S_P_CDC = 18,
+    VIDK_H264S_P_CAC = 20,
+    VIDK_H264S_PIECES = 28
+};
 
-VIDK_CORE void vidk_h264s_gather(const VidkH264sCtx *c, int mbx, int mby, int intra16, int tx8,
-                                 VidkH264sRes *r) {
+/* The 16 levels of piece j >= 1 in scan order (chroma DC: c[0][0], c[0][1], c[1][0],
+ * c[1][1], then 12 zeros). Returns its flags: bit 0 any level non-zero, bit 1 any of levels
+ * 1..15 non-zero. */
+VIDK_CORE int vidk_h264s_piece_lev(const VidkH264sCtx *c, int mbx, int mby, int intra16,
+                                   int tx8, int j, int16_t *lev) {
     const uint8_t *zz4 = VIDK_CAVLC_TAB(zz4), *zz8 = VIDK_CAVLC_TAB(zz8);
-    const int16_t *ly = c->lev[0];
     const int W = c->W, x0 = mbx * 16, y0 = mby * 16;
-    int any_ac = 0;
-    r->cbp_luma = 0;
-    for (int k = 0; k < 16; k++) {
+    const int16_t *ly = c->lev[0];
+    if (j == VIDK_H264S_P_DC) {
+        for (int i = 0; i < 16; i++) {
+            /* DC c[i][j] of the 4x4 block in row i, column j sits at its element 0 */
+            const int rr = zz4[i];
+            lev[i] = ly[(ptrdiff_t)(y0 + 4 * (rr / 4)) * W + x0 + 4 * (rr % 4)];
+        }
+    } else if (j < VIDK_H264S_P_CDC) {
+        const int k = j - VIDK_H264S_P_LUMA;
         const int bx = x0 + 4 * vidk_h264s_blk_x(k), by = y0 + 4 * vidk_h264s_blk_y(k);
         if (tx8 && !intra16) { /* 8x8: the 64 levels interleaved over the quadrant's blocks */
             const int q = k >> 2, i4 = k & 3;
             const int qx = x0 + 8 * (q & 1), qy = y0 + 8 * (q >> 1);
             for (int i = 0; i < 16; i++) {
                 const int rr = zz8[4 * i + i4];
-                r->y[k][i] = ly[(ptrdiff_t)(qy + rr / 8) * W + qx + rr % 8];
+                lev[i] = ly[(ptrdiff_t)(qy + rr / 8) * W + qx + rr % 8];
             }
         } else {
             for (int i = 0; i < 16; i++) {
                 const int rr = zz4[i];
-                r->y[k][i] = ly[(ptrdiff_t)(by + rr / 4) * W + bx + rr % 4];
+                lev[i] = ly[(ptrdiff_t)(by + rr / 4) * W + bx + rr % 4];
             }
         }
-        if (intra16) {
-            for (int i = 1; i < 16; i++)
-                any_ac |= r->y[k][i] != 0;
-        } else {
-            for (int i = 0; i < 16; i++)
-                if (r->y[k][i]) r->cbp_luma |= 1 << (k >> 2);
-        }
-    }
-    if (intra16) {
-        for (int i = 0; i < 16; i++) {
-            /* DC c[i][j] of the 4x4 block in row i, column j sits at its element 0 */
-            const int rr = zz4[i];
-            r->dc[i] = ly[(ptrdiff_t)(y0 + 4 * (rr / 4)) * W + x0 + 4 * (rr % 4)];
-        }
-        r->cbp_luma = any_ac ? 15 : 0;
-    }
-    int dc_nz = 0, ac_nz = 0;
-    for (int p = 0; p < 2; p++) {
+    } else {
+        const int dc = j < VIDK_H264S_P_CAC;
+        const int p = dc ? j - VIDK_H264S_P_CDC : (j - VIDK_H264S_P_CAC) >> 2;
         const int16_t *lc = c->lev[p + 1];
         const int Wc = W / 2, cx = mbx * 8, cy = mby * 8;
-        for (int b = 0; b < 4; b++) {
-            const int bx = cx + 4 * (b & 1), by = cy + 4 * (b >> 1);
-            for (int i = 0; i < 16; i++) {
-                const int rr = zz4[i];
-                r->cac[p][b][i] = lc[(ptrdiff_t)(by + rr / 4) * Wc + bx + rr % 4];
-                if (i) ac_nz |= r->cac[p][b][i] != 0;
-            }
-            r->cdc[p][b] = r->cac[p][b][0];
-            dc_nz |= r->cdc[p][b] != 0;
+        for (int i = 0; i < 16; i++) {
+            const int b = dc ? i : (j - VIDK_H264S_P_CAC) & 3, rr = dc ? 0 : zz4[i];
+            lev[i] = dc && i >= 4 ? 0
+                                  : lc[(ptrdiff_t)(cy + 4 * (b >> 1) + rr / 4) * Wc + cx +
+                                       4 * (b & 1) + rr % 4];
         }
     }
-    r->cbp_chroma = ac_nz ? 2 : dc_nz ? 1 : 0;
+    int any = 0, ac = 0;
+    for (int i = 0; i < 16; i++)
+        any |= lev[i] != 0, ac |= i && lev[i] != 0;
+    return any | ac << 1;
 }
 
-/* Pass 1: TotalCoeff of every 4x4 block of a macroblock into the maps (what nC reads,
- * 9.2.1): the non-zero levels a block codes (AC only for Intra_16x16 and chroma; 0 for
- * blocks the cbp leaves out, which hold only zeros, and for P_Skip macroblocks, which have
- * none). */
+/* coded_block_pattern from the pieces' flags fl[j]: luma in bits 0..3, chroma in 4..5. */
+VIDK_CORE int vidk_h264s_cbp(const uint8_t *fl, int intra16) {
+    int luma = 0, cac = 0, cdc = 0;
+    for (int k = 0; k < 16; k++)
+        luma |= intra16 ? (fl[VIDK_H264S_P_LUMA + k] & 2 ? 15 : 0)
+                        : (fl[VIDK_H264S_P_LUMA + k] & 1) << (k >> 2);
+    for (int p = 0; p < 2; p++)
+        cdc |= fl[VIDK_H264S_P_CDC + p] & 1;
+    for (int b = 0; b < 8; b++)
+        cac |= fl[VIDK_H264S_P_CAC + b] & 2;
+    return luma | (cac ? 2 : cdc ? 1 : 0) << 4;
+}
+
+/* TotalCoeff of piece j (a luma or chroma AC block) into its map (what nC reads, 9.2.1):
+ * the non-zero levels it codes (AC only for Intra_16x16 and chroma). Blocks the cbp leaves
+ * out hold only zeros, and P_Skip macroblocks have none, so they count 0. */
+VIDK_CORE void vidk_h264s_piece_tc(const VidkH264sCtx *c, int mbx, int mby, int intra16, int j,
+                                   const int16_t *lev) {
+    int n = 0;
+    if (j >= VIDK_H264S_P_LUMA && j < VIDK_H264S_P_CDC) {
+        const int k = j - VIDK_H264S_P_LUMA;
+        for (int i = intra16; i < 16; i++)
+            n += lev[i] != 0;
+        c->tcl[(mby * 4 + vidk_h264s_blk_y(k)) * (c->mbw * 4) + mbx * 4 + vidk_h264s_blk_x(k)] =
+            (uint8_t)n;
+    } else if (j >= VIDK_H264S_P_CAC) {
+        const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3;
+        for (int i = 1; i < 16; i++)
+            n += lev[i] != 0;
+        c->tcc[p][(mby * 2 + (k >> 1)) * (c->mbw * 2) + mbx * 2 + (k & 1)] = (uint8_t)n;
+    }
+}
+
+/* Pass 1: TotalCoeff of every 4x4 block of a macroblock into the maps. */
 VIDK_CORE void vidk_h264s_count_mb(const VidkH264sCtx *c, int mbx, int mby) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
-    const int intra16 = !!(w & ENC_MBI_INTRA), ls = c->mbw * 4, cs = c->mbw * 2;
-    VidkH264sRes r;
-    vidk_h264s_gather(c, mbx, mby, intra16, !!(w & ENC_MBI_TX8), &r);
-    for (int k = 0; k < 16; k++) {
-        int n = 0;
-        for (int i = intra16; i < 16; i++)
-            n += r.y[k][i] != 0;
-        c->tcl[(mby * 4 + vidk_h264s_blk_y(k)) * ls + mbx * 4 + vidk_h264s_blk_x(k)] =
-            (uint8_t)n;
+    const int intra16 = !!(w & ENC_MBI_INTRA), tx8 = !!(w & ENC_MBI_TX8);
+    int16_t lev[16];
+    for (int j = VIDK_H264S_P_LUMA; j < VIDK_H264S_PIECES; j++) {
+        if (j == VIDK_H264S_P_CDC) j = VIDK_H264S_P_CAC;
+        (void)vidk_h264s_piece_lev(c, mbx, mby, intra16, tx8, j, lev);
+        vidk_h264s_piece_tc(c, mbx, mby, intra16, j, lev);
     }
-    for (int p = 0; p < 2; p++)
-        for (int k = 0; k < 4; k++) {
-            int n = 0;
-            for (int i = 1; i < 16; i++)
-                n += r.cac[p][k][i] != 0;
-            c->tcc[p][(mby * 2 + (k >> 1)) * cs + mbx * 2 + (k & 1)] = (uint8_t)n;
-        }
 }
 
-/* residual() (7.3.5.3) with CAVLC. */
-VIDK_CORE void vidk_h264s_residual(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby,
-                                   int intra16, const VidkH264sRes *r) {
-    if (intra16)
-        (void)vidk_cavlc_block(b, r->dc, 16,
-                               vidk_h264s_pred_nc(c, c->tcl, 4, mbx * 4, mby * 4));
-    for (int k = 0; k < 16; k++) {
-        if (!(r->cbp_luma & (1 << (k >> 2)))) continue;
+/* Piece j >= 1 (residual(), 7.3.5.3, with CAVLC) when the cbp codes it. */
+VIDK_CORE void vidk_h264s_piece_code(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby,
+                                     int intra16, int cbp, int j, const int16_t *lev) {
+    if (j == VIDK_H264S_P_DC) {
+        if (intra16)
+            (void)vidk_cavlc_block(b, lev, 16,
+                                   vidk_h264s_pred_nc(c, c->tcl, 4, mbx * 4, mby * 4));
+    } else if (j < VIDK_H264S_P_CDC) {
+        const int k = j - VIDK_H264S_P_LUMA;
+        if (!(cbp & (1 << (k >> 2)))) return;
         const int nc = vidk_h264s_pred_nc(c, c->tcl, 4, mbx * 4 + vidk_h264s_blk_x(k),
                                           mby * 4 + vidk_h264s_blk_y(k));
-        if (intra16)
-            (void)vidk_cavlc_block(b, r->y[k] + 1, 15, nc);
-        else
-            (void)vidk_cavlc_block(b, r->y[k], 16, nc);
+        (void)vidk_cavlc_block(b, lev + intra16, 16 - intra16, nc);
+    } else if (j < VIDK_H264S_P_CAC) {
+        if (cbp >> 4) (void)vidk_cavlc_block(b, lev, 4, -1);
+    } else if (cbp >> 4 == 2) {
+        const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3;
+        (void)vidk_cavlc_block(
+            b, lev + 1, 15,
+            vidk_h264s_pred_nc(c, c->tcc[p], 2, mbx * 2 + (k & 1), mby * 2 + (k >> 1)));
     }
-    if (r->cbp_chroma)
-        for (int p = 0; p < 2; p++)
-            (void)vidk_cavlc_block(b, r->cdc[p], 4, -1);
-    if (r->cbp_chroma == 2)
-        for (int p = 0; p < 2; p++)
-            for (int k = 0; k < 4; k++)
-                (void)vidk_cavlc_block(
-                    b, r->cac[p][k] + 1, 15,
-                    vidk_h264s_pred_nc(c, c->tcc[p], 2, mbx * 2 + (k & 1), mby * 2 + (k >> 1)));
 }
 
 VIDK_CORE void vidk_h264s_put_mvd(VidkBits *b, VidkMv mv, VidkMv p) {
@@ -192,17 +204,14 @@ VIDK_CORE void vidk_h264s_put_mvd(VidkBits *b, VidkMv mv, VidkMv p) {
     vidk_put_se(b, 4 * (mv.y - p.y));
 }
 
-/* An inter macroblock's macroblock_layer(); returns 1 (writing nothing) when it is coded as
- * P_Skip: a 16x16 partition with no residual whose vector is the P_Skip vector. */
-VIDK_CORE int vidk_h264s_p_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby) {
+/* Piece 0, the header, of an inter macroblock; returns 1 (writing nothing) when it is coded
+ * as P_Skip: a 16x16 partition with no residual whose vector is the P_Skip vector. */
+VIDK_CORE int vidk_h264s_p_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby, int cbp) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     const int mode = (int)(w & 3), tx8 = !!(w & ENC_MBI_TX8);
     int sub[4];
     for (int q = 0; q < 4; q++)
         sub[q] = mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
-    VidkH264sRes r;
-    vidk_h264s_gather(c, mbx, mby, 0, tx8, &r);
-    const int cbp = r.cbp_luma | r.cbp_chroma << 4;
     VidkH264MvNb nb;
     vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh, c->row0,
                         mbx, mby);
@@ -223,36 +232,47 @@ VIDK_CORE int vidk_h264s_p_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int m
     }
     vidk_put_ue(b, VIDK_CAVLC_TAB(inter_cbp)[cbp]); /* coded_block_pattern, me(v) */
     const int tx8_allowed = mode != 3 || (!sub[0] && !sub[1] && !sub[2] && !sub[3]);
-    if (r.cbp_luma && tx8_allowed) vidk_put_bits(b, 1, (uint32_t)tx8);
-    if (cbp) {
-        vidk_put_se(b, 0); /* mb_qp_delta */
-        vidk_h264s_residual(c, b, mbx, mby, 0, &r);
-    }
+    if ((cbp & 15) && tx8_allowed) vidk_put_bits(b, 1, (uint32_t)tx8);
+    if (cbp) vidk_put_se(b, 0); /* mb_qp_delta */
     return 0;
 }
 
-/* An Intra_16x16 macroblock (in an I slice, or in a P slice: mb_type offset by 5,
+/* Piece 0 of an Intra_16x16 macroblock (in an I slice, or in a P slice: mb_type offset by 5,
  * Table 7-13). */
-VIDK_CORE void vidk_h264s_i_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby) {
+VIDK_CORE void vidk_h264s_i_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby,
+                                 int cbp) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
-    VidkH264sRes r;
-    vidk_h264s_gather(c, mbx, mby, 1, 0, &r);
     /* mb_type (Table 7-11): 1 + pred mode + 4 cbp chroma + 12 (cbp luma 15) */
-    vidk_put_ue(b, (c->intra ? 1u : 6u) + (w & 3) + 4 * (unsigned)r.cbp_chroma +
-                       (r.cbp_luma ? 12u : 0u));
+    vidk_put_ue(b, (c->intra ? 1u : 6u) + (w & 3) + 4 * (unsigned)(cbp >> 4) +
+                       (cbp & 15 ? 12u : 0u));
     vidk_put_ue(b, (w >> 2) & 3); /* intra_chroma_pred_mode */
     vidk_put_se(b, 0);            /* mb_qp_delta */
-    vidk_h264s_residual(c, b, mbx, mby, 1, &r);
+}
+
+/* Piece 0 of either kind; returns 1 for P_Skip. */
+VIDK_CORE int vidk_h264s_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby, int cbp) {
+    if (c->mbi[mby * c->mbw + mbx] & ENC_MBI_INTRA) {
+        vidk_h264s_i_head(c, b, mbx, mby, cbp);
+        return 0;
+    }
+    return vidk_h264s_p_head(c, b, mbx, mby, cbp);
 }
 
 /* Pass 2: macroblock (mbx, mby)'s macroblock_layer() into b (c->row0: its slice's first
- * row); returns 1 (writing nothing) when it is coded as P_Skip. */
+ * row), piece by piece; returns 1 (writing nothing) when it is coded as P_Skip. */
 VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby) {
-    if (c->mbi[mby * c->mbw + mbx] & ENC_MBI_INTRA) {
-        vidk_h264s_i_mb(c, b, mbx, mby);
-        return 0;
-    }
-    return vidk_h264s_p_mb(c, b, mbx, mby);
+    const unsigned w = c->mbi[mby * c->mbw + mbx];
+    const int intra16 = !!(w & ENC_MBI_INTRA), tx8 = !!(w & ENC_MBI_TX8);
+    int16_t lev[VIDK_H264S_PIECES][16];
+    uint8_t fl[VIDK_H264S_PIECES];
+    fl[0] = 0;
+    for (int j = 1; j < VIDK_H264S_PIECES; j++)
+        fl[j] = (uint8_t)vidk_h264s_piece_lev(c, mbx, mby, intra16, tx8, j, lev[j]);
+    const int cbp = vidk_h264s_cbp(fl, intra16);
+    if (vidk_h264s_head(c, b, mbx, mby, cbp)) return 1;
+    for (int j = 1; j < VIDK_H264S_PIECES; j++)
+        vidk_h264s_piece_code(c, b, mbx, mby, intra16, cbp, j, lev[j]);
+    return 0;
 }
 
 /* ---- pass 3 in parallel (the device path and its host emulation) ---- */
@@ -269,36 +289,12 @@ VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, in
 /* The slot of one macroblock on the device: the bound rounded up to 32-bit words. */
 #define VIDK_H264S_SLOT_BYTES ((VIDK_H264S_MB_MAX_BITS + 31) / 32 * 4)
 
-/* Pass 1 for macroblock i (raster; one device thread). */
-VIDK_CORE void vidk_h264s_count(const VidkH264sCtx *c, int i) {
-    vidk_h264s_count_mb(c, i % c->mbw, i / c->mbw);
-}
-
 /* The scan key of macroblock i after pass 2: i when it is coded, i - 1 when it is skipped
  * and the first of its slice (the slice's mb_skip_run counts from there), else -1. The
  * inclusive max-scan of the keys, last[i], is the last coded macroblock at or before i in
  * i's slice (or the slice's first macroblock - 1 when there is none). */
 VIDK_CORE int32_t vidk_h264s_key(int i, int skip, int slice_first) {
     return !skip ? i : i == slice_first ? i - 1 : -1;
-}
-
-/* Pass 2 for macroblock i (one device thread): its macroblock_layer() into its slot
- * (slot_bytes from slots), its bit count, P_Skip flag and scan key into bits[i], skip[i],
- * key[i]. Returns 1 when the slot was too small (its bits are then incomplete, but never
- * more than 8 slot_bytes). */
-VIDK_CORE int vidk_h264s_code_slot(const VidkH264sCtx *f, int i, uint8_t *slots,
-                                   size_t slot_bytes, uint32_t *bits, uint8_t *skip,
-                                   int32_t *key) {
-    VidkH264sCtx c = *f;
-    const int mbx = i % f->mbw, mby = i / f->mbw;
-    c.row0 = vidk_h264s_slice_row0(f->mbh, f->slices, mby);
-    VidkBits b;
-    vidk_bits_init(&b, slots + (size_t)i * slot_bytes, slot_bytes);
-    const int sk = vidk_h264s_code_mb(&c, &b, mbx, mby);
-    bits[i] = (uint32_t)b.pos;
-    skip[i] = (uint8_t)sk;
-    key[i] = vidk_h264s_key(i, sk, c.row0 * f->mbw);
-    return b.overflow;
 }
 
 /* Length of ue(k) (9.1): 2 floor(log2(k + 1)) + 1. */
@@ -374,6 +370,147 @@ VIDK_CORE uint64_t vidk_h264s_or_ue(uint32_t *words, uint64_t pos, uint32_t k) {
     const int len = vidk_h264s_ue_len(k), m = len / 2; /* m zeros, then k + 1 in m + 1 bits */
     vidk_h264s_or_bits(words, pos + (uint64_t)m, k + 1, m + 1);
     return pos + (uint64_t)len;
+}
+
+/* OR the n bits at src (most significant first, readable 3 bytes past) at bit pos of the
+ * words (vidk_h264s_or_bits). */
+VIDK_CORE void vidk_h264_nal_or_bitstr(uint32_t *words, uint64_t pos, const uint8_t *src,
+                                       uint32_t n) {
+    for (uint32_t j = 0; j < n; j += 32) {
+        const int k = n - j > 32 ? 32 : (int)(n - j);
+        const uint8_t *q = src + j / 8;
+        const uint32_t v =
+            (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | (uint32_t)q[3];
+        vidk_h264s_or_bits(words, pos, v >> (32 - k), k);
+        pos += (uint64_t)k;
+    }
+}
+
+/* Passes 1 and 2 by pieces: one device warp per macroblock, lane l coding piece l (lanes 28
+ * to 31 idle), in steps separated by __syncwarp; on the host (vidk_h264s_count,
+ * vidk_h264s_code_slot: the device's host emulation) every lane through a step before the
+ * next. A piece has at most 766 bits, the header 1222 (VIDK_H264S_MB_MAX_BITS), and
+ * vidk_h264_nal_or_bitstr reads 3 bytes past its bits. */
+#define VIDK_H264S_LANE_BYTES 160
+typedef struct VidkH264sLane { /* a lane's own (device: local memory) */
+    int16_t lev[16];
+    uint8_t buf[VIDK_H264S_LANE_BYTES];
+} VidkH264sLane;
+
+typedef struct VidkH264sWarp { /* what the lanes of a macroblock share (shared memory) */
+    uint8_t fl[32];            /* each piece's flags (vidk_h264s_piece_lev) */
+    uint32_t len[32];          /* each piece's bits */
+    uint8_t ovf[32];           /* a piece overflowed its lane's buffer */
+    int skip;                  /* P_Skip */
+} VidkH264sWarp;
+
+/* Pass 1, lane l of macroblock i: the TotalCoeff of its luma or chroma AC block. */
+VIDK_CORE void vidk_h264s_w_count(const VidkH264sCtx *c, int i, int l) {
+    if (l < VIDK_H264S_P_LUMA || l >= VIDK_H264S_PIECES ||
+        (l >= VIDK_H264S_P_CDC && l < VIDK_H264S_P_CAC))
+        return;
+    const unsigned w = c->mbi[i];
+    const int mbx = i % c->mbw, mby = i / c->mbw, intra16 = !!(w & ENC_MBI_INTRA);
+    int16_t lev[16];
+    (void)vidk_h264s_piece_lev(c, mbx, mby, intra16, !!(w & ENC_MBI_TX8), l, lev);
+    vidk_h264s_piece_tc(c, mbx, mby, intra16, l, lev);
+}
+
+/* Pass 1 for macroblock i, its lanes in turn. */
+VIDK_CORE void vidk_h264s_count(const VidkH264sCtx *c, int i) {
+    for (int l = 0; l < 32; l++)
+        vidk_h264s_w_count(c, i, l);
+}
+
+/* Pass 2, step 1, lane l of macroblock i: its piece's levels and flags. */
+VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264sWarp *s,
+                                   VidkH264sLane *L) {
+    const unsigned w = c->mbi[i];
+    s->fl[l] =
+        l >= 1 && l < VIDK_H264S_PIECES
+            ? (uint8_t)vidk_h264s_piece_lev(c, i % c->mbw, i / c->mbw, !!(w & ENC_MBI_INTRA),
+                                            !!(w & ENC_MBI_TX8), l, L->lev)
+            : 0;
+}
+
+/* Step 2: its piece coded into its buffer, the length into s (lane 0: the header and the
+ * P_Skip flag). */
+VIDK_CORE void vidk_h264s_w_code(const VidkH264sCtx *f, int i, int l, VidkH264sWarp *s,
+                                 VidkH264sLane *L) {
+    VidkH264sCtx c = *f;
+    const int mbx = i % f->mbw, mby = i / f->mbw, intra16 = !!(f->mbi[i] & ENC_MBI_INTRA);
+    c.row0 = vidk_h264s_slice_row0(f->mbh, f->slices, mby);
+    const int cbp = vidk_h264s_cbp(s->fl, intra16);
+    VidkBits b;
+    vidk_bits_init(&b, L->buf, VIDK_H264S_LANE_BYTES - 3);
+    if (l == 0)
+        s->skip = vidk_h264s_head(&c, &b, mbx, mby, cbp);
+    else if (l < VIDK_H264S_PIECES)
+        vidk_h264s_piece_code(&c, &b, mbx, mby, intra16, cbp, l, L->lev);
+    s->len[l] = (uint32_t)b.pos;
+    s->ovf[l] = (uint8_t)b.overflow;
+}
+
+/* The macroblock's bits: 0 when they do not fit a slot of slot_bytes. */
+VIDK_CORE uint32_t vidk_h264s_w_total(const VidkH264sWarp *s, size_t slot_bytes) {
+    uint64_t t = 0;
+    int ovf = 0;
+    for (int k = 0; k < 32; k++)
+        t += s->len[k], ovf |= s->ovf[k];
+    return ovf || t > 8 * (uint64_t)slot_bytes ? 0u : (uint32_t)t;
+}
+
+/* Step 3: the slot's words its bits will cover zeroed (lane l: every 32nd). */
+VIDK_CORE void vidk_h264s_w_zero(int i, int l, const VidkH264sWarp *s, uint8_t *slots,
+                                 size_t slot_bytes) {
+    uint32_t *words = (uint32_t *)(void *)(slots + (size_t)i * slot_bytes);
+    const uint32_t nw = (vidk_h264s_w_total(s, slot_bytes) + 31) / 32;
+    for (uint32_t k = (uint32_t)l; k < nw; k += 32)
+        words[k] = 0;
+}
+
+/* Step 4: its piece's bits ORed in at their place in the slot; lane 0 stores the
+ * macroblock's bit count, P_Skip flag and scan key (vidk_h264s_key). Returns 1 when the
+ * bits did not fit the slot (nothing is written then, and bits[i] is 0). */
+VIDK_CORE int vidk_h264s_w_put(const VidkH264sCtx *c, int i, int l, const VidkH264sWarp *s,
+                               const VidkH264sLane *L, uint8_t *slots, size_t slot_bytes,
+                               uint32_t *bits, uint8_t *skip, int32_t *key) {
+    int ovf = 0;
+    uint64_t off = 0, t = 0;
+    for (int k = 0; k < 32; k++)
+        off += k < l ? s->len[k] : 0u, t += s->len[k], ovf |= s->ovf[k];
+    ovf |= t > 8 * (uint64_t)slot_bytes;
+    if (!ovf && s->len[l])
+        vidk_h264_nal_or_bitstr((uint32_t *)(void *)(slots + (size_t)i * slot_bytes), off,
+                                L->buf, s->len[l]);
+    if (l == 0) {
+        bits[i] = ovf ? 0u : (uint32_t)t;
+        skip[i] = (uint8_t)s->skip;
+        key[i] = vidk_h264s_key(i, s->skip,
+                                vidk_h264s_slice_row0(c->mbh, c->slices, i / c->mbw) * c->mbw);
+    }
+    return ovf;
+}
+
+/* Pass 2 for macroblock i, its lanes through each step in turn: its macroblock_layer() into
+ * its slot (slot_bytes from slots), its bit count, P_Skip flag and scan key into bits[i],
+ * skip[i], key[i]. Returns 1 when the slot was too small. */
+VIDK_CORE int vidk_h264s_code_slot(const VidkH264sCtx *c, int i, uint8_t *slots,
+                                   size_t slot_bytes, uint32_t *bits, uint8_t *skip,
+                                   int32_t *key) {
+    VidkH264sWarp s;
+    VidkH264sLane L[32];
+    int ovf = 0;
+    s.skip = 0;
+    for (int l = 0; l < 32; l++)
+        vidk_h264s_w_gather(c, i, l, &s, &L[l]);
+    for (int l = 0; l < 32; l++)
+        vidk_h264s_w_code(c, i, l, &s, &L[l]);
+    for (int l = 0; l < 32; l++)
+        vidk_h264s_w_zero(i, l, &s, slots, slot_bytes);
+    for (int l = 0; l < 32; l++)
+        ovf |= vidk_h264s_w_put(c, i, l, &s, &L[l], slots, slot_bytes, bits, skip, key);
+    return ovf;
 }
 
 /* Write macroblock i's bits (vidk_h264s_len of them) at bit off[i] of the packed words: its
