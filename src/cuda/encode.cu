@@ -395,44 +395,49 @@ __global__ void __launch_bounds__(32) h264_intra_kernel(const EncFrame f, int *p
     }
 }
 
-// Statistics. Blocks of y = 0: one visible row each (luma rows, then Cb, then Cr), the
-// threads across it, squared errors summed per block; blocks of y = 1: the unit sums, one
-// unit per thread. Integer sums: the order of the atomics does not change them.
-__global__ void __launch_bounds__(256)
+// Statistics. The first row_blocks blocks: a warp per visible row (luma rows, then Cb, then
+// Cr), squared errors summed per warp; the others: the unit sums, one unit per thread,
+// summed per warp (32-bit: 32 units' counts fit). Per block in shared memory, then one atomic
+// per counter. Integer sums: the order of the atomics does not change them.
+constexpr int kStatThreads = 256, kStatRows = kStatThreads / 32;
+__global__ void __launch_bounds__(kStatThreads)
     stats_kernel(const EncFrame f, const uint8_t *src0, const uint8_t *src1,
-                 const uint8_t *src2, int w, int h, unsigned long long *sum) {
+                 const uint8_t *src2, int w, int h, int row_blocks, unsigned long long *sum) {
     __shared__ unsigned long long acc[SUM_COUNT];
+    const int lane = threadIdx.x & 31;
     for (int k = threadIdx.x; k < SUM_COUNT; k += blockDim.x)
         acc[k] = 0;
     __syncthreads();
-    if (blockIdx.y == 0) {
-        const int b = blockIdx.x, ch = h / 2;
+    if ((int)blockIdx.x < row_blocks) {
+        const int b = blockIdx.x * kStatRows + (threadIdx.x >> 5), ch = h / 2;
         if (b < h + 2 * ch) {
             const int p = b < h ? 0 : b < h + ch ? 1 : 2;
             const int y = p == 0 ? b : p == 1 ? b - h : b - h - ch, pw = p ? w / 2 : w;
             const uint8_t *a = (p == 0 ? src0 : p == 1 ? src1 : src2) + (size_t)y * f.ss[p];
             const uint8_t *r = f.rec[p] + (size_t)y * f.cs[p];
             unsigned s = 0;
-            for (int x = threadIdx.x; x < pw; x += blockDim.x) {
+            for (int x = lane; x < pw; x += 32) {
                 const int d = a[x] - r[x];
                 s += (unsigned)(d * d);
             }
             for (int o = 16; o > 0; o >>= 1)
                 s += __shfl_xor_sync(0xffffffffu, s, o);
-            if ((threadIdx.x & 31) == 0 && s)
-                atomicAdd(&acc[SUM_SSE + p], (unsigned long long)s);
+            if (lane == 0 && s) atomicAdd(&acc[SUM_SSE + p], (unsigned long long)s);
         }
     } else {
-        const int t = blockIdx.x * blockDim.x + threadIdx.x;
-        if (t < f.uw * f.uh) {
-            const EncUnitStat &u = f.stat[t];
-            for (int p = 0; p < 3; p++)
-                atomicAdd(&acc[SUM_NNZ + p], (unsigned long long)u.nnz[p]);
-            atomicAdd(&acc[SUM_BITS + 0], (unsigned long long)u.bits_mode);
-            atomicAdd(&acc[SUM_BITS + 1], (unsigned long long)u.bits_mv);
-            atomicAdd(&acc[SUM_BITS + 2], (unsigned long long)u.bits_level);
-            for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
-                if (u.parts[k]) atomicAdd(&acc[SUM_PARTS + k], (unsigned long long)u.parts[k]);
+        const int t = ((int)blockIdx.x - row_blocks) * kStatThreads + threadIdx.x;
+        const bool on = t < f.uw * f.uh;
+        const EncUnitStat *u = &f.stat[on ? t : 0];
+        for (int k = 0; k < SUM_SSE; k++) {
+            unsigned v = !on             ? 0u
+                         : k < SUM_BITS  ? u->nnz[k - SUM_NNZ]
+                         : k < SUM_PARTS ? (k == SUM_BITS       ? u->bits_mode
+                                            : k == SUM_BITS + 1 ? u->bits_mv
+                                                                : u->bits_level)
+                                         : u->parts[k - SUM_PARTS];
+            for (int o = 16; o > 0; o >>= 1)
+                v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == 0 && v) atomicAdd(&acc[k], (unsigned long long)v);
         }
     }
     __syncthreads();
@@ -751,10 +756,10 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T3], s));
     CUDA_CHECK(cudaMemsetAsync(c->d_sum, 0, SUM_COUNT * sizeof(unsigned long long), s));
     {
-        const int rows = 2 * e->h, units_blocks = (e->uw * e->uh + 255) / 256;
-        const int nb = max(rows, units_blocks);
-        stats_kernel<<<dim3((unsigned)nb, 2), 256, 0, s>>>(f, src[0], src[1], src[2], e->w,
-                                                           e->h, c->d_sum);
+        const int row_blocks = (2 * e->h + kStatRows - 1) / kStatRows,
+                  unit_blocks = (e->uw * e->uh + kStatThreads - 1) / kStatThreads;
+        stats_kernel<<<(unsigned)(row_blocks + unit_blocks), kStatThreads, 0, s>>>(
+            f, src[0], src[1], src[2], e->w, e->h, row_blocks, c->d_sum);
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(c->ev[EV_T4], s));
