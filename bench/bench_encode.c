@@ -591,42 +591,24 @@ int vidk_bench_encode(int argc, char **argv) {
     Mosaic *mosaic = NULL;
     ESource *src = NULL;
     bench_notes_init(&b->notes, 8, 256);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (!strcmp(a, "--quick")) {
-            quick = 1;
-            continue;
-        }
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--sizes"))
-            sizes = v;
-        else if (!strcmp(a, "--ranges"))
-            ranges = v;
-        else if (!strcmp(a, "--codecs"))
-            codecs = v;
-        else if (!strcmp(a, "--qp"))
-            qps = v;
-        else if (!strcmp(a, "--md"))
-            o.md = v;
-        else if (!strcmp(a, "--outputs"))
-            outputs = v;
-        else if (!strcmp(a, "--check-frames")) {
-            if (cli_parse_int(CMD, a, v, 1, MAX_FRAMES, &check_frames) < 0) goto done;
-        } else if (!strcmp(a, "--keyint")) {
-            if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) goto done;
-        } else {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
+    const BenchArg args[] = {
+        {"--quick", .flag = &quick},
+        {"--sizes", .str = &sizes},
+        {"--ranges", .str = &ranges},
+        {"--codecs", .str = &codecs},
+        {"--qp", .str = &qps},
+        {"--md", .str = &o.md},
+        {"--outputs", .str = &outputs},
+        {"--check-frames", .num = &check_frames, .lo = 1, .hi = MAX_FRAMES},
+        {"--keyint", .num = &keyint, .lo = 0, .hi = 1000000},
+        {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
+    if (pr == BENCH_OPT_HELP) {
+        help();
+        free(b);
+        return 0;
     }
+    if (pr < 0) goto done;
     if (quick) {
         if (!sizes) sizes = "128x96";
         if (!ranges) ranges = "4,8";

@@ -1857,47 +1857,22 @@ int vidk_bench_h264(int argc, char **argv) {
     Tab tabs[T_COUNT];
     memset(tabs, 0, sizeof(tabs));
     bench_notes_init(&b->notes, MAX_NOTES, 320);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (!strcmp(a, "--cuda-emu")) {
-            b->cuda_emu = 1;
-            continue;
-        }
-        static const char *const with_value[] = {"--sizes",       "--modes",   "--save",
-                                                 "--load",        "--hbm-gbs", "--pcie-gbs",
-                                                 "--gpu-contexts"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
-            known |= !strcmp(a, with_value[k]);
-        if (!known) {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--sizes"))
-            sizes = v, b->sizes_given = 1;
-        else if (!strcmp(a, "--modes"))
-            modes = v, b->modes_given = 1;
-        else if (!strcmp(a, "--save"))
-            save = v;
-        else if (!strcmp(a, "--load"))
-            load = v;
-        else if (!strcmp(a, "--gpu-contexts")) {
-            if (cli_parse_int(CMD, a, v, 1, MAX_GPU_CTX, &gctx) < 0) goto done;
-        } else if (!strcmp(a, "--hbm-gbs")) {
-            if (cli_parse_double(CMD, a, v, 1, 1e6, &hbm) < 0) goto done;
-        } else if (cli_parse_double(CMD, a, v, 0.1, 1e4, &pcie) < 0) { /* --pcie-gbs */
-            goto done;
-        }
+    const BenchArg args[] = {{"--cuda-emu", .flag = &b->cuda_emu},
+                             {"--sizes", .str = &sizes, .given = &b->sizes_given},
+                             {"--modes", .str = &modes, .given = &b->modes_given},
+                             {"--save", .str = &save},
+                             {"--load", .str = &load},
+                             {"--gpu-contexts", .num = &gctx, .lo = 1, .hi = MAX_GPU_CTX},
+                             {"--hbm-gbs", .dbl = &hbm, .lo = 1, .hi = 1e6},
+                             {"--pcie-gbs", .dbl = &pcie, .lo = 0.1, .hi = 1e4},
+                             {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
+    if (pr == BENCH_OPT_HELP) {
+        help();
+        free(b);
+        return 0;
     }
+    if (pr < 0) goto done;
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->device = c.device, b->hbm_gbs = hbm, b->pcie_gbs = pcie;
     b->gpu_contexts = (int)gctx;

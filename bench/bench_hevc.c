@@ -1638,46 +1638,23 @@ int vidk_bench_hevc(int argc, char **argv) {
     char list[MAX_WL][40];
     int n;
     bench_notes_init(&b->notes, MAX_NOTES, 400);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (strncmp(a, "--", 2)) {
-            cli_error(CMD, "unexpected argument '%s' (see --help)", a);
-            goto done;
-        }
-        if (!strcmp(a, "--cuda-emu")) {
-            b->cuda_emu = 1;
-            continue;
-        }
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--workloads"))
-            workloads = v;
-        else if (!strcmp(a, "--direction") || !strcmp(a, "--directions"))
-            dirs = v;
-        else if (!strcmp(a, "--streams"))
-            streams = v;
-        else if (!strcmp(a, "--tc"))
-            tc = v;
-        else if (!strcmp(a, "--pinned"))
-            pinned = v;
-        else if (!strcmp(a, "--download"))
-            download = v;
-        else if (!strcmp(a, "--alloc4"))
-            alloc4 = v;
-        else if (!strcmp(a, "--qp")) {
-            if (cli_parse_int(CMD, a, v, 0, 51, &qp) < 0) goto done;
-        } else {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
+    const BenchArg args[] = {{"--cuda-emu", .flag = &b->cuda_emu},
+                             {"--workloads", .str = &workloads},
+                             {"--direction|--directions", .str = &dirs},
+                             {"--streams", .str = &streams},
+                             {"--tc", .str = &tc},
+                             {"--pinned", .str = &pinned},
+                             {"--download", .str = &download},
+                             {"--alloc4", .str = &alloc4},
+                             {"--qp", .num = &qp, .lo = 0, .hi = 51},
+                             {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
+    if (pr == BENCH_OPT_HELP) {
+        help();
+        free(b);
+        return 0;
     }
+    if (pr < 0) goto done;
     const char *backends = o.backends, *source = o.source;
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->qp = (int)qp;
     b->max_seconds = o.max_seconds;

@@ -953,28 +953,17 @@ int vidk_bench_me(int argc, char **argv) {
     VidkMeField ref_field;
     memset(&ref_field, 0, sizeof(ref_field));
     bench_notes_init(&b->notes, 8, 256);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--sizes"))
-            sizes = v;
-        else if (!strcmp(a, "--ranges"))
-            ranges = v;
-        else if (!strcmp(a, "--shapes"))
-            shapes = v;
-        else {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
+    const BenchArg args[] = {{"--sizes", .str = &sizes},
+                             {"--ranges", .str = &ranges},
+                             {"--shapes", .str = &shapes},
+                             {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
+    if (pr == BENCH_OPT_HELP) {
+        help();
+        free(b);
+        return 0;
     }
+    if (pr < 0) goto done;
     const char *source = o.source;
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->device = c.device;

@@ -946,46 +946,25 @@ int vidk_bench_rd(int argc, char **argv) {
     memset(&fr, 0, sizeof(fr));
     char csv_path[4096];
     bench_notes_init(&b->notes, BENCH_MAX_NOTES, 400);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (!strcmp(a, "--no-x264")) {
-            no_x264 = 1;
-            continue;
-        }
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--sizes"))
-            sizes = v;
-        else if (!strcmp(a, "--qps") || !strcmp(a, "--qp"))
-            qps = v;
-        else if (!strcmp(a, "--ranges"))
-            ranges = v;
-        else if (!strcmp(a, "--presets"))
-            presets = v;
-        else if (!strcmp(a, "--clips"))
-            clips = v;
-        else if (!strcmp(a, "--md"))
-            o.md = v;
-        else if (!strcmp(a, "--plot-dir"))
-            plot_dir = v;
-        else if (!strcmp(a, "--keyint")) {
-            if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) goto done;
-        } else if (!strcmp(a, "--x264-threads")) {
-            if (cli_parse_int(CMD, a, v, 0, 1024, &xthreads) < 0) goto done;
-        } else if (!strcmp(a, "--x264-bframes")) {
-            if (cli_parse_int(CMD, a, v, 0, 16, &xbframes) < 0) goto done;
-        } else {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
+    const BenchArg args[] = {{"--no-x264", .flag = &no_x264},
+                             {"--sizes", .str = &sizes},
+                             {"--qps|--qp", .str = &qps},
+                             {"--ranges", .str = &ranges},
+                             {"--presets", .str = &presets},
+                             {"--clips", .str = &clips},
+                             {"--md", .str = &o.md},
+                             {"--plot-dir", .str = &plot_dir},
+                             {"--keyint", .num = &keyint, .lo = 0, .hi = 1000000},
+                             {"--x264-threads", .num = &xthreads, .lo = 0, .hi = 1024},
+                             {"--x264-bframes", .num = &xbframes, .lo = 0, .hi = 16},
+                             {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
+    if (pr == BENCH_OPT_HELP) {
+        help();
+        free(b);
+        return 0;
     }
+    if (pr < 0) goto done;
     const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
     if (source < 0) goto done;
     b->keyint = (int)keyint, b->frames = (int)o.frames;

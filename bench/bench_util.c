@@ -136,7 +136,10 @@ const char *bench_backend_label(VidkContext *const *ctx, VidkBackend be, char *b
     return buf;
 }
 
-int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv, int *i) {
+/* argv[*i]: BENCH_OPT_HELP, 1 when taken (its value consumed), 0 when not one of these, -1
+ * after a message. */
+static int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
+                     int *i) {
     const char *a = argv[*i], *v;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) return BENCH_OPT_HELP;
     if (strcmp(a, "--json")) {
@@ -160,6 +163,48 @@ int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv
     if (k == 7) return cli_parse_int(cmd, a, v, 1, o->runs_hi, &o->runs) < 0 ? -1 : 1;
     if (k == 8) return cli_parse_double(cmd, a, v, 0, 1e6, &o->max_seconds) < 0 ? -1 : 1;
     return 1;
+}
+
+/* Whether `a` is one of the "|"-separated names. */
+static int name_is(const char *names, const char *a) {
+    const size_t l = strlen(a);
+    for (const char *p = names; *p;) {
+        const size_t k = strcspn(p, "|");
+        if (k == l && !strncmp(p, a, l)) return 1;
+        p += k;
+        if (*p) p++;
+    }
+    return 0;
+}
+
+int bench_parse_args(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
+                     const BenchArg *args) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        const int r = bench_opt(o, c, cmd, argc, argv, &i);
+        if (r) {
+            if (r == BENCH_OPT_HELP || r < 0) return r;
+            continue;
+        }
+        if (strncmp(a, "--", 2))
+            return cli_error(cmd, "unexpected argument '%s' (see --help)", a), -1;
+        const BenchArg *k = args;
+        while (k->name && !name_is(k->name, a))
+            k++;
+        if (!k->name) return cli_error(cmd, "unknown option '%s' (see --help)", a), -1;
+        if (k->given) *k->given = 1;
+        if (k->flag) {
+            *k->flag = 1;
+            continue;
+        }
+        if (!(v = cli_value(cmd, argc, argv, &i))) return -1;
+        if (k->str)
+            *k->str = v;
+        else if (k->num ? cli_parse_int(cmd, a, v, (long)k->lo, (long)k->hi, k->num) < 0
+                        : cli_parse_double(cmd, a, v, k->lo, k->hi, k->dbl) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int bench_choice(const char *cmd, const char *opt, const char *v, const char *choices) {

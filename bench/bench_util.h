@@ -96,11 +96,26 @@ typedef struct BenchOpts {
     unsigned no;
 } BenchOpts;
 
+/* One option of a benchmark's own: a flag (*flag = 1), or with a value a string (*str), an
+ * integer in [lo, hi] (*num) or a number in [lo, hi] (*dbl); *given (where not NULL) = 1
+ * when it is given. name: "--a", or aliases "--a|--b". A list ends with {NULL}. */
+typedef struct BenchArg {
+    const char *name;
+    int *flag;
+    const char **str;
+    long *num;
+    double *dbl;
+    double lo, hi;
+    int *given;
+} BenchArg;
+
 #define BENCH_OPT_HELP 2
-/* Parse argv[*i]: --help/-h (returns BENCH_OPT_HELP), the common options of every command
- * (cli_common_opt, but --json takes a file here) or one of BenchOpts (its value consumed).
- * Returns 1 when taken, 0 when not one of these, -1 after a message. */
-int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv, int *i);
+/* Parse argv[1..argc-1]: --help/-h (returns BENCH_OPT_HELP at once), the common options of
+ * every command (cli_common_opt, but --json takes a file here), those of BenchOpts, then
+ * those of `args`. Returns 0, or -1 after a message (a value out of range, an unknown option
+ * or an argument that is not an option). */
+int bench_parse_args(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
+                     const BenchArg *args);
 
 /* Index of `v` among `choices` ("a|b|c"), or -1 after "OPT: 'V' is not a, b or c". */
 int bench_choice(const char *cmd, const char *opt, const char *v, const char *choices);
