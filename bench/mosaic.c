@@ -145,12 +145,6 @@ void mosaic_close(Mosaic **pm) {
     *pm = NULL;
 }
 
-int mosaic_clip_count(const Mosaic *m) {
-    return m->n;
-}
-const char *mosaic_clip_name(const Mosaic *m, int i) {
-    return i >= 0 && i < m->n ? m->clip[i].name : "?";
-}
 const char *mosaic_describe(const Mosaic *m) {
     return m->desc;
 }

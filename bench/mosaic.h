@@ -28,9 +28,6 @@ typedef struct Mosaic Mosaic;
 int mosaic_open(Mosaic **m, const char *dir, int min_frames, char *err, size_t errlen);
 void mosaic_close(Mosaic **m);
 
-int mosaic_clip_count(const Mosaic *m);
-/* "container_352x288_30fps_15f.y4m (15 frames)" etc. */
-const char *mosaic_clip_name(const Mosaic *m, int i);
 /* One line: "mosaic of 320x240 crops of: a, b, c". */
 const char *mosaic_describe(const Mosaic *m);
 
