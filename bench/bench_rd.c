@@ -168,13 +168,6 @@ static void frames_put(Frames *f, int i, const VidkPicture *src) {
     }
 }
 
-/* Frame k of a clip of n frames played forwards then backwards. */
-static int ping_pong(int k, int n) {
-    if (n < 2) return 0;
-    const int period = 2 * (n - 1), j = k % period;
-    return j < n ? j : period - j;
-}
-
 /* Read up to `want` frames of clip `path` (8-bit 4:2:0, even size, 2 frames or more) and
  * fill f with `want` frames, looping. 1 = loaded, 0 = skipped (reason in why), -1 = error. */
 static int load_clip(Frames *f, const char *path, int want, int *read, int *fps_num,
@@ -212,8 +205,8 @@ static int load_clip(Frames *f, const char *path, int want, int *read, int *fps_
         goto skip;
     }
     for (int k = n; k < want; k++)
-        memcpy(f->buf + f->fsize * (size_t)k, f->buf + f->fsize * (size_t)ping_pong(k, n),
-               f->fsize);
+        memcpy(f->buf + f->fsize * (size_t)k,
+               f->buf + f->fsize * (size_t)mosaic_ping_pong(k, n), f->fsize);
     *read = n;
     ret = 1;
     goto done;

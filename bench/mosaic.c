@@ -149,8 +149,7 @@ const char *mosaic_describe(const Mosaic *m) {
     return m->desc;
 }
 
-/* Frame index of a clip of n frames at time t: forwards, then backwards. */
-static int ping_pong(int t, int n) {
+int mosaic_ping_pong(int t, int n) {
     if (n <= 1) return 0;
     const int period = 2 * (n - 1);
     const int j = t % period;
@@ -184,7 +183,7 @@ int mosaic_frame(const Mosaic *m, int k, VidkPicture *pic) {
             const int t = ty * tiles_x + tx;
             const MosaicClip *c = &m->clip[(tx + step * ty) % m->n];
             /* Different start frames so repeated clips do not show the same picture. */
-            const int f = ping_pong((int)((unsigned)t * 37u % 1009u) + k, c->frames);
+            const int f = mosaic_ping_pong((int)((unsigned)t * 37u % 1009u) + k, c->frames);
             const uint8_t *tile = c->data + (size_t)f * TILE_BYTES;
             const int x = tx * TW, y = ty * TH;
             const int w = pic->w - x < TW ? pic->w - x : TW;

@@ -28,6 +28,8 @@ typedef struct Mosaic Mosaic;
 int mosaic_open(Mosaic **m, const char *dir, int min_frames, char *err, size_t errlen);
 void mosaic_close(Mosaic **m);
 
+/* Frame index of a clip of n frames at time t: forwards, then backwards. */
+int mosaic_ping_pong(int t, int n);
 /* One line: "mosaic of 320x240 crops of: a, b, c". */
 const char *mosaic_describe(const Mosaic *m);
 
