@@ -1340,26 +1340,20 @@ static void print_header(FILE *f, const Bench *b, int md) {
     if (md) print_legend(f, b, 1);
 }
 
-static void write_human(FILE *f, const Bench *b) {
-    print_header(f, b, 0);
-    print_workloads(f, b, 0);
-    print_table1(f, b, 0);
-    print_pinned(f, b, 0);
-    print_sweep(f, b, 0);
-    print_details(f, b, 0);
+/* The report as text (md 0: the legend and the targets last) or Markdown (md 1: the
+ * targets before the details, no legend). */
+static void write_text(FILE *f, const Bench *b, int md) {
+    print_header(f, b, md);
+    print_workloads(f, b, md);
+    print_table1(f, b, md);
+    print_pinned(f, b, md);
+    print_sweep(f, b, md);
+    if (md) print_targets(f, b, 1);
+    print_details(f, b, md);
+    if (md) return;
     fprintf(f, "\n");
     print_legend(f, b, 0);
     print_targets(f, b, 0);
-}
-
-static void write_markdown(FILE *f, const Bench *b) {
-    print_header(f, b, 1);
-    print_workloads(f, b, 1);
-    print_table1(f, b, 1);
-    print_pinned(f, b, 1);
-    print_sweep(f, b, 1);
-    print_targets(f, b, 1);
-    print_details(f, b, 1);
 }
 
 /* ------------------------------------------------------------------ CSV, JSON */
@@ -1569,7 +1563,7 @@ static void write_report(FILE *f, int what, void *arg) {
     else if (what == BENCH_JSON)
         write_json(f, b);
     else
-        write_markdown(f, b);
+        write_text(f, b, 1);
 }
 
 /* ------------------------------------------------------------------ options */
@@ -1809,7 +1803,7 @@ int vidk_bench_hevc(int argc, char **argv) {
     int failed_wl = 0;
     for (int i = 0; i < b->nwl; i++)
         if (run_workload(b, i, t_start) < 0) failed_wl++;
-    write_human(stdout, b);
+    write_text(stdout, b, 0);
     ret = 0;
     if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, b) < 0) ret = 1;
     int mism = 0, fails = 0;
