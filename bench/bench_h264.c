@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/h264_cuda.h"
+#include "enc_report.h"
 #include "gen.h"
 #include "h264_workload.h"
 #include "internal.h"
@@ -197,38 +198,13 @@ static const char *gpu_label(const Bench *b) {
     return b->cuda_emu ? "cuda-emu" : "cuda";
 }
 
-/* ---- pictures ------------------------------------------------------------------------- */
-
-/* A fast 64-bit hash of the visible samples (equality check against the c backend). */
-static uint64_t pic_hash(const VidkPicture *pic) {
-    uint64_t h = 0x243F6A8885A308D3ull;
-    for (int p = 0; p < (pic->chroma == VIDK_CHROMA_400 ? 1 : 3); p++) {
-        int pw, ph;
-        vidk_picture_plane_size(pic, p, &pw, &ph);
-        for (int y = 0; y < ph; y++) {
-            const uint8_t *row = (const uint8_t *)pic->data[p] + (ptrdiff_t)y * pic->stride[p];
-            int x = 0;
-            for (; x + 8 <= pw; x += 8) {
-                uint64_t v;
-                memcpy(&v, row + x, 8);
-                h = (h ^ v) * 0x9E3779B97F4A7C15ull;
-                h ^= h >> 29;
-            }
-            for (; x < pw; x++)
-                h = (h ^ row[x]) * 0x100000001B3ull;
-            h = (h ^ (uint64_t)y) * 0x9E3779B97F4A7C15ull;
-        }
-    }
-    return h;
-}
-
 /* ---- one workload being measured ------------------------------------------------------ */
 
 typedef struct Live {
     int wl; /* index in b->wls */
     const H264Workload *w;
     VidkH264Batch *sub[KINDS]; /* per kind, per frame: the batch, 4x4 only, 8x8 only */
-    uint64_t *ref[KINDS];      /* hashes of the c backend's reconstructions */
+    uint64_t *ref[KINDS]; /* hashes of the c backend's reconstructions (enc_hash_picture) */
     VidkPicture work;
 } Live;
 
@@ -341,7 +317,8 @@ static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, S
             /* Test hook: a wrong sample must fail the run (tests/cli_bench_h264.sh). */
             if (!w && !i && b->fault && !strcmp(b->fault, label))
                 ((uint8_t *)lv->work.data[0])[0] ^= 1;
-            if (!w && pic_hash(&lv->work) != lv->ref[rk][i]) st->mismatch = 1;
+            if (!w && enc_hash_picture(ENC_HASH_INIT, &lv->work) != lv->ref[rk][i])
+                st->mismatch = 1;
         }
     const double t_pass = (cli_now() - t0) / warm;
     int runs = b->runs;
@@ -537,7 +514,8 @@ static void measure_tput(Bench *b, Live *lv, const char *variant, const VidkH264
         if (e < 0) goto done;
         if (!round) {
             for (int c = 0; c < calls; c++)
-                if (pic_hash(&pics[c]) != lv->ref[KIND_ALL][c % n]) st->mismatch = 1;
+                if (enc_hash_picture(ENC_HASH_INIT, &pics[c]) != lv->ref[KIND_ALL][c % n])
+                    st->mismatch = 1;
         } else {
             times[runs++] = 1e3 * dt / calls;
         }
@@ -694,7 +672,7 @@ static int live_init(Bench *b, Live *lv, const H264Workload *w, int wl) {
             bench_copy_pic(&lv->work, &w->pred[i]);
             if ((e = vidk_h264_batch_inverse(b->ref_ctx, &lv->sub[k][i], &lv->work)) < 0)
                 return e;
-            lv->ref[k][i] = pic_hash(&lv->work);
+            lv->ref[k][i] = enc_hash_picture(ENC_HASH_INIT, &lv->work);
         }
     }
     return 0;
@@ -784,7 +762,8 @@ static void measure_gpu(Bench *b, Live *lv) {
                 note(b, "%s",
                      "vidk_h264_batch_inverse on a cuda context returns ENOSYS (not wired "
                      "yet): the cuda rows call src/cuda/h264_cuda.h directly");
-        } else if (e < 0 || pic_hash(&lv->work) != lv->ref[KIND_ALL][0]) {
+        } else if (e < 0 ||
+                   enc_hash_picture(ENC_HASH_INIT, &lv->work) != lv->ref[KIND_ALL][0]) {
             Row *r = add_row(b, lv->wl, label, "public-api", KIND_ALL);
             if (r) {
                 r->st.done = e >= 0, r->st.runs = 1, r->st.mismatch = e >= 0;
