@@ -7,7 +7,6 @@
  * pipelined throughput next to single-frame latency, and the targets of issue 3.
  * Every backend's reconstruction is compared with the c backend's (exit 1 on a mismatch).
  * See docs/BENCH_H264.md for what every table means. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -933,24 +932,11 @@ static int run_made(Bench *b, const Mosaic *m, const char *save) {
     return 0;
 }
 
-static int cmp_str(const void *x, const void *y) {
-    return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 /* Workloads from the *.vkcf files of a folder, sorted by name. */
 static int run_loaded(Bench *b, const char *dir, const char *save) {
-    DIR *d = opendir(dir);
-    if (!d) return cli_error(CMD, "--load: %s: %s", dir, strerror(errno)), VIDK_ERR(ENOENT);
     char *names[256];
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) && n < 256) {
-        const size_t l = strlen(de->d_name);
-        if (l > 5 && !strcmp(de->d_name + l - 5, ".vkcf") && (names[n] = strdup(de->d_name)))
-            n++;
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+    const int n = mosaic_list_dir(dir, ".vkcf", names, 256);
+    if (n < 0) return cli_error(CMD, "--load: %s: %s", dir, strerror(errno)), VIDK_ERR(ENOENT);
     int e = 0, used = 0;
     for (int i = 0; i < n; i++) {
         char path[4400], err[700];

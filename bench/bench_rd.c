@@ -5,7 +5,6 @@
  * the BD-rate (bdrate.h) of each vidkern range against each preset, per source and
  * averaged. x264 is optional (VIDK_BENCH_X264: pkg-config found libx264 at build time).
  * See docs/BENCH_RD.md. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -882,28 +881,6 @@ static void run_source(Rd *b, RdSource *s, Frames *f, int quiet, int *failures) 
     compute_bd(b, s);
 }
 
-static int name_cmp(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* *.y4m of dir, sorted; NULL-terminated, or NULL when the folder cannot be read. */
-static char **list_clips(const char *dir, int *n) {
-    DIR *d = dir ? opendir(dir) : NULL;
-    *n = 0;
-    if (!d) return NULL;
-    char **v = calloc(MAX_SRC + 1, sizeof(char *));
-    struct dirent *de;
-    while (v && (de = readdir(d)) && *n < MAX_SRC) {
-        const size_t l = strlen(de->d_name);
-        if (l < 5 || strcmp(de->d_name + l - 4, ".y4m")) continue;
-        if (!(v[*n] = strdup(de->d_name))) break;
-        (*n)++;
-    }
-    closedir(d);
-    if (v) qsort(v, (size_t)*n, sizeof(char *), name_cmp);
-    return v;
-}
-
 static int clip_wanted(const char *name, char list[][64], int n) {
     if (n == 1 && !strcmp(list[0], "all")) return 1;
     if (n == 1 && !strcmp(list[0], "none")) return 0;
@@ -933,7 +910,7 @@ int vidk_bench_rd(int argc, char **argv) {
     long keyint = 0, xthreads = 0, xbframes = -1;
     int ret = 1, no_x264 = 0, failures = 0;
     Mosaic *mosaic = NULL;
-    char **names = NULL;
+    char *names[MAX_SRC];
     int nnames = 0;
     Frames fr;
     memset(&fr, 0, sizeof(fr));
@@ -1033,7 +1010,7 @@ int vidk_bench_rd(int argc, char **argv) {
     const char *dir = o.video ? o.video : mosaic_default_video_dir();
     int want_real = source != 1, want_gen = source != 0, have_clips = 0;
     if (want_real) {
-        names = list_clips(dir, &nnames);
+        nnames = mosaic_list_dir(dir, ".y4m", names, MAX_SRC);
         have_clips = bench_open_mosaic(&mosaic, dir, CMD, c.quiet) == 0;
         if (!have_clips) {
             bench_note(&b->notes,
@@ -1117,9 +1094,8 @@ oom:
 done:
     frames_free(&fr, b->ctx);
     mosaic_close(&mosaic);
-    for (int i = 0; names && names[i]; i++)
+    for (int i = 0; i < nnames; i++)
         free(names[i]);
-    free(names);
     vidk_close(&b->ctx);
     free(b->src);
     free(b);
