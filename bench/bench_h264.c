@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "bench_util.h"
@@ -1801,12 +1800,6 @@ static void write_report(FILE *f, int what, void *arg) {
 /* ---- options
  * --------------------------------------------------------------------------------- */
 
-static int ensure_dir(const char *dir) {
-    struct stat st;
-    if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : -1;
-    return mkdir(dir, 0777);
-}
-
 int vidk_bench_h264(int argc, char **argv) {
     Bench *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
@@ -1872,7 +1865,7 @@ int vidk_bench_h264(int argc, char **argv) {
         if (!has_mode(b, m)) b->modes[b->nmodes++] = m;
     }
     if (bench_parse_backends(CMD, o.backends, b->backends, &b->nbackends) < 0) goto done;
-    if (save && ensure_dir(save) < 0) {
+    if (save && bench_make_dir(save) < 0) {
         cli_error(CMD, "--save: cannot create the folder %s", save);
         goto done;
     }

@@ -5,14 +5,12 @@
  * the BD-rate (bdrate.h) of each vidkern range against each preset, per source and
  * averaged. x264 is optional (VIDK_BENCH_X264: pkg-config found libx264 at build time).
  * See docs/BENCH_RD.md. */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bdrate.h"
 #include "bench_util.h"
@@ -889,12 +887,6 @@ static int clip_wanted(const char *name, char list[][64], int n) {
     return 0;
 }
 
-static int mkdir_once(const char *dir) {
-    struct stat st;
-    if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : -1;
-    return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 /* Called by vidkern_bench.c (declared there too: bench_util.h lists the older ones). */
 int vidk_bench_rd(int argc, char **argv);
 
@@ -997,7 +989,7 @@ int vidk_bench_rd(int argc, char **argv) {
         snprintf(b->backend, sizeof(b->backend), "%s",
                  vidk_backend_name(vidk_get_backend(b->ctx)));
     if (plot_dir) {
-        if (mkdir_once(plot_dir) < 0) {
+        if (bench_make_dir(plot_dir) < 0) {
             cli_error(CMD, "--plot-dir: cannot create folder '%s'", plot_dir);
             goto done;
         }

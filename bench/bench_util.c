@@ -1,6 +1,8 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench_util.h"
 #include "cli.h"
@@ -423,4 +425,10 @@ int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet) {
         fprintf(stderr, "vidkern-bench %s: no real clips found (%s): generated video only\n",
                 cmd, dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
     return -1;
+}
+
+int bench_make_dir(const char *dir) {
+    struct stat st;
+    if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : -1;
+    return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
 }

@@ -173,6 +173,9 @@ void bench_copy_pic(VidkPicture *dst, const VidkPicture *src);
  * real clips found (DIR): generated video only" on stderr; the note is the caller's. */
 int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet);
 
+/* Folder dir, made unless it exists: 0, or -1 (not a folder, or cannot be made). */
+int bench_make_dir(const char *dir);
+
 /* The benchmarks of vidkern-bench (bench/bench_<what>.c); argv[0] is the <what> word. */
 int vidk_bench_me(int argc, char **argv);
 int vidk_bench_h264(int argc, char **argv);
