@@ -602,13 +602,11 @@ int vidk_bench_encode(int argc, char **argv) {
         {"--check-frames", .num = &check_frames, .lo = 1, .hi = MAX_FRAMES},
         {"--keyint", .num = &keyint, .lo = 0, .hi = 1000000},
         {NULL}};
-    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
-    if (pr == BENCH_OPT_HELP) {
-        help();
-        free(b);
-        return 0;
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
-    if (pr < 0) goto done;
     if (quick) {
         if (!sizes) sizes = "128x96";
         if (!ranges) ranges = "4,8";

@@ -1824,13 +1824,11 @@ int vidk_bench_h264(int argc, char **argv) {
                              {"--hbm-gbs", .dbl = &hbm, .lo = 1, .hi = 1e6},
                              {"--pcie-gbs", .dbl = &pcie, .lo = 0.1, .hi = 1e4},
                              {NULL}};
-    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
-    if (pr == BENCH_OPT_HELP) {
-        help();
-        free(b);
-        return 0;
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
-    if (pr < 0) goto done;
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->device = c.device, b->hbm_gbs = hbm, b->pcie_gbs = pcie;
     b->gpu_contexts = (int)gctx;

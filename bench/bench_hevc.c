@@ -1642,13 +1642,11 @@ int vidk_bench_hevc(int argc, char **argv) {
                              {"--alloc4", .str = &alloc4},
                              {"--qp", .num = &qp, .lo = 0, .hi = 51},
                              {NULL}};
-    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
-    if (pr == BENCH_OPT_HELP) {
-        help();
-        free(b);
-        return 0;
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
-    if (pr < 0) goto done;
     const char *backends = o.backends, *source = o.source;
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->qp = (int)qp;
     b->max_seconds = o.max_seconds;

@@ -957,13 +957,11 @@ int vidk_bench_me(int argc, char **argv) {
                              {"--ranges", .str = &ranges},
                              {"--shapes", .str = &shapes},
                              {NULL}};
-    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
-    if (pr == BENCH_OPT_HELP) {
-        help();
-        free(b);
-        return 0;
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
-    if (pr < 0) goto done;
     const char *source = o.source;
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->device = c.device;

@@ -920,13 +920,11 @@ int vidk_bench_rd(int argc, char **argv) {
                              {"--x264-threads", .num = &xthreads, .lo = 0, .hi = 1024},
                              {"--x264-bframes", .num = &xbframes, .lo = 0, .hi = 16},
                              {NULL}};
-    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args);
-    if (pr == BENCH_OPT_HELP) {
-        help();
-        free(b);
-        return 0;
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
-    if (pr < 0) goto done;
     const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
     if (source < 0) goto done;
     b->keyint = (int)keyint, b->frames = (int)o.frames;

@@ -138,6 +138,7 @@ const char *bench_backend_label(VidkContext *const *ctx, VidkBackend be, char *b
     return buf;
 }
 
+#define BENCH_OPT_HELP 2
 /* argv[*i]: BENCH_OPT_HELP, 1 when taken (its value consumed), 0 when not one of these, -1
  * after a message. */
 static int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
@@ -180,14 +181,13 @@ static int name_is(const char *names, const char *a) {
 }
 
 int bench_parse_args(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
-                     const BenchArg *args) {
+                     const BenchArg *args, void (*help)(void)) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         const int r = bench_opt(o, c, cmd, argc, argv, &i);
-        if (r) {
-            if (r == BENCH_OPT_HELP || r < 0) return r;
-            continue;
-        }
+        if (r == BENCH_OPT_HELP) return help(), 1;
+        if (r < 0) return -1;
+        if (r) continue;
         if (strncmp(a, "--", 2))
             return cli_error(cmd, "unexpected argument '%s' (see --help)", a), -1;
         const BenchArg *k = args;

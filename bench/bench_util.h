@@ -109,13 +109,12 @@ typedef struct BenchArg {
     int *given;
 } BenchArg;
 
-#define BENCH_OPT_HELP 2
-/* Parse argv[1..argc-1]: --help/-h (returns BENCH_OPT_HELP at once), the common options of
- * every command (cli_common_opt, but --json takes a file here), those of BenchOpts, then
- * those of `args`. Returns 0, or -1 after a message (a value out of range, an unknown option
- * or an argument that is not an option). */
+/* Parse argv[1..argc-1]: --help/-h (help() printed, returns 1 at once), the common options
+ * of every command (cli_common_opt, but --json takes a file here), those of BenchOpts, then
+ * those of `args`. Returns 0, 1 after help, or -1 after a message (a value out of range, an
+ * unknown option or an argument that is not an option). */
 int bench_parse_args(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
-                     const BenchArg *args);
+                     const BenchArg *args, void (*help)(void));
 
 /* Index of `v` among `choices` ("a|b|c"), or -1 after "OPT: 'V' is not a, b or c". */
 int bench_choice(const char *cmd, const char *opt, const char *v, const char *choices);
