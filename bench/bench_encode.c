@@ -650,11 +650,8 @@ int vidk_bench_encode(int argc, char **argv) {
         b->backends[b->nbackends++] = VIDK_BACKEND_CUDA;
     }
     /* Contexts: a backend that cannot be opened here is skipped and said so. */
-    bench_open_backends(&c, CMD, 0, b->backends, &b->nbackends, b->ctx, &b->notes);
-    if (!b->nbackends) {
-        cli_error(CMD, "no usable backend");
+    if (bench_open_backends(&c, CMD, 0, b->backends, &b->nbackends, b->ctx, &b->notes) < 0)
         goto done;
-    }
     /* Sources: per size a mosaic of the real clips and/or the generated video. */
     const char *dir = o.video ? o.video : mosaic_default_video_dir();
     const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;

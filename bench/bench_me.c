@@ -995,11 +995,8 @@ int vidk_bench_me(int argc, char **argv) {
     }
     if (bench_parse_backends(CMD, o.backends, b->backends, &b->nbackends) < 0) goto done;
     /* Contexts: a backend that cannot be opened here is skipped and said so. */
-    bench_open_backends(&c, CMD, 1, b->backends, &b->nbackends, b->ctx, &b->notes);
-    if (!b->nbackends) {
-        cli_error(CMD, "no usable backend");
+    if (bench_open_backends(&c, CMD, 1, b->backends, &b->nbackends, b->ctx, &b->notes) < 0)
         goto done;
-    }
     /* Sources. */
     const char *dir = o.video ? o.video : mosaic_default_video_dir();
     const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;

@@ -109,8 +109,8 @@ void bench_notes_json(FILE *f, const BenchNotes *nt) {
     }
 }
 
-void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
-                         VidkBackend *backends, int *n, VidkContext **ctx, BenchNotes *notes) {
+int bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
+                        VidkBackend *backends, int *n, VidkContext **ctx, BenchNotes *notes) {
     for (int k = 0; k < *n; k++) {
         const VidkBackend be = backends[k];
         CliCommon cc = *c;
@@ -128,6 +128,7 @@ void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
             k--;
         }
     }
+    return *n ? 0 : (cli_error(cmd, "no usable backend"), -1);
 }
 
 const char *bench_backend_label(VidkContext *const *ctx, VidkBackend be, char *buf, size_t n) {

@@ -77,9 +77,10 @@ void bench_dev_medians(BenchDevTimes *d, double *kernel, double *h2d, double *d2
  * (backend replaced, and quiet too where `quiet_open`). A backend that is not available
  * or does not open is dropped from the list (order kept), noted ("backend %s skipped:
  * not usable on this machine/build") and, unless c->quiet, said on stderr ("vidkern-bench CMD:
- * backend %s not usable here, skipped"). */
-void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
-                         VidkBackend *backends, int *n, VidkContext **ctx, BenchNotes *notes);
+ * backend %s not usable here, skipped"). Returns 0, or -1 after "no usable backend" when
+ * none is left. */
+int bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
+                        VidkBackend *backends, int *n, VidkContext **ctx, BenchNotes *notes);
 
 /* "LABEL" of backend be in the tables: "threads(N)" for an open threads context. */
 const char *bench_backend_label(VidkContext *const *ctx, VidkBackend be, char *buf, size_t n);
