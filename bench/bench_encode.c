@@ -580,8 +580,7 @@ static int parse_outputs(const char *s, unsigned *out) {
 int vidk_bench_encode(int argc, char **argv) {
     Bench *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *sizes = NULL, *ranges = NULL, *codecs = "h264,hevc", *qps = "30";
     const char *outputs = "recon,stream";
     BenchOpts o = {.source = "both", .frames_lo = 2, .frames_hi = MAX_FRAMES};

@@ -1803,8 +1803,7 @@ static void write_report(FILE *f, int what, void *arg) {
 int vidk_bench_h264(int argc, char **argv) {
     Bench *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *sizes = "1080p,2160p", *modes = "intra,qp22,qp37", *save = NULL, *load = NULL;
     BenchOpts o = {.source = "real", .frames = 8, .runs = 9, .max_seconds = 0.5};
     o.frames_lo = 1, o.frames_hi = 64, o.runs_hi = MAX_RUNS;

@@ -1620,8 +1620,7 @@ static void set_ceilings(Bench *b) {
 int vidk_bench_hevc(int argc, char **argv) {
     Bench *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *workloads = "4k-4x4,4k-32x32,1080p-mixed,2160p-mixed";
     const char *dirs = "fwd,inv", *streams = "1-8", *tc = "on,off";
     const char *pinned = NULL, *download = "auto", *alloc4 = "warp";

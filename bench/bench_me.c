@@ -943,8 +943,7 @@ static int find_clip(const char *dir, const char *prefix, char *path, size_t n) 
 int vidk_bench_me(int argc, char **argv) {
     Bench *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *sizes = "cif,1080p", *ranges = "8,16,32,64", *shapes = "16x16,h264";
     BenchOpts o = {.source = "real", .frames = 3, .runs = 7, .max_seconds = 1};
     o.frames_lo = 1, o.frames_hi = 60, o.runs_hi = 255;

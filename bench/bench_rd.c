@@ -893,8 +893,7 @@ int vidk_bench_rd(int argc, char **argv);
 int vidk_bench_rd(int argc, char **argv) {
     Rd *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *sizes = "1080p,2160p", *qps = "22,27,32,37", *ranges = "16,32";
     const char *presets = default_presets, *clips = "all", *plot_dir = NULL;
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};

@@ -183,6 +183,7 @@ static int name_is(const char *names, const char *a) {
 
 int bench_parse_args(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
                      const BenchArg *args, void (*help)(void)) {
+    cli_common_init(c);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         const int r = bench_opt(o, c, cmd, argc, argv, &i);

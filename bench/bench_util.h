@@ -110,10 +110,11 @@ typedef struct BenchArg {
     int *given;
 } BenchArg;
 
-/* Parse argv[1..argc-1]: --help/-h (help() printed, returns 1 at once), the common options
- * of every command (cli_common_opt, but --json takes a file here), those of BenchOpts, then
- * those of `args`. Returns 0, 1 after help, or -1 after a message (a value out of range, an
- * unknown option or an argument that is not an option). */
+/* Parse argv[1..argc-1] (c: cli_common_init, then these): --help/-h (help() printed,
+ * returns 1 at once), the common options of every command (cli_common_opt, but --json
+ * takes a file here), those of BenchOpts, then those of `args`. Returns 0, 1 after help, or -1
+ * after a message (a value out of range, an unknown option or an argument that is not an
+ * option). */
 int bench_parse_args(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
                      const BenchArg *args, void (*help)(void));
 
