@@ -580,8 +580,7 @@ static int parse_outputs(const char *s, unsigned *out) {
 int vidk_bench_encode(int argc, char **argv) {
     Bench *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *sizes = NULL, *ranges = NULL, *codecs = "h264,hevc", *qps = "30";
     const char *outputs = "recon,stream";
     BenchOpts o = {.source = "both", .frames_lo = 2, .frames_hi = MAX_FRAMES};
@@ -591,41 +590,21 @@ int vidk_bench_encode(int argc, char **argv) {
     Mosaic *mosaic = NULL;
     ESource *src = NULL;
     bench_notes_init(&b->notes, 8, 256);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (!strcmp(a, "--quick")) {
-            quick = 1;
-            continue;
-        }
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--sizes"))
-            sizes = v;
-        else if (!strcmp(a, "--ranges"))
-            ranges = v;
-        else if (!strcmp(a, "--codecs"))
-            codecs = v;
-        else if (!strcmp(a, "--qp"))
-            qps = v;
-        else if (!strcmp(a, "--md"))
-            o.md = v;
-        else if (!strcmp(a, "--outputs"))
-            outputs = v;
-        else if (!strcmp(a, "--check-frames")) {
-            if (cli_parse_int(CMD, a, v, 1, MAX_FRAMES, &check_frames) < 0) goto done;
-        } else if (!strcmp(a, "--keyint")) {
-            if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) goto done;
-        } else {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
+    const BenchArg args[] = {
+        {"--quick", .flag = &quick},
+        {"--sizes", .str = &sizes},
+        {"--ranges", .str = &ranges},
+        {"--codecs", .str = &codecs},
+        {"--qp", .str = &qps},
+        {"--md", .str = &o.md},
+        {"--outputs", .str = &outputs},
+        {"--check-frames", .num = &check_frames, .lo = 1, .hi = MAX_FRAMES},
+        {"--keyint", .num = &keyint, .lo = 0, .hi = 1000000},
+        {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
     if (quick) {
         if (!sizes) sizes = "128x96";
@@ -670,11 +649,8 @@ int vidk_bench_encode(int argc, char **argv) {
         b->backends[b->nbackends++] = VIDK_BACKEND_CUDA;
     }
     /* Contexts: a backend that cannot be opened here is skipped and said so. */
-    bench_open_backends(&c, CMD, 0, b->backends, &b->nbackends, b->ctx, &b->notes);
-    if (!b->nbackends) {
-        cli_error(CMD, "no usable backend");
+    if (bench_open_backends(&c, CMD, 0, b->backends, &b->nbackends, b->ctx, &b->notes) < 0)
         goto done;
-    }
     /* Sources: per size a mosaic of the real clips and/or the generated video. */
     const char *dir = o.video ? o.video : mosaic_default_video_dir();
     const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;

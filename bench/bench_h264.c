@@ -7,20 +7,19 @@
  * pipelined throughput next to single-frame latency, and the targets of issue 3.
  * Every backend's reconstruction is compared with the c backend's (exit 1 on a mismatch).
  * See docs/BENCH_H264.md for what every table means. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "bench_util.h"
 #include "cli.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/h264_cuda.h"
+#include "enc_report.h"
 #include "gen.h"
 #include "h264_workload.h"
 #include "internal.h"
@@ -197,38 +196,13 @@ static const char *gpu_label(const Bench *b) {
     return b->cuda_emu ? "cuda-emu" : "cuda";
 }
 
-/* ---- pictures ------------------------------------------------------------------------- */
-
-/* A fast 64-bit hash of the visible samples (equality check against the c backend). */
-static uint64_t pic_hash(const VidkPicture *pic) {
-    uint64_t h = 0x243F6A8885A308D3ull;
-    for (int p = 0; p < (pic->chroma == VIDK_CHROMA_400 ? 1 : 3); p++) {
-        int pw, ph;
-        vidk_picture_plane_size(pic, p, &pw, &ph);
-        for (int y = 0; y < ph; y++) {
-            const uint8_t *row = (const uint8_t *)pic->data[p] + (ptrdiff_t)y * pic->stride[p];
-            int x = 0;
-            for (; x + 8 <= pw; x += 8) {
-                uint64_t v;
-                memcpy(&v, row + x, 8);
-                h = (h ^ v) * 0x9E3779B97F4A7C15ull;
-                h ^= h >> 29;
-            }
-            for (; x < pw; x++)
-                h = (h ^ row[x]) * 0x100000001B3ull;
-            h = (h ^ (uint64_t)y) * 0x9E3779B97F4A7C15ull;
-        }
-    }
-    return h;
-}
-
 /* ---- one workload being measured ------------------------------------------------------ */
 
 typedef struct Live {
     int wl; /* index in b->wls */
     const H264Workload *w;
     VidkH264Batch *sub[KINDS]; /* per kind, per frame: the batch, 4x4 only, 8x8 only */
-    uint64_t *ref[KINDS];      /* hashes of the c backend's reconstructions */
+    uint64_t *ref[KINDS]; /* hashes of the c backend's reconstructions (enc_hash_picture) */
     VidkPicture work;
 } Live;
 
@@ -341,7 +315,8 @@ static void measure_calls(Bench *b, Live *lv, const Job *j, const char *label, S
             /* Test hook: a wrong sample must fail the run (tests/cli_bench_h264.sh). */
             if (!w && !i && b->fault && !strcmp(b->fault, label))
                 ((uint8_t *)lv->work.data[0])[0] ^= 1;
-            if (!w && pic_hash(&lv->work) != lv->ref[rk][i]) st->mismatch = 1;
+            if (!w && enc_hash_picture(ENC_HASH_INIT, &lv->work) != lv->ref[rk][i])
+                st->mismatch = 1;
         }
     const double t_pass = (cli_now() - t0) / warm;
     int runs = b->runs;
@@ -537,7 +512,8 @@ static void measure_tput(Bench *b, Live *lv, const char *variant, const VidkH264
         if (e < 0) goto done;
         if (!round) {
             for (int c = 0; c < calls; c++)
-                if (pic_hash(&pics[c]) != lv->ref[KIND_ALL][c % n]) st->mismatch = 1;
+                if (enc_hash_picture(ENC_HASH_INIT, &pics[c]) != lv->ref[KIND_ALL][c % n])
+                    st->mismatch = 1;
         } else {
             times[runs++] = 1e3 * dt / calls;
         }
@@ -694,7 +670,7 @@ static int live_init(Bench *b, Live *lv, const H264Workload *w, int wl) {
             bench_copy_pic(&lv->work, &w->pred[i]);
             if ((e = vidk_h264_batch_inverse(b->ref_ctx, &lv->sub[k][i], &lv->work)) < 0)
                 return e;
-            lv->ref[k][i] = pic_hash(&lv->work);
+            lv->ref[k][i] = enc_hash_picture(ENC_HASH_INIT, &lv->work);
         }
     }
     return 0;
@@ -784,7 +760,8 @@ static void measure_gpu(Bench *b, Live *lv) {
                 note(b, "%s",
                      "vidk_h264_batch_inverse on a cuda context returns ENOSYS (not wired "
                      "yet): the cuda rows call src/cuda/h264_cuda.h directly");
-        } else if (e < 0 || pic_hash(&lv->work) != lv->ref[KIND_ALL][0]) {
+        } else if (e < 0 ||
+                   enc_hash_picture(ENC_HASH_INIT, &lv->work) != lv->ref[KIND_ALL][0]) {
             Row *r = add_row(b, lv->wl, label, "public-api", KIND_ALL);
             if (r) {
                 r->st.done = e >= 0, r->st.runs = 1, r->st.mismatch = e >= 0;
@@ -954,24 +931,11 @@ static int run_made(Bench *b, const Mosaic *m, const char *save) {
     return 0;
 }
 
-static int cmp_str(const void *x, const void *y) {
-    return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 /* Workloads from the *.vkcf files of a folder, sorted by name. */
 static int run_loaded(Bench *b, const char *dir, const char *save) {
-    DIR *d = opendir(dir);
-    if (!d) return cli_error(CMD, "--load: %s: %s", dir, strerror(errno)), VIDK_ERR(ENOENT);
     char *names[256];
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) && n < 256) {
-        const size_t l = strlen(de->d_name);
-        if (l > 5 && !strcmp(de->d_name + l - 5, ".vkcf") && (names[n] = strdup(de->d_name)))
-            n++;
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+    const int n = mosaic_list_dir(dir, ".vkcf", names, 256);
+    if (n < 0) return cli_error(CMD, "--load: %s: %s", dir, strerror(errno)), VIDK_ERR(ENOENT);
     int e = 0, used = 0;
     for (int i = 0; i < n; i++) {
         char path[4400], err[700];
@@ -1836,17 +1800,10 @@ static void write_report(FILE *f, int what, void *arg) {
 /* ---- options
  * --------------------------------------------------------------------------------- */
 
-static int ensure_dir(const char *dir) {
-    struct stat st;
-    if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : -1;
-    return mkdir(dir, 0777);
-}
-
 int vidk_bench_h264(int argc, char **argv) {
     Bench *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *sizes = "1080p,2160p", *modes = "intra,qp22,qp37", *save = NULL, *load = NULL;
     BenchOpts o = {.source = "real", .frames = 8, .runs = 9, .max_seconds = 0.5};
     o.frames_lo = 1, o.frames_hi = 64, o.runs_hi = MAX_RUNS;
@@ -1857,46 +1814,19 @@ int vidk_bench_h264(int argc, char **argv) {
     Tab tabs[T_COUNT];
     memset(tabs, 0, sizeof(tabs));
     bench_notes_init(&b->notes, MAX_NOTES, 320);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (!strcmp(a, "--cuda-emu")) {
-            b->cuda_emu = 1;
-            continue;
-        }
-        static const char *const with_value[] = {"--sizes",       "--modes",   "--save",
-                                                 "--load",        "--hbm-gbs", "--pcie-gbs",
-                                                 "--gpu-contexts"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
-            known |= !strcmp(a, with_value[k]);
-        if (!known) {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--sizes"))
-            sizes = v, b->sizes_given = 1;
-        else if (!strcmp(a, "--modes"))
-            modes = v, b->modes_given = 1;
-        else if (!strcmp(a, "--save"))
-            save = v;
-        else if (!strcmp(a, "--load"))
-            load = v;
-        else if (!strcmp(a, "--gpu-contexts")) {
-            if (cli_parse_int(CMD, a, v, 1, MAX_GPU_CTX, &gctx) < 0) goto done;
-        } else if (!strcmp(a, "--hbm-gbs")) {
-            if (cli_parse_double(CMD, a, v, 1, 1e6, &hbm) < 0) goto done;
-        } else if (cli_parse_double(CMD, a, v, 0.1, 1e4, &pcie) < 0) { /* --pcie-gbs */
-            goto done;
-        }
+    const BenchArg args[] = {{"--cuda-emu", .flag = &b->cuda_emu},
+                             {"--sizes", .str = &sizes, .given = &b->sizes_given},
+                             {"--modes", .str = &modes, .given = &b->modes_given},
+                             {"--save", .str = &save},
+                             {"--load", .str = &load},
+                             {"--gpu-contexts", .num = &gctx, .lo = 1, .hi = MAX_GPU_CTX},
+                             {"--hbm-gbs", .dbl = &hbm, .lo = 1, .hi = 1e6},
+                             {"--pcie-gbs", .dbl = &pcie, .lo = 0.1, .hi = 1e4},
+                             {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
     b->quiet = c.quiet, b->device = c.device, b->hbm_gbs = hbm, b->pcie_gbs = pcie;
@@ -1932,7 +1862,7 @@ int vidk_bench_h264(int argc, char **argv) {
         if (!has_mode(b, m)) b->modes[b->nmodes++] = m;
     }
     if (bench_parse_backends(CMD, o.backends, b->backends, &b->nbackends) < 0) goto done;
-    if (save && ensure_dir(save) < 0) {
+    if (save && bench_make_dir(save) < 0) {
         cli_error(CMD, "--save: cannot create the folder %s", save);
         goto done;
     }

@@ -1340,26 +1340,20 @@ static void print_header(FILE *f, const Bench *b, int md) {
     if (md) print_legend(f, b, 1);
 }
 
-static void write_human(FILE *f, const Bench *b) {
-    print_header(f, b, 0);
-    print_workloads(f, b, 0);
-    print_table1(f, b, 0);
-    print_pinned(f, b, 0);
-    print_sweep(f, b, 0);
-    print_details(f, b, 0);
+/* The report as text (md 0: the legend and the targets last) or Markdown (md 1: the
+ * targets before the details, no legend). */
+static void write_text(FILE *f, const Bench *b, int md) {
+    print_header(f, b, md);
+    print_workloads(f, b, md);
+    print_table1(f, b, md);
+    print_pinned(f, b, md);
+    print_sweep(f, b, md);
+    if (md) print_targets(f, b, 1);
+    print_details(f, b, md);
+    if (md) return;
     fprintf(f, "\n");
     print_legend(f, b, 0);
     print_targets(f, b, 0);
-}
-
-static void write_markdown(FILE *f, const Bench *b) {
-    print_header(f, b, 1);
-    print_workloads(f, b, 1);
-    print_table1(f, b, 1);
-    print_pinned(f, b, 1);
-    print_sweep(f, b, 1);
-    print_targets(f, b, 1);
-    print_details(f, b, 1);
 }
 
 /* ------------------------------------------------------------------ CSV, JSON */
@@ -1569,7 +1563,7 @@ static void write_report(FILE *f, int what, void *arg) {
     else if (what == BENCH_JSON)
         write_json(f, b);
     else
-        write_markdown(f, b);
+        write_text(f, b, 1);
 }
 
 /* ------------------------------------------------------------------ options */
@@ -1626,8 +1620,7 @@ static void set_ceilings(Bench *b) {
 int vidk_bench_hevc(int argc, char **argv) {
     Bench *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *workloads = "4k-4x4,4k-32x32,1080p-mixed,2160p-mixed";
     const char *dirs = "fwd,inv", *streams = "1-8", *tc = "on,off";
     const char *pinned = NULL, *download = "auto", *alloc4 = "warp";
@@ -1638,45 +1631,20 @@ int vidk_bench_hevc(int argc, char **argv) {
     char list[MAX_WL][40];
     int n;
     bench_notes_init(&b->notes, MAX_NOTES, 400);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (strncmp(a, "--", 2)) {
-            cli_error(CMD, "unexpected argument '%s' (see --help)", a);
-            goto done;
-        }
-        if (!strcmp(a, "--cuda-emu")) {
-            b->cuda_emu = 1;
-            continue;
-        }
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--workloads"))
-            workloads = v;
-        else if (!strcmp(a, "--direction") || !strcmp(a, "--directions"))
-            dirs = v;
-        else if (!strcmp(a, "--streams"))
-            streams = v;
-        else if (!strcmp(a, "--tc"))
-            tc = v;
-        else if (!strcmp(a, "--pinned"))
-            pinned = v;
-        else if (!strcmp(a, "--download"))
-            download = v;
-        else if (!strcmp(a, "--alloc4"))
-            alloc4 = v;
-        else if (!strcmp(a, "--qp")) {
-            if (cli_parse_int(CMD, a, v, 0, 51, &qp) < 0) goto done;
-        } else {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
+    const BenchArg args[] = {{"--cuda-emu", .flag = &b->cuda_emu},
+                             {"--workloads", .str = &workloads},
+                             {"--direction|--directions", .str = &dirs},
+                             {"--streams", .str = &streams},
+                             {"--tc", .str = &tc},
+                             {"--pinned", .str = &pinned},
+                             {"--download", .str = &download},
+                             {"--alloc4", .str = &alloc4},
+                             {"--qp", .num = &qp, .lo = 0, .hi = 51},
+                             {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
     const char *backends = o.backends, *source = o.source;
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->qp = (int)qp;
@@ -1832,7 +1800,7 @@ int vidk_bench_hevc(int argc, char **argv) {
     int failed_wl = 0;
     for (int i = 0; i < b->nwl; i++)
         if (run_workload(b, i, t_start) < 0) failed_wl++;
-    write_human(stdout, b);
+    write_text(stdout, b, 0);
     ret = 0;
     if (bench_write_outputs(CMD, o.csv, o.json, o.md, write_report, b) < 0) ret = 1;
     int mism = 0, fails = 0;

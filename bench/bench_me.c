@@ -943,8 +943,7 @@ static int find_clip(const char *dir, const char *prefix, char *path, size_t n) 
 int vidk_bench_me(int argc, char **argv) {
     Bench *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *sizes = "cif,1080p", *ranges = "8,16,32,64", *shapes = "16x16,h264";
     BenchOpts o = {.source = "real", .frames = 3, .runs = 7, .max_seconds = 1};
     o.frames_lo = 1, o.frames_hi = 60, o.runs_hi = 255;
@@ -953,27 +952,14 @@ int vidk_bench_me(int argc, char **argv) {
     VidkMeField ref_field;
     memset(&ref_field, 0, sizeof(ref_field));
     bench_notes_init(&b->notes, 8, 256);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--sizes"))
-            sizes = v;
-        else if (!strcmp(a, "--ranges"))
-            ranges = v;
-        else if (!strcmp(a, "--shapes"))
-            shapes = v;
-        else {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
+    const BenchArg args[] = {{"--sizes", .str = &sizes},
+                             {"--ranges", .str = &ranges},
+                             {"--shapes", .str = &shapes},
+                             {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
     const char *source = o.source;
     b->frames = (int)o.frames, b->runs = (int)o.runs, b->max_seconds = o.max_seconds;
@@ -1008,11 +994,8 @@ int vidk_bench_me(int argc, char **argv) {
     }
     if (bench_parse_backends(CMD, o.backends, b->backends, &b->nbackends) < 0) goto done;
     /* Contexts: a backend that cannot be opened here is skipped and said so. */
-    bench_open_backends(&c, CMD, 1, b->backends, &b->nbackends, b->ctx, &b->notes);
-    if (!b->nbackends) {
-        cli_error(CMD, "no usable backend");
+    if (bench_open_backends(&c, CMD, 1, b->backends, &b->nbackends, b->ctx, &b->notes) < 0)
         goto done;
-    }
     /* Sources. */
     const char *dir = o.video ? o.video : mosaic_default_video_dir();
     const int want_real = strcmp(source, "gen") != 0, want_gen = strcmp(source, "real") != 0;

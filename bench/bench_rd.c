@@ -5,15 +5,12 @@
  * the BD-rate (bdrate.h) of each vidkern range against each preset, per source and
  * averaged. x264 is optional (VIDK_BENCH_X264: pkg-config found libx264 at build time).
  * See docs/BENCH_RD.md. */
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bdrate.h"
 #include "bench_util.h"
@@ -168,13 +165,6 @@ static void frames_put(Frames *f, int i, const VidkPicture *src) {
     }
 }
 
-/* Frame k of a clip of n frames played forwards then backwards. */
-static int ping_pong(int k, int n) {
-    if (n < 2) return 0;
-    const int period = 2 * (n - 1), j = k % period;
-    return j < n ? j : period - j;
-}
-
 /* Read up to `want` frames of clip `path` (8-bit 4:2:0, even size, 2 frames or more) and
  * fill f with `want` frames, looping. 1 = loaded, 0 = skipped (reason in why), -1 = error. */
 static int load_clip(Frames *f, const char *path, int want, int *read, int *fps_num,
@@ -212,8 +202,8 @@ static int load_clip(Frames *f, const char *path, int want, int *read, int *fps_
         goto skip;
     }
     for (int k = n; k < want; k++)
-        memcpy(f->buf + f->fsize * (size_t)k, f->buf + f->fsize * (size_t)ping_pong(k, n),
-               f->fsize);
+        memcpy(f->buf + f->fsize * (size_t)k,
+               f->buf + f->fsize * (size_t)mosaic_ping_pong(k, n), f->fsize);
     *read = n;
     ret = 1;
     goto done;
@@ -889,28 +879,6 @@ static void run_source(Rd *b, RdSource *s, Frames *f, int quiet, int *failures) 
     compute_bd(b, s);
 }
 
-static int name_cmp(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* *.y4m of dir, sorted; NULL-terminated, or NULL when the folder cannot be read. */
-static char **list_clips(const char *dir, int *n) {
-    DIR *d = dir ? opendir(dir) : NULL;
-    *n = 0;
-    if (!d) return NULL;
-    char **v = calloc(MAX_SRC + 1, sizeof(char *));
-    struct dirent *de;
-    while (v && (de = readdir(d)) && *n < MAX_SRC) {
-        const size_t l = strlen(de->d_name);
-        if (l < 5 || strcmp(de->d_name + l - 4, ".y4m")) continue;
-        if (!(v[*n] = strdup(de->d_name))) break;
-        (*n)++;
-    }
-    closedir(d);
-    if (v) qsort(v, (size_t)*n, sizeof(char *), name_cmp);
-    return v;
-}
-
 static int clip_wanted(const char *name, char list[][64], int n) {
     if (n == 1 && !strcmp(list[0], "all")) return 1;
     if (n == 1 && !strcmp(list[0], "none")) return 0;
@@ -919,20 +887,13 @@ static int clip_wanted(const char *name, char list[][64], int n) {
     return 0;
 }
 
-static int mkdir_once(const char *dir) {
-    struct stat st;
-    if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : -1;
-    return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 /* Called by vidkern_bench.c (declared there too: bench_util.h lists the older ones). */
 int vidk_bench_rd(int argc, char **argv);
 
 int vidk_bench_rd(int argc, char **argv) {
     Rd *b = calloc(1, sizeof(*b));
     if (!b) return cli_error(CMD, "out of memory");
-    CliCommon c;
-    cli_common_init(&c);
+    CliCommon c; /* set by bench_parse_args */
     const char *sizes = "1080p,2160p", *qps = "22,27,32,37", *ranges = "16,32";
     const char *presets = default_presets, *clips = "all", *plot_dir = NULL;
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
@@ -940,51 +901,28 @@ int vidk_bench_rd(int argc, char **argv) {
     long keyint = 0, xthreads = 0, xbframes = -1;
     int ret = 1, no_x264 = 0, failures = 0;
     Mosaic *mosaic = NULL;
-    char **names = NULL;
+    char *names[MAX_SRC];
     int nnames = 0;
     Frames fr;
     memset(&fr, 0, sizeof(fr));
     char csv_path[4096];
     bench_notes_init(&b->notes, BENCH_MAX_NOTES, 400);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        const int r = bench_opt(&o, &c, CMD, argc, argv, &i);
-        if (r == BENCH_OPT_HELP) {
-            help();
-            free(b);
-            return 0;
-        }
-        if (r < 0) goto done;
-        if (r) continue;
-        if (!strcmp(a, "--no-x264")) {
-            no_x264 = 1;
-            continue;
-        }
-        if (!(v = cli_value(CMD, argc, argv, &i))) goto done;
-        if (!strcmp(a, "--sizes"))
-            sizes = v;
-        else if (!strcmp(a, "--qps") || !strcmp(a, "--qp"))
-            qps = v;
-        else if (!strcmp(a, "--ranges"))
-            ranges = v;
-        else if (!strcmp(a, "--presets"))
-            presets = v;
-        else if (!strcmp(a, "--clips"))
-            clips = v;
-        else if (!strcmp(a, "--md"))
-            o.md = v;
-        else if (!strcmp(a, "--plot-dir"))
-            plot_dir = v;
-        else if (!strcmp(a, "--keyint")) {
-            if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) goto done;
-        } else if (!strcmp(a, "--x264-threads")) {
-            if (cli_parse_int(CMD, a, v, 0, 1024, &xthreads) < 0) goto done;
-        } else if (!strcmp(a, "--x264-bframes")) {
-            if (cli_parse_int(CMD, a, v, 0, 16, &xbframes) < 0) goto done;
-        } else {
-            cli_error(CMD, "unknown option '%s' (see --help)", a);
-            goto done;
-        }
+    const BenchArg args[] = {{"--no-x264", .flag = &no_x264},
+                             {"--sizes", .str = &sizes},
+                             {"--qps|--qp", .str = &qps},
+                             {"--ranges", .str = &ranges},
+                             {"--presets", .str = &presets},
+                             {"--clips", .str = &clips},
+                             {"--md", .str = &o.md},
+                             {"--plot-dir", .str = &plot_dir},
+                             {"--keyint", .num = &keyint, .lo = 0, .hi = 1000000},
+                             {"--x264-threads", .num = &xthreads, .lo = 0, .hi = 1024},
+                             {"--x264-bframes", .num = &xbframes, .lo = 0, .hi = 16},
+                             {NULL}};
+    const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
+    if (pr) { /* --help shown (exit 0), or an error */
+        ret = pr < 0;
+        goto done;
     }
     const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
     if (source < 0) goto done;
@@ -1048,7 +986,7 @@ int vidk_bench_rd(int argc, char **argv) {
         snprintf(b->backend, sizeof(b->backend), "%s",
                  vidk_backend_name(vidk_get_backend(b->ctx)));
     if (plot_dir) {
-        if (mkdir_once(plot_dir) < 0) {
+        if (bench_make_dir(plot_dir) < 0) {
             cli_error(CMD, "--plot-dir: cannot create folder '%s'", plot_dir);
             goto done;
         }
@@ -1061,7 +999,7 @@ int vidk_bench_rd(int argc, char **argv) {
     const char *dir = o.video ? o.video : mosaic_default_video_dir();
     int want_real = source != 1, want_gen = source != 0, have_clips = 0;
     if (want_real) {
-        names = list_clips(dir, &nnames);
+        nnames = mosaic_list_dir(dir, ".y4m", names, MAX_SRC);
         have_clips = bench_open_mosaic(&mosaic, dir, CMD, c.quiet) == 0;
         if (!have_clips) {
             bench_note(&b->notes,
@@ -1145,9 +1083,8 @@ oom:
 done:
     frames_free(&fr, b->ctx);
     mosaic_close(&mosaic);
-    for (int i = 0; names && names[i]; i++)
+    for (int i = 0; i < nnames; i++)
         free(names[i]);
-    free(names);
     vidk_close(&b->ctx);
     free(b->src);
     free(b);

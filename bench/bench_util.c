@@ -1,6 +1,8 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench_util.h"
 #include "cli.h"
@@ -107,8 +109,8 @@ void bench_notes_json(FILE *f, const BenchNotes *nt) {
     }
 }
 
-void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
-                         VidkBackend *backends, int *n, VidkContext **ctx, BenchNotes *notes) {
+int bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
+                        VidkBackend *backends, int *n, VidkContext **ctx, BenchNotes *notes) {
     for (int k = 0; k < *n; k++) {
         const VidkBackend be = backends[k];
         CliCommon cc = *c;
@@ -126,6 +128,7 @@ void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
             k--;
         }
     }
+    return *n ? 0 : (cli_error(cmd, "no usable backend"), -1);
 }
 
 const char *bench_backend_label(VidkContext *const *ctx, VidkBackend be, char *buf, size_t n) {
@@ -136,7 +139,11 @@ const char *bench_backend_label(VidkContext *const *ctx, VidkBackend be, char *b
     return buf;
 }
 
-int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv, int *i) {
+#define BENCH_OPT_HELP 2
+/* argv[*i]: BENCH_OPT_HELP, 1 when taken (its value consumed), 0 when not one of these, -1
+ * after a message. */
+static int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
+                     int *i) {
     const char *a = argv[*i], *v;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) return BENCH_OPT_HELP;
     if (strcmp(a, "--json")) {
@@ -160,6 +167,48 @@ int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv
     if (k == 7) return cli_parse_int(cmd, a, v, 1, o->runs_hi, &o->runs) < 0 ? -1 : 1;
     if (k == 8) return cli_parse_double(cmd, a, v, 0, 1e6, &o->max_seconds) < 0 ? -1 : 1;
     return 1;
+}
+
+/* Whether `a` is one of the "|"-separated names. */
+static int name_is(const char *names, const char *a) {
+    const size_t l = strlen(a);
+    for (const char *p = names; *p;) {
+        const size_t k = strcspn(p, "|");
+        if (k == l && !strncmp(p, a, l)) return 1;
+        p += k;
+        if (*p) p++;
+    }
+    return 0;
+}
+
+int bench_parse_args(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
+                     const BenchArg *args, void (*help)(void)) {
+    cli_common_init(c);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        const int r = bench_opt(o, c, cmd, argc, argv, &i);
+        if (r == BENCH_OPT_HELP) return help(), 1;
+        if (r < 0) return -1;
+        if (r) continue;
+        if (strncmp(a, "--", 2))
+            return cli_error(cmd, "unexpected argument '%s' (see --help)", a), -1;
+        const BenchArg *k = args;
+        while (k->name && !name_is(k->name, a))
+            k++;
+        if (!k->name) return cli_error(cmd, "unknown option '%s' (see --help)", a), -1;
+        if (k->given) *k->given = 1;
+        if (k->flag) {
+            *k->flag = 1;
+            continue;
+        }
+        if (!(v = cli_value(cmd, argc, argv, &i))) return -1;
+        if (k->str)
+            *k->str = v;
+        else if (k->num ? cli_parse_int(cmd, a, v, (long)k->lo, (long)k->hi, k->num) < 0
+                        : cli_parse_double(cmd, a, v, k->lo, k->hi, k->dbl) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int bench_choice(const char *cmd, const char *opt, const char *v, const char *choices) {
@@ -378,4 +427,10 @@ int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet) {
         fprintf(stderr, "vidkern-bench %s: no real clips found (%s): generated video only\n",
                 cmd, dir ? dir : "no folder; set --video DIR or VIDK_VIDEO_DIR");
     return -1;
+}
+
+int bench_make_dir(const char *dir) {
+    struct stat st;
+    if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : -1;
+    return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
 }

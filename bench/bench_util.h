@@ -77,9 +77,10 @@ void bench_dev_medians(BenchDevTimes *d, double *kernel, double *h2d, double *d2
  * (backend replaced, and quiet too where `quiet_open`). A backend that is not available
  * or does not open is dropped from the list (order kept), noted ("backend %s skipped:
  * not usable on this machine/build") and, unless c->quiet, said on stderr ("vidkern-bench CMD:
- * backend %s not usable here, skipped"). */
-void bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
-                         VidkBackend *backends, int *n, VidkContext **ctx, BenchNotes *notes);
+ * backend %s not usable here, skipped"). Returns 0, or -1 after "no usable backend" when
+ * none is left. */
+int bench_open_backends(const CliCommon *c, const char *cmd, int quiet_open,
+                        VidkBackend *backends, int *n, VidkContext **ctx, BenchNotes *notes);
 
 /* "LABEL" of backend be in the tables: "threads(N)" for an open threads context. */
 const char *bench_backend_label(VidkContext *const *ctx, VidkBackend be, char *buf, size_t n);
@@ -96,11 +97,26 @@ typedef struct BenchOpts {
     unsigned no;
 } BenchOpts;
 
-#define BENCH_OPT_HELP 2
-/* Parse argv[*i]: --help/-h (returns BENCH_OPT_HELP), the common options of every command
- * (cli_common_opt, but --json takes a file here) or one of BenchOpts (its value consumed).
- * Returns 1 when taken, 0 when not one of these, -1 after a message. */
-int bench_opt(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv, int *i);
+/* One option of a benchmark's own: a flag (*flag = 1), or with a value a string (*str), an
+ * integer in [lo, hi] (*num) or a number in [lo, hi] (*dbl); *given (where not NULL) = 1
+ * when it is given. name: "--a", or aliases "--a|--b". A list ends with {NULL}. */
+typedef struct BenchArg {
+    const char *name;
+    int *flag;
+    const char **str;
+    long *num;
+    double *dbl;
+    double lo, hi;
+    int *given;
+} BenchArg;
+
+/* Parse argv[1..argc-1] (c: cli_common_init, then these): --help/-h (help() printed,
+ * returns 1 at once), the common options of every command (cli_common_opt, but --json
+ * takes a file here), those of BenchOpts, then those of `args`. Returns 0, 1 after help, or -1
+ * after a message (a value out of range, an unknown option or an argument that is not an
+ * option). */
+int bench_parse_args(BenchOpts *o, CliCommon *c, const char *cmd, int argc, char **argv,
+                     const BenchArg *args, void (*help)(void));
 
 /* Index of `v` among `choices` ("a|b|c"), or -1 after "OPT: 'V' is not a, b or c". */
 int bench_choice(const char *cmd, const char *opt, const char *v, const char *choices);
@@ -157,6 +173,9 @@ void bench_copy_pic(VidkPicture *dst, const VidkPicture *src);
  * Returns 0, or -1 (dir NULL or no clips) after saying, unless `quiet`, "vidkern-bench CMD: no
  * real clips found (DIR): generated video only" on stderr; the note is the caller's. */
 int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet);
+
+/* Folder dir, made unless it exists: 0, or -1 (not a folder, or cannot be made). */
+int bench_make_dir(const char *dir);
 
 /* The benchmarks of vidkern-bench (bench/bench_<what>.c); argv[0] is the <what> word. */
 int vidk_bench_me(int argc, char **argv);

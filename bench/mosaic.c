@@ -29,9 +29,19 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int has_suffix(const char *s, const char *suf) {
-    const size_t n = strlen(s), m = strlen(suf);
-    return n > m && !strcmp(s + n - m, suf);
+int mosaic_list_dir(const char *dir, const char *suffix, char **names, int max) {
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) return -1;
+    const size_t m = strlen(suffix);
+    struct dirent *e;
+    int n = 0;
+    while (n < max && (e = readdir(d))) {
+        const size_t l = strlen(e->d_name);
+        if (l > m && !strcmp(e->d_name + l - m, suffix) && (names[n] = strdup(e->d_name))) n++;
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+    return n;
 }
 
 /* Centre crop of one picture into a tile buffer. */
@@ -85,23 +95,13 @@ done:
 
 int mosaic_open(Mosaic **pm, const char *dir, int min_frames, char *err, size_t errlen) {
     *pm = NULL;
-    DIR *d = dir ? opendir(dir) : NULL;
-    if (!d) {
+    /* Sorted names: the same folder gives the same mosaic everywhere. */
+    char *names[256];
+    const int nn = mosaic_list_dir(dir, ".y4m", names, 256);
+    if (nn < 0) {
         snprintf(err, errlen, "%s: no clip folder", dir ? dir : "(none)");
         return VIDK_ERR(ENOENT);
     }
-    /* Sorted names: the same folder gives the same mosaic everywhere. */
-    char *names[256];
-    int nn = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && nn < 256)
-        if (has_suffix(e->d_name, ".y4m")) {
-            const size_t l = strlen(e->d_name);
-            if (!(names[nn] = malloc(l + 1))) break;
-            memcpy(names[nn++], e->d_name, l + 1);
-        }
-    closedir(d);
-    qsort(names, (size_t)nn, sizeof(names[0]), cmp_str);
     Mosaic *m = calloc(1, sizeof(*m));
     int ret = m ? 0 : VIDK_ERR(ENOMEM);
     for (int i = 0; i < nn && m && m->n < MOSAIC_MAX_CLIPS && ret >= 0; i++) {
@@ -145,18 +145,11 @@ void mosaic_close(Mosaic **pm) {
     *pm = NULL;
 }
 
-int mosaic_clip_count(const Mosaic *m) {
-    return m->n;
-}
-const char *mosaic_clip_name(const Mosaic *m, int i) {
-    return i >= 0 && i < m->n ? m->clip[i].name : "?";
-}
 const char *mosaic_describe(const Mosaic *m) {
     return m->desc;
 }
 
-/* Frame index of a clip of n frames at time t: forwards, then backwards. */
-static int ping_pong(int t, int n) {
+int mosaic_ping_pong(int t, int n) {
     if (n <= 1) return 0;
     const int period = 2 * (n - 1);
     const int j = t % period;
@@ -190,7 +183,7 @@ int mosaic_frame(const Mosaic *m, int k, VidkPicture *pic) {
             const int t = ty * tiles_x + tx;
             const MosaicClip *c = &m->clip[(tx + step * ty) % m->n];
             /* Different start frames so repeated clips do not show the same picture. */
-            const int f = ping_pong((int)((unsigned)t * 37u % 1009u) + k, c->frames);
+            const int f = mosaic_ping_pong((int)((unsigned)t * 37u % 1009u) + k, c->frames);
             const uint8_t *tile = c->data + (size_t)f * TILE_BYTES;
             const int x = tx * TW, y = ty * TH;
             const int w = pic->w - x < TW ? pic->w - x : TW;

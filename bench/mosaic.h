@@ -28,9 +28,12 @@ typedef struct Mosaic Mosaic;
 int mosaic_open(Mosaic **m, const char *dir, int min_frames, char *err, size_t errlen);
 void mosaic_close(Mosaic **m);
 
-int mosaic_clip_count(const Mosaic *m);
-/* "container_352x288_30fps_15f.y4m (15 frames)" etc. */
-const char *mosaic_clip_name(const Mosaic *m, int i);
+/* The names in folder dir that end in suffix (and are longer), sorted (strcmp), at most max,
+ * into names[] (each to free()). Returns their count, or -1 when dir is NULL or cannot be
+ * opened (errno says why). */
+int mosaic_list_dir(const char *dir, const char *suffix, char **names, int max);
+/* Frame index of a clip of n frames at time t: forwards, then backwards. */
+int mosaic_ping_pong(int t, int n);
 /* One line: "mosaic of 320x240 crops of: a, b, c". */
 const char *mosaic_describe(const Mosaic *m);
 

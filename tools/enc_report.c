@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "enc_report.h"
+#include "mvpng.h"
 #include "picio.h"
 #include "report.h"
 
@@ -178,15 +179,7 @@ static void wheel_colour(int x, int y, double norm, uint8_t out[3]) {
     const double s = len <= 0 ? 0 : len >= norm ? 1 : 0.2 + 0.8 * len / norm;
     double hue = atan2((double)y, (double)x) * (3.0 / 3.14159265358979323846); /* -3..3 */
     if (hue < 0) hue += 6;
-    const int seg = (int)hue % 6;
-    const double fr = hue - floor(hue);
-    const double lo = 1 - s, dn = 1 - s * fr, up = 1 - s * (1 - fr);
-    static const int pick[6][3] = {{0, 1, 2}, {3, 0, 2}, {2, 0, 1},
-                                   {2, 3, 0}, {1, 2, 0}, {0, 2, 3}};
-    /* 0 = 1, 1 = up, 2 = lo, 3 = dn: the six sectors of the hexcone. */
-    const double val[4] = {1, up, lo, dn};
-    for (int c = 0; c < 3; c++)
-        out[c] = (uint8_t)lrint(255 * val[pick[seg][c]]);
+    mvpng_hsv(hue, s, out);
 }
 
 /* Write the w x h picture rgb to path and free it. */

@@ -21,35 +21,18 @@ static void mv_colour(int x, int y, double norm, double sat_floor, uint8_t out[3
     const double pi = 3.14159265358979323846;
     double h = atan2((double)y, (double)x) / (2 * pi); /* -0.5..0.5, image y down */
     if (h < 0) h += 1;
-    const double h6 = h * 6;
+    mvpng_hsv(h * 6, s, out);
+}
+
+void mvpng_hsv(double h6, double s, uint8_t out[3]) {
     const int sector = (int)h6 % 6;
     const double fr = h6 - floor(h6);
-    /* HSV with V = 1. */
-    const double p = 1 - s, q = 1 - s * fr, t = 1 - s * (1 - fr);
-    double r, g, b;
-    switch (sector) {
-    case 0:
-        r = 1, g = t, b = p;
-        break;
-    case 1:
-        r = q, g = 1, b = p;
-        break;
-    case 2:
-        r = p, g = 1, b = t;
-        break;
-    case 3:
-        r = p, g = q, b = 1;
-        break;
-    case 4:
-        r = t, g = p, b = 1;
-        break;
-    default:
-        r = 1, g = p, b = q;
-        break;
-    }
-    out[0] = (uint8_t)lrint(r * 255);
-    out[1] = (uint8_t)lrint(g * 255);
-    out[2] = (uint8_t)lrint(b * 255);
+    /* 1, up, lo, dn: the six sectors of the hexcone pick three of them. */
+    const double val[4] = {1, 1 - s * (1 - fr), 1 - s, 1 - s * fr};
+    static const int pick[6][3] = {{0, 1, 2}, {3, 0, 2}, {2, 0, 1},
+                                   {2, 3, 0}, {1, 2, 0}, {0, 2, 3}};
+    for (int c = 0; c < 3; c++)
+        out[c] = (uint8_t)lrint(255 * val[pick[sector][c]]);
 }
 
 static void put_px(uint8_t *rgb, int w, int h, int x, int y, const uint8_t c[3]) {

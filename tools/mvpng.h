@@ -21,6 +21,10 @@ typedef enum MvPngMode { MVPNG_WHEEL = 0, MVPNG_ARROWS } MvPngMode;
 /* "wheel" / "arrows" -> mode, -1 if unknown. */
 int mvpng_mode_from_name(const char *name);
 
+/* The colour of hue h6 (0..6: red, yellow, green, cyan, blue, magenta) and saturation s
+ * (0..1) at value 1 (HSV), 8-bit RGB. */
+void mvpng_hsv(double h6, double s, uint8_t out[3]);
+
 /* Render shape bs of field f into rgb (f->w x f->h x 3 bytes, row stride f->w * 3).
  * pic (luma, 8..16 bits, f's size) is the arrows background; NULL = black. norm = vector
  * length of full saturation; 0 = the field's longest vector. 0 or VIDK_ERR(EINVAL). */

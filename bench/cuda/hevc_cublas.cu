@@ -397,24 +397,19 @@ extern "C" int hcb_run(HcbCtx *c, HcbTiming *t, char *err, size_t errlen) {
         const float a1 = ldexpf(1.f, -(log2n + c->bitdepth - 9)),
                     a2 = ldexpf(1.f, -(log2n + 6));
         float *x = c->d_x + c->sample_off[s], *tmp = c->d_t + c->sample_off[s];
-        for (int r = 0; r < c->nruns; r++) {
-            const HcbRun *run = &c->runs[r];
-            if (run->size != s) continue;
-            const float *m = c->d_mat + mat_off[run->dst ? 4 : s];
-            const size_t o = (size_t)run->first * len;
-            BL(gemm_chunks(c, 1, n, m, a1, x + o, tmp + o, run->count, &launches));
+        for (int pass = 1; pass <= 2; pass++) { // stage 1: x -> tmp, stage 2: tmp -> x
+            float *in = pass == 1 ? x : tmp, *out = pass == 1 ? tmp : x;
+            for (int r = 0; r < c->nruns; r++) {
+                const HcbRun *run = &c->runs[r];
+                if (run->size != s) continue;
+                const float *m = c->d_mat + mat_off[run->dst ? 4 : s];
+                const size_t o = (size_t)run->first * len;
+                BL(gemm_chunks(c, pass, n, m, pass == 1 ? a1 : a2, in + o, out + o, run->count,
+                               &launches));
+            }
+            round_kernel<<<ew_grid(c, nval), EW_THREADS, 0, c->stream>>>(out, nval);
+            CU(cudaGetLastError());
         }
-        round_kernel<<<ew_grid(c, nval), EW_THREADS, 0, c->stream>>>(tmp, nval);
-        CU(cudaGetLastError());
-        for (int r = 0; r < c->nruns; r++) {
-            const HcbRun *run = &c->runs[r];
-            if (run->size != s) continue;
-            const float *m = c->d_mat + mat_off[run->dst ? 4 : s];
-            const size_t o = (size_t)run->first * len;
-            BL(gemm_chunks(c, 2, n, m, a2, tmp + o, x + o, run->count, &launches));
-        }
-        round_kernel<<<ew_grid(c, nval), EW_THREADS, 0, c->stream>>>(x, nval);
-        CU(cudaGetLastError());
         quant_kernel<<<ew_grid(c, nval), EW_THREADS, 0, c->stream>>>(x, c->d_tb + c->tb_off[s],
                                                                      nval, log2n, c->bitdepth);
         CU(cudaGetLastError());

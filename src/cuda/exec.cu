@@ -71,7 +71,9 @@ int exec_buf(Exec *x, int slot, bool host, size_t bytes, void **p) {
     return 0;
 }
 
-int h2d(Exec *x, void *dst, const void *src, size_t n, int s) {
+// One asynchronous copy on stream s (a plain memcpy in the emulation).
+static int copy_async(Exec *x, void *dst, const void *src, size_t n, int s,
+                      cudaMemcpyKind kind) {
     const VidkContext *ctx = x->ctx;
     int err = 0;
     if (!n) return 0;
@@ -79,22 +81,17 @@ int h2d(Exec *x, void *dst, const void *src, size_t n, int s) {
         memcpy(dst, src, n);
         return 0;
     }
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, x->st[s]));
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, kind, x->st[s]));
 cleanup:
     return err;
 }
 
+int h2d(Exec *x, void *dst, const void *src, size_t n, int s) {
+    return copy_async(x, dst, src, n, s, cudaMemcpyHostToDevice);
+}
+
 int d2h(Exec *x, void *dst, const void *src, size_t n, int s) {
-    const VidkContext *ctx = x->ctx;
-    int err = 0;
-    if (!n) return 0;
-    if (x->emu) {
-        memcpy(dst, src, n);
-        return 0;
-    }
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, x->st[s]));
-cleanup:
-    return err;
+    return copy_async(x, dst, src, n, s, cudaMemcpyDeviceToHost);
 }
 
 int dmemset(Exec *x, void *dst, size_t n, int s, int value) {

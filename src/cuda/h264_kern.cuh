@@ -131,9 +131,6 @@ VK_HD int imin(int a, int b) {
 template <typename T> VK_HD T pick3(const T (&v)[3], int p) {
     return p == 0 ? v[0] : p == 1 ? v[1] : v[2];
 }
-VK_HD int imax(int a, int b) {
-    return a > b ? a : b;
-}
 
 // ---- arithmetic shared by every kernel --------------------------------------------------
 
