@@ -13,6 +13,8 @@ typedef struct VidkBits {
     size_t cap;   /* bytes */
     size_t pos;   /* bits written */
     int overflow; /* 1: a write went past cap (the content is incomplete) */
+    uint32_t
+        part; /* the pos % 8 bits of the partial last byte (also in buf): never read back */
 } VidkBits;
 
 VIDK_CORE void vidk_bits_init(VidkBits *b, uint8_t *buf, size_t cap) {
@@ -20,9 +22,11 @@ VIDK_CORE void vidk_bits_init(VidkBits *b, uint8_t *buf, size_t cap) {
     b->cap = cap;
     b->pos = 0;
     b->overflow = 0;
+    b->part = 0;
 }
 
-/* n (0..32) low bits of v, most significant first: the partial last byte's bits and v go
+/* n (0..32) low bits of v, most significant first: the partial last byte's bits (kept in
+ * b->part, so that the buffer is only written: no store-to-load wait on a GPU) and v go
  * through a 64-bit accumulator, whole bytes out. */
 VIDK_CORE void vidk_put_bits(VidkBits *b, int n, uint32_t v) {
     if (n <= 0) return;
@@ -32,12 +36,12 @@ VIDK_CORE void vidk_put_bits(VidkBits *b, int n, uint32_t v) {
     }
     size_t byte = b->pos >> 3;
     const int used = (int)(b->pos & 7);
-    uint64_t acc = used ? (uint64_t)(b->buf[byte] >> (8 - used)) : 0;
-    acc = acc << n | (n == 32 ? v : v & ((1u << n) - 1));
+    uint64_t acc = (uint64_t)b->part << n | (n == 32 ? v : v & ((1u << n) - 1));
     int tot = used + n;
     for (; tot >= 8; tot -= 8)
         b->buf[byte++] = (uint8_t)(acc >> (tot - 8));
     if (tot) b->buf[byte] = (uint8_t)(acc << (8 - tot));
+    b->part = (uint32_t)(acc & ((1u << tot) - 1));
     b->pos += (size_t)n;
 }
 

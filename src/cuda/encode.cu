@@ -118,13 +118,39 @@ __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int 
     }
 }
 
-// H.264 inter frames: what the decision compares (the partitions' SATD, the intra estimate),
-// one thread per entry.
+// H.264 inter frames: what the decision compares, the partitions' SATD (enc_h264_part_dist:
+// the sum of its 4x4 blocks' enc_satd4). A half warp per (macroblock, partition shape), lane k
+// the 4x4 block k (raster) at the vector of the shape's partition covering it, so that every
+// lane does the same work; the lane of a partition's first block sums its blocks.
+constexpr int kDistShapes =
+    7; // 4x4, 8x4, 4x8, 8x8 (P_8x8's sub types 3, 1, 2, 0), 16x8, 8x16, 16x16
+__device__ inline int dist_part(int shape, int k) {
+    const int mode = shape < 4 ? 3 : shape == 4 ? 1 : shape == 5 ? 2 : 0;
+    const int sub = shape == 0 ? 3 : shape == 1 ? 1 : shape == 2 ? 2 : 0;
+    return enc_h264_cand_part(mode, sub, k & 3, k >> 2);
+}
 __global__ void __launch_bounds__(128) dist_kernel(const EncFrame f, uint32_t *dist) {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t / VIDK_ME_NPART,
-              p = t % VIDK_ME_NPART;
-    if (u < f.uw * f.uh)
-        dist[ENC_H264_DIST_N * u + p] = enc_h264_part_dist(&f, u % f.uw, u / f.uw, p);
+    __shared__ uint32_t sd[128];
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, g = t >> 4, k = t & 15;
+    const int u = g / kDistShapes, shape = g % kDistShapes, p = dist_part(shape, k);
+    const bool on = u < f.uw * f.uh;
+    const int mbx = u % f.uw, mby = u / f.uw;
+    uint32_t v = 0;
+    if (on && !(f.no_sub8x8 && p < VIDK_ME_PART_8x8)) {
+        const EncPart q = enc_h264_part(mbx, mby, p);
+        v = enc_h264_satd_at(&f, 16 * mbx + 4 * (k & 3), 16 * mby + 4 * (k >> 2), 4, 4,
+                             enc_me_at(&f, q.bs, q.bx, q.by).mv);
+    }
+    sd[threadIdx.x] = v;
+    __syncwarp();
+    if (!on) return;
+    const uint32_t *h = sd + (threadIdx.x & ~15);
+    for (int o = 0; o < k; o++)
+        if (dist_part(shape, o) == p) return; // not the partition's first block
+    uint32_t sum = 0;
+    for (int o = k; o < 16; o++)
+        sum += dist_part(shape, o) == p ? h[o] : 0u;
+    dist[ENC_H264_DIST_N * u + p] = sum;
 }
 
 // The Intra_16x16 estimate: one thread per macroblock and mode, the lowest of four adjacent
@@ -721,8 +747,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         // per step), then the macroblocks made intra.
         const int n = e->uw * e->uh;
         if (e->p.codec == VIDK_CODEC_H264) {
-            dist_kernel<<<(unsigned)((n * VIDK_ME_NPART + 127) / 128), 128, 0, s>>>(f,
-                                                                                    c->d_dist);
+            dist_kernel<<<(unsigned)((n * kDistShapes * 16 + 127) / 128), 128, 0, s>>>(
+                f, c->d_dist);
             CUDA_CHECK_LAUNCH();
             intra_est_kernel<<<(unsigned)((n * 4 + 127) / 128), 128, 0, s>>>(f, c->d_dist);
             CUDA_CHECK_LAUNCH();

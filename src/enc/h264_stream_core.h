@@ -91,11 +91,12 @@ VIDK_CORE int vidk_h264s_piece_lev(const VidkH264sCtx *c, int mbx, int mby, int 
     const uint8_t *zz4 = VIDK_CAVLC_TAB(zz4), *zz8 = VIDK_CAVLC_TAB(zz8);
     const int W = c->W, x0 = mbx * 16, y0 = mby * 16;
     const int16_t *ly = c->lev[0];
+    int16_t v[16]; /* loaded here, then stored: the loads need not wait for the stores */
     if (j == VIDK_H264S_P_DC) {
         for (int i = 0; i < 16; i++) {
             /* DC c[i][j] of the 4x4 block in row i, column j sits at its element 0 */
             const int rr = zz4[i];
-            lev[i] = ly[(ptrdiff_t)(y0 + 4 * (rr / 4)) * W + x0 + 4 * (rr % 4)];
+            v[i] = ly[(ptrdiff_t)(y0 + 4 * (rr / 4)) * W + x0 + 4 * (rr % 4)];
         }
     } else if (j < VIDK_H264S_P_CDC) {
         const int k = j - VIDK_H264S_P_LUMA;
@@ -105,12 +106,12 @@ VIDK_CORE int vidk_h264s_piece_lev(const VidkH264sCtx *c, int mbx, int mby, int 
             const int qx = x0 + 8 * (q & 1), qy = y0 + 8 * (q >> 1);
             for (int i = 0; i < 16; i++) {
                 const int rr = zz8[4 * i + i4];
-                lev[i] = ly[(ptrdiff_t)(qy + rr / 8) * W + qx + rr % 8];
+                v[i] = ly[(ptrdiff_t)(qy + rr / 8) * W + qx + rr % 8];
             }
         } else {
             for (int i = 0; i < 16; i++) {
                 const int rr = zz4[i];
-                lev[i] = ly[(ptrdiff_t)(by + rr / 4) * W + bx + rr % 4];
+                v[i] = ly[(ptrdiff_t)(by + rr / 4) * W + bx + rr % 4];
             }
         }
     } else {
@@ -120,14 +121,14 @@ VIDK_CORE int vidk_h264s_piece_lev(const VidkH264sCtx *c, int mbx, int mby, int 
         const int Wc = W / 2, cx = mbx * 8, cy = mby * 8;
         for (int i = 0; i < 16; i++) {
             const int b = dc ? i : (j - VIDK_H264S_P_CAC) & 3, rr = dc ? 0 : zz4[i];
-            lev[i] = dc && i >= 4 ? 0
-                                  : lc[(ptrdiff_t)(cy + 4 * (b >> 1) + rr / 4) * Wc + cx +
-                                       4 * (b & 1) + rr % 4];
+            v[i] = dc && i >= 4 ? 0
+                                : lc[(ptrdiff_t)(cy + 4 * (b >> 1) + rr / 4) * Wc + cx +
+                                     4 * (b & 1) + rr % 4];
         }
     }
     int any = 0, ac = 0;
     for (int i = 0; i < 16; i++)
-        any |= lev[i] != 0, ac |= i && lev[i] != 0;
+        lev[i] = v[i], any |= v[i] != 0, ac |= i && v[i] != 0;
     return any | ac << 1;
 }
 
