@@ -812,11 +812,14 @@ static void in_setup(VioReader *r) {
     if (r->fd < 0 || fstat(r->fd, &st) < 0) return;
 #ifdef F_SETPIPE_SZ
     if (S_ISFIFO(st.st_mode)) {
-        /* A frame or two; an unprivileged process may go up to
+        /* Two frames, never less than it has; an unprivileged process may go up to
          * /proc/sys/fs/pipe-max-size (1 MiB by default). */
+        const int cur = fcntl(r->fd, F_GETPIPE_SZ);
         size_t want = 2 * r->frame_bytes;
-        if (want > ((size_t)64 << 20)) want = (size_t)64 << 20;
-        if (fcntl(r->fd, F_SETPIPE_SZ, (int)want) < 0) fcntl(r->fd, F_SETPIPE_SZ, 1 << 20);
+        if (want > ((size_t)16 << 20)) want = (size_t)16 << 20;
+        if (cur > 0 && want > (size_t)cur && fcntl(r->fd, F_SETPIPE_SZ, (int)want) < 0 &&
+            cur < (1 << 20))
+            fcntl(r->fd, F_SETPIPE_SZ, 1 << 20);
     }
 #endif
     const long long pos = in_tell(r);
@@ -824,6 +827,9 @@ static void in_setup(VioReader *r) {
     r->ra = 1;
     r->base = pos;
     r->size = (long long)st.st_size;
+    /* Frames are read front to back (by several threads at nearby offsets): a larger
+     * read-ahead when the file is not in the page cache. */
+    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 }
 
 /* Before any picture is allocated for it: a frame within VIO_FRAME_BYTES_MAX and, for a
