@@ -22,7 +22,7 @@
 #endif
 
 /* Source pictures in rotation: VIDK_ENC_MAX_PENDING in the encoder plus those the reader
- * thread reads (or generates) ahead while the encoder works. */
+ * threads read (or generate) ahead while the encoder works. */
 #define NBUF (VIDK_ENC_MAX_PENDING + 4)
 
 /* Reader threads (--read-threads, default READERS): frame k into pics[k % NBUF] once frame
@@ -630,7 +630,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     CliProgress prog;
     cli_progress_start(&prog, "encode", total, c.quiet || verbose);
 
-    /* The pipeline: frame k lives in pics[k % NBUF] from its read (by the reader thread)
+    /* The pipeline: frame k lives in pics[k % NBUF] from its read (by a reader thread)
      * until its receive. Frames [nrecv, nsent) are in the encoder (at most
      * VIDK_ENC_MAX_PENDING); send while there is room and a frame is read, else receive the
      * oldest: frame i+1 is sent before frame i is received, and the reader keeps up to NBUF
