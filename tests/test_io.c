@@ -8,6 +8,8 @@
  * under test, so a reader or writer bug cannot hide behind itself. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -883,6 +885,7 @@ static int read_via_pipe(const uint8_t *d, size_t n, const VioFormat *raw,
     int ret = vio_reader_open(&r, "-", raw, err, errlen);
     if (ret == 0) {
         CHECK(fseek(stdin, 0, SEEK_SET) != 0); /* really a pipe */
+        CHECK(vio_reader_random_access(r) == 0);
         VidkPicture pic;
         const VioFormat *f = vio_reader_format(r);
         CHECK(vio_picture_alloc(&pic, f) == 0);
@@ -948,6 +951,279 @@ static void test_pipes(void) {
     CHECK(n == VIDK_ERR(EINVAL) && msg_ok(err, "stdin", "frame 3 truncated"));
     buf_free(&s);
     buf_free(&p0);
+}
+
+/* ---- random access (vio_reader_read_at, vio_reader_seek_frame) ------------------------ */
+
+/* Same samples, margins included. */
+static int pic_same(const VidkPicture *a, const VidkPicture *b) {
+    const int bps = a->bitdepth > 8 ? 2 : 1;
+    for (int p = 0; p < model_planes(a->chroma); p++) {
+        int pw, ph;
+        model_dims(a->chroma, a->w, a->h, p, &pw, &ph);
+        const int sx = p && (a->chroma == VIDK_CHROMA_420 || a->chroma == VIDK_CHROMA_422);
+        const int sy = p && a->chroma == VIDK_CHROMA_420;
+        const int mx = a->pad >> sx, my = a->pad >> sy;
+        for (int y = -my; y < ph + my; y++)
+            if (memcmp((const uint8_t *)a->data[p] + y * a->stride[p] - mx * bps,
+                       (const uint8_t *)b->data[p] + y * b->stride[p] - mx * bps,
+                       (size_t)(pw + 2 * mx) * (size_t)bps))
+                return 0;
+    }
+    return 1;
+}
+
+#define RA_MAX 16
+
+/* What reading a file gives: the frames, then the end (0) or an error (code, message). */
+typedef struct RaRun {
+    VidkPicture pic[RA_MAX];
+    int n, code, frames_after;
+    char err[2048];
+} RaRun;
+
+static void ra_run_free(RaRun *o) {
+    for (int i = 0; i < RA_MAX; i++)
+        vidk_picture_free(&o->pic[i]);
+}
+
+/* Read the file as vidkern encode does (par: frame k at its offset while every frame so
+ * far was, then vio_reader_seek_frame() and in order; 0: in order only) into o. Returns
+ * the frames read at their offsets. */
+static int ra_read(const char *p, const VioFormat *raw, int par, RaRun *o) {
+    char err[2048];
+    VioReader *r = NULL;
+    memset(o, 0, sizeof(*o));
+    if (vio_reader_open(&r, p, raw, err, sizeof(err)) < 0) {
+        fprintf(stderr, "  open %s: %s\n", p, err);
+        CHECK(0);
+        return 0;
+    }
+    CHECK(vio_reader_random_access(r) == 1);
+    int k = 0, at = 0;
+    if (par) {
+        for (; k < RA_MAX; k++) {
+            CHECK(vio_picture_alloc(&o->pic[k], vio_reader_format(r)) == 0);
+            if (vio_reader_read_at(r, k, &o->pic[k]) != 1) break;
+        }
+        at = k;
+        CHECK(vio_reader_frames(r) == 0); /* read_at changes no state */
+        if (k < RA_MAX) CHECK(vio_reader_seek_frame(r, k) == 0);
+    }
+    for (; k < RA_MAX; k++) {
+        if (!o->pic[k].data[0]) CHECK(vio_picture_alloc(&o->pic[k], vio_reader_format(r)) == 0);
+        const int e = vio_reader_read(r, &o->pic[k]);
+        if (e <= 0) {
+            o->code = e;
+            snprintf(o->err, sizeof(o->err), "%s", vio_reader_error(r));
+            break;
+        }
+    }
+    o->n = k;
+    o->frames_after = vio_reader_frames(r);
+    vio_reader_close(&r);
+    return at;
+}
+
+/* The file s read at offsets then in order gives what reading in order gives: n frames
+ * (at least `at` of them at their offsets), then code. */
+static void ra_case(const char *label, const Buf *s, const VioFormat *raw, int n, int at,
+                    int code) {
+    char p[600];
+    tpath(p, sizeof(p), "ra.bin");
+    write_file(p, s->p, s->n);
+    RaRun seq, par;
+    ra_read(p, raw, 0, &seq);
+    const int got_at = ra_read(p, raw, 1, &par);
+    int ok = seq.n == n && par.n == n && seq.code == code && par.code == code &&
+             !strcmp(seq.err, par.err) && seq.frames_after == par.frames_after &&
+             got_at >= at && (code || got_at <= n);
+    for (int i = 0; ok && i < n; i++)
+        ok = pic_same(&seq.pic[i], &par.pic[i]);
+    if (!ok)
+        fprintf(stderr,
+                "  random access %s: in order %d frames, %d '%s'; at offsets (%d of them) %d, "
+                "%d '%s'; want %d frames (%d at offsets), %d\n",
+                label, seq.n, seq.code, seq.err, got_at, par.n, par.code, par.err, n, at, code);
+    CHECK(ok);
+    ra_run_free(&seq);
+    ra_run_free(&par);
+}
+
+typedef struct RaThread {
+    const char *path;
+    VioReader *r;
+    int first, nframes, bad;
+    const Buf *payload;
+} RaThread;
+
+static void *ra_thread(void *arg) {
+    RaThread *t = arg;
+    const VioFormat *f = vio_reader_format(t->r);
+    VidkPicture pic;
+    if (vio_picture_alloc(&pic, f) < 0) {
+        t->bad = 1;
+        return NULL;
+    }
+    for (int i = 0; i < 4 * t->nframes; i++) {
+        const int k = (t->first + 5 * i) % t->nframes;
+        if (vio_reader_read_at(t->r, k, &pic) != 1 ||
+            !pic_equals_payload(&pic, t->payload[k].p, f->chroma, f->bitdepth, f->w, f->h))
+            t->bad++;
+    }
+    vidk_picture_free(&pic);
+    return NULL;
+}
+
+static void test_random_access(void) {
+    enum { N = 9 };
+    const int EI = VIDK_ERR(EINVAL);
+    static const struct {
+        const char *hdr;
+        VidkChroma c;
+        int bd, w, h;
+    } fmts[] = {
+        {"YUV4MPEG2 W37 H23 F25:1", VIDK_CHROMA_420, 8, 37, 23},
+        {"YUV4MPEG2 W16 H16 C420jpeg", VIDK_CHROMA_420, 8, 16, 16},
+        {"YUV4MPEG2 W19 H7 C422p10", VIDK_CHROMA_422, 10, 19, 7},
+        {"YUV4MPEG2 W700 H3 Cmono", VIDK_CHROMA_400, 8, 700, 3},
+    };
+    for (size_t fi = 0; fi < sizeof(fmts) / sizeof(fmts[0]); fi++) {
+        const int w = fmts[fi].w, h = fmts[fi].h, bd = fmts[fi].bd;
+        const VidkChroma c = fmts[fi].c;
+        const size_t fb = model_frame_bytes(c, bd, w, h);
+        Buf pay[N] = {{0}}, s = {0};
+        for (int i = 0; i < N; i++)
+            gen_payload(&pay[i], c, bd, w, h);
+            /* param: FRAME line of frame param_at; cut: bytes cut off the end; mark: frame
+             * whose marker becomes "FRAMX\n"; junk: bytes after the last frame. */
+#define BUILD(param_at, param, mark, cut, junk)                                                \
+    do {                                                                                       \
+        buf_free(&s);                                                                          \
+        buf_printf(&s, "%s\n", fmts[fi].hdr);                                                  \
+        for (int i = 0; i < N; i++) {                                                          \
+            buf_printf(&s, "%s",                                                               \
+                       i == (mark)       ? "FRAMX\n"                                           \
+                       : i == (param_at) ? (param)                                             \
+                                         : "FRAME\n");                                         \
+            buf_put(&s, pay[i].p, pay[i].n);                                                   \
+        }                                                                                      \
+        buf_printf(&s, "%s", junk);                                                            \
+        s.n -= (size_t)(cut);                                                                  \
+    } while (0)
+        BUILD(-1, "", -1, 0, "");
+        ra_case("plain", &s, NULL, N, N, 0);
+        /* Every frame at its offset, in any order, by several threads at once. */
+        {
+            char p[600], err[2048];
+            tpath(p, sizeof(p), "ra_threads.y4m");
+            write_file(p, s.p, s.n);
+            VioReader *r = NULL;
+            CHECK(vio_reader_open(&r, p, NULL, err, sizeof(err)) == 0);
+            RaThread t[4];
+            pthread_t th[4];
+            for (int i = 0; i < 4; i++) {
+                t[i] = (RaThread){p, r, i, N, 0, pay};
+                CHECK(pthread_create(&th[i], NULL, ra_thread, &t[i]) == 0);
+            }
+            for (int i = 0; i < 4; i++) {
+                pthread_join(th[i], NULL);
+                CHECK(t[i].bad == 0);
+            }
+            VidkPicture pic;
+            CHECK(vio_picture_alloc(&pic, vio_reader_format(r)) == 0);
+            CHECK(vio_reader_read_at(r, N, &pic) == 0); /* past the end */
+            CHECK(vio_reader_read_at(r, -1, &pic) == 0);
+            CHECK(vio_reader_seek_frame(r, 6) == 0); /* then in order from frame 6 */
+            for (int i = 6; i < N; i++) {
+                CHECK(vio_reader_read(r, &pic) == 1);
+                CHECK(pic_equals_payload(&pic, pay[i].p, c, bd, w, h));
+            }
+            CHECK(vio_reader_read(r, &pic) == 0);
+            CHECK(vio_reader_frames(r) == N);
+            vidk_picture_free(&pic);
+            vio_reader_close(&r);
+            /* stdin redirected from the file has random access too (its offsets start
+             * where stdin stands: here after 3 bytes already consumed by someone). */
+            buf_free(&s);
+            buf_printf(&s, "abc");
+            BUILD(-1, "", -1, 0, "");
+            Buf t3 = {0};
+            buf_printf(&t3, "abc");
+            buf_put(&t3, s.p, s.n);
+            write_file(p, t3.p, t3.n);
+            buf_free(&t3);
+            const int fd = open(p, O_RDONLY), saved = dup(0);
+            char skip[3];
+            CHECK(fd >= 0 && read(fd, skip, 3) == 3 && dup2(fd, 0) == 0);
+            close(fd);
+            CHECK(vio_reader_open(&r, "-", NULL, err, sizeof(err)) == 0);
+            CHECK(vio_reader_random_access(r) == 1);
+            CHECK(vio_picture_alloc(&pic, vio_reader_format(r)) == 0);
+            CHECK(vio_reader_read_at(r, N - 1, &pic) == 1 &&
+                  pic_equals_payload(&pic, pay[N - 1].p, c, bd, w, h));
+            CHECK(vio_reader_read(r, &pic) == 1 &&
+                  pic_equals_payload(&pic, pay[0].p, c, bd, w, h));
+            vidk_picture_free(&pic);
+            vio_reader_close(&r);
+            dup2(saved, 0);
+            close(saved);
+            BUILD(-1, "", -1, 0, "");
+        }
+        BUILD(0, "FRAME Ip\n", -1, 0, "");
+        ra_case("parameters at frame 0", &s, NULL, N, 0, 0);
+        BUILD(4, "FRAME Ib XA=1\n", -1, 0, "");
+        ra_case("parameters at frame 4", &s, NULL, N, 4, 0);
+        BUILD(N - 1, "FRAME \n", -1, 0, "");
+        ra_case("parameters at the last frame", &s, NULL, N, N - 1, 0);
+        BUILD(2, "FRAME Ip\n", -1, 1, "");
+        ra_case("parameters at frame 2 and the last frame cut", &s, NULL, N - 1, 2, EI);
+        BUILD(-1, "", -1, 1, "");
+        ra_case("last frame cut by 1", &s, NULL, N - 1, N - 1, EI);
+        BUILD(-1, "", -1, (int)fb / 2, "");
+        ra_case("last frame cut in half", &s, NULL, N - 1, N - 1, EI);
+        BUILD(-1, "", -1, (int)fb + 3, "");
+        ra_case("cut in the last FRAME marker", &s, NULL, N - 1, N - 1, EI);
+        BUILD(-1, "", 5, 0, "");
+        ra_case("bad marker at frame 5", &s, NULL, 5, 5, EI);
+        BUILD(-1, "", -1, 0, "F");
+        ra_case("junk after the last frame", &s, NULL, N, N, EI);
+        BUILD(-1, "", -1, 0, "FRAME\n");
+        ra_case("a FRAME line alone at the end", &s, NULL, N, N, EI);
+        if (bd > 8) {
+            /* A sample above the maximum in frame 3: the error of reading in order. */
+            BUILD(-1, "", -1, 0, "");
+            const size_t hl = strlen(fmts[fi].hdr) + 1;
+            s.p[hl + 3 * (6 + fb) + 6 + ((fb / 2) | 1)] = 0xff; /* a high byte */
+            ra_case("sample above the maximum", &s, NULL, 3, 3, VIDK_ERR(ERANGE));
+        }
+        /* Raw: frames at k * frame_bytes; a cut last frame. */
+        VioFormat raw;
+        vio_format_default(&raw);
+        raw.w = w, raw.h = h, raw.chroma = c, raw.bitdepth = bd;
+        buf_free(&s);
+        for (int i = 0; i < N; i++)
+            buf_put(&s, pay[i].p, pay[i].n);
+        ra_case("raw", &s, &raw, N, N, 0);
+        s.n -= 1;
+        ra_case("raw, last frame cut", &s, &raw, N - 1, N - 1, EI);
+#undef BUILD
+        buf_free(&s);
+        for (int i = 0; i < N; i++)
+            buf_free(&pay[i]);
+    }
+    /* No random access through a stream of the caller. */
+    static const char one[] = "YUV4MPEG2 W2 H2\nFRAME\n123456";
+    char p[600], err[2048];
+    tpath(p, sizeof(p), "ra_stream.y4m");
+    write_file(p, one, sizeof(one) - 1);
+    FILE *f = fopen(p, "rb");
+    VioReader *r = NULL;
+    CHECK(f && vio_reader_open_stream(&r, f, "s", NULL, err, sizeof(err)) == 0);
+    CHECK(vio_reader_random_access(r) == 0);
+    CHECK(vio_reader_seek_frame(r, 0) == VIDK_ERR(EINVAL));
+    vio_reader_close(&r);
+    if (f) fclose(f);
 }
 
 /* ---- writer failures ---------------------------------------------------------------- */
@@ -1189,6 +1465,7 @@ int main(int argc, char **argv) {
     test_bad_headers();
     test_bad_frames();
     test_pipes();
+    test_random_access();
     test_writer_errors();
     test_png();
     test_real_clips(argc > 1 ? argv[1] : NULL);

@@ -22,37 +22,49 @@
 #endif
 
 /* Source pictures in rotation: VIDK_ENC_MAX_PENDING in the encoder plus those the reader
- * thread reads (or generates) ahead while the encoder works. */
+ * threads read (or generate) ahead while the encoder works. */
 #define NBUF (VIDK_ENC_MAX_PENDING + 4)
 
-/* The reader thread: frame k into pics[k % NBUF] once frame k - NBUF has been received, so
- * reading overlaps the coding (on cuda: the GPU's work and the stream's host part). */
+/* Reader threads (--read-threads, default READERS): frame k into pics[k % NBUF] once frame
+ * k - NBUF has been received, so reading overlaps the coding (on cuda: the GPU's work and
+ * the stream's host part). A regular file is read at the frames' offsets by all of them at
+ * once (vio_reader_read_at(), straight into the pictures); frames become available in
+ * order, and the first frame that cannot be read that way (a FRAME line with parameters,
+ * the end of the file, a truncated frame, ...) and all later ones are read in order by one
+ * thread (vio_reader_seek_frame() then cli_source_read()), which gives the same frames and
+ * the same errors as reading everything in order. Other inputs: one thread, in order. */
+#define READERS     3
+#define READERS_MAX 16
+
 typedef struct Reader {
-    pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     CliSource *src;
     VidkPicture *pics;
     long limit;    /* frames to read at most (0: all) */
-    int nread;     /* frames read */
+    int nread;     /* frames read: frames [0, nread) are ready, in order */
     int released;  /* frames received: their pictures may be reused */
-    int eof, err;  /* end of input; a read error (reported by cli_source_read) */
+    int eof, err;  /* all reading done; a read error (reported by cli_source_read) */
     int stop;      /* the consumer gives up */
-    double read_s; /* time in cli_source_read */
+    double read_s; /* time in reading, of all reader threads together */
+    int live;      /* reader threads not finished */
+    /* Reading at offsets: frames [nread, claim) are handed out; state[k % NBUF] of frame k
+     * is 0 while it is read, 1 when read, -1 when it must be read in order. */
+    int par;
+    int claim, busy; /* next frame to hand out; reads in flight */
+    int seq;         /* frame nread could not be read at its offset: in order from there */
+    int seq_taken;   /* a thread reads in order */
+    signed char state[NBUF];
 } Reader;
 
-static void *reader_main(void *arg) {
-    Reader *r = arg;
-    pthread_mutex_lock(&r->mu);
+/* In order from frame nread, as the only reader (mutex held). */
+static void reader_seq(Reader *r) {
     for (;;) {
         while (!r->stop && r->nread - r->released >= NBUF)
             pthread_cond_wait(&r->cv, &r->mu);
-        if (r->stop) break;
+        if (r->stop) return;
         const int k = r->nread;
-        if (r->limit && k >= r->limit) {
-            r->eof = 1;
-            break;
-        }
+        if (r->limit && k >= r->limit) return;
         pthread_mutex_unlock(&r->mu);
         const double t = cli_now();
         const int res = cli_source_read(r->src, CMD, &r->pics[k % NBUF]);
@@ -60,12 +72,61 @@ static void *reader_main(void *arg) {
         pthread_mutex_lock(&r->mu);
         r->read_s += dt;
         if (res < 0) r->err = 1;
-        if (res <= 0) r->eof = 1;
         if (res > 0) r->nread++;
         pthread_cond_broadcast(&r->cv);
-        if (res <= 0) break;
+        if (res <= 0) return;
     }
-    r->eof = 1;
+}
+
+/* Frames at their offsets, several threads at once (mutex held); returns when none is left
+ * to hand out, or at the first frame that must be read in order (r->seq). */
+static void reader_par(Reader *r) {
+    VioReader *vr = r->src->rd;
+    for (;;) {
+        while (!r->stop && !r->seq && !(r->limit && r->claim >= r->limit) &&
+               r->claim - r->released >= NBUF)
+            pthread_cond_wait(&r->cv, &r->mu);
+        if (r->stop || r->seq || (r->limit && r->claim >= r->limit)) return;
+        const int k = r->claim++;
+        r->state[k % NBUF] = 0;
+        r->busy++;
+        pthread_mutex_unlock(&r->mu);
+        const double t = cli_now();
+        const int ok = vio_reader_read_at(vr, k, &r->pics[k % NBUF]);
+        const double dt = cli_now() - t;
+        pthread_mutex_lock(&r->mu);
+        r->read_s += dt;
+        r->busy--;
+        r->state[k % NBUF] = ok ? 1 : -1;
+        while (r->nread < r->claim && r->state[r->nread % NBUF] == 1)
+            r->nread++;
+        if (r->nread < r->claim && r->state[r->nread % NBUF] < 0) r->seq = 1;
+        pthread_cond_broadcast(&r->cv);
+    }
+}
+
+static void *reader_main(void *arg) {
+    Reader *r = arg;
+    pthread_mutex_lock(&r->mu);
+    if (r->par) {
+        reader_par(r);
+        /* The first thread here once the other reads (into pictures the in-order reader
+         * will use) are over reads the rest in order. */
+        while (r->seq && !r->seq_taken && r->busy && !r->stop)
+            pthread_cond_wait(&r->cv, &r->mu);
+        if (r->seq && !r->seq_taken && !r->stop) {
+            r->seq_taken = 1;
+            if (vio_reader_seek_frame(r->src->rd, r->nread) < 0) {
+                cli_error(CMD, "%s", vio_reader_error(r->src->rd));
+                r->err = 1;
+            } else {
+                reader_seq(r);
+            }
+        }
+    } else {
+        reader_seq(r);
+    }
+    if (--r->live == 0) r->eof = 1;
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
     return NULL;
@@ -133,7 +194,10 @@ static void help(void) {
         "  --input-format F   ... and pixel format (default yuv420p; only yuv420p/yuvj420p\n"
         "                     can be coded)\n"
         "  --assume-progressive  accept interlaced Y4M input (It, Ib, Im; refused by\n"
-        "                     default) and code each frame as one progressive picture\n\n"
+        "                     default) and code each frame as one progressive picture\n"
+        "  --read-threads N   threads reading a regular input file, each frame at its\n"
+        "                     offset straight into its picture, 1..%d (default %d); 1, or\n"
+        "                     input from a pipe: one thread reading in order\n\n"
         "Output files (-o, --recon, --report) are written under a temporary name and appear\n"
         "only when the run succeeds; '-', a FIFO or a device is written in place, a\n"
         "symbolic link is written through. An output naming the input is refused. The\n"
@@ -141,7 +205,7 @@ static void help(void) {
         "value also take the form --option=value. The encoder is pipelined: frame i+1 is\n"
         "sent (on cuda: uploaded) before frame i is received. Exit status 0, or 1 with a\n"
         "message on any error.\n\n",
-        VIDK_ENC_MAX_QP, VIDK_ME_MAX_RANGE);
+        VIDK_ENC_MAX_QP, VIDK_ME_MAX_RANGE, READERS_MAX, READERS);
     cli_common_help(stdout);
 }
 
@@ -171,7 +235,7 @@ typedef struct Run {
     double seconds; /* wall clock of the loop: input, coding, outputs */
     double
         host_s[4]; /* of which: waiting for input, vidk_enc_send, vidk_enc_receive, writing */
-    double read_s; /* the reader thread's time in reading */
+    double read_s; /* the reader threads' time in reading, added up */
     EncAccum acc;
     VidkEncFrameInfo *info; /* every frame, for --report */
     size_t ninfo, cap;
@@ -300,7 +364,7 @@ static void print_summary(FILE *f, const Run *r) {
             r->seconds);
     fprintf(f,
             "  %-12s waiting for input %.3f, send %.3f, receive %.3f, outputs %.3f ms/frame "
-            "(host wall clock in the command's loop; the reader thread read for %.3f)\n",
+            "(host wall clock in the command's loop; the reader threads read for %.3f)\n",
             "host", r->host_s[0] * 1e3 / n, r->host_s[1] * 1e3 / n, r->host_s[2] * 1e3 / n,
             r->host_s[3] * 1e3 / n, r->read_s * 1e3 / n);
     if (r->backend == VIDK_BACKEND_CUDA)
@@ -334,14 +398,13 @@ int vidk_cmd_encode(int argc, char **argv) {
     const char *in = NULL, *recon = NULL, *report = NULL, *png_dir = NULL, *out = NULL;
     const char *in_size = NULL, *in_fmt = NULL;
     long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0, slices = 1;
+    long read_threads = READERS;
     int fps_num = 0, fps_den = 0;
     int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0, progressive = 0;
     static const char *const value_opts[] = {
-        "--codec",  "--qp",         "--range",      "--keyint",
-        "--frames", "--gen-frames", "--size",       "--recon",
-        "--report", "--png-dir",    "--input-size", "--input-format",
-        "-o",       "--output",     "--slices",     "--fps",
-        NULL};
+        "--codec", "--qp",     "--range",  "--keyint",  "--frames",       "--gen-frames",
+        "--size",  "--recon",  "--report", "--png-dir", "--input-size",   "--input-format",
+        "-o",      "--output", "--slices", "--fps",     "--read-threads", NULL};
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -376,6 +439,8 @@ int vidk_cmd_encode(int argc, char **argv) {
             if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) return 1;
         } else if (!strcmp(a, "--frames")) {
             if (cli_parse_int(CMD, a, v, 1, 100000000, &frames) < 0) return 1;
+        } else if (!strcmp(a, "--read-threads")) {
+            if (cli_parse_int(CMD, a, v, 1, READERS_MAX, &read_threads) < 0) return 1;
         } else if (!strcmp(a, "--gen-frames")) {
             if (cli_parse_int(CMD, a, v, 1, 100000000, &gen_frames) < 0) return 1;
         } else if (!strcmp(a, "--size")) {
@@ -446,6 +511,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     char err[512];
     VioOut *report_out = NULL, *stream_out = NULL;
     Reader rd = {0};
+    pthread_t rd_th[READERS_MAX];
     int rd_started = 0;
     CliSource src = {.assume_progressive = progressive};
     VidkPicture pics[NBUF] = {0}, rec = {0};
@@ -564,7 +630,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     CliProgress prog;
     cli_progress_start(&prog, "encode", total, c.quiet || verbose);
 
-    /* The pipeline: frame k lives in pics[k % NBUF] from its read (by the reader thread)
+    /* The pipeline: frame k lives in pics[k % NBUF] from its read (by a reader thread)
      * until its receive. Frames [nrecv, nsent) are in the encoder (at most
      * VIDK_ENC_MAX_PENDING); send while there is room and a frame is read, else receive the
      * oldest: frame i+1 is sent before frame i is received, and the reader keeps up to NBUF
@@ -573,11 +639,18 @@ int vidk_cmd_encode(int argc, char **argv) {
     const double t0 = cli_now();
     if (pthread_mutex_init(&rd.mu, NULL) || pthread_cond_init(&rd.cv, NULL)) goto oom;
     rd.src = &src, rd.pics = pics, rd.limit = frames;
-    if (pthread_create(&rd.th, NULL, reader_main, &rd)) {
+    rd.par = src.rd && read_threads > 1 && vio_reader_random_access(src.rd);
+    pthread_mutex_lock(&rd.mu);
+    for (int k = 0; k < (rd.par ? (int)read_threads : 1); k++) {
+        if (pthread_create(&rd_th[k], NULL, reader_main, &rd)) break;
+        rd_started++;
+        rd.live++;
+    }
+    pthread_mutex_unlock(&rd.mu);
+    if (!rd_started) {
         cli_error(CMD, "cannot start the reader thread");
         goto done;
     }
-    rd_started = 1;
     for (;;) {
         if (!eof && nread == nsent && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
             const double tr = cli_now();
@@ -676,7 +749,8 @@ done:
         rd.stop = 1;
         pthread_cond_broadcast(&rd.cv);
         pthread_mutex_unlock(&rd.mu);
-        pthread_join(rd.th, NULL);
+        for (int k = 0; k < rd_started; k++)
+            pthread_join(rd_th[k], NULL);
         pthread_mutex_destroy(&rd.mu);
         pthread_cond_destroy(&rd.cv);
     }

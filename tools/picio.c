@@ -1,6 +1,9 @@
 /* Y4M and raw planar picture streams (see picio.h). Everything is read and written
- * sequentially through stdio, so pipes work; every byte of input is checked before it is
- * trusted, and a frame is either read whole or reported as an error. */
+ * sequentially, so pipes work; every byte of input is checked before it is trusted, and a
+ * frame is either read whole or reported as an error. Files opened by name (and stdin) are
+ * read through their descriptor: header and FRAME lines through a small buffer, the
+ * samples straight into the picture rows (readv/preadv, one copy by the kernel). */
+#define _GNU_SOURCE /* preadv, F_SETPIPE_SZ */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -8,6 +11,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "picio.h"
@@ -465,25 +469,189 @@ static int io_fail(VioState *s, const char *what) {
 
 /* ---- reader ------------------------------------------------------------------------ */
 
+/* Bytes buffered for the header and FRAME lines (and what a read brings past a frame). */
+#define IN_BUF 4096
+/* Row segments per readv/preadv call (Linux takes 1024). */
+#define IOV_SEGS 256
+
 struct VioReader {
-    FILE *f;
-    int own; /* fclose on close */
+    int fd;  /* >= 0: read through the descriptor (and buf); -1: through f */
+    FILE *f; /* a stream from vio_reader_open_stream() */
+    int own; /* close fd / fclose f on close */
     int raw;
     VioFormat fmt;
     size_t frame_bytes;
     int frames;
+    /* Descriptor input: buf[bpos, blen) read but not consumed; in_err = errno of a failed
+     * read (0: none). */
+    size_t bpos, blen;
+    int in_err;
+    /* Random access (vio_reader_read_at()): a regular file; frame k (with its FRAME line)
+     * at base + k * (frame_bytes + 6 or 0 for raw), the file size at open. */
+    int ra;
+    long long base, size;
     VioState st;
+    uint8_t buf[IN_BUF];
 };
+
+/* read() that retries on EINTR; in_err set on failure. */
+static ssize_t in_sysread(VioReader *r, const struct iovec *iov, int n) {
+    for (;;) {
+        const ssize_t k = readv(r->fd, iov, n);
+        if (k >= 0 || errno != EINTR) {
+            if (k < 0) r->in_err = errno ? errno : EIO;
+            return k;
+        }
+    }
+}
+
+/* The next byte, or EOF at the end of the input or on a read error (in_error()). */
+static int in_getc(VioReader *r) {
+    if (r->fd < 0) return getc(r->f);
+    if (r->bpos == r->blen) {
+        if (r->in_err) return EOF;
+        const struct iovec iov = {r->buf, IN_BUF};
+        const ssize_t k = in_sysread(r, &iov, 1);
+        if (k <= 0) return EOF;
+        r->bpos = 0;
+        r->blen = (size_t)k;
+    }
+    return r->buf[r->bpos++];
+}
+
+/* 1 after a failed read, with errno set to its error. */
+static int in_error(VioReader *r) {
+    if (r->fd < 0) return ferror(r->f) != 0;
+    if (r->in_err) errno = r->in_err;
+    return r->in_err != 0;
+}
+
+/* Up to n iovecs for the bytes [from, frame_bytes) of a frame in pic, in file order (planes
+ * Y, U, V, rows top to bottom); *more = 1 if the frame goes on past them. */
+static int frame_iov(const VioFormat *f, const VidkPicture *pic, size_t from, struct iovec *iov,
+                     int n, int *more) {
+    const size_t bps = f->bitdepth > 8 ? 2 : 1;
+    int k = 0;
+    *more = 0;
+    for (int p = 0; p < n_planes(f->chroma); p++) {
+        int w, h;
+        plane_dims(f, p, &w, &h);
+        const size_t rowbytes = (size_t)w * bps, plane = rowbytes * (size_t)h;
+        if (from >= plane) {
+            from -= plane;
+            continue;
+        }
+        for (size_t y = from / rowbytes; y < (size_t)h; y++) {
+            if (k == n) {
+                *more = 1;
+                return k;
+            }
+            const size_t x = y == from / rowbytes ? from % rowbytes : 0;
+            iov[k].iov_base = (uint8_t *)pic->data[p] + (ptrdiff_t)y * pic->stride[p] + x;
+            iov[k].iov_len = rowbytes - x;
+            k++;
+        }
+        from = 0;
+    }
+    return k;
+}
+
+/* The samples of one frame into pic's rows: what is buffered first, then readv() straight
+ * into the rows, with the buffer after the last row for the next FRAME line. Returns the
+ * bytes of the frame read: frame_bytes, or fewer at the end of the input or on a read error
+ * (in_error()). */
+static size_t in_read_frame(VioReader *r, const VidkPicture *pic) {
+    const size_t fb = r->frame_bytes;
+    struct iovec iov[IOV_SEGS + 1];
+    size_t got = 0;
+    int more;
+    /* Buffered bytes: copied (at most IN_BUF of them). */
+    while (got < fb && r->bpos < r->blen) {
+        frame_iov(&r->fmt, pic, got, iov, 1, &more);
+        size_t c = r->blen - r->bpos;
+        if (c > iov[0].iov_len) c = iov[0].iov_len;
+        memcpy(iov[0].iov_base, r->buf + r->bpos, c);
+        r->bpos += c;
+        got += c;
+    }
+    if (got == fb || r->in_err) return got;
+    r->bpos = r->blen = 0;
+    while (got < fb) {
+        int n = frame_iov(&r->fmt, pic, got, iov, IOV_SEGS, &more);
+        if (!more) iov[n++] = (struct iovec){r->buf, IN_BUF}; /* what follows the frame */
+        const ssize_t k = in_sysread(r, iov, n);
+        if (k <= 0) break;
+        const size_t left = fb - got;
+        if ((size_t)k > left) {
+            r->blen = (size_t)k - left;
+            got = fb;
+        } else {
+            got += (size_t)k;
+        }
+    }
+    return got;
+}
+
+/* The same through stdio (vio_reader_open_stream()): row by row, up to the first short
+ * row. */
+static size_t file_read_frame(VioReader *r, const VidkPicture *pic) {
+    struct iovec iov[IOV_SEGS];
+    size_t got = 0;
+    int more = 1;
+    while (more) {
+        const int n = frame_iov(&r->fmt, pic, got, iov, IOV_SEGS, &more);
+        for (int i = 0; i < n; i++) {
+            const size_t k = fread(iov[i].iov_base, 1, iov[i].iov_len, r->f);
+            got += k;
+            if (k < iov[i].iov_len) return got;
+        }
+    }
+    return got;
+}
+
+/* Little-endian 9..16-bit samples (in the file) to native (in memory) in the rows wholly
+ * within the first got bytes of the frame, checking the bit depth's maximum. Each pair is
+ * read before the same two bytes are overwritten. 0, or -1 with the first sample above the
+ * maximum in *bp, *bx, *by, *bv. */
+static int le16_rows(const VioFormat *f, const VidkPicture *pic, size_t got, int *bp, int *bx,
+                     int *by, unsigned *bv) {
+    const unsigned maxv = (1u << f->bitdepth) - 1;
+    for (int p = 0; p < n_planes(f->chroma); p++) {
+        int w, h;
+        plane_dims(f, p, &w, &h);
+        const size_t rowbytes = (size_t)w * 2;
+        int y = 0;
+        for (; y < h && got >= rowbytes; y++, got -= rowbytes) {
+            uint8_t *row = (uint8_t *)pic->data[p] + y * pic->stride[p];
+            uint16_t *s = (uint16_t *)row;
+            unsigned bad = 0;
+            for (int x = 0; x < w; x++) {
+                const unsigned v = (unsigned)row[2 * x] | (unsigned)row[2 * x + 1] << 8;
+                s[x] = (uint16_t)v;
+                bad |= v > maxv;
+            }
+            if (bad) {
+                int x = 0;
+                while (s[x] <= maxv)
+                    x++;
+                *bp = p, *bx = x, *by = y, *bv = s[x];
+                return -1;
+            }
+        }
+        if (y < h) break; /* a partial row: the frame ends here */
+    }
+    return 0;
+}
 
 /* Reads a line into buf (without the '\n'). 1: line read; 0: end of input before any
  * byte; -1: end of input inside the line; -2: longer than max bytes; -3: read error. */
-static int read_line(FILE *f, char *buf, size_t max, size_t *len) {
+static int read_line(VioReader *r, char *buf, size_t max, size_t *len) {
     size_t n = 0;
     for (;;) {
-        const int c = getc(f);
+        const int c = in_getc(r);
         if (c == EOF) {
             *len = n;
-            return ferror(f) ? -3 : n ? -1 : 0;
+            return in_error(r) ? -3 : n ? -1 : 0;
         }
         if (c == '\n') break;
         if (n == max) {
@@ -510,7 +678,7 @@ static int parse_y4m_header(VioReader *r) {
     char q[200];
     size_t n;
     errno = 0;
-    const int st = read_line(r->f, line, sizeof(line) - 1, &n);
+    const int st = read_line(r, line, sizeof(line) - 1, &n);
     if (st == -3) return io_fail(&r->st, "read");
     if (st == 0) return sfail(&r->st, VIDK_ERR(ENODATA), "empty input");
     /* The signature first: anything else is "not Y4M" rather than a header problem. */
@@ -630,6 +798,40 @@ static int parse_y4m_header(VioReader *r) {
     return 0;
 }
 
+/* Offset in the input of the next byte to consume; -1 if unknown (not seekable). */
+static long long in_tell(VioReader *r) {
+    if (r->fd < 0) return ftell(r->f);
+    const off_t o = lseek(r->fd, 0, SEEK_CUR);
+    return o < 0 ? -1 : (long long)o - (long long)(r->blen - r->bpos);
+}
+
+/* After the header: random access for a regular file read through its descriptor; a
+ * larger pipe for a FIFO (fewer, larger reads; failure costs only speed). */
+static void in_setup(VioReader *r) {
+    struct stat st;
+    if (r->fd < 0 || fstat(r->fd, &st) < 0) return;
+#ifdef F_SETPIPE_SZ
+    if (S_ISFIFO(st.st_mode)) {
+        /* Two frames, never less than it has; an unprivileged process may go up to
+         * /proc/sys/fs/pipe-max-size (1 MiB by default). */
+        const int cur = fcntl(r->fd, F_GETPIPE_SZ);
+        size_t want = 2 * r->frame_bytes;
+        if (want > ((size_t)16 << 20)) want = (size_t)16 << 20;
+        if (cur > 0 && want > (size_t)cur && fcntl(r->fd, F_SETPIPE_SZ, (int)want) < 0 &&
+            cur < (1 << 20))
+            fcntl(r->fd, F_SETPIPE_SZ, 1 << 20);
+    }
+#endif
+    const long long pos = in_tell(r);
+    if (!S_ISREG(st.st_mode) || pos < 0 || !r->frame_bytes) return;
+    r->ra = 1;
+    r->base = pos;
+    r->size = (long long)st.st_size;
+    /* Frames are read front to back (by several threads at nearby offsets): a larger
+     * read-ahead when the file is not in the page cache. */
+    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+}
+
 /* Before any picture is allocated for it: a frame within VIO_FRAME_BYTES_MAX and, for a
  * frame of VIO_FRAME_BYTES_CHECK or more in a regular file, at least one whole frame after
  * the header (or none: an empty stream). So a small file announcing 16384x16384 fails
@@ -646,10 +848,10 @@ static int check_frame_size(VioReader *r) {
      * truncated", like any other. */
     if (r->frame_bytes < VIO_FRAME_BYTES_CHECK) return 0;
     struct stat st;
-    const int fd = fileno(r->f);
+    const int fd = r->fd >= 0 ? r->fd : fileno(r->f);
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) return 0;
-    const long pos = ftell(r->f);
-    if (pos < 0 || (long long)st.st_size <= (long long)pos) return 0;
+    const long long pos = in_tell(r);
+    if (pos < 0 || (long long)st.st_size <= pos) return 0;
     const unsigned long long left = (unsigned long long)((long long)st.st_size - pos);
     const unsigned long long need = r->frame_bytes + (r->raw ? 0u : 6u);
     if (left >= need) return 0;
@@ -664,18 +866,21 @@ static int check_frame_size(VioReader *r) {
                  f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, need, left);
 }
 
-static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
+/* A reader of stream (fd < 0) or of descriptor fd. */
+static int reader_new(VioReader **out, FILE *stream, int fd, int own, const char *path,
                       const VioFormat *raw, char *err, size_t errlen) {
     VioReader *r = calloc(1, sizeof(*r));
     char *name = message_name(path);
     if (!r || !name) {
         free(r);
         free(name);
-        if (own) fclose(stream);
+        if (own && fd >= 0) close(fd);
+        if (own && fd < 0) fclose(stream);
         msg(err, errlen, path, "out of memory");
         return VIDK_ERR(ENOMEM);
     }
     r->f = stream;
+    r->fd = fd;
     r->own = own;
     r->st.name = name;
     int ret = 0;
@@ -702,10 +907,12 @@ static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
             if (!memchr(r->fmt.y4m_ext, 0, sizeof(r->fmt.y4m_ext))) r->fmt.y4m_ext[0] = 0;
             /* Peek one byte (pushback needs no seeking) to report an empty input now. */
             errno = 0;
-            const int c = getc(stream);
+            const int c = in_getc(r);
             if (c == EOF)
-                ret = ferror(stream) ? io_fail(&r->st, "read")
-                                     : sfail(&r->st, VIDK_ERR(ENODATA), "empty input");
+                ret = in_error(r) ? io_fail(&r->st, "read")
+                                  : sfail(&r->st, VIDK_ERR(ENODATA), "empty input");
+            else if (r->fd >= 0)
+                r->bpos--;
             else
                 ungetc(c, stream);
         }
@@ -716,6 +923,7 @@ static int reader_new(VioReader **out, FILE *stream, int own, const char *path,
         r->frame_bytes = vio_frame_bytes(&r->fmt);
         ret = check_frame_size(r);
     }
+    if (!ret) in_setup(r);
     if (ret < 0) {
         if (err && errlen) snprintf(err, errlen, "%s", r->st.err);
         vio_reader_close(&r);
@@ -734,16 +942,21 @@ int vio_reader_open(VioReader **r, const char *path, const VioFormat *raw, char 
         msg(err, errlen, "(null)", "no input path");
         return VIDK_ERR(EINVAL);
     }
-    if (!strcmp(path, "-")) return reader_new(r, stdin, 0, path, raw, err, errlen);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* stdin through its descriptor: nothing may have been read from it through stdio. */
+    if (!strcmp(path, "-")) return reader_new(r, NULL, STDIN_FILENO, 0, path, raw, err, errlen);
+    errno = 0;
+    int fd;
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
         const int e = errno ? errno : EIO;
         char *name = message_name(path);
         msg(err, errlen, name ? name : "?", "cannot open: %s", strerror(e));
         free(name);
         return VIDK_ERR(e);
     }
-    return reader_new(r, f, 1, path, raw, err, errlen);
+    return reader_new(r, NULL, fd, 1, path, raw, err, errlen);
 }
 
 int vio_reader_open_stream(VioReader **r, FILE *stream, const char *name, const VioFormat *raw,
@@ -755,7 +968,7 @@ int vio_reader_open_stream(VioReader **r, FILE *stream, const char *name, const 
         msg(err, errlen, name ? name : "(null)", "no input stream");
         return VIDK_ERR(EINVAL);
     }
-    return reader_new(r, stream, 0, name, raw, err, errlen);
+    return reader_new(r, stream, -1, 0, name, raw, err, errlen);
 }
 
 const VioFormat *vio_reader_format(const VioReader *r) {
@@ -775,9 +988,9 @@ static int read_frame_marker(VioReader *r) {
     char q[64];
     errno = 0;
     for (int i = 0; i < 6; i++) {
-        const int c = getc(r->f);
+        const int c = in_getc(r);
         if (c == EOF) {
-            if (ferror(r->f)) return io_fail(&r->st, "read");
+            if (in_error(r)) return io_fail(&r->st, "read");
             if (!i) return 0;
             return sfail(&r->st, VIDK_ERR(EINVAL),
                          "frame %d truncated (input ends inside the FRAME marker)", r->frames);
@@ -792,10 +1005,10 @@ static int read_frame_marker(VioReader *r) {
     }
     /* Frame parameters (per-frame interlacing etc.) are skipped. */
     for (int k = 6;; k++) {
-        const int c = getc(r->f);
+        const int c = in_getc(r);
         if (c == '\n') return 1;
         if (c == EOF) {
-            if (ferror(r->f)) return io_fail(&r->st, "read");
+            if (in_error(r)) return io_fail(&r->st, "read");
             return sfail(&r->st, VIDK_ERR(EINVAL),
                          "frame %d truncated (input ends inside the FRAME line)", r->frames);
         }
@@ -820,56 +1033,85 @@ int vio_reader_read(VioReader *r, VidkPicture *pic) {
         if (m <= 0) return m;
     }
     const VioFormat *f = &r->fmt;
-    const int bps = f->bitdepth > 8 ? 2 : 1;
-    const unsigned maxv = (1u << f->bitdepth) - 1;
-    size_t got = 0;
     errno = 0;
-    for (int p = 0; p < n_planes(f->chroma); p++) {
-        int w, h;
-        plane_dims(f, p, &w, &h);
-        const size_t rowbytes = (size_t)w * (size_t)bps;
-        for (int y = 0; y < h; y++) {
-            uint8_t *row = (uint8_t *)pic->data[p] + y * pic->stride[p];
-            const size_t k = fread(row, 1, rowbytes, r->f);
-            got += k;
-            if (k < rowbytes) {
-                if (ferror(r->f)) return io_fail(&r->st, "read");
-                if (r->raw && got == 0) return 0; /* clean end between frames */
-                return sfail(&r->st, VIDK_ERR(EINVAL),
-                             "frame %d truncated (got %zu of %zu bytes)", r->frames, got,
-                             r->frame_bytes);
-            }
-            if (bps == 2) {
-                /* Little-endian in the file, native in memory; each pair is read before
-                 * the same two bytes are overwritten. */
-                uint16_t *s = (uint16_t *)row;
-                unsigned bad = 0;
-                for (int x = 0; x < w; x++) {
-                    const unsigned v = (unsigned)row[2 * x] | (unsigned)row[2 * x + 1] << 8;
-                    s[x] = (uint16_t)v;
-                    bad |= v > maxv;
-                }
-                if (bad) {
-                    int x = 0;
-                    while (s[x] <= maxv)
-                        x++;
-                    return sfail(&r->st, VIDK_ERR(ERANGE),
-                                 "frame %d: sample %u at plane %d x %d y %d is above the "
-                                 "%d-bit maximum %u",
-                                 r->frames, (unsigned)s[x], p, x, y, f->bitdepth, maxv);
-                }
-            }
-        }
+    const size_t got = r->fd >= 0 ? in_read_frame(r, pic) : file_read_frame(r, pic);
+    /* As row by row: a bad sample in a whole row first, then the read error or the end. */
+    int bp, bx, by;
+    unsigned bv;
+    if (f->bitdepth > 8 && le16_rows(f, pic, got, &bp, &bx, &by, &bv) < 0)
+        return sfail(&r->st, VIDK_ERR(ERANGE),
+                     "frame %d: sample %u at plane %d x %d y %d is above the %d-bit maximum %u",
+                     r->frames, bv, bp, bx, by, f->bitdepth, (1u << f->bitdepth) - 1);
+    if (got < r->frame_bytes) {
+        if (in_error(r)) return io_fail(&r->st, "read");
+        if (r->raw && got == 0) return 0; /* clean end between frames */
+        return sfail(&r->st, VIDK_ERR(EINVAL), "frame %d truncated (got %zu of %zu bytes)",
+                     r->frames, got, r->frame_bytes);
     }
     r->frames++;
     vidk_picture_pad_edges(pic);
     return 1;
 }
 
+int vio_reader_random_access(const VioReader *r) {
+    return r && r->ra && !r->st.status;
+}
+
+int vio_reader_read_at(VioReader *r, int k, VidkPicture *pic) {
+    if (!r || !r->ra || k < 0 || !pic_matches(pic, &r->fmt)) return 0;
+    const VioFormat *f = &r->fmt;
+    const long long step = (long long)r->frame_bytes + (r->raw ? 0 : 6);
+    /* Frame k whole within the file as it was when opened. */
+    if (r->size - r->base < step || (r->size - r->base) / step <= k) return 0;
+    long long off = r->base + (long long)k * step;
+    char mark[6];
+    struct iovec iov[IOV_SEGS + 1];
+    size_t got = 0;
+    int n = 0, more = 1, first = 1;
+    while (more) {
+        n = 0;
+        if (first && !r->raw) iov[n++] = (struct iovec){mark, 6};
+        n += frame_iov(f, pic, got, iov + n, IOV_SEGS, &more);
+        size_t want = 0;
+        for (int i = 0; i < n; i++)
+            want += iov[i].iov_len;
+        /* A regular file gives all it has: anything short is its end (or an error). */
+        ssize_t m;
+        do
+            m = preadv(r->fd, iov, n, (off_t)off);
+        while (m < 0 && errno == EINTR);
+        if (m < 0 || (size_t)m != want) return 0;
+        off += m;
+        got += (size_t)m - (first && !r->raw ? 6 : 0);
+        first = 0;
+    }
+    if (!r->raw && memcmp(mark, "FRAME\n", 6)) return 0;
+    int bp, bx, by;
+    unsigned bv;
+    if (f->bitdepth > 8 && le16_rows(f, pic, got, &bp, &bx, &by, &bv) < 0) return 0;
+    vidk_picture_pad_edges(pic);
+    return 1;
+}
+
+int vio_reader_seek_frame(VioReader *r, int k) {
+    if (!r) return VIDK_ERR(EINVAL);
+    if (r->st.status) return r->st.status;
+    if (!r->ra || k < 0) return VIDK_ERR(EINVAL);
+    const long long step = (long long)r->frame_bytes + (r->raw ? 0 : 6);
+    if (k > (LLONG_MAX - r->base) / step) return VIDK_ERR(EINVAL);
+    errno = 0;
+    if (lseek(r->fd, (off_t)(r->base + (long long)k * step), SEEK_SET) < 0)
+        return io_fail(&r->st, "seek");
+    r->bpos = r->blen = 0;
+    r->frames = k;
+    return 0;
+}
+
 void vio_reader_close(VioReader **pr) {
     if (!pr || !*pr) return;
     VioReader *r = *pr;
-    if (r->own) fclose(r->f);
+    if (r->own && r->fd >= 0) close(r->fd);
+    if (r->own && r->fd < 0) fclose(r->f);
     free(r->st.name);
     free(r);
     *pr = NULL;

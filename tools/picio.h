@@ -1,5 +1,6 @@
 /* Picture input/output of the vidkern tools: YUV4MPEG2 (.y4m) and headerless planar
- * (.yuv) streams, read and written sequentially (pipes work: nothing seeks), and PNG
+ * (.yuv) streams, read and written sequentially (pipes work: nothing needs to seek; a
+ * regular input file can also be read at frame offsets, by several threads), and PNG
  * output, and the one way the tools create output files (vio_out_open()). Tool-level
  * code, not part of the library: it prints nothing, every failure comes back as a
  * negative errno code plus a one-line message "NAME: problem" where NAME is the path given
@@ -93,7 +94,9 @@ const char *vio_chroma_name(VidkChroma c);
 typedef struct VioReader VioReader;
 
 /**
- * Open a stream for reading. path "-" = stdin. raw NULL: Y4M (the header is read and
+ * Open a stream for reading. path "-" = stdin, read through its descriptor (nothing may
+ * have been read from stdin through stdio before; a pipe is enlarged with F_SETPIPE_SZ
+ * where allowed). raw NULL: Y4M (the header is read and
  * checked here). raw non-NULL: headerless planar data of that format (w, h, chroma,
  * bitdepth required; invalid fps/aspect/interlace fall back to the defaults).
  * Before returning, a frame over VIO_FRAME_BYTES_MAX is refused, and so is a regular file
@@ -136,6 +139,38 @@ const char *vio_reader_error(const VioReader *r);
 
 /** Frames read so far (= the 0-based number of the next frame, as in messages). */
 int vio_reader_frames(const VioReader *r);
+
+/* Random access, for reading a regular file from several threads at once (vidkern
+ * encode). Frame k of a regular file opened by vio_reader_open() (a path, or stdin
+ * redirected from a file) starts at a known offset as long as every FRAME line before it
+ * is exactly "FRAME\n" (raw: always). vio_reader_read_at() reads frame k there, checking
+ * its own FRAME line only; so a caller keeps frame k only when frames 0..k-1 were all read
+ * this way, and at the first frame it gets 0 for, goes on with vio_reader_seek_frame() and
+ * vio_reader_read(), which read that frame (and the rest) as if every frame had been read
+ * in order: the same frames, the same errors and messages. */
+
+/** 1 if vio_reader_read_at() may work: a regular file read through its descriptor, no
+ *  error so far. */
+int vio_reader_random_access(const VioReader *r);
+
+/**
+ * Read frame k (0-based) at its offset into pic (of the reader's format) and pad its edges,
+ * when that offset holds exactly "FRAME\n" (Y4M) and the whole frame lies within the file
+ * as it was when opened, and every sample is within the bit depth. Thread-safe: it reads
+ * only what vio_reader_open() set (by preadv(), which moves no file position), so several
+ * threads may call it at once, also while another thread is in vio_reader_read() (but not
+ * in vio_reader_seek_frame()); it changes no state of r (vio_reader_frames() included)
+ * and reports nothing.
+ * @return 1 = read; 0 = not read this way (anything unusual, the end of the input
+ *         included; pic's contents are then unspecified): read frame k with
+ *         vio_reader_seek_frame(r, k) and vio_reader_read().
+ */
+int vio_reader_read_at(VioReader *r, int k, VidkPicture *pic);
+
+/** Make frame k (at its offset as in vio_reader_read_at()) the next one vio_reader_read()
+ *  reads; vio_reader_frames() becomes k. @return 0; VIDK_ERR(EINVAL) without random access;
+ *  a seek error (message in vio_reader_error()); a previous error of the stream. */
+int vio_reader_seek_frame(VioReader *r, int k);
 
 /** Close (stdin and streams from vio_reader_open_stream() stay open); *r = NULL. */
 void vio_reader_close(VioReader **r);
