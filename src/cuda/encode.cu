@@ -7,15 +7,21 @@
 //     memory when it is registered / pinned, else through a pinned staging buffer); event
 //     up_end[slot]. The next frame's upload is queued before this frame's coding (the CLI
 //     sends frame i + 1 before it receives frame i), so it overlaps it.
-//   code stream (vidk_enc_receive): wait up_end[slot]; edge extension; motion search
-//     against the previous reconstruction (inter frames; vidk_cuda_me_search_dev, results
-//     stay on the device); the unit kernel (H.264 inter: one thread per macroblock; HEVC
-//     inter: one warp per CTU; intra frames: a wavefront, one warp per unit row, rows
-//     released by progress counters); statistics (SSE + unit sums into 15 counters);
-//     with the H.264 stream asked for, its entropy coding (stream.cu: the slices' NAL units
-//     are written on the device and only their bytes come down; the host puts the SPS / PPS
-//     of an IDR picture before them);
-//     downloads. Events between the stages time them.
+//   code stream (queued by vidk_enc_receive of frame i - 1, or of frame i): wait
+//     up_end[slot]; edge extension; motion search against the previous reconstruction
+//     (inter frames; vidk_cuda_me_search_dev, results stay on the device); the unit kernels
+//     (H.264 inter: the decision passes, then inter_kernel, warps per step, and the
+//     macroblocks made intra; HEVC inter: one warp per CTU; intra frames: a wavefront, one
+//     warp per unit row, rows released by progress counters); statistics (SSE + unit sums
+//     into 15 counters, downloaded); then, queued by frame i's receive, the downloads the
+//     caller asked for, behind which frame i + 1's work is queued at once.
+//   entropy stream: with the H.264 stream asked for, after frame i's statistics, its entropy
+//     coding (stream.cu: the slices' NAL units are written on the device and only their
+//     bytes come down, on a fourth stream; the host puts the SPS / PPS of an IDR picture
+//     before them). It runs beside frame i + 1's coding: what it reads (decision words,
+//     vectors, levels) and what the host reads back (statistics, events, the coder's
+//     buffers) are kept per parity of the frame index.
+// Events between the stages time them.
 // The per-unit arithmetic is enc_core.h / enc_tmpl.h, the same source as the CPU backends.
 #include "cuda_common.cuh"
 #include "exec.cuh"
@@ -61,41 +67,42 @@ struct Launched {
     unsigned long long d2h; // bytes its launch downloads
 };
 
+// Frame i's buffers that its entropy coding reads (on s_ent) while frame i + 1 is coded (on
+// s_code), and what the host reads after it: two of each, frame i's are [i % 2] ("parity").
 struct EncCuda {
     int pitch[3]; // device row pitch (samples) per plane
     size_t plane_bytes[3];
     uint8_t *d_src[2][3]; // source, coded size, two slots
-    uint8_t *d_rec[2][3]; // reconstructions: current / reference
+    uint8_t *d_rec[2][3]; // reconstructions: frame i's is [i % 2], its reference the other
     EncUnitStat *d_stat;
-    int16_t *d_lev[3];
-    VidkMv *d_mv;
-    uint16_t *d_mbi;    // VIDK_ENC_OUT_STREAM: decision words
-    VidkMv *d_dmv[2];   // H.264 P frames: the decision passes' vectors
-    uint16_t *d_dmb[2]; // and words (enc_core.h enc_h264_decide_pass)
-    uint32_t *d_dist;   // ENC_H264_DIST_N per macroblock: what they compare
-    uint32_t *d_skipc;  // 2 per macroblock: the P_Skip candidate's vector and SATD
-    int *d_ilist;       // P frames' intra macroblocks in raster order (intra_list_kernel),
-    int *d_iflag;       // per macroblock: 1 once coded (intra_p_kernel),
-    int *d_icnt;        // [0] how many, [1] the tickets handed out
+    int16_t *d_lev[2][3]; // by parity
+    VidkMv *d_mv[2];      // by parity
+    uint16_t *d_mbi[2];   // by parity; VIDK_ENC_OUT_STREAM: decision words
+    VidkMv *d_dmv[2];     // H.264 P frames: the decision passes' vectors
+    uint16_t *d_dmb[2];   // and words (enc_core.h enc_h264_decide_pass)
+    uint32_t *d_dist;     // ENC_H264_DIST_N per macroblock: what they compare
+    uint32_t *d_skipc;    // 2 per macroblock: the P_Skip candidate's vector and SATD
+    int *d_ilist;         // P frames' intra macroblocks in raster order (intra_list_kernel),
+    int *d_iflag;         // per macroblock: 1 once coded (intra_p_kernel),
+    int *d_icnt;          // [0] how many, [1] the tickets handed out
     uint32_t *d_energy;
     unsigned long long *d_sum;
     int *d_progress;
-    unsigned long long *h_sum; // pinned
-    uint8_t *h_stage[2];       // pinned source staging (w x h, 3 planes), per slot
-    uint8_t *h_out;            // pinned staging of the downloads
+    unsigned long long *h_sum[2]; // pinned, by parity
+    uint8_t *h_stage[2];          // pinned source staging (w x h, 3 planes), per slot
+    uint8_t *h_out;               // pinned staging of the downloads
     size_t out_bytes;
-    cudaStream_t s_up, s_code;
-    cudaEvent_t up_beg[2], up_end[2], ev[EV_COUNT];
+    cudaStream_t s_up, s_code, s_ent, s_dl; // upload, coding, entropy coding, stream fetch
+    cudaEvent_t up_beg[2], up_end[2], ev[2][EV_COUNT]; // ev: by parity
     unsigned long long h2d[2];
-    int cur;
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
     // environment asks for the host writer (VIDK_STREAM_HOST=1: the decisions, vectors and
     // levels go down, as before); st_slices: its slices per picture
-    VidkCuStream *st;
+    VidkCuStream *st[2]; // by parity
     int st_slices;
-    size_t st_slot; // its slot size (0: no device coder)
-    Launched pre;   // the frame whose work is queued ahead of its receive, if any
-    int pre_err;
+    size_t st_slot;  // its slot size (0: no device coder)
+    Launched pre[2]; // by parity: the frames whose work is queued ahead of their receive
+    int pre_err[2];
 };
 
 inline EncCuda *state(const VidkEncoder *e) {
@@ -473,19 +480,20 @@ __global__ void __launch_bounds__(kStatThreads)
 
 // The frame's decisions, vectors and levels into the host writer's buffers (e->st_*), for
 // a frame the device could not code (a macroblock larger than its slot); synchronous.
-int download_decisions(VidkContext *ctx, VidkEncoder *e, cudaStream_t s,
+int download_decisions(VidkContext *ctx, VidkEncoder *e, int par, cudaStream_t s,
                        unsigned long long *bytes) {
     int err = 0;
     const EncCuda *c = state(e);
     const size_t nmbi = (size_t)e->uw * e->uh * sizeof(uint16_t),
                  nmv = (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
     *bytes = 0;
-    CUDA_CHECK(cudaMemcpyAsync(e->st_mbi, c->d_mbi, nmbi, cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaMemcpyAsync(e->st_mv4, c->d_mv, nmv, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(e->st_mbi, c->d_mbi[par], nmbi, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(e->st_mv4, c->d_mv[par], nmv, cudaMemcpyDeviceToHost, s));
     *bytes += nmbi + nmv;
     for (int p = 0; p < 3; p++) {
         const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
-        CUDA_CHECK(cudaMemcpyAsync(e->st_lev[p], c->d_lev[p], n, cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(
+            cudaMemcpyAsync(e->st_lev[p], c->d_lev[par][p], n, cudaMemcpyDeviceToHost, s));
         *bytes += n;
     }
     CUDA_CHECK(cudaStreamSynchronize(s));
@@ -500,14 +508,18 @@ void destroy(EncCuda *c) {
             cudaFree(c->d_src[s][p]);
             cudaFree(c->d_rec[s][p]);
         }
-    for (int p = 0; p < 3; p++)
-        cudaFree(c->d_lev[p]);
     cudaFree(c->d_stat);
-    cudaFree(c->d_mv);
-    cudaFree(c->d_mbi);
     for (int k = 0; k < 2; k++) {
+        for (int p = 0; p < 3; p++)
+            cudaFree(c->d_lev[k][p]);
+        cudaFree(c->d_mv[k]);
+        cudaFree(c->d_mbi[k]);
         cudaFree(c->d_dmv[k]);
         cudaFree(c->d_dmb[k]);
+        cudaFreeHost(c->h_sum[k]);
+        vidk_cuda_stream_close(&c->st[k]);
+        for (int j = 0; j < EV_COUNT; j++)
+            vidk_cux::event_destroy(&c->ev[k][j]);
     }
     cudaFree(c->d_dist);
     cudaFree(c->d_skipc);
@@ -517,19 +529,17 @@ void destroy(EncCuda *c) {
     cudaFree(c->d_energy);
     cudaFree(c->d_sum);
     cudaFree(c->d_progress);
-    cudaFreeHost(c->h_sum);
     cudaFreeHost(c->h_stage[0]);
     cudaFreeHost(c->h_stage[1]);
     cudaFreeHost(c->h_out);
-    vidk_cuda_stream_close(&c->st);
     for (int s = 0; s < 2; s++) {
         vidk_cux::event_destroy(&c->up_beg[s]);
         vidk_cux::event_destroy(&c->up_end[s]);
     }
-    for (int k = 0; k < EV_COUNT; k++)
-        vidk_cux::event_destroy(&c->ev[k]);
     vidk_cux::stream_destroy(&c->s_up);
     vidk_cux::stream_destroy(&c->s_code);
+    vidk_cux::stream_destroy(&c->s_ent);
+    vidk_cux::stream_destroy(&c->s_dl);
     (void)cudaGetLastError();
     free(c);
 }
@@ -542,7 +552,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
-    c->pre.index = -1;
+    c->pre[0].index = c->pre[1].index = -1;
     VIDK_TRY(vidk_cuda_enter(ctx));
     c->pitch[0] = vidk_cuda_me_pitch(e->W);
     c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
@@ -569,7 +579,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     }
     CUDA_CHECK(cudaMalloc(&c->d_sum, SUM_COUNT * sizeof(unsigned long long)));
     CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
-    CUDA_CHECK(cudaMallocHost(&c->h_sum, SUM_COUNT * sizeof(unsigned long long)));
+    for (int k = 0; k < 2; k++)
+        CUDA_CHECK(cudaMallocHost(&c->h_sum[k], SUM_COUNT * sizeof(unsigned long long)));
     {
         const size_t src_bytes = (size_t)e->w * e->h * 3 / 2;
         for (int s = 0; s < 2; s++)
@@ -584,7 +595,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         if (st) { // the host codes the frames the device cannot: on all its cores
             err = vidk_pool_create(&e->st_pool, vidk_imin(vidk_cpu_count(), 64));
             if (err < 0) goto cleanup;
-            CUDA_CHECK(cudaMalloc(&c->d_mbi, (size_t)e->uw * e->uh * sizeof(uint16_t)));
+            for (int k = 0; k < 2; k++)
+                CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
             if (st_host) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
         }
         if (st && !st_host) {
@@ -597,7 +609,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             c->st_slices = vidk_imax(1, vidk_imin(e->p.slices ? e->p.slices : 1, e->uh));
         }
         if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st) {
-            CUDA_CHECK(cudaMalloc(&c->d_mv, (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
+            for (int k = 0; k < 2; k++)
+                CUDA_CHECK(
+                    cudaMalloc(&c->d_mv[k], (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
             if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st_host)
                 out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
         }
@@ -608,7 +622,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st) {
             for (int p = 0; p < 3; p++) {
                 const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
-                CUDA_CHECK(cudaMalloc(&c->d_lev[p], n));
+                for (int k = 0; k < 2; k++)
+                    CUDA_CHECK(cudaMalloc(&c->d_lev[k][p], n));
                 if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st_host) out += n;
             }
         }
@@ -618,15 +633,19 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     // Streams and timing events of the encoder (exec.cu); they live until close.
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_up));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_code));
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent));
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));
     for (int s = 0; s < 2; s++) {
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_beg[s], true));
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_end[s], true));
     }
-    for (int k = 0; k < EV_COUNT; k++)
-        VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k], true));
-    if (c->st_slot)
-        VIDK_TRY(vidk_cuda_stream_open(ctx, &c->st, e->uw, e->uh, c->st_slices, c->st_slot,
-                                       c->s_code));
+    for (int k = 0; k < 2; k++) {
+        for (int j = 0; j < EV_COUNT; j++)
+            VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k][j], true));
+        if (c->st_slot)
+            VIDK_TRY(vidk_cuda_stream_open(ctx, &c->st[k], e->uw, e->uh, c->st_slices,
+                                           c->st_slot, c->s_code));
+    }
     // The first reference is never read before it is written; zero it anyway.
     for (int p = 0; p < 3; p++)
         for (int s = 0; s < 2; s++)
@@ -645,6 +664,8 @@ extern "C" void vidk_cuda_enc_close(VidkEncoder *e) {
     if (vidk_cuda_enter(e->ctx) == 0) {
         (void)cudaStreamSynchronize(c->s_up);
         (void)cudaStreamSynchronize(c->s_code);
+        (void)cudaStreamSynchronize(c->s_ent);
+        (void)cudaStreamSynchronize(c->s_dl);
     }
     destroy(c);
     e->cuda = nullptr;
@@ -682,26 +703,28 @@ cleanup:
     return err;
 }
 
-// Queue frame `index`'s work on the code stream, from its upload to its entropy coding and
-// the download of its statistics (and, coded on the device, its stream's size): everything
-// that does not depend on the caller's output buffers, so that vidk_cuda_enc_receive can
-// queue frame i + 1 as soon as frame i's device buffers are read, before it returns: the
-// GPU then codes frame i + 1 while the caller writes frame i and reads the next picture.
-// The maps are computed whenever the parameters ask for them (or the stream needs them).
+// Queue frame `index`'s work: on the code stream from its upload to its statistics and their
+// download; on the entropy stream, after them, its entropy coding (coded on the device: with
+// its stream's size). Everything that does not depend on the caller's output buffers, so
+// that vidk_cuda_enc_receive can queue frame i + 1 right after frame i's downloads, before it
+// waits for them: the GPU then codes frame i + 1 while it entropy-codes frame i and while the
+// caller writes frame i and reads the next picture. The maps are computed whenever the
+// parameters ask for them (or the stream needs them).
 static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
-    const int slot = (int)(index % 2), intra = vidk_enc_is_intra(e, index);
+    const int slot = (int)(index % 2), par = slot, intra = vidk_enc_is_intra(e, index);
     const cudaStream_t s = c->s_code;
     uint8_t *const *src = c->d_src[slot];
-    uint8_t *const *ref = c->d_rec[c->cur ^ 1];
-    uint8_t *const *rec = c->d_rec[c->cur];
+    uint8_t *const *ref = c->d_rec[par ^ 1];
+    uint8_t *const *rec = c->d_rec[par];
+    cudaEvent_t *ev = c->ev[par];
     EncFrame &f = L->f;
     const unsigned outp = e->p.outputs;
     L->index = index;
     L->d2h = SUM_COUNT * sizeof(unsigned long long);
-    L->gpu_st = e->stream && c->st && vidk_h264_stream_slices(e->stream) == c->st_slices;
+    L->gpu_st = e->stream && c->st[par] && vidk_h264_stream_slices(e->stream) == c->st_slices;
     VIDK_TRY(vidk_cuda_enter(ctx));
     vidk_enc_frame_setup(e, intra, &f);
     for (int p = 0; p < 3; p++) {
@@ -711,30 +734,30 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         f.rs[p] = c->pitch[p];
         f.rec[p] = rec[p];
         f.cs[p] = c->pitch[p];
-        f.lev[p] = (outp & VIDK_ENC_OUT_LEVELS) || e->stream ? c->d_lev[p] : nullptr;
+        f.lev[p] = (outp & VIDK_ENC_OUT_LEVELS) || e->stream ? c->d_lev[par][p] : nullptr;
         f.ls_[p] = p ? e->W / 2 : e->W;
     }
-    f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream ? c->d_mv : nullptr;
-    f.mbi = e->stream ? c->d_mbi : nullptr;
+    f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream ? c->d_mv[par] : nullptr;
+    f.mbi = e->stream ? c->d_mbi[par] : nullptr;
     f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy : nullptr;
     f.stat = c->d_stat;
 
     CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[slot], 0));
-    CUDA_CHECK(cudaEventRecord(c->ev[EV_T0], s));
+    CUDA_CHECK(cudaEventRecord(ev[EV_T0], s));
     {
         const dim3 blk(32, 8), grid((unsigned)((e->W + 31) / 32), (unsigned)((e->H + 7) / 8));
         pad_kernel<<<grid, blk, 0, s>>>(src[0], src[1], src[2], c->pitch[0], c->pitch[1], e->w,
                                         e->h, e->W, e->H);
         CUDA_CHECK_LAUNCH();
     }
-    CUDA_CHECK(cudaEventRecord(c->ev[EV_T1], s));
+    CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
     if (!intra) {
         VidkMeParams mp;
         vidk_enc_me_params(e, &f, &mp);
         VIDK_TRY(
             vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref[0], &mp, s, f.me, f.me_gw));
     }
-    CUDA_CHECK(cudaEventRecord(c->ev[EV_T2], s));
+    CUDA_CHECK(cudaEventRecord(ev[EV_T2], s));
     if (intra) {
         CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
         if (e->p.codec == VIDK_CODEC_HEVC)
@@ -779,7 +802,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             CUDA_CHECK_LAUNCH();
         }
     }
-    CUDA_CHECK(cudaEventRecord(c->ev[EV_T3], s));
+    CUDA_CHECK(cudaEventRecord(ev[EV_T3], s));
     CUDA_CHECK(cudaMemsetAsync(c->d_sum, 0, SUM_COUNT * sizeof(unsigned long long), s));
     {
         const int row_blocks = (2 * e->h + kStatRows - 1) / kStatRows,
@@ -788,19 +811,26 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             f, src[0], src[1], src[2], e->w, e->h, row_blocks, c->d_sum);
         CUDA_CHECK_LAUNCH();
     }
-    CUDA_CHECK(cudaEventRecord(c->ev[EV_T4], s));
-    if (L->gpu_st) {
-        // The entropy coding (stream.cu); its size goes down with the other outputs, its NAL
-        // units after the receiver's synchronisation.
-        const int16_t *const lev[3] = {c->d_lev[0], c->d_lev[1], c->d_lev[2]};
-        VidkH264SliceHdr hdr;
-        vidk_h264_stream_slice_hdr(e->stream, index, intra, &hdr);
-        VIDK_TRY(vidk_cuda_stream_code(ctx, c->st, &hdr, c->d_mbi, c->d_mv, lev, s));
-        L->d2h += vidk_cuda_stream_res_bytes(c->st);
-    }
-    CUDA_CHECK(cudaEventRecord(c->ev[EV_S], s));
-    CUDA_CHECK(cudaMemcpyAsync(c->h_sum, c->d_sum, SUM_COUNT * sizeof(unsigned long long),
+    CUDA_CHECK(cudaEventRecord(ev[EV_T4], s));
+    CUDA_CHECK(cudaMemcpyAsync(c->h_sum[par], c->d_sum, SUM_COUNT * sizeof(unsigned long long),
                                cudaMemcpyDeviceToHost, s));
+    if (L->gpu_st) {
+        // The entropy coding (stream.cu) on its own stream; its size goes down with it, its
+        // NAL units after the receiver's synchronisation. Frame index - 1 may not have been
+        // written yet (queued ahead): its header state then comes from its type.
+        const int16_t *const lev[3] = {c->d_lev[par][0], c->d_lev[par][1], c->d_lev[par][2]};
+        VidkH264SliceHdr hdr;
+        if (index > e->done)
+            vidk_h264_stream_slice_hdr_next(e->stream, vidk_enc_is_intra(e, index - 1), index,
+                                            intra, &hdr);
+        else
+            vidk_h264_stream_slice_hdr(e->stream, index, intra, &hdr);
+        CUDA_CHECK(cudaStreamWaitEvent(c->s_ent, ev[EV_T4], 0));
+        VIDK_TRY(vidk_cuda_stream_code(ctx, c->st[par], &hdr, c->d_mbi[par], c->d_mv[par], lev,
+                                       c->s_ent));
+        L->d2h += vidk_cuda_stream_res_bytes(c->st[par]);
+        CUDA_CHECK(cudaEventRecord(ev[EV_S], c->s_ent));
+    }
 cleanup:
     return err;
 }
@@ -811,9 +841,11 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     EncCuda *c = state(e);
     int err = 0;
     const int64_t index = e->done;
-    const int slot = (int)(index % 2), intra = vidk_enc_is_intra(e, index);
+    const int slot = (int)(index % 2), par = slot, intra = vidk_enc_is_intra(e, index);
     const cudaStream_t s = c->s_code;
-    uint8_t *const *rec = c->d_rec[c->cur];
+    uint8_t *const *rec = c->d_rec[par];
+    cudaEvent_t *ev = c->ev[par];
+    Launched &L = c->pre[par];
     struct Out {
         void *dst;
         size_t dpitch;
@@ -824,18 +856,18 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     VidkMv *h_mv;      // where the downloads land: the caller's maps, else the stream's
     int16_t *h_lev[3]; // buffers
     VIDK_TRY(vidk_cuda_enter(ctx));
-    if (c->pre.index != index) { // not queued at the end of the previous call
-        c->pre.index = -1;
-        VIDK_TRY(launch_frame(e, index, &c->pre));
-    } else if (c->pre_err) {
-        err = c->pre_err;
+    if (L.index != index) { // not queued by the previous call
+        L.index = -1;
+        VIDK_TRY(launch_frame(e, index, &L));
+    } else if (c->pre_err[par]) {
+        err = c->pre_err[par];
         goto cleanup;
     }
     {
-        const EncFrame &f = c->pre.f;
-        const bool gpu_st = c->pre.gpu_st;
-        unsigned long long d2h = c->pre.d2h;
-        c->pre.index = -1;
+        const EncFrame &f = L.f;
+        const bool gpu_st = L.gpu_st;
+        unsigned long long d2h = L.d2h;
+        L.index = -1;
         h_mv = maps && maps->mv ? maps->mv : e->st_mv4;
         for (int p = 0; p < 3; p++)
             h_lev[p] = maps && maps->levels[p] ? maps->levels[p] : e->st_lev[p];
@@ -853,11 +885,11 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                         (size_t)(p ? e->w / 2 : e->w), (size_t)(p ? e->h / 2 : e->h));
             if ((maps && maps->mv) || (e->stream && !gpu_st)) {
                 const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
-                add(h_mv, n, c->d_mv, n, n, (size_t)(e->H / 4));
+                add(h_mv, n, c->d_mv[par], n, n, (size_t)(e->H / 4));
             }
             if (f.mbi && !gpu_st) {
                 const size_t n = (size_t)e->uw * sizeof(uint16_t);
-                add(e->st_mbi, n, c->d_mbi, n, n, (size_t)e->uh);
+                add(e->st_mbi, n, c->d_mbi[par], n, n, (size_t)e->uh);
             }
             if (maps && maps->energy) {
                 const size_t n = (size_t)e->mb_w * sizeof(uint32_t);
@@ -866,7 +898,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             for (int p = 0; p < 3; p++)
                 if ((maps && maps->levels[p]) || (e->stream && !gpu_st)) {
                     const size_t n = (size_t)(p ? e->W / 2 : e->W) * sizeof(int16_t);
-                    add(h_lev[p], n, c->d_lev[p], n, n, (size_t)(p ? e->H / 2 : e->H));
+                    add(h_lev[p], n, c->d_lev[par][p], n, n, (size_t)(p ? e->H / 2 : e->H));
                 }
             for (int k = 0; k < nout; k++) {
                 Out &o = outs[k];
@@ -884,8 +916,12 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                 d2h += o.width * o.rows;
             }
         }
-        CUDA_CHECK(cudaEventRecord(c->ev[EV_T5], s));
-        CUDA_CHECK(cudaEventSynchronize(c->ev[EV_T5]));
+        CUDA_CHECK(cudaEventRecord(ev[EV_T5], s));
+        // Frame i's device buffers are read once these downloads are done: queue frame i + 1
+        // behind them if it was sent (its error, if any, is its receive's), then wait.
+        if (e->q_count >= 2 && c->pre[par ^ 1].index != index + 1)
+            c->pre_err[par ^ 1] = launch_frame(e, index + 1, &c->pre[par ^ 1]);
+        CUDA_CHECK(cudaEventSynchronize(ev[EV_T5]));
         {
             size_t off = 0;
             for (int k = 0; k < nout; k++) {
@@ -901,33 +937,31 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             EncSum sum;
             uint64_t sse[3];
             for (int p = 0; p < 3; p++) {
-                sum.nnz[p] = c->h_sum[SUM_NNZ + p];
-                sse[p] = c->h_sum[SUM_SSE + p];
+                sum.nnz[p] = c->h_sum[par][SUM_NNZ + p];
+                sse[p] = c->h_sum[par][SUM_SSE + p];
             }
-            sum.bits_mode = c->h_sum[SUM_BITS + 0];
-            sum.bits_mv = c->h_sum[SUM_BITS + 1];
-            sum.bits_level = c->h_sum[SUM_BITS + 2];
+            sum.bits_mode = c->h_sum[par][SUM_BITS + 0];
+            sum.bits_mv = c->h_sum[par][SUM_BITS + 1];
+            sum.bits_level = c->h_sum[par][SUM_BITS + 2];
             for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
-                sum.parts[k] = c->h_sum[SUM_PARTS + k];
+                sum.parts[k] = c->h_sum[par][SUM_PARTS + k];
             vidk_enc_fill_info(e, index, intra, &sum, sse, info);
         }
         info->stage_ms[VIDK_ENC_STAGE_UPLOAD] =
             vidk_cux::event_elapsed(c->up_beg[slot], c->up_end[slot]) +
-            vidk_cux::event_elapsed(c->ev[EV_T0], c->ev[EV_T1]);
-        info->stage_ms[VIDK_ENC_STAGE_ME] = vidk_cux::event_elapsed(c->ev[EV_T1], c->ev[EV_T2]);
-        info->stage_ms[VIDK_ENC_STAGE_CODE] =
-            vidk_cux::event_elapsed(c->ev[EV_T2], c->ev[EV_T3]);
-        info->stage_ms[VIDK_ENC_STAGE_STATS] =
-            vidk_cux::event_elapsed(c->ev[EV_T3], c->ev[EV_T4]);
-        info->stage_ms[VIDK_ENC_STAGE_DOWNLOAD] =
-            vidk_cux::event_elapsed(c->ev[EV_S], c->ev[EV_T5]);
+            vidk_cux::event_elapsed(ev[EV_T0], ev[EV_T1]);
+        info->stage_ms[VIDK_ENC_STAGE_ME] = vidk_cux::event_elapsed(ev[EV_T1], ev[EV_T2]);
+        info->stage_ms[VIDK_ENC_STAGE_CODE] = vidk_cux::event_elapsed(ev[EV_T2], ev[EV_T3]);
+        info->stage_ms[VIDK_ENC_STAGE_STATS] = vidk_cux::event_elapsed(ev[EV_T3], ev[EV_T4]);
+        info->stage_ms[VIDK_ENC_STAGE_DOWNLOAD] = vidk_cux::event_elapsed(ev[EV_T4], ev[EV_T5]);
         info->h2d_bytes = c->h2d[slot];
         info->d2h_bytes = d2h;
         if (gpu_st) {
             const double t0 = vidk_enc_now_ms();
             const uint8_t *nals = nullptr;
             size_t nb = 0;
-            VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st, s, &nals, &nb));
+            CUDA_CHECK(cudaEventSynchronize(ev[EV_S])); // its size is here
+            VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st[par], c->s_dl, &nals, &nb));
             if (err == 0) { // the SPS / PPS of an IDR picture before the slices on the host
                 VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, nals, nb,
                                                      &info->stream, &info->stream_size));
@@ -937,26 +971,24 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                 err = 0;
                 vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
                          (long long)index);
-                VIDK_TRY(download_decisions(ctx, e, s, &got));
+                VIDK_TRY(download_decisions(ctx, e, par, c->s_dl, &got));
                 info->d2h_bytes += got;
                 VIDK_TRY(vidk_enc_write_stream(e, index, intra, e->st_mv4, e->st_lev, info));
             }
             info->stage_ms[VIDK_ENC_STAGE_STREAM] =
-                vidk_cux::event_elapsed(c->ev[EV_T4], c->ev[EV_S]) + (vidk_enc_now_ms() - t0);
+                vidk_cux::event_elapsed(ev[EV_T4], ev[EV_S]) + (vidk_enc_now_ms() - t0);
         } else {
             if (e->stream)
                 vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
                          (long long)index);
             VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
         }
-        c->cur ^= 1;
     }
-    // Frame i's device buffers are read: queue frame i + 1 if it was sent (its error, if
-    // any, is the next call's).
-    if (e->q_count >= 2) c->pre_err = launch_frame(e, index + 1, &c->pre);
 cleanup:
     if (err < 0) {
         (void)cudaStreamSynchronize(s);
+        (void)cudaStreamSynchronize(c->s_ent);
+        (void)cudaStreamSynchronize(c->s_dl);
         (void)cudaGetLastError();
     }
     return err;

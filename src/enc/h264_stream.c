@@ -373,19 +373,31 @@ static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f,
     return 0;
 }
 
-void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intra,
-                                VidkH264SliceHdr *h) {
+/* The header from the writer's state: the last IDR picture and the IDR pictures so far. */
+static void slice_hdr(int64_t last_idr0, uint32_t idr_count, int64_t index, int intra,
+                      VidkH264SliceHdr *h) {
     /* frame_num counts from the last IDR picture, idr_pic_id counts them (start_picture) */
-    const int64_t last_idr = intra ? index : s->last_idr;
+    const int64_t last_idr = intra ? index : last_idr0;
     memset(h, 0, sizeof(*h));
     h->first_mb = 0;
     h->intra = intra;
     h->nal_ref_idc = 3;
     h->log2_max_frame_num = LOG2_MAX_FRAME_NUM;
     h->frame_num = (uint32_t)((index - last_idr) & ((1 << LOG2_MAX_FRAME_NUM) - 1));
-    h->idr_pic_id = (s->idr_count + (intra ? 1u : 0u)) & 0xffff;
+    h->idr_pic_id = (idr_count + (intra ? 1u : 0u)) & 0xffff;
     h->slice_qp_delta = 0;
     h->disable_deblocking = 1; /* the loop does not deblock */
+}
+
+void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intra,
+                                VidkH264SliceHdr *h) {
+    slice_hdr(s->last_idr, (uint32_t)s->idr_count, index, intra, h);
+}
+
+void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int prev_intra, int64_t index,
+                                     int intra, VidkH264SliceHdr *h) {
+    slice_hdr(prev_intra ? index - 1 : s->last_idr,
+              (uint32_t)s->idr_count + (prev_intra ? 1u : 0u), index, intra, h);
 }
 
 /* The picture's state: frame_num counts from the last IDR picture (vidk_h264_stream_slice_hdr
