@@ -520,6 +520,9 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     VIDK_TRY(make_plan(&pl, w, h, 8, p, 0, ctx->cuda->sms));
     if (pl.path != PATH_GENERIC && pl.smem > kSmemDefault) return VIDK_ERR(EINVAL);
     if (pl.pitch != vidk_cuda_me_pitch(w)) return VIDK_ERR(EINVAL);
+    // One band: the planes are resident, so there is no upload to overlap, and one grid over
+    // the whole frame has one tail instead of one per band (the keys are the same).
+    pl.nbands = 1, pl.band_g0[0] = 0, pl.band_gn[0] = pl.GH;
     VIDK_TRY(vidk_cuda_enter(ctx));
     VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_KEYS, pl.nkeys * sizeof(*d_keys), &d_keys));
     VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_RES, pl.nres * sizeof(*d_res), &d_res));
