@@ -170,77 +170,86 @@ __global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32
     if (u < f.uw * f.uh && !(t & 3)) dist[ENC_H264_DIST_N * u + ENC_H264_DIST_INTRA] = v;
 }
 
-// H.264 inter frames: decision pass `pass` (0: the seed), eight lanes per macroblock, each
-// costing its candidates (enc_core.h enc_h264_decide, whose order and ties this keeps):
-// lanes 0-2 the partition modes 16x16, 16x8, 8x16; lanes 3-6 P_8x8, quadrant by quadrant,
-// sub-macroblock type lane - 3 each (the lowest, the first on ties, is then every lane's
-// choice for that quadrant); lane 7 the P_Skip candidate and Intra_16x16. The lane holding
-// the winner's vectors writes the decision.
-constexpr int kDecideLanes = 8, kDecideThreads = 128;
+// H.264 inter frames: decision pass `pass` (0: the seed), a warp per macroblock, its lanes
+// costing the candidates of enc_core.h enc_h264_decide (whose order and ties this keeps):
+// lanes 0-2 the partition modes 16x16, 16x8, 8x16; lane 3 the P_Skip candidate and
+// Intra_16x16; lanes 4-19 P_8x8, quadrant by quadrant, lane 4 + 4 s + k costing the mvd of
+// partition k of sub-macroblock type s (enc_h264_mvd_bits_qk; the four lanes of a type sum
+// them), the lowest type (the first on ties) then every lane's choice for that quadrant;
+// lanes 20-31 idle. The lane holding the winner's vectors writes the decision.
+constexpr int kDecideThreads = 128;
 __global__ void __launch_bounds__(kDecideThreads)
     decide_kernel(const EncFrame f, int pass, const VidkMv *mvi, const uint16_t *mbi,
                   VidkMv *mvo, uint16_t *mbo) {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t / kDecideLanes,
-              r = t % kDecideLanes, base = (threadIdx.x & 31) & ~(kDecideLanes - 1);
-    const bool on = u < f.uw * f.uh; // the same for the lanes of a macroblock
+    const int u = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5), l = threadIdx.x & 31;
+    if (u >= f.uw * f.uh) return; // the whole warp
     const int mbx = u % f.uw, mby = u / f.uw;
-    if (!pass) { // uniform
-        if (on && r == 0) enc_h264_seed(&f, mbx, mby, mvo, mbo);
+    if (!pass) {
+        if (l == 0) enc_h264_seed(&f, mbx, mby, mvo, mbo);
         return;
     }
+    const uint32_t *dist = f.dist + ENC_H264_DIST_N * (ptrdiff_t)u;
+    const bool p8 = l >= 4 && l < 20;
+    const int s = (l - 4) >> 2, k = (l - 4) & 3;
     VidkH264MvNb n;
     uint32_t c = 0xffffffffu;
     int sub[4] = {0, 0, 0, 0};
-    if (on) {
+    if (l < 20) {
         vidk_h264_mvnb_fill(&n, mvi, f.W / 4, mbi, ENC_MBI_INTRA, f.uw, f.uh,
                             enc_h264_row0(&f, mby), mbx, mby);
         // (P_8x8's costs read no vector of a later quadrant, unavailable to the predictors:
         // its lanes need not start from the vectors the scalar path leaves there)
-        if (r < 3) c = enc_h264_cost_mode(&f, mbx, mby, &n, r);
+        if (l < 3) c = enc_h264_cost_mode(&f, mbx, mby, &n, l);
     }
-    const bool p8 = r >= 3 && r < 7;
     uint32_t c8 = (uint32_t)f.lambda * enc_h264_mb_bits[3];
     for (int q = 0; q < 4; q++) {
-        unsigned long long key = ~0ull; // cost << 2 | sub-macroblock type
-        if (on && p8 && (r == 3 || !f.no_sub8x8)) {
-            sub[q] = r - 3;
-            key = (unsigned long long)enc_h264_cost_quad(&f, mbx, mby, &n, sub, q) << 2 |
-                  (unsigned)(r - 3);
+        const bool act = p8 && (s == 0 || !f.no_sub8x8);
+        unsigned bits = 0;
+        if (act) {
+            sub[q] = s;
+            enc_h264_set_quad(&f, mbx, mby, &n, q, s);
+            bits = enc_h264_mvd_bits_qk(&n, sub, q, k);
         }
+        bits += __shfl_xor_sync(0xffffffffu, bits, 1);
+        bits += __shfl_xor_sync(0xffffffffu, bits, 2);
+        unsigned long long key = ~0ull; // cost << 2 | sub-macroblock type
+        if (act && k == 0)
+            key = (unsigned long long)(enc_h264_sub_dist(dist, q, s) +
+                                       (uint32_t)f.lambda * (enc_h264_sub_bits[s] + bits))
+                      << 2 |
+                  (unsigned)s;
         unsigned long long m = ~0ull;
-        for (int k = 0; k < 4; k++)
-            m = min(m, __shfl_sync(0xffffffffu, key, base + 3 + k));
+        for (int j = 0; j < 4; j++)
+            m = min(m, __shfl_sync(0xffffffffu, key, 4 + 4 * j));
         const int bs = (int)(m & 3u);
-        if (on && p8) sub[q] = bs, enc_h264_set_quad(&f, mbx, mby, &n, q, bs);
+        if (p8) sub[q] = bs, enc_h264_set_quad(&f, mbx, mby, &n, q, bs);
         c8 += (uint32_t)(m >> 2);
     }
-    // the first lowest of lanes 0-3 (3: P_8x8)
-    unsigned long long key = r < 3    ? (unsigned long long)c << 3 | (unsigned)r
-                             : r == 3 ? (unsigned long long)c8 << 3 | 3u
+    // the first lowest of 16x16, 16x8, 8x16, P_8x8 (lane 4 holds its vectors)
+    unsigned long long key = l < 3    ? (unsigned long long)c << 3 | (unsigned)l
+                             : l == 4 ? (unsigned long long)c8 << 3 | 3u
                                       : ~0ull;
-    for (int o = 1; o < kDecideLanes; o <<= 1)
+    for (int o = 1; o < 32; o <<= 1)
         key = min(key, __shfl_xor_sync(0xffffffffu, key, o));
     const uint32_t best = (uint32_t)(key >> 3);
     const int br = (int)(key & 7u);
-    uint32_t cs = 0xffffffffu;
-    if (on && r == 7) cs = enc_h264_cost_skip(&f, mbx, mby, &n);
-    const bool skip = __shfl_sync(0xffffffffu, cs, base + 7) <= best;
-    if (!on) return; // no shuffle below
-    const uint32_t ie = f.dist[ENC_H264_DIST_N * (ptrdiff_t)u + ENC_H264_DIST_INTRA];
+    const uint32_t cs = l == 3 ? enc_h264_cost_skip(&f, mbx, mby, &n) : 0xffffffffu;
+    const bool skip = __shfl_sync(0xffffffffu, cs, 3) <= best;
+    const uint32_t ie = dist[ENC_H264_DIST_INTRA];
     const bool intra = (ie >> 2) < best;
-    if (r != (intra || skip ? 7 : br)) return;
+    if (l != (intra || skip ? 3 : br < 3 ? br : 4)) return;
     unsigned word =
         br < 3 ? (unsigned)br
                : 3u | (unsigned)(sub[0] << 2 | sub[1] << 4 | sub[2] << 6 | sub[3] << 8);
     if (skip) word = 0;
     if (intra) {
         word = ENC_MBI_INTRA | (ie & 3u);
-        for (int k = 0; k < 16; k++)
-            n.in[k].x = n.in[k].y = 0;
+        for (int j = 0; j < 16; j++)
+            n.in[j].x = n.in[j].y = 0;
     }
     mbo[u] = (uint16_t)word;
-    for (int k = 0; k < 16; k++)
-        mvo[(ptrdiff_t)(mby * 4 + k / 4) * (f.W / 4) + mbx * 4 + k % 4] = n.in[k];
+    for (int j = 0; j < 16; j++)
+        mvo[(ptrdiff_t)(mby * 4 + j / 4) * (f.W / 4) + mbx * 4 + j % 4] = n.in[j];
 }
 
 // H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block,
@@ -779,7 +788,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             f.skipc = c->d_skipc;
             for (int pass = 0; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
                 const int o = pass & 1, i = o ^ 1;
-                decide_kernel<<<(unsigned)((n * kDecideLanes + kDecideThreads - 1) /
+                decide_kernel<<<(unsigned)(((size_t)n * 32 + kDecideThreads - 1) /
                                            kDecideThreads),
                                 kDecideThreads, 0, s>>>(f, pass, c->d_dmv[i], c->d_dmb[i],
                                                         c->d_dmv[o], c->d_dmb[o]);

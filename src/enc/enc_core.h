@@ -627,6 +627,25 @@ ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *su
     return b;
 }
 
+/* Partitions of a P_8x8 quadrant with sub-macroblock type s. */
+ENC_FN int enc_h264_quad_parts(int s) {
+    return s == 0 ? 1 : s == 3 ? 4 : 2;
+}
+
+/* The term of enc_h264_mvd_bits (P_8x8, quadrant q) of the quadrant's k-th partition (0 when
+ * it has fewer): the quadrant's sum over k, one k per lane (src/cuda/encode.cu). */
+ENC_FN unsigned enc_h264_mvd_bits_qk(const VidkH264MvNb *n, const int *sub, int q, int k) {
+    if (k >= enc_h264_quad_parts(sub[q])) return 0;
+    int px[16], py[16], pw[16], pd[16];
+    int8_t order[16];
+    (void)vidk_h264_parts(3, sub, px, py, pw, pd, order);
+    int i = k; /* decoding order: quadrant by quadrant */
+    for (int j = 0; j < q; j++)
+        i += enc_h264_quad_parts(sub[j]);
+    return enc_h264_mvd_len(n->in[4 * py[i] + px[i]],
+                            vidk_h264_mvp(n, px[i], py[i], pw[i], pd[i], order, i));
+}
+
 /* The decision's candidates (enc_h264_decide), each costed against the neighbourhood n with
  * its vectors left in n->in: SATD of its partitions at the search's best vectors (f->dist) +
  * lambda x the CAVLC bits of its mb_type, sub_mb_types and mvds against the standard's
