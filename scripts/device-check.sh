@@ -20,7 +20,8 @@
 #
 # Environment: OUT, VIDK_DEVICE_BUILD (build folder, default build-device),
 # VIDK_CUDA_ARCH (default 90), VIDK_SANITIZERS (default "memcheck racecheck synccheck
-# initcheck"; empty: none), VIDK_SANITIZER_TIMEOUT (seconds per run, default 420: racecheck of hevc_cuda takes ~340 s on an H100),
+# initcheck"; empty: none), VIDK_SANITIZE_TESTS (an extended regex: only the GPU tests whose
+# names match run under the sanitizers; default all), VIDK_SANITIZER_TIMEOUT (seconds per run, default 420: racecheck of hevc_cuda takes ~340 s on an H100),
 # VIDK_GIT_COMMIT (commit id for reports where the copy has no .git), VIDK_CMAKE_ARGS
 # (extra configure arguments), VIDK_VIDEO_DIR (real clips; default: the first of ../shared/video, shared/video,
 # .devdata/video holding .y4m files), JOBS (default: all cores).
@@ -189,6 +190,10 @@ fi
 for entry in "${gpu_cmds[@]}"; do
     IFS=$'\t' read -r tname twd tcmd <<<"$entry"
     [ -n "$tcmd" ] || { record "sanitize $tname" FAIL 0 "no command found"; continue; }
+    if [ -n "${VIDK_SANITIZE_TESTS:-}" ] && ! echo "$tname" | grep -qxE "$VIDK_SANITIZE_TESTS"; then
+        record "sanitize $tname" INFO 0 "not selected (VIDK_SANITIZE_TESTS)"
+        continue
+    fi
     for tool in $sanitizers; do
         log="$logs/sanitizer-$tname-$tool.log"
         extra=()

@@ -11,8 +11,44 @@
 # 3. whole-file timings of `vidkern encode -o` on a 300-frame 1080p mosaic, from a file and
 #    from stdin, cuda and threads, R 16 and 32 (host wall clock, stages, host loop split).
 #
-# Environment: OUT (logs; default BUILD/logs), FRAMES (default 300).
+# With KEEP=DIR, each cuda stream of step 1 is kept as DIR/sNN.264 beside DIR/sNN.md5 (the
+# MD5 of its reconstruction's samples, Y4M headers left out), so that FFmpeg on another
+# machine judges the GPU's own streams: `scripts/device-stream.sh --judge DIR` decodes each
+# with `ffmpeg -v error` (which must print nothing) and compares the MD5s.
+#
+# Environment: OUT (logs; default BUILD/logs), FRAMES (default 300), KEEP.
 set -u -o pipefail
+# The MD5 of a Y4M file's frame samples (what `ffmpeg -f rawvideo` of the same frames gives).
+y4m_md5() {
+    python3 -c '
+import hashlib, sys
+d = open(sys.argv[1], "rb").read()
+i = d.index(b"\n") + 1
+tags = {t[:1]: t[1:] for t in d[:i].split()[1:]}
+n = int(tags[b"W"]) * int(tags[b"H"]) * 3 // 2  # the 8-bit 4:2:0 of vidkern encode --recon
+h = hashlib.md5()
+while i < len(d):
+    i = d.index(b"\n", i) + 1
+    h.update(d[i:i + n])
+    i += n
+print(h.hexdigest())' "$1"
+}
+if [ "${1:-}" = --judge ]; then
+    dir=${2:?usage: device-stream.sh --judge DIR}
+    bad=0 n=0 e=$(mktemp)
+    for s in "$dir"/s*.264; do
+        want=$(cat "${s%.264}.md5")
+        got=$(ffmpeg -nostdin -v error -threads 1 -f h264 -i "$s" -f rawvideo -pix_fmt yuv420p \
+            -fps_mode passthrough - 2>"$e" | md5sum | cut -d' ' -f1)
+        r=same
+        [ "$got" = "$want" ] || { r=DIFFER; bad=1; }
+        [ -s "$e" ] && { r="$r FFMPEG-PRINTED"; bad=1; cat "$e"; }
+        n=$((n + 1))
+        echo "$r  $(basename "$s")  $(cat "${s%.264}.args" 2>/dev/null)"
+    done
+    echo "judged $n cuda streams: $([ $bad = 0 ] && echo 'all decode to their reconstruction' || echo FAILED)"
+    exit $bad
+fi
 build=${1:?usage: device-stream.sh BUILD CLIPDIR}
 clips=${2:?usage: device-stream.sh BUILD CLIPDIR}
 out=${OUT:-$build/logs}
@@ -44,6 +80,12 @@ while IFS= read -r args; do
     if command -v ffmpeg >/dev/null; then
         python3 tests/stream_check.py "$tmp/c.264" "$tmp/c.y4m" >"$tmp/j" 2>&1 ||
             { r="$r FFMPEG-FAIL"; bad=1; cat "$tmp/j"; }
+    fi
+    if [ -n "${KEEP:-}" ]; then
+        nk=$(printf 's%02d' "${nk:-0}")
+        mkdir -p "$KEEP" && cp "$tmp/c.264" "$KEEP/$nk.264" && y4m_md5 "$tmp/c.y4m" >"$KEEP/$nk.md5"
+        echo "$args" | sed "s|$tmp/||; s|$clips/||" >"$KEEP/$nk.args"
+        nk=$((10#${nk#s} + 1))
     fi
     echo "$r  $(stat -c %s "$tmp/c.264") bytes  $args"
 done <<EOF
