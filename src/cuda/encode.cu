@@ -170,86 +170,20 @@ __global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32
     if (u < f.uw * f.uh && !(t & 3)) dist[ENC_H264_DIST_N * u + ENC_H264_DIST_INTRA] = v;
 }
 
-// H.264 inter frames: decision pass `pass` (0: the seed), a warp per macroblock, its lanes
-// costing the candidates of enc_core.h enc_h264_decide (whose order and ties this keeps):
-// lanes 0-2 the partition modes 16x16, 16x8, 8x16; lane 3 the P_Skip candidate and
-// Intra_16x16; lanes 4-19 P_8x8, quadrant by quadrant, lane 4 + 4 s + k costing the mvd of
-// partition k of sub-macroblock type s (enc_h264_mvd_bits_qk; the four lanes of a type sum
-// them), the lowest type (the first on ties) then every lane's choice for that quadrant;
-// lanes 20-31 idle. The lane holding the winner's vectors writes the decision.
-constexpr int kDecideThreads = 128;
-__global__ void __launch_bounds__(kDecideThreads)
+// H.264 inter frames: decision pass `pass` (0: the seed), one thread per macroblock
+// (enc_core.h enc_h264_decide_pass). Measured against eight lanes per macroblock (its
+// candidates on parallel lanes) and a warp per macroblock (P_8x8's partitions on lanes too):
+// 41 / 46 / 110 us a pass at 1080p on an H100 (docs/PERFORMANCE.md, session 8): the lanes'
+// shared start (the neighbourhood, the partition tables) costs more than they save.
+__global__ void __launch_bounds__(32)
     decide_kernel(const EncFrame f, int pass, const VidkMv *mvi, const uint16_t *mbi,
                   VidkMv *mvo, uint16_t *mbo) {
-    const int u = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5), l = threadIdx.x & 31;
-    if (u >= f.uw * f.uh) return; // the whole warp
-    const int mbx = u % f.uw, mby = u / f.uw;
-    if (!pass) {
-        if (l == 0) enc_h264_seed(&f, mbx, mby, mvo, mbo);
-        return;
-    }
-    const uint32_t *dist = f.dist + ENC_H264_DIST_N * (ptrdiff_t)u;
-    const bool p8 = l >= 4 && l < 20;
-    const int s = (l - 4) >> 2, k = (l - 4) & 3;
-    VidkH264MvNb n;
-    uint32_t c = 0xffffffffu;
-    int sub[4] = {0, 0, 0, 0};
-    if (l < 20) {
-        vidk_h264_mvnb_fill(&n, mvi, f.W / 4, mbi, ENC_MBI_INTRA, f.uw, f.uh,
-                            enc_h264_row0(&f, mby), mbx, mby);
-        // (P_8x8's costs read no vector of a later quadrant, unavailable to the predictors:
-        // its lanes need not start from the vectors the scalar path leaves there)
-        if (l < 3) c = enc_h264_cost_mode(&f, mbx, mby, &n, l);
-    }
-    uint32_t c8 = (uint32_t)f.lambda * enc_h264_mb_bits[3];
-    for (int q = 0; q < 4; q++) {
-        const bool act = p8 && (s == 0 || !f.no_sub8x8);
-        unsigned bits = 0;
-        if (act) {
-            sub[q] = s;
-            enc_h264_set_quad(&f, mbx, mby, &n, q, s);
-            bits = enc_h264_mvd_bits_qk(&n, sub, q, k);
-        }
-        bits += __shfl_xor_sync(0xffffffffu, bits, 1);
-        bits += __shfl_xor_sync(0xffffffffu, bits, 2);
-        unsigned long long key = ~0ull; // cost << 2 | sub-macroblock type
-        if (act && k == 0)
-            key = (unsigned long long)(enc_h264_sub_dist(dist, q, s) +
-                                       (uint32_t)f.lambda * (enc_h264_sub_bits[s] + bits))
-                      << 2 |
-                  (unsigned)s;
-        unsigned long long m = ~0ull;
-        for (int j = 0; j < 4; j++)
-            m = min(m, __shfl_sync(0xffffffffu, key, 4 + 4 * j));
-        const int bs = (int)(m & 3u);
-        if (p8) sub[q] = bs, enc_h264_set_quad(&f, mbx, mby, &n, q, bs);
-        c8 += (uint32_t)(m >> 2);
-    }
-    // the first lowest of 16x16, 16x8, 8x16, P_8x8 (lane 4 holds its vectors)
-    unsigned long long key = l < 3    ? (unsigned long long)c << 3 | (unsigned)l
-                             : l == 4 ? (unsigned long long)c8 << 3 | 3u
-                                      : ~0ull;
-    for (int o = 1; o < 32; o <<= 1)
-        key = min(key, __shfl_xor_sync(0xffffffffu, key, o));
-    const uint32_t best = (uint32_t)(key >> 3);
-    const int br = (int)(key & 7u);
-    const uint32_t cs = l == 3 ? enc_h264_cost_skip(&f, mbx, mby, &n) : 0xffffffffu;
-    const bool skip = __shfl_sync(0xffffffffu, cs, 3) <= best;
-    const uint32_t ie = dist[ENC_H264_DIST_INTRA];
-    const bool intra = (ie >> 2) < best;
-    if (l != (intra || skip ? 3 : br < 3 ? br : 4)) return;
-    unsigned word =
-        br < 3 ? (unsigned)br
-               : 3u | (unsigned)(sub[0] << 2 | sub[1] << 4 | sub[2] << 6 | sub[3] << 8);
-    if (skip) word = 0;
-    if (intra) {
-        word = ENC_MBI_INTRA | (ie & 3u);
-        for (int j = 0; j < 16; j++)
-            n.in[j].x = n.in[j].y = 0;
-    }
-    mbo[u] = (uint16_t)word;
-    for (int j = 0; j < 16; j++)
-        mvo[(ptrdiff_t)(mby * 4 + j / 4) * (f.W / 4) + mbx * 4 + j % 4] = n.in[j];
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= f.uw * f.uh) return;
+    if (pass)
+        enc_h264_decide_pass(&f, u % f.uw, u / f.uw, mvi, mbi, mvo, mbo);
+    else
+        enc_h264_seed(&f, u % f.uw, u / f.uw, mvo, mbo);
 }
 
 // H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block,
@@ -788,10 +722,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             f.skipc = c->d_skipc;
             for (int pass = 0; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
                 const int o = pass & 1, i = o ^ 1;
-                decide_kernel<<<(unsigned)(((size_t)n * 32 + kDecideThreads - 1) /
-                                           kDecideThreads),
-                                kDecideThreads, 0, s>>>(f, pass, c->d_dmv[i], c->d_dmb[i],
-                                                        c->d_dmv[o], c->d_dmb[o]);
+                decide_kernel<<<(unsigned)((n + 31) / 32), 32, 0, s>>>(
+                    f, pass, c->d_dmv[i], c->d_dmb[i], c->d_dmv[o], c->d_dmb[o]);
                 CUDA_CHECK_LAUNCH();
             }
             f.dmv = c->d_dmv[VIDK_ENC_DECIDE_PASSES & 1];
