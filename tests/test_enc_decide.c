@@ -931,6 +931,57 @@ static void test_h264_level_partitions(void) {
     }
 }
 
+/* enc_h264_mvd_bits_quad (the decision's P_8x8 quadrant costs) against the quadrant's terms
+ * of the whole macroblock's sum, laid out by vidk_h264_parts (the stream writer's layout):
+ * random neighbourhoods (available or not, intra or not, small vectors so that the medians'
+ * ties happen), random sub-macroblock types of the other quadrants. */
+static void test_h264_mvd_quad(void) {
+    int cases = 0;
+    for (int t = 0; t < 20000; t++) {
+        VidkH264MvNb n;
+        VidkH264sNb *nb[10] = {&n.a[0], &n.a[1], &n.a[2], &n.a[3], &n.b[0],
+                               &n.b[1], &n.b[2], &n.b[3], &n.c,    &n.d};
+        for (int k = 0; k < 10; k++) {
+            const uint32_t r = test_rand(&g_seed);
+            nb[k]->avail = (int)(r & 1);
+            nb[k]->ref = nb[k]->avail && (r & 2) ? 0 : -1;
+            nb[k]->mv.x = (int16_t)((int)(r >> 8 & 7) - 3);
+            nb[k]->mv.y = (int16_t)((int)(r >> 16 & 7) - 3);
+        }
+        for (int k = 0; k < 16; k++) {
+            const uint32_t r = test_rand(&g_seed);
+            n.in[k].x = (int16_t)((int)(r >> 8 & 7) - 3);
+            n.in[k].y = (int16_t)((int)(r >> 16 & 7) - 3);
+        }
+        int sub[4];
+        for (int q = 0; q < 4; q++)
+            sub[q] = (int)(test_rand(&g_seed) >> 30);
+        int px[16], py[16], pw[16], pd[16];
+        int8_t order[16];
+        const int np = vidk_h264_parts(3, sub, px, py, pw, pd, order);
+        unsigned want[4] = {0, 0, 0, 0};
+        for (int k = 0; k < np; k++)
+            want[(py[k] / 2) * 2 + px[k] / 2] +=
+                enc_h264_mvd_len(n.in[4 * py[k] + px[k]],
+                                 vidk_h264_mvp(&n, px[k], py[k], pw[k], pd[k], order, k));
+        unsigned sum = 0;
+        for (int q = 0; q < 4; q++) {
+            const unsigned got = enc_h264_mvd_bits_quad(&n, q, sub[q]);
+            if (got != want[q]) {
+                fprintf(stderr,
+                        "mvd_bits_quad case %d quadrant %d sub %d %d %d %d: %u, want %u\n", t,
+                        q, sub[0], sub[1], sub[2], sub[3], got, want[q]);
+                CHECK(0);
+                return;
+            }
+            sum += got;
+        }
+        CHECK(sum == enc_h264_mvd_bits(&n, 3, sub));
+        cases++;
+    }
+    fprintf(stderr, "mvd_bits_quad: %d random macroblocks, every quadrant equal\n", cases);
+}
+
 int main(void) {
     g_seed = test_seed();
     test_lambda();
@@ -938,6 +989,7 @@ int main(void) {
     test_chroma_qp();
     test_h264_partitions();
     test_h264_skip();
+    test_h264_mvd_quad();
     test_h264_intra_in_p();
     test_h264_inter_round();
     test_hevc_partitions();

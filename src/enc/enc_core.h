@@ -614,42 +614,43 @@ ENC_FN uint32_t enc_h264_sub_dist(const uint32_t *dist, int q, int s) {
 }
 
 /* CAVLC bits of the mvds of the partitions of (mode, sub) with the vectors in n->in against
- * the standard's predictors (8.4.1.3); only those of quadrant q when q >= 0. */
-ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *sub, int q) {
+ * the standard's predictors (8.4.1.3). */
+ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *sub) {
     int px[16], py[16], pw[16], pd[16];
     int8_t order[16];
     const int np = vidk_h264_parts(mode, sub, px, py, pw, pd, order);
     unsigned b = 0;
     for (int k = 0; k < np; k++)
-        if (q < 0 || (py[k] / 2) * 2 + px[k] / 2 == q)
-            b += enc_h264_mvd_len(n->in[4 * py[k] + px[k]],
-                                  vidk_h264_mvp(n, px[k], py[k], pw[k], pd[k], order, k));
+        b += enc_h264_mvd_len(n->in[4 * py[k] + px[k]],
+                              vidk_h264_mvp(n, px[k], py[k], pw[k], pd[k], order, k));
     return b;
 }
 
-/* Partitions of a P_8x8 quadrant with sub-macroblock type s. */
-ENC_FN int enc_h264_quad_parts(int s) {
-    return s == 0 ? 1 : s == 3 ? 4 : 2;
-}
-
-/* The term of enc_h264_mvd_bits (P_8x8, quadrant q) of the quadrant's k-th partition (0 when
- * it has fewer): the quadrant's sum over k, one k per lane (src/cuda/encode.cu). */
-ENC_FN unsigned enc_h264_mvd_bits_qk(const VidkH264MvNb *n, const int *sub, int q, int k) {
-    if (k >= enc_h264_quad_parts(sub[q])) return 0;
-    int px[16], py[16], pw[16], pd[16];
-    int8_t order[16];
-    (void)vidk_h264_parts(3, sub, px, py, pw, pd, order);
-    int i = k; /* decoding order: quadrant by quadrant */
-    for (int j = 0; j < q; j++)
-        i += enc_h264_quad_parts(sub[j]);
-    return enc_h264_mvd_len(n->in[4 * py[i] + px[i]],
-                            vidk_h264_mvp(n, px[i], py[i], pw[i], pd[i], order, i));
+/* The same for the partitions of P_8x8 quadrant q alone, under sub-macroblock type s: the
+ * quadrant's terms of enc_h264_mvd_bits(n, 3, sub) with sub[q] = s, whatever the other
+ * quadrants' types (the earlier quadrants precede it in decoding order, the later ones
+ * follow it), without laying out the whole macroblock (vidk_h264_parts) per candidate. */
+ENC_FN unsigned enc_h264_mvd_bits_quad(const VidkH264MvNb *n, int q, int s) {
+    const int qx = 2 * (q & 1), qy = 2 * (q >> 1), np = s == 0 ? 1 : s == 3 ? 4 : 2;
+    int8_t order[16]; /* the quadrant's own partitions by index; -1 before it, 16 after */
+    for (int b = 0; b < 16; b++) {
+        const int x = b & 3, y = b >> 2, bq = (y >> 1) * 2 + (x >> 1);
+        const int k = s == 0 ? 0 : s == 1 ? (y & 1) : s == 2 ? (x & 1) : 2 * (y & 1) + (x & 1);
+        order[b] = (int8_t)(bq < q ? -1 : bq > q ? 16 : k);
+    }
+    unsigned bits = 0;
+    for (int k = 0; k < np; k++) {
+        const int x = qx + (s >= 2 ? (k & 1) : 0), y = qy + (s == 1 ? k : s == 3 ? k >> 1 : 0);
+        bits += enc_h264_mvd_len(n->in[4 * y + x],
+                                 vidk_h264_mvp(n, x, y, s < 2 ? 2 : 1, 0, order, k));
+    }
+    return bits;
 }
 
 /* The decision's candidates (enc_h264_decide), each costed against the neighbourhood n with
  * its vectors left in n->in: SATD of its partitions at the search's best vectors (f->dist) +
  * lambda x the CAVLC bits of its mb_type, sub_mb_types and mvds against the standard's
- * predictors. The cuda backend costs them in parallel lanes (src/cuda/encode.cu). */
+ * predictors. */
 
 /* Partition mode m (0 16x16, 1 16x8, 2 8x16). */
 ENC_FN uint32_t enc_h264_cost_mode(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n,
@@ -661,7 +662,7 @@ ENC_FN uint32_t enc_h264_cost_mode(const EncFrame *f, int mbx, int mby, VidkH264
     const uint32_t c = m == 0   ? dist[VIDK_ME_PART_16x16]
                        : m == 1 ? dist[VIDK_ME_PART_16x8] + dist[VIDK_ME_PART_16x8 + 1]
                                 : dist[VIDK_ME_PART_8x16] + dist[VIDK_ME_PART_8x16 + 1];
-    return c + (uint32_t)f->lambda * (enc_h264_mb_bits[m] + enc_h264_mvd_bits(n, m, zero4, -1));
+    return c + (uint32_t)f->lambda * (enc_h264_mb_bits[m] + enc_h264_mvd_bits(n, m, zero4));
 }
 
 /* P_8x8: quadrant q's vectors under sub-macroblock type s into n->in. */
@@ -680,7 +681,8 @@ ENC_FN uint32_t enc_h264_cost_quad(const EncFrame *f, int mbx, int mby, VidkH264
     const uint32_t *dist = f->dist + ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx);
     enc_h264_set_quad(f, mbx, mby, n, q, sub[q]);
     return enc_h264_sub_dist(dist, q, sub[q]) +
-           (uint32_t)f->lambda * (enc_h264_sub_bits[sub[q]] + enc_h264_mvd_bits(n, 3, sub, q));
+           (uint32_t)f->lambda *
+               (enc_h264_sub_bits[sub[q]] + enc_h264_mvd_bits_quad(n, q, sub[q]));
 }
 
 /* 16x16 at the P_Skip vector (its SATD kept in f->skipc from the previous pass while the
@@ -693,8 +695,7 @@ ENC_FN uint32_t enc_h264_cost_skip(const EncFrame *f, int mbx, int mby, VidkH264
     if (sc[0] != key) sc[0] = key, sc[1] = enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv);
     for (int k = 0; k < 16; k++)
         n->in[k] = sv;
-    return sc[1] +
-           (uint32_t)f->lambda * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4, -1));
+    return sc[1] + (uint32_t)f->lambda * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4));
 }
 
 /* The partition decision of an inter macroblock (docs/ENCODE.md §4) against its

@@ -210,7 +210,7 @@ ENC_FN int ENC_T(h264_p_head)(const EncFrame *f, int mbx, int mby, unsigned w, V
     /* the final decisions: the mvd bits the stream codes */
     vidk_h264_mvnb_fill(nb, f->dmv, f->W / 4, f->dmb, ENC_MBI_INTRA, f->uw, f->uh,
                         enc_h264_row0(f, mby), mbx, mby);
-    st->bits_mv = enc_h264_mvd_bits(nb, mode, sub, -1);
+    st->bits_mv = enc_h264_mvd_bits(nb, mode, sub);
     const int tx8_ok = mode != 3 || !(w & 0x3fcu);
     st->bits_mode = enc_h264_mb_bits[mode] + (tx8_ok ? 1u : 0u);
     if (mode == 3)
