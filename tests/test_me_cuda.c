@@ -229,6 +229,9 @@ static const unsigned masks[] = {
     VIDK_ME_SHAPE(VIDK_BLOCK_8x8),
     VIDK_ME_SHAPE(VIDK_BLOCK_16x8),
     VIDK_ME_SHAPE(VIDK_BLOCK_8x16),
+    /* the H.264 encoder's from level 3.1 (f41 without the thin shapes, F_NO4) */
+    VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_16x8) |
+        VIDK_ME_SHAPE(VIDK_BLOCK_8x16) | VIDK_ME_SHAPE(VIDK_BLOCK_16x16),
 };
 #define NMASKS ((int)(sizeof(masks) / sizeof(masks[0])))
 

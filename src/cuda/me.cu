@@ -172,11 +172,13 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         F41_CASE3(F_MID | F_BIG)
         F41_CASE3(F_SUB | F_MID)
         F41_CASE3(F_SUB | F_MID | F_BIG)
+        F41_CASE3(F_SUB | F_MID | F_NO4)
 #undef F41_CASE3
         F41_CASE(F_MID | F_LAMBDA)
         F41_CASE(F_MID | F_BIG | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_BIG | F_LAMBDA)
+        F41_CASE(F_SUB | F_MID | F_NO4 | F_LAMBDA)
 #undef F41_CASE
     default:
         return cudaErrorInvalidValue;

@@ -150,6 +150,9 @@ enum {
     F_MID = 2,    // f41: 16x16 sums (16x16 key; needed for 32x32 / 64x64)
     F_BIG = 4,    // 32x32 and 64x64
     F_LAMBDA = 8, // lambda > 0: mv cost per candidate
+    F_NO4 = 16,   // f41 with F_SUB: no shape 4 samples wide or high (4x4, 8x4, 4x8): the
+                  // partitions of H.264 from level 3.1 on (16x16, 16x8, 8x16, 8x8); not with
+                  // F_BIG
 };
 
 struct MeArgs {
@@ -274,6 +277,11 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
         pl->path = PATH_F41;
         if (p->shapes & sub) flags |= F_SUB | F_MID;
         if (p->shapes & (s16 | big)) flags |= F_MID;
+        // Only 8x8 and larger (and not 32x32 / 64x64): the per-candidate minima of the 4x4,
+        // 8x4 and 4x8 keys (20 of a thread's 21) are left out.
+        const unsigned thin =
+            s4 | VIDK_ME_SHAPE(VIDK_BLOCK_8x4) | VIDK_ME_SHAPE(VIDK_BLOCK_4x8);
+        if ((flags & F_SUB) && !(flags & F_BIG) && !(p->shapes & thin)) flags |= F_NO4;
     }
     pl->flags = flags;
 

@@ -25,11 +25,12 @@ __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, con
     constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
     static_assert(!FR || !LAMBDA, "FR: no lambda");
     const unsigned c = FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx, py);
+    if (!(FL & F_NO4))
 #pragma unroll
-    for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 4; i++)
 #pragma unroll
-        for (int j = 0; j < 2; j++)
-            o.k4[i][j] = key_of(s[i][j], c, a.kmul);
+            for (int j = 0; j < 2; j++)
+                o.k4[i][j] = key_of(s[i][j], c, a.kmul);
     if (FL & (F_SUB | F_MID)) {
         unsigned e84[4], e88[2];
 #pragma unroll
@@ -41,12 +42,13 @@ __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, con
         if (FL & F_SUB) {
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                o.k84[i] = key_of(e84[i], c, a.kmul);
+                if (!(FL & F_NO4)) o.k84[i] = key_of(e84[i], c, a.kmul);
 #pragma unroll
             for (int q = 0; q < 2; q++) {
 #pragma unroll
                 for (int j = 0; j < 2; j++)
-                    o.k48[q][j] = key_of(s[2 * q][j] + s[2 * q + 1][j], c, a.kmul);
+                    if (!(FL & F_NO4))
+                        o.k48[q][j] = key_of(s[2 * q][j] + s[2 * q + 1][j], c, a.kmul);
                 o.k88[q] = key_of(e88[q], c, a.kmul);
             }
             o.k816 = key_of(e88[0] + e88[1], c, a.kmul);
@@ -77,15 +79,17 @@ __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, con
 
 // The keys of Keys41 that the flags FL compute, each through OP(key).
 #define F41_KEYS(OP)                                                                           \
-    _Pragma("unroll") for (int i = 0; i < 4; i++) {                                            \
-        OP(k4[i][0]);                                                                          \
-        OP(k4[i][1]);                                                                          \
-    }                                                                                          \
+    if (!(FL & F_NO4)) _Pragma("unroll") for (int i = 0; i < 4; i++) {                         \
+            OP(k4[i][0]);                                                                      \
+            OP(k4[i][1]);                                                                      \
+        }                                                                                      \
     if (FL & F_SUB) {                                                                          \
-        _Pragma("unroll") for (int i = 0; i < 4; i++) OP(k84[i]);                              \
+        if (!(FL & F_NO4)) _Pragma("unroll") for (int i = 0; i < 4; i++) OP(k84[i]);           \
         _Pragma("unroll") for (int q = 0; q < 2; q++) {                                        \
-            OP(k48[q][0]);                                                                     \
-            OP(k48[q][1]);                                                                     \
+            if (!(FL & F_NO4)) {                                                               \
+                OP(k48[q][0]);                                                                 \
+                OP(k48[q][1]);                                                                 \
+            }                                                                                  \
             OP(k88[q]);                                                                        \
         }                                                                                      \
         OP(k816);                                                                              \
@@ -264,31 +268,37 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
 
     // Partition coordinates inside the group, in units of each shape.
     const int x4 = mx * 4 + h * 2, y4 = my * 4;
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 2; j++)
-            red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j, kk.k4[i][j], mvx,
-                    a);
-    unsigned mask = VIDK_ME_SHAPE(VIDK_BLOCK_4x4);
-    if (FL & F_SUB) {
+    unsigned mask = 0;
+    if (!(FL & F_NO4)) {
 #pragma unroll
         for (int i = 0; i < 4; i++)
-            red_min(red, slot_off(VIDK_BLOCK_8x4) + (y4 + i) * 8 + mx * 2 + h, kk.k84[i], mvx,
-                    a);
-#pragma unroll
-        for (int q = 0; q < 2; q++) {
 #pragma unroll
             for (int j = 0; j < 2; j++)
-                red_min(red, slot_off(VIDK_BLOCK_4x8) + (my * 2 + q) * 16 + x4 + j,
-                        kk.k48[q][j], mvx, a);
+                red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j, kk.k4[i][j],
+                        mvx, a);
+        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_4x4);
+    }
+    if (FL & F_SUB) {
+        if (!(FL & F_NO4)) {
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                red_min(red, slot_off(VIDK_BLOCK_8x4) + (y4 + i) * 8 + mx * 2 + h, kk.k84[i],
+                        mvx, a);
+#pragma unroll
+            for (int q = 0; q < 2; q++)
+#pragma unroll
+                for (int j = 0; j < 2; j++)
+                    red_min(red, slot_off(VIDK_BLOCK_4x8) + (my * 2 + q) * 16 + x4 + j,
+                            kk.k48[q][j], mvx, a);
+            mask |= VIDK_ME_SHAPE(VIDK_BLOCK_8x4) | VIDK_ME_SHAPE(VIDK_BLOCK_4x8);
+        }
+#pragma unroll
+        for (int q = 0; q < 2; q++)
             red_min(red, slot_off(VIDK_BLOCK_8x8) + (my * 2 + q) * 8 + mx * 2 + h, kk.k88[q],
                     mvx, a);
-        }
         red_min(red, slot_off(VIDK_BLOCK_8x16) + my * 8 + mx * 2 + h, kk.k816, mvx, a);
         red_min(red, slot_off(VIDK_BLOCK_16x8) + (my * 2 + h) * 4 + mx, kk.k168, mvx, a);
-        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_8x4) | VIDK_ME_SHAPE(VIDK_BLOCK_4x8) |
-                VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_8x16) |
+        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_8x16) |
                 VIDK_ME_SHAPE(VIDK_BLOCK_16x8);
     }
     if (FL & F_MID) {
