@@ -19,6 +19,7 @@ struct VidkEncoder {
     int uw, uh;      /* units across / down */
     int mb_w, mb_h;  /* 16x16 blocks */
     unsigned shapes; /* motion-search shapes */
+    int no_sub8x8;   /* H.264: no sub-8x8 partitions (level >= 3.1, EncFrame.no_sub8x8) */
     int64_t sent, done;
     const VidkPicture *queue[VIDK_ENC_MAX_PENDING];
     double t_send[VIDK_ENC_MAX_PENDING];

@@ -42,12 +42,7 @@ void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f) {
     f->uw = e->uw, f->uh = e->uh;
     f->mb_w = e->mb_w;
     f->slices = vidk_imax(1, vidk_imin(e->p.slices, e->uh));
-    /* From H.264 level 3.1 on, two consecutive macroblocks may carry at most 16 vectors
-     * (Table A-1 MaxMvsPer2Mb): no sub-8x8 partitions then (4 vectors per macroblock at
-     * most). The level is the stream's, whether or not the stream is written. */
-    f->no_sub8x8 =
-        e->p.codec == VIDK_CODEC_H264 &&
-        vidk_h264_stream_level(e->mb_w, e->mb_h, e->p.fps_num, e->p.fps_den, e->p.range) >= 31;
+    f->no_sub8x8 = e->no_sub8x8;
     if (e->p.codec == VIDK_CODEC_H264) {
         static const uint8_t flat[64] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
                                          16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,

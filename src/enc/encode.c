@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "enc.h"
+#include "h264_stream.h"
 
 /* ---- the two instances of the unit drivers ---- */
 
@@ -182,6 +183,16 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
     e->uw = e->W / e->usz, e->uh = e->H / e->usz;
     e->mb_w = e->W / 16, e->mb_h = e->H / 16;
     e->shapes = VIDK_ME_SHAPES_H264;
+    /* From H.264 level 3.1 on, two consecutive macroblocks may carry at most 16 vectors
+     * (Table A-1 MaxMvsPer2Mb): no sub-8x8 partitions then (4 vectors per macroblock at
+     * most), and no search for their shapes. The level is the stream's, whether or not the
+     * stream is written. */
+    e->no_sub8x8 =
+        p->codec == VIDK_CODEC_H264 &&
+        vidk_h264_stream_level(e->mb_w, e->mb_h, p->fps_num, p->fps_den, p->range) >= 31;
+    if (e->no_sub8x8)
+        e->shapes &= ~(VIDK_ME_SHAPE(VIDK_BLOCK_4x4) | VIDK_ME_SHAPE(VIDK_BLOCK_8x4) |
+                       VIDK_ME_SHAPE(VIDK_BLOCK_4x8));
     if (p->codec == VIDK_CODEC_HEVC)
         e->shapes = (VIDK_ME_SHAPES_H264 & ~VIDK_ME_SHAPE(VIDK_BLOCK_4x4)) |
                     VIDK_ME_SHAPE(VIDK_BLOCK_32x32);
