@@ -110,16 +110,18 @@ inline EncCuda *state(const VidkEncoder *e) {
 }
 
 // Edge extension: samples right of / below the source take the nearest source sample.
+// Thread row i extends luma row y0 + i and chroma row y0 / 2 + i: y0 = h when the source
+// fills the coded width (only the rows below it), else 0.
 __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int pitch_c, int w,
-                           int h, int W, int H) {
+                           int h, int W, int H, int y0) {
     const int x = blockIdx.x * blockDim.x + threadIdx.x,
-              r = blockIdx.y * blockDim.y + threadIdx.y;
+              i = blockIdx.y * blockDim.y + threadIdx.y, r = y0 + i, rc = y0 / 2 + i;
     if (x < W && r < H && (x >= w || r >= h))
         y[(size_t)r * pitch_y + x] = y[(size_t)min(r, h - 1) * pitch_y + min(x, w - 1)];
     const int cw = w / 2, ch = h / 2;
-    if (x < W / 2 && r < H / 2 && (x >= cw || r >= ch)) {
-        const size_t o = (size_t)r * pitch_c + x,
-                     s = (size_t)min(r, ch - 1) * pitch_c + min(x, cw - 1);
+    if (x < W / 2 && rc < H / 2 && (x >= cw || rc >= ch)) {
+        const size_t o = (size_t)rc * pitch_c + x,
+                     s = (size_t)min(rc, ch - 1) * pitch_c + min(x, cw - 1);
         u[o] = u[s];
         v[o] = v[s];
     }
@@ -128,7 +130,10 @@ __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int 
 // H.264 inter frames: what the decision compares, the partitions' SATD (enc_h264_part_dist:
 // the sum of its 4x4 blocks' enc_satd4). A half warp per (macroblock, partition shape), lane k
 // the 4x4 block k (raster) at the vector of the shape's partition covering it, so that every
-// lane does the same work; the lane of a partition's first block sums its blocks.
+// lane does the same work; the lane of a partition's first block sums its blocks. Without
+// sub-8x8 partitions (f.no_sub8x8) only the shapes from 8x8 on (their entries are all the
+// decision reads). Lane 0 of a macroblock's 16x16 also writes decision pass 0, the seed
+// (enc_h264_seed), into seed_mv / seed_mb.
 constexpr int kDistShapes =
     7; // 4x4, 8x4, 4x8, 8x8 (P_8x8's sub types 3, 1, 2, 0), 16x8, 8x16, 16x16
 __device__ inline int dist_part(int shape, int k) {
@@ -136,17 +141,23 @@ __device__ inline int dist_part(int shape, int k) {
     const int sub = shape == 0 ? 3 : shape == 1 ? 1 : shape == 2 ? 2 : 0;
     return enc_h264_cand_part(mode, sub, k & 3, k >> 2);
 }
-__global__ void __launch_bounds__(128) dist_kernel(const EncFrame f, uint32_t *dist) {
+__host__ __device__ inline int dist_shape0(const EncFrame &f) {
+    return f.no_sub8x8 ? 3 : 0;
+}
+__global__ void __launch_bounds__(128)
+    dist_kernel(const EncFrame f, uint32_t *dist, VidkMv *seed_mv, uint16_t *seed_mb) {
     __shared__ uint32_t sd[128];
+    const int s0 = dist_shape0(f), ns = kDistShapes - s0;
     const int t = blockIdx.x * blockDim.x + threadIdx.x, g = t >> 4, k = t & 15;
-    const int u = g / kDistShapes, shape = g % kDistShapes, p = dist_part(shape, k);
+    const int u = g / ns, shape = s0 + g % ns, p = dist_part(shape, k);
     const bool on = u < f.uw * f.uh;
     const int mbx = u % f.uw, mby = u / f.uw;
     uint32_t v = 0;
-    if (on && !(f.no_sub8x8 && p < VIDK_ME_PART_8x8)) {
+    if (on) {
         const EncPart q = enc_h264_part(mbx, mby, p);
         v = enc_h264_satd_at(&f, 16 * mbx + 4 * (k & 3), 16 * mby + 4 * (k >> 2), 4, 4,
                              enc_me_at(&f, q.bs, q.bx, q.by).mv);
+        if (shape == kDistShapes - 1 && k == 0) enc_h264_seed(&f, mbx, mby, seed_mv, seed_mb);
     }
     sd[threadIdx.x] = v;
     __syncwarp();
@@ -170,20 +181,16 @@ __global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32
     if (u < f.uw * f.uh && !(t & 3)) dist[ENC_H264_DIST_N * u + ENC_H264_DIST_INTRA] = v;
 }
 
-// H.264 inter frames: decision pass `pass` (0: the seed), one thread per macroblock
-// (enc_core.h enc_h264_decide_pass). Measured against eight lanes per macroblock (its
-// candidates on parallel lanes) and a warp per macroblock (P_8x8's partitions on lanes too):
-// 41 / 46 / 110 us a pass at 1080p on an H100 (docs/PERFORMANCE.md, session 8): the lanes'
-// shared start (the neighbourhood, the partition tables) costs more than they save.
+// H.264 inter frames: decision pass `pass` >= 1 (pass 0, the seed, is dist_kernel's), one
+// thread per macroblock (enc_core.h enc_h264_decide_pass). Measured against eight lanes per
+// macroblock (its candidates on parallel lanes) and a warp per macroblock (P_8x8's partitions
+// on lanes too): 41 / 46 / 110 us a pass at 1080p on an H100 (docs/PERFORMANCE.md, session 8):
+// the lanes' shared start (the neighbourhood, the partition tables) costs more than they save.
 __global__ void __launch_bounds__(32)
-    decide_kernel(const EncFrame f, int pass, const VidkMv *mvi, const uint16_t *mbi,
-                  VidkMv *mvo, uint16_t *mbo) {
+    decide_kernel(const EncFrame f, const VidkMv *mvi, const uint16_t *mbi, VidkMv *mvo,
+                  uint16_t *mbo) {
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    if (u >= f.uw * f.uh) return;
-    if (pass)
-        enc_h264_decide_pass(&f, u % f.uw, u / f.uw, mvi, mbi, mvo, mbo);
-    else
-        enc_h264_seed(&f, u % f.uw, u / f.uw, mvo, mbo);
+    if (u < f.uw * f.uh) enc_h264_decide_pass(&f, u % f.uw, u / f.uw, mvi, mbi, mvo, mbo);
 }
 
 // H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block,
@@ -688,10 +695,14 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[slot], 0));
     CUDA_CHECK(cudaEventRecord(ev[EV_T0], s));
     {
-        const dim3 blk(32, 8), grid((unsigned)((e->W + 31) / 32), (unsigned)((e->H + 7) / 8));
-        pad_kernel<<<grid, blk, 0, s>>>(src[0], src[1], src[2], c->pitch[0], c->pitch[1], e->w,
-                                        e->h, e->W, e->H);
-        CUDA_CHECK_LAUNCH();
+        const int y0 = e->w == e->W ? e->h : 0; // the rows below the source, or all
+        if (e->w != e->W || e->h != e->H) {
+            const dim3 blk(32, 8),
+                grid((unsigned)((e->W + 31) / 32), (unsigned)((e->H - y0 + 7) / 8));
+            pad_kernel<<<grid, blk, 0, s>>>(src[0], src[1], src[2], c->pitch[0], c->pitch[1],
+                                            e->w, e->h, e->W, e->H, y0);
+            CUDA_CHECK_LAUNCH();
+        }
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
     if (!intra) {
@@ -713,17 +724,18 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         // per step), then the macroblocks made intra.
         const int n = e->uw * e->uh;
         if (e->p.codec == VIDK_CODEC_H264) {
-            dist_kernel<<<(unsigned)((n * kDistShapes * 16 + 127) / 128), 128, 0, s>>>(
-                f, c->d_dist);
+            f.skipc = c->d_skipc;
+            dist_kernel<<<(unsigned)(((size_t)n * (kDistShapes - dist_shape0(f)) * 16 + 127) /
+                                     128),
+                          128, 0, s>>>(f, c->d_dist, c->d_dmv[0], c->d_dmb[0]);
             CUDA_CHECK_LAUNCH();
             intra_est_kernel<<<(unsigned)((n * 4 + 127) / 128), 128, 0, s>>>(f, c->d_dist);
             CUDA_CHECK_LAUNCH();
             f.dist = c->d_dist;
-            f.skipc = c->d_skipc;
-            for (int pass = 0; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
+            for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
                 const int o = pass & 1, i = o ^ 1;
                 decide_kernel<<<(unsigned)((n + 31) / 32), 32, 0, s>>>(
-                    f, pass, c->d_dmv[i], c->d_dmb[i], c->d_dmv[o], c->d_dmb[o]);
+                    f, c->d_dmv[i], c->d_dmb[i], c->d_dmv[o], c->d_dmb[o]);
                 CUDA_CHECK_LAUNCH();
             }
             f.dmv = c->d_dmv[VIDK_ENC_DECIDE_PASSES & 1];
