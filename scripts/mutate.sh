@@ -36,7 +36,7 @@ mut mvd_pred_left src/enc/enc_core.h \
 mut h264_sub_tie src/enc/enc_core.h \
     'if (cq < bq) bq = cq, bs = s;' 'if (cq <= bq) bq = cq, bs = s;'
 mut h264_skip_tie src/enc/enc_core.h \
-    'enc_h264_mvd_bits(n, 0, zero4, -1)) <= best) {' 'enc_h264_mvd_bits(n, 0, zero4, -1)) < best) {'
+    'if (enc_h264_cost_skip(f, mbx, mby, n) <= best) {' 'if (enc_h264_cost_skip(f, mbx, mby, n) < best) {'
 mut h264_intra_in_p src/enc/enc_core.h \
     'const uint32_t c = dist[ENC_H264_DIST_INTRA] >> 2;' 'const uint32_t c = 0xffffffffu;'
 mut h264_inter_round src/enc/enc_core.h \
