@@ -84,6 +84,9 @@ mut me_tiebreak src/me.c \
 # The coding loop's residual choices (docs/ENCODE.md §4, §9).
 mut level_no_sub8x8 src/enc/enc_core.h \
     's < (f->no_sub8x8 ? 1 : 4)' 's < (f->no_sub8x8 ? 4 : 4)'
+mut mvd_quad_order src/enc/enc_core.h \
+    'order[b] = (int8_t)(bq < q ? -1 : bq > q ? 16 : k);' \
+    'order[b] = (int8_t)(bq > q ? -1 : bq < q ? 16 : k);'
 mut decimate_table4 src/enc/enc_core.h \
     ': run < 3 ? 2' ': run < 2 ? 2'
 # The H.264 stream (docs/STREAM.md): caught by FFmpeg's decode (cli_stream) and the
