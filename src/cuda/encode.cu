@@ -13,8 +13,10 @@
 //     (H.264 inter: the decision passes, then inter_kernel, warps per step, and the
 //     macroblocks made intra; HEVC inter: one warp per CTU; intra frames: a wavefront, one
 //     warp per unit row, rows released by progress counters); statistics (SSE + unit sums
-//     into 15 counters, downloaded); then, queued by frame i's receive, the downloads the
-//     caller asked for, behind which frame i + 1's work is queued at once.
+//     into 15 counters); then frame i + 1's work, queued by frame i's receive.
+//   output stream: after frame i's statistics, their download, then (queued by frame i's
+//     receive) the downloads the caller asked for, beside frame i + 1's coding, which uses
+//     the other parity's buffers (reconstruction, levels, vectors, maps, sums).
 //   entropy stream: with the H.264 stream asked for, after frame i's statistics, its entropy
 //     coding (stream.cu: the slices' NAL units are written on the device and only their
 //     bytes come down, on a fourth stream; the host puts the SPS / PPS of an IDR picture
@@ -85,14 +87,15 @@ struct EncCuda {
     int *d_ilist;         // P frames' intra macroblocks in raster order (intra_list_kernel),
     int *d_iflag;         // per macroblock: 1 once coded (intra_p_kernel),
     int *d_icnt;          // [0] how many, [1] the tickets handed out
-    uint32_t *d_energy;
-    unsigned long long *d_sum;
+    uint32_t *d_energy[2];          // by parity
+    unsigned long long *d_sum[2];   // by parity
     int *d_progress;
     unsigned long long *h_sum[2]; // pinned, by parity
     uint8_t *h_stage[2];          // pinned source staging (w x h, 3 planes), per slot
     uint8_t *h_out;               // pinned staging of the downloads
     size_t out_bytes;
-    cudaStream_t s_up, s_code, s_ent, s_dl; // upload, coding, entropy coding, stream fetch
+    cudaStream_t s_up, s_code, s_ent, s_dl, s_out; // upload, coding, entropy coding,
+                                                    // stream fetch, other downloads
     cudaEvent_t up_beg[2], up_end[2], ev[2][EV_COUNT]; // ev: by parity
     unsigned long long h2d[2];
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
@@ -479,6 +482,8 @@ void destroy(EncCuda *c) {
         cudaFree(c->d_dmv[k]);
         cudaFree(c->d_dmb[k]);
         cudaFreeHost(c->h_sum[k]);
+        cudaFree(c->d_energy[k]);
+        cudaFree(c->d_sum[k]);
         vidk_cuda_stream_close(&c->st[k]);
         for (int j = 0; j < EV_COUNT; j++)
             vidk_cux::event_destroy(&c->ev[k][j]);
@@ -488,8 +493,6 @@ void destroy(EncCuda *c) {
     cudaFree(c->d_ilist);
     cudaFree(c->d_iflag);
     cudaFree(c->d_icnt);
-    cudaFree(c->d_energy);
-    cudaFree(c->d_sum);
     cudaFree(c->d_progress);
     cudaFreeHost(c->h_stage[0]);
     cudaFreeHost(c->h_stage[1]);
@@ -502,6 +505,7 @@ void destroy(EncCuda *c) {
     vidk_cux::stream_destroy(&c->s_code);
     vidk_cux::stream_destroy(&c->s_ent);
     vidk_cux::stream_destroy(&c->s_dl);
+    vidk_cux::stream_destroy(&c->s_out);
     (void)cudaGetLastError();
     free(c);
 }
@@ -539,10 +543,11 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             CUDA_CHECK(cudaMalloc(&c->d_dmb[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
         }
     }
-    CUDA_CHECK(cudaMalloc(&c->d_sum, SUM_COUNT * sizeof(unsigned long long)));
     CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
+        CUDA_CHECK(cudaMalloc(&c->d_sum[k], SUM_COUNT * sizeof(unsigned long long)));
         CUDA_CHECK(cudaMallocHost(&c->h_sum[k], SUM_COUNT * sizeof(unsigned long long)));
+    }
     {
         const size_t src_bytes = (size_t)e->w * e->h * 3 / 2;
         for (int s = 0; s < 2; s++)
@@ -578,7 +583,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
         }
         if (e->p.outputs & VIDK_ENC_OUT_ENERGY) {
-            CUDA_CHECK(cudaMalloc(&c->d_energy, (size_t)e->mb_w * e->mb_h * sizeof(uint32_t)));
+            for (int k = 0; k < 2; k++)
+                CUDA_CHECK(
+                    cudaMalloc(&c->d_energy[k], (size_t)e->mb_w * e->mb_h * sizeof(uint32_t)));
             out += (size_t)e->mb_w * e->mb_h * sizeof(uint32_t);
         }
         if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st) {
@@ -597,6 +604,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_code));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_out));
     for (int s = 0; s < 2; s++) {
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_beg[s], true));
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_end[s], true));
@@ -628,6 +636,7 @@ extern "C" void vidk_cuda_enc_close(VidkEncoder *e) {
         (void)cudaStreamSynchronize(c->s_code);
         (void)cudaStreamSynchronize(c->s_ent);
         (void)cudaStreamSynchronize(c->s_dl);
+        (void)cudaStreamSynchronize(c->s_out);
     }
     destroy(c);
     e->cuda = nullptr;
@@ -701,7 +710,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     }
     f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream ? c->d_mv[par] : nullptr;
     f.mbi = e->stream ? c->d_mbi[par] : nullptr;
-    f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy : nullptr;
+    f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy[par] : nullptr;
     f.stat = c->d_stat;
 
     CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[slot], 0));
@@ -768,17 +777,20 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         }
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T3], s));
-    CUDA_CHECK(cudaMemsetAsync(c->d_sum, 0, SUM_COUNT * sizeof(unsigned long long), s));
+    CUDA_CHECK(cudaMemsetAsync(c->d_sum[par], 0, SUM_COUNT * sizeof(unsigned long long), s));
     {
         const int row_blocks = (2 * e->h + kStatRows - 1) / kStatRows,
                   unit_blocks = (e->uw * e->uh + kStatThreads - 1) / kStatThreads;
         stats_kernel<<<(unsigned)(row_blocks + unit_blocks), kStatThreads, 0, s>>>(
-            f, src[0], src[1], src[2], e->w, e->h, row_blocks, c->d_sum);
+            f, src[0], src[1], src[2], e->w, e->h, row_blocks, c->d_sum[par]);
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T4], s));
-    CUDA_CHECK(cudaMemcpyAsync(c->h_sum[par], c->d_sum, SUM_COUNT * sizeof(unsigned long long),
-                               cudaMemcpyDeviceToHost, s));
+    // The downloads on their own stream, so that frame i + 1's coding need not wait for them.
+    CUDA_CHECK(cudaStreamWaitEvent(c->s_out, ev[EV_T4], 0));
+    CUDA_CHECK(cudaMemcpyAsync(c->h_sum[par], c->d_sum[par],
+                               SUM_COUNT * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                               c->s_out));
     if (L->gpu_st) {
         // The entropy coding (stream.cu) on its own stream; its size goes down with it, its
         // NAL units after the receiver's synchronisation. Frame index - 1 may not have been
@@ -858,7 +870,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             }
             if (maps && maps->energy) {
                 const size_t n = (size_t)e->mb_w * sizeof(uint32_t);
-                add(maps->energy, n, c->d_energy, n, n, (size_t)e->mb_h);
+                add(maps->energy, n, c->d_energy[par], n, n, (size_t)e->mb_h);
             }
             for (int p = 0; p < 3; p++)
                 if ((maps && maps->levels[p]) || (e->stream && !gpu_st)) {
@@ -877,13 +889,14 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                     o.dst = nullptr; // nothing to copy afterwards
                 }
                 CUDA_CHECK(cudaMemcpy2DAsync(to, to_pitch, o.dev, o.spitch, o.width, o.rows,
-                                             cudaMemcpyDeviceToHost, s));
+                                             cudaMemcpyDeviceToHost, c->s_out));
                 d2h += o.width * o.rows;
             }
         }
-        CUDA_CHECK(cudaEventRecord(ev[EV_T5], s));
-        // Frame i's device buffers are read once these downloads are done: queue frame i + 1
-        // behind them if it was sent (its error, if any, is its receive's), then wait.
+        CUDA_CHECK(cudaEventRecord(ev[EV_T5], c->s_out));
+        // Queue frame i + 1 if it was sent (its error, if any, is its receive's), then wait for
+        // frame i's downloads. Frame i + 1 uses the other parity's buffers; frame i + 2, which
+        // reuses these, is queued only after this wait.
         if (e->q_count >= 2 && c->pre[par ^ 1].index != index + 1)
             c->pre_err[par ^ 1] = launch_frame(e, index + 1, &c->pre[par ^ 1]);
         CUDA_CHECK(cudaEventSynchronize(ev[EV_T5]));
@@ -954,6 +967,7 @@ cleanup:
         (void)cudaStreamSynchronize(s);
         (void)cudaStreamSynchronize(c->s_ent);
         (void)cudaStreamSynchronize(c->s_dl);
+        (void)cudaStreamSynchronize(c->s_out);
         (void)cudaGetLastError();
     }
     return err;
