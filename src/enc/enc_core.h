@@ -30,11 +30,15 @@
  * (intra wavefront): read through L2, never a stale L1 line. */
 #define ENC_LDREC(p) __ldcg(p)
 #define ENC_ALIGN(n) __align__(n)
+/* A loop whose trip count is constant once inlined, unrolled (its arrays then stay in
+ * registers and its loads are issued together). */
+#define ENC_UNROLL _Pragma("unroll")
 #else
 #define ENC_FN       static inline
 #define ENC_TAB      static const
 #define ENC_LDREC(p) (*(p))
 #define ENC_ALIGN(n) _Alignas(n)
+#define ENC_UNROLL
 #endif
 
 /* Lambda (SAD units) per QP: round(sqrt(0.85 * 2^((QP - 12) / 3))), the JM's motion
@@ -510,22 +514,27 @@ ENC_FN uint32_t enc_satd4(const int *d) {
 }
 
 /* SATD of a w x h luma block at (x, y) against the reference moved by v (edges clamped):
- * enc_satd4 per 4x4 block. */
+ * enc_satd4 per 4x4 block, w <= 16. A strip of four rows at a time: its differences are
+ * gathered first (on the GPU: the strip's loads in flight together), then its blocks'
+ * transforms. */
 ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, VidkMv v) {
     uint32_t s = 0;
-    for (int by = 0; by < h; by += 4)
-        for (int bx = 0; bx < w; bx += 4) {
-            int d[16];
-            for (int j = 0; j < 4; j++) {
-                const int yy = y + by + j;
-                const uint8_t *c = f->src[0] + (ptrdiff_t)yy * f->ss[0] + x + bx;
-                const uint8_t *r =
-                    f->ref[0] + (ptrdiff_t)enc_clip(yy + v.y, 0, f->H - 1) * f->rs[0];
-                for (int i = 0; i < 4; i++)
-                    d[4 * j + i] = c[i] - r[enc_clip(x + bx + i + v.x, 0, f->W - 1)];
-            }
-            s += enc_satd4(d);
+    for (int by = 0; by < h; by += 4) {
+        int d[4][16]; /* the strip's 4x4 blocks, left to right */
+        ENC_UNROLL
+        for (int j = 0; j < 4; j++) {
+            const int yy = y + by + j;
+            const uint8_t *c = f->src[0] + (ptrdiff_t)yy * f->ss[0] + x;
+            const uint8_t *r =
+                f->ref[0] + (ptrdiff_t)enc_clip(yy + v.y, 0, f->H - 1) * f->rs[0];
+            ENC_UNROLL
+            for (int i = 0; i < w; i++)
+                d[i >> 2][4 * j + (i & 3)] = c[i] - r[enc_clip(x + i + v.x, 0, f->W - 1)];
         }
+        ENC_UNROLL
+        for (int b = 0; b < w / 4; b++)
+            s += enc_satd4(d[b]);
+    }
     return s;
 }
 
@@ -657,21 +666,31 @@ ENC_FN uint32_t enc_h264_cost_mode(const EncFrame *f, int mbx, int mby, VidkH264
                                    int m) {
     const uint32_t *dist = f->dist + ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx);
     const int zero4[4] = {0, 0, 0, 0};
+    /* the first and the last partition's vectors (the same one for 16x16), each read once */
+    const VidkMv a = enc_h264_cand_mv(f, mbx, mby, m, 0, 0, 0),
+                 b = m ? enc_h264_cand_mv(f, mbx, mby, m, 0, 3, 3) : a;
     for (int k = 0; k < 16; k++)
-        n->in[k] = enc_h264_cand_mv(f, mbx, mby, m, 0, k & 3, k >> 2);
+        n->in[k] = (m == 1 ? k >> 3 : m == 2 ? (k & 3) >> 1 : 0) ? b : a;
     const uint32_t c = m == 0   ? dist[VIDK_ME_PART_16x16]
                        : m == 1 ? dist[VIDK_ME_PART_16x8] + dist[VIDK_ME_PART_16x8 + 1]
                                 : dist[VIDK_ME_PART_8x16] + dist[VIDK_ME_PART_8x16 + 1];
     return c + (uint32_t)f->lambda * (enc_h264_mb_bits[m] + enc_h264_mvd_bits(n, m, zero4));
 }
 
-/* P_8x8: quadrant q's vectors under sub-macroblock type s into n->in. */
+/* P_8x8: quadrant q's vectors under sub-macroblock type s into n->in (its 4x4 blocks k in
+ * raster order; each partition's vector read once: 8x8 one, 8x4 the top and bottom, 4x8 the
+ * left and right, 4x4 four). */
 ENC_FN void enc_h264_set_quad(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n, int q,
                               int s) {
-    for (int k = 0; k < 4; k++) {
-        const int i = 2 * (q & 1) + (k & 1), j = 2 * (q >> 1) + (k >> 1);
-        n->in[4 * j + i] = enc_h264_cand_mv(f, mbx, mby, 3, s, i, j);
-    }
+    const int i = 2 * (q & 1), j = 2 * (q >> 1);
+    const VidkMv v0 = enc_h264_cand_mv(f, mbx, mby, 3, s, i, j);
+    const VidkMv v1 = s & 2 ? enc_h264_cand_mv(f, mbx, mby, 3, s, i + 1, j) : v0;
+    const VidkMv v2 = s & 1 ? enc_h264_cand_mv(f, mbx, mby, 3, s, i, j + 1) : v0;
+    const VidkMv v3 = s == 3   ? enc_h264_cand_mv(f, mbx, mby, 3, s, i + 1, j + 1)
+                      : s == 1 ? v2
+                               : v1;
+    n->in[4 * j + i] = v0, n->in[4 * j + i + 1] = v1;
+    n->in[4 * j + 4 + i] = v2, n->in[4 * j + 4 + i + 1] = v3;
 }
 
 /* P_8x8: quadrant q under sub-macroblock type sub[q] (the earlier quadrants' types and
