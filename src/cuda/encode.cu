@@ -77,25 +77,25 @@ struct EncCuda {
     uint8_t *d_src[2][3]; // source, coded size, two slots
     uint8_t *d_rec[2][3]; // reconstructions: frame i's is [i % 2], its reference the other
     EncUnitStat *d_stat;
-    int16_t *d_lev[2][3]; // by parity
-    VidkMv *d_mv[2];      // by parity
-    uint16_t *d_mbi[2];   // by parity; VIDK_ENC_OUT_STREAM: decision words
-    VidkMv *d_dmv[2];     // H.264 P frames: the decision passes' vectors
-    uint16_t *d_dmb[2];   // and words (enc_core.h enc_h264_decide_pass)
-    uint32_t *d_dist;     // ENC_H264_DIST_N per macroblock: what they compare
-    uint32_t *d_skipc;    // 2 per macroblock: the P_Skip candidate's vector and SATD
-    int *d_ilist;         // P frames' intra macroblocks in raster order (intra_list_kernel),
-    int *d_iflag;         // per macroblock: 1 once coded (intra_p_kernel),
-    int *d_icnt;          // [0] how many, [1] the tickets handed out
-    uint32_t *d_energy[2];          // by parity
-    unsigned long long *d_sum[2];   // by parity
+    int16_t *d_lev[2][3];  // by parity
+    VidkMv *d_mv[2];       // by parity
+    uint16_t *d_mbi[2];    // by parity; VIDK_ENC_OUT_STREAM: decision words
+    VidkMv *d_dmv[2];      // H.264 P frames: the decision passes' vectors
+    uint16_t *d_dmb[2];    // and words (enc_core.h enc_h264_decide_pass)
+    uint32_t *d_dist;      // ENC_H264_DIST_N per macroblock: what they compare
+    uint32_t *d_skipc;     // 2 per macroblock: the P_Skip candidate's vector and SATD
+    int *d_ilist;          // P frames' intra macroblocks in raster order (intra_list_kernel),
+    int *d_iflag;          // per macroblock: 1 once coded (intra_p_kernel),
+    int *d_icnt;           // [0] how many, [1] the tickets handed out
+    uint32_t *d_energy[2]; // by parity
+    unsigned long long *d_sum[2]; // by parity
     int *d_progress;
     unsigned long long *h_sum[2]; // pinned, by parity
     uint8_t *h_stage[2];          // pinned source staging (w x h, 3 planes), per slot
     uint8_t *h_out;               // pinned staging of the downloads
     size_t out_bytes;
-    cudaStream_t s_up, s_code, s_ent, s_dl, s_out; // upload, coding, entropy coding,
-                                                    // stream fetch, other downloads
+    cudaStream_t s_up, s_code, s_ent, s_dl, s_out;     // upload, coding, entropy coding,
+                                                       // stream fetch, other downloads
     cudaEvent_t up_beg[2], up_end[2], ev[2][EV_COUNT]; // ev: by parity
     unsigned long long h2d[2];
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
@@ -198,11 +198,12 @@ __global__ void __launch_bounds__(32)
 
 // H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block,
 // 32 macroblocks per block (each warp runs one step for all of them, without divergence).
-// Warps 0-3: luma quadrant w with the 4x4 transform (its motion compensation first);
-// warps 4-7: quadrant w - 4 with the 8x8 one (where allowed); warp 8: the header and Cb;
-// warp 9: Cr and the maps. The quadrants' decimation scores, then their costs, meet in
-// shared memory (h264_luma_try's two steps: the same sums); the 4x4 transform wins ties, and
-// the winner's quadrants keep their levels and reconstruction; warp 8 writes the statistics.
+// Warps 0-3: luma quadrant w with the 4x4 transform; warps 4-7: quadrant w - 4 with the 8x8
+// one (where allowed); each forms its quadrant's prediction itself, so that no warp waits for
+// another's motion compensation; warp 8: the header and Cb; warp 9: Cr and the maps. The
+// quadrants' decimation scores, then their costs, meet in shared memory (h264_luma_try's two
+// steps: the same sums); the 4x4 transform wins ties, and the winner's quadrants keep their
+// levels and reconstruction; warp 8 writes the statistics.
 constexpr int kInterWarps = 10;
 __global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame f) {
     __shared__ int s_score[2][4][32];
@@ -219,18 +220,23 @@ __global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame 
     const bool luma = on && (role < 4 || (role < 8 && tx8_ok));
     EncUnitStat st = enc_stat_zero();
     VidkH264MvNb nb;
-    if (on && role < 4)
-        enc_mc_area(&f, xq, yq, 8, 8, mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1), n4, 1u);
     if (on && role == 8) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
     if (on && role >= 8) enc_mc_area(&f, x0, y0, 16, 16, mv4, n4, role == 8 ? 2u : 4u);
-    __syncthreads(); // the prediction is in rec
     ENC_ALIGN(16) int16_t lev[64];
     ENC_ALIGN(16) uint8_t out[64];
     const uint8_t *src = f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq;
     if (luma) {
-        const uint8_t *rec = f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq;
-        for (int k = 0; k < 64; k++)
-            out[k] = rec[(k >> 3) * f.cs[0] + (k & 7)];
+        // The quadrant's prediction (enc_mc_area's, each 4x4 block at its vector) into out;
+        // into rec too for the energy map (enc_h264_p_maps reads it there).
+        const VidkMv *mq = mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1);
+        for (int b = 0; b < 4; b++)
+            enc_mc_luma(&f, xq + 4 * (b & 1), yq + 4 * (b >> 1), 4, 4,
+                        mq[(b >> 1) * n4 + (b & 1)], out + 32 * (b >> 1) + 4 * (b & 1), 8);
+        if (f.energy && role < 4) {
+            uint8_t *rec = f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq;
+            for (int k = 0; k < 64; k++)
+                rec[(k >> 3) * f.cs[0] + (k & 7)] = out[k];
+        }
         s_score[tx8][q][lane] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], tx8, out, 8, lev);
     }
     if (on && role == 8) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
@@ -238,9 +244,9 @@ __global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame 
         EncUnitStat c = enc_stat_zero();
         enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 2, &c);
         s_cr[0][lane] = c.bits_level, s_cr[1][lane] = c.nnz[2];
-        enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4); // reads the luma prediction
     }
-    __syncthreads(); // every quadrant's score is known; warp 9 has read the prediction
+    __syncthreads(); // every quadrant's score is known; the prediction is in rec (energy)
+    if (on && role == 9) enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4); // before rec is written
     if (luma) {
         const int total = s_score[tx8][0][lane] + s_score[tx8][1][lane] +
                           s_score[tx8][2][lane] + s_score[tx8][3][lane];
