@@ -538,15 +538,21 @@ ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, 
     return s;
 }
 
-/* SATD of a 16x16 block against a prediction (stride 16). */
+/* SATD of a 16x16 block against a prediction (stride 16), a strip of four rows at a time as
+ * enc_h264_satd_at. */
 ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
     uint32_t s = 0;
-    for (int b = 0; b < 16; b++) {
-        int d[16];
-        const int bx = (b & 3) * 4, by = (b >> 2) * 4;
-        for (int k = 0; k < 16; k++)
-            d[k] = a[(by + k / 4) * as + bx + k % 4] - pr[(by + k / 4) * 16 + bx + k % 4];
-        s += enc_satd4(d);
+    for (int by = 0; by < 16; by += 4) {
+        int d[4][16];
+        ENC_UNROLL
+        for (int j = 0; j < 4; j++) {
+            ENC_UNROLL
+            for (int i = 0; i < 16; i++)
+                d[i >> 2][4 * j + (i & 3)] = a[(by + j) * as + i] - pr[(by + j) * 16 + i];
+        }
+        ENC_UNROLL
+        for (int b = 0; b < 4; b++)
+            s += enc_satd4(d[b]);
     }
     return s;
 }
