@@ -14,6 +14,8 @@
 //     macroblocks made intra; HEVC inter: one warp per CTU; intra frames: a wavefront, one
 //     warp per unit row, rows released by progress counters); statistics (SSE + unit sums
 //     into 15 counters); then frame i + 1's work, queued by frame i's receive.
+//   side stream (H.264 P frames): after the edge extension, the Intra_16x16 estimate beside
+//     the search; the decision passes wait for it.
 //   output stream: after frame i's statistics, their download, then (queued by frame i's
 //     receive) the downloads the caller asked for, beside frame i + 1's coding, which uses
 //     the other parity's buffers (reconstruction, levels, vectors, maps, sums).
@@ -59,7 +61,7 @@ enum {
     SUM_COUNT = SUM_SSE + 3
 };
 
-enum { EV_T0, EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_COUNT };
+enum { EV_T0, EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_COUNT };
 
 // A frame queued on the device by launch_frame.
 struct Launched {
@@ -94,8 +96,8 @@ struct EncCuda {
     uint8_t *h_stage[2];          // pinned source staging (w x h, 3 planes), per slot
     uint8_t *h_out;               // pinned staging of the downloads
     size_t out_bytes;
-    cudaStream_t s_up, s_code, s_ent, s_dl, s_out;     // upload, coding, entropy coding,
-                                                       // stream fetch, other downloads
+    // upload, coding, entropy coding, stream fetch, other downloads, the intra estimate
+    cudaStream_t s_up, s_code, s_ent, s_dl, s_out, s_side;
     cudaEvent_t up_beg[2], up_end[2], ev[2][EV_COUNT]; // ev: by parity
     unsigned long long h2d[2];
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
@@ -512,6 +514,7 @@ void destroy(EncCuda *c) {
     vidk_cux::stream_destroy(&c->s_ent);
     vidk_cux::stream_destroy(&c->s_dl);
     vidk_cux::stream_destroy(&c->s_out);
+    vidk_cux::stream_destroy(&c->s_side);
     (void)cudaGetLastError();
     free(c);
 }
@@ -611,6 +614,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_out));
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_side));
     for (int s = 0; s < 2; s++) {
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_beg[s], true));
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_end[s], true));
@@ -643,6 +647,7 @@ extern "C" void vidk_cuda_enc_close(VidkEncoder *e) {
         (void)cudaStreamSynchronize(c->s_ent);
         (void)cudaStreamSynchronize(c->s_dl);
         (void)cudaStreamSynchronize(c->s_out);
+        (void)cudaStreamSynchronize(c->s_side);
     }
     destroy(c);
     e->cuda = nullptr;
@@ -732,6 +737,16 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         }
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
+    if (!intra && e->p.codec == VIDK_CODEC_H264) {
+        // The Intra_16x16 estimate reads only the (padded) source: on its own stream, beside
+        // the search, whose last wave leaves SMs free. d_dist is free: the previous frame's
+        // decision passes precede this frame's EV_T1 on the code stream.
+        CUDA_CHECK(cudaStreamWaitEvent(c->s_side, ev[EV_T1], 0));
+        intra_est_kernel<<<(unsigned)((e->uw * e->uh * 4 + 127) / 128), 128, 0, c->s_side>>>(
+            f, c->d_dist);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaEventRecord(ev[EV_I], c->s_side));
+    }
     if (!intra) {
         VidkMeParams mp;
         vidk_enc_me_params(e, &f, &mp);
@@ -756,8 +771,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
                                      128),
                           128, 0, s>>>(f, c->d_dist, c->d_dmv[0], c->d_dmb[0]);
             CUDA_CHECK_LAUNCH();
-            intra_est_kernel<<<(unsigned)((n * 4 + 127) / 128), 128, 0, s>>>(f, c->d_dist);
-            CUDA_CHECK_LAUNCH();
+            CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_I], 0)); // the intra estimate
             f.dist = c->d_dist;
             for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
                 const int o = pass & 1, i = o ^ 1;
@@ -974,6 +988,7 @@ cleanup:
         (void)cudaStreamSynchronize(c->s_ent);
         (void)cudaStreamSynchronize(c->s_dl);
         (void)cudaStreamSynchronize(c->s_out);
+        (void)cudaStreamSynchronize(c->s_side);
         (void)cudaGetLastError();
     }
     return err;
