@@ -540,15 +540,11 @@ constexpr int f16_regs(int fl) {
     return (fl & F_BIG) ? ((fl & F_LAMBDA) ? 192 : 128) : 96;
 }
 //   f41 with sub-shapes but none 4 samples wide or high (F_NO4: the coding loop from level
-//   3.1) at VIDK_ME_NO4_REGS = 72: 4 blocks of 224 = 28 warps per SM instead of 2 blocks at
-//   the 108 it takes uncapped; 16 bytes spill, yet faster than 80 (3 blocks, no spill):
-//   125.5 -> 119.1 us a 1080p R 16 frame on an H200, 155.6 uncapped (PERFORMANCE.md,
-//   session 9).
-#ifndef VIDK_ME_NO4_REGS
-#define VIDK_ME_NO4_REGS 72
-#endif
+//   3.1) at 72: 4 blocks of 224 = 28 warps per SM instead of 2 blocks at the 108 it takes
+//   uncapped; 16 bytes spill, yet faster than 80 (3 blocks, no spill): 125.5 -> 119.1 us a
+//   1080p R 16 frame on an H200, 155.6 uncapped (PERFORMANCE.md, session 9).
 constexpr int f41_regs(int fl) {
-    return (fl & F_SUB) && (fl & F_NO4) && !(fl & F_BIG)       ? VIDK_ME_NO4_REGS
+    return (fl & F_SUB) && (fl & F_NO4) && !(fl & F_BIG)       ? 72
            : (fl & F_SUB) || ((fl & F_BIG) && (fl & F_LAMBDA)) ? 128
            : (fl & F_MID)                                      ? 96
                                                                : 80;
