@@ -360,28 +360,78 @@ ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb
     enc_h264_nb_of(f, f->rec[p], f->cs[p], p, x, y, n, nb);
 }
 
-/* Plane prediction of an n x n block: Intra_16x16 (8.3.3.4, n = 16) and chroma (8.3.4.4,
- * n = 8, 4:2:0). */
-ENC_FN void enc_h264_plane(const EncNb *nb, int n, uint8_t *dst) {
+/* An intra prediction (8.3.3 Intra_16x16, 8.3.4 chroma 4:2:0) reduced to what each sample
+ * needs: kind 0 vertical, 1 horizontal, 2 DC (dc[]: the value of each 4x4 block of an 8x8
+ * block, row-major; all four equal for Intra_16x16), 3 plane (a, b, c of 8.3.3.4 / 8.3.4.4,
+ * h = n / 2). A sample is then enc_h264_ipred_at, which the device's warps compute in
+ * parallel and enc_h264_ipred_fill loops over. */
+typedef struct EncIpred {
+    int kind, a, b, c, h;
+    int dc[4];
+} EncIpred;
+
+ENC_FN void enc_h264_ipred_clear(EncIpred *P) {
+    P->kind = P->a = P->b = P->c = P->h = 0;
+    P->dc[0] = P->dc[1] = P->dc[2] = P->dc[3] = 0;
+}
+
+ENC_FN void enc_h264_plane_prep(const EncNb *nb, int n, EncIpred *P) {
     const int h = n / 2, k = n == 16 ? 5 : 34;
     int hh = 0, vv = 0;
     for (int i = 0; i < h; i++) {
         hh += (i + 1) * (nb->top[h + i] - (h - 2 - i >= 0 ? nb->top[h - 2 - i] : nb->tl));
         vv += (i + 1) * (nb->left[h + i] - (h - 2 - i >= 0 ? nb->left[h - 2 - i] : nb->tl));
     }
-    const int a = 16 * (nb->left[n - 1] + nb->top[n - 1]);
-    const int b = (k * hh + 32) >> 6, c = (k * vv + 32) >> 6;
+    P->kind = 3, P->h = h;
+    P->a = 16 * (nb->left[n - 1] + nb->top[n - 1]);
+    P->b = (k * hh + 32) >> 6, P->c = (k * vv + 32) >> 6;
+}
+
+/* The kind of Intra_16x16 mode m and of chroma mode m (EncIpred.kind once prepared). */
+ENC_FN int enc_h264_ipred16_kind(int m) {
+    return m;
+}
+ENC_FN int enc_h264_ipredc_kind(int m) {
+    return m == 0 ? 2 : m == 1 ? 1 : m == 2 ? 0 : 3;
+}
+
+/* Sample (x, y) of a block predicted by P (of kind `kind`, which a caller may know at
+ * compile time) from the neighbours nb. */
+ENC_FN uint8_t enc_h264_ipred_kat(const EncNb *nb, const EncIpred *P, int kind, int x, int y) {
+    switch (kind) {
+    case 0:
+        return nb->top[x];
+    case 1:
+        return nb->left[y];
+    case 2:
+        return (uint8_t)P->dc[((y >> 2) & 1) * 2 + ((x >> 2) & 1)];
+    default:
+        return enc_pix((P->a + P->b * (x - (P->h - 1)) + P->c * (y - (P->h - 1)) + 16) >> 5);
+    }
+}
+
+ENC_FN uint8_t enc_h264_ipred_at(const EncNb *nb, const EncIpred *P, int x, int y) {
+    return enc_h264_ipred_kat(nb, P, P->kind, x, y);
+}
+
+ENC_FN void enc_h264_ipred_fill(const EncNb *nb, const EncIpred *P, int n, uint8_t *dst) {
     for (int y = 0; y < n; y++)
         for (int x = 0; x < n; x++)
-            dst[y * n + x] = enc_pix((a + b * (x - (h - 1)) + c * (y - (h - 1)) + 16) >> 5);
+            dst[y * n + x] = enc_h264_ipred_at(nb, P, x, y);
 }
 
 /* Intra_16x16 luma prediction (8.3.3) of mode m (0 V, 1 H, 2 DC, 3 Plane); returns 0 if
  * the mode's neighbours are not available. */
-ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst) {
+ENC_FN int enc_h264_ipred16_prep(const EncNb *nb, int m, EncIpred *P) {
+    enc_h264_ipred_clear(P);
     if ((m == 0 && !nb->has_top) || (m == 1 && !nb->has_left) ||
         (m == 3 && !(nb->has_top && nb->has_left)))
         return 0;
+    if (m == 3) {
+        enc_h264_plane_prep(nb, 16, P);
+        return 1;
+    }
+    P->kind = enc_h264_ipred16_kind(m);
     if (m == 2) {
         int s = 0, v;
         for (int i = 0; i < 16; i++)
@@ -392,54 +442,55 @@ ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst) {
             v = (s + 8) >> 4;
         else
             v = 128;
-        for (int k = 0; k < 256; k++)
-            dst[k] = (uint8_t)v;
-        return 1;
+        P->dc[0] = P->dc[1] = P->dc[2] = P->dc[3] = v;
     }
-    if (m == 3) {
-        enc_h264_plane(nb, 16, dst);
-        return 1;
-    }
-    for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++)
-            dst[y * 16 + x] = m == 0 ? nb->top[x] : nb->left[y];
+    return 1;
+}
+
+ENC_FN int enc_h264_pred16(const EncNb *nb, int m, uint8_t *dst) {
+    EncIpred P;
+    if (!enc_h264_ipred16_prep(nb, m, &P)) return 0;
+    enc_h264_ipred_fill(nb, &P, 16, dst);
     return 1;
 }
 
 /* Chroma intra prediction (8.3.4), 8x8, mode m (0 DC, 1 H, 2 V, 3 Plane). */
-ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst) {
+ENC_FN int enc_h264_ipredc_prep(const EncNb *nb, int m, EncIpred *P) {
+    enc_h264_ipred_clear(P);
     if ((m == 1 && !nb->has_left) || (m == 2 && !nb->has_top) ||
         (m == 3 && !(nb->has_top && nb->has_left)))
         return 0;
-    if (m == 0) {
+    if (m == 3) {
+        enc_h264_plane_prep(nb, 8, P);
+        return 1;
+    }
+    P->kind = enc_h264_ipredc_kind(m);
+    if (m == 0)
         for (int b = 0; b < 4; b++) {
             const int xo = (b & 1) * 4, yo = (b >> 1) * 4;
-            int st = 0, sl = 0, v;
+            int st = 0, sl = 0;
             for (int i = 0; i < 4; i++) {
                 st += nb->top[xo + i];
                 sl += nb->left[yo + i];
             }
             const int T = nb->has_top, L = nb->has_left;
-            if (xo == yo) { /* (0, 0) and (4, 4) */
-                v = T && L ? (st + sl + 4) >> 3 : L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
-            } else if (yo == 0) { /* (4, 0): top first */
-                v = T ? (st + 2) >> 2 : L ? (sl + 2) >> 2 : 128;
-            } else { /* (0, 4): left first */
-                v = L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
-            }
-            for (int y = 0; y < 4; y++)
-                for (int x = 0; x < 4; x++)
-                    dst[(yo + y) * 8 + xo + x] = (uint8_t)v;
+            if (xo == yo) /* (0, 0) and (4, 4) */
+                P->dc[b] = T && L ? (st + sl + 4) >> 3
+                           : L    ? (sl + 2) >> 2
+                           : T    ? (st + 2) >> 2
+                                  : 128;
+            else if (yo == 0) /* (4, 0): top first */
+                P->dc[b] = T ? (st + 2) >> 2 : L ? (sl + 2) >> 2 : 128;
+            else /* (0, 4): left first */
+                P->dc[b] = L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
         }
-        return 1;
-    }
-    if (m == 3) {
-        enc_h264_plane(nb, 8, dst);
-        return 1;
-    }
-    for (int y = 0; y < 8; y++)
-        for (int x = 0; x < 8; x++)
-            dst[y * 8 + x] = m == 2 ? nb->top[x] : nb->left[y];
+    return 1;
+}
+
+ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst) {
+    EncIpred P;
+    if (!enc_h264_ipredc_prep(nb, m, &P)) return 0;
+    enc_h264_ipred_fill(nb, &P, 8, dst);
     return 1;
 }
 
