@@ -248,24 +248,35 @@ __device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
 }
 
 // ---- H.264 intra macroblock (enc_tmpl.h h264_i_mb), one warp ----------------------------
+//
+// Every step spread over the 32 lanes with the cores' 1-D pieces, in the scalar path's order
+// (so the same integers): the modes' SADs by sample; the residual by sample; the 4x4
+// transforms by row, then by column (vidk_h264_ftx_2d's order); quantisation by coefficient;
+// the DC transforms by row / column (vidk_h264_dc_hadamard's order); dequantisation by
+// coefficient, the inverse transforms by row then column (vidk_h264_itx_2d's), the
+// reconstruction by sample. Layouts: luma samples, lane = row lane >> 1 of the macroblock,
+// columns 8 (lane & 1) .. + 7; luma blocks (raster b of 16), lane = half (rows or columns
+// 2 (lane & 1), + 1; coefficients 8 (lane & 1) .. + 7) of block lane >> 1; chroma samples,
+// lane = plane lane >> 4, row (lane & 15) >> 1, columns 4 (lane & 1) .. + 3; chroma blocks
+// (cb = 4 plane + b), lane = row / column / coefficients 4 (lane & 3) .. + 3 of block
+// lane >> 2.
 
 struct H264Scratch {
     EncNb nb, cnb[2];
-    uint8_t prm[256];   // the chosen luma prediction
-    uint8_t cpm[2][64]; // the chosen chroma prediction
-    int32_t w[16][16];
+    EncIpred lp[4], cp[2][4]; // the modes' predictions (luma; Cb, Cr)
+    int lok[4], cok[2][4];    // available
+    int32_t w[16][16];        // luma: residual, coefficients; then dequantised (uint32)
     int16_t lev[16][16];
-    int32_t wdc[16], dc[16];
-    int16_t dcl[16];
-    int32_t cw[2][4][16];
-    int16_t clev[2][4][16];
+    uint32_t dcf[16];  // luma DC: the forward, then the inverse transform's values
+    int32_t dc[16];    // luma DC after scaling
+    int32_t cw[8][16]; // chroma blocks, as w
+    int16_t clev[8][16];
     int32_t cdc[2][4];
-    int16_t cdcl[2][16];
+    int16_t cdcl[2][4];
 };
 
 __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane) {
-    EncUnitStat st = enc_stat_zero();
-    const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
+    const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, qc = f.qpc, ss = f.ss[0], cs = f.cs[0];
     const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
     uint8_t *rec = f.rec[0] + (ptrdiff_t)y0 * cs + x0;
     // Neighbours (enc_h264_nb), one sample per lane: luma top / left by lanes 0-15 / 16-31,
@@ -294,137 +305,245 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         }
     }
     __syncwarp();
-    // Mode m's prediction by lane m (luma) and lane 4 + m (chroma, both planes), each in
-    // the lane's own memory; the winners copy theirs to shared memory below.
-    int ok = 0;
-    uint32_t sad = 0xffffffffu;
-    uint8_t pm[256];
+    // Each mode's parameters (enc_h264_ipred*_prep): lanes 0-3 luma mode `lane`, lanes 4-11
+    // chroma mode lane & 3 of Cb (4-7) and Cr (8-11).
     if (lane < 4) {
-        ok = enc_h264_pred16(&s.nb, lane, pm);
-        if (ok) sad = enc_sad(src, ss, pm, 16, 16, 16);
-    } else if (lane < 8) {
-        const int m = lane - 4;
-        ok = enc_h264_predc(&s.cnb[0], m, pm) && enc_h264_predc(&s.cnb[1], m, pm + 64);
-        if (ok)
-            sad = enc_sad(f.src[1] + (ptrdiff_t)(mby * 8) * f.ss[1] + mbx * 8, f.ss[1], pm, 8,
-                          8, 8) +
-                  enc_sad(f.src[2] + (ptrdiff_t)(mby * 8) * f.ss[2] + mbx * 8, f.ss[2], pm + 64,
-                          8, 8, 8);
+        s.lok[lane] = enc_h264_ipred16_prep(&s.nb, lane, &s.lp[lane]);
+    } else if (lane < 12) {
+        const int p = (lane - 4) >> 2, m = lane & 3;
+        s.cok[p][m] = enc_h264_ipredc_prep(&s.cnb[p], m, &s.cp[p][m]);
     }
+    __syncwarp();
+    // Every mode's SAD, summed over the warp (integers: the scalar path's SADs).
+    const int ly = lane >> 1, lx = (lane & 1) * 8, cp = lane >> 4, cy = (lane & 15) >> 1,
+              cx = (lane & 1) * 4;
+    const uint2 sw = *reinterpret_cast<const uint2 *>(src + ly * ss + lx);
+    const unsigned sc = *reinterpret_cast<const unsigned *>(
+        f.src[1 + cp] + (ptrdiff_t)(mby * 8 + cy) * f.ss[1 + cp] + mbx * 8 + cx);
     int bm = 2, cm = 0;
-    uint32_t bsad = 0xffffffffu, csad = 0xffffffffu;
-    for (int m = 0; m < 4; m++) { // the scalar order: first strictly smaller wins
-        const int okl = __shfl_sync(kFull, ok, m), okc = __shfl_sync(kFull, ok, 4 + m);
-        const uint32_t sl = __shfl_sync(kFull, sad, m), sc = __shfl_sync(kFull, sad, 4 + m);
-        if (okl && sl < bsad) bsad = sl, bm = m;
-        if (okc && sc < csad) csad = sc, cm = m;
-    }
-    if (lane == bm)
-        for (int i = 0; i < 256; i++)
-            s.prm[i] = pm[i];
-    if (lane == 4 + cm)
-        for (int i = 0; i < 128; i++)
-            s.cpm[i >> 6][i & 63] = pm[i];
-    __syncwarp();
-    for (int i = lane; i < 256; i += 32)
-        rec[(i >> 4) * cs + (i & 15)] = s.prm[i];
-    for (int i = lane; i < 128; i += 32) {
-        const int p = 1 + (i >> 6), k = i & 63;
-        f.rec[p][(ptrdiff_t)(mby * 8 + (k >> 3)) * f.cs[p] + mbx * 8 + (k & 7)] =
-            s.cpm[p - 1][k];
-    }
-    if (f.mv4)
-        for (int i = lane; i < 16; i += 32) {
-            VidkMv zero = {0, 0};
-            f.mv4[(ptrdiff_t)(mby * 4 + (i >> 2)) * (f.W / 4) + mbx * 4 + (i & 3)] = zero;
-        }
-    __syncwarp();
-    if (f.energy) {
-        const uint32_t e = w_ssd16(f, x0, y0, lane);
-        if (lane == 0) f.energy[mby * f.mb_w + mbx] = e;
-    }
-    unsigned bits = 0, nz0 = 0, nzc[2] = {0, 0};
-    int nz;
-    // Luma: AC of block `lane` (lanes 0..15); chroma: block lane & 3 of plane (lane >> 2) - 3
-    // (lanes 16..23).
     {
-        const int qbits = 15 + qp / 6;
-        const int32_t dz = vidk_h264_deadzone(qbits, 1);
-        int32_t mf[16];
+        uint32_t bsad = 0xffffffffu, csad = 0xffffffffu;
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+            const int kl = enc_h264_ipred16_kind(m), kc = enc_h264_ipredc_kind(m);
+            unsigned a = 0, c = 0;
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                a += (unsigned)abs((int)(((k < 4 ? sw.x : sw.y) >> (8 * (k & 3))) & 255) -
+                                   enc_h264_ipred_kat(&s.nb, &s.lp[m], kl, lx + k, ly));
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                c +=
+                    (unsigned)abs((int)((sc >> (8 * k)) & 255) -
+                                  enc_h264_ipred_kat(&s.cnb[cp], &s.cp[cp][m], kc, cx + k, cy));
+            a = wsum(a), c = wsum(c);
+            // the scalar order: the first strictly smaller wins
+            if (s.lok[m] && a < bsad) bsad = a, bm = m;
+            if (s.cok[0][m] && s.cok[1][m] && c < csad) csad = c, cm = m;
+        }
+    }
+    // The chosen prediction (kept in registers for the reconstruction), the residual into
+    // the blocks, the prediction's SSD the energy.
+    uint8_t pl[8], pc[4];
+    {
+        unsigned e = 0;
+        const int b = (ly >> 2) * 4 + (lx >> 2), r = (ly & 3) * 4;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            pl[k] = enc_h264_ipred_at(&s.nb, &s.lp[bm], lx + k, ly);
+            const int d = (int)(((k < 4 ? sw.x : sw.y) >> (8 * (k & 3))) & 255) - (int)pl[k];
+            e += (unsigned)(d * d);
+            s.w[b + (k >> 2)][r + (k & 3)] = d;
+        }
+        const int c = 4 * cp + (cy >> 2) * 2 + (cx >> 2);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            pc[k] = enc_h264_ipred_at(&s.cnb[cp], &s.cp[cp][cm], cx + k, cy);
+            s.cw[c][(cy & 3) * 4 + k] = (int)((sc >> (8 * k)) & 255) - (int)pc[k];
+        }
+        if (f.energy) {
+            e = wsum(e);
+            if (lane == 0) f.energy[mby * f.mb_w + mbx] = e;
+        }
+    }
+    if (f.mv4 && lane < 16) {
+        const VidkMv zero = {0, 0};
+        f.mv4[(ptrdiff_t)(mby * 4 + (lane >> 2)) * (f.W / 4) + mbx * 4 + (lane & 3)] = zero;
+    }
+    const int lb = lane >> 1, lh = lane & 1, cb = lane >> 2, cq = lane & 3;
+    __syncwarp();
+    // Forward 4x4 transforms: rows, then columns.
+    vidk_h264_ftx4_1d(s.w[lb] + 8 * lh, s.w[lb] + 8 * lh, 1);
+    vidk_h264_ftx4_1d(s.w[lb] + 8 * lh + 4, s.w[lb] + 8 * lh + 4, 1);
+    vidk_h264_ftx4_1d(s.cw[cb] + 4 * cq, s.cw[cb] + 4 * cq, 1);
+    __syncwarp();
+    vidk_h264_ftx4_1d(s.w[lb] + 2 * lh, s.w[lb] + 2 * lh, 4);
+    vidk_h264_ftx4_1d(s.w[lb] + 2 * lh + 1, s.w[lb] + 2 * lh + 1, 4);
+    vidk_h264_ftx4_1d(s.cw[cb] + cq, s.cw[cb] + cq, 4);
+    __syncwarp();
+    // AC quantisation (element 0 goes through the DC transform: factor 0, level 0), the
+    // blocks' bits (enc_block_bits of elements 1..15: se() of each level, ue() of the count).
+    unsigned bits = 0, nzl = 0, nzc = 0;
+    {
+        const int qbits = 15 + qp / 6, qb = 15 + qc / 6;
+        const int32_t dz = vidk_h264_deadzone(qbits, 1), dzc = vidk_h264_deadzone(qb, 1);
+        unsigned n = 0;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const int k = 8 * lh + j;
+            const int l =
+                vidk_h264_quant1(s.w[lb][k], k ? (uint32_t)f.mf4y[k] : 0u, qbits, (uint32_t)dz);
+            s.lev[lb][k] = (int16_t)l;
+            if (l) n++, bits += vidk_se_bits(l);
+        }
+        n += __shfl_xor_sync(kFull, n, 1);
+        nzl = lh ? 0u : n;
+        bits += lh ? 0u : vidk_ue_bits(n);
+        n = 0;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int k = 4 * cq + j;
+            const int l =
+                vidk_h264_quant1(s.cw[cb][k], k ? (uint32_t)f.mf4c[k] : 0u, qb, (uint32_t)dzc);
+            s.clev[cb][k] = (int16_t)l;
+            if (l) n++, bits += vidk_se_bits(l);
+        }
+        n += __shfl_xor_sync(kFull, n, 1);
+        n += __shfl_xor_sync(kFull, n, 2);
+        nzc = cq ? 0u : n;
+        bits += cq ? 0u : vidk_ue_bits(n);
+    }
+    // DC transforms (vidk_h264_fdct_dc): luma by columns then rows on lanes 0-3; chroma
+    // (2x2) whole on lanes 4 and 5.
+    if (lane < 16) s.dcf[lane] = (uint32_t)s.w[lane][0];
+    __syncwarp();
+    if (lane < 4) vidk_h264_had4_1d(s.dcf + lane, s.dcf + lane, 4);
+    __syncwarp();
+    if (lane < 4) vidk_h264_had4_1d(s.dcf + 4 * lane, s.dcf + 4 * lane, 1);
+    int32_t cy4[4];
+    if (lane == 4 || lane == 5) {
+        const int p = lane - 4;
+        int32_t wdc[4];
+        for (int k = 0; k < 4; k++)
+            wdc[k] = s.cw[4 * p + k][0];
+        vidk_h264_fdct_dc(1, cy4, wdc);
+    }
+    __syncwarp();
+    // DC quantisation: luma on lanes 0-15, chroma on lanes 4 and 5 (with its inverse).
+    {
+        const int qbdc = 17 + qp / 6, qbc = 16 + qc / 6;
+        unsigned n = 0, nc = 0;
         if (lane < 16) {
-            for (int k = 0; k < 16; k++)
-                mf[k] = k ? f.mf4y[k] : 0;
-            const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
-            vidk_h264_sub_fdct(4, s.w[lane], src + by * ss + bx, ss, rec + by * cs + bx, cs);
-            (void)vidk_h264_quant(16, s.lev[lane], s.w[lane], mf, qbits, dz);
-            s.wdc[lane] = s.w[lane][0];
-            bits += enc_block_bits(s.lev[lane] + 1, 15, &nz);
-            nz0 += (unsigned)nz;
-        } else if (lane < 24) {
-            const int qc = f.qpc, qb = 15 + qc / 6, p = (lane - 16) >> 2, b = lane & 3;
-            for (int k = 0; k < 16; k++)
-                mf[k] = k ? f.mf4c[k] : 0;
-            const int bx = (b & 1) * 4, by = (b >> 1) * 4;
-            const uint8_t *cs_ =
-                f.src[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.ss[p + 1] + mbx * 8 + bx;
-            const uint8_t *cr =
-                f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx;
-            vidk_h264_sub_fdct(4, s.cw[p][b], cs_, f.ss[p + 1], cr, f.cs[p + 1]);
-            (void)vidk_h264_quant(16, s.clev[p][b], s.cw[p][b], mf, qb,
-                                  vidk_h264_deadzone(qb, 1));
-            bits += enc_block_bits(s.clev[p][b] + 1, 15, &nz);
-            nzc[p] += (unsigned)nz;
+            const int l = vidk_h264_quant1((int32_t)s.dcf[lane], (uint32_t)f.mf4y[0], qbdc,
+                                           (uint32_t)vidk_h264_deadzone(qbdc, 1));
+            s.lev[lane][0] = (int16_t)l;
+            if (l) n = 1, bits += vidk_se_bits(l);
+        }
+        if (lane == 4 || lane == 5) {
+            const int p = lane - 4;
+            for (int k = 0; k < 4; k++) {
+                const int l = vidk_h264_quant1(cy4[k], (uint32_t)f.mf4c[0], qbc,
+                                               (uint32_t)vidk_h264_deadzone(qbc, 1));
+                s.cdcl[p][k] = (int16_t)l;
+                if (l) nc++, bits += vidk_se_bits(l);
+            }
+            bits += vidk_ue_bits(nc);
+            vidk_h264_idct_dc(1, s.cdc[p], s.cdcl[p], (uint32_t)f.ls4c[0], qc);
+        }
+        n = wsum(n);
+        bits += lane == 0 ? vidk_ue_bits(n) : 0u;
+        nzl += lane == 0 ? n : 0u;
+        // chroma DC non-zeros into nzc of the plane's first block lane (cb = 4 p: lane 16 p)
+        nzc += __shfl_sync(kFull, nc, 4 + (lane >> 4)) * (lane == 0 || lane == 16);
+    }
+    __syncwarp();
+    // The luma DC's inverse (vidk_h264_idct_dc): columns then rows on lanes 0-3, scaling on
+    // lanes 0-15.
+    if (lane < 16) s.dcf[lane] = (uint32_t)s.lev[lane][0];
+    __syncwarp();
+    if (lane < 4) vidk_h264_had4_1d(s.dcf + lane, s.dcf + lane, 4);
+    __syncwarp();
+    if (lane < 4) vidk_h264_had4_1d(s.dcf + 4 * lane, s.dcf + 4 * lane, 1);
+    __syncwarp();
+    if (lane < 16)
+        s.dc[lane] = (int32_t)vidk_h264_dc_scale(0, s.dcf[lane], (uint32_t)f.ls4y[0], qp);
+    if (lane < 8) s.clev[lane][0] = s.cdcl[lane >> 2][lane & 3];
+    __syncwarp();
+    // Levels out (the block rows of each lane), dequantisation (element 0: the DC's value).
+    {
+        uint32_t *t = reinterpret_cast<uint32_t *>(s.w[lb]);
+        const int per = qp / 6, perc = qc / 6;
+        if (f.lev[0]) {
+            const int bx = x0 + (lb & 3) * 4, by = y0 + (lb >> 2) * 4 + 2 * lh;
+            for (int r = 0; r < 2; r++)
+                for (int k = 0; k < 4; k++)
+                    f.lev[0][(ptrdiff_t)(by + r) * f.ls_[0] + bx + k] =
+                        s.lev[lb][(2 * lh + r) * 4 + k];
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const int k = 8 * lh + j;
+            t[k] = k ? vidk_h264_dequant1(s.lev[lb][k], f.ls4y[k], per, 4) : (uint32_t)s.dc[lb];
+        }
+        uint32_t *tc = reinterpret_cast<uint32_t *>(s.cw[cb]);
+        const int p = cb >> 2, b = cb & 3;
+        if (f.lev[1 + p])
+            for (int k = 0; k < 4; k++)
+                f.lev[1 + p][(ptrdiff_t)(mby * 8 + (b >> 1) * 4 + cq) * f.ls_[1 + p] + mbx * 8 +
+                             (b & 1) * 4 + k] = s.clev[cb][cq * 4 + k];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int k = 4 * cq + j;
+            tc[k] = k ? vidk_h264_dequant1(s.clev[cb][k], f.ls4c[k], perc, 4)
+                      : (uint32_t)s.cdc[p][b];
         }
     }
     __syncwarp();
-    // DC transforms: lane 0 luma, lanes 1 and 2 chroma.
-    if (lane == 0) {
-        const int qbdc = 17 + qp / 6;
-        int32_t mf[16], y[16];
-        for (int k = 0; k < 16; k++)
-            mf[k] = f.mf4y[0];
-        vidk_h264_fdct_dc(0, y, s.wdc);
-        (void)vidk_h264_quant(16, s.dcl, y, mf, qbdc, vidk_h264_deadzone(qbdc, 1));
-        vidk_h264_idct_dc(0, s.dc, s.dcl, (uint32_t)f.ls4y[0], qp);
-        bits += enc_block_bits(s.dcl, 16, &nz);
-        nz0 += (unsigned)nz;
-    } else if (lane < 3) {
-        const int p = lane - 1, qc = f.qpc, qbdc = 16 + qc / 6;
-        int32_t mf[16], y[16], wdc[16];
-        for (int k = 0; k < 16; k++) {
-            mf[k] = f.mf4c[0];
-            wdc[k] = k < 4 ? s.cw[p][k][0] : 0;
+    // Inverse 4x4 transforms: rows, then columns.
+    {
+        uint32_t *t = reinterpret_cast<uint32_t *>(s.w[lb]);
+        uint32_t *tc = reinterpret_cast<uint32_t *>(s.cw[cb]);
+        vidk_h264_itx4_1d(t + 8 * lh, t + 8 * lh, 1);
+        vidk_h264_itx4_1d(t + 8 * lh + 4, t + 8 * lh + 4, 1);
+        vidk_h264_itx4_1d(tc + 4 * cq, tc + 4 * cq, 1);
+        __syncwarp();
+        vidk_h264_itx4_1d(t + 2 * lh, t + 2 * lh, 4);
+        vidk_h264_itx4_1d(t + 2 * lh + 1, t + 2 * lh + 1, 4);
+        vidk_h264_itx4_1d(tc + cq, tc + cq, 4);
+        __syncwarp();
+    }
+    // Reconstruction (vidk_h264_idct_add's last step) in the sample layout.
+    {
+        const int b = (ly >> 2) * 4 + (lx >> 2), r = (ly & 3) * 4;
+        unsigned lo = 0, hi = 0, cv = 0;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const unsigned v = (unsigned)vidk_h264_add_clip(
+                pl[k], vidk_h264_round6((uint32_t)s.w[b + (k >> 2)][r + (k & 3)]));
+            if (k < 4)
+                lo |= v << (8 * k);
+            else
+                hi |= v << (8 * (k - 4));
         }
-        vidk_h264_fdct_dc(1, y, wdc);
-        for (int k = 4; k < 16; k++)
-            y[k] = 0;
-        (void)vidk_h264_quant(16, s.cdcl[p], y, mf, qbdc, vidk_h264_deadzone(qbdc, 1));
-        vidk_h264_idct_dc(1, s.cdc[p], s.cdcl[p], (uint32_t)f.ls4c[0], qc);
-        bits += enc_block_bits(s.cdcl[p], 4, &nz);
-        nzc[p] += (unsigned)nz;
+        const int c = 4 * cp + (cy >> 2) * 2 + (cx >> 2);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            cv |= (unsigned)vidk_h264_add_clip(
+                      pc[k], vidk_h264_round6((uint32_t)s.cw[c][(cy & 3) * 4 + k]))
+                  << (8 * k);
+        *reinterpret_cast<uint2 *>(rec + ly * cs + lx) = make_uint2(lo, hi);
+        *reinterpret_cast<unsigned *>(f.rec[1 + cp] + (ptrdiff_t)(mby * 8 + cy) * f.cs[1 + cp] +
+                                      mbx * 8 + cx) = cv;
     }
-    __syncwarp();
-    // Reconstruction of every 4x4 block, levels out.
-    if (lane < 16) {
-        const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
-        s.lev[lane][0] = s.dcl[lane];
-        enc_store_levels(&f, 0, x0 + bx, y0 + by, s.lev[lane], 4);
-        vidk_h264_deq_idct_add(4, rec + by * cs + bx, cs, s.lev[lane], f.ls4y, qp, &s.dc[lane]);
-    } else if (lane < 24) {
-        const int p = (lane - 16) >> 2, b = lane & 3, bx = (b & 1) * 4, by = (b >> 1) * 4;
-        s.clev[p][b][0] = s.cdcl[p][b];
-        enc_store_levels(&f, p + 1, mbx * 8 + bx, mby * 8 + by, s.clev[p][b], 4);
-        vidk_h264_deq_idct_add(
-            4, f.rec[p + 1] + (ptrdiff_t)(mby * 8 + by) * f.cs[p + 1] + mbx * 8 + bx,
-            f.cs[p + 1], s.clev[p][b], f.ls4c, f.qpc, &s.cdc[p][b]);
-    }
+    // Statistics: bits and non-zeros summed over the lanes (nzc: Cb's on lanes 0-15, Cr's on
+    // lanes 16-31).
     bits = wsum(bits);
-    nz0 = wsum(nz0);
-    nzc[0] = wsum(nzc[0]);
-    nzc[1] = wsum(nzc[1]);
+    nzl = wsum(nzl);
+    const unsigned nz1 = wsum(lane < 16 ? nzc : 0u), nz2 = wsum(lane < 16 ? 0u : nzc);
     if (lane == 0) {
+        EncUnitStat st = enc_stat_zero();
         st.bits_level = bits;
-        st.nnz[0] = nz0, st.nnz[1] = nzc[0], st.nnz[2] = nzc[1];
+        st.nnz[0] = nzl, st.nnz[1] = nz1, st.nnz[2] = nz2;
         st.bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
         st.parts[VIDK_ENC_PART_INTRA] = 1;
         f.stat[mby * f.uw + mbx] = st;

@@ -343,14 +343,18 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
 }
 
 // Intra frames: a wavefront. Block r codes unit row r left to right with one warp; before
-// unit x, lane 0 waits until row r - 1 has released unit x + 1 (left, top-left, top and
-// top-right are then reconstructed; progress counters in global memory). Every row's
+// unit x, lane 0 waits until row r - 1 has released unit x + ahead - 1: HEVC (ahead 2) reads
+// the top-right unit, H.264's Intra_16x16 and chroma prediction (ahead 1) only the left,
+// top-left and top ones (8.3.3, 8.3.4), so its rows follow one macroblock apart and the
+// wavefront's critical path is uw + uh - 1 units instead of uw + 2 uh - 2 (progress counters
+// in global memory). Every row's
 // block is resident at once (a few hundred one-warp blocks at most), so the waits cannot
 // deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1 line.
-__device__ inline void wave_wait(const volatile int *prog, int r, int x, int uw, int lane) {
+__device__ inline void wave_wait(const volatile int *prog, int r, int x, int uw, int ahead,
+                                 int lane) {
     if (r > 0) {
         if (lane == 0) {
-            const int need = min(x + 2, uw);
+            const int need = min(x + ahead, uw);
             while (prog[r - 1] < need) {
             }
             __threadfence();
@@ -372,7 +376,7 @@ __global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *p
     __syncthreads();
     const int r = blockIdx.x, lane = threadIdx.x;
     for (int x = 0; x < f.uw; x++) {
-        wave_wait(progress, r, x, f.uw, lane);
+        wave_wait(progress, r, x, f.uw, 2, lane);
         vidk_encw::w_hevc_i_ctu(f, x, r, S, M, lane);
         wave_release(progress, r, x, lane);
     }
@@ -383,7 +387,7 @@ __global__ void __launch_bounds__(32) h264_intra_kernel(const EncFrame f, int *p
     __shared__ vidk_encw::H264Scratch S;
     const int r = blockIdx.x, lane = threadIdx.x;
     for (int x = 0; x < f.uw; x++) {
-        wave_wait(progress, r, x, f.uw, lane);
+        wave_wait(progress, r, x, f.uw, 1, lane);
         vidk_encw::w_h264_i_mb(f, x, r, S, lane);
         wave_release(progress, r, x, lane);
     }
