@@ -261,18 +261,20 @@ __device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
 // (cb = 4 plane + b), lane = row / column / coefficients 4 (lane & 3) .. + 3 of block
 // lane >> 2.
 
+// Each array 16-byte aligned: the compiler reads a lane's levels as one 16-byte load, which
+// must not straddle the end of the array before (another lane's data: racecheck's hazard).
 struct H264Scratch {
     EncNb nb, cnb[2];
-    EncIpred lp[4], cp[2][4]; // the modes' predictions (luma; Cb, Cr)
-    int lok[4], cok[2][4];    // available
-    int32_t w[16][16];        // luma: residual, coefficients; then dequantised (uint32)
-    int16_t lev[16][16];
-    uint32_t dcf[16];  // luma DC: the forward, then the inverse transform's values
-    int32_t dc[16];    // luma DC after scaling
-    int32_t cw[8][16]; // chroma blocks, as w
-    int16_t clev[8][16];
-    int32_t cdc[2][4];
-    int16_t cdcl[2][4];
+    EncIpred lp[4], cp[2][4];        // the modes' predictions (luma; Cb, Cr)
+    int lok[4], cok[2][4];           // available
+    __align__(16) int32_t w[16][16]; // luma: residual, coefficients, dequantised values
+    __align__(16) int16_t lev[16][16];
+    __align__(16) uint32_t dcf[16];  // luma DC: the forward, then the inverse transform
+    __align__(16) int32_t dc[16];    // luma DC after scaling
+    __align__(16) int32_t cw[8][16]; // chroma blocks, as w
+    __align__(16) int16_t clev[8][16];
+    __align__(16) int32_t cdc[2][4];
+    __align__(16) int16_t cdcl[2][4];
 };
 
 __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane) {

@@ -297,12 +297,25 @@ __global__ void __launch_bounds__(kListThreads)
     if (t == 0) icnt[0] = total, icnt[1] = 0;
 }
 
+// Flags between warps of different blocks (the intra waits below): the waiting lane reads
+// with acquire semantics, the releasing lane writes with release semantics after a
+// __syncwarp, which orders the other lanes' stores before it (the pattern of a device-wide
+// semaphore; lighter than a sequentially consistent __threadfence on both sides).
+__device__ inline int flag_acquire(const int *p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ inline void flag_release(int *p, int v) {
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 // Then they are coded, one warp each (enc_warp.cuh w_h264_i_mb) once the intra ones among
 // their left, top-left and top neighbours (what the prediction reads) are. A warp takes the
 // next ticket and codes that macroblock of the list, then the next: a macroblock waits only
 // for ones with lower tickets, taken by running warps that finish them first, so the waits
-// cannot deadlock. Flags and samples cross through L2 (volatile flags, ENC_LDREC samples),
-// as in the wavefront below.
+// cannot deadlock. Flags cross with acquire / release, samples through L2 (ENC_LDREC), as in
+// the wavefront below.
 constexpr int kIntraPBlocks = 512;
 __global__ void __launch_bounds__(32)
     intra_p_kernel(const EncFrame f, const int *list, int *icnt, int *flag) {
@@ -316,19 +329,14 @@ __global__ void __launch_bounds__(32)
         const int u = list[t], x = u % f.uw, y = u / f.uw;
         if (lane < 3) {
             const int nx = x - (lane != 1), ny = y - (lane != 0); // left, top, top-left
-            if (nx >= 0 && ny >= 0 && (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA)) {
-                const volatile int *fl = flag + ny * f.uw + nx;
-                while (!*fl) {
+            if (nx >= 0 && ny >= 0 && (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA))
+                while (!flag_acquire(flag + ny * f.uw + nx)) {
                 }
-            }
-            __threadfence();
         }
         __syncwarp();
         vidk_encw::w_h264_i_mb(f, x, y, S, lane);
-        __threadfence(); // every lane's reconstruction is visible before the flag
-        __syncwarp();
-        if (lane == 0) *(volatile int *)(flag + u) = 1;
-        __syncwarp(); // S is reused by the next ticket
+        __syncwarp(); // every lane's reconstruction before the release; S reused next
+        if (lane == 0) flag_release(flag + u, 1);
     }
 }
 
@@ -347,25 +355,22 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
 // the top-right unit, H.264's Intra_16x16 and chroma prediction (ahead 1) only the left,
 // top-left and top ones (8.3.3, 8.3.4), so its rows follow one macroblock apart and the
 // wavefront's critical path is uw + uh - 1 units instead of uw + 2 uh - 2 (progress counters
-// in global memory). Every row's
-// block is resident at once (a few hundred one-warp blocks at most), so the waits cannot
-// deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1 line.
-__device__ inline void wave_wait(const volatile int *prog, int r, int x, int uw, int ahead,
-                                 int lane) {
+// in global memory, acquire / release). Every row's block is resident at once (a few
+// hundred one-warp blocks at most), so the waits cannot deadlock. Neighbour samples are read
+// through L2 (ENC_LDREC), never from a stale L1 line.
+__device__ inline void wave_wait(const int *prog, int r, int x, int uw, int ahead, int lane) {
     if (r > 0) {
         if (lane == 0) {
             const int need = min(x + ahead, uw);
-            while (prog[r - 1] < need) {
+            while (flag_acquire(prog + r - 1) < need) {
             }
-            __threadfence();
         }
         __syncwarp();
     }
 }
-__device__ inline void wave_release(volatile int *prog, int r, int x, int lane) {
-    __threadfence(); // every lane's reconstruction is visible before the release
-    __syncwarp();
-    if (lane == 0) prog[r] = x + 1;
+__device__ inline void wave_release(int *prog, int r, int x, int lane) {
+    __syncwarp(); // every lane's reconstruction before the release
+    if (lane == 0) flag_release(prog + r, x + 1);
 }
 
 // HEVC intra frames: one warp per CTU row (enc_warp.cuh).
