@@ -542,7 +542,9 @@ constexpr int f16_regs(int fl) {
 //   f41 with sub-shapes but none 4 samples wide or high (F_NO4: the coding loop from level
 //   3.1) at 72: 4 blocks of 224 = 28 warps per SM instead of 2 blocks at the 108 it takes
 //   uncapped; 16 bytes spill, yet faster than 80 (3 blocks, no spill): 125.5 -> 119.1 us a
-//   1080p R 16 frame on an H200, 155.6 uncapped (PERFORMANCE.md, session 9).
+//   1080p R 16 frame on an H200, 155.6 uncapped (PERFORMANCE.md, session 9). With 8x8
+//   accumulators (session 10) no spill at 72: 111.4 us; 56 (5 blocks, 88 bytes spilled):
+//   112.8 us.
 constexpr int f41_regs(int fl) {
     return (fl & F_SUB) && (fl & F_NO4) && !(fl & F_BIG)       ? 72
            : (fl & F_SUB) || ((fl & F_BIG) && (fl & F_LAMBDA)) ? 128

@@ -140,8 +140,17 @@ f41_chunk(const unsigned *__restrict__ row, int wp, unsigned sel, const unsigned
         for (int k = 0; k < K; k++) {
             const int r = rr - k;
             if (r >= 0 && r < 16) {
-                acc[k][r >> 2][0] = sad4_acc(cur[r][0], r0, acc[k][r >> 2][0]);
-                acc[k][r >> 2][1] = sad4_acc(cur[r][1], r1, acc[k][r >> 2][1]);
+                // F_NO4 needs no sum finer than 8x8: rows 0-7 into acc[k][0], 8-15 into
+                // acc[k][2] (acc[k][1] and [3] stay 0), so f41_keys's 8x8 sums are the same
+                // integers with 16 accumulators fewer per 8 candidates live.
+                if (FL & F_NO4) {
+                    const int g = (r >> 3) * 2;
+                    acc[k][g][0] =
+                        sad4_acc(cur[r][1], r1, sad4_acc(cur[r][0], r0, acc[k][g][0]));
+                } else {
+                    acc[k][r >> 2][0] = sad4_acc(cur[r][0], r0, acc[k][r >> 2][0]);
+                    acc[k][r >> 2][1] = sad4_acc(cur[r][1], r1, acc[k][r >> 2][1]);
+                }
             }
         }
     }
