@@ -19,7 +19,7 @@ struct WarpScratch {
     int32_t tmp[1024];
     int16_t a[1024];
     int16_t b[1024];
-    uint8_t line[132], fl[132], av[132];
+    uint8_t line[132], fl[132];
     uint8_t pr[256];
     EncHevcDec dec;
 };
@@ -175,15 +175,40 @@ __device__ void w_hevc_p_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
 }
 
 // Intra prediction of the best of planar / DC / H / V (luma, by SAD) or of mode `force`
-// (chroma: >= 0) into rec at plane (x, y), n x n; returns the mode. Lane 0 gathers the
-// reference line (reads of other rows' reconstruction go through L2: ENC_LDREC).
+// (chroma: >= 0) into rec at plane (x, y), n x n (n <= 16); returns the mode. Every step by
+// entry or sample over the lanes: the reference line (reads of other rows' reconstruction
+// through L2: ENC_LDREC), its substitution (enc_hevc_ref_src from the availability ballots),
+// the smoothed line of luma planar, the DC sum; the modes' SADs and the prediction.
 __device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int log2n, int xc,
                             int yc, int force, WarpScratch &s, int lane) {
-    // The reference line: one entry per lane (their loads overlap), then lane 0 substitutes.
-    for (int i = lane; i < 4 * n + 1; i += 32)
-        s.av[i] = (uint8_t)enc_hevc_ref_at(&f, p, x, y, n, xc, yc, i, &s.line[i]);
+    const int len = 4 * n + 1, luma = p == 0;
+    uint32_t mask[3];
+    int av[3];
+#pragma unroll
+    for (int j = 0; j < 3; j++) {
+        const int i = lane + 32 * j;
+        uint8_t v = 0;
+        av[j] = i < len ? enc_hevc_ref_at(&f, p, x, y, n, xc, yc, i, &v) : 1;
+        if (i < len) s.line[i] = v;
+        mask[j] = __ballot_sync(kFull, i < len && av[j]);
+    }
     __syncwarp();
-    if (lane == 0) enc_hevc_ref_fill(s.line, s.av, 4 * n + 1);
+#pragma unroll
+    for (int j = 0; j < 3; j++) { // unavailable entries read only available ones
+        const int i = lane + 32 * j;
+        if (!av[j]) {
+            const int k = enc_hevc_ref_src(mask, len, i);
+            s.line[i] = k < 0 ? 128 : s.line[k];
+        }
+    }
+    __syncwarp();
+    if (luma && enc_hevc_pred_smooth(n, 0, luma))
+        for (int i = lane; i < len; i += 32)
+            s.fl[i] = enc_hevc_line_at(s.line, n, 0, luma, i);
+    // the DC value of the unsmoothed line (the modes other than planar read that one)
+    const int dc =
+        (n + (int)wsum(lane < n ? (unsigned)enc_hevc_dc_term(s.line, n, lane) : 0u)) >>
+        (log2n + 1);
     __syncwarp();
     const uint8_t *src = f.src[p] + (ptrdiff_t)y * f.ss[p] + x;
     int best = force;
@@ -191,30 +216,22 @@ __device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int l
         uint32_t bsad = 0xffffffffu;
         for (int k = 0; k < 4; k++) {
             const int m = enc_hevc_modes[k];
-            int dc = 0;
-            if (lane == 0) dc = enc_hevc_pred_prep(s.line, n, log2n, m, p == 0, s.fl);
-            dc = __shfl_sync(kFull, dc, 0);
-            __syncwarp();
+            const uint8_t *l = enc_hevc_pred_smooth(n, m, luma) ? s.fl : s.line;
             unsigned sad = 0;
             for (int i = lane; i < n * n; i += 32) {
                 const int xx = i & (n - 1), yy = i >> log2n;
-                sad +=
-                    (unsigned)enc_abs(src[yy * f.ss[p] + xx] -
-                                      enc_hevc_pred_at(s.fl, n, log2n, m, p == 0, dc, xx, yy));
+                sad += (unsigned)enc_abs(src[yy * f.ss[p] + xx] -
+                                         enc_hevc_pred_at(l, n, log2n, m, luma, dc, xx, yy));
             }
             sad = wsum(sad);
             if (sad < bsad) bsad = sad, best = m;
-            __syncwarp();
         }
     }
-    int dc = 0;
-    if (lane == 0) dc = enc_hevc_pred_prep(s.line, n, log2n, best, p == 0, s.fl);
-    dc = __shfl_sync(kFull, dc, 0);
-    __syncwarp();
+    const uint8_t *l = enc_hevc_pred_smooth(n, best, luma) ? s.fl : s.line;
     uint8_t *rec = f.rec[p] + (ptrdiff_t)y * f.cs[p] + x;
     for (int i = lane; i < n * n; i += 32) {
         const int xx = i & (n - 1), yy = i >> log2n;
-        rec[yy * f.cs[p] + xx] = enc_hevc_pred_at(s.fl, n, log2n, best, p == 0, dc, xx, yy);
+        rec[yy * f.cs[p] + xx] = enc_hevc_pred_at(l, n, log2n, best, luma, dc, xx, yy);
     }
     __syncwarp();
     return best;

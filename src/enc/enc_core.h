@@ -1060,19 +1060,52 @@ ENC_FN int enc_hevc_ref_at(const EncFrame *f, int p, int x, int y, int n, int xc
     return a;
 }
 
-/* The substitution of 8.4.4.2.2 over a gathered line of len entries (av: availability). */
-ENC_FN void enc_hevc_ref_fill(uint8_t *line, const uint8_t *av, int len) {
-    int k = 0;
-    while (k < len && !av[k])
-        k++;
-    if (k == len) {
-        for (int i = 0; i < len; i++)
-            line[i] = 128;
-        return;
+/* Index of the highest / lowest set bit of v != 0. */
+ENC_FN int enc_hibit(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+    return 31 - __clz((int)v);
+#else
+    return 31 - __builtin_clz(v);
+#endif
+}
+ENC_FN int enc_lobit(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+    return __ffs((int)v) - 1;
+#else
+    return __builtin_ctz(v);
+#endif
+}
+
+/* The substitution of 8.4.4.2.2 as a source index: the entry of a gathered line of len
+ * entries whose sample entry i takes, from the availability bits (bit i % 32 of
+ * mask[i / 32], none at or past len): i when available, else the last available entry
+ * before i, else the first available one; -1 when none is (every entry is then 128). The
+ * scalar rule (an unavailable entry copies the one before it, the first the first available
+ * one) gives the same samples; a warp computes every entry at once. */
+ENC_FN int enc_hevc_ref_src(const uint32_t *mask, int len, int i) {
+    const int w = i >> 5, b = i & 31;
+    if (mask[w] >> b & 1u) return i;
+    uint32_t m = b ? mask[w] & ((1u << b) - 1u) : 0u; /* entries below i in its word */
+    for (int k = w;;) {
+        if (m) return 32 * k + enc_hibit(m);
+        if (--k < 0) break;
+        m = mask[k];
     }
-    if (!av[0]) line[0] = line[k];
-    for (int i = 1; i < len; i++)
-        if (!av[i]) line[i] = line[i - 1];
+    for (int k = 0; k < (len + 31) >> 5; k++)
+        if (mask[k]) return 32 * k + enc_lobit(mask[k]);
+    return -1;
+}
+
+/* The substitution over a gathered line of len (<= 129) entries (av: availability). */
+ENC_FN void enc_hevc_ref_fill(uint8_t *line, const uint8_t *av, int len) {
+    uint32_t mask[5] = {0, 0, 0, 0, 0};
+    for (int i = 0; i < len; i++)
+        mask[i >> 5] |= (uint32_t)(av[i] != 0) << (i & 31);
+    for (int i = 0; i < len; i++)
+        if (!av[i]) { /* available entries never change: any order gives the same line */
+            const int k = enc_hevc_ref_src(mask, len, i);
+            line[i] = k < 0 ? 128 : line[k];
+        }
 }
 
 ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc, int yc,
@@ -1088,21 +1121,30 @@ ENC_FN void enc_hevc_refs(const EncFrame *f, int p, int x, int y, int n, int xc,
  * reference line, in two steps: enc_hevc_pred_prep() gives the line the mode reads (luma
  * planar, n >= 8 here: the [1 2 1] smoothing of 8.4.4.2.3; otherwise a copy) and the DC
  * value; enc_hevc_pred_at() one sample, with the luma DC / H / V boundary filters (n < 32). */
+/* Does mode m read the smoothed line (luma planar, n >= 8: the [1 2 1] filter of
+ * 8.4.4.2.3)? */
+ENC_FN int enc_hevc_pred_smooth(int n, int m, int luma) {
+    return luma && m == 0 && n >= 8;
+}
+
+/* Entry i of the line mode m reads. */
+ENC_FN uint8_t enc_hevc_line_at(const uint8_t *line0, int n, int m, int luma, int i) {
+    if (!enc_hevc_pred_smooth(n, m, luma) || i == 0 || i == 4 * n) return line0[i];
+    return (uint8_t)((line0[i - 1] + 2 * line0[i] + line0[i + 1] + 2) >> 2);
+}
+
+/* Term i (< n) of the DC sum of line l: p[i][-1] + p[-1][i]. */
+ENC_FN int enc_hevc_dc_term(const uint8_t *l, int n, int i) {
+    return l[2 * n + 1 + i] + l[2 * n - 1 - i];
+}
+
 ENC_FN int enc_hevc_pred_prep(const uint8_t *line0, int n, int log2n, int m, int luma,
                               uint8_t *l) {
-    const int len = 4 * n + 1;
-    if (luma && m == 0 && n >= 8) {
-        l[0] = line0[0];
-        l[len - 1] = line0[len - 1];
-        for (int i = 1; i < len - 1; i++)
-            l[i] = (uint8_t)((line0[i - 1] + 2 * line0[i] + line0[i + 1] + 2) >> 2);
-    } else {
-        for (int i = 0; i < len; i++)
-            l[i] = line0[i];
-    }
+    for (int i = 0; i < 4 * n + 1; i++)
+        l[i] = enc_hevc_line_at(line0, n, m, luma, i);
     int s = n;
     for (int i = 0; i < n; i++)
-        s += l[2 * n + 1 + i] + l[2 * n - 1 - i];
+        s += enc_hevc_dc_term(l, n, i);
     return s >> (log2n + 1);
 }
 
