@@ -30,6 +30,10 @@ VIDK_CORE void vidk_bits_init(VidkBits *b, uint8_t *buf, size_t cap) {
  * through a 64-bit accumulator, whole bytes out. */
 VIDK_CORE void vidk_put_bits(VidkBits *b, int n, uint32_t v) {
     if (n <= 0) return;
+    if (!b->buf) { /* a counter (vidk_bits_init with no buffer): the length only */
+        b->pos += (size_t)n;
+        return;
+    }
     if (b->pos + (size_t)n > b->cap * 8) {
         b->overflow = 1;
         return;

@@ -159,6 +159,15 @@ ENC_FN int32_t enc_h264_inter_round(int qbits) {
     return (int32_t)(((uint32_t)1 << qbits) >> 5);
 }
 
+/* Index of the highest set bit of v != 0. */
+ENC_FN int enc_hibit64(uint64_t v) {
+#if defined(__CUDA_ARCH__)
+    return 63 - __clzll((long long)v);
+#else
+    return 63 - __builtin_clzll(v);
+#endif
+}
+
 /* Decimation score of an inter block's levels (raster, n = 4 or 8; from scan position
  * `first`): 9 when a level is not -1, 0 or 1; else the sum over its +-1 levels of a weight
  * of the zeros run before each (in scan order, from the highest frequency down): 4x4
@@ -166,15 +175,21 @@ ENC_FN int32_t enc_h264_inter_round(int qbits) {
  * 12..23, 0 beyond. A block that costs bits but carries little is zeroed (§9). */
 ENC_FN int enc_decimate_score(const int16_t *lev, int n, int first) {
     const uint8_t *zz = n == 8 ? enc_zz8 : enc_zz4;
-    int k = n * n - 1, score = 0;
-    while (k >= first && !lev[zz[k]])
-        k--;
-    while (k >= first) {
-        const int v = lev[zz[k--]];
-        if (v > 1 || v < -1) return 9;
-        int run = 0;
-        while (k >= first && !lev[zz[k]])
-            k--, run++;
+    /* the non-zero levels as bits in scan order (no branch per level: on the GPU the loads
+     * go out together), then one step per non-zero level from the highest frequency down */
+    uint64_t m = 0;
+    int big = 0;
+    for (int k = first; k < n * n; k++) {
+        const int v = lev[zz[k]];
+        m |= (uint64_t)(v != 0) << k;
+        big |= v > 1 || v < -1;
+    }
+    if (big) return 9;
+    int score = 0;
+    while (m) {
+        const int k = enc_hibit64(m);
+        m &= ~((uint64_t)1 << k);
+        const int run = k - 1 - (m ? enc_hibit64(m) : first - 1); /* zeros below k */
         score += n == 8 ? (run < 4    ? 3
                            : run < 12 ? 2
                            : run < 24 ? 1
@@ -190,10 +205,9 @@ ENC_FN int enc_decimate_score(const int16_t *lev, int n, int first) {
 /* CAVLC length (9.2, nC 0) of an n x n luma block of levels (raster; n = 8: the four
  * interleaved 4x4 blocks the stream codes it as): the H.264 transform-size choice (§9). */
 ENC_FN unsigned enc_cavlc_bits(const int16_t *lev, int n) {
-    uint8_t buf[512]; /* > 4 x 766 bits, the longest 4x4 block */
     int16_t c[16];
     VidkBits b;
-    vidk_bits_init(&b, buf, sizeof(buf));
+    vidk_bits_init(&b, (uint8_t *)0, 0); /* a counter: nothing is written */
     for (int i4 = 0; i4 < (n == 8 ? 4 : 1); i4++) {
         for (int k = 0; k < 16; k++)
             c[k] = lev[n == 8 ? enc_zz8[4 * k + i4] : enc_zz4[k]];
@@ -415,9 +429,22 @@ ENC_FN uint8_t enc_h264_ipred_at(const EncNb *nb, const EncIpred *P, int x, int 
 }
 
 ENC_FN void enc_h264_ipred_fill(const EncNb *nb, const EncIpred *P, int n, uint8_t *dst) {
-    for (int y = 0; y < n; y++)
-        for (int x = 0; x < n; x++)
-            dst[y * n + x] = enc_h264_ipred_at(nb, P, x, y);
+    /* one loop per kind (the kind known inside it: no switch per sample) */
+#define ENC_IPRED_FILL(K)                                                                      \
+    for (int y = 0; y < n; y++)                                                                \
+        for (int x = 0; x < n; x++)                                                            \
+            dst[y * n + x] = enc_h264_ipred_kat(nb, P, K, x, y);
+    switch (P->kind) {
+    case 0:
+        ENC_IPRED_FILL(0) break;
+    case 1:
+        ENC_IPRED_FILL(1) break;
+    case 2:
+        ENC_IPRED_FILL(2) break;
+    default:
+        ENC_IPRED_FILL(3) break;
+    }
+#undef ENC_IPRED_FILL
 }
 
 /* Intra_16x16 luma prediction (8.3.3) of mode m (0 V, 1 H, 2 DC, 3 Plane); returns 0 if
