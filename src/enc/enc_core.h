@@ -375,18 +375,19 @@ ENC_FN void enc_h264_nb(const EncFrame *f, int p, int x, int y, int n, EncNb *nb
 }
 
 /* An intra prediction (8.3.3 Intra_16x16, 8.3.4 chroma 4:2:0) reduced to what each sample
- * needs: kind 0 vertical, 1 horizontal, 2 DC (dc[]: the value of each 4x4 block of an 8x8
- * block, row-major; all four equal for Intra_16x16), 3 plane (a, b, c of 8.3.3.4 / 8.3.4.4,
+ * needs: kind 0 vertical, 1 horizontal, 2 DC (dc: the value of each 4x4 block of an 8x8
+ * block, byte b of block b in row-major order, all four equal for Intra_16x16: a shift, not
+ * an indexed array, per sample), 3 plane (a, b, c of 8.3.3.4 / 8.3.4.4,
  * h = n / 2). A sample is then enc_h264_ipred_at, which the device's warps compute in
  * parallel and enc_h264_ipred_fill loops over. */
 typedef struct EncIpred {
     int kind, a, b, c, h;
-    int dc[4];
+    uint32_t dc;
 } EncIpred;
 
 ENC_FN void enc_h264_ipred_clear(EncIpred *P) {
     P->kind = P->a = P->b = P->c = P->h = 0;
-    P->dc[0] = P->dc[1] = P->dc[2] = P->dc[3] = 0;
+    P->dc = 0;
 }
 
 ENC_FN void enc_h264_plane_prep(const EncNb *nb, int n, EncIpred *P) {
@@ -418,7 +419,7 @@ ENC_FN uint8_t enc_h264_ipred_kat(const EncNb *nb, const EncIpred *P, int kind, 
     case 1:
         return nb->left[y];
     case 2:
-        return (uint8_t)P->dc[((y >> 2) & 1) * 2 + ((x >> 2) & 1)];
+        return (uint8_t)(P->dc >> (8 * (((y >> 2) & 1) * 2 + ((x >> 2) & 1))));
     default:
         return enc_pix((P->a + P->b * (x - (P->h - 1)) + P->c * (y - (P->h - 1)) + 16) >> 5);
     }
@@ -469,7 +470,7 @@ ENC_FN int enc_h264_ipred16_prep(const EncNb *nb, int m, EncIpred *P) {
             v = (s + 8) >> 4;
         else
             v = 128;
-        P->dc[0] = P->dc[1] = P->dc[2] = P->dc[3] = v;
+        P->dc = (uint32_t)v * 0x01010101u;
     }
     return 1;
 }
@@ -501,15 +502,14 @@ ENC_FN int enc_h264_ipredc_prep(const EncNb *nb, int m, EncIpred *P) {
                 sl += nb->left[yo + i];
             }
             const int T = nb->has_top, L = nb->has_left;
+            int v;
             if (xo == yo) /* (0, 0) and (4, 4) */
-                P->dc[b] = T && L ? (st + sl + 4) >> 3
-                           : L    ? (sl + 2) >> 2
-                           : T    ? (st + 2) >> 2
-                                  : 128;
+                v = T && L ? (st + sl + 4) >> 3 : L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
             else if (yo == 0) /* (4, 0): top first */
-                P->dc[b] = T ? (st + 2) >> 2 : L ? (sl + 2) >> 2 : 128;
+                v = T ? (st + 2) >> 2 : L ? (sl + 2) >> 2 : 128;
             else /* (0, 4): left first */
-                P->dc[b] = L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
+                v = L ? (sl + 2) >> 2 : T ? (st + 2) >> 2 : 128;
+            P->dc |= (uint32_t)v << (8 * b);
         }
     return 1;
 }
@@ -788,13 +788,19 @@ ENC_FN uint32_t enc_h264_cost_quad(const EncFrame *f, int mbx, int mby, VidkH264
                (enc_h264_sub_bits[sub[q]] + enc_h264_mvd_bits_quad(n, q, sub[q]));
 }
 
+/* The key of a P_Skip vector in f->skipc. */
+ENC_FN uint32_t enc_h264_skip_key(VidkMv sv) {
+    return (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16;
+}
+
 /* 16x16 at the P_Skip vector (its SATD kept in f->skipc from the previous pass while the
- * vector stays). */
+ * vector stays; the device computes it before each pass, enc_h264_skip_of, so that the pass
+ * finds it). */
 ENC_FN uint32_t enc_h264_cost_skip(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n) {
     const VidkMv sv = vidk_h264_skip_mv(n);
     const int zero4[4] = {0, 0, 0, 0};
     uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
-    const uint32_t key = (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16;
+    const uint32_t key = enc_h264_skip_key(sv);
     if (sc[0] != key) sc[0] = key, sc[1] = enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv);
     for (int k = 0; k < 16; k++)
         n->in[k] = sv;
@@ -877,6 +883,16 @@ ENC_FN void enc_h264_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo, uint
 
 /* Decision pass k >= 1: the decision of macroblock (mbx, mby) with the neighbours of pass
  * k - 1 (mvi, mbi) into (mvo, mbo). */
+/* The P_Skip vector of macroblock (mbx, mby) against the neighbourhood of a decision pass's
+ * inputs (mvi, mbi: what enc_h264_decide_pass reads). */
+ENC_FN VidkMv enc_h264_skip_of(const EncFrame *f, int mbx, int mby, const VidkMv *mvi,
+                               const uint16_t *mbi) {
+    VidkH264MvNb n;
+    vidk_h264_mvnb_fill(&n, mvi, f->W / 4, mbi, ENC_MBI_INTRA, f->uw, f->uh,
+                        enc_h264_row0(f, mby), mbx, mby);
+    return vidk_h264_skip_mv(&n);
+}
+
 ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi,
                                  const uint16_t *mbi, VidkMv *mvo, uint16_t *mbo) {
     VidkH264MvNb n;
