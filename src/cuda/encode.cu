@@ -186,30 +186,6 @@ __global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32
     if (u < f.uw * f.uh && !(t & 3)) dist[ENC_H264_DIST_N * u + ENC_H264_DIST_INTRA] = v;
 }
 
-// H.264 inter frames, before decision pass `pass` >= 1: the P_Skip candidate's SATD of every
-// macroblock whose P_Skip vector (enc_h264_skip_of, from the pass's inputs) is not the one
-// in skipc, a half warp per macroblock and a lane per 4x4 block (enc_h264_satd_at of it: the
-// sum is the 16x16's), so that the pass (enc_h264_cost_skip) finds it instead of computing
-// it on the macroblock's one thread (a quarter of the pass's stalls, ncu session 10).
-__global__ void __launch_bounds__(128)
-    skip_kernel(const EncFrame f, const VidkMv *mvi, const uint16_t *mbi) {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t >> 4, k = t & 15;
-    const bool on = u < f.uw * f.uh;
-    const int mbx = on ? u % f.uw : 0, mby = on ? u / f.uw : 0;
-    uint32_t v = 0, key = 0;
-    bool need = false;
-    if (on) {
-        const VidkMv sv = enc_h264_skip_of(&f, mbx, mby, mvi, mbi);
-        key = enc_h264_skip_key(sv);
-        need = f.skipc[2 * u] != key;
-        if (need)
-            v = enc_h264_satd_at(&f, 16 * mbx + 4 * (k & 3), 16 * mby + 4 * (k >> 2), 4, 4, sv);
-    }
-    for (int o = 1; o < 16; o <<= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o, 16);
-    if (need && k == 0) f.skipc[2 * u] = key, f.skipc[2 * u + 1] = v;
-}
-
 // H.264 inter frames: decision pass `pass` >= 1 (pass 0, the seed, is dist_kernel's), one
 // thread per macroblock (enc_core.h enc_h264_decide_pass). Measured against eight lanes per
 // macroblock (its candidates on parallel lanes) and a warp per macroblock (P_8x8's partitions
@@ -808,9 +784,6 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             f.dist = c->d_dist;
             for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
                 const int o = pass & 1, i = o ^ 1;
-                skip_kernel<<<(unsigned)(((size_t)n * 16 + 127) / 128), 128, 0, s>>>(
-                    f, c->d_dmv[i], c->d_dmb[i]);
-                CUDA_CHECK_LAUNCH();
                 decide_kernel<<<(unsigned)((n + 31) / 32), 32, 0, s>>>(
                     f, c->d_dmv[i], c->d_dmb[i], c->d_dmv[o], c->d_dmb[o]);
                 CUDA_CHECK_LAUNCH();

@@ -788,19 +788,13 @@ ENC_FN uint32_t enc_h264_cost_quad(const EncFrame *f, int mbx, int mby, VidkH264
                (enc_h264_sub_bits[sub[q]] + enc_h264_mvd_bits_quad(n, q, sub[q]));
 }
 
-/* The key of a P_Skip vector in f->skipc. */
-ENC_FN uint32_t enc_h264_skip_key(VidkMv sv) {
-    return (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16;
-}
-
 /* 16x16 at the P_Skip vector (its SATD kept in f->skipc from the previous pass while the
- * vector stays; the device computes it before each pass, enc_h264_skip_of, so that the pass
- * finds it). */
+ * vector stays). */
 ENC_FN uint32_t enc_h264_cost_skip(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n) {
     const VidkMv sv = vidk_h264_skip_mv(n);
     const int zero4[4] = {0, 0, 0, 0};
     uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
-    const uint32_t key = enc_h264_skip_key(sv);
+    const uint32_t key = (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16;
     if (sc[0] != key) sc[0] = key, sc[1] = enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv);
     for (int k = 0; k < 16; k++)
         n->in[k] = sv;
@@ -883,16 +877,6 @@ ENC_FN void enc_h264_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo, uint
 
 /* Decision pass k >= 1: the decision of macroblock (mbx, mby) with the neighbours of pass
  * k - 1 (mvi, mbi) into (mvo, mbo). */
-/* The P_Skip vector of macroblock (mbx, mby) against the neighbourhood of a decision pass's
- * inputs (mvi, mbi: what enc_h264_decide_pass reads). */
-ENC_FN VidkMv enc_h264_skip_of(const EncFrame *f, int mbx, int mby, const VidkMv *mvi,
-                               const uint16_t *mbi) {
-    VidkH264MvNb n;
-    vidk_h264_mvnb_fill(&n, mvi, f->W / 4, mbi, ENC_MBI_INTRA, f->uw, f->uh,
-                        enc_h264_row0(f, mby), mbx, mby);
-    return vidk_h264_skip_mv(&n);
-}
-
 ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi,
                                  const uint16_t *mbi, VidkMv *mvo, uint16_t *mbo) {
     VidkH264MvNb n;
