@@ -294,6 +294,22 @@ struct H264Scratch {
     __align__(16) int16_t cdcl[2][4];
 };
 
+// Levels k0 .. k0 + N - 1 of a 4x4 block whose element 0 goes through the DC transform
+// (factor 0: level 0); returns how many are non-zero and adds their se() lengths to *bits.
+template <int N>
+__device__ inline unsigned w_quant_ac(const int32_t *w, int16_t *lev, int k0, const int32_t *mf,
+                                      int qbits, int32_t dz, unsigned *bits) {
+    unsigned n = 0;
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        const int k = k0 + j;
+        const int l = vidk_h264_quant1(w[k], k ? (uint32_t)mf[k] : 0u, qbits, (uint32_t)dz);
+        lev[k] = (int16_t)l;
+        if (l) n++, *bits += vidk_se_bits(l);
+    }
+    return n;
+}
+
 __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane) {
     const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, qc = f.qpc, ss = f.ss[0], cs = f.cs[0];
     const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
@@ -406,27 +422,11 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     {
         const int qbits = 15 + qp / 6, qb = 15 + qc / 6;
         const int32_t dz = vidk_h264_deadzone(qbits, 1), dzc = vidk_h264_deadzone(qb, 1);
-        unsigned n = 0;
-#pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const int k = 8 * lh + j;
-            const int l =
-                vidk_h264_quant1(s.w[lb][k], k ? (uint32_t)f.mf4y[k] : 0u, qbits, (uint32_t)dz);
-            s.lev[lb][k] = (int16_t)l;
-            if (l) n++, bits += vidk_se_bits(l);
-        }
+        unsigned n = w_quant_ac<8>(s.w[lb], s.lev[lb], 8 * lh, f.mf4y, qbits, dz, &bits);
         n += __shfl_xor_sync(kFull, n, 1);
         nzl = lh ? 0u : n;
         bits += lh ? 0u : vidk_ue_bits(n);
-        n = 0;
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const int k = 4 * cq + j;
-            const int l =
-                vidk_h264_quant1(s.cw[cb][k], k ? (uint32_t)f.mf4c[k] : 0u, qb, (uint32_t)dzc);
-            s.clev[cb][k] = (int16_t)l;
-            if (l) n++, bits += vidk_se_bits(l);
-        }
+        n = w_quant_ac<4>(s.cw[cb], s.clev[cb], 4 * cq, f.mf4c, qb, dzc, &bits);
         n += __shfl_xor_sync(kFull, n, 1);
         n += __shfl_xor_sync(kFull, n, 2);
         nzc = cq ? 0u : n;
