@@ -117,9 +117,20 @@ __global__ void __launch_bounds__(32 * kMbWarps)
     __syncwarp();
     vidk_h264s_w_code(&c, i, l, &S[w], &L);
     __syncwarp();
-    vidk_h264s_w_zero(i, l, &S[w], slots, slot_bytes);
+    // vidk_h264s_put_of by warp scans: the lane's offset, the total, the overflow
+    const uint32_t len = S[w].len[l];
+    uint32_t inc = len;
+    for (int o = 1; o < 32; o <<= 1) {
+        const uint32_t v = __shfl_up_sync(0xffffffffu, inc, o);
+        if (l >= o) inc += v;
+    }
+    VidkH264sPut p;
+    const uint32_t t = __shfl_sync(0xffffffffu, inc, 31); // each piece < 2^11 bits: no wrap
+    p.ovf = __any_sync(0xffffffffu, S[w].ovf[l] != 0) || t > 8 * (uint64_t)slot_bytes;
+    p.off = inc - len, p.total = p.ovf ? 0u : t;
+    vidk_h264s_w_zero(i, l, p, slots, slot_bytes);
     __syncwarp();
-    if (vidk_h264s_w_put(&c, i, l, &S[w], &L, slots, slot_bytes, bits, skip, key))
+    if (vidk_h264s_w_put(&c, i, l, p, &S[w], &L, slots, slot_bytes, bits, skip, key))
         res[0] = 1; // every writer stores the same value
 }
 

@@ -452,20 +452,32 @@ VIDK_CORE void vidk_h264s_w_code(const VidkH264sCtx *f, int i, int l, VidkH264sW
     s->ovf[l] = (uint8_t)b.overflow;
 }
 
-/* The macroblock's bits: 0 when they do not fit a slot of slot_bytes. */
-VIDK_CORE uint32_t vidk_h264s_w_total(const VidkH264sWarp *s, size_t slot_bytes) {
-    uint64_t t = 0;
-    int ovf = 0;
+/* Where lane l's bits go: its offset in the macroblock's bits (the pieces before it), the
+ * macroblock's total (0 when it does not fit a slot of slot_bytes: ovf), computed once per
+ * lane after step 2: vidk_h264s_put_of from the lengths (the host), or by warp scans on the
+ * device (stream.cu: the same integers). */
+typedef struct VidkH264sPut {
+    uint32_t off, total;
+    int ovf;
+} VidkH264sPut;
+
+/* The place of lane l from the lengths and overflow flags of its macroblock's pieces. */
+VIDK_CORE VidkH264sPut vidk_h264s_put_of(const uint32_t *len, const uint8_t *ovf, int l,
+                                         size_t slot_bytes) {
+    VidkH264sPut p = {0, 0, 0};
+    uint64_t t = 0, off = 0;
     for (int k = 0; k < 32; k++)
-        t += s->len[k], ovf |= s->ovf[k];
-    return ovf || t > 8 * (uint64_t)slot_bytes ? 0u : (uint32_t)t;
+        off += k < l ? len[k] : 0u, t += len[k], p.ovf |= ovf[k];
+    p.ovf |= t > 8 * (uint64_t)slot_bytes;
+    p.off = (uint32_t)off, p.total = p.ovf ? 0u : (uint32_t)t;
+    return p;
 }
 
 /* Step 3: the slot's words its bits will cover zeroed (lane l: every 32nd). */
-VIDK_CORE void vidk_h264s_w_zero(int i, int l, const VidkH264sWarp *s, uint8_t *slots,
+VIDK_CORE void vidk_h264s_w_zero(int i, int l, VidkH264sPut p, uint8_t *slots,
                                  size_t slot_bytes) {
     uint32_t *words = (uint32_t *)(void *)(slots + (size_t)i * slot_bytes);
-    const uint32_t nw = (vidk_h264s_w_total(s, slot_bytes) + 31) / 32;
+    const uint32_t nw = (p.total + 31) / 32;
     for (uint32_t k = (uint32_t)l; k < nw; k += 32)
         words[k] = 0;
 }
@@ -473,24 +485,19 @@ VIDK_CORE void vidk_h264s_w_zero(int i, int l, const VidkH264sWarp *s, uint8_t *
 /* Step 4: its piece's bits ORed in at their place in the slot; lane 0 stores the
  * macroblock's bit count, P_Skip flag and scan key (vidk_h264s_key). Returns 1 when the
  * bits did not fit the slot (nothing is written then, and bits[i] is 0). */
-VIDK_CORE int vidk_h264s_w_put(const VidkH264sCtx *c, int i, int l, const VidkH264sWarp *s,
-                               const VidkH264sLane *L, uint8_t *slots, size_t slot_bytes,
-                               uint32_t *bits, uint8_t *skip, int32_t *key) {
-    int ovf = 0;
-    uint64_t off = 0, t = 0;
-    for (int k = 0; k < 32; k++)
-        off += k < l ? s->len[k] : 0u, t += s->len[k], ovf |= s->ovf[k];
-    ovf |= t > 8 * (uint64_t)slot_bytes;
-    if (!ovf && s->len[l])
-        vidk_h264_nal_or_bitstr((uint32_t *)(void *)(slots + (size_t)i * slot_bytes), off,
+VIDK_CORE int vidk_h264s_w_put(const VidkH264sCtx *c, int i, int l, VidkH264sPut p,
+                               const VidkH264sWarp *s, const VidkH264sLane *L, uint8_t *slots,
+                               size_t slot_bytes, uint32_t *bits, uint8_t *skip, int32_t *key) {
+    if (!p.ovf && s->len[l])
+        vidk_h264_nal_or_bitstr((uint32_t *)(void *)(slots + (size_t)i * slot_bytes), p.off,
                                 L->buf, s->len[l]);
     if (l == 0) {
-        bits[i] = ovf ? 0u : (uint32_t)t;
+        bits[i] = p.total;
         skip[i] = (uint8_t)s->skip;
         key[i] = vidk_h264s_key(i, s->skip,
                                 vidk_h264s_slice_row0(c->mbh, c->slices, i / c->mbw) * c->mbw);
     }
-    return ovf;
+    return p.ovf;
 }
 
 /* Pass 2 for macroblock i, its lanes through each step in turn: its macroblock_layer() into
@@ -508,9 +515,11 @@ VIDK_CORE int vidk_h264s_code_slot(const VidkH264sCtx *c, int i, uint8_t *slots,
     for (int l = 0; l < 32; l++)
         vidk_h264s_w_code(c, i, l, &s, &L[l]);
     for (int l = 0; l < 32; l++)
-        vidk_h264s_w_zero(i, l, &s, slots, slot_bytes);
+        vidk_h264s_w_zero(i, l, vidk_h264s_put_of(s.len, s.ovf, l, slot_bytes), slots,
+                          slot_bytes);
     for (int l = 0; l < 32; l++)
-        ovf |= vidk_h264s_w_put(c, i, l, &s, &L[l], slots, slot_bytes, bits, skip, key);
+        ovf |= vidk_h264s_w_put(c, i, l, vidk_h264s_put_of(s.len, s.ovf, l, slot_bytes), &s,
+                                &L[l], slots, slot_bytes, bits, skip, key);
     return ovf;
 }
 
