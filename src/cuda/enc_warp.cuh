@@ -264,19 +264,22 @@ __device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
     if (lane == 0) f.stat[cy * f.uw + cx] = st;
 }
 
-// ---- H.264 intra macroblock (enc_tmpl.h h264_i_mb), one warp ----------------------------
+// ---- H.264 intra macroblock (enc_tmpl.h h264_i_mb), two warps ----------------------------
 //
-// Every step spread over the 32 lanes with the cores' 1-D pieces, in the scalar path's order
+// Luma and chroma are coded by two warps of one block at once: the chroma mode is decided on
+// the chroma SADs alone and the chroma reconstruction reads only chroma neighbours, so the
+// two halves meet only in the statistics (H264Scratch.cx, after a block barrier). Every step
+// of a half spread over its 32 lanes with the cores' 1-D pieces in the scalar path's order
 // (so the same integers): the modes' SADs by sample; the residual by sample; the 4x4
-// transforms by row, then by column (vidk_h264_ftx_2d's order); quantisation by coefficient;
-// the DC transforms by row / column (vidk_h264_dc_hadamard's order); dequantisation by
-// coefficient, the inverse transforms by row then column (vidk_h264_itx_2d's), the
-// reconstruction by sample. Layouts: luma samples, lane = row lane >> 1 of the macroblock,
-// columns 8 (lane & 1) .. + 7; luma blocks (raster b of 16), lane = half (rows or columns
-// 2 (lane & 1), + 1; coefficients 8 (lane & 1) .. + 7) of block lane >> 1; chroma samples,
-// lane = plane lane >> 4, row (lane & 15) >> 1, columns 4 (lane & 1) .. + 3; chroma blocks
-// (cb = 4 plane + b), lane = row / column / coefficients 4 (lane & 3) .. + 3 of block
-// lane >> 2.
+// transforms by row, then by column (vidk_h264_ftx_2d's order); quantisation by
+// coefficient; the DC transforms by row / column (vidk_h264_dc_hadamard's order);
+// dequantisation by coefficient, the inverse transforms by row then column
+// (vidk_h264_itx_2d's), the reconstruction by sample. Layouts: luma samples, lane = row
+// lane >> 1 of the macroblock, columns 8 (lane & 1) .. + 7; luma blocks (raster b of 16),
+// lane = half (rows or columns 2 (lane & 1), + 1; coefficients 8 (lane & 1) .. + 7) of
+// block lane >> 1; chroma samples, lane = plane lane >> 4, row (lane & 15) >> 1, columns
+// 4 (lane & 1) .. + 3; chroma blocks (cb = 4 plane + b), lane = row / column /
+// coefficients 4 (lane & 3) .. + 3 of block lane >> 2.
 
 // Each array 16-byte aligned: the compiler reads a lane's levels as one 16-byte load, which
 // must not straddle the end of the array before (another lane's data: racecheck's hazard).
@@ -292,6 +295,7 @@ struct H264Scratch {
     __align__(16) int16_t clev[8][16];
     __align__(16) int32_t cdc[2][4];
     __align__(16) int16_t cdcl[2][4];
+    unsigned cx[4]; // the chroma half's bits, Cb and Cr non-zeros, mode
 };
 
 // Levels k0 .. k0 + N - 1 of a 4x4 block whose element 0 goes through the DC transform
@@ -310,12 +314,14 @@ __device__ inline unsigned w_quant_ac(const int32_t *w, int16_t *lev, int k0, co
     return n;
 }
 
-__device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane) {
-    const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, qc = f.qpc, ss = f.ss[0], cs = f.cs[0];
+// The luma half (warp 0): Intra_16x16 decision, residual, transforms, reconstruction, the
+// energy and the vectors; returns the lane's share of the bits (*nz: of the non-zeros).
+__device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane,
+                                  int *bm_out, unsigned *nz) {
+    const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
     const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
     uint8_t *rec = f.rec[0] + (ptrdiff_t)y0 * cs + x0;
-    // Neighbours (enc_h264_nb), one sample per lane: luma top / left by lanes 0-15 / 16-31,
-    // then chroma top / left of Cb and Cr by lanes 0-7 / 8-15 / 16-23 / 24-31.
+    // Neighbours (enc_h264_nb), one sample per lane: top / left by lanes 0-15 / 16-31.
     {
         const int T = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices), L = mbx > 0;
         const uint8_t *r0 = f.rec[0];
@@ -324,62 +330,35 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         else
             s.nb.left[lane - 16] =
                 L ? ENC_LDREC(r0 + (ptrdiff_t)(y0 + lane - 16) * cs + x0 - 1) : 0;
-        const int p = 1 + (lane >> 4), k = lane & 7, cx = mbx * 8, cy = mby * 8;
-        const uint8_t *rc = f.rec[p];
-        EncNb &cn = s.cnb[p - 1];
-        if (!(lane & 8))
-            cn.top[k] = T ? ENC_LDREC(rc + (ptrdiff_t)(cy - 1) * f.cs[p] + cx + k) : 0;
-        else
-            cn.left[k] = L ? ENC_LDREC(rc + (ptrdiff_t)(cy + k) * f.cs[p] + cx - 1) : 0;
-        if (lane < 3) {
-            EncNb &nb = lane == 0 ? s.nb : s.cnb[lane - 1];
-            const int px = lane ? cx : x0, py = lane ? cy : y0;
-            nb.has_top = T, nb.has_left = L;
-            nb.tl =
-                T && L ? ENC_LDREC(f.rec[lane] + (ptrdiff_t)(py - 1) * f.cs[lane] + px - 1) : 0;
+        if (lane == 0) {
+            s.nb.has_top = T, s.nb.has_left = L;
+            s.nb.tl = T && L ? ENC_LDREC(r0 + (ptrdiff_t)(y0 - 1) * cs + x0 - 1) : 0;
         }
     }
     __syncwarp();
-    // Each mode's parameters (enc_h264_ipred*_prep): lanes 0-3 luma mode `lane`, lanes 4-11
-    // chroma mode lane & 3 of Cb (4-7) and Cr (8-11).
-    if (lane < 4) {
-        s.lok[lane] = enc_h264_ipred16_prep(&s.nb, lane, &s.lp[lane]);
-    } else if (lane < 12) {
-        const int p = (lane - 4) >> 2, m = lane & 3;
-        s.cok[p][m] = enc_h264_ipredc_prep(&s.cnb[p], m, &s.cp[p][m]);
-    }
+    if (lane < 4) s.lok[lane] = enc_h264_ipred16_prep(&s.nb, lane, &s.lp[lane]);
     __syncwarp();
     // Every mode's SAD, summed over the warp (integers: the scalar path's SADs).
-    const int ly = lane >> 1, lx = (lane & 1) * 8, cp = lane >> 4, cy = (lane & 15) >> 1,
-              cx = (lane & 1) * 4;
+    const int ly = lane >> 1, lx = (lane & 1) * 8;
     const uint2 sw = *reinterpret_cast<const uint2 *>(src + ly * ss + lx);
-    const unsigned sc = *reinterpret_cast<const unsigned *>(
-        f.src[1 + cp] + (ptrdiff_t)(mby * 8 + cy) * f.ss[1 + cp] + mbx * 8 + cx);
-    int bm = 2, cm = 0;
+    int bm = 2;
     {
-        uint32_t bsad = 0xffffffffu, csad = 0xffffffffu;
+        uint32_t bsad = 0xffffffffu;
 #pragma unroll
         for (int m = 0; m < 4; m++) {
-            const int kl = enc_h264_ipred16_kind(m), kc = enc_h264_ipredc_kind(m);
-            unsigned a = 0, c = 0;
+            const int kl = enc_h264_ipred16_kind(m);
+            unsigned a = 0;
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 a += (unsigned)abs((int)(((k < 4 ? sw.x : sw.y) >> (8 * (k & 3))) & 255) -
                                    enc_h264_ipred_kat(&s.nb, &s.lp[m], kl, lx + k, ly));
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                c +=
-                    (unsigned)abs((int)((sc >> (8 * k)) & 255) -
-                                  enc_h264_ipred_kat(&s.cnb[cp], &s.cp[cp][m], kc, cx + k, cy));
-            a = wsum(a), c = wsum(c);
-            // the scalar order: the first strictly smaller wins
-            if (s.lok[m] && a < bsad) bsad = a, bm = m;
-            if (s.cok[0][m] && s.cok[1][m] && c < csad) csad = c, cm = m;
+            a = wsum(a);
+            if (s.lok[m] && a < bsad) bsad = a, bm = m; // the first strictly smaller wins
         }
     }
     // The chosen prediction (kept in registers for the reconstruction), the residual into
     // the blocks, the prediction's SSD the energy.
-    uint8_t pl[8], pc[4];
+    uint8_t pl[8];
     {
         unsigned e = 0;
         const int b = (ly >> 2) * 4 + (lx >> 2), r = (ly & 3) * 4;
@@ -390,12 +369,6 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
             e += (unsigned)(d * d);
             s.w[b + (k >> 2)][r + (k & 3)] = d;
         }
-        const int c = 4 * cp + (cy >> 2) * 2 + (cx >> 2);
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            pc[k] = enc_h264_ipred_at(&s.cnb[cp], &s.cp[cp][cm], cx + k, cy);
-            s.cw[c][(cy & 3) * 4 + k] = (int)((sc >> (8 * k)) & 255) - (int)pc[k];
-        }
         if (f.energy) {
             e = wsum(e);
             if (lane == 0) f.energy[mby * f.mb_w + mbx] = e;
@@ -405,79 +378,49 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         const VidkMv zero = {0, 0};
         f.mv4[(ptrdiff_t)(mby * 4 + (lane >> 2)) * (f.W / 4) + mbx * 4 + (lane & 3)] = zero;
     }
-    const int lb = lane >> 1, lh = lane & 1, cb = lane >> 2, cq = lane & 3;
+    const int lb = lane >> 1, lh = lane & 1;
     __syncwarp();
     // Forward 4x4 transforms: rows, then columns.
     vidk_h264_ftx4_1d(s.w[lb] + 8 * lh, s.w[lb] + 8 * lh, 1);
     vidk_h264_ftx4_1d(s.w[lb] + 8 * lh + 4, s.w[lb] + 8 * lh + 4, 1);
-    vidk_h264_ftx4_1d(s.cw[cb] + 4 * cq, s.cw[cb] + 4 * cq, 1);
     __syncwarp();
     vidk_h264_ftx4_1d(s.w[lb] + 2 * lh, s.w[lb] + 2 * lh, 4);
     vidk_h264_ftx4_1d(s.w[lb] + 2 * lh + 1, s.w[lb] + 2 * lh + 1, 4);
-    vidk_h264_ftx4_1d(s.cw[cb] + cq, s.cw[cb] + cq, 4);
     __syncwarp();
     // AC quantisation (element 0 goes through the DC transform: factor 0, level 0), the
     // blocks' bits (enc_block_bits of elements 1..15: se() of each level, ue() of the count).
-    unsigned bits = 0, nzl = 0, nzc = 0;
+    unsigned bits = 0, nzl;
     {
-        const int qbits = 15 + qp / 6, qb = 15 + qc / 6;
-        const int32_t dz = vidk_h264_deadzone(qbits, 1), dzc = vidk_h264_deadzone(qb, 1);
-        unsigned n = w_quant_ac<8>(s.w[lb], s.lev[lb], 8 * lh, f.mf4y, qbits, dz, &bits);
+        const int qbits = 15 + qp / 6;
+        unsigned n = w_quant_ac<8>(s.w[lb], s.lev[lb], 8 * lh, f.mf4y, qbits,
+                                   vidk_h264_deadzone(qbits, 1), &bits);
         n += __shfl_xor_sync(kFull, n, 1);
         nzl = lh ? 0u : n;
         bits += lh ? 0u : vidk_ue_bits(n);
-        n = w_quant_ac<4>(s.cw[cb], s.clev[cb], 4 * cq, f.mf4c, qb, dzc, &bits);
-        n += __shfl_xor_sync(kFull, n, 1);
-        n += __shfl_xor_sync(kFull, n, 2);
-        nzc = cq ? 0u : n;
-        bits += cq ? 0u : vidk_ue_bits(n);
     }
-    // DC transforms (vidk_h264_fdct_dc): luma by columns then rows on lanes 0-3; chroma
-    // (2x2) whole on lanes 4 and 5.
+    // The DC transform (vidk_h264_fdct_dc): columns then rows on lanes 0-3; quantisation on
+    // lanes 0-15.
     if (lane < 16) s.dcf[lane] = (uint32_t)s.w[lane][0];
     __syncwarp();
     if (lane < 4) vidk_h264_had4_1d(s.dcf + lane, s.dcf + lane, 4);
     __syncwarp();
     if (lane < 4) vidk_h264_had4_1d(s.dcf + 4 * lane, s.dcf + 4 * lane, 1);
-    int32_t cy4[4];
-    if (lane == 4 || lane == 5) {
-        const int p = lane - 4;
-        int32_t wdc[4];
-        for (int k = 0; k < 4; k++)
-            wdc[k] = s.cw[4 * p + k][0];
-        vidk_h264_fdct_dc(1, cy4, wdc);
-    }
     __syncwarp();
-    // DC quantisation: luma on lanes 0-15, chroma on lanes 4 and 5 (with its inverse).
     {
-        const int qbdc = 17 + qp / 6, qbc = 16 + qc / 6;
-        unsigned n = 0, nc = 0;
+        const int qbdc = 17 + qp / 6;
+        unsigned n = 0;
         if (lane < 16) {
             const int l = vidk_h264_quant1((int32_t)s.dcf[lane], (uint32_t)f.mf4y[0], qbdc,
                                            (uint32_t)vidk_h264_deadzone(qbdc, 1));
             s.lev[lane][0] = (int16_t)l;
             if (l) n = 1, bits += vidk_se_bits(l);
         }
-        if (lane == 4 || lane == 5) {
-            const int p = lane - 4;
-            for (int k = 0; k < 4; k++) {
-                const int l = vidk_h264_quant1(cy4[k], (uint32_t)f.mf4c[0], qbc,
-                                               (uint32_t)vidk_h264_deadzone(qbc, 1));
-                s.cdcl[p][k] = (int16_t)l;
-                if (l) nc++, bits += vidk_se_bits(l);
-            }
-            bits += vidk_ue_bits(nc);
-            vidk_h264_idct_dc(1, s.cdc[p], s.cdcl[p], (uint32_t)f.ls4c[0], qc);
-        }
         n = wsum(n);
         bits += lane == 0 ? vidk_ue_bits(n) : 0u;
         nzl += lane == 0 ? n : 0u;
-        // chroma DC non-zeros into nzc of the plane's first block lane (cb = 4 p: lane 16 p)
-        nzc += __shfl_sync(kFull, nc, 4 + (lane >> 4)) * (lane == 0 || lane == 16);
     }
     __syncwarp();
-    // The luma DC's inverse (vidk_h264_idct_dc): columns then rows on lanes 0-3, scaling on
-    // lanes 0-15.
+    // Its inverse (vidk_h264_idct_dc): columns then rows on lanes 0-3, scaling on 0-15.
     if (lane < 16) s.dcf[lane] = (uint32_t)s.lev[lane][0];
     __syncwarp();
     if (lane < 4) vidk_h264_had4_1d(s.dcf + lane, s.dcf + lane, 4);
@@ -486,12 +429,11 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     __syncwarp();
     if (lane < 16)
         s.dc[lane] = (int32_t)vidk_h264_dc_scale(0, s.dcf[lane], (uint32_t)f.ls4y[0], qp);
-    if (lane < 8) s.clev[lane][0] = s.cdcl[lane >> 2][lane & 3];
     __syncwarp();
     // Levels out (the block rows of each lane), dequantisation (element 0: the DC's value).
     {
         uint32_t *t = reinterpret_cast<uint32_t *>(s.w[lb]);
-        const int per = qp / 6, perc = qc / 6;
+        const int per = qp / 6;
         if (f.lev[0]) {
             const int bx = x0 + (lb & 3) * 4, by = y0 + (lb >> 2) * 4 + 2 * lh;
             for (int r = 0; r < 2; r++)
@@ -504,8 +446,129 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
             const int k = 8 * lh + j;
             t[k] = k ? vidk_h264_dequant1(s.lev[lb][k], f.ls4y[k], per, 4) : (uint32_t)s.dc[lb];
         }
+        __syncwarp();
+        // Inverse 4x4 transforms: rows, then columns.
+        vidk_h264_itx4_1d(t + 8 * lh, t + 8 * lh, 1);
+        vidk_h264_itx4_1d(t + 8 * lh + 4, t + 8 * lh + 4, 1);
+        __syncwarp();
+        vidk_h264_itx4_1d(t + 2 * lh, t + 2 * lh, 4);
+        vidk_h264_itx4_1d(t + 2 * lh + 1, t + 2 * lh + 1, 4);
+        __syncwarp();
+    }
+    // Reconstruction (vidk_h264_idct_add's last step) in the sample layout.
+    {
+        const int b = (ly >> 2) * 4 + (lx >> 2), r = (ly & 3) * 4;
+        unsigned lo = 0, hi = 0;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const unsigned v = (unsigned)vidk_h264_add_clip(
+                pl[k], vidk_h264_round6((uint32_t)s.w[b + (k >> 2)][r + (k & 3)]));
+            if (k < 4)
+                lo |= v << (8 * k);
+            else
+                hi |= v << (8 * (k - 4));
+        }
+        *reinterpret_cast<uint2 *>(rec + ly * cs + lx) = make_uint2(lo, hi);
+    }
+    *bm_out = bm;
+    *nz = nzl;
+    return bits;
+}
+
+// The chroma half (warp 1): the chroma mode, residual, transforms, reconstruction; lane 0
+// leaves the bits, the non-zeros of Cb and Cr and the mode in s.cx.
+__device__ void w_h264_i_chroma(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane) {
+    const int qc = f.qpc;
+    // Neighbours: top / left of Cb and Cr by lanes 0-7 / 8-15 / 16-23 / 24-31.
+    {
+        const int T = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices), L = mbx > 0;
+        const int p = 1 + (lane >> 4), k = lane & 7, cx = mbx * 8, cy = mby * 8;
+        const uint8_t *rc = f.rec[p];
+        EncNb &cn = s.cnb[p - 1];
+        if (!(lane & 8))
+            cn.top[k] = T ? ENC_LDREC(rc + (ptrdiff_t)(cy - 1) * f.cs[p] + cx + k) : 0;
+        else
+            cn.left[k] = L ? ENC_LDREC(rc + (ptrdiff_t)(cy + k) * f.cs[p] + cx - 1) : 0;
+        if (lane == 0 || lane == 16) {
+            cn.has_top = T, cn.has_left = L;
+            cn.tl = T && L ? ENC_LDREC(rc + (ptrdiff_t)(cy - 1) * f.cs[p] + cx - 1) : 0;
+        }
+    }
+    __syncwarp();
+    if (lane < 8) {
+        const int p = lane >> 2, m = lane & 3;
+        s.cok[p][m] = enc_h264_ipredc_prep(&s.cnb[p], m, &s.cp[p][m]);
+    }
+    __syncwarp();
+    const int cp = lane >> 4, cy = (lane & 15) >> 1, cx = (lane & 1) * 4;
+    const unsigned sc = *reinterpret_cast<const unsigned *>(
+        f.src[1 + cp] + (ptrdiff_t)(mby * 8 + cy) * f.ss[1 + cp] + mbx * 8 + cx);
+    int cm = 0;
+    {
+        uint32_t csad = 0xffffffffu;
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+            const int kc = enc_h264_ipredc_kind(m);
+            unsigned c = 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                c +=
+                    (unsigned)abs((int)((sc >> (8 * k)) & 255) -
+                                  enc_h264_ipred_kat(&s.cnb[cp], &s.cp[cp][m], kc, cx + k, cy));
+            c = wsum(c); // both planes: the scalar path's sum of their SADs
+            if (s.cok[0][m] && s.cok[1][m] && c < csad) csad = c, cm = m;
+        }
+    }
+    uint8_t pc[4];
+    {
+        const int c = 4 * cp + (cy >> 2) * 2 + (cx >> 2);
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            pc[k] = enc_h264_ipred_at(&s.cnb[cp], &s.cp[cp][cm], cx + k, cy);
+            s.cw[c][(cy & 3) * 4 + k] = (int)((sc >> (8 * k)) & 255) - (int)pc[k];
+        }
+    }
+    const int cb = lane >> 2, cq = lane & 3;
+    __syncwarp();
+    vidk_h264_ftx4_1d(s.cw[cb] + 4 * cq, s.cw[cb] + 4 * cq, 1);
+    __syncwarp();
+    vidk_h264_ftx4_1d(s.cw[cb] + cq, s.cw[cb] + cq, 4);
+    __syncwarp();
+    unsigned bits = 0, nzc;
+    {
+        const int qb = 15 + qc / 6;
+        unsigned n = w_quant_ac<4>(s.cw[cb], s.clev[cb], 4 * cq, f.mf4c, qb,
+                                   vidk_h264_deadzone(qb, 1), &bits);
+        n += __shfl_xor_sync(kFull, n, 1);
+        n += __shfl_xor_sync(kFull, n, 2);
+        nzc = cq ? 0u : n;
+        bits += cq ? 0u : vidk_ue_bits(n);
+    }
+    __syncwarp();
+    // The 2x2 DC transforms whole on lanes 0 (Cb) and 16 (Cr), quantisation and inverse.
+    if (lane == 0 || lane == 16) {
+        const int p = lane >> 4, qbc = 16 + qc / 6;
+        int32_t wdc[4], y[4];
+        unsigned n = 0;
+        for (int k = 0; k < 4; k++)
+            wdc[k] = s.cw[4 * p + k][0];
+        vidk_h264_fdct_dc(1, y, wdc);
+        for (int k = 0; k < 4; k++) {
+            const int l = vidk_h264_quant1(y[k], (uint32_t)f.mf4c[0], qbc,
+                                           (uint32_t)vidk_h264_deadzone(qbc, 1));
+            s.cdcl[p][k] = (int16_t)l;
+            if (l) n++, bits += vidk_se_bits(l);
+        }
+        bits += vidk_ue_bits(n);
+        nzc += n;
+        vidk_h264_idct_dc(1, s.cdc[p], s.cdcl[p], (uint32_t)f.ls4c[0], qc);
+    }
+    __syncwarp();
+    if (lane < 8) s.clev[lane][0] = s.cdcl[lane >> 2][lane & 3];
+    __syncwarp();
+    {
         uint32_t *tc = reinterpret_cast<uint32_t *>(s.cw[cb]);
-        const int p = cb >> 2, b = cb & 3;
+        const int p = cb >> 2, b = cb & 3, perc = qc / 6;
         if (f.lev[1 + p])
             for (int k = 0; k < 4; k++)
                 f.lev[1 + p][(ptrdiff_t)(mby * 8 + (b >> 1) * 4 + cq) * f.ls_[1 + p] + mbx * 8 +
@@ -516,59 +579,55 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
             tc[k] = k ? vidk_h264_dequant1(s.clev[cb][k], f.ls4c[k], perc, 4)
                       : (uint32_t)s.cdc[p][b];
         }
-    }
-    __syncwarp();
-    // Inverse 4x4 transforms: rows, then columns.
-    {
-        uint32_t *t = reinterpret_cast<uint32_t *>(s.w[lb]);
-        uint32_t *tc = reinterpret_cast<uint32_t *>(s.cw[cb]);
-        vidk_h264_itx4_1d(t + 8 * lh, t + 8 * lh, 1);
-        vidk_h264_itx4_1d(t + 8 * lh + 4, t + 8 * lh + 4, 1);
+        __syncwarp();
         vidk_h264_itx4_1d(tc + 4 * cq, tc + 4 * cq, 1);
         __syncwarp();
-        vidk_h264_itx4_1d(t + 2 * lh, t + 2 * lh, 4);
-        vidk_h264_itx4_1d(t + 2 * lh + 1, t + 2 * lh + 1, 4);
         vidk_h264_itx4_1d(tc + cq, tc + cq, 4);
         __syncwarp();
     }
-    // Reconstruction (vidk_h264_idct_add's last step) in the sample layout.
     {
-        const int b = (ly >> 2) * 4 + (lx >> 2), r = (ly & 3) * 4;
-        unsigned lo = 0, hi = 0, cv = 0;
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const unsigned v = (unsigned)vidk_h264_add_clip(
-                pl[k], vidk_h264_round6((uint32_t)s.w[b + (k >> 2)][r + (k & 3)]));
-            if (k < 4)
-                lo |= v << (8 * k);
-            else
-                hi |= v << (8 * (k - 4));
-        }
         const int c = 4 * cp + (cy >> 2) * 2 + (cx >> 2);
+        unsigned cv = 0;
 #pragma unroll
         for (int k = 0; k < 4; k++)
             cv |= (unsigned)vidk_h264_add_clip(
                       pc[k], vidk_h264_round6((uint32_t)s.cw[c][(cy & 3) * 4 + k]))
                   << (8 * k);
-        *reinterpret_cast<uint2 *>(rec + ly * cs + lx) = make_uint2(lo, hi);
         *reinterpret_cast<unsigned *>(f.rec[1 + cp] + (ptrdiff_t)(mby * 8 + cy) * f.cs[1 + cp] +
                                       mbx * 8 + cx) = cv;
     }
-    // Statistics: bits and non-zeros summed over the lanes (nzc: Cb's on lanes 0-15, Cr's on
-    // lanes 16-31).
+    // Cb's non-zeros on lanes 0-15, Cr's on 16-31
     bits = wsum(bits);
-    nzl = wsum(nzl);
     const unsigned nz1 = wsum(lane < 16 ? nzc : 0u), nz2 = wsum(lane < 16 ? 0u : nzc);
-    if (lane == 0) {
-        EncUnitStat st = enc_stat_zero();
-        st.bits_level = bits;
-        st.nnz[0] = nzl, st.nnz[1] = nz1, st.nnz[2] = nz2;
-        st.bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
-        st.parts[VIDK_ENC_PART_INTRA] = 1;
-        f.stat[mby * f.uw + mbx] = st;
-        if (f.mbi) f.mbi[mby * f.uw + mbx] = (uint16_t)(ENC_MBI_INTRA | bm | cm << 2);
+    if (lane == 0) s.cx[0] = bits, s.cx[1] = nz1, s.cx[2] = nz2, s.cx[3] = (unsigned)cm;
+}
+
+// One macroblock by the block's two warps (t = threadIdx.x, 64 threads); every thread of
+// the block calls it (it contains block barriers).
+__device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int t) {
+    const int lane = t & 31;
+    int bm = 0;
+    unsigned bits = 0, nzl = 0;
+    if (t < 32)
+        bits = w_h264_i_luma(f, mbx, mby, s, lane, &bm, &nzl);
+    else
+        w_h264_i_chroma(f, mbx, mby, s, lane);
+    __syncthreads(); // the chroma half's statistics are in s.cx
+    if (t < 32) {
+        bits = wsum(bits);
+        nzl = wsum(nzl);
+        if (lane == 0) {
+            EncUnitStat st = enc_stat_zero();
+            st.bits_level = bits + s.cx[0];
+            st.nnz[0] = nzl, st.nnz[1] = s.cx[1], st.nnz[2] = s.cx[2];
+            const unsigned cm = s.cx[3];
+            st.bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits(cm);
+            st.parts[VIDK_ENC_PART_INTRA] = 1;
+            f.stat[mby * f.uw + mbx] = st;
+            if (f.mbi) f.mbi[mby * f.uw + mbx] = (uint16_t)(ENC_MBI_INTRA | bm | cm << 2);
+        }
     }
-    __syncwarp();
+    __syncthreads(); // s.cx and the scratch are reused by the next macroblock
 }
 
 } // namespace vidk_encw

@@ -12,7 +12,8 @@
 //     (inter frames; vidk_cuda_me_search_dev, results stay on the device); the unit kernels
 //     (H.264 inter: the decision passes, then inter_kernel, warps per step, and the
 //     macroblocks made intra; HEVC inter: one warp per CTU; intra frames: a wavefront, one
-//     warp per unit row, rows released by progress counters); statistics (SSE + unit sums
+//     block per unit row (H.264: a luma and a chroma warp; HEVC: one warp), rows released by
+//     progress counters); statistics (SSE + unit sums
 //     into 15 counters); then frame i + 1's work, queued by frame i's receive.
 //   side stream (H.264 P frames): after the edge extension, the Intra_16x16 estimate beside
 //     the search; the decision passes wait for it.
@@ -310,33 +311,33 @@ __device__ inline void flag_release(int *p, int v) {
     asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-// Then they are coded, one warp each (enc_warp.cuh w_h264_i_mb) once the intra ones among
-// their left, top-left and top neighbours (what the prediction reads) are. A warp takes the
-// next ticket and codes that macroblock of the list, then the next: a macroblock waits only
-// for ones with lower tickets, taken by running warps that finish them first, so the waits
-// cannot deadlock. Flags cross with acquire / release, samples through L2 (ENC_LDREC), as in
-// the wavefront below.
+// Then they are coded, one block of two warps each (enc_warp.cuh w_h264_i_mb: luma and
+// chroma), once the intra ones among their left, top-left and top neighbours (what the
+// prediction reads) are. A block takes the next ticket and codes that macroblock of the list,
+// then the next: a macroblock waits only for ones with lower tickets, taken by running
+// blocks that finish them first, so the waits cannot deadlock. Flags cross with acquire /
+// release, samples through L2 (ENC_LDREC), as in the wavefront below.
 constexpr int kIntraPBlocks = 512;
-__global__ void __launch_bounds__(32)
+__global__ void __launch_bounds__(64)
     intra_p_kernel(const EncFrame f, const int *list, int *icnt, int *flag) {
     __shared__ vidk_encw::H264Scratch S;
-    const int lane = threadIdx.x;
-    for (;;) { // tickets until the list is done (a grid of at most kIntraPBlocks warps)
-        int t = 0;
-        if (lane == 0) t = atomicAdd(&icnt[1], 1);
-        t = __shfl_sync(0xffffffffu, t, 0);
-        if (t >= icnt[0]) return;
-        const int u = list[t], x = u % f.uw, y = u / f.uw;
-        if (lane < 3) {
-            const int nx = x - (lane != 1), ny = y - (lane != 0); // left, top, top-left
+    __shared__ int s_t;
+    const int t = threadIdx.x;
+    for (;;) { // tickets until the list is done (a grid of at most kIntraPBlocks blocks)
+        if (t == 0) s_t = atomicAdd(&icnt[1], 1);
+        __syncthreads();
+        const int k = s_t;
+        if (k >= icnt[0]) return; // the whole block
+        const int u = list[k], x = u % f.uw, y = u / f.uw;
+        if (t < 3) {
+            const int nx = x - (t != 1), ny = y - (t != 0); // left, top, top-left
             if (nx >= 0 && ny >= 0 && (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA))
                 while (!flag_acquire(flag + ny * f.uw + nx)) {
                 }
         }
-        __syncwarp();
-        vidk_encw::w_h264_i_mb(f, x, y, S, lane);
-        __syncwarp(); // every lane's reconstruction before the release; S reused next
-        if (lane == 0) flag_release(flag + u, 1);
+        __syncthreads();                       // also: every thread has read s_t
+        vidk_encw::w_h264_i_mb(f, x, y, S, t); // ends with a block barrier
+        if (t == 0) flag_release(flag + u, 1);
     }
 }
 
@@ -350,18 +351,18 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
     if (u < f.uw * f.uh) vidk_encw::w_hevc_p_ctu(f, u % f.uw, u / f.uw, S[w], M, lane);
 }
 
-// Intra frames: a wavefront. Block r codes unit row r left to right with one warp; before
-// unit x, lane 0 waits until row r - 1 has released unit x + ahead - 1: HEVC (ahead 2) reads
-// the top-right unit, H.264's Intra_16x16 and chroma prediction (ahead 1) only the left,
-// top-left and top ones (8.3.3, 8.3.4), so its rows follow one macroblock apart and the
-// wavefront's critical path is uw + uh - 1 units instead of uw + 2 uh - 2 (progress counters
-// in global memory, acquire / release). Every row's block is resident at once (a few
-// hundred one-warp blocks at most), so the waits cannot deadlock. Neighbour samples are read
-// through L2 (ENC_LDREC), never from a stale L1 line.
-__device__ inline void wave_wait(const int *prog, int r, int x, int uw, int ahead, int lane) {
+// Intra frames: a wavefront. Block r codes unit row r left to right; before unit x, one
+// thread waits until row r - 1 has released the units the prediction reads: HEVC (a warp
+// per block) unit x + 1, the top-right one (wave_wait); H.264 (two warps per block) unit x:
+// Intra_16x16 and chroma prediction read only the left, top-left and top ones (8.3.3,
+// 8.3.4), so its rows follow one macroblock apart and the critical path is uw + uh - 1 units
+// instead of uw + 2 uh - 2. Progress counters in global memory, acquire / release. Every
+// row's block is resident at once (a few hundred small blocks at most), so the waits cannot
+// deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1 line.
+__device__ inline void wave_wait(const int *prog, int r, int x, int uw, int lane) {
     if (r > 0) {
         if (lane == 0) {
-            const int need = min(x + ahead, uw);
+            const int need = min(x + 2, uw);
             while (flag_acquire(prog + r - 1) < need) {
             }
         }
@@ -381,20 +382,24 @@ __global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *p
     __syncthreads();
     const int r = blockIdx.x, lane = threadIdx.x;
     for (int x = 0; x < f.uw; x++) {
-        wave_wait(progress, r, x, f.uw, 2, lane);
+        wave_wait(progress, r, x, f.uw, lane);
         vidk_encw::w_hevc_i_ctu(f, x, r, S, M, lane);
         wave_release(progress, r, x, lane);
     }
 }
 
-// H.264 intra frames: one warp per macroblock row (enc_warp.cuh).
-__global__ void __launch_bounds__(32) h264_intra_kernel(const EncFrame f, int *progress) {
+// H.264 intra frames: one block of two warps (luma, chroma) per macroblock row
+// (enc_warp.cuh).
+__global__ void __launch_bounds__(64) h264_intra_kernel(const EncFrame f, int *progress) {
     __shared__ vidk_encw::H264Scratch S;
-    const int r = blockIdx.x, lane = threadIdx.x;
+    const int r = blockIdx.x, t = threadIdx.x;
     for (int x = 0; x < f.uw; x++) {
-        wave_wait(progress, r, x, f.uw, 1, lane);
-        vidk_encw::w_h264_i_mb(f, x, r, S, lane);
-        wave_release(progress, r, x, lane);
+        if (r > 0 && t == 0)
+            while (flag_acquire(progress + r - 1) < x + 1) { // left, top-left, top
+            }
+        __syncthreads();
+        vidk_encw::w_h264_i_mb(f, x, r, S, t); // ends with a block barrier
+        if (t == 0) flag_release(progress + r, x + 1);
     }
 }
 
@@ -768,7 +773,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
         else
-            h264_intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
+            h264_intra_kernel<<<(unsigned)e->uh, 64, 0, s>>>(f, c->d_progress);
         CUDA_CHECK_LAUNCH();
     } else {
         // H.264: the decision kernels, then inter_kernel (32 macroblocks per block, a warp
@@ -800,7 +805,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             intra_list_kernel<<<1, kListThreads, 0, s>>>(f.dmb, n, c->d_ilist, c->d_icnt);
             CUDA_CHECK_LAUNCH();
             CUDA_CHECK(cudaMemsetAsync(c->d_iflag, 0, (size_t)n * sizeof(int), s));
-            intra_p_kernel<<<(unsigned)vidk_imin(n, kIntraPBlocks), 32, 0, s>>>(
+            intra_p_kernel<<<(unsigned)vidk_imin(n, kIntraPBlocks), 64, 0, s>>>(
                 f, c->d_ilist, c->d_icnt, c->d_iflag);
             CUDA_CHECK_LAUNCH();
         }
