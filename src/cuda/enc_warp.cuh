@@ -268,7 +268,7 @@ __device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
 //
 // Luma and chroma are coded by two warps of one block at once: the chroma mode is decided on
 // the chroma SADs alone and the chroma reconstruction reads only chroma neighbours, so the
-// two halves meet only in the statistics (H264Scratch.cx, after a block barrier). Every step
+// two halves meet only in the statistics (H264Chroma.cx, after a block barrier). Every step
 // of a half spread over its 32 lanes with the cores' 1-D pieces in the scalar path's order
 // (so the same integers): the modes' SADs by sample; the residual by sample; the 4x4
 // transforms by row, then by column (vidk_h264_ftx_2d's order); quantisation by
@@ -281,21 +281,32 @@ __device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, 
 // 4 (lane & 1) .. + 3; chroma blocks (cb = 4 plane + b), lane = row / column /
 // coefficients 4 (lane & 3) .. + 3 of block lane >> 2.
 
-// Each array 16-byte aligned: the compiler reads a lane's levels as one 16-byte load, which
-// must not straddle the end of the array before (another lane's data: racecheck's hazard).
-struct H264Scratch {
-    EncNb nb, cnb[2];
-    EncIpred lp[4], cp[2][4];        // the modes' predictions (luma; Cb, Cr)
-    int lok[4], cok[2][4];           // available
-    __align__(16) int32_t w[16][16]; // luma: residual, coefficients, dequantised values
+// The luma warp's and the chroma warp's scratch, each 16-byte aligned, as every array in
+// them: the compiler reads and writes shared memory in aligned 16-byte pieces, and such a
+// piece must not cover another lane's or the other warp's data (racecheck reports the
+// overlap as a hazard, although no wrong value is used).
+struct __align__(16) H264Luma {
+    EncNb nb;
+    __align__(16) EncIpred lp[4];    // the modes' predictions
+    __align__(16) int lok[4];        // available
+    __align__(16) int32_t w[16][16]; // residual, coefficients, dequantised values
     __align__(16) int16_t lev[16][16];
-    __align__(16) uint32_t dcf[16];  // luma DC: the forward, then the inverse transform
-    __align__(16) int32_t dc[16];    // luma DC after scaling
-    __align__(16) int32_t cw[8][16]; // chroma blocks, as w
+    __align__(16) uint32_t dcf[16]; // DC: the forward, then the inverse transform
+    __align__(16) int32_t dc[16];   // DC after scaling
+};
+struct __align__(16) H264Chroma {
+    EncNb cnb[2];
+    __align__(16) EncIpred cp[2][4]; // the modes' predictions (Cb, Cr)
+    __align__(16) int cok[2][4];     // available
+    __align__(16) int32_t cw[8][16]; // blocks, as w
     __align__(16) int16_t clev[8][16];
     __align__(16) int32_t cdc[2][4];
     __align__(16) int16_t cdcl[2][4];
-    unsigned cx[4]; // the chroma half's bits, Cb and Cr non-zeros, mode
+    __align__(16) unsigned cx[4]; // the chroma half's bits, Cb and Cr non-zeros, mode
+};
+struct H264Scratch {
+    H264Luma l;
+    H264Chroma c;
 };
 
 // Levels k0 .. k0 + N - 1 of a 4x4 block whose element 0 goes through the DC transform
@@ -316,7 +327,7 @@ __device__ inline unsigned w_quant_ac(const int32_t *w, int16_t *lev, int k0, co
 
 // The luma half (warp 0): Intra_16x16 decision, residual, transforms, reconstruction, the
 // energy and the vectors; returns the lane's share of the bits (*nz: of the non-zeros).
-__device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane,
+__device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma &s, int lane,
                                   int *bm_out, unsigned *nz) {
     const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
     const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
@@ -477,7 +488,7 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Scrat
 
 // The chroma half (warp 1): the chroma mode, residual, transforms, reconstruction; lane 0
 // leaves the bits, the non-zeros of Cb and Cr and the mode in s.cx.
-__device__ void w_h264_i_chroma(const EncFrame &f, int mbx, int mby, H264Scratch &s, int lane) {
+__device__ void w_h264_i_chroma(const EncFrame &f, int mbx, int mby, H264Chroma &s, int lane) {
     const int qc = f.qpc;
     // Neighbours: top / left of Cb and Cr by lanes 0-7 / 8-15 / 16-23 / 24-31.
     {
@@ -609,25 +620,25 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     int bm = 0;
     unsigned bits = 0, nzl = 0;
     if (t < 32)
-        bits = w_h264_i_luma(f, mbx, mby, s, lane, &bm, &nzl);
+        bits = w_h264_i_luma(f, mbx, mby, s.l, lane, &bm, &nzl);
     else
-        w_h264_i_chroma(f, mbx, mby, s, lane);
-    __syncthreads(); // the chroma half's statistics are in s.cx
+        w_h264_i_chroma(f, mbx, mby, s.c, lane);
+    __syncthreads(); // the chroma half's statistics are in s.c.cx
     if (t < 32) {
         bits = wsum(bits);
         nzl = wsum(nzl);
         if (lane == 0) {
             EncUnitStat st = enc_stat_zero();
-            st.bits_level = bits + s.cx[0];
-            st.nnz[0] = nzl, st.nnz[1] = s.cx[1], st.nnz[2] = s.cx[2];
-            const unsigned cm = s.cx[3];
+            st.bits_level = bits + s.c.cx[0];
+            st.nnz[0] = nzl, st.nnz[1] = s.c.cx[1], st.nnz[2] = s.c.cx[2];
+            const unsigned cm = s.c.cx[3];
             st.bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits(cm);
             st.parts[VIDK_ENC_PART_INTRA] = 1;
             f.stat[mby * f.uw + mbx] = st;
             if (f.mbi) f.mbi[mby * f.uw + mbx] = (uint16_t)(ENC_MBI_INTRA | bm | cm << 2);
         }
     }
-    __syncthreads(); // s.cx and the scratch are reused by the next macroblock
+    __syncthreads(); // s.c.cx and the scratch are reused by the next macroblock
 }
 
 } // namespace vidk_encw
