@@ -58,6 +58,8 @@ mut hevc_intra_unfiltered src/enc/enc_tmpl.h \
     'enc_hevc_pred(line, 16, 4, enc_hevc_modes[k], 0, pr);'
 mut h264_plane_round src/enc/enc_core.h \
     'P->b = (k * hh + 32) >> 6' 'P->b = (k * hh + 31) >> 6'
+mut hevc_ref_subst src/enc/enc_core.h \
+    'if (m) return 32 * k + enc_hibit(m);' 'if (m) return 32 * k + enc_lobit(m);'
 mut hevc_mc_round src/enc/enc_core.h \
     '36 * t[2] - 4 * t[3] + 2048) >> 12' '36 * t[2] - 4 * t[3] + 2047) >> 12'
 mut h264_chroma_qp_44 src/h264.c \
