@@ -384,7 +384,10 @@ static void test_properties(void) {
             for (int i = 0; i < len; i++)
                 CHECK_EQ_U(back[i], 0);
         }
-    /* DST and transform skip round trips at the lowest qP */
+    /* DST and transform skip round trips at the lowest qP: transform skip within 1 (each
+     * sample its own level), the DST within 2 (a level's rounding error, up to 2/3 of the
+     * qP 0 step with the intra offset 171/512, spreads over a row and a column of the
+     * inverse: seed 3507073702 has -255 back as -257) */
     for (int k = 0; k < 2; k++) {
         vidk_hevc_default_block_params(&p);
         p.qp = 0;
@@ -394,7 +397,7 @@ static void test_properties(void) {
         vidk_hevc_forward_blocks(ctx, &p, res, lev, 1, NULL);
         vidk_hevc_inverse_blocks(ctx, &p, lev, back, 1);
         for (int i = 0; i < 16; i++)
-            CHECK(abs(back[i] - res[i]) <= 1);
+            CHECK(abs(back[i] - res[i]) <= (k ? 1 : 2));
     }
     vidk_close(&ctx);
 }
