@@ -325,6 +325,74 @@ __device__ inline unsigned w_quant_ac(const int32_t *w, int16_t *lev, int k0, co
     return n;
 }
 
+// The intra mode of a half (the first strictly smaller SAD among the available modes: bit m
+// of ok), the lane's N samples (packed in words) against mode m's prediction at (x + k, y),
+// summed over the warp; dflt when none is available. CHROMA: the chroma modes' kinds.
+template <int N, bool CHROMA>
+__device__ inline int w_best_mode(const uint32_t *sw, const EncNb &nb, const EncIpred *P,
+                                  unsigned ok, int x, int y, int dflt) {
+    uint32_t best = 0xffffffffu;
+    int bm = dflt;
+#pragma unroll
+    for (int m = 0; m < 4; m++) {
+        const int kind = CHROMA ? enc_h264_ipredc_kind(m) : enc_h264_ipred16_kind(m);
+        unsigned a = 0;
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            a += (unsigned)abs((int)((sw[k >> 2] >> (8 * (k & 3))) & 255) -
+                               enc_h264_ipred_kat(&nb, &P[m], kind, x + k, y));
+        a = wsum(a);
+        if ((ok >> m & 1) && a < best) best = a, bm = m;
+    }
+    return bm;
+}
+
+// A 4x4 block's forward transform (rows, then columns) and AC quantisation by the 4 / R lanes
+// that share it, R rows and R columns each (part: the lane's place among them); returns the
+// block's non-zero count on its first lane (0 on the others) and adds the lane's levels'
+// se() lengths, and on the first lane ue() of the count, to *bits.
+template <int R>
+__device__ inline unsigned w_fwd_quant(int32_t *w, int16_t *lev, int part, const int32_t *mf,
+                                       int qbits, unsigned *bits) {
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        vidk_h264_ftx4_1d(w + 4 * (R * part + r), w + 4 * (R * part + r), 1);
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        vidk_h264_ftx4_1d(w + R * part + r, w + R * part + r, 4);
+    __syncwarp();
+    unsigned n =
+        w_quant_ac<4 * R>(w, lev, 4 * R * part, mf, qbits, vidk_h264_deadzone(qbits, 1), bits);
+#pragma unroll
+    for (int o = 1; o < 4 / R; o <<= 1)
+        n += __shfl_xor_sync(kFull, n, o);
+    *bits += part ? 0u : vidk_ue_bits(n);
+    return part ? 0u : n;
+}
+
+// Its dequantisation (element 0: dc, the DC transform's value) and inverse transform (rows,
+// then columns) in place of the block's coefficients t, by the same lanes.
+template <int R>
+__device__ inline void w_deq_inv(uint32_t *t, const int16_t *lev, const int16_t *ls, int per,
+                                 uint32_t dc, int part) {
+#pragma unroll
+    for (int j = 0; j < 4 * R; j++) {
+        const int k = 4 * R * part + j;
+        t[k] = k ? vidk_h264_dequant1(lev[k], ls[k], per, 4) : dc;
+    }
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        vidk_h264_itx4_1d(t + 4 * (R * part + r), t + 4 * (R * part + r), 1);
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        vidk_h264_itx4_1d(t + R * part + r, t + R * part + r, 4);
+    __syncwarp();
+}
+
 // The luma half (warp 0): Intra_16x16 decision, residual, transforms, reconstruction, the
 // energy and the vectors; returns the lane's share of the bits (*nz: of the non-zeros).
 __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma &s, int lane,
@@ -351,22 +419,12 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
     __syncwarp();
     // Every mode's SAD, summed over the warp (integers: the scalar path's SADs).
     const int ly = lane >> 1, lx = (lane & 1) * 8;
-    const uint2 sw = *reinterpret_cast<const uint2 *>(src + ly * ss + lx);
-    int bm = 2;
-    {
-        uint32_t bsad = 0xffffffffu;
-#pragma unroll
-        for (int m = 0; m < 4; m++) {
-            const int kl = enc_h264_ipred16_kind(m);
-            unsigned a = 0;
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                a += (unsigned)abs((int)(((k < 4 ? sw.x : sw.y) >> (8 * (k & 3))) & 255) -
-                                   enc_h264_ipred_kat(&s.nb, &s.lp[m], kl, lx + k, ly));
-            a = wsum(a);
-            if (s.lok[m] && a < bsad) bsad = a, bm = m; // the first strictly smaller wins
-        }
-    }
+    const uint2 sv = *reinterpret_cast<const uint2 *>(src + ly * ss + lx);
+    const uint32_t sw[2] = {sv.x, sv.y};
+    const int bm = w_best_mode<8, false>(sw, s.nb, s.lp,
+                                         (s.lok[0] != 0) | (s.lok[1] != 0) << 1 |
+                                             (s.lok[2] != 0) << 2 | (s.lok[3] != 0) << 3,
+                                         lx, ly, 2);
     // The chosen prediction (kept in registers for the reconstruction), the residual into
     // the blocks, the prediction's SSD the energy.
     uint8_t pl[8];
@@ -376,7 +434,7 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             pl[k] = enc_h264_ipred_at(&s.nb, &s.lp[bm], lx + k, ly);
-            const int d = (int)(((k < 4 ? sw.x : sw.y) >> (8 * (k & 3))) & 255) - (int)pl[k];
+            const int d = (int)((sw[k >> 2] >> (8 * (k & 3))) & 255) - (int)pl[k];
             e += (unsigned)(d * d);
             s.w[b + (k >> 2)][r + (k & 3)] = d;
         }
@@ -390,25 +448,11 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
         f.mv4[(ptrdiff_t)(mby * 4 + (lane >> 2)) * (f.W / 4) + mbx * 4 + (lane & 3)] = zero;
     }
     const int lb = lane >> 1, lh = lane & 1;
-    __syncwarp();
-    // Forward 4x4 transforms: rows, then columns.
-    vidk_h264_ftx4_1d(s.w[lb] + 8 * lh, s.w[lb] + 8 * lh, 1);
-    vidk_h264_ftx4_1d(s.w[lb] + 8 * lh + 4, s.w[lb] + 8 * lh + 4, 1);
-    __syncwarp();
-    vidk_h264_ftx4_1d(s.w[lb] + 2 * lh, s.w[lb] + 2 * lh, 4);
-    vidk_h264_ftx4_1d(s.w[lb] + 2 * lh + 1, s.w[lb] + 2 * lh + 1, 4);
-    __syncwarp();
-    // AC quantisation (element 0 goes through the DC transform: factor 0, level 0), the
-    // blocks' bits (enc_block_bits of elements 1..15: se() of each level, ue() of the count).
-    unsigned bits = 0, nzl;
-    {
-        const int qbits = 15 + qp / 6;
-        unsigned n = w_quant_ac<8>(s.w[lb], s.lev[lb], 8 * lh, f.mf4y, qbits,
-                                   vidk_h264_deadzone(qbits, 1), &bits);
-        n += __shfl_xor_sync(kFull, n, 1);
-        nzl = lh ? 0u : n;
-        bits += lh ? 0u : vidk_ue_bits(n);
-    }
+    // Forward 4x4 transforms and AC quantisation (element 0 goes through the DC transform:
+    // factor 0, level 0), the blocks' bits (enc_block_bits of elements 1..15: se() of each
+    // level, ue() of the count).
+    unsigned bits = 0;
+    unsigned nzl = w_fwd_quant<2>(s.w[lb], s.lev[lb], lh, f.mf4y, 15 + qp / 6, &bits);
     // The DC transform (vidk_h264_fdct_dc): columns then rows on lanes 0-3; quantisation on
     // lanes 0-15.
     if (lane < 16) s.dcf[lane] = (uint32_t)s.w[lane][0];
@@ -443,8 +487,6 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
     __syncwarp();
     // Levels out (the block rows of each lane), dequantisation (element 0: the DC's value).
     {
-        uint32_t *t = reinterpret_cast<uint32_t *>(s.w[lb]);
-        const int per = qp / 6;
         if (f.lev[0]) {
             const int bx = x0 + (lb & 3) * 4, by = y0 + (lb >> 2) * 4 + 2 * lh;
             for (int r = 0; r < 2; r++)
@@ -452,19 +494,8 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
                     f.lev[0][(ptrdiff_t)(by + r) * f.ls_[0] + bx + k] =
                         s.lev[lb][(2 * lh + r) * 4 + k];
         }
-#pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const int k = 8 * lh + j;
-            t[k] = k ? vidk_h264_dequant1(s.lev[lb][k], f.ls4y[k], per, 4) : (uint32_t)s.dc[lb];
-        }
-        __syncwarp();
-        // Inverse 4x4 transforms: rows, then columns.
-        vidk_h264_itx4_1d(t + 8 * lh, t + 8 * lh, 1);
-        vidk_h264_itx4_1d(t + 8 * lh + 4, t + 8 * lh + 4, 1);
-        __syncwarp();
-        vidk_h264_itx4_1d(t + 2 * lh, t + 2 * lh, 4);
-        vidk_h264_itx4_1d(t + 2 * lh + 1, t + 2 * lh + 1, 4);
-        __syncwarp();
+        w_deq_inv<2>(reinterpret_cast<uint32_t *>(s.w[lb]), s.lev[lb], f.ls4y, qp / 6,
+                     (uint32_t)s.dc[lb], lh);
     }
     // Reconstruction (vidk_h264_idct_add's last step) in the sample layout.
     {
@@ -514,22 +545,11 @@ __device__ void w_h264_i_chroma(const EncFrame &f, int mbx, int mby, H264Chroma 
     const int cp = lane >> 4, cy = (lane & 15) >> 1, cx = (lane & 1) * 4;
     const unsigned sc = *reinterpret_cast<const unsigned *>(
         f.src[1 + cp] + (ptrdiff_t)(mby * 8 + cy) * f.ss[1 + cp] + mbx * 8 + cx);
-    int cm = 0;
-    {
-        uint32_t csad = 0xffffffffu;
-#pragma unroll
-        for (int m = 0; m < 4; m++) {
-            const int kc = enc_h264_ipredc_kind(m);
-            unsigned c = 0;
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                c +=
-                    (unsigned)abs((int)((sc >> (8 * k)) & 255) -
-                                  enc_h264_ipred_kat(&s.cnb[cp], &s.cp[cp][m], kc, cx + k, cy));
-            c = wsum(c); // both planes: the scalar path's sum of their SADs
-            if (s.cok[0][m] && s.cok[1][m] && c < csad) csad = c, cm = m;
-        }
-    }
+    const int cm = w_best_mode<4, true>(
+        &sc, s.cnb[cp], s.cp[cp],
+        (s.cok[0][0] && s.cok[1][0]) | (s.cok[0][1] && s.cok[1][1]) << 1 |
+            (s.cok[0][2] && s.cok[1][2]) << 2 | (s.cok[0][3] && s.cok[1][3]) << 3,
+        cx, cy, 0); // both planes: the scalar path's sum
     uint8_t pc[4];
     {
         const int c = 4 * cp + (cy >> 2) * 2 + (cx >> 2);
@@ -540,21 +560,8 @@ __device__ void w_h264_i_chroma(const EncFrame &f, int mbx, int mby, H264Chroma 
         }
     }
     const int cb = lane >> 2, cq = lane & 3;
-    __syncwarp();
-    vidk_h264_ftx4_1d(s.cw[cb] + 4 * cq, s.cw[cb] + 4 * cq, 1);
-    __syncwarp();
-    vidk_h264_ftx4_1d(s.cw[cb] + cq, s.cw[cb] + cq, 4);
-    __syncwarp();
-    unsigned bits = 0, nzc;
-    {
-        const int qb = 15 + qc / 6;
-        unsigned n = w_quant_ac<4>(s.cw[cb], s.clev[cb], 4 * cq, f.mf4c, qb,
-                                   vidk_h264_deadzone(qb, 1), &bits);
-        n += __shfl_xor_sync(kFull, n, 1);
-        n += __shfl_xor_sync(kFull, n, 2);
-        nzc = cq ? 0u : n;
-        bits += cq ? 0u : vidk_ue_bits(n);
-    }
+    unsigned bits = 0;
+    unsigned nzc = w_fwd_quant<1>(s.cw[cb], s.clev[cb], cq, f.mf4c, 15 + qc / 6, &bits);
     __syncwarp();
     // The 2x2 DC transforms whole on lanes 0 (Cb) and 16 (Cr), quantisation and inverse.
     if (lane == 0 || lane == 16) {
@@ -578,23 +585,13 @@ __device__ void w_h264_i_chroma(const EncFrame &f, int mbx, int mby, H264Chroma 
     if (lane < 8) s.clev[lane][0] = s.cdcl[lane >> 2][lane & 3];
     __syncwarp();
     {
-        uint32_t *tc = reinterpret_cast<uint32_t *>(s.cw[cb]);
-        const int p = cb >> 2, b = cb & 3, perc = qc / 6;
+        const int p = cb >> 2, b = cb & 3;
         if (f.lev[1 + p])
             for (int k = 0; k < 4; k++)
                 f.lev[1 + p][(ptrdiff_t)(mby * 8 + (b >> 1) * 4 + cq) * f.ls_[1 + p] + mbx * 8 +
                              (b & 1) * 4 + k] = s.clev[cb][cq * 4 + k];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const int k = 4 * cq + j;
-            tc[k] = k ? vidk_h264_dequant1(s.clev[cb][k], f.ls4c[k], perc, 4)
-                      : (uint32_t)s.cdc[p][b];
-        }
-        __syncwarp();
-        vidk_h264_itx4_1d(tc + 4 * cq, tc + 4 * cq, 1);
-        __syncwarp();
-        vidk_h264_itx4_1d(tc + cq, tc + cq, 4);
-        __syncwarp();
+        w_deq_inv<1>(reinterpret_cast<uint32_t *>(s.cw[cb]), s.clev[cb], f.ls4c, qc / 6,
+                     (uint32_t)s.cdc[p][b], cq);
     }
     {
         const int c = 4 * cp + (cy >> 2) * 2 + (cx >> 2);
