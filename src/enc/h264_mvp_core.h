@@ -131,36 +131,44 @@ VIDK_CORE int vidk_h264_parts(int mode, const int *sub, int *px, int *py, int *p
 }
 
 /* Fill the neighbourhood of macroblock (mbx, mby) from a frame's arrays: mv4 (one vector
- * per 4x4 block, s4 per row) and `inter` (per macroblock, raster, mbw per row: 1 when it is
- * an inter macroblock); macroblocks outside the frame or above row0 (the slice's first
- * row) are unavailable. The own vectors (in[]) are copied from mv4 too. */
+ * per 4x4 block, s4 per row) and mbi (per macroblock, raster, mbw per row: intra when
+ * intra_bit is set); macroblocks outside the frame or above row0 (the slice's first row) are
+ * unavailable. The own vectors (in[]) are copied from mv4 too. Entry k < 26 alone: 0..3
+ * a[k], 4..7 b[k - 4], 8 c, 9 d, 10..25 in[k - 10] (a warp fills them on parallel lanes). */
+#define VIDK_H264_MVNB_ENTRIES 26
+VIDK_CORE void vidk_h264_mvnb_entry(VidkH264MvNb *n, int k, const VidkMv *mv4, ptrdiff_t s4,
+                                    const uint16_t *mbi, uint16_t intra_bit, int mbw, int mbh,
+                                    int row0, int mbx, int mby) {
+    if (k >= 10) {
+        k -= 10;
+        n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4];
+        return;
+    }
+    const int x = k < 4 ? -1 : k < 8 ? k - 4 : k == 8 ? 4 : -1;
+    const int y = k < 4 ? k : -1;
+    const int nx = mbx + (x < 0 ? -1 : x >= 4 ? 1 : 0), ny = mby + (y < 0 ? -1 : 0);
+    VidkH264sNb r = {0, -1, {0, 0}};
+    if (nx >= 0 && nx < mbw && ny >= row0 && ny < mbh) {
+        r.avail = 1;
+        if (!(mbi[ny * mbw + nx] & intra_bit)) {
+            r.ref = 0;
+            r.mv = mv4[(ptrdiff_t)(mby * 4 + y) * s4 + mbx * 4 + x];
+        }
+    }
+    if (k < 4)
+        n->a[k] = r;
+    else if (k < 8)
+        n->b[k - 4] = r;
+    else if (k == 8)
+        n->c = r;
+    else
+        n->d = r;
+}
 VIDK_CORE void vidk_h264_mvnb_fill(VidkH264MvNb *n, const VidkMv *mv4, ptrdiff_t s4,
                                    const uint16_t *mbi, uint16_t intra_bit, int mbw, int mbh,
                                    int row0, int mbx, int mby) {
-    for (int k = 0; k < 10; k++) {
-        /* k 0..3: a[k]; 4..7: b[k - 4]; 8: c; 9: d */
-        const int x = k < 4 ? -1 : k < 8 ? k - 4 : k == 8 ? 4 : -1;
-        const int y = k < 4 ? k : -1;
-        const int nx = mbx + (x < 0 ? -1 : x >= 4 ? 1 : 0), ny = mby + (y < 0 ? -1 : 0);
-        VidkH264sNb r = {0, -1, {0, 0}};
-        if (nx >= 0 && nx < mbw && ny >= row0 && ny < mbh) {
-            r.avail = 1;
-            if (!(mbi[ny * mbw + nx] & intra_bit)) {
-                r.ref = 0;
-                r.mv = mv4[(ptrdiff_t)(mby * 4 + y) * s4 + mbx * 4 + x];
-            }
-        }
-        if (k < 4)
-            n->a[k] = r;
-        else if (k < 8)
-            n->b[k - 4] = r;
-        else if (k == 8)
-            n->c = r;
-        else
-            n->d = r;
-    }
-    for (int k = 0; k < 16; k++)
-        n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4];
+    for (int k = 0; k < VIDK_H264_MVNB_ENTRIES; k++)
+        vidk_h264_mvnb_entry(n, k, mv4, s4, mbi, intra_bit, mbw, mbh, row0, mbx, mby);
 }
 
 #endif

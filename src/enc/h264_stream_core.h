@@ -205,20 +205,19 @@ VIDK_CORE void vidk_h264s_put_mvd(VidkBits *b, VidkMv mv, VidkMv p) {
     vidk_put_se(b, 4 * (mv.y - p.y));
 }
 
-/* Piece 0, the header, of an inter macroblock; returns 1 (writing nothing) when it is coded
- * as P_Skip: a 16x16 partition with no residual whose vector is the P_Skip vector. */
-VIDK_CORE int vidk_h264s_p_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby, int cbp) {
+/* Piece 0, the header, of an inter macroblock with its neighbourhood nb
+ * (vidk_h264_mvnb_fill); returns 1 (writing nothing) when it is coded as P_Skip: a 16x16
+ * partition with no residual whose vector is the P_Skip vector. */
+VIDK_CORE int vidk_h264s_p_head(const VidkH264sCtx *c, VidkBits *b, const VidkH264MvNb *n,
+                                int mbx, int mby, int cbp) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     const int mode = (int)(w & 3), tx8 = !!(w & ENC_MBI_TX8);
     int sub[4];
     for (int q = 0; q < 4; q++)
         sub[q] = mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
-    VidkH264MvNb nb;
-    vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh, c->row0,
-                        mbx, mby);
     if (mode == 0 && !cbp) {
-        const VidkMv sm = vidk_h264_skip_mv(&nb);
-        if (sm.x == nb.in[0].x && sm.y == nb.in[0].y) return 1;
+        const VidkMv sm = vidk_h264_skip_mv(n);
+        if (sm.x == n->in[0].x && sm.y == n->in[0].y) return 1;
     }
     vidk_put_ue(b, (uint32_t)mode); /* mb_type: P_L0_16x16, P_L0_L0_16x8, P_L0_L0_8x16, P_8x8 */
     if (mode == 3)
@@ -228,8 +227,8 @@ VIDK_CORE int vidk_h264s_p_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int
     int8_t order[16];
     const int np = vidk_h264_parts(mode, sub, px, py, pw, pd, order);
     for (int k = 0; k < np; k++) {
-        const VidkMv p = vidk_h264_mvp(&nb, px[k], py[k], pw[k], pd[k], order, k);
-        vidk_h264s_put_mvd(b, nb.in[4 * py[k] + px[k]], p);
+        const VidkMv p = vidk_h264_mvp(n, px[k], py[k], pw[k], pd[k], order, k);
+        vidk_h264s_put_mvd(b, n->in[4 * py[k] + px[k]], p);
     }
     vidk_put_ue(b, VIDK_CAVLC_TAB(inter_cbp)[cbp]); /* coded_block_pattern, me(v) */
     const int tx8_allowed = mode != 3 || (!sub[0] && !sub[1] && !sub[2] && !sub[3]);
@@ -250,13 +249,14 @@ VIDK_CORE void vidk_h264s_i_head(const VidkH264sCtx *c, VidkBits *b, int mbx, in
     vidk_put_se(b, 0);            /* mb_qp_delta */
 }
 
-/* Piece 0 of either kind; returns 1 for P_Skip. */
-VIDK_CORE int vidk_h264s_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby, int cbp) {
+/* Piece 0 of either kind (nb: an inter macroblock's neighbourhood); returns 1 for P_Skip. */
+VIDK_CORE int vidk_h264s_head(const VidkH264sCtx *c, VidkBits *b, const VidkH264MvNb *nb,
+                              int mbx, int mby, int cbp) {
     if (c->mbi[mby * c->mbw + mbx] & ENC_MBI_INTRA) {
         vidk_h264s_i_head(c, b, mbx, mby, cbp);
         return 0;
     }
-    return vidk_h264s_p_head(c, b, mbx, mby, cbp);
+    return vidk_h264s_p_head(c, b, nb, mbx, mby, cbp);
 }
 
 /* Pass 2: macroblock (mbx, mby)'s macroblock_layer() into b (c->row0: its slice's first
@@ -270,7 +270,11 @@ VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, in
     for (int j = 1; j < VIDK_H264S_PIECES; j++)
         fl[j] = (uint8_t)vidk_h264s_piece_lev(c, mbx, mby, intra16, tx8, j, lev[j]);
     const int cbp = vidk_h264s_cbp(fl, intra16);
-    if (vidk_h264s_head(c, b, mbx, mby, cbp)) return 1;
+    VidkH264MvNb nb;
+    if (!intra16)
+        vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
+                            c->row0, mbx, mby);
+    if (vidk_h264s_head(c, b, &nb, mbx, mby, cbp)) return 1;
     for (int j = 1; j < VIDK_H264S_PIECES; j++)
         vidk_h264s_piece_code(c, b, mbx, mby, intra16, cbp, j, lev[j]);
     return 0;
@@ -403,6 +407,7 @@ typedef struct VidkH264sWarp { /* what the lanes of a macroblock share (shared m
     uint32_t len[32];          /* each piece's bits */
     uint8_t ovf[32];           /* a piece overflowed its lane's buffer */
     int skip;                  /* P_Skip */
+    VidkH264MvNb nb;           /* an inter macroblock's neighbourhood (for the header) */
 } VidkH264sWarp;
 
 /* Pass 1, lane l of macroblock i: the TotalCoeff of its luma or chroma AC block. */
@@ -423,15 +428,20 @@ VIDK_CORE void vidk_h264s_count(const VidkH264sCtx *c, int i) {
         vidk_h264s_w_count(c, i, l);
 }
 
-/* Pass 2, step 1, lane l of macroblock i: its piece's levels and flags. */
+/* Pass 2, step 1, lane l of macroblock i: its piece's levels and flags; for an inter
+ * macroblock, entry l of its neighbourhood too (the lanes' loads in flight together, not
+ * lane 0's chain in step 2). */
 VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264sWarp *s,
                                    VidkH264sLane *L) {
     const unsigned w = c->mbi[i];
-    s->fl[l] =
-        l >= 1 && l < VIDK_H264S_PIECES
-            ? (uint8_t)vidk_h264s_piece_lev(c, i % c->mbw, i / c->mbw, !!(w & ENC_MBI_INTRA),
-                                            !!(w & ENC_MBI_TX8), l, L->lev)
-            : 0;
+    const int mbx = i % c->mbw, mby = i / c->mbw, intra16 = !!(w & ENC_MBI_INTRA);
+    s->fl[l] = l >= 1 && l < VIDK_H264S_PIECES
+                   ? (uint8_t)vidk_h264s_piece_lev(c, mbx, mby, intra16, !!(w & ENC_MBI_TX8), l,
+                                                   L->lev)
+                   : 0;
+    if (!intra16 && l < VIDK_H264_MVNB_ENTRIES)
+        vidk_h264_mvnb_entry(&s->nb, l, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
+                             vidk_h264s_slice_row0(c->mbh, c->slices, mby), mbx, mby);
 }
 
 /* Step 2: its piece coded into its buffer, the length into s (lane 0: the header and the
@@ -445,7 +455,7 @@ VIDK_CORE void vidk_h264s_w_code(const VidkH264sCtx *f, int i, int l, VidkH264sW
     VidkBits b;
     vidk_bits_init(&b, L->buf, VIDK_H264S_LANE_BYTES - 3);
     if (l == 0)
-        s->skip = vidk_h264s_head(&c, &b, mbx, mby, cbp);
+        s->skip = vidk_h264s_head(&c, &b, &s->nb, mbx, mby, cbp);
     else if (l < VIDK_H264S_PIECES)
         vidk_h264s_piece_code(&c, &b, mbx, mby, intra16, cbp, l, L->lev);
     s->len[l] = (uint32_t)b.pos;
