@@ -351,23 +351,19 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
     if (u < f.uw * f.uh) vidk_encw::w_hevc_p_ctu(f, u % f.uw, u / f.uw, S[w], M, lane);
 }
 
-// Intra frames: a wavefront. Block r codes unit row r left to right; before unit x, one
-// thread waits until row r - 1 has released the units the prediction reads: HEVC (a warp
-// per block) unit x + 1, the top-right one (wave_wait); H.264 (two warps per block) unit x:
+// Intra frames: a wavefront. Block r codes unit row r left to right; before unit x, thread 0
+// waits until row r - 1 has released the units the prediction reads (wave_wait: `need`
+// units), then the block's threads meet: HEVC (a warp per block) unit x + 1, the top-right
+// one; H.264 (two warps per block) unit x:
 // Intra_16x16 and chroma prediction read only the left, top-left and top ones (8.3.3,
 // 8.3.4), so its rows follow one macroblock apart and the critical path is uw + uh - 1 units
 // instead of uw + 2 uh - 2. Progress counters in global memory, acquire / release. Every
 // row's block is resident at once (a few hundred small blocks at most), so the waits cannot
 // deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1 line.
-__device__ inline void wave_wait(const int *prog, int r, int x, int uw, int lane) {
-    if (r > 0) {
-        if (lane == 0) {
-            const int need = min(x + 2, uw);
-            while (flag_acquire(prog + r - 1) < need) {
-            }
+__device__ inline void wave_wait(const int *prog, int r, int need, int t) {
+    if (r > 0 && t == 0)
+        while (flag_acquire(prog + r - 1) < need) {
         }
-        __syncwarp();
-    }
 }
 __device__ inline void wave_release(int *prog, int r, int x, int lane) {
     __syncwarp(); // every lane's reconstruction before the release
@@ -382,7 +378,8 @@ __global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *p
     __syncthreads();
     const int r = blockIdx.x, lane = threadIdx.x;
     for (int x = 0; x < f.uw; x++) {
-        wave_wait(progress, r, x, f.uw, lane);
+        wave_wait(progress, r, min(x + 2, f.uw), lane);
+        __syncwarp();
         vidk_encw::w_hevc_i_ctu(f, x, r, S, M, lane);
         wave_release(progress, r, x, lane);
     }
@@ -394,12 +391,10 @@ __global__ void __launch_bounds__(64) h264_intra_kernel(const EncFrame f, int *p
     __shared__ vidk_encw::H264Scratch S;
     const int r = blockIdx.x, t = threadIdx.x;
     for (int x = 0; x < f.uw; x++) {
-        if (r > 0 && t == 0)
-            while (flag_acquire(progress + r - 1) < x + 1) { // left, top-left, top
-            }
+        wave_wait(progress, r, x + 1, t); // left, top-left, top
         __syncthreads();
         vidk_encw::w_h264_i_mb(f, x, r, S, t); // ends with a block barrier
-        if (t == 0) flag_release(progress + r, x + 1);
+        wave_release(progress, r, x, t);
     }
 }
 

@@ -1087,14 +1087,7 @@ ENC_FN int enc_hevc_ref_at(const EncFrame *f, int p, int x, int y, int n, int xc
     return a;
 }
 
-/* Index of the highest / lowest set bit of v != 0. */
-ENC_FN int enc_hibit(uint32_t v) {
-#if defined(__CUDA_ARCH__)
-    return 31 - __clz((int)v);
-#else
-    return 31 - __builtin_clz(v);
-#endif
-}
+/* Index of the lowest set bit of v != 0 (the highest: enc_hibit64). */
 ENC_FN int enc_lobit(uint32_t v) {
 #if defined(__CUDA_ARCH__)
     return __ffs((int)v) - 1;
@@ -1114,7 +1107,7 @@ ENC_FN int enc_hevc_ref_src(const uint32_t *mask, int len, int i) {
     if (mask[w] >> b & 1u) return i;
     uint32_t m = b ? mask[w] & ((1u << b) - 1u) : 0u; /* entries below i in its word */
     for (int k = w;;) {
-        if (m) return 32 * k + enc_hibit(m);
+        if (m) return 32 * k + enc_hibit64(m);
         if (--k < 0) break;
         m = mask[k];
     }
