@@ -188,15 +188,39 @@ __global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32
 }
 
 // H.264 inter frames: decision pass `pass` >= 1 (pass 0, the seed, is dist_kernel's), one
-// thread per macroblock (enc_core.h enc_h264_decide_pass). Measured against eight lanes per
-// macroblock (its candidates on parallel lanes) and a warp per macroblock (P_8x8's partitions
-// on lanes too): 41 / 46 / 110 us a pass at 1080p on an H100 (docs/PERFORMANCE.md, session 8):
-// the lanes' shared start (the neighbourhood, the partition tables) costs more than they save.
-__global__ void __launch_bounds__(32)
+// thread per macroblock (enc_core.h enc_h264_decide_pass's steps), 32 macroblocks per block.
+// The P_Skip candidate's SATD, where its vector changed, is 40% of a pass when one thread
+// computes it (ncu, session 11): the block's four warps each take four of its rows, then
+// warp 0 decides. Measured against eight lanes per macroblock (its candidates on parallel
+// lanes) and a warp per macroblock (P_8x8's partitions on lanes too): 41 / 46 / 110 us a
+// pass at 1080p on an H100 (docs/PERFORMANCE.md, session 8): the lanes' shared start (the
+// neighbourhood, the partition tables) costs more than they save.
+constexpr int kDecideWarps = 4;
+__global__ void __launch_bounds__(32 * kDecideWarps)
     decide_kernel(const EncFrame f, const VidkMv *mvi, const uint16_t *mbi, VidkMv *mvo,
                   uint16_t *mbo) {
-    const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    if (u < f.uw * f.uh) enc_h264_decide_pass(&f, u % f.uw, u / f.uw, mvi, mbi, mvo, mbo);
+    __shared__ uint32_t s_satd[kDecideWarps][32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
+    const bool on = u < f.uw * f.uh;
+    const int mbx = u % f.uw, mby = u / f.uw;
+    VidkH264MvNb n;
+    VidkMv sv = {0, 0};
+    uint32_t satd = 0;
+    bool fresh = false;
+    if (on) {
+        enc_h264_decide_nb(&f, mbx, mby, mvi, mbi, &n);
+        sv = vidk_h264_skip_mv(&n);
+        fresh = !enc_h264_skip_kept(&f, mbx, mby, sv, &satd);
+        if (fresh)
+            s_satd[w][lane] = enc_h264_satd_at(&f, 16 * mbx, 16 * mby + 4 * w, 16, 4, sv);
+    }
+    __syncthreads();
+    if (!on || w) return;
+    if (fresh) {
+        satd = s_satd[0][lane] + s_satd[1][lane] + s_satd[2][lane] + s_satd[3][lane];
+        enc_h264_skip_keep(&f, mbx, mby, sv, satd);
+    }
+    enc_h264_decide_out(&f, mbx, mby, &n, satd, mvo, mbo);
 }
 
 // H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block,
@@ -784,7 +808,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             f.dist = c->d_dist;
             for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
                 const int o = pass & 1, i = o ^ 1;
-                decide_kernel<<<(unsigned)((n + 31) / 32), 32, 0, s>>>(
+                decide_kernel<<<(unsigned)((n + 31) / 32), 32 * kDecideWarps, 0, s>>>(
                     f, c->d_dmv[i], c->d_dmb[i], c->d_dmv[o], c->d_dmb[o]);
                 CUDA_CHECK_LAUNCH();
             }

@@ -788,17 +788,26 @@ ENC_FN uint32_t enc_h264_cost_quad(const EncFrame *f, int mbx, int mby, VidkH264
                (enc_h264_sub_bits[sub[q]] + enc_h264_mvd_bits_quad(n, q, sub[q]));
 }
 
-/* 16x16 at the P_Skip vector (its SATD kept in f->skipc from the previous pass while the
- * vector stays). */
-ENC_FN uint32_t enc_h264_cost_skip(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n) {
+/* The P_Skip candidate's SATD (16x16 at the P_Skip vector sv) is kept in f->skipc from one
+ * decision pass to the next while sv stays: the kept value into *satd when it is sv's. */
+ENC_FN int enc_h264_skip_kept(const EncFrame *f, int mbx, int mby, VidkMv sv, uint32_t *satd) {
+    const uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
+    if (sc[0] != ((uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16)) return 0;
+    *satd = sc[1]; /* written with the key (none is kept after the seed) */
+    return 1;
+}
+ENC_FN void enc_h264_skip_keep(const EncFrame *f, int mbx, int mby, VidkMv sv, uint32_t satd) {
+    uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
+    sc[0] = (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16, sc[1] = satd;
+}
+
+/* 16x16 at the P_Skip vector, whose SATD is satd. */
+ENC_FN uint32_t enc_h264_cost_skip(const EncFrame *f, VidkH264MvNb *n, uint32_t satd) {
     const VidkMv sv = vidk_h264_skip_mv(n);
     const int zero4[4] = {0, 0, 0, 0};
-    uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
-    const uint32_t key = (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16;
-    if (sc[0] != key) sc[0] = key, sc[1] = enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv);
     for (int k = 0; k < 16; k++)
         n->in[k] = sv;
-    return sc[1] + (uint32_t)f->lambda * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4));
+    return satd + (uint32_t)f->lambda * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4));
 }
 
 /* The partition decision of an inter macroblock (docs/ENCODE.md §4) against its
@@ -806,9 +815,11 @@ ENC_FN uint32_t enc_h264_cost_skip(const EncFrame *f, int mbx, int mby, VidkH264
  * of 16x16, 16x8, 8x16 and P_8x8 (which picks each quadrant's sub-macroblock type in turn,
  * the first lowest, the later quadrants' predictors seeing the earlier choices); then the
  * P_Skip candidate replaces it when not dearer (with no residual it is coded as P_Skip); then
- * Intra_16x16 (f->dist's estimate) when cheaper than the first. Leaves the vectors in n->in;
- * returns the decision word (ENC_MBI_*, no TX8). */
-ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n) {
+ * Intra_16x16 (f->dist's estimate) when cheaper than the first. skip_satd: the P_Skip
+ * candidate's SATD. Leaves the vectors in n->in; returns the decision word (ENC_MBI_*, no
+ * TX8). */
+ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n,
+                                uint32_t skip_satd) {
     const uint32_t *dist = f->dist + ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx);
     VidkMv bin[16];
     uint32_t best = 0xffffffffu;
@@ -843,7 +854,7 @@ ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvN
                 bin[k] = n->in[k];
         }
     }
-    if (enc_h264_cost_skip(f, mbx, mby, n) <= best) {
+    if (enc_h264_cost_skip(f, n, skip_satd) <= best) {
         word = 0;
         for (int k = 0; k < 16; k++)
             bin[k] = n->in[k];
@@ -876,15 +887,30 @@ ENC_FN void enc_h264_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo, uint
 }
 
 /* Decision pass k >= 1: the decision of macroblock (mbx, mby) with the neighbours of pass
- * k - 1 (mvi, mbi) into (mvo, mbo). */
+ * k - 1 (mvi, mbi) into (mvo, mbo), in two steps: the neighbourhood (and from it the P_Skip
+ * vector, whose SATD the caller takes from f->skipc or computes), then the decision. */
+ENC_FN void enc_h264_decide_nb(const EncFrame *f, int mbx, int mby, const VidkMv *mvi,
+                               const uint16_t *mbi, VidkH264MvNb *n) {
+    vidk_h264_mvnb_fill(n, mvi, f->W / 4, mbi, ENC_MBI_INTRA, f->uw, f->uh,
+                        enc_h264_row0(f, mby), mbx, mby);
+}
+ENC_FN void enc_h264_decide_out(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n,
+                                uint32_t skip_satd, VidkMv *mvo, uint16_t *mbo) {
+    mbo[mby * f->uw + mbx] = (uint16_t)enc_h264_decide(f, mbx, mby, n, skip_satd);
+    for (int k = 0; k < 16; k++)
+        mvo[(ptrdiff_t)(mby * 4 + k / 4) * (f->W / 4) + mbx * 4 + k % 4] = n->in[k];
+}
 ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi,
                                  const uint16_t *mbi, VidkMv *mvo, uint16_t *mbo) {
     VidkH264MvNb n;
-    vidk_h264_mvnb_fill(&n, mvi, f->W / 4, mbi, ENC_MBI_INTRA, f->uw, f->uh,
-                        enc_h264_row0(f, mby), mbx, mby);
-    mbo[mby * f->uw + mbx] = (uint16_t)enc_h264_decide(f, mbx, mby, &n);
-    for (int k = 0; k < 16; k++)
-        mvo[(ptrdiff_t)(mby * 4 + k / 4) * (f->W / 4) + mbx * 4 + k % 4] = n.in[k];
+    enc_h264_decide_nb(f, mbx, mby, mvi, mbi, &n);
+    const VidkMv sv = vidk_h264_skip_mv(&n);
+    uint32_t satd;
+    if (!enc_h264_skip_kept(f, mbx, mby, sv, &satd)) {
+        satd = enc_h264_satd_at(f, 16 * mbx, 16 * mby, 16, 16, sv);
+        enc_h264_skip_keep(f, mbx, mby, sv, satd);
+    }
+    enc_h264_decide_out(f, mbx, mby, &n, satd, mvo, mbo);
 }
 
 /* One transform size for the luma residual of an inter macroblock (enc_tmpl.h
