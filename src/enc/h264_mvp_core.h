@@ -117,15 +117,20 @@ VIDK_CORE int vidk_h264_parts(int mode, const int *sub, int *px, int *py, int *p
             }
         }
     }
-    for (int k = 0; k < np; k++) { /* the 4x4 blocks each partition covers */
-        int h = mode == 0 || mode == 2 ? 4 : 2;
-        if (mode == 3) { /* sub-partition height from the quadrant's sub_mb_type */
-            const int q = (py[k] / 2) * 2 + px[k] / 2;
-            h = sub[q] == 0 || sub[q] == 2 ? 2 : 1;
-        }
-        for (int y = py[k]; y < py[k] + h; y++)
-            for (int x = px[k]; x < px[k] + pw[k]; x++)
-                order[4 * y + x] = (int8_t)k;
+    /* the partition covering each 4x4 block (x, y): in P_8x8, the partitions of the
+     * quadrants before its own, then its place in the quadrant (straight-line code: on the
+     * GPU no loop over variable bounds) */
+    int base[4] = {0, 0, 0, 0};
+    for (int q = 1; q < 4 && mode == 3; q++)
+        base[q] = base[q - 1] + (sub[q - 1] == 0 ? 1 : sub[q - 1] == 3 ? 4 : 2);
+    for (int b = 0; b < 16; b++) {
+        const int x = b & 3, y = b >> 2, q = (y >> 1) * 2 + (x >> 1),
+                  s = mode == 3 ? sub[q] : 0;
+        const int kq = s == 0 ? 0 : s == 1 ? (y & 1) : s == 2 ? (x & 1) : 2 * (y & 1) + (x & 1);
+        order[b] = (int8_t)(mode == 0   ? 0
+                            : mode == 1 ? y >> 1
+                            : mode == 2 ? x >> 1
+                                        : base[q] + kq);
     }
     return np;
 }
