@@ -134,12 +134,13 @@ __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int 
 }
 
 // H.264 inter frames: what the decision compares, the partitions' SATD (enc_h264_part_dist:
-// the sum of its 4x4 blocks' enc_satd4). A half warp per (macroblock, partition shape), lane k
-// the 4x4 block k (raster) at the vector of the shape's partition covering it, so that every
-// lane does the same work; the lane of a partition's first block sums its blocks. Without
-// sub-8x8 partitions (f.no_sub8x8) only the shapes from 8x8 on (their entries are all the
-// decision reads). Lane 0 of a macroblock's 16x16 also writes decision pass 0, the seed
-// (enc_h264_seed), into seed_mv / seed_mb.
+// the sum of its 4x4 blocks' enc_satd4). A half warp per macroblock, lane k the 4x4 block k
+// (raster), through the partition shapes in turn: at the vector of the shape's partition
+// covering it, whose SATD it computes unless an earlier shape gave the block the same vector
+// (neighbouring shapes' searches often agree: the same value, computed once); the lane of a
+// partition's first block sums its blocks. Without sub-8x8 partitions (f.no_sub8x8) only the
+// shapes from 8x8 on (their entries are all the decision reads). Lane 0 of a macroblock
+// also writes decision pass 0, the seed (enc_h264_seed), into seed_mv / seed_mb.
 constexpr int kDistShapes =
     7; // 4x4, 8x4, 4x8, 8x8 (P_8x8's sub types 3, 1, 2, 0), 16x8, 8x16, 16x16
 __device__ inline int dist_part(int shape, int k) {
@@ -153,28 +154,46 @@ __host__ __device__ inline int dist_shape0(const EncFrame &f) {
 __global__ void __launch_bounds__(128)
     dist_kernel(const EncFrame f, uint32_t *dist, VidkMv *seed_mv, uint16_t *seed_mb) {
     __shared__ uint32_t sd[128];
-    const int s0 = dist_shape0(f), ns = kDistShapes - s0;
-    const int t = blockIdx.x * blockDim.x + threadIdx.x, g = t >> 4, k = t & 15;
-    const int u = g / ns, shape = s0 + g % ns, p = dist_part(shape, k);
-    const bool on = u < f.uw * f.uh;
+    const int s0 = dist_shape0(f);
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t >> 4, k = t & 15;
+    const bool on = u < f.uw * f.uh; // the same for the 16 lanes of a macroblock
     const int mbx = u % f.uw, mby = u / f.uw;
-    uint32_t v = 0;
-    if (on) {
-        const EncPart q = enc_h264_part(mbx, mby, p);
-        v = enc_h264_satd_at(&f, 16 * mbx + 4 * (k & 3), 16 * mby + 4 * (k >> 2), 4, 4,
-                             enc_me_at(&f, q.bs, q.bx, q.by).mv);
-        if (shape == kDistShapes - 1 && k == 0) enc_h264_seed(&f, mbx, mby, seed_mv, seed_mb);
-    }
-    sd[threadIdx.x] = v;
-    __syncwarp();
-    if (!on) return;
     const uint32_t *h = sd + (threadIdx.x & ~15);
-    for (int o = 0; o < k; o++)
-        if (dist_part(shape, o) == p) return; // not the partition's first block
-    uint32_t sum = 0;
-    for (int o = k; o < 16; o++)
-        sum += dist_part(shape, o) == p ? h[o] : 0u;
-    dist[ENC_H264_DIST_N * u + p] = sum;
+    VidkMv mv[kDistShapes];
+    uint32_t v[kDistShapes];
+#pragma unroll
+    for (int shape = 0; shape < kDistShapes; shape++) {
+        mv[shape].x = mv[shape].y = 0, v[shape] = 0;
+        if (shape < s0 || !on) continue;
+        const int p = dist_part(shape, k);
+        const EncPart q = enc_h264_part(mbx, mby, p);
+        mv[shape] = enc_me_at(&f, q.bs, q.bx, q.by).mv;
+        int same = -1;
+#pragma unroll
+        for (int o = 0; o < shape; o++)
+            if (o >= s0 && mv[o].x == mv[shape].x && mv[o].y == mv[shape].y) same = o;
+        if (same >= 0) {
+#pragma unroll
+            for (int o = 0; o < shape; o++) // a register, not a local array, by index
+                v[shape] = o == same ? v[o] : v[shape];
+        } else {
+            v[shape] = enc_h264_satd_at(&f, 16 * mbx + 4 * (k & 3), 16 * mby + 4 * (k >> 2), 4,
+                                        4, mv[shape]);
+        }
+        __syncwarp(0xffffu << (threadIdx.x & 16)); // the half warp's previous sums are read
+        sd[threadIdx.x] = v[shape];
+        __syncwarp(0xffffu << (threadIdx.x & 16));
+        bool first = true;
+        for (int o = 0; o < k; o++)
+            first = first && dist_part(shape, o) != p; // the partition's first block sums
+        if (first) {
+            uint32_t sum = 0;
+            for (int o = k; o < 16; o++)
+                sum += dist_part(shape, o) == p ? h[o] : 0u;
+            dist[ENC_H264_DIST_N * u + p] = sum;
+        }
+    }
+    if (on && k == 0) enc_h264_seed(&f, mbx, mby, seed_mv, seed_mb);
 }
 
 // The Intra_16x16 estimate: one thread per macroblock and mode, the lowest of four adjacent
@@ -800,9 +819,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         const int n = e->uw * e->uh;
         if (e->p.codec == VIDK_CODEC_H264) {
             f.skipc = c->d_skipc;
-            dist_kernel<<<(unsigned)(((size_t)n * (kDistShapes - dist_shape0(f)) * 16 + 127) /
-                                     128),
-                          128, 0, s>>>(f, c->d_dist, c->d_dmv[0], c->d_dmb[0]);
+            dist_kernel<<<(unsigned)(((size_t)n * 16 + 127) / 128), 128, 0, s>>>(
+                f, c->d_dist, c->d_dmv[0], c->d_dmb[0]);
             CUDA_CHECK_LAUNCH();
             CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_I], 0)); // the intra estimate
             f.dist = c->d_dist;
