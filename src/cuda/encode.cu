@@ -207,18 +207,20 @@ __global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32
 }
 
 // H.264 inter frames: decision pass `pass` >= 1 (pass 0, the seed, is dist_kernel's), one
-// thread per macroblock (enc_core.h enc_h264_decide_pass's steps), 32 macroblocks per block.
-// The P_Skip candidate's SATD, where its vector changed, is 40% of a pass when one thread
-// computes it (ncu, session 11): the block's four warps each take four of its rows, then
-// warp 0 decides. Measured against eight lanes per macroblock (its candidates on parallel
-// lanes) and a warp per macroblock (P_8x8's partitions on lanes too): 41 / 46 / 110 us a
-// pass at 1080p on an H100 (docs/PERFORMANCE.md, session 8): the lanes' shared start (the
+// thread per macroblock in each of a block's four warps, 32 macroblocks per block
+// (enc_core.h enc_h264_decide_pass's steps): each warp fills the neighbourhood and computes
+// four rows of the P_Skip candidate's SATD where its vector changed (40% of a pass on one
+// thread, ncu); then the candidates (enc_h264_cand) on the warps: warp 0 16x16 and P_Skip,
+// 1 P_8x8, 2 16x8, 3 8x16; each warp picks the winner from the costs (enc_h264_pick) and the
+// winner's warp writes it. Measured before (session 8, H100) against eight lanes per
+// macroblock (its candidates on parallel lanes) and a warp per macroblock (P_8x8's partitions
+// on lanes too): 41 / 46 / 110 us a pass at 1080p: the lanes' shared start (the
 // neighbourhood, the partition tables) costs more than they save.
 constexpr int kDecideWarps = 4;
 __global__ void __launch_bounds__(32 * kDecideWarps)
     decide_kernel(const EncFrame f, const VidkMv *mvi, const uint16_t *mbi, VidkMv *mvo,
                   uint16_t *mbo) {
-    __shared__ uint32_t s_satd[kDecideWarps][32];
+    __shared__ uint32_t s_satd[kDecideWarps][32], s_c[ENC_H264_CANDS][32], s_w[32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
     const bool on = u < f.uw * f.uh;
     const int mbx = u % f.uw, mby = u / f.uw;
@@ -234,12 +236,41 @@ __global__ void __launch_bounds__(32 * kDecideWarps)
             s_satd[w][lane] = enc_h264_satd_at(&f, 16 * mbx, 16 * mby + 4 * w, 16, 4, sv);
     }
     __syncthreads();
-    if (!on || w) return;
-    if (fresh) {
+    if (on && fresh) {
         satd = s_satd[0][lane] + s_satd[1][lane] + s_satd[2][lane] + s_satd[3][lane];
-        enc_h264_skip_keep(&f, mbx, mby, sv, satd);
+        if (w == 0) enc_h264_skip_keep(&f, mbx, mby, sv, satd);
     }
-    enc_h264_decide_out(&f, mbx, mby, &n, satd, mvo, mbo);
+    // warp 0: 16x16 (its vectors kept in v0), then P_Skip; the others one candidate each
+    const int k = w == 0 ? 0 : w == 1 ? 3 : w - 1;
+    unsigned word = 0;
+    VidkMv v0[16];
+    if (on) {
+        s_c[k][lane] = enc_h264_cand(&f, mbx, mby, &n, k, satd, &word);
+        if (k == 3) s_w[lane] = word;
+        if (w == 0) {
+            for (int b = 0; b < 16; b++)
+                v0[b] = n.in[b];
+            s_c[4][lane] = enc_h264_cand(&f, mbx, mby, &n, 4, satd, &word);
+        }
+    }
+    __syncthreads();
+    if (!on) return;
+    uint32_t c[ENC_H264_CANDS];
+    for (int j = 0; j < ENC_H264_CANDS; j++)
+        c[j] = s_c[j][lane];
+    const uint32_t intra = f.dist[ENC_H264_DIST_N * (ptrdiff_t)u + ENC_H264_DIST_INTRA];
+    const int win = enc_h264_pick(c, intra);
+    const bool mine = win == k || (w == 0 && (win == 4 || win == ENC_H264_CANDS));
+    if (!mine) return;
+    for (int b = 0; b < 16; b++) {
+        VidkMv m = win == 0 ? v0[b] : n.in[b];
+        if (win == ENC_H264_CANDS) m.x = m.y = 0; // Intra_16x16
+        mvo[(ptrdiff_t)(mby * 4 + b / 4) * (f.W / 4) + mbx * 4 + b % 4] = m;
+    }
+    mbo[u] = (uint16_t)(win == ENC_H264_CANDS ? ENC_MBI_INTRA | (intra & 3u)
+                        : win == 3            ? s_w[lane]
+                        : win == 4            ? 0u // P_Skip: a 16x16 word
+                                              : (unsigned)win);
 }
 
 // H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block,

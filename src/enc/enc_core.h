@@ -810,66 +810,76 @@ ENC_FN uint32_t enc_h264_cost_skip(const EncFrame *f, VidkH264MvNb *n, uint32_t 
     return satd + (uint32_t)f->lambda * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4));
 }
 
-/* The partition decision of an inter macroblock (docs/ENCODE.md §4) against its
- * neighbourhood n (the neighbours' vectors of the previous decision pass): the first lowest
- * of 16x16, 16x8, 8x16 and P_8x8 (which picks each quadrant's sub-macroblock type in turn,
- * the first lowest, the later quadrants' predictors seeing the earlier choices); then the
- * P_Skip candidate replaces it when not dearer (with no residual it is coded as P_Skip); then
- * Intra_16x16 (f->dist's estimate) when cheaper than the first. skip_satd: the P_Skip
- * candidate's SATD. Leaves the vectors in n->in; returns the decision word (ENC_MBI_*, no
- * TX8). */
+/* The decision's candidates: k = 0, 1, 2 the partition modes, 3 P_8x8 (which picks each
+ * quadrant's sub-macroblock type in turn, the first lowest, the later quadrants' predictors
+ * seeing the earlier choices), 4 P_Skip (skip_satd: its SATD). Each is costed against the
+ * neighbourhood n alone (whatever n->in holds before) and leaves its vectors in n->in;
+ * *word: its decision word (ENC_MBI_*, no TX8). */
+#define ENC_H264_CANDS 5
+ENC_FN uint32_t enc_h264_cand(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n, int k,
+                              uint32_t skip_satd, unsigned *word) {
+    if (k < 3) {
+        *word = (unsigned)k;
+        return enc_h264_cost_mode(f, mbx, mby, n, k);
+    }
+    if (k == 4) {
+        *word = 0;
+        return enc_h264_cost_skip(f, n, skip_satd);
+    }
+    int sub[4] = {0, 0, 0, 0};
+    uint32_t c = (uint32_t)f->lambda * enc_h264_mb_bits[3];
+    for (int q = 0; q < 4; q++) {
+        uint32_t bq = 0xffffffffu;
+        int bs = 0;
+        for (int s = 0; s < (f->no_sub8x8 ? 1 : 4); s++) {
+            sub[q] = s;
+            const uint32_t cq = enc_h264_cost_quad(f, mbx, mby, n, sub, q);
+            if (cq < bq) bq = cq, bs = s;
+        }
+        sub[q] = bs;
+        enc_h264_set_quad(f, mbx, mby, n, q, bs);
+        c += bq;
+    }
+    *word = 3u | (unsigned)(sub[0] << 2 | sub[1] << 4 | sub[2] << 6 | sub[3] << 8);
+    return c;
+}
+
+/* The partition decision of an inter macroblock (docs/ENCODE.md §4) from its candidates'
+ * costs c[] (enc_h264_cand): the first lowest of the modes and P_8x8; then P_Skip replaces
+ * it when not dearer (with no residual it is coded as P_Skip); then Intra_16x16 (`intra`,
+ * f->dist's estimate: cost << 2 | mode) when cheaper than the first. Returns the winner's
+ * k, or ENC_H264_CANDS for Intra_16x16 (its vectors zero). */
+ENC_FN int enc_h264_pick(const uint32_t *c, uint32_t intra) {
+    uint32_t best = c[0];
+    int w = 0;
+    for (int k = 1; k < 4; k++)
+        if (c[k] < best) best = c[k], w = k;
+    if (c[4] <= best) w = 4;
+    return intra >> 2 < best ? ENC_H264_CANDS : w;
+}
+
+/* The decision against the neighbourhood n (the neighbours' vectors of the previous
+ * decision pass): every candidate, then the pick. Leaves the vectors in n->in; returns the
+ * decision word. */
 ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n,
                                 uint32_t skip_satd) {
-    const uint32_t *dist = f->dist + ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx);
-    VidkMv bin[16];
-    uint32_t best = 0xffffffffu;
-    unsigned word = 0;
-    for (int m = 0; m < 3; m++) {
-        const uint32_t c = enc_h264_cost_mode(f, mbx, mby, n, m);
-        if (c < best) {
-            best = c, word = (unsigned)m;
-            for (int k = 0; k < 16; k++)
-                bin[k] = n->in[k];
-        }
+    const uint32_t intra =
+        f->dist[ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx) + ENC_H264_DIST_INTRA];
+    VidkMv v[ENC_H264_CANDS][16];
+    uint32_t c[ENC_H264_CANDS];
+    unsigned word[ENC_H264_CANDS];
+    for (int k = 0; k < ENC_H264_CANDS; k++) {
+        c[k] = enc_h264_cand(f, mbx, mby, n, k, skip_satd, &word[k]);
+        for (int b = 0; b < 16; b++)
+            v[k][b] = n->in[b];
     }
-    {
-        int sub[4] = {0, 0, 0, 0};
-        uint32_t c = (uint32_t)f->lambda * enc_h264_mb_bits[3];
-        for (int q = 0; q < 4; q++) {
-            uint32_t bq = 0xffffffffu;
-            int bs = 0;
-            for (int s = 0; s < (f->no_sub8x8 ? 1 : 4); s++) {
-                sub[q] = s;
-                const uint32_t cq = enc_h264_cost_quad(f, mbx, mby, n, sub, q);
-                if (cq < bq) bq = cq, bs = s;
-            }
-            sub[q] = bs;
-            enc_h264_set_quad(f, mbx, mby, n, q, bs);
-            c += bq;
-        }
-        if (c < best) {
-            best = c;
-            word = 3u | (unsigned)(sub[0] << 2 | sub[1] << 4 | sub[2] << 6 | sub[3] << 8);
-            for (int k = 0; k < 16; k++)
-                bin[k] = n->in[k];
-        }
-    }
-    if (enc_h264_cost_skip(f, n, skip_satd) <= best) {
-        word = 0;
-        for (int k = 0; k < 16; k++)
-            bin[k] = n->in[k];
-    }
-    { /* Intra_16x16, estimated once per frame (enc_h264_intra_est) */
-        const uint32_t c = dist[ENC_H264_DIST_INTRA] >> 2;
-        if (c < best) {
-            best = c, word = ENC_MBI_INTRA | (dist[ENC_H264_DIST_INTRA] & 3u);
-            for (int k = 0; k < 16; k++)
-                bin[k].x = bin[k].y = 0;
-        }
-    }
-    for (int k = 0; k < 16; k++)
-        n->in[k] = bin[k];
-    return word;
+    const int w = enc_h264_pick(c, intra);
+    for (int b = 0; b < 16; b++)
+        if (w == ENC_H264_CANDS)
+            n->in[b].x = n->in[b].y = 0;
+        else
+            n->in[b] = v[w][b];
+    return w == ENC_H264_CANDS ? ENC_MBI_INTRA | (intra & 3u) : word[w];
 }
 
 /* The first row of the slice holding macroblock row mby. */
