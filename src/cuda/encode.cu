@@ -208,14 +208,15 @@ __global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32
 
 // H.264 inter frames: decision pass `pass` >= 1 (pass 0, the seed, is dist_kernel's), one
 // thread per macroblock in each of a block's four warps, 32 macroblocks per block
-// (enc_core.h enc_h264_decide_pass's steps): each warp fills the neighbourhood and computes
-// four rows of the P_Skip candidate's SATD where its vector changed (40% of a pass on one
-// thread, ncu); then the candidates (enc_h264_cand) on the warps: warp 0 16x16 and P_Skip,
-// 1 P_8x8, 2 16x8, 3 8x16; each warp picks the winner from the costs (enc_h264_pick) and the
-// winner's warp writes it. Measured before (session 8, H100) against eight lanes per
-// macroblock (its candidates on parallel lanes) and a warp per macroblock (P_8x8's partitions
-// on lanes too): 41 / 46 / 110 us a pass at 1080p: the lanes' shared start (the
-// neighbourhood, the partition tables) costs more than they save.
+// (enc_core.h enc_h264_decide_pass's steps): each warp fills the neighbourhood (filled by the
+// four warps together, a quarter of its entries each, no faster: 14.6 -> 15.0 us) and
+// computes four rows of the P_Skip candidate's SATD where its vector changed (40% of a pass
+// on one thread, ncu); then the candidates (enc_h264_cand) on the warps: warp 0 16x16 and
+// P_Skip, 1 P_8x8, 2 16x8, 3 8x16; each warp picks the winner from the costs
+// (enc_h264_pick) and the winner's warp writes it. Measured before (session 8, H100) against
+// eight lanes per macroblock (its candidates on parallel lanes) and a warp per macroblock
+// (P_8x8's partitions on lanes too): 41 / 46 / 110 us a pass at 1080p: the lanes' shared
+// start (the neighbourhood, the partition tables) costs more than they save.
 constexpr int kDecideWarps = 4;
 __global__ void __launch_bounds__(32 * kDecideWarps)
     decide_kernel(const EncFrame f, const VidkMv *mvi, const uint16_t *mbi, VidkMv *mvo,
@@ -273,6 +274,15 @@ __global__ void __launch_bounds__(32 * kDecideWarps)
                                               : (unsigned)win);
 }
 
+// An 8x8 block (rows of 8 bytes, 8-aligned: the quadrant's x and the pitch are) into a
+// plane: a store per row.
+__device__ inline void store8x8(uint8_t *d, int pitch, const uint8_t *b) {
+#pragma unroll
+    for (int r = 0; r < 8; r++)
+        *reinterpret_cast<uint2 *>(d + (ptrdiff_t)r * pitch) =
+            *reinterpret_cast<const uint2 *>(b + 8 * r);
+}
+
 // H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block,
 // 32 macroblocks per block (each warp runs one step for all of them, without divergence).
 // Warps 0-3: luma quadrant w with the 4x4 transform; warps 4-7: quadrant w - 4 with the 8x8
@@ -309,11 +319,8 @@ __global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame 
         for (int b = 0; b < 4; b++)
             enc_mc_luma(&f, xq + 4 * (b & 1), yq + 4 * (b >> 1), 4, 4,
                         mq[(b >> 1) * n4 + (b & 1)], out + 32 * (b >> 1) + 4 * (b & 1), 8);
-        if (f.energy && role < 4) {
-            uint8_t *rec = f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq;
-            for (int k = 0; k < 64; k++)
-                rec[(k >> 3) * f.cs[0] + (k & 7)] = out[k];
-        }
+        if (f.energy && role < 4)
+            store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
         s_score[tx8][q][lane] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], tx8, out, 8, lev);
     }
     if (on && role == 8) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
@@ -341,9 +348,7 @@ __global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame 
                       s_j[0][0][lane] + s_j[0][1][lane] + s_j[0][2][lane] + s_j[0][3][lane];
     if (luma && tx8 == t) {
         enc_cu_h264_lq_store(&f, x0, y0, tx8, q, lev);
-        uint8_t *rec = f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq;
-        for (int k = 0; k < 64; k++)
-            rec[(k >> 3) * f.cs[0] + (k & 7)] = out[k];
+        store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
     }
     if (on && role == 8) {
         for (int k = 0; k < 4; k++)
