@@ -135,6 +135,16 @@ static inline int vidk_cuda_host_slot(VidkContext *ctx, int slot, size_t bytes, 
     return err;
 }
 
+// The coding kernels keep their working arrays in local memory (encode.cu inter_kernel
+// 1.2 kB a thread, decide_kernel 0.5 kB; stream.cu's lanes their pieces) and use little
+// shared memory (at most 15 kB a block, two blocks an SM): they ask for most of the SM's
+// memory as L1 (25% of the largest shared carveout: the 64 kB configuration). Without a
+// preference a kernel may run in the configuration the previous one left, the search's
+// largest shared carveout (me.cu prefer_shared) with the smallest L1.
+template <typename K> static inline cudaError_t vidk_cuda_prefer_l1(K kern) {
+    return cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 25);
+}
+
 /* Blocks of `threads` covering n items (n > 0). */
 static inline unsigned vidk_cuda_grid(size_t n, unsigned threads) {
     return (unsigned)((n + threads - 1) / threads);

@@ -617,6 +617,11 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     e->cuda = c;
     c->pre[0].index = c->pre[1].index = -1;
     VIDK_TRY(vidk_cuda_enter(ctx));
+    CUDA_CHECK(vidk_cuda_prefer_l1(dist_kernel));
+    CUDA_CHECK(vidk_cuda_prefer_l1(decide_kernel));
+    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel));
+    CUDA_CHECK(vidk_cuda_prefer_l1(intra_p_kernel));
+    CUDA_CHECK(vidk_cuda_prefer_l1(h264_intra_kernel));
     c->pitch[0] = vidk_cuda_me_pitch(e->W);
     c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
     for (int p = 0; p < 3; p++) {

@@ -281,6 +281,8 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     st->mbw = mbw, st->mbh = mbh, st->slices = slices, st->n = mbw * mbh;
     st->slot_bytes = slot_bytes;
     n = (size_t)st->n, ns = (size_t)slices;
+    CUDA_CHECK(vidk_cuda_prefer_l1(count_kernel));
+    CUDA_CHECK(vidk_cuda_prefer_l1(code_kernel));
     // The raw NAL units: at most every slot full plus two ue() codes (< 64 bits each) per
     // macroblock, and per slice the header slot and the trailing bits; whole chunks.
     st->raw_cap =
