@@ -177,27 +177,30 @@ VIDK_CORE void vidk_h264s_count_mb(const VidkH264sCtx *c, int mbx, int mby) {
     }
 }
 
-/* Piece j >= 1 (residual(), 7.3.5.3, with CAVLC) when the cbp codes it. */
+/* Piece j >= 1 (residual(), 7.3.5.3, with CAVLC) when the cbp codes it. The kinds of piece
+ * only choose the block's coefficients and its nC map, then share one call of the coder
+ * (on the device the lanes of a macroblock, one piece each, run it together). */
 VIDK_CORE void vidk_h264s_piece_code(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby,
                                      int intra16, int cbp, int j, const int16_t *lev) {
+    int n = 0, first = 0, per = 4, x = 0, y = 0; /* n: coefficients coded (0: none) */
+    const uint8_t *tc = 0;                       /* the TotalCoeff map of nC (0: chroma DC) */
     if (j == VIDK_H264S_P_DC) {
-        if (intra16)
-            (void)vidk_cavlc_block(b, lev, 16,
-                                   vidk_h264s_pred_nc(c, c->tcl, 4, mbx * 4, mby * 4));
+        if (intra16) n = 16, tc = c->tcl, x = mbx * 4, y = mby * 4;
     } else if (j < VIDK_H264S_P_CDC) {
         const int k = j - VIDK_H264S_P_LUMA;
-        if (!(cbp & (1 << (k >> 2)))) return;
-        const int nc = vidk_h264s_pred_nc(c, c->tcl, 4, mbx * 4 + vidk_h264s_blk_x(k),
-                                          mby * 4 + vidk_h264s_blk_y(k));
-        (void)vidk_cavlc_block(b, lev + intra16, 16 - intra16, nc);
+        if (cbp & (1 << (k >> 2)))
+            n = 16 - intra16, first = intra16, tc = c->tcl, x = mbx * 4 + vidk_h264s_blk_x(k),
+            y = mby * 4 + vidk_h264s_blk_y(k);
     } else if (j < VIDK_H264S_P_CAC) {
-        if (cbp >> 4) (void)vidk_cavlc_block(b, lev, 4, -1);
+        if (cbp >> 4) n = 4;
     } else if (cbp >> 4 == 2) {
         const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3;
-        (void)vidk_cavlc_block(
-            b, lev + 1, 15,
-            vidk_h264s_pred_nc(c, c->tcc[p], 2, mbx * 2 + (k & 1), mby * 2 + (k >> 1)));
+        n = 15, first = 1, tc = c->tcc[p], per = 2, x = mbx * 2 + (k & 1),
+        y = mby * 2 + (k >> 1);
     }
+    if (n)
+        (void)vidk_cavlc_block(b, lev + first, n,
+                               tc ? vidk_h264s_pred_nc(c, tc, per, x, y) : -1);
 }
 
 VIDK_CORE void vidk_h264s_put_mvd(VidkBits *b, VidkMv mv, VidkMv p) {
