@@ -243,9 +243,24 @@ VIDK_CORE void vidk_h264_ftx_2d(int n, int32_t *x) {
         vidk_h264_ftx_1d(n, x + j, n);
 }
 
-/* w = forward transform of (src - pred), n = 4 or 8. */
+/* w = forward transform of (src - pred), n = 4 or 8. On the GPU, where both rows are
+ * 4-byte aligned (the coding loop's blocks), their samples are read four at a time. */
 VIDK_CORE void vidk_h264_sub_fdct(int n, int32_t *w, const uint8_t *src, ptrdiff_t ss,
                                   const uint8_t *pred, ptrdiff_t ps) {
+#if defined(__CUDA_ARCH__)
+    if (!(((uintptr_t)src | (uintptr_t)pred | (uintptr_t)ss | (uintptr_t)ps) & 3)) {
+        for (int y = 0; y < n; y++)
+            for (int x = 0; x < n; x += 4) {
+                const uint32_t a = *(const uint32_t *)(const void *)(src + y * ss + x);
+                const uint32_t b = *(const uint32_t *)(const void *)(pred + y * ps + x);
+                for (int i = 0; i < 4; i++)
+                    w[y * n + x + i] =
+                        (int32_t)(a >> 8 * i & 255u) - (int32_t)(b >> 8 * i & 255u);
+            }
+        vidk_h264_ftx_2d(n, w);
+        return;
+    }
+#endif
     for (int y = 0; y < n; y++)
         for (int x = 0; x < n; x++)
             w[y * n + x] = src[y * ss + x] - pred[y * ps + x];
