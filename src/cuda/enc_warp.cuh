@@ -347,6 +347,21 @@ __device__ inline int w_best_mode(const uint32_t *sw, const EncNb &nb, const Enc
     return bm;
 }
 
+// The 1-D passes of a 4x4 block's separable transform f (f(x, s): the 4 values x[0], x[s],
+// x[2s], x[3s] in place) by the 4 / R lanes that share it: R rows, then R columns each (part:
+// the lane's place among them), the warp meeting after each pass.
+template <int R, typename T, typename F>
+__device__ inline void w_rows_cols(T *x, int part, F f) {
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        f(x + 4 * (R * part + r), 1);
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        f(x + R * part + r, 4);
+    __syncwarp();
+}
+
 // A 4x4 block's forward transform (rows, then columns) and AC quantisation by the 4 / R lanes
 // that share it, R rows and R columns each (part: the lane's place among them); returns the
 // block's non-zero count on its first lane (0 on the others) and adds the lane's levels'
@@ -355,14 +370,7 @@ template <int R>
 __device__ inline unsigned w_fwd_quant(int32_t *w, int16_t *lev, int part, const int32_t *mf,
                                        int qbits, unsigned *bits) {
     __syncwarp();
-#pragma unroll
-    for (int r = 0; r < R; r++)
-        vidk_h264_ftx4_1d(w + 4 * (R * part + r), w + 4 * (R * part + r), 1);
-    __syncwarp();
-#pragma unroll
-    for (int r = 0; r < R; r++)
-        vidk_h264_ftx4_1d(w + R * part + r, w + R * part + r, 4);
-    __syncwarp();
+    w_rows_cols<R>(w, part, [](int32_t *x, int s) { vidk_h264_ftx4_1d(x, x, s); });
     unsigned n =
         w_quant_ac<4 * R>(w, lev, 4 * R * part, mf, qbits, vidk_h264_deadzone(qbits, 1), bits);
 #pragma unroll
@@ -383,14 +391,7 @@ __device__ inline void w_deq_inv(uint32_t *t, const int16_t *lev, const int16_t 
         t[k] = k ? vidk_h264_dequant1(lev[k], ls[k], per, 4) : dc;
     }
     __syncwarp();
-#pragma unroll
-    for (int r = 0; r < R; r++)
-        vidk_h264_itx4_1d(t + 4 * (R * part + r), t + 4 * (R * part + r), 1);
-    __syncwarp();
-#pragma unroll
-    for (int r = 0; r < R; r++)
-        vidk_h264_itx4_1d(t + R * part + r, t + R * part + r, 4);
-    __syncwarp();
+    w_rows_cols<R>(t, part, [](uint32_t *x, int s) { vidk_h264_itx4_1d(x, x, s); });
 }
 
 // The luma half (warp 0): Intra_16x16 decision, residual, transforms, reconstruction, the
