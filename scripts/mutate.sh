@@ -26,7 +26,7 @@ mut lambda_qp22 src/enc/enc_core.h \
 mut hevc_qpc_30 src/enc/enc_frame.c \
     '{29, 30, 31, 32, 33, 33, 34' '{30, 30, 31, 32, 33, 33, 34'
 mut h264_part_tie src/enc/enc_core.h \
-    $'if (c < best) {\n            best = c, word = (unsigned)m;' $'if (c <= best) {\n            best = c, word = (unsigned)m;'
+    'if (c[k] < best) best = c[k], w = k;' 'if (c[k] <= best) best = c[k], w = k;'
 mut ue_len_off_by_one src/me_core.h \
     'const unsigned k1 = k + 1u;' 'const unsigned k1 = k + 2u;'
 mut se_mapping src/me_core.h \
@@ -36,9 +36,9 @@ mut mvd_pred_left src/enc/enc_core.h \
 mut h264_sub_tie src/enc/enc_core.h \
     'if (cq < bq) bq = cq, bs = s;' 'if (cq <= bq) bq = cq, bs = s;'
 mut h264_skip_tie src/enc/enc_core.h \
-    'if (enc_h264_cost_skip(f, mbx, mby, n) <= best) {' 'if (enc_h264_cost_skip(f, mbx, mby, n) < best) {'
+    'if (c[4] <= best) w = 4;' 'if (c[4] < best) w = 4;'
 mut h264_intra_in_p src/enc/enc_core.h \
-    'const uint32_t c = dist[ENC_H264_DIST_INTRA] >> 2;' 'const uint32_t c = 0xffffffffu;'
+    'return intra >> 2 < best ? ENC_H264_CANDS : w;' 'return w;'
 mut h264_inter_round src/enc/enc_core.h \
     '((uint32_t)1 << qbits) >> 5)' '((uint32_t)1 << qbits) >> 4)'
 mut h264_mvd_quarter src/enc/enc_core.h \
@@ -58,8 +58,12 @@ mut hevc_intra_unfiltered src/enc/enc_tmpl.h \
     'enc_hevc_pred(line, 16, 4, enc_hevc_modes[k], 0, pr);'
 mut h264_plane_round src/enc/enc_core.h \
     'P->b = (k * hh + 32) >> 6' 'P->b = (k * hh + 31) >> 6'
+mut stream_cac_first src/enc/h264_stream_core.h \
+    'n = 15, first = 1, tc = c->tcc[p]' 'n = 15, first = 0, tc = c->tcc[p]'
+mut mvnb_own_vector src/enc/h264_mvp_core.h \
+    'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4];' 'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + (k + 1) % 4];'
 mut hevc_ref_subst src/enc/enc_core.h \
-    'if (m) return 32 * k + enc_hibit(m);' 'if (m) return 32 * k + enc_lobit(m);'
+    'if (m) return 32 * k + enc_hibit64(m);' 'if (m) return 32 * k + enc_lobit(m);'
 mut hevc_mc_round src/enc/enc_core.h \
     '36 * t[2] - 4 * t[3] + 2048) >> 12' '36 * t[2] - 4 * t[3] + 2047) >> 12'
 mut h264_chroma_qp_44 src/h264.c \
