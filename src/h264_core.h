@@ -267,6 +267,17 @@ VIDK_CORE void vidk_h264_sub_fdct(int n, int32_t *w, const uint8_t *src, ptrdiff
     vidk_h264_ftx_2d(n, w);
 }
 
+/* 4x4 and 8x8 zig-zag scans (8.5.6, 8.5.7, frame macroblocks): scan index -> raster index.
+ * The tables of the coding loop (enc_core.h) and of the stream writer (h264_stream_core.h). */
+// clang-format off
+#define VIDK_H264_ZZ4 {0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15}
+#define VIDK_H264_ZZ8 {                                                 \
+    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,      \
+    12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,     \
+    35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,     \
+    58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63}
+// clang-format on
+
 /* Dead-zone offset of the quantiser: 2^qbits / 3 (intra) or / 6 (inter). */
 VIDK_CORE int32_t vidk_h264_deadzone(int qbits, int intra) {
     return (int32_t)(((uint32_t)1 << qbits) / (intra ? 3u : 6u));

@@ -145,11 +145,8 @@ ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz) {
 }
 
 /* H.264 zig-zag scans of frame macroblocks (8.5.6, 8.5.7): scan index -> raster index. */
-ENC_TAB uint8_t enc_zz4[16] = {0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15};
-ENC_TAB uint8_t enc_zz8[64] = {0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,
-                               12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,
-                               35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
-                               58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+ENC_TAB uint8_t enc_zz4[16] = VIDK_H264_ZZ4;
+ENC_TAB uint8_t enc_zz8[64] = VIDK_H264_ZZ8;
 
 /* The rounding offset of the inter luma quantiser (docs/ENCODE.md §9): 1/32 of the step,
  * where H.264's reference rounding (vidk_h264_deadzone) uses 1/6: small levels, which cost

@@ -34,14 +34,7 @@ typedef struct VidkH264sCtx {
     uint8_t *tcc[2];       /* per chroma 4x4 block of Cb / Cr, (mbw * 2) x (mbh * 2) */
 } VidkH264sCtx;
 
-/* 4x4 and 8x8 zig-zag scans (8.5.6, 8.5.7, frame macroblocks): scan index -> raster. */
 // clang-format off
-#define VIDK_H264S_ZZ4 {0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15}
-#define VIDK_H264S_ZZ8 {                                                \
-    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,      \
-    12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,     \
-    35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,     \
-    58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63}
 /* coded_block_pattern -> codeNum of me(v) for inter macroblocks (Table 9-4, ChromaArrayType
  * 1), the inverse of the table's codeNum -> cbp column. */
 #define VIDK_H264S_INTER_CBP {                                          \
@@ -49,8 +42,8 @@ typedef struct VidkH264sCtx {
     1,  32, 33, 36, 34, 37, 44, 40, 35, 45, 38, 41, 39, 42, 43, 19,     \
     6,  24, 25, 20, 26, 21, 46, 28, 27, 47, 22, 29, 23, 30, 31, 12}
 // clang-format on
-VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_zz4, [16], VIDK_H264S_ZZ4)
-VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_zz8, [64], VIDK_H264S_ZZ8)
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_zz4, [16], VIDK_H264_ZZ4)
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_zz8, [64], VIDK_H264_ZZ8)
 VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_inter_cbp, [48], VIDK_H264S_INTER_CBP)
 
 /* nC (9.2.1) of the block at (x, y) of a TotalCoeff map whose macroblocks are `per` blocks
