@@ -221,7 +221,8 @@ constexpr int kDecideWarps = 4;
 __global__ void __launch_bounds__(32 * kDecideWarps)
     decide_kernel(const EncFrame f, const VidkMv *mvi, const uint16_t *mbi, VidkMv *mvo,
                   uint16_t *mbo) {
-    __shared__ uint32_t s_satd[kDecideWarps][32], s_c[ENC_H264_CANDS][32], s_w[32];
+    __shared__ uint32_t s_satd[kDecideWarps][32], s_c[ENC_H264_CANDS][32];
+    __shared__ unsigned s_w[ENC_H264_CANDS][32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
     const bool on = u < f.uw * f.uh;
     const int mbx = u % f.uw, mby = u / f.uw;
@@ -247,18 +248,20 @@ __global__ void __launch_bounds__(32 * kDecideWarps)
     VidkMv v0[16];
     if (on) {
         s_c[k][lane] = enc_h264_cand(&f, mbx, mby, &n, k, satd, &word);
-        if (k == 3) s_w[lane] = word;
+        s_w[k][lane] = word;
         if (w == 0) {
             for (int b = 0; b < 16; b++)
                 v0[b] = n.in[b];
             s_c[4][lane] = enc_h264_cand(&f, mbx, mby, &n, 4, satd, &word);
+            s_w[4][lane] = word;
         }
     }
     __syncthreads();
     if (!on) return;
     uint32_t c[ENC_H264_CANDS];
+    unsigned words[ENC_H264_CANDS];
     for (int j = 0; j < ENC_H264_CANDS; j++)
-        c[j] = s_c[j][lane];
+        c[j] = s_c[j][lane], words[j] = s_w[j][lane];
     const uint32_t intra = f.dist[ENC_H264_DIST_N * (ptrdiff_t)u + ENC_H264_DIST_INTRA];
     const int win = enc_h264_pick(c, intra);
     const bool mine = win == k || (w == 0 && (win == 4 || win == ENC_H264_CANDS));
@@ -268,10 +271,7 @@ __global__ void __launch_bounds__(32 * kDecideWarps)
         if (win == ENC_H264_CANDS) m.x = m.y = 0; // Intra_16x16
         mvo[(ptrdiff_t)(mby * 4 + b / 4) * (f.W / 4) + mbx * 4 + b % 4] = m;
     }
-    mbo[u] = (uint16_t)(win == ENC_H264_CANDS ? ENC_MBI_INTRA | (intra & 3u)
-                        : win == 3            ? s_w[lane]
-                        : win == 4            ? 0u // P_Skip: a 16x16 word
-                                              : (unsigned)win);
+    mbo[u] = (uint16_t)enc_h264_word(win, words, intra);
 }
 
 // An 8x8 block (rows of 8 bytes, 8-aligned: the quadrant's x and the pitch are) into a
@@ -386,6 +386,10 @@ __device__ inline int flag_acquire(const int *p) {
     asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
+__device__ inline void flag_wait(const int *p, int need) {
+    while (flag_acquire(p) < need) {
+    }
+}
 __device__ inline void flag_release(int *p, int v) {
     asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
@@ -411,8 +415,7 @@ __global__ void __launch_bounds__(64)
         if (t < 3) {
             const int nx = x - (t != 1), ny = y - (t != 0); // left, top, top-left
             if (nx >= 0 && ny >= 0 && (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA))
-                while (!flag_acquire(flag + ny * f.uw + nx)) {
-                }
+                flag_wait(flag + ny * f.uw + nx, 1);
         }
         __syncthreads();                       // also: every thread has read s_t
         vidk_encw::w_h264_i_mb(f, x, y, S, t); // ends with a block barrier
@@ -440,9 +443,7 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
 // row's block is resident at once (a few hundred small blocks at most), so the waits cannot
 // deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1 line.
 __device__ inline void wave_wait(const int *prog, int r, int need, int t) {
-    if (r > 0 && t == 0)
-        while (flag_acquire(prog + r - 1) < need) {
-        }
+    if (r > 0 && t == 0) flag_wait(prog + r - 1, need);
 }
 __device__ inline void wave_release(int *prog, int r, int x, int lane) {
     __syncwarp(); // every lane's reconstruction before the release

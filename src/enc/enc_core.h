@@ -800,15 +800,18 @@ ENC_FN uint32_t enc_h264_cost_quad(const EncFrame *f, int mbx, int mby, VidkH264
 
 /* The P_Skip candidate's SATD (16x16 at the P_Skip vector sv) is kept in f->skipc from one
  * decision pass to the next while sv stays: the kept value into *satd when it is sv's. */
+ENC_FN uint32_t enc_h264_skip_key(VidkMv sv) {
+    return (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16;
+}
 ENC_FN int enc_h264_skip_kept(const EncFrame *f, int mbx, int mby, VidkMv sv, uint32_t *satd) {
     const uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
-    if (sc[0] != ((uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16)) return 0;
+    if (sc[0] != enc_h264_skip_key(sv)) return 0;
     *satd = sc[1]; /* written with the key (none is kept after the seed) */
     return 1;
 }
 ENC_FN void enc_h264_skip_keep(const EncFrame *f, int mbx, int mby, VidkMv sv, uint32_t satd) {
     uint32_t *sc = f->skipc + 2 * (ptrdiff_t)(mby * f->uw + mbx);
-    sc[0] = (uint32_t)(uint16_t)sv.x | (uint32_t)(uint16_t)sv.y << 16, sc[1] = satd;
+    sc[0] = enc_h264_skip_key(sv), sc[1] = satd;
 }
 
 /* 16x16 at the P_Skip vector, whose SATD is satd. */
@@ -868,6 +871,11 @@ ENC_FN int enc_h264_pick(const uint32_t *c, uint32_t intra) {
     return intra >> 2 < best ? ENC_H264_CANDS : w;
 }
 
+/* The decision word of the winner w of enc_h264_pick (word[k]: enc_h264_cand's words). */
+ENC_FN unsigned enc_h264_word(int w, const unsigned *word, uint32_t intra) {
+    return w == ENC_H264_CANDS ? ENC_MBI_INTRA | (intra & 3u) : word[w];
+}
+
 /* The decision against the neighbourhood n (the neighbours' vectors of the previous
  * decision pass): every candidate, then the pick. Leaves the vectors in n->in; returns the
  * decision word. */
@@ -889,7 +897,7 @@ ENC_FN unsigned enc_h264_decide(const EncFrame *f, int mbx, int mby, VidkH264MvN
             n->in[b].x = n->in[b].y = 0;
         else
             n->in[b] = v[w][b];
-    return w == ENC_H264_CANDS ? ENC_MBI_INTRA | (intra & 3u) : word[w];
+    return enc_h264_word(w, word, intra);
 }
 
 /* The first row of the slice holding macroblock row mby. */
