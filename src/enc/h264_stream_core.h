@@ -403,6 +403,7 @@ typedef struct VidkH264sWarp { /* what the lanes of a macroblock share (shared m
     uint32_t len[32];          /* each piece's bits */
     uint8_t ovf[32];           /* a piece overflowed its lane's buffer */
     int skip;                  /* P_Skip */
+    int row0;                  /* the first row of the macroblock's slice */
     VidkH264MvNb nb;           /* an inter macroblock's neighbourhood (for the header) */
 } VidkH264sWarp;
 
@@ -435,9 +436,11 @@ VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264
                    ? (uint8_t)vidk_h264s_piece_lev(c, mbx, mby, intra16, !!(w & ENC_MBI_TX8), l,
                                                    L->lev)
                    : 0;
+    const int row0 = vidk_h264s_slice_row0(c->mbh, c->slices, mby);
+    if (l == 0) s->row0 = row0; /* for step 2 */
     if (!intra16 && l < VIDK_H264_MVNB_ENTRIES)
         vidk_h264_mvnb_entry(&s->nb, l, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
-                             vidk_h264s_slice_row0(c->mbh, c->slices, mby), mbx, mby);
+                             row0, mbx, mby);
 }
 
 /* Step 2: its piece coded into its buffer, the length into s (lane 0: the header and the
@@ -446,7 +449,7 @@ VIDK_CORE void vidk_h264s_w_code(const VidkH264sCtx *f, int i, int l, VidkH264sW
                                  VidkH264sLane *L) {
     VidkH264sCtx c = *f;
     const int mbx = i % f->mbw, mby = i / f->mbw, intra16 = !!(f->mbi[i] & ENC_MBI_INTRA);
-    c.row0 = vidk_h264s_slice_row0(f->mbh, f->slices, mby);
+    c.row0 = s->row0;
     const int cbp = vidk_h264s_cbp(s->fl, intra16);
     VidkBits b;
     vidk_bits_init(&b, L->buf, VIDK_H264S_LANE_BYTES - 3);
