@@ -9,7 +9,7 @@
 //   runs: EMU_R=64 EMU_W=40 EMU_H=36 EMU_BD=8 EMU_SHAPES=0x7f ./me_emu 8 2
 //
 // It provides the CUDA built-ins the kernels use (threadIdx, blockIdx, blockDim,
-// __syncthreads, __shfl_xor_sync, atomicMin, __ldg, __byte_perm, dynamic shared
+// __syncthreads, __shfl_xor_sync, atomicMin, __ldg, __byte_perm, uint4, dynamic shared
 // memory). Barriers are exact: a warp shuffle waits for the 32 lanes of its warp,
 // __syncthreads for the whole block; a barrier that not every live thread of its scope
 // reaches, or a shuffle with an exited partner, is reported as an error (the kernels'
@@ -43,6 +43,9 @@
 struct dim3 {
     unsigned x, y, z;
     dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct alignas(16) uint4 {
+    unsigned x, y, z, w;
 };
 
 namespace emu {

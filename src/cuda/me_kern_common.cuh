@@ -29,10 +29,18 @@ constexpr int kSlots = 661;      // partitions of a 64x64 group over the 9 shape
 constexpr int kThreadsMax = 256; // threads per block of the fast kernels
 constexpr int kLmax = 256;       // candidate rows per block (shared memory bound)
 constexpr unsigned long long kKeyNone = ~0ull;
+// Window pitch of the f41 kernels in words: ((C + 58) >> 2) + 5, odd, is 21 for every C
+// make_plan gives them (at most 8), a compile-time stride for the loop's shared loads.
+constexpr int kWP41 = 21;
 
 static_assert(2 * VIDK_ME_MAX_RANGE < (1 << kRankBits), "rank field");
 static_assert((2 * VIDK_ME_MAX_RANGE + 1) * (2 * VIDK_ME_MAX_RANGE + 1) <= (1 << 19),
               "raster field");
+
+// Entries per macroblock of the f41 kernels' table of key constants: L rounded up to 8.
+VK_HD inline int f41_kpitch(int L) {
+    return (L + 7) & ~7;
+}
 
 // Block sizes in VidkBlockSize order (4x4, 8x4, 4x8, 8x8, 16x8, 8x16, 16x16, 32x32, 64x64).
 VK_HD inline int bs_w(int bs) {
@@ -346,7 +354,12 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
     pl->nsl = (N + L - 1) / L;
     const int ww = ((pl->C + 58) >> 2) + 5; // words a window row needs (see the kernels)
     pl->WP = ww | 1;
-    const size_t words = 1024 + (size_t)(kGroup + L - 1) * (size_t)pl->WP;
+    size_t words = 1024 + (size_t)(kGroup + L - 1) * (size_t)pl->WP;
+    if (pl->path == PATH_F41) { // + the key constants of the 16 macroblocks (f41_body)
+        if (pl->WP > kWP41) return VIDK_ERR(EINVAL); // cannot happen: C <= 8
+        pl->WP = kWP41;
+        words = 1024 + 16 * (size_t)f41_kpitch(L) + (size_t)(kGroup + L - 1) * kWP41;
+    }
     pl->smem = (words + 1) / 2 * 8 + (size_t)kSlots * 8;
     return 0;
 }
@@ -453,12 +466,33 @@ __device__ __forceinline__ BlockPos block_pos(const MeArgs &a) {
     return p;
 }
 
+// One aligned word from global to shared memory without passing through a register
+// (cp.async, sm_80 on): a thread issues all its staging copies and waits once
+// (stage_wait), where a load then a store per word waited for each load in turn (~14
+// serial L2 round trips a block at 1080p R 16, the f41 kernel's long-scoreboard stalls).
+__device__ __forceinline__ void stage_word(unsigned *dst, const uint8_t *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(dst)),
+                 "l"(src)
+                 : "memory");
+#else
+    *dst = __ldg(reinterpret_cast<const unsigned *>(src));
+#endif
+}
+__device__ __forceinline__ void stage_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 // Stage the 64x64 current samples of the group (16 words a row) and the reference window
 // (rows WY0.., words from sample WX0, a multiple of 4) with clamped coordinates.
 // V = 0 (round 1): a division and a clamped gather per word. V = 1: row and column
 // advance incrementally (one division per thread), and a window that lies inside the
 // picture horizontally (most blocks) is read with plain aligned words; only the row is
-// clamped. Same words in shared memory either way.
+// clamped; those words go straight to shared memory (stage_word). Same words in shared
+// memory either way.
 template <int V>
 __device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsigned *scur,
                                       unsigned *swin, int wx0, int wh) {
@@ -483,19 +517,24 @@ __device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsig
     for (int i = tid; i < 64 * 16; i += nt) {
         const int r = i >> 4, c = i & 15;
         const uint8_t *row = a.cur + (size_t)vk_imin(bp.gy * kGroup + r, a.h - 1) * a.pitch;
-        scur[i] = cin ? __ldg(reinterpret_cast<const unsigned *>(row + cx + 4 * c))
-                      : gather4(row, cx + 4 * c, a.w);
+        if (cin)
+            stage_word(&scur[i], row + cx + 4 * c);
+        else
+            scur[i] = gather4(row, cx + 4 * c, a.w);
     }
     const bool win = wx0 >= 0 && wx0 + 4 * ww <= a.w; // block-uniform
     const int dr = nt / ww, dc = nt - dr * ww;
     int r = tid / ww, c = tid - r * ww;
     while (r < wh) {
         const uint8_t *row = a.ref + (size_t)vk_clamp(wy0 + r, 0, a.h - 1) * a.pitch;
-        swin[r * a.WP + c] = win ? __ldg(reinterpret_cast<const unsigned *>(row + wx0 + 4 * c))
-                                 : gather4(row, wx0 + 4 * c, a.w);
+        if (win)
+            stage_word(&swin[r * a.WP + c], row + wx0 + 4 * c);
+        else
+            swin[r * a.WP + c] = gather4(row, wx0 + 4 * c, a.w);
         r += dr, c += dc;
         if (c >= ww) c -= ww, r++;
     }
+    stage_wait(); // the caller's __syncthreads then publishes the words to the block
 }
 
 // Merge a thread's key for slot s into the block's reduction array.

@@ -16,15 +16,15 @@ struct Keys41 {
     unsigned k4[4][2], k84[4], k48[2][2], k88[2], k816, k168, k16, k32, k64;
 };
 
-// Keys of every partition of one candidate (row mvy) from its eight 4x4 SADs s[i][j].
-// FR (round 3, no lambda): cfr is the key constant of every partition (see f41_chunk).
+// Keys of every partition of one candidate (row mvy) from its eight 4x4 SADs s[i][j]; c:
+// the candidate's key constant (key_cst) of the macroblock's shapes (f41_chunk). FR (round
+// 3, no lambda): c is also the constant of 32x32 and 64x64.
 template <int FL, bool FR = false>
 __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, const MeArgs &a,
-                                         int h, unsigned bx, int py, unsigned bx32, int py32,
-                                         unsigned bx64, int py64, Keys41 &o, unsigned cfr = 0) {
+                                         int h, unsigned c, unsigned bx32, int py32,
+                                         unsigned bx64, int py64, Keys41 &o) {
     constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
     static_assert(!FR || !LAMBDA, "FR: no lambda");
-    const unsigned c = FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx, py);
     if (!(FL & F_NO4))
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -66,12 +66,10 @@ __device__ __forceinline__ void f41_keys(const unsigned (&s)[4][2], int mvy, con
                 // xor 4 / xor 16: the other quadrants of the group.
                 e += __shfl_xor_sync(0xffffffffu, e, 2);
                 e += __shfl_xor_sync(0xffffffffu, e, 8);
-                o.k32 =
-                    key_of(e, FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx32, py32), a.kmul);
+                o.k32 = key_of(e, FR ? c : key_cst<LAMBDA>(mvy, a.lambda, bx32, py32), a.kmul);
                 e += __shfl_xor_sync(0xffffffffu, e, 4);
                 e += __shfl_xor_sync(0xffffffffu, e, 16);
-                o.k64 =
-                    key_of(e, FR ? cfr : key_cst<LAMBDA>(mvy, a.lambda, bx64, py64), a.kmul);
+                o.k64 = key_of(e, FR ? c : key_cst<LAMBDA>(mvy, a.lambda, bx64, py64), a.kmul);
             }
         }
     }
@@ -110,17 +108,20 @@ __device__ __forceinline__ void f41_merge(Keys41 &kk, const Keys41 &x, const Key
 #undef VK_M
 }
 
-// FR (round 3, no lambda): the key constant of candidate mvy0 + k is 0x4B000000 + rank,
-// the bits of |2 mvy + 0.5| + (2^23 - 0.5) = 2^23 + rank(mvy) (exact in float:
-// |2 mvy + 0.5| - 0.5 is 2 mvy for mvy >= 0 and -2 mvy - 1 below), two FADDs on the FMA
-// pipe instead of a compare and a select on the ALU pipe. The common offset keeps the
+// The key constants: FR (round 3, no lambda): the constant of candidate mvy0 + k is
+// 0x4B000000 + rank, the bits of |2 mvy + 0.5| + (2^23 - 0.5) = 2^23 + rank(mvy) (exact in
+// float: |2 mvy + 0.5| - 0.5 is 2 mvy for mvy >= 0 and -2 mvy - 1 below), two FADDs on the
+// FMA pipe instead of a compare and a select on the ALU pipe. The common offset keeps the
 // order: the largest SAD, 64x64 at 8 bits, gives 1044480 * 1024 + 0x4B000000 + 1023 <
-// 2^32. f41_body removes it once per thread.
+// 2^32. f41_body removes it once per thread. Otherwise kc[k] + cb: the macroblock's table
+// entry of row mvy0 + k (its rank and lambda x the bits of its vertical difference, f41_body)
+// plus the thread's lambda x the bits of its horizontal one, which is key_cst (kc: 16-byte
+// aligned when K is a multiple of 4).
 template <int K, int FL, bool AL, bool FR>
 __device__ __forceinline__ void
-f41_chunk(const unsigned *__restrict__ row, int wp, unsigned sel, const unsigned (&cur)[16][2],
-          int mvy0, const MeArgs &a, int h, unsigned bx, int py, unsigned bx32, int py32,
-          unsigned bx64, int py64, Keys41 &kk) {
+f41_chunk(const unsigned *__restrict__ row, unsigned sel, const unsigned (&cur)[16][2],
+          int mvy0, const unsigned *kc, unsigned cb, const MeArgs &a, int h, unsigned bx32,
+          int py32, unsigned bx64, int py64, Keys41 &kk) {
     static_assert(K == 1 || K % 2 == 0, "chunk size");
     unsigned acc[K][4][2];
 #pragma unroll
@@ -130,7 +131,7 @@ f41_chunk(const unsigned *__restrict__ row, int wp, unsigned sel, const unsigned
             acc[k][i][0] = acc[k][i][1] = 0;
 #pragma unroll
     for (int rr = 0; rr < K + 15; rr++) {
-        const unsigned *p = row + rr * wp;
+        const unsigned *p = row + rr * kWP41;
         // AL: sel is 0x3210 (no shift), the words are the samples themselves.
         const unsigned w0 = p[0], w1 = p[1], w2 = AL ? 0u : p[2];
         const unsigned r0 = AL ? w0 : __byte_perm(w0, w1, sel);
@@ -154,38 +155,35 @@ f41_chunk(const unsigned *__restrict__ row, int wp, unsigned sel, const unsigned
             }
         }
     }
+    unsigned c[K];
     if (FR) {
         const float x0 = (float)(2 * mvy0) + 0.5f;
-        unsigned c[K];
 #pragma unroll
         for (int k = 0; k < K; k++)
             c[k] = vk_fbits(fabsf(x0 + (float)(2 * k)) + 8388607.5f);
-        if (K == 1) {
-            Keys41 x;
-            f41_keys<FL, FR>(acc[0], mvy0, a, h, bx, py, bx32, py32, bx64, py64, x, c[0]);
-            f41_merge<FL, 1>(kk, x, x);
-        } else {
+    } else if (K % 4 == 0) {
 #pragma unroll
-            for (int k = 0; k < K; k += 2) {
-                Keys41 x, y;
-                f41_keys<FL, FR>(acc[k], mvy0 + k, a, h, bx, py, bx32, py32, bx64, py64, x,
-                                 c[k]);
-                f41_keys<FL, FR>(acc[k + (K > 1)], mvy0 + k + 1, a, h, bx, py, bx32, py32, bx64,
-                                 py64, y, c[k + (K > 1)]);
-                f41_merge<FL, 2>(kk, x, y);
-            }
+        for (int k = 0; k < K; k += 4) {
+            const uint4 v = *reinterpret_cast<const uint4 *>(kc + k);
+            c[k] = v.x + cb, c[(k + 1) % K] = v.y + cb, c[(k + 2) % K] = v.z + cb,
+            c[(k + 3) % K] = v.w + cb;
         }
-    } else if (K == 1) {
+    } else {
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            c[k] = kc[k] + cb;
+    }
+    if (K == 1) {
         Keys41 x;
-        f41_keys<FL>(acc[0], mvy0, a, h, bx, py, bx32, py32, bx64, py64, x);
+        f41_keys<FL, FR>(acc[0], mvy0, a, h, c[0], bx32, py32, bx64, py64, x);
         f41_merge<FL, 1>(kk, x, x);
     } else {
 #pragma unroll
         for (int k = 0; k < K; k += 2) {
             Keys41 x, y;
-            f41_keys<FL>(acc[k], mvy0 + k, a, h, bx, py, bx32, py32, bx64, py64, x);
-            f41_keys<FL>(acc[k + (K > 1)], mvy0 + k + 1, a, h, bx, py, bx32, py32, bx64, py64,
-                         y);
+            f41_keys<FL, FR>(acc[k], mvy0 + k, a, h, c[k], bx32, py32, bx64, py64, x);
+            f41_keys<FL, FR>(acc[k + (K > 1)], mvy0 + k + 1, a, h, c[k + (K > 1)], bx32, py32,
+                             bx64, py64, y);
             f41_merge<FL, 2>(kk, x, y);
         }
     }
@@ -203,8 +201,8 @@ template <int FL> __device__ __forceinline__ void f41_unoffset(Keys41 &kk) {
 template <int FL, bool AL, bool FR>
 __device__ __forceinline__ void
 f41_rows(const unsigned *__restrict__ base, const MeArgs &a, const BlockPos &bp, unsigned sel,
-         const unsigned (&cur)[16][2], int h, unsigned bx, int py, unsigned bx32, int py32,
-         unsigned bx64, int py64, Keys41 &kk) {
+         const unsigned (&cur)[16][2], const unsigned *kc, unsigned cb, int h, unsigned bx32,
+         int py32, unsigned bx64, int py64, Keys41 &kk) {
     // Chunks of 8 candidates: 23 reference rows (69 LDS, 2 wavefronts each: the lanes of
     // macroblock rows 0/2 and 1/3 hit the same banks) per 256 VABSDIFF4. With K = 4 the
     // shared-memory pipe was as busy as the ALU pipe; ptxas keeps K = 8 within 128
@@ -212,29 +210,44 @@ f41_rows(const unsigned *__restrict__ base, const MeArgs &a, const BlockPos &bp,
     constexpr int KB = 8;
     int y = bp.cy0;
     for (; y + KB <= bp.cy1; y += KB)
-        f41_chunk<KB, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py,
-                                  bx32, py32, bx64, py64, kk);
+        f41_chunk<KB, FL, AL, FR>(base + (y - bp.cy0) * kWP41, sel, cur, y, kc + (y - bp.cy0),
+                                  cb, a, h, bx32, py32, bx64, py64, kk);
     for (; KB > 4 && y + 4 <= bp.cy1; y += 4)
-        f41_chunk<4, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py,
-                                 bx32, py32, bx64, py64, kk);
+        f41_chunk<4, FL, AL, FR>(base + (y - bp.cy0) * kWP41, sel, cur, y, kc + (y - bp.cy0),
+                                 cb, a, h, bx32, py32, bx64, py64, kk);
     for (; y < bp.cy1; y++)
-        f41_chunk<1, FL, AL, FR>(base + (y - bp.cy0) * a.WP, a.WP, sel, cur, y, a, h, bx, py,
-                                 bx32, py32, bx64, py64, kk);
+        f41_chunk<1, FL, AL, FR>(base + (y - bp.cy0) * kWP41, sel, cur, y, kc + (y - bp.cy0),
+                                 cb, a, h, bx32, py32, bx64, py64, kk);
 }
 
 // Body of the f41 kernels (V: kernel configuration, see the kernels below).
 template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &a) {
+    constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
+    constexpr bool FR = V == 2 && !LAMBDA;
     VK_DYN_SMEM(unsigned long long, smem64);
+    // shared: the 64x64 current samples, the key constants (16 x kp), the window (pitch
+    // kWP41), the reduction slots
     unsigned *scur = reinterpret_cast<unsigned *>(smem64);
-    unsigned *swin = scur + 1024;
+    const int kp = f41_kpitch(a.L);
+    unsigned *skc = scur + 1024;
+    unsigned *swin = skc + 16 * kp;
     const BlockPos bp = block_pos(a);
-    const int wh = kGroup + (bp.cy1 - bp.cy0) - 1;
+    const int nr = bp.cy1 - bp.cy0, wh = kGroup + nr - 1;
     unsigned long long *red =
-        reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * a.WP + 1) / 2 * 2);
+        reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * kWP41 + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3;
     stage<V>(a, bp, scur, swin, wx0, wh);
     for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x)
         red[s] = kKeyNone;
+    // Key constants of macroblock m's candidate rows: key_cst without the horizontal part,
+    // computed once per block instead of per thread and candidate.
+    if (!FR)
+        for (int i = (int)threadIdx.x; i < 16 * nr; i += (int)blockDim.x) {
+            const int m = i / nr, r = i - m * nr;
+            int qx, qy;
+            pred_of(a, bp.gx * 4 + (m & 3), bp.gy * 4 + (m >> 2), &qx, &qy);
+            skc[m * kp + r] = key_cst<LAMBDA>(bp.cy0 + r, a.lambda, 0u, qy);
+        }
     __syncthreads();
 
     const int t = (int)threadIdx.x, lane = t & 31, col = t >> 5;
@@ -254,10 +267,14 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
     pred_of(a, mbx & ~3, mby & ~3, &px64, &py64);
     const unsigned bx = mv_bits(mvx - px), bx32 = mv_bits(mvx - px32),
                    bx64 = mv_bits(mvx - px64);
+    // the thread's part of key_cst (lambda x the bits of the horizontal difference)
+    const unsigned cb = LAMBDA ? (a.lambda * bx) << kRankBits : 0u;
+    (void)py;
 
     const int sx = bp.gx * kGroup + mx * 16 + h * 8 + mvx - wx0;
     const unsigned sel = 0x3210u + 0x1111u * (unsigned)(sx & 3);
-    const unsigned *base = swin + (my * 16) * a.WP + (sx >> 2);
+    const unsigned *base = swin + (my * 16) * kWP41 + (sx >> 2);
+    const unsigned *kc = skc + mb * kp;
     Keys41 kk;
 #pragma unroll
     for (int i = 0; i < 4; i++)
@@ -268,11 +285,10 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
     // (sx & 3 == 0: one warp in four; sx & 3 is uniform across the warp) takes a loop
     // without PRMT and without the third LDS per reference row (warp-uniform branch). The
     // variants with partition sums spill with the second loop copy: they keep one.
-    constexpr bool FR = V == 2 && !(FL & F_LAMBDA);
     if (V == 2 && (FL & ~F_LAMBDA) == 0 && (sx & 3) == 0)
-        f41_rows<FL, true, FR>(base, a, bp, sel, cur, h, bx, py, bx32, py32, bx64, py64, kk);
+        f41_rows<FL, true, FR>(base, a, bp, sel, cur, kc, cb, h, bx32, py32, bx64, py64, kk);
     else
-        f41_rows<FL, false, FR>(base, a, bp, sel, cur, h, bx, py, bx32, py32, bx64, py64, kk);
+        f41_rows<FL, false, FR>(base, a, bp, sel, cur, kc, cb, h, bx32, py32, bx64, py64, kk);
     if (FR) f41_unoffset<FL>(kk); // the float-rank offset (see f41_chunk)
 
     // Partition coordinates inside the group, in units of each shape.
