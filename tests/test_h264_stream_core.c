@@ -404,6 +404,87 @@ static void synthetic(void) {
         free(lev[p]);
 }
 
+/* TotalCoeff (vidk_h264s_piece_count, four levels at a time and by position masks) against
+ * the count over each piece's levels in scan order (vidk_h264s_piece_lev), on random, sparse
+ * and extreme level planes with every kind of macroblock; and the 8x8 position masks
+ * against VIDK_H264_ZZ8. */
+static void counts(void) {
+    static const uint8_t zz8[64] = VIDK_H264_ZZ8;
+    for (int i4 = 0; i4 < 4; i4++) {
+        uint64_t m = 0;
+        for (int i = 0; i < 16; i++)
+            m |= (uint64_t)1 << zz8[4 * i + i4];
+        CHECK(m == vidk_h264s_zz8_piece(i4));
+    }
+    const int mbw = 3, mbh = 2, W = mbw * 16, H = mbh * 16, n = mbw * mbh;
+    const size_t nl = (size_t)W * H;
+    uint16_t mbi[6];
+    int16_t *lev[3] = {calloc(nl, 2), calloc(nl / 4, 2), calloc(nl / 4, 2)};
+    uint8_t *tc = calloc((size_t)n * 24, 1);
+    CHECK(lev[0] && lev[1] && lev[2] && tc);
+    VidkH264sCtx c;
+    memset(&c, 0, sizeof(c));
+    c.mbw = mbw, c.mbh = mbh, c.W = W, c.slices = 1, c.mbi = mbi;
+    for (int p = 0; p < 3; p++)
+        c.lev[p] = lev[p];
+    c.tcl = tc, c.tcc[0] = tc + n * 16, c.tcc[1] = tc + n * 20;
+    uint32_t seed = 777;
+    for (int round = 0; round < 400; round++) {
+        const int kind = round % 4; /* random, sparse, extreme, single level */
+        for (int i = 0; i < n; i++) {
+            const uint32_t r = test_rand(&seed);
+            mbi[i] = (uint16_t)((r & 3) == 0 ? ENC_MBI_INTRA : (r & 1) ? ENC_MBI_TX8 : 0u);
+        }
+        for (int p = 0; p < 3; p++)
+            for (size_t k = 0; k < (p ? nl / 4 : nl); k++) {
+                const uint32_t r = test_rand(&seed);
+                const int16_t ext[4] = {-32768, 32767, 1, -1};
+                lev[p][k] = kind == 0   ? ((r & 1) ? (int16_t)(r >> 16) : 0)
+                            : kind == 1 ? ((r & 15) == 0 ? (int16_t)((r >> 8 & 3) - 1) : 0)
+                            : kind == 2 ? ext[r >> 8 & 3]
+                                        : 0;
+            }
+        if (kind == 3) { /* one level, every position in turn */
+            const uint32_t r = test_rand(&seed);
+            lev[r & 1 ? 0 : 1 + (r >> 1 & 1)][(r >> 2) % (r & 1 ? nl : nl / 4)] =
+                (int16_t)(r >> 16 | 1);
+        }
+        memset(tc, 0xee, (size_t)n * 24);
+        for (int i = 0; i < n; i++)
+            vidk_h264s_count(&c, i);
+        for (int i = 0; i < n; i++) {
+            const int mbx = i % mbw, mby = i / mbw, intra16 = !!(mbi[i] & ENC_MBI_INTRA);
+            for (int j = VIDK_H264S_P_LUMA; j < VIDK_H264S_PIECES; j++) {
+                if (j >= VIDK_H264S_P_CDC && j < VIDK_H264S_P_CAC) continue;
+                int16_t v[16];
+                (void)vidk_h264s_piece_lev(&c, mbx, mby, intra16, !!(mbi[i] & ENC_MBI_TX8), j,
+                                           v);
+                const int first = j >= VIDK_H264S_P_CAC || intra16;
+                int want = 0;
+                for (int k = first; k < 16; k++)
+                    want += v[k] != 0;
+                int got;
+                if (j < VIDK_H264S_P_CDC) {
+                    const int k = j - VIDK_H264S_P_LUMA;
+                    got = tc[(mby * 4 + vidk_h264s_blk_y(k)) * (mbw * 4) + mbx * 4 +
+                             vidk_h264s_blk_x(k)];
+                } else {
+                    const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3;
+                    got = c.tcc[p][(mby * 2 + (k >> 1)) * (mbw * 2) + mbx * 2 + (k & 1)];
+                }
+                if (got != want) {
+                    fprintf(stderr, "counts: round %d mb %d piece %d: %d, want %d\n", round, i,
+                            j, got, want);
+                    CHECK(0);
+                }
+            }
+        }
+    }
+    for (int p = 0; p < 3; p++)
+        free(lev[p]);
+    free(tc);
+}
+
 /* The pieces of pass 3: ue() lengths and bit packing at every alignment. */
 static void pieces(void) {
     for (uint32_t k = 0; k < 5000; k++) {
@@ -639,6 +720,7 @@ int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : NULL;
     emu_seed = test_seed();
     pieces();
+    counts();
     headers();
     CHECK(ep_strings() > 0);
     synthetic();

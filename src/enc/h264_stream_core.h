@@ -138,22 +138,93 @@ VIDK_CORE int vidk_h264s_cbp(const uint8_t *fl, int intra16) {
     return luma | (cac ? 2 : cdc ? 1 : 0) << 4;
 }
 
-/* TotalCoeff of piece j (a luma or chroma AC block) into its map (what nC reads, 9.2.1):
- * the non-zero levels it codes (AC only for Intra_16x16 and chroma). Blocks the cbp leaves
- * out hold only zeros, and P_Skip macroblocks have none, so they count 0. */
-VIDK_CORE void vidk_h264s_piece_tc(const VidkH264sCtx *c, int mbx, int mby, int intra16, int j,
-                                   const int16_t *lev) {
+/* Four levels of a level plane at once (8 bytes, aligned: the blocks start at multiples of
+ * 4 levels and the strides are whole macroblocks); lane i of the word (bits 16 i ..) is
+ * level p[i] (little-endian hosts and devices). */
+VIDK_CORE uint64_t vidk_h264s_ld4(const int16_t *p) {
+#if defined(__CUDA_ARCH__)
+    return *(const uint64_t *)(const void *)p;
+#else
+    uint64_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 16 | (uint16_t)p[i];
+    return v;
+#endif
+}
+
+/* The top bit of each 16-bit lane of v where the lane is non-zero; every other bit 0. */
+VIDK_CORE uint64_t vidk_h264s_nz4(uint64_t v) {
+    const uint64_t lo = 0x7fff7fff7fff7fffull;
+    return (((v & lo) + lo) | v) & ~lo;
+}
+
+VIDK_CORE int vidk_h264s_popc64(uint64_t v) {
+#if defined(__CUDA_ARCH__)
+    return __popcll((unsigned long long)v);
+#else
     int n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+#endif
+}
+
+/* The levels of an 8x8 block that CAVLC's interleaved 4x4 block i4 holds, as bits 8 r + c:
+ * the positions zz8[4 i + i4], i = 0..15 (7.3.5.3, 8.5.7; from VIDK_H264_ZZ8, which
+ * tests/test_h264_stream_core.c checks them against). */
+VIDK_CORE uint64_t vidk_h264s_zz8_piece(int i4) {
+    return i4 == 0   ? 0x0620814868061281ull
+           : i4 == 1 ? 0x1885042081584806ull
+           : i4 == 2 ? 0x60121a810420a118ull
+                     : 0x8148601612810460ull;
+}
+
+/* Non-zero levels of the 4x4 block at p (rows `stride` apart), its element 0 left out when
+ * `first` (the DC that Intra_16x16 and chroma code apart). */
+VIDK_CORE int vidk_h264s_nz16(const int16_t *p, ptrdiff_t stride, int first) {
+    int n = 0;
+    for (int r = 0; r < 4; r++)
+        n += vidk_h264s_popc64(vidk_h264s_nz4(vidk_h264s_ld4(p + r * stride)) &
+                               (r == 0 && first ? ~(uint64_t)0x8000 : ~(uint64_t)0));
+    return n;
+}
+
+/* TotalCoeff of piece j (a luma or chroma AC block) into its map (what nC reads, 9.2.1):
+ * the non-zero levels it codes (AC only for Intra_16x16 and chroma), counted on the level
+ * planes four at a time (their scan order does not change the count; an 8x8 block's piece
+ * takes its positions from vidk_h264s_zz8_piece). Blocks the cbp leaves out hold only
+ * zeros, and P_Skip macroblocks have none, so they count 0. */
+VIDK_CORE void vidk_h264s_piece_count(const VidkH264sCtx *c, int mbx, int mby, int intra16,
+                                      int tx8, int j) {
+    const int W = c->W, x0 = mbx * 16, y0 = mby * 16;
     if (j >= VIDK_H264S_P_LUMA && j < VIDK_H264S_P_CDC) {
         const int k = j - VIDK_H264S_P_LUMA;
-        for (int i = intra16; i < 16; i++)
-            n += lev[i] != 0;
+        int n;
+        if (tx8 && !intra16) {
+            const int q = k >> 2;
+            const int16_t *p =
+                c->lev[0] + (ptrdiff_t)(y0 + 8 * (q >> 1)) * W + x0 + 8 * (q & 1);
+            uint64_t m = 0; /* the 8x8 block's non-zero levels as bits 8 r + c */
+            for (int r = 0; r < 8; r++)
+                for (int h = 0; h < 2; h++) {
+                    const uint64_t f =
+                        vidk_h264s_nz4(vidk_h264s_ld4(p + (ptrdiff_t)r * W + 4 * h));
+                    m |= ((f >> 15 & 1) | (f >> 30 & 2) | (f >> 45 & 4) | (f >> 60 & 8))
+                         << (8 * r + 4 * h);
+                }
+            n = vidk_h264s_popc64(m & vidk_h264s_zz8_piece(k & 3));
+        } else {
+            n = vidk_h264s_nz16(c->lev[0] + (ptrdiff_t)(y0 + 4 * vidk_h264s_blk_y(k)) * W + x0 +
+                                    4 * vidk_h264s_blk_x(k),
+                                W, intra16);
+        }
         c->tcl[(mby * 4 + vidk_h264s_blk_y(k)) * (c->mbw * 4) + mbx * 4 + vidk_h264s_blk_x(k)] =
             (uint8_t)n;
     } else if (j >= VIDK_H264S_P_CAC) {
-        const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3;
-        for (int i = 1; i < 16; i++)
-            n += lev[i] != 0;
+        const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3, Wc = W / 2;
+        const int n = vidk_h264s_nz16(c->lev[p + 1] + (ptrdiff_t)(mby * 8 + 4 * (k >> 1)) * Wc +
+                                          mbx * 8 + 4 * (k & 1),
+                                      Wc, 1);
         c->tcc[p][(mby * 2 + (k >> 1)) * (c->mbw * 2) + mbx * 2 + (k & 1)] = (uint8_t)n;
     }
 }
@@ -162,11 +233,9 @@ VIDK_CORE void vidk_h264s_piece_tc(const VidkH264sCtx *c, int mbx, int mby, int 
 VIDK_CORE void vidk_h264s_count_mb(const VidkH264sCtx *c, int mbx, int mby) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     const int intra16 = !!(w & ENC_MBI_INTRA), tx8 = !!(w & ENC_MBI_TX8);
-    int16_t lev[16];
     for (int j = VIDK_H264S_P_LUMA; j < VIDK_H264S_PIECES; j++) {
         if (j == VIDK_H264S_P_CDC) j = VIDK_H264S_P_CAC;
-        (void)vidk_h264s_piece_lev(c, mbx, mby, intra16, tx8, j, lev);
-        vidk_h264s_piece_tc(c, mbx, mby, intra16, j, lev);
+        vidk_h264s_piece_count(c, mbx, mby, intra16, tx8, j);
     }
 }
 
@@ -413,10 +482,8 @@ VIDK_CORE void vidk_h264s_w_count(const VidkH264sCtx *c, int i, int l) {
         (l >= VIDK_H264S_P_CDC && l < VIDK_H264S_P_CAC))
         return;
     const unsigned w = c->mbi[i];
-    const int mbx = i % c->mbw, mby = i / c->mbw, intra16 = !!(w & ENC_MBI_INTRA);
-    int16_t lev[16];
-    (void)vidk_h264s_piece_lev(c, mbx, mby, intra16, !!(w & ENC_MBI_TX8), l, lev);
-    vidk_h264s_piece_tc(c, mbx, mby, intra16, l, lev);
+    vidk_h264s_piece_count(c, i % c->mbw, i / c->mbw, !!(w & ENC_MBI_INTRA),
+                           !!(w & ENC_MBI_TX8), l);
 }
 
 /* Pass 1 for macroblock i, its lanes in turn. */
