@@ -43,7 +43,7 @@ VK_HD inline int f41_kpitch(int L) {
 }
 
 // Block sizes in VidkBlockSize order (4x4, 8x4, 4x8, 8x8, 16x8, 8x16, 16x16, 32x32, 64x64).
-VK_HD inline int bs_w(int bs) {
+VK_HD constexpr int bs_w(int bs) {
     return bs == 0   ? 4
            : bs == 1 ? 8
            : bs == 2 ? 4
@@ -54,7 +54,7 @@ VK_HD inline int bs_w(int bs) {
            : bs == 7 ? 32
                      : 64;
 }
-VK_HD inline int bs_h(int bs) {
+VK_HD constexpr int bs_h(int bs) {
     return bs == 0   ? 4
            : bs == 1 ? 4
            : bs == 2 ? 8
@@ -66,7 +66,7 @@ VK_HD inline int bs_h(int bs) {
                      : 64;
 }
 // First slot of each shape in a group's slot list (shape-major, raster inside the group).
-VK_HD inline int slot_off(int bs) {
+VK_HD constexpr int slot_off(int bs) {
     return bs == 0   ? 0
            : bs == 1 ? 256
            : bs == 2 ? 384
@@ -544,14 +544,33 @@ __device__ __forceinline__ void red_min(unsigned long long *red, int s, unsigned
     if (g != kKeyNone) atomicMin(&red[s], g);
 }
 
-// Block reduction array -> global keys (slots of the shapes in `mask` only).
-__device__ __forceinline__ void red_flush(const unsigned long long *red, unsigned mask,
-                                          const MeArgs &a, int gx, int gy) {
-    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x) {
-        int bs = 0;
+// The first and the last shape of a mask of shapes (not 0), and the slots from the first
+// slot of the one to the end of the other: the only slots a kernel computing those shapes
+// initialises and flushes.
+VK_HD constexpr int mask_first(unsigned mask, int bs = 0) {
+    return (mask >> bs & 1u) ? bs : mask_first(mask, bs + 1);
+}
+VK_HD constexpr int mask_last(unsigned mask, int bs = VIDK_BLOCK_COUNT - 1) {
+    return (mask >> bs & 1u) ? bs : mask_last(mask, bs - 1);
+}
+
+// The block's reduction slots of the shapes in MASK set to "none".
+template <unsigned MASK> __device__ __forceinline__ void red_init(unsigned long long *red) {
+    constexpr int lo = slot_off(mask_first(MASK)), hi = slot_off(mask_last(MASK) + 1);
+    for (int s = lo + (int)threadIdx.x; s < hi; s += (int)blockDim.x)
+        red[s] = kKeyNone;
+}
+
+// Block reduction array -> global keys (slots of the shapes in MASK only).
+template <unsigned MASK>
+__device__ __forceinline__ void red_flush(const unsigned long long *red, const MeArgs &a,
+                                          int gx, int gy) {
+    constexpr int b0 = mask_first(MASK), lo = slot_off(b0), hi = slot_off(mask_last(MASK) + 1);
+    for (int s = lo + (int)threadIdx.x; s < hi; s += (int)blockDim.x) {
+        int bs = b0;
         while (s >= slot_off(bs + 1))
             bs++;
-        if (!(mask & (1u << bs))) continue;
+        if (!(MASK & (1u << bs))) continue;
         const unsigned long long v = red[s];
         if (v == kKeyNone) continue;
         const int per_x = kGroup / bs_w(bs), per_y = kGroup / bs_h(bs);

@@ -70,8 +70,10 @@ template <int FL, int V> __device__ __forceinline__ void f16_body(const MeArgs &
         reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * a.WP + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3; // floor to a multiple of 4
     stage<V>(a, bp, scur, swin, wx0, wh);
-    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x)
-        red[s] = kKeyNone;
+    constexpr unsigned mask =
+        VIDK_ME_SHAPE(VIDK_BLOCK_16x16) |
+        ((FL & F_BIG) ? VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64) : 0u);
+    red_init<mask>(red);
     __syncthreads();
 
     const int t = (int)threadIdx.x, mb = t & 15, col = t >> 4;
@@ -115,9 +117,7 @@ template <int FL, int V> __device__ __forceinline__ void f16_body(const MeArgs &
         if (mb == 0) red_min(red, slot_off(VIDK_BLOCK_64x64), k64, mvx, a);
     }
     __syncthreads();
-    unsigned mask = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
-    if (FL & F_BIG) mask |= VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
-    red_flush(red, mask, a, bp.gx, bp.gy);
+    red_flush<mask>(red, a, bp.gx, bp.gy);
 }
 
 template <int FL>

@@ -220,6 +220,20 @@ f41_rows(const unsigned *__restrict__ base, const MeArgs &a, const BlockPos &bp,
                                  cb, a, h, bx32, py32, bx64, py64, kk);
 }
 
+// The shapes the f41 kernel with flags FL computes.
+constexpr unsigned f41_mask(int FL) {
+    return (!(FL & F_NO4) ? VIDK_ME_SHAPE(VIDK_BLOCK_4x4) : 0u) |
+           ((FL & F_SUB) && !(FL & F_NO4)
+                ? VIDK_ME_SHAPE(VIDK_BLOCK_8x4) | VIDK_ME_SHAPE(VIDK_BLOCK_4x8)
+                : 0u) |
+           ((FL & F_SUB) ? VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_8x16) |
+                               VIDK_ME_SHAPE(VIDK_BLOCK_16x8)
+                         : 0u) |
+           ((FL & F_MID) ? VIDK_ME_SHAPE(VIDK_BLOCK_16x16) : 0u) |
+           ((FL & F_BIG) ? VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64)
+                         : 0u);
+}
+
 // Body of the f41 kernels (V: kernel configuration, see the kernels below).
 template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &a) {
     constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
@@ -237,8 +251,7 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
         reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * kWP41 + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3;
     stage<V>(a, bp, scur, swin, wx0, wh);
-    for (int s = (int)threadIdx.x; s < kSlots; s += (int)blockDim.x)
-        red[s] = kKeyNone;
+    red_init<f41_mask(FL)>(red);
     // Key constants of macroblock m's candidate rows: key_cst without the horizontal part,
     // computed once per block instead of per thread and candidate.
     if (!FR)
@@ -293,7 +306,6 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
 
     // Partition coordinates inside the group, in units of each shape.
     const int x4 = mx * 4 + h * 2, y4 = my * 4;
-    unsigned mask = 0;
     if (!(FL & F_NO4)) {
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -301,7 +313,6 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
             for (int j = 0; j < 2; j++)
                 red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j, kk.k4[i][j],
                         mvx, a);
-        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_4x4);
     }
     if (FL & F_SUB) {
         if (!(FL & F_NO4)) {
@@ -315,7 +326,6 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
                 for (int j = 0; j < 2; j++)
                     red_min(red, slot_off(VIDK_BLOCK_4x8) + (my * 2 + q) * 16 + x4 + j,
                             kk.k48[q][j], mvx, a);
-            mask |= VIDK_ME_SHAPE(VIDK_BLOCK_8x4) | VIDK_ME_SHAPE(VIDK_BLOCK_4x8);
         }
 #pragma unroll
         for (int q = 0; q < 2; q++)
@@ -323,22 +333,18 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
                     mvx, a);
         red_min(red, slot_off(VIDK_BLOCK_8x16) + my * 8 + mx * 2 + h, kk.k816, mvx, a);
         red_min(red, slot_off(VIDK_BLOCK_16x8) + (my * 2 + h) * 4 + mx, kk.k168, mvx, a);
-        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_8x16) |
-                VIDK_ME_SHAPE(VIDK_BLOCK_16x8);
     }
     if (FL & F_MID) {
         if (h == 0) red_min(red, slot_off(VIDK_BLOCK_16x16) + my * 4 + mx, kk.k16, mvx, a);
-        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
     }
     if (FL & F_BIG) {
         if ((lane & 0xb) == 0) // h = 0, mx even, my even: the quadrant's first lane
             red_min(red, slot_off(VIDK_BLOCK_32x32) + (my >> 1) * 2 + (mx >> 1), kk.k32, mvx,
                     a);
         if (lane == 0) red_min(red, slot_off(VIDK_BLOCK_64x64), kk.k64, mvx, a);
-        mask |= VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
     }
     __syncthreads();
-    red_flush(red, mask, a, bp.gx, bp.gy);
+    red_flush<f41_mask(FL)>(red, a, bp.gx, bp.gy);
 }
 
 template <int FL> __global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a) {
