@@ -107,22 +107,32 @@ template <typename K> cudaError_t prefer_shared(K kern) {
                                 (int)cudaSharedmemCarveoutMaxShared);
 }
 
+// Loads kern without launching it: CUDA loads a kernel at its first use (lazy loading),
+// ~0.2-0.5 ms each; the encoder asks at open for the kernels its frames launch.
+template <typename K> cudaError_t probe_kernel(K kern) {
+    cudaFuncAttributes at;
+    return cudaFuncGetAttributes(&at, kern);
+}
+// In launch_fast / launch_search: launch kern, or with probe only load it.
+#define ME_GO(kern)                                                                            \
+    (probe ? probe_kernel(kern) : (kern<<<nb, pl->threads, pl->smem, s>>>(a), cudaSuccess))
+
 template <int FL>
-cudaError_t launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s,
-                        int cfg) {
+cudaError_t launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s, int cfg,
+                        bool probe) {
     cudaError_t e = cudaSuccess;
     if (pl->path == PATH_F16) {
         if (cfg && (e = prefer_shared(f16_kernel_r2<FL>)) == cudaSuccess)
-            f16_kernel_r2<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+            e = ME_GO(f16_kernel_r2<FL>);
         else if (!cfg)
-            f16_kernel<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+            e = ME_GO(f16_kernel<FL>);
     } else {
         if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<FL>)) == cudaSuccess)
-            f41_kernel_r3<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+            e = ME_GO(f41_kernel_r3<FL>);
         else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<FL>)) == cudaSuccess)
-            f41_kernel_r2<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+            e = ME_GO(f41_kernel_r2<FL>);
         else if (!cfg)
-            f41_kernel<FL><<<nb, pl->threads, pl->smem, s>>>(a);
+            e = ME_GO(f41_kernel<FL>);
     }
     return e;
 }
@@ -130,21 +140,21 @@ cudaError_t launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStre
 // The instantiations make_plan can ask for (see its flag rules). Returns cudaSuccess, the
 // error of the carveout request, or cudaErrorInvalidValue for a flag set without a kernel.
 cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s,
-                          int cfg) {
+                          int cfg, bool probe) {
     const int f16 = pl->path == PATH_F16;
     cudaError_t e = cudaSuccess;
     switch (pl->flags) {
     case 0:
-        return launch_fast<0>(pl, a, nb, s, cfg);
+        return launch_fast<0>(pl, a, nb, s, cfg, probe);
     case F_LAMBDA:
-        return launch_fast<F_LAMBDA>(pl, a, nb, s, cfg);
+        return launch_fast<F_LAMBDA>(pl, a, nb, s, cfg, probe);
 #define F16_CASE(fl)                                                                           \
     case fl:                                                                                   \
         if (!f16) return cudaErrorInvalidValue;                                                \
         if (cfg && (e = prefer_shared(f16_kernel_r2<fl>)) == cudaSuccess)                      \
-            f16_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                            \
+            e = ME_GO(f16_kernel_r2<fl>);                                                      \
         else if (!cfg)                                                                         \
-            f16_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                               \
+            e = ME_GO(f16_kernel<fl>);                                                         \
         break;
         F16_CASE(F_BIG)
         F16_CASE(F_BIG | F_LAMBDA)
@@ -153,20 +163,20 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
     case fl:                                                                                   \
         if (f16) return cudaErrorInvalidValue;                                                 \
         if (cfg && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)                      \
-            f41_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                            \
+            e = ME_GO(f41_kernel_r2<fl>);                                                      \
         else if (!cfg)                                                                         \
-            f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                               \
+            e = ME_GO(f41_kernel<fl>);                                                         \
         break;
 // Without lambda, r3 has its own partition kernels (float key ranks, ME_CUDA.md 5d).
 #define F41_CASE3(fl)                                                                          \
     case fl:                                                                                   \
         if (f16) return cudaErrorInvalidValue;                                                 \
         if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<fl>)) == cudaSuccess)                 \
-            f41_kernel_r3<fl><<<nb, pl->threads, pl->smem, s>>>(a);                            \
+            e = ME_GO(f41_kernel_r3<fl>);                                                      \
         else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)            \
-            f41_kernel_r2<fl><<<nb, pl->threads, pl->smem, s>>>(a);                            \
+            e = ME_GO(f41_kernel_r2<fl>);                                                      \
         else if (!cfg)                                                                         \
-            f41_kernel<fl><<<nb, pl->threads, pl->smem, s>>>(a);                               \
+            e = ME_GO(f41_kernel<fl>);                                                         \
         break;
         F41_CASE3(F_MID)
         F41_CASE3(F_MID | F_BIG)
@@ -209,7 +219,7 @@ cudaError_t issue_band(const MePlan *pl, MeArgs &a, FinArgs &f, int b, cudaStrea
         }
     } else {
         const unsigned nb = (unsigned)((long)pl->GW * a.gyn * pl->ncb * pl->nsl);
-        if ((e = launch_search(pl, a, nb, s, cfg)) != cudaSuccess)
+        if ((e = launch_search(pl, a, nb, s, cfg, false)) != cudaSuccess)
             return e; // path, flags of pl
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
@@ -505,6 +515,23 @@ extern "C" int vidk_cuda_me_search(VidkContext *ctx, const VidkPicture *cur,
 
 extern "C" int vidk_cuda_me_pitch(int w) {
     return (w + 63) / 64 * 64;
+}
+
+extern "C" int vidk_cuda_me_preload(VidkContext *ctx, int w, int h, const VidkMeParams *p) {
+    int err = 0;
+    MePlan pl;
+    if (!ctx || !ctx->cuda || !p || p->pred) return VIDK_ERR(EINVAL);
+    VIDK_TRY(make_plan(&pl, w, h, 8, p, 0, ctx->cuda->sms));
+    VIDK_TRY(vidk_cuda_enter(ctx));
+    if (pl.path == PATH_GENERIC) {
+        CUDA_CHECK(probe_kernel(generic_kernel<uint8_t>));
+    } else {
+        const MeArgs a = base_args(&pl);
+        CUDA_CHECK(launch_search(&pl, a, 0, nullptr, kernel_config(), true));
+    }
+    CUDA_CHECK(probe_kernel(finalize_kernel));
+cleanup:
+    return err;
 }
 
 extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uint8_t *cur,

@@ -55,6 +55,11 @@ int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uint8_t *cur,
                             const uint8_t *ref, const VidkMeParams *p, void *stream,
                             const VidkMeResult **res, int *grid_w);
 
+/* Loads the kernels vidk_cuda_me_search_dev(ctx, w, h, .., p, ..) launches, without
+ * launching them (CUDA loads a kernel at its first launch): the coding loop asks at open.
+ * Returns 0 or a negative error. */
+int vidk_cuda_me_preload(VidkContext *ctx, int w, int h, const VidkMeParams *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -318,6 +318,31 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     st->temp_bytes = t1 > t2 ? t1 : t2;
     if (t3 > st->temp_bytes) st->temp_bytes = t3;
     CUDA_CHECK(cudaMalloc(&st->d_temp, st->temp_bytes ? st->temp_bytes : 1));
+    // Every kernel loaded now (CUDA loads a kernel at its first launch, a fraction of a
+    // millisecond each, which the first frames paid): the ones here by their attributes, the
+    // CUB scans' by one run over zeroed inputs.
+    {
+        cudaFuncAttributes at;
+        CUDA_CHECK(cudaFuncGetAttributes(&at, len_kernel));
+        CUDA_CHECK(cudaFuncGetAttributes(&at, head_kernel));
+        CUDA_CHECK(cudaFuncGetAttributes(&at, zero_kernel));
+        CUDA_CHECK(cudaFuncGetAttributes(&at, pack_kernel));
+        CUDA_CHECK(cudaFuncGetAttributes(&at, ep_reduce_kernel));
+        CUDA_CHECK(cudaFuncGetAttributes(&at, ep_scan_kernel));
+        CUDA_CHECK(cudaFuncGetAttributes(&at, ep_put_kernel));
+        CUDA_CHECK(cudaMemsetAsync(st->d_key, 0, n * sizeof(int32_t), s));
+        CUDA_CHECK(cudaMemsetAsync(st->d_len, 0, (n + 1) * sizeof(uint64_t), s));
+        CUDA_CHECK(cudaMemsetAsync(st->d_nlen, 0, (ns + 1) * sizeof(uint64_t), s));
+        size_t tb = st->temp_bytes;
+        CUDA_CHECK(cub::DeviceScan::InclusiveScan(st->d_temp, tb, st->d_key, st->d_last,
+                                                  MaxOp(), st->n, s));
+        tb = st->temp_bytes;
+        CUDA_CHECK(
+            cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_len, st->d_off, st->n + 1, s));
+        tb = st->temp_bytes;
+        CUDA_CHECK(cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_nlen, st->d_noff,
+                                                 slices + 1, s));
+    }
     CUDA_CHECK(cudaMallocHost(&st->h_res, 2 * sizeof(uint64_t)));
     st->h_nal_cap = n * 64 + 65536;
     CUDA_CHECK(cudaMallocHost(&st->h_nal, st->h_nal_cap));
