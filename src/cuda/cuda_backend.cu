@@ -247,6 +247,13 @@ static int slot_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr, int
         CUDA_CHECK(cudaHostAlloc(&b->ptr, cap, cudaHostAllocDefault));
     else
         CUDA_CHECK(cudaMalloc(&b->ptr, cap));
+    // The first 16 bytes zeroed: a CUDA graph's copy node cannot be empty, so the H.264
+    // compact path copies at least 16 bytes (h264_compact.cu nonzero()) of a buffer that may
+    // hold fewer; those bytes are then defined (compute-sanitizer initcheck).
+    if (host)
+        memset(b->ptr, 0, cap < 16 ? cap : 16);
+    else
+        CUDA_CHECK(cudaMemset(b->ptr, 0, cap < 16 ? cap : 16));
     b->bytes = cap;
     *ptr = b->ptr;
 cleanup:

@@ -127,6 +127,9 @@ int batch_forward(VidkContext *ctx, const VidkPicture *src, const VidkPicture *p
             used_out = band_out[p] + (size_t)ny * pw * 2;
         }
         used_in = in_stride; // both halves (the tail of a short band is not read)
+        // The band's counter and levels are zeroed before the kernel (dmemset below): the
+        // download copies the planes' alignment gaps and levels the kernel leaves unwritten
+        // too (compute-sanitizer initcheck reported them; they are zeros now).
         a.mb =
             reinterpret_cast<const uint32_t *>(d_common + kMf4 + kMf8) + (size_t)my0 * fr->mb_w;
         a.mb_w = fr->mb_w;
@@ -140,7 +143,7 @@ int batch_forward(VidkContext *ctx, const VidkPicture *src, const VidkPicture *p
             (err = h2d(&x, di, hi, used_in, s)) < 0 ||
             (err = stage(&x, VIDK_CUDA_STAGE_H2D, false, s, used_in)) < 0 ||
             (err = stage(&x, VIDK_CUDA_STAGE_KERNEL, true, s, 0)) < 0 ||
-            (err = dmemset(&x, dout, 64, s)) < 0)
+            (err = dmemset(&x, dout, used_out, s)) < 0)
             goto cleanup;
         if (x.emu) {
             emu_fwd(a, grid, threads);
