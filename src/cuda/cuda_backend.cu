@@ -249,11 +249,15 @@ static int slot_buffer(VidkContext *ctx, int slot, size_t bytes, void **ptr, int
         CUDA_CHECK(cudaMalloc(&b->ptr, cap));
     // The first 16 bytes zeroed: a CUDA graph's copy node cannot be empty, so the H.264
     // compact path copies at least 16 bytes (h264_compact.cu nonzero()) of a buffer that may
-    // hold fewer; those bytes are then defined (compute-sanitizer initcheck).
-    if (host)
+    // hold fewer; those bytes are then defined (compute-sanitizer initcheck). The device
+    // memset completes here: the library's streams do not wait for the default stream, and a
+    // late memset would zero what they write first.
+    if (host) {
         memset(b->ptr, 0, cap < 16 ? cap : 16);
-    else
+    } else {
         CUDA_CHECK(cudaMemset(b->ptr, 0, cap < 16 ? cap : 16));
+        CUDA_CHECK(cudaStreamSynchronize(0));
+    }
     b->bytes = cap;
     *ptr = b->ptr;
 cleanup:
