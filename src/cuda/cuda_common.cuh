@@ -145,6 +145,15 @@ template <typename K> static inline cudaError_t vidk_cuda_prefer_l1(K kern) {
     return cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 25);
 }
 
+// Loads kernels without launching them (their attributes; CUDA 12.2 on loads a kernel at
+// its first use, a fraction of a millisecond each): the first error, or cudaSuccess.
+template <typename... K> static inline cudaError_t vidk_cuda_load(K... kerns) {
+    cudaFuncAttributes at;
+    cudaError_t e = cudaSuccess;
+    ((e = e == cudaSuccess ? cudaFuncGetAttributes(&at, kerns) : e), ...);
+    return e;
+}
+
 /* Blocks of `threads` covering n items (n > 0). */
 static inline unsigned vidk_cuda_grid(size_t n, unsigned threads) {
     return (unsigned)((n + threads - 1) / threads);

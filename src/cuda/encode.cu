@@ -617,23 +617,15 @@ void destroy(EncCuda *c) {
 // parameters select) and the stream coder's (vidk_cuda_stream_open).
 int preload_kernels(VidkContext *ctx, VidkEncoder *e) {
     int err = 0;
-    cudaFuncAttributes at;
     EncFrame f;
     VidkMeParams mp;
-    CUDA_CHECK(cudaFuncGetAttributes(&at, pad_kernel));
-    CUDA_CHECK(cudaFuncGetAttributes(&at, stats_kernel));
-    if (e->p.codec == VIDK_CODEC_H264) {
-        CUDA_CHECK(cudaFuncGetAttributes(&at, h264_intra_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, intra_est_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, dist_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, decide_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, inter_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, intra_list_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, intra_p_kernel));
-    } else {
-        CUDA_CHECK(cudaFuncGetAttributes(&at, hevc_intra_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, hevc_inter_kernel));
-    }
+    CUDA_CHECK(vidk_cuda_load(pad_kernel, stats_kernel));
+    if (e->p.codec == VIDK_CODEC_H264)
+        CUDA_CHECK(vidk_cuda_load(h264_intra_kernel, intra_est_kernel, dist_kernel,
+                                  decide_kernel, inter_kernel, intra_list_kernel,
+                                  intra_p_kernel));
+    else
+        CUDA_CHECK(vidk_cuda_load(hevc_intra_kernel, hevc_inter_kernel));
     vidk_enc_frame_setup(e, 0, &f);
     vidk_enc_me_params(e, &f, &mp);
     VIDK_TRY(vidk_cuda_me_preload(ctx, e->W, e->H, &mp));

@@ -107,15 +107,10 @@ template <typename K> cudaError_t prefer_shared(K kern) {
                                 (int)cudaSharedmemCarveoutMaxShared);
 }
 
-// Loads kern without launching it: CUDA loads a kernel at its first use (lazy loading),
-// ~0.2-0.5 ms each; the encoder asks at open for the kernels its frames launch.
-template <typename K> cudaError_t probe_kernel(K kern) {
-    cudaFuncAttributes at;
-    return cudaFuncGetAttributes(&at, kern);
-}
-// In launch_fast / launch_search: launch kern, or with probe only load it.
+// In launch_fast / launch_search: launch kern, or with probe only load it (vidk_cuda_load;
+// the encoder asks at open for the kernels its frames launch).
 #define ME_GO(kern)                                                                            \
-    (probe ? probe_kernel(kern) : (kern<<<nb, pl->threads, pl->smem, s>>>(a), cudaSuccess))
+    (probe ? vidk_cuda_load(kern) : (kern<<<nb, pl->threads, pl->smem, s>>>(a), cudaSuccess))
 
 template <int FL>
 cudaError_t launch_fast(const MePlan *pl, const MeArgs &a, unsigned nb, cudaStream_t s, int cfg,
@@ -524,12 +519,12 @@ extern "C" int vidk_cuda_me_preload(VidkContext *ctx, int w, int h, const VidkMe
     VIDK_TRY(make_plan(&pl, w, h, 8, p, 0, ctx->cuda->sms));
     VIDK_TRY(vidk_cuda_enter(ctx));
     if (pl.path == PATH_GENERIC) {
-        CUDA_CHECK(probe_kernel(generic_kernel<uint8_t>));
+        CUDA_CHECK(vidk_cuda_load(generic_kernel<uint8_t>));
     } else {
         const MeArgs a = base_args(&pl);
         CUDA_CHECK(launch_search(&pl, a, 0, nullptr, kernel_config(), true));
     }
-    CUDA_CHECK(probe_kernel(finalize_kernel));
+    CUDA_CHECK(vidk_cuda_load(finalize_kernel));
 cleanup:
     return err;
 }

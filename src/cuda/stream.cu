@@ -322,14 +322,8 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     // millisecond each, which the first frames paid): the ones here by their attributes, the
     // CUB scans' by one run over zeroed inputs.
     {
-        cudaFuncAttributes at;
-        CUDA_CHECK(cudaFuncGetAttributes(&at, len_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, head_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, zero_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, pack_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, ep_reduce_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, ep_scan_kernel));
-        CUDA_CHECK(cudaFuncGetAttributes(&at, ep_put_kernel));
+        CUDA_CHECK(vidk_cuda_load(len_kernel, head_kernel, zero_kernel, pack_kernel,
+                                  ep_reduce_kernel, ep_scan_kernel, ep_put_kernel));
         CUDA_CHECK(cudaMemsetAsync(st->d_key, 0, n * sizeof(int32_t), s));
         CUDA_CHECK(cudaMemsetAsync(st->d_len, 0, (n + 1) * sizeof(uint64_t), s));
         CUDA_CHECK(cudaMemsetAsync(st->d_nlen, 0, (ns + 1) * sizeof(uint64_t), s));
