@@ -99,6 +99,9 @@ mut decimate_table4 src/enc/enc_core.h \
 # known-answer stream of test_enc_decide.
 mut stream_nc_round src/enc/h264_stream_core.h \
     '(na + nb + 1) >> 1' '(na + nb) >> 1'
+# (TotalCoeff's position masks: caught by test_h264_stream_core's count check.)
+mut stream_count_mask src/enc/h264_stream_core.h \
+    '0x1885042081584806ull' '0x1885042081584807ull'
 mut stream_mvp_8x16_right src/enc/h264_mvp_core.h \
     'if (dir == 4 && cc.ref == 0) return cc.mv;' 'if (dir == 4 && a.ref == 0) return a.mv;'
 mut stream_mvp_16x8_upper src/enc/h264_mvp_core.h \
