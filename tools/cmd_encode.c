@@ -633,8 +633,8 @@ int vidk_cmd_encode(int argc, char **argv) {
     /* The pipeline: frame k lives in pics[k % NBUF] from its read (by a reader thread)
      * until its receive. Frames [nrecv, nsent) are in the encoder (at most
      * VIDK_ENC_MAX_PENDING); send while there is room and a frame is read, else receive the
-     * oldest: frame i+1 is sent before frame i is received, and the reader keeps up to NBUF
-     * frames read ahead. */
+     * oldest: frames i+1 and i+2 are sent before frame i is received, and the reader keeps up
+     * to NBUF frames read ahead. */
     int nread = 0, nsent = 0, nrecv = 0, eof = 0;
     const double t0 = cli_now();
     if (pthread_mutex_init(&rd.mu, NULL) || pthread_cond_init(&rd.cv, NULL)) goto oom;

@@ -61,7 +61,7 @@ VIDK_API int vidk_codec_from_name(const char *name);
 /** Largest QP of the loop (8-bit). */
 #define VIDK_ENC_MAX_QP 51
 /** Frames that may be sent and not yet received. */
-#define VIDK_ENC_MAX_PENDING 2
+#define VIDK_ENC_MAX_PENDING 3
 
 /** What vidk_enc_receive() can return besides the statistics (VidkEncParams.outputs). */
 enum VidkEncOutputs {

@@ -2,21 +2,24 @@
 // source crosses PCIe once (host to device), and only what the caller asked for comes back
 // (reconstruction, vectors, energy, levels) plus 120 bytes of statistics.
 //
-// Streams and events of one frame i (slot = i % 2, two source buffers):
+// Streams and events of one frame i (slot = i % VIDK_ENC_MAX_PENDING source buffers; parity
+// = i % 2 for everything else):
 //   upload stream (vidk_enc_send): source planes -> d_src[slot] (straight from the caller's
-//     memory when it is registered / pinned, else through a pinned staging buffer); event
-//     up_end[slot]. The next frame's upload is queued before this frame's coding (the CLI
-//     sends frame i + 1 before it receives frame i), so it overlaps it.
-//   code stream (queued by vidk_enc_receive of frame i - 1, or of frame i): wait
-//     up_end[slot]; edge extension; motion search against the previous reconstruction
-//     (inter frames; vidk_cuda_me_search_dev, results stay on the device); the unit kernels
-//     (H.264 inter: the decision passes, then inter_kernel, warps per step, and the
-//     macroblocks made intra; HEVC inter: one warp per CTU; intra frames: a wavefront, one
-//     block per unit row (H.264: a luma and a chroma warp; HEVC: one warp), rows released by
-//     progress counters); statistics (SSE + unit sums
-//     into 15 counters); then frame i + 1's work, queued by frame i's receive.
-//   side stream (H.264 P frames): after the edge extension, the Intra_16x16 estimate beside
-//     the search; the decision passes wait for it.
+//     memory when it is registered / pinned, else through a pinned staging buffer), then the
+//     edge extension; event up_end[slot]. The CLI sends frames i + 1 and i + 2 before it
+//     receives frame i, so their uploads overlap the frames in progress, off their path.
+//   code stream (queued by the receive of frame i - 1, or of frame i): wait for frame
+//     i - 2's statistics (same parity) and up_end[slot]; the
+//     motion search against the previous reconstruction (inter frames;
+//     vidk_cuda_me_search_dev, results stay on the device); the unit kernels (H.264 inter:
+//     the decision passes, then inter_kernel, warps per step, and the macroblocks made
+//     intra; HEVC inter: one warp per CTU; intra frames: a wavefront, one block per unit row
+//     (H.264: a luma and a chroma warp; HEVC: one warp), rows released by progress
+//     counters); then frame i + 1's work.
+//   statistics stream: after frame i's unit kernels, the statistics (SSE + unit sums into
+//     15 counters), beside frame i + 1's search.
+//   side stream (H.264 P frames): the Intra_16x16 estimate beside the search; the decision
+//     passes wait for it.
 //   output stream: after frame i's statistics, their download, then (queued by frame i's
 //     receive) the downloads the caller asked for, beside frame i + 1's coding, which uses
 //     the other parity's buffers (reconstruction, levels, vectors, maps, sums).
@@ -62,7 +65,12 @@ enum {
     SUM_COUNT = SUM_SSE + 3
 };
 
-enum { EV_T0, EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_COUNT };
+enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_COUNT };
+
+// Source slots: frame i's source is in slot i % kSlots from its send to its receive, so that
+// the caller can send the frames after the one being coded (their uploads then run while it
+// is coded, off the frame-to-frame path).
+constexpr int kSlots = VIDK_ENC_MAX_PENDING;
 
 // A frame queued on the device by launch_frame.
 struct Launched {
@@ -77,16 +85,16 @@ struct Launched {
 struct EncCuda {
     int pitch[3]; // device row pitch (samples) per plane
     size_t plane_bytes[3];
-    uint8_t *d_src[2][3]; // source, coded size, two slots
-    uint8_t *d_rec[2][3]; // reconstructions: frame i's is [i % 2], its reference the other
-    EncUnitStat *d_stat;
-    int16_t *d_lev[2][3];  // by parity
-    VidkMv *d_mv[2];       // by parity
-    uint16_t *d_mbi[2];    // by parity; VIDK_ENC_OUT_STREAM: decision words
-    VidkMv *d_dmv[2];      // H.264 P frames: the decision passes' vectors
-    uint16_t *d_dmb[2];    // and words (enc_core.h enc_h264_decide_pass)
-    uint32_t *d_dist;      // ENC_H264_DIST_N per macroblock: what they compare
-    uint32_t *d_skipc;     // 2 per macroblock: the P_Skip candidate's vector and SATD
+    uint8_t *d_src[kSlots][3]; // source, coded size, one slot per frame sent ahead
+    uint8_t *d_rec[2][3];      // reconstructions: frame i's is [i % 2], its reference the other
+    EncUnitStat *d_stat[2];    // by parity: the unit sums that stats_kernel adds up
+    int16_t *d_lev[2][3];      // by parity
+    VidkMv *d_mv[2];           // by parity
+    uint16_t *d_mbi[2];        // by parity; VIDK_ENC_OUT_STREAM: decision words
+    VidkMv *d_dmv[2];          // H.264 P frames: the decision passes' vectors
+    uint16_t *d_dmb[2];        // and words (enc_core.h enc_h264_decide_pass)
+    uint32_t *d_dist;          // ENC_H264_DIST_N per macroblock: what they compare
+    uint32_t *d_skipc;         // 2 per macroblock: the P_Skip candidate's vector and SATD
     int *d_ilist;          // P frames' intra macroblocks in raster order (intra_list_kernel),
     int *d_iflag;          // per macroblock: 1 once coded (intra_p_kernel),
     int *d_icnt;           // [0] how many, [1] the tickets handed out
@@ -94,13 +102,14 @@ struct EncCuda {
     unsigned long long *d_sum[2]; // by parity
     int *d_progress;
     unsigned long long *h_sum[2]; // pinned, by parity
-    uint8_t *h_stage[2];          // pinned source staging (w x h, 3 planes), per slot
+    uint8_t *h_stage[kSlots];     // pinned source staging (w x h, 3 planes), per slot
     uint8_t *h_out;               // pinned staging of the downloads
     size_t out_bytes;
-    // upload, coding, entropy coding, stream fetch, other downloads, the intra estimate
-    cudaStream_t s_up, s_code, s_ent, s_dl, s_out, s_side;
-    cudaEvent_t up_beg[2], up_end[2], ev[2][EV_COUNT]; // ev: by parity
-    unsigned long long h2d[2];
+    // upload, coding, entropy coding, stream fetch, other downloads, the intra estimate,
+    // the statistics
+    cudaStream_t s_up, s_code, s_ent, s_dl, s_out, s_side, s_stat;
+    cudaEvent_t up_beg[kSlots], up_end[kSlots], ev[2][EV_COUNT]; // ev: by parity
+    unsigned long long h2d[kSlots];
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
     // environment asks for the host writer (VIDK_STREAM_HOST=1: the decisions, vectors and
     // levels go down, as before); st_slices: its slices per picture
@@ -565,12 +574,14 @@ cleanup:
 
 void destroy(EncCuda *c) {
     if (!c) return;
-    for (int s = 0; s < 2; s++)
-        for (int p = 0; p < 3; p++) {
+    for (int s = 0; s < kSlots; s++)
+        for (int p = 0; p < 3; p++)
             cudaFree(c->d_src[s][p]);
-            cudaFree(c->d_rec[s][p]);
-        }
-    cudaFree(c->d_stat);
+    for (int k = 0; k < 2; k++)
+        for (int p = 0; p < 3; p++)
+            cudaFree(c->d_rec[k][p]);
+    cudaFree(c->d_stat[0]);
+    cudaFree(c->d_stat[1]);
     for (int k = 0; k < 2; k++) {
         for (int p = 0; p < 3; p++)
             cudaFree(c->d_lev[k][p]);
@@ -591,10 +602,9 @@ void destroy(EncCuda *c) {
     cudaFree(c->d_iflag);
     cudaFree(c->d_icnt);
     cudaFree(c->d_progress);
-    cudaFreeHost(c->h_stage[0]);
-    cudaFreeHost(c->h_stage[1]);
     cudaFreeHost(c->h_out);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < kSlots; s++) {
+        cudaFreeHost(c->h_stage[s]);
         vidk_cux::event_destroy(&c->up_beg[s]);
         vidk_cux::event_destroy(&c->up_end[s]);
     }
@@ -604,6 +614,7 @@ void destroy(EncCuda *c) {
     vidk_cux::stream_destroy(&c->s_dl);
     vidk_cux::stream_destroy(&c->s_out);
     vidk_cux::stream_destroy(&c->s_side);
+    vidk_cux::stream_destroy(&c->s_stat);
     (void)cudaGetLastError();
     free(c);
 }
@@ -650,12 +661,13 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
     for (int p = 0; p < 3; p++) {
         c->plane_bytes[p] = (size_t)c->pitch[p] * (size_t)(p ? e->H / 2 : e->H);
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < kSlots; s++)
             CUDA_CHECK(cudaMalloc(&c->d_src[s][p], c->plane_bytes[p]));
-            CUDA_CHECK(cudaMalloc(&c->d_rec[s][p], c->plane_bytes[p]));
-        }
+        for (int k = 0; k < 2; k++)
+            CUDA_CHECK(cudaMalloc(&c->d_rec[k][p], c->plane_bytes[p]));
     }
-    CUDA_CHECK(cudaMalloc(&c->d_stat, (size_t)e->uw * e->uh * sizeof(EncUnitStat)));
+    for (int k = 0; k < 2; k++)
+        CUDA_CHECK(cudaMalloc(&c->d_stat[k], (size_t)e->uw * e->uh * sizeof(EncUnitStat)));
     if (e->p.codec == VIDK_CODEC_H264) {
         CUDA_CHECK(
             cudaMalloc(&c->d_dist, (size_t)e->uw * e->uh * ENC_H264_DIST_N * sizeof(uint32_t)));
@@ -676,7 +688,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     }
     {
         const size_t src_bytes = (size_t)e->w * e->h * 3 / 2;
-        for (int s = 0; s < 2; s++)
+        for (int s = 0; s < kSlots; s++)
             CUDA_CHECK(cudaMallocHost(&c->h_stage[s], src_bytes));
         size_t out = 0;
         if (e->p.outputs & VIDK_ENC_OUT_RECON) out += src_bytes;
@@ -732,7 +744,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_out));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_side));
-    for (int s = 0; s < 2; s++) {
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_stat));
+    for (int s = 0; s < kSlots; s++) {
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_beg[s], true));
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_end[s], true));
     }
@@ -766,6 +779,7 @@ extern "C" void vidk_cuda_enc_close(VidkEncoder *e) {
         (void)cudaStreamSynchronize(c->s_dl);
         (void)cudaStreamSynchronize(c->s_out);
         (void)cudaStreamSynchronize(c->s_side);
+        (void)cudaStreamSynchronize(c->s_stat);
     }
     destroy(c);
     e->cuda = nullptr;
@@ -775,10 +789,10 @@ extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
-    const int slot = (int)(e->sent % 2);
+    const int slot = (int)(e->sent % kSlots);
     size_t off = 0;
     VIDK_TRY(vidk_cuda_enter(ctx));
-    // The slot's previous frame (two back) was received, so its upload and coding are done.
+    // The slot's previous frame (kSlots back) was received, so its upload and coding are done.
     CUDA_CHECK(cudaEventRecord(c->up_beg[slot], c->s_up));
     c->h2d[slot] = 0;
     for (int p = 0; p < 3; p++) {
@@ -798,6 +812,15 @@ extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
                                      (size_t)w, (size_t)h, cudaMemcpyHostToDevice, c->s_up));
         c->h2d[slot] += (unsigned long long)w * h;
     }
+    if (e->w != e->W || e->h != e->H) { // the edge extension, off the frames' path
+        uint8_t *const *src = c->d_src[slot];
+        const int y0 = e->w == e->W ? e->h : 0; // the rows below the source, or all
+        const dim3 blk(32, 8),
+            grid((unsigned)((e->W + 31) / 32), (unsigned)((e->H - y0 + 7) / 8));
+        pad_kernel<<<grid, blk, 0, c->s_up>>>(src[0], src[1], src[2], c->pitch[0], c->pitch[1],
+                                              e->w, e->h, e->W, e->H, y0);
+        CUDA_CHECK_LAUNCH();
+    }
     CUDA_CHECK(cudaEventRecord(c->up_end[slot], c->s_up));
 cleanup:
     return err;
@@ -814,7 +837,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
-    const int slot = (int)(index % 2), par = slot, intra = vidk_enc_is_intra(e, index);
+    const int slot = (int)(index % kSlots), par = (int)(index % 2);
+    const int intra = vidk_enc_is_intra(e, index);
     const cudaStream_t s = c->s_code;
     uint8_t *const *src = c->d_src[slot];
     uint8_t *const *ref = c->d_rec[par ^ 1];
@@ -840,20 +864,12 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream ? c->d_mv[par] : nullptr;
     f.mbi = e->stream ? c->d_mbi[par] : nullptr;
     f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy[par] : nullptr;
-    f.stat = c->d_stat;
+    f.stat = c->d_stat[par];
 
-    CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[slot], 0));
-    CUDA_CHECK(cudaEventRecord(ev[EV_T0], s));
-    {
-        const int y0 = e->w == e->W ? e->h : 0; // the rows below the source, or all
-        if (e->w != e->W || e->h != e->H) {
-            const dim3 blk(32, 8),
-                grid((unsigned)((e->W + 31) / 32), (unsigned)((e->H - y0 + 7) / 8));
-            pad_kernel<<<grid, blk, 0, s>>>(src[0], src[1], src[2], c->pitch[0], c->pitch[1],
-                                            e->w, e->h, e->W, e->H, y0);
-            CUDA_CHECK_LAUNCH();
-        }
-    }
+    // Frame index - 2 (this parity's previous frame) has its statistics done before this one
+    // writes its unit sums and reconstruction; the event still holds its record.
+    if (index >= 2) CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_T4], 0));
+    CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[slot], 0)); // the upload and edge extension
     CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
     if (!intra && e->p.codec == VIDK_CODEC_H264) {
         // The Intra_16x16 estimate reads only the (padded) source: on its own stream, beside
@@ -914,24 +930,30 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         }
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T3], s));
-    CUDA_CHECK(cudaMemsetAsync(c->d_sum[par], 0, SUM_COUNT * sizeof(unsigned long long), s));
+    // The statistics on their own stream: the next frame's search, which needs only the
+    // reconstruction, starts before them and before this frame's entropy coding, which
+    // waits for them (its blocks would otherwise fill the SMs the search waits for).
+    CUDA_CHECK(cudaStreamWaitEvent(c->s_stat, ev[EV_T3], 0));
+    CUDA_CHECK(
+        cudaMemsetAsync(c->d_sum[par], 0, SUM_COUNT * sizeof(unsigned long long), c->s_stat));
     {
         const int row_blocks = (2 * e->h + kStatRows - 1) / kStatRows,
                   unit_blocks = (e->uw * e->uh + kStatThreads - 1) / kStatThreads;
-        stats_kernel<<<(unsigned)(row_blocks + unit_blocks), kStatThreads, 0, s>>>(
+        stats_kernel<<<(unsigned)(row_blocks + unit_blocks), kStatThreads, 0, c->s_stat>>>(
             f, src[0], src[1], src[2], e->w, e->h, row_blocks, c->d_sum[par]);
         CUDA_CHECK_LAUNCH();
     }
-    CUDA_CHECK(cudaEventRecord(ev[EV_T4], s));
+    CUDA_CHECK(cudaEventRecord(ev[EV_T4], c->s_stat));
     // The downloads on their own stream, so that frame i + 1's coding need not wait for them.
     CUDA_CHECK(cudaStreamWaitEvent(c->s_out, ev[EV_T4], 0));
     CUDA_CHECK(cudaMemcpyAsync(c->h_sum[par], c->d_sum[par],
                                SUM_COUNT * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                                c->s_out));
     if (L->gpu_st) {
-        // The entropy coding (stream.cu) on its own stream; its size goes down with it, its
-        // NAL units after the receiver's synchronisation. Frame index - 1 may not have been
-        // written yet (queued ahead): its header state then comes from its type.
+        // The entropy coding (stream.cu) on its own stream, after the statistics; its size
+        // goes down with it, its NAL units after the receiver's synchronisation. Frame
+        // index - 1 may not have been written yet (queued ahead): its header state then
+        // comes from its type.
         const int16_t *const lev[3] = {c->d_lev[par][0], c->d_lev[par][1], c->d_lev[par][2]};
         VidkH264SliceHdr hdr;
         if (index > e->done)
@@ -955,7 +977,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     EncCuda *c = state(e);
     int err = 0;
     const int64_t index = e->done;
-    const int slot = (int)(index % 2), par = slot, intra = vidk_enc_is_intra(e, index);
+    const int slot = (int)(index % kSlots), par = (int)(index % 2);
+    const int intra = vidk_enc_is_intra(e, index);
     const cudaStream_t s = c->s_code;
     uint8_t *const *rec = c->d_rec[par];
     cudaEvent_t *ev = c->ev[par];
@@ -1063,8 +1086,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             vidk_enc_fill_info(e, index, intra, &sum, sse, info);
         }
         info->stage_ms[VIDK_ENC_STAGE_UPLOAD] =
-            vidk_cux::event_elapsed(c->up_beg[slot], c->up_end[slot]) +
-            vidk_cux::event_elapsed(ev[EV_T0], ev[EV_T1]);
+            vidk_cux::event_elapsed(c->up_beg[slot], c->up_end[slot]);
         info->stage_ms[VIDK_ENC_STAGE_ME] = vidk_cux::event_elapsed(ev[EV_T1], ev[EV_T2]);
         info->stage_ms[VIDK_ENC_STAGE_CODE] = vidk_cux::event_elapsed(ev[EV_T2], ev[EV_T3]);
         info->stage_ms[VIDK_ENC_STAGE_STATS] = vidk_cux::event_elapsed(ev[EV_T3], ev[EV_T4]);
@@ -1106,6 +1128,7 @@ cleanup:
         (void)cudaStreamSynchronize(c->s_dl);
         (void)cudaStreamSynchronize(c->s_out);
         (void)cudaStreamSynchronize(c->s_side);
+        (void)cudaStreamSynchronize(c->s_stat);
         (void)cudaGetLastError();
     }
     return err;
