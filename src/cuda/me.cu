@@ -19,6 +19,7 @@
 #include "me_cuda.h"
 #include "me_kern.cuh"
 
+#include <mutex>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,9 +103,23 @@ int kernel_config() {
 // The r2 kernels fit more blocks per SM (f41 4x4-only: 5 x 26.8 kB), more than the
 // 132 kB shared-memory configuration the driver picked for r1: ask for the largest
 // shared-memory carveout (the staging reads hit L2, 95 %, not L1).
+// Once per kernel and device: the request costs more than a launch (~15 us of host time,
+// once a frame in the encoder before).
 template <typename K> cudaError_t prefer_shared(K kern) {
-    return cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                (int)cudaSharedmemCarveoutMaxShared);
+    static std::mutex mu;
+    static const void *done_fn[64]; // kernel, device
+    static int done_dev[64], n_done;
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return e;
+    const void *fn = reinterpret_cast<const void *>(kern);
+    std::lock_guard<std::mutex> lock(mu);
+    for (int k = 0; k < n_done; k++)
+        if (done_fn[k] == fn && done_dev[k] == dev) return cudaSuccess;
+    e = cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             (int)cudaSharedmemCarveoutMaxShared);
+    if (e == cudaSuccess && n_done < 64) done_fn[n_done] = fn, done_dev[n_done++] = dev;
+    return e;
 }
 
 // In launch_fast / launch_search: launch kern, or with probe only load it (vidk_cuda_load;

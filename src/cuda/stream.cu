@@ -35,6 +35,7 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <stdlib.h>
+#include <string.h>
 
 #include "enc/h264_nal_core.h"
 #include "enc/h264_stream_core.h"
@@ -79,6 +80,13 @@ struct VidkCuStream {
     uint64_t *h_res; // pinned copy of d_res
     uint8_t *h_nal;  // pinned NAL units
     size_t h_nal_cap;
+    // The frame's work as a CUDA graph, by intra (captured at its first use with the
+    // inputs in key): one launch instead of 17 calls (CUB's scans query the device each),
+    // which cost the host more than the device's frame before. The slice header goes up
+    // from h_hdr (pinned) at the graph's start.
+    VidkH264SliceHdr *h_hdr, *d_hdr_in;
+    cudaGraphExec_t gx[2];
+    const void *gx_key[2][5];
 };
 
 namespace {
@@ -146,12 +154,13 @@ __global__ void __launch_bounds__(256)
 
 // One thread per slice: its header slot and NAL unit length (vidk_h264_nal_head).
 __global__ void __launch_bounds__(64)
-    head_kernel(const VidkH264sCtx c, const VidkH264SliceHdr h, const uint64_t *off,
+    head_kernel(const VidkH264sCtx c, const VidkH264SliceHdr *hp, const uint64_t *off,
                 uint8_t *hdr, uint32_t *hbits, uint64_t *nlen) {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < c.slices)
+    if (k < c.slices) {
+        const VidkH264SliceHdr h = *hp;
         vidk_h264_nal_head(&c, &h, k, off, hdr, hbits, nlen);
-    else if (k == c.slices)
+    } else if (k == c.slices)
         nlen[k] = 0; // the exclusive sum's entry `slices` is the total
 }
 
@@ -259,8 +268,12 @@ void vidk_cuda_stream_close(VidkCuStream **pst) {
     cudaFree(st->d_nal);
     cudaFree(st->d_res);
     cudaFree(st->d_temp);
+    cudaFree(st->d_hdr_in);
     cudaFreeHost(st->h_res);
     cudaFreeHost(st->h_nal);
+    cudaFreeHost(st->h_hdr);
+    for (int k = 0; k < 2; k++)
+        if (st->gx[k]) cudaGraphExecDestroy(st->gx[k]);
     (void)cudaGetLastError();
     free(st);
     *pst = nullptr;
@@ -306,6 +319,8 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     CUDA_CHECK(cudaMalloc(&st->d_agg, st->raw_cap / EP_CHUNK * sizeof(VidkH264Ep)));
     CUDA_CHECK(cudaMalloc(&st->d_nal, st->nal_cap));
     CUDA_CHECK(cudaMalloc(&st->d_res, 2 * sizeof(uint64_t)));
+    CUDA_CHECK(cudaMalloc(&st->d_hdr_in, sizeof(VidkH264SliceHdr)));
+    CUDA_CHECK(cudaMallocHost(&st->h_hdr, sizeof(VidkH264SliceHdr)));
     // The slots' tails are read (and dropped) when the last bits of a macroblock are
     // packed, the header slots' likewise: initialised once, so that nothing reads
     // uninitialised memory.
@@ -352,9 +367,11 @@ size_t vidk_cuda_stream_res_bytes(const VidkCuStream *st) {
     return 2 * sizeof(uint64_t);
 }
 
-int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264SliceHdr *hdr,
-                          const uint16_t *d_mbi, const VidkMv *d_mv4,
-                          const int16_t *const d_lev[3], cudaStream_t s) {
+namespace {
+
+// The frame's work on s (vidk_cuda_stream_code), its header from h_hdr.
+int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t *d_mbi,
+            const VidkMv *d_mv4, const int16_t *const d_lev[3], cudaStream_t s) {
     int err = 0;
     VidkH264sCtx c;
     const int n = st->n;
@@ -363,13 +380,15 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264Slic
     const unsigned chunks = (unsigned)(st->raw_cap / EP_CHUNK),
                    ep_grid = chunks < EP_GRID ? chunks : EP_GRID;
     c.mbw = st->mbw, c.mbh = st->mbh, c.W = st->mbw * 16, c.slices = st->slices;
-    c.intra = hdr->intra, c.row0 = 0;
+    c.intra = intra, c.row0 = 0;
     c.mbi = d_mbi, c.mv4 = d_mv4;
     for (int p = 0; p < 3; p++)
         c.lev[p] = d_lev[p];
     c.tcl = st->d_tc;
     c.tcc[0] = st->d_tc + (size_t)n * 16;
     c.tcc[1] = st->d_tc + (size_t)n * 20;
+    CUDA_CHECK(cudaMemcpyAsync(st->d_hdr_in, st->h_hdr, sizeof(VidkH264SliceHdr),
+                               cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemsetAsync(st->d_res, 0, sizeof(uint64_t), s)); // the overflow flag
     count_kernel<<<blocks((size_t)n, kMbWarps), 32 * kMbWarps, 0, s>>>(c);
     CUDA_CHECK_LAUNCH();
@@ -389,8 +408,8 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264Slic
         CUDA_CHECK(
             cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_len, st->d_off, n + 1, s));
     }
-    head_kernel<<<blocks((size_t)st->slices + 1, 64), 64, 0, s>>>(c, *hdr, st->d_off, st->d_hdr,
-                                                                  st->d_hbits, st->d_nlen);
+    head_kernel<<<blocks((size_t)st->slices + 1, 64), 64, 0, s>>>(
+        c, st->d_hdr_in, st->d_off, st->d_hdr, st->d_hbits, st->d_nlen);
     CUDA_CHECK_LAUNCH();
     {
         size_t tb = st->temp_bytes;
@@ -416,6 +435,40 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264Slic
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaMemcpyAsync(st->h_res, st->d_res, vidk_cuda_stream_res_bytes(st),
                                cudaMemcpyDeviceToHost, s));
+cleanup:
+    return err;
+}
+
+} // namespace
+
+int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264SliceHdr *hdr,
+                          const uint16_t *d_mbi, const VidkMv *d_mv4,
+                          const int16_t *const d_lev[3], cudaStream_t s) {
+    int err = 0;
+    const int intra = hdr->intra ? 1 : 0;
+    const void *key[5] = {d_mbi, d_mv4, d_lev[0], d_lev[1], d_lev[2]};
+    cudaGraphExec_t &gx = st->gx[intra];
+    *st->h_hdr = *hdr; // the previous call's upload is done: the caller synchronised s
+    if (gx && memcmp(key, st->gx_key[intra], sizeof(key))) {
+        CUDA_CHECK(cudaGraphExecDestroy(gx));
+        gx = nullptr;
+    }
+    if (!gx) { // capture the work once; where capturing fails, queue it directly
+        cudaGraph_t g = nullptr;
+        CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        const int e = enqueue(ctx, st, intra, d_mbi, d_mv4, d_lev, s);
+        const cudaError_t ec = cudaStreamEndCapture(s, &g);
+        if (e == 0 && ec == cudaSuccess && g &&
+            cudaGraphInstantiate(&gx, g, 0) == cudaSuccess) {
+            memcpy(st->gx_key[intra], key, sizeof(key));
+        } else {
+            gx = nullptr;
+            (void)cudaGetLastError();
+        }
+        if (g) cudaGraphDestroy(g);
+        if (!gx) return enqueue(ctx, st, intra, d_mbi, d_mv4, d_lev, s);
+    }
+    CUDA_CHECK(cudaGraphLaunch(gx, s));
 cleanup:
     return err;
 }

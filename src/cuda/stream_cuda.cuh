@@ -25,7 +25,9 @@ void vidk_cuda_stream_close(VidkCuStream **st);
 // of the frame (I slices in an IDR picture, hdr->intra) into its slices' NAL units on the
 // device, complete (start code, NAL header, slice_header() from hdr with each slice's
 // first_mb_in_slice, slice data, trailing bits, emulation prevention), then the download of
-// the overflow flag and their size. No synchronisation. 0 or an error.
+// the overflow flag and their size, as one CUDA graph per picture type (captured at the
+// first call with these inputs). No synchronisation; the previous call's work on st must be
+// done (its header is read when the work runs). 0 or an error.
 int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264SliceHdr *hdr,
                           const uint16_t *d_mbi, const VidkMv *d_mv4,
                           const int16_t *const d_lev[3], cudaStream_t s);
