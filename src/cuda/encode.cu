@@ -813,12 +813,12 @@ extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
         c->h2d[slot] += (unsigned long long)w * h;
     }
     if (e->w != e->W || e->h != e->H) { // the edge extension, off the frames' path
-        uint8_t *const *src = c->d_src[slot];
+        uint8_t *const *d = c->d_src[slot];
         const int y0 = e->w == e->W ? e->h : 0; // the rows below the source, or all
         const dim3 blk(32, 8),
             grid((unsigned)((e->W + 31) / 32), (unsigned)((e->H - y0 + 7) / 8));
-        pad_kernel<<<grid, blk, 0, c->s_up>>>(src[0], src[1], src[2], c->pitch[0], c->pitch[1],
-                                              e->w, e->h, e->W, e->H, y0);
+        pad_kernel<<<grid, blk, 0, c->s_up>>>(d[0], d[1], d[2], c->pitch[0], c->pitch[1], e->w,
+                                              e->h, e->W, e->H, y0);
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(c->up_end[slot], c->s_up));
