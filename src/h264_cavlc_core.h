@@ -258,25 +258,23 @@ VIDK_CORE int vidk_cavlc_level(VidkBits *b, int level, int sl, int first) {
 
 /* residual_block_cavlc (7.3.5.3.2 / 9.2) of coef[0..n-1] (scan order, n = maxNumCoeff: 4
  * for the chroma DC, 15 or 16 otherwise) with the predicted nC (-1: chroma DC). Returns
- * TotalCoeff. */
+ * TotalCoeff. The non-zero coefficients are visited from the highest frequency down through
+ * a bit mask of their positions (no arrays of levels and runs: on a GPU those live in local
+ * memory); a run_before is the gap between two consecutive set bits. */
 VIDK_CORE int vidk_cavlc_block(VidkBits *b, const int16_t *coef, int n, int nc) {
-    int lev[16], run[16]; /* from the highest frequency down; run: zeros below each */
-    int tc = 0, t1 = 0, tz = 0;
-    for (int k = n - 1, zeros = 0; k >= 0; k--) {
-        if (coef[k]) {
-            if (tc)
-                run[tc - 1] = zeros;
-            else
-                tz = k + 1; /* total_zeros: the zeros below the highest non-zero level */
-            lev[tc++] = coef[k];
-            zeros = 0;
-        } else {
-            zeros++;
-        }
+    uint32_t m = 0;
+    int tc = 0, t1 = 0;
+    for (int k = 0; k < n; k++) {
+        const int nz = coef[k] != 0;
+        m |= (uint32_t)nz << k;
+        tc += nz;
     }
-    tz -= tc;
-    while (t1 < tc && t1 < 3 && (lev[t1] == 1 || lev[t1] == -1))
-        t1++;
+    /* trailing ones: up to three +-1 levels from the highest frequency down */
+    for (uint32_t r = m; r && t1 < 3; t1++) {
+        const int k = vidk_hibit32(r);
+        if (coef[k] != 1 && coef[k] != -1) break;
+        r &= ~((uint32_t)1 << k);
+    }
     if (nc < 0) {
         vidk_put_bits(b, VIDK_CAVLC_TAB(cdc_len)[4 * tc + t1],
                       VIDK_CAVLC_TAB(cdc_val)[4 * tc + t1]);
@@ -286,11 +284,20 @@ VIDK_CORE int vidk_cavlc_block(VidkBits *b, const int16_t *coef, int n, int nc) 
                       VIDK_CAVLC_TAB(ct_val)[t][4 * tc + t1]);
     }
     if (!tc) return 0;
-    for (int i = 0; i < t1; i++)
-        vidk_put_bits(b, 1, lev[i] < 0);
+    const int top = vidk_hibit32(m);
+    /* total_zeros: the zeros below the highest non-zero level */
+    const int tz = top + 1 - tc;
+    /* the trailing ones' signs, then the other levels */
     int sl = tc > 10 && t1 < 3 ? 1 : 0;
-    for (int i = t1; i < tc; i++)
-        sl = vidk_cavlc_level(b, lev[i], sl, i == t1 && t1 < 3);
+    uint32_t r = m;
+    for (int i = 0; i < tc; i++) {
+        const int k = vidk_hibit32(r);
+        r &= ~((uint32_t)1 << k);
+        if (i < t1)
+            vidk_put_bits(b, 1, coef[k] < 0);
+        else
+            sl = vidk_cavlc_level(b, coef[k], sl, i == t1 && t1 < 3);
+    }
     if (tc < n) {
         if (nc < 0)
             vidk_put_bits(b, VIDK_CAVLC_TAB(tzc_len)[tc - 1][tz],
@@ -300,12 +307,15 @@ VIDK_CORE int vidk_cavlc_block(VidkBits *b, const int16_t *coef, int n, int nc) 
                           VIDK_CAVLC_TAB(tz_val)[tc - 1][tz]);
     }
     /* run_before of each coefficient but the last, while zeros are left */
-    int left = tz;
+    int left = tz, k = top;
+    r = m & ~((uint32_t)1 << top);
     for (int i = 0; i < tc - 1 && left > 0; i++) {
-        const int z = left > 7 ? 7 : left;
-        vidk_put_bits(b, VIDK_CAVLC_TAB(rb_len)[z - 1][run[i]],
-                      VIDK_CAVLC_TAB(rb_val)[z - 1][run[i]]);
-        left -= run[i];
+        const int k2 = vidk_hibit32(r), run = k - k2 - 1, z = left > 7 ? 7 : left;
+        r &= ~((uint32_t)1 << k2);
+        vidk_put_bits(b, VIDK_CAVLC_TAB(rb_len)[z - 1][run],
+                      VIDK_CAVLC_TAB(rb_val)[z - 1][run]);
+        left -= run;
+        k = k2;
     }
     return tc;
 }

@@ -26,4 +26,13 @@ VIDK_CORE int vidk_clip3(int v, int lo, int hi) {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Index of the highest set bit of v != 0. */
+VIDK_CORE int vidk_hibit32(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+    return 31 - __clz((int)v);
+#else
+    return 31 - __builtin_clz(v);
+#endif
+}
+
 #endif
