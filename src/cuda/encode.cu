@@ -2,14 +2,17 @@
 // source crosses PCIe once (host to device), and only what the caller asked for comes back
 // (reconstruction, vectors, energy, levels) plus 120 bytes of statistics.
 //
-// Streams and events of one frame i (slot = i % VIDK_ENC_MAX_PENDING source buffers; parity
-// = i % 2 for everything else):
+// Streams and events of one frame i (slot = i % VIDK_ENC_MAX_PENDING: its source buffers,
+// events, outputs and entropy coder; parity = i % 2: its reconstruction, the next frame's
+// reference):
 //   upload stream (vidk_enc_send): source planes -> d_src[slot] (straight from the caller's
 //     memory when it is registered / pinned, else through a pinned staging buffer), then the
 //     edge extension; event up_end[slot]. The CLI sends frames i + 1 and i + 2 before it
 //     receives frame i, so their uploads overlap the frames in progress, off their path.
-//   code stream (queued by the receive of frame i - 1, or of frame i): wait for frame
-//     i - 2's statistics (same parity) and up_end[slot]; the
+//   code stream (queued by the receive of frame i - 2, i - 1 or i: the caller sends frames
+//     ahead, and each receive queues the frames sent after its own before it waits, so that
+//     the GPU never waits for the host): wait for frame i - 2's statistics and downloads
+//     (they read the reconstruction this frame overwrites) and up_end[slot]; the
 //     motion search against the previous reconstruction (inter frames;
 //     vidk_cuda_me_search_dev, results stay on the device); the unit kernels (H.264 inter:
 //     the decision passes, then inter_kernel, warps per step, and the macroblocks made
@@ -17,18 +20,18 @@
 //     (H.264: a luma and a chroma warp; HEVC: one warp), rows released by progress
 //     counters); then frame i + 1's work.
 //   statistics stream: after frame i's unit kernels, the statistics (SSE + unit sums into
-//     15 counters), beside frame i + 1's search.
+//     15 counters) and their download, beside frame i + 1's search.
 //   side stream (H.264 P frames): the Intra_16x16 estimate beside the search; the decision
 //     passes wait for it.
-//   output stream: after frame i's statistics, their download, then (queued by frame i's
-//     receive) the downloads the caller asked for, beside frame i + 1's coding, which uses
-//     the other parity's buffers (reconstruction, levels, vectors, maps, sums).
+//   output stream: after frame i's statistics (queued by frame i's receive) the downloads
+//     the caller asked for, beside frame i + 1's coding, which uses the other parity's
+//     reconstruction and another slot's levels, vectors, maps and sums.
 //   entropy stream: with the H.264 stream asked for, after frame i's statistics, its entropy
 //     coding (stream.cu: the slices' NAL units are written on the device and only their
 //     bytes come down, on a fourth stream; the host puts the SPS / PPS of an IDR picture
-//     before them). It runs beside frame i + 1's coding: what it reads (decision words,
-//     vectors, levels) and what the host reads back (statistics, events, the coder's
-//     buffers) are kept per parity of the frame index.
+//     before them). It runs beside frame i + 1's and i + 2's coding: what it reads (decision
+//     words, vectors, levels) and what the host reads back (statistics, events, the coder's
+//     buffers) are kept per slot.
 // Events between the stages time them.
 // The per-unit arithmetic is enc_core.h / enc_tmpl.h, the same source as the CPU backends.
 #include "cuda_common.cuh"
@@ -65,7 +68,7 @@ enum {
     SUM_COUNT = SUM_SSE + 3
 };
 
-enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_COUNT };
+enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_COUNT };
 
 // Source slots: frame i's source is in slot i % kSlots from its send to its receive, so that
 // the caller can send the frames after the one being coded (their uploads then run while it
@@ -80,44 +83,44 @@ struct Launched {
     unsigned long long d2h; // bytes its launch downloads
 };
 
-// Frame i's buffers that its entropy coding reads (on s_ent) while frame i + 1 is coded (on
-// s_code), and what the host reads after it: two of each, frame i's are [i % 2] ("parity").
+// Frame i's buffers that its entropy coding reads (on s_ent) while frames i + 1 and i + 2 are
+// coded (on s_code), and what the host reads after it: one per slot, frame i's [i % kSlots].
 struct EncCuda {
     int pitch[3]; // device row pitch (samples) per plane
     size_t plane_bytes[3];
     uint8_t *d_src[kSlots][3]; // source, coded size, one slot per frame sent ahead
     uint8_t *d_rec[2][3];      // reconstructions: frame i's is [i % 2], its reference the other
-    EncUnitStat *d_stat[2];    // by parity: the unit sums that stats_kernel adds up
-    int16_t *d_lev[2][3];      // by parity
-    VidkMv *d_mv[2];           // by parity
-    uint16_t *d_mbi[2];        // by parity; VIDK_ENC_OUT_STREAM: decision words
-    VidkMv *d_dmv[2];          // H.264 P frames: the decision passes' vectors
-    uint16_t *d_dmb[2];        // and words (enc_core.h enc_h264_decide_pass)
-    uint32_t *d_dist;          // ENC_H264_DIST_N per macroblock: what they compare
-    uint32_t *d_skipc;         // 2 per macroblock: the P_Skip candidate's vector and SATD
-    int *d_ilist;          // P frames' intra macroblocks in raster order (intra_list_kernel),
-    int *d_iflag;          // per macroblock: 1 once coded (intra_p_kernel),
-    int *d_icnt;           // [0] how many, [1] the tickets handed out
-    uint32_t *d_energy[2]; // by parity
-    unsigned long long *d_sum[2]; // by parity
+    EncUnitStat *d_stat[kSlots]; // by slot: the unit sums that stats_kernel adds up
+    int16_t *d_lev[kSlots][3];   // by slot
+    VidkMv *d_mv[kSlots];        // by slot
+    uint16_t *d_mbi[kSlots];     // by slot; VIDK_ENC_OUT_STREAM: decision words
+    VidkMv *d_dmv[2];            // H.264 P frames: the decision passes' vectors
+    uint16_t *d_dmb[2];          // and words (enc_core.h enc_h264_decide_pass)
+    uint32_t *d_dist;            // ENC_H264_DIST_N per macroblock: what they compare
+    uint32_t *d_skipc;           // 2 per macroblock: the P_Skip candidate's vector and SATD
+    int *d_ilist; // P frames' intra macroblocks in raster order (intra_list_kernel),
+    int *d_iflag; // per macroblock: 1 once coded (intra_p_kernel),
+    int *d_icnt;  // [0] how many, [1] the tickets handed out
+    uint32_t *d_energy[kSlots];        // by slot
+    unsigned long long *d_sum[kSlots]; // by slot
     int *d_progress;
-    unsigned long long *h_sum[2]; // pinned, by parity
-    uint8_t *h_stage[kSlots];     // pinned source staging (w x h, 3 planes), per slot
-    uint8_t *h_out;               // pinned staging of the downloads
+    unsigned long long *h_sum[kSlots]; // pinned, by slot
+    uint8_t *h_stage[kSlots];          // pinned source staging (w x h, 3 planes), per slot
+    uint8_t *h_out;                    // pinned staging of the downloads
     size_t out_bytes;
     // upload, coding, entropy coding, stream fetch, other downloads, the intra estimate,
     // the statistics
     cudaStream_t s_up, s_code, s_ent, s_dl, s_out, s_side, s_stat;
-    cudaEvent_t up_beg[kSlots], up_end[kSlots], ev[2][EV_COUNT]; // ev: by parity
+    cudaEvent_t up_beg[kSlots], up_end[kSlots], ev[kSlots][EV_COUNT];
     unsigned long long h2d[kSlots];
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
     // environment asks for the host writer (VIDK_STREAM_HOST=1: the decisions, vectors and
     // levels go down, as before); st_slices: its slices per picture
-    VidkCuStream *st[2]; // by parity
+    VidkCuStream *st[kSlots]; // by slot
     int st_slices;
-    size_t st_slot;  // its slot size (0: no device coder)
-    Launched pre[2]; // by parity: the frames whose work is queued ahead of their receive
-    int pre_err[2];
+    size_t st_slot;       // its slot size (0: no device coder)
+    Launched pre[kSlots]; // by slot: the frames whose work is queued ahead of their receive
+    int pre_err[kSlots];
 };
 
 inline EncCuda *state(const VidkEncoder *e) {
@@ -551,20 +554,20 @@ __global__ void __launch_bounds__(kStatThreads)
 
 // The frame's decisions, vectors and levels into the host writer's buffers (e->st_*), for
 // a frame the device could not code (a macroblock larger than its slot); synchronous.
-int download_decisions(VidkContext *ctx, VidkEncoder *e, int par, cudaStream_t s,
+int download_decisions(VidkContext *ctx, VidkEncoder *e, int slot, cudaStream_t s,
                        unsigned long long *bytes) {
     int err = 0;
     const EncCuda *c = state(e);
     const size_t nmbi = (size_t)e->uw * e->uh * sizeof(uint16_t),
                  nmv = (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
     *bytes = 0;
-    CUDA_CHECK(cudaMemcpyAsync(e->st_mbi, c->d_mbi[par], nmbi, cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaMemcpyAsync(e->st_mv4, c->d_mv[par], nmv, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(e->st_mbi, c->d_mbi[slot], nmbi, cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(e->st_mv4, c->d_mv[slot], nmv, cudaMemcpyDeviceToHost, s));
     *bytes += nmbi + nmv;
     for (int p = 0; p < 3; p++) {
         const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
         CUDA_CHECK(
-            cudaMemcpyAsync(e->st_lev[p], c->d_lev[par][p], n, cudaMemcpyDeviceToHost, s));
+            cudaMemcpyAsync(e->st_lev[p], c->d_lev[slot][p], n, cudaMemcpyDeviceToHost, s));
         *bytes += n;
     }
     CUDA_CHECK(cudaStreamSynchronize(s));
@@ -580,15 +583,16 @@ void destroy(EncCuda *c) {
     for (int k = 0; k < 2; k++)
         for (int p = 0; p < 3; p++)
             cudaFree(c->d_rec[k][p]);
-    cudaFree(c->d_stat[0]);
-    cudaFree(c->d_stat[1]);
     for (int k = 0; k < 2; k++) {
+        cudaFree(c->d_dmv[k]);
+        cudaFree(c->d_dmb[k]);
+    }
+    for (int k = 0; k < kSlots; k++) {
+        cudaFree(c->d_stat[k]);
         for (int p = 0; p < 3; p++)
             cudaFree(c->d_lev[k][p]);
         cudaFree(c->d_mv[k]);
         cudaFree(c->d_mbi[k]);
-        cudaFree(c->d_dmv[k]);
-        cudaFree(c->d_dmb[k]);
         cudaFreeHost(c->h_sum[k]);
         cudaFree(c->d_energy[k]);
         cudaFree(c->d_sum[k]);
@@ -650,7 +654,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
-    c->pre[0].index = c->pre[1].index = -1;
+    for (int k = 0; k < kSlots; k++)
+        c->pre[k].index = -1;
     VIDK_TRY(vidk_cuda_enter(ctx));
     CUDA_CHECK(vidk_cuda_prefer_l1(dist_kernel));
     CUDA_CHECK(vidk_cuda_prefer_l1(decide_kernel));
@@ -666,7 +671,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         for (int k = 0; k < 2; k++)
             CUDA_CHECK(cudaMalloc(&c->d_rec[k][p], c->plane_bytes[p]));
     }
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < kSlots; k++)
         CUDA_CHECK(cudaMalloc(&c->d_stat[k], (size_t)e->uw * e->uh * sizeof(EncUnitStat)));
     if (e->p.codec == VIDK_CODEC_H264) {
         CUDA_CHECK(
@@ -682,7 +687,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         }
     }
     CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < kSlots; k++) {
         CUDA_CHECK(cudaMalloc(&c->d_sum[k], SUM_COUNT * sizeof(unsigned long long)));
         CUDA_CHECK(cudaMallocHost(&c->h_sum[k], SUM_COUNT * sizeof(unsigned long long)));
     }
@@ -700,7 +705,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         if (st) { // the host codes the frames the device cannot: on all its cores
             err = vidk_pool_create(&e->st_pool, vidk_imin(vidk_cpu_count(), 64));
             if (err < 0) goto cleanup;
-            for (int k = 0; k < 2; k++)
+            for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
             if (st_host) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
         }
@@ -714,14 +719,14 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             c->st_slices = vidk_imax(1, vidk_imin(e->p.slices ? e->p.slices : 1, e->uh));
         }
         if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st) {
-            for (int k = 0; k < 2; k++)
+            for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(
                     cudaMalloc(&c->d_mv[k], (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
             if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st_host)
                 out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
         }
         if (e->p.outputs & VIDK_ENC_OUT_ENERGY) {
-            for (int k = 0; k < 2; k++)
+            for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(
                     cudaMalloc(&c->d_energy[k], (size_t)e->mb_w * e->mb_h * sizeof(uint32_t)));
             out += (size_t)e->mb_w * e->mb_h * sizeof(uint32_t);
@@ -729,7 +734,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st) {
             for (int p = 0; p < 3; p++) {
                 const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
-                for (int k = 0; k < 2; k++)
+                for (int k = 0; k < kSlots; k++)
                     CUDA_CHECK(cudaMalloc(&c->d_lev[k][p], n));
                 if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st_host) out += n;
             }
@@ -739,17 +744,20 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     }
     // Streams and timing events of the encoder (exec.cu); they live until close.
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_up));
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_code));
+    // The frames' chain (search, decision, coding, the intra estimate the decision waits
+    // for, the statistics the entropy coding waits for) at the device's highest priority:
+    // the entropy coding and the uploads fill the SMs it leaves, not the other way round.
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_code, true));
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_side, true));
+    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_stat, true));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_out));
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_side));
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_stat));
     for (int s = 0; s < kSlots; s++) {
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_beg[s], true));
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_end[s], true));
     }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < kSlots; k++) {
         for (int j = 0; j < EV_COUNT; j++)
             VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k][j], true));
         if (c->st_slot)
@@ -829,10 +837,10 @@ cleanup:
 // Queue frame `index`'s work: on the code stream from its upload to its statistics and their
 // download; on the entropy stream, after them, its entropy coding (coded on the device: with
 // its stream's size). Everything that does not depend on the caller's output buffers, so
-// that vidk_cuda_enc_receive can queue frame i + 1 right after frame i's downloads, before it
-// waits for them: the GPU then codes frame i + 1 while it entropy-codes frame i and while the
-// caller writes frame i and reads the next picture. The maps are computed whenever the
-// parameters ask for them (or the stream needs them).
+// that vidk_cuda_enc_receive can queue frames i + 1 and i + 2 right after frame i's
+// downloads, before it waits for them: the GPU then codes them while it entropy-codes frame i
+// and while the caller writes frame i and reads the next picture. The maps are computed
+// whenever the parameters ask for them (or the stream needs them).
 static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
@@ -843,12 +851,12 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     uint8_t *const *src = c->d_src[slot];
     uint8_t *const *ref = c->d_rec[par ^ 1];
     uint8_t *const *rec = c->d_rec[par];
-    cudaEvent_t *ev = c->ev[par];
+    cudaEvent_t *ev = c->ev[slot];
     EncFrame &f = L->f;
     const unsigned outp = e->p.outputs;
     L->index = index;
     L->d2h = SUM_COUNT * sizeof(unsigned long long);
-    L->gpu_st = e->stream && c->st[par] && vidk_h264_stream_slices(e->stream) == c->st_slices;
+    L->gpu_st = e->stream && c->st[slot] && vidk_h264_stream_slices(e->stream) == c->st_slices;
     VIDK_TRY(vidk_cuda_enter(ctx));
     vidk_enc_frame_setup(e, intra, &f);
     for (int p = 0; p < 3; p++) {
@@ -858,17 +866,22 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         f.rs[p] = c->pitch[p];
         f.rec[p] = rec[p];
         f.cs[p] = c->pitch[p];
-        f.lev[p] = (outp & VIDK_ENC_OUT_LEVELS) || e->stream ? c->d_lev[par][p] : nullptr;
+        f.lev[p] = (outp & VIDK_ENC_OUT_LEVELS) || e->stream ? c->d_lev[slot][p] : nullptr;
         f.ls_[p] = p ? e->W / 2 : e->W;
     }
-    f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream ? c->d_mv[par] : nullptr;
-    f.mbi = e->stream ? c->d_mbi[par] : nullptr;
-    f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy[par] : nullptr;
-    f.stat = c->d_stat[par];
+    f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream ? c->d_mv[slot] : nullptr;
+    f.mbi = e->stream ? c->d_mbi[slot] : nullptr;
+    f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy[slot] : nullptr;
+    f.stat = c->d_stat[slot];
 
-    // Frame index - 2 (this parity's previous frame) has its statistics done before this one
-    // writes its unit sums and reconstruction; the event still holds its record.
-    if (index >= 2) CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_T4], 0));
+    // Frame index - 2 (this parity's previous frame) has its statistics and its downloads
+    // (its receive has queued them: this call comes from it or later) done before this one
+    // overwrites its reconstruction; the events still hold its records (frame index + 1,
+    // which reuses them, is queued after this one).
+    if (index >= 2) {
+        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(index - 2) % kSlots][EV_T4], 0));
+        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(index - 2) % kSlots][EV_T5], 0));
+    }
     CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[slot], 0)); // the upload and edge extension
     CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
     if (!intra && e->p.codec == VIDK_CODEC_H264) {
@@ -935,36 +948,37 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     // waits for them (its blocks would otherwise fill the SMs the search waits for).
     CUDA_CHECK(cudaStreamWaitEvent(c->s_stat, ev[EV_T3], 0));
     CUDA_CHECK(
-        cudaMemsetAsync(c->d_sum[par], 0, SUM_COUNT * sizeof(unsigned long long), c->s_stat));
+        cudaMemsetAsync(c->d_sum[slot], 0, SUM_COUNT * sizeof(unsigned long long), c->s_stat));
     {
         const int row_blocks = (2 * e->h + kStatRows - 1) / kStatRows,
                   unit_blocks = (e->uw * e->uh + kStatThreads - 1) / kStatThreads;
         stats_kernel<<<(unsigned)(row_blocks + unit_blocks), kStatThreads, 0, c->s_stat>>>(
-            f, src[0], src[1], src[2], e->w, e->h, row_blocks, c->d_sum[par]);
+            f, src[0], src[1], src[2], e->w, e->h, row_blocks, c->d_sum[slot]);
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T4], c->s_stat));
-    // The downloads on their own stream, so that frame i + 1's coding need not wait for them.
-    CUDA_CHECK(cudaStreamWaitEvent(c->s_out, ev[EV_T4], 0));
-    CUDA_CHECK(cudaMemcpyAsync(c->h_sum[par], c->d_sum[par],
+    // Their download behind them (EV_SUM), where nothing of the other frames queues: the
+    // output stream takes each frame's downloads in its receive, in order, and frame i + 2
+    // waits for frame i's (EV_T5).
+    CUDA_CHECK(cudaMemcpyAsync(c->h_sum[slot], c->d_sum[slot],
                                SUM_COUNT * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                               c->s_out));
+                               c->s_stat));
+    CUDA_CHECK(cudaEventRecord(ev[EV_SUM], c->s_stat));
     if (L->gpu_st) {
         // The entropy coding (stream.cu) on its own stream, after the statistics; its size
-        // goes down with it, its NAL units after the receiver's synchronisation. Frame
-        // index - 1 may not have been written yet (queued ahead): its header state then
-        // comes from its type.
-        const int16_t *const lev[3] = {c->d_lev[par][0], c->d_lev[par][1], c->d_lev[par][2]};
+        // goes down with it, its NAL units after the receiver's synchronisation. The frames
+        // from e->done on may not have been written yet (queued ahead): the header state
+        // then comes from their types.
+        const int16_t *const lev[3] = {c->d_lev[slot][0], c->d_lev[slot][1], c->d_lev[slot][2]};
         VidkH264SliceHdr hdr;
-        if (index > e->done)
-            vidk_h264_stream_slice_hdr_next(e->stream, vidk_enc_is_intra(e, index - 1), index,
-                                            intra, &hdr);
-        else
-            vidk_h264_stream_slice_hdr(e->stream, index, intra, &hdr);
+        uint32_t pending_intra = 0;
+        for (int64_t k = e->done; k < index; k++)
+            pending_intra |= (uint32_t)(vidk_enc_is_intra(e, k) != 0) << (k - e->done);
+        vidk_h264_stream_slice_hdr_ahead(e->stream, e->done, pending_intra, index, intra, &hdr);
         CUDA_CHECK(cudaStreamWaitEvent(c->s_ent, ev[EV_T4], 0));
-        VIDK_TRY(vidk_cuda_stream_code(ctx, c->st[par], &hdr, c->d_mbi[par], c->d_mv[par], lev,
-                                       c->s_ent));
-        L->d2h += vidk_cuda_stream_res_bytes(c->st[par]);
+        VIDK_TRY(vidk_cuda_stream_code(ctx, c->st[slot], &hdr, c->d_mbi[slot], c->d_mv[slot],
+                                       lev, c->s_ent));
+        L->d2h += vidk_cuda_stream_res_bytes(c->st[slot]);
         CUDA_CHECK(cudaEventRecord(ev[EV_S], c->s_ent));
     }
 cleanup:
@@ -981,8 +995,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     const int intra = vidk_enc_is_intra(e, index);
     const cudaStream_t s = c->s_code;
     uint8_t *const *rec = c->d_rec[par];
-    cudaEvent_t *ev = c->ev[par];
-    Launched &L = c->pre[par];
+    cudaEvent_t *ev = c->ev[slot];
+    Launched &L = c->pre[slot];
     struct Out {
         void *dst;
         size_t dpitch;
@@ -996,8 +1010,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     if (L.index != index) { // not queued by the previous call
         L.index = -1;
         VIDK_TRY(launch_frame(e, index, &L));
-    } else if (c->pre_err[par]) {
-        err = c->pre_err[par];
+    } else if (c->pre_err[slot]) {
+        err = c->pre_err[slot];
         goto cleanup;
     }
     {
@@ -1010,7 +1024,9 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             h_lev[p] = maps && maps->levels[p] ? maps->levels[p] : e->st_lev[p];
         {
             // Downloads: straight into pinned caller memory, else through h_out. With the
-            // stream coded on the device, only what the caller asked for.
+            // stream coded on the device, only what the caller asked for. After the frame's
+            // statistics and their download.
+            CUDA_CHECK(cudaStreamWaitEvent(c->s_out, ev[EV_SUM], 0));
             size_t off = 0;
             auto add = [&](void *dst, size_t dpitch, const void *dev, size_t spitch,
                            size_t width, size_t rows) {
@@ -1022,20 +1038,20 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                         (size_t)(p ? e->w / 2 : e->w), (size_t)(p ? e->h / 2 : e->h));
             if ((maps && maps->mv) || (e->stream && !gpu_st)) {
                 const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
-                add(h_mv, n, c->d_mv[par], n, n, (size_t)(e->H / 4));
+                add(h_mv, n, c->d_mv[slot], n, n, (size_t)(e->H / 4));
             }
             if (f.mbi && !gpu_st) {
                 const size_t n = (size_t)e->uw * sizeof(uint16_t);
-                add(e->st_mbi, n, c->d_mbi[par], n, n, (size_t)e->uh);
+                add(e->st_mbi, n, c->d_mbi[slot], n, n, (size_t)e->uh);
             }
             if (maps && maps->energy) {
                 const size_t n = (size_t)e->mb_w * sizeof(uint32_t);
-                add(maps->energy, n, c->d_energy[par], n, n, (size_t)e->mb_h);
+                add(maps->energy, n, c->d_energy[slot], n, n, (size_t)e->mb_h);
             }
             for (int p = 0; p < 3; p++)
                 if ((maps && maps->levels[p]) || (e->stream && !gpu_st)) {
                     const size_t n = (size_t)(p ? e->W / 2 : e->W) * sizeof(int16_t);
-                    add(h_lev[p], n, c->d_lev[par][p], n, n, (size_t)(p ? e->H / 2 : e->H));
+                    add(h_lev[p], n, c->d_lev[slot][p], n, n, (size_t)(p ? e->H / 2 : e->H));
                 }
             for (int k = 0; k < nout; k++) {
                 Out &o = outs[k];
@@ -1054,11 +1070,16 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             }
         }
         CUDA_CHECK(cudaEventRecord(ev[EV_T5], c->s_out));
-        // Queue frame i + 1 if it was sent (its error, if any, is its receive's), then wait for
-        // frame i's downloads. Frame i + 1 uses the other parity's buffers; frame i + 2, which
-        // reuses these, is queued only after this wait.
-        if (e->q_count >= 2 && c->pre[par ^ 1].index != index + 1)
-            c->pre_err[par ^ 1] = launch_frame(e, index + 1, &c->pre[par ^ 1]);
+        // Queue the frames sent after this one (i + 1, i + 2; an error is its receive's), then
+        // wait for frame i's downloads: the code stream has the next frames' work before the
+        // host waits for this one's statistics and stream. They use other slots' buffers, and
+        // frame i + 2 overwrites this parity's reconstruction only after these downloads.
+        for (int64_t j = index + 1; j < index + e->q_count && j <= index + 2; j++) {
+            const int sj = (int)(j % kSlots);
+            if (c->pre[sj].index == j) continue;
+            c->pre_err[sj] = launch_frame(e, j, &c->pre[sj]);
+            if (c->pre_err[sj]) break;
+        }
         CUDA_CHECK(cudaEventSynchronize(ev[EV_T5]));
         {
             size_t off = 0;
@@ -1075,14 +1096,14 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             EncSum sum;
             uint64_t sse[3];
             for (int p = 0; p < 3; p++) {
-                sum.nnz[p] = c->h_sum[par][SUM_NNZ + p];
-                sse[p] = c->h_sum[par][SUM_SSE + p];
+                sum.nnz[p] = c->h_sum[slot][SUM_NNZ + p];
+                sse[p] = c->h_sum[slot][SUM_SSE + p];
             }
-            sum.bits_mode = c->h_sum[par][SUM_BITS + 0];
-            sum.bits_mv = c->h_sum[par][SUM_BITS + 1];
-            sum.bits_level = c->h_sum[par][SUM_BITS + 2];
+            sum.bits_mode = c->h_sum[slot][SUM_BITS + 0];
+            sum.bits_mv = c->h_sum[slot][SUM_BITS + 1];
+            sum.bits_level = c->h_sum[slot][SUM_BITS + 2];
             for (int k = 0; k < VIDK_ENC_PART_COUNT; k++)
-                sum.parts[k] = c->h_sum[par][SUM_PARTS + k];
+                sum.parts[k] = c->h_sum[slot][SUM_PARTS + k];
             vidk_enc_fill_info(e, index, intra, &sum, sse, info);
         }
         info->stage_ms[VIDK_ENC_STAGE_UPLOAD] =
@@ -1098,7 +1119,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             const uint8_t *nals = nullptr;
             size_t nb = 0;
             CUDA_CHECK(cudaEventSynchronize(ev[EV_S])); // its size is here
-            VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st[par], c->s_dl, &nals, &nb));
+            VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st[slot], c->s_dl, &nals, &nb));
             if (err == 0) { // the SPS / PPS of an IDR picture before the slices on the host
                 VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, nals, nb,
                                                      &info->stream, &info->stream_size));
@@ -1108,7 +1129,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                 err = 0;
                 vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
                          (long long)index);
-                VIDK_TRY(download_decisions(ctx, e, par, c->s_dl, &got));
+                VIDK_TRY(download_decisions(ctx, e, slot, c->s_dl, &got));
                 info->d2h_bytes += got;
                 VIDK_TRY(vidk_enc_write_stream(e, index, intra, e->st_mv4, e->st_lev, info));
             }

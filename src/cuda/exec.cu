@@ -269,9 +269,10 @@ cleanup:
     return err;
 }
 
-int stream_create(const VidkContext *ctx, cudaStream_t *s) {
-    int err = 0;
-    CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+int stream_create(const VidkContext *ctx, cudaStream_t *s, bool high) {
+    int err = 0, least = 0, greatest = 0;
+    if (high) CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CUDA_CHECK(cudaStreamCreateWithPriority(s, cudaStreamNonBlocking, high ? greatest : least));
 cleanup:
     return err;
 }

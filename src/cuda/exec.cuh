@@ -111,8 +111,9 @@ int event_sync(Exec *x, int ev);
 // ---- lower-level pieces, for streams and events that outlive one call (the coding loop's
 // encoder, encode.cu) and for the Exec above: every stream and event of the CUDA code but
 // the context's own (cuda_backend.cu) is created, timed and destroyed here.
-// A non-blocking stream; 0 or an error (logged).
-int stream_create(const VidkContext *ctx, cudaStream_t *s);
+// A non-blocking stream (high: at the device's highest priority, else its lowest); 0 or an
+// error (logged).
+int stream_create(const VidkContext *ctx, cudaStream_t *s, bool high = false);
 // An event with timing data (timing) or without (cudaEventDisableTiming); 0 or an error.
 int event_create(const VidkContext *ctx, cudaEvent_t *e, bool timing);
 // Destroy what was created (nullptr: nothing) and clear it; errors are ignored.

@@ -394,10 +394,14 @@ void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intr
     slice_hdr(s->last_idr, (uint32_t)s->idr_count, index, intra, h);
 }
 
-void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int prev_intra, int64_t index,
-                                     int intra, VidkH264SliceHdr *h) {
-    slice_hdr(prev_intra ? index - 1 : s->last_idr,
-              (uint32_t)s->idr_count + (prev_intra ? 1u : 0u), index, intra, h);
+void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
+                                      uint32_t pending_intra, int64_t index, int intra,
+                                      VidkH264SliceHdr *h) {
+    int64_t last_idr = s->last_idr;
+    uint32_t idr_count = (uint32_t)s->idr_count;
+    for (int64_t k = first; k < index; k++)
+        if (pending_intra >> (k - first) & 1u) last_idr = k, idr_count++;
+    slice_hdr(last_idr, idr_count, index, intra, h);
 }
 
 /* The picture's state: frame_num counts from the last IDR picture (vidk_h264_stream_slice_hdr

@@ -46,10 +46,12 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
  * (k * mb_h / slices) * mb_w. Does not change the writer's state. */
 void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intra,
                                 VidkH264SliceHdr *h);
-/* The same for picture `index` coded right after picture index - 1 (intra: prev_intra),
- * which the writer has not written yet (a pipelined caller). */
-void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int prev_intra, int64_t index,
-                                     int intra, VidkH264SliceHdr *h);
+/* The same for picture `index` coded after pictures first .. index - 1 (at most 32), which
+ * the writer has not written yet (a pipelined caller): bit k of pending_intra tells whether
+ * picture first + k is an IDR picture. */
+void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
+                                      uint32_t pending_intra, int64_t index, int intra,
+                                      VidkH264SliceHdr *h);
 /* The same access unit from its slices' NAL units written elsewhere (the CUDA entropy coder,
  * src/cuda/stream.cu, from vidk_h264_stream_slice_hdr): n bytes, every slice's start code,
  * NAL unit header and RBSP with emulation prevention, in slice order. The writer puts the
