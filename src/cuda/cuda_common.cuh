@@ -138,11 +138,14 @@ static inline int vidk_cuda_host_slot(VidkContext *ctx, int slot, size_t bytes, 
 // The coding kernels keep their working arrays in local memory (encode.cu inter_kernel
 // 1.2 kB a thread, decide_kernel 0.5 kB; stream.cu's lanes their pieces) and use little
 // shared memory (at most 15 kB a block, two blocks an SM): they ask for most of the SM's
-// memory as L1 (25% of the largest shared carveout: the 64 kB configuration). Without a
-// preference a kernel may run in the configuration the previous one left, the search's
-// largest shared carveout (me.cu prefer_shared) with the smallest L1.
+// memory as L1: 8% of the largest shared carveout (228 kB on sm_90), which the driver rounds
+// up to the 32 kB configuration (224 kB of L1). Measured on an H100 (docs/PERFORMANCE.md,
+// session 15): the whole-file encode 2692 -> 2730 frames/s against 25% (the 64 kB
+// configuration); 0% (the smallest configuration that fits) ran 2327. Without a preference
+// a kernel may run in the configuration the previous one left, the search's largest shared
+// carveout (me.cu prefer_shared) with the smallest L1.
 template <typename K> static inline cudaError_t vidk_cuda_prefer_l1(K kern) {
-    return cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 25);
+    return cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 8);
 }
 
 // Loads kernels without launching them (their attributes; CUDA 12.2 on loads a kernel at
