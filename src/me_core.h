@@ -8,13 +8,7 @@
 
 /* ue(v) length of codeNum k: 2 * floor(log2(k + 1)) + 1 (k + 1 >= 1). */
 VIDK_CORE unsigned vidk_ue_bits(unsigned k) {
-    const unsigned k1 = k + 1u;
-#if defined(__CUDA_ARCH__)
-    const int lz = __clz(k1);
-#else
-    const int lz = __builtin_clz(k1);
-#endif
-    return 2u * (unsigned)(31 - lz) + 1u;
+    return 2u * (unsigned)vidk_hibit32(k + 1u) + 1u;
 }
 
 /* se(v) length: codeNum 2v - 1 for v > 0, -2v otherwise. */

@@ -26,12 +26,27 @@ VIDK_CORE int vidk_clip3(int v, int lo, int hi) {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Index of the highest set bit of v != 0. */
+/* Index of the highest set bit of v != 0 (the bit helpers of every core, written once). */
 VIDK_CORE int vidk_hibit32(uint32_t v) {
 #if defined(__CUDA_ARCH__)
     return 31 - __clz((int)v);
 #else
     return 31 - __builtin_clz(v);
+#endif
+}
+VIDK_CORE int vidk_hibit64(uint64_t v) {
+#if defined(__CUDA_ARCH__)
+    return 63 - __clzll((long long)v);
+#else
+    return 63 - __builtin_clzll(v);
+#endif
+}
+/* Index of the lowest set bit of v != 0. */
+VIDK_CORE int vidk_lobit32(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+    return __ffs((int)v) - 1;
+#else
+    return __builtin_ctz(v);
 #endif
 }
 

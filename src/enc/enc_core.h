@@ -156,15 +156,6 @@ ENC_FN int32_t enc_h264_inter_round(int qbits) {
     return (int32_t)(((uint32_t)1 << qbits) >> 5);
 }
 
-/* Index of the highest set bit of v != 0. */
-ENC_FN int enc_hibit64(uint64_t v) {
-#if defined(__CUDA_ARCH__)
-    return 63 - __clzll((long long)v);
-#else
-    return 63 - __builtin_clzll(v);
-#endif
-}
-
 /* Decimation score of an inter block's levels (raster, n = 4 or 8; from scan position
  * `first`): 9 when a level is not -1, 0 or 1; else the sum over its +-1 levels of a weight
  * of the zeros run before each (in scan order, from the highest frequency down): 4x4
@@ -184,9 +175,9 @@ ENC_FN int enc_decimate_score(const int16_t *lev, int n, int first) {
     if (big) return 9;
     int score = 0;
     while (m) {
-        const int k = enc_hibit64(m);
+        const int k = vidk_hibit64(m);
         m &= ~((uint64_t)1 << k);
-        const int run = k - 1 - (m ? enc_hibit64(m) : first - 1); /* zeros below k */
+        const int run = k - 1 - (m ? vidk_hibit64(m) : first - 1); /* zeros below k */
         score += n == 8 ? (run < 4    ? 3
                            : run < 12 ? 2
                            : run < 24 ? 1
@@ -1141,15 +1132,6 @@ ENC_FN int enc_hevc_ref_at(const EncFrame *f, int p, int x, int y, int n, int xc
     return a;
 }
 
-/* Index of the lowest set bit of v != 0 (the highest: enc_hibit64). */
-ENC_FN int enc_lobit(uint32_t v) {
-#if defined(__CUDA_ARCH__)
-    return __ffs((int)v) - 1;
-#else
-    return __builtin_ctz(v);
-#endif
-}
-
 /* The substitution of 8.4.4.2.2 as a source index: the entry of a gathered line of len
  * entries whose sample entry i takes, from the availability bits (bit i % 32 of
  * mask[i / 32], none at or past len): i when available, else the last available entry
@@ -1161,12 +1143,12 @@ ENC_FN int enc_hevc_ref_src(const uint32_t *mask, int len, int i) {
     if (mask[w] >> b & 1u) return i;
     uint32_t m = b ? mask[w] & ((1u << b) - 1u) : 0u; /* entries below i in its word */
     for (int k = w;;) {
-        if (m) return 32 * k + enc_hibit64(m);
+        if (m) return 32 * k + vidk_hibit32(m);
         if (--k < 0) break;
         m = mask[k];
     }
     for (int k = 0; k < (len + 31) >> 5; k++)
-        if (mask[k]) return 32 * k + enc_lobit(mask[k]);
+        if (mask[k]) return 32 * k + vidk_lobit32(mask[k]);
     return -1;
 }
 
