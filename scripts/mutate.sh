@@ -28,7 +28,7 @@ mut hevc_qpc_30 src/enc/enc_frame.c \
 mut h264_part_tie src/enc/enc_core.h \
     'if (c[k] < best) best = c[k], w = k;' 'if (c[k] <= best) best = c[k], w = k;'
 mut ue_len_off_by_one src/me_core.h \
-    'const unsigned k1 = k + 1u;' 'const unsigned k1 = k + 2u;'
+    'vidk_hibit32(k + 1u) + 1u;' 'vidk_hibit32(k + 2u) + 1u;'
 mut se_mapping src/me_core.h \
     '2u * (unsigned)(-v));' '2u * (unsigned)(-v) + 1u);'
 mut mvd_pred_left src/enc/enc_core.h \
@@ -63,7 +63,7 @@ mut stream_cac_first src/enc/h264_stream_core.h \
 mut mvnb_own_vector src/enc/h264_mvp_core.h \
     'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4];' 'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + (k + 1) % 4];'
 mut hevc_ref_subst src/enc/enc_core.h \
-    'if (m) return 32 * k + enc_hibit64(m);' 'if (m) return 32 * k + enc_lobit(m);'
+    'if (m) return 32 * k + vidk_hibit32(m);' 'if (m) return 32 * k + vidk_lobit32(m);'
 mut hevc_mc_round src/enc/enc_core.h \
     '36 * t[2] - 4 * t[3] + 2048) >> 12' '36 * t[2] - 4 * t[3] + 2047) >> 12'
 mut h264_chroma_qp_44 src/h264.c \
