@@ -5,6 +5,7 @@
  * See docs/BENCH_ENCODE.md for what every column means. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,9 @@
 
 #define CMD "encode"
 
-#define MAX_LIST   16
-#define MAX_FRAMES 48 /* source pictures stay page-locked on cuda: VIDK_MAX_HOST_REGISTERED */
+#define MAX_LIST     16
+#define MAX_FRAMES   48 /* source pictures stay page-locked on cuda: VIDK_MAX_HOST_REGISTERED */
+#define MAX_ENCODERS 8
 
 static void help(void) {
     printf(
@@ -41,6 +43,11 @@ static void help(void) {
         "  --frames N         frames per sequence, 2..%d (default 8 on CPU backends, 32 on\n"
         "                     cuda)\n"
         "  --check-frames N   frames of the check pass, 1..%d (default 2)\n"
+        "  --encoders N       also run N encoders at once (2..%d; each its own context and\n"
+        "                     host thread, the same source): their aggregate frames/s\n"
+        "                     against one encoder's, both over --encoder-frames frames\n"
+        "  --encoder-frames M frames each encoder codes in that pass, the source's\n"
+        "                     pictures cycled (default 300, 2..100000)\n"
         "  --outputs LIST     what the timed pass downloads: recon, mvs, energy, levels,\n"
         "                     stream (H.264 only: the coded stream), all, none (default\n"
         "                     recon,stream)\n"
@@ -57,8 +64,9 @@ static void help(void) {
         "--check-frames frames with every output (reconstruction, vectors, energy, levels,\n"
         "statistics hashed; also the warm-up), then the timed pass over --frames frames\n"
         "(its per-frame statistics are hashed too). The test hook\n"
-        "VIDK_BENCH_ENCODE_INJECT=<backend> corrupts that backend's hash (proves the check).\n",
-        VIDK_ME_MAX_RANGE, MAX_FRAMES, MAX_FRAMES);
+        "VIDK_BENCH_ENCODE_INJECT=<backend> corrupts that backend's hash (proves the check);\n"
+        "=encoders corrupts the last of the --encoders pass's hashes.\n",
+        VIDK_ME_MAX_RANGE, MAX_FRAMES, MAX_FRAMES, MAX_ENCODERS);
 }
 
 /* ---- sources ---------------------------------------------------------------------- */
@@ -100,10 +108,12 @@ typedef struct EResult {
     double stage_ms[VIDK_ENC_STAGE_COUNT]; /* medians over the inter frames */
     double h2d, d2h;                       /* mean bytes per inter frame */
     double psnr[3], psnr_seq[3], kbits, nnz_y;
-    int stream;        /* kbits are the stream's (1) or the estimate (0) */
-    uint64_t out_hash; /* check pass */
-    uint64_t *chain;   /* statistics hash after each timed frame */
-    int mismatch;      /* differs from the configuration's first backend */
+    int stream;               /* kbits are the stream's (1) or the estimate (0) */
+    uint64_t out_hash;        /* check pass */
+    uint64_t *chain;          /* statistics hash after each timed frame */
+    int mismatch;             /* differs from the configuration's first backend */
+    double fps_one, fps_many; /* --encoders: aggregate frames/s of 1 and of N encoders */
+    int many_differ;          /* --encoders: an encoder's stream differed from the others' */
     const char *mismatch_with;
     const char *mismatch_what;
 } EResult;
@@ -118,6 +128,9 @@ typedef struct Bench {
     unsigned outputs;
     const char *inject;
     VidkContext *ctx[VIDK_BACKEND_COUNT];
+    int encoders, encoder_frames; /* --encoders (0: off), --encoder-frames */
+    VidkContext *xctx[VIDK_BACKEND_COUNT][MAX_ENCODERS]; /* their contexts beyond ctx[] */
+    CliCommon common;                                    /* to open them */
     /* results of every source, [src][codec][range][qp][backend] */
     int nsrc, cap_src;
     char (*src_label)[64];
@@ -335,6 +348,133 @@ static void measure(Bench *b, VidkBackend be, const ESource *s, const VidkEncPar
     x->done = 1;
 }
 
+/* ---- --encoders: several encoders at once ------------------------------------------- */
+typedef struct Start { /* the encoders' threads wait for state 1 (go) or 2 (cancel) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int state;
+} Start;
+
+typedef struct Par {
+    VidkEncoder *e;
+    const ESource *s;
+    int n;
+    Start *go;
+    double t_end;
+    uint64_t hash; /* of the stream and the statistics */
+    int ret;
+} Par;
+
+static void *par_main(void *arg) {
+    Par *t = arg;
+    pthread_mutex_lock(&t->go->mu);
+    while (!t->go->state)
+        pthread_cond_wait(&t->go->cv, &t->go->mu);
+    const int n = t->go->state == 1 ? t->n : 0;
+    pthread_mutex_unlock(&t->go->mu);
+    int nsent = 0, nrecv = 0;
+    t->hash = ENC_HASH_INIT;
+    while (nrecv < n) {
+        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+            if ((t->ret = vidk_enc_send(t->e, &t->s->pics[nsent % t->s->npics])) < 0) break;
+            nsent++;
+            continue;
+        }
+        VidkEncFrameInfo fi;
+        memset(&fi, 0, sizeof(fi));
+        if ((t->ret = vidk_enc_receive(t->e, NULL, NULL, &fi)) < 0) break;
+        t->hash = enc_hash_info(t->hash, &fi);
+        if (fi.stream) t->hash = enc_hash_bytes(t->hash, fi.stream, fi.stream_size);
+        nrecv++;
+    }
+    t->t_end = cli_now();
+    return NULL;
+}
+
+/* ne encoders (contexts ctx[0..ne-1]) over the same frames, opened before the clock starts;
+ * the aggregate frames/s from the common start to the last receive, or -1 (message in err).
+ * *same: every encoder's stream and statistics equal the first's. */
+static double run_many(VidkContext **ctx, int ne, const ESource *s, const VidkEncParams *p,
+                       int n, int inject, int *same, char *err, size_t errlen) {
+    Par t[MAX_ENCODERS];
+    pthread_t th[MAX_ENCODERS];
+    Start go = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    double fps = -1;
+    int opened = 0, started = 0;
+    memset(t, 0, sizeof(t));
+    for (; opened < ne; opened++) {
+        const int r = vidk_enc_open(ctx[opened], &t[opened].e, p, s->w, s->h);
+        if (r < 0) {
+            snprintf(err, errlen, "open of encoder %d: %s", opened + 1, vidk_strerror(r));
+            goto done;
+        }
+        t[opened].s = s, t[opened].n = n, t[opened].go = &go;
+    }
+    for (; started < ne; started++)
+        if (pthread_create(&th[started], NULL, par_main, &t[started])) break;
+    pthread_mutex_lock(&go.mu);
+    go.state = started == ne ? 1 : 2; /* all at once, or none of them */
+    pthread_cond_broadcast(&go.cv);
+    pthread_mutex_unlock(&go.mu);
+    const double t0 = cli_now();
+    double t_end = 0;
+    for (int k = 0; k < started; k++) {
+        pthread_join(th[k], NULL);
+        if (t[k].t_end > t_end) t_end = t[k].t_end;
+    }
+    if (started < ne) {
+        snprintf(err, errlen, "cannot start %d threads", ne);
+        goto done;
+    }
+    if (inject) t[ne - 1].hash ^= 1; /* the test hook: the last encoder's hash corrupted */
+    *same = 1;
+    for (int k = 0; k < ne; k++) {
+        if (t[k].ret < 0) {
+            snprintf(err, errlen, "encoder %d: %s", k + 1, vidk_strerror(t[k].ret));
+            goto done;
+        }
+        *same &= t[k].hash == t[0].hash;
+    }
+    fps = t_end > t0 ? (double)ne * n / (t_end - t0) : 0;
+done:
+    for (int k = 0; k < opened; k++)
+        vidk_enc_close(&t[k].e);
+    return fps;
+}
+
+/* --encoders: one encoder, then b->encoders at once, each over b->encoder_frames frames. */
+static void measure_many(Bench *b, VidkBackend be, const ESource *s, const VidkEncParams *base,
+                         EResult *x) {
+    if (!x->done || b->encoders < 2) return;
+    VidkContext *ctx[MAX_ENCODERS];
+    ctx[0] = b->ctx[be];
+    for (int k = 1; k < b->encoders; k++) {
+        if (!b->xctx[be][k]) {
+            CliCommon cc = b->common;
+            cc.backend = be, cc.quiet = 1;
+            b->xctx[be][k] = cli_open(&cc, CMD);
+        }
+        if (!(ctx[k] = b->xctx[be][k])) {
+            snprintf(x->err, sizeof(x->err), "cannot open context %d", k + 1);
+            x->done = 0;
+            return;
+        }
+    }
+    VidkEncParams p = *base;
+    p.outputs = p.codec == VIDK_CODEC_H264 ? (unsigned)VIDK_ENC_OUT_STREAM : 0u;
+    int same1 = 0, same = 0;
+    const int inject = b->inject && !strcmp(b->inject, "encoders");
+    x->fps_one = run_many(ctx, 1, s, &p, b->encoder_frames, 0, &same1, x->err, sizeof(x->err));
+    if (x->fps_one >= 0)
+        x->fps_many = run_many(ctx, b->encoders, s, &p, b->encoder_frames, inject, &same,
+                               x->err, sizeof(x->err));
+    if (x->fps_one < 0 || x->fps_many < 0) {
+        x->done = 0;
+        return;
+    }
+    x->many_differ = !same;
+}
+
 /* Compare x with the configuration's reference result (the first backend that ran). */
 static void cross_check(EResult *x, const EResult *ref, const char *ref_name) {
     if (!ref || !x->done) return;
@@ -424,6 +564,47 @@ static void print_table(FILE *f, Bench *b, int md) {
                     }
 }
 
+/* --encoders: a row per configuration and backend. */
+static void print_many(FILE *f, Bench *b, int md) {
+    if (b->encoders < 2) return;
+    fprintf(f,
+            "\n%d encoders at once (each its own context and host thread), %d frames each, "
+            "the source's pictures cycled:\n",
+            b->encoders, b->encoder_frames);
+    if (md)
+        fprintf(f,
+                "\n| source | size | codec | R | QP | backend | 1 encoder frames/s | %d "
+                "encoders frames/s | ratio | streams |\n|---|---|---|---:|---:|---|---:|---:|"
+                "---:|---|\n",
+                b->encoders);
+    else
+        fprintf(f, "%-14s %-9s %-5s %3s %3s %-11s %12s %12s %6s %s\n", "source", "size",
+                "codec", "R", "QP", "backend", "1 enc f/s", "N enc f/s", "ratio", "streams");
+    for (int s = 0; s < b->nsrc; s++)
+        for (int c = 0; c < b->ncodecs; c++)
+            for (int r = 0; r < b->nranges; r++)
+                for (int q = 0; q < b->nqps; q++)
+                    for (int k = 0; k < b->nbackends; k++) {
+                        const EResult *x = result(b, s, c, r, q, k);
+                        if (!x->done) continue;
+                        char be[24], size[24];
+                        bench_backend_label(b->ctx, b->backends[k], be, sizeof(be));
+                        snprintf(size, sizeof(size), "%dx%d", b->src_size[s][0],
+                                 b->src_size[s][1]);
+                        bench_row(f, md,
+                                  "%-14s %-9s %-5s %3d %3d %-11s %12.1f %12.1f %6.2f %s\n",
+                                  b->src_label[s], size, vidk_codec_name(b->codecs[c]),
+                                  b->ranges[r], b->qps[q], be, x->fps_one, x->fps_many,
+                                  x->fps_one > 0 ? x->fps_many / x->fps_one : 0,
+                                  x->many_differ ? "DIFFER" : "same");
+                    }
+    fprintf(f,
+            "%sframes/s: all frames of all encoders / (start .. last receive), encoders "
+            "opened before the clock starts; ratio: N encoders / 1; streams: same = every "
+            "encoder's stream and statistics equal the others'.\n",
+            md ? "\n- " : "");
+}
+
 static void print_legend(FILE *f, int md) {
     const char *li = md ? "- " : "";
     fprintf(f,
@@ -473,6 +654,7 @@ static void write_markdown(FILE *f, Bench *b) {
     print_table(f, b, 1);
     fprintf(f, "\n");
     print_legend(f, 1);
+    print_many(f, b, 1);
 }
 
 static void write_json(FILE *f, Bench *b) {
@@ -533,6 +715,13 @@ static void write_json(FILE *f, Bench *b) {
                             fprintf(f, "%.4f", sp);
                         else
                             fprintf(f, "null");
+                        if (b->encoders >= 2)
+                            fprintf(f,
+                                    ", \"encoders\": %d, \"encoder_frames\": %d, "
+                                    "\"fps_one_encoder\": %.4f, \"fps_encoders\": %.4f, "
+                                    "\"encoders_identical\": %s",
+                                    b->encoders, b->encoder_frames, x->fps_one, x->fps_many,
+                                    x->many_differ ? "false" : "true");
                         fprintf(f, ", \"hash\": \"%016llx\", \"identical\": %s}",
                                 (unsigned long long)x->out_hash,
                                 x->mismatch ? "false" : "true");
@@ -585,7 +774,7 @@ int vidk_bench_encode(int argc, char **argv) {
     const char *outputs = "recon,stream";
     BenchOpts o = {.source = "both", .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
-    long check_frames = 2, keyint = 0;
+    long check_frames = 2, keyint = 0, encoders = 0, encoder_frames = 300;
     int quick = 0, ret = 1;
     Mosaic *mosaic = NULL;
     ESource *src = NULL;
@@ -600,6 +789,8 @@ int vidk_bench_encode(int argc, char **argv) {
         {"--outputs", .str = &outputs},
         {"--check-frames", .num = &check_frames, .lo = 1, .hi = MAX_FRAMES},
         {"--keyint", .num = &keyint, .lo = 0, .hi = 1000000},
+        {"--encoders", .num = &encoders, .lo = 2, .hi = MAX_ENCODERS},
+        {"--encoder-frames", .num = &encoder_frames, .lo = 2, .hi = 100000},
         {NULL}};
     const int pr = bench_parse_args(&o, &c, CMD, argc, argv, args, help);
     if (pr) { /* --help shown (exit 0), or an error */
@@ -615,6 +806,7 @@ int vidk_bench_encode(int argc, char **argv) {
     if (!ranges) ranges = "16,32,64";
     b->frames_opt = (int)o.frames, b->check_frames = (int)check_frames, b->keyint = (int)keyint;
     b->quiet = c.quiet, b->device = c.device;
+    b->encoders = (int)encoders, b->encoder_frames = (int)encoder_frames, b->common = c;
     b->inject = getenv("VIDK_BENCH_ENCODE_INJECT");
     const char *source = o.source;
     if (bench_choice(CMD, "--source", source, "real|gen|both") < 0) goto done;
@@ -715,6 +907,14 @@ int vidk_bench_encode(int argc, char **argv) {
                             const VidkBackend be = b->backends[k];
                             EResult *x = result(b, s, cd, r, q, k);
                             measure(b, be, src, &p, x);
+                            measure_many(b, be, src, &p, x);
+                            mismatches += x->many_differ;
+                            if (x->many_differ)
+                                cli_error(CMD,
+                                          "%s: the %d encoders at once gave different "
+                                          "streams on %s %dx%d %s R=%d QP %d",
+                                          vidk_backend_name(be), b->encoders, src->label, w, h,
+                                          vidk_codec_name(p.codec), p.range, p.qp);
                             cross_check(x, ref, ref_name);
                             if (x->done && !ref) ref = x, ref_name = vidk_backend_name(be);
                             done_n++;
@@ -747,6 +947,7 @@ int vidk_bench_encode(int argc, char **argv) {
     print_table(stdout, b, 0);
     printf("\n");
     print_legend(stdout, 0);
+    print_many(stdout, b, 0);
     if (!mismatches && !failures && b->nbackends < 2)
         printf("\ncheck: one backend only: nothing to compare\n");
     else if (!mismatches && !failures)
@@ -769,8 +970,11 @@ done:
     if (b->res)
         for (size_t i = 0; i < (size_t)b->cap_src * per_src(b); i++)
             free(b->res[i].chain);
-    for (int i = 0; i < VIDK_BACKEND_COUNT; i++)
+    for (int i = 0; i < VIDK_BACKEND_COUNT; i++) {
+        for (int k = 0; k < MAX_ENCODERS; k++)
+            vidk_close(&b->xctx[i][k]);
         vidk_close(&b->ctx[i]);
+    }
     free(b->res);
     free(b->src_label);
     free(b->src_size);

@@ -265,6 +265,20 @@ bench)
         --ranges 4 --source gen --quiet >"$T/out" 2>"$T/err"
     [ $? -eq 1 ] || fail "an injected mismatch must fail the run"
     grep -q 'MISMATCH vs c' "$T/out" || fail "mismatch not shown: $(cat "$T/out")"
+    # --encoders: N encoders at once give the same stream as one; the check can fail.
+    "$VKB" encode --quick --backends simd,threads --codecs h264,hevc --ranges 4 --encoders 3 \
+        --encoder-frames 7 --quiet --json "$T/e.json" >"$T/out" 2>"$T/err" || fail "bench --encoders: $(cat "$T/err")"
+    grep -q '^3 encoders at once (each its own context and host thread), 7 frames each' "$T/out" ||
+        fail "no --encoders section: $(cat "$T/out")"
+    rows=$(grep -c '^\(generated\|mosaic (real)\) .* [0-9]\.[0-9][0-9] same$' "$T/out")
+    [ "$rows" -eq 4 ] || [ "$rows" -eq 8 ] || fail "--encoders: $rows 'same' rows"
+    json_ok "$T/e.json"
+    grep -q '"encoders": 3, "encoder_frames": 7, "fps_one_encoder": [0-9]' "$T/e.json" || fail "json encoders"
+    VIDK_BENCH_ENCODE_INJECT=encoders "$VKB" encode --quick --backends simd --codecs h264 \
+        --ranges 4 --source gen --encoders 2 --encoder-frames 3 --quiet >"$T/out" 2>"$T/err"
+    [ $? -eq 1 ] || fail "an injected --encoders difference must fail the run"
+    grep -q ' DIFFER$' "$T/out" && grep -q 'the 2 encoders at once gave different streams' "$T/err" ||
+        fail "--encoders difference not shown: $(cat "$T/out" "$T/err")"
     must_fail_b() { "$VKB" encode "$@" >/dev/null 2>&1 && fail "bench accepted $*"; return 0; }
     must_fail_b --sizes 10x10
     must_fail_b --sizes 63x48
@@ -275,6 +289,9 @@ bench)
     must_fail_b --source camera
     must_fail_b --frames 1
     must_fail_b --outputs pixels
+    must_fail_b --encoders 1
+    must_fail_b --encoders 9
+    must_fail_b --encoder-frames 1
     echo "ok: bench"
     ;;
 *)
