@@ -501,6 +501,20 @@ static double vs_threads(Bench *b, int s, int c, int r, int q, int k) {
     return 0;
 }
 
+/* Every result of b in table order: source, codec, range, QP, backend. */
+#define FOR_EACH_RESULT(b, s, c, r, q, k)                                                      \
+    for (int s = 0; s < (b)->nsrc; s++)                                                        \
+        for (int c = 0; c < (b)->ncodecs; c++)                                                 \
+            for (int r = 0; r < (b)->nranges; r++)                                             \
+                for (int q = 0; q < (b)->nqps; q++)                                            \
+                    for (int k = 0; k < (b)->nbackends; k++)
+
+/* A row's backend label and size (24 bytes each). */
+static void row_names(Bench *b, int s, int k, char *be, char *size) {
+    bench_backend_label(b->ctx, b->backends[k], be, 24);
+    snprintf(size, 24, "%dx%d", b->src_size[s][0], b->src_size[s][1]);
+}
+
 static void fmt_num(char *buf, size_t n, double v) {
     snprintf(buf, n, v >= 100 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f", v);
 }
@@ -519,49 +533,39 @@ static void print_table(FILE *f, Bench *b, int md) {
                 "source", "size", "codec", "R", "QP", "backend", "frames/s", "ms/frame", "I ms",
                 "upload", "me", "code", "stats", "download", "stream", "h2d KB/f", "d2h KB/f",
                 "PSNR-Y", "kbit/f", "vs thr", "check");
-    for (int s = 0; s < b->nsrc; s++)
-        for (int c = 0; c < b->ncodecs; c++)
-            for (int r = 0; r < b->nranges; r++)
-                for (int q = 0; q < b->nqps; q++)
-                    for (int k = 0; k < b->nbackends; k++) {
-                        const EResult *x = result(b, s, c, r, q, k);
-                        char be[24], size[24], v[3 + VIDK_ENC_STAGE_COUNT][24], vs[16],
-                            check[64], kb[24];
-                        bench_backend_label(b->ctx, b->backends[k], be, sizeof(be));
-                        snprintf(size, sizeof(size), "%dx%d", b->src_size[s][0],
-                                 b->src_size[s][1]);
-                        if (!x->done) {
-                            char fail[sizeof(x->err) + 8];
-                            snprintf(fail, sizeof(fail), "failed: %s", x->err);
-                            bench_row(f, md, "%-14s %-9s %-5s %3d %3d %-11s %s\n",
-                                      b->src_label[s], size, vidk_codec_name(b->codecs[c]),
-                                      b->ranges[r], b->qps[q], be, fail);
-                            continue;
-                        }
-                        fmt_num(v[0], sizeof(v[0]), x->fps);
-                        fmt_num(v[1], sizeof(v[1]), x->total_ms);
-                        fmt_num(v[2], sizeof(v[2]), x->intra_ms);
-                        for (int t = 0; t < VIDK_ENC_STAGE_COUNT; t++)
-                            fmt_num(v[3 + t], sizeof(v[3 + t]), x->stage_ms[t]);
-                        const double sp = vs_threads(b, s, c, r, q, k);
-                        if (sp > 0)
-                            snprintf(vs, sizeof(vs), sp >= 10 ? "%.0fx" : "%.2fx", sp);
-                        else
-                            snprintf(vs, sizeof(vs), "-");
-                        if (x->mismatch)
-                            snprintf(check, sizeof(check), "MISMATCH vs %s", x->mismatch_with);
-                        else
-                            snprintf(check, sizeof(check), "%s",
-                                     x->mismatch_with ? "same" : "ref");
-                        snprintf(kb, sizeof(kb), "%.2f%s", x->kbits, x->stream ? "" : "*");
-                        bench_row(f, md,
-                                  "%-14s %-9s %-5s %3d %3d %-11s %9s %9s %9s %8s %8s %8s %7s "
-                                  "%8s %7s %9.1f %9.1f %7.3f %8s %7s %s\n",
-                                  b->src_label[s], size, vidk_codec_name(b->codecs[c]),
-                                  b->ranges[r], b->qps[q], be, v[0], v[1], v[2], v[3], v[4],
-                                  v[5], v[6], v[7], v[8], x->h2d / 1e3, x->d2h / 1e3,
-                                  x->psnr[0], kb, vs, check);
-                    }
+    FOR_EACH_RESULT(b, s, c, r, q, k) {
+        const EResult *x = result(b, s, c, r, q, k);
+        char be[24], size[24], v[3 + VIDK_ENC_STAGE_COUNT][24], vs[16], check[64], kb[24];
+        row_names(b, s, k, be, size);
+        if (!x->done) {
+            char fail[sizeof(x->err) + 8];
+            snprintf(fail, sizeof(fail), "failed: %s", x->err);
+            bench_row(f, md, "%-14s %-9s %-5s %3d %3d %-11s %s\n", b->src_label[s], size,
+                      vidk_codec_name(b->codecs[c]), b->ranges[r], b->qps[q], be, fail);
+            continue;
+        }
+        fmt_num(v[0], sizeof(v[0]), x->fps);
+        fmt_num(v[1], sizeof(v[1]), x->total_ms);
+        fmt_num(v[2], sizeof(v[2]), x->intra_ms);
+        for (int t = 0; t < VIDK_ENC_STAGE_COUNT; t++)
+            fmt_num(v[3 + t], sizeof(v[3 + t]), x->stage_ms[t]);
+        const double sp = vs_threads(b, s, c, r, q, k);
+        if (sp > 0)
+            snprintf(vs, sizeof(vs), sp >= 10 ? "%.0fx" : "%.2fx", sp);
+        else
+            snprintf(vs, sizeof(vs), "-");
+        if (x->mismatch)
+            snprintf(check, sizeof(check), "MISMATCH vs %s", x->mismatch_with);
+        else
+            snprintf(check, sizeof(check), "%s", x->mismatch_with ? "same" : "ref");
+        snprintf(kb, sizeof(kb), "%.2f%s", x->kbits, x->stream ? "" : "*");
+        bench_row(f, md,
+                  "%-14s %-9s %-5s %3d %3d %-11s %9s %9s %9s %8s %8s %8s %7s "
+                  "%8s %7s %9.1f %9.1f %7.3f %8s %7s %s\n",
+                  b->src_label[s], size, vidk_codec_name(b->codecs[c]), b->ranges[r], b->qps[q],
+                  be, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], x->h2d / 1e3,
+                  x->d2h / 1e3, x->psnr[0], kb, vs, check);
+    }
 }
 
 /* --encoders: a row per configuration and backend. */
@@ -580,24 +584,16 @@ static void print_many(FILE *f, Bench *b, int md) {
     else
         fprintf(f, "%-14s %-9s %-5s %3s %3s %-11s %12s %12s %6s %s\n", "source", "size",
                 "codec", "R", "QP", "backend", "1 enc f/s", "N enc f/s", "ratio", "streams");
-    for (int s = 0; s < b->nsrc; s++)
-        for (int c = 0; c < b->ncodecs; c++)
-            for (int r = 0; r < b->nranges; r++)
-                for (int q = 0; q < b->nqps; q++)
-                    for (int k = 0; k < b->nbackends; k++) {
-                        const EResult *x = result(b, s, c, r, q, k);
-                        if (!x->done) continue;
-                        char be[24], size[24];
-                        bench_backend_label(b->ctx, b->backends[k], be, sizeof(be));
-                        snprintf(size, sizeof(size), "%dx%d", b->src_size[s][0],
-                                 b->src_size[s][1]);
-                        bench_row(f, md,
-                                  "%-14s %-9s %-5s %3d %3d %-11s %12.1f %12.1f %6.2f %s\n",
-                                  b->src_label[s], size, vidk_codec_name(b->codecs[c]),
-                                  b->ranges[r], b->qps[q], be, x->fps_one, x->fps_many,
-                                  x->fps_one > 0 ? x->fps_many / x->fps_one : 0,
-                                  x->many_differ ? "DIFFER" : "same");
-                    }
+    FOR_EACH_RESULT(b, s, c, r, q, k) {
+        const EResult *x = result(b, s, c, r, q, k);
+        if (!x->done) continue;
+        char be[24], size[24];
+        row_names(b, s, k, be, size);
+        bench_row(f, md, "%-14s %-9s %-5s %3d %3d %-11s %12.1f %12.1f %6.2f %s\n",
+                  b->src_label[s], size, vidk_codec_name(b->codecs[c]), b->ranges[r], b->qps[q],
+                  be, x->fps_one, x->fps_many, x->fps_one > 0 ? x->fps_many / x->fps_one : 0,
+                  x->many_differ ? "DIFFER" : "same");
+    }
     fprintf(f,
             "%sframes/s: all frames of all encoders / (start .. last receive), encoders "
             "opened before the clock starts; ratio: N encoders / 1; streams: same = every "
@@ -672,60 +668,52 @@ static void write_json(FILE *f, Bench *b) {
     bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"results\": [");
     int first = 1, all_same = 1;
-    for (int s = 0; s < b->nsrc; s++)
-        for (int c = 0; c < b->ncodecs; c++)
-            for (int r = 0; r < b->nranges; r++)
-                for (int q = 0; q < b->nqps; q++)
-                    for (int k = 0; k < b->nbackends; k++) {
-                        const EResult *x = result(b, s, c, r, q, k);
-                        const VidkBackend be = b->backends[k];
-                        all_same &= !x->mismatch;
-                        fprintf(f, "%s\n    {\"source\": %s", first ? "" : ",",
-                                bench_jq(b->src_label[s]));
-                        first = 0;
-                        fprintf(f,
-                                ", \"width\": %d, \"height\": %d, \"codec\": \"%s\", "
-                                "\"range\": %d, \"qp\": %d, \"backend\": \"%s\", "
-                                "\"threads\": %d",
-                                b->src_size[s][0], b->src_size[s][1],
-                                vidk_codec_name(b->codecs[c]), b->ranges[r], b->qps[q],
-                                vidk_backend_name(be),
-                                b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0);
-                        if (!x->done) {
-                            fprintf(f, ", \"error\": %s}", bench_jq(x->err));
-                            continue;
-                        }
-                        fprintf(f,
-                                ", \"frames\": %d, \"fps\": %.4f, \"fps_all_frames\": %.4f, "
-                                "\"ms_per_frame\": %.5f, \"intra_ms\": %.5f, \"stage_ms\": {",
-                                x->frames, x->fps, x->fps_all, x->total_ms, x->intra_ms);
-                        for (int t = 0; t < VIDK_ENC_STAGE_COUNT; t++)
-                            fprintf(f, "%s\"%s\": %.5f", t ? ", " : "", enc_stage_name(t),
-                                    x->stage_ms[t]);
-                        const double sp = vs_threads(b, s, c, r, q, k);
-                        fprintf(f,
-                                "}, \"h2d_bytes_per_frame\": %.1f, \"d2h_bytes_per_frame\": "
-                                "%.1f, \"psnr\": [%.4f, %.4f, %.4f], \"psnr_sequence\": [%.4f, "
-                                "%.4f, %.4f], \"kbits_per_frame\": %.4f, \"kbits_source\": "
-                                "\"%s\", \"nnz_y_per_frame\": %.2f, \"vs_threads\": ",
-                                x->h2d, x->d2h, x->psnr[0], x->psnr[1], x->psnr[2],
-                                x->psnr_seq[0], x->psnr_seq[1], x->psnr_seq[2], x->kbits,
-                                x->stream ? "stream" : "estimate", x->nnz_y);
-                        if (sp > 0)
-                            fprintf(f, "%.4f", sp);
-                        else
-                            fprintf(f, "null");
-                        if (b->encoders >= 2)
-                            fprintf(f,
-                                    ", \"encoders\": %d, \"encoder_frames\": %d, "
-                                    "\"fps_one_encoder\": %.4f, \"fps_encoders\": %.4f, "
-                                    "\"encoders_identical\": %s",
-                                    b->encoders, b->encoder_frames, x->fps_one, x->fps_many,
-                                    x->many_differ ? "false" : "true");
-                        fprintf(f, ", \"hash\": \"%016llx\", \"identical\": %s}",
-                                (unsigned long long)x->out_hash,
-                                x->mismatch ? "false" : "true");
-                    }
+    FOR_EACH_RESULT(b, s, c, r, q, k) {
+        const EResult *x = result(b, s, c, r, q, k);
+        const VidkBackend be = b->backends[k];
+        all_same &= !x->mismatch;
+        fprintf(f, "%s\n    {\"source\": %s", first ? "" : ",", bench_jq(b->src_label[s]));
+        first = 0;
+        fprintf(f,
+                ", \"width\": %d, \"height\": %d, \"codec\": \"%s\", "
+                "\"range\": %d, \"qp\": %d, \"backend\": \"%s\", "
+                "\"threads\": %d",
+                b->src_size[s][0], b->src_size[s][1], vidk_codec_name(b->codecs[c]),
+                b->ranges[r], b->qps[q], vidk_backend_name(be),
+                b->ctx[be] ? vidk_get_threads(b->ctx[be]) : 0);
+        if (!x->done) {
+            fprintf(f, ", \"error\": %s}", bench_jq(x->err));
+            continue;
+        }
+        fprintf(f,
+                ", \"frames\": %d, \"fps\": %.4f, \"fps_all_frames\": %.4f, "
+                "\"ms_per_frame\": %.5f, \"intra_ms\": %.5f, \"stage_ms\": {",
+                x->frames, x->fps, x->fps_all, x->total_ms, x->intra_ms);
+        for (int t = 0; t < VIDK_ENC_STAGE_COUNT; t++)
+            fprintf(f, "%s\"%s\": %.5f", t ? ", " : "", enc_stage_name(t), x->stage_ms[t]);
+        const double sp = vs_threads(b, s, c, r, q, k);
+        fprintf(f,
+                "}, \"h2d_bytes_per_frame\": %.1f, \"d2h_bytes_per_frame\": "
+                "%.1f, \"psnr\": [%.4f, %.4f, %.4f], \"psnr_sequence\": [%.4f, "
+                "%.4f, %.4f], \"kbits_per_frame\": %.4f, \"kbits_source\": "
+                "\"%s\", \"nnz_y_per_frame\": %.2f, \"vs_threads\": ",
+                x->h2d, x->d2h, x->psnr[0], x->psnr[1], x->psnr[2], x->psnr_seq[0],
+                x->psnr_seq[1], x->psnr_seq[2], x->kbits, x->stream ? "stream" : "estimate",
+                x->nnz_y);
+        if (sp > 0)
+            fprintf(f, "%.4f", sp);
+        else
+            fprintf(f, "null");
+        if (b->encoders >= 2)
+            fprintf(f,
+                    ", \"encoders\": %d, \"encoder_frames\": %d, "
+                    "\"fps_one_encoder\": %.4f, \"fps_encoders\": %.4f, "
+                    "\"encoders_identical\": %s",
+                    b->encoders, b->encoder_frames, x->fps_one, x->fps_many,
+                    x->many_differ ? "false" : "true");
+        fprintf(f, ", \"hash\": \"%016llx\", \"identical\": %s}",
+                (unsigned long long)x->out_hash, x->mismatch ? "false" : "true");
+    }
     fprintf(f, "\n  ],\n  \"all_identical\": %s\n}\n", all_same ? "true" : "false");
 }
 
