@@ -27,6 +27,10 @@ mut hevc_qpc_30 src/enc/enc_frame.c \
     '{29, 30, 31, 32, 33, 33, 34' '{30, 30, 31, 32, 33, 33, 34'
 mut h264_part_tie src/enc/enc_core.h \
     'if (c[k] < best) best = c[k], w = k;' 'if (c[k] <= best) best = c[k], w = k;'
+mut h264_tx8_tie src/enc/enc_core.h \
+    'return (s8 + 2u) >> 2 < s4;' 'return (s8 + 2u) >> 2 <= s4;'
+mut h264_tx8_scale src/enc/enc_core.h \
+    'return (s8 + 2u) >> 2 < s4;' 'return (s8 + 2u) >> 1 < s4;'
 mut ue_len_off_by_one src/me_core.h \
     'vidk_hibit32(k + 1u) + 1u;' 'vidk_hibit32(k + 2u) + 1u;'
 mut se_mapping src/me_core.h \

@@ -982,6 +982,132 @@ static void test_h264_mvd_quad(void) {
     fprintf(stderr, "mvd_bits_quad: %d random macroblocks, every quadrant equal\n", cases);
 }
 
+/* ------------------------------------------------------------------ transform size */
+
+/* Sylvester's Hadamard matrix of order n (n a power of 2): H(i, j) = (-1)^popcount(i & j). */
+static int hadamard(int i, int j) {
+    int b = i & j, p = 0;
+    for (; b; b >>= 1)
+        p ^= b & 1;
+    return p ? -1 : 1;
+}
+
+/* sum |H_n D H_n| of the n x n block at d (stride 8). */
+static uint32_t hadamard_abs(const int *d, int n) {
+    uint32_t s = 0;
+    for (int u = 0; u < n; u++)
+        for (int v = 0; v < n; v++) {
+            long c = 0;
+            for (int y = 0; y < n; y++)
+                for (int x = 0; x < n; x++)
+                    c += (long)hadamard(u, y) * d[8 * y + x] * hadamard(x, v);
+            s += (uint32_t)labs(c);
+        }
+    return s;
+}
+
+/* Measure a quadrant residual d (8x8, stride 8) through enc_h264_tx_measure, against the
+ * matrix products: s4 = sum over its 4x4 blocks of (sum |H4 B H4| + 1) >> 1, s8 = sum
+ * |H8 D H8|. Returns the measured pair. */
+static void measure_quadrant(const int *d, uint32_t *s4, uint32_t *s8) {
+    uint8_t src[64], pr[64];
+    for (int k = 0; k < 64; k++) {
+        pr[k] = (uint8_t)(d[k] < 0 ? 255 : 0);
+        src[k] = (uint8_t)(pr[k] + d[k]);
+    }
+    enc_h264_tx_measure(src, 8, pr, 8, s4, s8);
+    uint32_t w4 = 0;
+    for (int b = 0; b < 4; b++)
+        w4 += (hadamard_abs(d + 32 * (b >> 1) + 4 * (b & 1), 4) + 1) >> 1;
+    CHECK_EQ_U(*s4, w4);
+    CHECK_EQ_U(*s8, hadamard_abs(d, 8));
+}
+
+/* docs/ENCODE.md §4: the 8x8 transform where (s8 + 2) >> 2 < s4 summed over the
+ * macroblock's quadrants; cases whose sums are known: a flat residual v (s4 = 16 * 8v,
+ * SA8D = 64v: 8x8), the 4x4 blocks of every quadrant at +v, +v / +v, -v (s4 = 128v, SA8D =
+ * 128v: a tie, 4x4), one 4x4 block per quadrant at v (s4 = 32v, SA8D = 64v: 4x4). Then an
+ * encoder run: those residuals on moved noise, seen in the level map (the 4x4 transform's
+ * levels of a residual constant on 4x4 blocks sit at multiples of 4; the 8x8 one's DC of a
+ * flat quadrant alone at its corner). */
+static void test_h264_transform_size(void) {
+    int d[64];
+    for (int t = 0; t < 200; t++) { /* random residuals, full range */
+        for (int k = 0; k < 64; k++)
+            d[k] = (int)(test_rand(&g_seed) % 511) - 255;
+        uint32_t a, b;
+        measure_quadrant(d, &a, &b);
+    }
+    static const int pat[3][4] = {{1, 1, 1, 1}, {1, 1, 1, -1}, {1, 0, 0, 0}};
+    static const uint32_t want4[3] = {128, 128, 32}, want_sa8d[3] = {64, 128, 64};
+    const int v = 20;
+    for (int c = 0; c < 3; c++) {
+        for (int k = 0; k < 64; k++)
+            d[k] = v * pat[c][2 * ((k >> 3) >= 4) + ((k & 7) >= 4)];
+        uint32_t s4 = 0, s8 = 0;
+        for (int q = 0; q < 4; q++) {
+            uint32_t a, b;
+            measure_quadrant(d, &a, &b);
+            s4 += a, s8 += b;
+        }
+        CHECK_EQ_U(s4, want4[c] * v);
+        CHECK_EQ_U((s8 + 2) >> 2, want_sa8d[c] * v);
+        CHECK_EQ_U(enc_h264_tx8_wins(s4, s8), c == 0);
+    }
+    /* The encoder: 4x3 macroblocks of noise in [64, 191]; macroblock (1, 1) moved by (2, 1)
+     * with the flat residual, (2, 1) by (-1, 2) with the tie pattern; the others still
+     * (P_Skip). Neither moved vector is its P_Skip vector (the neighbours' median is 0). */
+    enum { W = 64, H = 48 };
+    VidkMv mv4[(W / 4) * (H / 4)];
+    memset(mv4, 0, sizeof(mv4));
+    set_rect(mv4, W, 16, 16, 16, 16, 2, 1);
+    set_rect(mv4, W, 32, 16, 16, 16, -1, 2);
+    Run r;
+    VidkPicture f0, f1;
+    VidkEncFrameInfo info;
+    CHECK(run_open(&r, VIDK_CODEC_H264, 24, 6, W, H) == 0);
+    CHECK(vidk_picture_alloc(&f0, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    CHECK(vidk_picture_alloc(&f1, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            *px(&f0, 0, x, y) = (uint8_t)(64 + (test_rand(&g_seed) >> 25));
+    fill_plane(&f0, 1, 128);
+    fill_plane(&f0, 2, 128);
+    if (run_frame(&r, &f0, &info) == 0) {
+        make_moved(&f1, &r.rec, mv4);
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++) {
+                *px(&f1, 0, 16 + x, 16 + y) += v;
+                *px(&f1, 0, 32 + x, 16 + y) += v * pat[1][2 * ((y & 7) >= 4) + ((x & 7) >= 4)];
+            }
+        if (run_frame(&r, &f1, &info) == 0) {
+            for (int m = 0; m < 2; m++) {
+                const int16_t *l = r.maps.levels[0] + 16 * (ptrdiff_t)r.g.coded_w + 16 + 16 * m;
+                int off4 = 0, corner = 0, dc4 = 0;
+                for (int y = 0; y < 16; y++)
+                    for (int x = 0; x < 16; x++) {
+                        const int nz = l[(ptrdiff_t)y * r.g.coded_w + x] != 0;
+                        off4 += nz && ((x & 3) || (y & 3));
+                        corner += nz && !(x & 7) && !(y & 7);
+                        dc4 += nz && !(x & 3) && !(y & 3) && ((x & 4) || (y & 4));
+                    }
+                if (m == 0) { /* 8x8: each quadrant's DC alone */
+                    CHECK_EQ_U(corner, 4u);
+                    CHECK_EQ_U(off4 + dc4, 0u);
+                } else { /* 4x4: the 16 blocks' DCs, nothing else */
+                    CHECK_EQ_U(off4, 0u);
+                    CHECK_EQ_U(corner + dc4, 16u);
+                }
+            }
+            for (int i = 0; i < (W / 4) * (H / 4); i++) /* the vectors as moved */
+                CHECK(r.maps.mv[i].x == mv4[i].x && r.maps.mv[i].y == mv4[i].y);
+        }
+    }
+    vidk_picture_free(&f0);
+    vidk_picture_free(&f1);
+    run_close(&r);
+}
+
 int main(void) {
     g_seed = test_seed();
     test_lambda();
@@ -998,5 +1124,6 @@ int main(void) {
     test_h264_stream_flat();
     test_decimate_score();
     test_h264_level_partitions();
+    test_h264_transform_size();
     return test_finish("test_enc_decide");
 }

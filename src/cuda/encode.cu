@@ -295,76 +295,94 @@ __device__ inline void store8x8(uint8_t *d, int pitch, const uint8_t *b) {
             *reinterpret_cast<const uint2 *>(b + 8 * r);
 }
 
-// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block,
-// 32 macroblocks per block (each warp runs one step for all of them, without divergence).
-// Warps 0-3: luma quadrant w with the 4x4 transform; warps 4-7: quadrant w - 4 with the 8x8
-// one (where allowed); each forms its quadrant's prediction itself, so that no warp waits for
-// another's motion compensation; warp 8: the header and Cb; warp 9: Cr and the maps. The
-// quadrants' decimation scores, then their costs, meet in shared memory (h264_luma_try's two
-// steps: the same sums); the 4x4 transform wins ties, and the winner's quadrants keep their
-// levels and reconstruction; warp 8 writes the statistics.
-constexpr int kInterWarps = 10;
+// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the six warps of a block, 32
+// macroblocks per block. Warps 0-3 first measure luma quadrant w of every macroblock (lane)
+// for the transform size (each forms the quadrant's prediction itself, so that no warp waits
+// for another's motion compensation); warp 4: the header and Cb; warp 5: Cr and the maps.
+// Then the luma is coded as jobs, a (macroblock, quadrant) each: the macroblocks that chose
+// the 4x4 transform first, those that chose 8x8 after, 32 jobs a warp, so that a warp runs
+// one transform size (one warp at most both). The quadrants' decimation scores meet in
+// shared memory (h264_luma_try's two steps: the same sums); warp 4 writes the statistics.
+constexpr int kInterWarps = 6;
 __global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame f) {
-    __shared__ int s_score[2][4][32];
-    __shared__ unsigned long long s_j[2][4][32];
-    __shared__ unsigned s_bits[2][4][32], s_nz[2][4][32], s_cr[2][32];
+    __shared__ uint32_t s_s4[4][32], s_s8[4][32];
+    __shared__ int s_score[4][32], s_list[32], s_cnt[2];
+    __shared__ unsigned s_bits[4][32], s_nz[4][32], s_cr[2][32];
     const int lane = threadIdx.x & 31, role = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
     const unsigned w = u < f.uw * f.uh ? f.dmb[u] : ENC_MBI_INTRA;
     const bool on = !(w & ENC_MBI_INTRA); // intra: coded by intra_p_kernel
     const EncOps ops = {0};
     const int mbx = u % f.uw, mby = u / f.uw, x0 = 16 * mbx, y0 = 16 * mby, n4 = f.W / 4;
-    const int tx8_ok = (w & 3) != 3 || !(w & 0x3fcu), q = role & 3, tx8 = role >> 2;
-    const int xq = x0 + 8 * (q & 1), yq = y0 + 8 * (q >> 1);
+    const int tx8_ok = (w & 3) != 3 || !(w & 0x3fcu);
     const VidkMv *mv4 = f.dmv + (ptrdiff_t)(4 * mby) * n4 + 4 * mbx;
-    const bool luma = on && (role < 4 || (role < 8 && tx8_ok));
     EncUnitStat st = enc_stat_zero();
     VidkH264MvNb nb;
-    if (on && role == 8) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
-    if (on && role >= 8) enc_mc_area(&f, x0, y0, 16, 16, mv4, n4, role == 8 ? 2u : 4u);
+    if (on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
+    if (on && role >= 4) enc_mc_area(&f, x0, y0, 16, 16, mv4, n4, role == 4 ? 2u : 4u);
     ENC_ALIGN(16) int16_t lev[64];
     ENC_ALIGN(16) uint8_t out[64];
-    const uint8_t *src = f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq;
-    if (luma) {
-        // The quadrant's prediction (enc_mc_area's, each 4x4 block at its vector) into out;
-        // into rec too for the energy map (enc_h264_p_maps reads it there).
+    if (on && role < 4 && (f.energy || tx8_ok)) {
+        // Quadrant q's prediction (enc_mc_area's, each 4x4 block at its vector) into out; into
+        // rec too for the energy map (enc_h264_p_maps reads it there); its measures.
+        const int q = role, xq = x0 + 8 * (q & 1), yq = y0 + 8 * (q >> 1);
         const VidkMv *mq = mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1);
         for (int b = 0; b < 4; b++)
             enc_mc_luma(&f, xq + 4 * (b & 1), yq + 4 * (b >> 1), 4, 4,
                         mq[(b >> 1) * n4 + (b & 1)], out + 32 * (b >> 1) + 4 * (b & 1), 8);
-        if (f.energy && role < 4)
-            store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
-        s_score[tx8][q][lane] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], tx8, out, 8, lev);
+        if (f.energy) store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
+        if (tx8_ok)
+            enc_h264_tx_measure(f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq, f.ss[0], out, 8,
+                                &s_s4[q][lane], &s_s8[q][lane]);
     }
-    if (on && role == 8) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
-    if (on && role == 9) {
+    if (on && role == 4) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
+    if (on && role == 5) {
         EncUnitStat c = enc_stat_zero();
         enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 2, &c);
         s_cr[0][lane] = c.bits_level, s_cr[1][lane] = c.nnz[2];
     }
-    __syncthreads(); // every quadrant's score is known; the prediction is in rec (energy)
-    if (on && role == 9) enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4); // before rec is written
-    if (luma) {
-        const int total = s_score[tx8][0][lane] + s_score[tx8][1][lane] +
-                          s_score[tx8][2][lane] + s_score[tx8][3][lane];
-        int nz = 0;
-        unsigned cb = 0;
-        s_bits[tx8][q][lane] = enc_cu_h264_lq_rec(
-            &ops, &f, tx8, total < 6 || s_score[tx8][q][lane] < 4, lev, out, 8, &nz, &cb);
-        s_nz[tx8][q][lane] = (unsigned)nz;
-        s_j[tx8][q][lane] =
-            enc_ssd(src, f.ss[0], out, 8, 8, 8) + (uint64_t)f.lambda * (uint64_t)f.lambda * cb;
+    __syncthreads(); // the measures are known; the prediction is in rec (energy)
+    const int t =
+        on && tx8_ok &&
+        enc_h264_tx8_wins(s_s4[0][lane] + s_s4[1][lane] + s_s4[2][lane] + s_s4[3][lane],
+                          s_s8[0][lane] + s_s8[1][lane] + s_s8[2][lane] + s_s8[3][lane]);
+    if (role == 0) { // the macroblocks in job order: 4x4 ones, then 8x8 ones
+        const unsigned m0 = __ballot_sync(0xffffffffu, on && !t),
+                       m1 = __ballot_sync(0xffffffffu, t);
+        const unsigned below = (1u << lane) - 1u;
+        const int n0 = __popc(m0);
+        if (on) s_list[t ? n0 + __popc(m1 & below) : __popc(m0 & below)] = lane;
+        if (lane == 0) s_cnt[0] = n0, s_cnt[1] = n0 + __popc(m1);
     }
-    __syncthreads(); // both costs are known
-    const int t = on && tx8_ok &&
-                  s_j[1][0][lane] + s_j[1][1][lane] + s_j[1][2][lane] + s_j[1][3][lane] <
-                      s_j[0][0][lane] + s_j[0][1][lane] + s_j[0][2][lane] + s_j[0][3][lane];
-    if (luma && tx8 == t) {
-        enc_cu_h264_lq_store(&f, x0, y0, tx8, q, lev);
+    if (on && role == 5) enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4); // before rec is written
+    __syncthreads();                                                // the job list
+    const int job = role * 32 + lane, k = job >> 2, q = job & 3;
+    const bool busy = role < 4 && k < s_cnt[1];
+    const int jm = busy ? s_list[k] : 0, jt = k >= s_cnt[0];
+    const int ju = blockIdx.x * 32 + jm, jx = 16 * (ju % f.uw), jy = 16 * (ju / f.uw);
+    const int xq = jx + 8 * (q & 1), yq = jy + 8 * (q >> 1);
+    const uint8_t *src = f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq;
+    if (busy) {
+        const VidkMv *mq =
+            f.dmv + (ptrdiff_t)(jy / 4 + 2 * (q >> 1)) * n4 + jx / 4 + 2 * (q & 1);
+        for (int b = 0; b < 4; b++)
+            enc_mc_luma(&f, xq + 4 * (b & 1), yq + 4 * (b >> 1), 4, 4,
+                        mq[(b >> 1) * n4 + (b & 1)], out + 32 * (b >> 1) + 4 * (b & 1), 8);
+        s_score[q][jm] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], jt, out, 8, lev);
+    }
+    __syncthreads(); // every quadrant's score is known
+    if (busy) {
+        const int total = s_score[0][jm] + s_score[1][jm] + s_score[2][jm] + s_score[3][jm];
+        int nz = 0;
+        s_bits[q][jm] =
+            enc_cu_h264_lq_rec(&ops, &f, jt, total < 6 || s_score[q][jm] < 4, lev, out, 8, &nz);
+        s_nz[q][jm] = (unsigned)nz;
+        enc_cu_h264_lq_store(&f, jx, jy, jt, q, lev);
         store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
     }
-    if (on && role == 8) {
-        for (int k = 0; k < 4; k++)
-            st.bits_level += s_bits[t][k][lane], st.nnz[0] += s_nz[t][k][lane];
+    __syncthreads(); // the quadrants' bits
+    if (on && role == 4) {
+        for (int b = 0; b < 4; b++)
+            st.bits_level += s_bits[b][lane], st.nnz[0] += s_nz[b][lane];
         st.bits_level += s_cr[0][lane], st.nnz[2] = s_cr[1][lane];
         f.stat[u] = st;
         if (f.mbi) f.mbi[u] = (uint16_t)(w | (t ? ENC_MBI_TX8 : 0u));

@@ -190,20 +190,6 @@ ENC_FN int enc_decimate_score(const int16_t *lev, int n, int first) {
     return score;
 }
 
-/* CAVLC length (9.2, nC 0) of an n x n luma block of levels (raster; n = 8: the four
- * interleaved 4x4 blocks the stream codes it as): the H.264 transform-size choice (§9). */
-ENC_FN unsigned enc_cavlc_bits(const int16_t *lev, int n) {
-    int16_t c[16];
-    VidkBits b;
-    vidk_bits_init(&b, (uint8_t *)0, 0); /* a counter: nothing is written */
-    for (int i4 = 0; i4 < (n == 8 ? 4 : 1); i4++) {
-        for (int k = 0; k < 16; k++)
-            c[k] = lev[n == 8 ? enc_zz8[4 * k + i4] : enc_zz4[k]];
-        (void)vidk_cavlc_block(&b, c, 16, 0);
-    }
-    return (unsigned)b.pos;
-}
-
 /* n (a multiple of 4) 16-bit values from s to d; on the GPU 8 bytes per store where both
  * are 8-byte aligned (a thread's row is one or two stores, not n). */
 ENC_FN void enc_copy_row16(int16_t *d, const int16_t *s, int n) {
@@ -592,6 +578,49 @@ ENC_FN uint32_t enc_satd4(const int *d) {
     return (sum + 1) >> 1;
 }
 
+/* The transform-size measures of one 8x8 quadrant of an inter macroblock's luma residual
+ * (src against the prediction pr, strides ss / ps): *s4 = the sum of its four enc_satd4,
+ * *s8 = the sum of the magnitudes of its 8x8 Hadamard transform (unscaled). */
+ENC_FN void enc_h264_tx_measure(const uint8_t *src, int ss, const uint8_t *pr, int ps,
+                                uint32_t *s4, uint32_t *s8) {
+    int d[64];
+    for (int j = 0; j < 8; j++)
+        for (int i = 0; i < 8; i++)
+            d[8 * j + i] = src[j * ss + i] - pr[j * ps + i];
+    uint32_t a = 0;
+    for (int b = 0; b < 4; b++) {
+        int t[16];
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++)
+                t[4 * j + i] = d[8 * (4 * (b >> 1) + j) + 4 * (b & 1) + i];
+        a += enc_satd4(t);
+    }
+    *s4 = a;
+    /* rows, then columns: three butterfly stages of the 8-point Hadamard transform */
+    for (int dir = 0; dir < 2; dir++)
+        for (int l = 0; l < 8; l++) {
+            const int o = dir ? l : 8 * l, st = dir ? 8 : 1;
+            for (int h = 1; h < 8; h <<= 1)
+                for (int k = 0; k < 8; k++)
+                    if (!(k & h)) {
+                        const int u = d[o + st * k], v = d[o + st * (k + h)];
+                        d[o + st * k] = u + v, d[o + st * (k + h)] = u - v;
+                    }
+        }
+    uint32_t e = 0;
+    for (int k = 0; k < 64; k++)
+        e += (uint32_t)enc_abs(d[k]);
+    *s8 = e;
+}
+
+/* The transform size of an inter macroblock where the 8x8 one is allowed (docs/ENCODE.md
+ * §4), from its quadrants' enc_h264_tx_measure sums: 8x8 when the SA8D, (s8 + 2) >> 2, is
+ * below the SATD s4 (the two agree on white noise; the 8x8 transform wins smooth
+ * residuals); the 4x4 on ties. */
+ENC_FN int enc_h264_tx8_wins(uint32_t s4, uint32_t s8) {
+    return (s8 + 2u) >> 2 < s4;
+}
+
 /* SATD of a w x h luma block at (x, y) against the reference moved by v (edges clamped):
  * enc_satd4 per 4x4 block, w <= 16. A strip of four rows at a time: its differences are
  * gathered first (on the GPU: the strip's loads in flight together), then its blocks'
@@ -932,15 +961,13 @@ ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const Vidk
     enc_h264_decide_out(f, mbx, mby, &n, satd, mvo, mbo);
 }
 
-/* One transform size for the luma residual of an inter macroblock (enc_tmpl.h
- * h264_luma_cand): levels, reconstruction (in out, not yet in rec), statistics, and the cost
- * J = SSD + lambda^2 * (the CAVLC length of its blocks at nC 0). */
+/* The luma residual of an inter macroblock at its transform size (enc_tmpl.h
+ * h264_luma_cand): levels, reconstruction (in out, not yet in rec), statistics. */
 typedef struct EncLumaCand {
     ENC_ALIGN(64) int16_t lev[256];
     ENC_ALIGN(64) uint8_t out[256];
     int nz;
-    unsigned bits, cbits;
-    uint64_t j;
+    unsigned bits;
 } EncLumaCand;
 
 /* Zeroed unit statistics. */

@@ -98,10 +98,9 @@ ENC_FN int ENC_T(h264_lq_quant)(const EncOps *ops, const EncFrame *f, const uint
 
 /* Then: the levels zeroed when `zero` (docs/ENCODE.md §9: the quadrant scores below 4 or the
  * macroblock below 6), the reconstruction into out; returns the bit estimate of the levels
- * (§11), adds the non-zero count to *nnz and their CAVLC length (nC 0) to *cbits. */
+ * (§11) and adds their non-zero count to *nnz. */
 ENC_FN unsigned ENC_T(h264_lq_rec)(const EncOps *ops, const EncFrame *f, int tx8, int zero,
-                                   int16_t *lev, uint8_t *out, int os, int *nnz,
-                                   unsigned *cbits) {
+                                   int16_t *lev, uint8_t *out, int os, int *nnz) {
     (void)ops;
     const int n = tx8 ? 8 : 4, nb = 8 / n, len = n * n;
     unsigned bits = 0;
@@ -113,7 +112,6 @@ ENC_FN unsigned ENC_T(h264_lq_rec)(const EncOps *ops, const EncFrame *f, int tx8
         int nz;
         bits += enc_block_bits(l, len, &nz);
         *nnz += nz;
-        *cbits += nz ? enc_cavlc_bits(l, n) : 0u;
         if (nz)
             EO_H264_DEQ_IDCT_ADD(n, out + (b / nb) * n * os + (b % nb) * n, os, l,
                                  tx8 ? f->ls8y : f->ls4y, f->qp, (const int32_t *)0);
@@ -124,8 +122,7 @@ ENC_FN unsigned ENC_T(h264_lq_rec)(const EncOps *ops, const EncFrame *f, int tx8
 /* The whole luma of one transform size: src against the prediction in out (16x16, stride
  * 16); lev: the quadrants' levels, 64 each. Returns the bit estimate (h264_lq_rec). */
 ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const uint8_t *src,
-                                     int ss, int tx8, int16_t *lev, uint8_t *out, int *nnz,
-                                     unsigned *cbits) {
+                                     int ss, int tx8, int16_t *lev, uint8_t *out, int *nnz) {
     int score[4], total = 0;
     unsigned bits = 0;
     for (int q = 0; q < 4; q++) {
@@ -136,7 +133,7 @@ ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const
     }
     for (int q = 0; q < 4; q++)
         bits += ENC_T(h264_lq_rec)(ops, f, tx8, total < 6 || score[q] < 4, lev + 64 * q,
-                                   out + 8 * (q >> 1) * 16 + 8 * (q & 1), 16, nnz, cbits);
+                                   out + 8 * (q >> 1) * 16 + 8 * (q & 1), 16, nnz);
     return bits;
 }
 
@@ -161,10 +158,8 @@ ENC_FN void ENC_T(h264_luma_cand)(const EncOps *ops, const EncFrame *f, int x0, 
     for (int y = 0; y < 16; y++)
         for (int x = 0; x < 16; x++)
             c->out[y * 16 + x] = rec[y * cs + x];
-    c->nz = 0, c->cbits = 0;
-    c->bits = ENC_T(h264_luma_try)(ops, f, src, ss, tx8, c->lev, c->out, &c->nz, &c->cbits);
-    c->j = enc_ssd(src, ss, c->out, 16, 16, 16) +
-           (uint64_t)f->lambda * (uint64_t)f->lambda * c->cbits;
+    c->nz = 0;
+    c->bits = ENC_T(h264_luma_try)(ops, f, src, ss, tx8, c->lev, c->out, &c->nz);
 }
 
 /* The chosen candidate: its levels and reconstruction, its statistics into st. */
@@ -182,19 +177,28 @@ ENC_FN void ENC_T(h264_luma_keep)(const EncFrame *f, int x0, int y0, int tx8,
 }
 
 /* Luma residual of an inter macroblock (prediction in rec). Where the partition allows the
- * 8x8 transform, both sizes are tried and the one with the lower J wins, the 4x4 one on
- * ties; else the 4x4 transform. Returns 1 for the 8x8 transform. (The cuda backend runs
- * the two candidates in two threads: src/cuda/encode.cu inter_kernel.) */
+ * 8x8 transform, the size is chosen from the residual's SATD and SA8D
+ * (enc_h264_tx8_wins); else the 4x4 transform. Returns 1 for the 8x8 transform. (The cuda
+ * backend measures the quadrants in parallel threads: src/cuda/encode.cu inter_kernel.) */
 ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0,
                                   int tx8_ok, EncUnitStat *st) {
-    EncLumaCand c[2];
-    ENC_T(h264_luma_cand)(ops, f, x0, y0, 0, &c[0]);
+    EncLumaCand c;
     int t = 0;
     if (tx8_ok) {
-        ENC_T(h264_luma_cand)(ops, f, x0, y0, 1, &c[1]);
-        t = c[1].j < c[0].j;
+        const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * f->ss[0] + x0;
+        const uint8_t *pr = f->rec[0] + (ptrdiff_t)y0 * f->cs[0] + x0;
+        uint32_t s4 = 0, s8 = 0;
+        for (int q = 0; q < 4; q++) {
+            const int o = 8 * (q >> 1), x = 8 * (q & 1);
+            uint32_t a, b;
+            enc_h264_tx_measure(src + o * f->ss[0] + x, f->ss[0], pr + o * f->cs[0] + x,
+                                f->cs[0], &a, &b);
+            s4 += a, s8 += b;
+        }
+        t = enc_h264_tx8_wins(s4, s8);
     }
-    ENC_T(h264_luma_keep)(f, x0, y0, t, &c[t], st);
+    ENC_T(h264_luma_cand)(ops, f, x0, y0, t, &c);
+    ENC_T(h264_luma_keep)(f, x0, y0, t, &c, st);
     return t;
 }
 
