@@ -68,6 +68,14 @@ static int run_frame(Run *r, const VidkPicture *src, VidkEncFrameInfo *info) {
     return err;
 }
 
+/* An encoder (search range 6) and two W x H pictures for its frames. */
+static void open_two(Run *r, VidkCodec codec, int qp, int W, int H, VidkPicture *f0,
+                     VidkPicture *f1) {
+    CHECK(run_open(r, codec, qp, 6, W, H) == 0);
+    CHECK(vidk_picture_alloc(f0, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    CHECK(vidk_picture_alloc(f1, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+}
+
 static void run_close(Run *r) {
     vidk_enc_close(&r->e);
     vidk_close(&r->ctx);
@@ -245,9 +253,7 @@ static void check_moved(VidkCodec codec, int qp, int W, int H, const VidkMv *mv4
     Run r;
     VidkPicture f0, f1;
     VidkEncFrameInfo info;
-    CHECK(run_open(&r, codec, qp, 6, W, H) == 0);
-    CHECK(vidk_picture_alloc(&f0, W, H, VIDK_CHROMA_420, 8, 0) == 0);
-    CHECK(vidk_picture_alloc(&f1, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    open_two(&r, codec, qp, W, H, &f0, &f1);
     noise_frame(&f0);
     if (run_frame(&r, &f0, &info) < 0) goto done;
     make_moved(&f1, &r.rec, mv4);
@@ -540,9 +546,7 @@ static void test_h264_intra_in_p(void) {
     Run r;
     VidkPicture f0, f1;
     VidkEncFrameInfo info;
-    CHECK(run_open(&r, VIDK_CODEC_H264, 24, 6, W, H) == 0);
-    CHECK(vidk_picture_alloc(&f0, W, H, VIDK_CHROMA_420, 8, 0) == 0);
-    CHECK(vidk_picture_alloc(&f1, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    open_two(&r, VIDK_CODEC_H264, 24, W, H, &f0, &f1);
     noise_frame(&f0);
     fill_plane(&f1, 0, 250);
     fill_plane(&f1, 1, 128);
@@ -905,9 +909,7 @@ static void test_h264_level_partitions(void) {
         for (int y = 16; y < H - 16; y += 4) /* inner blocks: vectors stay in the picture */
             for (int x = 16; x < W - 16; x += 4)
                 set_rect(mv4, W, x, y, 4, 4, ((x / 4) % 3) - 1, ((y / 4) % 3) - 1);
-        CHECK(run_open(&r, VIDK_CODEC_H264, 26, 6, W, H) == 0);
-        CHECK(vidk_picture_alloc(&f0, W, H, VIDK_CHROMA_420, 8, 0) == 0);
-        CHECK(vidk_picture_alloc(&f1, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+        open_two(&r, VIDK_CODEC_H264, 26, W, H, &f0, &f1);
         noise_frame(&f0);
         if (run_frame(&r, &f0, &info) == 0) {
             make_moved(&f1, &r.rec, mv4);
@@ -1065,9 +1067,7 @@ static void test_h264_transform_size(void) {
     Run r;
     VidkPicture f0, f1;
     VidkEncFrameInfo info;
-    CHECK(run_open(&r, VIDK_CODEC_H264, 24, 6, W, H) == 0);
-    CHECK(vidk_picture_alloc(&f0, W, H, VIDK_CHROMA_420, 8, 0) == 0);
-    CHECK(vidk_picture_alloc(&f1, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    open_two(&r, VIDK_CODEC_H264, 24, W, H, &f0, &f1);
     for (int y = 0; y < H; y++)
         for (int x = 0; x < W; x++)
             *px(&f0, 0, x, y) = (uint8_t)(64 + (test_rand(&g_seed) >> 25));
