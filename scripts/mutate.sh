@@ -12,7 +12,8 @@
 #   scripts/mutate.sh --list           the table
 #
 # Environment: VIDK_MUTATE_DIR scratch folder (default ${TMPDIR:-/tmp}/vidkern-mutate-$USER,
-# kept between runs so that builds stay incremental), VIDK_MUTATE_JOBS (default nproc).
+# kept between runs so that builds stay incremental; one run at a time per folder, a second
+# stops at once), VIDK_MUTATE_JOBS (default nproc).
 set -uo pipefail
 
 # ---------------------------------------------------------------- the mutations
@@ -156,6 +157,12 @@ case "$scratch" in "$repo" | "$repo"/*)
 esac
 src="$scratch/src" build="$scratch/build"
 mkdir -p "$src" "$build"
+# One run per scratch folder: a second one would rewrite the sources under the first's build.
+exec 9>"$scratch/lock"
+if command -v flock >/dev/null && ! flock -n 9; then
+    echo "mutate: another run is using $scratch (set VIDK_MUTATE_DIR to another folder)" >&2
+    exit 2
+fi
 log="$scratch/log"
 : >"$log"
 
