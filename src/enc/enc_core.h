@@ -961,15 +961,6 @@ ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const Vidk
     enc_h264_decide_out(f, mbx, mby, &n, satd, mvo, mbo);
 }
 
-/* The luma residual of an inter macroblock at its transform size (enc_tmpl.h
- * h264_luma_cand): levels, reconstruction (in out, not yet in rec), statistics. */
-typedef struct EncLumaCand {
-    ENC_ALIGN(64) int16_t lev[256];
-    ENC_ALIGN(64) uint8_t out[256];
-    int nz;
-    unsigned bits;
-} EncLumaCand;
-
 /* Zeroed unit statistics. */
 ENC_FN EncUnitStat enc_stat_zero(void) {
     EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};

@@ -120,20 +120,22 @@ ENC_FN unsigned ENC_T(h264_lq_rec)(const EncOps *ops, const EncFrame *f, int tx8
 }
 
 /* The whole luma of one transform size: src against the prediction in out (16x16, stride
- * 16); lev: the quadrants' levels, 64 each. Returns the bit estimate (h264_lq_rec). */
+ * os), which becomes the reconstruction; lev: the quadrants' levels, 64 each. Returns the bit
+ * estimate (h264_lq_rec). */
 ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const uint8_t *src,
-                                     int ss, int tx8, int16_t *lev, uint8_t *out, int *nnz) {
+                                     int ss, int tx8, int16_t *lev, uint8_t *out, int os,
+                                     int *nnz) {
     int score[4], total = 0;
     unsigned bits = 0;
     for (int q = 0; q < 4; q++) {
         const int x = 8 * (q & 1), y = 8 * (q >> 1);
-        score[q] = ENC_T(h264_lq_quant)(ops, f, src + y * ss + x, ss, tx8, out + y * 16 + x, 16,
+        score[q] = ENC_T(h264_lq_quant)(ops, f, src + y * ss + x, ss, tx8, out + y * os + x, os,
                                         lev + 64 * q);
         total += score[q];
     }
     for (int q = 0; q < 4; q++)
         bits += ENC_T(h264_lq_rec)(ops, f, tx8, total < 6 || score[q] < 4, lev + 64 * q,
-                                   out + 8 * (q >> 1) * 16 + 8 * (q & 1), 16, nnz);
+                                   out + 8 * (q >> 1) * os + 8 * (q & 1), os, nnz);
     return bits;
 }
 
@@ -148,57 +150,33 @@ ENC_FN void ENC_T(h264_lq_store)(const EncFrame *f, int x0, int y0, int tx8, int
             enc_store_levels(f, 0, xq + 4 * (b & 1), yq + 4 * (b >> 1), lev + 16 * b, 4);
 }
 
-/* One transform size (tx8) for the luma residual of an inter macroblock whose prediction is
- * in rec (EncLumaCand, enc_core.h). */
-ENC_FN void ENC_T(h264_luma_cand)(const EncOps *ops, const EncFrame *f, int x0, int y0, int tx8,
-                                  EncLumaCand *c) {
-    const int ss = f->ss[0], cs = f->cs[0];
-    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
-    const uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
-    for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++)
-            c->out[y * 16 + x] = rec[y * cs + x];
-    c->nz = 0;
-    c->bits = ENC_T(h264_luma_try)(ops, f, src, ss, tx8, c->lev, c->out, &c->nz);
-}
-
-/* The chosen candidate: its levels and reconstruction, its statistics into st. */
-ENC_FN void ENC_T(h264_luma_keep)(const EncFrame *f, int x0, int y0, int tx8,
-                                  const EncLumaCand *c, EncUnitStat *st) {
-    const int cs = f->cs[0];
-    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
-    st->bits_level += c->bits;
-    st->nnz[0] += (uint32_t)c->nz;
-    for (int q = 0; q < 4; q++)
-        ENC_T(h264_lq_store)(f, x0, y0, tx8, q, c->lev + 64 * q);
-    for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++)
-            rec[y * cs + x] = c->out[y * 16 + x];
-}
-
-/* Luma residual of an inter macroblock (prediction in rec). Where the partition allows the
- * 8x8 transform, the size is chosen from the residual's SATD and SA8D
- * (enc_h264_tx8_wins); else the 4x4 transform. Returns 1 for the 8x8 transform. (The cuda
- * backend measures the quadrants in parallel threads: src/cuda/encode.cu inter_kernel.) */
+/* Luma residual of an inter macroblock, coded in place over its prediction in rec. Where
+ * the partition allows the 8x8 transform, the size is chosen from the residual's SATD and
+ * SA8D (enc_h264_tx8_wins); else the 4x4 transform. Returns 1 for the 8x8 transform. (The
+ * cuda backend measures the quadrants in parallel threads: src/cuda/encode.cu
+ * inter_kernel.) */
 ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0,
                                   int tx8_ok, EncUnitStat *st) {
-    EncLumaCand c;
+    const int ss = f->ss[0], cs = f->cs[0];
+    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
+    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
     int t = 0;
     if (tx8_ok) {
-        const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * f->ss[0] + x0;
-        const uint8_t *pr = f->rec[0] + (ptrdiff_t)y0 * f->cs[0] + x0;
         uint32_t s4 = 0, s8 = 0;
         for (int q = 0; q < 4; q++) {
-            const int o = 8 * (q >> 1), x = 8 * (q & 1);
+            const int y = 8 * (q >> 1), x = 8 * (q & 1);
             uint32_t a, b;
-            enc_h264_tx_measure(src + o * f->ss[0] + x, f->ss[0], pr + o * f->cs[0] + x,
-                                f->cs[0], &a, &b);
+            enc_h264_tx_measure(src + y * ss + x, ss, rec + y * cs + x, cs, &a, &b);
             s4 += a, s8 += b;
         }
         t = enc_h264_tx8_wins(s4, s8);
     }
-    ENC_T(h264_luma_cand)(ops, f, x0, y0, t, &c);
-    ENC_T(h264_luma_keep)(f, x0, y0, t, &c, st);
+    ENC_ALIGN(64) int16_t lev[256];
+    int nz = 0;
+    st->bits_level += ENC_T(h264_luma_try)(ops, f, src, ss, t, lev, rec, cs, &nz);
+    st->nnz[0] += (uint32_t)nz;
+    for (int q = 0; q < 4; q++)
+        ENC_T(h264_lq_store)(f, x0, y0, t, q, lev + 64 * q);
     return t;
 }
 
