@@ -218,6 +218,55 @@ static uint64_t hash_outputs(uint64_t h, const Outs *o, unsigned outputs) {
     return h;
 }
 
+/* Frames [0, n) of the source (its pictures cycled) through e, pipelined: frame i+1 is sent
+ * before frame i is received. After each receive each(arg, frame, &info) (the stream valid
+ * until the next receive). 0 or a negative error code (message in err). */
+static int code_frames(VidkEncoder *e, const ESource *s, int n, VidkPicture *recon,
+                       VidkEncMaps *maps, void (*each)(void *, int, const VidkEncFrameInfo *),
+                       void *arg, char *err, size_t errlen) {
+    int nsent = 0, nrecv = 0, ret;
+    while (nrecv < n) {
+        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+            if ((ret = vidk_enc_send(e, &s->pics[nsent % s->npics])) < 0) {
+                snprintf(err, errlen, "frame %d: send: %s", nsent, vidk_strerror(ret));
+                return ret;
+            }
+            nsent++;
+            continue;
+        }
+        VidkEncFrameInfo fi;
+        memset(&fi, 0, sizeof(fi));
+        if ((ret = vidk_enc_receive(e, recon, maps, &fi)) < 0) {
+            snprintf(err, errlen, "frame %d: receive: %s", nrecv, vidk_strerror(ret));
+            return ret;
+        }
+        each(arg, nrecv++, &fi);
+    }
+    return 0;
+}
+
+/* What run_pass keeps of each frame. */
+typedef struct PassOut {
+    const Outs *o;
+    unsigned outputs;
+    uint64_t *hash;          /* check pass: every output and the statistics */
+    VidkEncFrameInfo *infos; /* timed pass */
+    double *t_recv;
+} PassOut;
+
+static void pass_frame(void *arg, int i, const VidkEncFrameInfo *fi) {
+    PassOut *po = arg;
+    if (po->t_recv) po->t_recv[i] = cli_now();
+    if (po->infos) {
+        po->infos[i] = *fi;
+        po->infos[i].stream = NULL; /* valid until the next receive only */
+    }
+    if (po->hash) {
+        *po->hash = enc_hash_info(hash_outputs(*po->hash, po->o, po->outputs), fi);
+        if (fi->stream) *po->hash = enc_hash_bytes(*po->hash, fi->stream, fi->stream_size);
+    }
+}
+
 /* One pass: frames [0, n) of the source through a fresh encoder, pipelined. `check`:
  * every output, hashed into *hash after each frame. Else the timed pass: infos and the
  * receive times are kept. 0 or a negative error code (message in err). */
@@ -239,37 +288,10 @@ static int run_pass(VidkContext *ctx, const ESource *s, const VidkEncParams *p, 
         ret = VIDK_ERR(ENOMEM);
         goto done;
     }
-    int nsent = 0, nrecv = 0;
+    PassOut po = {&o, p->outputs, check ? hash : NULL, infos, t_recv};
     *t_start = cli_now();
-    while (nrecv < n) {
-        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
-            if ((ret = vidk_enc_send(e, &s->pics[nsent])) < 0) {
-                snprintf(err, errlen, "frame %d: send: %s", nsent, vidk_strerror(ret));
-                goto done;
-            }
-            nsent++;
-            continue;
-        }
-        VidkEncFrameInfo fi;
-        memset(&fi, 0, sizeof(fi));
-        ret = vidk_enc_receive(e, (p->outputs & VIDK_ENC_OUT_RECON) ? &o.recon : NULL, &o.maps,
-                               &fi);
-        if (ret < 0) {
-            snprintf(err, errlen, "frame %d: receive: %s", nrecv, vidk_strerror(ret));
-            goto done;
-        }
-        if (t_recv) t_recv[nrecv] = cli_now();
-        if (infos) infos[nrecv] = fi;
-        if (check) {
-            *hash = enc_hash_info(hash_outputs(*hash, &o, p->outputs), &fi);
-            if (fi.stream) *hash = enc_hash_bytes(*hash, fi.stream, fi.stream_size);
-        }
-        if (infos) {
-            infos[nrecv].stream = NULL; /* valid until the next receive only */
-        }
-        nrecv++;
-    }
-    ret = 0;
+    ret = code_frames(e, s, n, (p->outputs & VIDK_ENC_OUT_RECON) ? &o.recon : NULL, &o.maps,
+                      pass_frame, &po, err, errlen);
 done:
     vidk_enc_close(&e);
     outs_free(&o, ctx);
@@ -363,7 +385,15 @@ typedef struct Par {
     double t_end;
     uint64_t hash; /* of the stream and the statistics */
     int ret;
+    char err[96];
 } Par;
+
+static void par_frame(void *arg, int i, const VidkEncFrameInfo *fi) {
+    Par *t = arg;
+    (void)i;
+    t->hash = enc_hash_info(t->hash, fi);
+    if (fi->stream) t->hash = enc_hash_bytes(t->hash, fi->stream, fi->stream_size);
+}
 
 static void *par_main(void *arg) {
     Par *t = arg;
@@ -372,21 +402,8 @@ static void *par_main(void *arg) {
         pthread_cond_wait(&t->go->cv, &t->go->mu);
     const int n = t->go->state == 1 ? t->n : 0;
     pthread_mutex_unlock(&t->go->mu);
-    int nsent = 0, nrecv = 0;
     t->hash = ENC_HASH_INIT;
-    while (nrecv < n) {
-        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
-            if ((t->ret = vidk_enc_send(t->e, &t->s->pics[nsent % t->s->npics])) < 0) break;
-            nsent++;
-            continue;
-        }
-        VidkEncFrameInfo fi;
-        memset(&fi, 0, sizeof(fi));
-        if ((t->ret = vidk_enc_receive(t->e, NULL, NULL, &fi)) < 0) break;
-        t->hash = enc_hash_info(t->hash, &fi);
-        if (fi.stream) t->hash = enc_hash_bytes(t->hash, fi.stream, fi.stream_size);
-        nrecv++;
-    }
+    t->ret = code_frames(t->e, t->s, n, NULL, NULL, par_frame, t, t->err, sizeof(t->err));
     t->t_end = cli_now();
     return NULL;
 }
@@ -430,7 +447,7 @@ static double run_many(VidkContext **ctx, int ne, const ESource *s, const VidkEn
     *same = 1;
     for (int k = 0; k < ne; k++) {
         if (t[k].ret < 0) {
-            snprintf(err, errlen, "encoder %d: %s", k + 1, vidk_strerror(t[k].ret));
+            snprintf(err, errlen, "encoder %d: %s", k + 1, t[k].err);
             goto done;
         }
         *same &= t[k].hash == t[0].hash;
