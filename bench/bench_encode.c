@@ -218,41 +218,24 @@ static uint64_t hash_outputs(uint64_t h, const Outs *o, unsigned outputs) {
     return h;
 }
 
-/* Frames [0, n) of the source (its pictures cycled) through e, pipelined: frame i+1 is sent
- * before frame i is received. After each receive each(arg, frame, &info) (the stream valid
- * until the next receive). 0 or a negative error code (message in err). */
-static int code_frames(VidkEncoder *e, const ESource *s, int n, VidkPicture *recon,
-                       VidkEncMaps *maps, void (*each)(void *, int, const VidkEncFrameInfo *),
-                       void *arg, char *err, size_t errlen) {
-    int nsent = 0, nrecv = 0, ret;
-    while (nrecv < n) {
-        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
-            if ((ret = vidk_enc_send(e, &s->pics[nsent % s->npics])) < 0) {
-                snprintf(err, errlen, "frame %d: send: %s", nsent, vidk_strerror(ret));
-                return ret;
-            }
-            nsent++;
-            continue;
-        }
-        VidkEncFrameInfo fi;
-        memset(&fi, 0, sizeof(fi));
-        if ((ret = vidk_enc_receive(e, recon, maps, &fi)) < 0) {
-            snprintf(err, errlen, "frame %d: receive: %s", nrecv, vidk_strerror(ret));
-            return ret;
-        }
-        each(arg, nrecv++, &fi);
-    }
-    return 0;
+/* Picture i of a source (an ESource *), its pictures cycled. */
+static VidkPicture source_pic(const ESource *s, int i) {
+    return s->pics[i % s->npics];
 }
 
 /* What run_pass keeps of each frame. */
 typedef struct PassOut {
+    const ESource *s;
     const Outs *o;
     unsigned outputs;
     uint64_t *hash;          /* check pass: every output and the statistics */
     VidkEncFrameInfo *infos; /* timed pass */
     double *t_recv;
 } PassOut;
+
+static VidkPicture pass_pic(void *arg, int i) {
+    return source_pic(((const PassOut *)arg)->s, i);
+}
 
 static void pass_frame(void *arg, int i, const VidkEncFrameInfo *fi) {
     PassOut *po = arg;
@@ -288,10 +271,10 @@ static int run_pass(VidkContext *ctx, const ESource *s, const VidkEncParams *p, 
         ret = VIDK_ERR(ENOMEM);
         goto done;
     }
-    PassOut po = {&o, p->outputs, check ? hash : NULL, infos, t_recv};
+    PassOut po = {s, &o, p->outputs, check ? hash : NULL, infos, t_recv};
     *t_start = cli_now();
-    ret = code_frames(e, s, n, (p->outputs & VIDK_ENC_OUT_RECON) ? &o.recon : NULL, &o.maps,
-                      pass_frame, &po, err, errlen);
+    ret = bench_code_frames(e, n, pass_pic, (p->outputs & VIDK_ENC_OUT_RECON) ? &o.recon : NULL,
+                            &o.maps, pass_frame, &po, err, errlen);
 done:
     vidk_enc_close(&e);
     outs_free(&o, ctx);
@@ -388,6 +371,10 @@ typedef struct Par {
     char err[96];
 } Par;
 
+static VidkPicture par_pic(void *arg, int i) {
+    return source_pic(((const Par *)arg)->s, i);
+}
+
 static void par_frame(void *arg, int i, const VidkEncFrameInfo *fi) {
     Par *t = arg;
     (void)i;
@@ -403,7 +390,8 @@ static void *par_main(void *arg) {
     const int n = t->go->state == 1 ? t->n : 0;
     pthread_mutex_unlock(&t->go->mu);
     t->hash = ENC_HASH_INIT;
-    t->ret = code_frames(t->e, t->s, n, NULL, NULL, par_frame, t, t->err, sizeof(t->err));
+    t->ret =
+        bench_code_frames(t->e, n, par_pic, NULL, NULL, par_frame, t, t->err, sizeof(t->err));
     t->t_end = cli_now();
     return NULL;
 }

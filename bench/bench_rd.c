@@ -241,6 +241,31 @@ static void psnr_finish(RdPoint *pt, const double *sum, int n) {
     pt->psnr_yuv = (6 * pt->psnr[0] + pt->psnr[1] + pt->psnr[2]) / 8;
 }
 
+/* What vidkern_run sums over the frames. */
+typedef struct RunAcc {
+    const Frames *f;
+    RdPoint *pt;
+    double psnr[3], bits;
+} RunAcc;
+
+static VidkPicture run_pic(void *arg, int i) {
+    return frames_pic(((const RunAcc *)arg)->f, i);
+}
+
+static void run_frame(void *arg, int i, const VidkEncFrameInfo *fi) {
+    RunAcc *a = arg;
+    (void)i;
+    if (fi->stream) {
+        a->bits += 8.0 * (double)fi->stream_size;
+    } else {
+        a->bits += (double)fi->bits;
+        a->pt->estimate = 1;
+    }
+    for (int k = 0; k < 3; k++)
+        a->psnr[k] += fi->psnr[k];
+    a->pt->intra += fi->intra != 0;
+}
+
 /* Code frames [0, n) with vidkern at (range, qp); timed = frames/s of the send / receive
  * calls (pipelined, VIDK_ENC_MAX_PENDING ahead). */
 static void vidkern_run(const Rd *b, const Frames *f, const RdSource *s, int range, int qp,
@@ -257,44 +282,15 @@ static void vidkern_run(const Rd *b, const Frames *f, const RdSource *s, int ran
         snprintf(pt->err, sizeof(pt->err), "open: %s", vidk_strerror(ret));
         return;
     }
-    VidkPicture pics[VIDK_ENC_MAX_PENDING];
-    double psnr[3] = {0, 0, 0}, bits = 0;
-    int nsent = 0, nrecv = 0;
+    RunAcc a = {f, pt, {0, 0, 0}, 0};
     const double t0 = cli_now();
-    while (nrecv < n) {
-        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
-            VidkPicture *pic = &pics[nsent % VIDK_ENC_MAX_PENDING];
-            *pic = frames_pic(f, nsent);
-            if ((ret = vidk_enc_send(e, pic)) < 0) {
-                snprintf(pt->err, sizeof(pt->err), "frame %d: send: %s", nsent,
-                         vidk_strerror(ret));
-                goto done;
-            }
-            nsent++;
-            continue;
-        }
-        VidkEncFrameInfo fi;
-        memset(&fi, 0, sizeof(fi));
-        if ((ret = vidk_enc_receive(e, NULL, NULL, &fi)) < 0) {
-            snprintf(pt->err, sizeof(pt->err), "frame %d: receive: %s", nrecv,
-                     vidk_strerror(ret));
-            goto done;
-        }
-        if (fi.stream) {
-            bits += 8.0 * (double)fi.stream_size;
-        } else {
-            bits += (double)fi.bits;
-            pt->estimate = 1;
-        }
-        for (int k = 0; k < 3; k++)
-            psnr[k] += fi.psnr[k];
-        pt->intra += fi.intra != 0;
-        nrecv++;
-    }
+    if ((ret = bench_code_frames(e, n, run_pic, NULL, NULL, run_frame, &a, pt->err,
+                                 sizeof(pt->err))) < 0)
+        goto done;
     const double t = cli_now() - t0;
     pt->fps = t > 0 ? n / t : 0;
-    pt->kbits = bits / n / 1e3;
-    psnr_finish(pt, psnr, n);
+    pt->kbits = a.bits / n / 1e3;
+    psnr_finish(pt, a.psnr, n);
     pt->done = 1;
 done:
     vidk_enc_close(&e);

@@ -434,3 +434,31 @@ int bench_make_dir(const char *dir) {
     if (!stat(dir, &st)) return S_ISDIR(st.st_mode) ? 0 : -1;
     return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
 }
+
+int bench_code_frames(VidkEncoder *e, int n, VidkPicture (*pic)(void *, int),
+                      VidkPicture *recon, VidkEncMaps *maps,
+                      void (*each)(void *, int, const VidkEncFrameInfo *), void *arg, char *err,
+                      size_t errlen) {
+    VidkPicture ring[VIDK_ENC_MAX_PENDING]; /* the pictures in flight */
+    int nsent = 0, nrecv = 0, ret;
+    while (nrecv < n) {
+        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+            VidkPicture *p = &ring[nsent % VIDK_ENC_MAX_PENDING];
+            *p = pic(arg, nsent);
+            if ((ret = vidk_enc_send(e, p)) < 0) {
+                snprintf(err, errlen, "frame %d: send: %s", nsent, vidk_strerror(ret));
+                return ret;
+            }
+            nsent++;
+            continue;
+        }
+        VidkEncFrameInfo fi;
+        memset(&fi, 0, sizeof(fi));
+        if ((ret = vidk_enc_receive(e, recon, maps, &fi)) < 0) {
+            snprintf(err, errlen, "frame %d: receive: %s", nrecv, vidk_strerror(ret));
+            return ret;
+        }
+        each(arg, nrecv++, &fi);
+    }
+    return 0;
+}

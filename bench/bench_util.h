@@ -177,6 +177,16 @@ int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet);
 /* Folder dir, made unless it exists: 0, or -1 (not a folder, or cannot be made). */
 int bench_make_dir(const char *dir);
 
+/* Frames [0, n) through the encoder e, pipelined (frame i+1 sent before frame i is
+ * received, VIDK_ENC_MAX_PENDING at most in flight): pic(arg, i) gives frame i (its samples
+ * unchanged until it is received); after each receive, each(arg, i, &info) (its stream valid
+ * until the next receive). recon / maps as for vidk_enc_receive. 0 or a negative error code
+ * ("frame I: send / receive: ..." in err). */
+int bench_code_frames(VidkEncoder *e, int n, VidkPicture (*pic)(void *, int),
+                      VidkPicture *recon, VidkEncMaps *maps,
+                      void (*each)(void *, int, const VidkEncFrameInfo *), void *arg, char *err,
+                      size_t errlen);
+
 /* The benchmarks of vidkern-bench (bench/bench_<what>.c); argv[0] is the <what> word. */
 int vidk_bench_me(int argc, char **argv);
 int vidk_bench_h264(int argc, char **argv);
