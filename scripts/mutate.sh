@@ -71,6 +71,8 @@ mut hevc_ref_subst src/enc/enc_core.h \
     'if (m) return 32 * k + vidk_hibit32(m);' 'if (m) return 32 * k + vidk_lobit32(m);'
 mut hevc_mc_round src/enc/enc_core.h \
     '36 * t[2] - 4 * t[3] + 2048) >> 12' '36 * t[2] - 4 * t[3] + 2047) >> 12'
+mut h264_chroma_mc_corner src/enc/enc_core.h \
+    'fx && fy ? ENC_R(xa + 1, ya + 1) : 0;' 'fx && fy ? ENC_R(xa + 1, ya) : 0;'
 mut h264_chroma_qp_44 src/h264.c \
     '36, 37, 37, 37, 38, 38, 38, 39, 39, 39, 39};' '36, 37, 37, 38, 38, 38, 38, 39, 39, 39, 39};'
 # Kernels.

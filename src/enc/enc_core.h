@@ -283,14 +283,16 @@ ENC_FN void enc_mc_chroma(const EncFrame *f, int p, int x, int y, int w, int h, 
         for (int i = 0; i < w; i++) {
             const int xa = x + i + ix, ya = y + j + iy;
             int v;
-            if (f->codec == VIDK_CODEC_H264) {
-                const int xf = fx * 4, yf = fy * 4;
-                v = ((8 - xf) * (8 - yf) * ENC_R(xa, ya) + xf * (8 - yf) * ENC_R(xa + 1, ya) +
-                     (8 - xf) * yf * ENC_R(xa, ya + 1) + xf * yf * ENC_R(xa + 1, ya + 1) +
-                     32) >>
-                    6;
-            } else if (!fx && !fy) {
+            if (!fx && !fy) { /* a whole sample: both filters give it back */
                 v = ENC_R(xa, ya);
+            } else if (f->codec == VIDK_CODEC_H264) {
+                /* the samples a zero weight multiplies are not read */
+                const int xf = fx * 4, yf = fy * 4;
+                const int b = fx ? ENC_R(xa + 1, ya) : 0, c = fy ? ENC_R(xa, ya + 1) : 0;
+                const int d = fx && fy ? ENC_R(xa + 1, ya + 1) : 0;
+                v = ((8 - xf) * (8 - yf) * ENC_R(xa, ya) + xf * (8 - yf) * b +
+                     (8 - xf) * yf * c + xf * yf * d + 32) >>
+                    6;
             } else if (!fy) {
                 v = (-4 * ENC_R(xa - 1, ya) + 36 * ENC_R(xa, ya) + 36 * ENC_R(xa + 1, ya) -
                      4 * ENC_R(xa + 2, ya) + 32) >>
