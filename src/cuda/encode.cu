@@ -119,6 +119,7 @@ struct EncCuda {
     VidkCuStream *st[kSlots]; // by slot
     int st_slices;
     size_t st_slot;       // its slot size (0: no device coder)
+    bool inter_waves;     // inter_kernel's grid is more than two blocks per SM
     Launched pre[kSlots]; // by slot: the frames whose work is queued ahead of their receive
     int pre_err[kSlots];
 };
@@ -296,18 +297,41 @@ __device__ inline void store8x8(uint8_t *d, int pitch, const uint8_t *b) {
 }
 
 // H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the six warps of a block, 32
-// macroblocks per block. Warps 0-3 first measure luma quadrant w of every macroblock (lane)
-// for the transform size (each forms the quadrant's prediction itself, so that no warp waits
-// for another's motion compensation); warp 4: the header and Cb; warp 5: Cr and the maps.
-// Then the luma is coded as jobs, a (macroblock, quadrant) each: the macroblocks that chose
-// the 4x4 transform first, those that chose 8x8 after, 32 jobs a warp, so that a warp runs
-// one transform size (one warp at most both). The quadrants' decimation scores meet in
-// shared memory (h264_luma_try's two steps: the same sums); warp 4 writes the statistics.
+// macroblocks per block. Warps 0-3 first form luma quadrant w's prediction of every
+// macroblock (lane) into shared memory and measure it for the transform size; meanwhile
+// warp 4 codes Cb, warp 5 Cr and then the maps. Then the luma is coded as jobs, a
+// (macroblock, quadrant) each, from the predictions in shared memory: the macroblocks that
+// chose the 4x4 transform first, those that chose 8x8 after, 32 jobs a warp, so that a warp
+// runs one transform size (one warp at most both); warp 4 counts the header's bits (only the
+// statistics need them) beside the jobs' transforms (in the three-block build before Cb, as
+// until session 17: the same speed at 2160p). The quadrants' decimation scores meet in shared
+// memory (h264_luma_try's two steps: the same sums); warp 4 writes the statistics.
+//
+// Two builds (session 17, H200, docs/PERFORMANCE.md): kMinBlocks = 0 (137 registers, two
+// blocks per SM) where the grid has at most two blocks per SM (1080p: the whole file 2.6%
+// faster than with three blocks per SM allowed, the kernel alone the same: fewer of the other
+// streams' blocks share its SMs); kMinBlocks = 3 (96 registers, 48 bytes spilled) for larger
+// grids (2160p: the kernel 8-10% faster than the two-block build, the whole file 1-3%). 9.6 kB
+// of shared memory: three blocks fit in the 32 kB configuration (with their 1 kB each). The
+// measures' room (until the job list) is taken by the scores and then the bits.
 constexpr int kInterWarps = 6;
-__global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame f) {
-    __shared__ uint32_t s_s4[4][32], s_s8[4][32];
-    __shared__ int s_score[4][32], s_list[32], s_cnt[2];
-    __shared__ unsigned s_bits[4][32], s_nz[4][32], s_cr[2][32];
+// Row r (8 bytes) of quadrant prediction i (64 bytes) in shared memory, at row r ^ ((i >> 1)
+// & 7) of its place: the rows r of 16 consecutive quadrants fall in distinct bank pairs.
+__device__ inline uint2 *pred_row(uint8_t *s, int i, int r) {
+    return reinterpret_cast<uint2 *>(s + 64 * i + 8 * (r ^ ((i >> 1) & 7)));
+}
+template <int kMinBlocks>
+__global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(const EncFrame f) {
+    __shared__ __align__(16) uint8_t s_pred[4 * 32 * 64];
+    __shared__ union {
+        uint32_t m[2][4][32]; // SATD, SA8D
+        struct {
+            int score[4][32];
+            uint16_t bits[4][32], nz[4][32];
+        } c;
+    } s_x;
+    __shared__ int s_list[32], s_cnt[2];
+    __shared__ unsigned s_cr[2][32];
     const int lane = threadIdx.x & 31, role = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
     const unsigned w = u < f.uw * f.uh ? f.dmb[u] : ENC_MBI_INTRA;
     const bool on = !(w & ENC_MBI_INTRA); // intra: coded by intra_p_kernel
@@ -317,34 +341,40 @@ __global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame 
     const VidkMv *mv4 = f.dmv + (ptrdiff_t)(4 * mby) * n4 + 4 * mbx;
     EncUnitStat st = enc_stat_zero();
     VidkH264MvNb nb;
-    if (on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
+    constexpr bool head_first = kMinBlocks == 3; // the header before Cb (see above)
+    if (head_first && on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
     if (on && role >= 4) enc_mc_area(&f, x0, y0, 16, 16, mv4, n4, role == 4 ? 2u : 4u);
-    ENC_ALIGN(16) int16_t lev[64];
-    ENC_ALIGN(16) uint8_t out[64];
-    if (on && role < 4 && (f.energy || tx8_ok)) {
-        // Quadrant q's prediction (enc_mc_area's, each 4x4 block at its vector) into out; into
-        // rec too for the energy map (enc_h264_p_maps reads it there); its measures.
-        const int q = role, xq = x0 + 8 * (q & 1), yq = y0 + 8 * (q >> 1);
-        const VidkMv *mq = mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1);
-        for (int b = 0; b < 4; b++)
-            enc_mc_luma(&f, xq + 4 * (b & 1), yq + 4 * (b >> 1), 4, 4,
-                        mq[(b >> 1) * n4 + (b & 1)], out + 32 * (b >> 1) + 4 * (b & 1), 8);
-        if (f.energy) store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
-        if (tx8_ok)
-            enc_h264_tx_measure(f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq, f.ss[0], out, 8,
-                                &s_s4[q][lane], &s_s8[q][lane]);
-    }
     if (on && role == 4) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
     if (on && role == 5) {
         EncUnitStat c = enc_stat_zero();
         enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 2, &c);
         s_cr[0][lane] = c.bits_level, s_cr[1][lane] = c.nnz[2];
     }
+    ENC_ALIGN(16) int16_t lev[64];
+    ENC_ALIGN(16) uint8_t out[64];
+    if (on && role < 4) {
+        // Quadrant q's prediction (enc_mc_area's, each 4x4 block at its vector) into out, kept
+        // for the job that codes it; into rec too for the energy map (enc_h264_p_maps reads it
+        // there); its measures.
+        const int q = role, xq = x0 + 8 * (q & 1), yq = y0 + 8 * (q >> 1);
+        const VidkMv *mq = mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1);
+        for (int b = 0; b < 4; b++)
+            enc_mc_luma(&f, xq + 4 * (b & 1), yq + 4 * (b >> 1), 4, 4,
+                        mq[(b >> 1) * n4 + (b & 1)], out + 32 * (b >> 1) + 4 * (b & 1), 8);
+#pragma unroll
+        for (int r = 0; r < 8; r++)
+            *pred_row(s_pred, q * 32 + lane, r) = reinterpret_cast<const uint2 *>(out)[r];
+        if (f.energy) store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
+        if (tx8_ok)
+            enc_h264_tx_measure(f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq, f.ss[0], out, 8,
+                                &s_x.m[0][q][lane], &s_x.m[1][q][lane]);
+    }
     __syncthreads(); // the measures are known; the prediction is in rec (energy)
     const int t =
         on && tx8_ok &&
-        enc_h264_tx8_wins(s_s4[0][lane] + s_s4[1][lane] + s_s4[2][lane] + s_s4[3][lane],
-                          s_s8[0][lane] + s_s8[1][lane] + s_s8[2][lane] + s_s8[3][lane]);
+        enc_h264_tx8_wins(
+            s_x.m[0][0][lane] + s_x.m[0][1][lane] + s_x.m[0][2][lane] + s_x.m[0][3][lane],
+            s_x.m[1][0][lane] + s_x.m[1][1][lane] + s_x.m[1][2][lane] + s_x.m[1][3][lane]);
     if (role == 0) { // the macroblocks in job order: 4x4 ones, then 8x8 ones
         const unsigned m0 = __ballot_sync(0xffffffffu, on && !t),
                        m1 = __ballot_sync(0xffffffffu, t);
@@ -362,27 +392,27 @@ __global__ void __launch_bounds__(32 * kInterWarps) inter_kernel(const EncFrame 
     const int xq = jx + 8 * (q & 1), yq = jy + 8 * (q >> 1);
     const uint8_t *src = f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq;
     if (busy) {
-        const VidkMv *mq =
-            f.dmv + (ptrdiff_t)(jy / 4 + 2 * (q >> 1)) * n4 + jx / 4 + 2 * (q & 1);
-        for (int b = 0; b < 4; b++)
-            enc_mc_luma(&f, xq + 4 * (b & 1), yq + 4 * (b >> 1), 4, 4,
-                        mq[(b >> 1) * n4 + (b & 1)], out + 32 * (b >> 1) + 4 * (b & 1), 8);
-        s_score[q][jm] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], jt, out, 8, lev);
+#pragma unroll
+        for (int r = 0; r < 8; r++)
+            reinterpret_cast<uint2 *>(out)[r] = *pred_row(s_pred, q * 32 + jm, r);
+        s_x.c.score[q][jm] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], jt, out, 8, lev);
     }
+    if (!head_first && on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
     __syncthreads(); // every quadrant's score is known
     if (busy) {
-        const int total = s_score[0][jm] + s_score[1][jm] + s_score[2][jm] + s_score[3][jm];
+        const int total =
+            s_x.c.score[0][jm] + s_x.c.score[1][jm] + s_x.c.score[2][jm] + s_x.c.score[3][jm];
         int nz = 0;
-        s_bits[q][jm] =
-            enc_cu_h264_lq_rec(&ops, &f, jt, total < 6 || s_score[q][jm] < 4, lev, out, 8, &nz);
-        s_nz[q][jm] = (unsigned)nz;
+        s_x.c.bits[q][jm] = (uint16_t)enc_cu_h264_lq_rec(
+            &ops, &f, jt, total < 6 || s_x.c.score[q][jm] < 4, lev, out, 8, &nz);
+        s_x.c.nz[q][jm] = (uint16_t)nz;
         enc_cu_h264_lq_store(&f, jx, jy, jt, q, lev);
         store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
     }
     __syncthreads(); // the quadrants' bits
     if (on && role == 4) {
         for (int b = 0; b < 4; b++)
-            st.bits_level += s_bits[b][lane], st.nnz[0] += s_nz[b][lane];
+            st.bits_level += s_x.c.bits[b][lane], st.nnz[0] += s_x.c.nz[b][lane];
         st.bits_level += s_cr[0][lane], st.nnz[2] = s_cr[1][lane];
         f.stat[u] = st;
         if (f.mbi) f.mbi[u] = (uint16_t)(w | (t ? ENC_MBI_TX8 : 0u));
@@ -655,8 +685,8 @@ int preload_kernels(VidkContext *ctx, VidkEncoder *e) {
     CUDA_CHECK(vidk_cuda_load(pad_kernel, stats_kernel));
     if (e->p.codec == VIDK_CODEC_H264)
         CUDA_CHECK(vidk_cuda_load(h264_intra_kernel, intra_est_kernel, dist_kernel,
-                                  decide_kernel, inter_kernel, intra_list_kernel,
-                                  intra_p_kernel));
+                                  decide_kernel, inter_kernel<0>, inter_kernel<3>,
+                                  intra_list_kernel, intra_p_kernel));
     else
         CUDA_CHECK(vidk_cuda_load(hevc_intra_kernel, hevc_inter_kernel));
     vidk_enc_frame_setup(e, 0, &f);
@@ -677,7 +707,17 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VIDK_TRY(vidk_cuda_enter(ctx));
     CUDA_CHECK(vidk_cuda_prefer_l1(dist_kernel));
     CUDA_CHECK(vidk_cuda_prefer_l1(decide_kernel));
-    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel));
+    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<0>));
+    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<3>));
+    {
+        int dev = 0, nsm = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+        // VIDK_INTER_KERNEL=0 or 3 forces that build (a test hook: ctest encode_cuda_waves)
+        const char *force = getenv("VIDK_INTER_KERNEL");
+        c->inter_waves =
+            force && *force ? atoi(force) == 3 : (e->uw * e->uh + 31) / 32 > 2 * nsm;
+    }
     CUDA_CHECK(vidk_cuda_prefer_l1(intra_p_kernel));
     CUDA_CHECK(vidk_cuda_prefer_l1(h264_intra_kernel));
     c->pitch[0] = vidk_cuda_me_pitch(e->W);
@@ -948,8 +988,10 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         }
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_inter_kernel<<<(unsigned)((n + 1) / 2), 64, 0, s>>>(f);
+        else if (c->inter_waves)
+            inter_kernel<3><<<(unsigned)((n + 31) / 32), 32 * kInterWarps, 0, s>>>(f);
         else
-            inter_kernel<<<(unsigned)((n + 31) / 32), 32 * kInterWarps, 0, s>>>(f);
+            inter_kernel<0><<<(unsigned)((n + 31) / 32), 32 * kInterWarps, 0, s>>>(f);
         CUDA_CHECK_LAUNCH();
         if (e->p.codec == VIDK_CODEC_H264) {
             intra_list_kernel<<<1, kListThreads, 0, s>>>(f.dmb, n, c->d_ilist, c->d_icnt);
