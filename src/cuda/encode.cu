@@ -710,13 +710,10 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<0>));
     CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<3>));
     {
-        int dev = 0, nsm = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
         // VIDK_INTER_KERNEL=0 or 3 forces that build (a test hook: ctest encode_cuda_waves)
         const char *force = getenv("VIDK_INTER_KERNEL");
         c->inter_waves =
-            force && *force ? atoi(force) == 3 : (e->uw * e->uh + 31) / 32 > 2 * nsm;
+            force && *force ? atoi(force) == 3 : (e->uw * e->uh + 31) / 32 > 2 * ctx->cuda->sms;
     }
     CUDA_CHECK(vidk_cuda_prefer_l1(intra_p_kernel));
     CUDA_CHECK(vidk_cuda_prefer_l1(h264_intra_kernel));
