@@ -169,24 +169,27 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         F16_CASE(F_BIG)
         F16_CASE(F_BIG | F_LAMBDA)
 #undef F16_CASE
-#define F41_CASE(fl)                                                                           \
+// F_NO4: the wide window of the passes (pitch kWP41W, make_plan).
+#define F41_CASE(fl) F41_CASEW(fl, (((fl) & F_NO4) ? kWP41W : kWP41))
+#define F41_CASEW(fl, wp)                                                                      \
     case fl:                                                                                   \
         if (f16) return cudaErrorInvalidValue;                                                 \
-        if (cfg && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)                      \
-            e = ME_GO(f41_kernel_r2<fl>);                                                      \
+        if (cfg && (e = prefer_shared(f41_kernel_r2<fl, wp>)) == cudaSuccess)                  \
+            e = ME_GO((f41_kernel_r2<fl, wp>));                                                \
         else if (!cfg)                                                                         \
-            e = ME_GO(f41_kernel<fl>);                                                         \
+            e = ME_GO((f41_kernel<fl, wp>));                                                   \
         break;
 // Without lambda, r3 has its own partition kernels (float key ranks, ME_CUDA.md 5d).
-#define F41_CASE3(fl)                                                                          \
+#define F41_CASE3(fl) F41_CASE3W(fl, (((fl) & F_NO4) ? kWP41W : kWP41))
+#define F41_CASE3W(fl, wp)                                                                     \
     case fl:                                                                                   \
         if (f16) return cudaErrorInvalidValue;                                                 \
-        if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<fl>)) == cudaSuccess)                 \
-            e = ME_GO(f41_kernel_r3<fl>);                                                      \
-        else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)            \
-            e = ME_GO(f41_kernel_r2<fl>);                                                      \
+        if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<fl, wp>)) == cudaSuccess)             \
+            e = ME_GO((f41_kernel_r3<fl, wp>));                                                \
+        else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<fl, wp>)) == cudaSuccess)        \
+            e = ME_GO((f41_kernel_r2<fl, wp>));                                                \
         else if (!cfg)                                                                         \
-            e = ME_GO(f41_kernel<fl>);                                                         \
+            e = ME_GO((f41_kernel<fl, wp>));                                                   \
         break;
         F41_CASE3(F_MID)
         F41_CASE3(F_MID | F_BIG)
@@ -194,12 +197,14 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         F41_CASE3(F_SUB | F_MID | F_BIG)
         F41_CASE3(F_SUB | F_MID | F_NO4)
 #undef F41_CASE3
+#undef F41_CASE3W
         F41_CASE(F_MID | F_LAMBDA)
         F41_CASE(F_MID | F_BIG | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_BIG | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_NO4 | F_LAMBDA)
 #undef F41_CASE
+#undef F41_CASEW
     default:
         return cudaErrorInvalidValue;
     }

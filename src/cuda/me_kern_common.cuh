@@ -32,6 +32,10 @@ constexpr unsigned long long kKeyNone = ~0ull;
 // Window pitch of the f41 kernels in words: ((C + 58) >> 2) + 5, odd, is 21 for every C
 // make_plan gives them (at most 8), a compile-time stride for the loop's shared loads.
 constexpr int kWP41 = 21;
+// The same for the f41 kernels without the thin shapes (F_NO4, the coding loop's search),
+// whose blocks walk NP passes of C columns over one window: C * NP <= kColsW columns.
+constexpr int kWP41W = 37;
+constexpr int kColsW = 73; // ((73 + 58) >> 2) + 5 = 37
 
 static_assert(2 * VIDK_ME_MAX_RANGE < (1 << kRankBits), "rank field");
 static_assert((2 * VIDK_ME_MAX_RANGE + 1) * (2 * VIDK_ME_MAX_RANGE + 1) <= (1 << 19),
@@ -175,9 +179,10 @@ struct MeArgs {
     int mb_w, mb_h;
     int GW, GH;                    // macroblock groups across / down
     int gy0, gyn;                  // band: group rows gy0 .. gy0 + gyn - 1
-    int C, ncb;                    // candidate columns per block, column blocks
+    int C, ncb;                    // candidate columns per pass, column blocks
+    int NP;                        // passes of C columns per block (f41 with F_NO4; else 1)
     int L, nsl;                    // candidate rows per block, row slices
-    int WP;                        // window pitch in 32-bit words
+    int WP, WW;                    // window pitch, words staged per row (<= WP)
     unsigned long long *keys;      // key arrays of every shape (extended grid)
     int key_off[VIDK_BLOCK_COUNT]; // first key of each shape
     int key_ew[VIDK_BLOCK_COUNT];  // extended grid width of each shape (GW * 64 / bw)
@@ -204,7 +209,7 @@ struct MePlan {
     unsigned shapes, lambda;
     int lam;         // lambda > 0 (the predictor matters)
     int path, flags; // Path, F_* template flags of the fast kernel
-    int C, ncb, L, nsl, WP, threads;
+    int C, ncb, NP, L, nsl, WP, WW, threads;
     size_t smem; // dynamic shared memory of a fast kernel block
     int pitch;   // device plane pitch in samples
     size_t plane_bytes;
@@ -352,13 +357,36 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
     if (L > kLmax) L = kLmax;
     pl->L = L;
     pl->nsl = (N + L - 1) / L;
-    const int ww = ((pl->C + 58) >> 2) + 5; // words a window row needs (see the kernels)
-    pl->WP = ww | 1;
+    pl->NP = 1;
+    if (pl->path == PATH_F41 && (pl->flags & F_NO4)) {
+        // Passes (the coding loop's search): a block walks NP passes of C columns over one
+        // staged window, so that staging, key constants and the block's reduction are paid
+        // once for C * NP columns. NP and the column blocks from a model of the SMs' time:
+        // blocks per SM x (NP x L + 54 rows of fixed cost: staging, reduction) over the
+        // share of ~24 warps per SM a block's residency gives (72 registers: 28 warps).
+        const int nc = (N + pl->C - 1) / pl->C, npmax = kColsW / pl->C;
+        const long per = (long)pl->GW * pl->GH * pl->nsl;
+        const long nsm = sms > 0 ? sms : 1, res = vk_imax(1, 28 / pl->C);
+        double best = 0;
+        for (int ncb = (nc + npmax - 1) / npmax; ncb <= nc; ncb++) {
+            const int np = (nc + ncb - 1) / ncb;
+            const long bpsm = (per * ((nc + np - 1) / np) + nsm - 1) / nsm;
+            const double eff = vk_imin(24, (int)vk_imin(bpsm, res) * pl->C) / 24.0;
+            const double t = (double)bpsm * (np * L + 54) / eff;
+            if (ncb == (nc + npmax - 1) / npmax || t < best) best = t, pl->NP = np;
+        }
+        pl->ncb = (nc + pl->NP - 1) / pl->NP;
+    }
+    const int cols = pl->C * pl->NP;
+    const int ww = ((cols + 58) >> 2) + 5; // words a window row needs (see the kernels)
+    pl->WP = pl->WW = ww | 1;
     size_t words = 1024 + (size_t)(kGroup + L - 1) * (size_t)pl->WP;
     if (pl->path == PATH_F41) { // + the key constants of the 16 macroblocks (f41_body)
-        if (pl->WP > kWP41) return VIDK_ERR(EINVAL); // cannot happen: C <= 8
-        pl->WP = kWP41;
-        words = 1024 + 16 * (size_t)f41_kpitch(L) + (size_t)(kGroup + L - 1) * kWP41;
+        const int wp = (pl->flags & F_NO4) ? kWP41W : kWP41;
+        if (pl->WP > wp) return VIDK_ERR(EINVAL); // cannot happen: C <= 8, C * NP <= kColsW
+        pl->WP = wp;
+        if (wp == kWP41W) pl->WW = ww; // the words the passes read (the pitch is wider)
+        words = 1024 + 16 * (size_t)f41_kpitch(L) + (size_t)(kGroup + L - 1) * wp;
     }
     pl->smem = (words + 1) / 2 * 8 + (size_t)kSlots * 8;
     return 0;
@@ -388,7 +416,8 @@ inline MeArgs base_args(const MePlan *pl) {
     a.w = pl->w, a.h = pl->h, a.R = pl->R, a.N = pl->N, a.lambda = pl->lambda;
     a.kmul = 1u << kRankBits;
     a.mb_w = pl->mb_w, a.mb_h = pl->mb_h, a.GW = pl->GW, a.GH = pl->GH;
-    a.C = pl->C, a.ncb = pl->ncb, a.L = pl->L, a.nsl = pl->nsl, a.WP = pl->WP;
+    a.C = pl->C, a.ncb = pl->ncb, a.NP = pl->NP, a.L = pl->L, a.nsl = pl->nsl;
+    a.WP = pl->WP, a.WW = pl->WW;
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
         a.key_off[bs] = pl->key_off[bs];
         a.key_ew[bs] = pl->key_ew[bs];
@@ -460,7 +489,7 @@ __device__ __forceinline__ BlockPos block_pos(const MeArgs &a) {
     p.gy = a.gy0 + t % a.gyn;
     t /= a.gyn;
     const int cb = t % a.ncb, sl = t / a.ncb;
-    p.cx0 = -a.R + cb * a.C;
+    p.cx0 = -a.R + cb * a.C * a.NP;
     p.cy0 = -a.R + sl * a.L;
     p.cy1 = vk_imin(p.cy0 + a.L, a.R + 1);
     return p;
@@ -497,7 +526,7 @@ template <int V>
 __device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsigned *scur,
                                       unsigned *swin, int wx0, int wh) {
     const int nt = (int)blockDim.x, tid = (int)threadIdx.x;
-    const int ww = a.WP; // staged words per row (the pitch's extra word is harmless)
+    const int ww = a.WW; // staged words per row
     const int wy0 = bp.gy * kGroup + bp.cy0;
     if (V == 0) {
         for (int i = tid; i < 64 * 16; i += nt) {

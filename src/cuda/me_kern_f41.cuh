@@ -117,7 +117,7 @@ __device__ __forceinline__ void f41_merge(Keys41 &kk, const Keys41 &x, const Key
 // entry of row mvy0 + k (its rank and lambda x the bits of its vertical difference, f41_body)
 // plus the thread's lambda x the bits of its horizontal one, which is key_cst (kc: 16-byte
 // aligned when K is a multiple of 4).
-template <int K, int FL, bool AL, bool FR>
+template <int K, int FL, bool AL, bool FR, int WPT>
 __device__ __forceinline__ void
 f41_chunk(const unsigned *__restrict__ row, unsigned sel, const unsigned (&cur)[16][2],
           int mvy0, const unsigned *kc, unsigned cb, const MeArgs &a, int h, unsigned bx32,
@@ -131,7 +131,7 @@ f41_chunk(const unsigned *__restrict__ row, unsigned sel, const unsigned (&cur)[
             acc[k][i][0] = acc[k][i][1] = 0;
 #pragma unroll
     for (int rr = 0; rr < K + 15; rr++) {
-        const unsigned *p = row + rr * kWP41;
+        const unsigned *p = row + rr * WPT;
         // AL: sel is 0x3210 (no shift), the words are the samples themselves.
         const unsigned w0 = p[0], w1 = p[1], w2 = AL ? 0u : p[2];
         const unsigned r0 = AL ? w0 : __byte_perm(w0, w1, sel);
@@ -198,7 +198,7 @@ template <int FL> __device__ __forceinline__ void f41_unoffset(Keys41 &kk) {
 }
 
 // The candidate rows of a thread in chunks of 8, then 4, then 1.
-template <int FL, bool AL, bool FR>
+template <int FL, bool AL, bool FR, int WPT>
 __device__ __forceinline__ void
 f41_rows(const unsigned *__restrict__ base, const MeArgs &a, const BlockPos &bp, unsigned sel,
          const unsigned (&cur)[16][2], const unsigned *kc, unsigned cb, int h, unsigned bx32,
@@ -210,13 +210,13 @@ f41_rows(const unsigned *__restrict__ base, const MeArgs &a, const BlockPos &bp,
     constexpr int KB = 8;
     int y = bp.cy0;
     for (; y + KB <= bp.cy1; y += KB)
-        f41_chunk<KB, FL, AL, FR>(base + (y - bp.cy0) * kWP41, sel, cur, y, kc + (y - bp.cy0),
+        f41_chunk<KB, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y, kc + (y - bp.cy0),
                                   cb, a, h, bx32, py32, bx64, py64, kk);
     for (; KB > 4 && y + 4 <= bp.cy1; y += 4)
-        f41_chunk<4, FL, AL, FR>(base + (y - bp.cy0) * kWP41, sel, cur, y, kc + (y - bp.cy0),
+        f41_chunk<4, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y, kc + (y - bp.cy0),
                                  cb, a, h, bx32, py32, bx64, py64, kk);
     for (; y < bp.cy1; y++)
-        f41_chunk<1, FL, AL, FR>(base + (y - bp.cy0) * kWP41, sel, cur, y, kc + (y - bp.cy0),
+        f41_chunk<1, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y, kc + (y - bp.cy0),
                                  cb, a, h, bx32, py32, bx64, py64, kk);
 }
 
@@ -234,13 +234,14 @@ constexpr unsigned f41_mask(int FL) {
                          : 0u);
 }
 
-// Body of the f41 kernels (V: kernel configuration, see the kernels below).
-template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &a) {
+// Body of the f41 kernels (V: kernel configuration, see the kernels below; WPT: window
+// pitch, kWP41W for the passes of the F_NO4 kernels, make_plan).
+template <int FL, int V, int WPT> __device__ __forceinline__ void f41_body(const MeArgs &a) {
     constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
     constexpr bool FR = V == 2 && !LAMBDA;
     VK_DYN_SMEM(unsigned long long, smem64);
     // shared: the 64x64 current samples, the key constants (16 x kp), the window (pitch
-    // kWP41), the reduction slots
+    // WPT), the reduction slots
     unsigned *scur = reinterpret_cast<unsigned *>(smem64);
     const int kp = f41_kpitch(a.L);
     unsigned *skc = scur + 1024;
@@ -248,7 +249,7 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
     const BlockPos bp = block_pos(a);
     const int nr = bp.cy1 - bp.cy0, wh = kGroup + nr - 1;
     unsigned long long *red =
-        reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * kWP41 + 1) / 2 * 2);
+        reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * WPT + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3;
     stage<V>(a, bp, scur, swin, wx0, wh);
     red_init<f41_mask(FL)>(red);
@@ -265,7 +266,6 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
 
     const int t = (int)threadIdx.x, lane = t & 31, col = t >> 5;
     const int h = lane & 1, mb = lane >> 1, mx = mb & 3, my = mb >> 2;
-    const int mvx = vk_imin(bp.cx0 + col, a.R);
     unsigned cur[16][2];
 #pragma unroll
     for (int r = 0; r < 16; r++)
@@ -278,87 +278,97 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
     pred_of(a, mbx, mby, &px, &py);
     pred_of(a, mbx & ~1, mby & ~1, &px32, &py32);
     pred_of(a, mbx & ~3, mby & ~3, &px64, &py64);
-    const unsigned bx = mv_bits(mvx - px), bx32 = mv_bits(mvx - px32),
-                   bx64 = mv_bits(mvx - px64);
-    // the thread's part of key_cst (lambda x the bits of the horizontal difference)
-    const unsigned cb = LAMBDA ? (a.lambda * bx) << kRankBits : 0u;
     (void)py;
-
-    const int sx = bp.gx * kGroup + mx * 16 + h * 8 + mvx - wx0;
-    const unsigned sel = 0x3210u + 0x1111u * (unsigned)(sx & 3);
-    const unsigned *base = swin + (my * 16) * kWP41 + (sx >> 2);
     const unsigned *kc = skc + mb * kp;
-    Keys41 kk;
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-        kk.k4[i][0] = kk.k4[i][1] = kk.k84[i] = 0xffffffffu;
-    kk.k48[0][0] = kk.k48[0][1] = kk.k48[1][0] = kk.k48[1][1] = 0xffffffffu;
-    kk.k88[0] = kk.k88[1] = kk.k816 = kk.k168 = kk.k16 = kk.k32 = kk.k64 = 0xffffffffu;
-    // Round 3 (V = 2), 4x4-only variants: a column whose window offset is word-aligned
-    // (sx & 3 == 0: one warp in four; sx & 3 is uniform across the warp) takes a loop
-    // without PRMT and without the third LDS per reference row (warp-uniform branch). The
-    // variants with partition sums spill with the second loop copy: they keep one.
-    if (V == 2 && (FL & ~F_LAMBDA) == 0 && (sx & 3) == 0)
-        f41_rows<FL, true, FR>(base, a, bp, sel, cur, kc, cb, h, bx32, py32, bx64, py64, kk);
-    else
-        f41_rows<FL, false, FR>(base, a, bp, sel, cur, kc, cb, h, bx32, py32, bx64, py64, kk);
-    if (FR) f41_unoffset<FL>(kk); // the float-rank offset (see f41_chunk)
-
     // Partition coordinates inside the group, in units of each shape.
     const int x4 = mx * 4 + h * 2, y4 = my * 4;
-    if (!(FL & F_NO4)) {
+    // Pass p: the block's columns p * C .. p * C + C - 1, one a warp (F_NO4: a.NP passes
+    // over the window staged once; otherwise one). A thread's running minima hold one
+    // column (the key's rank orders mvy only): they go to the block's slots after each pass.
+    for (int pass = 0; pass < a.NP; pass++) {
+        const int mvx = vk_imin(bp.cx0 + pass * a.C + col, a.R);
+        const unsigned bx = mv_bits(mvx - px), bx32 = mv_bits(mvx - px32),
+                       bx64 = mv_bits(mvx - px64);
+        // the thread's part of key_cst (lambda x the bits of the horizontal difference)
+        const unsigned cb = LAMBDA ? (a.lambda * bx) << kRankBits : 0u;
+        const int sx = bp.gx * kGroup + mx * 16 + h * 8 + mvx - wx0;
+        const unsigned sel = 0x3210u + 0x1111u * (unsigned)(sx & 3);
+        const unsigned *base = swin + (my * 16) * WPT + (sx >> 2);
+        Keys41 kk;
 #pragma unroll
         for (int i = 0; i < 4; i++)
-#pragma unroll
-            for (int j = 0; j < 2; j++)
-                red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j, kk.k4[i][j],
-                        mvx, a);
-    }
-    if (FL & F_SUB) {
+            kk.k4[i][0] = kk.k4[i][1] = kk.k84[i] = 0xffffffffu;
+        kk.k48[0][0] = kk.k48[0][1] = kk.k48[1][0] = kk.k48[1][1] = 0xffffffffu;
+        kk.k88[0] = kk.k88[1] = kk.k816 = kk.k168 = kk.k16 = kk.k32 = kk.k64 = 0xffffffffu;
+        // Round 3 (V = 2), 4x4-only variants: a column whose window offset is word-aligned
+        // (sx & 3 == 0: one warp in four; sx & 3 is uniform across the warp) takes a loop
+        // without PRMT and without the third LDS per reference row (warp-uniform branch).
+        // The variants with partition sums spill with the second loop copy: they keep one.
+        if (V == 2 && (FL & ~F_LAMBDA) == 0 && (sx & 3) == 0)
+            f41_rows<FL, true, FR, WPT>(base, a, bp, sel, cur, kc, cb, h, bx32, py32, bx64,
+                                        py64, kk);
+        else
+            f41_rows<FL, false, FR, WPT>(base, a, bp, sel, cur, kc, cb, h, bx32, py32, bx64,
+                                         py64, kk);
+        if (FR) f41_unoffset<FL>(kk); // the float-rank offset (see f41_chunk)
+
         if (!(FL & F_NO4)) {
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                red_min(red, slot_off(VIDK_BLOCK_8x4) + (y4 + i) * 8 + mx * 2 + h, kk.k84[i],
-                        mvx, a);
-#pragma unroll
-            for (int q = 0; q < 2; q++)
 #pragma unroll
                 for (int j = 0; j < 2; j++)
-                    red_min(red, slot_off(VIDK_BLOCK_4x8) + (my * 2 + q) * 16 + x4 + j,
-                            kk.k48[q][j], mvx, a);
+                    red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j,
+                            kk.k4[i][j], mvx, a);
         }
+        if (FL & F_SUB) {
+            if (!(FL & F_NO4)) {
 #pragma unroll
-        for (int q = 0; q < 2; q++)
-            red_min(red, slot_off(VIDK_BLOCK_8x8) + (my * 2 + q) * 8 + mx * 2 + h, kk.k88[q],
-                    mvx, a);
-        red_min(red, slot_off(VIDK_BLOCK_8x16) + my * 8 + mx * 2 + h, kk.k816, mvx, a);
-        red_min(red, slot_off(VIDK_BLOCK_16x8) + (my * 2 + h) * 4 + mx, kk.k168, mvx, a);
-    }
-    if (FL & F_MID) {
-        if (h == 0) red_min(red, slot_off(VIDK_BLOCK_16x16) + my * 4 + mx, kk.k16, mvx, a);
-    }
-    if (FL & F_BIG) {
-        if ((lane & 0xb) == 0) // h = 0, mx even, my even: the quadrant's first lane
-            red_min(red, slot_off(VIDK_BLOCK_32x32) + (my >> 1) * 2 + (mx >> 1), kk.k32, mvx,
-                    a);
-        if (lane == 0) red_min(red, slot_off(VIDK_BLOCK_64x64), kk.k64, mvx, a);
+                for (int i = 0; i < 4; i++)
+                    red_min(red, slot_off(VIDK_BLOCK_8x4) + (y4 + i) * 8 + mx * 2 + h,
+                            kk.k84[i], mvx, a);
+#pragma unroll
+                for (int q = 0; q < 2; q++)
+#pragma unroll
+                    for (int j = 0; j < 2; j++)
+                        red_min(red, slot_off(VIDK_BLOCK_4x8) + (my * 2 + q) * 16 + x4 + j,
+                                kk.k48[q][j], mvx, a);
+            }
+#pragma unroll
+            for (int q = 0; q < 2; q++)
+                red_min(red, slot_off(VIDK_BLOCK_8x8) + (my * 2 + q) * 8 + mx * 2 + h,
+                        kk.k88[q], mvx, a);
+            red_min(red, slot_off(VIDK_BLOCK_8x16) + my * 8 + mx * 2 + h, kk.k816, mvx, a);
+            red_min(red, slot_off(VIDK_BLOCK_16x8) + (my * 2 + h) * 4 + mx, kk.k168, mvx, a);
+        }
+        if (FL & F_MID) {
+            if (h == 0) red_min(red, slot_off(VIDK_BLOCK_16x16) + my * 4 + mx, kk.k16, mvx, a);
+        }
+        if (FL & F_BIG) {
+            if ((lane & 0xb) == 0) // h = 0, mx even, my even: the quadrant's first lane
+                red_min(red, slot_off(VIDK_BLOCK_32x32) + (my >> 1) * 2 + (mx >> 1), kk.k32,
+                        mvx, a);
+            if (lane == 0) red_min(red, slot_off(VIDK_BLOCK_64x64), kk.k64, mvx, a);
+        }
     }
     __syncthreads();
     red_flush<f41_mask(FL)>(red, a, bp.gx, bp.gy);
 }
 
-template <int FL> __global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a) {
-    f41_body<FL, 0>(a);
+template <int FL, int WPT = kWP41>
+__global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a) {
+    f41_body<FL, 0, WPT>(a);
 }
 
-template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r2(const MeArgs a) {
-    f41_body<FL, 1>(a);
+template <int FL, int WPT = kWP41>
+__global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r2(const MeArgs a) {
+    f41_body<FL, 1, WPT>(a);
 }
 
 // Round 3 (VIDK_ME_KCFG=r3): r2 plus the aligned-column loop of f41_body (V = 2); same
 // register caps as r2.
-template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r3(const MeArgs a) {
-    f41_body<FL, 2>(a);
+template <int FL, int WPT = kWP41>
+__global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r3(const MeArgs a) {
+    f41_body<FL, 2, WPT>(a);
 }
 
 } // namespace vidk_me
