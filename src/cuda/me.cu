@@ -170,7 +170,7 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         F16_CASE(F_BIG | F_LAMBDA)
 #undef F16_CASE
 // F_NO4: the wide window of the passes (pitch kWP41W, make_plan).
-#define F41_CASE(fl) F41_CASEW(fl, (((fl) & F_NO4) ? kWP41W : kWP41))
+#define F41_CASE(fl) F41_CASEW(fl, (((fl)&F_NO4) ? kWP41W : kWP41))
 #define F41_CASEW(fl, wp)                                                                      \
     case fl:                                                                                   \
         if (f16) return cudaErrorInvalidValue;                                                 \
@@ -180,7 +180,7 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
             e = ME_GO((f41_kernel<fl, wp>));                                                   \
         break;
 // Without lambda, r3 has its own partition kernels (float key ranks, ME_CUDA.md 5d).
-#define F41_CASE3(fl) F41_CASE3W(fl, (((fl) & F_NO4) ? kWP41W : kWP41))
+#define F41_CASE3(fl) F41_CASE3W(fl, (((fl)&F_NO4) ? kWP41W : kWP41))
 #define F41_CASE3W(fl, wp)                                                                     \
     case fl:                                                                                   \
         if (f16) return cudaErrorInvalidValue;                                                 \
@@ -209,6 +209,26 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         return cudaErrorInvalidValue;
     }
     return e;
+}
+
+// The keys set to "none" before a search: only the span of the shapes the kernel writes and
+// finalize reads (the coding loop's four shapes are 0.6 of the 2.7 MB of every shape at
+// 1080p); the keys outside it are not touched.
+cudaError_t reset_keys(const MePlan *pl, unsigned long long *d_keys, cudaStream_t s) {
+    const unsigned big = VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
+    const unsigned m =
+        pl->shapes | (pl->path == PATH_F41 ? f41_mask(pl->flags)
+                      : pl->path == PATH_F16
+                          ? VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | ((pl->flags & F_BIG) ? big : 0u)
+                          : 0u);
+    int lo = 0, hi = VIDK_BLOCK_COUNT - 1;
+    while (!(m & VIDK_ME_SHAPE(lo)))
+        lo++;
+    while (!(m & VIDK_ME_SHAPE(hi)))
+        hi--;
+    const size_t end = hi + 1 < VIDK_BLOCK_COUNT ? (size_t)pl->key_off[hi + 1] : pl->nkeys;
+    return cudaMemsetAsync(d_keys + pl->key_off[lo], 0xff,
+                           (end - (size_t)pl->key_off[lo]) * sizeof(*d_keys), s);
 }
 
 // Band b of the plan on stream s: the search kernel(s), then the finalize kernel that turns
@@ -402,7 +422,7 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
         h2d += pb;
     }
     VIDK_TRY(vidk_cuda_stage_begin(ctx, VIDK_CUDA_STAGE_KERNEL, s_kk[0]));
-    CUDA_CHECK(cudaMemsetAsync(d_keys, 0xff, pl.nkeys * sizeof(*d_keys), s_kk[0]));
+    CUDA_CHECK(reset_keys(&pl, d_keys, s_kk[0]));
     CUDA_CHECK(cudaEventRecord(ev_keys, s_kk[0]));
     CUDA_CHECK(cudaStreamWaitEvent(s_kk[1], ev_keys, 0));
 
@@ -571,7 +591,7 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_KEYS, pl.nkeys * sizeof(*d_keys), &d_keys));
     VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_RES, pl.nres * sizeof(*d_res), &d_res));
     plan_args(&pl, cur, ref, nullptr, d_keys, d_res, &a, &f);
-    CUDA_CHECK(cudaMemsetAsync(d_keys, 0xff, pl.nkeys * sizeof(*d_keys), s));
+    CUDA_CHECK(reset_keys(&pl, d_keys, s));
     for (int b = 0; b < pl.nbands; b++)
         CUDA_CHECK(issue_band(&pl, a, f, b, s, kernel_config(), 1));
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
