@@ -177,13 +177,12 @@ struct MeArgs {
     unsigned kmul;      // 1 << kRankBits (see key_of)
     const VidkMv *pred; // mb_w * mb_h or NULL (0, 0)
     int mb_w, mb_h;
-    int GW, GH;   // macroblock groups across / down
-    int gy0, gyn; // band: group rows gy0 .. gy0 + gyn - 1
-    int C, ncb;   // candidate columns per pass, column blocks
-    int NP;       // passes of C columns per block (f41 with F_NO4; else 1)
-    int L, nsl;   // candidate rows per block, row slices
-    int WP, WW;   // window pitch, words staged per row (<= WP)
-    int WD, WN;   // f41: second window copy's offset in words (0: one copy), window words
+    int GW, GH;                    // macroblock groups across / down
+    int gy0, gyn;                  // band: group rows gy0 .. gy0 + gyn - 1
+    int C, ncb;                    // candidate columns per pass, column blocks
+    int NP;                        // passes of C columns per block (f41 with F_NO4; else 1)
+    int L, nsl;                    // candidate rows per block, row slices
+    int WP, WW;                    // window pitch, words staged per row (<= WP)
     unsigned long long *keys;      // key arrays of every shape (extended grid)
     int key_off[VIDK_BLOCK_COUNT]; // first key of each shape
     int key_ew[VIDK_BLOCK_COUNT];  // extended grid width of each shape (GW * 64 / bw)
@@ -210,7 +209,7 @@ struct MePlan {
     unsigned shapes, lambda;
     int lam;         // lambda > 0 (the predictor matters)
     int path, flags; // Path, F_* template flags of the fast kernel
-    int C, ncb, NP, L, nsl, WP, WW, WD, WN, threads;
+    int C, ncb, NP, L, nsl, WP, WW, threads;
     size_t smem; // dynamic shared memory of a fast kernel block
     int pitch;   // device plane pitch in samples
     size_t plane_bytes;
@@ -387,16 +386,7 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
         if (pl->WP > wp) return VIDK_ERR(EINVAL); // cannot happen: C <= 8, C * NP <= kColsW
         pl->WP = wp;
         if (wp == kWP41W) pl->WW = ww; // the words the passes read (the pitch is wider)
-        // F_NO4: two copies of the window when they fit the default 48 kB, rows 0 .. 30 + L
-        // for macroblock rows 0-1 and rows 32 .. 62 + L for rows 2-3 at an odd word offset,
-        // so that the four macroblock rows of a warp read four different bank sets (one
-        // copy: rows 0 and 2, 1 and 3 meet in the same banks, 2-way conflicts).
-        pl->WN = (kGroup + L - 1) * wp;
-        const int wd = ((31 + L) * wp) | 1, wn = wd + (31 + L) * wp;
-        const size_t fix = 1024 + 16 * (size_t)f41_kpitch(L);
-        if (wp == kWP41W && ((fix + wn + 1) / 2 * 8 + (size_t)kSlots * 8) <= 48 * 1024)
-            pl->WD = wd, pl->WN = wn;
-        words = fix + (size_t)pl->WN;
+        words = 1024 + 16 * (size_t)f41_kpitch(L) + (size_t)(kGroup + L - 1) * wp;
     }
     pl->smem = (words + 1) / 2 * 8 + (size_t)kSlots * 8;
     return 0;
@@ -427,7 +417,7 @@ inline MeArgs base_args(const MePlan *pl) {
     a.kmul = 1u << kRankBits;
     a.mb_w = pl->mb_w, a.mb_h = pl->mb_h, a.GW = pl->GW, a.GH = pl->GH;
     a.C = pl->C, a.ncb = pl->ncb, a.NP = pl->NP, a.L = pl->L, a.nsl = pl->nsl;
-    a.WP = pl->WP, a.WW = pl->WW, a.WD = pl->WD, a.WN = pl->WN;
+    a.WP = pl->WP, a.WW = pl->WW;
     for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
         a.key_off[bs] = pl->key_off[bs];
         a.key_ew[bs] = pl->key_ew[bs];
@@ -538,22 +528,16 @@ __device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsig
     const int nt = (int)blockDim.x, tid = (int)threadIdx.x;
     const int ww = a.WW; // staged words per row
     const int wy0 = bp.gy * kGroup + bp.cy0;
-    // Staged row i: window row i (one copy), or with two copies (a.WD, f41) rows 0 .. h2 - 1
-    // into the first and rows 32 .. into the second (h2 = wh - 32 rows each).
-    const int h2 = wh - 32, nrow = a.WD ? 2 * h2 : wh;
     if (V == 0) {
         for (int i = tid; i < 64 * 16; i += nt) {
             const int r = i >> 4, c = i & 15;
             const int y = vk_imin(bp.gy * kGroup + r, a.h - 1);
             scur[i] = gather4(a.cur + (size_t)y * a.pitch, bp.gx * kGroup + 4 * c, a.w);
         }
-        for (int i = tid; i < nrow * ww; i += nt) {
+        for (int i = tid; i < wh * ww; i += nt) {
             const int r = i / ww, c = i - r * ww;
-            const bool two = a.WD && r >= h2;
-            const int wr = two ? r - h2 + 32 : r;
-            const int y = vk_clamp(wy0 + wr, 0, a.h - 1);
-            swin[(two ? a.WD + (r - h2) * a.WP : r * a.WP) + c] =
-                gather4(a.ref + (size_t)y * a.pitch, wx0 + 4 * c, a.w);
+            const int y = vk_clamp(wy0 + r, 0, a.h - 1);
+            swin[r * a.WP + c] = gather4(a.ref + (size_t)y * a.pitch, wx0 + 4 * c, a.w);
         }
         return;
     }
@@ -570,15 +554,12 @@ __device__ __forceinline__ void stage(const MeArgs &a, const BlockPos &bp, unsig
     const bool win = wx0 >= 0 && wx0 + 4 * ww <= a.w; // block-uniform
     const int dr = nt / ww, dc = nt - dr * ww;
     int r = tid / ww, c = tid - r * ww;
-    while (r < nrow) {
-        const bool two = a.WD && r >= h2;
-        const int wr = two ? r - h2 + 32 : r;
-        unsigned *dst = swin + (two ? a.WD + (r - h2) * a.WP : r * a.WP) + c;
-        const uint8_t *row = a.ref + (size_t)vk_clamp(wy0 + wr, 0, a.h - 1) * a.pitch;
+    while (r < wh) {
+        const uint8_t *row = a.ref + (size_t)vk_clamp(wy0 + r, 0, a.h - 1) * a.pitch;
         if (win)
-            stage_word(dst, row + wx0 + 4 * c);
+            stage_word(&swin[r * a.WP + c], row + wx0 + 4 * c);
         else
-            *dst = gather4(row, wx0 + 4 * c, a.w);
+            swin[r * a.WP + c] = gather4(row, wx0 + 4 * c, a.w);
         r += dr, c += dc;
         if (c >= ww) c -= ww, r++;
     }

@@ -210,14 +210,14 @@ f41_rows(const unsigned *__restrict__ base, const MeArgs &a, const BlockPos &bp,
     constexpr int KB = 8;
     int y = bp.cy0;
     for (; y + KB <= bp.cy1; y += KB)
-        f41_chunk<KB, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y,
-                                       kc + (y - bp.cy0), cb, a, h, bx32, py32, bx64, py64, kk);
+        f41_chunk<KB, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y, kc + (y - bp.cy0),
+                                  cb, a, h, bx32, py32, bx64, py64, kk);
     for (; KB > 4 && y + 4 <= bp.cy1; y += 4)
         f41_chunk<4, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y, kc + (y - bp.cy0),
-                                      cb, a, h, bx32, py32, bx64, py64, kk);
+                                 cb, a, h, bx32, py32, bx64, py64, kk);
     for (; y < bp.cy1; y++)
         f41_chunk<1, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y, kc + (y - bp.cy0),
-                                      cb, a, h, bx32, py32, bx64, py64, kk);
+                                 cb, a, h, bx32, py32, bx64, py64, kk);
 }
 
 // The shapes the f41 kernel with flags FL computes.
@@ -241,14 +241,15 @@ template <int FL, int V, int WPT> __device__ __forceinline__ void f41_body(const
     constexpr bool FR = V == 2 && !LAMBDA;
     VK_DYN_SMEM(unsigned long long, smem64);
     // shared: the 64x64 current samples, the key constants (16 x kp), the window (pitch
-    // WPT; one or two copies, a.WN words), the reduction slots
+    // WPT), the reduction slots
     unsigned *scur = reinterpret_cast<unsigned *>(smem64);
     const int kp = f41_kpitch(a.L);
     unsigned *skc = scur + 1024;
     unsigned *swin = skc + 16 * kp;
     const BlockPos bp = block_pos(a);
     const int nr = bp.cy1 - bp.cy0, wh = kGroup + nr - 1;
-    unsigned long long *red = reinterpret_cast<unsigned long long *>(swin + (a.WN + 1) / 2 * 2);
+    unsigned long long *red =
+        reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * WPT + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3;
     stage<V>(a, bp, scur, swin, wx0, wh);
     red_init<f41_mask(FL)>(red);
@@ -292,9 +293,7 @@ template <int FL, int V, int WPT> __device__ __forceinline__ void f41_body(const
         const unsigned cb = LAMBDA ? (a.lambda * bx) << kRankBits : 0u;
         const int sx = bp.gx * kGroup + mx * 16 + h * 8 + mvx - wx0;
         const unsigned sel = 0x3210u + 0x1111u * (unsigned)(sx & 3);
-        // rows of macroblock rows 2-3 from the second copy of the window where there is one
-        const unsigned *base =
-            swin + (a.WD && my >= 2 ? a.WD - 32 * WPT : 0) + (my * 16) * WPT + (sx >> 2);
+        const unsigned *base = swin + (my * 16) * WPT + (sx >> 2);
         Keys41 kk;
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -318,8 +317,8 @@ template <int FL, int V, int WPT> __device__ __forceinline__ void f41_body(const
             for (int i = 0; i < 4; i++)
 #pragma unroll
                 for (int j = 0; j < 2; j++)
-                    red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j, kk.k4[i][j],
-                            mvx, a);
+                    red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j,
+                            kk.k4[i][j], mvx, a);
         }
         if (FL & F_SUB) {
             if (!(FL & F_NO4)) {
