@@ -1,0 +1,497 @@
+// The coding loop's kernels on the device (docs/ENCODE_CUDA.md "Unit kernels"): the edge
+// extension, the H.264 inter frame's passes (distances, Intra_16x16 estimate, decisions,
+// inter_kernel, the intra list and intra_p), the HEVC and the intra wavefronts, the
+// statistics. Included once, by encode.cu (host side: streams, events, launches).
+#ifndef VIDK_CUDA_ENC_KERN_CUH
+#define VIDK_CUDA_ENC_KERN_CUH
+
+#include <cub/block/block_scan.cuh>
+
+#include "enc_warp.cuh"
+
+namespace {
+
+// Counters of the statistics kernel: nnz[3], bits (mode, mv, level), parts[6], sse[3].
+enum {
+    SUM_NNZ = 0,
+    SUM_BITS = 3,
+    SUM_PARTS = 6,
+    SUM_SSE = 6 + VIDK_ENC_PART_COUNT,
+    SUM_COUNT = SUM_SSE + 3
+};
+
+// Edge extension: samples right of / below the source take the nearest source sample.
+// Thread row i extends luma row y0 + i and chroma row y0 / 2 + i: y0 = h when the source
+// fills the coded width (only the rows below it), else 0.
+__global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int pitch_c, int w,
+                           int h, int W, int H, int y0) {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x,
+              i = blockIdx.y * blockDim.y + threadIdx.y, r = y0 + i, rc = y0 / 2 + i;
+    if (x < W && r < H && (x >= w || r >= h))
+        y[(size_t)r * pitch_y + x] = y[(size_t)min(r, h - 1) * pitch_y + min(x, w - 1)];
+    const int cw = w / 2, ch = h / 2;
+    if (x < W / 2 && rc < H / 2 && (x >= cw || rc >= ch)) {
+        const size_t o = (size_t)rc * pitch_c + x,
+                     s = (size_t)min(rc, ch - 1) * pitch_c + min(x, cw - 1);
+        u[o] = u[s];
+        v[o] = v[s];
+    }
+}
+
+// H.264 inter frames: what the decision compares, the partitions' SATD (enc_h264_part_dist:
+// the sum of its 4x4 blocks' enc_satd4). A half warp per macroblock, lane k the 4x4 block k
+// (raster), through the partition shapes in turn: at the vector of the shape's partition
+// covering it, whose SATD it computes unless an earlier shape gave the block the same vector
+// (neighbouring shapes' searches often agree: the same value, computed once); the lane of a
+// partition's first block sums its blocks. Without sub-8x8 partitions (f.no_sub8x8) only the
+// shapes from 8x8 on (their entries are all the decision reads). Lane 0 of a macroblock
+// also writes decision pass 0, the seed (enc_h264_seed), into seed_mv / seed_mb.
+constexpr int kDistShapes =
+    7; // 4x4, 8x4, 4x8, 8x8 (P_8x8's sub types 3, 1, 2, 0), 16x8, 8x16, 16x16
+__device__ inline int dist_part(int shape, int k) {
+    const int mode = shape < 4 ? 3 : shape == 4 ? 1 : shape == 5 ? 2 : 0;
+    const int sub = shape == 0 ? 3 : shape == 1 ? 1 : shape == 2 ? 2 : 0;
+    return enc_h264_cand_part(mode, sub, k & 3, k >> 2);
+}
+__host__ __device__ inline int dist_shape0(const EncFrame &f) {
+    return f.no_sub8x8 ? 3 : 0;
+}
+__global__ void __launch_bounds__(128)
+    dist_kernel(const EncFrame f, uint32_t *dist, VidkMv *seed_mv, uint16_t *seed_mb) {
+    __shared__ uint32_t sd[128];
+    const int s0 = dist_shape0(f);
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t >> 4, k = t & 15;
+    const bool on = u < f.uw * f.uh; // the same for the 16 lanes of a macroblock
+    const int mbx = u % f.uw, mby = u / f.uw;
+    const uint32_t *h = sd + (threadIdx.x & ~15);
+    VidkMv mv[kDistShapes];
+    uint32_t v[kDistShapes];
+#pragma unroll
+    for (int shape = 0; shape < kDistShapes; shape++) {
+        mv[shape].x = mv[shape].y = 0, v[shape] = 0;
+        if (shape < s0 || !on) continue;
+        const int p = dist_part(shape, k);
+        const EncPart q = enc_h264_part(mbx, mby, p);
+        mv[shape] = enc_me_at(&f, q.bs, q.bx, q.by).mv;
+        int same = -1;
+#pragma unroll
+        for (int o = 0; o < shape; o++)
+            if (o >= s0 && mv[o].x == mv[shape].x && mv[o].y == mv[shape].y) same = o;
+        if (same >= 0) {
+#pragma unroll
+            for (int o = 0; o < shape; o++) // a register, not a local array, by index
+                v[shape] = o == same ? v[o] : v[shape];
+        } else {
+            v[shape] = enc_h264_satd_at(&f, 16 * mbx + 4 * (k & 3), 16 * mby + 4 * (k >> 2), 4,
+                                        4, mv[shape]);
+        }
+        __syncwarp(0xffffu << (threadIdx.x & 16)); // the half warp's previous sums are read
+        sd[threadIdx.x] = v[shape];
+        __syncwarp(0xffffu << (threadIdx.x & 16));
+        bool first = true;
+        for (int o = 0; o < k; o++)
+            first = first && dist_part(shape, o) != p; // the partition's first block sums
+        if (first) {
+            uint32_t sum = 0;
+            for (int o = k; o < 16; o++)
+                sum += dist_part(shape, o) == p ? h[o] : 0u;
+            dist[ENC_H264_DIST_N * u + p] = sum;
+        }
+    }
+    if (on && k == 0) enc_h264_seed(&f, mbx, mby, seed_mv, seed_mb);
+}
+
+// The Intra_16x16 estimate: one thread per macroblock and mode, the lowest of four adjacent
+// lanes into the macroblock's entry.
+__global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32_t *dist) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t >> 2;
+    uint32_t v = u < f.uw * f.uh ? enc_h264_intra_est(&f, u % f.uw, u / f.uw, t & 3) : 0u;
+    v = min(v, __shfl_down_sync(0xffffffffu, v, 1, 4));
+    v = min(v, __shfl_down_sync(0xffffffffu, v, 2, 4));
+    if (u < f.uw * f.uh && !(t & 3)) dist[ENC_H264_DIST_N * u + ENC_H264_DIST_INTRA] = v;
+}
+
+// H.264 inter frames: decision pass `pass` >= 1 (pass 0, the seed, is dist_kernel's), one
+// thread per macroblock in each of a block's four warps, 32 macroblocks per block
+// (enc_core.h enc_h264_decide_pass's steps): each warp fills the neighbourhood (filled by the
+// four warps together, a quarter of its entries each, no faster: 14.6 -> 15.0 us) and
+// computes four rows of the P_Skip candidate's SATD where its vector changed (40% of a pass
+// on one thread, ncu); then the candidates (enc_h264_cand) on the warps: warp 0 16x16 and
+// P_Skip, 1 P_8x8, 2 16x8, 3 8x16; each warp picks the winner from the costs
+// (enc_h264_pick) and the winner's warp writes it. Measured before (session 8, H100) against
+// eight lanes per macroblock (its candidates on parallel lanes) and a warp per macroblock
+// (P_8x8's partitions on lanes too): 41 / 46 / 110 us a pass at 1080p: the lanes' shared
+// start (the neighbourhood, the partition tables) costs more than they save.
+constexpr int kDecideWarps = 4;
+__global__ void __launch_bounds__(32 * kDecideWarps)
+    decide_kernel(const EncFrame f, const VidkMv *mvi, const uint16_t *mbi, VidkMv *mvo,
+                  uint16_t *mbo) {
+    __shared__ uint32_t s_satd[kDecideWarps][32], s_c[ENC_H264_CANDS][32];
+    __shared__ unsigned s_w[ENC_H264_CANDS][32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
+    const bool on = u < f.uw * f.uh;
+    const int mbx = u % f.uw, mby = u / f.uw;
+    VidkH264MvNb n;
+    VidkMv sv = {0, 0};
+    uint32_t satd = 0;
+    bool fresh = false;
+    if (on) {
+        enc_h264_decide_nb(&f, mbx, mby, mvi, mbi, &n);
+        sv = vidk_h264_skip_mv(&n);
+        fresh = !enc_h264_skip_kept(&f, mbx, mby, sv, &satd);
+        if (fresh)
+            s_satd[w][lane] = enc_h264_satd_at(&f, 16 * mbx, 16 * mby + 4 * w, 16, 4, sv);
+    }
+    __syncthreads();
+    if (on && fresh) {
+        satd = s_satd[0][lane] + s_satd[1][lane] + s_satd[2][lane] + s_satd[3][lane];
+        if (w == 0) enc_h264_skip_keep(&f, mbx, mby, sv, satd);
+    }
+    // warp 0: 16x16 (its vectors kept in v0), then P_Skip; the others one candidate each
+    const int k = w == 0 ? 0 : w == 1 ? 3 : w - 1;
+    unsigned word = 0;
+    VidkMv v0[16];
+    if (on) {
+        s_c[k][lane] = enc_h264_cand(&f, mbx, mby, &n, k, satd, &word);
+        s_w[k][lane] = word;
+        if (w == 0) {
+            for (int b = 0; b < 16; b++)
+                v0[b] = n.in[b];
+            s_c[4][lane] = enc_h264_cand(&f, mbx, mby, &n, 4, satd, &word);
+            s_w[4][lane] = word;
+        }
+    }
+    __syncthreads();
+    if (!on) return;
+    uint32_t c[ENC_H264_CANDS];
+    unsigned words[ENC_H264_CANDS];
+    for (int j = 0; j < ENC_H264_CANDS; j++)
+        c[j] = s_c[j][lane], words[j] = s_w[j][lane];
+    const uint32_t intra = f.dist[ENC_H264_DIST_N * (ptrdiff_t)u + ENC_H264_DIST_INTRA];
+    const int win = enc_h264_pick(c, intra);
+    const bool mine = win == k || (w == 0 && (win == 4 || win == ENC_H264_CANDS));
+    if (!mine) return;
+    for (int b = 0; b < 16; b++) {
+        VidkMv m = win == 0 ? v0[b] : n.in[b];
+        if (win == ENC_H264_CANDS) m.x = m.y = 0; // Intra_16x16
+        mvo[(ptrdiff_t)(mby * 4 + b / 4) * (f.W / 4) + mbx * 4 + b % 4] = m;
+    }
+    mbo[u] = (uint16_t)enc_h264_word(win, words, intra);
+}
+
+// An 8x8 block (rows of 8 bytes, 8-aligned: the quadrant's x and the pitch are) into a
+// plane: a store per row.
+__device__ inline void store8x8(uint8_t *d, int pitch, const uint8_t *b) {
+#pragma unroll
+    for (int r = 0; r < 8; r++)
+        *reinterpret_cast<uint2 *>(d + (ptrdiff_t)r * pitch) =
+            *reinterpret_cast<const uint2 *>(b + 8 * r);
+}
+
+// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the six warps of a block, 32
+// macroblocks per block. Warps 0-3 first form luma quadrant w's prediction of every
+// macroblock (lane) into shared memory and measure it for the transform size; meanwhile
+// warp 4 codes Cb, warp 5 Cr and then the maps. Then the luma is coded as jobs, a
+// (macroblock, quadrant) each, from the predictions in shared memory: the macroblocks that
+// chose the 4x4 transform first, those that chose 8x8 after, 32 jobs a warp, so that a warp
+// runs one transform size (one warp at most both); warp 4 counts the header's bits (only the
+// statistics need them) beside the jobs' transforms (in the three-block build before Cb, as
+// until session 17: the same speed at 2160p). The quadrants' decimation scores meet in shared
+// memory (h264_luma_try's two steps: the same sums); warp 4 writes the statistics.
+//
+// Two builds (session 17, H200, docs/PERFORMANCE.md): kMinBlocks = 0 (137 registers, two
+// blocks per SM) where the grid has at most two blocks per SM (1080p: the whole file 2.6%
+// faster than with three blocks per SM allowed, the kernel alone the same: fewer of the other
+// streams' blocks share its SMs); kMinBlocks = 3 (96 registers, 48 bytes spilled) for larger
+// grids (2160p: the kernel 8-10% faster than the two-block build, the whole file 1-3%). 9.6 kB
+// of shared memory: three blocks fit in the 32 kB configuration (with their 1 kB each). The
+// measures' room (until the job list) is taken by the scores and then the bits.
+constexpr int kInterWarps = 6;
+// Row r (8 bytes) of quadrant prediction i (64 bytes) in shared memory, at row r ^ ((i >> 1)
+// & 7) of its place: the rows r of 16 consecutive quadrants fall in distinct bank pairs.
+__device__ inline uint2 *pred_row(uint8_t *s, int i, int r) {
+    return reinterpret_cast<uint2 *>(s + 64 * i + 8 * (r ^ ((i >> 1) & 7)));
+}
+template <int kMinBlocks>
+__global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(const EncFrame f) {
+    __shared__ __align__(16) uint8_t s_pred[4 * 32 * 64];
+    __shared__ union {
+        uint32_t m[2][4][32]; // SATD, SA8D
+        struct {
+            int score[4][32];
+            uint16_t bits[4][32], nz[4][32];
+        } c;
+    } s_x;
+    __shared__ int s_list[32], s_cnt[2];
+    __shared__ unsigned s_cr[2][32];
+    const int lane = threadIdx.x & 31, role = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
+    const unsigned w = u < f.uw * f.uh ? f.dmb[u] : ENC_MBI_INTRA;
+    const bool on = !(w & ENC_MBI_INTRA); // intra: coded by intra_p_kernel
+    const EncOps ops = {0};
+    const int mbx = u % f.uw, mby = u / f.uw, x0 = 16 * mbx, y0 = 16 * mby, n4 = f.W / 4;
+    const int tx8_ok = (w & 3) != 3 || !(w & 0x3fcu);
+    const VidkMv *mv4 = f.dmv + (ptrdiff_t)(4 * mby) * n4 + 4 * mbx;
+    EncUnitStat st = enc_stat_zero();
+    VidkH264MvNb nb;
+    constexpr bool head_first = kMinBlocks == 3; // the header before Cb (see above)
+    if (head_first && on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
+    if (on && role >= 4) enc_mc_area(&f, x0, y0, 16, 16, mv4, n4, role == 4 ? 2u : 4u);
+    if (on && role == 4) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
+    if (on && role == 5) {
+        EncUnitStat c = enc_stat_zero();
+        enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 2, &c);
+        s_cr[0][lane] = c.bits_level, s_cr[1][lane] = c.nnz[2];
+    }
+    ENC_ALIGN(16) int16_t lev[64];
+    ENC_ALIGN(16) uint8_t out[64];
+    if (on && role < 4) {
+        // Quadrant q's prediction (enc_mc_area's, each 4x4 block at its vector) into out, kept
+        // for the job that codes it; into rec too for the energy map (enc_h264_p_maps reads it
+        // there); its measures.
+        const int q = role, xq = x0 + 8 * (q & 1), yq = y0 + 8 * (q >> 1);
+        const VidkMv *mq = mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1);
+        for (int b = 0; b < 4; b++)
+            enc_mc_luma(&f, xq + 4 * (b & 1), yq + 4 * (b >> 1), 4, 4,
+                        mq[(b >> 1) * n4 + (b & 1)], out + 32 * (b >> 1) + 4 * (b & 1), 8);
+#pragma unroll
+        for (int r = 0; r < 8; r++)
+            *pred_row(s_pred, q * 32 + lane, r) = reinterpret_cast<const uint2 *>(out)[r];
+        if (f.energy) store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
+        if (tx8_ok)
+            enc_h264_tx_measure(f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq, f.ss[0], out, 8,
+                                &s_x.m[0][q][lane], &s_x.m[1][q][lane]);
+    }
+    __syncthreads(); // the measures are known; the prediction is in rec (energy)
+    const int t =
+        on && tx8_ok &&
+        enc_h264_tx8_wins(
+            s_x.m[0][0][lane] + s_x.m[0][1][lane] + s_x.m[0][2][lane] + s_x.m[0][3][lane],
+            s_x.m[1][0][lane] + s_x.m[1][1][lane] + s_x.m[1][2][lane] + s_x.m[1][3][lane]);
+    if (role == 0) { // the macroblocks in job order: 4x4 ones, then 8x8 ones
+        const unsigned m0 = __ballot_sync(0xffffffffu, on && !t),
+                       m1 = __ballot_sync(0xffffffffu, t);
+        const unsigned below = (1u << lane) - 1u;
+        const int n0 = __popc(m0);
+        if (on) s_list[t ? n0 + __popc(m1 & below) : __popc(m0 & below)] = lane;
+        if (lane == 0) s_cnt[0] = n0, s_cnt[1] = n0 + __popc(m1);
+    }
+    if (on && role == 5) enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4); // before rec is written
+    __syncthreads();                                                // the job list
+    const int job = role * 32 + lane, k = job >> 2, q = job & 3;
+    const bool busy = role < 4 && k < s_cnt[1];
+    const int jm = busy ? s_list[k] : 0, jt = k >= s_cnt[0];
+    const int ju = blockIdx.x * 32 + jm, jx = 16 * (ju % f.uw), jy = 16 * (ju / f.uw);
+    const int xq = jx + 8 * (q & 1), yq = jy + 8 * (q >> 1);
+    const uint8_t *src = f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq;
+    if (busy) {
+#pragma unroll
+        for (int r = 0; r < 8; r++)
+            reinterpret_cast<uint2 *>(out)[r] = *pred_row(s_pred, q * 32 + jm, r);
+        s_x.c.score[q][jm] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], jt, out, 8, lev);
+    }
+    if (!head_first && on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
+    __syncthreads(); // every quadrant's score is known
+    if (busy) {
+        const int total =
+            s_x.c.score[0][jm] + s_x.c.score[1][jm] + s_x.c.score[2][jm] + s_x.c.score[3][jm];
+        int nz = 0;
+        s_x.c.bits[q][jm] = (uint16_t)enc_cu_h264_lq_rec(
+            &ops, &f, jt, total < 6 || s_x.c.score[q][jm] < 4, lev, out, 8, &nz);
+        s_x.c.nz[q][jm] = (uint16_t)nz;
+        enc_cu_h264_lq_store(&f, jx, jy, jt, q, lev);
+        store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
+    }
+    __syncthreads(); // the quadrants' bits
+    if (on && role == 4) {
+        for (int b = 0; b < 4; b++)
+            st.bits_level += s_x.c.bits[b][lane], st.nnz[0] += s_x.c.nz[b][lane];
+        st.bits_level += s_cr[0][lane], st.nnz[2] = s_cr[1][lane];
+        f.stat[u] = st;
+        if (f.mbi) f.mbi[u] = (uint16_t)(w | (t ? ENC_MBI_TX8 : 0u));
+    }
+}
+
+// H.264 P frames, the macroblocks the decision made intra (enc_tmpl.h h264_p_mb leaves them):
+// their list in raster order, by one block (icnt[0]: how many; icnt[1]: tickets, zeroed).
+constexpr int kListThreads = 1024;
+__global__ void __launch_bounds__(kListThreads)
+    intra_list_kernel(const uint16_t *dmb, int n, int *list, int *icnt) {
+    typedef cub::BlockScan<int, kListThreads> Scan;
+    __shared__ typename Scan::TempStorage tmp;
+    const int per = (n + kListThreads - 1) / kListThreads, t = threadIdx.x;
+    const int b = min(n, t * per), e = min(n, b + per);
+    int cnt = 0, off, total;
+    for (int u = b; u < e; u++)
+        cnt += (dmb[u] & ENC_MBI_INTRA) != 0;
+    Scan(tmp).ExclusiveSum(cnt, off, total);
+    for (int u = b; u < e; u++)
+        if (dmb[u] & ENC_MBI_INTRA) list[off++] = u;
+    if (t == 0) icnt[0] = total, icnt[1] = 0;
+}
+
+// Flags between warps of different blocks (the intra waits below): the waiting lane reads
+// with acquire semantics, the releasing lane writes with release semantics after a
+// __syncwarp, which orders the other lanes' stores before it (the pattern of a device-wide
+// semaphore; lighter than a sequentially consistent __threadfence on both sides).
+__device__ inline int flag_acquire(const int *p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ inline void flag_wait(const int *p, int need) {
+    while (flag_acquire(p) < need) {
+    }
+}
+__device__ inline void flag_release(int *p, int v) {
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// Then they are coded, one block of two warps each (enc_warp.cuh w_h264_i_mb: luma and
+// chroma), once the intra ones among their left, top-left and top neighbours (what the
+// prediction reads) are. A block takes the next ticket and codes that macroblock of the list,
+// then the next: a macroblock waits only for ones with lower tickets, taken by running
+// blocks that finish them first, so the waits cannot deadlock. Flags cross with acquire /
+// release, samples through L2 (ENC_LDREC), as in the wavefront below.
+constexpr int kIntraPBlocks = 512;
+__global__ void __launch_bounds__(64)
+    intra_p_kernel(const EncFrame f, const int *list, int *icnt, int *flag) {
+    __shared__ vidk_encw::H264Scratch S;
+    __shared__ int s_t;
+    const int t = threadIdx.x;
+    for (;;) { // tickets until the list is done (a grid of at most kIntraPBlocks blocks)
+        if (t == 0) s_t = atomicAdd(&icnt[1], 1);
+        __syncthreads();
+        const int k = s_t;
+        if (k >= icnt[0]) return; // the whole block
+        const int u = list[k], x = u % f.uw, y = u / f.uw;
+        if (t < 3) {
+            const int nx = x - (t != 1), ny = y - (t != 0); // left, top, top-left
+            if (nx >= 0 && ny >= 0 && (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA))
+                flag_wait(flag + ny * f.uw + nx, 1);
+        }
+        __syncthreads();                       // also: every thread has read s_t
+        vidk_encw::w_h264_i_mb(f, x, y, S, t); // ends with a block barrier
+        if (t == 0) flag_release(flag + u, 1);
+    }
+}
+
+// HEVC inter frames: one warp per CTU (enc_warp.cuh), two per block.
+__global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
+    __shared__ vidk_encw::Mats M;
+    __shared__ vidk_encw::WarpScratch S[2];
+    vidk_encw::build_mats(M);
+    __syncthreads();
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, u = blockIdx.x * 2 + w;
+    if (u < f.uw * f.uh) vidk_encw::w_hevc_p_ctu(f, u % f.uw, u / f.uw, S[w], M, lane);
+}
+
+// Intra frames: a wavefront. Block r codes unit row r left to right; before unit x, thread 0
+// waits until row r - 1 has released the units the prediction reads (wave_wait: `need`
+// units), then the block's threads meet: HEVC (a warp per block) unit x + 1, the top-right
+// one; H.264 (two warps per block) unit x:
+// Intra_16x16 and chroma prediction read only the left, top-left and top ones (8.3.3,
+// 8.3.4), so its rows follow one macroblock apart and the critical path is uw + uh - 1 units
+// instead of uw + 2 uh - 2. Progress counters in global memory, acquire / release. Every
+// row's block is resident at once (a few hundred small blocks at most), so the waits cannot
+// deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1 line.
+__device__ inline void wave_wait(const int *prog, int r, int need, int t) {
+    if (r > 0 && t == 0) flag_wait(prog + r - 1, need);
+}
+__device__ inline void wave_release(int *prog, int r, int x, int lane) {
+    __syncwarp(); // every lane's reconstruction before the release
+    if (lane == 0) flag_release(prog + r, x + 1);
+}
+
+// HEVC intra frames: one warp per CTU row (enc_warp.cuh).
+__global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *progress) {
+    __shared__ vidk_encw::Mats M;
+    __shared__ vidk_encw::WarpScratch S;
+    vidk_encw::build_mats(M);
+    __syncthreads();
+    const int r = blockIdx.x, lane = threadIdx.x;
+    for (int x = 0; x < f.uw; x++) {
+        wave_wait(progress, r, min(x + 2, f.uw), lane);
+        __syncwarp();
+        vidk_encw::w_hevc_i_ctu(f, x, r, S, M, lane);
+        wave_release(progress, r, x, lane);
+    }
+}
+
+// H.264 intra frames: one block of two warps (luma, chroma) per macroblock row
+// (enc_warp.cuh).
+__global__ void __launch_bounds__(64) h264_intra_kernel(const EncFrame f, int *progress) {
+    __shared__ vidk_encw::H264Scratch S;
+    const int r = blockIdx.x, t = threadIdx.x;
+    for (int x = 0; x < f.uw; x++) {
+        wave_wait(progress, r, x + 1, t); // left, top-left, top
+        __syncthreads();
+        vidk_encw::w_h264_i_mb(f, x, r, S, t); // ends with a block barrier
+        wave_release(progress, r, x, t);
+    }
+}
+
+// Statistics. The first row_blocks blocks: a warp per visible row (luma rows, then Cb, then
+// Cr), squared errors summed per warp; the others: the unit sums, one unit per thread,
+// summed per warp (32-bit: 32 units' counts fit). Per block in shared memory, then one atomic
+// per counter. Integer sums: the order of the atomics does not change them.
+constexpr int kStatThreads = 256, kStatRows = kStatThreads / 32;
+__global__ void __launch_bounds__(kStatThreads)
+    stats_kernel(const EncFrame f, const uint8_t *src0, const uint8_t *src1,
+                 const uint8_t *src2, int w, int h, int row_blocks, unsigned long long *sum) {
+    __shared__ unsigned long long acc[SUM_COUNT];
+    const int lane = threadIdx.x & 31;
+    for (int k = threadIdx.x; k < SUM_COUNT; k += blockDim.x)
+        acc[k] = 0;
+    __syncthreads();
+    if ((int)blockIdx.x < row_blocks) {
+        const int b = blockIdx.x * kStatRows + (threadIdx.x >> 5), ch = h / 2;
+        if (b < h + 2 * ch) {
+            const int p = b < h ? 0 : b < h + ch ? 1 : 2;
+            const int y = p == 0 ? b : p == 1 ? b - h : b - h - ch, pw = p ? w / 2 : w;
+            const uint8_t *a = (p == 0 ? src0 : p == 1 ? src1 : src2) + (size_t)y * f.ss[p];
+            const uint8_t *r = f.rec[p] + (size_t)y * f.cs[p];
+            // 16 samples a lane (rows start 64-byte aligned: the planes' pitch), then the
+            // last pw % 16 one a lane; |a - r| per byte squared and summed by dp4a (a row's
+            // sum, at most 3840 x 255^2, fits 32 bits)
+            unsigned s = 0;
+            const int pw16 = pw & ~15;
+            for (int x = 16 * lane; x < pw16; x += 512) {
+                const uint4 va = *reinterpret_cast<const uint4 *>(a + x),
+                            vr = *reinterpret_cast<const uint4 *>(r + x);
+                const unsigned d0 = __vabsdiffu4(va.x, vr.x), d1 = __vabsdiffu4(va.y, vr.y),
+                               d2 = __vabsdiffu4(va.z, vr.z), d3 = __vabsdiffu4(va.w, vr.w);
+                s = __dp4a(d0, d0, s), s = __dp4a(d1, d1, s);
+                s = __dp4a(d2, d2, s), s = __dp4a(d3, d3, s);
+            }
+            for (int x = pw16 + lane; x < pw; x += 32) {
+                const int d = a[x] - r[x];
+                s += (unsigned)(d * d);
+            }
+            for (int o = 16; o > 0; o >>= 1)
+                s += __shfl_xor_sync(0xffffffffu, s, o);
+            if (lane == 0 && s) atomicAdd(&acc[SUM_SSE + p], (unsigned long long)s);
+        }
+    } else {
+        const int t = ((int)blockIdx.x - row_blocks) * kStatThreads + threadIdx.x;
+        const bool on = t < f.uw * f.uh;
+        const EncUnitStat *u = &f.stat[on ? t : 0];
+        for (int k = 0; k < SUM_SSE; k++) {
+            unsigned v = !on             ? 0u
+                         : k < SUM_BITS  ? u->nnz[k - SUM_NNZ]
+                         : k < SUM_PARTS ? (k == SUM_BITS       ? u->bits_mode
+                                            : k == SUM_BITS + 1 ? u->bits_mv
+                                                                : u->bits_level)
+                                         : u->parts[k - SUM_PARTS];
+            for (int o = 16; o > 0; o >>= 1)
+                v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == 0 && v) atomicAdd(&acc[k], (unsigned long long)v);
+        }
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < SUM_COUNT; k += blockDim.x)
+        if (acc[k]) atomicAdd(&sum[k], acc[k]);
+}
+
+} // namespace
+
+#endif
