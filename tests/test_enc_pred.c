@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "enc/enc_core.h"
+#include "enc/enc_core_hevc.h"
 #include "test_util.h"
 
 static uint32_t g_rs; /* random state */

@@ -5,6 +5,7 @@
 
 #include "internal.h"
 #include "enc_core.h"
+#include "enc_core_hevc.h"
 
 #ifdef __cplusplus
 extern "C" {
