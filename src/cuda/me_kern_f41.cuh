@@ -210,14 +210,14 @@ f41_rows(const unsigned *__restrict__ base, const MeArgs &a, const BlockPos &bp,
     constexpr int KB = 8;
     int y = bp.cy0;
     for (; y + KB <= bp.cy1; y += KB)
-        f41_chunk<KB, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y, kc + (y - bp.cy0),
-                                  cb, a, h, bx32, py32, bx64, py64, kk);
+        f41_chunk<KB, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y,
+                                       kc + (y - bp.cy0), cb, a, h, bx32, py32, bx64, py64, kk);
     for (; KB > 4 && y + 4 <= bp.cy1; y += 4)
         f41_chunk<4, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y, kc + (y - bp.cy0),
-                                 cb, a, h, bx32, py32, bx64, py64, kk);
+                                      cb, a, h, bx32, py32, bx64, py64, kk);
     for (; y < bp.cy1; y++)
         f41_chunk<1, FL, AL, FR, WPT>(base + (y - bp.cy0) * WPT, sel, cur, y, kc + (y - bp.cy0),
-                                 cb, a, h, bx32, py32, bx64, py64, kk);
+                                      cb, a, h, bx32, py32, bx64, py64, kk);
 }
 
 // The shapes the f41 kernel with flags FL computes.
@@ -317,8 +317,8 @@ template <int FL, int V, int WPT> __device__ __forceinline__ void f41_body(const
             for (int i = 0; i < 4; i++)
 #pragma unroll
                 for (int j = 0; j < 2; j++)
-                    red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j,
-                            kk.k4[i][j], mvx, a);
+                    red_min(red, slot_off(VIDK_BLOCK_4x4) + (y4 + i) * 16 + x4 + j, kk.k4[i][j],
+                            mvx, a);
         }
         if (FL & F_SUB) {
             if (!(FL & F_NO4)) {
