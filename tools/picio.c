@@ -15,15 +15,7 @@
 #include <unistd.h>
 
 #include "picio.h"
-
-#if defined(__GNUC__)
-#define VIO_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define VIO_PRINTF(a, b)
-#endif
-
-#define NAME_MAX_CHARS 1024
-#define MSG_MAX        (NAME_MAX_CHARS + 512)
+#include "picio_int.h"
 
 /* ---- formats ----------------------------------------------------------------------- */
 
@@ -91,7 +83,7 @@ static int ieq(const char *a, size_t n, const char *lit, int icase) {
 
 /* A Y4M chroma tag (without the C) -> chroma + bit depth. icase for XYSCSS values, which
  * ffmpeg writes in upper case. */
-static int chroma_from_tag(const char *s, size_t n, int icase, VidkChroma *c, int *bd) {
+int vio_chroma_from_tag(const char *s, size_t n, int icase, VidkChroma *c, int *bd) {
     static const struct {
         const char *name;
         VidkChroma c;
@@ -126,7 +118,7 @@ static int chroma_from_tag(const char *s, size_t n, int icase, VidkChroma *c, in
     return -1;
 }
 
-static void default_ctag(VidkChroma c, int bd, char *out, size_t n) {
+void vio_default_ctag(VidkChroma c, int bd, char *out, size_t n) {
     static const char *const base[] = {"mono", "420", "422", "444"};
     if (bd == 8)
         snprintf(out, n, "%s", c == VIDK_CHROMA_420 ? "420jpeg" : base[c]);
@@ -165,29 +157,29 @@ int vio_parse_pixfmt(const char *name, VioFormat *f) {
     return -1;
 }
 
-static void plane_dims(const VioFormat *f, int p, int *w, int *h) {
+void vio_plane_dims(const VioFormat *f, int p, int *w, int *h) {
     const int sx = p && (f->chroma == VIDK_CHROMA_420 || f->chroma == VIDK_CHROMA_422);
     const int sy = p && f->chroma == VIDK_CHROMA_420;
     *w = (f->w + sx) >> sx; /* ceil: odd sizes keep their last chroma column/row */
     *h = (f->h + sy) >> sy;
 }
 
-static int n_planes(VidkChroma c) {
+int vio_n_planes(VidkChroma c) {
     return c == VIDK_CHROMA_400 ? 1 : 3;
 }
 
-static int format_valid(const VioFormat *f) {
+int vio_format_valid(const VioFormat *f) {
     return f && f->w >= 1 && f->h >= 1 && f->w <= VIDK_MAX_PICTURE_SIDE &&
            f->h <= VIDK_MAX_PICTURE_SIDE && (unsigned)f->chroma <= VIDK_CHROMA_444 &&
            f->bitdepth >= 8 && f->bitdepth <= 16;
 }
 
 size_t vio_frame_bytes(const VioFormat *f) {
-    if (!format_valid(f)) return 0;
+    if (!vio_format_valid(f)) return 0;
     size_t total = 0;
-    for (int p = 0; p < n_planes(f->chroma); p++) {
+    for (int p = 0; p < vio_n_planes(f->chroma); p++) {
         int w, h;
-        plane_dims(f, p, &w, &h);
+        vio_plane_dims(f, p, &w, &h);
         total += (size_t)w * (size_t)h; /* <= 16384^2 per plane: no overflow in size_t */
     }
     return total * (f->bitdepth > 8 ? 2 : 1);
@@ -195,18 +187,18 @@ size_t vio_frame_bytes(const VioFormat *f) {
 
 int vio_picture_alloc(VidkPicture *pic, const VioFormat *f) {
     if (!pic) return VIDK_ERR(EINVAL);
-    if (!format_valid(f)) {
+    if (!vio_format_valid(f)) {
         memset(pic, 0, sizeof(*pic));
         return VIDK_ERR(EINVAL);
     }
     return vidk_picture_alloc(pic, f->w, f->h, f->chroma, f->bitdepth, VIO_PAD);
 }
 
-static int pic_matches(const VidkPicture *pic, const VioFormat *f) {
+int vio_pic_matches(const VidkPicture *pic, const VioFormat *f) {
     if (!pic || pic->w != f->w || pic->h != f->h || pic->chroma != f->chroma ||
         pic->bitdepth != f->bitdepth || !pic->data[0])
         return 0;
-    for (int p = 1; p < n_planes(f->chroma); p++)
+    for (int p = 1; p < vio_n_planes(f->chroma); p++)
         if (!pic->data[p]) return 0;
     return 1;
 }
@@ -214,7 +206,7 @@ static int pic_matches(const VidkPicture *pic, const VioFormat *f) {
 /* ---- messages ---------------------------------------------------------------------- */
 
 /* A copy of a path fit for a one-line message (control characters become '?'). */
-static char *message_name(const char *path) {
+char *vio_message_name(const char *path) {
     const char *src = !strcmp(path, "-") ? "stdin" : path;
     size_t n = strlen(src);
     if (n > NAME_MAX_CHARS) n = NAME_MAX_CHARS;
@@ -230,7 +222,7 @@ static char *message_name(const char *path) {
 
 /* Bytes of the input quoted for a message: printable ASCII as is, others as \xNN, at most
  * 40 input bytes. */
-static void quote(char *out, size_t outlen, const char *s, size_t n) {
+void vio_quote(char *out, size_t outlen, const char *s, size_t n) {
     size_t o = 0;
     const size_t lim = n > 40 ? 40 : n;
     for (size_t i = 0; i < lim && o + 5 < outlen; i++) {
@@ -247,224 +239,33 @@ static void quote(char *out, size_t outlen, const char *s, size_t n) {
     out[o < outlen ? o : outlen - 1] = 0;
 }
 
-static void vmsg(char *dst, size_t len, const char *name, const char *fmt, va_list ap) {
+void vio_vmsg(char *dst, size_t len, const char *name, const char *fmt, va_list ap) {
     if (!dst || !len) return;
     int k = snprintf(dst, len, "%s: ", name);
     if (k < 0) k = 0;
     if ((size_t)k < len) vsnprintf(dst + k, len - (size_t)k, fmt, ap);
 }
 
-static void msg(char *dst, size_t len, const char *name, const char *fmt, ...) VIO_PRINTF(4, 5);
-static void msg(char *dst, size_t len, const char *name, const char *fmt, ...) {
+void vio_msg(char *dst, size_t len, const char *name, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vmsg(dst, len, name, fmt, ap);
+    vio_vmsg(dst, len, name, fmt, ap);
     va_end(ap);
 }
 
-/* ---- output files ------------------------------------------------------------------ */
-
-struct VioOut {
-    FILE *f;
-    char *path; /* as given */
-    char *tmp;  /* temporary name; NULL when written in place */
-    char *name; /* for messages */
-    int is_stdout, finished, failed;
-};
-
-static void out_free(VioOut *o) {
-    free(o->path);
-    free(o->tmp);
-    free(o->name);
-    free(o);
-}
-
-static int create_error(char *err, size_t errlen, const char *path, int e) {
-    char *nm = message_name(path);
-    if (err && errlen)
-        snprintf(err, errlen, "cannot create '%s': %s", nm ? nm : "?", strerror(e));
-    free(nm);
-    return VIDK_ERR(e);
-}
-
-/* Drop a temporary file that cannot be used; errno is kept. -1. */
-static int tmp_fail(VioOut *o, int fd) {
-    const int e = errno;
-    close(fd);
-    remove(o->tmp);
-    errno = e;
-    return -1;
-}
-
-int vio_out_open(VioOut **po, const char *path, char *err, size_t errlen) {
-    if (err && errlen) err[0] = 0;
-    if (!po) return VIDK_ERR(EINVAL);
-    *po = NULL;
-    if (!path || !path[0]) return create_error(err, errlen, path ? path : "(null)", ENOENT);
-    VioOut *o = calloc(1, sizeof(*o));
-    const size_t n = strlen(path);
-    if (!o || !(o->path = malloc(n + 1)) || !(o->name = message_name(path))) {
-        if (o) out_free(o);
-        return create_error(err, errlen, path, ENOMEM);
-    }
-    memcpy(o->path, path, n + 1);
-    if (!strcmp(path, "-")) {
-        o->is_stdout = 1;
-        o->f = stdout;
-        *po = o;
-        return 0;
-    }
-    struct stat st;
-    const int exists = lstat(path, &st) == 0;
-    if (!exists || S_ISREG(st.st_mode)) {
-        /* A file the user may not write is not replaced behind its back either. */
-        if (exists && access(path, W_OK) < 0) {
-            const int e = errno ? errno : EACCES;
-            out_free(o);
-            return create_error(err, errlen, path, e);
-        }
-        /* Beside the output, so that the rename stays within one file system: PATH.tmp,
-         * created exclusively, or PATH.tmpXXXXXX if that name is taken. */
-        static const char suffix[] = ".tmpXXXXXX";
-        if (!(o->tmp = malloc(n + sizeof(suffix)))) {
-            out_free(o);
-            return create_error(err, errlen, path, ENOMEM);
-        }
-        memcpy(o->tmp, path, n);
-        memcpy(o->tmp + n, ".tmp", 5);
-        errno = 0;
-        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd < 0 && errno == EEXIST) {
-            memcpy(o->tmp + n, suffix, sizeof(suffix));
-            errno = 0;
-            if ((fd = mkstemp(o->tmp)) >= 0) {
-                /* mkstemp makes the file 0600: the mode a new output would have. */
-                const mode_t mask = umask(0);
-                umask(mask);
-                if (fchmod(fd, 0666 & ~mask) < 0) fd = tmp_fail(o, fd);
-            }
-        }
-        /* An existing output keeps its permission bits. */
-        if (fd >= 0 && exists && fchmod(fd, st.st_mode & 07777) < 0) fd = tmp_fail(o, fd);
-        if (fd >= 0 && !(o->f = fdopen(fd, "wb"))) fd = tmp_fail(o, fd);
-        if (fd >= 0) {
-            *po = o;
-            return 0;
-        }
-        const int e = errno ? errno : EIO;
-        free(o->tmp);
-        o->tmp = NULL;
-        /* A folder that takes no new files: write an existing, writable file in place. */
-        if (!exists || (e != EACCES && e != EPERM && e != EROFS) || access(path, W_OK) < 0) {
-            out_free(o);
-            return create_error(err, errlen, path, e);
-        }
-    }
-    errno = 0;
-    if (!(o->f = fopen(path, "wb"))) {
-        const int e = errno ? errno : EIO;
-        out_free(o);
-        return create_error(err, errlen, path, e);
-    }
-    *po = o;
-    return 0;
-}
-
-FILE *vio_out_stream(const VioOut *o) {
-    return o ? o->f : NULL;
-}
-
-const char *vio_out_name(const VioOut *o) {
-    return !o ? "(null)" : o->is_stdout ? "stdout" : o->name;
-}
-
-int vio_out_seekable(const VioOut *o) {
-    struct stat st;
-    return o && o->f && fstat(fileno(o->f), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int vio_out_finish(VioOut *o, char *err, size_t errlen) {
-    if (err && errlen) err[0] = 0;
-    if (!o) return VIDK_ERR(EINVAL);
-    if (o->finished) return o->failed ? VIDK_ERR(EIO) : 0;
-    o->finished = 1;
-    errno = 0;
-    int bad = ferror(o->f) || fflush(o->f) != 0;
-    int e = errno;
-    if (!o->is_stdout) {
-        if (fclose(o->f) != 0 && !bad) {
-            bad = 1;
-            e = errno;
-        }
-        o->f = NULL;
-    }
-    if (bad) {
-        o->failed = 1;
-        if (!e) e = EIO;
-        msg(err, errlen, vio_out_name(o), "write error: %s", strerror(e));
-        return VIDK_ERR(e);
-    }
-    return 0;
-}
-
-int vio_out_close(VioOut **po, int commit, char *err, size_t errlen) {
-    if (err && errlen) err[0] = 0;
-    if (!po || !*po) return 0;
-    VioOut *o = *po;
-    *po = NULL;
-    int ret = 0;
-    if (!o->finished) {
-        ret = vio_out_finish(o, commit ? err : NULL, commit ? errlen : 0);
-    } else if (o->failed) {
-        ret = VIDK_ERR(EIO);
-        if (commit) msg(err, errlen, vio_out_name(o), "write error");
-    }
-    if (o->tmp) {
-        if (commit && !ret && rename(o->tmp, o->path) < 0) {
-            const int e = errno ? errno : EIO;
-            ret = create_error(err, errlen, o->path, e);
-        }
-        if (!commit || ret) remove(o->tmp);
-    }
-    out_free(o);
-    return ret;
-}
-
-static int stat_arg(const char *path, int fd, struct stat *st) {
-    return !strcmp(path, "-") ? fstat(fd, st) : stat(path, st);
-}
-
-int vio_same_file(const char *out, const char *in) {
-    struct stat so, si;
-    if (!out || !in || stat_arg(out, STDOUT_FILENO, &so) < 0 ||
-        stat_arg(in, STDIN_FILENO, &si) < 0)
-        return 0;
-    return S_ISREG(so.st_mode) && S_ISREG(si.st_mode) && so.st_dev == si.st_dev &&
-           so.st_ino == si.st_ino;
-}
-
-/* What a reader and a writer share: the name for messages and the failure, which every
- * later call returns again. */
-typedef struct VioState {
-    int status; /* 0 or the error code */
-    char *name;
-    char err[MSG_MAX];
-} VioState;
-
-static int sfail(VioState *s, int code, const char *fmt, ...) VIO_PRINTF(3, 4);
-static int sfail(VioState *s, int code, const char *fmt, ...) {
+int vio_sfail(VioState *s, int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vmsg(s->err, sizeof(s->err), s->name, fmt, ap);
+    vio_vmsg(s->err, sizeof(s->err), s->name, fmt, ap);
     va_end(ap);
     s->status = code;
     return code;
 }
 
 /* A failed read or write (what): errno, EIO if unset. */
-static int io_fail(VioState *s, const char *what) {
+int vio_io_fail(VioState *s, const char *what) {
     const int e = errno ? errno : EIO;
-    return sfail(s, VIDK_ERR(e), "%s error: %s", what, strerror(e));
+    return vio_sfail(s, VIDK_ERR(e), "%s error: %s", what, strerror(e));
 }
 
 /* ---- reader ------------------------------------------------------------------------ */
@@ -533,9 +334,9 @@ static int frame_iov(const VioFormat *f, const VidkPicture *pic, size_t from, st
     const size_t bps = f->bitdepth > 8 ? 2 : 1;
     int k = 0;
     *more = 0;
-    for (int p = 0; p < n_planes(f->chroma); p++) {
+    for (int p = 0; p < vio_n_planes(f->chroma); p++) {
         int w, h;
-        plane_dims(f, p, &w, &h);
+        vio_plane_dims(f, p, &w, &h);
         const size_t rowbytes = (size_t)w * bps, plane = rowbytes * (size_t)h;
         if (from >= plane) {
             from -= plane;
@@ -616,9 +417,9 @@ static size_t file_read_frame(VioReader *r, const VidkPicture *pic) {
 static int le16_rows(const VioFormat *f, const VidkPicture *pic, size_t got, int *bp, int *bx,
                      int *by, unsigned *bv) {
     const unsigned maxv = (1u << f->bitdepth) - 1;
-    for (int p = 0; p < n_planes(f->chroma); p++) {
+    for (int p = 0; p < vio_n_planes(f->chroma); p++) {
         int w, h;
-        plane_dims(f, p, &w, &h);
+        vio_plane_dims(f, p, &w, &h);
         const size_t rowbytes = (size_t)w * 2;
         int y = 0;
         for (; y < h && got >= rowbytes; y++, got -= rowbytes) {
@@ -679,25 +480,25 @@ static int parse_y4m_header(VioReader *r) {
     size_t n;
     errno = 0;
     const int st = read_line(r, line, sizeof(line) - 1, &n);
-    if (st == -3) return io_fail(&r->st, "read");
-    if (st == 0) return sfail(&r->st, VIDK_ERR(ENODATA), "empty input");
+    if (st == -3) return vio_io_fail(&r->st, "read");
+    if (st == 0) return vio_sfail(&r->st, VIDK_ERR(ENODATA), "empty input");
     /* The signature first: anything else is "not Y4M" rather than a header problem. */
     static const char magic[] = "YUV4MPEG2";
     const size_t ml = sizeof(magic) - 1;
     if (memcmp(line, magic, n < ml ? n : ml) || (n > ml && line[ml] != ' ') ||
         (n < ml && st != -1))
-        return sfail(&r->st, VIDK_ERR(EINVAL), "not a YUV4MPEG2 stream");
+        return vio_sfail(&r->st, VIDK_ERR(EINVAL), "not a YUV4MPEG2 stream");
     if (st == -1)
-        return sfail(&r->st, VIDK_ERR(EINVAL),
-                     "Y4M header has no newline (input ends after %zu bytes)", n);
+        return vio_sfail(&r->st, VIDK_ERR(EINVAL),
+                         "Y4M header has no newline (input ends after %zu bytes)", n);
     if (st == -2)
-        return sfail(&r->st, VIDK_ERR(EINVAL), "Y4M header line too long (over %d bytes)",
-                     VIO_Y4M_LINE_MAX);
+        return vio_sfail(&r->st, VIDK_ERR(EINVAL), "Y4M header line too long (over %d bytes)",
+                         VIO_Y4M_LINE_MAX);
     for (size_t i = 0; i < n; i++) {
         const unsigned char c = (unsigned char)line[i];
         if (c < 0x20 || c == 0x7f)
-            return sfail(&r->st, VIDK_ERR(EINVAL),
-                         "Y4M header has a control character (0x%02X) at byte %zu", c, i);
+            return vio_sfail(&r->st, VIDK_ERR(EINVAL),
+                             "Y4M header has a control character (0x%02X) at byte %zu", c, i);
     }
 
     VioFormat *f = &r->fmt;
@@ -718,16 +519,16 @@ static int parse_y4m_header(VioReader *r) {
         i += tl;
         const char *v = tok + 1;
         const size_t vl = tl - 1;
-        quote(q, sizeof(q), tok, tl);
+        vio_quote(q, sizeof(q), tok, tl);
         long x;
         switch (tok[0]) {
         case 'W':
         case 'H':
             if (parse_uint(v, vl, VIDK_MAX_PICTURE_SIDE, &x) < 0 || x < 1)
-                return sfail(&r->st, VIDK_ERR(EINVAL),
-                             "bad %s '%s' in Y4M header (expected %c1..%c%d)",
-                             tok[0] == 'W' ? "width" : "height", q, tok[0], tok[0],
-                             VIDK_MAX_PICTURE_SIDE);
+                return vio_sfail(&r->st, VIDK_ERR(EINVAL),
+                                 "bad %s '%s' in Y4M header (expected %c1..%c%d)",
+                                 tok[0] == 'W' ? "width" : "height", q, tok[0], tok[0],
+                                 VIDK_MAX_PICTURE_SIDE);
             if (tok[0] == 'W') {
                 f->w = (int)x;
                 have_w = 1;
@@ -739,36 +540,39 @@ static int parse_y4m_header(VioReader *r) {
         case 'F':
             if (parse_ratio(v, vl, &f->fps_num, &f->fps_den) < 0 || f->fps_num < 1 ||
                 f->fps_den < 1)
-                return sfail(&r->st, VIDK_ERR(EINVAL),
-                             "bad frame rate '%s' in Y4M header (expected FN:D, N and D > 0)",
-                             q);
+                return vio_sfail(
+                    &r->st, VIDK_ERR(EINVAL),
+                    "bad frame rate '%s' in Y4M header (expected FN:D, N and D > 0)", q);
             f->y4m_tags |= VIO_Y4M_TAG_F;
             break;
         case 'A':
             if (parse_ratio(v, vl, &f->par_num, &f->par_den) < 0 ||
                 (!f->par_num) != (!f->par_den))
-                return sfail(&r->st, VIDK_ERR(EINVAL),
-                             "bad aspect ratio '%s' in Y4M header (expected AN:D with N and "
-                             "D > 0, or A0:0)",
-                             q);
+                return vio_sfail(
+                    &r->st, VIDK_ERR(EINVAL),
+                    "bad aspect ratio '%s' in Y4M header (expected AN:D with N and "
+                    "D > 0, or A0:0)",
+                    q);
             f->y4m_tags |= VIO_Y4M_TAG_A;
             break;
         case 'I':
             if (vl != 1 || !strchr("ptbm?", v[0]))
-                return sfail(&r->st, VIDK_ERR(EINVAL),
-                             "bad interlacing '%s' in Y4M header (expected Ip, It, Ib, Im or "
-                             "I?)",
-                             q);
+                return vio_sfail(
+                    &r->st, VIDK_ERR(EINVAL),
+                    "bad interlacing '%s' in Y4M header (expected Ip, It, Ib, Im or "
+                    "I?)",
+                    q);
             f->interlace = v[0];
             f->y4m_tags |= VIO_Y4M_TAG_I;
             break;
         case 'C':
-            if (chroma_from_tag(v, vl, 0, &f->chroma, &f->bitdepth) < 0)
-                return sfail(&r->st, VIDK_ERR(EINVAL),
-                             "unsupported chroma '%s' in Y4M header (supported: 420jpeg, "
-                             "420paldv, 420mpeg2, 420, 422, 444, mono, 420pN, 422pN, 444pN, "
-                             "monoN with N 9..16)",
-                             q);
+            if (vio_chroma_from_tag(v, vl, 0, &f->chroma, &f->bitdepth) < 0)
+                return vio_sfail(
+                    &r->st, VIDK_ERR(EINVAL),
+                    "unsupported chroma '%s' in Y4M header (supported: 420jpeg, "
+                    "420paldv, 420mpeg2, 420, 422, 444, mono, 420pN, 422pN, 444pN, "
+                    "monoN with N 9..16)",
+                    q);
             memcpy(f->y4m_chroma, v, vl); /* vl < 16: every accepted tag is short */
             f->y4m_chroma[vl] = 0;
             have_c = 1;
@@ -785,14 +589,15 @@ static int parse_y4m_header(VioReader *r) {
             break;
         }
     }
-    if (!have_w) return sfail(&r->st, VIDK_ERR(EINVAL), "Y4M header has no W (width) tag");
-    if (!have_h) return sfail(&r->st, VIDK_ERR(EINVAL), "Y4M header has no H (height) tag");
+    if (!have_w) return vio_sfail(&r->st, VIDK_ERR(EINVAL), "Y4M header has no W (width) tag");
+    if (!have_h) return vio_sfail(&r->st, VIDK_ERR(EINVAL), "Y4M header has no H (height) tag");
     /* Without C the format is 420jpeg (the spec's default), unless ffmpeg's XYSCSS field
      * says otherwise. */
     if (!have_c && xyscss) {
-        if (chroma_from_tag(xyscss + 7, xyscss_n - 7, 1, &f->chroma, &f->bitdepth) < 0) {
-            quote(q, sizeof(q), xyscss, xyscss_n);
-            return sfail(&r->st, VIDK_ERR(EINVAL), "unsupported chroma '%s' in Y4M header", q);
+        if (vio_chroma_from_tag(xyscss + 7, xyscss_n - 7, 1, &f->chroma, &f->bitdepth) < 0) {
+            vio_quote(q, sizeof(q), xyscss, xyscss_n);
+            return vio_sfail(&r->st, VIDK_ERR(EINVAL), "unsupported chroma '%s' in Y4M header",
+                             q);
         }
     }
     return 0;
@@ -839,11 +644,11 @@ static void in_setup(VioReader *r) {
 static int check_frame_size(VioReader *r) {
     const VioFormat *f = &r->fmt;
     if (r->frame_bytes > VIO_FRAME_BYTES_MAX)
-        return sfail(&r->st, VIDK_ERR(EFBIG),
-                     "%dx%d %s %d-bit frames of %zu bytes are over the limit of %zu MiB a "
-                     "frame",
-                     f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, r->frame_bytes,
-                     VIO_FRAME_BYTES_MAX >> 20);
+        return vio_sfail(&r->st, VIDK_ERR(EFBIG),
+                         "%dx%d %s %d-bit frames of %zu bytes are over the limit of %zu MiB a "
+                         "frame",
+                         f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, r->frame_bytes,
+                         VIO_FRAME_BYTES_MAX >> 20);
     /* Smaller frames cost little: a short one is reported when read, as "frame 0
      * truncated", like any other. */
     if (r->frame_bytes < VIO_FRAME_BYTES_CHECK) return 0;
@@ -856,27 +661,28 @@ static int check_frame_size(VioReader *r) {
     const unsigned long long need = r->frame_bytes + (r->raw ? 0u : 6u);
     if (left >= need) return 0;
     if (r->raw)
-        return sfail(&r->st, VIDK_ERR(EINVAL),
-                     "raw %dx%d %s %d-bit frames are %llu bytes, but the file has only %llu "
-                     "(not one whole frame)",
+        return vio_sfail(
+            &r->st, VIDK_ERR(EINVAL),
+            "raw %dx%d %s %d-bit frames are %llu bytes, but the file has only %llu "
+            "(not one whole frame)",
+            f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, need, left);
+    return vio_sfail(&r->st, VIDK_ERR(EINVAL),
+                     "the Y4M header announces %dx%d %s %d-bit frames of %llu bytes, but only "
+                     "%llu bytes follow it (not one whole frame)",
                      f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, need, left);
-    return sfail(&r->st, VIDK_ERR(EINVAL),
-                 "the Y4M header announces %dx%d %s %d-bit frames of %llu bytes, but only "
-                 "%llu bytes follow it (not one whole frame)",
-                 f->w, f->h, vio_chroma_name(f->chroma), f->bitdepth, need, left);
 }
 
 /* A reader of stream (fd < 0) or of descriptor fd. */
 static int reader_new(VioReader **out, FILE *stream, int fd, int own, const char *path,
                       const VioFormat *raw, char *err, size_t errlen) {
     VioReader *r = calloc(1, sizeof(*r));
-    char *name = message_name(path);
+    char *name = vio_message_name(path);
     if (!r || !name) {
         free(r);
         free(name);
         if (own && fd >= 0) close(fd);
         if (own && fd < 0) fclose(stream);
-        msg(err, errlen, path, "out of memory");
+        vio_msg(err, errlen, path, "out of memory");
         return VIDK_ERR(ENOMEM);
     }
     r->f = stream;
@@ -887,11 +693,11 @@ static int reader_new(VioReader **out, FILE *stream, int fd, int own, const char
     if (raw) {
         r->raw = 1;
         r->fmt = *raw;
-        if (!format_valid(raw)) {
-            ret = sfail(&r->st, VIDK_ERR(EINVAL),
-                        "raw input needs a size (1..%d a side), a chroma format and a bit "
-                        "depth (8..16); got %dx%d, bit depth %d",
-                        VIDK_MAX_PICTURE_SIDE, raw->w, raw->h, raw->bitdepth);
+        if (!vio_format_valid(raw)) {
+            ret = vio_sfail(&r->st, VIDK_ERR(EINVAL),
+                            "raw input needs a size (1..%d a side), a chroma format and a bit "
+                            "depth (8..16); got %dx%d, bit depth %d",
+                            VIDK_MAX_PICTURE_SIDE, raw->w, raw->h, raw->bitdepth);
         } else {
             VioFormat d;
             vio_format_default(&d);
@@ -909,8 +715,8 @@ static int reader_new(VioReader **out, FILE *stream, int fd, int own, const char
             errno = 0;
             const int c = in_getc(r);
             if (c == EOF)
-                ret = in_error(r) ? io_fail(&r->st, "read")
-                                  : sfail(&r->st, VIDK_ERR(ENODATA), "empty input");
+                ret = in_error(r) ? vio_io_fail(&r->st, "read")
+                                  : vio_sfail(&r->st, VIDK_ERR(ENODATA), "empty input");
             else if (r->fd >= 0)
                 r->bpos--;
             else
@@ -939,7 +745,7 @@ int vio_reader_open(VioReader **r, const char *path, const VioFormat *raw, char 
     if (!r) return VIDK_ERR(EINVAL);
     *r = NULL;
     if (!path) {
-        msg(err, errlen, "(null)", "no input path");
+        vio_msg(err, errlen, "(null)", "no input path");
         return VIDK_ERR(EINVAL);
     }
     /* stdin through its descriptor: nothing may have been read from it through stdio. */
@@ -951,8 +757,8 @@ int vio_reader_open(VioReader **r, const char *path, const VioFormat *raw, char 
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         const int e = errno ? errno : EIO;
-        char *name = message_name(path);
-        msg(err, errlen, name ? name : "?", "cannot open: %s", strerror(e));
+        char *name = vio_message_name(path);
+        vio_msg(err, errlen, name ? name : "?", "cannot open: %s", strerror(e));
         free(name);
         return VIDK_ERR(e);
     }
@@ -965,7 +771,7 @@ int vio_reader_open_stream(VioReader **r, FILE *stream, const char *name, const 
     if (!r) return VIDK_ERR(EINVAL);
     *r = NULL;
     if (!stream || !name) {
-        msg(err, errlen, name ? name : "(null)", "no input stream");
+        vio_msg(err, errlen, name ? name : "(null)", "no input stream");
         return VIDK_ERR(EINVAL);
     }
     return reader_new(r, stream, -1, 0, name, raw, err, errlen);
@@ -990,16 +796,17 @@ static int read_frame_marker(VioReader *r) {
     for (int i = 0; i < 6; i++) {
         const int c = in_getc(r);
         if (c == EOF) {
-            if (in_error(r)) return io_fail(&r->st, "read");
+            if (in_error(r)) return vio_io_fail(&r->st, "read");
             if (!i) return 0;
-            return sfail(&r->st, VIDK_ERR(EINVAL),
-                         "frame %d truncated (input ends inside the FRAME marker)", r->frames);
+            return vio_sfail(&r->st, VIDK_ERR(EINVAL),
+                             "frame %d truncated (input ends inside the FRAME marker)",
+                             r->frames);
         }
         seen[i] = (char)c;
         if (i < 5 ? c != marker[i] : c != '\n' && c != ' ') {
-            quote(q, sizeof(q), seen, (size_t)i + 1);
-            return sfail(&r->st, VIDK_ERR(EINVAL), "frame %d: bad FRAME marker '%s'", r->frames,
-                         q);
+            vio_quote(q, sizeof(q), seen, (size_t)i + 1);
+            return vio_sfail(&r->st, VIDK_ERR(EINVAL), "frame %d: bad FRAME marker '%s'",
+                             r->frames, q);
         }
         if (i == 5 && c == '\n') return 1;
     }
@@ -1008,24 +815,25 @@ static int read_frame_marker(VioReader *r) {
         const int c = in_getc(r);
         if (c == '\n') return 1;
         if (c == EOF) {
-            if (in_error(r)) return io_fail(&r->st, "read");
-            return sfail(&r->st, VIDK_ERR(EINVAL),
-                         "frame %d truncated (input ends inside the FRAME line)", r->frames);
+            if (in_error(r)) return vio_io_fail(&r->st, "read");
+            return vio_sfail(&r->st, VIDK_ERR(EINVAL),
+                             "frame %d truncated (input ends inside the FRAME line)",
+                             r->frames);
         }
         if (k >= VIO_Y4M_LINE_MAX - 1) /* byte k is not the newline */
-            return sfail(&r->st, VIDK_ERR(EINVAL),
-                         "frame %d: FRAME line too long (over %d bytes)", r->frames,
-                         VIO_Y4M_LINE_MAX);
+            return vio_sfail(&r->st, VIDK_ERR(EINVAL),
+                             "frame %d: FRAME line too long (over %d bytes)", r->frames,
+                             VIO_Y4M_LINE_MAX);
     }
 }
 
 int vio_reader_read(VioReader *r, VidkPicture *pic) {
     if (!r) return VIDK_ERR(EINVAL);
     if (r->st.status) return r->st.status;
-    if (!pic_matches(pic, &r->fmt)) {
-        msg(r->st.err, sizeof(r->st.err), r->st.name,
-            "picture does not match the stream (%dx%d %s %d-bit expected)", r->fmt.w, r->fmt.h,
-            vio_chroma_name(r->fmt.chroma), r->fmt.bitdepth);
+    if (!vio_pic_matches(pic, &r->fmt)) {
+        vio_msg(r->st.err, sizeof(r->st.err), r->st.name,
+                "picture does not match the stream (%dx%d %s %d-bit expected)", r->fmt.w,
+                r->fmt.h, vio_chroma_name(r->fmt.chroma), r->fmt.bitdepth);
         return VIDK_ERR(EINVAL);
     }
     if (!r->raw) {
@@ -1039,14 +847,15 @@ int vio_reader_read(VioReader *r, VidkPicture *pic) {
     int bp, bx, by;
     unsigned bv;
     if (f->bitdepth > 8 && le16_rows(f, pic, got, &bp, &bx, &by, &bv) < 0)
-        return sfail(&r->st, VIDK_ERR(ERANGE),
-                     "frame %d: sample %u at plane %d x %d y %d is above the %d-bit maximum %u",
-                     r->frames, bv, bp, bx, by, f->bitdepth, (1u << f->bitdepth) - 1);
+        return vio_sfail(
+            &r->st, VIDK_ERR(ERANGE),
+            "frame %d: sample %u at plane %d x %d y %d is above the %d-bit maximum %u",
+            r->frames, bv, bp, bx, by, f->bitdepth, (1u << f->bitdepth) - 1);
     if (got < r->frame_bytes) {
-        if (in_error(r)) return io_fail(&r->st, "read");
+        if (in_error(r)) return vio_io_fail(&r->st, "read");
         if (r->raw && got == 0) return 0; /* clean end between frames */
-        return sfail(&r->st, VIDK_ERR(EINVAL), "frame %d truncated (got %zu of %zu bytes)",
-                     r->frames, got, r->frame_bytes);
+        return vio_sfail(&r->st, VIDK_ERR(EINVAL), "frame %d truncated (got %zu of %zu bytes)",
+                         r->frames, got, r->frame_bytes);
     }
     r->frames++;
     vidk_picture_pad_edges(pic);
@@ -1058,7 +867,7 @@ int vio_reader_random_access(const VioReader *r) {
 }
 
 int vio_reader_read_at(VioReader *r, int k, VidkPicture *pic) {
-    if (!r || !r->ra || k < 0 || !pic_matches(pic, &r->fmt)) return 0;
+    if (!r || !r->ra || k < 0 || !vio_pic_matches(pic, &r->fmt)) return 0;
     const VioFormat *f = &r->fmt;
     const long long step = (long long)r->frame_bytes + (r->raw ? 0 : 6);
     /* Frame k whole within the file as it was when opened. */
@@ -1101,7 +910,7 @@ int vio_reader_seek_frame(VioReader *r, int k) {
     if (k > (LLONG_MAX - r->base) / step) return VIDK_ERR(EINVAL);
     errno = 0;
     if (lseek(r->fd, (off_t)(r->base + (long long)k * step), SEEK_SET) < 0)
-        return io_fail(&r->st, "seek");
+        return vio_io_fail(&r->st, "seek");
     r->bpos = r->blen = 0;
     r->frames = k;
     return 0;
@@ -1115,275 +924,4 @@ void vio_reader_close(VioReader **pr) {
     free(r->st.name);
     free(r);
     *pr = NULL;
-}
-
-/* ---- writer ------------------------------------------------------------------------ */
-
-struct VioWriter {
-    FILE *f;
-    VioOut *out; /* the output from vio_writer_open(); NULL for a caller's stream */
-    int raw;
-    VioFormat fmt;
-    uint8_t *row; /* little-endian staging row for 9..16-bit samples */
-    VioState st;
-};
-
-/* The X fields to write: valid fields only (each starting with X, printable, no spaces
- * inside), XYSCSS fields that contradict the format dropped. -1 when ext is malformed. */
-static int filter_ext(const VioFormat *f, char *out, size_t outlen) {
-    const char *ext = f->y4m_ext;
-    if (!memchr(ext, 0, sizeof(f->y4m_ext))) return -1;
-    size_t o = 0;
-    out[0] = 0;
-    for (size_t i = 0; ext[i];) {
-        if (ext[i] == ' ') {
-            i++;
-            continue;
-        }
-        const char *tok = ext + i;
-        size_t tl = 0;
-        while (tok[tl] && tok[tl] != ' ') {
-            const unsigned char c = (unsigned char)tok[tl];
-            if (c < 0x20 || c == 0x7f) return -1;
-            tl++;
-        }
-        i += tl;
-        if (tok[0] != 'X') return -1;
-        /* an XYSCSS that does not give this format is dropped, an empty one too (a reader
-         * ignores it, and the C tag is left out when an XYSCSS is written) */
-        if (tl >= 7 && !memcmp(tok, "XYSCSS=", 7)) {
-            VidkChroma c;
-            int bd;
-            if (chroma_from_tag(tok + 7, tl - 7, 1, &c, &bd) < 0 || c != f->chroma ||
-                bd != f->bitdepth)
-                continue;
-        }
-        if (o + 1 + tl + 1 > outlen) return -1;
-        out[o++] = ' ';
-        memcpy(out + o, tok, tl);
-        o += tl;
-        out[o] = 0;
-    }
-    return 0;
-}
-
-static int write_y4m_header(VioWriter *w) {
-    const VioFormat *f = &w->fmt;
-    if (f->fps_num < 1 || f->fps_den < 1)
-        return sfail(&w->st, VIDK_ERR(EINVAL), "bad frame rate %d/%d for Y4M output",
-                     f->fps_num, f->fps_den);
-    if (f->par_num < 0 || f->par_den < 0 || !f->par_num != !f->par_den)
-        return sfail(&w->st, VIDK_ERR(EINVAL), "bad aspect ratio %d:%d for Y4M output",
-                     f->par_num, f->par_den);
-    if (!f->interlace || !strchr("ptbm?", f->interlace))
-        return sfail(&w->st, VIDK_ERR(EINVAL),
-                     "bad interlacing '%c' for Y4M output (p, t, b, m, ?)",
-                     f->interlace ? f->interlace : '0');
-    char ctag[16];
-    VidkChroma c;
-    int bd;
-    const size_t cl = strnlen(f->y4m_chroma, sizeof(f->y4m_chroma));
-    if (cl && cl < sizeof(f->y4m_chroma) &&
-        chroma_from_tag(f->y4m_chroma, cl, 0, &c, &bd) == 0 && c == f->chroma &&
-        bd == f->bitdepth)
-        memcpy(ctag, f->y4m_chroma, cl + 1);
-    else
-        default_ctag(f->chroma, f->bitdepth, ctag, sizeof(ctag));
-    char ext[VIO_Y4M_LINE_MAX];
-    if (filter_ext(f, ext, sizeof(ext)) < 0)
-        return sfail(&w->st, VIDK_ERR(EINVAL),
-                     "bad Y4M X fields (each must start with X, no "
-                     "control characters, %d bytes at most)",
-                     VIO_Y4M_LINE_MAX - 64);
-    /* A tag the source lacked is written only when the value differs from what a reader
-     * assumes without it. */
-    const unsigned t = f->y4m_tags;
-    char tf[32] = "", ti[8] = "", ta[32] = "", tc[24] = "";
-    if ((t & VIO_Y4M_TAG_F) || f->fps_num != 25 || f->fps_den != 1)
-        snprintf(tf, sizeof(tf), " F%d:%d", f->fps_num, f->fps_den);
-    if ((t & VIO_Y4M_TAG_I) || f->interlace != 'p')
-        snprintf(ti, sizeof(ti), " I%c", f->interlace);
-    if ((t & VIO_Y4M_TAG_A) || f->par_num || f->par_den)
-        snprintf(ta, sizeof(ta), " A%d:%d", f->par_num, f->par_den);
-    /* Without C a reader takes 4:2:0 8-bit, or what a (kept, so matching) XYSCSS says. */
-    if ((t & VIO_Y4M_TAG_C) ||
-        ((f->chroma != VIDK_CHROMA_420 || f->bitdepth != 8) && !strstr(ext, " XYSCSS=")))
-        snprintf(tc, sizeof(tc), " C%s", ctag);
-    char line[2 * VIO_Y4M_LINE_MAX];
-    const int n = snprintf(line, sizeof(line), "YUV4MPEG2 W%d H%d%s%s%s%s%s\n", f->w, f->h, tf,
-                           ti, ta, tc, ext);
-    /* Stay within what a reader (this one included) accepts. */
-    if (n < 0 || n > VIO_Y4M_LINE_MAX)
-        return sfail(&w->st, VIDK_ERR(EINVAL), "Y4M header too long (X fields over %d bytes)",
-                     VIO_Y4M_LINE_MAX);
-    errno = 0;
-    if (fwrite(line, 1, (size_t)n, w->f) != (size_t)n) return io_fail(&w->st, "write");
-    return 0;
-}
-
-static int writer_new(VioWriter **out, FILE *stream, VioOut *o, const char *name,
-                      const VioFormat *f, int raw, char *err, size_t errlen) {
-    VioWriter *w = calloc(1, sizeof(*w));
-    char *nm = message_name(name);
-    if (!w || !nm) {
-        free(w);
-        free(nm);
-        vio_out_close(&o, 0, NULL, 0);
-        msg(err, errlen, name, "out of memory");
-        return VIDK_ERR(ENOMEM);
-    }
-    w->f = stream;
-    w->out = o;
-    w->raw = raw;
-    w->st.name = nm;
-    w->fmt = *f;
-    int ret = 0;
-    if (f->bitdepth > 8 && f->w >= 1 && f->w <= VIDK_MAX_PICTURE_SIDE) {
-        w->row = malloc((size_t)f->w * 2);
-        if (!w->row) ret = sfail(&w->st, VIDK_ERR(ENOMEM), "out of memory");
-    }
-    if (!ret && !raw) ret = write_y4m_header(w);
-    if (ret < 0) {
-        if (err && errlen) snprintf(err, errlen, "%s", w->st.err);
-        /* Leave no file behind for an output that never started. */
-        vio_writer_abort(&w);
-        return ret;
-    }
-    *out = w;
-    return 0;
-}
-
-static int writer_check_format(const VioFormat *f, const char *name, char *err, size_t errlen) {
-    if (!format_valid(f)) {
-        char *nm = message_name(name);
-        msg(err, errlen, nm ? nm : "?",
-            "bad output format: %dx%d, bit depth %d (sides 1..%d, bit depth 8..16)",
-            f ? f->w : 0, f ? f->h : 0, f ? f->bitdepth : 0, VIDK_MAX_PICTURE_SIDE);
-        free(nm);
-        return VIDK_ERR(EINVAL);
-    }
-    return 0;
-}
-
-int vio_writer_open(VioWriter **w, const char *path, const VioFormat *f, int raw, char *err,
-                    size_t errlen) {
-    if (err && errlen) err[0] = 0;
-    if (!w) return VIDK_ERR(EINVAL);
-    *w = NULL;
-    if (!path) {
-        msg(err, errlen, "(null)", "no output path");
-        return VIDK_ERR(EINVAL);
-    }
-    const char *name = !strcmp(path, "-") ? "stdout" : path;
-    int ret = writer_check_format(f, name, err, errlen);
-    if (ret < 0) return ret;
-    VioOut *o = NULL;
-    if ((ret = vio_out_open(&o, path, err, errlen)) < 0) return ret;
-    return writer_new(w, vio_out_stream(o), o, name, f, raw, err, errlen);
-}
-
-int vio_writer_open_stream(VioWriter **w, FILE *stream, const char *name, const VioFormat *f,
-                           int raw, char *err, size_t errlen) {
-    if (err && errlen) err[0] = 0;
-    if (!w) return VIDK_ERR(EINVAL);
-    *w = NULL;
-    if (!stream || !name) {
-        msg(err, errlen, name ? name : "(null)", "no output stream");
-        return VIDK_ERR(EINVAL);
-    }
-    const int ret = writer_check_format(f, name, err, errlen);
-    if (ret < 0) return ret;
-    return writer_new(w, stream, NULL, name, f, raw, err, errlen);
-}
-
-const char *vio_writer_error(const VioWriter *w) {
-    return w ? w->st.err : "no writer";
-}
-
-int vio_writer_write(VioWriter *w, const VidkPicture *pic) {
-    if (!w) return VIDK_ERR(EINVAL);
-    if (w->st.status) return w->st.status;
-    const VioFormat *f = &w->fmt;
-    if (!pic_matches(pic, f)) {
-        msg(w->st.err, sizeof(w->st.err), w->st.name,
-            "picture does not match the output (%dx%d %s %d-bit expected)", f->w, f->h,
-            vio_chroma_name(f->chroma), f->bitdepth);
-        return VIDK_ERR(EINVAL);
-    }
-    const int bps = f->bitdepth > 8 ? 2 : 1;
-    const unsigned maxv = (1u << f->bitdepth) - 1;
-    /* Check every sample before writing a byte: no partial frame in the output. */
-    if (bps == 2 && f->bitdepth < 16) {
-        for (int p = 0; p < n_planes(f->chroma); p++) {
-            int pw, ph;
-            plane_dims(f, p, &pw, &ph);
-            for (int y = 0; y < ph; y++) {
-                const uint16_t *s =
-                    (const uint16_t *)((const uint8_t *)pic->data[p] + y * pic->stride[p]);
-                for (int x = 0; x < pw; x++)
-                    if (s[x] > maxv) {
-                        msg(w->st.err, sizeof(w->st.err), w->st.name,
-                            "sample %u at plane %d x %d y %d is above the %d-bit maximum %u",
-                            (unsigned)s[x], p, x, y, f->bitdepth, maxv);
-                        return VIDK_ERR(ERANGE);
-                    }
-            }
-        }
-    }
-    errno = 0;
-    if (!w->raw && fwrite("FRAME\n", 1, 6, w->f) != 6) return io_fail(&w->st, "write");
-    for (int p = 0; p < n_planes(f->chroma); p++) {
-        int pw, ph;
-        plane_dims(f, p, &pw, &ph);
-        const size_t rowbytes = (size_t)pw * (size_t)bps;
-        for (int y = 0; y < ph; y++) {
-            const uint8_t *row = (const uint8_t *)pic->data[p] + y * pic->stride[p];
-            if (bps == 2) {
-                const uint16_t *s = (const uint16_t *)row;
-                for (int x = 0; x < pw; x++) {
-                    w->row[2 * x] = (uint8_t)(s[x] & 0xff);
-                    w->row[2 * x + 1] = (uint8_t)(s[x] >> 8);
-                }
-                row = w->row;
-            }
-            if (fwrite(row, 1, rowbytes, w->f) != rowbytes) return io_fail(&w->st, "write");
-        }
-    }
-    return 0;
-}
-
-/* Flush and close (commit 1: the output is kept; 0: discarded). */
-static int writer_end(VioWriter **pw, int commit, char *err, size_t errlen) {
-    if (err && errlen) err[0] = 0;
-    if (!pw || !*pw) return 0;
-    VioWriter *w = *pw;
-    int ret = w->st.status;
-    errno = 0;
-    if (commit && !ret && fflush(w->f) != 0) ret = io_fail(&w->st, "write");
-    if (w->out) {
-        char oerr[MSG_MAX];
-        const int e = vio_out_close(&w->out, commit && !ret, oerr, sizeof(oerr));
-        if (e < 0 && commit && !ret) {
-            snprintf(w->st.err, sizeof(w->st.err), "%s", oerr);
-            ret = e;
-        }
-    }
-    if (ret < 0 && err && errlen) snprintf(err, errlen, "%s", w->st.err);
-    free(w->row);
-    free(w->st.name);
-    free(w);
-    *pw = NULL;
-    return ret;
-}
-
-int vio_writer_close_msg(VioWriter **pw, char *err, size_t errlen) {
-    return writer_end(pw, 1, err, errlen);
-}
-
-int vio_writer_close(VioWriter **w) {
-    return writer_end(w, 1, NULL, 0);
-}
-
-void vio_writer_abort(VioWriter **w) {
-    writer_end(w, 0, NULL, 0);
 }
