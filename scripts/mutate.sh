@@ -124,6 +124,12 @@ mut cavlc_suffix_start src/h264_cavlc_core.h \
 mut nal_emulation src/enc/h264_nal_core.h \
     '*ins = s >= 2 && x <= 3;' '*ins = s >= 2 && x < 3;'
 
+# The coding loop's search on CUDA, checked on the host through the kernels' emulator
+# (ctest me_emu_passes): a block's second pass of candidate columns one column off.
+mut me_pass_offset src/cuda/me_kern_f41.cuh \
+    'const int mvx = vk_imin(bp.cx0 + pass * a.C + col, a.R);' \
+    'const int mvx = vk_imin(bp.cx0 + pass * a.C + col + (pass == 1), a.R);'
+
 # Readers.
 mut y4m_width_height tools/picio.c \
     "if (tok[0] == 'W') {" "if (tok[0] == 'H') {"

@@ -1,7 +1,8 @@
 // Host-side SIMT emulator for the motion-search kernels (src/cuda/me_kern.cuh): runs
 // them on a CPU, one thread block at a time, each CUDA thread a ucontext fiber, so the
 // kernels can be executed and checked on a machine without a GPU. Not part of the
-// library build (CMake globs only src/cuda/*.cu); a developer tool:
+// library build (CMake globs only src/cuda/*.cu); ctest runs it through
+// tests/test_me_emu.cpp (me_emu, me_emu_passes); by hand:
 //
 //   g++ -std=c++17 -O2 -x c++ -DVIDK_ME_EMU_MAIN -I include -I <build>/include -I src
 //       src/cuda/me_emu.cuh -o me_emu && ./me_emu [seed [cases]]
