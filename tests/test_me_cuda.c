@@ -293,9 +293,10 @@ static void test_sizes_ranges(void) {
     }
 }
 
-/* Large ranges: 64 and 128 on small pictures, VIDK_ME_MAX_RANGE on tiny ones. */
+/* Large ranges: 64 and 128 on small pictures, VIDK_ME_MAX_RANGE on tiny ones, 100 and 120
+ * on 448x320. */
 static void test_large_ranges(void) {
-    fprintf(stderr, "[large ranges] R = 64, 128, %d\n", VIDK_ME_MAX_RANGE);
+    fprintf(stderr, "[large ranges] R = 64, 100, 120, 128, %d\n", VIDK_ME_MAX_RANGE);
     char what[200];
     struct {
         int w, h, R;
@@ -312,6 +313,13 @@ static void test_large_ranges(void) {
         {200, 72, 64, VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 8},
         {64, 48, 128, VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 8},
         {24, 20, VIDK_ME_MAX_RANGE, VIDK_ME_SHAPE(VIDK_BLOCK_4x4), 8},
+        /* enough groups for one row slice on a large GPU: the coding loop's shapes (wide
+         * window, column passes) and the 41 partitions need the rows split to fit 48 kB */
+        {448, 320, 100,
+         VIDK_ME_SHAPE(VIDK_BLOCK_8x8) | VIDK_ME_SHAPE(VIDK_BLOCK_16x8) |
+             VIDK_ME_SHAPE(VIDK_BLOCK_8x16) | VIDK_ME_SHAPE(VIDK_BLOCK_16x16),
+         8},
+        {448, 320, 120, VIDK_ME_SHAPES_H264, 8},
     };
     const int n = (int)(sizeof(cs) / sizeof(cs[0]));
     for (int i = 0; i < n; i++) {

@@ -54,7 +54,6 @@ struct SeqState {
 constexpr unsigned long long kSeqMagic = 0x7669646b6d657131ull; // "vidkmeq1"
 
 constexpr int kMaxBands = 8;
-constexpr size_t kSmemDefault = 48 * 1024; // without the opt-in attribute
 
 int check_args(VidkContext *ctx, const VidkPicture *cur, const VidkPicture *ref,
                const VidkMeParams *p, const VidkMeField *out) {
@@ -334,8 +333,7 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
             maxabs = vk_imax(maxabs, vk_imax(vk_abs(p->pred[i].x), vk_abs(p->pred[i].y)));
     }
     VIDK_TRY(make_plan(&pl, cur->w, cur->h, cur->bitdepth, p, maxabs, ctx->cuda->sms));
-    if (pl.path != PATH_GENERIC && pl.smem > kSmemDefault)
-        return VIDK_ERR(EINVAL); // see make_plan
+    if (pl.path != PATH_GENERIC && pl.smem > kSmemMax) return VIDK_ERR(EINVAL); // see make_plan
     bps = pl.bitdepth > 8 ? 2 : 1;
     VIDK_TRY(vidk_cuda_enter(ctx));
     ns = ctx->cuda->n_streams;
@@ -582,7 +580,7 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     if (!ctx || !ctx->cuda || !cur || !ref || !p || p->pred || !res || !grid_w)
         return VIDK_ERR(EINVAL);
     VIDK_TRY(make_plan(&pl, w, h, 8, p, 0, ctx->cuda->sms));
-    if (pl.path != PATH_GENERIC && pl.smem > kSmemDefault) return VIDK_ERR(EINVAL);
+    if (pl.path != PATH_GENERIC && pl.smem > kSmemMax) return VIDK_ERR(EINVAL);
     if (pl.pitch != vidk_cuda_me_pitch(w)) return VIDK_ERR(EINVAL);
     // One band: the planes are resident, so there is no upload to overlap, and one grid over
     // the whole frame has one tail instead of one per band (the keys are the same).

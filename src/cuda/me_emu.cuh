@@ -312,6 +312,7 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p,
         maxabs = vk_imax(maxabs, vk_imax(vk_abs(v.x), vk_abs(v.y)));
     MePlan pl;
     if (make_plan(&pl, c.w, c.h, c.bd, &p, maxabs, sms) < 0) return -1;
+    if (pl.path != PATH_GENERIC && pl.smem > kSmemMax) return -3; // me.cu refuses it
     *path_out = pl.path;
     emu::g_block.errors = 0;
     const int bps = c.bd > 8 ? 2 : 1;

@@ -25,9 +25,10 @@ namespace vidk_me {
 constexpr int kGroup = 64;    // samples per side of a macroblock group (4x4 MBs)
 constexpr int kRankBits = 10; // rank(mvy) <= 2 * VIDK_ME_MAX_RANGE = 512 < 1024
 constexpr unsigned kKey32Max = (1u << (32 - kRankBits)) - 1; // largest cost of a 32-bit key
-constexpr int kSlots = 661;      // partitions of a 64x64 group over the 9 shapes
-constexpr int kThreadsMax = 256; // threads per block of the fast kernels
-constexpr int kLmax = 256;       // candidate rows per block (shared memory bound)
+constexpr int kSlots = 661;            // partitions of a 64x64 group over the 9 shapes
+constexpr int kThreadsMax = 256;       // threads per block of the fast kernels
+constexpr int kLmax = 256;             // candidate rows per block (shared memory bound)
+constexpr size_t kSmemMax = 48 * 1024; // dynamic shared memory of a block (no opt-in)
 constexpr unsigned long long kKeyNone = ~0ull;
 // Window pitch of the f41 kernels in words: ((C + 58) >> 2) + 5, odd, is 21 for every C
 // make_plan gives them (at most 8), a compile-time stride for the loop's shared loads.
@@ -44,6 +45,13 @@ static_assert((2 * VIDK_ME_MAX_RANGE + 1) * (2 * VIDK_ME_MAX_RANGE + 1) <= (1 <<
 // Entries per macroblock of the f41 kernels' table of key constants: L rounded up to 8.
 VK_HD inline int f41_kpitch(int L) {
     return (L + 7) & ~7;
+}
+
+// Dynamic shared memory of an f41 block of L candidate rows and window pitch wp: the 64x64
+// current samples, the key constants (16 x f41_kpitch(L)), the window, the reduction slots.
+inline size_t f41_smem(int L, int wp) {
+    const size_t words = 1024 + 16 * (size_t)f41_kpitch(L) + (size_t)(kGroup + L - 1) * wp;
+    return (words + 1) / 2 * 8 + (size_t)kSlots * 8;
 }
 
 // Block sizes in VidkBlockSize order (4x4, 8x4, 4x8, 8x8, 16x8, 8x16, 16x16, 32x32, 64x64).
@@ -346,7 +354,13 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
     // Row slices: at least N / kLmax; more when there are too few blocks to fill the GPU.
     const int kbig = pl->path == PATH_F16 ? 16 : 4;
     const long base = (long)pl->GW * pl->GH * pl->ncb;
-    int nsl = (N + kLmax - 1) / kLmax;
+    // f41: as many rows as the default 48 kB of shared memory hold (kSmemMax, f41_smem):
+    // 228 with the pitch kWP41, 140 with the wide window of F_NO4 (kWP41W).
+    const int wp41 = (flags & F_NO4) ? kWP41W : kWP41;
+    int lmax = kLmax;
+    while (pl->path == PATH_F41 && f41_smem(lmax, wp41) > kSmemMax)
+        lmax -= 4;
+    int nsl = (N + lmax - 1) / lmax;
     const long want = 8L * (sms > 0 ? sms : 1);
     if (base * nsl < want) {
         const int more = (int)((want + base - 1) / base);
@@ -354,7 +368,7 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
     }
     int L = (N + nsl - 1) / nsl;
     if (L > kbig) L = (L + kbig - 1) / kbig * kbig;
-    if (L > kLmax) L = kLmax;
+    if (L > lmax) L = lmax;
     pl->L = L;
     pl->nsl = (N + L - 1) / L;
     pl->NP = 1;
@@ -382,11 +396,11 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
     pl->WP = pl->WW = ww | 1;
     size_t words = 1024 + (size_t)(kGroup + L - 1) * (size_t)pl->WP;
     if (pl->path == PATH_F41) { // + the key constants of the 16 macroblocks (f41_body)
-        const int wp = (pl->flags & F_NO4) ? kWP41W : kWP41;
-        if (pl->WP > wp) return VIDK_ERR(EINVAL); // cannot happen: C <= 8, C * NP <= kColsW
-        pl->WP = wp;
-        if (wp == kWP41W) pl->WW = ww; // the words the passes read (the pitch is wider)
-        words = 1024 + 16 * (size_t)f41_kpitch(L) + (size_t)(kGroup + L - 1) * wp;
+        if (pl->WP > wp41) return VIDK_ERR(EINVAL); // cannot happen: C <= 8, C * NP <= kColsW
+        pl->WP = wp41;
+        if (wp41 == kWP41W) pl->WW = ww; // the words the passes read (the pitch is wider)
+        pl->smem = f41_smem(L, wp41);
+        return 0;
     }
     pl->smem = (words + 1) / 2 * 8 + (size_t)kSlots * 8;
     return 0;
