@@ -48,9 +48,9 @@ mut h264_inter_round src/enc/enc_core.h \
     '((uint32_t)1 << qbits) >> 5)' '((uint32_t)1 << qbits) >> 4)'
 mut h264_mvd_quarter src/enc/enc_core.h \
     'return vidk_se_bits(4 * (mv.x - pred.x))' 'return vidk_se_bits(2 * (mv.x - pred.x))'
-mut hevc_cu32_tie src/enc/enc_core.h \
+mut hevc_cu32_tie src/enc/enc_core_hevc.h \
     'd->cu32 = c32 <= split;' 'd->cu32 = c32 < split;'
-mut hevc_cu16_tie src/enc/enc_core.h \
+mut hevc_cu16_tie src/enc/enc_core_hevc.h \
     'if (c16[q][k] < c16[q][b]) b = k;' 'if (c16[q][k] <= c16[q][b]) b = k;'
 mut h264_intra_tie src/enc/enc_tmpl.h \
     $'if (s < bsad) {\n            bsad = s, bm = m;' $'if (s <= bsad) {\n            bsad = s, bm = m;'
@@ -67,7 +67,7 @@ mut stream_cac_first src/enc/h264_stream_core.h \
     'n = 15, first = 1, tc = c->tcc[p]' 'n = 15, first = 0, tc = c->tcc[p]'
 mut mvnb_own_vector src/enc/h264_mvp_core.h \
     'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4];' 'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + (k + 1) % 4];'
-mut hevc_ref_subst src/enc/enc_core.h \
+mut hevc_ref_subst src/enc/enc_core_hevc.h \
     'if (m) return 32 * k + vidk_hibit32(m);' 'if (m) return 32 * k + vidk_lobit32(m);'
 mut hevc_mc_round src/enc/enc_core.h \
     '36 * t[2] - 4 * t[3] + 2048) >> 12' '36 * t[2] - 4 * t[3] + 2047) >> 12'
