@@ -168,27 +168,24 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         F16_CASE(F_BIG)
         F16_CASE(F_BIG | F_LAMBDA)
 #undef F16_CASE
-// F_NO4: the wide window of the passes (pitch kWP41W, make_plan).
-#define F41_CASE(fl) F41_CASEW(fl, (((fl)&F_NO4) ? kWP41W : kWP41))
-#define F41_CASEW(fl, wp)                                                                      \
+#define F41_CASE(fl)                                                                           \
     case fl:                                                                                   \
         if (f16) return cudaErrorInvalidValue;                                                 \
-        if (cfg && (e = prefer_shared(f41_kernel_r2<fl, wp>)) == cudaSuccess)                  \
-            e = ME_GO((f41_kernel_r2<fl, wp>));                                                \
+        if (cfg && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)                      \
+            e = ME_GO(f41_kernel_r2<fl>);                                                      \
         else if (!cfg)                                                                         \
-            e = ME_GO((f41_kernel<fl, wp>));                                                   \
+            e = ME_GO(f41_kernel<fl>);                                                         \
         break;
 // Without lambda, r3 has its own partition kernels (float key ranks, ME_CUDA.md 5d).
-#define F41_CASE3(fl) F41_CASE3W(fl, (((fl)&F_NO4) ? kWP41W : kWP41))
-#define F41_CASE3W(fl, wp)                                                                     \
+#define F41_CASE3(fl)                                                                          \
     case fl:                                                                                   \
         if (f16) return cudaErrorInvalidValue;                                                 \
-        if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<fl, wp>)) == cudaSuccess)             \
-            e = ME_GO((f41_kernel_r3<fl, wp>));                                                \
-        else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<fl, wp>)) == cudaSuccess)        \
-            e = ME_GO((f41_kernel_r2<fl, wp>));                                                \
+        if (cfg == 2 && (e = prefer_shared(f41_kernel_r3<fl>)) == cudaSuccess)                 \
+            e = ME_GO(f41_kernel_r3<fl>);                                                      \
+        else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)            \
+            e = ME_GO(f41_kernel_r2<fl>);                                                      \
         else if (!cfg)                                                                         \
-            e = ME_GO((f41_kernel<fl, wp>));                                                   \
+            e = ME_GO(f41_kernel<fl>);                                                         \
         break;
         F41_CASE3(F_MID)
         F41_CASE3(F_MID | F_BIG)
@@ -196,14 +193,12 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         F41_CASE3(F_SUB | F_MID | F_BIG)
         F41_CASE3(F_SUB | F_MID | F_NO4)
 #undef F41_CASE3
-#undef F41_CASE3W
         F41_CASE(F_MID | F_LAMBDA)
         F41_CASE(F_MID | F_BIG | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_BIG | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_NO4 | F_LAMBDA)
 #undef F41_CASE
-#undef F41_CASEW
     default:
         return cudaErrorInvalidValue;
     }
@@ -214,12 +209,9 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
 // finalize reads (the coding loop's four shapes are 0.6 of the 2.7 MB of every shape at
 // 1080p); the keys outside it are not touched.
 cudaError_t reset_keys(const MePlan *pl, unsigned long long *d_keys, cudaStream_t s) {
-    const unsigned big = VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64);
-    const unsigned m =
-        pl->shapes | (pl->path == PATH_F41 ? f41_mask(pl->flags)
-                      : pl->path == PATH_F16
-                          ? VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | ((pl->flags & F_BIG) ? big : 0u)
-                          : 0u);
+    const unsigned m = pl->shapes | (pl->path == PATH_F41   ? f41_mask(pl->flags)
+                                     : pl->path == PATH_F16 ? f16_mask(pl->flags)
+                                                            : 0u);
     int lo = 0, hi = VIDK_BLOCK_COUNT - 1;
     while (!(m & VIDK_ME_SHAPE(lo)))
         lo++;

@@ -365,8 +365,7 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p,
             switch (pl.path * 32 + pl.flags) {
 // clang-format off
 #define F16C(fl) case PATH_F16 * 32 + (fl): if (cfg) run(f16_kernel_r2<(fl)>); else run(f16_kernel<(fl)>); break;
-#define F41C(fl) case PATH_F41 * 32 + (fl): if (cfg == 2 && (((fl) & ~F_LAMBDA) == 0 || !((fl) & F_LAMBDA))) run(f41_kernel_r3<(fl), F41WP(fl)>); else if (cfg) run(f41_kernel_r2<(fl), F41WP(fl)>); else run(f41_kernel<(fl), F41WP(fl)>); break;
-#define F41WP(fl) (((fl) & F_NO4) ? kWP41W : kWP41)
+#define F41C(fl) case PATH_F41 * 32 + (fl): if (cfg == 2 && (((fl) & ~F_LAMBDA) == 0 || !((fl) & F_LAMBDA))) run(f41_kernel_r3<(fl)>); else if (cfg) run(f41_kernel_r2<(fl)>); else run(f41_kernel<(fl)>); break;
                 F16C(0) F16C(F_BIG) F16C(F_LAMBDA) F16C(F_BIG | F_LAMBDA)
                 F41C(0) F41C(F_MID) F41C(F_MID | F_BIG) F41C(F_SUB | F_MID) F41C(F_SUB | F_MID | F_BIG)
                 F41C(F_LAMBDA) F41C(F_MID | F_LAMBDA) F41C(F_MID | F_BIG | F_LAMBDA)
@@ -374,7 +373,6 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p,
                 F41C(F_SUB | F_MID | F_NO4) F41C(F_SUB | F_MID | F_NO4 | F_LAMBDA)
 #undef F16C
 #undef F41C
-#undef F41WP
             default: fprintf(stderr, "emu: no kernel for path %d flags %d\n", pl.path, pl.flags); return -1;
             }
             // clang-format on

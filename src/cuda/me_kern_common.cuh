@@ -175,6 +175,17 @@ enum {
                   // F_BIG
 };
 
+// The window pitch of the f41 kernel with flags fl (make_plan and the kernels).
+VK_HD constexpr int f41_wp(int fl) {
+    return (fl & F_NO4) ? kWP41W : kWP41;
+}
+// The shapes the f16 kernel with flags fl computes.
+VK_HD constexpr unsigned f16_mask(int fl) {
+    return VIDK_ME_SHAPE(VIDK_BLOCK_16x16) |
+           ((fl & F_BIG) ? VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64)
+                         : 0u);
+}
+
 struct MeArgs {
     const uint8_t *cur, *ref;      // 8-bit planes (fast kernels)
     const uint16_t *cur16, *ref16; // 16-bit planes (generic kernel, bitdepth > 8)
@@ -356,7 +367,7 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
     const long base = (long)pl->GW * pl->GH * pl->ncb;
     // f41: as many rows as the default 48 kB of shared memory hold (kSmemMax, f41_smem):
     // 228 with the pitch kWP41, 140 with the wide window of F_NO4 (kWP41W).
-    const int wp41 = (flags & F_NO4) ? kWP41W : kWP41;
+    const int wp41 = f41_wp(flags);
     int lmax = kLmax;
     while (pl->path == PATH_F41 && f41_smem(lmax, wp41) > kSmemMax)
         lmax -= 4;

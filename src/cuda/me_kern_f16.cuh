@@ -70,9 +70,7 @@ template <int FL, int V> __device__ __forceinline__ void f16_body(const MeArgs &
         reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * a.WP + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3; // floor to a multiple of 4
     stage<V>(a, bp, scur, swin, wx0, wh);
-    constexpr unsigned mask =
-        VIDK_ME_SHAPE(VIDK_BLOCK_16x16) |
-        ((FL & F_BIG) ? VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64) : 0u);
+    constexpr unsigned mask = f16_mask(FL);
     red_init<mask>(red);
     __syncthreads();
 

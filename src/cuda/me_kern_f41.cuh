@@ -234,9 +234,9 @@ constexpr unsigned f41_mask(int FL) {
                          : 0u);
 }
 
-// Body of the f41 kernels (V: kernel configuration, see the kernels below; WPT: window
-// pitch, kWP41W for the passes of the F_NO4 kernels, make_plan).
-template <int FL, int V, int WPT> __device__ __forceinline__ void f41_body(const MeArgs &a) {
+// Body of the f41 kernels (V: kernel configuration, see the kernels below).
+template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &a) {
+    constexpr int WPT = f41_wp(FL); // window pitch (kWP41W for the passes of F_NO4)
     constexpr bool LAMBDA = (FL & F_LAMBDA) != 0;
     constexpr bool FR = V == 2 && !LAMBDA;
     VK_DYN_SMEM(unsigned long long, smem64);
@@ -354,21 +354,18 @@ template <int FL, int V, int WPT> __device__ __forceinline__ void f41_body(const
     red_flush<f41_mask(FL)>(red, a, bp.gx, bp.gy);
 }
 
-template <int FL, int WPT = kWP41>
-__global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a) {
-    f41_body<FL, 0, WPT>(a);
+template <int FL> __global__ void __launch_bounds__(kThreadsMax, 2) f41_kernel(const MeArgs a) {
+    f41_body<FL, 0>(a);
 }
 
-template <int FL, int WPT = kWP41>
-__global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r2(const MeArgs a) {
-    f41_body<FL, 1, WPT>(a);
+template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r2(const MeArgs a) {
+    f41_body<FL, 1>(a);
 }
 
 // Round 3 (VIDK_ME_KCFG=r3): r2 plus the aligned-column loop of f41_body (V = 2); same
 // register caps as r2.
-template <int FL, int WPT = kWP41>
-__global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r3(const MeArgs a) {
-    f41_body<FL, 2, WPT>(a);
+template <int FL> __global__ void __maxnreg__(f41_regs(FL)) f41_kernel_r3(const MeArgs a) {
+    f41_body<FL, 2>(a);
 }
 
 } // namespace vidk_me
