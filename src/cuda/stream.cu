@@ -122,8 +122,11 @@ __global__ void __launch_bounds__(32 * kMbWarps)
     if (i >= c.mbw * c.mbh) return; // the whole warp
     VidkH264sLane L;
     vidk_h264s_w_gather(&c, i, l, &S[w], &L);
+    const unsigned fl = S[w].fl[l], any = __ballot_sync(0xffffffffu, fl & 1),
+                   ac = __ballot_sync(0xffffffffu, fl & 2);
     __syncwarp();
-    vidk_h264s_w_code(&c, i, l, &S[w], &L);
+    vidk_h264s_w_code(&c, i, l, &S[w], &L,
+                      vidk_h264s_cbp_m(any, ac, !!(c.mbi[i] & ENC_MBI_INTRA)));
     __syncwarp();
     // vidk_h264s_put_of by warp scans: the lane's offset, the total, the overflow
     const uint32_t len = S[w].len[l];

@@ -15,6 +15,7 @@
 /* The slice holding macroblock row r (slice k starts at row k * mbh / slices), and its first
  * row. */
 VIDK_CORE int vidk_h264s_slice_of_row(int mbh, int slices, int r) {
+    if (slices <= 1) return 0; /* the common case without the divisions */
     int k = (int)(((int64_t)r * slices + slices) / mbh);
     while (k > 0 && (int64_t)k * mbh / slices > r)
         k--;

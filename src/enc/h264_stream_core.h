@@ -42,7 +42,6 @@ typedef struct VidkH264sCtx {
     1,  32, 33, 36, 34, 37, 44, 40, 35, 45, 38, 41, 39, 42, 43, 19,     \
     6,  24, 25, 20, 26, 21, 46, 28, 27, 47, 22, 29, 23, 30, 31, 12}
 // clang-format on
-VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_zz4, [16], VIDK_H264_ZZ4)
 VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_zz8, [64], VIDK_H264_ZZ8)
 VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_inter_cbp, [48], VIDK_H264S_INTER_CBP)
 
@@ -76,67 +75,9 @@ enum {
     VIDK_H264S_PIECES = 28
 };
 
-/* The 16 levels of piece j >= 1 in scan order (chroma DC: c[0][0], c[0][1], c[1][0],
- * c[1][1], then 12 zeros). Returns its flags: bit 0 any level non-zero, bit 1 any of levels
- * 1..15 non-zero. */
-VIDK_CORE int vidk_h264s_piece_lev(const VidkH264sCtx *c, int mbx, int mby, int intra16,
-                                   int tx8, int j, int16_t *lev) {
-    const uint8_t *zz4 = VIDK_CAVLC_TAB(zz4), *zz8 = VIDK_CAVLC_TAB(zz8);
-    const int W = c->W, x0 = mbx * 16, y0 = mby * 16;
-    const int16_t *ly = c->lev[0];
-    int16_t v[16]; /* loaded here, then stored: the loads need not wait for the stores */
-    if (j == VIDK_H264S_P_DC) {
-        for (int i = 0; i < 16; i++) {
-            /* DC c[i][j] of the 4x4 block in row i, column j sits at its element 0 */
-            const int rr = zz4[i];
-            v[i] = ly[(ptrdiff_t)(y0 + 4 * (rr / 4)) * W + x0 + 4 * (rr % 4)];
-        }
-    } else if (j < VIDK_H264S_P_CDC) {
-        const int k = j - VIDK_H264S_P_LUMA;
-        const int bx = x0 + 4 * vidk_h264s_blk_x(k), by = y0 + 4 * vidk_h264s_blk_y(k);
-        if (tx8 && !intra16) { /* 8x8: the 64 levels interleaved over the quadrant's blocks */
-            const int q = k >> 2, i4 = k & 3;
-            const int qx = x0 + 8 * (q & 1), qy = y0 + 8 * (q >> 1);
-            for (int i = 0; i < 16; i++) {
-                const int rr = zz8[4 * i + i4];
-                v[i] = ly[(ptrdiff_t)(qy + rr / 8) * W + qx + rr % 8];
-            }
-        } else {
-            for (int i = 0; i < 16; i++) {
-                const int rr = zz4[i];
-                v[i] = ly[(ptrdiff_t)(by + rr / 4) * W + bx + rr % 4];
-            }
-        }
-    } else {
-        const int dc = j < VIDK_H264S_P_CAC;
-        const int p = dc ? j - VIDK_H264S_P_CDC : (j - VIDK_H264S_P_CAC) >> 2;
-        const int16_t *lc = c->lev[p + 1];
-        const int Wc = W / 2, cx = mbx * 8, cy = mby * 8;
-        for (int i = 0; i < 16; i++) {
-            const int b = dc ? i : (j - VIDK_H264S_P_CAC) & 3, rr = dc ? 0 : zz4[i];
-            v[i] = dc && i >= 4 ? 0
-                                : lc[(ptrdiff_t)(cy + 4 * (b >> 1) + rr / 4) * Wc + cx +
-                                     4 * (b & 1) + rr % 4];
-        }
-    }
-    int any = 0, ac = 0;
-    for (int i = 0; i < 16; i++)
-        lev[i] = v[i], any |= v[i] != 0, ac |= i && v[i] != 0;
-    return any | ac << 1;
-}
-
-/* coded_block_pattern from the pieces' flags fl[j]: luma in bits 0..3, chroma in 4..5. */
-VIDK_CORE int vidk_h264s_cbp(const uint8_t *fl, int intra16) {
-    int luma = 0, cac = 0, cdc = 0;
-    for (int k = 0; k < 16; k++)
-        luma |= intra16 ? (fl[VIDK_H264S_P_LUMA + k] & 2 ? 15 : 0)
-                        : (fl[VIDK_H264S_P_LUMA + k] & 1) << (k >> 2);
-    for (int p = 0; p < 2; p++)
-        cdc |= fl[VIDK_H264S_P_CDC + p] & 1;
-    for (int b = 0; b < 8; b++)
-        cac |= fl[VIDK_H264S_P_CAC + b] & 2;
-    return luma | (cac ? 2 : cdc ? 1 : 0) << 4;
-}
+/* VIDK_H264_ZZ4 as nibbles: the raster position of scan index i in bits 4 i .. 4 i + 3
+ * (tests/test_h264_stream_core.c checks it against the table). */
+#define VIDK_H264S_ZZ4_NIB 0xFEB7ADC963258410ull
 
 /* Four levels of a level plane at once (8 bytes, aligned: the blocks start at multiples of
  * 4 levels and the strides are whole macroblocks); lane i of the word (bits 16 i ..) is
@@ -150,6 +91,110 @@ VIDK_CORE uint64_t vidk_h264s_ld4(const int16_t *p) {
         v = v << 16 | (uint16_t)p[i];
     return v;
 #endif
+}
+
+/* The 16 levels of the 4x4 block at p (rows `stride` apart) in scan order: its four rows
+ * loaded whole (vidk_h264s_ld4), then each level taken from its row by its zig-zag position
+ * (constants once the loop is unrolled: no per-level loads). */
+VIDK_CORE void vidk_h264s_zz4_ld(const int16_t *p, ptrdiff_t stride, int16_t *v) {
+    uint64_t r[4];
+    for (int y = 0; y < 4; y++)
+        r[y] = vidk_h264s_ld4(p + y * stride);
+    for (int i = 0; i < 16; i++) {
+        const int at = (int)(VIDK_H264S_ZZ4_NIB >> (4 * i) & 15);
+        v[i] = (int16_t)(uint16_t)(r[at >> 2] >> (16 * (at & 3)));
+    }
+}
+
+/* The 16 levels of piece j >= 1 in scan order (chroma DC: c[0][0], c[0][1], c[1][0],
+ * c[1][1], then 12 zeros). Returns its flags: bit 0 any level non-zero, bit 1 any of levels
+ * 1..15 non-zero. */
+VIDK_CORE int vidk_h264s_piece_lev(const VidkH264sCtx *c, int mbx, int mby, int intra16,
+                                   int tx8, int j, int16_t *lev) {
+    const uint8_t *zz8 = VIDK_CAVLC_TAB(zz8);
+    const int W = c->W, x0 = mbx * 16, y0 = mby * 16;
+    const int16_t *ly = c->lev[0];
+    int16_t v[16]; /* loaded here, then stored: the loads need not wait for the stores */
+    if (j == VIDK_H264S_P_DC) {
+        for (int i = 0; i < 16; i++) {
+            /* DC c[i][j] of the 4x4 block in row i, column j sits at its element 0 */
+            const int rr = (int)(VIDK_H264S_ZZ4_NIB >> (4 * i) & 15);
+            v[i] = ly[(ptrdiff_t)(y0 + 4 * (rr / 4)) * W + x0 + 4 * (rr % 4)];
+        }
+    } else if (j < VIDK_H264S_P_CDC) {
+        const int k = j - VIDK_H264S_P_LUMA;
+        const int bx = x0 + 4 * vidk_h264s_blk_x(k), by = y0 + 4 * vidk_h264s_blk_y(k);
+        if (tx8 && !intra16) { /* 8x8: the 64 levels interleaved over the quadrant's blocks */
+            const int q = k >> 2, i4 = k & 3;
+            const int qx = x0 + 8 * (q & 1), qy = y0 + 8 * (q >> 1);
+            for (int i = 0; i < 16; i++) {
+                const int rr = zz8[4 * i + i4];
+                v[i] = ly[(ptrdiff_t)(qy + rr / 8) * W + qx + rr % 8];
+            }
+        } else {
+            vidk_h264s_zz4_ld(ly + (ptrdiff_t)by * W + bx, W, v);
+        }
+    } else if (j < VIDK_H264S_P_CAC) {
+        const int16_t *lc = c->lev[1 + j - VIDK_H264S_P_CDC];
+        const int Wc = W / 2, cx = mbx * 8, cy = mby * 8;
+        for (int i = 0; i < 16; i++)
+            v[i] = i >= 4 ? 0 : lc[(ptrdiff_t)(cy + 4 * (i >> 1)) * Wc + cx + 4 * (i & 1)];
+    } else {
+        const int p = (j - VIDK_H264S_P_CAC) >> 2, b = (j - VIDK_H264S_P_CAC) & 3;
+        const int Wc = W / 2;
+        vidk_h264s_zz4_ld(c->lev[p + 1] + (ptrdiff_t)(mby * 8 + 4 * (b >> 1)) * Wc + mbx * 8 +
+                              4 * (b & 1),
+                          Wc, v);
+    }
+    int any = 0, ac = 0;
+    for (int i = 0; i < 16; i++)
+        lev[i] = v[i], any |= v[i] != 0, ac |= i && v[i] != 0;
+    return any | ac << 1;
+}
+
+/* vidk_h264s_piece_lev after pass 1: a luma or chroma AC block whose TotalCoeff (the maps)
+ * is 0 holds only zeros, but for its element 0 where that is a DC coded apart (Intra_16x16,
+ * chroma), which is read alone: the same levels and flags with one load or none (most blocks
+ * of an inter frame are empty). */
+VIDK_CORE int vidk_h264s_piece_lev_tc(const VidkH264sCtx *c, int mbx, int mby, int intra16,
+                                      int tx8, int j, int16_t *lev) {
+    const int16_t *p0 = 0; /* element 0 of an empty block with a DC apart */
+    int n = -1;            /* its TotalCoeff, -1: not a block with one */
+    if (j >= VIDK_H264S_P_LUMA && j < VIDK_H264S_P_CDC) {
+        const int k = j - VIDK_H264S_P_LUMA, bx = vidk_h264s_blk_x(k), by = vidk_h264s_blk_y(k);
+        n = c->tcl[(mby * 4 + by) * (c->mbw * 4) + mbx * 4 + bx];
+        if (intra16) p0 = c->lev[0] + (ptrdiff_t)(mby * 16 + 4 * by) * c->W + mbx * 16 + 4 * bx;
+    } else if (j >= VIDK_H264S_P_CAC) {
+        const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3;
+        n = c->tcc[p][(mby * 2 + (k >> 1)) * (c->mbw * 2) + mbx * 2 + (k & 1)];
+        p0 = c->lev[p + 1] + (ptrdiff_t)(mby * 8 + 4 * (k >> 1)) * (c->W / 2) + mbx * 8 +
+             4 * (k & 1);
+    }
+    if (n != 0) return vidk_h264s_piece_lev(c, mbx, mby, intra16, tx8, j, lev);
+    const int16_t dc = p0 ? *p0 : (int16_t)0;
+    for (int i = 0; i < 16; i++)
+        lev[i] = i ? (int16_t)0 : dc;
+    return dc != 0;
+}
+
+/* coded_block_pattern (luma in bits 0..3, chroma in 4..5) from the pieces' flags as masks:
+ * bit j of `any` / `ac` is bit 0 / 1 of piece j's flags (vidk_h264s_piece_lev). */
+VIDK_CORE int vidk_h264s_cbp_m(uint32_t any, uint32_t ac, int intra16) {
+    const uint32_t l = (intra16 ? ac : any) >> VIDK_H264S_P_LUMA & 0xffffu;
+    const int luma = intra16 ? (l ? 15 : 0)
+                             : (l & 0xfu ? 1 : 0) | (l & 0xf0u ? 2 : 0) | (l & 0xf00u ? 4 : 0) |
+                                   (l & 0xf000u ? 8 : 0);
+    const int cac = (ac >> VIDK_H264S_P_CAC & 0xffu) != 0,
+              cdc = (any >> VIDK_H264S_P_CDC & 3u) != 0;
+    return luma | (cac ? 2 : cdc ? 1 : 0) << 4;
+}
+
+/* The same from the flags fl[j] of the pieces j < VIDK_H264S_PIECES. */
+VIDK_CORE int vidk_h264s_cbp(const uint8_t *fl, int intra16) {
+    uint32_t any = 0, ac = 0;
+    for (int j = 0; j < VIDK_H264S_PIECES; j++)
+        any |= (uint32_t)(fl[j] & 1) << j, ac |= (uint32_t)(fl[j] >> 1 & 1) << j;
+    return vidk_h264s_cbp_m(any, ac, intra16);
 }
 
 /* The top bit of each 16-bit lane of v where the lane is non-zero; every other bit 0. */
@@ -333,7 +378,7 @@ VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, in
     uint8_t fl[VIDK_H264S_PIECES];
     fl[0] = 0;
     for (int j = 1; j < VIDK_H264S_PIECES; j++)
-        fl[j] = (uint8_t)vidk_h264s_piece_lev(c, mbx, mby, intra16, tx8, j, lev[j]);
+        fl[j] = (uint8_t)vidk_h264s_piece_lev_tc(c, mbx, mby, intra16, tx8, j, lev[j]);
     const int cbp = vidk_h264s_cbp(fl, intra16);
     VidkH264MvNb nb;
     if (!intra16)
@@ -500,8 +545,8 @@ VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264
     const unsigned w = c->mbi[i];
     const int mbx = i % c->mbw, mby = i / c->mbw, intra16 = !!(w & ENC_MBI_INTRA);
     s->fl[l] = l >= 1 && l < VIDK_H264S_PIECES
-                   ? (uint8_t)vidk_h264s_piece_lev(c, mbx, mby, intra16, !!(w & ENC_MBI_TX8), l,
-                                                   L->lev)
+                   ? (uint8_t)vidk_h264s_piece_lev_tc(c, mbx, mby, intra16, !!(w & ENC_MBI_TX8),
+                                                      l, L->lev)
                    : 0;
     const int row0 = vidk_h264s_slice_row0(c->mbh, c->slices, mby);
     if (l == 0) s->row0 = row0; /* for step 2 */
@@ -511,13 +556,13 @@ VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264
 }
 
 /* Step 2: its piece coded into its buffer, the length into s (lane 0: the header and the
- * P_Skip flag). */
+ * P_Skip flag); cbp: the macroblock's, from step 1's flags (vidk_h264s_cbp, or the masks of
+ * the lanes' flags on the device). */
 VIDK_CORE void vidk_h264s_w_code(const VidkH264sCtx *f, int i, int l, VidkH264sWarp *s,
-                                 VidkH264sLane *L) {
+                                 VidkH264sLane *L, int cbp) {
     VidkH264sCtx c = *f;
     const int mbx = i % f->mbw, mby = i / f->mbw, intra16 = !!(f->mbi[i] & ENC_MBI_INTRA);
     c.row0 = s->row0;
-    const int cbp = vidk_h264s_cbp(s->fl, intra16);
     VidkBits b;
     vidk_bits_init(&b, L->buf, VIDK_H264S_LANE_BYTES - 3);
     if (l == 0)
@@ -588,8 +633,9 @@ VIDK_CORE int vidk_h264s_code_slot(const VidkH264sCtx *c, int i, uint8_t *slots,
     s.skip = 0;
     for (int l = 0; l < 32; l++)
         vidk_h264s_w_gather(c, i, l, &s, &L[l]);
+    const int cbp = vidk_h264s_cbp(s.fl, !!(c->mbi[i] & ENC_MBI_INTRA));
     for (int l = 0; l < 32; l++)
-        vidk_h264s_w_code(c, i, l, &s, &L[l]);
+        vidk_h264s_w_code(c, i, l, &s, &L[l], cbp);
     for (int l = 0; l < 32; l++)
         vidk_h264s_w_zero(i, l, vidk_h264s_put_of(s.len, s.ovf, l, slot_bytes), slots,
                           slot_bytes);
