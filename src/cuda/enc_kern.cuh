@@ -42,34 +42,52 @@ __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int 
 // the sum of its 4x4 blocks' enc_satd4). A half warp per macroblock, lane k the 4x4 block k
 // (raster), through the partition shapes in turn: at the vector of the shape's partition
 // covering it, whose SATD it computes unless an earlier shape gave the block the same vector
-// (neighbouring shapes' searches often agree: the same value, computed once); the lane of a
-// partition's first block sums its blocks. Without sub-8x8 partitions (f.no_sub8x8) only the
-// shapes from 8x8 on (their entries are all the decision reads). Lane 0 of a macroblock
-// also writes decision pass 0, the seed (enc_h264_seed), into seed_mv / seed_mb.
+// (neighbouring shapes' searches often agree: the same value, computed once); the blocks of a
+// partition are the lanes that differ from its first in the bits of dist_lanes(shape) only,
+// so xor shuffles over those bits sum them and the first writes the sum (until session 19 a
+// pass through shared memory and loops over the lanes' partitions: a quarter of the
+// kernel's instructions). Without sub-8x8 partitions (f.no_sub8x8) only the shapes from 8x8
+// on (their entries are all the decision reads). Lane 0 of a macroblock also writes decision
+// pass 0, the seed (enc_h264_seed), into seed_mv / seed_mb.
 constexpr int kDistShapes =
     7; // 4x4, 8x4, 4x8, 8x8 (P_8x8's sub types 3, 1, 2, 0), 16x8, 8x16, 16x16
-__device__ inline int dist_part(int shape, int k) {
-    const int mode = shape < 4 ? 3 : shape == 4 ? 1 : shape == 5 ? 2 : 0;
-    const int sub = shape == 0 ? 3 : shape == 1 ? 1 : shape == 2 ? 2 : 0;
-    return enc_h264_cand_part(mode, sub, k & 3, k >> 2);
+__host__ __device__ constexpr int dist_part(int shape, int k) {
+    return enc_h264_cand_part(shape < 4    ? 3
+                              : shape == 4 ? 1
+                              : shape == 5 ? 2
+                                           : 0,
+                              shape == 0   ? 3
+                              : shape == 1 ? 1
+                              : shape == 2 ? 2
+                                           : 0,
+                              k & 3, k >> 2);
+}
+// The bits of k (4 j + i) along which a partition of the shape extends.
+__host__ __device__ constexpr int dist_lanes(int shape) {
+    return shape == 0   ? 0
+           : shape == 1 ? 1
+           : shape == 2 ? 4
+           : shape == 3 ? 5
+           : shape == 4 ? 7
+           : shape == 5 ? 13
+                        : 15;
 }
 __host__ __device__ inline int dist_shape0(const EncFrame &f) {
     return f.no_sub8x8 ? 3 : 0;
 }
 __global__ void __launch_bounds__(128)
     dist_kernel(const EncFrame f, uint32_t *dist, VidkMv *seed_mv, uint16_t *seed_mb) {
-    __shared__ uint32_t sd[128];
     const int s0 = dist_shape0(f);
     const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t >> 4, k = t & 15;
     const bool on = u < f.uw * f.uh; // the same for the 16 lanes of a macroblock
+    const unsigned half = 0xffffu << (threadIdx.x & 16);
     const int mbx = u % f.uw, mby = u / f.uw;
-    const uint32_t *h = sd + (threadIdx.x & ~15);
     VidkMv mv[kDistShapes];
     uint32_t v[kDistShapes];
 #pragma unroll
     for (int shape = 0; shape < kDistShapes; shape++) {
         mv[shape].x = mv[shape].y = 0, v[shape] = 0;
-        if (shape < s0 || !on) continue;
+        if (shape < s0 || !on) continue; // the whole half warp
         const int p = dist_part(shape, k);
         const EncPart q = enc_h264_part(mbx, mby, p);
         mv[shape] = enc_me_at(&f, q.bs, q.bx, q.by).mv;
@@ -85,21 +103,27 @@ __global__ void __launch_bounds__(128)
             v[shape] = enc_h264_satd_at(&f, 16 * mbx + 4 * (k & 3), 16 * mby + 4 * (k >> 2), 4,
                                         4, mv[shape]);
         }
-        __syncwarp(0xffffu << (threadIdx.x & 16)); // the half warp's previous sums are read
-        sd[threadIdx.x] = v[shape];
-        __syncwarp(0xffffu << (threadIdx.x & 16));
-        bool first = true;
-        for (int o = 0; o < k; o++)
-            first = first && dist_part(shape, o) != p; // the partition's first block sums
-        if (first) {
-            uint32_t sum = 0;
-            for (int o = k; o < 16; o++)
-                sum += dist_part(shape, o) == p ? h[o] : 0u;
-            dist[ENC_H264_DIST_N * u + p] = sum;
-        }
+        uint32_t sum = v[shape];
+#pragma unroll
+        for (int b = 1; b < 16; b <<= 1)
+            if (dist_lanes(shape) & b) sum += __shfl_xor_sync(half, sum, b);
+        if (!(k & dist_lanes(shape))) dist[ENC_H264_DIST_N * u + p] = sum;
     }
     if (on && k == 0) enc_h264_seed(&f, mbx, mby, seed_mv, seed_mb);
 }
+
+// The lanes of each shape's partitions (dist_lanes) against its partition map (dist_part):
+// the same partition exactly when k differs from the partition's first block in those bits.
+__host__ __device__ constexpr bool dist_lanes_ok() {
+    for (int shape = 0; shape < kDistShapes; shape++)
+        for (int k = 0; k < 16; k++)
+            for (int o = 0; o < 16; o++)
+                if ((dist_part(shape, k) == dist_part(shape, o)) !=
+                    ((k & ~dist_lanes(shape)) == (o & ~dist_lanes(shape))))
+                    return false;
+    return true;
+}
+static_assert(dist_lanes_ok(), "dist_lanes");
 
 // The Intra_16x16 estimate: one thread per macroblock and mode, the lowest of four adjacent
 // lanes into the macroblock's entry.

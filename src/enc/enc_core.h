@@ -23,8 +23,11 @@
 #include "sad_core.h"
 #include "vidkern/vidkern.h"
 
+/* ENC_CFN: a function of its arguments alone, also usable in the CUDA code's constant
+ * expressions. */
 #if defined(__CUDACC__)
 #define ENC_FN  static __device__ inline
+#define ENC_CFN static constexpr __host__ __device__ inline
 #define ENC_TAB static __device__ const
 /* Reconstructed samples of neighbours written by other thread blocks of the same kernel
  * (intra wavefront): read through L2, never a stale L1 line. */
@@ -35,6 +38,7 @@
 #define ENC_UNROLL _Pragma("unroll")
 #else
 #define ENC_FN       static inline
+#define ENC_CFN      static inline
 #define ENC_TAB      static const
 #define ENC_LDREC(p) (*(p))
 #define ENC_ALIGN(n) _Alignas(n)
@@ -707,7 +711,7 @@ ENC_FN uint32_t enc_h264_part_dist(const EncFrame *f, int mbx, int mby, int p) {
 /* The searched vector of 4x4 block (i, j) of macroblock (mbx, mby) under partition mode
  * `mode` (0 16x16, 1 16x8, 2 8x16, 3 P_8x8 with sub-macroblock type `sub` for the block's
  * quadrant: 0 8x8, 1 8x4, 2 4x8, 3 4x4), and the index of its partition (VIDK_ME_PART_*). */
-ENC_FN int enc_h264_cand_part(int mode, int sub, int i, int j) {
+ENC_CFN int enc_h264_cand_part(int mode, int sub, int i, int j) {
     if (mode == 0) return VIDK_ME_PART_16x16;
     if (mode == 1) return VIDK_ME_PART_16x8 + (j >> 1);
     if (mode == 2) return VIDK_ME_PART_8x16 + (i >> 1);
