@@ -157,6 +157,34 @@ template <typename... K> static inline cudaError_t vidk_cuda_load(K... kerns) {
     return e;
 }
 
+// Programmatic dependent launch (sm_90; docs/ENCODE_CUDA.md): a kernel launched with
+// vidk_cuda_launch_pdl may have its blocks made resident while the stream's previous kernel
+// still runs, once every block of that one has called vidk_pdl_launch() (or ended); it must
+// call vidk_pdl_wait() before it reads or writes any memory that the previous kernels use,
+// which returns once they have completed and their writes are visible. Both are no-ops for a
+// kernel launched the usual way.
+__device__ __forceinline__ void vidk_pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void vidk_pdl_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+template <typename... P, typename... A>
+static inline cudaError_t vidk_cuda_launch_pdl(void (*kern)(P...), unsigned grid,
+                                               unsigned threads, cudaStream_t s, A... args) {
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid), cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = 0;
+    cfg.stream = s, cfg.attrs = at, cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kern, args...);
+}
+
 /* Blocks of `threads` covering n items (n > 0). */
 static inline unsigned vidk_cuda_grid(size_t n, unsigned threads) {
     return (unsigned)((n + threads - 1) / threads);

@@ -77,6 +77,7 @@ __host__ __device__ inline int dist_shape0(const EncFrame &f) {
 }
 __global__ void __launch_bounds__(128)
     dist_kernel(const EncFrame f, uint32_t *dist, VidkMv *seed_mv, uint16_t *seed_mb) {
+    vidk_pdl_launch(); // the first decision pass may be made resident
     const int s0 = dist_shape0(f);
     const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t >> 4, k = t & 15;
     const bool on = u < f.uw * f.uh; // the same for the 16 lanes of a macroblock
@@ -152,6 +153,8 @@ __global__ void __launch_bounds__(32 * kDecideWarps)
                   uint16_t *mbo) {
     __shared__ uint32_t s_satd[kDecideWarps][32], s_c[ENC_H264_CANDS][32];
     __shared__ unsigned s_w[ENC_H264_CANDS][32];
+    vidk_pdl_wait(); // the previous kernel (distances or pass) has completed
+    vidk_pdl_launch();
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
     const bool on = u < f.uw * f.uh;
     const int mbx = u % f.uw, mby = u / f.uw;
@@ -248,6 +251,7 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
     } s_x;
     __shared__ int s_list[32], s_cnt[2];
     __shared__ unsigned s_cr[2][32];
+    vidk_pdl_wait(); // the last decision pass has completed
     const int lane = threadIdx.x & 31, role = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
     const unsigned w = u < f.uw * f.uh ? f.dmb[u] : ENC_MBI_INTRA;
     const bool on = !(w & ENC_MBI_INTRA); // intra: coded by intra_p_kernel

@@ -60,7 +60,7 @@ struct EncOps {
 
 namespace {
 
-enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_COUNT };
+enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_D, EV_L, EV_COUNT };
 
 // Source slots: frame i's source is in slot i % kSlots from its send to its receive, so that
 // the caller can send the frames after the one being coded (their uploads then run while it
@@ -489,31 +489,41 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         const int n = e->uw * e->uh;
         if (e->p.codec == VIDK_CODEC_H264) {
             f.skipc = c->d_skipc;
+            // The intra estimate (beside the search, long done) waited for before the
+            // distances, so that the kernels from here to inter_kernel follow each other
+            // directly: each launched as a programmatic dependent of the one before.
+            CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_I], 0));
             dist_kernel<<<(unsigned)(((size_t)n * 16 + 127) / 128), 128, 0, s>>>(
                 f, c->d_dist, c->d_dmv[0], c->d_dmb[0]);
             CUDA_CHECK_LAUNCH();
-            CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_I], 0)); // the intra estimate
             f.dist = c->d_dist;
             for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
                 const int o = pass & 1, i = o ^ 1;
-                decide_kernel<<<(unsigned)((n + 31) / 32), 32 * kDecideWarps, 0, s>>>(
-                    f, c->d_dmv[i], c->d_dmb[i], c->d_dmv[o], c->d_dmb[o]);
-                CUDA_CHECK_LAUNCH();
+                CUDA_CHECK(vidk_cuda_launch_pdl(
+                    decide_kernel, (unsigned)((n + 31) / 32), 32 * kDecideWarps, s, f,
+                    (const VidkMv *)c->d_dmv[i], (const uint16_t *)c->d_dmb[i], c->d_dmv[o],
+                    c->d_dmb[o]));
             }
             f.dmv = c->d_dmv[VIDK_ENC_DECIDE_PASSES & 1];
             f.dmb = c->d_dmb[VIDK_ENC_DECIDE_PASSES & 1];
+            // The list of the macroblocks made intra from the decisions alone: on the side
+            // stream, beside inter_kernel (off the frame's chain of kernels).
+            CUDA_CHECK(cudaEventRecord(ev[EV_D], s));
+            CUDA_CHECK(cudaStreamWaitEvent(c->s_side, ev[EV_D], 0));
+            intra_list_kernel<<<1, kListThreads, 0, c->s_side>>>(f.dmb, n, c->d_ilist,
+                                                                 c->d_icnt);
+            CUDA_CHECK_LAUNCH();
+            CUDA_CHECK(cudaMemsetAsync(c->d_iflag, 0, (size_t)n * sizeof(int), c->s_side));
+            CUDA_CHECK(cudaEventRecord(ev[EV_L], c->s_side));
         }
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_inter_kernel<<<(unsigned)((n + 1) / 2), 64, 0, s>>>(f);
-        else if (c->inter_waves)
-            inter_kernel<3><<<(unsigned)((n + 31) / 32), 32 * kInterWarps, 0, s>>>(f);
         else
-            inter_kernel<0><<<(unsigned)((n + 31) / 32), 32 * kInterWarps, 0, s>>>(f);
+            CUDA_CHECK(vidk_cuda_launch_pdl(c->inter_waves ? inter_kernel<3> : inter_kernel<0>,
+                                            (unsigned)((n + 31) / 32), 32 * kInterWarps, s, f));
         CUDA_CHECK_LAUNCH();
         if (e->p.codec == VIDK_CODEC_H264) {
-            intra_list_kernel<<<1, kListThreads, 0, s>>>(f.dmb, n, c->d_ilist, c->d_icnt);
-            CUDA_CHECK_LAUNCH();
-            CUDA_CHECK(cudaMemsetAsync(c->d_iflag, 0, (size_t)n * sizeof(int), s));
+            CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_L], 0)); // the list, the flags zeroed
             intra_p_kernel<<<(unsigned)vidk_imin(n, kIntraPBlocks), 64, 0, s>>>(
                 f, c->d_ilist, c->d_icnt, c->d_iflag);
             CUDA_CHECK_LAUNCH();
