@@ -139,20 +139,26 @@ __global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32
 // H.264 inter frames: decision pass `pass` >= 1 (pass 0, the seed, is dist_kernel's), one
 // thread per macroblock in each of a block's four warps, 32 macroblocks per block
 // (enc_core.h enc_h264_decide_pass's steps): each warp fills the neighbourhood (filled by the
-// four warps together, a quarter of its entries each, no faster: 14.6 -> 15.0 us) and
-// computes four rows of the P_Skip candidate's SATD where its vector changed (40% of a pass
-// on one thread, ncu); then the candidates (enc_h264_cand) on the warps: warp 0 16x16 and
-// P_Skip, 1 P_8x8, 2 16x8, 3 8x16; each warp picks the winner from the costs
-// (enc_h264_pick) and the winner's warp writes it. Measured before (session 8, H100) against
-// eight lanes per macroblock (its candidates on parallel lanes) and a warp per macroblock
-// (P_8x8's partitions on lanes too): 41 / 46 / 110 us a pass at 1080p: the lanes' shared
-// start (the neighbourhood, the partition tables) costs more than they save.
+// four warps together, a quarter of its entries each, no faster: 14.6 -> 15.0 us); the
+// P_Skip candidate's SATD where its vector changed (40% of a pass on one thread, ncu): the
+// 16x16 partition's (f.dist) where the P_Skip vector is the searched 16x16 vector (the same
+// sum of the same 4x4 SATDs; about 70% of them on the 1080p mosaic), else computed as
+// (macroblock, 4x4 block) items spread over the block's 128 threads, which sum them in
+// shared memory (until session 19 each warp computed four rows of every such macroblock on
+// its lane: a warp ran them for one lane in need); then the candidates (enc_h264_cand) on
+// the warps: warp 0 16x16 and P_Skip, 1 P_8x8, 2 16x8, 3 8x16; each warp picks the winner
+// from the costs (enc_h264_pick) and the winner's warp writes it. Measured before (session
+// 8, H100) against eight lanes per macroblock (its candidates on parallel lanes) and a warp
+// per macroblock (P_8x8's partitions on lanes too): 41 / 46 / 110 us a pass at 1080p: the
+// lanes' shared start (the neighbourhood, the partition tables) costs more than they save.
 constexpr int kDecideWarps = 4;
 __global__ void __launch_bounds__(32 * kDecideWarps)
     decide_kernel(const EncFrame f, const VidkMv *mvi, const uint16_t *mbi, VidkMv *mvo,
                   uint16_t *mbo) {
-    __shared__ uint32_t s_satd[kDecideWarps][32], s_c[ENC_H264_CANDS][32];
+    __shared__ uint32_t s_c[ENC_H264_CANDS][32], s_sk[32];
     __shared__ unsigned s_w[ENC_H264_CANDS][32];
+    __shared__ VidkMv s_sv[32];
+    __shared__ int s_list[32];
     vidk_pdl_wait(); // the previous kernel (distances or pass) has completed
     vidk_pdl_launch();
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
@@ -161,17 +167,37 @@ __global__ void __launch_bounds__(32 * kDecideWarps)
     VidkH264MvNb n;
     VidkMv sv = {0, 0};
     uint32_t satd = 0;
-    bool fresh = false;
+    bool fresh = false, known = false;
     if (on) {
         enc_h264_decide_nb(&f, mbx, mby, mvi, mbi, &n);
         sv = vidk_h264_skip_mv(&n);
         fresh = !enc_h264_skip_kept(&f, mbx, mby, sv, &satd);
-        if (fresh)
-            s_satd[w][lane] = enc_h264_satd_at(&f, 16 * mbx, 16 * mby + 4 * w, 16, 4, sv);
+        if (fresh) {
+            const EncPart q = enc_h264_part(mbx, mby, VIDK_ME_PART_16x16);
+            const VidkMv m = enc_me_at(&f, q.bs, q.bx, q.by).mv; // dist_kernel's 16x16 vector
+            known = m.x == sv.x && m.y == sv.y;
+            if (known) satd = f.dist[ENC_H264_DIST_N * (ptrdiff_t)u + VIDK_ME_PART_16x16];
+        }
+    }
+    const unsigned need = __ballot_sync(0xffffffffu, fresh && !known); // the same in each warp
+    if (w == 0) {
+        s_sk[lane] = 0, s_sv[lane] = sv;
+        if (need >> lane & 1) s_list[__popc(need & ((1u << lane) - 1u))] = lane;
+    }
+    __syncthreads();
+    const int items = 16 * __popc(need);
+    for (int at = 0; at < items; at += 32 * kDecideWarps) { // the block's threads alike
+        const int it = at + (int)threadIdx.x;
+        if (it < items) {
+            const int l = s_list[it >> 4], b = it & 15, ul = blockIdx.x * 32 + l;
+            const uint32_t v = enc_h264_satd_at(&f, 16 * (ul % f.uw) + 4 * (b & 3),
+                                                16 * (ul / f.uw) + 4 * (b >> 2), 4, 4, s_sv[l]);
+            atomicAdd(&s_sk[l], v);
+        }
     }
     __syncthreads();
     if (on && fresh) {
-        satd = s_satd[0][lane] + s_satd[1][lane] + s_satd[2][lane] + s_satd[3][lane];
+        if (!known) satd = s_sk[lane];
         if (w == 0) enc_h264_skip_keep(&f, mbx, mby, sv, satd);
     }
     // warp 0: 16x16 (its vectors kept in v0), then P_Skip; the others one candidate each
