@@ -289,7 +289,10 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
     VidkH264MvNb nb;
     constexpr bool head_first = kMinBlocks == 3; // the header before Cb (see above)
     if (head_first && on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
-    if (on && role >= 4) enc_mc_area(&f, x0, y0, 16, 16, mv4, n4, role == 4 ? 2u : 4u);
+    if (on && role < 4) // quadrant `role`'s chroma prediction, both planes, into rec
+        enc_mc_area(&f, x0 + 8 * (role & 1), y0 + 8 * (role >> 1), 8, 8,
+                    mv4 + 2 * (role >> 1) * n4 + 2 * (role & 1), n4, 6u);
+    __syncthreads(); // the chroma warps code the planes from it
     if (on && role == 4) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
     if (on && role == 5) {
         EncUnitStat c = enc_stat_zero();
