@@ -60,6 +60,10 @@ struct EncOps {
 
 namespace {
 
+// A frame's events: those before EV_I time its stages (info->stage_ms: created with timing),
+// those from EV_I on only order streams. An event without timing is cheaper to wait for
+// and to record on the device: creating these four without it made the whole file 2-3%
+// faster at 1080p (session 20, H200, docs/PERFORMANCE.md).
 enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_D, EV_L, EV_COUNT };
 
 // Source slots: frame i's source is in slot i % kSlots from its send to its receive, so that
@@ -317,7 +321,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         c->out_bytes = out;
         if (out) CUDA_CHECK(cudaMallocHost(&c->h_out, out));
     }
-    // Streams and timing events of the encoder (exec.cu); they live until close.
+    // Streams and events of the encoder (exec.cu); they live until close.
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_up));
     // The frames' chain (search, decision, coding, the intra estimate the decision waits
     // for, the statistics the entropy coding waits for) at the device's highest priority:
@@ -334,7 +338,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     }
     for (int k = 0; k < kSlots; k++) {
         for (int j = 0; j < EV_COUNT; j++)
-            VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k][j], true));
+            VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k][j], j < EV_I));
         if (c->st_slot)
             VIDK_TRY(vidk_cuda_stream_open(ctx, &c->st[k], e->uw, e->uh, c->st_slices,
                                            c->st_slot, c->s_code));
