@@ -173,8 +173,7 @@ __global__ void __launch_bounds__(32 * kDecideWarps)
         sv = vidk_h264_skip_mv(&n);
         fresh = !enc_h264_skip_kept(&f, mbx, mby, sv, &satd);
         if (fresh) {
-            const EncPart q = enc_h264_part(mbx, mby, VIDK_ME_PART_16x16);
-            const VidkMv m = enc_me_at(&f, q.bs, q.bx, q.by).mv; // dist_kernel's 16x16 vector
+            const VidkMv m = enc_h264_cand_mv(&f, mbx, mby, 0, 0, 0, 0); // the searched 16x16
             known = m.x == sv.x && m.y == sv.y;
             if (known) satd = f.dist[ENC_H264_DIST_N * (ptrdiff_t)u + VIDK_ME_PART_16x16];
         }

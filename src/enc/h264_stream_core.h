@@ -152,6 +152,18 @@ VIDK_CORE int vidk_h264s_piece_lev(const VidkH264sCtx *c, int mbx, int mby, int 
     return any | ac << 1;
 }
 
+/* The TotalCoeff map entry of piece j of macroblock (mbx, mby): a luma block
+ * (VIDK_H264S_P_LUMA ..) or a chroma AC block (VIDK_H264S_P_CAC ..) only. */
+VIDK_CORE uint8_t *vidk_h264s_tc_at(const VidkH264sCtx *c, int mbx, int mby, int j) {
+    if (j < VIDK_H264S_P_CDC) {
+        const int k = j - VIDK_H264S_P_LUMA;
+        return c->tcl + (mby * 4 + vidk_h264s_blk_y(k)) * (c->mbw * 4) + mbx * 4 +
+               vidk_h264s_blk_x(k);
+    }
+    const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3;
+    return c->tcc[p] + (mby * 2 + (k >> 1)) * (c->mbw * 2) + mbx * 2 + (k & 1);
+}
+
 /* vidk_h264s_piece_lev after pass 1: a luma or chroma AC block whose TotalCoeff (the maps)
  * is 0 holds only zeros, but for its element 0 where that is a DC coded apart (Intra_16x16,
  * chroma), which is read alone: the same levels and flags with one load or none (most blocks
@@ -162,11 +174,11 @@ VIDK_CORE int vidk_h264s_piece_lev_tc(const VidkH264sCtx *c, int mbx, int mby, i
     int n = -1;            /* its TotalCoeff, -1: not a block with one */
     if (j >= VIDK_H264S_P_LUMA && j < VIDK_H264S_P_CDC) {
         const int k = j - VIDK_H264S_P_LUMA, bx = vidk_h264s_blk_x(k), by = vidk_h264s_blk_y(k);
-        n = c->tcl[(mby * 4 + by) * (c->mbw * 4) + mbx * 4 + bx];
+        n = *vidk_h264s_tc_at(c, mbx, mby, j);
         if (intra16) p0 = c->lev[0] + (ptrdiff_t)(mby * 16 + 4 * by) * c->W + mbx * 16 + 4 * bx;
     } else if (j >= VIDK_H264S_P_CAC) {
         const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3;
-        n = c->tcc[p][(mby * 2 + (k >> 1)) * (c->mbw * 2) + mbx * 2 + (k & 1)];
+        n = *vidk_h264s_tc_at(c, mbx, mby, j);
         p0 = c->lev[p + 1] + (ptrdiff_t)(mby * 8 + 4 * (k >> 1)) * (c->W / 2) + mbx * 8 +
              4 * (k & 1);
     }
@@ -263,14 +275,13 @@ VIDK_CORE void vidk_h264s_piece_count(const VidkH264sCtx *c, int mbx, int mby, i
                                     4 * vidk_h264s_blk_x(k),
                                 W, intra16);
         }
-        c->tcl[(mby * 4 + vidk_h264s_blk_y(k)) * (c->mbw * 4) + mbx * 4 + vidk_h264s_blk_x(k)] =
-            (uint8_t)n;
+        *vidk_h264s_tc_at(c, mbx, mby, j) = (uint8_t)n;
     } else if (j >= VIDK_H264S_P_CAC) {
         const int p = (j - VIDK_H264S_P_CAC) >> 2, k = (j - VIDK_H264S_P_CAC) & 3, Wc = W / 2;
         const int n = vidk_h264s_nz16(c->lev[p + 1] + (ptrdiff_t)(mby * 8 + 4 * (k >> 1)) * Wc +
                                           mbx * 8 + 4 * (k & 1),
                                       Wc, 1);
-        c->tcc[p][(mby * 2 + (k >> 1)) * (c->mbw * 2) + mbx * 2 + (k & 1)] = (uint8_t)n;
+        *vidk_h264s_tc_at(c, mbx, mby, j) = (uint8_t)n;
     }
 }
 
