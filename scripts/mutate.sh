@@ -127,8 +127,11 @@ mut nal_emulation src/enc/h264_nal_core.h \
 # The coding loop's search on CUDA, checked on the host through the kernels' emulator
 # (ctest me_emu_passes): a block's second pass of candidate columns one column off.
 mut me_pass_offset src/cuda/me_kern_f41.cuh \
-    'const int mvx = vk_imin(bp.cx0 + pass * a.C + col, a.R);' \
-    'const int mvx = vk_imin(bp.cx0 + pass * a.C + col + (pass == 1), a.R);'
+    'const int mvx = bp.cx0 + pass * a.C + col;' \
+    'const int mvx = bp.cx0 + pass * a.C + col + (pass == 1);'
+# ... and the end of a warp's passes one column early: column R never searched.
+mut me_pass_end src/cuda/me_kern_f41.cuh \
+    'if (mvx > a.R) break;' 'if (mvx >= a.R) break;'
 
 # Readers.
 mut y4m_width_height tools/picio.c \
