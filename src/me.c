@@ -6,6 +6,10 @@
 
 #include "internal.h"
 
+/* me.h: a vector is one aligned 32-bit word (the layouts of the files and maps rely on 4
+ * bytes). */
+_Static_assert(sizeof(VidkMv) == 4 && _Alignof(VidkMv) == 4, "VidkMv");
+
 unsigned vidk_me_mv_bits(int v) {
     /* se(v): codeNum 2v - 1 for v > 0, -2v otherwise; ue length 2 * floor(log2(codeNum
      * + 1)) + 1 (H.264 9.1). 64-bit so that every int is exact. */

@@ -54,9 +54,18 @@ extern "C" {
 #define VIDK_ME_SHAPES_ALL                                                                     \
     (VIDK_ME_SHAPES_H264 | VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64))
 
-/** An integer-pel motion vector (reference position minus block position). */
+/* C11 / C++11 member alignment. */
+#ifdef __cplusplus
+#define VIDK_ALIGNAS(n) alignas(n)
+#else
+#define VIDK_ALIGNAS(n) _Alignas(n)
+#endif
+
+/** An integer-pel motion vector (reference position minus block position). 4-byte aligned:
+ *  a vector is loaded and stored as one 32-bit word (the same size, 4 bytes). */
 typedef struct VidkMv {
-    int16_t x, y;
+    VIDK_ALIGNAS(4) int16_t x;
+    int16_t y;
 } VidkMv;
 
 /** Parameters of vidk_me_search(); fill with vidk_me_default_params() first. */
