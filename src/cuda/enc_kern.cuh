@@ -247,9 +247,11 @@ __device__ inline void store8x8(uint8_t *d, int pitch, const uint8_t *b) {
 // (macroblock, quadrant) each, from the predictions in shared memory: the macroblocks that
 // chose the 4x4 transform first, those that chose 8x8 after, 32 jobs a warp, so that a warp
 // runs one transform size (one warp at most both); warp 4 counts the header's bits (only the
-// statistics need them) beside the jobs' transforms (in the three-block build before Cb, as
-// until session 17: the same speed at 2160p). The quadrants' decimation scores meet in shared
-// memory (h264_luma_try's two steps: the same sums); warp 4 writes the statistics.
+// statistics need them) first, while warps 0-3 form the chroma predictions (in both builds
+// since session 22: at 1080p the kernel 80.2 -> 77.2 us, H200, docs/PERFORMANCE.md; from
+// session 17 to 21 the two-block build counted them beside the jobs' transforms). The
+// quadrants' decimation scores meet in shared memory (h264_luma_try's two steps: the same
+// sums); warp 4 writes the statistics.
 //
 // Two builds (session 17, H200, docs/PERFORMANCE.md): kMinBlocks = 0 (137 registers, two
 // blocks per SM) where the grid has at most two blocks per SM (1080p: the whole file 2.6%
@@ -286,8 +288,7 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
     const VidkMv *mv4 = f.dmv + (ptrdiff_t)(4 * mby) * n4 + 4 * mbx;
     EncUnitStat st = enc_stat_zero();
     VidkH264MvNb nb;
-    constexpr bool head_first = kMinBlocks == 3; // the header before Cb (see above)
-    if (head_first && on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
+    if (on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st); // (see above)
     if (on && role < 4) // quadrant `role`'s chroma prediction, both planes, into rec
         enc_mc_area(&f, x0 + 8 * (role & 1), y0 + 8 * (role >> 1), 8, 8,
                     mv4 + 2 * (role >> 1) * n4 + 2 * (role & 1), n4, 6u);
@@ -345,7 +346,6 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
             reinterpret_cast<uint2 *>(out)[r] = *pred_row(s_pred, q * 32 + jm, r);
         s_x.c.score[q][jm] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], jt, out, 8, lev);
     }
-    if (!head_first && on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
     __syncthreads(); // every quadrant's score is known
     if (busy) {
         const int total =
