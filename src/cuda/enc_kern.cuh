@@ -243,7 +243,8 @@ __device__ inline void store8x8(uint8_t *d, int pitch, const uint8_t *b) {
 // H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the six warps of a block, 32
 // macroblocks per block. Warps 0-3 first form luma quadrant w's prediction of every
 // macroblock (lane) into shared memory and measure it for the transform size; meanwhile
-// warp 4 codes Cb, warp 5 Cr and then the maps. Then the luma is coded as jobs, a
+// warp 4 codes Cb, warp 5 Cr (and the maps beside the quantisation, session 22: before the
+// job list's barrier it was that phase's long pole). Then the luma is coded as jobs, a
 // (macroblock, quadrant) each, from the predictions in shared memory: the macroblocks that
 // chose the 4x4 transform first, those that chose 8x8 after, 32 jobs a warp, so that a warp
 // runs one transform size (one warp at most both); warp 4 counts the header's bits (only the
@@ -332,8 +333,7 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
         if (on) s_list[t ? n0 + __popc(m1 & below) : __popc(m0 & below)] = lane;
         if (lane == 0) s_cnt[0] = n0, s_cnt[1] = n0 + __popc(m1);
     }
-    if (on && role == 5) enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4); // before rec is written
-    __syncthreads();                                                // the job list
+    __syncthreads(); // the job list
     const int job = role * 32 + lane, k = job >> 2, q = job & 3;
     const bool busy = role < 4 && k < s_cnt[1];
     const int jm = busy ? s_list[k] : 0, jt = k >= s_cnt[0];
@@ -346,6 +346,8 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
             reinterpret_cast<uint2 *>(out)[r] = *pred_row(s_pred, q * 32 + jm, r);
         s_x.c.score[q][jm] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], jt, out, 8, lev);
     }
+    // the maps beside the quantisation (rec still holds the prediction the energy map reads)
+    if (on && role == 5) enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4);
     __syncthreads(); // every quadrant's score is known
     if (busy) {
         const int total =
