@@ -54,11 +54,17 @@ extern "C" {
 #define VIDK_ME_SHAPES_ALL                                                                     \
     (VIDK_ME_SHAPES_H264 | VIDK_ME_SHAPE(VIDK_BLOCK_32x32) | VIDK_ME_SHAPE(VIDK_BLOCK_64x64))
 
-/* C11 / C++11 member alignment. */
-#ifdef __cplusplus
+/* Member alignment: C++11 and C11 keywords; GCC / Clang and MSVC forms for older C. */
+#if defined(__cplusplus)
 #define VIDK_ALIGNAS(n) alignas(n)
-#else
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define VIDK_ALIGNAS(n) _Alignas(n)
+#elif defined(__GNUC__)
+#define VIDK_ALIGNAS(n) __attribute__((aligned(n)))
+#elif defined(_MSC_VER)
+#define VIDK_ALIGNAS(n) __declspec(align(n))
+#else
+#error "vidkern/me.h: no way to align VidkMv to 4 bytes with this compiler"
 #endif
 
 /** An integer-pel motion vector (reference position minus block position). 4-byte aligned:
