@@ -132,6 +132,10 @@ mut me_pass_offset src/cuda/me_kern_f41.cuh \
 # ... and the end of a warp's passes one column early: column R never searched.
 mut me_pass_end src/cuda/me_kern_f41.cuh \
     'if (mvx > a.R) break;' 'if (mvx >= a.R) break;'
+mut me_shift_sel src/cuda/me_kern_f41.cuh \
+    '0x4321u + 0x1111u * s' '0x3210u + 0x1111u * s'
+mut me_shift_copy src/cuda/me_kern_f41.cuh \
+    '((FL & F_SHIFT) ? (sx & 3) * cs : 0)' '((FL & F_SHIFT) ? (3 - (sx & 3)) * cs : 0)'
 
 # Readers.
 mut y4m_width_height tools/picio.c \

@@ -1,7 +1,8 @@
 // The CUDA motion search's launch plan (make_plan, src/cuda/me_kern_common.cuh) over a sweep
 // of picture sizes, ranges, shape masks, lambdas and SM counts: every plan the fast kernels
-// would get must fit what me.cu launches (48 kB of dynamic shared memory a block, the
-// window pitch of its kernel) and cover every candidate column and row. Plain C++, no GPU.
+// would get must fit what me.cu launches (48 kB of dynamic shared memory a block, 56 kB with
+// the shifted copies of F_SHIFT; the window pitch of its kernel) and cover every candidate
+// column and row. Plain C++, no GPU.
 #include "cuda/me_emu.cuh"
 
 int main(void) {
@@ -20,7 +21,7 @@ int main(void) {
                                   VIDK_ME_SHAPE(VIDK_BLOCK_64x64),
                               VIDK_ME_SHAPE(VIDK_BLOCK_8x8)};
     const int sms[] = {1, 4, 66, 132};
-    long plans = 0, bad = 0;
+    long plans = 0, bad = 0, shifted = 0;
     for (int w : ws)
         for (int h : hs)
             for (int R = 0; R <= VIDK_ME_MAX_RANGE; R += R < 40 ? 1 : 7)
@@ -40,16 +41,27 @@ int main(void) {
                             plans++;
                             if (pl.path == PATH_GENERIC) continue;
                             const int wide = pl.path == PATH_F41 && (pl.flags & F_NO4);
-                            const char *why = pl.smem > kSmemMax ? "shared memory"
-                                              : (long)pl.ncb * pl.C * pl.NP < pl.N ? "columns"
-                                              : (long)pl.nsl * pl.L < pl.N         ? "rows"
-                                              : pl.WW > pl.WP                 ? "staged words"
-                                              : wide && pl.WP != kWP41W       ? "pitch"
-                                              : wide && pl.C * pl.NP > kColsW ? "passes"
-                                              : !wide && pl.NP != 1           ? "passes"
-                                              : pl.path == PATH_F41 && !wide && pl.WP != kWP41
-                                                  ? "pitch"
-                                                  : nullptr;
+                            const int shift = (pl.flags & F_SHIFT) != 0;
+                            shifted += shift;
+                            // F_SHIFT: copy 0 holds the words of every thread's reads
+                            // (sx <= 58 + C NP) plus one, from which the others are formed
+                            const int cols = pl.C * pl.NP;
+                            const char *why =
+                                pl.smem > smem_limit(pl.flags) ? "shared memory"
+                                : shift && (!wide || pl.smem != f41_smem(pl.L, kWPS, 4))
+                                    ? "shifted copies"
+                                : shift && pl.WW != ((58 + cols) >> 2) + 3 ? "staged words"
+                                : shift && cols > kColsS                   ? "passes"
+                                : shift && pl.WP != kWPS                   ? "pitch"
+                                : (long)pl.ncb * pl.C * pl.NP < pl.N       ? "columns"
+                                : (long)pl.nsl * pl.L < pl.N               ? "rows"
+                                : pl.WW > pl.WP                            ? "staged words"
+                                : shift                                    ? nullptr
+                                : wide && pl.WP != kWP41W                  ? "pitch"
+                                : wide && pl.C * pl.NP > kColsW            ? "passes"
+                                : !wide && pl.NP != 1                      ? "passes"
+                                : pl.path == PATH_F41 && !wide && pl.WP != kWP41 ? "pitch"
+                                                                                 : nullptr;
                             if (why && bad++ < 10)
                                 fprintf(
                                     stderr,
@@ -58,6 +70,7 @@ int main(void) {
                                     w, h, R, m, lambda, s, why, pl.smem, pl.C, pl.NP, pl.ncb,
                                     pl.L, pl.nsl, pl.WP, pl.WW);
                         }
-    fprintf(stderr, "me_plan: %ld plans, %ld bad\n", plans, bad);
-    return bad != 0;
+    fprintf(stderr, "me_plan: %ld plans, %ld bad, %ld with shifted copies\n", plans, bad,
+            shifted);
+    return bad != 0 || shifted == 0;
 }

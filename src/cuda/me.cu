@@ -101,7 +101,8 @@ int kernel_config() {
 
 // The r2 kernels fit more blocks per SM (f41 4x4-only: 5 x 26.8 kB), more than the
 // 132 kB shared-memory configuration the driver picked for r1: ask for the largest
-// shared-memory carveout (the staging reads hit L2, 95 %, not L1).
+// shared-memory carveout (the staging reads hit L2, 95 %, not L1); r1 asks only for the
+// F_SHIFT kernels, which need the opt-in above 48 kB.
 // Once per kernel and device: the request cost more host time than a launch (~60 us a frame
 // in the encoder under a CUPTI trace, session 13).
 template <typename K> cudaError_t prefer_shared(K kern) {
@@ -117,6 +118,10 @@ template <typename K> cudaError_t prefer_shared(K kern) {
         if (done_fn[k] == fn && done_dev[k] == dev) return cudaSuccess;
     e = cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
                              (int)cudaSharedmemCarveoutMaxShared);
+    // and the opt-in beyond 48 kB of dynamic shared memory (F_SHIFT blocks, smem_limit)
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)kSmemShift);
     if (e == cudaSuccess && n_done < 64) done_fn[n_done] = fn, done_dev[n_done++] = dev;
     return e;
 }
@@ -173,7 +178,8 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         if (f16) return cudaErrorInvalidValue;                                                 \
         if (cfg && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)                      \
             e = ME_GO(f41_kernel_r2<fl>);                                                      \
-        else if (!cfg)                                                                         \
+        else if (!cfg &&                                                                       \
+                 (!((fl)&F_SHIFT) || (e = prefer_shared(f41_kernel<fl>)) == cudaSuccess))      \
             e = ME_GO(f41_kernel<fl>);                                                         \
         break;
 // Without lambda, r3 has its own partition kernels (float key ranks, ME_CUDA.md 5d).
@@ -184,7 +190,8 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
             e = ME_GO(f41_kernel_r3<fl>);                                                      \
         else if (cfg == 1 && (e = prefer_shared(f41_kernel_r2<fl>)) == cudaSuccess)            \
             e = ME_GO(f41_kernel_r2<fl>);                                                      \
-        else if (!cfg)                                                                         \
+        else if (!cfg &&                                                                       \
+                 (!((fl)&F_SHIFT) || (e = prefer_shared(f41_kernel<fl>)) == cudaSuccess))      \
             e = ME_GO(f41_kernel<fl>);                                                         \
         break;
         F41_CASE3(F_MID)
@@ -192,12 +199,14 @@ cudaError_t launch_search(const MePlan *pl, const MeArgs &a, unsigned nb, cudaSt
         F41_CASE3(F_SUB | F_MID)
         F41_CASE3(F_SUB | F_MID | F_BIG)
         F41_CASE3(F_SUB | F_MID | F_NO4)
+        F41_CASE3(F_SUB | F_MID | F_NO4 | F_SHIFT)
 #undef F41_CASE3
         F41_CASE(F_MID | F_LAMBDA)
         F41_CASE(F_MID | F_BIG | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_BIG | F_LAMBDA)
         F41_CASE(F_SUB | F_MID | F_NO4 | F_LAMBDA)
+        F41_CASE(F_SUB | F_MID | F_NO4 | F_LAMBDA | F_SHIFT)
 #undef F41_CASE
     default:
         return cudaErrorInvalidValue;
@@ -325,7 +334,8 @@ extern "C" int vidk_cuda_me_search_seq(VidkContext *ctx, const VidkPicture *cur,
             maxabs = vk_imax(maxabs, vk_imax(vk_abs(p->pred[i].x), vk_abs(p->pred[i].y)));
     }
     VIDK_TRY(make_plan(&pl, cur->w, cur->h, cur->bitdepth, p, maxabs, ctx->cuda->sms));
-    if (pl.path != PATH_GENERIC && pl.smem > kSmemMax) return VIDK_ERR(EINVAL); // see make_plan
+    if (pl.path != PATH_GENERIC && pl.smem > smem_limit(pl.flags))
+        return VIDK_ERR(EINVAL); // see make_plan
     bps = pl.bitdepth > 8 ? 2 : 1;
     VIDK_TRY(vidk_cuda_enter(ctx));
     ns = ctx->cuda->n_streams;
@@ -572,7 +582,7 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     if (!ctx || !ctx->cuda || !cur || !ref || !p || p->pred || !res || !grid_w)
         return VIDK_ERR(EINVAL);
     VIDK_TRY(make_plan(&pl, w, h, 8, p, 0, ctx->cuda->sms));
-    if (pl.path != PATH_GENERIC && pl.smem > kSmemMax) return VIDK_ERR(EINVAL);
+    if (pl.path != PATH_GENERIC && pl.smem > smem_limit(pl.flags)) return VIDK_ERR(EINVAL);
     if (pl.pitch != vidk_cuda_me_pitch(w)) return VIDK_ERR(EINVAL);
     // One band: the planes are resident, so there is no upload to overlap, and one grid over
     // the whole frame has one tail instead of one per band (the keys are the same).

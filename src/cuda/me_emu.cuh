@@ -7,7 +7,8 @@
 //   g++ -std=c++17 -O2 -x c++ -DVIDK_ME_EMU_MAIN -I include -I <build>/include -I src
 //       src/cuda/me_emu.cuh -o me_emu && ./me_emu [seed [cases]]
 //   (one line; <build> is any configured build folder, for vidkern/version.h). Targeted
-//   runs: EMU_R=64 EMU_W=40 EMU_H=36 EMU_BD=8 EMU_SHAPES=0x7f ./me_emu 8 2
+//   runs: EMU_R=64 EMU_W=40 EMU_H=36 EMU_BD=8 EMU_SHAPES=0x7f ./me_emu 8 2; EMU_CFG=0|1|2
+//   one kernel configuration; EMU_FLAGS=0x20 fail on a plan without those kernel flags.
 //
 // It provides the CUDA built-ins the kernels use (threadIdx, blockIdx, blockDim,
 // __syncthreads, __shfl_xor_sync, atomicMin, __ldg, __byte_perm, uint4, dynamic shared
@@ -303,6 +304,9 @@ static void reference(const Pic &c, const Pic &r, const VidkMeParams &p,
     }
 }
 
+// Searches whose plan had the shifted window copies (F_SHIFT).
+static int g_emu_shift;
+
 // me.cu's flow on the emulator.
 static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p,
                       const std::vector<VidkMv> &pred, int sms, int cfg,
@@ -312,7 +316,16 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p,
         maxabs = vk_imax(maxabs, vk_imax(vk_abs(v.x), vk_abs(v.y)));
     MePlan pl;
     if (make_plan(&pl, c.w, c.h, c.bd, &p, maxabs, sms) < 0) return -1;
-    if (pl.path != PATH_GENERIC && pl.smem > kSmemMax) return -3; // me.cu refuses it
+    if (pl.path != PATH_GENERIC && pl.smem > smem_limit(pl.flags))
+        return -3; // me.cu refuses it
+    // EMU_FLAGS=F: every plan must have the kernel flags F (e.g. 0x20, F_SHIFT).
+    const char *ef = getenv("EMU_FLAGS");
+    const unsigned need = ef ? (unsigned)strtoul(ef, NULL, 0) : 0u;
+    if ((pl.flags & need) != need) {
+        fprintf(stderr, "EMU_FLAGS=0x%x: a plan with flags 0x%x\n", need, (unsigned)pl.flags);
+        return -5;
+    }
+    g_emu_shift += (pl.flags & F_SHIFT) != 0;
     *path_out = pl.path;
     emu::g_block.errors = 0;
     const int bps = c.bd > 8 ? 2 : 1;
@@ -371,6 +384,7 @@ static int emu_search(const Pic &c, const Pic &r, const VidkMeParams &p,
                 F41C(F_LAMBDA) F41C(F_MID | F_LAMBDA) F41C(F_MID | F_BIG | F_LAMBDA)
                 F41C(F_SUB | F_MID | F_LAMBDA) F41C(F_SUB | F_MID | F_BIG | F_LAMBDA)
                 F41C(F_SUB | F_MID | F_NO4) F41C(F_SUB | F_MID | F_NO4 | F_LAMBDA)
+                F41C(F_SUB | F_MID | F_NO4 | F_SHIFT) F41C(F_SUB | F_MID | F_NO4 | F_LAMBDA | F_SHIFT)
 #undef F16C
 #undef F41C
             default: fprintf(stderr, "emu: no kernel for path %d flags %d\n", pl.path, pl.flags); return -1;
@@ -542,7 +556,8 @@ int main(int argc, char **argv) {
             bad ? "FAIL" : "ok");
         fails += bad != 0;
     }
-    fprintf(stderr, "%d of %d cases failed\n", fails, ncase);
+    fprintf(stderr, "%d of %d cases failed; %d searches with shifted window copies\n", fails,
+            ncase, g_emu_shift);
     return fails != 0;
 }
 #endif

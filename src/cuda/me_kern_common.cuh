@@ -37,6 +37,15 @@ constexpr int kWP41 = 21;
 // whose blocks walk NP passes of C columns over one window: C * NP <= kColsW columns.
 constexpr int kWP41W = 37;
 constexpr int kColsW = 73; // ((73 + 58) >> 2) + 5 = 37
+// F_SHIFT (below): four copies of the window, copy s shifted by s bytes, pitch kWPS words,
+// for C * NP <= kColsS columns. A thread reads words (sx >> 2) and + 1 of copy sx & 3,
+// sx <= 58 + C NP: ((58 + C NP) >> 2) + 2 words a copy; copy 0 holds one more, from which
+// the others are formed: ((35 + 58) >> 2) + 3 = 26 <= 27.
+constexpr int kWPS = 27;
+constexpr int kColsS = 35;
+// Dynamic shared memory of an F_SHIFT block (opt-in above 48 kB: four blocks of 53.4 kB at
+// 1080p R 16 fit an SM's 228 kB).
+constexpr size_t kSmemShift = 56 * 1024;
 
 static_assert(2 * VIDK_ME_MAX_RANGE < (1 << kRankBits), "rank field");
 static_assert((2 * VIDK_ME_MAX_RANGE + 1) * (2 * VIDK_ME_MAX_RANGE + 1) <= (1 << 19),
@@ -47,10 +56,12 @@ VK_HD inline int f41_kpitch(int L) {
     return (L + 7) & ~7;
 }
 
-// Dynamic shared memory of an f41 block of L candidate rows and window pitch wp: the 64x64
-// current samples, the key constants (16 x f41_kpitch(L)), the window, the reduction slots.
-inline size_t f41_smem(int L, int wp) {
-    const size_t words = 1024 + 16 * (size_t)f41_kpitch(L) + (size_t)(kGroup + L - 1) * wp;
+// Dynamic shared memory of an f41 block of L candidate rows and window pitch wp (copies of
+// the window: 4 with F_SHIFT): the 64x64 current samples, the key constants (16 x
+// f41_kpitch(L)), the window, the reduction slots.
+inline size_t f41_smem(int L, int wp, int copies = 1) {
+    const size_t words =
+        1024 + 16 * (size_t)f41_kpitch(L) + (size_t)copies * (size_t)(kGroup + L - 1) * wp;
     return (words + 1) / 2 * 8 + (size_t)kSlots * 8;
 }
 
@@ -173,11 +184,21 @@ enum {
     F_NO4 = 16,   // f41 with F_SUB: no shape 4 samples wide or high (4x4, 8x4, 4x8): the
                   // partitions of H.264 from level 3.1 on (16x16, 16x8, 8x16, 8x8); not with
                   // F_BIG
+    F_SHIFT = 32, // f41 with F_NO4: the window staged as four copies shifted by 0..3 bytes
+                  // (kWPS), so that every thread reads aligned words (no byte permutes)
 };
 
 // The window pitch of the f41 kernel with flags fl (make_plan and the kernels).
 VK_HD constexpr int f41_wp(int fl) {
-    return (fl & F_NO4) ? kWP41W : kWP41;
+    return (fl & F_SHIFT) ? kWPS : (fl & F_NO4) ? kWP41W : kWP41;
+}
+// Copies of the window of the f41 kernel with flags fl.
+VK_HD constexpr int f41_copies(int fl) {
+    return (fl & F_SHIFT) ? 4 : 1;
+}
+// Dynamic shared memory a fast kernel's block may take (me.cu asks for the opt-in).
+inline size_t smem_limit(int flags) {
+    return (flags & F_SHIFT) ? kSmemShift : kSmemMax;
 }
 // The shapes the f16 kernel with flags fl computes.
 VK_HD constexpr unsigned f16_mask(int fl) {
@@ -411,6 +432,13 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
         pl->WP = wp41;
         if (wp41 == kWP41W) pl->WW = ww; // the words the passes read (the pitch is wider)
         pl->smem = f41_smem(L, wp41);
+        // The shifted copies where the columns and the four copies' rows fit (1080p R 16:
+        // 35 columns, 96 rows, 53.4 kB): no byte permute and a load less per row.
+        if ((pl->flags & F_NO4) && cols <= kColsS && f41_smem(L, kWPS, 4) <= kSmemShift) {
+            pl->flags |= F_SHIFT;
+            pl->WP = kWPS, pl->WW = ((cols + 58) >> 2) + 3;
+            pl->smem = f41_smem(L, kWPS, 4);
+        }
         return 0;
     }
     pl->smem = (words + 1) / 2 * 8 + (size_t)kSlots * 8;

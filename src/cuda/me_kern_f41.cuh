@@ -248,10 +248,23 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
     unsigned *swin = skc + 16 * kp;
     const BlockPos bp = block_pos(a);
     const int nr = bp.cy1 - bp.cy0, wh = kGroup + nr - 1;
+    // F_SHIFT: copy s of the window (s = 1..3: shifted by s bytes) at swin + s * cs.
+    const int cs = (kGroup + a.L - 1) * WPT;
     unsigned long long *red =
-        reinterpret_cast<unsigned long long *>(swin + ((kGroup + a.L - 1) * WPT + 1) / 2 * 2);
+        reinterpret_cast<unsigned long long *>(swin + (f41_copies(FL) * cs + 1) / 2 * 2);
     const int wx0 = (bp.gx * kGroup + bp.cx0) & ~3;
     stage<V>(a, bp, scur, swin, wx0, wh);
+    if (FL & F_SHIFT) {
+        // Copies 1-3 from copy 0 (a.WW words a row; the copies read one word less): word c
+        // of copy s holds samples wx0 + 4 c + s .. + 3.
+        __syncthreads();
+        const int nw = a.WW - 1, per = wh * nw;
+        for (int i = (int)threadIdx.x; i < 3 * per; i += (int)blockDim.x) {
+            const int s = i / per, j = i - s * per, r = j / nw, c = j - r * nw;
+            const unsigned *w = swin + r * WPT + c;
+            swin[(s + 1) * cs + r * WPT + c] = __byte_perm(w[0], w[1], 0x4321u + 0x1111u * s);
+        }
+    }
     red_init<f41_mask(FL)>(red);
     // Key constants of macroblock m's candidate rows: key_cst without the horizontal part,
     // computed once per block instead of per thread and candidate.
@@ -297,7 +310,8 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
         const unsigned cb = LAMBDA ? (a.lambda * bx) << kRankBits : 0u;
         const int sx = bp.gx * kGroup + mx * 16 + h * 8 + mvx - wx0;
         const unsigned sel = 0x3210u + 0x1111u * (unsigned)(sx & 3);
-        const unsigned *base = swin + (my * 16) * WPT + (sx >> 2);
+        const unsigned *base =
+            swin + ((FL & F_SHIFT) ? (sx & 3) * cs : 0) + (my * 16) * WPT + (sx >> 2);
         Keys41 kk;
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -308,7 +322,8 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
         // (sx & 3 == 0: one warp in four; sx & 3 is uniform across the warp) takes a loop
         // without PRMT and without the third LDS per reference row (warp-uniform branch).
         // The variants with partition sums spill with the second loop copy: they keep one.
-        if (V == 2 && (FL & ~F_LAMBDA) == 0 && (sx & 3) == 0)
+        // F_SHIFT: every warp reads its copy's aligned words.
+        if ((FL & F_SHIFT) || (V == 2 && (FL & ~F_LAMBDA) == 0 && (sx & 3) == 0))
             f41_rows<FL, true, FR, WPT>(base, a, bp, sel, cur, kc, cb, h, bx32, py32, bx64,
                                         py64, kk);
         else
