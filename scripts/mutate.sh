@@ -133,7 +133,7 @@ mut me_pass_offset src/cuda/me_kern_f41.cuh \
 mut me_pass_end src/cuda/me_kern_f41.cuh \
     'if (mvx > a.R) break;' 'if (mvx >= a.R) break;'
 mut me_shift_sel src/cuda/me_kern_f41.cuh \
-    '0x4321u + 0x1111u * s' '0x3210u + 0x1111u * s'
+    'w[2 * cs] = __byte_perm(w0, w1, 0x5432u);' 'w[2 * cs] = __byte_perm(w0, w1, 0x4321u);'
 mut me_shift_copy src/cuda/me_kern_f41.cuh \
     '((FL & F_SHIFT) ? (sx & 3) * cs : 0)' '((FL & F_SHIFT) ? (3 - (sx & 3)) * cs : 0)'
 

@@ -256,14 +256,18 @@ template <int FL, int V> __device__ __forceinline__ void f41_body(const MeArgs &
     stage<V>(a, bp, scur, swin, wx0, wh);
     if (FL & F_SHIFT) {
         // Copies 1-3 from copy 0 (a.WW words a row; the copies read one word less): word c
-        // of copy s holds samples wx0 + 4 c + s .. + 3.
+        // of copy s holds samples wx0 + 4 c + s .. + 3. A warp a row, a lane a word (no
+        // divisions: with them the copies cost as much as the permutes they save).
         __syncthreads();
-        const int nw = a.WW - 1, per = wh * nw;
-        for (int i = (int)threadIdx.x; i < 3 * per; i += (int)blockDim.x) {
-            const int s = i / per, j = i - s * per, r = j / nw, c = j - r * nw;
-            const unsigned *w = swin + r * WPT + c;
-            swin[(s + 1) * cs + r * WPT + c] = __byte_perm(w[0], w[1], 0x4321u + 0x1111u * s);
-        }
+        const int nw = a.WW - 1, lane = (int)threadIdx.x & 31, nwarp = (int)blockDim.x >> 5;
+        for (int r = (int)threadIdx.x >> 5; r < wh; r += nwarp)
+            for (int c = lane; c < nw; c += 32) {
+                unsigned *w = swin + r * WPT + c;
+                const unsigned w0 = w[0], w1 = w[1];
+                w[cs] = __byte_perm(w0, w1, 0x4321u);
+                w[2 * cs] = __byte_perm(w0, w1, 0x5432u);
+                w[3 * cs] = __byte_perm(w0, w1, 0x6543u);
+            }
     }
     red_init<f41_mask(FL)>(red);
     // Key constants of macroblock m's candidate rows: key_cst without the horizontal part,
