@@ -270,7 +270,9 @@ bench)
         --encoder-frames 7 --quiet --json "$T/e.json" >"$T/out" 2>"$T/err" || fail "bench --encoders: $(cat "$T/err")"
     grep -q '^3 encoders at once (each its own context and host thread), 7 frames each' "$T/out" ||
         fail "no --encoders section: $(cat "$T/out")"
-    rows=$(grep -c '^\(generated\|mosaic (real)\) .* [0-9]\.[0-9][0-9] same$' "$T/out")
+    # (the ratio may have several digits before the point: a 7-frame single run on a busy
+    # machine can be ten times slower than the three at once)
+    rows=$(grep -c '^\(generated\|mosaic (real)\) .* [0-9][0-9]*\.[0-9][0-9] same$' "$T/out")
     [ "$rows" -eq 4 ] || [ "$rows" -eq 8 ] || fail "--encoders: $rows 'same' rows"
     json_ok "$T/e.json"
     grep -q '"encoders": 3, "encoder_frames": 7, "fps_one_encoder": [0-9]' "$T/e.json" || fail "json encoders"
