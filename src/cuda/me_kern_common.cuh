@@ -429,16 +429,16 @@ inline int make_plan(MePlan *pl, int w, int h, int bitdepth, const VidkMeParams 
     size_t words = 1024 + (size_t)(kGroup + L - 1) * (size_t)pl->WP;
     if (pl->path == PATH_F41) { // + the key constants of the 16 macroblocks (f41_body)
         if (pl->WP > wp41) return VIDK_ERR(EINVAL); // cannot happen: C <= 8, C * NP <= kColsW
-        pl->WP = wp41;
-        if (wp41 == kWP41W) pl->WW = ww; // the words the passes read (the pitch is wider)
-        pl->smem = f41_smem(L, wp41);
         // The shifted copies where the columns and the four copies' rows fit (1080p R 16:
         // 35 columns, 96 rows, 53.4 kB): no byte permute and a load less per row.
-        if ((pl->flags & F_NO4) && cols <= kColsS && f41_smem(L, kWPS, 4) <= kSmemShift) {
+        if ((pl->flags & F_NO4) && cols <= kColsS && f41_smem(L, kWPS, 4) <= kSmemShift)
             pl->flags |= F_SHIFT;
-            pl->WP = kWPS, pl->WW = ((cols + 58) >> 2) + 3;
-            pl->smem = f41_smem(L, kWPS, 4);
-        }
+        pl->WP = f41_wp(pl->flags);
+        if (pl->flags & F_SHIFT)
+            pl->WW = ((cols + 58) >> 2) + 3; // the copies' words, one more for forming them
+        else if (pl->flags & F_NO4)
+            pl->WW = ww; // the words the passes read (the pitch is wider)
+        pl->smem = f41_smem(L, pl->WP, f41_copies(pl->flags));
         return 0;
     }
     pl->smem = (words + 1) / 2 * 8 + (size_t)kSlots * 8;
