@@ -445,7 +445,7 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
 
 // Intra frames: a wavefront. Block r codes unit row r left to right; before unit x, thread 0
 // waits until row r - 1 has released the units the prediction reads (wave_wait: `need`
-// units), then the block's threads meet: HEVC (a warp per block) unit x + 1, the top-right
+// units), then the block's threads meet: HEVC (three warps per block) unit x + 1, the top-right
 // one; H.264 (two warps per block) unit x:
 // Intra_16x16 and chroma prediction read only the left, top-left and top ones (8.3.3,
 // 8.3.4), so its rows follow one macroblock apart and the critical path is uw + uh - 1 units
@@ -460,18 +460,19 @@ __device__ inline void wave_release(int *prog, int r, int x, int lane) {
     if (lane == 0) flag_release(prog + r, x + 1);
 }
 
-// HEVC intra frames: one warp per CTU row (enc_warp.cuh).
-__global__ void __launch_bounds__(32) hevc_intra_kernel(const EncFrame f, int *progress) {
+// HEVC intra frames: one block of three warps (luma, Cb, Cr) per CTU row (enc_warp.cuh).
+__global__ void __launch_bounds__(vidk_encw::kHevcIThreads)
+    hevc_intra_kernel(const EncFrame f, int *progress) {
     __shared__ vidk_encw::Mats M;
-    __shared__ vidk_encw::WarpScratch S;
+    __shared__ vidk_encw::HevcIScratch S;
     vidk_encw::build_mats(M);
     __syncthreads();
-    const int r = blockIdx.x, lane = threadIdx.x;
+    const int r = blockIdx.x, t = threadIdx.x;
     for (int x = 0; x < f.uw; x++) {
-        wave_wait(progress, r, min(x + 2, f.uw), lane);
-        __syncwarp();
-        vidk_encw::w_hevc_i_ctu(f, x, r, S, M, lane);
-        wave_release(progress, r, x, lane);
+        wave_wait(progress, r, min(x + 2, f.uw), t);
+        __syncthreads();
+        vidk_encw::w_hevc_i_ctu(f, x, r, S, M, t); // its last step ends with a block barrier
+        wave_release(progress, r, x, t);
     }
 }
 

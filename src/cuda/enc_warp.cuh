@@ -237,31 +237,57 @@ __device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int l
     return best;
 }
 
-// Intra CTU (enc_tmpl.h hevc_i_ctu).
-__device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, WarpScratch &s, const Mats &M,
-                             int lane) {
+// Intra CTU (enc_tmpl.h hevc_i_ctu), three warps of a block: warp 0 the luma, warp 1 + p
+// chroma plane p. The chroma of a 16x16 CU reads only its plane's samples and the luma's
+// mode (the derived mode: intra_chroma_pred_mode 4), so the CUs are coded in five steps with
+// a block barrier after each: in step q warp 0 transforms CU q - 1's luma and predicts CU q
+// (its mode into shared memory) while the chroma warps code CU q - 1's planes, each plane in
+// the CUs' order as the scalar path. The three meet in the statistics after the last step.
+struct HevcIScratch {
+    WarpScratch w[3];
+    int bm[4];
+    uint32_t cbits[2], cnz[2];
+};
+constexpr int kHevcIThreads = 96;
+__device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, HevcIScratch &S, const Mats &M,
+                             int t) {
+    const int w = t >> 5, lane = t & 31;
     EncUnitStat st = enc_stat_zero();
-    for (int q = 0; q < 4; q++) {
-        const int xc = cx * 32 + (q & 1) * 16, yc = cy * 32 + (q >> 1) * 16;
-        const int bm = w_intra_pred(f, 0, xc, yc, 16, 4, xc, yc, -1, s, lane);
-        if (f.energy) {
-            const uint32_t e = w_ssd16(f, xc, yc, lane);
-            if (lane == 0) f.energy[(yc / 16) * f.mb_w + xc / 16] = e;
-        }
-        if (f.mv4)
-            for (int i = lane; i < 16; i += 32) {
-                VidkMv zero = {0, 0};
-                f.mv4[(ptrdiff_t)(yc / 4 + (i >> 2)) * (f.W / 4) + xc / 4 + (i & 3)] = zero;
+    for (int q = 0; q <= 4; q++) {
+        const int xp = cx * 32 + ((q - 1) & 1) * 16, yp = cy * 32 + ((q - 1) >> 1) * 16;
+        if (w == 0) {
+            if (q > 0) { // CU q - 1's luma transform
+                w_tb(f, 0, xp, yp, 4, st, S.w[0], M, lane);
+                st.parts[VIDK_ENC_PART_INTRA]++;
+                st.bits_mode += 5;
             }
-        w_tb(f, 0, xc, yc, 4, st, s, M, lane);
-        for (int p = 1; p < 3; p++) {
-            w_intra_pred(f, p, xc / 2, yc / 2, 8, 3, xc, yc, bm, s, lane);
-            w_tb(f, p, xc / 2, yc / 2, 3, st, s, M, lane);
+            if (q < 4) { // CU q's luma prediction and mode
+                const int xc = cx * 32 + (q & 1) * 16, yc = cy * 32 + (q >> 1) * 16;
+                const int bm = w_intra_pred(f, 0, xc, yc, 16, 4, xc, yc, -1, S.w[0], lane);
+                if (lane == 0) S.bm[q] = bm;
+                if (f.energy) {
+                    const uint32_t e = w_ssd16(f, xc, yc, lane);
+                    if (lane == 0) f.energy[(yc / 16) * f.mb_w + xc / 16] = e;
+                }
+                if (f.mv4)
+                    for (int i = lane; i < 16; i += 32) {
+                        VidkMv zero = {0, 0};
+                        f.mv4[(ptrdiff_t)(yc / 4 + (i >> 2)) * (f.W / 4) + xc / 4 + (i & 3)] =
+                            zero;
+                    }
+            }
+        } else if (q > 0) { // CU q - 1's plane w
+            w_intra_pred(f, w, xp / 2, yp / 2, 8, 3, xp, yp, S.bm[q - 1], S.w[w], lane);
+            w_tb(f, w, xp / 2, yp / 2, 3, st, S.w[w], M, lane);
+            if (q == 4 && lane == 0) S.cbits[w - 1] = st.bits_level, S.cnz[w - 1] = st.nnz[w];
         }
-        st.parts[VIDK_ENC_PART_INTRA]++;
-        st.bits_mode += 5;
+        __syncthreads();
     }
-    if (lane == 0) f.stat[cy * f.uw + cx] = st;
+    if (t == 0) {
+        st.bits_level += S.cbits[0] + S.cbits[1];
+        st.nnz[1] = S.cnz[0], st.nnz[2] = S.cnz[1];
+        f.stat[cy * f.uw + cx] = st;
+    }
 }
 
 // ---- H.264 intra macroblock (enc_tmpl.h h264_i_mb), two warps ----------------------------

@@ -483,7 +483,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     if (intra) {
         CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
         if (e->p.codec == VIDK_CODEC_HEVC)
-            hevc_intra_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
+            hevc_intra_kernel<<<(unsigned)e->uh, vidk_encw::kHevcIThreads, 0, s>>>(
+                f, c->d_progress);
         else
             h264_intra_kernel<<<(unsigned)e->uh, 64, 0, s>>>(f, c->d_progress);
         CUDA_CHECK_LAUNCH();
