@@ -1,4 +1,5 @@
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -21,7 +22,7 @@ int vidk_picture_plane_size(const VidkPicture *p, int plane, int *w, int *h) {
  * (padding included), stride and padding; the total size. Arguments already checked. */
 typedef struct PicLayout {
     int planes;
-    size_t offs[3], total;
+    size_t offs[3], total, page;
     ptrdiff_t stride[3];
     int ppad[3][2];
 } PicLayout;
@@ -45,6 +46,12 @@ static void pic_layout(PicLayout *L, int w, int h, VidkChroma chroma, int bitdep
         L->total += row * ((size_t)ph + 2 * (size_t)pady);
     }
     L->total += 64; /* slack after the last row */
+    /* Whole pages, page-aligned (vidk_picture_alloc): the driver pins whole pages and a page
+     * cannot be pinned twice, so a registered picture must not share one with other memory
+     * the caller registers (a heap neighbour: vidk_host_register_set rounds its ranges out). */
+    const long ps = sysconf(_SC_PAGESIZE);
+    L->page = ps > 0 ? (size_t)ps : 4096;
+    L->total = (L->total + L->page - 1) / L->page * L->page;
 }
 
 int vidk_picture_alloc(VidkPicture *p, int w, int h, VidkChroma chroma, int bitdepth, int pad) {
@@ -57,7 +64,7 @@ int vidk_picture_alloc(VidkPicture *p, int w, int h, VidkChroma chroma, int bitd
     const size_t bps = bitdepth > 8 ? 2 : 1;
     PicLayout L;
     pic_layout(&L, w, h, chroma, bitdepth, pad);
-    uint8_t *mem = vidk_malloc_aligned(64, L.total);
+    uint8_t *mem = vidk_malloc_aligned(L.page, L.total);
     if (!mem) return VIDK_ERR(ENOMEM);
     memset(mem, 0, L.total);
     p->w = w;

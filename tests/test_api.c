@@ -92,6 +92,9 @@ static void test_pictures(void) {
     CHECK(vidk_picture_alloc(&p, 16, 16, VIDK_CHROMA_420, 7, 0) == VIDK_ERR(EINVAL));
     CHECK(vidk_picture_alloc(&p, 16, 16, VIDK_CHROMA_420, 8, -1) == VIDK_ERR(EINVAL));
     CHECK(vidk_picture_alloc(&p, 17, 9, VIDK_CHROMA_420, 8, 8) == 0);
+    /* whole pages of its own (vidk_picture_register pins no page of other memory) */
+    const long ps = sysconf(_SC_PAGESIZE);
+    CHECK(ps > 0 && (uintptr_t)p.alloc % (uintptr_t)ps == 0);
     int w, h;
     CHECK(vidk_picture_plane_size(&p, 1, &w, &h) == 0 && w == 9 && h == 5);
     CHECK(((uintptr_t)p.stride[0] & 63) == 0);

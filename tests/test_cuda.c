@@ -408,6 +408,29 @@ static void test_register(void) {
     CHECK(vidk_cuda_host_pinned(ctx, (uint8_t *)p.data[2] + 539 * p.stride[2], 960));
     CHECK(vidk_cuda_host_pinned(ctx, (uint8_t *)p.data[0] - 32 * p.stride[0] - 32, 64));
     /* Left registered on purpose: vidk_close unpins it. */
+    /* Small pictures allocated one after the other, and small arrays between them
+     * registered as a set (rounded out to pages): no two share a page, none refused. */
+    VidkPicture sp[8];
+    uint8_t *small[8];
+    VidkHostRange in[8], out[8];
+    int nout = 0;
+    cap.n_errors = 0;
+    for (int i = 0; i < 8; i++) {
+        CHECK(vidk_picture_alloc(&sp[i], 16, 16, VIDK_CHROMA_420, 8, 0) == 0);
+        small[i] = malloc(200);
+        in[i] = (VidkHostRange){small[i], 200};
+    }
+    for (int i = 0; i < 8; i++)
+        CHECK(vidk_picture_register(ctx, &sp[i]) == 0);
+    CHECK(vidk_host_register_set(ctx, in, 8, out, &nout) == 0);
+    CHECK(cap.n_errors == 0);
+    for (int i = 0; i < nout; i++)
+        CHECK(vidk_host_unregister(ctx, out[i].ptr) == 0);
+    for (int i = 0; i < 8; i++) {
+        CHECK(vidk_picture_unregister(ctx, &sp[i]) == 0);
+        vidk_picture_free(&sp[i]);
+        free(small[i]);
+    }
     cap.n_errors = 0;
     vidk_close(&ctx);
     CHECK(cap.n_errors == 0);

@@ -251,7 +251,9 @@ typedef struct VidkPicture {
 #define VIDK_MAX_PICTURE_SIDE 16384
 
 /**
- * @brief Allocate a picture (64-byte aligned rows, contents zeroed).
+ * @brief Allocate a picture (64-byte aligned rows, contents zeroed; the allocation is
+ * page-aligned and a whole number of pages, so that vidk_picture_register() pins no page
+ * that holds other memory).
  * @param p picture to fill; its previous contents are ignored (not freed).
  * @param w, h luma size, 1..VIDK_MAX_PICTURE_SIDE.
  * @param chroma chroma format.
