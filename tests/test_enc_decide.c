@@ -893,6 +893,44 @@ static void test_decimate_score(void) {
     CHECK_EQ_U(enc_decimate_score(b, 8, 0), 0u);
 }
 
+/* The cuda backend's pairs of lanes (src/cuda/enc_kern.cuh lq_half_quant / lq_half_rec)
+ * code an 8x8 block as two halves of four columns: enc_izz8 inverts enc_zz8, the scan-order
+ * bits of the halves ORed give enc_decimate_score through enc_decimate_m, and the halves'
+ * enc_level_bits plus the ue(v) of their summed count give enc_block_bits. Random blocks of
+ * levels in -2..2 (mostly 0 and +-1, where the score depends on the runs). */
+static void test_split_halves(void) {
+    for (int k = 0; k < 64; k++)
+        CHECK_EQ_U(enc_izz8[enc_zz8[k]], (unsigned)k);
+    for (int it = 0; it < 2000; it++) {
+        int16_t b[64], half[2][64];
+        const unsigned dens = 1 + test_rand(&g_seed) % 16;
+        for (int k = 0; k < 64; k++) {
+            const unsigned r = test_rand(&g_seed);
+            b[k] = (int16_t)(r % 64 < dens ? (r >> 8 & 1 ? 1 : -1) * (r % 97 == 0 ? 2 : 1) : 0);
+        }
+        uint64_t m = 0;
+        int big = 0, nz = 0;
+        unsigned se = 0;
+        for (int h = 0; h < 2; h++) {
+            for (int r = 0; r < 8; r++)
+                for (int j = 0; j < 4; j++) {
+                    const int at = 8 * r + 4 * h + j, v = b[at];
+                    half[h][4 * r + j] = (int16_t)v;
+                    m |= (uint64_t)(v != 0) << enc_izz8[at];
+                    big |= v > 1 || v < -1;
+                }
+            int c;
+            se += enc_level_bits(half[h], 32, &c);
+            nz += c;
+        }
+        CHECK_EQ_U((unsigned)enc_decimate_m(m, big, 8, 0),
+                   (unsigned)enc_decimate_score(b, 8, 0));
+        int c;
+        CHECK_EQ_U(se + vidk_ue_bits((unsigned)nz), enc_block_bits(b, 64, &c));
+        CHECK_EQ_U((unsigned)nz, (unsigned)c);
+    }
+}
+
 /* From level 3.1 on (Table A-1 MaxMvsPer2Mb 16) no sub-8x8 partition: a 1280x720 picture
  * (level 3.1 at 25 frames/s) moved by a different vector per 4x4 block keeps one vector per
  * 8x8 quadrant; the same pattern at 176x144 (level 1.1 for R 6) keeps every 4x4 vector. */
@@ -1123,6 +1161,7 @@ int main(void) {
     test_intra_structures();
     test_h264_stream_flat();
     test_decimate_score();
+    test_split_halves();
     test_h264_level_partitions();
     test_h264_transform_size();
     return test_finish("test_enc_decide");

@@ -240,33 +240,180 @@ __device__ inline void store8x8(uint8_t *d, int pitch, const uint8_t *b) {
             *reinterpret_cast<const uint2 *>(b + 8 * r);
 }
 
-// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the six warps of a block, 32
-// macroblocks per block. Warps 0-3 first form luma quadrant w's prediction of every
-// macroblock (lane) into shared memory and measure it for the transform size; meanwhile
-// warp 4 codes Cb, warp 5 Cr (and the maps beside the quantisation, session 22: before the
-// job list's barrier it was that phase's long pole). Then the luma is coded as jobs, a
-// (macroblock, quadrant) each, from the predictions in shared memory: the macroblocks that
-// chose the 4x4 transform first, those that chose 8x8 after, 32 jobs a warp, so that a warp
-// runs one transform size (one warp at most both); warp 4 counts the header's bits (only the
-// statistics need them) first, while warps 0-3 form the chroma predictions (in both builds
-// since session 22: at 1080p the kernel 80.2 -> 77.2 us, H200, docs/PERFORMANCE.md; from
-// session 17 to 21 the two-block build counted them beside the jobs' transforms). The
-// quadrants' decimation scores meet in shared memory (h264_luma_try's two steps: the same
-// sums); warp 4 writes the statistics.
-//
-// Two builds (session 17, H200, docs/PERFORMANCE.md): kMinBlocks = 0 (137 registers, two
-// blocks per SM) where the grid has at most two blocks per SM (1080p: the whole file 2.6%
-// faster than with three blocks per SM allowed, the kernel alone the same: fewer of the other
-// streams' blocks share its SMs); kMinBlocks = 3 (96 registers, 48 bytes spilled) for larger
-// grids (2160p: the kernel 8-10% faster than the two-block build, the whole file 1-3%). 9.6 kB
-// of shared memory: three blocks fit in the 32 kB configuration (with their 1 kB each). The
-// measures' room (until the job list) is taken by the scores and then the bits.
-constexpr int kInterWarps = 6;
 // Row r (8 bytes) of quadrant prediction i (64 bytes) in shared memory, at row r ^ ((i >> 1)
 // & 7) of its place: the rows r of 16 consecutive quadrants fall in distinct bank pairs.
 __device__ inline uint2 *pred_row(uint8_t *s, int i, int r) {
     return reinterpret_cast<uint2 *>(s + 64 * i + 8 * (r ^ ((i >> 1) & 7)));
 }
+
+// A luma job's half: lane h of a pair (lanes 2m, 2m + 1) codes columns 4h..4h+3 of its
+// quadrant, 8 rows: with the 4x4 transform the quadrant's blocks h and h + 2, with the 8x8
+// one half of the block, its 1-D passes split between the pair by rows, then by columns,
+// with xor shuffles between them. The arithmetic is h264_lq_quant's and h264_lq_rec's
+// (enc_tmpl.h: the same core functions of h264_core.h and enc_core.h, in the same order for
+// every value), so the quadrant's score, levels, bits and reconstruction are theirs.
+
+// Lane h holds a (4 rows 4h + i, 8 columns: a[8 i + c]); returns in b the columns 4h..4h+3
+// of all 8 rows (b[4 r + j]).
+template <typename T>
+__device__ inline void pair_rows_to_cols(unsigned mask, int h, const T *a, T *b) {
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const T lo = a[8 * i + j], hi = a[8 * i + 4 + j];
+            const T got = __shfl_xor_sync(mask, h ? lo : hi, 1); // row 4 (1 - h) + i
+            b[4 * i + j] = h ? got : lo;
+            b[4 * (4 + i) + j] = h ? hi : got;
+        }
+}
+
+// The reverse: lane h holds b (columns 4h..4h+3 of 8 rows); returns in a its rows 4h + i.
+template <typename T>
+__device__ inline void pair_cols_to_rows(unsigned mask, int h, const T *b, T *a) {
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const T top = b[4 * i + j], bot = b[4 * (4 + i) + j];
+            const T got = __shfl_xor_sync(mask, h ? top : bot, 1); // the partner's columns
+            a[8 * i + j] = h ? got : top;
+            a[8 * i + 4 + j] = h ? bot : got;
+        }
+}
+
+// h264_lq_quant's half: the transforms and the quantiser of lane h's columns of the quadrant
+// at src (pred: its prediction, row r of the quadrant at pred_row(s_pred, pi, r); pc: its
+// columns, a word per row); lev: 32 levels (4x4: block h, then block h + 2, raster; 8x8:
+// rows 0..7 of the columns, lev[4 r + j]). Returns the quadrant's decimation score (both
+// lanes). mask: the lanes running the same transform size.
+__device__ inline int lq_half_quant(unsigned mask, const EncFrame &f, const uint8_t *src,
+                                    int ss, int tx8, int h, uint8_t *s_pred, int pi,
+                                    const uint32_t *pc, int16_t *lev) {
+    const int qbits = (tx8 ? 16 : 15) + f.qp / 6;
+    const int32_t dz = enc_h264_inter_round(qbits);
+    if (!tx8) {
+        int score = 0;
+#pragma unroll
+        for (int bi = 0; bi < 2; bi++) {
+            ENC_ALIGN(16) int32_t w[16];
+            vidk_h264_sub_fdct(4, w, src + 4 * bi * ss + 4 * h, ss,
+                               reinterpret_cast<const uint8_t *>(pc + 4 * bi), 4);
+            (void)vidk_h264_quant(16, lev + 16 * bi, w, f.mf4y, qbits, dz);
+            score += enc_decimate_score(lev + 16 * bi, 4, 0);
+        }
+        return score + __shfl_xor_sync(mask, score, 1);
+    }
+    int32_t a[32], b[32];
+#pragma unroll
+    for (int i = 0; i < 4; i++) { // rows 4h + i: the residual, the row transform
+        const int r = 4 * h + i;
+        const uint2 s = *reinterpret_cast<const uint2 *>(src + (ptrdiff_t)r * ss);
+        const uint2 p = *pred_row(s_pred, pi, r);
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            a[8 * i + c] = (int32_t)(s.x >> 8 * c & 255u) - (int32_t)(p.x >> 8 * c & 255u);
+            a[8 * i + 4 + c] = (int32_t)(s.y >> 8 * c & 255u) - (int32_t)(p.y >> 8 * c & 255u);
+        }
+        vidk_h264_ftx8_1d(a + 8 * i, a + 8 * i, 1);
+    }
+    pair_rows_to_cols(mask, h, a, b);
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        vidk_h264_ftx8_1d(b + j, b + j, 4);
+    uint64_t m = 0; // enc_decimate_score's scan-order bits, this lane's columns
+    int big = 0;
+#pragma unroll
+    for (int r = 0; r < 8; r++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int at = 8 * r + j; // + 4 h
+            const int v = vidk_h264_quant1(
+                b[4 * r + j], (uint32_t)(h ? f.mf8y[at + 4] : f.mf8y[at]), qbits, (uint32_t)dz);
+            lev[4 * r + j] = (int16_t)v;
+            m |= (uint64_t)(v != 0) << (h ? enc_izz8[at + 4] : enc_izz8[at]);
+            big |= v > 1 || v < -1;
+        }
+    m |= __shfl_xor_sync(mask, m, 1);
+    big |= __shfl_xor_sync(mask, big, 1);
+    return enc_decimate_m(m, big, 8, 0);
+}
+
+// h264_lq_rec's half: the levels zeroed when `zero`, the reconstruction of lane h's columns
+// into pc; returns the quadrant's bit estimate and *nnz its non-zero levels (both lanes).
+__device__ inline unsigned lq_half_rec(unsigned mask, const EncFrame &f, int tx8, int zero,
+                                       int h, int16_t *lev, uint32_t *pc, int *nnz) {
+    if (zero)
+#pragma unroll
+        for (int k = 0; k < 32; k++)
+            lev[k] = 0;
+    uint8_t *out = reinterpret_cast<uint8_t *>(pc);
+    if (!tx8) {
+        unsigned bits = 0;
+        int n = 0;
+#pragma unroll
+        for (int bi = 0; bi < 2; bi++) {
+            int nz;
+            bits += enc_block_bits(lev + 16 * bi, 16, &nz);
+            n += nz;
+            if (nz)
+                vidk_h264_deq_idct_add(4, out + 16 * bi, 4, lev + 16 * bi, f.ls4y, f.qp,
+                                       (const int32_t *)0);
+        }
+        *nnz = n + __shfl_xor_sync(mask, n, 1);
+        return bits + __shfl_xor_sync(mask, bits, 1);
+    }
+    int n;
+    unsigned bits = enc_level_bits(lev, 32, &n);
+    bits += __shfl_xor_sync(mask, bits, 1);
+    n += __shfl_xor_sync(mask, n, 1);
+    *nnz = n;
+    const unsigned live = __ballot_sync(mask, n != 0); // the pairs with levels
+    if (n) {
+        const int per = f.qp / 6;
+        uint32_t t[32], a[32];
+#pragma unroll
+        for (int r = 0; r < 8; r++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int at = 8 * r + j;
+                t[4 * r + j] =
+                    vidk_h264_dequant1(lev[4 * r + j], h ? f.ls8y[at + 4] : f.ls8y[at], per, 6);
+            }
+        pair_cols_to_rows(live, h, t, a);
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            vidk_h264_itx8_1d(a + 8 * i, a + 8 * i, 1);
+        pair_rows_to_cols(live, h, a, t);
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            vidk_h264_itx8_1d(t + j, t + j, 4);
+#pragma unroll
+        for (int k = 0; k < 32; k++)
+            out[k] = (uint8_t)vidk_h264_add_clip(out[k], vidk_h264_round6(t[k]));
+    }
+    return bits + vidk_ue_bits((unsigned)n);
+}
+
+// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block, 32
+// macroblocks per block. Warps 0-7 first form the chroma predictions (quadrant w & 3 of
+// plane 1 + (w >> 2) of every macroblock, a lane each) while warp 8 counts the header's bits
+// (only the statistics need them). Then warps 0-3 form luma quadrant w's prediction of every
+// macroblock (lane) into shared memory and measure it for the transform size; meanwhile warp
+// 8 codes Cb, warp 9 Cr. Then the luma is coded as jobs, a (macroblock, quadrant) each, on
+// a pair of lanes (lq_half_quant, lq_half_rec), from the predictions in shared memory: the
+// macroblocks that chose the 4x4 transform first, those that chose 8x8 after, four
+// macroblocks a warp, so that a warp runs one transform size (one warp at most both); warp
+// 9 writes the maps beside the quantisation. The quadrants' decimation scores meet in shared
+// memory (h264_luma_try's two steps: the same sums); warp 8 writes the statistics.
+//
+// Session 25 (H200, docs/PERFORMANCE.md): the jobs on pairs of lanes, each lane's chain half
+// as long, in ten warps instead of six (a lane per job in warps 0-3 until then); capped at
+// 102 registers so that two blocks fit an SM (kMinBlocks = 2; 3 where the grid has more than
+// two blocks per SM). 9.6 kB of shared memory: three blocks fit in the 32 kB configuration
+// (with their 1 kB each). The measures' room (until the job list) is taken by the scores and
+// then the bits.
+constexpr int kInterWarps = 10, kLumaWarps = 8;
 template <int kMinBlocks>
 __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(const EncFrame f) {
     __shared__ __align__(16) uint8_t s_pred[4 * 32 * 64];
@@ -289,23 +436,24 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
     const VidkMv *mv4 = f.dmv + (ptrdiff_t)(4 * mby) * n4 + 4 * mbx;
     EncUnitStat st = enc_stat_zero();
     VidkH264MvNb nb;
-    if (on && role == 4) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st); // (see above)
-    if (on && role < 4) // quadrant `role`'s chroma prediction, both planes, into rec
-        enc_mc_area(&f, x0 + 8 * (role & 1), y0 + 8 * (role >> 1), 8, 8,
-                    mv4 + 2 * (role >> 1) * n4 + 2 * (role & 1), n4, 6u);
+    if (on && role == 8) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st); // (see above)
+    if (on && role < kLumaWarps) { // quadrant role & 3's chroma prediction, one plane, into rec
+        const int q = role & 3;
+        enc_mc_area(&f, x0 + 8 * (q & 1), y0 + 8 * (q >> 1), 8, 8,
+                    mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1), n4, 2u << (role >> 2));
+    }
     __syncthreads(); // the chroma warps code the planes from it
-    if (on && role == 4) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
-    if (on && role == 5) {
+    if (on && role == 8) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
+    if (on && role == 9) {
         EncUnitStat c = enc_stat_zero();
         enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 2, &c);
         s_cr[0][lane] = c.bits_level, s_cr[1][lane] = c.nnz[2];
     }
-    ENC_ALIGN(16) int16_t lev[64];
-    ENC_ALIGN(16) uint8_t out[64];
     if (on && role < 4) {
-        // Quadrant q's prediction (enc_mc_area's, each 4x4 block at its vector) into out, kept
-        // for the job that codes it; into rec too for the energy map (enc_h264_p_maps reads it
-        // there); its measures.
+        // Quadrant q's prediction (enc_mc_area's, each 4x4 block at its vector) into shared
+        // memory for the jobs that code it; into rec too for the energy map (enc_h264_p_maps
+        // reads it there); its measures.
+        ENC_ALIGN(16) uint8_t out[64];
         const int q = role, xq = x0 + 8 * (q & 1), yq = y0 + 8 * (q >> 1);
         const VidkMv *mq = mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1);
         for (int b = 0; b < 4; b++)
@@ -334,33 +482,50 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
         if (lane == 0) s_cnt[0] = n0, s_cnt[1] = n0 + __popc(m1);
     }
     __syncthreads(); // the job list
-    const int job = role * 32 + lane, k = job >> 2, q = job & 3;
-    const bool busy = role < 4 && k < s_cnt[1];
+    const int job = role * 32 + lane, k = job >> 3, q = (job >> 1) & 3, h = job & 1;
+    const bool busy = role < kLumaWarps && k < s_cnt[1];
     const int jm = busy ? s_list[k] : 0, jt = k >= s_cnt[0];
+    // the lanes of each transform size (a pair is both in or both out)
+    const unsigned m4 = __ballot_sync(0xffffffffu, busy && !jt),
+                   m8 = __ballot_sync(0xffffffffu, busy && jt);
     const int ju = blockIdx.x * 32 + jm, jx = 16 * (ju % f.uw), jy = 16 * (ju / f.uw);
     const int xq = jx + 8 * (q & 1), yq = jy + 8 * (q >> 1);
-    const uint8_t *src = f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq;
+    ENC_ALIGN(16) int16_t lev[32];
+    uint32_t pc[8]; // the prediction's columns 4h..4h+3, then their reconstruction
     if (busy) {
 #pragma unroll
-        for (int r = 0; r < 8; r++)
-            reinterpret_cast<uint2 *>(out)[r] = *pred_row(s_pred, q * 32 + jm, r);
-        s_x.c.score[q][jm] = enc_cu_h264_lq_quant(&ops, &f, src, f.ss[0], jt, out, 8, lev);
+        for (int r = 0; r < 8; r++) {
+            const uint2 p = *pred_row(s_pred, q * 32 + jm, r);
+            pc[r] = h ? p.y : p.x;
+        }
+        const int score =
+            lq_half_quant(jt ? m8 : m4, f, f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq, f.ss[0], jt,
+                          h, s_pred, q * 32 + jm, pc, lev);
+        if (!h) s_x.c.score[q][jm] = score;
     }
     // the maps beside the quantisation (rec still holds the prediction the energy map reads)
-    if (on && role == 5) enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4);
+    if (on && role == 9) enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4);
     __syncthreads(); // every quadrant's score is known
     if (busy) {
         const int total =
             s_x.c.score[0][jm] + s_x.c.score[1][jm] + s_x.c.score[2][jm] + s_x.c.score[3][jm];
-        int nz = 0;
-        s_x.c.bits[q][jm] = (uint16_t)enc_cu_h264_lq_rec(
-            &ops, &f, jt, total < 6 || s_x.c.score[q][jm] < 4, lev, out, 8, &nz);
-        s_x.c.nz[q][jm] = (uint16_t)nz;
-        enc_cu_h264_lq_store(&f, jx, jy, jt, q, lev);
-        store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
+        int nz;
+        const unsigned bits = lq_half_rec(jt ? m8 : m4, f, jt,
+                                          total < 6 || s_x.c.score[q][jm] < 4, h, lev, pc, &nz);
+        if (!h) s_x.c.bits[q][jm] = (uint16_t)bits, s_x.c.nz[q][jm] = (uint16_t)nz;
+        if (f.lev[0]) { // the levels of the lane's columns (enc_tmpl.h h264_lq_store)
+            int16_t *d = f.lev[0] + (ptrdiff_t)yq * f.ls_[0] + xq + 4 * h;
+#pragma unroll
+            for (int r = 0; r < 8; r++) // 4x4: block h, then h + 2 (4 levels a row each)
+                enc_copy_row16(d + (ptrdiff_t)r * f.ls_[0], lev + 4 * r, 4);
+        }
+        uint8_t *rec = f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq + 4 * h;
+#pragma unroll
+        for (int r = 0; r < 8; r++)
+            *reinterpret_cast<uint32_t *>(rec + (ptrdiff_t)r * f.cs[0]) = pc[r];
     }
     __syncthreads(); // the quadrants' bits
-    if (on && role == 4) {
+    if (on && role == 8) {
         for (int b = 0; b < 4; b++)
             st.bits_level += s_x.c.bits[b][lane], st.nnz[0] += s_x.c.nz[b][lane];
         st.bits_level += s_cr[0][lane], st.nnz[2] = s_cr[1][lane];

@@ -209,7 +209,7 @@ int preload_kernels(VidkContext *ctx, VidkEncoder *e) {
     CUDA_CHECK(vidk_cuda_load(pad_kernel, stats_kernel));
     if (e->p.codec == VIDK_CODEC_H264)
         CUDA_CHECK(vidk_cuda_load(h264_intra_kernel, intra_est_kernel, dist_kernel,
-                                  decide_kernel, inter_kernel<0>, inter_kernel<3>,
+                                  decide_kernel, inter_kernel<2>, inter_kernel<3>,
                                   intra_list_kernel, intra_p_kernel));
     else
         CUDA_CHECK(vidk_cuda_load(hevc_intra_kernel, hevc_inter_kernel));
@@ -231,10 +231,10 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VIDK_TRY(vidk_cuda_enter(ctx));
     CUDA_CHECK(vidk_cuda_prefer_l1(dist_kernel));
     CUDA_CHECK(vidk_cuda_prefer_l1(decide_kernel));
-    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<0>));
+    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<2>));
     CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<3>));
     {
-        // VIDK_INTER_KERNEL=0 or 3 forces that build (a test hook: ctest encode_cuda_waves)
+        // VIDK_INTER_KERNEL=2 or 3 forces that build (a test hook: ctest encode_cuda_waves)
         const char *force = getenv("VIDK_INTER_KERNEL");
         c->inter_waves =
             force && *force ? atoi(force) == 3 : (e->uw * e->uh + 31) / 32 > 2 * ctx->cuda->sms;
@@ -524,7 +524,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_inter_kernel<<<(unsigned)((n + 1) / 2), 64, 0, s>>>(f);
         else
-            CUDA_CHECK(vidk_cuda_launch_pdl(c->inter_waves ? inter_kernel<3> : inter_kernel<0>,
+            CUDA_CHECK(vidk_cuda_launch_pdl(c->inter_waves ? inter_kernel<3> : inter_kernel<2>,
                                             (unsigned)((n + 31) / 32), 32 * kInterWarps, s, f));
         CUDA_CHECK_LAUNCH();
         if (e->p.codec == VIDK_CODEC_H264) {

@@ -135,8 +135,9 @@ ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) {
     return vidk_se_bits(mv.x - pred.x) + vidk_se_bits(mv.y - pred.y);
 }
 
-/* Bits of one coded block: ue(count) + se() of every non-zero level. */
-ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz) {
+/* The se(v) lengths of the non-zero levels, *nnz their count: enc_block_bits without the
+ * count's ue(v) (the cuda backend's pairs of lanes sum their halves of an 8x8 block). */
+ENC_FN unsigned enc_level_bits(const int16_t *lev, int n, int *nnz) {
     unsigned b = 0;
     int c = 0;
     for (int k = 0; k < n; k++)
@@ -145,12 +146,23 @@ ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz) {
             b += vidk_se_bits(lev[k]);
         }
     *nnz = c;
-    return b + vidk_ue_bits((unsigned)c);
+    return b;
+}
+
+/* Bits of one coded block: ue(count) + se() of every non-zero level. */
+ENC_FN unsigned enc_block_bits(const int16_t *lev, int n, int *nnz) {
+    const unsigned b = enc_level_bits(lev, n, nnz);
+    return b + vidk_ue_bits((unsigned)*nnz);
 }
 
 /* H.264 zig-zag scans of frame macroblocks (8.5.6, 8.5.7): scan index -> raster index. */
 ENC_TAB uint8_t enc_zz4[16] = VIDK_H264_ZZ4;
 ENC_TAB uint8_t enc_zz8[64] = VIDK_H264_ZZ8;
+/* Its inverse: raster index -> scan index (tests/test_enc_decide.c checks it). */
+ENC_TAB uint8_t enc_izz8[64] = {0,  1,  5,  6,  14, 15, 27, 28, 2,  4,  7,  13, 16, 26, 29, 42,
+                                3,  8,  12, 17, 25, 30, 41, 43, 9,  11, 18, 24, 31, 40, 44, 53,
+                                10, 19, 23, 32, 39, 45, 52, 54, 20, 22, 33, 38, 46, 51, 55, 60,
+                                21, 34, 37, 47, 50, 56, 59, 61, 35, 36, 48, 49, 57, 58, 62, 63};
 
 /* The rounding offset of the inter luma quantiser (docs/ENCODE.md §9): 1/32 of the step,
  * where H.264's reference rounding (vidk_h264_deadzone) uses 1/6: small levels, which cost
@@ -158,6 +170,28 @@ ENC_TAB uint8_t enc_zz8[64] = VIDK_H264_ZZ8;
  * 1/6, 1/8, 1/16, 1/32 and 1/64 (docs/PERFORMANCE.md). */
 ENC_FN int32_t enc_h264_inter_round(int qbits) {
     return (int32_t)(((uint32_t)1 << qbits) >> 5);
+}
+
+/* enc_decimate_score's second step (below), from the non-zero levels as bits in scan order m
+ * (bits below `first` clear) and whether a level is outside -1..1 (the cuda backend's pairs of
+ * lanes OR their halves of an 8x8 block's m and big). */
+ENC_FN int enc_decimate_m(uint64_t m, int big, int n, int first) {
+    if (big) return 9;
+    int score = 0;
+    while (m) {
+        const int k = vidk_hibit64(m);
+        m &= ~((uint64_t)1 << k);
+        const int run = k - 1 - (m ? vidk_hibit64(m) : first - 1); /* zeros below k */
+        score += n == 8 ? (run < 4    ? 3
+                           : run < 12 ? 2
+                           : run < 24 ? 1
+                                      : 0)
+                        : (run < 1   ? 3
+                           : run < 3 ? 2
+                           : run < 6 ? 1
+                                     : 0);
+    }
+    return score;
 }
 
 /* Decimation score of an inter block's levels (raster, n = 4 or 8; from scan position
@@ -176,22 +210,7 @@ ENC_FN int enc_decimate_score(const int16_t *lev, int n, int first) {
         m |= (uint64_t)(v != 0) << k;
         big |= v > 1 || v < -1;
     }
-    if (big) return 9;
-    int score = 0;
-    while (m) {
-        const int k = vidk_hibit64(m);
-        m &= ~((uint64_t)1 << k);
-        const int run = k - 1 - (m ? vidk_hibit64(m) : first - 1); /* zeros below k */
-        score += n == 8 ? (run < 4    ? 3
-                           : run < 12 ? 2
-                           : run < 24 ? 1
-                                      : 0)
-                        : (run < 1   ? 3
-                           : run < 3 ? 2
-                           : run < 6 ? 1
-                                     : 0);
-    }
-    return score;
+    return enc_decimate_m(m, big, n, first);
 }
 
 /* n (a multiple of 4) 16-bit values from s to d; on the GPU 8 bytes per store where both
