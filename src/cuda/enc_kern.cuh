@@ -395,25 +395,110 @@ __device__ inline unsigned lq_half_rec(unsigned mask, const EncFrame &f, int tx8
     return bits + vidk_ue_bits((unsigned)n);
 }
 
-// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the ten warps of a block, 32
-// macroblocks per block. Warps 0-7 first form the chroma predictions (quadrant w & 3 of
-// plane 1 + (w >> 2) of every macroblock, a lane each) while warp 8 counts the header's bits
-// (only the statistics need them). Then warps 0-3 form luma quadrant w's prediction of every
-// macroblock (lane) into shared memory and measure it for the transform size; meanwhile warp
-// 8 codes Cb, warp 9 Cr. Then the luma is coded as jobs, a (macroblock, quadrant) each, on
-// a pair of lanes (lq_half_quant, lq_half_rec), from the predictions in shared memory: the
-// macroblocks that chose the 4x4 transform first, those that chose 8x8 after, four
-// macroblocks a warp, so that a warp runs one transform size (one warp at most both); warp
-// 9 writes the maps beside the quantisation. The quadrants' decimation scores meet in shared
-// memory (h264_luma_try's two steps: the same sums); warp 8 writes the statistics.
+// Luma quadrant q's prediction and measures on a pair of lanes: lane h forms rows
+// 4h..4h+3 (its 4x4 blocks 2h, 2h + 1, each at its vector mq[h n4 + b]) into shared memory
+// (quadrant pi's place) and, for the energy map, into rec; with `measure`, the quadrant's
+// enc_h264_tx_measure sums into *s4, *s8 (both lanes): the SATD of its blocks, the 8x8
+// Hadamard transform's rows on its rows, then its columns, as enc_h264_tx_measure computes
+// them (enc_satd4, enc_had8_1d; mask: the lanes measuring).
+__device__ inline void luma_pred_half(unsigned mask, const EncFrame &f, int xq, int yq,
+                                      const VidkMv *mq, int n4, int h, uint8_t *s_pred, int pi,
+                                      bool measure, uint32_t *s4, uint32_t *s8) {
+    ENC_ALIGN(16) uint8_t out[32]; // rows 4h..4h+3 of the quadrant, 8 bytes each
+#pragma unroll
+    for (int b = 0; b < 2; b++)
+        enc_mc_luma(&f, xq + 4 * b, yq + 4 * h, 4, 4, mq[h * n4 + b], out + 4 * b, 8);
+    const uint2 *o = reinterpret_cast<const uint2 *>(out);
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+        *pred_row(s_pred, pi, 4 * h + r) = o[r];
+    if (f.energy)
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            *reinterpret_cast<uint2 *>(f.rec[0] + (ptrdiff_t)(yq + 4 * h + r) * f.cs[0] + xq) =
+                o[r];
+    if (!measure) return;
+    int d[32], e[32];
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const uint2 sv = *reinterpret_cast<const uint2 *>(
+            f.src[0] + (ptrdiff_t)(yq + 4 * h + r) * f.ss[0] + xq);
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            d[8 * r + c] = (int)(sv.x >> 8 * c & 255u) - (int)(o[r].x >> 8 * c & 255u);
+            d[8 * r + 4 + c] = (int)(sv.y >> 8 * c & 255u) - (int)(o[r].y >> 8 * c & 255u);
+        }
+    }
+    uint32_t a = 0;
+#pragma unroll
+    for (int b = 0; b < 2; b++) {
+        int t[16];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                t[4 * j + i] = d[8 * j + 4 * b + i];
+        a += enc_satd4(t);
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+        enc_had8_1d(d + 8 * r, 1);
+    pair_rows_to_cols(mask, h, d, e);
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        enc_had8_1d(e + j, 4);
+    uint32_t sum = 0;
+#pragma unroll
+    for (int k = 0; k < 32; k++)
+        sum += (uint32_t)enc_abs(e[k]);
+    *s4 = a + __shfl_xor_sync(mask, a, 1);
+    *s8 = sum + __shfl_xor_sync(mask, sum, 1);
+}
+
+// Chroma plane p of an inter macroblock on a pair of lanes (enc_tmpl.h h264_chroma_plane's
+// steps): lane h codes its 4x4 blocks 2h, 2h + 1; the pair meets for the plane's decimation
+// score and its four DC coefficients (each lane then runs the DC step alike). *bits, *nnz:
+// the plane's bit estimate and non-zero levels (both lanes).
+__device__ inline void chroma_half(unsigned mask, const EncFrame &f, int mbx, int mby, int p,
+                                   int h, unsigned *bits, unsigned *nnz) {
+    const EncOps ops = {0};
+    ENC_ALIGN(16) int16_t lev[2][16];
+    ENC_ALIGN(16) int16_t dcl[16];
+    int32_t w2[2], wdc[4], dc[4];
+    int score = enc_cu_h264_cp_fwd(&ops, &f, mbx, mby, 0, p, 2 * h, 2, lev, w2);
+    score += __shfl_xor_sync(mask, score, 1);
+    const int32_t g0 = __shfl_xor_sync(mask, w2[0], 1), g1 = __shfl_xor_sync(mask, w2[1], 1);
+    wdc[0] = h ? g0 : w2[0], wdc[1] = h ? g1 : w2[1];
+    wdc[2] = h ? w2[0] : g0, wdc[3] = h ? w2[1] : g1;
+    int ndc = 0, n = 0;
+    const unsigned bdc = enc_cu_h264_cp_dc(&ops, &f, 0, wdc, dcl, dc, &ndc);
+    unsigned b =
+        enc_cu_h264_cp_rec(&ops, &f, mbx, mby, p, 2 * h, 2, score < 7, lev, dcl, dc, &n);
+    b += __shfl_xor_sync(mask, b, 1);
+    n += __shfl_xor_sync(mask, n, 1);
+    *bits = b + bdc, *nnz = (unsigned)(n + ndc);
+}
+
+// H.264 inter frames: enc_tmpl.h h264_p_mb's steps spread over the twelve warps of a block,
+// 32 macroblocks per block, every step's work on pairs of lanes (session 25). Warps 0-7
+// first form the chroma predictions (quadrant w & 3 of plane 1 + (w >> 2) of every
+// macroblock, a lane each) while warp 8 counts the header's bits (only the statistics need
+// them). Then warps 0-7 form the luma predictions into shared memory and measure them for
+// the transform size, a pair of lanes per (macroblock, quadrant) (luma_pred_half), while
+// warps 8-11 code the chroma planes, a pair per (macroblock, plane) (chroma_half). Then the
+// luma is coded as jobs, a (macroblock, quadrant) each, on a pair of lanes (lq_half_quant,
+// lq_half_rec), from the predictions in shared memory: the macroblocks that chose the 4x4
+// transform first, those that chose 8x8 after, four macroblocks a warp, so that a warp runs
+// one transform size (one warp at most both); warp 9 writes the maps beside the
+// quantisation. The quadrants' decimation scores meet in shared memory (h264_luma_try's two
+// steps: the same sums); warp 8 writes the statistics.
 //
-// Session 25 (H200, docs/PERFORMANCE.md): the jobs on pairs of lanes, each lane's chain half
-// as long, in ten warps instead of six (a lane per job in warps 0-3 until then); capped at
-// 102 registers so that two blocks fit an SM (kMinBlocks = 2; 3 where the grid has more than
-// two blocks per SM). 9.6 kB of shared memory: three blocks fit in the 32 kB configuration
-// (with their 1 kB each). The measures' room (until the job list) is taken by the scores and
-// then the bits.
-constexpr int kInterWarps = 10, kLumaWarps = 8;
+// Until session 25 six warps, a lane per (macroblock, quadrant) or per (macroblock, plane);
+// the pairs halve each lane's chain (H200, docs/PERFORMANCE.md). Capped at 80 registers so
+// that two blocks fit an SM (kMinBlocks = 2; 3 where the grid has more than two blocks per
+// SM). 9.9 kB of shared memory: three blocks fit in the 32 kB configuration (with their 1 kB
+// each). The measures' room (until the job list) is taken by the scores and then the bits.
+constexpr int kInterWarps = 12, kLumaWarps = 8;
 template <int kMinBlocks>
 __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(const EncFrame f) {
     __shared__ __align__(16) uint8_t s_pred[4 * 32 * 64];
@@ -425,12 +510,11 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
         } c;
     } s_x;
     __shared__ int s_list[32], s_cnt[2];
-    __shared__ unsigned s_cr[2][32];
-    vidk_pdl_wait(); // the last decision pass has completed
+    __shared__ unsigned s_c[2][2][32]; // per chroma plane: bits, non-zero levels
+    vidk_pdl_wait();                   // the last decision pass has completed
     const int lane = threadIdx.x & 31, role = threadIdx.x >> 5, u = blockIdx.x * 32 + lane;
     const unsigned w = u < f.uw * f.uh ? f.dmb[u] : ENC_MBI_INTRA;
     const bool on = !(w & ENC_MBI_INTRA); // intra: coded by intra_p_kernel
-    const EncOps ops = {0};
     const int mbx = u % f.uw, mby = u / f.uw, x0 = 16 * mbx, y0 = 16 * mby, n4 = f.W / 4;
     const int tx8_ok = (w & 3) != 3 || !(w & 0x3fcu);
     const VidkMv *mv4 = f.dmv + (ptrdiff_t)(4 * mby) * n4 + 4 * mbx;
@@ -442,30 +526,30 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
         enc_mc_area(&f, x0 + 8 * (q & 1), y0 + 8 * (q >> 1), 8, 8,
                     mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1), n4, 2u << (role >> 2));
     }
-    __syncthreads(); // the chroma warps code the planes from it
-    if (on && role == 8) enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 1, &st);
-    if (on && role == 9) {
-        EncUnitStat c = enc_stat_zero();
-        enc_cu_h264_chroma_plane(&ops, &f, mbx, mby, 0, 2, &c);
-        s_cr[0][lane] = c.bits_level, s_cr[1][lane] = c.nnz[2];
-    }
-    if (on && role < 4) {
-        // Quadrant q's prediction (enc_mc_area's, each 4x4 block at its vector) into shared
-        // memory for the jobs that code it; into rec too for the energy map (enc_h264_p_maps
-        // reads it there); its measures.
-        ENC_ALIGN(16) uint8_t out[64];
-        const int q = role, xq = x0 + 8 * (q & 1), yq = y0 + 8 * (q >> 1);
-        const VidkMv *mq = mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1);
-        for (int b = 0; b < 4; b++)
-            enc_mc_luma(&f, xq + 4 * (b & 1), yq + 4 * (b >> 1), 4, 4,
-                        mq[(b >> 1) * n4 + (b & 1)], out + 32 * (b >> 1) + 4 * (b & 1), 8);
-#pragma unroll
-        for (int r = 0; r < 8; r++)
-            *pred_row(s_pred, q * 32 + lane, r) = reinterpret_cast<const uint2 *>(out)[r];
-        if (f.energy) store8x8(f.rec[0] + (ptrdiff_t)yq * f.cs[0] + xq, f.cs[0], out);
-        if (tx8_ok)
-            enc_h264_tx_measure(f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq, f.ss[0], out, 8,
-                                &s_x.m[0][q][lane], &s_x.m[1][q][lane]);
+    __syncthreads(); // the chroma planes are coded from it
+    {
+        // the pair's macroblock m of the block: warps 0-7 (m, quadrant, h), 8-11 (m, plane, h)
+        const int job = (role < kLumaWarps ? role : role - kLumaWarps) * 32 + lane;
+        const int m = role < kLumaWarps ? job >> 3 : job >> 2, h = job & 1;
+        const int um = blockIdx.x * 32 + m, mx = um % f.uw, my = um / f.uw;
+        const unsigned wm = um < f.uw * f.uh ? f.dmb[um] : ENC_MBI_INTRA;
+        const bool onm = !(wm & ENC_MBI_INTRA);
+        const bool okm = (wm & 3) != 3 || !(wm & 0x3fcu); // the 8x8 transform allowed
+        const unsigned mk = __ballot_sync(0xffffffffu, onm && (role >= kLumaWarps || okm));
+        if (onm && role < kLumaWarps) {
+            const int q = (job >> 1) & 3, xq = 16 * mx + 8 * (q & 1),
+                      yq = 16 * my + 8 * (q >> 1);
+            uint32_t s4, s8;
+            luma_pred_half(mk, f, xq, yq, f.dmv + (ptrdiff_t)(yq / 4) * n4 + xq / 4, n4, h,
+                           s_pred, q * 32 + m, okm, &s4, &s8);
+            if (okm && !h) s_x.m[0][q][m] = s4, s_x.m[1][q][m] = s8;
+        }
+        if (onm && role >= kLumaWarps) {
+            const int p = 1 + ((job >> 1) & 1);
+            unsigned bits, nz;
+            chroma_half(mk, f, mx, my, p, h, &bits, &nz);
+            if (!h) s_c[p - 1][0][m] = bits, s_c[p - 1][1][m] = nz;
+        }
     }
     __syncthreads(); // the measures are known; the prediction is in rec (energy)
     const int t =
@@ -528,7 +612,8 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
     if (on && role == 8) {
         for (int b = 0; b < 4; b++)
             st.bits_level += s_x.c.bits[b][lane], st.nnz[0] += s_x.c.nz[b][lane];
-        st.bits_level += s_cr[0][lane], st.nnz[2] = s_cr[1][lane];
+        st.bits_level += s_c[0][0][lane] + s_c[1][0][lane];
+        st.nnz[1] += s_c[0][1][lane], st.nnz[2] += s_c[1][1][lane];
         f.stat[u] = st;
         if (f.mbi) f.mbi[u] = (uint16_t)(w | (t ? ENC_MBI_TX8 : 0u));
     }

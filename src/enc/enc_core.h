@@ -603,6 +603,17 @@ ENC_FN uint32_t enc_satd4(const int *d) {
     return (sum + 1) >> 1;
 }
 
+/* The 8-point Hadamard transform of d[0], d[st], .., d[7 st] in place (unnormalised): three
+ * butterfly stages. */
+ENC_FN void enc_had8_1d(int *d, int st) {
+    for (int h = 1; h < 8; h <<= 1)
+        for (int k = 0; k < 8; k++)
+            if (!(k & h)) {
+                const int u = d[st * k], v = d[st * (k + h)];
+                d[st * k] = u + v, d[st * (k + h)] = u - v;
+            }
+}
+
 /* The transform-size measures of one 8x8 quadrant of an inter macroblock's luma residual
  * (src against the prediction pr, strides ss / ps): *s4 = the sum of its four enc_satd4,
  * *s8 = the sum of the magnitudes of its 8x8 Hadamard transform (unscaled). */
@@ -621,17 +632,10 @@ ENC_FN void enc_h264_tx_measure(const uint8_t *src, int ss, const uint8_t *pr, i
         a += enc_satd4(t);
     }
     *s4 = a;
-    /* rows, then columns: three butterfly stages of the 8-point Hadamard transform */
-    for (int dir = 0; dir < 2; dir++)
-        for (int l = 0; l < 8; l++) {
-            const int o = dir ? l : 8 * l, st = dir ? 8 : 1;
-            for (int h = 1; h < 8; h <<= 1)
-                for (int k = 0; k < 8; k++)
-                    if (!(k & h)) {
-                        const int u = d[o + st * k], v = d[o + st * (k + h)];
-                        d[o + st * k] = u + v, d[o + st * (k + h)] = u - v;
-                    }
-        }
+    for (int l = 0; l < 8; l++) /* rows, then columns */
+        enc_had8_1d(d + 8 * l, 1);
+    for (int l = 0; l < 8; l++)
+        enc_had8_1d(d + l, 8);
     uint32_t e = 0;
     for (int k = 0; k < 64; k++)
         e += (uint32_t)enc_abs(d[k]);

@@ -16,55 +16,95 @@
 /* ---- H.264 ---------------------------------------------------------------------------- */
 
 /* Chroma plane p (1, 2) of one macroblock, prediction already in rec: 4x4 transforms, the
- * 2x2 DC transform, reconstruction. */
-ENC_FN void ENC_T(h264_chroma_plane)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
-                                     int intra, int p, EncUnitStat *st) {
+ * 2x2 DC transform, reconstruction; in three steps (h264_cp_fwd, h264_cp_dc, h264_cp_rec),
+ * the first and last over a range of its 4x4 blocks: the cuda backend runs them on pairs of
+ * lanes, two blocks each (src/cuda/enc_kern.cuh inter_kernel).
+ * Step 1, blocks b0 .. b0 + nb - 1 (raster): their transforms and AC quantiser into lev[b -
+ * b0], their DC coefficients into wdc[b - b0]; returns their decimation score. */
+ENC_FN int ENC_T(h264_cp_fwd)(const EncOps *ops, const EncFrame *f, int mbx, int mby, int intra,
+                              int p, int b0, int nb, int16_t (*lev)[16], int32_t *wdc) {
     (void)ops;
-    const int qp = f->qpc, qbits = 15 + qp / 6, qbdc = 16 + qp / 6;
-    const int32_t dz = vidk_h264_deadzone(qbits, intra), dzdc = vidk_h264_deadzone(qbdc, intra);
+    const int qbits = 15 + f->qpc / 6;
+    const int32_t dz = vidk_h264_deadzone(qbits, intra);
     ENC_ALIGN(64) int32_t mf_ac[16];
     ENC_ALIGN(64) int32_t mf_dc[16];
-    ENC_ALIGN(64) int32_t w[4][16];
-    ENC_ALIGN(64) int32_t wdc[16];
-    ENC_ALIGN(64) int32_t y[16];
-    ENC_ALIGN(64) int16_t lev[4][16];
-    ENC_ALIGN(64) int16_t dcl[16];
-    int32_t dc[4];
+    ENC_ALIGN(64) int32_t w[16];
     enc_dc_factors(f->mf4c, mf_ac, mf_dc);
-    const int x0 = mbx * 8, y0 = mby * 8;
-    const uint8_t *src = f->src[p] + (ptrdiff_t)y0 * f->ss[p] + x0;
-    uint8_t *rec = f->rec[p] + (ptrdiff_t)y0 * f->cs[p] + x0;
     const int ss = f->ss[p], cs = f->cs[p];
+    const uint8_t *src = f->src[p] + (ptrdiff_t)(mby * 8) * ss + mbx * 8;
+    const uint8_t *rec = f->rec[p] + (ptrdiff_t)(mby * 8) * cs + mbx * 8;
     int score = 0;
-    for (int b = 0; b < 4; b++) {
-        const int bx = (b & 1) * 4, by = (b >> 1) * 4;
-        EO_H264_SUB_FDCT(4, w[b], src + by * ss + bx, ss, rec + by * cs + bx, cs);
-        (void)EO_H264_QUANT(4, lev[b], w[b], mf_ac, qbits, dz);
-        wdc[b] = w[b][0];
-        score += enc_decimate_score(lev[b], 4, 1);
+    for (int i = 0; i < nb; i++) {
+        const int b = b0 + i, bx = (b & 1) * 4, by = (b >> 1) * 4;
+        EO_H264_SUB_FDCT(4, w, src + by * ss + bx, ss, rec + by * cs + bx, cs);
+        (void)EO_H264_QUANT(4, lev[i], w, mf_ac, qbits, dz);
+        wdc[i] = w[0];
+        score += enc_decimate_score(lev[i], 4, 1);
     }
-    if (!intra && score < 7) /* decimation of an inter plane's AC (§9) */
-        for (int b = 0; b < 4; b++)
-            for (int k = 1; k < 16; k++)
-                lev[b][k] = 0;
-    for (int k = 4; k < 16; k++)
-        wdc[k] = 0;
-    EO_H264_FDCT_DC(1, y, wdc);
+    return score;
+}
+
+/* Step 2: the plane's four DC coefficients wdc through the 2x2 transform and the quantiser
+ * into their levels dcl[0..3] (dcl: 16 entries) and back into the values dc[0..3] the
+ * blocks' reconstruction takes; returns the bits of the DC block, *nz its non-zero levels. */
+ENC_FN unsigned ENC_T(h264_cp_dc)(const EncOps *ops, const EncFrame *f, int intra,
+                                  const int32_t *wdc, int16_t *dcl, int32_t *dc, int *nz) {
+    (void)ops;
+    const int qp = f->qpc, qbdc = 16 + qp / 6;
+    const int32_t dzdc = vidk_h264_deadzone(qbdc, intra);
+    ENC_ALIGN(64) int32_t mf_ac[16];
+    ENC_ALIGN(64) int32_t mf_dc[16];
+    ENC_ALIGN(64) int32_t w[16];
+    ENC_ALIGN(64) int32_t y[16];
+    enc_dc_factors(f->mf4c, mf_ac, mf_dc);
+    for (int k = 0; k < 16; k++)
+        w[k] = k < 4 ? wdc[k] : 0;
+    EO_H264_FDCT_DC(1, y, w);
     for (int k = 4; k < 16; k++)
         y[k] = 0;
     (void)EO_H264_QUANT(4, dcl, y, mf_dc, qbdc, dzdc);
     EO_H264_IDCT_DC(1, dc, dcl, f->ls4c[0], qp);
-    int nz;
-    st->bits_level += enc_block_bits(dcl, 4, &nz);
-    st->nnz[p] += (uint32_t)nz;
-    for (int b = 0; b < 4; b++) {
-        const int bx = (b & 1) * 4, by = (b >> 1) * 4;
-        st->bits_level += enc_block_bits(lev[b] + 1, 15, &nz);
-        st->nnz[p] += (uint32_t)nz;
-        lev[b][0] = dcl[b];
-        enc_store_levels(f, p, x0 + bx, y0 + by, lev[b], 4);
-        EO_H264_DEQ_IDCT_ADD(4, rec + by * cs + bx, cs, lev[b], f->ls4c, qp, &dc[b]);
+    return enc_block_bits(dcl, 4, nz);
+}
+
+/* Step 3, blocks b0 .. b0 + nb - 1: their AC levels zeroed when `zero` (an inter plane
+ * whose score is below 7, §9), their DC levels from dcl, the levels stored, the
+ * reconstruction onto the prediction with dc; returns the bits of their AC, adding their
+ * non-zero AC levels to *nnz. */
+ENC_FN unsigned ENC_T(h264_cp_rec)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                                   int p, int b0, int nb, int zero, int16_t (*lev)[16],
+                                   const int16_t *dcl, const int32_t *dc, int *nnz) {
+    (void)ops;
+    const int x0 = mbx * 8, y0 = mby * 8, cs = f->cs[p];
+    uint8_t *rec = f->rec[p] + (ptrdiff_t)y0 * cs + x0;
+    unsigned bits = 0;
+    for (int i = 0; i < nb; i++) {
+        const int b = b0 + i, bx = (b & 1) * 4, by = (b >> 1) * 4;
+        if (zero)
+            for (int k = 1; k < 16; k++)
+                lev[i][k] = 0;
+        int nz;
+        bits += enc_block_bits(lev[i] + 1, 15, &nz);
+        *nnz += nz;
+        lev[i][0] = dcl[b];
+        enc_store_levels(f, p, x0 + bx, y0 + by, lev[i], 4);
+        EO_H264_DEQ_IDCT_ADD(4, rec + by * cs + bx, cs, lev[i], f->ls4c, f->qpc, &dc[b]);
     }
+    return bits;
+}
+
+/* The whole plane, its steps in turn. */
+ENC_FN void ENC_T(h264_chroma_plane)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                                     int intra, int p, EncUnitStat *st) {
+    ENC_ALIGN(64) int16_t lev[4][16];
+    ENC_ALIGN(64) int16_t dcl[16];
+    int32_t wdc[4], dc[4];
+    const int score = ENC_T(h264_cp_fwd)(ops, f, mbx, mby, intra, p, 0, 4, lev, wdc);
+    int nz = 0;
+    st->bits_level += ENC_T(h264_cp_dc)(ops, f, intra, wdc, dcl, dc, &nz);
+    st->bits_level +=
+        ENC_T(h264_cp_rec)(ops, f, mbx, mby, p, 0, 4, !intra && score < 7, lev, dcl, dc, &nz);
+    st->nnz[p] += (uint32_t)nz;
 }
 
 /* Both chroma planes of one macroblock. */
