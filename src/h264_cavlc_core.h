@@ -27,7 +27,10 @@ VIDK_CORE void vidk_bits_init(VidkBits *b, uint8_t *buf, size_t cap) {
 
 /* n (0..32) low bits of v, most significant first: the partial last byte's bits (kept in
  * b->part, so that the buffer is only written: no store-to-load wait on a GPU) and v go
- * through a 64-bit accumulator, whole bytes out. */
+ * through a 64-bit accumulator, the bytes they cover out (the last one partial, its low
+ * bits zero), without a loop: on the GPU the lanes of a warp, each coding its own block,
+ * call it at different places, and a loop's trips made them diverge further (20% of
+ * code_kernel's samples, session 25). */
 VIDK_CORE void vidk_put_bits(VidkBits *b, int n, uint32_t v) {
     if (n <= 0) return;
     if (!b->buf) { /* a counter (vidk_bits_init with no buffer): the length only */
@@ -38,14 +41,16 @@ VIDK_CORE void vidk_put_bits(VidkBits *b, int n, uint32_t v) {
         b->overflow = 1;
         return;
     }
-    size_t byte = b->pos >> 3;
-    const int used = (int)(b->pos & 7);
-    uint64_t acc = (uint64_t)b->part << n | (n == 32 ? v : v & ((1u << n) - 1));
-    int tot = used + n;
-    for (; tot >= 8; tot -= 8)
-        b->buf[byte++] = (uint8_t)(acc >> (tot - 8));
-    if (tot) b->buf[byte] = (uint8_t)(acc << (8 - tot));
-    b->part = (uint32_t)(acc & ((1u << tot) - 1));
+    uint8_t *p = b->buf + (b->pos >> 3);
+    const int tot = (int)(b->pos & 7) + n; /* 1..39 bits from p on */
+    const uint64_t acc = (uint64_t)b->part << n | (n == 32 ? v : v & ((1u << n) - 1));
+    const uint64_t top = acc << (64 - tot); /* the first bit at bit 63 */
+    p[0] = (uint8_t)(top >> 56);
+    if (tot > 8) p[1] = (uint8_t)(top >> 48);
+    if (tot > 16) p[2] = (uint8_t)(top >> 40);
+    if (tot > 24) p[3] = (uint8_t)(top >> 32);
+    if (tot > 32) p[4] = (uint8_t)(top >> 24);
+    b->part = (uint32_t)(acc & ((1u << (tot & 7)) - 1));
     b->pos += (size_t)n;
 }
 

@@ -22,6 +22,7 @@ VIDK_CORE int vidk_h264s_slice_of_row(int mbh, int slices, int r) {
     return k;
 }
 VIDK_CORE int vidk_h264s_slice_row0(int mbh, int slices, int r) {
+    if (slices <= 1) return 0; /* no 64-bit division (on the GPU a call of ~70 instructions) */
     return (int)((int64_t)vidk_h264s_slice_of_row(mbh, slices, r) * mbh / slices);
 }
 

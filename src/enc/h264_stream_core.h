@@ -441,6 +441,10 @@ VIDK_CORE VidkH264sPlace vidk_h264s_place(const VidkH264sCtx *c, int i) {
     const int k = vidk_h264s_slice_of_row(c->mbh, c->slices, i / c->mbw);
     VidkH264sPlace p;
     p.k = k;
+    if (c->slices <= 1) { /* vidk_h264s_slice_row0: no 64-bit division */
+        p.first = 0, p.last = c->mbw * c->mbh - 1;
+        return p;
+    }
     p.first = (int)((int64_t)k * c->mbh / c->slices) * c->mbw;
     p.last = (int)((int64_t)(k + 1) * c->mbh / c->slices) * c->mbw - 1;
     return p;
