@@ -70,7 +70,7 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
                           int16_t *const lev[3], VidkEncFrameInfo *info);
 /* Decision passes of an H.264 P frame (docs/ENCODE.md §4): the seed and the passes that
  * decide against the previous pass's neighbours. */
-#define VIDK_ENC_DECIDE_PASSES 3
+#define VIDK_ENC_DECIDE_PASSES 2
 /* Host wall clock in ms. */
 double vidk_enc_now_ms(void);
 
