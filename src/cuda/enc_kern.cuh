@@ -253,32 +253,22 @@ __device__ inline uint2 *pred_row(uint8_t *s, int i, int r) {
 // (enc_tmpl.h: the same core functions of h264_core.h and enc_core.h, in the same order for
 // every value), so the quadrant's score, levels, bits and reconstruction are theirs.
 
-// Lane h holds a (4 rows 4h + i, 8 columns: a[8 i + c]); returns in b the columns 4h..4h+3
-// of all 8 rows (b[4 r + j]).
-template <typename T>
-__device__ inline void pair_rows_to_cols(unsigned mask, int h, const T *a, T *b) {
+// The pair's exchange between two layouts of a block: rows (lane h: rows 4h + i, 8 columns,
+// r[8 i + c]) and columns (lane h: columns 4h + j, 8 rows, c[4 r + j]); kToCols from rows
+// to columns, else back. Each lane keeps its own 4x4 corner and swaps the other with its
+// partner (xor shuffles).
+template <bool kToCols, typename T>
+__device__ inline void pair_exchange(unsigned mask, int h, const T *s, T *d) {
+    constexpr int ss = kToCols ? 8 : 4, so = kToCols ? 4 : 16;  // the source's corners
+    constexpr int ds = kToCols ? 4 : 8, dof = kToCols ? 16 : 4; // the destination's
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            const T lo = a[8 * i + j], hi = a[8 * i + 4 + j];
-            const T got = __shfl_xor_sync(mask, h ? lo : hi, 1); // row 4 (1 - h) + i
-            b[4 * i + j] = h ? got : lo;
-            b[4 * (4 + i) + j] = h ? hi : got;
-        }
-}
-
-// The reverse: lane h holds b (columns 4h..4h+3 of 8 rows); returns in a its rows 4h + i.
-template <typename T>
-__device__ inline void pair_cols_to_rows(unsigned mask, int h, const T *b, T *a) {
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const T top = b[4 * i + j], bot = b[4 * (4 + i) + j];
-            const T got = __shfl_xor_sync(mask, h ? top : bot, 1); // the partner's columns
-            a[8 * i + j] = h ? got : top;
-            a[8 * i + 4 + j] = h ? bot : got;
+            const T x = s[ss * i + j], y = s[ss * i + so + j];
+            const T got = __shfl_xor_sync(mask, h ? x : y, 1);
+            d[ds * i + j] = h ? got : x;
+            d[ds * i + dof + j] = h ? y : got;
         }
 }
 
@@ -317,7 +307,7 @@ __device__ inline int lq_half_quant(unsigned mask, const EncFrame &f, const uint
         }
         vidk_h264_ftx8_1d(a + 8 * i, a + 8 * i, 1);
     }
-    pair_rows_to_cols(mask, h, a, b);
+    pair_exchange<true>(mask, h, a, b);
 #pragma unroll
     for (int j = 0; j < 4; j++)
         vidk_h264_ftx8_1d(b + j, b + j, 4);
@@ -380,11 +370,11 @@ __device__ inline unsigned lq_half_rec(unsigned mask, const EncFrame &f, int tx8
                 t[4 * r + j] =
                     vidk_h264_dequant1(lev[4 * r + j], h ? f.ls8y[at + 4] : f.ls8y[at], per, 6);
             }
-        pair_cols_to_rows(live, h, t, a);
+        pair_exchange<false>(live, h, t, a);
 #pragma unroll
         for (int i = 0; i < 4; i++)
             vidk_h264_itx8_1d(a + 8 * i, a + 8 * i, 1);
-        pair_rows_to_cols(live, h, a, t);
+        pair_exchange<true>(live, h, a, t);
 #pragma unroll
         for (int j = 0; j < 4; j++)
             vidk_h264_itx8_1d(t + j, t + j, 4);
@@ -443,7 +433,7 @@ __device__ inline void luma_pred_half(unsigned mask, const EncFrame &f, int xq, 
 #pragma unroll
     for (int r = 0; r < 4; r++)
         enc_had8_1d(d + 8 * r, 1);
-    pair_rows_to_cols(mask, h, d, e);
+    pair_exchange<true>(mask, h, d, e);
 #pragma unroll
     for (int j = 0; j < 4; j++)
         enc_had8_1d(e + j, 4);
