@@ -82,22 +82,9 @@ VIDK_CORE void vidk_put_trailing(VidkBits *b) {
 
 /* ---- CAVLC tables ---- */
 
-/* Each table is written once (an initializer macro) and defined twice: a host copy (_h) and,
- * in CUDA builds, a device copy (_d); a __host__ __device__ core function reads the copy of
- * the side it runs on through VIDK_CAVLC_TAB (a device function cannot read a host array).
- * The declarations do not depend on __CUDA_ARCH__, only the choice in the bodies does. */
-#if defined(__CUDACC__)
-#define VIDK_CAVLC_TABLE(type, name, dims, init)                                               \
-    static const type name##_h dims = init;                                                    \
-    static __device__ const type name##_d dims = init;
-#else
-#define VIDK_CAVLC_TABLE(type, name, dims, init) static const type name##_h dims = init;
-#endif
-#if defined(__CUDA_ARCH__)
-#define VIDK_CAVLC_TAB(name) vidk_cavlc_##name##_d
-#else
-#define VIDK_CAVLC_TAB(name) vidk_cavlc_##name##_h
-#endif
+/* The tables: vidk_core.h's VIDK_CORE_TABLE (a host and a device copy). */
+#define VIDK_CAVLC_TABLE     VIDK_CORE_TABLE
+#define VIDK_CAVLC_TAB(name) VIDK_CORE_TAB(vidk_cavlc_##name)
 
 // clang-format off
 /* coeff_token (Table 9-5), [table][4 * TotalCoeff + TrailingOnes]: table 0 for 0 <= nC < 2,

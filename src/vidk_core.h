@@ -15,6 +15,24 @@
 #define VIDK_CORE static inline
 #endif
 
+/* A constant table of the cores, written once (its initializer: the macro's last arguments,
+ * commas and all) and defined twice: a host copy (_h) and, in CUDA builds, a device copy
+ * (_d); a __host__ __device__ core function reads the copy of the side it runs on through
+ * VIDK_CORE_TAB (a device function cannot read a host array). The declarations do not
+ * depend on __CUDA_ARCH__, only the choice in the bodies does. */
+#if defined(__CUDACC__)
+#define VIDK_CORE_TABLE(type, name, dims, ...)                                                 \
+    static const type name##_h dims = __VA_ARGS__;                                             \
+    static __device__ const type name##_d dims = __VA_ARGS__;
+#else
+#define VIDK_CORE_TABLE(type, name, dims, ...) static const type name##_h dims = __VA_ARGS__;
+#endif
+#if defined(__CUDA_ARCH__)
+#define VIDK_CORE_TAB(name) name##_d
+#else
+#define VIDK_CORE_TAB(name) name##_h
+#endif
+
 /* Arithmetic right shift (floor division by 2^n) of the two's-complement value of v:
  * the inverse transforms compute on uint32_t so that sums wrap without undefined
  * behaviour; every supported compiler implements signed >> as arithmetic. */

@@ -3,7 +3,7 @@
 reconstruction (`--recon`) bit for bit, and FFmpeg must print nothing with `-v error`.
 
     stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] [--strict]
-                    [--rate N/D | --no-rate] [--syntax] [--expect-slices N]
+                    [--rate N/D | --no-rate] [--syntax] [--expect-slices N] [--expect-deblock]
                     [--expect-keyint K] [--info] [-q]
 
 What it runs (and prints on a failure, to replay by hand):
@@ -23,7 +23,8 @@ samples of that plane differ. --strict adds `-err_detect +crccheck+bitstream+buf
 of FFmpeg, for what issue 13 item 1 asks: SPS High profile (100), 4:2:0, 8 bits, frames
 only, no scaling matrices, VUI with timing; PPS CAVLC (entropy_coding_mode_flag 0),
 transform_8x8_mode_flag 1, deblocking_filter_control_present_flag 1; in every slice
-disable_deblocking_filter_idc 1, I slices in IDR pictures and P slices otherwise, every
+disable_deblocking_filter_idc 1 (0 with --expect-deblock: the loop's deblocking filter,
+whose output FFmpeg's frames then equal), I slices in IDR pictures and P slices otherwise, every
 picture a reference; frame_num 0 at an IDR then +1 modulo MaxFrameNum; the POC (type 0)
 strictly increasing after each IDR; consecutive IDRs with different idr_pic_id; as many
 pictures as reconstructed frames. --expect-keyint K: an IDR exactly at the frames i with
@@ -342,7 +343,7 @@ def sps_timing(path):
     return None
 
 
-def check_syntax(data, nframes, slices, keyint):
+def check_syntax(data, nframes, slices, keyint, deblock=False):
     """The headers issue 13 item 1 asks for, frame_num / POC, IDR placement and the slices
     of every picture. -> (list of problems, the first SPS as a dict, the size in bytes of
     each access unit)."""
@@ -421,9 +422,10 @@ def check_syntax(data, nframes, slices, keyint):
             if h["nal_type"] != h0["nal_type"] or h["frame_num"] != h0["frame_num"] or \
                     h.get("poc_lsb") != h0.get("poc_lsb"):
                 bad.append(f"picture {i}: slices disagree on the NAL type, frame_num or POC")
-            if h["disable_deblocking_filter_idc"] != 1:
+            if h["disable_deblocking_filter_idc"] != (0 if deblock else 1):
                 bad.append(f"picture {i}: disable_deblocking_filter_idc "
-                           f"{h['disable_deblocking_filter_idc']}, expected 1")
+                           f"{h['disable_deblocking_filter_idc']}, expected "
+                           f"{0 if deblock else 1}")
             if h["slice_type"] != (2 if idr else 0):
                 bad.append(f"picture {i}: slice_type {h['slice_type']} in a "
                            f"{'IDR' if idr else 'non-IDR'} picture")
@@ -470,6 +472,7 @@ def main(argv):
     want_rate = None
     syntax = info_line = False
     exp_slices = exp_keyint = None
+    exp_deblock = False
     it = iter(argv)
     for a in it:
         if a == "--ffmpeg":
@@ -491,6 +494,8 @@ def main(argv):
                 exp_slices = max(1, int(v))
             else:
                 exp_keyint = int(v)
+        elif a == "--expect-deblock":
+            syntax = exp_deblock = True
         elif a == "--no-rate":
             check_rate = False
         elif a == "--rate":
@@ -512,7 +517,7 @@ def main(argv):
     if len(args) != 2:
         die("usage: stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] "
             "[--strict] [--rate N/D | --no-rate] [--syntax] [--expect-slices N] "
-            "[--expect-keyint K] [--info] [-q]", 2)
+            "[--expect-keyint K] [--expect-deblock] [--info] [-q]", 2)
     stream, recon = args
 
     ff = find_tool("ffmpeg", ffmpeg)
@@ -618,7 +623,7 @@ def main(argv):
     if syntax:
         with open(stream, "rb") as f:
             problems, sp, au_sizes = check_syntax(f.read(), len(rframes), exp_slices,
-                                                  exp_keyint)
+                                                  exp_keyint, exp_deblock)
         if problems:
             die(f"{stream}: decoded right, but its syntax is not what issue 13 asks for:\n    "
                 + "\n    ".join(problems))

@@ -305,7 +305,12 @@ static void api_errors(void) {
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
     p.range = 4, p.codec = VIDK_CODEC_COUNT;
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
-    p.codec = VIDK_CODEC_H264;
+    p.codec = VIDK_CODEC_H264, p.deblock = 2; /* 0 or 1 */
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.codec = VIDK_CODEC_HEVC, p.deblock = 1; /* H.264 only */
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOTSUP));
+    CHECK(!e);
+    p.codec = VIDK_CODEC_H264, p.deblock = 0;
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);
     CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN));
     VidkPicture a, b;

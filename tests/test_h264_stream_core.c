@@ -283,11 +283,11 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
     const int W = g.coded_w, H = g.coded_h, mbw = W / 16, mbh = H / 16;
     const int ns = vidk_imax(1, vidk_imin(slices, mbh));
     VidkH264Stream *a =
-        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16);
+        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, 0);
     VidkH264Stream *b =
-        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16);
+        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, 0);
     VidkH264Stream *b2 =
-        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16);
+        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, 0);
     CHECK(a && b && b2);
     Emu m, small;
     emu_init(&m, mbw, mbh, ns, VIDK_H264S_SLOT_BYTES);
@@ -312,7 +312,7 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
         const uint8_t *ds;
         size_t ns2;
         VidkH264Stream *tmp =
-            vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16);
+            vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, 0);
         const int ovf = emu_frame(&small, tmp, &f, W, &ds, &ns2, &mb);
         uint32_t full = 0;
         for (int k = 0; k < m.n; k++)
@@ -346,8 +346,8 @@ static void synthetic(void) {
     CHECK(mbi && mv && lev[0] && lev[1] && lev[2]);
     uint32_t seed = 12345, max_bits = 0;
     for (int slices = 1; slices <= 3; slices++) {
-        VidkH264Stream *a = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16);
-        VidkH264Stream *b = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16);
+        VidkH264Stream *a = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
+        VidkH264Stream *b = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
         CHECK(a && b);
         Emu m;
         emu_init(&m, mbw, mbh, slices, VIDK_H264S_SLOT_BYTES);
@@ -690,7 +690,7 @@ static void ref_slice_header(VidkBits *b, uint32_t first_mb, int intra, uint32_t
  * writer's pictures (vidk_h264_stream_slice_hdr: frame_num, idr_pic_id), and within its
  * bound at the extremes. */
 static void headers(void) {
-    VidkH264Stream *s = vidk_h264_stream_new(64, 48, 64, 48, 26, 3, 25, 1, 16);
+    VidkH264Stream *s = vidk_h264_stream_new(64, 48, 64, 48, 26, 3, 25, 1, 16, 0);
     CHECK(s != NULL);
     uint32_t seed = 777;
     unsigned idr = 0;

@@ -87,7 +87,12 @@ typedef struct VidkEncParams {
                            Intra prediction does not cross a slice's top edge. */
     int fps_num, fps_den; /**< stream: frame rate for the SPS's VUI timing and the level;
                                0 / 0 = 25 / 1 (default) */
-    uint8_t reserved[20]; /**< zero */
+    int deblock; /**< H.264: 1 = the in-loop deblocking filter (8.7) on the reconstruction,
+                      which is then the next frame's reference and what a decoder outputs
+                      (disable_deblocking_filter_idc 0); 0 = off (default, idc 1). The c,
+                      simd and threads backends only so far: cuda refuses it
+                      (VIDK_ERR(ENOTSUP)); HEVC refuses it. */
+    uint8_t reserved[16]; /**< zero */
 } VidkEncParams;
 
 /** @brief Defaults: H.264, QP 30, R = 16, keyint 0, outputs = recon. */

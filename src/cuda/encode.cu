@@ -223,6 +223,12 @@ cleanup:
 extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VidkContext *ctx = e->ctx;
     int err = 0;
+    if (e->p.deblock) { // not on the GPU yet: the CPU backends only (VidkEncParams.deblock)
+        vidk_log(ctx, VIDK_LOG_ERROR,
+                 "encode: the deblocking filter is not on the cuda backend yet (c, simd, "
+                 "threads)");
+        return VIDK_ERR(ENOTSUP);
+    }
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;

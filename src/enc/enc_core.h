@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "h264_core.h"
+#include "h264_deblock_core.h"
 #include "hevc_core.h"
 #include "h264_cavlc_core.h"
 #include "h264_mvp_core.h"
@@ -1014,6 +1015,80 @@ ENC_FN VidkMv enc_left_mv(const EncFrame *f, int bs, int ux, int uy) {
     VidkMv v = {0, 0};
     if (ux > 0) v = enc_me_at(f, bs, ux - 1, uy).mv;
     return v;
+}
+
+/* ------------------------------------------------------------------ H.264 deblocking */
+
+/* Does the transform block holding luma 4x4 block (bx, by) (in blocks) have non-zero
+ * levels: its 8x8 block in a macroblock with the 8x8 transform, else the 4x4 block
+ * (f->lev[0], as the stream codes them; intra macroblocks are not asked). */
+ENC_FN int enc_h264_dbk_nz(const EncFrame *f, int bx, int by) {
+    const unsigned w = f->mbi[(by >> 2) * f->uw + (bx >> 2)];
+    const int n = (w & ENC_MBI_TX8) ? 8 : 4;
+    const int x0 = n == 8 ? (bx & ~1) * 4 : bx * 4, y0 = n == 8 ? (by & ~1) * 4 : by * 4;
+    const int16_t *l = f->lev[0] + (ptrdiff_t)y0 * f->ls_[0] + x0;
+    int any = 0;
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++)
+            any |= l[(ptrdiff_t)y * f->ls_[0] + x];
+    return any != 0;
+}
+
+/* The deblocking filter (8.7) of macroblock (mbx, mby) of f->rec, after the macroblocks
+ * before it in raster order (the picture's filter runs in that order: a macroblock's edges
+ * read samples that its left, upper and upper-right neighbours' edges wrote): the luma's
+ * vertical edges left to right, then its horizontal edges top to bottom, then each chroma
+ * plane's likewise, with the bS of the luma edge segments (vidk_h264_dbk_bs; the chroma
+ * edges at 0 and 4 take the luma's at 0 and 8). With the 8x8 transform the luma edges at 4
+ * and 12 are not filtered; the picture's border is not; slice edges are
+ * (disable_deblocking_filter_idc 0). Reads f->mbi, f->lev[0] and f->mv4 (full samples). */
+ENC_FN void enc_h264_deblock_mb(const EncFrame *f, int mbx, int mby) {
+    const unsigned w = f->mbi[mby * f->uw + mbx];
+    const int tx8 = !(w & ENC_MBI_INTRA) && (w & ENC_MBI_TX8), n4 = f->W / 4;
+    const VidkH264DbkQ ql = vidk_h264_dbk_q(f->qp), qc = vidk_h264_dbk_q(f->qpc);
+    int bs[2][4][4]; /* [vertical, horizontal][edge][segment] */
+    for (int d = 0; d < 2; d++)
+        for (int e = 0; e < 4; e++)
+            for (int k = 0; k < 4; k++) {
+                /* q: the block right of / below the edge, p: across it */
+                const int qx = 4 * mbx + (d ? k : e), qy = 4 * mby + (d ? e : k);
+                const int px = d ? qx : qx - 1, py = d ? qy - 1 : qy;
+                int b = 0;
+                if ((d ? qy : qx) > 0 && (e == 0 || !tx8 || e == 2)) {
+                    const unsigned wp = f->mbi[(py >> 2) * f->uw + (px >> 2)];
+                    const int ip = !!(wp & ENC_MBI_INTRA), iq = !!(w & ENC_MBI_INTRA);
+                    const VidkMv mp = f->mv4[(ptrdiff_t)py * n4 + px],
+                                 mq = f->mv4[(ptrdiff_t)qy * n4 + qx];
+                    b = vidk_h264_dbk_bs(e == 0, ip, iq, !ip && enc_h264_dbk_nz(f, px, py),
+                                         !iq && enc_h264_dbk_nz(f, qx, qy), 4 * (mp.x - mq.x),
+                                         4 * (mp.y - mq.y));
+                }
+                bs[d][e][k] = b;
+            }
+    const int ys = f->cs[0];
+    uint8_t *y = f->rec[0] + (ptrdiff_t)(16 * mby) * ys + 16 * mbx;
+    for (int d = 0; d < 2; d++)
+        for (int e = 0; e < 4; e++)
+            for (int i = 0; i < 16; i++) {
+                const int b = bs[d][e][i >> 2];
+                if (b)
+                    vidk_h264_dbk_line(d ? y + (ptrdiff_t)(4 * e) * ys + i
+                                         : y + (ptrdiff_t)i * ys + 4 * e,
+                                       d ? ys : 1, b, 0, &ql);
+            }
+    for (int p = 1; p < 3; p++) {
+        const int cs = f->cs[p];
+        uint8_t *c = f->rec[p] + (ptrdiff_t)(8 * mby) * cs + 8 * mbx;
+        for (int d = 0; d < 2; d++)
+            for (int e = 0; e < 2; e++)
+                for (int i = 0; i < 8; i++) {
+                    const int b = bs[d][2 * e][i >> 1];
+                    if (b)
+                        vidk_h264_dbk_line(d ? c + (ptrdiff_t)(4 * e) * cs + i
+                                             : c + (ptrdiff_t)i * cs + 4 * e,
+                                           d ? cs : 1, b, 1, &qc);
+                }
+    }
 }
 
 #endif

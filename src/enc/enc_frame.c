@@ -113,17 +113,19 @@ int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic) {
 /* ---- the stream output ---- */
 
 int vidk_enc_stream_open(VidkEncoder *e) {
-    if (!(e->p.outputs & VIDK_ENC_OUT_STREAM)) return 0;
+    const int stream = !!(e->p.outputs & VIDK_ENC_OUT_STREAM);
+    if (!stream && !e->p.deblock) return 0; /* the deblocking filter reads the same maps */
     const size_t n = (size_t)e->W * e->H;
-    e->stream =
-        vidk_h264_stream_new(e->w, e->h, e->W, e->H, e->p.qp, e->p.slices ? e->p.slices : 1,
-                             e->p.fps_num, e->p.fps_den, e->p.range);
+    if (stream)
+        e->stream =
+            vidk_h264_stream_new(e->w, e->h, e->W, e->H, e->p.qp, e->p.slices ? e->p.slices : 1,
+                                 e->p.fps_num, e->p.fps_den, e->p.range, e->p.deblock);
     e->st_mbi = calloc((size_t)e->uw * e->uh, sizeof(*e->st_mbi));
     e->st_mv4 = calloc(n / 16, sizeof(*e->st_mv4));
     e->st_lev[0] = calloc(n, sizeof(int16_t));
     e->st_lev[1] = calloc(n / 4, sizeof(int16_t));
     e->st_lev[2] = calloc(n / 4, sizeof(int16_t));
-    if (!e->stream || !e->st_mbi || !e->st_mv4 || !e->st_lev[0] || !e->st_lev[1] ||
+    if ((stream && !e->stream) || !e->st_mbi || !e->st_mv4 || !e->st_lev[0] || !e->st_lev[1] ||
         !e->st_lev[2])
         return VIDK_ERR(ENOMEM);
     return 0;

@@ -166,6 +166,14 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: the stream output exists for H.264 only");
         return VIDK_ERR(EINVAL);
     }
+    if (p->deblock != 0 && p->deblock != 1) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: deblock is 0 or 1");
+        return VIDK_ERR(EINVAL);
+    }
+    if (p->deblock && p->codec != VIDK_CODEC_H264) { /* (cuda's open refuses it too) */
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: the deblocking filter exists for H.264 only");
+        return VIDK_ERR(ENOTSUP);
+    }
     if (w < 16 || h < 16 || (w & 1) || (h & 1) || w > VIDK_MAX_PICTURE_SIDE ||
         h > VIDK_MAX_PICTURE_SIDE) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: picture size %dx%d (even, 16..%d)", w, h,
@@ -353,6 +361,28 @@ static void diag_job(void *arg, int k, int thread) {
     code_unit(j, x, y);
 }
 
+/* The deblocking filter of the macroblocks on diagonal j->diag (x + 2y; enc_h264_deblock_mb:
+ * a macroblock after its left, upper and upper-right neighbours, raster order's result). */
+static void deblock_job(void *arg, int k, int thread) {
+    (void)thread;
+    const CodeJob *j = arg;
+    const int y0 = vidk_imax(0, (j->diag - (j->f->uw - 1) + 1) / 2);
+    const int y = y0 + k;
+    enc_h264_deblock_mb(j->f, j->diag - 2 * y, y);
+}
+
+/* Run fn over the units of the frame by the diagonals x + 2y (the intra wavefront). */
+static void run_diagonals(VidkContext *ctx, const VidkEncoder *e, CodeJob *j,
+                          void (*fn)(void *, int, int)) {
+    const int nd = (e->uw - 1) + 2 * (e->uh - 1) + 1;
+    for (int d = 0; d < nd; d++) {
+        const int y0 = vidk_imax(0, (d - (e->uw - 1) + 1) / 2),
+                  y1 = vidk_imin(e->uh - 1, d / 2);
+        j->diag = d;
+        if (y1 >= y0) ctx->ops.run(ctx, y1 - y0 + 1, fn, j);
+    }
+}
+
 typedef struct SseJob {
     const VidkEncoder *e;
     uint64_t *rows; /* per luma row pair: Y, U, V */
@@ -425,13 +455,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
                  .ops = {&ctx->h264, &ctx->hevc},
                  .code = (e->core_path ? units_core : units_dsp)[f.codec][f.intra]};
     if (intra) {
-        const int nd = (e->uw - 1) + 2 * (e->uh - 1) + 1;
-        for (int d = 0; d < nd; d++) {
-            const int y0 = vidk_imax(0, (d - (e->uw - 1) + 1) / 2),
-                      y1 = vidk_imin(e->uh - 1, d / 2);
-            j.diag = d;
-            if (y1 >= y0) ctx->ops.run(ctx, y1 - y0 + 1, diag_job, &j);
-        }
+        run_diagonals(ctx, e, &j, diag_job);
     } else {
         if (f.codec == VIDK_CODEC_H264) {
             DecideJob dj = {.f = &f, .e = e};
@@ -445,6 +469,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         ctx->ops.run(ctx, e->uh, row_job, &j);
         if (f.codec == VIDK_CODEC_H264) code_intra_in_p(e, &j);
     }
+    if (e->p.deblock) run_diagonals(ctx, e, &j, deblock_job); /* H.264 (vidk_enc_open) */
     t[3] = vidk_enc_now_ms();
     /* Statistics: SSE over the visible area, unit sums. */
     uint64_t sse[3] = {0, 0, 0};

@@ -20,7 +20,7 @@ typedef struct Row {
 } Row;
 
 struct VidkH264Stream {
-    int w, h, W, H, mbw, mbh, qp, slices, fps_num, fps_den, level;
+    int w, h, W, H, mbw, mbh, qp, slices, fps_num, fps_den, level, deblock;
     int64_t last_idr; /* frame index of the last IDR picture */
     unsigned idr_count;
     uint8_t *rbsp; /* one NAL unit's RBSP */
@@ -77,10 +77,10 @@ int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den, int ran
 }
 
 VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int slices,
-                                     int fps_num, int fps_den, int range) {
+                                     int fps_num, int fps_den, int range, int deblock) {
     VidkH264Stream *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
-    s->w = w, s->h = h, s->W = W, s->H = H, s->qp = qp;
+    s->w = w, s->h = h, s->W = W, s->H = H, s->qp = qp, s->deblock = deblock;
     s->mbw = W / 16, s->mbh = H / 16;
     s->slices = vidk_imax(1, vidk_imin(slices, s->mbh));
     s->fps_num = fps_num > 0 ? fps_num : 25;
@@ -375,7 +375,7 @@ static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f,
 
 /* The header from the writer's state: the last IDR picture and the IDR pictures so far. */
 static void slice_hdr(int64_t last_idr0, uint32_t idr_count, int64_t index, int intra,
-                      VidkH264SliceHdr *h) {
+                      int deblock, VidkH264SliceHdr *h) {
     /* frame_num counts from the last IDR picture, idr_pic_id counts them (start_picture) */
     const int64_t last_idr = intra ? index : last_idr0;
     memset(h, 0, sizeof(*h));
@@ -386,12 +386,12 @@ static void slice_hdr(int64_t last_idr0, uint32_t idr_count, int64_t index, int 
     h->frame_num = (uint32_t)((index - last_idr) & ((1 << LOG2_MAX_FRAME_NUM) - 1));
     h->idr_pic_id = (idr_count + (intra ? 1u : 0u)) & 0xffff;
     h->slice_qp_delta = 0;
-    h->disable_deblocking = 1; /* the loop does not deblock */
+    h->disable_deblocking = deblock ? 0 : 1; /* whether the loop filters (VidkEncParams) */
 }
 
 void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intra,
                                 VidkH264SliceHdr *h) {
-    slice_hdr(s->last_idr, (uint32_t)s->idr_count, index, intra, h);
+    slice_hdr(s->last_idr, (uint32_t)s->idr_count, index, intra, s->deblock, h);
 }
 
 void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
@@ -401,7 +401,7 @@ void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
     uint32_t idr_count = (uint32_t)s->idr_count;
     for (int64_t k = first; k < index; k++)
         if (pending_intra >> (k - first) & 1u) last_idr = k, idr_count++;
-    slice_hdr(last_idr, idr_count, index, intra, h);
+    slice_hdr(last_idr, idr_count, index, intra, s->deblock, h);
 }
 
 /* The picture's state: frame_num counts from the last IDR picture (vidk_h264_stream_slice_hdr

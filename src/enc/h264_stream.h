@@ -30,9 +30,11 @@ typedef struct VidkH264StreamFrame {
 } VidkH264StreamFrame;
 
 /* Create a writer for w x h pictures coded as W x H (multiples of 16) at QP qp; slices >= 1
- * (at most the macroblock rows), frame rate fps_num / fps_den. NULL when out of memory. */
+ * (at most the macroblock rows), frame rate fps_num / fps_den; deblock: the slices say the
+ * loop filters its reconstruction (disable_deblocking_filter_idc 0, else 1). NULL when out
+ * of memory. */
 VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int slices,
-                                     int fps_num, int fps_den, int range);
+                                     int fps_num, int fps_den, int range, int deblock);
 void vidk_h264_stream_free(VidkH264Stream *s);
 /* Code one frame (frames in order); the macroblock rows are coded as jobs of `pool` when
  * given, else of ctx's runner (its threads on the threads backend; ctx NULL: one after
