@@ -91,7 +91,7 @@ typedef struct VidkEncParams {
                       which is then the next frame's reference and what a decoder outputs
                       (disable_deblocking_filter_idc 0); 0 = off (default, idc 1). The c,
                       simd and threads backends only so far: cuda refuses it
-                      (VIDK_ERR(ENOTSUP)); HEVC refuses it. */
+                      (VIDK_ERR(ENOSYS)); HEVC refuses it. */
     uint8_t reserved[16]; /**< zero */
 } VidkEncParams;
 

@@ -227,7 +227,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         vidk_log(ctx, VIDK_LOG_ERROR,
                  "encode: the deblocking filter is not on the cuda backend yet (c, simd, "
                  "threads)");
-        return VIDK_ERR(ENOTSUP);
+        return VIDK_ERR(ENOSYS);
     }
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);

@@ -172,7 +172,7 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
     }
     if (p->deblock && p->codec != VIDK_CODEC_H264) { /* (cuda's open refuses it too) */
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: the deblocking filter exists for H.264 only");
-        return VIDK_ERR(ENOTSUP);
+        return VIDK_ERR(ENOSYS);
     }
     if (w < 16 || h < 16 || (w & 1) || (h & 1) || w > VIDK_MAX_PICTURE_SIDE ||
         h > VIDK_MAX_PICTURE_SIDE) {
