@@ -138,27 +138,13 @@ gen)
     # The defaults (352x288, QP 30, R 16, keyint 0, one slice); a frame rate of --fps.
     row gdef --gen-frames 8
     row gfps --size 48x32 --gen-frames 4 --fps 30000/1001 --keyint 2 --slices 2
-    # The deblocking filter (the CPU backends so far: BACKENDS without cuda): FFmpeg's
-    # frames are the loop's filtered reconstruction (every bS, the 8x8 transform's edges,
-    # intra macroblock edges, slice edges, QPs where alpha is 0 and where tC0 is largest).
-    DB_BACKENDS=$(echo "$BACKENDS" | sed 's/cuda//')
-    BACKENDS_ALL=$BACKENDS BACKENDS=$DB_BACKENDS
+    # The deblocking filter: FFmpeg's frames are the loop's filtered reconstruction (every
+    # bS, the 8x8 transform's edges, intra macroblock edges, slice edges, QPs where alpha is
+    # 0 and where tC0 is largest).
     row gdb_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 3 --deblock
     row gdb_b --size 98x50 --gen-frames 6 --qp 51 --keyint 0 --range $R32 --deblock
     row gdb_c --size 64x48 --gen-frames 6 --qp 10 --keyint 2 --range 4 --slices 2 --deblock
     row gdb_d --gen-frames 6 --qp 30 --deblock
-    BACKENDS=$BACKENDS_ALL
-    # ... and refused where it does not exist yet: a clear error, no stream.
-    for b in $BACKENDS; do
-        [ "$b" = cuda ] || continue
-        if "$VK" encode --size 64x48 --gen-frames 2 --deblock --backend cuda -o "$T/db.264" \
-            --quiet >/dev/null 2>"$T/err"; then
-            fail "--deblock on cuda: accepted (it is not on the GPU yet)"
-        fi
-        grep -q "deblocking" "$T/err" || fail "--deblock on cuda: no clear error: $(cat "$T/err")"
-        [ ! -e "$T/db.264" ] || fail "--deblock on cuda: a stream was left behind"
-        echo "ok: --deblock on cuda refused: $(head -1 "$T/err")"
-    done
     ;;
 grid)
     # Every QP of the issue with every keyint, R and --slices rotating, on a size that is

@@ -89,9 +89,8 @@ typedef struct VidkEncParams {
                                0 / 0 = 25 / 1 (default) */
     int deblock; /**< H.264: 1 = the in-loop deblocking filter (8.7) on the reconstruction,
                       which is then the next frame's reference and what a decoder outputs
-                      (disable_deblocking_filter_idc 0); 0 = off (default, idc 1). The c,
-                      simd and threads backends only so far: cuda refuses it
-                      (VIDK_ERR(ENOSYS)); HEVC refuses it. */
+                      (disable_deblocking_filter_idc 0); 0 = off (default, idc 1). HEVC
+                      refuses it (VIDK_ERR(ENOSYS)). */
     uint8_t reserved[16]; /**< zero */
 } VidkEncParams;
 

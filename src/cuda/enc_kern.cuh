@@ -716,6 +716,30 @@ __global__ void __launch_bounds__(vidk_encw::kHevcIThreads)
     }
 }
 
+// H.264 deblocking filter (VidkEncParams.deblock): enc_core.h enc_h264_deblock_mb's steps
+// on one warp per macroblock row, a macroblock after its left, upper and upper-right
+// neighbours (the flags of the intra wavefront; the raster order's result): lane l computes
+// bS entry l (enc_h264_dbk_bs_at: 2 directions x 4 edges x 4 segments), then the edges in
+// their order, lanes 0-15 a luma line each, lanes 16-23 / 24-31 a Cb / Cr line of the same
+// direction's chroma edge (the planes do not meet), a warp barrier after each edge.
+__global__ void __launch_bounds__(32) deblock_kernel(const EncFrame f, int *progress) {
+    __shared__ int s_bs[32];
+    const int r = blockIdx.x, lane = threadIdx.x;
+    const int p = lane < 16 ? 0 : 1 + ((lane - 16) >> 3), i = lane < 16 ? lane : lane & 7;
+    for (int x = 0; x < f.uw; x++) {
+        wave_wait(progress, r, min(x + 2, f.uw), lane);
+        __syncwarp();
+        s_bs[lane] = enc_h264_dbk_bs_at(&f, x, r, lane);
+        __syncwarp();
+        for (int d = 0; d < 2; d++)
+            for (int e = 0; e < 4; e++) {
+                if (p == 0 || e < 2) enc_h264_dbk_line_at(&f, x, r, p, d, e, i, s_bs);
+                __syncwarp();
+            }
+        wave_release(progress, r, x, lane);
+    }
+}
+
 // H.264 intra frames: one block of two warps (luma, chroma) per macroblock row
 // (enc_warp.cuh).
 __global__ void __launch_bounds__(64) h264_intra_kernel(const EncFrame f, int *progress) {

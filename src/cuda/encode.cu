@@ -223,12 +223,6 @@ cleanup:
 extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VidkContext *ctx = e->ctx;
     int err = 0;
-    if (e->p.deblock) { // not on the GPU yet: the CPU backends only (VidkEncParams.deblock)
-        vidk_log(ctx, VIDK_LOG_ERROR,
-                 "encode: the deblocking filter is not on the cuda backend yet (c, simd, "
-                 "threads)");
-        return VIDK_ERR(ENOSYS);
-    }
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
@@ -285,6 +279,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         // The stream is coded on the device from the decisions, vectors and levels, or on the
         // host (VIDK_STREAM_HOST=1), which then downloads them (st_host).
         const bool st = (e->p.outputs & VIDK_ENC_OUT_STREAM) != 0;
+        const bool dbk = e->p.deblock != 0; // the filter reads the words, vectors, levels
         const char *env_host = getenv("VIDK_STREAM_HOST");
         const bool st_host = st && env_host && !strcmp(env_host, "1");
         if (st) { // the host codes the frames the device cannot: on all its cores
@@ -294,6 +289,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
             if (st_host) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
         }
+        if (dbk && !st)
+            for (int k = 0; k < kSlots; k++)
+                CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
         if (st && !st_host) {
             // Slot size: VIDK_H264S_SLOT_BYTES holds any macroblock; VIDK_STREAM_SLOT_BYTES
             // (a test hook) makes it smaller, to exercise the host fallback.
@@ -303,7 +301,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 c->st_slot = ((size_t)atol(env_slot) + 3) / 4 * 4;
             c->st_slices = vidk_imax(1, vidk_imin(e->p.slices ? e->p.slices : 1, e->uh));
         }
-        if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st) {
+        if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st || dbk) {
             for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(
                     cudaMalloc(&c->d_mv[k], (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
@@ -316,7 +314,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                     cudaMalloc(&c->d_energy[k], (size_t)e->mb_w * e->mb_h * sizeof(uint32_t)));
             out += (size_t)e->mb_w * e->mb_h * sizeof(uint32_t);
         }
-        if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st) {
+        if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st || dbk) {
             for (int p = 0; p < 3; p++) {
                 const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
                 for (int k = 0; k < kSlots; k++)
@@ -451,11 +449,12 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         f.rs[p] = c->pitch[p];
         f.rec[p] = rec[p];
         f.cs[p] = c->pitch[p];
-        f.lev[p] = (outp & VIDK_ENC_OUT_LEVELS) || e->stream ? c->d_lev[slot][p] : nullptr;
+        f.lev[p] = (outp & VIDK_ENC_OUT_LEVELS) || e->stream || e->p.deblock ? c->d_lev[slot][p]
+                                                                             : nullptr;
         f.ls_[p] = p ? e->W / 2 : e->W;
     }
-    f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream ? c->d_mv[slot] : nullptr;
-    f.mbi = e->stream ? c->d_mbi[slot] : nullptr;
+    f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream || e->p.deblock ? c->d_mv[slot] : nullptr;
+    f.mbi = e->stream || e->p.deblock ? c->d_mbi[slot] : nullptr;
     f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy[slot] : nullptr;
     f.stat = c->d_stat[slot];
 
@@ -539,6 +538,11 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
                 f, c->d_ilist, c->d_icnt, c->d_iflag);
             CUDA_CHECK_LAUNCH();
         }
+    }
+    if (e->p.deblock) { // H.264 (vidk_enc_open): the whole frame coded, then filtered
+        CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
+        deblock_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
+        CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T3], s));
     // The statistics on their own stream: the next frame's search, which needs only the

@@ -1034,61 +1034,64 @@ ENC_FN int enc_h264_dbk_nz(const EncFrame *f, int bx, int by) {
     return any != 0;
 }
 
+/* bS of entry i (0..31) of macroblock (mbx, mby): direction d = i >> 4 (0: the vertical
+ * edges, 1: the horizontal ones), edge e = (i >> 2) & 3 (at 4e samples), segment i & 3 (4
+ * samples along it): vidk_h264_dbk_bs from the macroblocks' words (f->mbi), the levels
+ * (f->lev[0]) and the vectors (f->mv4, full samples); 0 on the picture's border and, with
+ * the 8x8 transform, on the luma edges at 4 and 12. */
+ENC_FN int enc_h264_dbk_bs_at(const EncFrame *f, int mbx, int mby, int i) {
+    const int d = i >> 4, e = (i >> 2) & 3, k = i & 3, n4 = f->W / 4;
+    const unsigned w = f->mbi[mby * f->uw + mbx];
+    const int tx8 = !(w & ENC_MBI_INTRA) && (w & ENC_MBI_TX8);
+    /* q: the block right of / below the edge, p: across it */
+    const int qx = 4 * mbx + (d ? k : e), qy = 4 * mby + (d ? e : k);
+    const int px = d ? qx : qx - 1, py = d ? qy - 1 : qy;
+    if ((d ? qy : qx) == 0 || (tx8 && (e & 1))) return 0;
+    const unsigned wp = f->mbi[(py >> 2) * f->uw + (px >> 2)];
+    const int ip = !!(wp & ENC_MBI_INTRA), iq = !!(w & ENC_MBI_INTRA);
+    const VidkMv mp = f->mv4[(ptrdiff_t)py * n4 + px], mq = f->mv4[(ptrdiff_t)qy * n4 + qx];
+    return vidk_h264_dbk_bs(e == 0, ip, iq, !ip && enc_h264_dbk_nz(f, px, py),
+                            !iq && enc_h264_dbk_nz(f, qx, qy), 4 * (mp.x - mq.x),
+                            4 * (mp.y - mq.y));
+}
+
+/* Line i of edge e in direction d (as enc_h264_dbk_bs_at) of plane p of macroblock (mbx,
+ * mby), filtered with the bS of its segment in bs[32] (chroma: the luma's at edge 2e, the
+ * chroma edges lying at 0 and 4; i < 16 luma, i < 8 chroma). The line's 8 samples are read
+ * into a local copy first (on the GPU through L2: other blocks wrote them), filtered there,
+ * then stored back. */
+ENC_FN void enc_h264_dbk_line_at(const EncFrame *f, int mbx, int mby, int p, int d, int e,
+                                 int i, const int *bs) {
+    const int b = p ? bs[16 * d + 8 * e + (i >> 1)] : bs[16 * d + 4 * e + (i >> 2)];
+    if (!b) return;
+    const int n = p ? 8 : 16, cs = f->cs[p];
+    const ptrdiff_t s = d ? cs : 1;
+    uint8_t *q0 =
+        f->rec[p] + (ptrdiff_t)(n * mby + (d ? 4 * e : i)) * cs + n * mbx + (d ? i : 4 * e);
+    uint8_t v[8];
+    for (int k = 0; k < 8; k++)
+        v[k] = ENC_LDREC(q0 + (k - 4) * s);
+    const VidkH264DbkQ q = vidk_h264_dbk_q(p ? f->qpc : f->qp);
+    vidk_h264_dbk_line(v + 4, 1, b, p != 0, &q);
+    for (int k = 1; k < 7; k++) /* p2 .. q2: what the filters write */
+        q0[(k - 4) * s] = v[k];
+}
+
 /* The deblocking filter (8.7) of macroblock (mbx, mby) of f->rec, after the macroblocks
  * before it in raster order (the picture's filter runs in that order: a macroblock's edges
  * read samples that its left, upper and upper-right neighbours' edges wrote): the luma's
  * vertical edges left to right, then its horizontal edges top to bottom, then each chroma
- * plane's likewise, with the bS of the luma edge segments (vidk_h264_dbk_bs; the chroma
- * edges at 0 and 4 take the luma's at 0 and 8). With the 8x8 transform the luma edges at 4
- * and 12 are not filtered; the picture's border is not; slice edges are
- * (disable_deblocking_filter_idc 0). Reads f->mbi, f->lev[0] and f->mv4 (full samples). */
+ * plane's likewise (the GPU's warp: src/cuda/enc_kern.cuh deblock_kernel). The picture's
+ * border is not filtered; slice edges are (disable_deblocking_filter_idc 0). */
 ENC_FN void enc_h264_deblock_mb(const EncFrame *f, int mbx, int mby) {
-    const unsigned w = f->mbi[mby * f->uw + mbx];
-    const int tx8 = !(w & ENC_MBI_INTRA) && (w & ENC_MBI_TX8), n4 = f->W / 4;
-    const VidkH264DbkQ ql = vidk_h264_dbk_q(f->qp), qc = vidk_h264_dbk_q(f->qpc);
-    int bs[2][4][4]; /* [vertical, horizontal][edge][segment] */
-    for (int d = 0; d < 2; d++)
-        for (int e = 0; e < 4; e++)
-            for (int k = 0; k < 4; k++) {
-                /* q: the block right of / below the edge, p: across it */
-                const int qx = 4 * mbx + (d ? k : e), qy = 4 * mby + (d ? e : k);
-                const int px = d ? qx : qx - 1, py = d ? qy - 1 : qy;
-                int b = 0;
-                if ((d ? qy : qx) > 0 && (e == 0 || !tx8 || e == 2)) {
-                    const unsigned wp = f->mbi[(py >> 2) * f->uw + (px >> 2)];
-                    const int ip = !!(wp & ENC_MBI_INTRA), iq = !!(w & ENC_MBI_INTRA);
-                    const VidkMv mp = f->mv4[(ptrdiff_t)py * n4 + px],
-                                 mq = f->mv4[(ptrdiff_t)qy * n4 + qx];
-                    b = vidk_h264_dbk_bs(e == 0, ip, iq, !ip && enc_h264_dbk_nz(f, px, py),
-                                         !iq && enc_h264_dbk_nz(f, qx, qy), 4 * (mp.x - mq.x),
-                                         4 * (mp.y - mq.y));
-                }
-                bs[d][e][k] = b;
-            }
-    const int ys = f->cs[0];
-    uint8_t *y = f->rec[0] + (ptrdiff_t)(16 * mby) * ys + 16 * mbx;
-    for (int d = 0; d < 2; d++)
-        for (int e = 0; e < 4; e++)
-            for (int i = 0; i < 16; i++) {
-                const int b = bs[d][e][i >> 2];
-                if (b)
-                    vidk_h264_dbk_line(d ? y + (ptrdiff_t)(4 * e) * ys + i
-                                         : y + (ptrdiff_t)i * ys + 4 * e,
-                                       d ? ys : 1, b, 0, &ql);
-            }
-    for (int p = 1; p < 3; p++) {
-        const int cs = f->cs[p];
-        uint8_t *c = f->rec[p] + (ptrdiff_t)(8 * mby) * cs + 8 * mbx;
+    int bs[32];
+    for (int i = 0; i < 32; i++)
+        bs[i] = enc_h264_dbk_bs_at(f, mbx, mby, i);
+    for (int p = 0; p < 3; p++)
         for (int d = 0; d < 2; d++)
-            for (int e = 0; e < 2; e++)
-                for (int i = 0; i < 8; i++) {
-                    const int b = bs[d][2 * e][i >> 1];
-                    if (b)
-                        vidk_h264_dbk_line(d ? c + (ptrdiff_t)(4 * e) * cs + i
-                                             : c + (ptrdiff_t)i * cs + 4 * e,
-                                           d ? cs : 1, b, 1, &qc);
-                }
-    }
+            for (int e = 0; e < (p ? 2 : 4); e++)
+                for (int i = 0; i < (p ? 8 : 16); i++)
+                    enc_h264_dbk_line_at(f, mbx, mby, p, d, e, i, bs);
 }
 
 #endif
