@@ -282,16 +282,14 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         const bool dbk = e->p.deblock != 0; // the filter reads the words, vectors, levels
         const char *env_host = getenv("VIDK_STREAM_HOST");
         const bool st_host = st && env_host && !strcmp(env_host, "1");
+        if (st || dbk)
+            for (int k = 0; k < kSlots; k++)
+                CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
         if (st) { // the host codes the frames the device cannot: on all its cores
             err = vidk_pool_create(&e->st_pool, vidk_imin(vidk_cpu_count(), 64));
             if (err < 0) goto cleanup;
-            for (int k = 0; k < kSlots; k++)
-                CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
             if (st_host) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
         }
-        if (dbk && !st)
-            for (int k = 0; k < kSlots; k++)
-                CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
         if (st && !st_host) {
             // Slot size: VIDK_H264S_SLOT_BYTES holds any macroblock; VIDK_STREAM_SLOT_BYTES
             // (a test hook) makes it smaller, to exercise the host fallback.
@@ -440,6 +438,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     L->index = index;
     L->d2h = SUM_COUNT * sizeof(unsigned long long);
     L->gpu_st = e->stream && c->st[slot] && vidk_h264_stream_slices(e->stream) == c->st_slices;
+    const bool maps = e->stream || e->p.deblock; // the writer and the filter read them
     VIDK_TRY(vidk_cuda_enter(ctx));
     vidk_enc_frame_setup(e, intra, &f);
     for (int p = 0; p < 3; p++) {
@@ -449,12 +448,11 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         f.rs[p] = c->pitch[p];
         f.rec[p] = rec[p];
         f.cs[p] = c->pitch[p];
-        f.lev[p] = (outp & VIDK_ENC_OUT_LEVELS) || e->stream || e->p.deblock ? c->d_lev[slot][p]
-                                                                             : nullptr;
+        f.lev[p] = (outp & VIDK_ENC_OUT_LEVELS) || maps ? c->d_lev[slot][p] : nullptr;
         f.ls_[p] = p ? e->W / 2 : e->W;
     }
-    f.mv4 = (outp & VIDK_ENC_OUT_MVS) || e->stream || e->p.deblock ? c->d_mv[slot] : nullptr;
-    f.mbi = e->stream || e->p.deblock ? c->d_mbi[slot] : nullptr;
+    f.mv4 = (outp & VIDK_ENC_OUT_MVS) || maps ? c->d_mv[slot] : nullptr;
+    f.mbi = maps ? c->d_mbi[slot] : nullptr;
     f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy[slot] : nullptr;
     f.stat = c->d_stat[slot];
 

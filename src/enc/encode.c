@@ -170,7 +170,7 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: deblock is 0 or 1");
         return VIDK_ERR(EINVAL);
     }
-    if (p->deblock && p->codec != VIDK_CODEC_H264) { /* (cuda's open refuses it too) */
+    if (p->deblock && p->codec != VIDK_CODEC_H264) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: the deblocking filter exists for H.264 only");
         return VIDK_ERR(ENOSYS);
     }
@@ -351,23 +351,26 @@ static void code_intra_in_p(VidkEncoder *e, const CodeJob *j) {
     }
 }
 
-/* Intra: job k codes the k-th unit (from the top) of diagonal x + 2y = diag. Every unit a
- * unit depends on (left, top-left, top, top-right) lies on an earlier diagonal. */
+/* The k-th unit (from the top) of diagonal x + 2y = j->diag: its row. */
+static int diag_row(const CodeJob *j, int k) {
+    return vidk_imax(0, (j->diag - (j->f->uw - 1) + 1) / 2) + k;
+}
+
+/* Intra: job k codes the k-th unit of the diagonal. Every unit a unit depends on (left,
+ * top-left, top, top-right) lies on an earlier diagonal. */
 static void diag_job(void *arg, int k, int thread) {
     (void)thread;
     const CodeJob *j = arg;
-    const int y0 = vidk_imax(0, (j->diag - (j->f->uw - 1) + 1) / 2);
-    const int y = y0 + k, x = j->diag - 2 * y;
-    code_unit(j, x, y);
+    const int y = diag_row(j, k);
+    code_unit(j, j->diag - 2 * y, y);
 }
 
-/* The deblocking filter of the macroblocks on diagonal j->diag (x + 2y; enc_h264_deblock_mb:
- * a macroblock after its left, upper and upper-right neighbours, raster order's result). */
+/* The deblocking filter of the k-th macroblock of the diagonal (enc_h264_deblock_mb: a
+ * macroblock after its left, upper and upper-right neighbours, raster order's result). */
 static void deblock_job(void *arg, int k, int thread) {
     (void)thread;
     const CodeJob *j = arg;
-    const int y0 = vidk_imax(0, (j->diag - (j->f->uw - 1) + 1) / 2);
-    const int y = y0 + k;
+    const int y = diag_row(j, k);
     enc_h264_deblock_mb(j->f, j->diag - 2 * y, y);
 }
 
