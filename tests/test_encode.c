@@ -211,6 +211,9 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
             p.range = 6;
             p.keyint = 3;
             p.slices = qi == 1 ? 3 : 1; /* slices change intra prediction (H.264) */
+            /* H.264's deblocking filter at QP 22 (with the slices), 37 and 51 (the strongest:
+             * alpha 255); QP 0 filters nothing (indexA < 16) */
+            p.deblock = p.codec == VIDK_CODEC_H264 && qi > 0;
             Result ref, r;
             char name[160];
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &ref) == 0);
@@ -268,6 +271,7 @@ static void real_clip(const char *dir, int cuda) {
             p.codec = (VidkCodec)codec;
             p.qp = qp;
             p.range = 16;
+            p.deblock = p.codec == VIDK_CODEC_H264 && qp == 32;
             Result a, b;
             char name[128];
             snprintf(name, sizeof(name), "akiyo %s qp %d: %s vs c", vidk_codec_name(p.codec),

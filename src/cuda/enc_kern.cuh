@@ -716,27 +716,155 @@ __global__ void __launch_bounds__(vidk_encw::kHevcIThreads)
     }
 }
 
-// H.264 deblocking filter (VidkEncParams.deblock): enc_core.h enc_h264_deblock_mb's steps
-// on one warp per macroblock row, a macroblock after its left, upper and upper-right
-// neighbours (the flags of the intra wavefront; the raster order's result): lane l computes
-// bS entry l (enc_h264_dbk_bs_at: 2 directions x 4 edges x 4 segments), then the edges in
-// their order, lanes 0-15 a luma line each, lanes 16-23 / 24-31 a Cb / Cr line of the same
-// direction's chroma edge (the planes do not meet), a warp barrier after each edge.
-__global__ void __launch_bounds__(32) deblock_kernel(const EncFrame f, int *progress) {
-    __shared__ int s_bs[32];
-    const int r = blockIdx.x, lane = threadIdx.x;
-    const int p = lane < 16 ? 0 : 1 + ((lane - 16) >> 3), i = lane < 16 ? lane : lane & 7;
-    for (int x = 0; x < f.uw; x++) {
-        wave_wait(progress, r, min(x + 2, f.uw), lane);
+// H.264 deblocking filter (VidkEncParams.deblock), in two kernels.
+//
+// deblock_bs_kernel: every macroblock's 32 bS values (enc_core.h enc_h264_dbk_bs_at: 2
+// directions x 4 edges x 4 segments), a thread each, into bs[32 * unit]: they depend only on
+// the coded frame, not on the filtering.
+constexpr int kDbkBsThreads = 256;
+__global__ void __launch_bounds__(kDbkBsThreads)
+    deblock_bs_kernel(const EncFrame f, uint8_t *bs) {
+    const int t = (int)(blockIdx.x * kDbkBsThreads + threadIdx.x), u = t >> 5;
+    if (u < f.uw * f.uh) bs[t] = (uint8_t)enc_h264_dbk_bs_at(&f, u % f.uw, u / f.uw, t & 31);
+}
+
+// deblock_kernel: one warp per macroblock row, the row's macroblocks left to right, each in
+// shared memory: a luma tile of rows -4..15 x columns -4..15 around the macroblock (the
+// columns left of it carried over from the one before, the rows above read from the
+// picture), likewise a Cb and a Cr tile of rows -4..7 x columns -4..7. Lanes 0-15 filter a
+// luma line each, lanes 16-23 / 24-31 a Cb / Cr line of the same direction's chroma edge
+// (vidk_h264_dbk_line; the planes do not meet), a warp barrier after each edge. The result
+// is enc_core.h enc_h264_deblock_mb's in raster order, because
+// - a macroblock's vertical edges read and write only its own rows (and its left
+//   neighbour's last columns): they follow the macroblock before it, nothing of the row
+//   above;
+// - its horizontal edges read the four rows above it, final once the upper macroblock's
+//   right neighbour has filtered its vertical edges (they write the upper one's last three
+//   columns): progress[r] counts the macroblocks of row r final in that sense, and
+//   macroblock x waits for x + 2 of row r - 1 (so the rows follow about one macroblock
+//   apart, not two);
+// - so a macroblock is stored in two parts: columns 0-11 (and the three rows above it) after
+//   its horizontal edges, columns 12-15 after the next one's vertical edges, then released.
+// Samples that other warps wrote are read through L2 (__ldcg); every 32-bit word of the
+// picture is written by one warp at a time.
+constexpr int kDbkLW = 5, kDbkCW = 3; // the tiles' pitches in words: 20 and 12 samples
+struct DbkTiles {
+    uint32_t w[kDbkLW * 20 + 2 * kDbkCW * 12]; // luma 20 rows, then Cb, Cr 12 rows each
+};
+// Word tw (0: columns -4..-1, 1: 0..3, ...) of tile row tr (0: row -4) of plane p, in the
+// tile and in the picture (macroblock x of row r).
+__device__ inline uint32_t *dbk_tw(DbkTiles &T, int p, int tr, int tw) {
+    return T.w + (p ? kDbkLW * 20 + (p - 1) * kDbkCW * 12 + tr * kDbkCW : tr * kDbkLW) + tw;
+}
+__device__ inline uint32_t *dbk_gw(const EncFrame &f, int p, int r, int x, int tr, int tw) {
+    const int n = p ? 8 : 16;
+    return reinterpret_cast<uint32_t *>(f.rec[p] + (ptrdiff_t)(n * r + tr - 4) * f.cs[p] +
+                                        n * x + 4 * tw - 4);
+}
+// One line of an edge in a tile: q0 at q, the line's samples s bytes apart; luma reads
+// p3..q3, chroma p1..q1, and the filter writes p2..q2 at most.
+__device__ inline void dbk_tile_line(uint8_t *q, int s, int b, bool chroma,
+                                     const VidkH264DbkQ &dq) {
+    uint8_t v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        if (!chroma || (k >= 2 && k < 6)) v[k] = q[(k - 4) * s];
+    vidk_h264_dbk_line(v + 4, 1, b, chroma, &dq);
+#pragma unroll
+    for (int k = 1; k < 7; k++)
+        if (!chroma || (k >= 2 && k < 6)) q[(k - 4) * s] = v[k];
+}
+__global__ void __launch_bounds__(32)
+    deblock_kernel(const EncFrame f, const uint8_t *bs, int *progress) {
+    __shared__ DbkTiles T;
+    const int r = blockIdx.x, lane = threadIdx.x, uw = f.uw;
+    // a lane's line: plane p, line i
+    const bool chroma = lane >= 16;
+    const int p = chroma ? 1 + ((lane - 16) >> 3) : 0, i = chroma ? lane & 7 : lane;
+    const VidkH264DbkQ dq = vidk_h264_dbk_q(chroma ? f.qpc : f.qp);
+    uint8_t *const tile = reinterpret_cast<uint8_t *>(dbk_tw(T, p, 0, 0));
+    const int tp = 4 * (chroma ? kDbkCW : kDbkLW), tc = chroma ? 2 : 4; // pitch, last word
+    // the macroblock's own samples: 96 words, three a lane (j = lane + 32 k: 0-63 luma row
+    // j / 4 word j % 4, then 16 a chroma plane, row (j % 16) / 2 word j % 2)
+    int op[3], orow[3], ow[3];
+    for (int k = 0; k < 3; k++) {
+        const int j = lane + 32 * k, c = (j - 64) >> 4;
+        op[k] = j < 64 ? 0 : 1 + c;
+        orow[k] = 4 + (j < 64 ? j >> 2 : ((j - 64) & 15) >> 1);
+        ow[k] = 1 + (j < 64 ? j & 3 : j & 1);
+    }
+    // the rows above (24 words: luma rows -4..-1, chroma rows -2..-1)
+    const int tq = lane < 16 ? 0 : 1 + ((lane - 16) >> 2);
+    const int trow = lane < 16 ? lane >> 2 : 2 + ((lane >> 1) & 1);
+    const int tword = 1 + (lane < 16 ? lane & 3 : lane & 1);
+    // what the horizontal edges leave final: 80 words (j = lane + 32 k): luma rows 0..15
+    // words 1-3, luma rows -3..-1 words 1-4, chroma rows 0..7 word 1, chroma row -1 words
+    // 1-2 (the rows above only below row 0)
+    int sp[3], srow[3], sw[3];
+    for (int k = 0; k < 3; k++) {
+        const int j = lane + 32 * k;
+        sp[k] = -1;
+        if (j < 48)
+            sp[k] = 0, srow[k] = 4 + j / 3, sw[k] = 1 + j % 3;
+        else if (j < 60 && r > 0)
+            sp[k] = 0, srow[k] = 1 + (j - 48) / 4, sw[k] = 1 + (j - 48) % 4;
+        else if (j >= 60 && j < 76)
+            sp[k] = 1 + ((j - 60) >> 3), srow[k] = 4 + ((j - 60) & 7), sw[k] = 1;
+        else if (j >= 76 && j < 80 && r > 0)
+            sp[k] = 1 + ((j - 76) >> 1), srow[k] = 3, sw[k] = 1 + (j & 1);
+    }
+    uint32_t pf[3];
+    for (int k = 0; k < 3; k++)
+        pf[k] = __ldcg(dbk_gw(f, op[k], r, 0, orow[k], ow[k]));
+    unsigned pb = bs[(size_t)r * uw * 32 + lane];
+    for (int x = 0; x < uw; x++) {
+        // the last four columns of the macroblock before become the tile's first four
+        const uint32_t cw = *dbk_tw(T, p, 4 + i, tc);
         __syncwarp();
-        s_bs[lane] = enc_h264_dbk_bs_at(&f, x, r, lane);
+        *dbk_tw(T, p, 4 + i, 0) = cw;
+        for (int k = 0; k < 3; k++)
+            *dbk_tw(T, op[k], orow[k], ow[k]) = pf[k];
+        const unsigned b = pb; // bS entry `lane` of this macroblock
+        if (x + 1 < uw) {      // the next macroblock's samples and bS, in flight meanwhile
+            for (int k = 0; k < 3; k++)
+                pf[k] = __ldcg(dbk_gw(f, op[k], r, x + 1, orow[k], ow[k]));
+            pb = bs[((size_t)r * uw + x + 1) * 32 + lane];
+        }
         __syncwarp();
-        for (int d = 0; d < 2; d++)
-            for (int e = 0; e < 4; e++) {
-                if (p == 0 || e < 2) enc_h264_dbk_line_at(&f, x, r, p, d, e, i, s_bs);
-                __syncwarp();
-            }
-        wave_release(progress, r, x, lane);
+        for (int e = 0; e < 4; e++) { // vertical edges, left to right
+            const int be =
+                __shfl_sync(0xffffffffu, b, chroma ? 8 * e + (i >> 1) : 4 * e + (i >> 2));
+            if (be && (!chroma || e < 2))
+                dbk_tile_line(tile + (4 + i) * tp + 4 + 4 * e, 1, be, chroma, dq);
+            __syncwarp();
+        }
+        if (x > 0) { // the macroblock before is final: its last columns, then released
+            *dbk_gw(f, p, r, x, 4 + i, 0) = *dbk_tw(T, p, 4 + i, 0);
+            __syncwarp();
+            if (lane == 0) flag_release(progress + r, x);
+        }
+        if (r > 0) { // the rows above, once final
+            if (lane == 0) flag_wait(progress + r - 1, min(x + 2, uw));
+            __syncwarp();
+            if (lane < 24)
+                *dbk_tw(T, tq, trow, tword) = __ldcg(dbk_gw(f, tq, r, x, trow, tword));
+            __syncwarp();
+        }
+        for (int e = 0; e < 4; e++) { // horizontal edges, top to bottom
+            const int be = __shfl_sync(0xffffffffu, b,
+                                       16 + (chroma ? 8 * e + (i >> 1) : 4 * e + (i >> 2)));
+            if (be && (!chroma || e < 2))
+                dbk_tile_line(tile + (4 + 4 * e) * tp + 4 + i, tp, be, chroma, dq);
+            __syncwarp();
+        }
+        for (int k = 0; k < 3; k++)
+            if (sp[k] >= 0)
+                *dbk_gw(f, sp[k], r, x, srow[k], sw[k]) = *dbk_tw(T, sp[k], srow[k], sw[k]);
+        if (x == uw - 1) { // the row's last macroblock: its last columns too
+            *dbk_gw(f, p, r, x, 4 + i, tc) = *dbk_tw(T, p, 4 + i, tc);
+            __syncwarp();
+            if (lane == 0) flag_release(progress + r, uw);
+        }
     }
 }
 

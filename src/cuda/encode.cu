@@ -100,6 +100,7 @@ struct EncCuda {
     uint32_t *d_energy[kSlots];        // by slot
     unsigned long long *d_sum[kSlots]; // by slot
     int *d_progress;
+    uint8_t *d_dbs; // VidkEncParams.deblock: 32 bS values per macroblock (deblock_bs_kernel)
     unsigned long long *h_sum[kSlots]; // pinned, by slot
     uint8_t *h_stage[kSlots];          // pinned source staging (w x h, 3 planes), per slot
     uint8_t *h_out;                    // pinned staging of the downloads
@@ -178,6 +179,7 @@ void destroy(EncCuda *c) {
     cudaFree(c->d_iflag);
     cudaFree(c->d_icnt);
     cudaFree(c->d_progress);
+    cudaFree(c->d_dbs);
     cudaFreeHost(c->h_out);
     for (int s = 0; s < kSlots; s++) {
         cudaFreeHost(c->h_stage[s]);
@@ -266,6 +268,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         }
     }
     CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
+    if (e->p.deblock) CUDA_CHECK(cudaMalloc(&c->d_dbs, (size_t)e->uw * e->uh * 32));
     for (int k = 0; k < kSlots; k++) {
         CUDA_CHECK(cudaMalloc(&c->d_sum[k], SUM_COUNT * sizeof(unsigned long long)));
         CUDA_CHECK(cudaMallocHost(&c->h_sum[k], SUM_COUNT * sizeof(unsigned long long)));
@@ -539,7 +542,11 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     }
     if (e->p.deblock) { // H.264 (vidk_enc_open): the whole frame coded, then filtered
         CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
-        deblock_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_progress);
+        deblock_bs_kernel<<<(unsigned)((e->uw * e->uh * 32 + kDbkBsThreads - 1) /
+                                       kDbkBsThreads),
+                            kDbkBsThreads, 0, s>>>(f, c->d_dbs);
+        CUDA_CHECK_LAUNCH();
+        deblock_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_dbs, c->d_progress);
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T3], s));
