@@ -70,6 +70,12 @@ VIDK_CORE uint8_t vidk_h264_dbk_clip1(int v) {
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
+/* tC0 of bS 1..3 (selected, not indexed: on the GPU an indexed array would live in local
+ * memory). */
+VIDK_CORE int vidk_h264_dbk_tc0_of(const VidkH264DbkQ *q, int bs) {
+    return bs == 1 ? q->tc0[0] : bs == 2 ? q->tc0[1] : q->tc0[2];
+}
+
 /* One line of samples across an edge, filtered in place (8.7.2.3, 8.7.2.4): q_i at x[i s],
  * p_i at x[-(i + 1) s] (i = 0..3; luma reads p3..q3, chroma p1..q1), bS 1..4, chroma: the
  * chroma edge filter (chromaEdgeFlag 1, 4:2:0). Every value is read before one is written. */
@@ -82,7 +88,7 @@ VIDK_CORE void vidk_h264_dbk_line(uint8_t *x, ptrdiff_t s, int bs, int chroma,
         return; /* filterSamplesFlag 0 */
     if (chroma) {
         if (bs < 4) {
-            const int tc = q->tc0[bs - 1] + 1;
+            const int tc = vidk_h264_dbk_tc0_of(q, bs) + 1;
             const int d = vidk_clip3((((q0 - p0) * 4) + (p1 - q1) + 4) >> 3, -tc, tc);
             x[-s] = vidk_h264_dbk_clip1(p0 + d);
             x[0] = vidk_h264_dbk_clip1(q0 - d);
@@ -95,7 +101,7 @@ VIDK_CORE void vidk_h264_dbk_line(uint8_t *x, ptrdiff_t s, int bs, int chroma,
     const int p2 = x[-3 * s], q2 = x[2 * s], p3 = x[-4 * s], q3 = x[3 * s];
     const int ap = vidk_h264_dbk_abs(p2 - p0) < b, aq = vidk_h264_dbk_abs(q2 - q0) < b;
     if (bs < 4) {
-        const int tc0 = q->tc0[bs - 1], tc = tc0 + ap + aq;
+        const int tc0 = vidk_h264_dbk_tc0_of(q, bs), tc = tc0 + ap + aq;
         const int d = vidk_clip3((((q0 - p0) * 4) + (p1 - q1) + 4) >> 3, -tc, tc);
         const int m = (p0 + q0 + 1) >> 1;
         if (ap) x[-2 * s] = (uint8_t)(p1 + vidk_clip3((p2 + m - 2 * p1) >> 1, -tc0, tc0));

@@ -728,26 +728,29 @@ __global__ void __launch_bounds__(kDbkBsThreads)
     if (u < f.uw * f.uh) bs[t] = (uint8_t)enc_h264_dbk_bs_at(&f, u % f.uw, u / f.uw, t & 31);
 }
 
-// deblock_kernel: one warp per macroblock row, the row's macroblocks left to right, each in
-// shared memory: a luma tile of rows -4..15 x columns -4..15 around the macroblock (the
-// columns left of it carried over from the one before, the rows above read from the
-// picture), likewise a Cb and a Cr tile of rows -4..7 x columns -4..7. Lanes 0-15 filter a
-// luma line each, lanes 16-23 / 24-31 a Cb / Cr line of the same direction's chroma edge
-// (vidk_h264_dbk_line; the planes do not meet), a warp barrier after each edge. The result
-// is enc_core.h enc_h264_deblock_mb's in raster order, because
+// deblock_kernel: one block of two warps per macroblock row, the row's macroblocks left to
+// right, each filtered in shared memory: the luma warp on a tile of rows -4..15 x columns
+// -4..15 around the macroblock, the chroma warp on a Cb and a Cr tile of rows -4..7 x
+// columns -4..7 (the planes do not meet; the warps never wait for each other). The columns
+// left of the macroblock are carried over from the one before; lanes 0-15 filter a line
+// each (luma: line i; chroma: Cb lines 0-7, Cr 8-15) with vidk_h264_dbk_line, a warp barrier
+// after each edge. The result is enc_core.h enc_h264_deblock_mb's in raster order, because
 // - a macroblock's vertical edges read and write only its own rows (and its left
 //   neighbour's last columns): they follow the macroblock before it, nothing of the row
 //   above;
-// - its horizontal edges read the four rows above it, final once the upper macroblock's
-//   right neighbour has filtered its vertical edges (they write the upper one's last three
-//   columns): progress[r] counts the macroblocks of row r final in that sense, and
-//   macroblock x waits for x + 2 of row r - 1 (so the rows follow about one macroblock
-//   apart, not two);
-// - so a macroblock is stored in two parts: columns 0-11 (and the three rows above it) after
-//   its horizontal edges, columns 12-15 after the next one's vertical edges, then released.
-// Samples that other warps wrote are read through L2 (__ldcg); every 32-bit word of the
-// picture is written by one warp at a time.
+// - its horizontal edges read the rows above it (luma 4, chroma 2), final once the upper
+//   macroblock's right neighbour has filtered its vertical edges (they write the upper one's
+//   last three columns): then the row above posts them in a mailbox, each 32-bit word beside
+//   the frame's tag in one 64-bit word (relaxed stores and loads, single-copy atomic: a word
+//   that carries this frame's tag is the final one, no fence and no flag), and this row
+//   polls for them, fetched one macroblock ahead;
+// - the rows that the row below filters (luma 13-15, chroma 7) are stored by the row below
+//   only; the others of a macroblock after its horizontal edges (columns 0-11) and after the
+//   next one's vertical edges (columns 12-15).
+// Samples are read through L2 (__ldcg); every 32-bit word of the picture is written by one
+// warp.
 constexpr int kDbkLW = 5, kDbkCW = 3; // the tiles' pitches in words: 20 and 12 samples
+constexpr int kDbkMail = 24;          // mailbox words a macroblock: luma 16, then chroma 8
 struct DbkTiles {
     uint32_t w[kDbkLW * 20 + 2 * kDbkCW * 12]; // luma 20 rows, then Cb, Cr 12 rows each
 };
@@ -761,111 +764,146 @@ __device__ inline uint32_t *dbk_gw(const EncFrame &f, int p, int r, int x, int t
     return reinterpret_cast<uint32_t *>(f.rec[p] + (ptrdiff_t)(n * r + tr - 4) * f.cs[p] +
                                         n * x + 4 * tw - 4);
 }
+__device__ inline unsigned long long dbk_mail_ld(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ inline void dbk_mail_st(unsigned long long *p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 // One line of an edge in a tile: q0 at q, the line's samples s bytes apart; luma reads
 // p3..q3, chroma p1..q1, and the filter writes p2..q2 at most.
-__device__ inline void dbk_tile_line(uint8_t *q, int s, int b, bool chroma,
-                                     const VidkH264DbkQ &dq) {
+template <bool kChroma>
+__device__ inline void dbk_tile_line(uint8_t *q, int s, int b, const VidkH264DbkQ &dq) {
+    constexpr int k0 = kChroma ? 2 : 0, k1 = kChroma ? 6 : 8;
     uint8_t v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
-    for (int k = 0; k < 8; k++)
-        if (!chroma || (k >= 2 && k < 6)) v[k] = q[(k - 4) * s];
-    vidk_h264_dbk_line(v + 4, 1, b, chroma, &dq);
+    for (int k = k0; k < k1; k++)
+        v[k] = q[(k - 4) * s];
+    vidk_h264_dbk_line(v + 4, 1, b, kChroma, &dq);
 #pragma unroll
-    for (int k = 1; k < 7; k++)
-        if (!chroma || (k >= 2 && k < 6)) q[(k - 4) * s] = v[k];
+    for (int k = k0 > 1 ? k0 : 1; k < (k1 < 7 ? k1 : 7); k++)
+        q[(k - 4) * s] = v[k];
 }
-__global__ void __launch_bounds__(32)
-    deblock_kernel(const EncFrame f, const uint8_t *bs, int *progress) {
-    __shared__ DbkTiles T;
-    const int r = blockIdx.x, lane = threadIdx.x, uw = f.uw;
-    // a lane's line: plane p, line i
-    const bool chroma = lane >= 16;
-    const int p = chroma ? 1 + ((lane - 16) >> 3) : 0, i = chroma ? lane & 7 : lane;
-    const VidkH264DbkQ dq = vidk_h264_dbk_q(chroma ? f.qpc : f.qp);
+// A filtering warp: kChroma 0 the luma, 1 both chroma planes.
+template <bool kChroma>
+__device__ void dbk_filter_warp(const EncFrame &f, const uint8_t *bs, unsigned long long *mail,
+                                unsigned tag, DbkTiles &T, int r, int lane) {
+    constexpr int kWords = kChroma ? 1 : 2; // own / stored words a lane
+    constexpr int kEdges = kChroma ? 2 : 4, tp = 4 * (kChroma ? kDbkCW : kDbkLW);
+    constexpr int tc = kChroma ? 2 : 4;               // the tile word of the last four columns
+    constexpr int n = kChroma ? 8 : 16;               // lines of a plane
+    constexpr int kMail = kChroma ? 8 : 16;           // mailbox words
+    constexpr int m0 = kChroma ? 16 : 0;              // the first in a macroblock's mailbox
+    const int uw = f.uw, last = r == f.uh - 1;        // the last row stores its rows 13-15 / 7
+    const int own = last ? n : n - (kChroma ? 1 : 3); // rows 0..own-1 stored by this row
+    const bool act = lane < 16;                       // lanes with a line
+    const int p = kChroma ? 1 + ((lane >> 3) & 1) : 0, i = kChroma ? lane & 7 : lane & 15;
+    const VidkH264DbkQ dq = vidk_h264_dbk_q(kChroma ? f.qpc : f.qp);
     uint8_t *const tile = reinterpret_cast<uint8_t *>(dbk_tw(T, p, 0, 0));
-    const int tp = 4 * (chroma ? kDbkCW : kDbkLW), tc = chroma ? 2 : 4; // pitch, last word
-    // the macroblock's own samples: 96 words, three a lane (j = lane + 32 k: 0-63 luma row
-    // j / 4 word j % 4, then 16 a chroma plane, row (j % 16) / 2 word j % 2)
-    int op[3], orow[3], ow[3];
-    for (int k = 0; k < 3; k++) {
-        const int j = lane + 32 * k, c = (j - 64) >> 4;
-        op[k] = j < 64 ? 0 : 1 + c;
-        orow[k] = 4 + (j < 64 ? j >> 2 : ((j - 64) & 15) >> 1);
-        ow[k] = 1 + (j < 64 ? j & 3 : j & 1);
-    }
-    // the rows above (24 words: luma rows -4..-1, chroma rows -2..-1)
-    const int tq = lane < 16 ? 0 : 1 + ((lane - 16) >> 2);
-    const int trow = lane < 16 ? lane >> 2 : 2 + ((lane >> 1) & 1);
-    const int tword = 1 + (lane < 16 ? lane & 3 : lane & 1);
-    // what the horizontal edges leave final: 80 words (j = lane + 32 k): luma rows 0..15
-    // words 1-3, luma rows -3..-1 words 1-4, chroma rows 0..7 word 1, chroma row -1 words
-    // 1-2 (the rows above only below row 0)
-    int sp[3], srow[3], sw[3];
-    for (int k = 0; k < 3; k++) {
+    // the macroblock's own samples (j = lane + 32 k; luma: row j / 4 word j % 4; chroma:
+    // plane j / 16, row (j % 16) / 2, word j % 2) and what its horizontal edges leave final
+    // (words 1..tc - 1 of rows 0..own - 1 of each plane, then words 1..tc of the rows above
+    // that the edges write: luma -3..-1, chroma -1; the rows above only below row 0)
+    int op[kWords], orow[kWords], ow[kWords], sp[kWords], srow[kWords], sw[kWords];
+    for (int k = 0; k < kWords; k++) {
         const int j = lane + 32 * k;
+        op[k] = kChroma ? 1 + (j >> 4) : 0;
+        orow[k] = 4 + (kChroma ? (j & 15) >> 1 : j >> 2);
+        ow[k] = 1 + (kChroma ? j & 1 : j & 3);
+        const int per = own * (tc - 1);                            // own words of a plane
+        const int planes = kChroma ? 2 : 1, ab = kChroma ? 2 : 12; // above: words a plane
         sp[k] = -1;
-        if (j < 48)
-            sp[k] = 0, srow[k] = 4 + j / 3, sw[k] = 1 + j % 3;
-        else if (j < 60 && r > 0)
-            sp[k] = 0, srow[k] = 1 + (j - 48) / 4, sw[k] = 1 + (j - 48) % 4;
-        else if (j >= 60 && j < 76)
-            sp[k] = 1 + ((j - 60) >> 3), srow[k] = 4 + ((j - 60) & 7), sw[k] = 1;
-        else if (j >= 76 && j < 80 && r > 0)
-            sp[k] = 1 + ((j - 76) >> 1), srow[k] = 3, sw[k] = 1 + (j & 1);
+        if (j < planes * per) {
+            const int q = j / per, jj = j % per;
+            sp[k] = q + kChroma, srow[k] = 4 + jj / (tc - 1), sw[k] = 1 + jj % (tc - 1);
+        } else if (r > 0 && j < planes * (per + ab)) {
+            const int jj = j - planes * per, q = jj / ab, a = jj % ab;
+            sp[k] = q + kChroma, srow[k] = 4 - ab / tc + a / tc, sw[k] = 1 + a % tc;
+        }
     }
-    uint32_t pf[3];
-    for (int k = 0; k < 3; k++)
+    // the mailbox word this lane takes (lanes < kMail): luma rows 12..15 words 1-4 (lane:
+    // row 12 + lane / 4, word 1 + lane % 4); chroma rows 6..7 words 1-2 of Cb, then Cr (lane:
+    // plane 1 + lane / 4, row 6 + (lane / 2) % 2, word 1 + lane % 2), as tile rows of the
+    // macroblock below (rr, -4..-1 / -2..-1) and of this one (rr + n)
+    const bool mact = lane < kMail;
+    const int mp = kChroma ? 1 + ((lane >> 2) & 1) : 0;
+    const int mrr = kChroma ? 2 + ((lane >> 1) & 1) : (lane >> 2) & 3;
+    const int mw = 1 + (kChroma ? lane & 1 : lane & 3);
+    uint32_t saved = 0; // the word of the mailbox taken before the next macroblock's edges
+    uint32_t pf[kWords];
+    for (int k = 0; k < kWords; k++)
         pf[k] = __ldcg(dbk_gw(f, op[k], r, 0, orow[k], ow[k]));
     unsigned pb = bs[(size_t)r * uw * 32 + lane];
+    const unsigned long long *above =
+        mail + ((size_t)(r > 0 ? r - 1 : 0) * uw) * kDbkMail + m0 + lane;
+    unsigned long long *mine = mail + ((size_t)r * uw) * kDbkMail + m0 + lane;
     for (int x = 0; x < uw; x++) {
+        // the rows above, in flight meanwhile
+        unsigned long long mv = 0;
+        if (r > 0 && mact) mv = dbk_mail_ld(above + (size_t)x * kDbkMail);
         // the last four columns of the macroblock before become the tile's first four
-        const uint32_t cw = *dbk_tw(T, p, 4 + i, tc);
+        const uint32_t cw = act ? *dbk_tw(T, p, 4 + i, tc) : 0;
         __syncwarp();
-        *dbk_tw(T, p, 4 + i, 0) = cw;
-        for (int k = 0; k < 3; k++)
+        if (act) *dbk_tw(T, p, 4 + i, 0) = cw;
+        for (int k = 0; k < kWords; k++)
             *dbk_tw(T, op[k], orow[k], ow[k]) = pf[k];
         const unsigned b = pb; // bS entry `lane` of this macroblock
         if (x + 1 < uw) {      // the next macroblock's samples and bS, in flight meanwhile
-            for (int k = 0; k < 3; k++)
+            for (int k = 0; k < kWords; k++)
                 pf[k] = __ldcg(dbk_gw(f, op[k], r, x + 1, orow[k], ow[k]));
             pb = bs[((size_t)r * uw + x + 1) * 32 + lane];
         }
         __syncwarp();
-        for (int e = 0; e < 4; e++) { // vertical edges, left to right
+        for (int e = 0; e < kEdges; e++) { // vertical edges, left to right
             const int be =
-                __shfl_sync(0xffffffffu, b, chroma ? 8 * e + (i >> 1) : 4 * e + (i >> 2));
-            if (be && (!chroma || e < 2))
-                dbk_tile_line(tile + (4 + i) * tp + 4 + 4 * e, 1, be, chroma, dq);
+                __shfl_sync(0xffffffffu, b, kChroma ? 8 * e + (i >> 1) : 4 * e + (i >> 2));
+            if (act && be) dbk_tile_line<kChroma>(tile + (4 + i) * tp + 4 + 4 * e, 1, be, dq);
             __syncwarp();
         }
-        if (x > 0) { // the macroblock before is final: its last columns, then released
-            *dbk_gw(f, p, r, x, 4 + i, 0) = *dbk_tw(T, p, 4 + i, 0);
-            __syncwarp();
-            if (lane == 0) flag_release(progress + r, x);
+        if (x > 0) { // the macroblock before is final: its last columns, and its mail
+            if (act && i < own) *dbk_gw(f, p, r, x, 4 + i, 0) = *dbk_tw(T, p, 4 + i, 0);
+            if (!last && mact)
+                dbk_mail_st(mine + (size_t)(x - 1) * kDbkMail,
+                            (unsigned long long)tag << 32 |
+                                (mw == tc ? *dbk_tw(T, mp, mrr + n, 0) : saved));
         }
-        if (r > 0) { // the rows above, once final
-            if (lane == 0) flag_wait(progress + r - 1, min(x + 2, uw));
-            __syncwarp();
-            if (lane < 24)
-                *dbk_tw(T, tq, trow, tword) = __ldcg(dbk_gw(f, tq, r, x, trow, tword));
+        if (r > 0) { // the rows above, once posted
+            if (mact) {
+                while ((unsigned)(mv >> 32) != tag)
+                    mv = dbk_mail_ld(above + (size_t)x * kDbkMail);
+                *dbk_tw(T, mp, mrr, mw) = (uint32_t)mv;
+            }
             __syncwarp();
         }
-        for (int e = 0; e < 4; e++) { // horizontal edges, top to bottom
+        for (int e = 0; e < kEdges; e++) { // horizontal edges, top to bottom
             const int be = __shfl_sync(0xffffffffu, b,
-                                       16 + (chroma ? 8 * e + (i >> 1) : 4 * e + (i >> 2)));
-            if (be && (!chroma || e < 2))
-                dbk_tile_line(tile + (4 + 4 * e) * tp + 4 + i, tp, be, chroma, dq);
+                                       16 + (kChroma ? 8 * e + (i >> 1) : 4 * e + (i >> 2)));
+            if (act && be) dbk_tile_line<kChroma>(tile + (4 + 4 * e) * tp + 4 + i, tp, be, dq);
             __syncwarp();
         }
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < kWords; k++)
             if (sp[k] >= 0)
                 *dbk_gw(f, sp[k], r, x, srow[k], sw[k]) = *dbk_tw(T, sp[k], srow[k], sw[k]);
-        if (x == uw - 1) { // the row's last macroblock: its last columns too
-            *dbk_gw(f, p, r, x, 4 + i, tc) = *dbk_tw(T, p, 4 + i, tc);
-            __syncwarp();
-            if (lane == 0) flag_release(progress + r, uw);
+        if (mact) saved = *dbk_tw(T, mp, mrr + n, mw);
+        if (x == uw - 1) { // the row's last macroblock: its last columns and mail too
+            if (act && i < own) *dbk_gw(f, p, r, x, 4 + i, tc) = *dbk_tw(T, p, 4 + i, tc);
+            if (!last && mact)
+                dbk_mail_st(mine + (size_t)x * kDbkMail, (unsigned long long)tag << 32 | saved);
         }
     }
+}
+constexpr int kDbkThreads = 64; // the luma warp, the chroma warp
+__global__ void __launch_bounds__(kDbkThreads)
+    deblock_kernel(const EncFrame f, const uint8_t *bs, unsigned long long *mail,
+                   unsigned tag) {
+    __shared__ DbkTiles T;
+    const int r = blockIdx.x, lane = threadIdx.x & 31;
+    if (threadIdx.x < 32)
+        dbk_filter_warp<false>(f, bs, mail, tag, T, r, lane);
+    else
+        dbk_filter_warp<true>(f, bs, mail, tag, T, r, lane);
 }
 
 // H.264 intra frames: one block of two warps (luma, chroma) per macroblock row

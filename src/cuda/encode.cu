@@ -101,6 +101,8 @@ struct EncCuda {
     unsigned long long *d_sum[kSlots]; // by slot
     int *d_progress;
     uint8_t *d_dbs; // VidkEncParams.deblock: 32 bS values per macroblock (deblock_bs_kernel)
+    unsigned long long *d_mail;        // and the rows passed down between rows (deblock_kernel)
+    unsigned dbk_tag;                  // the tag of the last frame filtered
     unsigned long long *h_sum[kSlots]; // pinned, by slot
     uint8_t *h_stage[kSlots];          // pinned source staging (w x h, 3 planes), per slot
     uint8_t *h_out;                    // pinned staging of the downloads
@@ -180,6 +182,7 @@ void destroy(EncCuda *c) {
     cudaFree(c->d_icnt);
     cudaFree(c->d_progress);
     cudaFree(c->d_dbs);
+    cudaFree(c->d_mail);
     cudaFreeHost(c->h_out);
     for (int s = 0; s < kSlots; s++) {
         cudaFreeHost(c->h_stage[s]);
@@ -268,7 +271,11 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         }
     }
     CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
-    if (e->p.deblock) CUDA_CHECK(cudaMalloc(&c->d_dbs, (size_t)e->uw * e->uh * 32));
+    if (e->p.deblock) {
+        const size_t mail = (size_t)e->uw * e->uh * kDbkMail * sizeof(unsigned long long);
+        CUDA_CHECK(cudaMalloc(&c->d_dbs, (size_t)e->uw * e->uh * 32));
+        CUDA_CHECK(cudaMalloc(&c->d_mail, mail));
+    }
     for (int k = 0; k < kSlots; k++) {
         CUDA_CHECK(cudaMalloc(&c->d_sum[k], SUM_COUNT * sizeof(unsigned long long)));
         CUDA_CHECK(cudaMallocHost(&c->h_sum[k], SUM_COUNT * sizeof(unsigned long long)));
@@ -353,6 +360,10 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     for (int p = 0; p < 3; p++)
         for (int s = 0; s < 2; s++)
             CUDA_CHECK(cudaMemsetAsync(c->d_rec[s][p], 0, c->plane_bytes[p], c->s_code));
+    if (c->d_mail) // the tags of no frame
+        CUDA_CHECK(cudaMemsetAsync(
+            c->d_mail, 0, (size_t)e->uw * e->uh * kDbkMail * sizeof(unsigned long long),
+            c->s_code));
     CUDA_CHECK(cudaStreamSynchronize(c->s_code));
     return 0;
 cleanup:
@@ -541,12 +552,13 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         }
     }
     if (e->p.deblock) { // H.264 (vidk_enc_open): the whole frame coded, then filtered
-        CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
         deblock_bs_kernel<<<(unsigned)((e->uw * e->uh * 32 + kDbkBsThreads - 1) /
                                        kDbkBsThreads),
                             kDbkBsThreads, 0, s>>>(f, c->d_dbs);
         CUDA_CHECK_LAUNCH();
-        deblock_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_dbs, c->d_progress);
+        if (++c->dbk_tag == 0) c->dbk_tag = 1; // 0: the mailbox's words before any frame
+        deblock_kernel<<<(unsigned)e->uh, kDbkThreads, 0, s>>>(f, c->d_dbs, c->d_mail,
+                                                               c->dbk_tag);
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T3], s));
