@@ -38,6 +38,7 @@ static void help(void) {
         "  --ranges LIST      search ranges R (default 16,32,64; max %d)\n"
         "  --qp LIST          luma QPs (default 30)\n"
         "  --keyint N         intra period (default 0: only the first frame)\n"
+        "  --no-deblock       no deblocking filter (default: each codec's, H.264 on)\n"
         "  --backends LIST    c,simd,threads,cuda (default simd,threads and cuda where\n"
         "                     usable; c is the slow reference, ask for it by name)\n"
         "  --frames N         frames per sequence, 2..%d (default 8 on CPU backends, 32 on\n"
@@ -125,6 +126,7 @@ typedef struct Bench {
     int ranges[MAX_LIST], qps[MAX_LIST];
     VidkBackend backends[MAX_LIST];
     int frames_opt, check_frames, keyint, quiet, device;
+    int deblock; /* VidkEncParams.deblock: -1 (the codec's default), 0 with --no-deblock */
     unsigned outputs;
     const char *inject;
     VidkContext *ctx[VIDK_BACKEND_COUNT];
@@ -642,10 +644,10 @@ static void print_header(FILE *f, const Bench *b, int md) {
             vidk_version());
     if (md) fprintf(f, "- command: `%s`\n", mt->command);
     fprintf(f,
-            "%skeyint %d; timed pass outputs 0x%x (1 recon, 2 mvs, 4 energy, 8 levels, 16 "
-            "stream); "
-            "check pass %d frames\n",
-            li, b->keyint, b->outputs, b->check_frames);
+            "%skeyint %d; deblocking %s; timed pass outputs 0x%x (1 recon, 2 mvs, 4 energy, 8 "
+            "levels, 16 stream); check pass %d frames\n",
+            li, b->keyint, b->deblock ? "the codec's (H.264 on, HEVC none)" : "off", b->outputs,
+            b->check_frames);
     bench_notes_print(f, &b->notes, md ? "- note: " : "note: ");
 }
 
@@ -667,9 +669,9 @@ static void write_json(FILE *f, Bench *b) {
             vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->date, bench_jq(mt->command),
             bench_jq(mt->cpu), mt->cores, bench_jq(mt->gpu));
     fprintf(f,
-            "},\n  \"keyint\": %d,\n  \"outputs\": %u,\n  \"check_frames\": %d,\n"
-            "  \"notes\": [",
-            b->keyint, b->outputs, b->check_frames);
+            "},\n  \"keyint\": %d,\n  \"deblock\": %d,\n  \"outputs\": %u,\n"
+            "  \"check_frames\": %d,\n  \"notes\": [",
+            b->keyint, b->deblock, b->outputs, b->check_frames);
     bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"results\": [");
     int first = 1, all_same = 1;
@@ -768,12 +770,13 @@ int vidk_bench_encode(int argc, char **argv) {
     BenchOpts o = {.source = "both", .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
     long check_frames = 2, keyint = 0, encoders = 0, encoder_frames = 300;
-    int quick = 0, ret = 1;
+    int quick = 0, ret = 1, no_deblock = 0;
     Mosaic *mosaic = NULL;
     ESource *src = NULL;
     bench_notes_init(&b->notes, 8, 256);
     const BenchArg args[] = {
         {"--quick", .flag = &quick},
+        {"--no-deblock", .flag = &no_deblock},
         {"--sizes", .str = &sizes},
         {"--ranges", .str = &ranges},
         {"--codecs", .str = &codecs},
@@ -798,6 +801,7 @@ int vidk_bench_encode(int argc, char **argv) {
     if (!sizes) sizes = "1080p,2160p";
     if (!ranges) ranges = "16,32,64";
     b->frames_opt = (int)o.frames, b->check_frames = (int)check_frames, b->keyint = (int)keyint;
+    b->deblock = no_deblock ? 0 : -1;
     b->quiet = c.quiet, b->device = c.device;
     b->encoders = (int)encoders, b->encoder_frames = (int)encoder_frames, b->common = c;
     b->inject = getenv("VIDK_BENCH_ENCODE_INJECT");
@@ -894,6 +898,7 @@ int vidk_bench_encode(int argc, char **argv) {
                         p.range = b->ranges[r];
                         p.qp = b->qps[q];
                         p.keyint = b->keyint;
+                        p.deblock = b->deblock;
                         const EResult *ref = NULL;
                         const char *ref_name = NULL;
                         for (int k = 0; k < b->nbackends; k++) {

@@ -48,7 +48,8 @@ static void help(void) {
            "  --ranges LIST      vidkern search ranges R (default 16,32)\n"
            "  --keyint N         intra period of both encoders (default 0: only the first\n"
            "                     frame is intra; x264 then gets keyint = the frame count)\n"
-           "  --deblock          vidkern with its deblocking filter (VidkEncParams.deblock)\n"
+           "  --no-deblock       vidkern without its deblocking filter (VidkEncParams.deblock\n"
+           "                     0; default: on, the codec's default)\n"
            "  --presets LIST     x264 presets (default %s)\n"
            "  --x264-threads N   x264 threads, 0 = x264's auto (1.5 x cores; default)\n"
            "  --x264-bframes N   B-frames of x264; default: each preset's own\n"
@@ -431,7 +432,7 @@ int vidk_bench_rd(int argc, char **argv) {
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
     long keyint = 0, xthreads = 0, xbframes = -1;
-    int ret = 1, no_x264 = 0, failures = 0, deblock = 0;
+    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0;
     Mosaic *mosaic = NULL;
     char *names[MAX_SRC];
     int nnames = 0;
@@ -440,7 +441,7 @@ int vidk_bench_rd(int argc, char **argv) {
     char csv_path[4096];
     bench_notes_init(&b->notes, BENCH_MAX_NOTES, 400);
     const BenchArg args[] = {{"--no-x264", .flag = &no_x264},
-                             {"--deblock", .flag = &deblock},
+                             {"--no-deblock", .flag = &no_deblock},
                              {"--sizes", .str = &sizes},
                              {"--qps|--qp", .str = &qps},
                              {"--ranges", .str = &ranges},
@@ -459,7 +460,7 @@ int vidk_bench_rd(int argc, char **argv) {
     }
     const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
     if (source < 0) goto done;
-    b->keyint = (int)keyint, b->frames = (int)o.frames, b->deblock = deblock;
+    b->keyint = (int)keyint, b->frames = (int)o.frames, b->deblock = !no_deblock;
     b->x264_threads = (int)xthreads, b->x264_bframes = (int)xbframes;
     if (bench_parse_ints(CMD, "--qps", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0 ||
         bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,

@@ -12,8 +12,9 @@ whose stream and recon must be the same bytes.
 Case I of seed S depends on (S, I) only: `--seed S --first I --count 1` replays it; every
 failure also prints its command lines (gen, encode, judge) to run by hand, and its files are
 kept. Parameters: size even 16..400 in each axis (a third multiples of 16), 1..12 frames,
-QP 0..51, keyint 0..5, R 0..40, --slices 1..4, --deblock in half of the cases (drawn apart,
-so that a seed's other parameters stay what they were before it), a backend among those
+QP 0..51, keyint 0..5, R 0..40, --slices 1..4, the deblocking filter (the default) in half of
+the cases and --no-deblock in the others (drawn apart, so that a seed's other parameters stay
+what they were before it), a backend among those
 usable (cuda when a device is), a random `vidkern gen --seed` and frame rate; 15% of the cases code synthetic
 pictures instead (8x8 regions of flat, noise, checkerboard and stripes; frames moved or
 repeated), and with --clips a fifth code a window of a random real clip.
@@ -153,7 +154,7 @@ def write_pattern(path, c):
 def encode_args(vk, c, inp, backend, out, recon):
     return [vk, "encode", inp, "--frames", c["frames"], "--qp", c["qp"], "--keyint",
             c["keyint"], "--range", c["range"], "--slices", c["slices"], "--backend", backend,
-            "-o", out, "--recon", recon, "--quiet"] + (["--deblock"] if c["deblock"] else [])
+            "-o", out, "--recon", recon, "--quiet"] + ([] if c["deblock"] else ["--no-deblock"])
 
 
 def run_case(vk, i, c, d, cross):

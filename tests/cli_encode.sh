@@ -43,7 +43,8 @@ main)
     for k in backend coding size frames PSNR bits levels partitions 'stage ms' time PCIe; do
         grep -q "^  $k " "$T/out" || fail "summary lacks '$k': $(cat "$T/out")"
     done
-    grep -q '^  coding *h264, QP 30 (lambda [0-9]*), R 16, keyint 0$' "$T/out" || fail "defaults"
+    grep -q '^  coding *h264, QP 30 (lambda [0-9]*), R 16, keyint 0, deblocking$' "$T/out" ||
+        fail "defaults"
     grep -q '(1 intra, 29 inter)' "$T/out" || fail "frame kinds: $(cat "$T/out")"
     grep -q 'no input given' "$T/err" || fail "no note about the generated input"
     # A plausible quality at QP 30 (PSNR Y between 30 and 50 dB).
@@ -55,7 +56,7 @@ help)
     "$VK" encode --help >"$T/h" || fail "--help"
     for o in --codec --qp --range --keyint --frames --recon --report --png-dir --verbose \
         --size --gen-frames --input-size --input-format --backend --threads --cpumask \
-        --device --json --quiet; do
+        --device --json --quiet --deblock --no-deblock; do
         grep -q -- "$o" "$T/h" || fail "--help does not document $o"
     done
     "$VK" --help | grep -q '^  encode ' || fail "encode not in the command list"

@@ -69,21 +69,24 @@ $(cat "$T/judge")"
 }
 
 # expect ARGS...: the stream_check options for the encode options ARGS (--slices, --keyint;
-# the defaults 1 and 0; --fps: the stream's rate, not the recon header's).
+# the defaults 1 and 0; --fps: the stream's rate, not the recon header's; the deblocking
+# filter unless --no-deblock).
 expect() {
     es=1
     ek=0
     er=
+    ed=--expect-deblock
     while [ $# -gt 0 ]; do
         case $1 in
         --slices) es=$2 ;;
         --keyint) ek=$2 ;;
         --fps) er="--rate $2" ;;
-        --deblock) er="$er --expect-deblock" ;;
+        --deblock) ed=--expect-deblock ;;
+        --no-deblock) ed= ;;
         esac
         shift
     done
-    echo "--expect-slices $es --expect-keyint $ek $er"
+    echo "--expect-slices $es --expect-keyint $ek $er $ed"
 }
 
 # row NAME ARGS...: `vidkern encode ARGS -o NAME.B.264 --recon NAME.B.y4m --backend B` for
@@ -122,25 +125,26 @@ gen)
     # in varied combinations (sizes not a multiple of 16, one macroblock row, 4 slices on a
     # picture of 4 macroblocks, slices not aligned to rows).
     row g176_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 1
-    row g176_b --size 176x100 --gen-frames 6 --qp 0 --keyint 0 --range $R32 --slices 4
+    row g176_b --size 176x100 --gen-frames 6 --qp 0 --keyint 0 --range $R32 --slices 4 --no-deblock
     row g176_c --size 176x100 --gen-frames 5 --qp 51 --keyint 1 --range $R64 --slices 4
-    row g176_d --size 176x100 --gen-frames 6 --qp 37 --keyint 0 --range 0 --slices 1
+    row g176_d --size 176x100 --gen-frames 6 --qp 37 --keyint 0 --range 0 --slices 1 --no-deblock
     row g18_a --size 18x18 --gen-frames 6 --qp 1 --keyint 3 --range 4 --slices 4
-    row g18_b --size 18x18 --gen-frames 6 --qp 37 --keyint 0 --range $R64 --slices 1
+    row g18_b --size 18x18 --gen-frames 6 --qp 37 --keyint 0 --range $R64 --slices 1 --no-deblock
     row g18_c --size 18x18 --gen-frames 3 --qp 51 --keyint 1 --range 0 --slices 1
-    row g18_d --size 18x18 --gen-frames 4 --qp 0 --keyint 0 --range $R32 --slices 4
+    row g18_d --size 18x18 --gen-frames 4 --qp 0 --keyint 0 --range $R32 --slices 4 --no-deblock
     row g1080_a --size 1918x1080 --gen-frames 3 --qp 37 --keyint 0 --range 4 --slices 4
-    row g1080_b --size 1918x1080 --gen-frames 2 --qp 22 --keyint 1 --range 0 --slices 1
-    row g64 --size 64x48 --gen-frames 10 --qp 1 --keyint 3 --range $R32 --slices 4
+    row g1080_b --size 1918x1080 --gen-frames 2 --qp 22 --keyint 1 --range 0 --slices 1 --no-deblock
+    row g64 --size 64x48 --gen-frames 10 --qp 1 --keyint 3 --range $R32 --slices 4 --no-deblock
     row g240 --size 240x16 --gen-frames 6 --qp 30 --keyint 0 --range $R64 --slices 4
     row g16 --size 16x16 --gen-frames 5 --qp 22 --keyint 0 --range 4 --slices 4
-    row g98 --size 98x50 --gen-frames 7 --qp 51 --keyint 3 --range $R32 --slices 4
+    row g98 --size 98x50 --gen-frames 7 --qp 51 --keyint 3 --range $R32 --slices 4 --no-deblock
     # The defaults (352x288, QP 30, R 16, keyint 0, one slice); a frame rate of --fps.
     row gdef --gen-frames 8
     row gfps --size 48x32 --gen-frames 4 --fps 30000/1001 --keyint 2 --slices 2
-    # The deblocking filter: FFmpeg's frames are the loop's filtered reconstruction (every
-    # bS, the 8x8 transform's edges, intra macroblock edges, slice edges, QPs where alpha is
-    # 0 and where tC0 is largest).
+    # The deblocking filter (on by default; --no-deblock on about half of the rows above):
+    # FFmpeg's frames are the loop's filtered reconstruction (every bS, the 8x8 transform's
+    # edges, intra macroblock edges, slice edges, QPs where alpha is 0 and where tC0 is
+    # largest), with --deblock given too.
     row gdb_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 3 --deblock
     row gdb_b --size 98x50 --gen-frames 6 --qp 51 --keyint 0 --range $R32 --deblock
     row gdb_c --size 64x48 --gen-frames 6 --qp 10 --keyint 2 --range 4 --slices 2 --deblock
@@ -154,8 +158,10 @@ grid)
         for k in 1 3 0; do
             r=$(echo "0 4 $R32 $R64" | cut -d ' ' -f $((i % 4 + 1)))
             sl=$((i % 2 * 3 + 1))
+            db=$([ $((i % 3)) = 0 ] && echo --no-deblock)
+            # shellcheck disable=SC2086
             row "grid$i" --size 176x100 --gen-frames 6 --qp $qp --keyint $k --range "$r" \
-                --slices $sl
+                --slices $sl $db
             i=$((i + 1))
         done
     done
@@ -178,9 +184,9 @@ with open(sys.argv[1], "wb") as f:
         f.write(b"FRAME\n" + bytes(p(i) for i in range(n)))
 EOF
     row x0 "$T/x.y4m" --qp 0 --keyint 0 --range 8 --slices 1
-    row x1 "$T/x.y4m" --qp 1 --keyint 5 --range $R32 --slices 3
+    row x1 "$T/x.y4m" --qp 1 --keyint 5 --range $R32 --slices 3 --no-deblock
     row x26 "$T/x.y4m" --qp 26 --keyint 0 --range 4 --slices 2
-    row x51 "$T/x.y4m" --qp 51 --keyint 3 --range 0 --slices 1
+    row x51 "$T/x.y4m" --qp 51 --keyint 3 --range 0 --slices 1 --no-deblock
     # The extreme frame rates of --fps (the VUI timing; FFmpeg's own reading is rounded
     # there, stream_check then reads the SPS).
     row xfast "$T/x.y4m" --frames 3 --fps 1000000 --slices 2
@@ -202,7 +208,7 @@ clips)
         2) p="--qp 0 --keyint 1 --range 4 --slices 4" ;;
         3) p="--qp 51 --keyint 0 --range 16 --slices 4" ;;
         4) p="--qp 1 --keyint 3 --range 4 --slices 4" ;;
-        *) p="--qp 30 --keyint 0 --range 8 --slices 1" ;;
+        *) p="--qp 30 --keyint 0 --range 8 --slices 1 --no-deblock" ;;
         esac
         # shellcheck disable=SC2086
         row "clip$i" "$clip" --frames $CLIP_FRAMES $p
@@ -213,12 +219,12 @@ long)
     # frame_num and the picture order count over a long sequence (they wrap around), one
     # IDR and a long P run, then IDRs in the middle (idr_pic_id changes between them).
     row long_p --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --slices 1
-    row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 2
+    row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 2 --no-deblock
     # Where the SPS allows more than 300 frames before frame_num or the POC LSBs wrap, a
     # sequence long enough to wrap both (16x16 pictures, no search: a few seconds).
     "$VK" encode --size 16x16 --gen-frames 2 -o "$T/i.264" --recon "$T/i.y4m" --quiet \
         >/dev/null 2>"$T/err" || fail "16x16: $(cat "$T/err")"
-    sps=$(python3 "$HERE/stream_check.py" -q --info "$T/i.264" "$T/i.y4m") || fail "sps: $sps"
+    sps=$(python3 "$HERE/stream_check.py" -q --info --expect-deblock "$T/i.264" "$T/i.y4m") || fail "sps: $sps"
     echo "$sps"
     lfn=$(echo "$sps" | sed -n 's/.*log2_max_frame_num=\([0-9]*\).*/\1/p')
     lpoc=$(echo "$sps" | sed -n 's/.*log2_max_poc_lsb=\([0-9]*\).*/\1/p')
@@ -239,7 +245,8 @@ stdout)
     set -- --qp 27 --keyint 3 --range 8 --slices 4 --backend simd
     "$VK" encode "$T/g.y4m" "$@" -o "$T/f.264" --recon "$T/f.y4m" --quiet >/dev/null 2>"$T/err" ||
         fail "-o FILE: $(cat "$T/err")"
-    judge "$T/f.264" "$T/f.y4m" --expect-slices 4 --expect-keyint 3
+    # shellcheck disable=SC2046
+    judge "$T/f.264" "$T/f.y4m" $(expect "$@")
     "$VK" encode "$T/g.y4m" "$@" -o - >"$T/s.264" 2>"$T/err" || fail "-o -: $(cat "$T/err")"
     cmp "$T/f.264" "$T/s.264" || fail "-o - and -o FILE differ"
     grep -q '^vidkern encode: 6 frames' "$T/err" || fail "-o -: no summary on stderr: $(cat "$T/err")"
@@ -258,7 +265,7 @@ stdout)
     # unit in the stream, the summary's the file's.
     "$VK" encode "$T/g.y4m" "$@" -o "$T/r.264" --recon "$T/r.y4m" --report "$T/r.json" \
         --quiet >/dev/null 2>"$T/err" || fail "--report: $(cat "$T/err")"
-    python3 "$HERE/stream_check.py" -q --info "$T/r.264" "$T/r.y4m" >"$T/info" 2>&1 ||
+    python3 "$HERE/stream_check.py" -q --info --expect-deblock "$T/r.264" "$T/r.y4m" >"$T/info" 2>&1 ||
         fail "$(cat "$T/info")"
     python3 - "$T/r.json" "$T/info" "$T/r.264" <<'EOF' || fail "report stream bytes"
 import json, os, sys

@@ -309,11 +309,17 @@ static void api_errors(void) {
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
     p.range = 4, p.codec = VIDK_CODEC_COUNT;
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
-    p.codec = VIDK_CODEC_H264, p.deblock = 2; /* 0 or 1 */
+    CHECK(p.deblock == -1);                   /* the codec's default */
+    p.codec = VIDK_CODEC_H264, p.deblock = 2; /* -1, 0 or 1 */
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.deblock = -2;
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
     p.codec = VIDK_CODEC_HEVC, p.deblock = 1; /* H.264 only */
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOSYS));
     CHECK(!e);
+    p.deblock = -1; /* HEVC's default: none */
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);
+    vidk_enc_close(&e);
     p.codec = VIDK_CODEC_H264, p.deblock = 0;
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);
     CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN));

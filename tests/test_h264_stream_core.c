@@ -271,6 +271,7 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
     VidkEncParams p;
     vidk_enc_default_params(&p);
     p.qp = qp, p.slices = slices, p.keyint = keyint, p.range = 8;
+    p.deblock = qp & 1; /* the slice headers' disable_deblocking_filter_idc: both */
     p.outputs = VIDK_ENC_OUT_STREAM;
     CHECK(vidk_open(&ctx, &set) == 0);
     CHECK(vidk_enc_open(ctx, &e, &p, frames[0].w, frames[0].h) == 0);
@@ -283,11 +284,11 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
     const int W = g.coded_w, H = g.coded_h, mbw = W / 16, mbh = H / 16;
     const int ns = vidk_imax(1, vidk_imin(slices, mbh));
     VidkH264Stream *a =
-        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, 0);
+        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, p.deblock);
     VidkH264Stream *b =
-        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, 0);
+        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, p.deblock);
     VidkH264Stream *b2 =
-        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, 0);
+        vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, p.deblock);
     CHECK(a && b && b2);
     Emu m, small;
     emu_init(&m, mbw, mbh, ns, VIDK_H264S_SLOT_BYTES);
@@ -311,8 +312,8 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
         uint32_t mb = 0;
         const uint8_t *ds;
         size_t ns2;
-        VidkH264Stream *tmp =
-            vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices, 25, 1, 16, 0);
+        VidkH264Stream *tmp = vidk_h264_stream_new(frames[0].w, frames[0].h, W, H, qp, slices,
+                                                   25, 1, 16, p.deblock);
         const int ovf = emu_frame(&small, tmp, &f, W, &ds, &ns2, &mb);
         uint32_t full = 0;
         for (int k = 0; k < m.n; k++)

@@ -167,9 +167,10 @@ static void help(void) {
         "  --slices N         slices per picture, each a run of whole macroblock rows\n"
         "                     (default 1; at most the rows; intra prediction and vector\n"
         "                     prediction do not cross slices)\n"
-        "  --deblock          H.264: the in-loop deblocking filter on the reconstruction\n"
-        "                     (the next frame's reference, what a decoder shows)\n"
-        "  --no-deblock       no deblocking filter (default)\n"
+        "  --deblock          the in-loop deblocking filter on the reconstruction (the\n"
+        "                     next frame's reference, what a decoder shows); H.264: on\n"
+        "                     by default; HEVC: not implemented (an error)\n"
+        "  --no-deblock       no deblocking filter (HEVC's default)\n"
         "  --fps N[/D]        frame rate for the stream's timing (default: the Y4M's F\n"
         "                     tag, else 25); --recon keeps the source's header\n"
         "  --codec C          h264 (16x16 macroblocks; default) or hevc (32x32 CTUs)\n"
@@ -405,7 +406,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     long read_threads = READERS;
     int fps_num = 0, fps_den = 0;
     int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0, progressive = 0;
-    int deblock = 0;
+    int deblock = -1; /* the codec's default */
     static const char *const value_opts[] = {
         "--codec", "--qp",     "--range",  "--keyint",  "--frames",       "--gen-frames",
         "--size",  "--recon",  "--report", "--png-dir", "--input-size",   "--input-format",
@@ -595,7 +596,7 @@ int vidk_cmd_encode(int argc, char **argv) {
         fprintf(stderr,
                 "vidkern encode: note: --slices %ld lowered to %d (one per macroblock row)\n",
                 slices, p->slices);
-    p->deblock = deblock;
+    p->deblock = deblock >= 0 ? deblock : p->codec == VIDK_CODEC_H264; /* as the library's -1 */
     p->fps_num = fps_num ? fps_num : fi->fps_num > 0 ? fi->fps_num : 25;
     p->fps_den = fps_num ? fps_den : fi->fps_num > 0 ? fi->fps_den : 1;
     int e = vidk_enc_open(ctx, &enc, p, fi->w, fi->h);

@@ -87,14 +87,16 @@ typedef struct VidkEncParams {
                            Intra prediction does not cross a slice's top edge. */
     int fps_num, fps_den; /**< stream: frame rate for the SPS's VUI timing and the level;
                                0 / 0 = 25 / 1 (default) */
-    int deblock; /**< H.264: 1 = the in-loop deblocking filter (8.7) on the reconstruction,
-                      which is then the next frame's reference and what a decoder outputs
-                      (disable_deblocking_filter_idc 0); 0 = off (default, idc 1). HEVC
-                      refuses it (VIDK_ERR(ENOSYS)). */
+    int deblock; /**< the in-loop deblocking filter: -1 = the codec's default (default): on
+                      for H.264, off for HEVC (whose filters do not exist yet); 1 = on: H.264's
+                      filter (8.7) on the reconstruction, which is then the next frame's
+                      reference and what a decoder outputs (disable_deblocking_filter_idc 0);
+                      HEVC refuses it (VIDK_ERR(ENOSYS)); 0 = off (H.264 idc 1). */
     uint8_t reserved[16]; /**< zero */
 } VidkEncParams;
 
-/** @brief Defaults: H.264, QP 30, R = 16, keyint 0, outputs = recon. */
+/** @brief Defaults: H.264, QP 30, R = 16, keyint 0, outputs = recon, the codec's deblocking
+ * (H.264: on). */
 VIDK_API void vidk_enc_default_params(VidkEncParams *p);
 
 /** Stages of one frame, as timed in VidkEncFrameInfo.stage_ms. */

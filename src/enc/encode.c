@@ -93,6 +93,7 @@ void vidk_enc_default_params(VidkEncParams *p) {
     p->slices = 1;
     p->fps_num = 25;
     p->fps_den = 1;
+    p->deblock = -1;
 }
 
 void vidk_enc_set_core_path(VidkEncoder *e, int on) {
@@ -166,11 +167,11 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: the stream output exists for H.264 only");
         return VIDK_ERR(EINVAL);
     }
-    if (p->deblock != 0 && p->deblock != 1) {
-        vidk_log(ctx, VIDK_LOG_ERROR, "encode: deblock is 0 or 1");
+    if (p->deblock < -1 || p->deblock > 1) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: deblock is -1 (the codec's default), 0 or 1");
         return VIDK_ERR(EINVAL);
     }
-    if (p->deblock && p->codec != VIDK_CODEC_H264) {
+    if (p->deblock == 1 && p->codec != VIDK_CODEC_H264) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: the deblocking filter exists for H.264 only");
         return VIDK_ERR(ENOSYS);
     }
@@ -184,6 +185,7 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
     if (!e) return VIDK_ERR(ENOMEM);
     e->ctx = ctx;
     e->p = *p;
+    if (e->p.deblock < 0) e->p.deblock = p->codec == VIDK_CODEC_H264; /* the codec's default */
     e->w = w, e->h = h;
     e->usz = p->codec == VIDK_CODEC_H264 ? 16 : 32;
     e->W = (w + e->usz - 1) / e->usz * e->usz;
