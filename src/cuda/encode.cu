@@ -634,7 +634,6 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         goto cleanup;
     }
     {
-        const EncFrame &f = L.f;
         const bool gpu_st = L.gpu_st;
         unsigned long long d2h = L.d2h;
         L.index = -1;
@@ -659,7 +658,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                 const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
                 add(h_mv, n, c->d_mv[slot], n, n, (size_t)(e->H / 4));
             }
-            if (f.mbi && !gpu_st) {
+            if (e->stream && !gpu_st) { // the host's writer reads them (not the filter)
                 const size_t n = (size_t)e->uw * sizeof(uint16_t);
                 add(e->st_mbi, n, c->d_mbi[slot], n, n, (size_t)e->uh);
             }
