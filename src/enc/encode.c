@@ -1,9 +1,11 @@
 /* The coding loop (vidkern's main job): public API (validation, then ctx->ops.enc) and the
  * CPU backends' driver (vidk_enc_cpu_*). The driver codes inter frames by unit rows and
- * intra frames by wavefront diagonals on ctx->ops.run (serial for c and simd, the pool
+ * intra frames by a wavefront of rows on ctx->ops.run (serial for c and simd, the pool
  * for threads) with the context's dsp kernels. cuda: src/cuda/encode.cu, reached only
  * through the table. Frame set-up and statistics: src/enc/enc_frame.c. docs/ENCODE.md is the
  * specification. */
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,7 +267,6 @@ typedef struct CodeJob {
     const EncFrame *f;
     EncOps ops;
     EncUnitFn code; /* units_dsp or units_core, for the frame's codec and type */
-    int diag;       /* intra: the wavefront diagonal x + 2y */
 } CodeJob;
 
 static void code_unit(const CodeJob *j, int x, int y) {
@@ -353,39 +354,46 @@ static void code_intra_in_p(VidkEncoder *e, const CodeJob *j) {
     }
 }
 
-/* The k-th unit (from the top) of diagonal x + 2y = j->diag: its row. */
-static int diag_row(const CodeJob *j, int k) {
-    return vidk_imax(0, (j->diag - (j->f->uw - 1) + 1) / 2) + k;
+static void deblock_unit(const CodeJob *j, int x, int y) {
+    enc_h264_deblock_mb(j->f, x, y);
 }
 
-/* Intra: job k codes the k-th unit of the diagonal. Every unit a unit depends on (left,
- * top-left, top, top-right) lies on an earlier diagonal. */
-static void diag_job(void *arg, int k, int thread) {
+/* A wavefront over the frame's units: job y does row y left to right, unit x once row y - 1
+ * has done x + 2 of them (the left, upper-left, upper and upper-right units: what intra
+ * prediction reads and what the deblocking filter's edges wrote; raster order's result).
+ * The pool hands rows out in order, so a row waits only for rows already running; the
+ * serial runner does them one after the other and never waits. */
+typedef struct WaveJob {
+    const CodeJob *j;
+    void (*fn)(const CodeJob *, int, int);
+    atomic_int *done; /* per row: units done (release after each, acquire before waiting) */
+} WaveJob;
+
+static void wave_job(void *arg, int y, int thread) {
     (void)thread;
-    const CodeJob *j = arg;
-    const int y = diag_row(j, k);
-    code_unit(j, j->diag - 2 * y, y);
-}
-
-/* The deblocking filter of the k-th macroblock of the diagonal (enc_h264_deblock_mb: a
- * macroblock after its left, upper and upper-right neighbours, raster order's result). */
-static void deblock_job(void *arg, int k, int thread) {
-    (void)thread;
-    const CodeJob *j = arg;
-    const int y = diag_row(j, k);
-    enc_h264_deblock_mb(j->f, j->diag - 2 * y, y);
-}
-
-/* Run fn over the units of the frame by the diagonals x + 2y (the intra wavefront). */
-static void run_diagonals(VidkContext *ctx, const VidkEncoder *e, CodeJob *j,
-                          void (*fn)(void *, int, int)) {
-    const int nd = (e->uw - 1) + 2 * (e->uh - 1) + 1;
-    for (int d = 0; d < nd; d++) {
-        const int y0 = vidk_imax(0, (d - (e->uw - 1) + 1) / 2),
-                  y1 = vidk_imin(e->uh - 1, d / 2);
-        j->diag = d;
-        if (y1 >= y0) ctx->ops.run(ctx, y1 - y0 + 1, fn, j);
+    const WaveJob *w = arg;
+    const int uw = w->j->f->uw;
+    for (int x = 0; x < uw; x++) {
+        if (y > 0)
+            for (int spins = 1; atomic_load_explicit(&w->done[y - 1], memory_order_acquire) <
+                                vidk_imin(x + 2, uw);
+                 spins++)
+                if (!(spins & 63)) sched_yield();
+        w->fn(w->j, x, y);
+        atomic_store_explicit(&w->done[y], x + 1, memory_order_release);
     }
+}
+
+static int run_wavefront(VidkContext *ctx, const VidkEncoder *e, const CodeJob *j,
+                         void (*fn)(const CodeJob *, int, int)) {
+    atomic_int *done = malloc((size_t)e->uh * sizeof(*done));
+    if (!done) return VIDK_ERR(ENOMEM);
+    for (int y = 0; y < e->uh; y++)
+        atomic_init(&done[y], 0);
+    WaveJob w = {j, fn, done};
+    ctx->ops.run(ctx, e->uh, wave_job, &w);
+    free(done);
+    return 0;
 }
 
 typedef struct SseJob {
@@ -460,7 +468,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
                  .ops = {&ctx->h264, &ctx->hevc},
                  .code = (e->core_path ? units_core : units_dsp)[f.codec][f.intra]};
     if (intra) {
-        run_diagonals(ctx, e, &j, diag_job);
+        const int err = run_wavefront(ctx, e, &j, code_unit);
+        if (err < 0) return err;
     } else {
         if (f.codec == VIDK_CODEC_H264) {
             DecideJob dj = {.f = &f, .e = e};
@@ -474,7 +483,10 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         ctx->ops.run(ctx, e->uh, row_job, &j);
         if (f.codec == VIDK_CODEC_H264) code_intra_in_p(e, &j);
     }
-    if (e->p.deblock) run_diagonals(ctx, e, &j, deblock_job); /* H.264 (vidk_enc_open) */
+    if (e->p.deblock) { /* H.264 (vidk_enc_open) */
+        const int err = run_wavefront(ctx, e, &j, deblock_unit);
+        if (err < 0) return err;
+    }
     t[3] = vidk_enc_now_ms();
     /* Statistics: SSE over the visible area, unit sums. */
     uint64_t sse[3] = {0, 0, 0};
