@@ -50,6 +50,8 @@ static void help(void) {
            "                     frame is intra; x264 then gets keyint = the frame count)\n"
            "  --no-deblock       vidkern without its deblocking filter (VidkEncParams.deblock\n"
            "                     0; default: on, the codec's default)\n"
+           "  --cabac            vidkern's stream with CABAC (VidkEncParams.cabac; default\n"
+           "                     CAVLC)\n"
            "  --presets LIST     x264 presets (default %s)\n"
            "  --x264-threads N   x264 threads, 0 = x264's auto (1.5 x cores; default)\n"
            "  --x264-bframes N   B-frames of x264; default: each preset's own\n"
@@ -229,6 +231,7 @@ static void vidkern_run(const Rd *b, const Frames *f, const RdSource *s, int ran
     vidk_enc_default_params(&p);
     p.codec = VIDK_CODEC_H264;
     p.qp = qp, p.range = range, p.keyint = b->keyint, p.deblock = b->deblock;
+    p.cabac = b->cabac;
     p.outputs = VIDK_ENC_OUT_STREAM;
     p.fps_num = s->fps_num, p.fps_den = s->fps_den;
     VidkEncoder *e = NULL;
@@ -432,7 +435,7 @@ int vidk_bench_rd(int argc, char **argv) {
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
     long keyint = 0, xthreads = 0, xbframes = -1;
-    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0;
+    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0;
     Mosaic *mosaic = NULL;
     char *names[MAX_SRC];
     int nnames = 0;
@@ -442,6 +445,7 @@ int vidk_bench_rd(int argc, char **argv) {
     bench_notes_init(&b->notes, BENCH_MAX_NOTES, 400);
     const BenchArg args[] = {{"--no-x264", .flag = &no_x264},
                              {"--no-deblock", .flag = &no_deblock},
+                             {"--cabac", .flag = &cabac},
                              {"--sizes", .str = &sizes},
                              {"--qps|--qp", .str = &qps},
                              {"--ranges", .str = &ranges},
@@ -461,6 +465,7 @@ int vidk_bench_rd(int argc, char **argv) {
     const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
     if (source < 0) goto done;
     b->keyint = (int)keyint, b->frames = (int)o.frames, b->deblock = !no_deblock;
+    b->cabac = cabac;
     b->x264_threads = (int)xthreads, b->x264_bframes = (int)xbframes;
     if (bench_parse_ints(CMD, "--qps", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0 ||
         bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,

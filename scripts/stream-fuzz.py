@@ -13,8 +13,8 @@ Case I of seed S depends on (S, I) only: `--seed S --first I --count 1` replays 
 failure also prints its command lines (gen, encode, judge) to run by hand, and its files are
 kept. Parameters: size even 16..400 in each axis (a third multiples of 16), 1..12 frames,
 QP 0..51, keyint 0..5, R 0..40, --slices 1..4, the deblocking filter (the default) in half of
-the cases and --no-deblock in the others (drawn apart, so that a seed's other parameters stay
-what they were before it), a backend among those
+the cases and --no-deblock in the others, --cabac in half of the cases (each drawn apart, so
+that a seed's other parameters stay what they were before it), a backend among those
 usable (cuda when a device is), a random `vidkern gen --seed` and frame rate; 15% of the cases code synthetic
 pictures instead (8x8 regions of flat, noise, checkerboard and stripes; frames moved or
 repeated), and with --clips a fifth code a window of a random real clip.
@@ -82,6 +82,7 @@ def make_case(seed, i, backends, clips):
         "cross": rng.random(),
         "other": rng.choice(backends),
         "deblock": random.Random(f"{seed}:{i}:deblock").random() < 0.5,
+        "cabac": random.Random(f"{seed}:{i}:cabac").random() < 0.5,
     }
     kind = rng.random()
     if kind < 0.15:
@@ -154,7 +155,8 @@ def write_pattern(path, c):
 def encode_args(vk, c, inp, backend, out, recon):
     return [vk, "encode", inp, "--frames", c["frames"], "--qp", c["qp"], "--keyint",
             c["keyint"], "--range", c["range"], "--slices", c["slices"], "--backend", backend,
-            "-o", out, "--recon", recon, "--quiet"] + ([] if c["deblock"] else ["--no-deblock"])
+            "-o", out, "--recon", recon, "--quiet"] + ([] if c["deblock"] else ["--no-deblock"]) + \
+        (["--cabac"] if c["cabac"] else [])
 
 
 def run_case(vk, i, c, d, cross):
@@ -181,7 +183,8 @@ def run_case(vk, i, c, d, cross):
     if r.returncode:
         return f"encode exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}", cmds
     chk = [sys.executable, CHECK, "-q", "--strict", s, rec, "--expect-slices", c["slices"],
-           "--expect-keyint", c["keyint"]] + (["--expect-deblock"] if c["deblock"] else [])
+           "--expect-keyint", c["keyint"]] + (["--expect-deblock"] if c["deblock"] else []) + \
+        (["--expect-cabac"] if c["cabac"] else [])
     cmds.append(chk)
     r = run(chk)
     if r.returncode:
@@ -264,7 +267,8 @@ def main():
             "pattern" if "pattern_seed" in c else "gen"
         desc = (f"{src} {c['size']} "
                 f"x{c['frames']} qp {c['qp']} keyint {c['keyint']} R {c['range']} slices "
-                f"{c['slices']}{' deblock' if c['deblock'] else ''} {c['backend']}")
+                f"{c['slices']}{' deblock' if c['deblock'] else ''}"
+                f"{' cabac' if c['cabac'] else ''} {c['backend']}")
         if res is None:
             shutil.rmtree(d, ignore_errors=True)
             if a.verbose:

@@ -56,7 +56,7 @@ help)
     "$VK" encode --help >"$T/h" || fail "--help"
     for o in --codec --qp --range --keyint --frames --recon --report --png-dir --verbose \
         --size --gen-frames --input-size --input-format --backend --threads --cpumask \
-        --device --json --quiet --deblock --no-deblock; do
+        --device --json --quiet --deblock --no-deblock --cabac --cavlc; do
         grep -q -- "$o" "$T/h" || fail "--help does not document $o"
     done
     "$VK" --help | grep -q '^  encode ' || fail "encode not in the command list"

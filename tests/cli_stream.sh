@@ -70,12 +70,13 @@ $(cat "$T/judge")"
 
 # expect ARGS...: the stream_check options for the encode options ARGS (--slices, --keyint;
 # the defaults 1 and 0; --fps: the stream's rate, not the recon header's; the deblocking
-# filter unless --no-deblock).
+# filter unless --no-deblock; CABAC with --cabac).
 expect() {
     es=1
     ek=0
     er=
     ed=--expect-deblock
+    ec=
     while [ $# -gt 0 ]; do
         case $1 in
         --slices) es=$2 ;;
@@ -83,10 +84,12 @@ expect() {
         --fps) er="--rate $2" ;;
         --deblock) ed=--expect-deblock ;;
         --no-deblock) ed= ;;
+        --cabac) ec=--expect-cabac ;;
+        --cavlc) ec= ;;
         esac
         shift
     done
-    echo "--expect-slices $es --expect-keyint $ek $er $ed"
+    echo "--expect-slices $es --expect-keyint $ek $er $ed $ec"
 }
 
 # row NAME ARGS...: `vidkern encode ARGS -o NAME.B.264 --recon NAME.B.y4m --backend B` for
@@ -124,20 +127,20 @@ gen)
     # A covering set of the generated video: every value of issue 13 item 5 at least once,
     # in varied combinations (sizes not a multiple of 16, one macroblock row, 4 slices on a
     # picture of 4 macroblocks, slices not aligned to rows).
-    row g176_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 1
+    row g176_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 1 --cabac
     row g176_b --size 176x100 --gen-frames 6 --qp 0 --keyint 0 --range $R32 --slices 4 --no-deblock
-    row g176_c --size 176x100 --gen-frames 5 --qp 51 --keyint 1 --range $R64 --slices 4
+    row g176_c --size 176x100 --gen-frames 5 --qp 51 --keyint 1 --range $R64 --slices 4 --cabac
     row g176_d --size 176x100 --gen-frames 6 --qp 37 --keyint 0 --range 0 --slices 1 --no-deblock
-    row g18_a --size 18x18 --gen-frames 6 --qp 1 --keyint 3 --range 4 --slices 4
+    row g18_a --size 18x18 --gen-frames 6 --qp 1 --keyint 3 --range 4 --slices 4 --cabac
     row g18_b --size 18x18 --gen-frames 6 --qp 37 --keyint 0 --range $R64 --slices 1 --no-deblock
     row g18_c --size 18x18 --gen-frames 3 --qp 51 --keyint 1 --range 0 --slices 1
     row g18_d --size 18x18 --gen-frames 4 --qp 0 --keyint 0 --range $R32 --slices 4 --no-deblock
-    row g1080_a --size 1918x1080 --gen-frames 3 --qp 37 --keyint 0 --range 4 --slices 4
+    row g1080_a --size 1918x1080 --gen-frames 3 --qp 37 --keyint 0 --range 4 --slices 4 --cabac
     row g1080_b --size 1918x1080 --gen-frames 2 --qp 22 --keyint 1 --range 0 --slices 1 --no-deblock
     row g64 --size 64x48 --gen-frames 10 --qp 1 --keyint 3 --range $R32 --slices 4 --no-deblock
-    row g240 --size 240x16 --gen-frames 6 --qp 30 --keyint 0 --range $R64 --slices 4
+    row g240 --size 240x16 --gen-frames 6 --qp 30 --keyint 0 --range $R64 --slices 4 --cabac
     row g16 --size 16x16 --gen-frames 5 --qp 22 --keyint 0 --range 4 --slices 4
-    row g98 --size 98x50 --gen-frames 7 --qp 51 --keyint 3 --range $R32 --slices 4 --no-deblock
+    row g98 --size 98x50 --gen-frames 7 --qp 51 --keyint 3 --range $R32 --slices 4 --no-deblock --cabac
     # The defaults (352x288, QP 30, R 16, keyint 0, one slice); a frame rate of --fps.
     row gdef --gen-frames 8
     row gfps --size 48x32 --gen-frames 4 --fps 30000/1001 --keyint 2 --slices 2
@@ -145,9 +148,9 @@ gen)
     # FFmpeg's frames are the loop's filtered reconstruction (every bS, the 8x8 transform's
     # edges, intra macroblock edges, slice edges, QPs where alpha is 0 and where tC0 is
     # largest), with --deblock given too.
-    row gdb_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 3 --deblock
+    row gdb_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 3 --deblock --cabac
     row gdb_b --size 98x50 --gen-frames 6 --qp 51 --keyint 0 --range $R32 --deblock
-    row gdb_c --size 64x48 --gen-frames 6 --qp 10 --keyint 2 --range 4 --slices 2 --deblock
+    row gdb_c --size 64x48 --gen-frames 6 --qp 10 --keyint 2 --range 4 --slices 2 --deblock --cabac
     row gdb_d --gen-frames 6 --qp 30 --deblock
     ;;
 grid)
@@ -159,9 +162,10 @@ grid)
             r=$(echo "0 4 $R32 $R64" | cut -d ' ' -f $((i % 4 + 1)))
             sl=$((i % 2 * 3 + 1))
             db=$([ $((i % 3)) = 0 ] && echo --no-deblock)
+            ec=$([ $((i % 2)) = 1 ] && echo --cabac)
             # shellcheck disable=SC2086
             row "grid$i" --size 176x100 --gen-frames 6 --qp $qp --keyint $k --range "$r" \
-                --slices $sl $db
+                --slices $sl $db $ec
             i=$((i + 1))
         done
     done
@@ -183,9 +187,9 @@ with open(sys.argv[1], "wb") as f:
     for p in pats + pats[::-1]:
         f.write(b"FRAME\n" + bytes(p(i) for i in range(n)))
 EOF
-    row x0 "$T/x.y4m" --qp 0 --keyint 0 --range 8 --slices 1
+    row x0 "$T/x.y4m" --qp 0 --keyint 0 --range 8 --slices 1 --cabac
     row x1 "$T/x.y4m" --qp 1 --keyint 5 --range $R32 --slices 3 --no-deblock
-    row x26 "$T/x.y4m" --qp 26 --keyint 0 --range 4 --slices 2
+    row x26 "$T/x.y4m" --qp 26 --keyint 0 --range 4 --slices 2 --cabac
     row x51 "$T/x.y4m" --qp 51 --keyint 3 --range 0 --slices 1 --no-deblock
     # The extreme frame rates of --fps (the VUI timing; FFmpeg's own reading is rounded
     # there, stream_check then reads the SPS).
@@ -203,11 +207,11 @@ clips)
     i=0
     for clip in "$VIDEO"/*.y4m; do
         case $((i % 6)) in
-        0) p="--qp 22 --keyint 0 --range $R64 --slices 1" ;;
+        0) p="--qp 22 --keyint 0 --range $R64 --slices 1 --cabac" ;;
         1) p="--qp 37 --keyint 3 --range $R32 --slices 4" ;;
-        2) p="--qp 0 --keyint 1 --range 4 --slices 4" ;;
+        2) p="--qp 0 --keyint 1 --range 4 --slices 4 --cabac" ;;
         3) p="--qp 51 --keyint 0 --range 16 --slices 4" ;;
-        4) p="--qp 1 --keyint 3 --range 4 --slices 4" ;;
+        4) p="--qp 1 --keyint 3 --range 4 --slices 4 --cabac" ;;
         *) p="--qp 30 --keyint 0 --range 8 --slices 1 --no-deblock" ;;
         esac
         # shellcheck disable=SC2086
@@ -218,7 +222,7 @@ clips)
 long)
     # frame_num and the picture order count over a long sequence (they wrap around), one
     # IDR and a long P run, then IDRs in the middle (idr_pic_id changes between them).
-    row long_p --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --slices 1
+    row long_p --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --slices 1 --cabac
     row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 2 --no-deblock
     # Where the SPS allows more than 300 frames before frame_num or the POC LSBs wrap, a
     # sequence long enough to wrap both (16x16 pictures, no search: a few seconds).

@@ -4,6 +4,7 @@ reconstruction (`--recon`) bit for bit, and FFmpeg must print nothing with `-v e
 
     stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] [--strict]
                     [--rate N/D | --no-rate] [--syntax] [--expect-slices N] [--expect-deblock]
+                    [--expect-cabac]
                     [--expect-keyint K] [--info] [-q]
 
 What it runs (and prints on a failure, to replay by hand):
@@ -21,7 +22,8 @@ samples of that plane differ. --strict adds `-err_detect +crccheck+bitstream+buf
 
 --syntax (implied by --expect-*, --info) then reads the stream's own syntax, independently
 of FFmpeg, for what issue 13 item 1 asks: SPS High profile (100), 4:2:0, 8 bits, frames
-only, no scaling matrices, VUI with timing; PPS CAVLC (entropy_coding_mode_flag 0),
+only, no scaling matrices, VUI with timing; PPS CAVLC (entropy_coding_mode_flag 0; 1, CABAC,
+with --expect-cabac),
 transform_8x8_mode_flag 1, deblocking_filter_control_present_flag 1; in every slice
 disable_deblocking_filter_idc 1 (0 with --expect-deblock: the loop's deblocking filter,
 whose output FFmpeg's frames then equal), I slices in IDR pictures and P slices otherwise, every
@@ -343,7 +345,7 @@ def sps_timing(path):
     return None
 
 
-def check_syntax(data, nframes, slices, keyint, deblock=False):
+def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False):
     """The headers issue 13 item 1 asks for, frame_num / POC, IDR placement and the slices
     of every picture. -> (list of problems, the first SPS as a dict, the size in bytes of
     each access unit)."""
@@ -391,7 +393,7 @@ def check_syntax(data, nframes, slices, keyint, deblock=False):
     sp = first_sps
     pp = next(iter(pps.values()))
     want = {"profile_idc": (sp, 100), "chroma_format_idc": (sp, 1), "bit_depth_luma": (sp, 8),
-            "frame_mbs_only": (sp, 1), "entropy_coding_mode_flag": (pp, 0),
+            "frame_mbs_only": (sp, 1), "entropy_coding_mode_flag": (pp, 1 if cabac else 0),
             "transform_8x8_mode_flag": (pp, 1), "deblocking_filter_control_present_flag": (pp, 1)}
     for k, (d, v) in want.items():
         if d.get(k) != v:
@@ -472,7 +474,7 @@ def main(argv):
     want_rate = None
     syntax = info_line = False
     exp_slices = exp_keyint = None
-    exp_deblock = False
+    exp_deblock = exp_cabac = False
     it = iter(argv)
     for a in it:
         if a == "--ffmpeg":
@@ -496,6 +498,8 @@ def main(argv):
                 exp_keyint = int(v)
         elif a == "--expect-deblock":
             syntax = exp_deblock = True
+        elif a == "--expect-cabac":
+            syntax = exp_cabac = True
         elif a == "--no-rate":
             check_rate = False
         elif a == "--rate":
@@ -517,7 +521,7 @@ def main(argv):
     if len(args) != 2:
         die("usage: stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] "
             "[--strict] [--rate N/D | --no-rate] [--syntax] [--expect-slices N] "
-            "[--expect-keyint K] [--expect-deblock] [--info] [-q]", 2)
+            "[--expect-keyint K] [--expect-deblock] [--expect-cabac] [--info] [-q]", 2)
     stream, recon = args
 
     ff = find_tool("ffmpeg", ffmpeg)
@@ -623,7 +627,7 @@ def main(argv):
     if syntax:
         with open(stream, "rb") as f:
             problems, sp, au_sizes = check_syntax(f.read(), len(rframes), exp_slices,
-                                                  exp_keyint, exp_deblock)
+                                                  exp_keyint, exp_deblock, exp_cabac)
         if problems:
             die(f"{stream}: decoded right, but its syntax is not what issue 13 asks for:\n    "
                 + "\n    ".join(problems))

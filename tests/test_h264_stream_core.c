@@ -718,7 +718,7 @@ static void headers(void) {
         size_t n;
         CHECK(vidk_h264_stream_frame_nals(s, i, intra, NULL, 0, &d, &n) == 0);
     }
-    VidkH264SliceHdr h = {(1u << 26) - 1, 1, 3, 16, 65535, 65535, -51, 0};
+    VidkH264SliceHdr h = {(1u << 26) - 1, 1, 3, 16, 65535, 65535, -51, 0, 0};
     uint8_t buf[64];
     VidkBits b;
     vidk_bits_init(&b, buf, sizeof(buf));

@@ -291,7 +291,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         const bool st = (e->p.outputs & VIDK_ENC_OUT_STREAM) != 0;
         const bool dbk = e->p.deblock != 0; // the filter reads the words, vectors, levels
         const char *env_host = getenv("VIDK_STREAM_HOST");
-        const bool st_host = st && env_host && !strcmp(env_host, "1");
+        // CABAC: the host's writer for now (the device codes CAVLC only)
+        const bool st_host = st && ((env_host && !strcmp(env_host, "1")) || e->p.cabac);
         if (st || dbk)
             for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));

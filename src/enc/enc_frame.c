@@ -120,6 +120,8 @@ int vidk_enc_stream_open(VidkEncoder *e) {
         e->stream =
             vidk_h264_stream_new(e->w, e->h, e->W, e->H, e->p.qp, e->p.slices ? e->p.slices : 1,
                                  e->p.fps_num, e->p.fps_den, e->p.range, e->p.deblock);
+    if (e->stream && e->p.cabac && vidk_h264_stream_set_cabac(e->stream, 1) < 0)
+        return VIDK_ERR(ENOMEM);
     e->st_mbi = calloc((size_t)e->uw * e->uh, sizeof(*e->st_mbi));
     e->st_mv4 = calloc(n / 16, sizeof(*e->st_mv4));
     e->st_lev[0] = calloc(n, sizeof(int16_t));

@@ -173,6 +173,14 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: deblock is -1 (the codec's default), 0 or 1");
         return VIDK_ERR(EINVAL);
     }
+    if (p->cabac != 0 && p->cabac != 1) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: cabac is 0 or 1");
+        return VIDK_ERR(EINVAL);
+    }
+    if (p->cabac && p->codec != VIDK_CODEC_H264) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: CABAC exists for H.264 only");
+        return VIDK_ERR(ENOSYS);
+    }
     if (p->deblock == 1 && p->codec != VIDK_CODEC_H264) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: the deblocking filter exists for H.264 only");
         return VIDK_ERR(ENOSYS);

@@ -25,7 +25,7 @@
 #include "h264_stream_core.h"
 
 /* The fields of a slice header that vary (the rest is fixed by the SPS / PPS the host
- * writes: CAVLC, pic_order_cnt_type 2, one reference, no deblocking). */
+ * writes: pic_order_cnt_type 2, one reference). */
 typedef struct VidkH264SliceHdr {
     uint32_t first_mb;      /* first_mb_in_slice */
     int intra;              /* 1: an IDR picture of I slices, 0: P slices */
@@ -35,6 +35,7 @@ typedef struct VidkH264SliceHdr {
     uint32_t idr_pic_id;    /* 0..65535, IDR pictures only */
     int slice_qp_delta;     /* -51..51 */
     int disable_deblocking; /* disable_deblocking_filter_idc (0..2) */
+    int cabac; /* entropy_coding_mode_flag of the PPS (P slices: cabac_init_idc 0) */
 } VidkH264SliceHdr;
 
 /* nal_unit_type of the header's slices: 5 (IDR) or 1. */
@@ -72,6 +73,7 @@ VIDK_CORE void vidk_h264_slice_header(VidkBits *b, const VidkH264SliceHdr *h) {
             vidk_put_bits(b, 1, 0); /* adaptive_ref_pic_marking_mode_flag: sliding window */
         }
     }
+    if (h->cabac && !h->intra) vidk_put_ue(b, 0); /* cabac_init_idc */
     vidk_put_se(b, h->slice_qp_delta);
     vidk_put_ue(b, (uint32_t)h->disable_deblocking);
     /* disable_deblocking_filter_idc 0 and 2 carry the filter offsets (both 0 here) */

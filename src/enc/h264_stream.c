@@ -1,11 +1,13 @@
 /* The H.264 stream writer: SPS / PPS / slice headers (7.3.2, 7.3.3), CAVLC slice data (7.3.4,
- * 7.3.5) with the standard's motion vector prediction (8.4.1) and nC (9.2.1), NAL units with
- * emulation prevention (7.4.1, Annex B). docs/STREAM.md describes the stream. */
+ * 7.3.5) with the standard's motion vector prediction (8.4.1) and nC (9.2.1) or CABAC slice
+ * data (h264_stream_cabac.h), NAL units with emulation prevention (7.4.1, Annex B).
+ * docs/STREAM.md describes the stream. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "h264_nal_core.h"
 #include "h264_stream.h"
+#include "h264_stream_cabac.h"
 #include "h264_stream_core.h"
 #include "internal.h"
 #include "thread_pool.h"
@@ -32,6 +34,8 @@ struct VidkH264Stream {
     uint8_t *skip;     /* per macroblock: coded as P_Skip */
     uint32_t *mb_bits; /* per macroblock: length of its macroblock_layer() */
     Row *rows;         /* per macroblock row: the rows' macroblock_layer()s, back to back */
+    int cabac;         /* entropy_coding_mode_flag (vidk_h264_stream_set_cabac) */
+    VidkCabacPic cp;   /* its state */
 };
 
 /* Table A-1: level_idc, MaxMBPS, MaxFS, MaxDpbMbs, MaxVmvR (the vertical vector range in
@@ -116,7 +120,20 @@ void vidk_h264_stream_free(VidkH264Stream *s) {
     free(s->rows);
     free(s->rbsp);
     free(s->out);
+    free(s->cp.mb);
+    free(s->cp.amvd);
     free(s);
+}
+
+int vidk_h264_stream_set_cabac(VidkH264Stream *s, int on) {
+    if (on && !s->cp.mb) {
+        const size_t nmb = (size_t)s->mbw * s->mbh;
+        s->cp.mb = calloc(nmb, sizeof(*s->cp.mb));
+        s->cp.amvd = calloc(nmb * 16, 2);
+        if (!s->cp.mb || !s->cp.amvd) return VIDK_ERR(ENOMEM);
+    }
+    s->cabac = !!on;
+    return 0;
 }
 
 /* ---- NAL units ---- */
@@ -208,24 +225,24 @@ static void write_sps(const VidkH264Stream *s, VidkBits *b) {
 }
 
 static void write_pps(const VidkH264Stream *s, VidkBits *b) {
-    vidk_put_ue(b, 0);          /* pic_parameter_set_id */
-    vidk_put_ue(b, 0);          /* seq_parameter_set_id */
-    vidk_put_bits(b, 1, 0);     /* entropy_coding_mode_flag: CAVLC */
-    vidk_put_bits(b, 1, 0);     /* bottom_field_pic_order_in_frame_present_flag */
-    vidk_put_ue(b, 0);          /* num_slice_groups_minus1 */
-    vidk_put_ue(b, 0);          /* num_ref_idx_l0_default_active_minus1 */
-    vidk_put_ue(b, 0);          /* num_ref_idx_l1_default_active_minus1 */
-    vidk_put_bits(b, 1, 0);     /* weighted_pred_flag */
-    vidk_put_bits(b, 2, 0);     /* weighted_bipred_idc */
-    vidk_put_se(b, s->qp - 26); /* pic_init_qp_minus26 */
-    vidk_put_se(b, 0);          /* pic_init_qs_minus26 */
-    vidk_put_se(b, 0);          /* chroma_qp_index_offset */
-    vidk_put_bits(b, 1, 1);     /* deblocking_filter_control_present_flag */
-    vidk_put_bits(b, 1, 0);     /* constrained_intra_pred_flag */
-    vidk_put_bits(b, 1, 0);     /* redundant_pic_cnt_present_flag */
-    vidk_put_bits(b, 1, 1);     /* transform_8x8_mode_flag */
-    vidk_put_bits(b, 1, 0);     /* pic_scaling_matrix_present_flag */
-    vidk_put_se(b, 0);          /* second_chroma_qp_index_offset */
+    vidk_put_ue(b, 0);                       /* pic_parameter_set_id */
+    vidk_put_ue(b, 0);                       /* seq_parameter_set_id */
+    vidk_put_bits(b, 1, (uint32_t)s->cabac); /* entropy_coding_mode_flag */
+    vidk_put_bits(b, 1, 0);                  /* bottom_field_pic_order_in_frame_present_flag */
+    vidk_put_ue(b, 0);                       /* num_slice_groups_minus1 */
+    vidk_put_ue(b, 0);                       /* num_ref_idx_l0_default_active_minus1 */
+    vidk_put_ue(b, 0);                       /* num_ref_idx_l1_default_active_minus1 */
+    vidk_put_bits(b, 1, 0);                  /* weighted_pred_flag */
+    vidk_put_bits(b, 2, 0);                  /* weighted_bipred_idc */
+    vidk_put_se(b, s->qp - 26);              /* pic_init_qp_minus26 */
+    vidk_put_se(b, 0);                       /* pic_init_qs_minus26 */
+    vidk_put_se(b, 0);                       /* chroma_qp_index_offset */
+    vidk_put_bits(b, 1, 1);                  /* deblocking_filter_control_present_flag */
+    vidk_put_bits(b, 1, 0);                  /* constrained_intra_pred_flag */
+    vidk_put_bits(b, 1, 0);                  /* redundant_pic_cnt_present_flag */
+    vidk_put_bits(b, 1, 1);                  /* transform_8x8_mode_flag */
+    vidk_put_bits(b, 1, 0);                  /* pic_scaling_matrix_present_flag */
+    vidk_put_se(b, 0);                       /* second_chroma_qp_index_offset */
     vidk_put_trailing(b);
 }
 
@@ -309,9 +326,35 @@ static void write_slice_header(const VidkH264Stream *s, const VidkH264SliceHdr *
     vidk_h264_slice_header(b, &hs);
 }
 
+/* One slice's RBSP with CABAC: the header, cabac_alignment_one_bits, the macroblocks in
+ * order, each followed by end_of_slice_flag (the last one's flush writes the
+ * rbsp_stop_one_bit), the alignment, then cabac_zero_words where the slice's bins would
+ * otherwise exceed its share of 7.4.2.10's bound (32 / 3 a byte + 96 a macroblock). */
+static void write_slice_cabac(VidkH264Stream *s, const VidkH264StreamFrame *f,
+                              const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1) {
+    write_slice_header(s, h, row0, b);
+    while (b->pos & 7)
+        vidk_put_bits(b, 1, 1); /* cabac_alignment_one_bit */
+    const VidkH264sCtx c = mb_ctx(s, f, row0);
+    vidk_cabac_init_contexts(&s->cp.e, f->intra, s->qp);
+    vidk_cabac_start(&s->cp.e, b);
+    for (int y = row0; y < row1; y++)
+        for (int x = 0; x < s->mbw; x++)
+            vidk_cabac_mb(&c, &s->cp, x, y, y == row1 - 1 && x == s->mbw - 1);
+    while (b->pos & 7)
+        vidk_put_bits(b, 1, 0); /* rbsp_alignment_zero_bit */
+    const uint64_t nmb = (uint64_t)(row1 - row0) * (uint64_t)s->mbw;
+    for (uint64_t bytes = b->pos / 8; 3 * s->cp.e.bins > 32 * bytes + 3 * 96 * nmb; bytes += 2)
+        vidk_put_bits(b, 16, 0); /* cabac_zero_word */
+}
+
 /* One slice's RBSP: the header, then the coded macroblocks with mb_skip_run in P slices. */
-static void write_slice(const VidkH264Stream *s, const VidkH264StreamFrame *f,
+static void write_slice(VidkH264Stream *s, const VidkH264StreamFrame *f,
                         const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1) {
+    if (s->cabac) {
+        write_slice_cabac(s, f, h, b, row0, row1);
+        return;
+    }
     write_slice_header(s, h, row0, b);
     unsigned run = 0;
     for (int y = row0; y < row1; y++) {
@@ -375,7 +418,7 @@ static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f,
 
 /* The header from the writer's state: the last IDR picture and the IDR pictures so far. */
 static void slice_hdr(int64_t last_idr0, uint32_t idr_count, int64_t index, int intra,
-                      int deblock, VidkH264SliceHdr *h) {
+                      int deblock, int cabac, VidkH264SliceHdr *h) {
     /* frame_num counts from the last IDR picture, idr_pic_id counts them (start_picture) */
     const int64_t last_idr = intra ? index : last_idr0;
     memset(h, 0, sizeof(*h));
@@ -387,11 +430,12 @@ static void slice_hdr(int64_t last_idr0, uint32_t idr_count, int64_t index, int 
     h->idr_pic_id = (idr_count + (intra ? 1u : 0u)) & 0xffff;
     h->slice_qp_delta = 0;
     h->disable_deblocking = deblock ? 0 : 1; /* whether the loop filters (VidkEncParams) */
+    h->cabac = cabac;
 }
 
 void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intra,
                                 VidkH264SliceHdr *h) {
-    slice_hdr(s->last_idr, (uint32_t)s->idr_count, index, intra, s->deblock, h);
+    slice_hdr(s->last_idr, (uint32_t)s->idr_count, index, intra, s->deblock, s->cabac, h);
 }
 
 void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
@@ -401,7 +445,7 @@ void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
     uint32_t idr_count = (uint32_t)s->idr_count;
     for (int64_t k = first; k < index; k++)
         if (pending_intra >> (k - first) & 1u) last_idr = k, idr_count++;
-    slice_hdr(last_idr, idr_count, index, intra, s->deblock, h);
+    slice_hdr(last_idr, idr_count, index, intra, s->deblock, s->cabac, h);
 }
 
 /* The picture's state: frame_num counts from the last IDR picture (vidk_h264_stream_slice_hdr
@@ -428,7 +472,9 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
             if (!(row->buf = malloc(row->cap + 8))) return VIDK_ERR(ENOMEM);
         }
     }
-    if (pool) {
+    if (s->cabac) {
+        /* CABAC: each slice in order, in write_units */
+    } else if (pool) {
         vidk_pool_run(pool, s->mbh, count_row, &j);
         vidk_pool_run(pool, s->mbh, code_row, &j);
     } else if (ctx) {

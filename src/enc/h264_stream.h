@@ -36,6 +36,9 @@ typedef struct VidkH264StreamFrame {
 VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int slices,
                                      int fps_num, int fps_den, int range, int deblock);
 void vidk_h264_stream_free(VidkH264Stream *s);
+/* CABAC (entropy_coding_mode_flag 1) for the frames from now on, or CAVLC; before the first
+ * frame. Returns 0 or VIDK_ERR(ENOMEM). */
+int vidk_h264_stream_set_cabac(VidkH264Stream *s, int on);
 /* Code one frame (frames in order); the macroblock rows are coded as jobs of `pool` when
  * given, else of ctx's runner (its threads on the threads backend; ctx NULL: one after
  * another). On success *data / *size

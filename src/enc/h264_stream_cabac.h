@@ -1,0 +1,322 @@
+/* The H.264 macroblock layer with CABAC (7.3.4, 7.3.5 with entropy_coding_mode_flag 1; the
+ * binarisations of 9.3.2 and the context selection of 9.3.3.1) for the syntax the coding loop
+ * produces: P_Skip, the four P partitionings with their sub-macroblock types, Intra_16x16 in
+ * I and P slices, the 4x4 and 8x8 transforms, mb_qp_delta 0, one reference. A slice is coded
+ * macroblock by macroblock in order (each bin's context depends on what came before); the
+ * engine is src/h264_cabac_core.h. Written once for the host writer (src/enc/h264_stream.c)
+ * and, later, the device. docs/STREAM.md describes the stream. */
+#ifndef VIDK_H264_STREAM_CABAC_H
+#define VIDK_H264_STREAM_CABAC_H
+
+#include "h264_cabac_core.h"
+#include "h264_stream_core.h"
+
+// clang-format off
+/* Table 9-43: ctxIdxInc of significant_coeff_flag (frame macroblocks) and of
+ * last_significant_coeff_flag for the 63 first positions of an 8x8 block's scan. */
+#define VIDK_H264_CABAC_SIG8 {                                                      \
+    0, 1, 2, 3, 4, 5, 5, 4, 4, 3, 3, 4, 4, 4, 5, 5, 4, 4, 4, 4, 3, 3, 6, 7, 7, 7, 8,  \
+    9, 10, 9, 8, 7, 7, 6, 11, 12, 13, 11, 6, 7, 8, 9, 14, 10, 9, 8, 6, 11, 12, 13, 11, \
+    6, 9, 14, 10, 9, 11, 12, 13, 11, 14, 10, 12}
+#define VIDK_H264_CABAC_LAST8 {                                                     \
+    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,  \
+    2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6,  \
+    6, 6, 7, 7, 7, 7, 8, 8, 8}
+// clang-format on
+VIDK_CORE_TABLE(uint8_t, vidk_h264_cabac_sig8, [63], VIDK_H264_CABAC_SIG8)
+VIDK_CORE_TABLE(uint8_t, vidk_h264_cabac_last8, [63], VIDK_H264_CABAC_LAST8)
+
+/* What a macroblock's neighbours read of it (written when it is coded). */
+typedef struct VidkCabacMb {
+    uint8_t skip, intra, tx8, cbp, cpred;
+    uint8_t cbf_dc;     /* coded_block_flag: bit 0 the Intra16x16DCLevel, 1 + p chroma DC */
+    uint8_t cbf_cac[2]; /* of the chroma AC blocks of Cb / Cr: bit 2 y + x */
+    uint16_t cbf4;      /* of the luma 4x4 blocks (8x8 blocks: their four): bit 4 y + x */
+} VidkCabacMb;
+
+/* A picture's CABAC state: the engine and the neighbours' data. */
+typedef struct VidkCabacPic {
+    VidkCabac e;
+    VidkCabacMb *mb; /* per macroblock, raster */
+    uint8_t *amvd;   /* per luma 4x4 block, (mbw * 4) x (mbh * 4): |mvd| x, y (capped at 64) */
+} VidkCabacPic;
+
+/* mvd (quarter samples) of one component (9.3.2.3 UEG3, signed, uCoff 9; 9.3.3.1.1.7):
+ * base 40 (x) or 47 (y), sum the neighbours' |mvd|. */
+VIDK_CORE void vidk_cabac_mvd(VidkCabac *e, int base, int sum, int v) {
+    const int a = v < 0 ? -v : v;
+    vidk_cabac_put(e, base + (sum < 3 ? 0 : sum > 32 ? 2 : 1), a != 0);
+    if (!a) return;
+    const int p = a < 9 ? a : 9;
+    for (int i = 1; i < p; i++)
+        vidk_cabac_put(e, base + (i + 2 < 6 ? i + 2 : 6), 1);
+    if (a < 9) {
+        vidk_cabac_put(e, base + (p + 2 < 6 ? p + 2 : 6), 0);
+    } else { /* Exp-Golomb k = 3 of a - 9, bypass */
+        int s = a - 9, k = 3;
+        while (s >= (1 << k))
+            vidk_cabac_bypass(e, 1), s -= 1 << k, k++;
+        vidk_cabac_bypass(e, 0);
+        while (k--)
+            vidk_cabac_bypass(e, (s >> k) & 1);
+    }
+    vidk_cabac_bypass(e, v < 0);
+}
+
+/* residual_block_cabac() (7.3.5.3.3) of the levels c[0..n-1] in scan order, ctxBlockCat
+ * cat (0 Intra16x16DC, 1 Intra16x16AC, 2 luma 4x4, 3 chroma DC, 4 chroma AC, 5 luma 8x8);
+ * cbf_inc: the coded_block_flag's ctxIdxInc (9.3.3.1.1.9), -1 for an 8x8 block (not coded
+ * in 4:2:0: the cbp's bit). Returns the coded_block_flag. */
+VIDK_CORE int vidk_cabac_block(VidkCabac *e, int cat, const int16_t *c, int n, int cbf_inc) {
+    int last = -1;
+    for (int i = 0; i < n; i++)
+        if (c[i]) last = i;
+    if (cbf_inc >= 0) {
+        const int cbf_off = 4 * cat; /* Table 9-40: 0, 4, 8, 12, 16 */
+        vidk_cabac_put(e, 85 + cbf_off + cbf_inc, last >= 0);
+    }
+    if (last < 0) return 0;
+    const int cat_off = cat == 0 ? 0 : cat == 1 ? 15 : cat == 2 ? 29 : cat == 3 ? 44 : 47;
+    const int abs_base = cat == 5 ? 426 : 227 + (cat == 4 ? 39 : 10 * cat);
+    for (int i = 0; i < n - 1; i++) {
+        const int sig = c[i] != 0;
+        const int s_ctx = cat == 5   ? 402 + VIDK_CORE_TAB(vidk_h264_cabac_sig8)[i]
+                          : cat == 3 ? 105 + cat_off + (i < 2 ? i : 2)
+                                     : 105 + cat_off + i;
+        vidk_cabac_put(e, s_ctx, sig);
+        if (sig) {
+            const int l_ctx = cat == 5   ? 417 + VIDK_CORE_TAB(vidk_h264_cabac_last8)[i]
+                              : cat == 3 ? 166 + cat_off + (i < 2 ? i : 2)
+                                         : 166 + cat_off + i;
+            vidk_cabac_put(e, l_ctx, i == last);
+            if (i == last) break;
+        }
+    }
+    int gt1 = 0, eq1 = 0;
+    for (int i = last; i >= 0; i--) {
+        if (!c[i]) continue;
+        const int a = (c[i] < 0 ? -c[i] : c[i]) - 1; /* coeff_abs_level_minus1, UEG0, 14 */
+        vidk_cabac_put(e, abs_base + (gt1 ? 0 : 1 + eq1 < 4 ? 1 + eq1 : 4), a != 0);
+        if (a) {
+            const int lim = 4 - (cat == 3), inc = 5 + (gt1 < lim ? gt1 : lim);
+            const int p = a < 14 ? a : 14;
+            for (int k = 1; k < p; k++)
+                vidk_cabac_put(e, abs_base + inc, 1);
+            if (a < 14) {
+                vidk_cabac_put(e, abs_base + inc, 0);
+            } else { /* Exp-Golomb k = 0 of a - 14, bypass */
+                int s = a - 14, k = 0;
+                while (s >= (1 << k))
+                    vidk_cabac_bypass(e, 1), s -= 1 << k, k++;
+                vidk_cabac_bypass(e, 0);
+                while (k--)
+                    vidk_cabac_bypass(e, (s >> k) & 1);
+            }
+            gt1++;
+        } else {
+            eq1++;
+        }
+        vidk_cabac_bypass(e, c[i] < 0);
+    }
+    return 1;
+}
+
+/* condTermFlagN of coded_block_flag (9.3.3.1.1.9) from a neighbouring macroblock that is
+ * not the current one: unavailable: 1 for an intra current macroblock, else 0; available:
+ * the flag of its block (0 where the block is not coded: P_Skip, cbp bit 0, ...). */
+VIDK_CORE int vidk_cabac_cbf_nb(const VidkCabacMb *n, int cur_intra, int flag) {
+    return n ? flag : cur_intra;
+}
+
+/* One macroblock of a slice (c->row0: its first row), after the ones before it in the slice;
+ * last: the slice's last macroblock (end_of_slice_flag). */
+VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, int mby,
+                             int last) {
+    VidkCabac *e = &cp->e;
+    const int mbw = c->mbw, i = mby * mbw + mbx;
+    const unsigned w = c->mbi[i];
+    const int intra = !!(w & ENC_MBI_INTRA), tx8 = !intra && (w & ENC_MBI_TX8);
+    const VidkCabacMb *A = mbx > 0 ? &cp->mb[i - 1] : 0;
+    const VidkCabacMb *B = mby > c->row0 ? &cp->mb[i - mbw] : 0;
+    VidkCabacMb m;
+    m.skip = 0, m.intra = (uint8_t)intra, m.tx8 = (uint8_t)tx8, m.cbp = 0, m.cpred = 0;
+    m.cbf_dc = 0, m.cbf_cac[0] = m.cbf_cac[1] = 0, m.cbf4 = 0;
+    /* the levels, the cbp */
+    int16_t lev[VIDK_H264S_PIECES][16];
+    uint8_t fl[VIDK_H264S_PIECES];
+    fl[0] = 0;
+    for (int j = 1; j < VIDK_H264S_PIECES; j++)
+        fl[j] = (uint8_t)vidk_h264s_piece_lev(c, mbx, mby, intra, tx8, j, lev[j]);
+    const int cbp = vidk_h264s_cbp(fl, intra);
+    uint8_t *amvd = cp->amvd + ((size_t)mby * 4 * (mbw * 4) + (size_t)mbx * 4) * 2;
+    const int as = mbw * 4 * 2; /* the map's row stride */
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 8; x++)
+            amvd[y * as + x] = 0;
+    if (!intra) {
+        VidkH264MvNb nb;
+        vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
+                            c->row0, mbx, mby);
+        const int mode = (int)(w & 3);
+        int sub[4];
+        for (int q = 0; q < 4; q++)
+            sub[q] = mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
+        int skip = 0;
+        if (mode == 0 && !cbp) {
+            const VidkMv sm = vidk_h264_skip_mv(&nb);
+            skip = sm.x == nb.in[0].x && sm.y == nb.in[0].y;
+        }
+        vidk_cabac_put(e, 11 + (A && !A->skip) + (B && !B->skip), skip); /* mb_skip_flag */
+        if (skip) {
+            m.skip = 1, m.tx8 = 0;
+            cp->mb[i] = m;
+            vidk_cabac_terminate(e, last); /* end_of_slice_flag */
+            return;
+        }
+        /* mb_type (Table 9-37, ctxIdx 14..17) */
+        vidk_cabac_put(e, 14, 0);
+        vidk_cabac_put(e, 15, mode == 1 || mode == 2);
+        vidk_cabac_put(e, mode == 1 || mode == 2 ? 17 : 16, mode == 1 || mode == 3);
+        if (mode == 3) /* sub_mb_type (Table 9-38, ctxIdx 21..23) */
+            for (int q = 0; q < 4; q++) {
+                vidk_cabac_put(e, 21, sub[q] == 0);
+                if (sub[q]) {
+                    vidk_cabac_put(e, 22, sub[q] != 1);
+                    if (sub[q] != 1) vidk_cabac_put(e, 23, sub[q] == 2);
+                }
+            }
+        int px[16], py[16], pw[16], pd[16];
+        int8_t order[16];
+        const int np = vidk_h264_parts(mode, sub, px, py, pw, pd, order);
+        int dx[16], dy[16];
+        for (int k = 0; k < np; k++) {
+            const VidkMv p = vidk_h264_mvp(&nb, px[k], py[k], pw[k], pd[k], order, k);
+            const VidkMv v = nb.in[4 * py[k] + px[k]];
+            dx[k] = 4 * (v.x - p.x), dy[k] = 4 * (v.y - p.y);
+        }
+        for (int k = 0; k < np; k++) { /* mvd_l0, with the neighbours' |mvd| (6.4.11.7) */
+            const int x = px[k], y = py[k];
+            const uint8_t *la = x ? amvd + y * as + 2 * (x - 1) : A ? amvd + y * as - 2 : 0;
+            const uint8_t *lb = y ? amvd + (y - 1) * as + 2 * x : B ? amvd - as + 2 * x : 0;
+            vidk_cabac_mvd(e, 40, (la ? la[0] : 0) + (lb ? lb[0] : 0), dx[k]);
+            vidk_cabac_mvd(e, 47, (la ? la[1] : 0) + (lb ? lb[1] : 0), dy[k]);
+            /* the partition's blocks take its |mvd| (its width pw, its height from order) */
+            for (int yy = 0; yy < 4; yy++)
+                for (int xx = 0; xx < 4; xx++)
+                    if (order[4 * yy + xx] == k) {
+                        const int ax = dx[k] < 0 ? -dx[k] : dx[k],
+                                  ay = dy[k] < 0 ? -dy[k] : dy[k];
+                        amvd[yy * as + 2 * xx] = (uint8_t)(ax < 64 ? ax : 64);
+                        amvd[yy * as + 2 * xx + 1] = (uint8_t)(ay < 64 ? ay : 64);
+                    }
+        }
+        /* coded_block_pattern: the luma prefix (ctxIdx 73..76), the chroma suffix (77..84) */
+        for (int b8 = 0; b8 < 4; b8++) {
+            const int x8 = b8 & 1, y8 = b8 >> 1;
+            const int ca =
+                x8 ? !((cbp >> (b8 - 1)) & 1) : A && (A->skip || !((A->cbp >> (b8 + 1)) & 1));
+            const int cb =
+                y8 ? !((cbp >> (b8 - 2)) & 1) : B && (B->skip || !((B->cbp >> (b8 + 2)) & 1));
+            vidk_cabac_put(e, 73 + ca + 2 * cb, (cbp >> b8) & 1);
+        }
+        const int ch = cbp >> 4;
+        {
+            const int ca = A && !A->skip && (A->cbp >> 4) != 0;
+            const int cb = B && !B->skip && (B->cbp >> 4) != 0;
+            vidk_cabac_put(e, 77 + ca + 2 * cb, ch != 0);
+            if (ch) {
+                const int ca2 = A && !A->skip && (A->cbp >> 4) == 2;
+                const int cb2 = B && !B->skip && (B->cbp >> 4) == 2;
+                vidk_cabac_put(e, 77 + 4 + ca2 + 2 * cb2, ch == 2);
+            }
+        }
+        const int tx8_allowed = mode != 3 || (!sub[0] && !sub[1] && !sub[2] && !sub[3]);
+        if ((cbp & 15) && tx8_allowed) /* transform_size_8x8_flag (ctxIdx 399..401) */
+            vidk_cabac_put(e, 399 + (A && A->tx8) + (B && B->tx8), tx8);
+        if (!tx8_allowed || !(cbp & 15)) m.tx8 = 0;
+    } else {
+        if (!c->intra) { /* P slice: the prefix 1, the suffix from ctxIdx 17 */
+            vidk_cabac_put(e, 11 + (A && !A->skip) + (B && !B->skip), 0); /* mb_skip_flag */
+            vidk_cabac_put(e, 14, 1);
+        }
+        const int base = c->intra ? 3 : 17, ch = cbp >> 4, pred = (int)(w & 3);
+        /* mb_type (Table 9-36): not I_NxN, not I_PCM, luma, chroma, the prediction mode */
+        vidk_cabac_put(e, c->intra ? 3 + (A != 0) + (B != 0) : 17, 1);
+        vidk_cabac_terminate(e, 0);
+        vidk_cabac_put(e, base + (c->intra ? 3 : 1), (cbp & 15) != 0);
+        vidk_cabac_put(e, base + (c->intra ? 4 : 2), ch != 0);
+        if (ch) vidk_cabac_put(e, base + (c->intra ? 5 : 2), ch == 2);
+        vidk_cabac_put(e, base + (c->intra ? (ch ? 6 : 6) : 3), pred >> 1);
+        vidk_cabac_put(e, base + (c->intra ? 7 : 3), pred & 1);
+        /* intra_chroma_pred_mode (TU, cMax 3; ctxIdx 64..67) */
+        const int cp_mode = (int)(w >> 2) & 3;
+        m.cpred = (uint8_t)cp_mode;
+        const int ca = A && A->intra && A->cpred != 0, cb = B && B->intra && B->cpred != 0;
+        vidk_cabac_put(e, 64 + ca + cb, cp_mode != 0);
+        for (int k = 1; k <= cp_mode && k < 3; k++)
+            vidk_cabac_put(e, 64 + 3, k < cp_mode);
+    }
+    m.cbp = (uint8_t)cbp;
+    if (cbp || intra) vidk_cabac_put(e, 60, 0); /* mb_qp_delta 0 (its previous one is 0) */
+    /* residual (7.3.5.3) */
+    if (intra) { /* Intra16x16DCLevel: its neighbours' DC blocks (Intra_16x16 only) */
+        const int ca = vidk_cabac_cbf_nb(A, 1, A && A->intra && (A->cbf_dc & 1));
+        const int cb = vidk_cabac_cbf_nb(B, 1, B && B->intra && (B->cbf_dc & 1));
+        m.cbf_dc |= (uint8_t)vidk_cabac_block(e, 0, lev[VIDK_H264S_P_DC], 16, ca + 2 * cb);
+    }
+    if (tx8) {
+        const uint8_t *zz8 = VIDK_CAVLC_TAB(zz8);
+        for (int q = 0; q < 4; q++) {
+            if (!((cbp >> q) & 1)) continue;
+            int16_t v[64];
+            const int16_t *ly = c->lev[0] + (ptrdiff_t)(mby * 16 + 8 * (q >> 1)) * c->W +
+                                mbx * 16 + 8 * (q & 1);
+            for (int k = 0; k < 64; k++)
+                v[k] = ly[(ptrdiff_t)(zz8[k] / 8) * c->W + zz8[k] % 8];
+            vidk_cabac_block(e, 5, v, 64, -1);
+            const int bx = 2 * (q & 1), by = 2 * (q >> 1);
+            m.cbf4 |= (uint16_t)(0x33u << (4 * by + bx));
+        }
+    } else {
+        for (int k = 0; k < 16; k++) {
+            if (!((cbp >> (k >> 2)) & 1)) continue;
+            const int bx = vidk_h264s_blk_x(k), by = vidk_h264s_blk_y(k);
+            const int fa =
+                bx ? (m.cbf4 >> (4 * by + bx - 1)) & 1
+                   : vidk_cabac_cbf_nb(A, intra, A && ((A->cbf4 >> (4 * by + 3)) & 1));
+            const int fb = by ? (m.cbf4 >> (4 * (by - 1) + bx)) & 1
+                              : vidk_cabac_cbf_nb(B, intra, B && ((B->cbf4 >> (12 + bx)) & 1));
+            const int16_t *l = lev[VIDK_H264S_P_LUMA + k];
+            const int f = intra ? vidk_cabac_block(e, 1, l + 1, 15, fa + 2 * fb)
+                                : vidk_cabac_block(e, 2, l, 16, fa + 2 * fb);
+            m.cbf4 |= (uint16_t)(f << (4 * by + bx));
+        }
+    }
+    const int ch = cbp >> 4;
+    if (ch)
+        for (int p = 0; p < 2; p++) {
+            const int ca = vidk_cabac_cbf_nb(A, intra, A && ((A->cbf_dc >> (1 + p)) & 1));
+            const int cb = vidk_cabac_cbf_nb(B, intra, B && ((B->cbf_dc >> (1 + p)) & 1));
+            m.cbf_dc |=
+                (uint8_t)(vidk_cabac_block(e, 3, lev[VIDK_H264S_P_CDC + p], 4, ca + 2 * cb)
+                          << (1 + p));
+        }
+    if (ch == 2)
+        for (int p = 0; p < 2; p++)
+            for (int b = 0; b < 4; b++) {
+                const int bx = b & 1, by = b >> 1;
+                const int fa = bx ? (m.cbf_cac[p] >> (2 * by)) & 1
+                                  : vidk_cabac_cbf_nb(
+                                        A, intra, A && ((A->cbf_cac[p] >> (2 * by + 1)) & 1));
+                const int fb =
+                    by ? (m.cbf_cac[p] >> bx) & 1
+                       : vidk_cabac_cbf_nb(B, intra, B && ((B->cbf_cac[p] >> (2 + bx)) & 1));
+                const int f = vidk_cabac_block(e, 4, lev[VIDK_H264S_P_CAC + 4 * p + b] + 1, 15,
+                                               fa + 2 * fb);
+                m.cbf_cac[p] |= (uint8_t)(f << (2 * by + bx));
+            }
+    cp->mb[i] = m;
+    vidk_cabac_terminate(e, last); /* end_of_slice_flag */
+}
+
+#endif
