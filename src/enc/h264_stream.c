@@ -19,6 +19,7 @@ typedef struct Row {
     uint8_t *buf;
     size_t cap;
     int err;
+    size_t bits; /* CABAC: slice k's RBSP in row k's buffer, its length */
 } Row;
 
 struct VidkH264Stream {
@@ -336,25 +337,53 @@ static void write_slice_cabac(VidkH264Stream *s, const VidkH264StreamFrame *f,
     while (b->pos & 7)
         vidk_put_bits(b, 1, 1); /* cabac_alignment_one_bit */
     const VidkH264sCtx c = mb_ctx(s, f, row0);
-    vidk_cabac_init_contexts(&s->cp.e, f->intra, s->qp);
-    vidk_cabac_start(&s->cp.e, b);
+    /* the slice's own engine; the neighbours' data of its macroblocks are its own too */
+    VidkCabacPic cp = s->cp;
+    vidk_cabac_init_contexts(&cp.e, f->intra, s->qp);
+    vidk_cabac_start(&cp.e, b);
     for (int y = row0; y < row1; y++)
         for (int x = 0; x < s->mbw; x++)
-            vidk_cabac_mb(&c, &s->cp, x, y, y == row1 - 1 && x == s->mbw - 1);
+            vidk_cabac_mb(&c, &cp, x, y, y == row1 - 1 && x == s->mbw - 1);
     while (b->pos & 7)
         vidk_put_bits(b, 1, 0); /* rbsp_alignment_zero_bit */
     const uint64_t nmb = (uint64_t)(row1 - row0) * (uint64_t)s->mbw;
-    for (uint64_t bytes = b->pos / 8; 3 * s->cp.e.bins > 32 * bytes + 3 * 96 * nmb; bytes += 2)
+    for (uint64_t bytes = b->pos / 8; 3 * cp.e.bins > 32 * bytes + 3 * 96 * nmb; bytes += 2)
         vidk_put_bits(b, 16, 0); /* cabac_zero_word */
 }
 
-/* One slice's RBSP: the header, then the coded macroblocks with mb_skip_run in P slices. */
-static void write_slice(VidkH264Stream *s, const VidkH264StreamFrame *f,
-                        const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1) {
-    if (s->cabac) {
-        write_slice_cabac(s, f, h, b, row0, row1);
-        return;
+typedef struct SliceJob {
+    VidkH264Stream *s;
+    const VidkH264StreamFrame *f;
+    const VidkH264SliceHdr *h;
+} SliceJob;
+
+/* CABAC: slice k's RBSP into the buffer of row k (slices are independent of each other). */
+static void cabac_slice(void *arg, int k, int thread) {
+    (void)thread;
+    const SliceJob *j = arg;
+    VidkH264Stream *s = j->s;
+    Row *row = &s->rows[k];
+    for (;;) {
+        VidkBits b;
+        vidk_bits_init(&b, row->buf, row->cap);
+        write_slice_cabac(s, j->f, j->h, &b, k * s->mbh / s->slices,
+                          (k + 1) * s->mbh / s->slices);
+        if (!b.overflow) {
+            row->bits = b.pos;
+            return;
+        }
+        uint8_t *p = realloc(row->buf, 2 * row->cap + 8);
+        if (!p) {
+            row->err = VIDK_ERR(ENOMEM);
+            return;
+        }
+        row->buf = p, row->cap *= 2;
     }
+}
+
+/* One slice's RBSP: the header, then the coded macroblocks with mb_skip_run in P slices. */
+static void write_slice(const VidkH264Stream *s, const VidkH264StreamFrame *f,
+                        const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1) {
     write_slice_header(s, h, row0, b);
     unsigned run = 0;
     for (int y = row0; y < row1; y++) {
@@ -390,6 +419,8 @@ static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f,
                 write_sps(s, &b);
             else if (part == -1)
                 write_pps(s, &b);
+            else if (s->cabac) /* coded by cabac_slice */
+                put_bitstr(&b, s->rows[part].buf, 0, s->rows[part].bits);
             else
                 write_slice(s, f, h, &b, part * s->mbh / s->slices,
                             (part + 1) * s->mbh / s->slices);
@@ -472,8 +503,15 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
             if (!(row->buf = malloc(row->cap + 8))) return VIDK_ERR(ENOMEM);
         }
     }
-    if (s->cabac) {
-        /* CABAC: each slice in order, in write_units */
+    if (s->cabac) { /* the slices, each a job */
+        SliceJob sj = {s, f, &h};
+        if (pool)
+            vidk_pool_run(pool, s->slices, cabac_slice, &sj);
+        else if (ctx)
+            ctx->ops.run(ctx, s->slices, cabac_slice, &sj);
+        else
+            for (int k = 0; k < s->slices; k++)
+                cabac_slice(&sj, k, 0);
     } else if (pool) {
         vidk_pool_run(pool, s->mbh, count_row, &j);
         vidk_pool_run(pool, s->mbh, code_row, &j);
