@@ -39,6 +39,7 @@ static void help(void) {
         "  --qp LIST          luma QPs (default 30)\n"
         "  --keyint N         intra period (default 0: only the first frame)\n"
         "  --no-deblock       no deblocking filter (default: each codec's, H.264 on)\n"
+        "  --cabac            H.264 stream with CABAC (coded on the host; default CAVLC)\n"
         "  --backends LIST    c,simd,threads,cuda (default simd,threads and cuda where\n"
         "                     usable; c is the slow reference, ask for it by name)\n"
         "  --frames N         frames per sequence, 2..%d (default 8 on CPU backends, 32 on\n"
@@ -127,6 +128,7 @@ typedef struct Bench {
     VidkBackend backends[MAX_LIST];
     int frames_opt, check_frames, keyint, quiet, device;
     int deblock; /* VidkEncParams.deblock: -1 (the codec's default), 0 with --no-deblock */
+    int cabac;   /* VidkEncParams.cabac (H.264; --cabac) */
     unsigned outputs;
     const char *inject;
     VidkContext *ctx[VIDK_BACKEND_COUNT];
@@ -644,10 +646,10 @@ static void print_header(FILE *f, const Bench *b, int md) {
             vidk_version());
     if (md) fprintf(f, "- command: `%s`\n", mt->command);
     fprintf(f,
-            "%skeyint %d; deblocking %s; timed pass outputs 0x%x (1 recon, 2 mvs, 4 energy, 8 "
-            "levels, 16 stream); check pass %d frames\n",
-            li, b->keyint, b->deblock ? "the codec's (H.264 on, HEVC none)" : "off", b->outputs,
-            b->check_frames);
+            "%skeyint %d; deblocking %s; H.264 %s; timed pass outputs 0x%x (1 recon, 2 mvs, 4 "
+            "energy, 8 levels, 16 stream); check pass %d frames\n",
+            li, b->keyint, b->deblock ? "the codec's (H.264 on, HEVC none)" : "off",
+            b->cabac ? "CABAC" : "CAVLC", b->outputs, b->check_frames);
     bench_notes_print(f, &b->notes, md ? "- note: " : "note: ");
 }
 
@@ -669,9 +671,9 @@ static void write_json(FILE *f, Bench *b) {
             vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->date, bench_jq(mt->command),
             bench_jq(mt->cpu), mt->cores, bench_jq(mt->gpu));
     fprintf(f,
-            "},\n  \"keyint\": %d,\n  \"deblock\": %d,\n  \"outputs\": %u,\n"
+            "},\n  \"keyint\": %d,\n  \"deblock\": %d,\n  \"cabac\": %d,\n  \"outputs\": %u,\n"
             "  \"check_frames\": %d,\n  \"notes\": [",
-            b->keyint, b->deblock, b->outputs, b->check_frames);
+            b->keyint, b->deblock, b->cabac, b->outputs, b->check_frames);
     bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"results\": [");
     int first = 1, all_same = 1;
@@ -770,13 +772,14 @@ int vidk_bench_encode(int argc, char **argv) {
     BenchOpts o = {.source = "both", .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
     long check_frames = 2, keyint = 0, encoders = 0, encoder_frames = 300;
-    int quick = 0, ret = 1, no_deblock = 0;
+    int quick = 0, ret = 1, no_deblock = 0, cabac = 0;
     Mosaic *mosaic = NULL;
     ESource *src = NULL;
     bench_notes_init(&b->notes, 8, 256);
     const BenchArg args[] = {
         {"--quick", .flag = &quick},
         {"--no-deblock", .flag = &no_deblock},
+        {"--cabac", .flag = &cabac},
         {"--sizes", .str = &sizes},
         {"--ranges", .str = &ranges},
         {"--codecs", .str = &codecs},
@@ -802,6 +805,7 @@ int vidk_bench_encode(int argc, char **argv) {
     if (!ranges) ranges = "16,32,64";
     b->frames_opt = (int)o.frames, b->check_frames = (int)check_frames, b->keyint = (int)keyint;
     b->deblock = no_deblock ? 0 : -1;
+    b->cabac = cabac;
     b->quiet = c.quiet, b->device = c.device;
     b->encoders = (int)encoders, b->encoder_frames = (int)encoder_frames, b->common = c;
     b->inject = getenv("VIDK_BENCH_ENCODE_INJECT");
@@ -899,6 +903,7 @@ int vidk_bench_encode(int argc, char **argv) {
                         p.qp = b->qps[q];
                         p.keyint = b->keyint;
                         p.deblock = b->deblock;
+                        p.cabac = b->cabac && b->codecs[cd] == VIDK_CODEC_H264;
                         const EResult *ref = NULL;
                         const char *ref_name = NULL;
                         for (int k = 0; k < b->nbackends; k++) {

@@ -9,7 +9,8 @@
 #    has the device one; prints "same" or "DIFFER" per row and exits 1 on any difference;
 # 2. FFmpeg's decode against --recon when ffmpeg is installed (tests/stream_check.py);
 # 3. whole-file timings of `vidkern encode -o` on a 300-frame 1080p mosaic, from a file (R 16,
-#    32, and 16 with --no-deblock) and from stdin (R 16), cuda and threads (host wall clock,
+#    32, 16 with --no-deblock, 16 with --cabac and 17 slices) and from stdin (R 16), cuda
+#    and threads (host wall clock,
 #    stages, host loop split).
 #
 # With KEEP=DIR, each cuda stream of step 1 is kept as DIR/sNN.264 beside DIR/sNN.md5 (the
@@ -105,11 +106,14 @@ $tmp/m1080.y4m --frames 40 --qp 30 --range 16 --keyint 30
 $clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --no-deblock
 $clips/basketballpass_416x240_50fps_100f.y4m --qp 40 --range 16 --no-deblock
 $tmp/m1080.y4m --frames 40 --qp 30 --range 16 --keyint 30 --no-deblock
+--size 176x100 --gen-frames 6 --qp 22 --range 8 --slices 3 --cabac
+$clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --cabac
+$tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --slices 17 --cabac
 EOF
 
 echo "== whole file: vidkern encode -o, 1080p mosaic, $frames frames, QP 30"
 for be in cuda threads; do
-    for r in 16 32 "16 --no-deblock"; do
+    for r in 16 32 "16 --no-deblock" "16 --cabac --slices 17"; do
         # shellcheck disable=SC2086
         "$V" encode "$tmp/m1080.y4m" -o "$tmp/o.264" --range $r --qp 30 --backend "$be" \
             --quiet 2>&1 | grep -E "stream |stage|time |host " | sed "s/^/$be R$r file: /"
