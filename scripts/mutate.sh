@@ -65,6 +65,10 @@ mut h264_plane_round src/enc/enc_core.h \
     'P->b = (k * hh + 32) >> 6' 'P->b = (k * hh + 31) >> 6'
 mut stream_cac_first src/enc/h264_stream_core.h \
     'n = 15, first = 1, tc = c->tcc[p]' 'n = 15, first = 0, tc = c->tcc[p]'
+mut cabac_skip_tx8 src/enc/h264_stream_cabac.h \
+    'm.skip = 1, m.tx8 = 0;' 'm.skip = 1;'
+mut cabac_mvd_ctx src/enc/h264_stream_cabac.h \
+    'sum > 32 ? 2 : 1' 'sum >= 32 ? 2 : 1'
 mut mvnb_own_vector src/enc/h264_mvp_core.h \
     'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4];' 'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + (k + 1) % 4];'
 mut hevc_ref_subst src/enc/enc_core_hevc.h \
