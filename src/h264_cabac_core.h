@@ -275,4 +275,13 @@ VIDK_CORE void vidk_cabac_terminate(VidkCabac *c, int bin) {
     vidk_put_bits(c->b, 2, ((c->low >> 7) & 3) | 1);
 }
 
+/* The k-th order Exp-Golomb suffix of UEGk (9.3.2.3) of the value s, in bypass bins. */
+VIDK_CORE void vidk_cabac_eg_bypass(VidkCabac *c, int s, int k) {
+    while (s >= (1 << k))
+        vidk_cabac_bypass(c, 1), s -= 1 << k, k++;
+    vidk_cabac_bypass(c, 0);
+    while (k--)
+        vidk_cabac_bypass(c, (s >> k) & 1);
+}
+
 #endif

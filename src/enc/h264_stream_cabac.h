@@ -52,13 +52,8 @@ VIDK_CORE void vidk_cabac_mvd(VidkCabac *e, int base, int sum, int v) {
         vidk_cabac_put(e, base + (i + 2 < 6 ? i + 2 : 6), 1);
     if (a < 9) {
         vidk_cabac_put(e, base + (p + 2 < 6 ? p + 2 : 6), 0);
-    } else { /* Exp-Golomb k = 3 of a - 9, bypass */
-        int s = a - 9, k = 3;
-        while (s >= (1 << k))
-            vidk_cabac_bypass(e, 1), s -= 1 << k, k++;
-        vidk_cabac_bypass(e, 0);
-        while (k--)
-            vidk_cabac_bypass(e, (s >> k) & 1);
+    } else {
+        vidk_cabac_eg_bypass(e, a - 9, 3);
     }
     vidk_cabac_bypass(e, v < 0);
 }
@@ -104,13 +99,8 @@ VIDK_CORE int vidk_cabac_block(VidkCabac *e, int cat, const int16_t *c, int n, i
                 vidk_cabac_put(e, abs_base + inc, 1);
             if (a < 14) {
                 vidk_cabac_put(e, abs_base + inc, 0);
-            } else { /* Exp-Golomb k = 0 of a - 14, bypass */
-                int s = a - 14, k = 0;
-                while (s >= (1 << k))
-                    vidk_cabac_bypass(e, 1), s -= 1 << k, k++;
-                vidk_cabac_bypass(e, 0);
-                while (k--)
-                    vidk_cabac_bypass(e, (s >> k) & 1);
+            } else {
+                vidk_cabac_eg_bypass(e, a - 14, 0);
             }
             gt1++;
         } else {
@@ -141,13 +131,8 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, i
     VidkCabacMb m;
     m.skip = 0, m.intra = (uint8_t)intra, m.tx8 = (uint8_t)tx8, m.cbp = 0, m.cpred = 0;
     m.cbf_dc = 0, m.cbf_cac[0] = m.cbf_cac[1] = 0, m.cbf4 = 0;
-    /* the levels, the cbp */
     int16_t lev[VIDK_H264S_PIECES][16];
-    uint8_t fl[VIDK_H264S_PIECES];
-    fl[0] = 0;
-    for (int j = 1; j < VIDK_H264S_PIECES; j++)
-        fl[j] = (uint8_t)vidk_h264s_piece_lev(c, mbx, mby, intra, tx8, j, lev[j]);
-    const int cbp = vidk_h264s_cbp(fl, intra);
+    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra, tx8, 0, lev);
     uint8_t *amvd = cp->amvd + ((size_t)mby * 4 * (mbw * 4) + (size_t)mbx * 4) * 2;
     const int as = mbw * 4 * 2; /* the map's row stride */
     for (int y = 0; y < 4; y++)
