@@ -275,13 +275,41 @@ VIDK_CORE void vidk_cabac_terminate(VidkCabac *c, int bin) {
     vidk_put_bits(c->b, 2, ((c->low >> 7) & 3) | 1);
 }
 
+/* The macroblock layer emits bins (h264_stream_cabac.h), the engine codes them afterwards in
+ * order: the binarisation and context selection need only the neighbours' syntax, never the
+ * engine's state. A bin: the context in bits 0..8 (0..459, VIDK_CABAC_BYPASS,
+ * VIDK_CABAC_TERM: EncodeBypass, EncodeTerminate), the value in bit 15. */
+#define VIDK_CABAC_BYPASS 510
+#define VIDK_CABAC_TERM   511
+typedef struct VidkCabacBins {
+    uint16_t *b;
+    uint32_t n;
+} VidkCabacBins;
+
+VIDK_CORE void vidk_cabac_bin(VidkCabacBins *o, int ctx, int bin) {
+    o->b[o->n++] = (uint16_t)(ctx | (bin ? 0x8000 : 0));
+}
+
 /* The k-th order Exp-Golomb suffix of UEGk (9.3.2.3) of the value s, in bypass bins. */
-VIDK_CORE void vidk_cabac_eg_bypass(VidkCabac *c, int s, int k) {
+VIDK_CORE void vidk_cabac_eg_bypass(VidkCabacBins *o, int s, int k) {
     while (s >= (1 << k))
-        vidk_cabac_bypass(c, 1), s -= 1 << k, k++;
-    vidk_cabac_bypass(c, 0);
+        vidk_cabac_bin(o, VIDK_CABAC_BYPASS, 1), s -= 1 << k, k++;
+    vidk_cabac_bin(o, VIDK_CABAC_BYPASS, 0);
     while (k--)
-        vidk_cabac_bypass(c, (s >> k) & 1);
+        vidk_cabac_bin(o, VIDK_CABAC_BYPASS, (s >> k) & 1);
+}
+
+/* Code n bins in order. */
+VIDK_CORE void vidk_cabac_code_bins(VidkCabac *c, const uint16_t *b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        const int ctx = b[i] & 511, bin = b[i] >> 15;
+        if (ctx == VIDK_CABAC_BYPASS)
+            vidk_cabac_bypass(c, bin);
+        else if (ctx == VIDK_CABAC_TERM)
+            vidk_cabac_terminate(c, bin);
+        else
+            vidk_cabac_put(c, ctx, bin);
+    }
 }
 
 #endif

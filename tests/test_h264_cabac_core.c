@@ -1,4 +1,5 @@
-/* The CABAC engine of src/h264_cabac_core.h against a decoding engine written here from the
+/* The CABAC engine of src/h264_cabac_core.h (bin by bin, and through a bin list) against a
+ * decoding engine written here from the
  * standard (9.3.1.2, 9.3.3.2): random sequences of context-coded bins (biased per context, so
  * that the states reach both ends), bypass bins and terminate bins round-trip, the decoder's
  * contexts ending where the encoder's did; the initialisation against values worked out by
@@ -91,19 +92,33 @@ static void round_trip(uint32_t *seed, int n) {
     Dec d;
     memcpy(d.st, c.st, sizeof(d.st));
     vidk_cabac_start(&c, &b);
+    /* half of the runs through a bin list (vidk_cabac_code_bins), the others bin by bin */
+    static uint16_t list[(1 << 15) + 1];
+    VidkCabacBins o = {list, 0};
+    const int via_list = test_rand(seed) & 1;
     for (int i = 0; i < n; i++) {
         const uint32_t r = test_rand(seed) % 100;
         kind[i] = r < 80 ? KIND_CTX : r < 97 ? KIND_BYPASS : KIND_TERM;
         ctx[i] = (uint16_t)(test_rand(seed) % (uint32_t)span);
         bin[i] = kind[i] == KIND_TERM ? 0 : (uint8_t)((test_rand(seed) % 256) < bias[ctx[i]]);
-        if (kind[i] == KIND_CTX)
+        const int code = kind[i] == KIND_CTX      ? ctx[i]
+                         : kind[i] == KIND_BYPASS ? VIDK_CABAC_BYPASS
+                                                  : VIDK_CABAC_TERM;
+        if (via_list)
+            vidk_cabac_bin(&o, code, bin[i]);
+        else if (kind[i] == KIND_CTX)
             vidk_cabac_put(&c, ctx[i], bin[i]);
         else if (kind[i] == KIND_BYPASS)
             vidk_cabac_bypass(&c, bin[i]);
         else
             vidk_cabac_terminate(&c, 0);
     }
-    vidk_cabac_terminate(&c, 1);
+    if (via_list) {
+        vidk_cabac_bin(&o, VIDK_CABAC_TERM, 1);
+        vidk_cabac_code_bins(&c, o.b, o.n);
+    } else {
+        vidk_cabac_terminate(&c, 1);
+    }
     CHECK(!b.overflow);
     CHECK_EQ_U(c.bins, (uint64_t)n + 1);
     CHECK(b.pos > 0 && ((buf[(b.pos - 1) >> 3] >> (7 - ((b.pos - 1) & 7))) & 1) == 1);

@@ -332,22 +332,27 @@ static void write_slice_header(const VidkH264Stream *s, const VidkH264SliceHdr *
  * rbsp_stop_one_bit), the alignment, then cabac_zero_words where the slice's bins would
  * otherwise exceed its share of 7.4.2.10's bound (32 / 3 a byte + 96 a macroblock). */
 static void write_slice_cabac(VidkH264Stream *s, const VidkH264StreamFrame *f,
-                              const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1) {
+                              const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1,
+                              uint16_t *bins) {
     write_slice_header(s, h, row0, b);
     while (b->pos & 7)
         vidk_put_bits(b, 1, 1); /* cabac_alignment_one_bit */
     const VidkH264sCtx c = mb_ctx(s, f, row0);
-    /* the slice's own engine; the neighbours' data of its macroblocks are its own too */
-    VidkCabacPic cp = s->cp;
-    vidk_cabac_init_contexts(&cp.e, f->intra, s->qp);
-    vidk_cabac_start(&cp.e, b);
+    /* the slice's own engine; each macroblock's bins, then coded */
+    VidkCabac e;
+    vidk_cabac_init_contexts(&e, f->intra, s->qp);
+    vidk_cabac_start(&e, b);
+    VidkCabacBins o = {bins, 0};
     for (int y = row0; y < row1; y++)
-        for (int x = 0; x < s->mbw; x++)
-            vidk_cabac_mb(&c, &cp, x, y, y == row1 - 1 && x == s->mbw - 1);
+        for (int x = 0; x < s->mbw; x++) {
+            o.n = 0;
+            vidk_cabac_mb(&c, &s->cp, &o, x, y, y == row1 - 1 && x == s->mbw - 1);
+            vidk_cabac_code_bins(&e, o.b, o.n);
+        }
     while (b->pos & 7)
         vidk_put_bits(b, 1, 0); /* rbsp_alignment_zero_bit */
     const uint64_t nmb = (uint64_t)(row1 - row0) * (uint64_t)s->mbw;
-    for (uint64_t bytes = b->pos / 8; 3 * cp.e.bins > 32 * bytes + 3 * 96 * nmb; bytes += 2)
+    for (uint64_t bytes = b->pos / 8; 3 * e.bins > 32 * bytes + 3 * 96 * nmb; bytes += 2)
         vidk_put_bits(b, 16, 0); /* cabac_zero_word */
 }
 
@@ -363,18 +368,25 @@ static void cabac_slice(void *arg, int k, int thread) {
     const SliceJob *j = arg;
     VidkH264Stream *s = j->s;
     Row *row = &s->rows[k];
+    uint16_t *bins = malloc(VIDK_CABAC_MB_MAX_BINS * sizeof(*bins));
+    if (!bins) {
+        row->err = VIDK_ERR(ENOMEM);
+        return;
+    }
     for (;;) {
         VidkBits b;
         vidk_bits_init(&b, row->buf, row->cap);
         write_slice_cabac(s, j->f, j->h, &b, k * s->mbh / s->slices,
-                          (k + 1) * s->mbh / s->slices);
+                          (k + 1) * s->mbh / s->slices, bins);
         if (!b.overflow) {
             row->bits = b.pos;
+            free(bins);
             return;
         }
         uint8_t *p = realloc(row->buf, 2 * row->cap + 8);
         if (!p) {
             row->err = VIDK_ERR(ENOMEM);
+            free(bins);
             return;
         }
         row->buf = p, row->cap *= 2;

@@ -26,6 +26,13 @@
 VIDK_CORE_TABLE(uint8_t, vidk_h264_cabac_sig8, [63], VIDK_H264_CABAC_SIG8)
 VIDK_CORE_TABLE(uint8_t, vidk_h264_cabac_last8, [63], VIDK_H264_CABAC_LAST8)
 
+/* Bins of one macroblock at most: 384 coefficients (Intra_16x16: DC 16 + 16 x 15 AC, inter:
+ * 256 luma; chroma 2 x 4 DC + 8 x 15 AC) of at most 48 bins each (significance, last, the
+ * level's UEG0 prefix 14 and suffix 31 for |level| <= 32768, the sign), 27 coded_block_flags,
+ * 16 partitions' two mvd components of at most 44 (prefix 9, UEG3 suffix 34 for int16
+ * vectors, sign), and 40 for the rest of the header: 19907. */
+#define VIDK_CABAC_MB_MAX_BINS 19907
+
 /* What a macroblock's neighbours read of it (written when it is coded). */
 typedef struct VidkCabacMb {
     uint8_t skip, intra, tx8, cbp, cpred;
@@ -34,41 +41,41 @@ typedef struct VidkCabacMb {
     uint16_t cbf4;      /* of the luma 4x4 blocks (8x8 blocks: their four): bit 4 y + x */
 } VidkCabacMb;
 
-/* A picture's CABAC state: the engine and the neighbours' data. */
+/* What the macroblocks of a picture leave for their neighbours. */
 typedef struct VidkCabacPic {
-    VidkCabac e;
     VidkCabacMb *mb; /* per macroblock, raster */
     uint8_t *amvd;   /* per luma 4x4 block, (mbw * 4) x (mbh * 4): |mvd| x, y (capped at 64) */
 } VidkCabacPic;
 
 /* mvd (quarter samples) of one component (9.3.2.3 UEG3, signed, uCoff 9; 9.3.3.1.1.7):
  * base 40 (x) or 47 (y), sum the neighbours' |mvd|. */
-VIDK_CORE void vidk_cabac_mvd(VidkCabac *e, int base, int sum, int v) {
+VIDK_CORE void vidk_cabac_mvd(VidkCabacBins *o, int base, int sum, int v) {
     const int a = v < 0 ? -v : v;
-    vidk_cabac_put(e, base + (sum < 3 ? 0 : sum > 32 ? 2 : 1), a != 0);
+    vidk_cabac_bin(o, base + (sum < 3 ? 0 : sum > 32 ? 2 : 1), a != 0);
     if (!a) return;
     const int p = a < 9 ? a : 9;
     for (int i = 1; i < p; i++)
-        vidk_cabac_put(e, base + (i + 2 < 6 ? i + 2 : 6), 1);
+        vidk_cabac_bin(o, base + (i + 2 < 6 ? i + 2 : 6), 1);
     if (a < 9) {
-        vidk_cabac_put(e, base + (p + 2 < 6 ? p + 2 : 6), 0);
+        vidk_cabac_bin(o, base + (p + 2 < 6 ? p + 2 : 6), 0);
     } else {
-        vidk_cabac_eg_bypass(e, a - 9, 3);
+        vidk_cabac_eg_bypass(o, a - 9, 3);
     }
-    vidk_cabac_bypass(e, v < 0);
+    vidk_cabac_bin(o, VIDK_CABAC_BYPASS, v < 0);
 }
 
 /* residual_block_cabac() (7.3.5.3.3) of the levels c[0..n-1] in scan order, ctxBlockCat
  * cat (0 Intra16x16DC, 1 Intra16x16AC, 2 luma 4x4, 3 chroma DC, 4 chroma AC, 5 luma 8x8);
  * cbf_inc: the coded_block_flag's ctxIdxInc (9.3.3.1.1.9), -1 for an 8x8 block (not coded
  * in 4:2:0: the cbp's bit). Returns the coded_block_flag. */
-VIDK_CORE int vidk_cabac_block(VidkCabac *e, int cat, const int16_t *c, int n, int cbf_inc) {
+VIDK_CORE int vidk_cabac_block(VidkCabacBins *o, int cat, const int16_t *c, int n,
+                               int cbf_inc) {
     int last = -1;
     for (int i = 0; i < n; i++)
         if (c[i]) last = i;
     if (cbf_inc >= 0) {
         const int cbf_off = 4 * cat; /* Table 9-40: 0, 4, 8, 12, 16 */
-        vidk_cabac_put(e, 85 + cbf_off + cbf_inc, last >= 0);
+        vidk_cabac_bin(o, 85 + cbf_off + cbf_inc, last >= 0);
     }
     if (last < 0) return 0;
     const int cat_off = cat == 0 ? 0 : cat == 1 ? 15 : cat == 2 ? 29 : cat == 3 ? 44 : 47;
@@ -78,12 +85,12 @@ VIDK_CORE int vidk_cabac_block(VidkCabac *e, int cat, const int16_t *c, int n, i
         const int s_ctx = cat == 5   ? 402 + VIDK_CORE_TAB(vidk_h264_cabac_sig8)[i]
                           : cat == 3 ? 105 + cat_off + (i < 2 ? i : 2)
                                      : 105 + cat_off + i;
-        vidk_cabac_put(e, s_ctx, sig);
+        vidk_cabac_bin(o, s_ctx, sig);
         if (sig) {
             const int l_ctx = cat == 5   ? 417 + VIDK_CORE_TAB(vidk_h264_cabac_last8)[i]
                               : cat == 3 ? 166 + cat_off + (i < 2 ? i : 2)
                                          : 166 + cat_off + i;
-            vidk_cabac_put(e, l_ctx, i == last);
+            vidk_cabac_bin(o, l_ctx, i == last);
             if (i == last) break;
         }
     }
@@ -91,22 +98,22 @@ VIDK_CORE int vidk_cabac_block(VidkCabac *e, int cat, const int16_t *c, int n, i
     for (int i = last; i >= 0; i--) {
         if (!c[i]) continue;
         const int a = (c[i] < 0 ? -c[i] : c[i]) - 1; /* coeff_abs_level_minus1, UEG0, 14 */
-        vidk_cabac_put(e, abs_base + (gt1 ? 0 : 1 + eq1 < 4 ? 1 + eq1 : 4), a != 0);
+        vidk_cabac_bin(o, abs_base + (gt1 ? 0 : 1 + eq1 < 4 ? 1 + eq1 : 4), a != 0);
         if (a) {
             const int lim = 4 - (cat == 3), inc = 5 + (gt1 < lim ? gt1 : lim);
             const int p = a < 14 ? a : 14;
             for (int k = 1; k < p; k++)
-                vidk_cabac_put(e, abs_base + inc, 1);
+                vidk_cabac_bin(o, abs_base + inc, 1);
             if (a < 14) {
-                vidk_cabac_put(e, abs_base + inc, 0);
+                vidk_cabac_bin(o, abs_base + inc, 0);
             } else {
-                vidk_cabac_eg_bypass(e, a - 14, 0);
+                vidk_cabac_eg_bypass(o, a - 14, 0);
             }
             gt1++;
         } else {
             eq1++;
         }
-        vidk_cabac_bypass(e, c[i] < 0);
+        vidk_cabac_bin(o, VIDK_CABAC_BYPASS, c[i] < 0);
     }
     return 1;
 }
@@ -118,11 +125,11 @@ VIDK_CORE int vidk_cabac_cbf_nb(const VidkCabacMb *n, int cur_intra, int flag) {
     return n ? flag : cur_intra;
 }
 
-/* One macroblock of a slice (c->row0: its first row), after the ones before it in the slice;
+/* The bins of one macroblock of a slice (c->row0: its first row) appended to o (at most
+ * VIDK_CABAC_MB_MAX_BINS), after the macroblocks before it in the slice (their data in cp);
  * last: the slice's last macroblock (end_of_slice_flag). */
-VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, int mby,
-                             int last) {
-    VidkCabac *e = &cp->e;
+VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, VidkCabacBins *o,
+                             int mbx, int mby, int last) {
     const int mbw = c->mbw, i = mby * mbw + mbx;
     const unsigned w = c->mbi[i];
     const int intra = !!(w & ENC_MBI_INTRA), tx8 = !intra && (w & ENC_MBI_TX8);
@@ -151,23 +158,23 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, i
             const VidkMv sm = vidk_h264_skip_mv(&nb);
             skip = sm.x == nb.in[0].x && sm.y == nb.in[0].y;
         }
-        vidk_cabac_put(e, 11 + (A && !A->skip) + (B && !B->skip), skip); /* mb_skip_flag */
+        vidk_cabac_bin(o, 11 + (A && !A->skip) + (B && !B->skip), skip); /* mb_skip_flag */
         if (skip) {
             m.skip = 1, m.tx8 = 0;
             cp->mb[i] = m;
-            vidk_cabac_terminate(e, last); /* end_of_slice_flag */
+            vidk_cabac_bin(o, VIDK_CABAC_TERM, last); /* end_of_slice_flag */
             return;
         }
         /* mb_type (Table 9-37, ctxIdx 14..17) */
-        vidk_cabac_put(e, 14, 0);
-        vidk_cabac_put(e, 15, mode == 1 || mode == 2);
-        vidk_cabac_put(e, mode == 1 || mode == 2 ? 17 : 16, mode == 1 || mode == 3);
+        vidk_cabac_bin(o, 14, 0);
+        vidk_cabac_bin(o, 15, mode == 1 || mode == 2);
+        vidk_cabac_bin(o, mode == 1 || mode == 2 ? 17 : 16, mode == 1 || mode == 3);
         if (mode == 3) /* sub_mb_type (Table 9-38, ctxIdx 21..23) */
             for (int q = 0; q < 4; q++) {
-                vidk_cabac_put(e, 21, sub[q] == 0);
+                vidk_cabac_bin(o, 21, sub[q] == 0);
                 if (sub[q]) {
-                    vidk_cabac_put(e, 22, sub[q] != 1);
-                    if (sub[q] != 1) vidk_cabac_put(e, 23, sub[q] == 2);
+                    vidk_cabac_bin(o, 22, sub[q] != 1);
+                    if (sub[q] != 1) vidk_cabac_bin(o, 23, sub[q] == 2);
                 }
             }
         int px[16], py[16], pw[16], pd[16];
@@ -183,8 +190,8 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, i
             const int x = px[k], y = py[k];
             const uint8_t *la = x ? amvd + y * as + 2 * (x - 1) : A ? amvd + y * as - 2 : 0;
             const uint8_t *lb = y ? amvd + (y - 1) * as + 2 * x : B ? amvd - as + 2 * x : 0;
-            vidk_cabac_mvd(e, 40, (la ? la[0] : 0) + (lb ? lb[0] : 0), dx[k]);
-            vidk_cabac_mvd(e, 47, (la ? la[1] : 0) + (lb ? lb[1] : 0), dy[k]);
+            vidk_cabac_mvd(o, 40, (la ? la[0] : 0) + (lb ? lb[0] : 0), dx[k]);
+            vidk_cabac_mvd(o, 47, (la ? la[1] : 0) + (lb ? lb[1] : 0), dy[k]);
             /* the partition's blocks take its |mvd| (its width pw, its height from order) */
             for (int yy = 0; yy < 4; yy++)
                 for (int xx = 0; xx < 4; xx++)
@@ -202,52 +209,52 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, i
                 x8 ? !((cbp >> (b8 - 1)) & 1) : A && (A->skip || !((A->cbp >> (b8 + 1)) & 1));
             const int cb =
                 y8 ? !((cbp >> (b8 - 2)) & 1) : B && (B->skip || !((B->cbp >> (b8 + 2)) & 1));
-            vidk_cabac_put(e, 73 + ca + 2 * cb, (cbp >> b8) & 1);
+            vidk_cabac_bin(o, 73 + ca + 2 * cb, (cbp >> b8) & 1);
         }
         const int ch = cbp >> 4;
         {
             const int ca = A && !A->skip && (A->cbp >> 4) != 0;
             const int cb = B && !B->skip && (B->cbp >> 4) != 0;
-            vidk_cabac_put(e, 77 + ca + 2 * cb, ch != 0);
+            vidk_cabac_bin(o, 77 + ca + 2 * cb, ch != 0);
             if (ch) {
                 const int ca2 = A && !A->skip && (A->cbp >> 4) == 2;
                 const int cb2 = B && !B->skip && (B->cbp >> 4) == 2;
-                vidk_cabac_put(e, 77 + 4 + ca2 + 2 * cb2, ch == 2);
+                vidk_cabac_bin(o, 77 + 4 + ca2 + 2 * cb2, ch == 2);
             }
         }
         const int tx8_allowed = mode != 3 || (!sub[0] && !sub[1] && !sub[2] && !sub[3]);
         if ((cbp & 15) && tx8_allowed) /* transform_size_8x8_flag (ctxIdx 399..401) */
-            vidk_cabac_put(e, 399 + (A && A->tx8) + (B && B->tx8), tx8);
+            vidk_cabac_bin(o, 399 + (A && A->tx8) + (B && B->tx8), tx8);
         if (!tx8_allowed || !(cbp & 15)) m.tx8 = 0;
     } else {
         if (!c->intra) { /* P slice: the prefix 1, the suffix from ctxIdx 17 */
-            vidk_cabac_put(e, 11 + (A && !A->skip) + (B && !B->skip), 0); /* mb_skip_flag */
-            vidk_cabac_put(e, 14, 1);
+            vidk_cabac_bin(o, 11 + (A && !A->skip) + (B && !B->skip), 0); /* mb_skip_flag */
+            vidk_cabac_bin(o, 14, 1);
         }
         const int base = c->intra ? 3 : 17, ch = cbp >> 4, pred = (int)(w & 3);
         /* mb_type (Table 9-36): not I_NxN, not I_PCM, luma, chroma, the prediction mode */
-        vidk_cabac_put(e, c->intra ? 3 + (A != 0) + (B != 0) : 17, 1);
-        vidk_cabac_terminate(e, 0);
-        vidk_cabac_put(e, base + (c->intra ? 3 : 1), (cbp & 15) != 0);
-        vidk_cabac_put(e, base + (c->intra ? 4 : 2), ch != 0);
-        if (ch) vidk_cabac_put(e, base + (c->intra ? 5 : 2), ch == 2);
-        vidk_cabac_put(e, base + (c->intra ? (ch ? 6 : 6) : 3), pred >> 1);
-        vidk_cabac_put(e, base + (c->intra ? 7 : 3), pred & 1);
+        vidk_cabac_bin(o, c->intra ? 3 + (A != 0) + (B != 0) : 17, 1);
+        vidk_cabac_bin(o, VIDK_CABAC_TERM, 0);
+        vidk_cabac_bin(o, base + (c->intra ? 3 : 1), (cbp & 15) != 0);
+        vidk_cabac_bin(o, base + (c->intra ? 4 : 2), ch != 0);
+        if (ch) vidk_cabac_bin(o, base + (c->intra ? 5 : 2), ch == 2);
+        vidk_cabac_bin(o, base + (c->intra ? (ch ? 6 : 6) : 3), pred >> 1);
+        vidk_cabac_bin(o, base + (c->intra ? 7 : 3), pred & 1);
         /* intra_chroma_pred_mode (TU, cMax 3; ctxIdx 64..67) */
         const int cp_mode = (int)(w >> 2) & 3;
         m.cpred = (uint8_t)cp_mode;
         const int ca = A && A->intra && A->cpred != 0, cb = B && B->intra && B->cpred != 0;
-        vidk_cabac_put(e, 64 + ca + cb, cp_mode != 0);
+        vidk_cabac_bin(o, 64 + ca + cb, cp_mode != 0);
         for (int k = 1; k <= cp_mode && k < 3; k++)
-            vidk_cabac_put(e, 64 + 3, k < cp_mode);
+            vidk_cabac_bin(o, 64 + 3, k < cp_mode);
     }
     m.cbp = (uint8_t)cbp;
-    if (cbp || intra) vidk_cabac_put(e, 60, 0); /* mb_qp_delta 0 (its previous one is 0) */
+    if (cbp || intra) vidk_cabac_bin(o, 60, 0); /* mb_qp_delta 0 (its previous one is 0) */
     /* residual (7.3.5.3) */
     if (intra) { /* Intra16x16DCLevel: its neighbours' DC blocks (Intra_16x16 only) */
         const int ca = vidk_cabac_cbf_nb(A, 1, A && A->intra && (A->cbf_dc & 1));
         const int cb = vidk_cabac_cbf_nb(B, 1, B && B->intra && (B->cbf_dc & 1));
-        m.cbf_dc |= (uint8_t)vidk_cabac_block(e, 0, lev[VIDK_H264S_P_DC], 16, ca + 2 * cb);
+        m.cbf_dc |= (uint8_t)vidk_cabac_block(o, 0, lev[VIDK_H264S_P_DC], 16, ca + 2 * cb);
     }
     if (tx8) {
         const uint8_t *zz8 = VIDK_CAVLC_TAB(zz8);
@@ -258,7 +265,7 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, i
                                 mbx * 16 + 8 * (q & 1);
             for (int k = 0; k < 64; k++)
                 v[k] = ly[(ptrdiff_t)(zz8[k] / 8) * c->W + zz8[k] % 8];
-            vidk_cabac_block(e, 5, v, 64, -1);
+            vidk_cabac_block(o, 5, v, 64, -1);
             const int bx = 2 * (q & 1), by = 2 * (q >> 1);
             m.cbf4 |= (uint16_t)(0x33u << (4 * by + bx));
         }
@@ -272,8 +279,8 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, i
             const int fb = by ? (m.cbf4 >> (4 * (by - 1) + bx)) & 1
                               : vidk_cabac_cbf_nb(B, intra, B && ((B->cbf4 >> (12 + bx)) & 1));
             const int16_t *l = lev[VIDK_H264S_P_LUMA + k];
-            const int f = intra ? vidk_cabac_block(e, 1, l + 1, 15, fa + 2 * fb)
-                                : vidk_cabac_block(e, 2, l, 16, fa + 2 * fb);
+            const int f = intra ? vidk_cabac_block(o, 1, l + 1, 15, fa + 2 * fb)
+                                : vidk_cabac_block(o, 2, l, 16, fa + 2 * fb);
             m.cbf4 |= (uint16_t)(f << (4 * by + bx));
         }
     }
@@ -283,7 +290,7 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, i
             const int ca = vidk_cabac_cbf_nb(A, intra, A && ((A->cbf_dc >> (1 + p)) & 1));
             const int cb = vidk_cabac_cbf_nb(B, intra, B && ((B->cbf_dc >> (1 + p)) & 1));
             m.cbf_dc |=
-                (uint8_t)(vidk_cabac_block(e, 3, lev[VIDK_H264S_P_CDC + p], 4, ca + 2 * cb)
+                (uint8_t)(vidk_cabac_block(o, 3, lev[VIDK_H264S_P_CDC + p], 4, ca + 2 * cb)
                           << (1 + p));
         }
     if (ch == 2)
@@ -296,12 +303,12 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, VidkCabacPic *cp, int mbx, i
                 const int fb =
                     by ? (m.cbf_cac[p] >> bx) & 1
                        : vidk_cabac_cbf_nb(B, intra, B && ((B->cbf_cac[p] >> (2 + bx)) & 1));
-                const int f = vidk_cabac_block(e, 4, lev[VIDK_H264S_P_CAC + 4 * p + b] + 1, 15,
+                const int f = vidk_cabac_block(o, 4, lev[VIDK_H264S_P_CAC + 4 * p + b] + 1, 15,
                                                fa + 2 * fb);
                 m.cbf_cac[p] |= (uint8_t)(f << (2 * by + bx));
             }
     cp->mb[i] = m;
-    vidk_cabac_terminate(e, last); /* end_of_slice_flag */
+    vidk_cabac_bin(o, VIDK_CABAC_TERM, last); /* end_of_slice_flag */
 }
 
 #endif
