@@ -1,9 +1,9 @@
 /* The CABAC engine of src/h264_cabac_core.h (bin by bin, and through a bin list) against a
- * decoding engine written here from the
- * standard (9.3.1.2, 9.3.3.2): random sequences of context-coded bins (biased per context, so
- * that the states reach both ends), bypass bins and terminate bins round-trip, the decoder's
- * contexts ending where the encoder's did; the initialisation against values worked out by
- * hand from 9.3.1.1; the last bit of a flushed engine is 1 (the rbsp_stop_one_bit). */
+ * decoding engine written here from the standard (9.3.1.2, 9.3.3.2): random sequences of
+ * context-coded bins (biased per context, so that the states reach both ends), bypass bins
+ * and terminate bins round-trip, the decoder's contexts ending where the encoder's did; the
+ * initialisation against values worked out by hand from 9.3.1.1; the last bit of a flushed
+ * engine is 1 (the rbsp_stop_one_bit). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
