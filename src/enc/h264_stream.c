@@ -362,7 +362,17 @@ typedef struct SliceJob {
     const VidkH264SliceHdr *h;
 } SliceJob;
 
-/* CABAC: slice k's RBSP into the buffer of row k (slices are independent of each other). */
+/* CABAC pass 1, one job per macroblock row: what each macroblock leaves for its neighbours. */
+static void cabac_info_row(void *arg, int r, int thread) {
+    (void)thread;
+    const SliceJob *j = arg;
+    const VidkH264sCtx c = mb_ctx(j->s, j->f, r);
+    for (int x = 0; x < j->s->mbw; x++)
+        vidk_cabac_mb_info(&c, &j->s->cp, x, r);
+}
+
+/* CABAC pass 2: slice k's RBSP into the buffer of row k (slices are independent of each
+ * other). */
 static void cabac_slice(void *arg, int k, int thread) {
     (void)thread;
     const SliceJob *j = arg;
@@ -515,15 +525,20 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
             if (!(row->buf = malloc(row->cap + 8))) return VIDK_ERR(ENOMEM);
         }
     }
-    if (s->cabac) { /* the slices, each a job */
+    if (s->cabac) { /* pass 1 by rows, then the slices, each a job */
         SliceJob sj = {s, f, &h};
-        if (pool)
+        if (pool) {
+            vidk_pool_run(pool, s->mbh, cabac_info_row, &sj);
             vidk_pool_run(pool, s->slices, cabac_slice, &sj);
-        else if (ctx)
+        } else if (ctx) {
+            ctx->ops.run(ctx, s->mbh, cabac_info_row, &sj);
             ctx->ops.run(ctx, s->slices, cabac_slice, &sj);
-        else
+        } else {
+            for (int r = 0; r < s->mbh; r++)
+                cabac_info_row(&sj, r, 0);
             for (int k = 0; k < s->slices; k++)
                 cabac_slice(&sj, k, 0);
+        }
     } else if (pool) {
         vidk_pool_run(pool, s->mbh, count_row, &j);
         vidk_pool_run(pool, s->mbh, code_row, &j);

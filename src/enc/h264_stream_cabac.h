@@ -125,82 +125,148 @@ VIDK_CORE int vidk_cabac_cbf_nb(const VidkCabacMb *n, int cur_intra, int flag) {
     return n ? flag : cur_intra;
 }
 
-/* The bins of one macroblock of a slice (c->row0: its first row) appended to o (at most
- * VIDK_CABAC_MB_MAX_BINS), after the macroblocks before it in the slice (their data in cp);
- * last: the slice's last macroblock (end_of_slice_flag). */
+/* An inter macroblock's partitions (vidk_h264_parts) and their mvd in quarter samples, from
+ * its vectors and their prediction (8.4.1.3); skip: coded as P_Skip (a 16x16 partition with
+ * no residual at the P_Skip vector). */
+typedef struct VidkCabacParts {
+    int mode, np, skip, sub[4], px[16], py[16], dx[16], dy[16];
+    int8_t order[16];
+} VidkCabacParts;
+
+VIDK_CORE void vidk_cabac_parts(const VidkH264sCtx *c, int mbx, int mby, int cbp,
+                                VidkCabacParts *P) {
+    const unsigned w = c->mbi[mby * c->mbw + mbx];
+    VidkH264MvNb nb;
+    vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh, c->row0,
+                        mbx, mby);
+    P->mode = (int)(w & 3);
+    for (int q = 0; q < 4; q++)
+        P->sub[q] = P->mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
+    P->skip = 0;
+    if (P->mode == 0 && !cbp) {
+        const VidkMv sm = vidk_h264_skip_mv(&nb);
+        P->skip = sm.x == nb.in[0].x && sm.y == nb.in[0].y;
+    }
+    int pw[16], pd[16];
+    P->np = vidk_h264_parts(P->mode, P->sub, P->px, P->py, pw, pd, P->order);
+    for (int k = 0; k < P->np; k++) {
+        const VidkMv p = vidk_h264_mvp(&nb, P->px[k], P->py[k], pw[k], pd[k], P->order, k);
+        const VidkMv v = nb.in[4 * P->py[k] + P->px[k]];
+        P->dx[k] = 4 * (v.x - p.x), P->dy[k] = 4 * (v.y - p.y);
+    }
+}
+
+/* The |mvd| map entry of luma block (x, y) of macroblock (mbx, mby). */
+VIDK_CORE uint8_t *vidk_cabac_amvd(const VidkCabacPic *cp, int mbw, int mbx, int mby, int x,
+                                   int y) {
+    return cp->amvd + (((size_t)mby * 4 + y) * (mbw * 4) + (size_t)mbx * 4 + x) * 2;
+}
+
+/* Pass 1, each macroblock on its own: what it leaves for its neighbours' contexts
+ * (cp->mb[i], its blocks' |mvd|): P_Skip, the cbp, the transform size as coded, the chroma
+ * prediction mode and every block's coded_block_flag, from its decision, vectors and levels. */
+VIDK_CORE void vidk_cabac_mb_info(const VidkH264sCtx *c, const VidkCabacPic *cp, int mbx,
+                                  int mby) {
+    const int mbw = c->mbw, i = mby * mbw + mbx;
+    const unsigned w = c->mbi[i];
+    const int intra = !!(w & ENC_MBI_INTRA), tx8 = !intra && (w & ENC_MBI_TX8);
+    int16_t lev[VIDK_H264S_PIECES][16];
+    uint8_t fl[VIDK_H264S_PIECES];
+    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra, tx8, 0, lev, fl), ch = cbp >> 4;
+    VidkCabacMb m;
+    m.skip = 0, m.intra = (uint8_t)intra, m.tx8 = 0, m.cbp = (uint8_t)cbp, m.cpred = 0;
+    m.cbf_dc = 0, m.cbf_cac[0] = m.cbf_cac[1] = 0, m.cbf4 = 0;
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++) {
+            uint8_t *a = vidk_cabac_amvd(cp, mbw, mbx, mby, x, y);
+            a[0] = a[1] = 0;
+        }
+    if (!intra) {
+        VidkCabacParts P;
+        vidk_cabac_parts(c, mbx, mby, cbp, &P);
+        if (P.skip) {
+            m.skip = 1;
+            cp->mb[i] = m;
+            return;
+        }
+        for (int y = 0; y < 4; y++)
+            for (int x = 0; x < 4; x++) {
+                const int k = P.order[4 * y + x];
+                const int ax = P.dx[k] < 0 ? -P.dx[k] : P.dx[k];
+                const int ay = P.dy[k] < 0 ? -P.dy[k] : P.dy[k];
+                uint8_t *a = vidk_cabac_amvd(cp, mbw, mbx, mby, x, y);
+                a[0] = (uint8_t)(ax < 64 ? ax : 64), a[1] = (uint8_t)(ay < 64 ? ay : 64);
+            }
+        const int tx8_allowed =
+            P.mode != 3 || (!P.sub[0] && !P.sub[1] && !P.sub[2] && !P.sub[3]);
+        m.tx8 = (uint8_t)(tx8 && tx8_allowed && (cbp & 15));
+    } else {
+        m.cpred = (uint8_t)((w >> 2) & 3);
+        m.cbf_dc = (uint8_t)(fl[VIDK_H264S_P_DC] & 1);
+    }
+    for (int k = 0; k < 16; k++) { /* the luma blocks' coded_block_flag */
+        const int bx = vidk_h264s_blk_x(k), by = vidk_h264s_blk_y(k);
+        const int on = (cbp >> (k >> 2)) & 1;
+        const int f = !on     ? 0
+                      : tx8   ? 1
+                      : intra ? (fl[VIDK_H264S_P_LUMA + k] >> 1) & 1
+                              : fl[VIDK_H264S_P_LUMA + k] & 1;
+        m.cbf4 |= (uint16_t)(f << (4 * by + bx));
+    }
+    for (int p = 0; p < 2; p++) {
+        if (ch) m.cbf_dc |= (uint8_t)((fl[VIDK_H264S_P_CDC + p] & 1) << (1 + p));
+        for (int b = 0; ch == 2 && b < 4; b++)
+            m.cbf_cac[p] |= (uint8_t)(((fl[VIDK_H264S_P_CAC + 4 * p + b] >> 1) & 1) << b);
+    }
+    cp->mb[i] = m;
+}
+
+/* Pass 2: the bins of one macroblock of a slice (c->row0: its first row) appended to o (at
+ * most VIDK_CABAC_MB_MAX_BINS), once pass 1 has run on it and on its left and upper
+ * neighbours; last: the slice's last macroblock (end_of_slice_flag). */
 VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, VidkCabacBins *o,
                              int mbx, int mby, int last) {
     const int mbw = c->mbw, i = mby * mbw + mbx;
     const unsigned w = c->mbi[i];
-    const int intra = !!(w & ENC_MBI_INTRA), tx8 = !intra && (w & ENC_MBI_TX8);
+    const VidkCabacMb m = cp->mb[i];
+    const int intra = m.intra, tx8 = !intra && (w & ENC_MBI_TX8);
     const VidkCabacMb *A = mbx > 0 ? &cp->mb[i - 1] : 0;
     const VidkCabacMb *B = mby > c->row0 ? &cp->mb[i - mbw] : 0;
-    VidkCabacMb m;
-    m.skip = 0, m.intra = (uint8_t)intra, m.tx8 = (uint8_t)tx8, m.cbp = 0, m.cpred = 0;
-    m.cbf_dc = 0, m.cbf_cac[0] = m.cbf_cac[1] = 0, m.cbf4 = 0;
+    if (!c->intra) /* mb_skip_flag (P slices) */
+        vidk_cabac_bin(o, 11 + (A && !A->skip) + (B && !B->skip), m.skip);
+    if (m.skip) {
+        vidk_cabac_bin(o, VIDK_CABAC_TERM, last); /* end_of_slice_flag */
+        return;
+    }
     int16_t lev[VIDK_H264S_PIECES][16];
-    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra, tx8, 0, lev);
-    uint8_t *amvd = cp->amvd + ((size_t)mby * 4 * (mbw * 4) + (size_t)mbx * 4) * 2;
-    const int as = mbw * 4 * 2; /* the map's row stride */
-    for (int y = 0; y < 4; y++)
-        for (int x = 0; x < 8; x++)
-            amvd[y * as + x] = 0;
+    uint8_t fl[VIDK_H264S_PIECES];
+    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra, tx8, 0, lev, fl), ch = cbp >> 4;
     if (!intra) {
-        VidkH264MvNb nb;
-        vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
-                            c->row0, mbx, mby);
-        const int mode = (int)(w & 3);
-        int sub[4];
-        for (int q = 0; q < 4; q++)
-            sub[q] = mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
-        int skip = 0;
-        if (mode == 0 && !cbp) {
-            const VidkMv sm = vidk_h264_skip_mv(&nb);
-            skip = sm.x == nb.in[0].x && sm.y == nb.in[0].y;
-        }
-        vidk_cabac_bin(o, 11 + (A && !A->skip) + (B && !B->skip), skip); /* mb_skip_flag */
-        if (skip) {
-            m.skip = 1, m.tx8 = 0;
-            cp->mb[i] = m;
-            vidk_cabac_bin(o, VIDK_CABAC_TERM, last); /* end_of_slice_flag */
-            return;
-        }
+        VidkCabacParts P;
+        vidk_cabac_parts(c, mbx, mby, cbp, &P);
+        const int mode = P.mode;
         /* mb_type (Table 9-37, ctxIdx 14..17) */
         vidk_cabac_bin(o, 14, 0);
         vidk_cabac_bin(o, 15, mode == 1 || mode == 2);
         vidk_cabac_bin(o, mode == 1 || mode == 2 ? 17 : 16, mode == 1 || mode == 3);
         if (mode == 3) /* sub_mb_type (Table 9-38, ctxIdx 21..23) */
             for (int q = 0; q < 4; q++) {
-                vidk_cabac_bin(o, 21, sub[q] == 0);
-                if (sub[q]) {
-                    vidk_cabac_bin(o, 22, sub[q] != 1);
-                    if (sub[q] != 1) vidk_cabac_bin(o, 23, sub[q] == 2);
+                vidk_cabac_bin(o, 21, P.sub[q] == 0);
+                if (P.sub[q]) {
+                    vidk_cabac_bin(o, 22, P.sub[q] != 1);
+                    if (P.sub[q] != 1) vidk_cabac_bin(o, 23, P.sub[q] == 2);
                 }
             }
-        int px[16], py[16], pw[16], pd[16];
-        int8_t order[16];
-        const int np = vidk_h264_parts(mode, sub, px, py, pw, pd, order);
-        int dx[16], dy[16];
-        for (int k = 0; k < np; k++) {
-            const VidkMv p = vidk_h264_mvp(&nb, px[k], py[k], pw[k], pd[k], order, k);
-            const VidkMv v = nb.in[4 * py[k] + px[k]];
-            dx[k] = 4 * (v.x - p.x), dy[k] = 4 * (v.y - p.y);
-        }
-        for (int k = 0; k < np; k++) { /* mvd_l0, with the neighbours' |mvd| (6.4.11.7) */
-            const int x = px[k], y = py[k];
-            const uint8_t *la = x ? amvd + y * as + 2 * (x - 1) : A ? amvd + y * as - 2 : 0;
-            const uint8_t *lb = y ? amvd + (y - 1) * as + 2 * x : B ? amvd - as + 2 * x : 0;
-            vidk_cabac_mvd(o, 40, (la ? la[0] : 0) + (lb ? lb[0] : 0), dx[k]);
-            vidk_cabac_mvd(o, 47, (la ? la[1] : 0) + (lb ? lb[1] : 0), dy[k]);
-            /* the partition's blocks take its |mvd| (its width pw, its height from order) */
-            for (int yy = 0; yy < 4; yy++)
-                for (int xx = 0; xx < 4; xx++)
-                    if (order[4 * yy + xx] == k) {
-                        const int ax = dx[k] < 0 ? -dx[k] : dx[k],
-                                  ay = dy[k] < 0 ? -dy[k] : dy[k];
-                        amvd[yy * as + 2 * xx] = (uint8_t)(ax < 64 ? ax : 64);
-                        amvd[yy * as + 2 * xx + 1] = (uint8_t)(ay < 64 ? ay : 64);
-                    }
+        for (int k = 0; k < P.np; k++) { /* mvd_l0, with the neighbours' |mvd| (6.4.11.7) */
+            const int x = P.px[k], y = P.py[k];
+            const uint8_t *la = x   ? vidk_cabac_amvd(cp, mbw, mbx, mby, x - 1, y)
+                                : A ? vidk_cabac_amvd(cp, mbw, mbx - 1, mby, 3, y)
+                                    : 0;
+            const uint8_t *lb = y   ? vidk_cabac_amvd(cp, mbw, mbx, mby, x, y - 1)
+                                : B ? vidk_cabac_amvd(cp, mbw, mbx, mby - 1, x, 3)
+                                    : 0;
+            vidk_cabac_mvd(o, 40, (la ? la[0] : 0) + (lb ? lb[0] : 0), P.dx[k]);
+            vidk_cabac_mvd(o, 47, (la ? la[1] : 0) + (lb ? lb[1] : 0), P.dy[k]);
         }
         /* coded_block_pattern: the luma prefix (ctxIdx 73..76), the chroma suffix (77..84) */
         for (int b8 = 0; b8 < 4; b8++) {
@@ -211,7 +277,6 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
                 y8 ? !((cbp >> (b8 - 2)) & 1) : B && (B->skip || !((B->cbp >> (b8 + 2)) & 1));
             vidk_cabac_bin(o, 73 + ca + 2 * cb, (cbp >> b8) & 1);
         }
-        const int ch = cbp >> 4;
         {
             const int ca = A && !A->skip && (A->cbp >> 4) != 0;
             const int cb = B && !B->skip && (B->cbp >> 4) != 0;
@@ -222,39 +287,33 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
                 vidk_cabac_bin(o, 77 + 4 + ca2 + 2 * cb2, ch == 2);
             }
         }
-        const int tx8_allowed = mode != 3 || (!sub[0] && !sub[1] && !sub[2] && !sub[3]);
+        const int tx8_allowed = mode != 3 || (!P.sub[0] && !P.sub[1] && !P.sub[2] && !P.sub[3]);
         if ((cbp & 15) && tx8_allowed) /* transform_size_8x8_flag (ctxIdx 399..401) */
             vidk_cabac_bin(o, 399 + (A && A->tx8) + (B && B->tx8), tx8);
-        if (!tx8_allowed || !(cbp & 15)) m.tx8 = 0;
     } else {
-        if (!c->intra) { /* P slice: the prefix 1, the suffix from ctxIdx 17 */
-            vidk_cabac_bin(o, 11 + (A && !A->skip) + (B && !B->skip), 0); /* mb_skip_flag */
-            vidk_cabac_bin(o, 14, 1);
-        }
-        const int base = c->intra ? 3 : 17, ch = cbp >> 4, pred = (int)(w & 3);
+        if (!c->intra) vidk_cabac_bin(o, 14, 1); /* P slice: the prefix 1, then the suffix */
+        const int base = c->intra ? 3 : 17, pred = (int)(w & 3);
         /* mb_type (Table 9-36): not I_NxN, not I_PCM, luma, chroma, the prediction mode */
         vidk_cabac_bin(o, c->intra ? 3 + (A != 0) + (B != 0) : 17, 1);
         vidk_cabac_bin(o, VIDK_CABAC_TERM, 0);
         vidk_cabac_bin(o, base + (c->intra ? 3 : 1), (cbp & 15) != 0);
         vidk_cabac_bin(o, base + (c->intra ? 4 : 2), ch != 0);
         if (ch) vidk_cabac_bin(o, base + (c->intra ? 5 : 2), ch == 2);
-        vidk_cabac_bin(o, base + (c->intra ? (ch ? 6 : 6) : 3), pred >> 1);
+        vidk_cabac_bin(o, base + (c->intra ? 6 : 3), pred >> 1);
         vidk_cabac_bin(o, base + (c->intra ? 7 : 3), pred & 1);
         /* intra_chroma_pred_mode (TU, cMax 3; ctxIdx 64..67) */
-        const int cp_mode = (int)(w >> 2) & 3;
-        m.cpred = (uint8_t)cp_mode;
+        const int cp_mode = m.cpred;
         const int ca = A && A->intra && A->cpred != 0, cb = B && B->intra && B->cpred != 0;
         vidk_cabac_bin(o, 64 + ca + cb, cp_mode != 0);
         for (int k = 1; k <= cp_mode && k < 3; k++)
             vidk_cabac_bin(o, 64 + 3, k < cp_mode);
     }
-    m.cbp = (uint8_t)cbp;
     if (cbp || intra) vidk_cabac_bin(o, 60, 0); /* mb_qp_delta 0 (its previous one is 0) */
-    /* residual (7.3.5.3) */
+    /* residual (7.3.5.3): coded_block_flag from the neighbouring blocks (pass 1's flags) */
     if (intra) { /* Intra16x16DCLevel: its neighbours' DC blocks (Intra_16x16 only) */
         const int ca = vidk_cabac_cbf_nb(A, 1, A && A->intra && (A->cbf_dc & 1));
         const int cb = vidk_cabac_cbf_nb(B, 1, B && B->intra && (B->cbf_dc & 1));
-        m.cbf_dc |= (uint8_t)vidk_cabac_block(o, 0, lev[VIDK_H264S_P_DC], 16, ca + 2 * cb);
+        vidk_cabac_block(o, 0, lev[VIDK_H264S_P_DC], 16, ca + 2 * cb);
     }
     if (tx8) {
         const uint8_t *zz8 = VIDK_CAVLC_TAB(zz8);
@@ -266,8 +325,6 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
             for (int k = 0; k < 64; k++)
                 v[k] = ly[(ptrdiff_t)(zz8[k] / 8) * c->W + zz8[k] % 8];
             vidk_cabac_block(o, 5, v, 64, -1);
-            const int bx = 2 * (q & 1), by = 2 * (q >> 1);
-            m.cbf4 |= (uint16_t)(0x33u << (4 * by + bx));
         }
     } else {
         for (int k = 0; k < 16; k++) {
@@ -279,19 +336,17 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
             const int fb = by ? (m.cbf4 >> (4 * (by - 1) + bx)) & 1
                               : vidk_cabac_cbf_nb(B, intra, B && ((B->cbf4 >> (12 + bx)) & 1));
             const int16_t *l = lev[VIDK_H264S_P_LUMA + k];
-            const int f = intra ? vidk_cabac_block(o, 1, l + 1, 15, fa + 2 * fb)
-                                : vidk_cabac_block(o, 2, l, 16, fa + 2 * fb);
-            m.cbf4 |= (uint16_t)(f << (4 * by + bx));
+            if (intra)
+                vidk_cabac_block(o, 1, l + 1, 15, fa + 2 * fb);
+            else
+                vidk_cabac_block(o, 2, l, 16, fa + 2 * fb);
         }
     }
-    const int ch = cbp >> 4;
     if (ch)
         for (int p = 0; p < 2; p++) {
             const int ca = vidk_cabac_cbf_nb(A, intra, A && ((A->cbf_dc >> (1 + p)) & 1));
             const int cb = vidk_cabac_cbf_nb(B, intra, B && ((B->cbf_dc >> (1 + p)) & 1));
-            m.cbf_dc |=
-                (uint8_t)(vidk_cabac_block(o, 3, lev[VIDK_H264S_P_CDC + p], 4, ca + 2 * cb)
-                          << (1 + p));
+            vidk_cabac_block(o, 3, lev[VIDK_H264S_P_CDC + p], 4, ca + 2 * cb);
         }
     if (ch == 2)
         for (int p = 0; p < 2; p++)
@@ -303,11 +358,8 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
                 const int fb =
                     by ? (m.cbf_cac[p] >> bx) & 1
                        : vidk_cabac_cbf_nb(B, intra, B && ((B->cbf_cac[p] >> (2 + bx)) & 1));
-                const int f = vidk_cabac_block(o, 4, lev[VIDK_H264S_P_CAC + 4 * p + b] + 1, 15,
-                                               fa + 2 * fb);
-                m.cbf_cac[p] |= (uint8_t)(f << (2 * by + bx));
+                vidk_cabac_block(o, 4, lev[VIDK_H264S_P_CAC + 4 * p + b] + 1, 15, fa + 2 * fb);
             }
-    cp->mb[i] = m;
     vidk_cabac_bin(o, VIDK_CABAC_TERM, last); /* end_of_slice_flag */
 }
 

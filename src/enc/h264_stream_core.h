@@ -381,10 +381,10 @@ VIDK_CORE int vidk_h264s_head(const VidkH264sCtx *c, VidkBits *b, const VidkH264
 }
 
 /* The levels of every piece j >= 1 of a macroblock (lev[j], vidk_h264s_piece_lev, or its
- * _tc form after pass 1 when tc) and its coded_block_pattern. */
+ * _tc form after pass 1 when tc), their flags (fl[j]) and its coded_block_pattern. */
 VIDK_CORE int vidk_h264s_mb_levels(const VidkH264sCtx *c, int mbx, int mby, int intra16,
-                                   int tx8, int tc, int16_t lev[VIDK_H264S_PIECES][16]) {
-    uint8_t fl[VIDK_H264S_PIECES];
+                                   int tx8, int tc, int16_t lev[VIDK_H264S_PIECES][16],
+                                   uint8_t *fl) {
     fl[0] = 0;
     for (int j = 1; j < VIDK_H264S_PIECES; j++)
         fl[j] = (uint8_t)(tc ? vidk_h264s_piece_lev_tc(c, mbx, mby, intra16, tx8, j, lev[j])
@@ -398,7 +398,8 @@ VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, in
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     const int intra16 = !!(w & ENC_MBI_INTRA), tx8 = !!(w & ENC_MBI_TX8);
     int16_t lev[VIDK_H264S_PIECES][16];
-    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra16, tx8, 1, lev);
+    uint8_t fl[VIDK_H264S_PIECES];
+    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra16, tx8, 1, lev, fl);
     VidkH264MvNb nb;
     if (!intra16)
         vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
