@@ -268,7 +268,19 @@ static VidkH264sCtx mb_ctx(VidkH264Stream *s, const VidkH264StreamFrame *f, int 
 typedef struct Job {
     VidkH264Stream *s;
     const VidkH264StreamFrame *f;
+    const VidkH264SliceHdr *h; /* the picture's slice header */
 } Job;
+
+/* n jobs on the pool when given, else on ctx's runner, else one after another. */
+static void run_jobs(VidkContext *ctx, VidkThreadPool *pool, int n, VidkJobFn fn, void *arg) {
+    if (pool)
+        vidk_pool_run(pool, n, fn, arg);
+    else if (ctx)
+        ctx->ops.run(ctx, n, fn, arg);
+    else
+        for (int k = 0; k < n; k++)
+            fn(arg, k, 0);
+}
 
 /* Pass 1, one job per macroblock row: the TotalCoeff maps. */
 static void count_row(void *arg, int r, int thread) {
@@ -356,16 +368,10 @@ static void write_slice_cabac(VidkH264Stream *s, const VidkH264StreamFrame *f,
         vidk_put_bits(b, 16, 0); /* cabac_zero_word */
 }
 
-typedef struct SliceJob {
-    VidkH264Stream *s;
-    const VidkH264StreamFrame *f;
-    const VidkH264SliceHdr *h;
-} SliceJob;
-
 /* CABAC pass 1, one job per macroblock row: what each macroblock leaves for its neighbours. */
 static void cabac_info_row(void *arg, int r, int thread) {
     (void)thread;
-    const SliceJob *j = arg;
+    const Job *j = arg;
     const VidkH264sCtx c = mb_ctx(j->s, j->f, r);
     for (int x = 0; x < j->s->mbw; x++)
         vidk_cabac_mb_info(&c, &j->s->cp, x, r);
@@ -375,7 +381,7 @@ static void cabac_info_row(void *arg, int r, int thread) {
  * other). */
 static void cabac_slice(void *arg, int k, int thread) {
     (void)thread;
-    const SliceJob *j = arg;
+    const Job *j = arg;
     VidkH264Stream *s = j->s;
     Row *row = &s->rows[k];
     uint16_t *bins = malloc(VIDK_CABAC_MB_MAX_BINS * sizeof(*bins));
@@ -516,7 +522,7 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
     VidkH264SliceHdr h;
     vidk_h264_stream_slice_hdr(s, f->index, f->intra, &h);
     start_picture(s, f->index, f->intra);
-    Job j = {s, f};
+    Job j = {s, f, &h};
     for (int r = 0; r < s->mbh; r++) {
         Row *row = &s->rows[r];
         row->err = 0;
@@ -526,30 +532,11 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
         }
     }
     if (s->cabac) { /* pass 1 by rows, then the slices, each a job */
-        SliceJob sj = {s, f, &h};
-        if (pool) {
-            vidk_pool_run(pool, s->mbh, cabac_info_row, &sj);
-            vidk_pool_run(pool, s->slices, cabac_slice, &sj);
-        } else if (ctx) {
-            ctx->ops.run(ctx, s->mbh, cabac_info_row, &sj);
-            ctx->ops.run(ctx, s->slices, cabac_slice, &sj);
-        } else {
-            for (int r = 0; r < s->mbh; r++)
-                cabac_info_row(&sj, r, 0);
-            for (int k = 0; k < s->slices; k++)
-                cabac_slice(&sj, k, 0);
-        }
-    } else if (pool) {
-        vidk_pool_run(pool, s->mbh, count_row, &j);
-        vidk_pool_run(pool, s->mbh, code_row, &j);
-    } else if (ctx) {
-        ctx->ops.run(ctx, s->mbh, count_row, &j);
-        ctx->ops.run(ctx, s->mbh, code_row, &j);
-    } else {
-        for (int r = 0; r < s->mbh; r++)
-            count_row(&j, r, 0);
-        for (int r = 0; r < s->mbh; r++)
-            code_row(&j, r, 0);
+        run_jobs(ctx, pool, s->mbh, cabac_info_row, &j);
+        run_jobs(ctx, pool, s->slices, cabac_slice, &j);
+    } else { /* the TotalCoeff maps, then the macroblocks, by rows */
+        run_jobs(ctx, pool, s->mbh, count_row, &j);
+        run_jobs(ctx, pool, s->mbh, code_row, &j);
     }
     for (int r = 0; r < s->mbh; r++)
         if (s->rows[r].err < 0) return s->rows[r].err;
