@@ -75,6 +75,7 @@ if [ -x "$BE" ] && has encode; then
         --source real >"$L/encode.txt" 2>&1
     echo "encode exit $?" >>"$summary"
 fi
-(cd "$L" && tar czf logs.tgz check stream rd*.txt speed.txt encode.txt dpkg.txt 2>/dev/null &&
+(cd "$L" && tar czf logs.tgz --ignore-failed-read check stream rd*.txt speed.txt encode.txt \
+    dpkg.txt 2>/dev/null
     rm -rf check stream rd*.txt speed.txt encode.txt dpkg.txt)
 cat "$summary"
