@@ -66,7 +66,7 @@ mut h264_plane_round src/enc/enc_core.h \
 mut stream_cac_first src/enc/h264_stream_core.h \
     'n = 15, first = 1, tc = c->tcc[p]' 'n = 15, first = 0, tc = c->tcc[p]'
 mut cabac_skip_tx8 src/enc/h264_stream_cabac.h \
-    'm.skip = 1, m.tx8 = 0;' 'm.skip = 1;'
+    'm.tx8 = 0, m.cbp = (uint8_t)cbp' 'm.tx8 = (uint8_t)tx8, m.cbp = (uint8_t)cbp'
 mut cabac_mvd_ctx src/enc/h264_stream_cabac.h \
     'sum > 32 ? 2 : 1' 'sum >= 32 ? 2 : 1'
 mut mvnb_own_vector src/enc/h264_mvp_core.h \
