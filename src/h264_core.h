@@ -303,4 +303,61 @@ VIDK_CORE int vidk_h264_quant(int len, int16_t *lev, const int32_t *w, const int
     return nz;
 }
 
+/* ---- luma sample interpolation (8.4.2.2.1) ----------------------------------------- */
+
+/* The 6-tap filter (1, -5, 20, 20, -5, 1) of 8.4.2.2.1 over six consecutive samples. */
+VIDK_CORE int vidk_h264_tap6(int a, int b, int c, int d, int e, int f) {
+    return a - 5 * b + 20 * c + 20 * d - 5 * e + f;
+}
+
+VIDK_CORE int vidk_h264_clip255(int v) {
+    return v < 0 ? 0 : v > 255 ? 255 : v;
+}
+
+/* The half-sample values at integer position (x, y) of a w x h luma picture r (stride s),
+ * whose samples outside it are those of the nearest edge (8.4.2.2.1, the clipped xZL / yZL
+ * of 8-228 and 8-229): o[0] = b (x + 1/2, y), o[1] = h (x, y + 1/2), o[2] = j (x + 1/2,
+ * y + 1/2), each Clip1 of the rounded filter sum (j from the unrounded intermediate b1
+ * values of rows y - 2 .. y + 3, 8-243). */
+VIDK_CORE void vidk_h264_hpel3(const uint8_t *r, ptrdiff_t s, int w, int h, int x, int y,
+                               uint8_t *o) {
+    int cx[6], cy[6];
+    for (int k = 0; k < 6; k++) {
+        const int xx = x - 2 + k, yy = y - 2 + k;
+        cx[k] = xx < 0 ? 0 : xx >= w ? w - 1 : xx;
+        cy[k] = yy < 0 ? 0 : yy >= h ? h - 1 : yy;
+    }
+    int b1[6]; /* the horizontal sums of rows y - 2 .. y + 3 */
+    for (int k = 0; k < 6; k++) {
+        const uint8_t *row = r + (ptrdiff_t)cy[k] * s;
+        b1[k] = vidk_h264_tap6(row[cx[0]], row[cx[1]], row[cx[2]], row[cx[3]], row[cx[4]],
+                               row[cx[5]]);
+    }
+    const int c = cx[2];
+    const int h1 = vidk_h264_tap6(r[(ptrdiff_t)cy[0] * s + c], r[(ptrdiff_t)cy[1] * s + c],
+                                  r[(ptrdiff_t)cy[2] * s + c], r[(ptrdiff_t)cy[3] * s + c],
+                                  r[(ptrdiff_t)cy[4] * s + c], r[(ptrdiff_t)cy[5] * s + c]);
+    const int j1 = vidk_h264_tap6(b1[0], b1[1], b1[2], b1[3], b1[4], b1[5]);
+    o[0] = (uint8_t)vidk_h264_clip255((b1[2] + 16) >> 5);
+    o[1] = (uint8_t)vidk_h264_clip255((h1 + 16) >> 5);
+    o[2] = (uint8_t)vidk_h264_clip255((j1 + 512) >> 10);
+}
+
+/* Table 8-12 with 8-250 .. 8-261: the luma sample at quarter-sample fraction (xFrac, yFrac)
+ * from integer position (x, y) is (A + B + 1) >> 1 of two full- or half-sample values (A ==
+ * B where the fraction is a full or half one). Entry 4 xFrac + yFrac holds A and B as
+ * codes: bits 0-1 the kind (0 G full sample, 1 b, 2 h, 3 j as vidk_h264_hpel3), bit 2 one
+ * sample right (x + 1), bit 3 one sample down (y + 1): H = G right, M = G down, s = b down,
+ * m = h right. */
+#define VIDK_H264_QPEL_SRC                                                                     \
+    {                                                                                          \
+        {0, 0}, {0, 2}, {2, 2}, {8, 2},     /* 0 0 G, 0 1 d, 0 2 h, 0 3 n */                   \
+            {0, 1}, {1, 2}, {2, 3}, {2, 9}, /* 1 0 a, 1 1 e, 1 2 i, 1 3 p */                   \
+            {1, 1}, {1, 3}, {3, 3}, {3, 9}, /* 2 0 b, 2 1 f, 2 2 j, 2 3 q */                   \
+            {4, 1}, {1, 6}, {3, 6}, {                                                          \
+            6, 9                                                                               \
+        } /* 3 0 c, 3 1 g, 3 2 k, 3 3 r */                                                     \
+    }
+VIDK_CORE_TABLE(uint8_t, vidk_h264_qpel_src, [16][2], VIDK_H264_QPEL_SRC)
+
 #endif

@@ -270,11 +270,12 @@ static void check_moved(VidkCodec codec, int qp, int W, int H, const VidkMv *mv4
         fprintf(stderr, "\n");
         CHECK(0);
     }
-    for (int i = 0; i < (W / 4) * (H / 4); i++)
-        if (r.maps.mv[i].x != mv4[i].x || r.maps.mv[i].y != mv4[i].y) {
+    for (int i = 0; i < (W / 4) * (H / 4);
+         i++) /* quarter samples: 4 x the whole-sample moves */
+        if (r.maps.mv[i].x != 4 * mv4[i].x || r.maps.mv[i].y != 4 * mv4[i].y) {
             fprintf(stderr, "%s QP %d: 4x4 block (%d, %d) vector (%d, %d), expected (%d, %d)\n",
                     what, qp, i % (W / 4), i / (W / 4), r.maps.mv[i].x, r.maps.mv[i].y,
-                    mv4[i].x, mv4[i].y);
+                    4 * mv4[i].x, 4 * mv4[i].y);
             CHECK(0);
             break;
         }
@@ -445,8 +446,8 @@ static void test_h264_partitions(void) {
                 break;
             }
         }
-    /* bits_mv: the CAVLC length of every mvd (quarter-sample units, se(4 d)) against the
-     * standard's predictor */
+    /* bits_mv: the CAVLC length of every mvd (quarter-sample units: se(4 d) for the
+     * whole-sample moves d) against the standard's predictor */
     int64_t bits_mv = 0;
     for (int my = 0; my < H / 16; my++)
         for (int mx = 0; mx < W / 16; mx++) {
@@ -466,17 +467,20 @@ static void test_h264_partitions(void) {
 }
 
 /* The P_Skip candidate of the H.264 decision (docs/ENCODE.md §7), on a hand-made frame of
- * 3 x 3 macroblocks: the centre macroblock's search found (mx, my) for 16x16 at distortion
- * d16 (every other partition costs 1000), its neighbours' vectors of the previous pass are
- * A (left), B (above), C (above right), D (above left). The planes are flat (the P_Skip
- * candidate's SATD is 0 at any vector) or the reference is noise. Costs: lambda x (ue(mb_type)
- * + the mvds' se(4 d) lengths) with 8.4.1.1 / 8.4.1.3 predictors, computed by hand below. */
+ * 3 x 3 macroblocks: the centre macroblock's 16x16 partition has the (refined) vector me16
+ * at distortion d16 (every other partition costs 1000), its neighbours' vectors of the
+ * previous pass are A (left), B (above), C (above right), D (above left), all in quarter
+ * samples. The planes are flat (the P_Skip candidate's SATD is 0 at any vector) or the
+ * reference is noise. Costs: lambda x (ue(mb_type) + the mvds' se(d) lengths) with 8.4.1.1 /
+ * 8.4.1.3 predictors, computed by hand below. */
 static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, VidkMv me16,
                       uint32_t d16, int noise_ref, int want_word, VidkMv want) {
     enum { W = 48, H = 48 };
     static uint8_t src[W * H], ref[W * H];
     static VidkMeResult res[VIDK_BLOCK_COUNT][16 * 16];
     static uint32_t dist[9 * ENC_H264_DIST_N], skipc[9 * 2];
+    static VidkMv part_mv[9 * VIDK_ME_NPART];
+    static uint8_t qpl[3 * 64 * (H + 5)];
     static VidkMv mvi[(W / 4) * (H / 4)], mvo[(W / 4) * (H / 4)];
     static uint16_t mbi[9], mbo[9];
     EncFrame f;
@@ -495,7 +499,13 @@ static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, 
         f.me[bs] = res[bs];
         f.me_gw[bs] = W / vidk_block_width((VidkBlockSize)bs);
     }
-    res[VIDK_BLOCK_16x16][1 * f.me_gw[VIDK_BLOCK_16x16] + 1].mv = me16;
+    memset(part_mv, 0, sizeof(part_mv));
+    part_mv[4 * VIDK_ME_NPART + VIDK_ME_PART_16x16] = me16;
+    f.part_mv = part_mv;
+    f.qpl = qpl, f.qps = 64, f.qpn = 64 * (H + 5); /* the half-sample planes of ref */
+    for (int y = -3; y <= H + 1; y++)
+        for (int x = -3; x <= W + 1; x++)
+            enc_h264_qpl_fill(&f, qpl, x, y);
     for (int i = 0; i < 9 * ENC_H264_DIST_N; i++)
         dist[i] = 1000;
     dist[4 * ENC_H264_DIST_N + 40] = d16;
@@ -519,13 +529,13 @@ static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, 
 static void test_h264_skip(void) {
     const VidkMv z = {0, 0}, v = {3, 1}, two = {2, 0}, four = {4, 0};
     /* A = B = C = (3, 1): P_Skip vector (3, 1) at 4 x (1 + 1 + 1) = 12 against 16x16 at
-     * (0, 0): d16 + 4 x (1 + se(-12) 9 + se(-4) 7) = d16 + 68. */
+     * (0, 0): d16 + 4 x (1 + se(-3) 5 + se(-1) 3) = d16 + 36. */
     skip_case("flat, d16 100", v, v, v, z, z, 100, 0, 0, v);
     skip_case("flat, d16 0", v, v, v, z, z, 0, 0, 0, v);
-    /* A noise reference: the P_Skip candidate's SATD is far above 68. */
+    /* A noise reference: the P_Skip candidate's SATD is far above 36. */
     skip_case("noise", v, v, v, z, z, 0, 1, 0, z);
     /* A = (0, 0) makes the P_Skip vector (0, 0) while the 16x16 predictor is median(0, 2, 2)
-     * = (2, 0): P_Skip costs 4 x (1 + se(-8) 9 + 1), 16x16 at (4, 0) 4 x (1 + se(8) 9 + 1):
+     * = (2, 0): P_Skip costs 4 x (1 + se(-2) 5 + 1), 16x16 at (4, 0) 4 x (1 + se(2) 5 + 1):
      * a tie, which P_Skip wins. */
     skip_case("tie", z, two, two, z, four, 0, 0, 0, z);
 }
@@ -1140,7 +1150,7 @@ static void test_h264_transform_size(void) {
                 }
             }
             for (int i = 0; i < (W / 4) * (H / 4); i++) /* the vectors as moved */
-                CHECK(r.maps.mv[i].x == mv4[i].x && r.maps.mv[i].y == mv4[i].y);
+                CHECK(r.maps.mv[i].x == 4 * mv4[i].x && r.maps.mv[i].y == 4 * mv4[i].y);
         }
     }
     vidk_picture_free(&f0);

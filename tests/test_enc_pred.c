@@ -736,20 +736,76 @@ static void hevc_avail_known(void) {
 
 /* ================================================================== motion compensation */
 
-/* H.264 8.4.2.2.1 (full-sample luma) / H.265 8.5.3.3.3.2 at full positions + 8.5.3.3.4.2:
- * the sample at the clamped integer position. Luma vectors here are integers: mvLX =
- * 4 * mv in quarter-sample units, so xFracL = 0. */
+/* The 6-tap filter of H.264 8.4.2.2.1 (tap values E - 5F + 20G + 20H - 5I + J). */
+static int tap6(int e, int f, int g, int h, int i, int j) {
+    return e - 5 * f + 20 * g + 20 * h - 5 * i + j;
+}
+
+static int clip1(int v) {
+    return Clip3(0, 255, v);
+}
+
+/* H.264 8.4.2.2.1 written out for the sample at (xL, yL) + mvLX (quarter samples, the loop's
+ * vectors; HEVC's are whole samples x 4: xFracL = 0, H.265 8.5.3.3.3.2 at full positions):
+ * reference samples at clamped positions (8-228, 8-229); the intermediate values b1, h1 of
+ * the filter at the rows / columns around, j1 from the vertical intermediates h1 of the six
+ * columns (8-242; the implementation filters the b1 of six rows, 8-243: the two agree),
+ * then Table 8-12's choice with 8-250 .. 8-261. */
 static int ref_luma(const uint8_t *r, int stride, int W, int H, int xL, int yL, VidkMv mv) {
-    const int mvx = 4 * mv.x, mvy = 4 * mv.y;
-    const int xInt = xL + Shr(mvx, 2), yInt = yL + Shr(mvy, 2);
-    return r[Clip3(0, H - 1, yInt) * stride + Clip3(0, W - 1, xInt)];
+    const int xInt = xL + Shr(mv.x, 2), yInt = yL + Shr(mv.y, 2);
+    const int xFrac = Low(mv.x, 2), yFrac = Low(mv.y, 2);
+#define P(dx, dy) ((int)r[Clip3(0, H - 1, yInt + (dy)) * stride + Clip3(0, W - 1, xInt + (dx))])
+#define B1(dy)    tap6(P(-2, dy), P(-1, dy), P(0, dy), P(1, dy), P(2, dy), P(3, dy))
+#define H1(dx)    tap6(P(dx, -2), P(dx, -1), P(dx, 0), P(dx, 1), P(dx, 2), P(dx, 3))
+    const int G = P(0, 0), Hs = P(1, 0), M = P(0, 1);
+    const int b = clip1((B1(0) + 16) >> 5), h = clip1((H1(0) + 16) >> 5);
+    const int s = clip1((B1(1) + 16) >> 5), m = clip1((H1(1) + 16) >> 5);
+    const int j1 = tap6(H1(-2), H1(-1), H1(0), H1(1), H1(2), H1(3));
+    const int j = clip1((j1 + 512) >> 10);
+#undef P
+#undef B1
+#undef H1
+    switch (xFrac * 4 + yFrac) {
+    case 0:
+        return G;
+    case 1:
+        return (G + h + 1) >> 1; /* d */
+    case 2:
+        return h;
+    case 3:
+        return (M + h + 1) >> 1; /* n */
+    case 4:
+        return (G + b + 1) >> 1; /* a */
+    case 5:
+        return (b + h + 1) >> 1; /* e */
+    case 6:
+        return (h + j + 1) >> 1; /* i */
+    case 7:
+        return (h + s + 1) >> 1; /* p */
+    case 8:
+        return b;
+    case 9:
+        return (b + j + 1) >> 1; /* f */
+    case 10:
+        return j;
+    case 11:
+        return (j + s + 1) >> 1; /* q */
+    case 12:
+        return (Hs + b + 1) >> 1; /* c */
+    case 13:
+        return (b + m + 1) >> 1; /* g */
+    case 14:
+        return (j + m + 1) >> 1; /* k */
+    default:
+        return (m + s + 1) >> 1; /* r */
+    }
 }
 
 /* H.264 8.4.2.2.2, ChromaArrayType 1, frame macroblocks: mvCLX = mvLX (8.4.1.4) in units
  * of 1/8 chroma sample; (xC, yC) is the chroma sample position in the picture. */
 static int ref_h264_chroma(const uint8_t *r, int stride, int wC, int hC, int xC, int yC,
                            VidkMv mv) {
-    const int mvCx = 4 * mv.x, mvCy = 4 * mv.y;
+    const int mvCx = mv.x, mvCy = mv.y;
     const int xIntC = xC + Shr(mvCx, 3), yIntC = yC + Shr(mvCy, 3);
     const int xFracC = Low(mvCx, 3), yFracC = Low(mvCy, 3);
     const int xA = Clip3(0, wC - 1, xIntC), xB = Clip3(0, wC - 1, xIntC + 1);
@@ -773,7 +829,7 @@ static const int fC[8][4] = {{0, 64, 0, 0},    {-2, 58, 10, -2}, {-4, 54, 16, -2
 static int ref_hevc_chroma(const uint8_t *r, int stride, int wC, int hC, int xC, int yC,
                            VidkMv mv) {
     const int shift1 = 8 - 8, shift2 = 6, shift3 = 14 - 8;
-    const int mvCx = 4 * mv.x, mvCy = 4 * mv.y;
+    const int mvCx = mv.x, mvCy = mv.y;
     const int xIntC = xC + Shr(mvCx, 3), yIntC = yC + Shr(mvCy, 3);
     const int xFracC = Low(mvCx, 3), yFracC = Low(mvCy, 3);
 #define REFC(xx, yy) ((int)r[Clip3(0, hC - 1, (yy)) * stride + Clip3(0, wC - 1, (xx))])
@@ -808,12 +864,26 @@ static int ref_hevc_chroma(const uint8_t *r, int stride, int wC, int hC, int xC,
     return Clip3(0, 255, Shr(predSample + offset1, wshift));
 }
 
-static VidkMv rand_mv(int W) {
+/* A vector in quarter samples: any fraction for H.264, whole samples (x 4) for HEVC. */
+static VidkMv rand_mv(int W, int codec) {
     VidkMv v;
     const int lim = rnd(4) == 0 ? W + 8 : 9; /* mostly near, sometimes far outside */
-    v.x = (int16_t)(rnd(2 * lim + 1) - lim);
-    v.y = (int16_t)(rnd(2 * lim + 1) - lim);
+    v.x = (int16_t)(4 * (rnd(2 * lim + 1) - lim) + (codec ? 0 : rnd(4)));
+    v.y = (int16_t)(4 * (rnd(2 * lim + 1) - lim) + (codec ? 0 : rnd(4)));
     return v;
+}
+
+/* The half-sample planes of f's luma reference (EncFrame.qpl), filled by the loop's
+ * enc_h264_qpl_fill; ref_luma checks what is read from them. */
+static uint8_t *qpl_make(EncFrame *f) {
+    f->qps = f->W + 5, f->qpn = (ptrdiff_t)f->qps * (f->H + 5);
+    uint8_t *q = malloc((size_t)f->qpn * 3);
+    if (!q) return NULL;
+    for (int y = -3; y <= f->H + 1; y++)
+        for (int x = -3; x <= f->W + 1; x++)
+            enc_h264_qpl_fill(f, q, x, y);
+    f->qpl = q;
+    return q;
 }
 
 static void mc_blocks(void) {
@@ -834,14 +904,16 @@ static void mc_blocks(void) {
                     f.ref[p] = pl[p];
                     f.rs[p] = stride;
                 }
-                for (int rep = 0; rep < 300; rep++) {
+                uint8_t *qp = qpl_make(&f);
+                CHECK(qp != NULL);
+                for (int rep = 0; rep < 300 && qp; rep++) {
                     /* a luma block at a multiple of 4, its chroma at half; sizes 4..16 */
                     const int bw = 4 << rnd(3), bh = 4 << rnd(3);
                     const int x = 4 * rnd((W - bw) / 4 + 1), y = 4 * rnd((H - bh) / 4 + 1);
-                    VidkMv mv = rand_mv(W);
-                    if (rep < 4) { /* all four half-sample phases */
-                        mv.x = (int16_t)(mv.x * 2 + (rep & 1));
-                        mv.y = (int16_t)(mv.y * 2 + (rep >> 1));
+                    VidkMv mv = rand_mv(W, codec);
+                    if (rep < 16 && !codec) { /* all sixteen quarter-sample phases */
+                        mv.x = (int16_t)((mv.x & ~3) + (rep & 3));
+                        mv.y = (int16_t)((mv.y & ~3) + (rep >> 2));
                     }
                     uint8_t got[16 * 16];
                     char what[96];
@@ -875,6 +947,7 @@ static void mc_blocks(void) {
                     if (bad) fprintf(stderr, "%s: %d samples differ\n", what, bad);
                     CHECK(!bad);
                 }
+                free(qp);
                 for (int p = 0; p < 3; p++)
                     free(pl[p]);
             }
@@ -901,9 +974,12 @@ static void mc_area(void) {
                     f.ref[p] = rp[p], f.rs[p] = w;
                     f.rec[p] = cp[p], f.cs[p] = w;
                 }
+                uint8_t *qp = qpl_make(&f);
+                CHECK(qp != NULL);
+                if (!qp) return;
                 VidkMv mv4[64];
                 for (int k = 0; k < 64; k++)
-                    mv4[k] = rand_mv(W);
+                    mv4[k] = rand_mv(W, codec);
                 const int x0 = 32 * rnd(2), y0 = 32 * rnd(2);
                 enc_mc_area(&f, x0, y0, 32, 32, mv4, 8, 7);
                 int bad = 0;
@@ -928,6 +1004,7 @@ static void mc_area(void) {
                         }
                 }
                 CHECK(!bad);
+                free(qp);
                 for (int p = 0; p < 3; p++) {
                     free(rp[p]);
                     free(cp[p]);
@@ -942,18 +1019,31 @@ static void known_values(void) {
     uint8_t r[8 * 8];
     memset(r, 0, sizeof(r));
     r[3 * 8 + 3] = 255;
-    VidkMv h = {1, 1}; /* half a chroma sample each way */
+    VidkMv h = {4, 4}; /* half a chroma sample each way (eighth samples) */
     CHECK(ref_hevc_chroma(r, 8, 8, 8, 2, 2, h) == 81);
     /* negative taps: 255 neighbours of a 0 sample, 1-D: -4 * 255 * 2 < 0 -> clipped to 0 */
     memset(r, 255, sizeof(r));
     r[3 * 8 + 3] = 0;
     r[3 * 8 + 4] = 0;
-    VidkMv hx = {1, 0};
+    VidkMv hx = {4, 0};
     CHECK(ref_hevc_chroma(r, 8, 8, 8, 3, 3, hx) == 0);
     /* H.264 bilinear at (1/2, 1/2) of {255, 0; 0, 0}: (16 * 255 + 32) >> 6 = 64 */
     memset(r, 0, sizeof(r));
     r[0] = 255;
     CHECK(ref_h264_chroma(r, 8, 8, 8, 0, 0, h) == 64);
+    /* H.264 luma, every row 0 0 0 255 0 0 0 0: the half sample right of x = 0 has the 255 as
+     * its last tap, b = (255 + 16) >> 5 = 8; right of x = 1 as its fifth, -5 * 255 -> 0;
+     * right of x = 2 as its fourth, (20 * 255 + 16) >> 5 = 159; a = (G + b + 1) >> 1 = 4 at
+     * x = 0; j = b where the rows are equal ((32 * 255 + 512) >> 10 = 8); c at x = 2 = (255 +
+     * 159 + 1) >> 1 = 207; a vertical quarter of a column of equal samples is that sample. */
+    for (int y = 0; y < 8; y++)
+        for (int x = 0; x < 8; x++)
+            r[y * 8 + x] = x == 3 ? 255 : 0;
+    const VidkMv q20 = {2, 0}, q10 = {1, 0}, q22 = {2, 2}, q30 = {3, 0}, q01 = {0, 1};
+    CHECK(ref_luma(r, 8, 8, 8, 0, 4, q20) == 8 && ref_luma(r, 8, 8, 8, 1, 4, q20) == 0);
+    CHECK(ref_luma(r, 8, 8, 8, 2, 4, q20) == 159 && ref_luma(r, 8, 8, 8, 0, 4, q10) == 4);
+    CHECK(ref_luma(r, 8, 8, 8, 0, 4, q22) == 8 && ref_luma(r, 8, 8, 8, 2, 4, q30) == 207);
+    CHECK(ref_luma(r, 8, 8, 8, 3, 0, q01) == 255 && ref_luma(r, 8, 8, 8, 0, 7, q01) == 0);
     /* Shr / Low on negative values */
     CHECK(Shr(-1, 1) == -1 && Shr(-2, 1) == -1 && Shr(-3, 1) == -2 && Low(-1, 3) == 7 &&
           Low(-8, 3) == 0);

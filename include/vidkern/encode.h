@@ -14,9 +14,11 @@
  *   standard reference substitution, smoothing and boundary filters), 16x16 / 8x8 TBs.
  *   Modes are chosen by SAD against the source, from reconstructed neighbours.
  * - Other frames: full-search integer-pel motion estimation against the previous
- *   reconstruction (closed loop), partition choice by cost (SAD + lambda * bits), integer
- *   motion compensation (chroma at the standard half-sample filters), forward transform +
- *   quantisation, dequantisation + inverse transform, reconstruction.
+ *   reconstruction (closed loop); H.264: every partition's vector refined to quarter samples
+ *   (SATD + lambda * bits), partition choice by cost, motion compensation with the
+ *   standard's 6-tap luma and bilinear chroma filters; HEVC: partition choice by search cost,
+ *   whole-sample vectors; then forward transform + quantisation, dequantisation + inverse
+ *   transform, reconstruction.
  * - The reconstruction, levels, motion vectors and statistics are identical on every
  *   backend (tested).
  *
@@ -173,7 +175,8 @@ typedef struct VidkEncGeometry {
  * levels sit at element 0 of their 4x4 blocks (docs/ENCODE.md).
  */
 typedef struct VidkEncMaps {
-    VidkMv *mv; /**< VIDK_ENC_OUT_MVS: mv_w * mv_h vectors ((0, 0) in intra blocks) */
+    VidkMv *mv; /**< VIDK_ENC_OUT_MVS: mv_w * mv_h vectors in quarter luma samples (HEVC:
+                     multiples of 4), (0, 0) in intra blocks */
     uint32_t
         *energy; /**< VIDK_ENC_OUT_ENERGY: mb_w * mb_h sums of (source - prediction)^2, luma */
     int16_t *levels[3]; /**< VIDK_ENC_OUT_LEVELS: planes, coded size (Y), half size (U, V) */

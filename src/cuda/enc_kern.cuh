@@ -38,17 +38,16 @@ __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int 
     }
 }
 
-// H.264 inter frames: what the decision compares, the partitions' SATD (enc_h264_part_dist:
-// the sum of its 4x4 blocks' enc_satd4). A half warp per macroblock, lane k the 4x4 block k
-// (raster), through the partition shapes in turn: at the vector of the shape's partition
-// covering it, whose SATD it computes unless an earlier shape gave the block the same vector
-// (neighbouring shapes' searches often agree: the same value, computed once); the blocks of a
-// partition are the lanes that differ from its first in the bits of dist_lanes(shape) only,
-// so xor shuffles over those bits sum them and the first writes the sum (until session 19 a
-// pass through shared memory and loops over the lanes' partitions: a quarter of the
-// kernel's instructions). Without sub-8x8 partitions (f.no_sub8x8) only the shapes from 8x8
-// on (their entries are all the decision reads). Lane 0 of a macroblock also writes decision
-// pass 0, the seed (enc_h264_seed), into seed_mv / seed_mb.
+// H.264 inter frames: what the decision compares, each partition's vector refined to quarter
+// samples and its SATD there (enc_h264_part_dist, enc_h264_refine: the sum of its 4x4
+// blocks' enc_satd4 at each candidate). A half warp per macroblock, lane k the 4x4 block k
+// (raster), through the partition shapes in turn: each candidate's SATD of the lane's block;
+// the blocks of a partition are the lanes that differ from its first in the bits of
+// dist_lanes(shape) only, so xor shuffles over those bits sum them (every lane of the
+// partition gets the sum and makes the same choice) and the first writes the SATD and the
+// vector. Without sub-8x8 partitions (f.no_sub8x8) only the shapes from 8x8 on (their
+// entries are all the decision reads). Lane 0 of a macroblock also writes decision pass 0,
+// the seed (enc_h264_seed), into seed_mv / seed_mb.
 constexpr int kDistShapes =
     7; // 4x4, 8x4, 4x8, 8x8 (P_8x8's sub types 3, 1, 2, 0), 16x8, 8x16, 16x16
 __host__ __device__ constexpr int dist_part(int shape, int k) {
@@ -75,6 +74,12 @@ __host__ __device__ constexpr int dist_lanes(int shape) {
 __host__ __device__ inline int dist_shape0(const EncFrame &f) {
     return f.no_sub8x8 ? 3 : 0;
 }
+// The reference's half-sample planes (EncFrame.qpl): a thread per position of row y.
+__global__ void __launch_bounds__(128) qpl_kernel(const EncFrame f, uint8_t *qpl) {
+    const int x = (int)(blockIdx.x * blockDim.x + threadIdx.x) - 3, y = (int)blockIdx.y - 3;
+    if (x <= f.W + 1) enc_h264_qpl_fill(&f, qpl, x, y);
+}
+
 __global__ void __launch_bounds__(128)
     dist_kernel(const EncFrame f, uint32_t *dist, VidkMv *seed_mv, uint16_t *seed_mb) {
     vidk_pdl_launch(); // the first decision pass may be made resident
@@ -83,32 +88,38 @@ __global__ void __launch_bounds__(128)
     const bool on = u < f.uw * f.uh; // the same for the 16 lanes of a macroblock
     const unsigned half = 0xffffu << (threadIdx.x & 16);
     const int mbx = u % f.uw, mby = u / f.uw;
-    VidkMv mv[kDistShapes];
-    uint32_t v[kDistShapes];
-#pragma unroll
-    for (int shape = 0; shape < kDistShapes; shape++) {
-        mv[shape].x = mv[shape].y = 0, v[shape] = 0;
-        if (shape < s0 || !on) continue; // the whole half warp
-        const int p = dist_part(shape, k);
+    const int bx = 16 * mbx + 4 * (k & 3), by = 16 * mby + 4 * (k >> 2); // the lane's block
+#pragma unroll 1
+    for (int shape = s0; shape < kDistShapes; shape++) {
+        if (!on) break; // the whole half warp
+        const int p = dist_part(shape, k), m = dist_lanes(shape);
         const EncPart q = enc_h264_part(mbx, mby, p);
-        mv[shape] = enc_me_at(&f, q.bs, q.bx, q.by).mv;
-        int same = -1;
+        // enc_h264_refine with the partition's SATD summed over its lanes (every lane of the
+        // partition holds the sum: the same choices on each)
+        auto psum = [&](VidkMv v) {
+            uint32_t sum = enc_h264_satd_at(&f, bx, by, 4, 4, v);
 #pragma unroll
-        for (int o = 0; o < shape; o++)
-            if (o >= s0 && mv[o].x == mv[shape].x && mv[o].y == mv[shape].y) same = o;
-        if (same >= 0) {
-#pragma unroll
-            for (int o = 0; o < shape; o++) // a register, not a local array, by index
-                v[shape] = o == same ? v[o] : v[shape];
-        } else {
-            v[shape] = enc_h264_satd_at(&f, 16 * mbx + 4 * (k & 3), 16 * mby + 4 * (k >> 2), 4,
-                                        4, mv[shape]);
+            for (int b = 1; b < 16; b <<= 1)
+                if (m & b) sum += __shfl_xor_sync(half, sum, b);
+            return sum;
+        };
+        const VidkMv im = enc_me_at(&f, q.bs, q.bx, q.by).mv;
+        VidkMv c = {(int16_t)(4 * im.x), (int16_t)(4 * im.y)};
+        uint32_t sd = psum(c), best = enc_h264_sub_cost(&f, sd, c);
+#pragma unroll 1
+        for (int step = 2; step >= 1; step >>= 1) {
+            const VidkMv o = c;
+#pragma unroll 1
+            for (int n = 0; n < 8; n++) {
+                const VidkMv v = enc_sub_nb(o, n, step);
+                const uint32_t sv = psum(v), cost = enc_h264_sub_cost(&f, sv, v);
+                if (cost < best) best = cost, sd = sv, c = v;
+            }
         }
-        uint32_t sum = v[shape];
-#pragma unroll
-        for (int b = 1; b < 16; b <<= 1)
-            if (dist_lanes(shape) & b) sum += __shfl_xor_sync(half, sum, b);
-        if (!(k & dist_lanes(shape))) dist[ENC_H264_DIST_N * u + p] = sum;
+        if (!(k & m)) {
+            dist[ENC_H264_DIST_N * u + p] = sd;
+            f.part_mv[VIDK_ME_NPART * (ptrdiff_t)u + p] = c;
+        }
     }
     if (on && k == 0) enc_h264_seed(&f, mbx, mby, seed_mv, seed_mb);
 }

@@ -94,6 +94,8 @@ struct EncCuda {
     uint16_t *d_dmb[2];          // and words (enc_core.h enc_h264_decide_pass)
     uint32_t *d_dist;            // ENC_H264_DIST_N per macroblock: what they compare
     uint32_t *d_skipc;           // 2 per macroblock: the P_Skip candidate's vector and SATD
+    VidkMv *d_part_mv;           // VIDK_ME_NPART per macroblock: the refined vectors
+    uint8_t *d_qpl;              // the reference's half-sample planes (EncFrame.qpl)
     int *d_ilist; // P frames' intra macroblocks in raster order (intra_list_kernel),
     int *d_iflag; // per macroblock: 1 once coded (intra_p_kernel),
     int *d_icnt;  // [0] how many, [1] the tickets handed out
@@ -177,6 +179,8 @@ void destroy(EncCuda *c) {
     }
     cudaFree(c->d_dist);
     cudaFree(c->d_skipc);
+    cudaFree(c->d_part_mv);
+    cudaFree(c->d_qpl);
     cudaFree(c->d_ilist);
     cudaFree(c->d_iflag);
     cudaFree(c->d_icnt);
@@ -213,7 +217,7 @@ int preload_kernels(VidkContext *ctx, VidkEncoder *e) {
     VidkMeParams mp;
     CUDA_CHECK(vidk_cuda_load(pad_kernel, stats_kernel));
     if (e->p.codec == VIDK_CODEC_H264)
-        CUDA_CHECK(vidk_cuda_load(h264_intra_kernel, intra_est_kernel, dist_kernel,
+        CUDA_CHECK(vidk_cuda_load(h264_intra_kernel, intra_est_kernel, qpl_kernel, dist_kernel,
                                   decide_kernel, inter_kernel<2>, inter_kernel<3>,
                                   intra_list_kernel, intra_p_kernel));
     else
@@ -261,6 +265,12 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         CUDA_CHECK(
             cudaMalloc(&c->d_dist, (size_t)e->uw * e->uh * ENC_H264_DIST_N * sizeof(uint32_t)));
         CUDA_CHECK(cudaMalloc(&c->d_skipc, (size_t)e->uw * e->uh * 2 * sizeof(uint32_t)));
+        CUDA_CHECK(
+            cudaMalloc(&c->d_part_mv, (size_t)e->uw * e->uh * VIDK_ME_NPART * sizeof(VidkMv)));
+        int qps;
+        ptrdiff_t qpn;
+        vidk_enc_qpl_geometry(e->W, e->H, &qps, &qpn);
+        CUDA_CHECK(cudaMalloc(&c->d_qpl, (size_t)qpn * 3));
         CUDA_CHECK(cudaMalloc(&c->d_ilist, (size_t)e->uw * e->uh * sizeof(int)));
         CUDA_CHECK(cudaMalloc(&c->d_iflag, (size_t)e->uw * e->uh * sizeof(int)));
         CUDA_CHECK(cudaMalloc(&c->d_icnt, 2 * sizeof(int)));
@@ -512,6 +522,12 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         const int n = e->uw * e->uh;
         if (e->p.codec == VIDK_CODEC_H264) {
             f.skipc = c->d_skipc;
+            f.part_mv = c->d_part_mv;
+            vidk_enc_qpl_geometry(e->W, e->H, &f.qps, &f.qpn);
+            f.qpl = c->d_qpl;
+            qpl_kernel<<<dim3((unsigned)(e->W + 5 + 127) / 128, (unsigned)(e->H + 5)), 128, 0,
+                         s>>>(f, c->d_qpl);
+            CUDA_CHECK_LAUNCH();
             // The intra estimate (beside the search, long done) waited for before the
             // distances, so that the kernels from here to inter_kernel follow each other
             // directly: each launched as a programmatic dependent of the one before.

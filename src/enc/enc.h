@@ -34,6 +34,8 @@ struct VidkEncoder {
     uint16_t *dmb[2]; /* and decision words (uw x uh), read by one pass, written by the next */
     uint32_t *dist;   /* ENC_H264_DIST_N per macroblock: what the decision compares */
     uint32_t *skipc;  /* 2 per macroblock: the P_Skip candidate's vector and SATD */
+    VidkMv *part_mv;  /* VIDK_ME_NPART per macroblock: the refined vectors (EncFrame) */
+    uint8_t *qpl;     /* the reference's half-sample planes (EncFrame.qpl), H.264 */
     int *ilevel, *ilist; /* P frames' intra macroblocks: level, and one level's list */
     int core_path;       /* test hook (vidk_enc_set_core_path): units_core of encode.c */
     void *cuda;          /* CUDA backend state (src/cuda/encode.cu) */
@@ -71,6 +73,9 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
 /* Decision passes of an H.264 P frame (docs/ENCODE.md §4): the seed and the passes that
  * decide against the previous pass's neighbours. */
 #define VIDK_ENC_DECIDE_PASSES 2
+/* H.264: the geometry of the half-sample planes (EncFrame.qpl) of a W x H coded picture:
+ * the row stride (W + 5 rounded up to 64) and the bytes of one plane. */
+void vidk_enc_qpl_geometry(int W, int H, int *qps, ptrdiff_t *qpn);
 /* Host wall clock in ms. */
 double vidk_enc_now_ms(void);
 

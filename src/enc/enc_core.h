@@ -95,7 +95,15 @@ typedef struct EncFrame {
     const VidkMv *dmv;    /* H.264 P frames: the decisions of the last pass: a vector per 4x4 */
     const uint16_t *dmb;  /* block (W / 4 per row), a word per macroblock (ENC_MBI_*, no TX8) */
     const uint32_t *dist; /* H.264 P frames: ENC_H264_DIST_N per macroblock */
-    uint32_t *skipc;      /* H.264 P frames: 2 per macroblock (enc_h264_decide) */
+    VidkMv *part_mv;      /* H.264 P frames: VIDK_ME_NPART per macroblock, each partition's
+                             vector refined to quarter samples (enc_h264_part_dist) */
+    /* H.264 P frames: the reference's half-sample planes b, h, j (vidk_h264_hpel3), qpn
+     * bytes apart, position (x, y) in [-3, W + 1] x [-3, H + 1] at (y + 3) * qps + x + 3
+     * (outside it the values repeat: enc_qpl_at) */
+    const uint8_t *qpl;
+    int qps;
+    ptrdiff_t qpn;
+    uint32_t *skipc; /* H.264 P frames: 2 per macroblock (enc_h264_decide) */
     /* H.264 tables (flat scaling): quantiser factors and LevelScale rows at qp % 6. */
     int32_t mf4y[16], mf8y[64], mf4c[16];
     int16_t ls4y[16], ls8y[64], ls4c[16];
@@ -281,26 +289,94 @@ ENC_FN void enc_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *
 
 /* ------------------------------------------------------------------ motion compensation */
 
-/* Luma block w x h at (x, y) of the reference moved by mv (integer), edges clamped. */
-ENC_FN void enc_mc_luma(const EncFrame *f, int x, int y, int w, int h, VidkMv mv, uint8_t *dst,
-                        int ds) {
-    const uint8_t *r = f->ref[0];
-    for (int j = 0; j < h; j++) {
-        const int yy = enc_clip(y + j + mv.y, 0, f->H - 1);
-        for (int i = 0; i < w; i++)
-            dst[j * ds + i] = r[(ptrdiff_t)yy * f->rs[0] + enc_clip(x + i + mv.x, 0, f->W - 1)];
-    }
+/* Vectors are in quarter luma samples (docs/ENCODE.md §1); HEVC's are whole samples (x 4). */
+
+/* Half-sample value of kind k (1 b, 2 h, 3 j) at integer position (x, y) of the reference:
+ * the plane's entry, the position clamped to the area where the values differ (outside
+ * [-3, W + 1] every tap of the filters reads the edge sample, as at -3 and W + 1). */
+ENC_FN int enc_qpl_at(const EncFrame *f, int k, int x, int y) {
+    x = enc_clip(x, -3, f->W + 1), y = enc_clip(y, -3, f->H + 1);
+    return f->qpl[(ptrdiff_t)(k - 1) * f->qpn + (ptrdiff_t)(y + 3) * f->qps + x + 3];
 }
 
-/* Chroma block w x h at chroma (x, y) of plane p for the luma vector mv: H.264 8.4.2.2.2
- * (bilinear, eighth-sample units: fraction 0 or 4) or HEVC 8.5.3.3.3.3 (4-tap, fraction
- * 0 or 4/8 = half: [-4 36 36 -4]). Reference positions clamped to the plane. */
+/* One source value of vidk_h264_qpel_src's code c at integer position (x, y). */
+ENC_FN int enc_qsrc(const EncFrame *f, unsigned c, int x, int y) {
+    x += (int)(c >> 2 & 1u), y += (int)(c >> 3);
+    if (!(c & 3u))
+        return f
+            ->ref[0][(ptrdiff_t)enc_clip(y, 0, f->H - 1) * f->rs[0] + enc_clip(x, 0, f->W - 1)];
+    return enc_qpl_at(f, (int)(c & 3u), x, y);
+}
+
+/* The luma prediction sample of position (x, y) for the quarter-sample vector mv (8.4.2.2.1,
+ * Table 8-12): a full sample read from the reference (edges clamped), else from the
+ * half-sample planes. */
+ENC_FN int enc_luma_q(const EncFrame *f, int x, int y, VidkMv mv) {
+    const int xi = x + (mv.x >> 2), yi = y + (mv.y >> 2), t = (mv.x & 3) << 2 | (mv.y & 3);
+    if (!t)
+        return f->ref[0][(ptrdiff_t)enc_clip(yi, 0, f->H - 1) * f->rs[0] +
+                         enc_clip(xi, 0, f->W - 1)];
+    const unsigned a = VIDK_CORE_TAB(vidk_h264_qpel_src)[t][0],
+                   b = VIDK_CORE_TAB(vidk_h264_qpel_src)[t][1];
+    return (enc_qsrc(f, a, xi, yi) + enc_qsrc(f, b, xi, yi) + 1) >> 1;
+}
+
+/* The half-sample planes' entries of position (x, y) (x in [-3, W + 1], y in [-3, H + 1])
+ * into qpl (EncFrame.qpl's layout, computed from f->ref[0]). */
+ENC_FN void enc_h264_qpl_fill(const EncFrame *f, uint8_t *qpl, int x, int y) {
+    uint8_t o[3];
+    vidk_h264_hpel3(f->ref[0], f->rs[0], f->W, f->H, x, y, o);
+    uint8_t *d = qpl + (ptrdiff_t)(y + 3) * f->qps + x + 3;
+    d[0] = o[0], d[f->qpn] = o[1], d[2 * f->qpn] = o[2];
+}
+
+/* Where a source code c of vidk_h264_qpel_src lies for integer position (x, y) (no clamping:
+ * the caller checked the area) and its row stride. */
+ENC_FN const uint8_t *enc_qsrc_ptr(const EncFrame *f, unsigned c, int x, int y, int *stride) {
+    x += (int)(c >> 2 & 1u), y += (int)(c >> 3);
+    if (!(c & 3u)) {
+        *stride = f->rs[0];
+        return f->ref[0] + (ptrdiff_t)y * f->rs[0] + x;
+    }
+    *stride = f->qps;
+    return f->qpl + (ptrdiff_t)((c & 3u) - 1) * f->qpn + (ptrdiff_t)(y + 3) * f->qps + x + 3;
+}
+
+/* Luma block w x h at (x, y) of the reference moved by mv (quarter samples). Where every
+ * sample it reads lies inside the picture (the host's common case) the two sources of the
+ * vector's fraction are read as rows, else sample by sample (enc_luma_q); the same values. */
+ENC_FN void enc_mc_luma(const EncFrame *f, int x, int y, int w, int h, VidkMv mv, uint8_t *dst,
+                        int ds) {
+#ifndef __CUDA_ARCH__
+    const int xi = x + (mv.x >> 2), yi = y + (mv.y >> 2), t = (mv.x & 3) << 2 | (mv.y & 3);
+    if (xi >= 0 && yi >= 0 && xi + w < f->W && yi + h < f->H) {
+        int sa, sb;
+        const uint8_t *a =
+            enc_qsrc_ptr(f, VIDK_CORE_TAB(vidk_h264_qpel_src)[t][0], xi, yi, &sa);
+        const uint8_t *b =
+            enc_qsrc_ptr(f, VIDK_CORE_TAB(vidk_h264_qpel_src)[t][1], xi, yi, &sb);
+        for (int j = 0; j < h; j++)
+            for (int i = 0; i < w; i++)
+                dst[j * ds + i] =
+                    (uint8_t)((a[(ptrdiff_t)j * sa + i] + b[(ptrdiff_t)j * sb + i] + 1) >> 1);
+        return;
+    }
+#endif
+    for (int j = 0; j < h; j++)
+        for (int i = 0; i < w; i++)
+            dst[j * ds + i] = (uint8_t)enc_luma_q(f, x + i, y + j, mv);
+}
+
+/* Chroma block w x h at chroma (x, y) of plane p for the luma vector mv (quarter luma
+ * samples = eighth chroma samples in 4:2:0): H.264 8.4.2.2.2 (bilinear, any fraction) or
+ * HEVC 8.5.3.3.3.3 (4-tap; HEVC vectors are whole luma samples, so the fraction is 0 or
+ * 4/8 = half: [-4 36 36 -4]). Reference positions clamped to the plane. */
 ENC_FN void enc_mc_chroma(const EncFrame *f, int p, int x, int y, int w, int h, VidkMv mv,
                           uint8_t *dst, int ds) {
     const uint8_t *r = f->ref[p];
     const int rs = f->rs[p], cw = f->W >> 1, ch = f->H >> 1;
-    const int fx = mv.x & 1, fy = mv.y & 1; /* half-sample fractions */
-    const int ix = mv.x >> 1, iy = mv.y >> 1;
+    const int fx = mv.x & 7, fy = mv.y & 7; /* eighth-sample fractions */
+    const int ix = mv.x >> 3, iy = mv.y >> 3;
 #define ENC_R(xx, yy)                                                                          \
     ((int)r[(ptrdiff_t)enc_clip(yy, 0, ch - 1) * rs + enc_clip(xx, 0, cw - 1)])
     for (int j = 0; j < h; j++)
@@ -311,7 +387,7 @@ ENC_FN void enc_mc_chroma(const EncFrame *f, int p, int x, int y, int w, int h, 
                 v = ENC_R(xa, ya);
             } else if (f->codec == VIDK_CODEC_H264) {
                 /* the samples a zero weight multiplies are not read */
-                const int xf = fx * 4, yf = fy * 4;
+                const int xf = fx, yf = fy;
                 const int b = fx ? ENC_R(xa + 1, ya) : 0, c = fy ? ENC_R(xa, ya + 1) : 0;
                 const int d = fx && fy ? ENC_R(xa + 1, ya + 1) : 0;
                 v = ((8 - xf) * (8 - yf) * ENC_R(xa, ya) + xf * (8 - yf) * b +
@@ -545,9 +621,9 @@ ENC_FN VidkMeResult enc_me_at(const EncFrame *f, int bs, int bx, int by) {
     return f->me[bs][(ptrdiff_t)by * f->me_gw[bs] + bx];
 }
 
-/* CAVLC length of an mvd (the stream codes quarter-sample units: se(4 d) per component). */
+/* CAVLC length of an mvd (quarter-sample units, as the stream codes it). */
 ENC_FN unsigned enc_h264_mvd_len(VidkMv mv, VidkMv pred) {
-    return vidk_se_bits(4 * (mv.x - pred.x)) + vidk_se_bits(4 * (mv.y - pred.y));
+    return vidk_se_bits(mv.x - pred.x) + vidk_se_bits(mv.y - pred.y);
 }
 
 /* Partition p of a macroblock (VIDK_ME_PART_* numbering, raster order within its shape):
@@ -651,28 +727,40 @@ ENC_FN int enc_h264_tx8_wins(uint32_t s4, uint32_t s8) {
     return (s8 + 2u) >> 2 < s4;
 }
 
-/* SATD of a w x h luma block at (x, y) against the reference moved by v (edges clamped):
- * enc_satd4 per 4x4 block, w <= 16. A strip of four rows at a time: its differences are
- * gathered first (on the GPU: the strip's loads in flight together), then its blocks'
- * transforms. */
+/* SATD of a w x h luma block at (x, y) against the reference moved by v (quarter samples,
+ * enc_luma_q): enc_satd4 per 4x4 block, w <= 16. A strip of four rows at a time: its
+ * differences are gathered first (on the GPU: the strip's loads in flight together), then
+ * its blocks' transforms. */
 ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, VidkMv v) {
     uint32_t s = 0;
+#ifndef __CUDA_ARCH__ /* the host: the prediction first, in rows (enc_mc_luma) */
+    uint8_t pr[256];
+    enc_mc_luma(f, x, y, w, h, v, pr, 16);
+    for (int by = 0; by < h; by += 4)
+        for (int bx = 0; bx < w; bx += 4) {
+            int d[16];
+            for (int j = 0; j < 4; j++)
+                for (int i = 0; i < 4; i++)
+                    d[4 * j + i] = f->src[0][(ptrdiff_t)(y + by + j) * f->ss[0] + x + bx + i] -
+                                   pr[(by + j) * 16 + bx + i];
+            s += enc_satd4(d);
+        }
+#else
     for (int by = 0; by < h; by += 4) {
         int d[4][16]; /* the strip's 4x4 blocks, left to right */
         ENC_UNROLL
         for (int j = 0; j < 4; j++) {
             const int yy = y + by + j;
             const uint8_t *c = f->src[0] + (ptrdiff_t)yy * f->ss[0] + x;
-            const uint8_t *r =
-                f->ref[0] + (ptrdiff_t)enc_clip(yy + v.y, 0, f->H - 1) * f->rs[0];
             ENC_UNROLL
             for (int i = 0; i < w; i++)
-                d[i >> 2][4 * j + (i & 3)] = c[i] - r[enc_clip(x + i + v.x, 0, f->W - 1)];
+                d[i >> 2][4 * j + (i & 3)] = c[i] - enc_luma_q(f, x + i, yy, v);
         }
         ENC_UNROLL
         for (int b = 0; b < w / 4; b++)
             s += enc_satd4(d[b]);
     }
+#endif
     return s;
 }
 
@@ -719,17 +807,54 @@ ENC_FN uint32_t enc_h264_intra_est(const EncFrame *f, int mbx, int mby, int m) {
     return c << 2 | (uint32_t)m;
 }
 
+/* The quarter-sample refinement (docs/ENCODE.md §3): the cost of vector v for a block whose
+ * SATD at v is sd: sd + lambda x the CAVLC length of v's mvd against (0, 0). */
+ENC_FN uint32_t enc_h264_sub_cost(const EncFrame *f, uint32_t sd, VidkMv v) {
+    return sd + (uint32_t)f->lambda * (vidk_se_bits(v.x) + vidk_se_bits(v.y));
+}
+
+/* The eight neighbours of a position (raster order around it) at distance `step`. */
+ENC_FN VidkMv enc_sub_nb(VidkMv c, int k, int step) {
+    const int i = k + (k >= 4); /* 0..8 without the centre */
+    VidkMv v = {(int16_t)(c.x + step * (i % 3 - 1)), (int16_t)(c.y + step * (i / 3 - 1))};
+    return v;
+}
+
+/* Partition at (x, y), w x h, with the search's whole-sample vector mv: refined to half, then
+ * quarter samples, each step the first lowest enc_h264_sub_cost of the centre and its eight
+ * neighbours (the centre first, then raster order). Returns the refined vector's SATD. */
+ENC_FN uint32_t enc_h264_refine(const EncFrame *f, int x, int y, int w, int h, VidkMv *mv) {
+    VidkMv c = {(int16_t)(4 * mv->x), (int16_t)(4 * mv->y)};
+    uint32_t sd = enc_h264_satd_at(f, x, y, w, h, c), best = enc_h264_sub_cost(f, sd, c);
+    for (int step = 2; step >= 1; step >>= 1) {
+        const VidkMv o = c;
+        for (int k = 0; k < 8; k++) {
+            const VidkMv v = enc_sub_nb(o, k, step);
+            const uint32_t s = enc_h264_satd_at(f, x, y, w, h, v);
+            const uint32_t cost = enc_h264_sub_cost(f, s, v);
+            if (cost < best) best = cost, sd = s, c = v;
+        }
+    }
+    *mv = c;
+    return sd;
+}
+
 /* What the decision passes read per macroblock (f->dist, ENC_H264_DIST_N each), computed
- * once per frame before them: entry p < 41, the SATD of partition p (VIDK_ME_PART_*) at the
- * search's best vector (enc_h264_part_dist; 0 for the sub-8x8 shapes when the frame does
- * not use them); entry 41, the Intra_16x16 estimate (the lowest enc_h264_intra_est). */
+ * once per frame before them: entry p < 41, the SATD of partition p (VIDK_ME_PART_*) at its
+ * refined vector (enc_h264_part_dist, which keeps the vector in f->part_mv; 0 and (0, 0) for
+ * the sub-8x8 shapes when the frame does not use them); entry 41, the Intra_16x16 estimate
+ * (the lowest enc_h264_intra_est). */
 #define ENC_H264_DIST_INTRA 41
 #define ENC_H264_DIST_N     42
 ENC_FN uint32_t enc_h264_part_dist(const EncFrame *f, int mbx, int mby, int p) {
-    if (f->no_sub8x8 && p < VIDK_ME_PART_8x8) return 0;
+    VidkMv *pm = f->part_mv + VIDK_ME_NPART * (ptrdiff_t)(mby * f->uw + mbx) + p;
+    if (f->no_sub8x8 && p < VIDK_ME_PART_8x8) {
+        pm->x = pm->y = 0;
+        return 0;
+    }
     const EncPart q = enc_h264_part(mbx, mby, p);
-    return enc_h264_satd_at(f, q.bx * q.w, q.by * q.h, q.w, q.h,
-                            enc_me_at(f, q.bs, q.bx, q.by).mv);
+    *pm = enc_me_at(f, q.bs, q.bx, q.by).mv;
+    return enc_h264_refine(f, q.bx * q.w, q.by * q.h, q.w, q.h, pm);
 }
 
 /* The searched vector of 4x4 block (i, j) of macroblock (mbx, mby) under partition mode
@@ -747,8 +872,8 @@ ENC_CFN int enc_h264_cand_part(int mode, int sub, int i, int j) {
 
 ENC_FN VidkMv enc_h264_cand_mv(const EncFrame *f, int mbx, int mby, int mode, int sub, int i,
                                int j) {
-    const EncPart q = enc_h264_part(mbx, mby, enc_h264_cand_part(mode, sub, i, j));
-    return enc_me_at(f, q.bs, q.bx, q.by).mv;
+    return f->part_mv[VIDK_ME_NPART * (ptrdiff_t)(mby * f->uw + mbx) +
+                      enc_h264_cand_part(mode, sub, i, j)];
 }
 
 /* The distortion of quadrant q (raster) under sub-macroblock type s: its partitions' dist. */
@@ -955,9 +1080,9 @@ ENC_FN int enc_h264_row0(const EncFrame *f, int mby) {
     return f->slices > 1 ? vidk_h264s_slice_row0(f->uh, f->slices, mby) : 0;
 }
 
-/* Decision pass 0 (docs/ENCODE.md §4): every macroblock 16x16 with its searched vector. */
+/* Decision pass 0 (docs/ENCODE.md §4): every macroblock 16x16 with its refined vector. */
 ENC_FN void enc_h264_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo, uint16_t *mbo) {
-    const VidkMv v = enc_me_at(f, VIDK_BLOCK_16x16, mbx, mby).mv;
+    const VidkMv v = enc_h264_cand_mv(f, mbx, mby, 0, 0, 0, 0);
     for (int k = 0; k < 16; k++)
         mvo[(ptrdiff_t)(mby * 4 + k / 4) * (f->W / 4) + mbx * 4 + k % 4] = v;
     mbo[mby * f->uw + mbx] = 0;
@@ -1037,7 +1162,7 @@ ENC_FN int enc_h264_dbk_nz(const EncFrame *f, int bx, int by) {
 /* bS of entry i (0..31) of macroblock (mbx, mby): direction d = i >> 4 (0: the vertical
  * edges, 1: the horizontal ones), edge e = (i >> 2) & 3 (at 4e samples), segment i & 3 (4
  * samples along it): vidk_h264_dbk_bs from the macroblocks' words (f->mbi), the levels
- * (f->lev[0]) and the vectors (f->mv4, full samples); 0 on the picture's border and, with
+ * (f->lev[0]) and the vectors (f->mv4, quarter samples); 0 on the picture's border and, with
  * the 8x8 transform, on the luma edges at 4 and 12. */
 ENC_FN int enc_h264_dbk_bs_at(const EncFrame *f, int mbx, int mby, int i) {
     const int d = i >> 4, e = (i >> 2) & 3, k = i & 3, n4 = f->W / 4;
@@ -1051,8 +1176,7 @@ ENC_FN int enc_h264_dbk_bs_at(const EncFrame *f, int mbx, int mby, int i) {
     const int ip = !!(wp & ENC_MBI_INTRA), iq = !!(w & ENC_MBI_INTRA);
     const VidkMv mp = f->mv4[(ptrdiff_t)py * n4 + px], mq = f->mv4[(ptrdiff_t)qy * n4 + qx];
     return vidk_h264_dbk_bs(e == 0, ip, iq, !ip && enc_h264_dbk_nz(f, px, py),
-                            !iq && enc_h264_dbk_nz(f, qx, qy), 4 * (mp.x - mq.x),
-                            4 * (mp.y - mq.y));
+                            !iq && enc_h264_dbk_nz(f, qx, qy), mp.x - mq.x, mp.y - mq.y);
 }
 
 /* Line i of edge e in direction d (as enc_h264_dbk_bs_at) of plane p of macroblock (mbx,

@@ -18,11 +18,13 @@ typedef struct EncHevcDec {
     unsigned bits_mode;
 } EncHevcDec;
 
-/* Fill the 4x4 vectors of a w x h area at (x4, y4) (4x4 units in the CTU). */
+/* Fill the 4x4 vectors of a w x h area at (x4, y4) (4x4 units in the CTU) with the whole-sample
+ * vector v, in quarter samples as every vector of the loop (x 4). */
 ENC_FN void enc_fill4(VidkMv *mv4, int x4, int y4, int w4, int h4, VidkMv v) {
+    const VidkMv q = {(int16_t)(4 * v.x), (int16_t)(4 * v.y)};
     for (int j = 0; j < h4; j++)
         for (int i = 0; i < w4; i++)
-            mv4[(y4 + j) * 8 + x4 + i] = v;
+            mv4[(y4 + j) * 8 + x4 + i] = q;
 }
 
 ENC_FN void enc_hevc_decide(const EncFrame *f, int cx, int cy, EncHevcDec *d) {

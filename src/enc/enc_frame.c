@@ -157,3 +157,8 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
     info->stage_ms[VIDK_ENC_STAGE_STREAM] = vidk_enc_now_ms() - t0;
     return err;
 }
+
+void vidk_enc_qpl_geometry(int W, int H, int *qps, ptrdiff_t *qpn) {
+    *qps = (W + 5 + 63) & ~63;
+    *qpn = (ptrdiff_t)*qps * (H + 5);
+}

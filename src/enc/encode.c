@@ -116,6 +116,8 @@ void vidk_enc_cpu_close(VidkEncoder *e) {
     }
     free(e->dist);
     free(e->skipc);
+    free(e->part_mv);
+    free(e->qpl);
     free(e->ilevel);
     free(e->ilist);
 }
@@ -132,7 +134,16 @@ int vidk_enc_cpu_open(VidkEncoder *e) {
     e->skipc = calloc((size_t)e->uw * (size_t)e->uh * 2, sizeof(*e->skipc));
     e->ilevel = calloc((size_t)e->uw * (size_t)e->uh, sizeof(int));
     e->ilist = calloc((size_t)e->uw * (size_t)e->uh, sizeof(int));
-    if (!e->dist || !e->skipc || !e->ilevel || !e->ilist) return VIDK_ERR(ENOMEM);
+    e->part_mv = calloc((size_t)e->uw * (size_t)e->uh * VIDK_ME_NPART, sizeof(*e->part_mv));
+    if (!e->dist || !e->skipc || !e->part_mv || !e->ilevel || !e->ilist)
+        return VIDK_ERR(ENOMEM);
+    if (e->p.codec == VIDK_CODEC_H264) {
+        int qps;
+        ptrdiff_t qpn;
+        vidk_enc_qpl_geometry(e->W, e->H, &qps, &qpn);
+        e->qpl = malloc((size_t)qpn * 3);
+        if (!e->qpl) return VIDK_ERR(ENOMEM);
+    }
     int err = vidk_picture_alloc(&e->src, e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_picture_alloc(&e->rec[0], e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_picture_alloc(&e->rec[1], e->W, e->H, VIDK_CHROMA_420, 8, 0);
@@ -289,8 +300,8 @@ static void row_job(void *arg, int row, int thread) {
         code_unit(j, x, row);
 }
 
-/* H.264 P frames: decision pass `pass` of one macroblock row (-1: the distortions, 0: the
- * seed). */
+/* H.264 P frames: decision pass `pass` of one macroblock row (-2: a row of the reference's
+ * half-sample planes, -1: the refined vectors and distortions, 0: the seed). */
 typedef struct DecideJob {
     const EncFrame *f;
     VidkEncoder *e;
@@ -302,6 +313,11 @@ static void decide_job(void *arg, int row, int thread) {
     const DecideJob *j = arg;
     VidkEncoder *e = j->e;
     const int o = j->pass & 1, i = o ^ 1;
+    if (j->pass < -1) { /* the half-sample planes: row - 3 of them */
+        for (int x = -3; x <= j->f->W + 1; x++)
+            enc_h264_qpl_fill(j->f, e->qpl, x, row - 3);
+        return;
+    }
     for (int x = 0; x < j->f->uw; x++)
         if (j->pass < 0) {
             uint32_t *d = e->dist + ENC_H264_DIST_N * (row * j->f->uw + x);
@@ -483,8 +499,11 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
             DecideJob dj = {.f = &f, .e = e};
             f.dist = e->dist;
             f.skipc = e->skipc;
-            for (dj.pass = -1; dj.pass <= VIDK_ENC_DECIDE_PASSES; dj.pass++)
-                ctx->ops.run(ctx, e->uh, decide_job, &dj);
+            f.part_mv = e->part_mv;
+            vidk_enc_qpl_geometry(e->W, e->H, &f.qps, &f.qpn);
+            f.qpl = e->qpl;
+            for (dj.pass = -2; dj.pass <= VIDK_ENC_DECIDE_PASSES; dj.pass++)
+                ctx->ops.run(ctx, dj.pass < -1 ? e->H + 5 : e->uh, decide_job, &dj);
             f.dmv = e->dmv[VIDK_ENC_DECIDE_PASSES & 1];
             f.dmb = e->dmb[VIDK_ENC_DECIDE_PASSES & 1];
         }

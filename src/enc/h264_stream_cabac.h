@@ -152,7 +152,7 @@ VIDK_CORE void vidk_cabac_parts(const VidkH264sCtx *c, int mbx, int mby, int cbp
     for (int k = 0; k < P->np; k++) {
         const VidkMv p = vidk_h264_mvp(&nb, P->px[k], P->py[k], pw[k], pd[k], P->order, k);
         const VidkMv v = nb.in[4 * P->py[k] + P->px[k]];
-        P->dx[k] = 4 * (v.x - p.x), P->dy[k] = 4 * (v.y - p.y);
+        P->dx[k] = v.x - p.x, P->dy[k] = v.y - p.y; /* quarter samples */
     }
 }
 

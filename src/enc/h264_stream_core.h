@@ -322,8 +322,8 @@ VIDK_CORE void vidk_h264s_piece_code(const VidkH264sCtx *c, VidkBits *b, int mbx
 }
 
 VIDK_CORE void vidk_h264s_put_mvd(VidkBits *b, VidkMv mv, VidkMv p) {
-    vidk_put_se(b, 4 * (mv.x - p.x)); /* quarter-sample units */
-    vidk_put_se(b, 4 * (mv.y - p.y));
+    vidk_put_se(b, mv.x - p.x); /* quarter-sample units, as the vectors */
+    vidk_put_se(b, mv.y - p.y);
 }
 
 /* Piece 0, the header, of an inter macroblock with its neighbourhood nb
