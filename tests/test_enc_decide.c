@@ -480,7 +480,7 @@ static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, 
     static VidkMeResult res[VIDK_BLOCK_COUNT][16 * 16];
     static uint32_t dist[9 * ENC_H264_DIST_N], skipc[9 * 2];
     static VidkMv part_mv[9 * VIDK_ME_NPART];
-    static uint8_t qpl[3 * 64 * (H + 5)];
+    static uint8_t qpl[4 * 64 * (H + 5)];
     static VidkMv mvi[(W / 4) * (H / 4)], mvo[(W / 4) * (H / 4)];
     static uint16_t mbi[9], mbo[9];
     EncFrame f;

@@ -877,7 +877,7 @@ static VidkMv rand_mv(int W, int codec) {
  * enc_h264_qpl_fill; ref_luma checks what is read from them. */
 static uint8_t *qpl_make(EncFrame *f) {
     f->qps = f->W + 5, f->qpn = (ptrdiff_t)f->qps * (f->H + 5);
-    uint8_t *q = malloc((size_t)f->qpn * 3);
+    uint8_t *q = malloc((size_t)f->qpn * 4);
     if (!q) return NULL;
     for (int y = -3; y <= f->H + 1; y++)
         for (int x = -3; x <= f->W + 1; x++)
@@ -1044,6 +1044,10 @@ static void known_values(void) {
     CHECK(ref_luma(r, 8, 8, 8, 2, 4, q20) == 159 && ref_luma(r, 8, 8, 8, 0, 4, q10) == 4);
     CHECK(ref_luma(r, 8, 8, 8, 0, 4, q22) == 8 && ref_luma(r, 8, 8, 8, 2, 4, q30) == 207);
     CHECK(ref_luma(r, 8, 8, 8, 3, 0, q01) == 255 && ref_luma(r, 8, 8, 8, 0, 7, q01) == 0);
+    /* the packed source codes of the loop against the table of Table 8-12 */
+    for (int t = 0; t < 16; t++)
+        for (int k = 0; k < 2; k++)
+            CHECK(enc_qcode(t, k) == vidk_h264_qpel_src_h[t][k]);
     /* Shr / Low on negative values */
     CHECK(Shr(-1, 1) == -1 && Shr(-2, 1) == -1 && Shr(-3, 1) == -2 && Low(-1, 3) == 7 &&
           Low(-8, 3) == 0);

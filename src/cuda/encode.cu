@@ -270,7 +270,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         int qps;
         ptrdiff_t qpn;
         vidk_enc_qpl_geometry(e->W, e->H, &qps, &qpn);
-        CUDA_CHECK(cudaMalloc(&c->d_qpl, (size_t)qpn * 3));
+        CUDA_CHECK(cudaMalloc(&c->d_qpl, (size_t)qpn * 4));
         CUDA_CHECK(cudaMalloc(&c->d_ilist, (size_t)e->uw * e->uh * sizeof(int)));
         CUDA_CHECK(cudaMalloc(&c->d_iflag, (size_t)e->uw * e->uh * sizeof(int)));
         CUDA_CHECK(cudaMalloc(&c->d_icnt, 2 * sizeof(int)));

@@ -97,9 +97,9 @@ typedef struct EncFrame {
     const uint32_t *dist; /* H.264 P frames: ENC_H264_DIST_N per macroblock */
     VidkMv *part_mv;      /* H.264 P frames: VIDK_ME_NPART per macroblock, each partition's
                              vector refined to quarter samples (enc_h264_part_dist) */
-    /* H.264 P frames: the reference's half-sample planes b, h, j (vidk_h264_hpel3), qpn
-     * bytes apart, position (x, y) in [-3, W + 1] x [-3, H + 1] at (y + 3) * qps + x + 3
-     * (outside it the values repeat: enc_qpl_at) */
+    /* H.264 P frames: the reference's full-sample plane G and half-sample planes b, h, j
+     * (vidk_h264_hpel3), qpn bytes apart, position (x, y) in [-3, W + 1] x [-3, H + 1] at
+     * (y + 3) * qps + x + 3 (outside it the values repeat: enc_qpl_at) */
     const uint8_t *qpl;
     int qps;
     ptrdiff_t qpn;
@@ -291,77 +291,91 @@ ENC_FN void enc_hevc_inv(int log2n, int16_t *res, const int16_t *coef, int32_t *
 
 /* Vectors are in quarter luma samples (docs/ENCODE.md §1); HEVC's are whole samples (x 4). */
 
-/* Half-sample value of kind k (1 b, 2 h, 3 j) at integer position (x, y) of the reference:
- * the plane's entry, the position clamped to the area where the values differ (outside
- * [-3, W + 1] every tap of the filters reads the edge sample, as at -3 and W + 1). */
+/* The value of plane k (0 G, 1 b, 2 h, 3 j: vidk_h264_qpel_src's kinds) at integer position
+ * (x, y): the plane's entry, the position clamped to the area where the values differ
+ * (outside [-3, W + 1] every tap of the filters reads the edge sample, as at -3 and W + 1). */
 ENC_FN int enc_qpl_at(const EncFrame *f, int k, int x, int y) {
     x = enc_clip(x, -3, f->W + 1), y = enc_clip(y, -3, f->H + 1);
-    return f->qpl[(ptrdiff_t)(k - 1) * f->qpn + (ptrdiff_t)(y + 3) * f->qps + x + 3];
+    return f->qpl[(ptrdiff_t)k * f->qpn + (ptrdiff_t)(y + 3) * f->qps + x + 3];
 }
 
-/* One source value of vidk_h264_qpel_src's code c at integer position (x, y). */
+/* vidk_h264_qpel_src's two codes of fraction t = 4 xFrac + yFrac, packed four bits each
+ * (entry t in bits 4t..4t+3 of the A and the B constant: no table read on the device;
+ * tests/test_enc_pred.c checks them against the table). */
+ENC_CFN unsigned enc_qcode(int t, int which) {
+    const uint64_t a = 0x6314331122108200ull, b = 0x9661933193212220ull;
+    return (unsigned)((which ? b : a) >> (4 * t) & 15u);
+}
+
+/* One source value of code c at integer position (x, y). */
 ENC_FN int enc_qsrc(const EncFrame *f, unsigned c, int x, int y) {
-    x += (int)(c >> 2 & 1u), y += (int)(c >> 3);
-    if (!(c & 3u))
-        return f
-            ->ref[0][(ptrdiff_t)enc_clip(y, 0, f->H - 1) * f->rs[0] + enc_clip(x, 0, f->W - 1)];
-    return enc_qpl_at(f, (int)(c & 3u), x, y);
+    return enc_qpl_at(f, (int)(c & 3u), x + (int)(c >> 2 & 1u), y + (int)(c >> 3));
 }
 
 /* The luma prediction sample of position (x, y) for the quarter-sample vector mv (8.4.2.2.1,
- * Table 8-12): a full sample read from the reference (edges clamped), else from the
- * half-sample planes. */
+ * Table 8-12): a full sample read from the reference (edges clamped; HEVC, which has no
+ * planes, reads only these), else the rounded average of two plane values. */
 ENC_FN int enc_luma_q(const EncFrame *f, int x, int y, VidkMv mv) {
     const int xi = x + (mv.x >> 2), yi = y + (mv.y >> 2), t = (mv.x & 3) << 2 | (mv.y & 3);
     if (!t)
         return f->ref[0][(ptrdiff_t)enc_clip(yi, 0, f->H - 1) * f->rs[0] +
                          enc_clip(xi, 0, f->W - 1)];
-    const unsigned a = VIDK_CORE_TAB(vidk_h264_qpel_src)[t][0],
-                   b = VIDK_CORE_TAB(vidk_h264_qpel_src)[t][1];
-    return (enc_qsrc(f, a, xi, yi) + enc_qsrc(f, b, xi, yi) + 1) >> 1;
+    return (enc_qsrc(f, enc_qcode(t, 0), xi, yi) + enc_qsrc(f, enc_qcode(t, 1), xi, yi) + 1) >>
+           1;
 }
 
-/* The half-sample planes' entries of position (x, y) (x in [-3, W + 1], y in [-3, H + 1])
- * into qpl (EncFrame.qpl's layout, computed from f->ref[0]). */
+/* The planes' entries of position (x, y) (x in [-3, W + 1], y in [-3, H + 1]) into qpl
+ * (EncFrame.qpl's layout, computed from f->ref[0]): G and vidk_h264_hpel3's b, h, j. */
 ENC_FN void enc_h264_qpl_fill(const EncFrame *f, uint8_t *qpl, int x, int y) {
     uint8_t o[3];
     vidk_h264_hpel3(f->ref[0], f->rs[0], f->W, f->H, x, y, o);
     uint8_t *d = qpl + (ptrdiff_t)(y + 3) * f->qps + x + 3;
-    d[0] = o[0], d[f->qpn] = o[1], d[2 * f->qpn] = o[2];
+    d[0] = f->ref[0][(ptrdiff_t)enc_clip(y, 0, f->H - 1) * f->rs[0] + enc_clip(x, 0, f->W - 1)];
+    d[f->qpn] = o[0], d[2 * f->qpn] = o[1], d[3 * f->qpn] = o[2];
 }
 
-/* Where a source code c of vidk_h264_qpel_src lies for integer position (x, y) (no clamping:
- * the caller checked the area) and its row stride. */
-ENC_FN const uint8_t *enc_qsrc_ptr(const EncFrame *f, unsigned c, int x, int y, int *stride) {
-    x += (int)(c >> 2 & 1u), y += (int)(c >> 3);
-    if (!(c & 3u)) {
-        *stride = f->rs[0];
-        return f->ref[0] + (ptrdiff_t)y * f->rs[0] + x;
+/* A w x h block's prediction read without clamping: the two sources of the vector's fraction
+ * as rows (A + B + 1) >> 1 (the reference itself for a whole-sample vector), when every
+ * sample they read lies in the planes (or, whole samples, the picture). */
+typedef struct EncQRows {
+    const uint8_t *a, *b;
+    int sa, sb;
+} EncQRows;
+
+ENC_FN int enc_qrows(const EncFrame *f, int x, int y, int w, int h, VidkMv mv, EncQRows *r) {
+    const int xi = x + (mv.x >> 2), yi = y + (mv.y >> 2), t = (mv.x & 3) << 2 | (mv.y & 3);
+    if (!t) {
+        if (xi < 0 || yi < 0 || xi + w > f->W || yi + h > f->H) return 0;
+        r->a = r->b = f->ref[0] + (ptrdiff_t)yi * f->rs[0] + xi;
+        r->sa = r->sb = f->rs[0];
+        return 1;
     }
-    *stride = f->qps;
-    return f->qpl + (ptrdiff_t)((c & 3u) - 1) * f->qpn + (ptrdiff_t)(y + 3) * f->qps + x + 3;
+    /* the codes reach one sample right / down: x + w - 1 + 1 <= W + 1 */
+    if (xi < -3 || yi < -3 || xi + w > f->W + 1 || yi + h > f->H + 1) return 0;
+    const unsigned ca = enc_qcode(t, 0), cb = enc_qcode(t, 1);
+    r->a = f->qpl + (ptrdiff_t)(ca & 3u) * f->qpn +
+           (ptrdiff_t)(yi + 3 + (int)(ca >> 3)) * f->qps + xi + 3 + (int)(ca >> 2 & 1u);
+    r->b = f->qpl + (ptrdiff_t)(cb & 3u) * f->qpn +
+           (ptrdiff_t)(yi + 3 + (int)(cb >> 3)) * f->qps + xi + 3 + (int)(cb >> 2 & 1u);
+    r->sa = r->sb = f->qps;
+    return 1;
 }
 
-/* Luma block w x h at (x, y) of the reference moved by mv (quarter samples). Where every
- * sample it reads lies inside the picture (the host's common case) the two sources of the
- * vector's fraction are read as rows, else sample by sample (enc_luma_q); the same values. */
+ENC_FN int enc_qrows_at(const EncQRows *r, int i, int j) {
+    return (r->a[(ptrdiff_t)j * r->sa + i] + r->b[(ptrdiff_t)j * r->sb + i] + 1) >> 1;
+}
+
+/* Luma block w x h at (x, y) of the reference moved by mv (quarter samples): by rows where
+ * enc_qrows allows, else sample by sample (enc_luma_q); the same values. */
 ENC_FN void enc_mc_luma(const EncFrame *f, int x, int y, int w, int h, VidkMv mv, uint8_t *dst,
                         int ds) {
-#ifndef __CUDA_ARCH__
-    const int xi = x + (mv.x >> 2), yi = y + (mv.y >> 2), t = (mv.x & 3) << 2 | (mv.y & 3);
-    if (xi >= 0 && yi >= 0 && xi + w < f->W && yi + h < f->H) {
-        int sa, sb;
-        const uint8_t *a =
-            enc_qsrc_ptr(f, VIDK_CORE_TAB(vidk_h264_qpel_src)[t][0], xi, yi, &sa);
-        const uint8_t *b =
-            enc_qsrc_ptr(f, VIDK_CORE_TAB(vidk_h264_qpel_src)[t][1], xi, yi, &sb);
+    EncQRows r;
+    if (enc_qrows(f, x, y, w, h, mv, &r)) {
         for (int j = 0; j < h; j++)
             for (int i = 0; i < w; i++)
-                dst[j * ds + i] =
-                    (uint8_t)((a[(ptrdiff_t)j * sa + i] + b[(ptrdiff_t)j * sb + i] + 1) >> 1);
+                dst[j * ds + i] = (uint8_t)enc_qrows_at(&r, i, j);
         return;
     }
-#endif
     for (int j = 0; j < h; j++)
         for (int i = 0; i < w; i++)
             dst[j * ds + i] = (uint8_t)enc_luma_q(f, x + i, y + j, mv);
@@ -746,6 +760,8 @@ ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, 
             s += enc_satd4(d);
         }
 #else
+    EncQRows qr;
+    const int rows = enc_qrows(f, x, y, w, h, v, &qr);
     for (int by = 0; by < h; by += 4) {
         int d[4][16]; /* the strip's 4x4 blocks, left to right */
         ENC_UNROLL
@@ -754,7 +770,8 @@ ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, 
             const uint8_t *c = f->src[0] + (ptrdiff_t)yy * f->ss[0] + x;
             ENC_UNROLL
             for (int i = 0; i < w; i++)
-                d[i >> 2][4 * j + (i & 3)] = c[i] - enc_luma_q(f, x + i, yy, v);
+                d[i >> 2][4 * j + (i & 3)] =
+                    c[i] - (rows ? enc_qrows_at(&qr, i, by + j) : enc_luma_q(f, x + i, yy, v));
         }
         ENC_UNROLL
         for (int b = 0; b < w / 4; b++)

@@ -141,7 +141,7 @@ int vidk_enc_cpu_open(VidkEncoder *e) {
         int qps;
         ptrdiff_t qpn;
         vidk_enc_qpl_geometry(e->W, e->H, &qps, &qpn);
-        e->qpl = malloc((size_t)qpn * 3);
+        e->qpl = malloc((size_t)qpn * 4);
         if (!e->qpl) return VIDK_ERR(ENOMEM);
     }
     int err = vidk_picture_alloc(&e->src, e->W, e->H, VIDK_CHROMA_420, 8, 0);
