@@ -500,7 +500,7 @@ static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, 
         f.me_gw[bs] = W / vidk_block_width((VidkBlockSize)bs);
     }
     memset(part_mv, 0, sizeof(part_mv));
-    part_mv[4 * VIDK_ME_NPART + VIDK_ME_PART_16x16] = me16;
+    part_mv[VIDK_ME_PART_16x16 * 9 + 4] = me16; /* partition-major (enc_h264_pmv) */
     f.part_mv = part_mv;
     f.qpl = qpl, f.qps = 64, f.qpn = 64 * (H + 5); /* the half-sample planes of ref */
     for (int y = -3; y <= H + 1; y++)

@@ -74,6 +74,37 @@ __host__ __device__ constexpr int dist_lanes(int shape) {
 __host__ __device__ inline int dist_shape0(const EncFrame &f) {
     return f.no_sub8x8 ? 3 : 0;
 }
+// Four bytes from any address: the aligned word holding the first and, where they straddle
+// two, the next (inside the row: the planes' rows have W + 16 bytes or more, a whole-sample
+// read ends at the picture's last column, both in 4-aligned rows).
+__device__ inline uint32_t ld_u4(const uint8_t *p) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const uint32_t *w = reinterpret_cast<const uint32_t *>(a & ~static_cast<uintptr_t>(3));
+    const unsigned sh = static_cast<unsigned>(a & 3u) * 8u;
+    const uint32_t lo = __ldg(w);
+    return sh ? __funnelshift_r(lo, __ldg(w + 1), sh) : lo;
+}
+
+// enc_h264_satd_at of the 4x4 block at (x, y) (x a multiple of 4) for vector v: where
+// enc_qrows reads without clamping, a row of four predicted samples as one word (__vavgu4:
+// (A + B + 1) >> 1 per byte), else the core's sample by sample; the same value.
+__device__ inline uint32_t satd4_at(const EncFrame &f, int x, int y, VidkMv v) {
+    EncQRows r;
+    if (!enc_qrows(&f, x, y, 4, 4, v, &r)) return enc_h264_satd_at(&f, x, y, 4, 4, v);
+    int d[16];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const uint32_t p =
+            __vavgu4(ld_u4(r.a + (ptrdiff_t)j * r.sa), ld_u4(r.b + (ptrdiff_t)j * r.sb));
+        const uint32_t c =
+            *reinterpret_cast<const uint32_t *>(f.src[0] + (ptrdiff_t)(y + j) * f.ss[0] + x);
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            d[4 * j + i] = (int)(c >> 8 * i & 255u) - (int)(p >> 8 * i & 255u);
+    }
+    return enc_satd4(d);
+}
+
 // The reference's half-sample planes (EncFrame.qpl): a thread per position of row y.
 __global__ void __launch_bounds__(128) qpl_kernel(const EncFrame f, uint8_t *qpl) {
     const int x = (int)(blockIdx.x * blockDim.x + threadIdx.x) - 3, y = (int)blockIdx.y - 3;
@@ -97,7 +128,7 @@ __global__ void __launch_bounds__(128)
         // enc_h264_refine with the partition's SATD summed over its lanes (every lane of the
         // partition holds the sum: the same choices on each)
         auto psum = [&](VidkMv v) {
-            uint32_t sum = enc_h264_satd_at(&f, bx, by, 4, 4, v);
+            uint32_t sum = satd4_at(f, bx, by, v);
 #pragma unroll
             for (int b = 1; b < 16; b <<= 1)
                 if (m & b) sum += __shfl_xor_sync(half, sum, b);
@@ -118,7 +149,7 @@ __global__ void __launch_bounds__(128)
         }
         if (!(k & m)) {
             dist[ENC_H264_DIST_N * u + p] = sd;
-            f.part_mv[VIDK_ME_NPART * (ptrdiff_t)u + p] = c;
+            *enc_h264_pmv(&f, u, p) = c;
         }
     }
     if (on && k == 0) enc_h264_seed(&f, mbx, mby, seed_mv, seed_mb);
@@ -200,8 +231,8 @@ __global__ void __launch_bounds__(32 * kDecideWarps)
         const int it = at + (int)threadIdx.x;
         if (it < items) {
             const int l = s_list[it >> 4], b = it & 15, ul = blockIdx.x * 32 + l;
-            const uint32_t v = enc_h264_satd_at(&f, 16 * (ul % f.uw) + 4 * (b & 3),
-                                                16 * (ul / f.uw) + 4 * (b >> 2), 4, 4, s_sv[l]);
+            const uint32_t v = satd4_at(f, 16 * (ul % f.uw) + 4 * (b & 3),
+                                        16 * (ul / f.uw) + 4 * (b >> 2), s_sv[l]);
             atomicAdd(&s_sk[l], v);
         }
     }

@@ -95,8 +95,9 @@ typedef struct EncFrame {
     const VidkMv *dmv;    /* H.264 P frames: the decisions of the last pass: a vector per 4x4 */
     const uint16_t *dmb;  /* block (W / 4 per row), a word per macroblock (ENC_MBI_*, no TX8) */
     const uint32_t *dist; /* H.264 P frames: ENC_H264_DIST_N per macroblock */
-    VidkMv *part_mv;      /* H.264 P frames: VIDK_ME_NPART per macroblock, each partition's
-                             vector refined to quarter samples (enc_h264_part_dist) */
+    VidkMv *part_mv;      /* H.264 P frames: each partition's vector refined to quarter
+                             samples (enc_h264_part_dist): partition p of macroblock u at
+                             p * uw * uh + u (enc_h264_pmv: a warp's macroblocks adjacent) */
     /* H.264 P frames: the reference's full-sample plane G and half-sample planes b, h, j
      * (vidk_h264_hpel3), qpn bytes apart, position (x, y) in [-3, W + 1] x [-3, H + 1] at
      * (y + 3) * qps + x + 3 (outside it the values repeat: enc_qpl_at) */
@@ -856,6 +857,11 @@ ENC_FN uint32_t enc_h264_refine(const EncFrame *f, int x, int y, int w, int h, V
     return sd;
 }
 
+/* The refined vector of partition p (VIDK_ME_PART_*) of macroblock u (EncFrame.part_mv). */
+ENC_FN VidkMv *enc_h264_pmv(const EncFrame *f, int u, int p) {
+    return f->part_mv + (ptrdiff_t)p * f->uw * f->uh + u;
+}
+
 /* What the decision passes read per macroblock (f->dist, ENC_H264_DIST_N each), computed
  * once per frame before them: entry p < 41, the SATD of partition p (VIDK_ME_PART_*) at its
  * refined vector (enc_h264_part_dist, which keeps the vector in f->part_mv; 0 and (0, 0) for
@@ -864,7 +870,7 @@ ENC_FN uint32_t enc_h264_refine(const EncFrame *f, int x, int y, int w, int h, V
 #define ENC_H264_DIST_INTRA 41
 #define ENC_H264_DIST_N     42
 ENC_FN uint32_t enc_h264_part_dist(const EncFrame *f, int mbx, int mby, int p) {
-    VidkMv *pm = f->part_mv + VIDK_ME_NPART * (ptrdiff_t)(mby * f->uw + mbx) + p;
+    VidkMv *pm = enc_h264_pmv(f, mby * f->uw + mbx, p);
     if (f->no_sub8x8 && p < VIDK_ME_PART_8x8) {
         pm->x = pm->y = 0;
         return 0;
@@ -889,8 +895,7 @@ ENC_CFN int enc_h264_cand_part(int mode, int sub, int i, int j) {
 
 ENC_FN VidkMv enc_h264_cand_mv(const EncFrame *f, int mbx, int mby, int mode, int sub, int i,
                                int j) {
-    return f->part_mv[VIDK_ME_NPART * (ptrdiff_t)(mby * f->uw + mbx) +
-                      enc_h264_cand_part(mode, sub, i, j)];
+    return *enc_h264_pmv(f, mby * f->uw + mbx, enc_h264_cand_part(mode, sub, i, j));
 }
 
 /* The distortion of quadrant q (raster) under sub-macroblock type s: its partitions' dist. */
