@@ -13,7 +13,7 @@
 #      encode_cuda);
 #   3. scripts/device-stream.sh with KEEP (FRAMES, default 120): the kept cuda streams come
 #      back as keep.tgz, to be judged here by `scripts/device-stream.sh --judge`;
-#   4. vidkern-bench rd on the clips against x264 ultrafast, superfast, veryfast (CAVLC, then
+#   4. vidkern-bench rd on the clips against x264 ultrafast, superfast, veryfast, medium (CAVLC, then
 #      with --cabac), and at 1080p (300 frames, QP 30) for the speed against x264;
 #   5. vidkern-bench encode at 1080p (threads and cuda).
 # Skip steps with STEPS (default "check stream rd speed encode").
@@ -58,7 +58,7 @@ fi
 BE=$B/bench/vidkern-bench
 if [ -x "$BE" ] && has rd; then
     for m in "" --cabac; do
-        timeout 200 "$BE" rd --video "$VIDK_VIDEO_DIR" --presets ultrafast,superfast,veryfast \
+        timeout 240 "$BE" rd --video "$VIDK_VIDEO_DIR" --presets ultrafast,superfast,veryfast,medium \
             --ranges 16 --x264-threads 16 $m >"$L/rd${m:+-cabac}.txt" 2>&1
         echo "rd $m exit $?" >>"$summary"
         grep -A3 "mean BD-rate" "$L/rd${m:+-cabac}.txt" >>"$summary"

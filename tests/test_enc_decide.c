@@ -471,8 +471,8 @@ static void test_h264_partitions(void) {
  * at distortion d16 (every other partition costs 1000), its neighbours' vectors of the
  * previous pass are A (left), B (above), C (above right), D (above left), all in quarter
  * samples. The planes are flat (the P_Skip candidate's SATD is 0 at any vector) or the
- * reference is noise. Costs: lambda x (ue(mb_type) + the mvds' se(d) lengths) with 8.4.1.1 /
- * 8.4.1.3 predictors, computed by hand below. */
+ * reference is noise. Costs: 1.5 lambda = 6 (enc_h264_lbits) x (ue(mb_type) + the mvds' se(d)
+ * lengths) with 8.4.1.1 / 8.4.1.3 predictors, computed by hand below. */
 static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, VidkMv me16,
                       uint32_t d16, int noise_ref, int want_word, VidkMv want) {
     enum { W = 48, H = 48 };
@@ -528,14 +528,14 @@ static void skip_case(const char *what, VidkMv a, VidkMv b, VidkMv c, VidkMv d, 
 
 static void test_h264_skip(void) {
     const VidkMv z = {0, 0}, v = {3, 1}, two = {2, 0}, four = {4, 0};
-    /* A = B = C = (3, 1): P_Skip vector (3, 1) at 4 x (1 + 1 + 1) = 12 against 16x16 at
-     * (0, 0): d16 + 4 x (1 + se(-3) 5 + se(-1) 3) = d16 + 36. */
+    /* A = B = C = (3, 1): P_Skip vector (3, 1) at 6 x (1 + 1 + 1) = 18 against 16x16 at
+     * (0, 0): d16 + 6 x (1 + se(-3) 5 + se(-1) 3) = d16 + 54. */
     skip_case("flat, d16 100", v, v, v, z, z, 100, 0, 0, v);
     skip_case("flat, d16 0", v, v, v, z, z, 0, 0, 0, v);
-    /* A noise reference: the P_Skip candidate's SATD is far above 36. */
+    /* A noise reference: the P_Skip candidate's SATD is far above 54. */
     skip_case("noise", v, v, v, z, z, 0, 1, 0, z);
     /* A = (0, 0) makes the P_Skip vector (0, 0) while the 16x16 predictor is median(0, 2, 2)
-     * = (2, 0): P_Skip costs 4 x (1 + se(-2) 5 + 1), 16x16 at (4, 0) 4 x (1 + se(2) 5 + 1):
+     * = (2, 0): P_Skip costs 6 x (1 + se(-2) 5 + 1), 16x16 at (4, 0) 6 x (1 + se(2) 5 + 1):
      * a tie, which P_Skip wins. */
     skip_case("tie", z, two, two, z, four, 0, 0, 0, z);
 }

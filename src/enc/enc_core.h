@@ -808,6 +808,13 @@ ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
  * gave the best mean of the real clips. */
 #define ENC_H264_INTRA_P_BIAS 48u
 
+/* The H.264 decision's rate term (docs/ENCODE.md §4): 1.5 lambda x bits, (3 lambda bits) >> 1
+ * (SATD distortions weigh more than the SAD lambda assumes; measured, session 27: 1 lambda
+ * +25.30%, 1.5 +24.39%, 2 +25.20% BD-rate against x264 veryfast on the four small clips). */
+ENC_FN uint32_t enc_h264_lbits(const EncFrame *f, unsigned bits) {
+    return 3u * (uint32_t)f->lambda * bits >> 1;
+}
+
 /* The Intra_16x16 candidate of a P-frame macroblock (docs/ENCODE.md §4), estimated from the
  * source's neighbours, for mode m: SATD + lambda x (ue(6 + m): mb_type 6 + m in a P slice
  * without residual, + 1 for intra_chroma_pred_mode DC + ENC_H264_INTRA_P_BIAS), as
@@ -821,14 +828,14 @@ ENC_FN uint32_t enc_h264_intra_est(const EncFrame *f, int mbx, int mby, int m) {
     const uint8_t *src = f->src[0] + (ptrdiff_t)(16 * mby) * f->ss[0] + 16 * mbx;
     const uint32_t c =
         enc_satd16(src, f->ss[0], pr) +
-        (uint32_t)f->lambda * (vidk_ue_bits(6u + (unsigned)m) + 1u + ENC_H264_INTRA_P_BIAS);
+        enc_h264_lbits(f, vidk_ue_bits(6u + (unsigned)m) + 1u + ENC_H264_INTRA_P_BIAS);
     return c << 2 | (uint32_t)m;
 }
 
 /* The quarter-sample refinement (docs/ENCODE.md §3): the cost of vector v for a block whose
- * SATD at v is sd: sd + lambda x the CAVLC length of v's mvd against (0, 0). */
+ * SATD at v is sd: sd + 2 lambda x the CAVLC length of v's mvd against (0, 0). */
 ENC_FN uint32_t enc_h264_sub_cost(const EncFrame *f, uint32_t sd, VidkMv v) {
-    return sd + (uint32_t)f->lambda * (vidk_se_bits(v.x) + vidk_se_bits(v.y));
+    return sd + 2u * (uint32_t)f->lambda * (vidk_se_bits(v.x) + vidk_se_bits(v.y));
 }
 
 /* The eight neighbours of a position (raster order around it) at distance `step`. */
@@ -864,15 +871,18 @@ ENC_FN VidkMv *enc_h264_pmv(const EncFrame *f, int u, int p) {
 
 /* What the decision passes read per macroblock (f->dist, ENC_H264_DIST_N each), computed
  * once per frame before them: entry p < 41, the SATD of partition p (VIDK_ME_PART_*) at its
- * refined vector (enc_h264_part_dist, which keeps the vector in f->part_mv; 0 and (0, 0) for
- * the sub-8x8 shapes when the frame does not use them); entry 41, the Intra_16x16 estimate
+ * refined vector (enc_h264_part_dist, which keeps the vector in f->part_mv; 0 for the sub-8x8
+ * shapes when the frame does not use them); entry 41, the Intra_16x16 estimate
  * (the lowest enc_h264_intra_est). */
 #define ENC_H264_DIST_INTRA 41
 #define ENC_H264_DIST_N     42
 ENC_FN uint32_t enc_h264_part_dist(const EncFrame *f, int mbx, int mby, int p) {
     VidkMv *pm = enc_h264_pmv(f, mby * f->uw + mbx, p);
     if (f->no_sub8x8 && p < VIDK_ME_PART_8x8) {
-        pm->x = pm->y = 0;
+        /* never read (the decision skips these shapes, which the search did not run): a
+         * vector of its own per partition, so that a decision reading them would split the
+         * 8x8 quadrants (tests/test_enc_decide.c's level check, mutation level_no_sub8x8) */
+        pm->x = (int16_t)p, pm->y = (int16_t)-p;
         return 0;
     }
     const EncPart q = enc_h264_part(mbx, mby, p);
@@ -965,7 +975,7 @@ ENC_FN uint32_t enc_h264_cost_mode(const EncFrame *f, int mbx, int mby, VidkH264
     const uint32_t c = m == 0   ? dist[VIDK_ME_PART_16x16]
                        : m == 1 ? dist[VIDK_ME_PART_16x8] + dist[VIDK_ME_PART_16x8 + 1]
                                 : dist[VIDK_ME_PART_8x16] + dist[VIDK_ME_PART_8x16 + 1];
-    return c + (uint32_t)f->lambda * (enc_h264_mb_bits[m] + enc_h264_mvd_bits(n, m, zero4));
+    return c + enc_h264_lbits(f, enc_h264_mb_bits[m] + enc_h264_mvd_bits(n, m, zero4));
 }
 
 /* P_8x8: quadrant q's vectors under sub-macroblock type s into n->in (its 4x4 blocks k in
@@ -991,8 +1001,7 @@ ENC_FN uint32_t enc_h264_cost_quad(const EncFrame *f, int mbx, int mby, VidkH264
     const uint32_t *dist = f->dist + ENC_H264_DIST_N * (ptrdiff_t)(mby * f->uw + mbx);
     enc_h264_set_quad(f, mbx, mby, n, q, sub[q]);
     return enc_h264_sub_dist(dist, q, sub[q]) +
-           (uint32_t)f->lambda *
-               (enc_h264_sub_bits[sub[q]] + enc_h264_mvd_bits_quad(n, q, sub[q]));
+           enc_h264_lbits(f, enc_h264_sub_bits[sub[q]] + enc_h264_mvd_bits_quad(n, q, sub[q]));
 }
 
 /* The P_Skip candidate's SATD (16x16 at the P_Skip vector sv) is kept in f->skipc from one
@@ -1017,7 +1026,7 @@ ENC_FN uint32_t enc_h264_cost_skip(const EncFrame *f, VidkH264MvNb *n, uint32_t 
     const int zero4[4] = {0, 0, 0, 0};
     for (int k = 0; k < 16; k++)
         n->in[k] = sv;
-    return satd + (uint32_t)f->lambda * (enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4));
+    return satd + enc_h264_lbits(f, enc_h264_mb_bits[0] + enc_h264_mvd_bits(n, 0, zero4));
 }
 
 /* The decision's candidates: k = 0, 1, 2 the partition modes, 3 P_8x8 (which picks each
@@ -1037,7 +1046,7 @@ ENC_FN uint32_t enc_h264_cand(const EncFrame *f, int mbx, int mby, VidkH264MvNb 
         return enc_h264_cost_skip(f, n, skip_satd);
     }
     int sub[4] = {0, 0, 0, 0};
-    uint32_t c = (uint32_t)f->lambda * enc_h264_mb_bits[3];
+    uint32_t c = enc_h264_lbits(f, enc_h264_mb_bits[3]);
     for (int q = 0; q < 4; q++) {
         uint32_t bq = 0xffffffffu;
         int bs = 0;
