@@ -67,6 +67,14 @@ mut stream_cac_first src/enc/h264_stream_core.h \
     'n = 15, first = 1, tc = c->tcc[p]' 'n = 15, first = 0, tc = c->tcc[p]'
 mut cabac_skip_tx8 src/enc/h264_stream_cabac.h \
     'm.tx8 = 0, m.cbp = (uint8_t)cbp' 'm.tx8 = (uint8_t)tx8, m.cbp = (uint8_t)cbp'
+# Quarter-sample motion (docs/ENCODE.md §3, §6): caught by test_enc_pred (the prediction
+# against the standard's formulas) and test_enc_decide (pictures moved by quarter samples).
+mut qpel_no_quarter_step src/enc/enc_core.h \
+    'for (int step = 2; step >= 1; step >>= 1)' 'for (int step = 2; step >= 2; step >>= 1)'
+mut qpel_j_round src/h264_core.h \
+    '(j1 + 512) >> 10' '(j1 + 511) >> 10'
+mut qpel_g_source src/enc/enc_core.h \
+    'a = 0x6314331122108200ull' 'a = 0x6324331122108200ull'
 mut cabac_mvd_ctx src/enc/h264_stream_cabac.h \
     'sum > 32 ? 2 : 1' 'sum >= 32 ? 2 : 1'
 mut mvnb_own_vector src/enc/h264_mvp_core.h \

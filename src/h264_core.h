@@ -349,15 +349,14 @@ VIDK_CORE void vidk_h264_hpel3(const uint8_t *r, ptrdiff_t s, int w, int h, int 
  * codes: bits 0-1 the kind (0 G full sample, 1 b, 2 h, 3 j as vidk_h264_hpel3), bit 2 one
  * sample right (x + 1), bit 3 one sample down (y + 1): H = G right, M = G down, s = b down,
  * m = h right. */
-#define VIDK_H264_QPEL_SRC                                                                     \
-    {                                                                                          \
-        {0, 0}, {0, 2}, {2, 2}, {8, 2},     /* 0 0 G, 0 1 d, 0 2 h, 0 3 n */                   \
-            {0, 1}, {1, 2}, {2, 3}, {2, 9}, /* 1 0 a, 1 1 e, 1 2 i, 1 3 p */                   \
-            {1, 1}, {1, 3}, {3, 3}, {3, 9}, /* 2 0 b, 2 1 f, 2 2 j, 2 3 q */                   \
-            {4, 1}, {1, 6}, {3, 6}, {                                                          \
-            6, 9                                                                               \
-        } /* 3 0 c, 3 1 g, 3 2 k, 3 3 r */                                                     \
-    }
+/* clang-format off */
+#define VIDK_H264_QPEL_SRC {                                                                   \
+    {0, 0}, {0, 2}, {2, 2}, {8, 2}, /* 0 0 G, 0 1 d, 0 2 h, 0 3 n */                           \
+    {0, 1}, {1, 2}, {2, 3}, {2, 9}, /* 1 0 a, 1 1 e, 1 2 i, 1 3 p */                           \
+    {1, 1}, {1, 3}, {3, 3}, {3, 9}, /* 2 0 b, 2 1 f, 2 2 j, 2 3 q */                           \
+    {4, 1}, {1, 6}, {3, 6}, {6, 9}, /* 3 0 c, 3 1 g, 3 2 k, 3 3 r */                           \
+}
+/* clang-format on */
 VIDK_CORE_TABLE(uint8_t, vidk_h264_qpel_src, [16][2], VIDK_H264_QPEL_SRC)
 
 #endif

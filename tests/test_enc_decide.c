@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "enc/enc_core.h"
+#include "test_h264_ref.h"
 #include "test_util.h"
 
 static uint32_t g_seed;
@@ -464,6 +465,52 @@ static void test_h264_partitions(void) {
     for (int q = 0; q < 2; q++)
         check_moved(VIDK_CODEC_H264, q ? 24 : 0, W, H, mv4, parts, bits, bits_mv,
                     "h264 partitions");
+}
+
+/* The quarter-sample refinement (docs/ENCODE.md §3): after a noise picture, its
+ * reconstruction predicted at one quarter-sample vector v for the whole picture, luma by the
+ * standard's filters (tests/test_h264_ref.h, edges clamped as 8.4.2.2.1 says), chroma flat.
+ * Whatever whole-sample vector the search finds around v, the half and the quarter step reach
+ * v (a diagonal neighbour at most of each half-step candidate around the four whole-sample
+ * ones), where the SATD is 0 and on noise nowhere else: every 4x4 block's vector is v, the
+ * prediction is the picture (SSE 0 at QP 0, no luma level). At QP 24 the vector bits weigh
+ * too; still v. */
+static void test_h264_qpel_moves(void) {
+    enum { W = 64, H = 48 };
+    static const VidkMv vs[] = {{5, -3}, {-7, 2}, {2, 2}, {-1, 0}, {0, 3}, {10, -9}};
+    for (int q = 0; q < 2; q++)
+        for (size_t t = 0; t < sizeof(vs) / sizeof(vs[0]); t++) {
+            const VidkMv v = vs[t];
+            Run r;
+            VidkPicture f0, f1;
+            VidkEncFrameInfo info;
+            open_two(&r, VIDK_CODEC_H264, q ? 24 : 0, W, H, &f0, &f1);
+            noise_frame(&f0);
+            if (run_frame(&r, &f0, &info) == 0) {
+                for (int y = 0; y < H; y++)
+                    for (int x = 0; x < W; x++)
+                        *px(&f1, 0, x, y) = (uint8_t)ref_luma(r.rec.data[0],
+                                                              (int)r.rec.stride[0], W, H, x, y, v);
+                fill_plane(&f1, 1, 128);
+                fill_plane(&f1, 2, 128);
+                if (run_frame(&r, &f1, &info) == 0) {
+                    int bad = 0;
+                    for (int i = 0; i < (W / 4) * (H / 4); i++)
+                        bad += r.maps.mv[i].x != v.x || r.maps.mv[i].y != v.y;
+                    if (bad)
+                        fprintf(stderr, "qpel QP %d vector (%d, %d): %d blocks elsewhere, e.g. "
+                                        "(%d, %d)\n",
+                                q ? 24 : 0, v.x, v.y, bad, r.maps.mv[0].x, r.maps.mv[0].y);
+                    CHECK(!bad);
+                    CHECK(!info.intra);
+                    CHECK_EQ_U(info.nnz[0], 0);
+                    if (!q) CHECK_EQ_U(info.sse[0], 0);
+                }
+            }
+            vidk_picture_free(&f0);
+            vidk_picture_free(&f1);
+            run_close(&r);
+        }
 }
 
 /* The P_Skip candidate of the H.264 decision (docs/ENCODE.md §7), on a hand-made frame of
@@ -1165,6 +1212,7 @@ int main(void) {
     test_chroma_qp();
     test_h264_partitions();
     test_h264_skip();
+    test_h264_qpel_moves();
     test_h264_mvd_quad();
     test_h264_intra_in_p();
     test_h264_inter_round();

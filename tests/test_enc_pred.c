@@ -27,6 +27,7 @@
 #include "enc/enc_core.h"
 #include "enc/enc_core_hevc.h"
 #include "test_util.h"
+#include "test_h264_ref.h"
 
 static uint32_t g_rs; /* random state */
 
@@ -735,71 +736,6 @@ static void hevc_avail_known(void) {
 }
 
 /* ================================================================== motion compensation */
-
-/* The 6-tap filter of H.264 8.4.2.2.1 (tap values E - 5F + 20G + 20H - 5I + J). */
-static int tap6(int e, int f, int g, int h, int i, int j) {
-    return e - 5 * f + 20 * g + 20 * h - 5 * i + j;
-}
-
-static int clip1(int v) {
-    return Clip3(0, 255, v);
-}
-
-/* H.264 8.4.2.2.1 written out for the sample at (xL, yL) + mvLX (quarter samples, the loop's
- * vectors; HEVC's are whole samples x 4: xFracL = 0, H.265 8.5.3.3.3.2 at full positions):
- * reference samples at clamped positions (8-228, 8-229); the intermediate values b1, h1 of
- * the filter at the rows / columns around, j1 from the vertical intermediates h1 of the six
- * columns (8-242; the implementation filters the b1 of six rows, 8-243: the two agree),
- * then Table 8-12's choice with 8-250 .. 8-261. */
-static int ref_luma(const uint8_t *r, int stride, int W, int H, int xL, int yL, VidkMv mv) {
-    const int xInt = xL + Shr(mv.x, 2), yInt = yL + Shr(mv.y, 2);
-    const int xFrac = Low(mv.x, 2), yFrac = Low(mv.y, 2);
-#define P(dx, dy) ((int)r[Clip3(0, H - 1, yInt + (dy)) * stride + Clip3(0, W - 1, xInt + (dx))])
-#define B1(dy)    tap6(P(-2, dy), P(-1, dy), P(0, dy), P(1, dy), P(2, dy), P(3, dy))
-#define H1(dx)    tap6(P(dx, -2), P(dx, -1), P(dx, 0), P(dx, 1), P(dx, 2), P(dx, 3))
-    const int G = P(0, 0), Hs = P(1, 0), M = P(0, 1);
-    const int b = clip1((B1(0) + 16) >> 5), h = clip1((H1(0) + 16) >> 5);
-    const int s = clip1((B1(1) + 16) >> 5), m = clip1((H1(1) + 16) >> 5);
-    const int j1 = tap6(H1(-2), H1(-1), H1(0), H1(1), H1(2), H1(3));
-    const int j = clip1((j1 + 512) >> 10);
-#undef P
-#undef B1
-#undef H1
-    switch (xFrac * 4 + yFrac) {
-    case 0:
-        return G;
-    case 1:
-        return (G + h + 1) >> 1; /* d */
-    case 2:
-        return h;
-    case 3:
-        return (M + h + 1) >> 1; /* n */
-    case 4:
-        return (G + b + 1) >> 1; /* a */
-    case 5:
-        return (b + h + 1) >> 1; /* e */
-    case 6:
-        return (h + j + 1) >> 1; /* i */
-    case 7:
-        return (h + s + 1) >> 1; /* p */
-    case 8:
-        return b;
-    case 9:
-        return (b + j + 1) >> 1; /* f */
-    case 10:
-        return j;
-    case 11:
-        return (j + s + 1) >> 1; /* q */
-    case 12:
-        return (Hs + b + 1) >> 1; /* c */
-    case 13:
-        return (b + m + 1) >> 1; /* g */
-    case 14:
-        return (j + m + 1) >> 1; /* k */
-    default:
-        return (m + s + 1) >> 1; /* r */
-    }
-}
 
 /* H.264 8.4.2.2.2, ChromaArrayType 1, frame macroblocks: mvCLX = mvLX (8.4.1.4) in units
  * of 1/8 chroma sample; (xC, yC) is the chroma sample position in the picture. */
