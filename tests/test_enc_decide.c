@@ -489,8 +489,8 @@ static void test_h264_qpel_moves(void) {
             if (run_frame(&r, &f0, &info) == 0) {
                 for (int y = 0; y < H; y++)
                     for (int x = 0; x < W; x++)
-                        *px(&f1, 0, x, y) = (uint8_t)ref_luma(r.rec.data[0],
-                                                              (int)r.rec.stride[0], W, H, x, y, v);
+                        *px(&f1, 0, x, y) = (uint8_t)ref_luma(
+                            r.rec.data[0], (int)r.rec.stride[0], W, H, x, y, v);
                 fill_plane(&f1, 1, 128);
                 fill_plane(&f1, 2, 128);
                 if (run_frame(&r, &f1, &info) == 0) {
@@ -498,8 +498,9 @@ static void test_h264_qpel_moves(void) {
                     for (int i = 0; i < (W / 4) * (H / 4); i++)
                         bad += r.maps.mv[i].x != v.x || r.maps.mv[i].y != v.y;
                     if (bad)
-                        fprintf(stderr, "qpel QP %d vector (%d, %d): %d blocks elsewhere, e.g. "
-                                        "(%d, %d)\n",
+                        fprintf(stderr,
+                                "qpel QP %d vector (%d, %d): %d blocks elsewhere, e.g. "
+                                "(%d, %d)\n",
                                 q ? 24 : 0, v.x, v.y, bad, r.maps.mv[0].x, r.maps.mv[0].y);
                     CHECK(!bad);
                     CHECK(!info.intra);

@@ -37,9 +37,10 @@ static int ref_clip1(int v) {
 static int ref_luma(const uint8_t *r, int stride, int W, int H, int xL, int yL, VidkMv mv) {
     const int xInt = xL + ref_shr2(mv.x), yInt = yL + ref_shr2(mv.y);
     const int xFrac = mv.x - 4 * ref_shr2(mv.x), yFrac = mv.y - 4 * ref_shr2(mv.y);
-#define P(dx, dy) ((int)r[ref_clip3(0, H - 1, yInt + (dy)) * stride + ref_clip3(0, W - 1, xInt + (dx))])
-#define B1(dy)    ref_tap6(P(-2, dy), P(-1, dy), P(0, dy), P(1, dy), P(2, dy), P(3, dy))
-#define H1(dx)    ref_tap6(P(dx, -2), P(dx, -1), P(dx, 0), P(dx, 1), P(dx, 2), P(dx, 3))
+#define P(dx, dy)                                                                              \
+    ((int)r[ref_clip3(0, H - 1, yInt + (dy)) * stride + ref_clip3(0, W - 1, xInt + (dx))])
+#define B1(dy) ref_tap6(P(-2, dy), P(-1, dy), P(0, dy), P(1, dy), P(2, dy), P(3, dy))
+#define H1(dx) ref_tap6(P(dx, -2), P(dx, -1), P(dx, 0), P(dx, 1), P(dx, 2), P(dx, 3))
     const int G = P(0, 0), Hs = P(1, 0), M = P(0, 1);
     const int b = ref_clip1((B1(0) + 16) >> 5), h = ref_clip1((H1(0) + 16) >> 5);
     const int s = ref_clip1((B1(1) + 16) >> 5), m = ref_clip1((H1(1) + 16) >> 5);
@@ -83,6 +84,5 @@ static int ref_luma(const uint8_t *r, int stride, int W, int H, int xL, int yL, 
         return (m + s + 1) >> 1; /* r */
     }
 }
-
 
 #endif
