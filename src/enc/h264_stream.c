@@ -72,7 +72,8 @@ int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den, int ran
     for (int i = 0; i < n; i++) {
         const int64_t side = (int64_t)mb_w > mb_h ? mb_w : mb_h;
         /* A.3.1: MaxFS, each side <= sqrt(8 MaxFS), MaxMBPS, one frame in the DPB, and
-         * integer vectors in [-range, range] inside MaxVmvR */
+         * vectors inside MaxVmvR's [-vmv, vmv - 1/4]: the search's in [-range, range],
+         * refined by at most 3/4 of a sample, so range < vmv */
         if (fs <= levels[i].fs && side * side <= 8 * (int64_t)levels[i].fs &&
             fs * fps_num <= levels[i].mbps * fps_den && fs <= levels[i].dpb &&
             range < levels[i].vmv)
