@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(128) qpl_kernel(const EncFrame f, uint8_t *qpl
     if (x <= f.W + 1) enc_h264_qpl_fill(&f, qpl, x, y);
 }
 
-__global__ void __launch_bounds__(128, 7)
+__global__ void __launch_bounds__(128)
     dist_kernel(const EncFrame f, uint32_t *dist, VidkMv *seed_mv, uint16_t *seed_mb) {
     vidk_pdl_launch(); // the first decision pass may be made resident
     const int s0 = dist_shape0(f);
@@ -120,15 +120,6 @@ __global__ void __launch_bounds__(128, 7)
     const unsigned half = 0xffffu << (threadIdx.x & 16);
     const int mbx = u % f.uw, mby = u / f.uw;
     const int bx = 16 * mbx + 4 * (k & 3), by = 16 * mby + 4 * (k >> 2); // the lane's block
-    // The lane's SATDs of the previous shape's candidates: its centre's (kh[0]) and half-step
-    // ones (kh[1..8]) around the whole-sample vector pc, its quarter-step ones (kq) around the
-    // half-step winner ph. A shape whose partition covering the block has the same
-    // whole-sample vector evaluates the same half-step candidates for the block (and, when
-    // its half-step winner is the same too, the same quarter-step ones): kept values, not
-    // computed again (skipped where every lane of the warp keeps them).
-    VidkMv pc = {-32768, -32768}, ph = pc;
-    __shared__ uint32_t s_k[17][128]; // kh[0..8] then kq[0..7], a column per thread
-    uint32_t *kh = &s_k[0][threadIdx.x], *kq = &s_k[9][threadIdx.x];
 #pragma unroll 1
     for (int shape = s0; shape < kDistShapes; shape++) {
         if (!on) break; // the whole half warp
@@ -136,35 +127,26 @@ __global__ void __launch_bounds__(128, 7)
         const EncPart q = enc_h264_part(mbx, mby, p);
         // enc_h264_refine with the partition's SATD summed over its lanes (every lane of the
         // partition holds the sum: the same choices on each)
-        auto psum = [&](uint32_t sum) {
+        auto psum = [&](VidkMv v) {
+            uint32_t sum = satd4_at(f, bx, by, v);
 #pragma unroll
             for (int b = 1; b < 16; b <<= 1)
                 if (m & b) sum += __shfl_xor_sync(half, sum, b);
             return sum;
         };
         const VidkMv im = enc_me_at(&f, q.bs, q.bx, q.by).mv;
-        const VidkMv c0 = {(int16_t)(4 * im.x), (int16_t)(4 * im.y)};
-        const bool rh = c0.x == pc.x && c0.y == pc.y;
-        if (!rh) kh[0] = satd4_at(f, bx, by, c0);
-        VidkMv c = c0;
-        uint32_t sd = psum(kh[0]), best = enc_h264_sub_cost(&f, sd, c);
+        VidkMv c = {(int16_t)(4 * im.x), (int16_t)(4 * im.y)};
+        uint32_t sd = psum(c), best = enc_h264_sub_cost(&f, sd, c);
 #pragma unroll 1
-        for (int n = 0; n < 8; n++) {
-            const VidkMv v = enc_sub_nb(c0, n, 2);
-            if (!rh) kh[128 * (n + 1)] = satd4_at(f, bx, by, v);
-            const uint32_t sv = psum(kh[128 * (n + 1)]), cost = enc_h264_sub_cost(&f, sv, v);
-            if (cost < best) best = cost, sd = sv, c = v;
-        }
-        const VidkMv o = c;
-        const bool rq = rh && o.x == ph.x && o.y == ph.y;
+        for (int step = 2; step >= 1; step >>= 1) {
+            const VidkMv o = c;
 #pragma unroll 1
-        for (int n = 0; n < 8; n++) {
-            const VidkMv v = enc_sub_nb(o, n, 1);
-            if (!rq) kq[128 * n] = satd4_at(f, bx, by, v);
-            const uint32_t sv = psum(kq[128 * n]), cost = enc_h264_sub_cost(&f, sv, v);
-            if (cost < best) best = cost, sd = sv, c = v;
+            for (int n = 0; n < 8; n++) {
+                const VidkMv v = enc_sub_nb(o, n, step);
+                const uint32_t sv = psum(v), cost = enc_h264_sub_cost(&f, sv, v);
+                if (cost < best) best = cost, sd = sv, c = v;
+            }
         }
-        pc = c0, ph = o;
         if (!(k & m)) {
             dist[ENC_H264_DIST_N * u + p] = sd;
             *enc_h264_pmv(&f, u, p) = c;
