@@ -283,11 +283,13 @@ VIDK_CORE void vidk_cabac_terminate(VidkCabac *c, int bin) {
 #define VIDK_CABAC_TERM   511
 typedef struct VidkCabacBins {
     uint16_t *b;
-    uint32_t n;
+    uint32_t n;   /* bins emitted */
+    uint32_t cap; /* room in b: bins past it are counted, not stored (n > cap: overflow) */
 } VidkCabacBins;
 
 VIDK_CORE void vidk_cabac_bin(VidkCabacBins *o, int ctx, int bin) {
-    o->b[o->n++] = (uint16_t)(ctx | (bin ? 0x8000 : 0));
+    if (o->n < o->cap) o->b[o->n] = (uint16_t)(ctx | (bin ? 0x8000 : 0));
+    o->n++;
 }
 
 /* The k-th order Exp-Golomb suffix of UEGk (9.3.2.3) of the value s, in bypass bins. */

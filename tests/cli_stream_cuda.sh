@@ -1,7 +1,8 @@
 #!/bin/sh
-# The H.264 stream of the cuda backend (CAVLC on the device, src/cuda/stream.cu) against the
-# threads backend's (= c's), byte for byte, through `vidkern encode -o`: generated HD video
-# with several slices and the real clips, each through the three paths of the cuda encoder:
+# The H.264 stream of the cuda backend (CAVLC and CABAC on the device, src/cuda/stream.cu)
+# against the threads backend's (= c's), byte for byte, through `vidkern encode -o`:
+# generated HD video with several slices and the real clips, each through the three paths of
+# the cuda encoder:
 # the device coder, the host fallback after a slot overflow (VIDK_STREAM_SLOT_BYTES=64) and
 # the host writer (VIDK_STREAM_HOST=1). One PASS / FAIL line per case; exit 77 without a
 # CUDA device.
@@ -43,8 +44,15 @@ run "generated 1920x1080, 8 frames, qp 26, 4 slices" --size 1920x1080 --gen-fram
     --qp 26 --slices 4 --keyint 4
 run "generated 1280x720, 3 frames, qp 0" --size 1280x720 --gen-frames 3 --qp 0
 run "generated 352x288, 30 frames, qp 45, 18 slices" --qp 45 --slices 18 --range 32
+run "generated 1920x1080, 8 frames, qp 26, 17 slices, cabac" --size 1920x1080 --gen-frames 8 \
+    --qp 26 --slices 17 --keyint 4 --cabac
+run "generated 352x288, 30 frames, qp 40, 18 slices, cabac" --qp 40 --slices 18 --cabac
+run "generated 640x480, 4 frames, qp 4, 1 slice, cabac" --size 640x480 --gen-frames 4 \
+    --qp 4 --cabac
 for c in "basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 30 --slices 3" \
     "cars_320x240_30fps_30f.y4m --qp 12" \
+    "cars_320x240_30fps_30f.y4m --qp 20 --slices 5 --cabac" \
+    "basketballpass_416x240_50fps_100f.y4m --frames 20 --qp 27 --cabac" \
     "kristenandsara_1280x720_60fps_1f.y4m --qp 22 --slices 2" \
     "darkscene_1920x1080_24fps_1f.y4m --qp 34"; do
     f=${c%% *}

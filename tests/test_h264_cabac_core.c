@@ -94,7 +94,7 @@ static void round_trip(uint32_t *seed, int n) {
     vidk_cabac_start(&c, &b);
     /* half of the runs through a bin list (vidk_cabac_code_bins), the others bin by bin */
     static uint16_t list[(1 << 15) + 1];
-    VidkCabacBins o = {list, 0};
+    VidkCabacBins o = {list, 0, sizeof(list) / sizeof(list[0])};
     const int via_list = test_rand(seed) & 1;
     for (int i = 0; i < n; i++) {
         const uint32_t r = test_rand(seed) % 100;

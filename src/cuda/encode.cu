@@ -301,8 +301,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         const bool st = (e->p.outputs & VIDK_ENC_OUT_STREAM) != 0;
         const bool dbk = e->p.deblock != 0; // the filter reads the words, vectors, levels
         const char *env_host = getenv("VIDK_STREAM_HOST");
-        // CABAC: the host's writer for now (the device codes CAVLC only)
-        const bool st_host = st && ((env_host && !strcmp(env_host, "1")) || e->p.cabac);
+        const bool st_host = st && env_host && !strcmp(env_host, "1");
         if (st || dbk)
             for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
@@ -312,10 +311,11 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             if (st_host) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
         }
         if (st && !st_host) {
-            // Slot size: VIDK_H264S_SLOT_BYTES holds any macroblock; VIDK_STREAM_SLOT_BYTES
-            // (a test hook) makes it smaller, to exercise the host fallback.
+            // Slot size: CAVLC: VIDK_H264S_SLOT_BYTES holds any macroblock; CABAC: the
+            // bins of VIDK_CABAC_SLOT_BINS; VIDK_STREAM_SLOT_BYTES (a test hook) makes it
+            // smaller, to exercise the host fallback.
             const char *env_slot = getenv("VIDK_STREAM_SLOT_BYTES");
-            c->st_slot = VIDK_H264S_SLOT_BYTES;
+            c->st_slot = e->p.cabac ? 2 * VIDK_CABAC_SLOT_BINS : VIDK_H264S_SLOT_BYTES;
             if (env_slot && atol(env_slot) > 0)
                 c->st_slot = ((size_t)atol(env_slot) + 3) / 4 * 4;
             c->st_slices = vidk_imax(1, vidk_imin(e->p.slices ? e->p.slices : 1, e->uh));
@@ -364,7 +364,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k][j], j < EV_I));
         if (c->st_slot)
             VIDK_TRY(vidk_cuda_stream_open(ctx, &c->st[k], e->uw, e->uh, c->st_slices,
-                                           c->st_slot, c->s_code));
+                                           c->st_slot, e->p.cabac, e->p.qp, c->s_code));
     }
     VIDK_TRY(preload_kernels(ctx, e));
     // The first reference is never read before it is written; zero it anyway.

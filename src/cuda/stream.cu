@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "enc/h264_nal_core.h"
+#include "enc/h264_stream_cabac.h"
 #include "enc/h264_stream_core.h"
 
 // Emulation prevention: EP_T threads of EP_V bytes per block, a chunk of EP_CHUNK bytes.
@@ -55,7 +56,16 @@ static_assert(HDR_SLOT * 8 >= 8 * VIDK_H264_NAL_PREFIX + VIDK_H264_SLICE_HDR_MAX
 
 struct VidkCuStream {
     int mbw, mbh, slices, n;
-    size_t slot_bytes;
+    int cabac, qp;     // entropy_coding_mode_flag; the picture's QP (CABAC's contexts)
+    size_t slot_bytes; // CAVLC: a macroblock's slot; CABAC: its bins' (2 bytes each)
+    // CABAC (docs/ENCODE_CUDA.md): what each macroblock leaves its neighbours, its bins and
+    // their count, the slices' NAL units (an area of area_bytes each)
+    VidkCabacMb *d_cmb;
+    uint8_t *d_amvd;
+    uint16_t *d_bins;
+    uint32_t *d_nbins;
+    uint8_t *d_area;
+    size_t area_bytes;
     uint8_t *d_tc;     // TotalCoeff maps: luma (16 n), Cb (4 n), Cr (4 n)
     uint8_t *d_slots;  // n slots of slot_bytes
     uint32_t *d_bits;  // per macroblock: bits of its macroblock_layer()
@@ -244,6 +254,68 @@ __global__ void __launch_bounds__(EP_T)
     }
 }
 
+// CABAC pass 1, a thread per macroblock: what it leaves its neighbours' contexts
+// (vidk_cabac_mb_info).
+__global__ void __launch_bounds__(128) cabac_info_kernel(VidkH264sCtx c, VidkCabacPic cp) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= c.mbw * c.mbh) return;
+    const int mby = i / c.mbw;
+    c.row0 = vidk_h264s_slice_row0(c.mbh, c.slices, mby);
+    vidk_cabac_mb_info(&c, &cp, i - mby * c.mbw, mby);
+}
+
+// CABAC pass 2, a thread per macroblock: its bins (vidk_cabac_mb) into its slot of cap bins,
+// their count into nbins; more than cap raises the overflow flag.
+__global__ void __launch_bounds__(128)
+    cabac_bins_kernel(VidkH264sCtx c, VidkCabacPic cp, uint16_t *bins, uint32_t cap,
+                      uint32_t *nbins, uint64_t *res) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= c.mbw * c.mbh) return;
+    const int mby = i / c.mbw;
+    const VidkH264sPlace p = vidk_h264s_place(&c, i);
+    c.row0 = p.first / c.mbw;
+    VidkCabacBins o = {bins + (size_t)i * cap, 0, cap};
+    vidk_cabac_mb(&c, &cp, &o, i - mby * c.mbw, mby, i == p.last);
+    nbins[i] = o.n;
+    if (o.n > cap) res[0] = 1; // every writer stores the same value
+}
+
+// CABAC pass 3, a thread per slice: its whole NAL unit into its area (start code, NAL header,
+// vidk_cabac_slice_open, its macroblocks' bins through the engine, vidk_cabac_slice_close),
+// its length in bytes into nlen[k]; an area too small raises the overflow flag.
+__global__ void __launch_bounds__(32)
+    cabac_slice_kernel(const VidkH264sCtx c, const VidkH264SliceHdr *hp, int qp,
+                       const uint16_t *bins, uint32_t cap, const uint32_t *nbins, uint8_t *area,
+                       size_t area_bytes, uint64_t *nlen, uint64_t *res) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k == c.slices) nlen[k] = 0; // the exclusive sum's entry `slices` is the total
+    if (k >= c.slices) return;
+    const int row0 = (int)((int64_t)k * c.mbh / c.slices),
+              row1 = (int)((int64_t)(k + 1) * c.mbh / c.slices);
+    VidkH264SliceHdr h = *hp;
+    h.first_mb = (uint32_t)(row0 * c.mbw);
+    VidkBits b;
+    vidk_bits_init(&b, area + (size_t)k * area_bytes, area_bytes);
+    vidk_h264_nal_start(&b, h.nal_ref_idc, vidk_h264_slice_nal_type(&h));
+    VidkCabac e;
+    vidk_cabac_slice_open(&b, &h, qp, &e);
+    for (int i = row0 * c.mbw; i < row1 * c.mbw; i++)
+        vidk_cabac_code_bins(&e, bins + (size_t)i * cap, nbins[i] < cap ? nbins[i] : cap);
+    vidk_cabac_slice_close(&b, &e, (uint64_t)(row1 - row0) * (uint64_t)c.mbw);
+    if (b.overflow) res[0] = 1;
+    nlen[k] = b.overflow ? 0 : b.pos / 8;
+}
+
+// CABAC pass 4, a block per slice: its NAL unit from its area to its place in the raw bytes.
+__global__ void __launch_bounds__(256) cabac_copy_kernel(const uint8_t *area, size_t area_bytes,
+                                                         const uint64_t *noff, uint8_t *raw) {
+    const int k = blockIdx.x;
+    const uint64_t at = noff[k], len = noff[k + 1] - at;
+    const uint8_t *src = area + (size_t)k * area_bytes;
+    for (uint64_t j = threadIdx.x; j < len; j += blockDim.x)
+        raw[at + j] = src[j];
+}
+
 unsigned blocks(size_t n, unsigned per) {
     return (unsigned)((n + per - 1) / per);
 }
@@ -254,6 +326,11 @@ void vidk_cuda_stream_close(VidkCuStream **pst) {
     VidkCuStream *st = pst ? *pst : nullptr;
     if (!st) return;
     cudaFree(st->d_tc);
+    cudaFree(st->d_cmb);
+    cudaFree(st->d_amvd);
+    cudaFree(st->d_bins);
+    cudaFree(st->d_nbins);
+    cudaFree(st->d_area);
     cudaFree(st->d_slots);
     cudaFree(st->d_bits);
     cudaFree(st->d_skip);
@@ -283,7 +360,7 @@ void vidk_cuda_stream_close(VidkCuStream **pst) {
 }
 
 int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh, int slices,
-                          size_t slot_bytes, cudaStream_t s) {
+                          size_t slot_bytes, int cabac, int qp, cudaStream_t s) {
     int err = 0;
     size_t t1 = 0, t2 = 0, t3 = 0, n = 0, ns = 0;
     VidkCuStream *st = static_cast<VidkCuStream *>(calloc(1, sizeof(VidkCuStream)));
@@ -295,14 +372,30 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
         return VIDK_ERR(EINVAL);
     }
     st->mbw = mbw, st->mbh = mbh, st->slices = slices, st->n = mbw * mbh;
+    st->cabac = !!cabac, st->qp = qp;
     st->slot_bytes = slot_bytes;
     n = (size_t)st->n, ns = (size_t)slices;
+    if (st->cabac) {
+        // A slice's NAL unit: its header, at most 8 bits a bin (an LPS bin renormalises at
+        // most 6 times; the cabac_zero_words reach 3 / 32 of a byte a bin) and the trailing
+        // bytes; whole words.
+        const size_t rows = (size_t)(mbh + slices - 1) / (size_t)slices;
+        st->area_bytes = (HDR_SLOT + 64 + rows * (size_t)mbw * (slot_bytes / 2) + 3) / 4 * 4;
+        CUDA_CHECK(cudaMalloc(&st->d_cmb, n * sizeof(VidkCabacMb)));
+        CUDA_CHECK(cudaMalloc(&st->d_amvd, n * 32));
+        CUDA_CHECK(cudaMalloc(&st->d_bins, n * slot_bytes));
+        CUDA_CHECK(cudaMalloc(&st->d_nbins, n * sizeof(uint32_t)));
+        CUDA_CHECK(cudaMalloc(&st->d_area, ns * st->area_bytes));
+        slot_bytes = 4; // no CAVLC slots
+    }
     CUDA_CHECK(vidk_cuda_prefer_l1(count_kernel));
     CUDA_CHECK(vidk_cuda_prefer_l1(code_kernel));
     // The raw NAL units: at most every slot full plus two ue() codes (< 64 bits each) per
     // macroblock, and per slice the header slot and the trailing bits; whole chunks.
     st->raw_cap =
-        (n * (slot_bytes + 16) + ns * (HDR_SLOT + 8) + 64 + EP_CHUNK - 1) / EP_CHUNK * EP_CHUNK;
+        (st->cabac ? ns * st->area_bytes : n * (slot_bytes + 16) + ns * (HDR_SLOT + 8) + 64) +
+        EP_CHUNK - 1;
+    st->raw_cap = st->raw_cap / EP_CHUNK * EP_CHUNK;
     // emulation prevention inserts at most one byte per two of the RBSP
     st->nal_cap = st->raw_cap + st->raw_cap / 2 + 16;
     CUDA_CHECK(cudaMalloc(&st->d_tc, n * 24));
@@ -342,6 +435,8 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     {
         CUDA_CHECK(vidk_cuda_load(len_kernel, head_kernel, zero_kernel, pack_kernel,
                                   ep_reduce_kernel, ep_scan_kernel, ep_put_kernel));
+        CUDA_CHECK(vidk_cuda_load(cabac_info_kernel, cabac_bins_kernel, cabac_slice_kernel,
+                                  cabac_copy_kernel));
         CUDA_CHECK(cudaMemsetAsync(st->d_key, 0, n * sizeof(int32_t), s));
         CUDA_CHECK(cudaMemsetAsync(st->d_len, 0, (n + 1) * sizeof(uint64_t), s));
         CUDA_CHECK(cudaMemsetAsync(st->d_nlen, 0, (ns + 1) * sizeof(uint64_t), s));
@@ -378,7 +473,8 @@ int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t 
     int err = 0;
     VidkH264sCtx c;
     const int n = st->n;
-    const uint8_t *raw = reinterpret_cast<const uint8_t *>(st->d_words);
+    uint8_t *raw_w = reinterpret_cast<uint8_t *>(st->d_words);
+    const uint8_t *raw = raw_w;
     // the ep kernels' grid: at most EP_GRID blocks, looping over the chunks of the frame
     const unsigned chunks = (unsigned)(st->raw_cap / EP_CHUNK),
                    ep_grid = chunks < EP_GRID ? chunks : EP_GRID;
@@ -393,42 +489,64 @@ int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t 
     CUDA_CHECK(cudaMemcpyAsync(st->d_hdr_in, st->h_hdr, sizeof(VidkH264SliceHdr),
                                cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemsetAsync(st->d_res, 0, sizeof(uint64_t), s)); // the overflow flag
-    count_kernel<<<blocks((size_t)n, kMbWarps), 32 * kMbWarps, 0, s>>>(c);
-    CUDA_CHECK_LAUNCH();
-    code_kernel<<<blocks((size_t)n, kMbWarps), 32 * kMbWarps, 0, s>>>(
-        c, st->d_slots, st->slot_bytes, st->d_bits, st->d_skip, st->d_key, st->d_res);
-    CUDA_CHECK_LAUNCH();
-    {
-        size_t tb = st->temp_bytes;
-        CUDA_CHECK(cub::DeviceScan::InclusiveScan(st->d_temp, tb, st->d_key, st->d_last,
-                                                  MaxOp(), n, s));
-    }
-    len_kernel<<<blocks((size_t)n + 1, 256), 256, 0, s>>>(c, st->d_last, st->d_skip, st->d_bits,
-                                                          st->d_len);
-    CUDA_CHECK_LAUNCH();
-    {
-        size_t tb = st->temp_bytes;
-        CUDA_CHECK(
-            cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_len, st->d_off, n + 1, s));
-    }
-    head_kernel<<<blocks((size_t)st->slices + 1, 64), 64, 0, s>>>(
-        c, st->d_hdr_in, st->d_off, st->d_hdr, st->d_hbits, st->d_nlen);
-    CUDA_CHECK_LAUNCH();
-    {
-        size_t tb = st->temp_bytes;
-        CUDA_CHECK(cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_nlen, st->d_noff,
-                                                 st->slices + 1, s));
-    }
-    {
-        const size_t cap_words = st->raw_cap / 4;
-        const unsigned nb = blocks(cap_words, 256), grid = nb < 1024 ? nb : 1024;
-        zero_kernel<<<grid, 256, 0, s>>>(st->d_words, cap_words, st->d_noff, st->slices);
+    if (st->cabac) {
+        const VidkCabacPic cp = {st->d_cmb, st->d_amvd};
+        const uint32_t cap = (uint32_t)(st->slot_bytes / 2);
+        cabac_info_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(c, cp);
+        CUDA_CHECK_LAUNCH();
+        cabac_bins_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(c, cp, st->d_bins, cap,
+                                                                 st->d_nbins, st->d_res);
+        CUDA_CHECK_LAUNCH();
+        cabac_slice_kernel<<<blocks((size_t)st->slices + 1, 32), 32, 0, s>>>(
+            c, st->d_hdr_in, st->qp, st->d_bins, cap, st->d_nbins, st->d_area, st->area_bytes,
+            st->d_nlen, st->d_res);
+        CUDA_CHECK_LAUNCH();
+        {
+            size_t tb = st->temp_bytes;
+            CUDA_CHECK(cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_nlen, st->d_noff,
+                                                     st->slices + 1, s));
+        }
+        cabac_copy_kernel<<<(unsigned)st->slices, 256, 0, s>>>(st->d_area, st->area_bytes,
+                                                               st->d_noff, raw_w);
+        CUDA_CHECK_LAUNCH();
+    } else {
+        count_kernel<<<blocks((size_t)n, kMbWarps), 32 * kMbWarps, 0, s>>>(c);
+        CUDA_CHECK_LAUNCH();
+        code_kernel<<<blocks((size_t)n, kMbWarps), 32 * kMbWarps, 0, s>>>(
+            c, st->d_slots, st->slot_bytes, st->d_bits, st->d_skip, st->d_key, st->d_res);
+        CUDA_CHECK_LAUNCH();
+        {
+            size_t tb = st->temp_bytes;
+            CUDA_CHECK(cub::DeviceScan::InclusiveScan(st->d_temp, tb, st->d_key, st->d_last,
+                                                      MaxOp(), n, s));
+        }
+        len_kernel<<<blocks((size_t)n + 1, 256), 256, 0, s>>>(c, st->d_last, st->d_skip,
+                                                              st->d_bits, st->d_len);
+        CUDA_CHECK_LAUNCH();
+        {
+            size_t tb = st->temp_bytes;
+            CUDA_CHECK(
+                cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_len, st->d_off, n + 1, s));
+        }
+        head_kernel<<<blocks((size_t)st->slices + 1, 64), 64, 0, s>>>(
+            c, st->d_hdr_in, st->d_off, st->d_hdr, st->d_hbits, st->d_nlen);
+        CUDA_CHECK_LAUNCH();
+        {
+            size_t tb = st->temp_bytes;
+            CUDA_CHECK(cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_nlen, st->d_noff,
+                                                     st->slices + 1, s));
+        }
+        {
+            const size_t cap_words = st->raw_cap / 4;
+            const unsigned nb = blocks(cap_words, 256), grid = nb < 1024 ? nb : 1024;
+            zero_kernel<<<grid, 256, 0, s>>>(st->d_words, cap_words, st->d_noff, st->slices);
+            CUDA_CHECK_LAUNCH();
+        }
+        pack_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(
+            c, st->d_last, st->d_skip, st->d_bits, st->d_slots, st->slot_bytes, st->d_off,
+            st->d_hdr, st->d_hbits, st->d_noff, st->d_len, st->d_words, st->d_soff);
         CUDA_CHECK_LAUNCH();
     }
-    pack_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(
-        c, st->d_last, st->d_skip, st->d_bits, st->d_slots, st->slot_bytes, st->d_off,
-        st->d_hdr, st->d_hbits, st->d_noff, st->d_len, st->d_words, st->d_soff);
-    CUDA_CHECK_LAUNCH();
     // Emulation prevention over the chunks the frame covers (known on the device only).
     ep_reduce_kernel<<<ep_grid, EP_T, 0, s>>>(raw, st->d_noff, st->slices, st->d_agg);
     CUDA_CHECK_LAUNCH();

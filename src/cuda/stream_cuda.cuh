@@ -1,5 +1,5 @@
-// The H.264 CAVLC entropy coder on the device (src/cuda/stream.cu, docs/ENCODE_CUDA.md), for
-// the coding loop (src/cuda/encode.cu). C++ side only.
+// The H.264 entropy coders (CAVLC, CABAC) on the device (src/cuda/stream.cu,
+// docs/ENCODE_CUDA.md), for the coding loop (src/cuda/encode.cu). C++ side only.
 #ifndef VIDK_STREAM_CUDA_CUH
 #define VIDK_STREAM_CUDA_CUH
 
@@ -12,12 +12,18 @@
 
 struct VidkCuStream;
 
+// CABAC: the device's room for one macroblock's bins by default; a frame with a macroblock of
+// more (only at low QPs) is coded on the host.
+enum { VIDK_CABAC_SLOT_BINS = 2048 };
+
 // Device buffers for frames of mbw x mbh macroblocks (coded width W = 16 mbw) in `slices`
-// slices of macroblock rows (1..mbh), each macroblock coded into a slot of slot_bytes (a
-// multiple of 4; VIDK_H264S_SLOT_BYTES holds any macroblock); their initialisation is
-// queued on s (the stream of the later frames, or synchronise it). 0 or an error (logged).
+// slices of macroblock rows (1..mbh), CAVLC or CABAC (cabac 1: the pictures' QP qp), each
+// macroblock coded into a slot of slot_bytes (a multiple of 4; CAVLC: VIDK_H264S_SLOT_BYTES
+// holds any macroblock; CABAC: its bins, 2 bytes each, 2 VIDK_CABAC_SLOT_BINS by default);
+// their initialisation is queued on s (the stream of the later frames, or synchronise it).
+// 0 or an error (logged).
 int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh, int slices,
-                          size_t slot_bytes, cudaStream_t s);
+                          size_t slot_bytes, int cabac, int qp, cudaStream_t s);
 // Free everything (nullptr: nothing) and clear the pointer.
 void vidk_cuda_stream_close(VidkCuStream **st);
 // Queue on s, after the kernels that wrote the frame's decision words (d_mbi, raster),
@@ -32,9 +38,9 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264Slic
                           const uint16_t *d_mbi, const VidkMv *d_mv4,
                           const int16_t *const d_lev[3], cudaStream_t s);
 // Once s has passed vidk_cuda_stream_code (the caller synchronised): 1 when a macroblock did
-// not fit its slot (nothing downloaded: code the frame on the host), else 0 after the
-// download of the slices' NAL units on s (synchronous): *nals (valid until the next call),
-// *bytes of them, vidk_h264_stream_frame_nals's input. Or an error.
+// not fit its slot (CABAC: or a slice its area) (nothing downloaded: code the frame on the
+// host), else 0 after the download of the slices' NAL units on s (synchronous): *nals (valid
+// until the next call), *bytes of them, vidk_h264_stream_frame_nals's input. Or an error.
 int vidk_cuda_stream_fetch(VidkContext *ctx, VidkCuStream *st, cudaStream_t s,
                            const uint8_t **nals, size_t *bytes);
 // Bytes downloaded by vidk_cuda_stream_code (the flag and the size).

@@ -340,33 +340,24 @@ static void write_slice_header(const VidkH264Stream *s, const VidkH264SliceHdr *
     vidk_h264_slice_header(b, &hs);
 }
 
-/* One slice's RBSP with CABAC: the header, cabac_alignment_one_bits, the macroblocks in
- * order, each followed by end_of_slice_flag (the last one's flush writes the
- * rbsp_stop_one_bit), the alignment, then cabac_zero_words where the slice's bins would
- * otherwise exceed its share of 7.4.2.10's bound (32 / 3 a byte + 96 a macroblock). */
+/* One slice's RBSP with CABAC (vidk_cabac_slice_open / _close around the macroblocks in
+ * order, each followed by end_of_slice_flag). */
 static void write_slice_cabac(VidkH264Stream *s, const VidkH264StreamFrame *f,
                               const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1,
                               uint16_t *bins) {
-    write_slice_header(s, h, row0, b);
-    while (b->pos & 7)
-        vidk_put_bits(b, 1, 1); /* cabac_alignment_one_bit */
-    const VidkH264sCtx c = mb_ctx(s, f, row0);
-    /* the slice's own engine; each macroblock's bins, then coded */
+    VidkH264SliceHdr hs = *h;
+    hs.first_mb = (uint32_t)(row0 * s->mbw);
     VidkCabac e;
-    vidk_cabac_init_contexts(&e, f->intra, s->qp);
-    vidk_cabac_start(&e, b);
-    VidkCabacBins o = {bins, 0};
+    vidk_cabac_slice_open(b, &hs, s->qp, &e);
+    const VidkH264sCtx c = mb_ctx(s, f, row0);
+    VidkCabacBins o = {bins, 0, VIDK_CABAC_MB_MAX_BINS};
     for (int y = row0; y < row1; y++)
         for (int x = 0; x < s->mbw; x++) {
             o.n = 0;
             vidk_cabac_mb(&c, &s->cp, &o, x, y, y == row1 - 1 && x == s->mbw - 1);
             vidk_cabac_code_bins(&e, o.b, o.n);
         }
-    while (b->pos & 7)
-        vidk_put_bits(b, 1, 0); /* rbsp_alignment_zero_bit */
-    const uint64_t nmb = (uint64_t)(row1 - row0) * (uint64_t)s->mbw;
-    for (uint64_t bytes = b->pos / 8; 3 * e.bins > 32 * bytes + 3 * 96 * nmb; bytes += 2)
-        vidk_put_bits(b, 16, 0); /* cabac_zero_word */
+    vidk_cabac_slice_close(b, &e, (uint64_t)(row1 - row0) * (uint64_t)s->mbw);
 }
 
 /* CABAC pass 1, one job per macroblock row: what each macroblock leaves for its neighbours. */

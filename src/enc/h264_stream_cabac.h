@@ -9,6 +9,7 @@
 #define VIDK_H264_STREAM_CABAC_H
 
 #include "h264_cabac_core.h"
+#include "h264_nal_core.h"
 #include "h264_stream_core.h"
 
 // clang-format off
@@ -361,6 +362,29 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
                 vidk_cabac_block(o, 4, lev[VIDK_H264S_P_CAC + 4 * p + b] + 1, 15, fa + 2 * fb);
             }
     vidk_cabac_bin(o, VIDK_CABAC_TERM, last); /* end_of_slice_flag */
+}
+
+/* The start of a slice's RBSP with CABAC, behind its NAL header: slice_header()
+ * (first_mb_in_slice from the header), cabac_alignment_one_bits, then the engine started with
+ * the contexts of the slice (9.3.1.1: SliceQP qp) on b. */
+VIDK_CORE void vidk_cabac_slice_open(VidkBits *b, const VidkH264SliceHdr *h, int qp,
+                                     VidkCabac *e) {
+    vidk_h264_slice_header(b, h);
+    while (b->pos & 7)
+        vidk_put_bits(b, 1, 1); /* cabac_alignment_one_bit */
+    vidk_cabac_init_contexts(e, h->intra, qp + h->slice_qp_delta);
+    vidk_cabac_start(e, b);
+}
+
+/* The end of a slice's RBSP with CABAC once its last end_of_slice_flag is coded (whose flush
+ * wrote the rbsp_stop_one_bit): the alignment, then cabac_zero_words where the slice's bins
+ * would otherwise exceed its share of 7.4.2.10's bound (32 / 3 a byte + 96 a macroblock;
+ * nmb: its macroblocks). */
+VIDK_CORE void vidk_cabac_slice_close(VidkBits *b, const VidkCabac *e, uint64_t nmb) {
+    while (b->pos & 7)
+        vidk_put_bits(b, 1, 0); /* rbsp_alignment_zero_bit */
+    for (uint64_t bytes = b->pos / 8; 3 * e->bins > 32 * bytes + 3 * 96 * nmb; bytes += 2)
+        vidk_put_bits(b, 16, 0); /* cabac_zero_word */
 }
 
 #endif
