@@ -161,15 +161,31 @@ VIDK_CORE_TABLE(int8_t, vidk_h264_cabac_init_p0, [VIDK_H264_CABAC_CTX][2],
 VIDK_CORE_TABLE(uint8_t, vidk_h264_cabac_range_lps, [64][4], VIDK_H264_CABAC_RANGE_LPS)
 VIDK_CORE_TABLE(uint8_t, vidk_h264_cabac_trans_lps, [64], VIDK_H264_CABAC_TRANS_LPS)
 
-/* The encoder's state: codILow, codIRange, bitsOutstanding, firstBitFlag (9.3.4.1), the
- * bins coded (for the slice's cabac_zero_words, 7.4.2.10) and each context's
- * pStateIdx << 1 | valMPS. */
+/* The encoder (9.3.4), its arithmetic exactly the standard's (Figures 9-6 to 9-12) with its
+ * bits written a byte at a time. The standard keeps codILow in 10 bits and, on each
+ * renormalising doubling, decides the bit leaving at the top: 0, 1, or "outstanding" (a later
+ * carry may still flip it); the first such bit is dropped (firstBitFlag). Here low keeps the
+ * bits that left the 10-bit register too: bits 0..9 are codILow, the q bits above them the
+ * output not yet written, bit 10 + q a carry into them. Initially q = -1: the first bit to
+ * leave (always 0: codILow + codIRange < 2^9 at the start, so no carry ever reaches it) takes
+ * the carry's place of the first byte. Once q >= 8 the top 8 bits and the carry go out
+ * (vidk_cabac_out): a byte of 0xff waits (ff counts them) as a later carry would turn it into
+ * 0x00 and add one to the byte before; any other byte settles the ones before it. A byte
+ * with a carry is never 0xff (a carry comes from adding codIRange < 2^9 at bit 0, which
+ * leaves the bits from q + 2 on as they were or, carrying, 0), so the byte before the 0xff
+ * bytes takes the carry without passing it further. tests/test_h264_cabac_core.c checks
+ * the bits against the standard's engine transcribed bit by bit. */
 typedef struct VidkCabac {
     VidkBits *b;
-    uint32_t low, range, outstanding;
-    int first;
-    uint64_t bins;
-    uint8_t st[VIDK_H264_CABAC_CTX];
+    uint8_t *buf;   /* b's bytes, written from byte p on (the slice data is byte-aligned) */
+    size_t p, cap;  /* the next byte; b->cap */
+    uint32_t low;   /* codILow and the bits above it (at most 10 + 15 + 1) */
+    uint32_t range; /* codIRange */
+    int q;          /* output bits held in low (-1..15) */
+    uint32_t ff;    /* 0xff bytes waiting */
+    int overflow;   /* a byte went past cap */
+    uint64_t bins;  /* bins coded (the slice's cabac_zero_words, 7.4.2.10) */
+    uint8_t st[VIDK_H264_CABAC_CTX]; /* each context's pStateIdx << 1 | valMPS */
 } VidkCabac;
 
 /* 9.3.1.1: every context for a slice of QP qp (0..51), intra (I slice) or not (P slice,
@@ -186,44 +202,61 @@ VIDK_CORE void vidk_cabac_init_contexts(VidkCabac *c, int intra, int qp) {
     }
 }
 
-/* 9.3.4.1: the engine at the slice data's start (after cabac_alignment_one_bit). */
+/* 9.3.4.1: the engine at the slice data's start, b byte-aligned (after
+ * cabac_alignment_one_bit); b is not written through its own calls until the flush. */
 VIDK_CORE void vidk_cabac_start(VidkCabac *c, VidkBits *b) {
     c->b = b;
+    c->buf = b->buf;
+    c->p = b->pos >> 3;
+    c->cap = b->cap;
+    c->overflow = b->overflow;
     c->low = 0;
     c->range = 510;
-    c->outstanding = 0;
-    c->first = 1;
+    c->q = -1;
+    c->ff = 0;
     c->bins = 0;
 }
 
-/* PutBit (Figure 9-8): the bit, then the outstanding ones inverted. */
-VIDK_CORE void vidk_cabac_put_bit(VidkCabac *c, int bit) {
-    if (c->first)
-        c->first = 0;
+VIDK_CORE void vidk_cabac_byte(VidkCabac *c, unsigned v) {
+    if (c->p < c->cap && c->buf)
+        c->buf[c->p] = (uint8_t)v;
     else
-        vidk_put_bits(c->b, 1, (uint32_t)bit);
-    while (c->outstanding) {
-        const int n = c->outstanding < 32 ? (int)c->outstanding : 32;
-        vidk_put_bits(c->b, n, bit ? 0u : 0xffffffffu);
-        c->outstanding -= (uint32_t)n;
+        c->overflow = 1;
+    c->p++;
+}
+
+/* One byte of output with its carry (out: 0..0x1fe). */
+VIDK_CORE void vidk_cabac_out(VidkCabac *c, uint32_t out) {
+    if (out == 0xff) {
+        c->ff++;
+        return;
+    }
+    const uint32_t carry = out >> 8;
+    if (carry && c->p > 0 && c->p <= c->cap && c->buf) c->buf[c->p - 1]++;
+    for (; c->ff; c->ff--)
+        vidk_cabac_byte(c, carry ? 0x00 : 0xff);
+    vidk_cabac_byte(c, out & 0xff);
+}
+
+/* RenormE (Figure 9-7) for s doublings (s <= 7: q stays below 16). */
+VIDK_CORE void vidk_cabac_shift(VidkCabac *c, int s) {
+    c->range <<= s;
+    c->low <<= s;
+    c->q += s;
+    if (c->q >= 8) {
+        const int lo = c->q + 2; /* the byte's lowest bit */
+        vidk_cabac_out(c, c->low >> lo);
+        c->low &= (1u << lo) - 1;
+        c->q -= 8;
     }
 }
 
-/* RenormE (Figure 9-7). */
-VIDK_CORE void vidk_cabac_renorm(VidkCabac *c) {
-    while (c->range < 256) {
-        if (c->low < 256)
-            vidk_cabac_put_bit(c, 0);
-        else if (c->low >= 512) {
-            c->low -= 512;
-            vidk_cabac_put_bit(c, 1);
-        } else {
-            c->low -= 256;
-            c->outstanding++;
-        }
-        c->range <<= 1;
-        c->low <<= 1;
-    }
+/* The doublings that bring codIRange (2..510) to 256 or more. */
+VIDK_CORE int vidk_cabac_renorm_shift(uint32_t range) {
+    int s = 0;
+    while ((range << s) < 256)
+        s++;
+    return s;
 }
 
 /* EncodeDecision (Figure 9-7): bin with context ctx. */
@@ -240,39 +273,54 @@ VIDK_CORE void vidk_cabac_put(VidkCabac *c, int ctx, int bin) {
         c->st[ctx] = (uint8_t)((p < 62 ? p + 1 : p) << 1 | mps);
     }
     c->bins++;
-    vidk_cabac_renorm(c);
+    if (c->range < 256) vidk_cabac_shift(c, vidk_cabac_renorm_shift(c->range));
 }
 
 /* EncodeBypass (Figure 9-10). */
 VIDK_CORE void vidk_cabac_bypass(VidkCabac *c, int bin) {
     c->low <<= 1;
     if (bin) c->low += c->range;
-    if (c->low >= 1024) {
-        vidk_cabac_put_bit(c, 1);
-        c->low -= 1024;
-    } else if (c->low < 512) {
-        vidk_cabac_put_bit(c, 0);
-    } else {
-        c->low -= 512;
-        c->outstanding++;
+    c->q++;
+    if (c->q >= 8) {
+        const int lo = c->q + 2;
+        vidk_cabac_out(c, c->low >> lo);
+        c->low &= (1u << lo) - 1;
+        c->q -= 8;
     }
     c->bins++;
 }
 
 /* EncodeTerminate (Figure 9-11; end_of_slice_flag, the I_PCM bin): with bin 1 the engine is
- * flushed (EncodeFlush, Figure 9-12), its last bit written being the rbsp_stop_one_bit. */
+ * flushed (EncodeFlush, Figure 9-12: PutBit of codILow's bit 9, then its bit 8 and the
+ * rbsp_stop_one_bit), every byte written and b's position just after the stop bit. */
 VIDK_CORE void vidk_cabac_terminate(VidkCabac *c, int bin) {
     c->range -= 2;
     c->bins++;
     if (!bin) {
-        vidk_cabac_renorm(c);
+        if (c->range < 256) vidk_cabac_shift(c, vidk_cabac_renorm_shift(c->range));
         return;
     }
     c->low += c->range;
     c->range = 2;
-    vidk_cabac_renorm(c);
-    vidk_cabac_put_bit(c, (c->low >> 9) & 1);
-    vidk_put_bits(c->b, 2, ((c->low >> 7) & 3) | 1);
+    vidk_cabac_shift(c, 7);
+    /* the held bits, codILow's bits 9 and 8, the stop bit: n bits (and the carry above) */
+    int n = c->q + 3;
+    uint32_t x = (c->low >> 8) << 1 | 1;
+    while (n >= 8) {
+        vidk_cabac_out(c, x >> (n - 8));
+        x &= (1u << (n - 8)) - 1;
+        n -= 8;
+    }
+    if (n > 0) vidk_cabac_out(c, x << (8 - n)); /* never 0xff: its low bits are 0 */
+    for (; c->ff; c->ff--)
+        vidk_cabac_byte(c, 0xff);
+    VidkBits *b = c->b;
+    if (c->overflow) {
+        b->overflow = 1;
+        return;
+    }
+    b->pos = c->p * 8 - (size_t)(n > 0 ? 8 - n : 0);
+    b->part = n > 0 ? (uint32_t)(c->buf[c->p - 1] >> (8 - n)) : 0;
 }
 
 /* The macroblock layer emits bins (h264_stream_cabac.h), the engine codes them afterwards in
@@ -301,17 +349,21 @@ VIDK_CORE void vidk_cabac_eg_bypass(VidkCabacBins *o, int s, int k) {
         vidk_cabac_bin(o, VIDK_CABAC_BYPASS, (s >> k) & 1);
 }
 
+/* Code one bin of a list. */
+VIDK_CORE void vidk_cabac_code_bin(VidkCabac *c, unsigned b) {
+    const int ctx = (int)(b & 511), bin = (int)(b >> 15);
+    if (ctx == VIDK_CABAC_BYPASS)
+        vidk_cabac_bypass(c, bin);
+    else if (ctx == VIDK_CABAC_TERM)
+        vidk_cabac_terminate(c, bin);
+    else
+        vidk_cabac_put(c, ctx, bin);
+}
+
 /* Code n bins in order. */
 VIDK_CORE void vidk_cabac_code_bins(VidkCabac *c, const uint16_t *b, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++) {
-        const int ctx = b[i] & 511, bin = b[i] >> 15;
-        if (ctx == VIDK_CABAC_BYPASS)
-            vidk_cabac_bypass(c, bin);
-        else if (ctx == VIDK_CABAC_TERM)
-            vidk_cabac_terminate(c, bin);
-        else
-            vidk_cabac_put(c, ctx, bin);
-    }
+    for (uint32_t i = 0; i < n; i++)
+        vidk_cabac_code_bin(c, b[i]);
 }
 
 #endif

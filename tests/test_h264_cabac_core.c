@@ -3,7 +3,8 @@
  * context-coded bins (biased per context, so that the states reach both ends), bypass bins
  * and terminate bins round-trip, the decoder's contexts ending where the encoder's did; the
  * initialisation against values worked out by hand from 9.3.1.1; the last bit of a flushed
- * engine is 1 (the rbsp_stop_one_bit). */
+ * engine is 1 (the rbsp_stop_one_bit); every bit equal to the standard's engine written out
+ * bit by bit here (Ref). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,10 +75,88 @@ static int dec_terminate(Dec *d) {
     return 0;
 }
 
+/* The standard's encoding engine bit by bit (Figures 9-7 to 9-12: PutBit with firstBitFlag
+ * and bitsOutstanding, RenormE one doubling at a time), the reference for the library's
+ * byte-wise one. */
+typedef struct Ref {
+    VidkBits *b;
+    uint32_t low, range, outstanding;
+    int first;
+    uint8_t st[VIDK_H264_CABAC_CTX];
+} Ref;
+
+static void ref_put_bit(Ref *r, int bit) {
+    if (r->first)
+        r->first = 0;
+    else
+        vidk_put_bits(r->b, 1, (uint32_t)bit);
+    for (; r->outstanding; r->outstanding--)
+        vidk_put_bits(r->b, 1, (uint32_t)!bit);
+}
+
+static void ref_renorm(Ref *r) {
+    while (r->range < 256) {
+        if (r->low < 256) {
+            ref_put_bit(r, 0);
+        } else if (r->low >= 512) {
+            r->low -= 512;
+            ref_put_bit(r, 1);
+        } else {
+            r->low -= 256;
+            r->outstanding++;
+        }
+        r->range <<= 1;
+        r->low <<= 1;
+    }
+}
+
+static void ref_decision(Ref *r, int ctx, int bin) {
+    const int p = r->st[ctx] >> 1, mps = r->st[ctx] & 1;
+    const uint32_t lps = VIDK_CORE_TAB(vidk_h264_cabac_range_lps)[p][(r->range >> 6) & 3];
+    r->range -= lps;
+    if (bin != mps) {
+        r->low += r->range;
+        r->range = lps;
+        if (p == 0) r->st[ctx] ^= 1;
+        r->st[ctx] =
+            (uint8_t)(VIDK_CORE_TAB(vidk_h264_cabac_trans_lps)[p] << 1 | (r->st[ctx] & 1));
+    } else if (p < 62) {
+        r->st[ctx] = (uint8_t)((p + 1) << 1 | mps);
+    }
+    ref_renorm(r);
+}
+
+static void ref_bypass(Ref *r, int bin) {
+    r->low <<= 1;
+    if (bin) r->low += r->range;
+    if (r->low >= 1024) {
+        ref_put_bit(r, 1);
+        r->low -= 1024;
+    } else if (r->low < 512) {
+        ref_put_bit(r, 0);
+    } else {
+        r->low -= 512;
+        r->outstanding++;
+    }
+}
+
+static void ref_terminate(Ref *r, int bin) {
+    r->range -= 2;
+    if (bin) {
+        r->low += r->range;
+        r->range = 2; /* EncodeFlush */
+        ref_renorm(r);
+        ref_put_bit(r, (r->low >> 9) & 1);
+        vidk_put_bits(r->b, 2, ((r->low >> 7) & 3) | 1);
+    } else {
+        ref_renorm(r);
+    }
+}
+
 enum { KIND_CTX, KIND_BYPASS, KIND_TERM };
 
 static void round_trip(uint32_t *seed, int n) {
-    static uint8_t buf[1 << 16];
+    static uint8_t buf[1 << 16], rbuf[1 << 16];
     static uint8_t kind[1 << 15], bin[1 << 15];
     static uint16_t ctx[1 << 15];
     uint8_t bias[VIDK_H264_CABAC_CTX];
@@ -85,25 +164,47 @@ static void round_trip(uint32_t *seed, int n) {
         bias[k] = (uint8_t)(test_rand(seed) % 256);
     const int intra = test_rand(seed) & 1, qp = (int)(test_rand(seed) % 52);
     const int span = 1 + (int)(test_rand(seed) % VIDK_H264_CABAC_CTX); /* contexts used */
-    VidkBits b;
+    /* both engines behind the same whole bytes (a slice header's place: a carry into the
+     * byte before the slice data would corrupt it) */
+    const int pre = (int)(test_rand(seed) % 4);
+    VidkBits b, rb;
     vidk_bits_init(&b, buf, sizeof(buf));
+    vidk_bits_init(&rb, rbuf, sizeof(rbuf));
+    for (int i = 0; i < pre; i++) {
+        const uint32_t v = test_rand(seed) >> 24;
+        vidk_put_bits(&b, 8, v);
+        vidk_put_bits(&rb, 8, v);
+    }
     VidkCabac c;
     vidk_cabac_init_contexts(&c, intra, qp);
     Dec d;
     memcpy(d.st, c.st, sizeof(d.st));
+    Ref r = {&rb, 0, 510, 0, 1, {0}};
+    memcpy(r.st, c.st, sizeof(r.st));
     vidk_cabac_start(&c, &b);
+    /* a third of the runs: bypass bins in stretches of 40 (0xff bytes, carries over them) */
+    const int stretches = test_rand(seed) % 3 == 0;
     /* half of the runs through a bin list (vidk_cabac_code_bins), the others bin by bin */
     static uint16_t list[(1 << 15) + 1];
     VidkCabacBins o = {list, 0, sizeof(list) / sizeof(list[0])};
     const int via_list = test_rand(seed) & 1;
     for (int i = 0; i < n; i++) {
-        const uint32_t r = test_rand(seed) % 100;
-        kind[i] = r < 80 ? KIND_CTX : r < 97 ? KIND_BYPASS : KIND_TERM;
+        const uint32_t u = test_rand(seed) % 100;
+        kind[i] = stretches && (i / 40) % 2 ? KIND_BYPASS
+                  : u < 80                  ? KIND_CTX
+                  : u < 97                  ? KIND_BYPASS
+                                            : KIND_TERM;
         ctx[i] = (uint16_t)(test_rand(seed) % (uint32_t)span);
         bin[i] = kind[i] == KIND_TERM ? 0 : (uint8_t)((test_rand(seed) % 256) < bias[ctx[i]]);
         const int code = kind[i] == KIND_CTX      ? ctx[i]
                          : kind[i] == KIND_BYPASS ? VIDK_CABAC_BYPASS
                                                   : VIDK_CABAC_TERM;
+        if (kind[i] == KIND_CTX)
+            ref_decision(&r, ctx[i], bin[i]);
+        else if (kind[i] == KIND_BYPASS)
+            ref_bypass(&r, bin[i]);
+        else
+            ref_terminate(&r, 0);
         if (via_list)
             vidk_cabac_bin(&o, code, bin[i]);
         else if (kind[i] == KIND_CTX)
@@ -119,10 +220,14 @@ static void round_trip(uint32_t *seed, int n) {
     } else {
         vidk_cabac_terminate(&c, 1);
     }
-    CHECK(!b.overflow);
+    ref_terminate(&r, 1);
+    CHECK(!b.overflow && !rb.overflow);
     CHECK_EQ_U(c.bins, (uint64_t)n + 1);
+    /* the same bits as the standard's engine, the partial byte's kept ones too */
+    CHECK_EQ_U(b.pos, rb.pos);
+    CHECK(b.pos == rb.pos && !memcmp(buf, rbuf, (b.pos + 7) / 8) && b.part == rb.part);
     CHECK(b.pos > 0 && ((buf[(b.pos - 1) >> 3] >> (7 - ((b.pos - 1) & 7))) & 1) == 1);
-    dec_start(&d, buf, b.pos);
+    dec_start(&d, buf + pre, b.pos - 8 * (size_t)pre);
     int bad = -1;
     for (int i = 0; i < n && bad < 0; i++) {
         const int v = kind[i] == KIND_CTX      ? dec_decision(&d, ctx[i])
@@ -138,7 +243,7 @@ static void round_trip(uint32_t *seed, int n) {
     CHECK(!memcmp(d.st, c.st, sizeof(d.st)));
     /* the decoder read no further than the stream, which ends 7 bits after its position
      * (9.3.1.2 reads 9 bits ahead; the flush's last two bits are the tail) */
-    CHECK(d.pos <= b.pos);
+    CHECK(d.pos <= b.pos - 8 * (size_t)pre);
 }
 
 /* 9.3.1.1 by hand: ctxIdx 0 (I: m 20, n -15) at QP 26: preCtxState ((20 * 26) >> 4) - 15 =

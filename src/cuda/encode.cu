@@ -79,8 +79,9 @@ struct Launched {
     unsigned long long d2h; // bytes its launch downloads
 };
 
-// Frame i's buffers that its entropy coding reads (on s_ent) while frames i + 1 and i + 2 are
-// coded (on s_code), and what the host reads after it: one per slot, frame i's [i % kSlots].
+// Frame i's buffers that its entropy coding reads (on s_ent[i % kSlots]) while frames i + 1 and
+// i + 2 are coded (on s_code), and what the host reads after it: one per slot, frame i's [i %
+// kSlots].
 struct EncCuda {
     int pitch[3]; // device row pitch (samples) per plane
     size_t plane_bytes[3];
@@ -111,7 +112,8 @@ struct EncCuda {
     size_t out_bytes;
     // upload, coding, entropy coding, stream fetch, other downloads, the intra estimate,
     // the statistics
-    cudaStream_t s_up, s_code, s_ent, s_dl, s_out, s_side, s_stat;
+    cudaStream_t s_up, s_code, s_dl, s_out, s_side, s_stat;
+    cudaStream_t s_ent[kSlots]; // by slot: the entropy coding of consecutive frames overlaps
     cudaEvent_t up_beg[kSlots], up_end[kSlots], ev[kSlots][EV_COUNT];
     unsigned long long h2d[kSlots];
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
@@ -195,7 +197,8 @@ void destroy(EncCuda *c) {
     }
     vidk_cux::stream_destroy(&c->s_up);
     vidk_cux::stream_destroy(&c->s_code);
-    vidk_cux::stream_destroy(&c->s_ent);
+    for (int k = 0; k < kSlots; k++)
+        vidk_cux::stream_destroy(&c->s_ent[k]);
     vidk_cux::stream_destroy(&c->s_dl);
     vidk_cux::stream_destroy(&c->s_out);
     vidk_cux::stream_destroy(&c->s_side);
@@ -352,7 +355,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_code, true));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_side, true));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_stat, true));
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent));
+    for (int k = 0; k < kSlots; k++)
+        VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent[k]));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_out));
     for (int s = 0; s < kSlots; s++) {
@@ -389,7 +393,8 @@ extern "C" void vidk_cuda_enc_close(VidkEncoder *e) {
     if (vidk_cuda_enter(e->ctx) == 0) {
         (void)cudaStreamSynchronize(c->s_up);
         (void)cudaStreamSynchronize(c->s_code);
-        (void)cudaStreamSynchronize(c->s_ent);
+        for (int k = 0; k < kSlots; k++)
+            (void)cudaStreamSynchronize(c->s_ent[k]);
         (void)cudaStreamSynchronize(c->s_dl);
         (void)cudaStreamSynchronize(c->s_out);
         (void)cudaStreamSynchronize(c->s_side);
@@ -611,11 +616,11 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         for (int64_t k = e->done; k < index; k++)
             pending_intra |= (uint32_t)(vidk_enc_is_intra(e, k) != 0) << (k - e->done);
         vidk_h264_stream_slice_hdr_ahead(e->stream, e->done, pending_intra, index, intra, &hdr);
-        CUDA_CHECK(cudaStreamWaitEvent(c->s_ent, ev[EV_T4], 0));
+        CUDA_CHECK(cudaStreamWaitEvent(c->s_ent[slot], ev[EV_T4], 0));
         VIDK_TRY(vidk_cuda_stream_code(ctx, c->st[slot], &hdr, c->d_mbi[slot], c->d_mv[slot],
-                                       lev, c->s_ent));
+                                       lev, c->s_ent[slot]));
         L->d2h += vidk_cuda_stream_res_bytes(c->st[slot]);
-        CUDA_CHECK(cudaEventRecord(ev[EV_S], c->s_ent));
+        CUDA_CHECK(cudaEventRecord(ev[EV_S], c->s_ent[slot]));
     }
 cleanup:
     return err;
@@ -780,7 +785,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
 cleanup:
     if (err < 0) {
         (void)cudaStreamSynchronize(s);
-        (void)cudaStreamSynchronize(c->s_ent);
+        for (int k = 0; k < kSlots; k++)
+            (void)cudaStreamSynchronize(c->s_ent[k]);
         (void)cudaStreamSynchronize(c->s_dl);
         (void)cudaStreamSynchronize(c->s_out);
         (void)cudaStreamSynchronize(c->s_side);

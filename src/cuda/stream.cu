@@ -280,16 +280,34 @@ __global__ void __launch_bounds__(128)
     if (o.n > cap) res[0] = 1; // every writer stores the same value
 }
 
-// CABAC pass 3, a thread per slice: its whole NAL unit into its area (start code, NAL header,
-// vidk_cabac_slice_open, its macroblocks' bins through the engine, vidk_cabac_slice_close),
-// its length in bytes into nlen[k]; an area too small raises the overflow flag.
+// n bins of a slot (16-byte aligned) through the engine, read 8 at a time, the next 8 loaded
+// before the current ones are coded (the engine's chain does not wait for the loads).
+__device__ void cabac_code_slot(VidkCabac *e, const uint16_t *bins, uint32_t n) {
+    const uint4 *v = reinterpret_cast<const uint4 *>(bins);
+    uint4 w = n ? __ldg(v) : make_uint4(0, 0, 0, 0);
+    for (uint32_t j = 0; j < n; j += 8) {
+        const uint4 cur = w;
+        if (j + 8 < n) w = __ldg(v + j / 8 + 1);
+        const uint32_t wd[4] = {cur.x, cur.y, cur.z, cur.w};
+        const uint32_t m = n - j < 8 ? n - j : 8;
+#pragma unroll
+        for (uint32_t t = 0; t < 8; t++)
+            if (t < m) vidk_cabac_code_bin(e, (wd[t / 2] >> (16 * (t & 1))) & 0xffffu);
+    }
+}
+
+// CABAC pass 3, one thread of a warp per slice (lanes of one warp taking different slices
+// would run their engines one after another): its whole NAL unit into its area (start code,
+// NAL header, vidk_cabac_slice_open, its macroblocks' bins through the engine,
+// vidk_cabac_slice_close), its length in bytes into nlen[k]; an area too small raises the
+// overflow flag.
 __global__ void __launch_bounds__(32)
     cabac_slice_kernel(const VidkH264sCtx c, const VidkH264SliceHdr *hp, int qp,
                        const uint16_t *bins, uint32_t cap, const uint32_t *nbins, uint8_t *area,
                        size_t area_bytes, uint64_t *nlen, uint64_t *res) {
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k == c.slices) nlen[k] = 0; // the exclusive sum's entry `slices` is the total
-    if (k >= c.slices) return;
+    const int k = blockIdx.x;
+    if (threadIdx.x) return;
+    if (k == 0) nlen[c.slices] = 0; // the exclusive sum's entry `slices` is the total
     const int row0 = (int)((int64_t)k * c.mbh / c.slices),
               row1 = (int)((int64_t)(k + 1) * c.mbh / c.slices);
     VidkH264SliceHdr h = *hp;
@@ -300,7 +318,7 @@ __global__ void __launch_bounds__(32)
     VidkCabac e;
     vidk_cabac_slice_open(&b, &h, qp, &e);
     for (int i = row0 * c.mbw; i < row1 * c.mbw; i++)
-        vidk_cabac_code_bins(&e, bins + (size_t)i * cap, nbins[i] < cap ? nbins[i] : cap);
+        cabac_code_slot(&e, bins + (size_t)i * cap, nbins[i] < cap ? nbins[i] : cap);
     vidk_cabac_slice_close(&b, &e, (uint64_t)(row1 - row0) * (uint64_t)c.mbw);
     if (b.overflow) res[0] = 1;
     nlen[k] = b.overflow ? 0 : b.pos / 8;
@@ -373,6 +391,7 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     }
     st->mbw = mbw, st->mbh = mbh, st->slices = slices, st->n = mbw * mbh;
     st->cabac = !!cabac, st->qp = qp;
+    if (st->cabac) slot_bytes = (slot_bytes + 15) / 16 * 16; // whole 16-byte loads of bins
     st->slot_bytes = slot_bytes;
     n = (size_t)st->n, ns = (size_t)slices;
     if (st->cabac) {
@@ -497,7 +516,7 @@ int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t 
         cabac_bins_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(c, cp, st->d_bins, cap,
                                                                  st->d_nbins, st->d_res);
         CUDA_CHECK_LAUNCH();
-        cabac_slice_kernel<<<blocks((size_t)st->slices + 1, 32), 32, 0, s>>>(
+        cabac_slice_kernel<<<(unsigned)st->slices, 32, 0, s>>>(
             c, st->d_hdr_in, st->qp, st->d_bins, cap, st->d_nbins, st->d_area, st->area_bytes,
             st->d_nlen, st->d_res);
         CUDA_CHECK_LAUNCH();
