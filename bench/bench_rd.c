@@ -52,6 +52,8 @@ static void help(void) {
            "                     0; default: on, the codec's default)\n"
            "  --cabac            vidkern's stream with CABAC (VidkEncParams.cabac; default\n"
            "                     CAVLC)\n"
+           "  --slices N         vidkern's slices per picture (VidkEncParams.slices; default\n"
+           "                     0: the encoder's default)\n"
            "  --presets LIST     x264 presets (default %s)\n"
            "  --x264-threads N   x264 threads, 0 = x264's auto (1.5 x cores; default)\n"
            "  --x264-bframes N   B-frames of x264; default: each preset's own\n"
@@ -232,6 +234,7 @@ static void vidkern_run(const Rd *b, const Frames *f, const RdSource *s, int ran
     p.codec = VIDK_CODEC_H264;
     p.qp = qp, p.range = range, p.keyint = b->keyint, p.deblock = b->deblock;
     p.cabac = b->cabac;
+    if (b->slices) p.slices = b->slices;
     p.outputs = VIDK_ENC_OUT_STREAM;
     p.fps_num = s->fps_num, p.fps_den = s->fps_den;
     VidkEncoder *e = NULL;
@@ -434,7 +437,7 @@ int vidk_bench_rd(int argc, char **argv) {
     const char *presets = default_presets, *clips = "all", *plot_dir = NULL;
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
-    long keyint = 0, xthreads = 0, xbframes = -1;
+    long keyint = 0, xthreads = 0, xbframes = -1, slices = 0;
     int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0;
     Mosaic *mosaic = NULL;
     char *names[MAX_SRC];
@@ -454,6 +457,7 @@ int vidk_bench_rd(int argc, char **argv) {
                              {"--md", .str = &o.md},
                              {"--plot-dir", .str = &plot_dir},
                              {"--keyint", .num = &keyint, .lo = 0, .hi = 1000000},
+                             {"--slices", .num = &slices, .lo = 0, .hi = 1000000},
                              {"--x264-threads", .num = &xthreads, .lo = 0, .hi = 1024},
                              {"--x264-bframes", .num = &xbframes, .lo = 0, .hi = 16},
                              {NULL}};
@@ -465,7 +469,7 @@ int vidk_bench_rd(int argc, char **argv) {
     const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
     if (source < 0) goto done;
     b->keyint = (int)keyint, b->frames = (int)o.frames, b->deblock = !no_deblock;
-    b->cabac = cabac;
+    b->cabac = cabac, b->slices = (int)slices;
     b->x264_threads = (int)xthreads, b->x264_bframes = (int)xbframes;
     if (bench_parse_ints(CMD, "--qps", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0 ||
         bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,

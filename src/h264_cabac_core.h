@@ -185,26 +185,34 @@ typedef struct VidkCabac {
     uint32_t ff;    /* 0xff bytes waiting */
     int overflow;   /* a byte went past cap */
     uint64_t bins;  /* bins coded (the slice's cabac_zero_words, 7.4.2.10) */
-    uint8_t st[VIDK_H264_CABAC_CTX]; /* each context's pStateIdx << 1 | valMPS */
+    /* each context's pStateIdx << 1 | valMPS, VIDK_H264_CABAC_CTX bytes held by the caller
+     * (apart from the rest, which a GPU thread then keeps in registers) */
+    uint8_t *st;
 } VidkCabac;
 
-/* 9.3.1.1: every context for a slice of QP qp (0..51), intra (I slice) or not (P slice,
- * cabac_init_idc 0). */
-VIDK_CORE void vidk_cabac_init_contexts(VidkCabac *c, int intra, int qp) {
+/* 9.3.1.1: context k's initial state for a slice of QP qp (0..51), intra (I slice) or not
+ * (P slice, cabac_init_idc 0). */
+VIDK_CORE uint8_t vidk_cabac_init_context(int k, int intra, int qp) {
     const int q = vidk_clip3(qp, 0, 51);
-    for (int k = 0; k < VIDK_H264_CABAC_CTX; k++) {
-        const int m = intra ? VIDK_CORE_TAB(vidk_h264_cabac_init_i)[k][0]
-                            : VIDK_CORE_TAB(vidk_h264_cabac_init_p0)[k][0];
-        const int n = intra ? VIDK_CORE_TAB(vidk_h264_cabac_init_i)[k][1]
-                            : VIDK_CORE_TAB(vidk_h264_cabac_init_p0)[k][1];
-        const int pre = vidk_clip3(((m * q) >> 4) + n, 1, 126);
-        c->st[k] = (uint8_t)(pre <= 63 ? (63 - pre) << 1 : (pre - 64) << 1 | 1);
-    }
+    const int m = intra ? VIDK_CORE_TAB(vidk_h264_cabac_init_i)[k][0]
+                        : VIDK_CORE_TAB(vidk_h264_cabac_init_p0)[k][0];
+    const int n = intra ? VIDK_CORE_TAB(vidk_h264_cabac_init_i)[k][1]
+                        : VIDK_CORE_TAB(vidk_h264_cabac_init_p0)[k][1];
+    const int pre = vidk_clip3(((m * q) >> 4) + n, 1, 126);
+    return (uint8_t)(pre <= 63 ? (63 - pre) << 1 : (pre - 64) << 1 | 1);
+}
+
+/* Every context of st (VIDK_H264_CABAC_CTX) likewise. */
+VIDK_CORE void vidk_cabac_init_contexts(uint8_t *st, int intra, int qp) {
+    for (int k = 0; k < VIDK_H264_CABAC_CTX; k++)
+        st[k] = vidk_cabac_init_context(k, intra, qp);
 }
 
 /* 9.3.4.1: the engine at the slice data's start, b byte-aligned (after
- * cabac_alignment_one_bit); b is not written through its own calls until the flush. */
-VIDK_CORE void vidk_cabac_start(VidkCabac *c, VidkBits *b) {
+ * cabac_alignment_one_bit), the contexts st (initialised); b is not written through its own
+ * calls until the flush. */
+VIDK_CORE void vidk_cabac_start(VidkCabac *c, VidkBits *b, uint8_t *st) {
+    c->st = st;
     c->b = b;
     c->buf = b->buf;
     c->p = b->pos >> 3;

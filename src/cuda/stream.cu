@@ -297,15 +297,20 @@ __device__ void cabac_code_slot(VidkCabac *e, const uint16_t *bins, uint32_t n) 
 }
 
 // CABAC pass 3, one thread of a warp per slice (lanes of one warp taking different slices
-// would run their engines one after another): its whole NAL unit into its area (start code,
-// NAL header, vidk_cabac_slice_open, its macroblocks' bins through the engine,
+// would run their engines one after another), the contexts in shared memory (the lanes
+// initialise them), the engine's other state in registers: its whole NAL unit into its area
+// (start code, NAL header, vidk_cabac_slice_open, its macroblocks' bins through the engine,
 // vidk_cabac_slice_close), its length in bytes into nlen[k]; an area too small raises the
 // overflow flag.
 __global__ void __launch_bounds__(32)
     cabac_slice_kernel(const VidkH264sCtx c, const VidkH264SliceHdr *hp, int qp,
                        const uint16_t *bins, uint32_t cap, const uint32_t *nbins, uint8_t *area,
                        size_t area_bytes, uint64_t *nlen, uint64_t *res) {
+    __shared__ uint8_t st[VIDK_H264_CABAC_CTX];
     const int k = blockIdx.x;
+    for (int j = threadIdx.x; j < VIDK_H264_CABAC_CTX; j += 32)
+        st[j] = vidk_cabac_init_context(j, hp->intra, qp + hp->slice_qp_delta);
+    __syncwarp();
     if (threadIdx.x) return;
     if (k == 0) nlen[c.slices] = 0; // the exclusive sum's entry `slices` is the total
     const int row0 = (int)((int64_t)k * c.mbh / c.slices),
@@ -316,7 +321,7 @@ __global__ void __launch_bounds__(32)
     vidk_bits_init(&b, area + (size_t)k * area_bytes, area_bytes);
     vidk_h264_nal_start(&b, h.nal_ref_idc, vidk_h264_slice_nal_type(&h));
     VidkCabac e;
-    vidk_cabac_slice_open(&b, &h, qp, &e);
+    vidk_cabac_slice_open(&b, &h, st, &e);
     for (int i = row0 * c.mbw; i < row1 * c.mbw; i++)
         cabac_code_slot(&e, bins + (size_t)i * cap, nbins[i] < cap ? nbins[i] : cap);
     vidk_cabac_slice_close(&b, &e, (uint64_t)(row1 - row0) * (uint64_t)c.mbw);

@@ -348,7 +348,9 @@ static void write_slice_cabac(VidkH264Stream *s, const VidkH264StreamFrame *f,
     VidkH264SliceHdr hs = *h;
     hs.first_mb = (uint32_t)(row0 * s->mbw);
     VidkCabac e;
-    vidk_cabac_slice_open(b, &hs, s->qp, &e);
+    uint8_t st[VIDK_H264_CABAC_CTX];
+    vidk_cabac_init_contexts(st, hs.intra, s->qp + hs.slice_qp_delta);
+    vidk_cabac_slice_open(b, &hs, st, &e);
     const VidkH264sCtx c = mb_ctx(s, f, row0);
     VidkCabacBins o = {bins, 0, VIDK_CABAC_MB_MAX_BINS};
     for (int y = row0; y < row1; y++)

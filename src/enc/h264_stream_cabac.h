@@ -365,15 +365,15 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
 }
 
 /* The start of a slice's RBSP with CABAC, behind its NAL header: slice_header()
- * (first_mb_in_slice from the header), cabac_alignment_one_bits, then the engine started with
- * the contexts of the slice (9.3.1.1: SliceQP qp) on b. */
-VIDK_CORE void vidk_cabac_slice_open(VidkBits *b, const VidkH264SliceHdr *h, int qp,
+ * (first_mb_in_slice from the header), cabac_alignment_one_bits, then the engine started on
+ * b with the contexts st, which the caller initialised for the slice (9.3.1.1:
+ * vidk_cabac_init_contexts with h->intra and SliceQP = the PPS's QP + h->slice_qp_delta). */
+VIDK_CORE void vidk_cabac_slice_open(VidkBits *b, const VidkH264SliceHdr *h, uint8_t *st,
                                      VidkCabac *e) {
     vidk_h264_slice_header(b, h);
     while (b->pos & 7)
         vidk_put_bits(b, 1, 1); /* cabac_alignment_one_bit */
-    vidk_cabac_init_contexts(e, h->intra, qp + h->slice_qp_delta);
-    vidk_cabac_start(e, b);
+    vidk_cabac_start(e, b, st);
 }
 
 /* The end of a slice's RBSP with CABAC once its last end_of_slice_flag is coded (whose flush
