@@ -188,6 +188,10 @@ typedef struct VidkCabac {
     /* each context's pStateIdx << 1 | valMPS, VIDK_H264_CABAC_CTX bytes held by the caller
      * (apart from the rest, which a GPU thread then keeps in registers) */
     uint8_t *st;
+    /* Tables 9-44 (rangeTabLPS, [pStateIdx][qCodIRangeIdx]) and 9-45 (transIdxLPS): the
+     * core's, or a copy where it is nearer (a GPU block's shared memory) */
+    const uint8_t (*lps)[4];
+    const uint8_t *tlps;
 } VidkCabac;
 
 /* 9.3.1.1: context k's initial state for a slice of QP qp (0..51), intra (I slice) or not
@@ -213,6 +217,8 @@ VIDK_CORE void vidk_cabac_init_contexts(uint8_t *st, int intra, int qp) {
  * calls until the flush. */
 VIDK_CORE void vidk_cabac_start(VidkCabac *c, VidkBits *b, uint8_t *st) {
     c->st = st;
+    c->lps = VIDK_CORE_TAB(vidk_h264_cabac_range_lps);
+    c->tlps = VIDK_CORE_TAB(vidk_h264_cabac_trans_lps);
     c->b = b;
     c->buf = b->buf;
     c->p = b->pos >> 3;
@@ -259,24 +265,20 @@ VIDK_CORE void vidk_cabac_shift(VidkCabac *c, int s) {
     }
 }
 
-/* The doublings that bring codIRange (2..510) to 256 or more. */
+/* The doublings that bring codIRange (2..255) to 256 or more. */
 VIDK_CORE int vidk_cabac_renorm_shift(uint32_t range) {
-    int s = 0;
-    while ((range << s) < 256)
-        s++;
-    return s;
+    return 8 - vidk_hibit32(range);
 }
 
 /* EncodeDecision (Figure 9-7): bin with context ctx. */
 VIDK_CORE void vidk_cabac_put(VidkCabac *c, int ctx, int bin) {
     const int s = c->st[ctx], p = s >> 1, mps = s & 1;
-    const uint32_t lps = VIDK_CORE_TAB(vidk_h264_cabac_range_lps)[p][(c->range >> 6) & 3];
+    const uint32_t lps = c->lps[p][(c->range >> 6) & 3];
     c->range -= lps;
     if (bin != mps) {
         c->low += c->range;
         c->range = lps;
-        c->st[ctx] =
-            (uint8_t)(VIDK_CORE_TAB(vidk_h264_cabac_trans_lps)[p] << 1 | (p ? mps : !mps));
+        c->st[ctx] = (uint8_t)(c->tlps[p] << 1 | (p ? mps : !mps));
     } else {
         c->st[ctx] = (uint8_t)((p < 62 ? p + 1 : p) << 1 | mps);
     }

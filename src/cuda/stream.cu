@@ -280,36 +280,43 @@ __global__ void __launch_bounds__(128)
     if (o.n > cap) res[0] = 1; // every writer stores the same value
 }
 
-// n bins of a slot (16-byte aligned) through the engine, read 8 at a time, the next 8 loaded
-// before the current ones are coded (the engine's chain does not wait for the loads).
+// n bins of a slot (4-byte aligned) through the engine, two per 32-bit word, each word
+// loaded two words ahead of its use (the engine's chain does not wait for the loads); one
+// copy of the engine in the loop (an unrolled loop's copies would crowd the instruction
+// cache).
 __device__ void cabac_code_slot(VidkCabac *e, const uint16_t *bins, uint32_t n) {
-    const uint4 *v = reinterpret_cast<const uint4 *>(bins);
-    uint4 w = n ? __ldg(v) : make_uint4(0, 0, 0, 0);
-    for (uint32_t j = 0; j < n; j += 8) {
-        const uint4 cur = w;
-        if (j + 8 < n) w = __ldg(v + j / 8 + 1);
-        const uint32_t wd[4] = {cur.x, cur.y, cur.z, cur.w};
-        const uint32_t m = n - j < 8 ? n - j : 8;
-#pragma unroll
-        for (uint32_t t = 0; t < 8; t++)
-            if (t < m) vidk_cabac_code_bin(e, (wd[t / 2] >> (16 * (t & 1))) & 0xffffu);
+    const uint32_t *v = reinterpret_cast<const uint32_t *>(bins);
+    const uint32_t words = (n + 1) / 2;
+    uint32_t w0 = words > 0 ? __ldg(v) : 0u, w1 = words > 1 ? __ldg(v + 1) : 0u, cur = 0;
+#pragma unroll 1
+    for (uint32_t j = 0; j < n; j++) {
+        if (!(j & 1)) {
+            cur = w0, w0 = w1;
+            if (j / 2 + 2 < words) w1 = __ldg(v + j / 2 + 2);
+        }
+        vidk_cabac_code_bin(e, (j & 1) ? cur >> 16 : cur & 0xffffu);
     }
 }
 
 // CABAC pass 3, one thread of a warp per slice (lanes of one warp taking different slices
-// would run their engines one after another), the contexts in shared memory (the lanes
-// initialise them), the engine's other state in registers: its whole NAL unit into its area
-// (start code, NAL header, vidk_cabac_slice_open, its macroblocks' bins through the engine,
-// vidk_cabac_slice_close), its length in bytes into nlen[k]; an area too small raises the
-// overflow flag.
+// would run their engines one after another), the contexts and the engine's two tables in
+// shared memory (the lanes fill them), the engine's other state in registers: its whole NAL
+// unit into its area (start code, NAL header, vidk_cabac_slice_open, its macroblocks' bins
+// through the engine, vidk_cabac_slice_close), its length in bytes into nlen[k]; an area too
+// small raises the overflow flag.
 __global__ void __launch_bounds__(32)
     cabac_slice_kernel(const VidkH264sCtx c, const VidkH264SliceHdr *hp, int qp,
                        const uint16_t *bins, uint32_t cap, const uint32_t *nbins, uint8_t *area,
                        size_t area_bytes, uint64_t *nlen, uint64_t *res) {
-    __shared__ uint8_t st[VIDK_H264_CABAC_CTX];
+    __shared__ uint8_t st[VIDK_H264_CABAC_CTX], lps[64][4], tlps[64];
     const int k = blockIdx.x;
     for (int j = threadIdx.x; j < VIDK_H264_CABAC_CTX; j += 32)
         st[j] = vidk_cabac_init_context(j, hp->intra, qp + hp->slice_qp_delta);
+    for (int j = threadIdx.x; j < 64; j += 32) {
+        for (int r = 0; r < 4; r++)
+            lps[j][r] = VIDK_CORE_TAB(vidk_h264_cabac_range_lps)[j][r];
+        tlps[j] = VIDK_CORE_TAB(vidk_h264_cabac_trans_lps)[j];
+    }
     __syncwarp();
     if (threadIdx.x) return;
     if (k == 0) nlen[c.slices] = 0; // the exclusive sum's entry `slices` is the total
@@ -322,6 +329,7 @@ __global__ void __launch_bounds__(32)
     vidk_h264_nal_start(&b, h.nal_ref_idc, vidk_h264_slice_nal_type(&h));
     VidkCabac e;
     vidk_cabac_slice_open(&b, &h, st, &e);
+    e.lps = lps, e.tlps = tlps;
     for (int i = row0 * c.mbw; i < row1 * c.mbw; i++)
         cabac_code_slot(&e, bins + (size_t)i * cap, nbins[i] < cap ? nbins[i] : cap);
     vidk_cabac_slice_close(&b, &e, (uint64_t)(row1 - row0) * (uint64_t)c.mbw);
@@ -396,7 +404,7 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     }
     st->mbw = mbw, st->mbh = mbh, st->slices = slices, st->n = mbw * mbh;
     st->cabac = !!cabac, st->qp = qp;
-    if (st->cabac) slot_bytes = (slot_bytes + 15) / 16 * 16; // whole 16-byte loads of bins
+    if (st->cabac) slot_bytes = (slot_bytes + 3) / 4 * 4; // whole 32-bit loads of bins
     st->slot_bytes = slot_bytes;
     n = (size_t)st->n, ns = (size_t)slices;
     if (st->cabac) {
