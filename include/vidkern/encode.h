@@ -94,9 +94,10 @@ typedef struct VidkEncParams {
                       filter (8.7) on the reconstruction, which is then the next frame's
                       reference and what a decoder outputs (disable_deblocking_filter_idc 0);
                       HEVC refuses it (VIDK_ERR(ENOSYS)); 0 = off (H.264 idc 1). */
-    int cabac; /**< H.264 stream: 1 = CABAC (entropy_coding_mode_flag 1; the stream is coded on
-                    the host on every backend for now), 0 = CAVLC (default). HEVC refuses 1
-                    (VIDK_ERR(ENOSYS)). */
+    int cabac;   /**< H.264 stream: 1 = CABAC (entropy_coding_mode_flag 1; serial within a
+                      slice: on cuda each slice's arithmetic coder is one GPU thread, so
+                      `slices` sets its parallelism), 0 = CAVLC (default). HEVC refuses 1
+                      (VIDK_ERR(ENOSYS)). */
     uint8_t reserved[12]; /**< zero */
 } VidkEncParams;
 
