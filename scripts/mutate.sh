@@ -76,6 +76,13 @@ mut qpel_j_round src/h264_core.h \
     '(j1 + 512) >> 10' '(j1 + 511) >> 10'
 mut qpel_g_source src/enc/enc_core.h \
     'a = 0x6314331122108200ull' 'a = 0x6324331122108200ull'
+# The byte-wise CABAC engine (caught by test_h264_cabac_core against the standard's engine).
+mut cabac_carry_lost src/h264_cabac_core.h \
+    'if (carry && c->p > 0' 'if (0 && carry && c->p > 0'
+mut cabac_ff_carry src/h264_cabac_core.h \
+    'vidk_cabac_byte(c, carry ? 0x00 : 0xff);' 'vidk_cabac_byte(c, 0xff);'
+mut cabac_zero_words src/enc/h264_stream_cabac.h \
+    '3 * e->bins > 32 * bytes + 3 * 96 * nmb' '3 * e->bins > 32 * bytes + 3 * 97 * nmb'
 mut cabac_mvd_ctx src/enc/h264_stream_cabac.h \
     'sum > 32 ? 2 : 1' 'sum >= 32 ? 2 : 1'
 mut mvnb_own_vector src/enc/h264_mvp_core.h \

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "enc/h264_stream_cabac.h"
 #include "h264_cabac_core.h"
 #include "test_util.h"
 
@@ -271,9 +272,53 @@ static void init_by_hand(void) {
     CHECK_EQ_U(VIDK_CORE_TAB(vidk_h264_cabac_trans_lps)[63], 63);
 }
 
+/* vidk_cabac_slice_close: the alignment zeros, then the fewest cabac_zero_words (0x0000)
+ * that make a slice of nmb macroblocks and `bins` bins meet 7.4.2.10's bound for its share,
+ * 3 bins <= 32 bytes + 3 * 96 nmb (RawMbBits 3072 / 32 for 4:2:0 8-bit), counted here by
+ * trying word counts from 0 up. */
+static void zero_words(uint32_t *seed) {
+    static const struct {
+        uint64_t bins, nmb;
+        int bits;
+    } cases[] = {{0, 1, 8},      {96, 1, 0},      {97, 1, 0},    {1000, 2, 77},
+                 {5000, 3, 200}, {100000, 10, 9}, {3000, 0, 13}, {12345, 7, 1024}};
+    for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]) + 40; t++) {
+        uint64_t bins, nmb;
+        int bits;
+        if (t < sizeof(cases) / sizeof(cases[0])) {
+            bins = cases[t].bins, nmb = cases[t].nmb, bits = cases[t].bits;
+        } else {
+            bins = test_rand(seed) % 200000, nmb = test_rand(seed) % 50;
+            bits = (int)(test_rand(seed) % 4000);
+        }
+        static uint8_t buf[1 << 16];
+        memset(buf, 0xa5, sizeof(buf));
+        VidkBits b;
+        vidk_bits_init(&b, buf, sizeof(buf));
+        for (int i = 0; i < bits; i++)
+            vidk_put_bits(&b, 1, 1);
+        VidkCabac e;
+        memset(&e, 0, sizeof(e));
+        e.bins = bins;
+        vidk_cabac_slice_close(&b, &e, nmb);
+        const uint64_t bytes = ((uint64_t)bits + 7) / 8;
+        uint64_t w = 0;
+        while (3 * bins > 32 * (bytes + 2 * w) + 3 * 96 * nmb)
+            w++;
+        CHECK(!b.overflow);
+        CHECK_EQ_U(b.pos, 8 * (bytes + 2 * w));
+        int ok = 1; /* the alignment zeros, then the words' zero bytes */
+        if (bits % 8) ok &= (buf[bits / 8] & ((1u << (8 - bits % 8)) - 1)) == 0;
+        for (uint64_t i = bytes; i < bytes + 2 * w; i++)
+            ok &= buf[i] == 0;
+        CHECK(ok);
+    }
+}
+
 int main(void) {
     uint32_t seed = test_seed();
     init_by_hand();
+    zero_words(&seed);
     for (int t = 0; t < 400; t++)
         round_trip(&seed, 1 + (int)(test_rand(&seed) % 20000));
     return test_finish("test_h264_cabac_core");

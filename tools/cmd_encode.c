@@ -171,7 +171,7 @@ static void help(void) {
         "                     next frame's reference, what a decoder shows); H.264: on\n"
         "                     by default; HEVC: not implemented (an error)\n"
         "  --no-deblock       no deblocking filter (HEVC's default)\n"
-        "  --cabac            H.264 stream: CABAC entropy coding (about 10% fewer bits;\n"
+        "  --cabac            H.264 stream: CABAC entropy coding (about 10%% fewer bits;\n"
         "                     serial within a slice: with --backend cuda each slice is\n"
         "                     one GPU thread, so use --slices, e.g. 34 at 1080p)\n"
         "  --cavlc            H.264 stream: CAVLC entropy coding (default)\n"
