@@ -40,7 +40,12 @@ SAD_C(16, 16)
 SAD_C(32, 32)
 SAD_C(64, 64)
 
+static decl_satd_avg_fn(satd_avg_c) {
+    return vidk_satd_avg_wxh(src, ss, a, b, rs, w, h);
+}
+
 void vidk_sad_dsp_init(VidkSadDSP *dsp, unsigned flags) {
+    dsp->satd_avg = satd_avg_c;
 #define ASSIGN(bs, W, H)                                                                       \
     dsp->sad[VIDK_BLOCK_##bs] = sad_##W##x##H##_c;                                             \
     dsp->sad_x4[VIDK_BLOCK_##bs] = sad_x4_##W##x##H##_c;

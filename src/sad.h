@@ -7,6 +7,7 @@
  * - sad_x4 writes scores[i] = sad(src, ref[i]) for four candidate positions that share
  *   one ref_stride (typically neighbours in the search window).
  * - Only the W x H samples of each block are read.
+ * - satd_avg (below) follows the same rules.
  */
 #ifndef VIDK_SAD_H
 #define VIDK_SAD_H
@@ -27,9 +28,18 @@ typedef decl_sad_fn((*vidk_sad_fn));
               ptrdiff_t ref_stride, unsigned scores[4])
 typedef decl_sad_x4_fn((*vidk_sad_x4_fn));
 
+/* satd_avg: vidk_satd_avg_wxh (sad_core.h), the SATD of a w x h block (w, h in {4, 8, 16})
+ * of src against the rounded average of a and b (stride rs; a == b allowed): the H.264
+ * quarter-sample refinement's measure. Only the w x h samples of each are read. */
+#define decl_satd_avg_fn(name)                                                                 \
+    unsigned name(const uint8_t *src, ptrdiff_t ss, const uint8_t *a, const uint8_t *b,        \
+                  ptrdiff_t rs, int w, int h)
+typedef decl_satd_avg_fn((*vidk_satd_avg_fn));
+
 typedef struct VidkSadDSP {
     vidk_sad_fn sad[VIDK_BLOCK_COUNT];
     vidk_sad_x4_fn sad_x4[VIDK_BLOCK_COUNT];
+    vidk_satd_avg_fn satd_avg;
 } VidkSadDSP;
 
 /* Fill with the C versions, then override by rising ISA within `flags`. */

@@ -104,6 +104,10 @@ typedef struct EncFrame {
     const uint8_t *qpl;
     int qps;
     ptrdiff_t qpn;
+    /* the host's refinement measure, vidk_satd_avg_wxh's value: the context's SIMD
+     * (VidkSadDSP.satd_avg), or NULL for the core's own loop (the device, the core path) */
+    unsigned (*satd_avg)(const uint8_t *src, ptrdiff_t ss, const uint8_t *a, const uint8_t *b,
+                         ptrdiff_t rs, int w, int h);
     uint32_t *skipc; /* H.264 P frames: 2 per macroblock (enc_h264_decide) */
     /* H.264 tables (flat scaling): quantiser factors and LevelScale rows at qp % 6. */
     int32_t mf4y[16], mf8y[64], mf4c[16];
@@ -678,21 +682,7 @@ ENC_FN EncPart enc_h264_part(int mbx, int mby, int p) {
 
 /* (Σ |4x4 Hadamard coefficients of d| + 1) >> 1: the SATD of one 4x4 difference block. */
 ENC_FN uint32_t enc_satd4(const int *d) {
-    int t[16];
-    for (int j = 0; j < 4; j++) { /* rows */
-        const int *r = d + 4 * j;
-        const int a0 = r[0] + r[3], a1 = r[1] + r[2], a2 = r[1] - r[2], a3 = r[0] - r[3];
-        t[4 * j] = a0 + a1, t[4 * j + 1] = a3 + a2;
-        t[4 * j + 2] = a0 - a1, t[4 * j + 3] = a3 - a2;
-    }
-    uint32_t sum = 0;
-    for (int i = 0; i < 4; i++) { /* columns */
-        const int a0 = t[i] + t[12 + i], a1 = t[4 + i] + t[8 + i];
-        const int a2 = t[4 + i] - t[8 + i], a3 = t[i] - t[12 + i];
-        sum += (uint32_t)(enc_abs(a0 + a1) + enc_abs(a3 + a2) + enc_abs(a0 - a1) +
-                          enc_abs(a3 - a2));
-    }
-    return (sum + 1) >> 1;
+    return vidk_satd4(d);
 }
 
 /* The 8-point Hadamard transform of d[0], d[st], .., d[7 st] in place (unnormalised): three
@@ -748,8 +738,14 @@ ENC_FN int enc_h264_tx8_wins(uint32_t s4, uint32_t s8) {
  * its blocks' transforms. */
 ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, VidkMv v) {
     uint32_t s = 0;
-#ifndef __CUDA_ARCH__ /* the host: the prediction first, in rows (enc_mc_luma) */
-    uint8_t pr[256];
+#ifndef __CUDA_ARCH__ /* the host: from the two sources' rows where no sample is clamped */
+    EncQRows r;
+    if (enc_qrows(f, x, y, w, h, v, &r)) {
+        const uint8_t *src = f->src[0] + (ptrdiff_t)y * f->ss[0] + x;
+        return f->satd_avg ? f->satd_avg(src, f->ss[0], r.a, r.b, r.sa, w, h)
+                           : vidk_satd_avg_wxh(src, f->ss[0], r.a, r.b, r.sa, w, h);
+    }
+    uint8_t pr[256]; /* else the prediction first (enc_mc_luma) */
     enc_mc_luma(f, x, y, w, h, v, pr, 16);
     for (int by = 0; by < h; by += 4)
         for (int bx = 0; bx < w; bx += 4) {

@@ -502,6 +502,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
             f.part_mv = e->part_mv;
             vidk_enc_qpl_geometry(e->W, e->H, &f.qps, &f.qpn);
             f.qpl = e->qpl;
+            f.satd_avg = e->core_path ? NULL : ctx->sad.satd_avg;
             for (dj.pass = -2; dj.pass <= VIDK_ENC_DECIDE_PASSES; dj.pass++)
                 ctx->ops.run(ctx, dj.pass < -1 ? e->H + 5 : e->uh, decide_job, &dj);
             f.dmv = e->dmv[VIDK_ENC_DECIDE_PASSES & 1];

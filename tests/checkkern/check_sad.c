@@ -317,6 +317,94 @@ static void check_sad_x4_fn(SadEnv *e, VidkBlockSize bs, vidk_sad_x4_fn ref_fn,
 /* Bench inputs: a 64-stride source (as an encoder's current-block buffer) and a
  * reference window with a frame-like stride, all in L1. The stride is an odd multiple of
  * 64: a power of two would put every row in the same few cache sets. */
+/* satd_avg's value written here from its definition (sad.h): each 4x4 block's difference
+ * D against the rounded average, H D H^T with H the 4x4 Hadamard matrix by its entries,
+ * (sum of |coefficients| + 1) / 2 per block. */
+static unsigned naive_satd_avg(const uint8_t *s, ptrdiff_t ss, const uint8_t *a,
+                               const uint8_t *b, ptrdiff_t rs, int w, int h) {
+    static const int H[4][4] = {{1, 1, 1, 1}, {1, 1, -1, -1}, {1, -1, -1, 1}, {1, -1, 1, -1}};
+    unsigned total = 0;
+    for (int by = 0; by < h; by += 4)
+        for (int bx = 0; bx < w; bx += 4) {
+            int D[4][4];
+            for (int y = 0; y < 4; y++)
+                for (int x = 0; x < 4; x++) {
+                    const ptrdiff_t o = (by + y) * rs + bx + x;
+                    D[y][x] = s[(by + y) * ss + bx + x] - (a[o] + b[o] + 1) / 2;
+                }
+            unsigned sum = 0;
+            for (int u = 0; u < 4; u++)
+                for (int v = 0; v < 4; v++) {
+                    int c = 0;
+                    for (int y = 0; y < 4; y++)
+                        for (int x = 0; x < 4; x++)
+                            c += H[u][y] * D[y][x] * H[v][x];
+                    sum += (unsigned)abs(c);
+                }
+            total += (sum + 1) / 2;
+        }
+    return total;
+}
+
+/* satd_avg of every size the refinement asks (w, h in {4, 8, 16}) against the C version and
+ * the definition: synthetic blocks (the SAD patterns; the two references apart, neighbours,
+ * or the same block), odd and negative strides, blocks at the arenas' guarded ends; real
+ * clips' blocks against two nearby positions. */
+static void check_satd_avg_fn(SadEnv *e, int w, int h, vidk_satd_avg_fn ref_fn,
+                              vidk_satd_avg_fn fn) {
+    for (int i = 0; i < N_SYNTH; i++) {
+        enum Pattern ps, pr;
+        int expect_max, identical;
+        case_patterns(i, &ps, &pr, &expect_max, &identical);
+        const ptrdiff_t ss = rand_stride(w, 1), rs = rand_stride(w, 1);
+        const ptrdiff_t d0 = 0;
+        ptrdiff_t d[2] = {0, 0};
+        const int mode = ck_rand_range(0, 2); /* 0: the same block, 1: neighbours, 2: apart */
+        d[1] = mode == 0   ? 0
+               : mode == 1 ? ck_rand_range(-2, 2) + ck_rand_range(-2, 2) * rs
+                           : (ptrdiff_t)(e->ref.size / 2) + ck_rand_range(0, 63);
+        const uint8_t *s, *r[2];
+        if (!place_blocks(&e->src, w, h, ss, &d0, 1, &s) ||
+            !place_blocks(&e->ref, w, h, rs, d, 2, r)) {
+            ck_fail("test bug: %dx%d blocks do not fit", w, h);
+            return;
+        }
+        fill_block(s, ss, w, h, ps);
+        fill_block(r[0], rs, w, h, pr);
+        if (mode == 2) fill_block(r[1], rs, w, h, (enum Pattern)ck_rand_range(0, 5));
+        const unsigned want = ref_fn(s, ss, r[0], r[1], rs, w, h);
+        const unsigned got = fn(s, ss, r[0], r[1], rs, w, h);
+        if (got != want)
+            ck_fail("%dx%d %s vs %s (references %s), strides %td %td: %u, expected %u", w, h,
+                    pat_names[ps], pat_names[pr],
+                    mode == 0   ? "same"
+                    : mode == 1 ? "near"
+                                : "apart",
+                    ss, rs, got, want);
+        if (i < 24 && want != naive_satd_avg(s, ss, r[0], r[1], rs, w, h))
+            ck_fail("%dx%d: the C version %u, the definition %u", w, h, want,
+                    naive_satd_avg(s, ss, r[0], r[1], rs, w, h));
+    }
+    for (int p = 0; p < e->n_pics; p++) {
+        const VidkPicture *cur = &e->pics[p][0], *ref = &e->pics[p][1];
+        if (cur->w < w + 2 || cur->h < h + 2) continue;
+        for (int i = 0; i < N_REAL; i++) {
+            const int x = ck_rand_range(0, cur->w - w), y = ck_rand_range(0, cur->h - h);
+            const int rx = vidk_iclip(x + ck_rand_range(-16, 16), 0, cur->w - w - 1);
+            const int ry = vidk_iclip(y + ck_rand_range(-16, 16), 0, cur->h - h - 1);
+            const ptrdiff_t ss = cur->stride[0], rs = ref->stride[0];
+            const uint8_t *s = (const uint8_t *)cur->data[0] + y * ss + x;
+            const uint8_t *r0 = (const uint8_t *)ref->data[0] + ry * rs + rx;
+            const uint8_t *r1 = r0 + (ck_rand() & 1) + (ck_rand() & 1) * rs;
+            const unsigned want = ref_fn(s, ss, r0, r1, rs, w, h);
+            const unsigned got = fn(s, ss, r0, r1, rs, w, h);
+            if (got != want)
+                ck_fail("%s: %dx%d block (%d,%d) vs (%d,%d): %u, expected %u", e->pic_names[p],
+                        w, h, x, y, rx, ry, got, want);
+        }
+    }
+}
+
 static uint8_t bench_src[64 * 64];
 static uint8_t bench_ref[80 * 1088];
 #define BENCH_RS 1088
@@ -354,6 +442,18 @@ static void check_blocks(SadEnv *e) {
                 /* the four diamond neighbours of a position */
                 CK_BENCH(d.sad_x4[bs](bs_, 64, br - 1, br + 1, br - BENCH_RS, br + BENCH_RS,
                                       BENCH_RS, sink));
+                ck_end();
+            }
+        }
+        static const int sz[] = {4, 8, 16};
+        for (int k = 0; k < 9; k++) {
+            const int w = sz[k % 3], h = sz[k / 3];
+            char name[64];
+            snprintf(name, sizeof(name), "satd_avg_%dx%d", w, h);
+            if (ck_begin(name, lv->name, (const void *)d.satd_avg,
+                         l ? (const void *)prev.satd_avg : NULL)) {
+                check_satd_avg_fn(e, w, h, c.satd_avg, d.satd_avg);
+                CK_BENCH(vsink += d.satd_avg(bs_, 64, br, br + 1, BENCH_RS, w, h));
                 ck_end();
             }
         }
