@@ -19,6 +19,10 @@ VIDK_CORE uint32_t vidk_sad_wxh(const uint8_t *a, ptrdiff_t as, const uint8_t *b
     return s;
 }
 
+VIDK_CORE int vidk_iabs(int v) {
+    return v < 0 ? -v : v;
+}
+
 /* SATD of a 4x4 difference block d (raster): (sum of |coefficients| of its unnormalised 4x4
  * Hadamard transform + 1) >> 1, rows first, then columns. */
 VIDK_CORE uint32_t vidk_satd4(const int *d) {
@@ -33,9 +37,8 @@ VIDK_CORE uint32_t vidk_satd4(const int *d) {
     for (int i = 0; i < 4; i++) { /* columns */
         const int a0 = t[i] + t[12 + i], a1 = t[4 + i] + t[8 + i];
         const int a2 = t[4 + i] - t[8 + i], a3 = t[i] - t[12 + i];
-        const int c0 = a0 + a1, c1 = a3 + a2, c2 = a0 - a1, c3 = a3 - a2;
-        sum += (uint32_t)((c0 < 0 ? -c0 : c0) + (c1 < 0 ? -c1 : c1) + (c2 < 0 ? -c2 : c2) +
-                          (c3 < 0 ? -c3 : c3));
+        sum += (uint32_t)(vidk_iabs(a0 + a1) + vidk_iabs(a3 + a2) + vidk_iabs(a0 - a1) +
+                          vidk_iabs(a3 - a2));
     }
     return (sum + 1) >> 1;
 }

@@ -104,10 +104,6 @@ typedef struct EncFrame {
     const uint8_t *qpl;
     int qps;
     ptrdiff_t qpn;
-    /* the host's refinement measure, vidk_satd_avg_wxh's value: the context's SIMD
-     * (VidkSadDSP.satd_avg), or NULL for the core's own loop (the device, the core path) */
-    unsigned (*satd_avg)(const uint8_t *src, ptrdiff_t ss, const uint8_t *a, const uint8_t *b,
-                         ptrdiff_t rs, int w, int h);
     uint32_t *skipc; /* H.264 P frames: 2 per macroblock (enc_h264_decide) */
     /* H.264 tables (flat scaling): quantiser factors and LevelScale rows at qp % 6. */
     int32_t mf4y[16], mf8y[64], mf4c[16];
@@ -115,6 +111,11 @@ typedef struct EncFrame {
     /* HEVC: [0] luma, [1] chroma; per log2 size 2..5 (index log2 - 2). */
     int32_t hq_scale[2], hq_qbits[2][4], hq_off[2][4];
     int32_t hd_scale[2], hd_shift[2][4];
+    /* the host's refinement measure, vidk_satd_avg_wxh's value: the context's SIMD
+     * (VidkSadDSP.satd_avg), or NULL for the core's own loop (the device, the core path); last,
+     * so that the device code sees the fields before it where it did */
+    unsigned (*satd_avg)(const uint8_t *src, ptrdiff_t ss, const uint8_t *a, const uint8_t *b,
+                         ptrdiff_t rs, int w, int h);
 } EncFrame;
 
 /* H.264 decision word of a macroblock (EncFrame.mbi), what the stream writer codes:
