@@ -11,9 +11,11 @@
 #   scripts/mutate.sh NAME...          only these
 #   scripts/mutate.sh --list           the table
 #
-# Environment: VIDK_MUTATE_DIR scratch folder (default ${TMPDIR:-/tmp}/vidkern-mutate-$USER,
-# kept between runs so that builds stay incremental; one run at a time per folder, a second
-# stops at once), VIDK_MUTATE_JOBS (default nproc).
+# Environment: VIDK_TEST_SEED (the tests' seed, default the CI's fixed one), VIDK_MUTATE_DIR
+# scratch folder (default ${TMPDIR:-/tmp}/vidkern-mutate-$USER, kept between runs so that
+# builds stay incremental; one run at a time per folder, a second stops at once),
+# VIDK_MUTATE_JOBS (default nproc). When the unmutated suite fails, the log's failures are
+# printed (the log itself stays in the scratch folder).
 set -uo pipefail
 
 # ---------------------------------------------------------------- the mutations
@@ -184,6 +186,9 @@ for w in "$@"; do
     [ $found = 1 ] || { echo "mutate: no mutation named '$w' (see --list)" >&2; exit 2; }
 done
 jobs=${VIDK_MUTATE_JOBS:-$(nproc)}
+# One seed for every run (the tests' random inputs, tests/test_util.h): whether a mutation is
+# caught must not depend on the clock; VIDK_TEST_SEED from the environment replays another.
+export VIDK_TEST_SEED=${VIDK_TEST_SEED:-1795552424}
 scratch=${VIDK_MUTATE_DIR:-${TMPDIR:-/tmp}/vidkern-mutate-${USER:-$(id -u)}}
 case "$scratch" in "$repo" | "$repo"/*)
     echo "mutate: VIDK_MUTATE_DIR must lie outside the repository" >&2
@@ -233,10 +238,10 @@ EOP
 
 build_and_test() { # -> 0 suite passes, 1 suite fails, 2 build fails
     cmake --build "$build" -j"$jobs" >>"$log" 2>&1 || return 2
-    ctest --test-dir "$build" -j"$jobs" -E "$FAST_EXCLUDE" --stop-on-failure >>"$log" 2>&1 ||
-        return 1
-    ctest --test-dir "$build" -j"$jobs" -R "$SLOW_INCLUDE" --stop-on-failure >>"$log" 2>&1 ||
-        return 1
+    ctest --test-dir "$build" -j"$jobs" -E "$FAST_EXCLUDE" --stop-on-failure \
+        --output-on-failure >>"$log" 2>&1 || return 1
+    ctest --test-dir "$build" -j"$jobs" -R "$SLOW_INCLUDE" --stop-on-failure \
+        --output-on-failure >>"$log" 2>&1 || return 1
     return 0
 }
 
@@ -251,6 +256,10 @@ build_and_test
 rc=$?
 if [ $rc != 0 ]; then
     echo "mutate: the unmutated suite does not pass (rc $rc; see $log)" >&2
+    # The log stays on the machine that ran it (CI): what failed, and its output, here.
+    echo "mutate: the log's failures and its last 150 lines:" >&2
+    grep -E '\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception|Error|FAIL' "$log" | head -n 40 >&2
+    tail -n 150 "$log" >&2
     exit 2
 fi
 
