@@ -1,7 +1,9 @@
 /* Conformance of the prediction functions of src/enc/enc_core.h (the coding loop's per-block
  * arithmetic) against an independent transcription of the standards' formulas:
  *
- *   H.264   8.3.3    Intra_16x16 (V, H, DC with its four availability cases, Plane)
+ *   H.264   8.3.1.2  Intra_4x4 (the nine modes, the substitution of p[4..7, -1]), with the
+ *                    neighbouring 4x4 blocks' availability (6.4.11.4, 6.4.12; slices)
+ *           8.3.3    Intra_16x16 (V, H, DC with its four availability cases, Plane)
  *           8.3.4    chroma intra, 4:2:0 (DC per 4x4 chroma block, H, V, Plane)
  *           6.4.x    macroblock neighbour availability (one slice, raster order)
  *           8.4.2.2  luma (full-sample) and chroma (8.4.2.2.2, eighth-sample bilinear)
@@ -373,6 +375,225 @@ static void h264_frame(void) {
                 }
             for (int p = 0; p < 3; p++)
                 free(pl[p]);
+        }
+}
+
+/* ================================================================== H.264 Intra_4x4 (8.3.1.2)
+ */
+
+/* The neighbours of a 4x4 luma block in the standard's notation: p[x, -1] for x = -1..7 and
+ * p[-1, y] for y = 0..3, each marked available or not (before the substitution of
+ * p[4..7, -1], which ref_i4 does). */
+typedef struct H264P4 {
+    int top[9], avt[9]; /* p[x, -1] at top[x + 1] */
+    int left[4], avl[4];
+} H264P4;
+
+static int p4(const H264P4 *s, int x, int y) {
+    return y == -1 ? s->top[x + 1] : s->left[y];
+}
+
+/* 8.3.1.2: Intra4x4PredMode m into pred[y * 4 + x]; 0 when a sample the mode reads is not
+ * available. */
+static int ref_i4(const H264P4 *in, int m, int *pred) {
+    H264P4 s = *in;
+    if (!s.avt[5] && !s.avt[6] && !s.avt[7] && !s.avt[8] && s.avt[4]) /* p[4..7, -1] */
+        for (int x = 4; x < 8; x++)
+            s.top[x + 1] = s.top[4], s.avt[x + 1] = 1;
+    int top = 1, top8 = 1, left = 1; /* p[0..3, -1], p[0..7, -1], p[-1, 0..3] available */
+    for (int i = 0; i < 8; i++)
+        top8 &= s.avt[i + 1], top &= i < 4 ? s.avt[i + 1] : 1;
+    for (int i = 0; i < 4; i++)
+        left &= s.avl[i];
+    const int corner = s.avt[0];
+    const int need_top = m == 0 || m == 4 || m == 5 || m == 6;
+    const int need_left = m == 1 || m == 4 || m == 5 || m == 6 || m == 8;
+    if ((need_top && !top) || ((m == 3 || m == 7) && !top8) || (need_left && !left) ||
+        (m >= 4 && m <= 6 && !corner))
+        return 0;
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++) {
+            int v = 0;
+            switch (m) {
+            case 0: /* 8.3.1.2.1 Vertical */
+                v = p4(&s, x, -1);
+                break;
+            case 1: /* 8.3.1.2.2 Horizontal */
+                v = p4(&s, -1, y);
+                break;
+            case 2: { /* 8.3.1.2.3 DC */
+                int st = 0, sl = 0;
+                for (int i = 0; i < 4; i++) {
+                    st += top ? p4(&s, i, -1) : 0;
+                    sl += left ? p4(&s, -1, i) : 0;
+                }
+                v = top && left ? (st + sl + 4) >> 3
+                    : left      ? (sl + 2) >> 2
+                    : top       ? (st + 2) >> 2
+                                : 128;
+                break;
+            }
+            case 3: /* 8.3.1.2.4 Diagonal_Down_Left */
+                if (x == 3 && y == 3)
+                    v = (p4(&s, 6, -1) + 3 * p4(&s, 7, -1) + 2) >> 2;
+                else
+                    v = (p4(&s, x + y, -1) + 2 * p4(&s, x + y + 1, -1) + p4(&s, x + y + 2, -1) +
+                         2) >>
+                        2;
+                break;
+            case 4: /* 8.3.1.2.5 Diagonal_Down_Right */
+                if (x > y)
+                    v = (p4(&s, x - y - 2, -1) + 2 * p4(&s, x - y - 1, -1) + p4(&s, x - y, -1) +
+                         2) >>
+                        2;
+                else if (x < y)
+                    v = (p4(&s, -1, y - x - 2) + 2 * p4(&s, -1, y - x - 1) + p4(&s, -1, y - x) +
+                         2) >>
+                        2;
+                else
+                    v = (p4(&s, 0, -1) + 2 * p4(&s, -1, -1) + p4(&s, -1, 0) + 2) >> 2;
+                break;
+            case 5: { /* 8.3.1.2.6 Vertical_Right */
+                const int z = 2 * x - y;
+                if (z >= 0 && z % 2 == 0)
+                    v = (p4(&s, x - (y >> 1) - 1, -1) + p4(&s, x - (y >> 1), -1) + 1) >> 1;
+                else if (z > 0)
+                    v = (p4(&s, x - (y >> 1) - 2, -1) + 2 * p4(&s, x - (y >> 1) - 1, -1) +
+                         p4(&s, x - (y >> 1), -1) + 2) >>
+                        2;
+                else if (z == -1)
+                    v = (p4(&s, -1, 0) + 2 * p4(&s, -1, -1) + p4(&s, 0, -1) + 2) >> 2;
+                else
+                    v = (p4(&s, -1, y - 1) + 2 * p4(&s, -1, y - 2) + p4(&s, -1, y - 3) + 2) >>
+                        2;
+                break;
+            }
+            case 6: { /* 8.3.1.2.7 Horizontal_Down */
+                const int z = 2 * y - x;
+                if (z >= 0 && z % 2 == 0)
+                    v = (p4(&s, -1, y - (x >> 1) - 1) + p4(&s, -1, y - (x >> 1)) + 1) >> 1;
+                else if (z > 0)
+                    v = (p4(&s, -1, y - (x >> 1) - 2) + 2 * p4(&s, -1, y - (x >> 1) - 1) +
+                         p4(&s, -1, y - (x >> 1)) + 2) >>
+                        2;
+                else if (z == -1)
+                    v = (p4(&s, -1, 0) + 2 * p4(&s, -1, -1) + p4(&s, 0, -1) + 2) >> 2;
+                else
+                    v = (p4(&s, x - 1, -1) + 2 * p4(&s, x - 2, -1) + p4(&s, x - 3, -1) + 2) >>
+                        2;
+                break;
+            }
+            case 7: /* 8.3.1.2.8 Vertical_Left */
+                if (y == 0 || y == 2)
+                    v = (p4(&s, x + (y >> 1), -1) + p4(&s, x + (y >> 1) + 1, -1) + 1) >> 1;
+                else
+                    v = (p4(&s, x + (y >> 1), -1) + 2 * p4(&s, x + (y >> 1) + 1, -1) +
+                         p4(&s, x + (y >> 1) + 2, -1) + 2) >>
+                        2;
+                break;
+            default: { /* 8.3.1.2.9 Horizontal_Up */
+                const int z = x + 2 * y;
+                if (z == 0 || z == 2 || z == 4)
+                    v = (p4(&s, -1, y + (x >> 1)) + p4(&s, -1, y + (x >> 1) + 1) + 1) >> 1;
+                else if (z == 1 || z == 3)
+                    v = (p4(&s, -1, y + (x >> 1)) + 2 * p4(&s, -1, y + (x >> 1) + 1) +
+                         p4(&s, -1, y + (x >> 1) + 2) + 2) >>
+                        2;
+                else if (z == 5)
+                    v = (p4(&s, -1, 2) + 3 * p4(&s, -1, 3) + 2) >> 2;
+                else
+                    v = p4(&s, -1, 3);
+                break;
+            }
+            }
+            pred[y * 4 + x] = v;
+        }
+    return 1;
+}
+
+/* The slice of macroblock row r: slice k of n holds rows k * rows / n .. (k + 1) * rows / n
+ * - 1. */
+static int slice_of_row(int r, int rows, int n) {
+    int k = 0;
+    for (int q = 0; q < n; q++)
+        if (q * rows / n <= r) k = q;
+    return k;
+}
+
+/* Through enc_h264_nb4 on a picture of random samples, every 4x4 block of every macroblock,
+ * with 1..3 slices of whole rows: availability from 6.4.12 (the neighbouring location's
+ * macroblock: A, B, C = CurrMbAddr - PicWidthInMbs + 1, D; not in the slice or not yet
+ * decoded, or a 4x4 block of the current macroblock later in luma4x4BlkIdx order: not
+ * available; xN > 15 with yN >= 0: not available), then each mode against ref_i4. */
+static void i4_frame(void) {
+    static const int dims[][3] = {{1, 1, 1}, {3, 2, 1}, {2, 3, 2}, {4, 4, 3}, {5, 3, 3}};
+    for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++)
+        for (int pat = 0; pat < NPAT; pat++) {
+            const int mw = dims[di][0], mh = dims[di][1], ns = dims[di][2];
+            const int W = mw * 16, H = mh * 16, st = W + 5;
+            EncFrame f;
+            memset(&f, 0, sizeof(f));
+            f.codec = VIDK_CODEC_H264;
+            f.W = W, f.H = H, f.uw = mw, f.uh = mh, f.slices = ns;
+            uint8_t *pl = malloc((size_t)st * H);
+            fill_plane(pl, W, H, st, pat);
+            f.rec[0] = pl, f.cs[0] = st;
+            for (int mby = 0; mby < mh; mby++)
+                for (int mbx = 0; mbx < mw; mbx++)
+                    for (int idx = 0; idx < 16; idx++) {
+                        /* 6.4.3: the block's position */
+                        const int xO = 8 * ((idx / 4) % 2) + 4 * ((idx % 4) % 2);
+                        const int yO = 8 * ((idx / 4) / 2) + 4 * ((idx % 4) / 2);
+                        H264P4 s;
+                        memset(&s, 0, sizeof(s));
+                        for (int k = 0; k < 13; k++) {
+                            /* k < 9: p[k - 1, -1]; else p[-1, k - 9] */
+                            const int xN = xO + (k < 9 ? k - 1 : -1),
+                                      yN = yO + (k < 9 ? -1 : k - 9);
+                            int mx = mbx, my = mby, av;
+                            if (xN > 15 && yN >= 0) {
+                                av = 0;
+                            } else if (xN >= 0 && xN <= 15 && yN >= 0) {
+                                const int idxN = 8 * (yN / 8) + 4 * (xN / 8) +
+                                                 2 * ((yN % 8) / 4) + ((xN % 8) / 4);
+                                av = idxN < idx;
+                            } else {
+                                mx += xN < 0 ? -1 : xN > 15 ? 1 : 0;
+                                my += yN < 0 ? -1 : 0;
+                                av = mx >= 0 && mx < mw && my >= 0 &&
+                                     slice_of_row(my, mh, ns) == slice_of_row(mby, mh, ns);
+                            }
+                            const int v =
+                                av ? pl[(16 * my + (yN & 15)) * st + 16 * mx + (xN & 15)] : 0;
+                            if (k < 9)
+                                s.top[k] = v, s.avt[k] = av;
+                            else
+                                s.left[k - 9] = v, s.avl[k - 9] = av;
+                        }
+                        EncNb4 nb;
+                        enc_h264_nb4(&f, mbx, mby, xO / 4, yO / 4, &nb);
+                        for (int m = 0; m < 9; m++) {
+                            int want[16];
+                            uint8_t got[16];
+                            const int ok = ref_i4(&s, m, want);
+                            if (ok != enc_h264_i4_ok(&nb, m)) {
+                                mismatch("h264 i4 mode allowed", mbx, mby, idx, m,
+                                         enc_h264_i4_ok(&nb, m), ok);
+                                test_failures++;
+                                continue;
+                            }
+                            if (!ok) continue;
+                            enc_h264_pred4(&nb, m, got);
+                            for (int k = 0; k < 16; k++)
+                                if (got[k] != want[k]) {
+                                    mismatch("h264 i4 pred (mbx, mby, idx, mode)", mbx, mby,
+                                             idx, m, got[k], want[k]);
+                                    test_failures++;
+                                    break;
+                                }
+                        }
+                    }
+            free(pl);
         }
 }
 
@@ -995,6 +1216,7 @@ int main(void) {
     hevc_avail_known();
     h264_direct();
     h264_frame();
+    i4_frame();
     hevc_direct();
     hevc_frame();
     mc_blocks();

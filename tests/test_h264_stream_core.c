@@ -184,7 +184,8 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
                             f->mv4,
                             {f->lev[0], f->lev[1], f->lev[2]},
                             m->tc,
-                            {m->tc + (size_t)n * 16, m->tc + (size_t)n * 20}};
+                            {m->tc + (size_t)n * 16, m->tc + (size_t)n * 20},
+                            f->im4};
     int ovf = 0;
     memset(m->tc, 0xee, (size_t)n * 24); /* every entry must be written by pass 1 */
     scramble(m);
@@ -300,8 +301,12 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
         while (sent < nf && sent <= i + 1)
             CHECK(vidk_enc_send(e, &frames[sent++]) == 0);
         CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0);
-        const VidkH264StreamFrame f = {
-            i, info.intra, e->st_mbi, e->st_mv4, {e->st_lev[0], e->st_lev[1], e->st_lev[2]}};
+        const VidkH264StreamFrame f = {i,
+                                       info.intra,
+                                       e->st_mbi,
+                                       e->st_mv4,
+                                       {e->st_lev[0], e->st_lev[1], e->st_lev[2]},
+                                       e->st_im4};
         compare_frame(what, a, b, &m, &f, W, &max_bits);
         /* the encoder's own stream is the host writer's */
         const uint8_t *d;
@@ -343,8 +348,9 @@ static void synthetic(void) {
     const size_t nl = (size_t)W * H;
     uint16_t *mbi = calloc((size_t)mbw * mbh, sizeof(uint16_t));
     VidkMv *mv = calloc(nl / 16, sizeof(VidkMv));
+    uint8_t *im4 = calloc(nl / 16, 1);
     int16_t *lev[3] = {calloc(nl, 2), calloc(nl / 4, 2), calloc(nl / 4, 2)};
-    CHECK(mbi && mv && lev[0] && lev[1] && lev[2]);
+    CHECK(mbi && mv && im4 && lev[0] && lev[1] && lev[2]);
     uint32_t seed = 12345, max_bits = 0;
     for (int slices = 1; slices <= 3; slices++) {
         VidkH264Stream *a = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
@@ -356,8 +362,9 @@ static void synthetic(void) {
             const int intra = fi % 4 == 0, kind = fi % 3; /* 0 random, 1 extreme, 2 sparse */
             for (int i = 0; i < mbw * mbh; i++) {
                 const uint32_t r = test_rand(&seed);
-                if (intra) {
-                    mbi[i] = (uint16_t)(ENC_MBI_INTRA | (r & 15));
+                if (intra) { /* Intra_16x16, or I_NxN (Intra_4x4) every other one */
+                    mbi[i] = (uint16_t)(ENC_MBI_INTRA |
+                                        (r >> 4 & 1 ? ENC_MBI_NXN | (r & 12) : (r & 15)));
                 } else {
                     unsigned w = kind == 1 ? 3u | 0xffu << 2 : r & 0x3ffu;
                     const int sub0 = (w & 3) == 3 && (w & 0x3fcu) == 0;
@@ -367,6 +374,7 @@ static void synthetic(void) {
             }
             for (size_t k = 0; k < nl / 16; k++) {
                 const uint32_t r = test_rand(&seed);
+                im4[k] = (uint8_t)(kind == 1 ? 8 * (k & 1) : r % 9); /* Intra4x4PredMode */
                 if (kind == 1) {
                     const int16_t v = (k + k / (W / 4)) & 1 ? 32767 : -32768;
                     mv[k].x = v, mv[k].y = (int16_t)(-1 - v);
@@ -390,7 +398,7 @@ static void synthetic(void) {
                                            : 0;
                     lev[p][k] = v;
                 }
-            const VidkH264StreamFrame f = {fi, intra, mbi, mv, {lev[0], lev[1], lev[2]}};
+            const VidkH264StreamFrame f = {fi, intra, mbi, mv, {lev[0], lev[1], lev[2]}, im4};
             compare_frame("synthetic", a, b, &m, &f, W, &max_bits);
         }
         emu_free(&m);
@@ -401,6 +409,7 @@ static void synthetic(void) {
             VIDK_H264S_MB_MAX_BITS);
     free(mbi);
     free(mv);
+    free(im4);
     for (int p = 0; p < 3; p++)
         free(lev[p]);
 }

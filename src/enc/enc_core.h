@@ -116,6 +116,10 @@ typedef struct EncFrame {
      * so that the device code sees the fields before it where it did */
     unsigned (*satd_avg)(const uint8_t *src, ptrdiff_t ss, const uint8_t *a, const uint8_t *b,
                          ptrdiff_t rs, int w, int h);
+    /* H.264 intra frames: 1 = Intra_4x4 is a candidate of every macroblock (mbi and im4 then
+     * set); its modes per 4x4 luma block, W / 4 per row (read where mbi says I_NxN) */
+    int i4x4;
+    uint8_t *im4;
 } EncFrame;
 
 /* H.264 decision word of a macroblock (EncFrame.mbi), what the stream writer codes:
@@ -124,6 +128,13 @@ typedef struct EncFrame {
  *        | ENC_MBI_TX8 when the luma residual uses the 8x8 transform. */
 #define ENC_MBI_INTRA 0x8000u
 #define ENC_MBI_TX8   0x0400u
+/* intra: I_NxN with Intra_4x4 (mb_type I_NxN, transform_size_8x8_flag 0), its 16
+ * Intra4x4PredModes in EncFrame.im4; bits 0..1 then 0 */
+#define ENC_MBI_NXN 0x4000u
+
+/* Is decision word w an I_NxN macroblock? */
+#define ENC_MBI_IS_NXN(w)                                                                      \
+    (((w) & (ENC_MBI_INTRA | ENC_MBI_NXN)) == (ENC_MBI_INTRA | ENC_MBI_NXN))
 
 /* ------------------------------------------------------------------ small helpers */
 
@@ -630,6 +641,127 @@ ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst) {
     return 1;
 }
 
+/* ------------------------------------------------------------------ H.264 Intra_4x4 */
+
+/* The neighbours of a 4x4 luma block (8.3.1.2) in one row: e[3 - y] = p[-1, y] for y = -1..3
+ * (e[4] = p[-1, -1]) and e[5 + x] = p[x, -1] for x = 0..7, where p[4..7, -1] repeat
+ * p[3, -1] when the block above and to the right is not available; a, b: the left and upper
+ * samples are available (the upper-left then is too: slices are whole macroblock rows). */
+typedef struct EncNb4 {
+    uint8_t e[13];
+    uint8_t a, b;
+} EncNb4;
+
+/* The neighbours of 4x4 block (bx, by) (4x4 units) of macroblock (mbx, mby), read from the
+ * reconstruction (the blocks before it in luma4x4BlkIdx order already in it). The block above
+ * and to the right (6.4.11.4) is available for the blocks of the top row from the macroblocks
+ * above and above-right, inside the macroblock where it comes earlier in the order: not for
+ * the right column below the top row nor for (1, 1) and (1, 3). */
+ENC_FN void enc_h264_nb4(const EncFrame *f, int mbx, int mby, int bx, int by, EncNb4 *n) {
+    const int s = f->cs[0], x = 16 * mbx + 4 * bx, y = 16 * mby + 4 * by;
+    const uint8_t *r = f->rec[0] + (ptrdiff_t)y * s + x;
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
+    const int a = bx > 0 || mbx > 0, b = by > 0 || top;
+    const int c =
+        by == 0 ? (bx < 3 ? b : top && mbx + 1 < f->uw) : bx != 3 && (bx != 1 || !(by & 1));
+    for (int i = 0; i < 4; i++) {
+        n->e[3 - i] = a ? ENC_LDREC(r + (ptrdiff_t)i * s - 1) : 0;
+        n->e[5 + i] = b ? ENC_LDREC(r - s + i) : 0;
+    }
+    for (int i = 4; i < 8; i++)
+        n->e[5 + i] = c ? ENC_LDREC(r - s + i) : n->e[8];
+    n->e[4] = a && b ? ENC_LDREC(r - s - 1) : 0;
+    n->a = (uint8_t)a, n->b = (uint8_t)b;
+}
+
+/* Can Intra4x4PredMode m (0 V, 1 H, 2 DC, 3 diagonal down left, 4 diagonal down right,
+ * 5 vertical right, 6 horizontal down, 7 vertical left, 8 horizontal up) be used? */
+ENC_FN int enc_h264_i4_ok(const EncNb4 *n, int m) {
+    return m == 2                       ? 1
+           : m == 1 || m == 8           ? n->a
+           : m == 0 || m == 3 || m == 7 ? n->b
+                                        : n->a && n->b;
+}
+
+/* Sample (x, y) of the Intra_4x4 prediction of mode m (8.3.1.2.1 .. 8.3.1.2.9), written on
+ * the row e: p[i, -1] = e[5 + i], p[-1, j] = e[3 - j]. Each directional mode is a 2- or
+ * 3-tap filter (enc_f2, enc_f3) along its direction from position k of the row. */
+ENC_FN int enc_f2(const uint8_t *e, int k) {
+    return (e[k] + e[k + 1] + 1) >> 1;
+}
+ENC_FN int enc_f3(const uint8_t *e, int k) {
+    return (e[k] + 2 * e[k + 1] + e[k + 2] + 2) >> 2;
+}
+ENC_FN uint8_t enc_h264_i4_at(const EncNb4 *n, int m, int x, int y) {
+    const uint8_t *e = n->e;
+    switch (m) {
+    case 0:
+        return e[5 + x];
+    case 1:
+        return e[3 - y];
+    case 2: {
+        int st = 0, sl = 0;
+        for (int i = 0; i < 4; i++)
+            st += e[5 + i], sl += e[3 - i];
+        return (uint8_t)(n->a && n->b ? (st + sl + 4) >> 3
+                         : n->a       ? (sl + 2) >> 2
+                         : n->b       ? (st + 2) >> 2
+                                      : 128);
+    }
+    case 3: /* down left: along x + y on the upper row, the last sample weighs p[7, -1] 3x */
+        return (uint8_t)(x + y == 6 ? (e[11] + 3 * e[12] + 2) >> 2 : enc_f3(e, 5 + x + y));
+    case 4: /* down right: along x - y through the corner */
+        return (uint8_t)enc_f3(e, 3 + x - y);
+    case 5: { /* vertical right: zVR = 2x - y */
+        const int z = 2 * x - y, k = 4 + x - (y >> 1);
+        return (uint8_t)(z >= 0 && !(z & 1) ? enc_f2(e, k)
+                         : z > 0            ? enc_f3(e, k - 1)
+                         : z == -1          ? enc_f3(e, 3)
+                                            : enc_f3(e, 4 - y));
+    }
+    case 6: { /* horizontal down: zHD = 2y - x, on the left column read upwards */
+        const int z = 2 * y - x, k = 3 - y + (x >> 1);
+        return (uint8_t)(z >= 0 && !(z & 1) ? enc_f2(e, k)
+                         : z > 0            ? enc_f3(e, k)
+                         : z == -1          ? enc_f3(e, 3)
+                                            : enc_f3(e, 2 + x));
+    }
+    case 7: /* vertical left */
+        return (uint8_t)(y & 1 ? enc_f3(e, 5 + x + (y >> 1)) : enc_f2(e, 5 + x + (y >> 1)));
+    default: { /* horizontal up: zHU = x + 2y, on the left column read downwards */
+        const int z = x + 2 * y, j = y + (x >> 1);
+        return (uint8_t)(z > 5    ? e[0]
+                         : z == 5 ? (e[1] + 3 * e[0] + 2) >> 2
+                         : z & 1  ? enc_f3(e, 1 - j)
+                                  : enc_f2(e, 2 - j));
+    }
+    }
+}
+
+/* The whole 4x4 prediction of mode m into dst (stride 4). */
+ENC_FN void enc_h264_pred4(const EncNb4 *n, int m, uint8_t *dst) {
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++)
+            dst[4 * y + x] = enc_h264_i4_at(n, m, x, y);
+}
+
+/* predIntra4x4PredMode (8.3.1.1) of the 4x4 luma block at (x4, y4) (4x4 units of the
+ * picture): Min of the left and upper blocks' modes, where a block of a macroblock that is not
+ * I_NxN counts 2, and 2 when either is not available (top: the macroblock row above is in the
+ * same slice). mbi: the decision words (mbw per row), im4: the modes (4 mbw per row). */
+VIDK_CORE int vidk_h264_i4_pred_mode(const uint16_t *mbi, const uint8_t *im4, int mbw, int x4,
+                                     int y4, int top) {
+    const int s = 4 * mbw;
+    if (x4 == 0 || ((y4 & 3) == 0 && !top)) return 2;
+    const int ma = (x4 & 3) || ENC_MBI_IS_NXN(mbi[(y4 >> 2) * mbw + (x4 >> 2) - 1])
+                       ? im4[y4 * s + x4 - 1]
+                       : 2;
+    const int mb = (y4 & 3) || ENC_MBI_IS_NXN(mbi[((y4 >> 2) - 1) * mbw + (x4 >> 2)])
+                       ? im4[(y4 - 1) * s + x4]
+                       : 2;
+    return ma < mb ? ma : mb;
+}
+
 /* ------------------------------------------------------------------ H.264 decision */
 
 /* Mode bits: ue(mb_type) of P_L0_16x16, P_L0_L0_16x8, P_L0_L0_8x16, P_8x8; ue(sub_mb_type)
@@ -804,6 +936,11 @@ ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
  * no decimation. Measured (docs/PERFORMANCE.md): 0 made akiyo's BD-rate +28%, 32 +3.7%, 48
  * gave the best mean of the real clips. */
 #define ENC_H264_INTRA_P_BIAS 48u
+
+/* The bias (bits) of the Intra_4x4 candidate against Intra_16x16 in intra frames: what its
+ * cost leaves out (mb_type and coded_block_pattern apart, 16 blocks' levels with their DC
+ * against one DC block). */
+#define ENC_H264_I4_BIAS 24u
 
 /* The H.264 decision's rate term (docs/ENCODE.md §4): 1.5 lambda x bits, (3 lambda bits) >> 1
  * (SATD distortions weigh more than the SAD lambda assumes; measured, session 27: 1 lambda

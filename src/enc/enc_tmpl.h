@@ -273,8 +273,65 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
-/* Intra macroblock (I frame, or a P-frame macroblock the decision made intra): Intra_16x16
- * + chroma intra from reconstructed neighbours. */
+/* The Intra_4x4 candidate of an intra-frame macroblock (docs/ENCODE.md §7), coded into rec:
+ * each 4x4 block in luma4x4BlkIdx order predicted from the reconstruction of the blocks before
+ * it, its mode the lowest SATD + lambda x (1 bit when it is the predicted mode, else 4; the
+ * first on ties), then transformed, quantised with the intra rounding and reconstructed.
+ * Returns the summed costs; lev: the blocks' levels (raster inside each block, blocks in
+ * luma4x4BlkIdx order), the modes into f->im4, *bits / *nnz / *mbits / *energy the level
+ * bits, non-zero levels, mode bits and the prediction's SSD. */
+ENC_FN uint32_t ENC_T(h264_i4_try)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                                   int16_t (*lev)[16], unsigned *bits, int *nnz,
+                                   unsigned *mbits, uint32_t *energy) {
+    (void)ops;
+    const int ss = f->ss[0], cs = f->cs[0], s4 = f->W / 4, qbits = 15 + f->qp / 6;
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
+    const int32_t dz = vidk_h264_deadzone(qbits, 1);
+    uint32_t cost = 0;
+    for (int k = 0; k < 16; k++) {
+        const int bx = (k & 1) | ((k >> 1) & 2), by = ((k >> 1) & 1) | ((k >> 2) & 2);
+        const int x4 = 4 * mbx + bx, y4 = 4 * mby + by;
+        const uint8_t *src = f->src[0] + (ptrdiff_t)(4 * y4) * ss + 4 * x4;
+        uint8_t *rec = f->rec[0] + (ptrdiff_t)(4 * y4) * cs + 4 * x4;
+        EncNb4 nb;
+        enc_h264_nb4(f, mbx, mby, bx, by, &nb);
+        const int pm = vidk_h264_i4_pred_mode(f->mbi, f->im4, f->uw, x4, y4, top);
+        uint32_t bc = 0xffffffffu;
+        int bm = 2;
+        uint8_t pr[16], bp[16] = {0}; /* (DC is always a candidate) */
+        for (int m = 0; m < 9; m++) {
+            if (!enc_h264_i4_ok(&nb, m)) continue;
+            enc_h264_pred4(&nb, m, pr);
+            int d[16];
+            for (int i = 0; i < 16; i++)
+                d[i] = src[(i >> 2) * ss + (i & 3)] - pr[i];
+            const uint32_t c = enc_satd4(d) + enc_h264_lbits(f, m == pm ? 1u : 4u);
+            if (c < bc) {
+                bc = c, bm = m;
+                for (int i = 0; i < 16; i++)
+                    bp[i] = pr[i];
+            }
+        }
+        cost += bc;
+        *mbits += bm == pm ? 1u : 4u;
+        f->im4[(ptrdiff_t)y4 * s4 + x4] = (uint8_t)bm;
+        for (int i = 0; i < 16; i++)
+            rec[(i >> 2) * cs + (i & 3)] = bp[i];
+        *energy += enc_ssd(src, ss, bp, 4, 4, 4);
+        ENC_ALIGN(64) int32_t w[16];
+        EO_H264_SUB_FDCT(4, w, src, ss, rec, cs);
+        (void)EO_H264_QUANT(4, lev[k], w, f->mf4y, qbits, dz);
+        int nz;
+        *bits += enc_block_bits(lev[k], 16, &nz);
+        *nnz += nz;
+        if (nz) EO_H264_DEQ_IDCT_ADD(4, rec, cs, lev[k], f->ls4y, f->qp, (const int32_t *)0);
+    }
+    return cost;
+}
+
+/* Intra macroblock (I frame, or a P-frame macroblock the decision made intra): Intra_16x16,
+ * or in intra frames with f->i4x4 Intra_4x4 where its cost is lower, + chroma intra from
+ * reconstructed neighbours. */
 ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();
@@ -295,10 +352,34 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                 best[k] = pr[k];
         }
     }
-    for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++)
-            rec[y * cs + x] = best[y * 16 + x];
-    if (f->energy) f->energy[mby * f->mb_w + mbx] = enc_ssd(src, ss, best, 16, 16, 16);
+    /* Intra_4x4 against Intra_16x16: SATD + lambda x (the mode bits, + ENC_H264_I4_BIAS) */
+    int nxn = 0;
+    unsigned mbits4 = 0;
+    if (f->i4x4 && f->intra) {
+        ENC_ALIGN(64) int16_t l4[16][16];
+        unsigned b4 = 0;
+        int nz4 = 0;
+        uint32_t e4 = 0;
+        const uint32_t c16 =
+            enc_satd16(src, ss, best) + enc_h264_lbits(f, vidk_ue_bits(1u + (unsigned)bm));
+        const uint32_t c4 = ENC_T(h264_i4_try)(ops, f, mbx, mby, l4, &b4, &nz4, &mbits4, &e4) +
+                            enc_h264_lbits(f, ENC_H264_I4_BIAS);
+        nxn = c4 < c16;
+        if (nxn) {
+            st->bits_level += b4;
+            st->nnz[0] += (uint32_t)nz4;
+            if (f->energy) f->energy[mby * f->mb_w + mbx] = e4;
+            for (int k = 0; k < 16; k++)
+                enc_store_levels(f, 0, x0 + 4 * ((k & 1) | ((k >> 1) & 2)),
+                                 y0 + 4 * (((k >> 1) & 1) | ((k >> 2) & 2)), l4[k], 4);
+        }
+    }
+    if (!nxn) {
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++)
+                rec[y * cs + x] = best[y * 16 + x];
+        if (f->energy) f->energy[mby * f->mb_w + mbx] = enc_ssd(src, ss, best, 16, 16, 16);
+    }
     if (f->mv4)
         for (int j = 0; j < 4; j++)
             for (int i = 0; i < 4; i++) {
@@ -307,7 +388,7 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
             }
 
     /* Luma: 16 4x4 AC blocks + the 4x4 DC transform. */
-    {
+    if (!nxn) {
         const int qbits = 15 + qp / 6, qbdc = 17 + qp / 6;
         const int32_t dz = vidk_h264_deadzone(qbits, 1), dzdc = vidk_h264_deadzone(qbdc, 1);
         ENC_ALIGN(64) int32_t mf_ac[16];
@@ -372,8 +453,12 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                 for (int x = 0; x < 8; x++)
                     r[y * f->cs[p] + x] = cb[p - 1][y * 8 + x];
         }
-        st->bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
-        if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(ENC_MBI_INTRA | bm | cm << 2);
+        /* I_NxN: mb_type, transform_size_8x8_flag, the 16 modes; Intra_16x16: mb_type */
+        st->bits_mode =
+            (nxn ? 2 + mbits4 : 1 + vidk_ue_bits((unsigned)bm)) + vidk_ue_bits((unsigned)cm);
+        if (f->mbi)
+            f->mbi[mby * f->uw + mbx] =
+                (uint16_t)(ENC_MBI_INTRA | (nxn ? ENC_MBI_NXN : (unsigned)bm) | cm << 2);
     }
     st->parts[VIDK_ENC_PART_INTRA]++;
     ENC_T(h264_chroma)(ops, f, mbx, mby, 1, st);

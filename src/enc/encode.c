@@ -192,6 +192,14 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: CABAC exists for H.264 only");
         return VIDK_ERR(ENOSYS);
     }
+    if (p->intra4x4 != 0 && p->intra4x4 != 1) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: intra4x4 is 0 or 1");
+        return VIDK_ERR(EINVAL);
+    }
+    if (p->intra4x4 && p->codec != VIDK_CODEC_H264) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: Intra_4x4 exists for H.264 only");
+        return VIDK_ERR(ENOSYS);
+    }
     if (p->deblock == 1 && p->codec != VIDK_CODEC_H264) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: the deblocking filter exists for H.264 only");
         return VIDK_ERR(ENOSYS);
@@ -486,6 +494,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     }
     f.mv4 = maps && maps->mv ? maps->mv : e->st_mv4;
     f.mbi = e->st_mbi;
+    f.im4 = e->st_im4;
+    f.i4x4 = intra && e->p.intra4x4 && f.codec == VIDK_CODEC_H264;
     f.energy = maps ? maps->energy : NULL;
     f.stat = e->stat;
     CodeJob j = {.f = &f,
