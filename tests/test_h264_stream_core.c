@@ -736,9 +736,27 @@ static void headers(void) {
     vidk_h264_stream_free(s);
 }
 
+/* coded_block_pattern's me(v) (9.1.2, Table 9-4 for ChromaArrayType 1): the writer's
+ * cbp -> codeNum tables against the standard's codeNum -> cbp columns, transcribed here. */
+static void cbp_tables(void) {
+    static const uint8_t intra[48] = {47, 31, 15, 0,  23, 27, 29, 30, 7,  11, 13, 14,
+                                      39, 43, 45, 46, 16, 3,  5,  10, 12, 19, 21, 26,
+                                      28, 35, 37, 42, 44, 1,  2,  4,  8,  17, 18, 20,
+                                      24, 6,  9,  22, 25, 32, 33, 34, 36, 40, 38, 41};
+    static const uint8_t inter[48] = {0,  16, 1,  2,  4,  8,  32, 3,  5,  10, 12, 15,
+                                      47, 7,  11, 13, 14, 6,  9,  31, 35, 37, 42, 44,
+                                      33, 34, 36, 40, 39, 43, 45, 46, 17, 18, 20, 24,
+                                      19, 21, 26, 28, 23, 27, 29, 30, 22, 25, 38, 41};
+    for (int k = 0; k < 48; k++) {
+        CHECK_EQ_U(VIDK_CAVLC_TAB(intra_cbp)[intra[k]], (unsigned)k);
+        CHECK_EQ_U(VIDK_CAVLC_TAB(inter_cbp)[inter[k]], (unsigned)k);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : NULL;
     emu_seed = test_seed();
+    cbp_tables();
     pieces();
     counts();
     headers();

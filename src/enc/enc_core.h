@@ -939,7 +939,8 @@ ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
 
 /* The bias (bits) of the Intra_4x4 candidate against Intra_16x16 in intra frames: what its
  * cost leaves out (mb_type and coded_block_pattern apart, 16 blocks' levels with their DC
- * against one DC block). */
+ * against one DC block). Measured (BD-rate PSNR-Y against x264 veryfast, the four small
+ * clips, CAVLC, threads): 0 +18.22%, 12 +18.21%, 24 +18.29%, 48 +18.49%: flat; 24 kept. */
 #define ENC_H264_I4_BIAS 24u
 
 /* The H.264 decision's rate term (docs/ENCODE.md §4): 1.5 lambda x bits, (3 lambda bits) >> 1
