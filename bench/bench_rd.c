@@ -55,6 +55,8 @@ static void help(void) {
         "                     CAVLC)\n"
         "  --i4x4             vidkern with Intra_4x4 in intra frames (VidkEncParams.intra4x4;\n"
         "                     default off; CPU backends only)\n"
+        "  --i8x8             vidkern with Intra_8x8 in intra frames (VidkEncParams.intra8x8;\n"
+        "                     default off; CPU backends only)\n"
         "  --slices N         vidkern's slices per picture (VidkEncParams.slices; default\n"
         "                     0: the encoder's default)\n"
         "  --presets LIST     x264 presets (default %s)\n"
@@ -238,6 +240,7 @@ static void vidkern_run(const Rd *b, const Frames *f, const RdSource *s, int ran
     p.qp = qp, p.range = range, p.keyint = b->keyint, p.deblock = b->deblock;
     p.cabac = b->cabac;
     p.intra4x4 = b->i4x4;
+    p.intra8x8 = b->i8x8;
     if (b->slices) p.slices = b->slices;
     p.outputs = VIDK_ENC_OUT_STREAM;
     p.fps_num = s->fps_num, p.fps_den = s->fps_den;
@@ -442,7 +445,7 @@ int vidk_bench_rd(int argc, char **argv) {
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
     long keyint = 0, xthreads = 0, xbframes = -1, slices = 0;
-    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0, i4x4 = 0;
+    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0, i4x4 = 0, i8x8 = 0;
     Mosaic *mosaic = NULL;
     char *names[MAX_SRC];
     int nnames = 0;
@@ -454,6 +457,7 @@ int vidk_bench_rd(int argc, char **argv) {
                              {"--no-deblock", .flag = &no_deblock},
                              {"--cabac", .flag = &cabac},
                              {"--i4x4", .flag = &i4x4},
+                             {"--i8x8", .flag = &i8x8},
                              {"--sizes", .str = &sizes},
                              {"--qps|--qp", .str = &qps},
                              {"--ranges", .str = &ranges},
@@ -474,7 +478,7 @@ int vidk_bench_rd(int argc, char **argv) {
     const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
     if (source < 0) goto done;
     b->keyint = (int)keyint, b->frames = (int)o.frames, b->deblock = !no_deblock;
-    b->cabac = cabac, b->i4x4 = i4x4, b->slices = (int)slices;
+    b->cabac = cabac, b->i4x4 = i4x4, b->i8x8 = i8x8, b->slices = (int)slices;
     b->x264_threads = (int)xthreads, b->x264_bframes = (int)xbframes;
     if (bench_parse_ints(CMD, "--qps", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0 ||
         bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,

@@ -1,8 +1,9 @@
 /* Conformance of the prediction functions of src/enc/enc_core.h (the coding loop's per-block
  * arithmetic) against an independent transcription of the standards' formulas:
  *
- *   H.264   8.3.1.2  Intra_4x4 (the nine modes, the substitution of p[4..7, -1]), with the
- *                    neighbouring 4x4 blocks' availability (6.4.11.4, 6.4.12; slices)
+ *   H.264   8.3.1.2  Intra_4x4 and 8.3.2.2 Intra_8x8 (the nine modes, the substitution of
+ *                    p[N..2N-1, -1], 8x8's reference sample filter), with the neighbouring
+ *                    blocks' availability (6.4.11.4, 6.4.11.2, 6.4.12; slices)
  *           8.3.3    Intra_16x16 (V, H, DC with its four availability cases, Plane)
  *           8.3.4    chroma intra, 4:2:0 (DC per 4x4 chroma block, H, V, Plane)
  *           6.4.x    macroblock neighbour availability (one slice, raster order)
@@ -378,135 +379,177 @@ static void h264_frame(void) {
         }
 }
 
-/* ================================================================== H.264 Intra_4x4 (8.3.1.2)
- */
+/* ====================================================== H.264 Intra_4x4, Intra_8x8
+ * (8.3.1.2, 8.3.2.2) */
 
-/* The neighbours of a 4x4 luma block in the standard's notation: p[x, -1] for x = -1..7 and
- * p[-1, y] for y = 0..3, each marked available or not (before the substitution of
- * p[4..7, -1], which ref_i4 does). */
-typedef struct H264P4 {
-    int top[9], avt[9]; /* p[x, -1] at top[x + 1] */
-    int left[4], avl[4];
-} H264P4;
+/* The neighbours of an N x N luma block (N = 4, 8) in the standard's notation: p[x, -1] for
+ * x = -1..2N-1 and p[-1, y] for y = 0..N-1, each marked available or not (before the
+ * substitution of p[N..2N-1, -1], which ref_inxn does). */
+typedef struct H264PN {
+    int N;
+    int top[17], avt[17]; /* p[x, -1] at top[x + 1] */
+    int left[8], avl[8];
+} H264PN;
 
-static int p4(const H264P4 *s, int x, int y) {
+static int pn(const H264PN *s, int x, int y) {
     return y == -1 ? s->top[x + 1] : s->left[y];
 }
 
-/* 8.3.1.2: Intra4x4PredMode m into pred[y * 4 + x]; 0 when a sample the mode reads is not
- * available. */
-static int ref_i4(const H264P4 *in, int m, int *pred) {
-    H264P4 s = *in;
-    if (!s.avt[5] && !s.avt[6] && !s.avt[7] && !s.avt[8] && s.avt[4]) /* p[4..7, -1] */
-        for (int x = 4; x < 8; x++)
-            s.top[x + 1] = s.top[4], s.avt[x + 1] = 1;
-    int top = 1, top8 = 1, left = 1; /* p[0..3, -1], p[0..7, -1], p[-1, 0..3] available */
-    for (int i = 0; i < 8; i++)
-        top8 &= s.avt[i + 1], top &= i < 4 ? s.avt[i + 1] : 1;
-    for (int i = 0; i < 4; i++)
+/* 8.3.2.2.1: the reference sample filtering of Intra_8x8, in place (p'). */
+static void ref_filter8(H264PN *s) {
+    H264PN o = *s;
+    const int top = o.avt[1], left = o.avl[0], corner = o.avt[0];
+    if (top) { /* p[x, -1], x = 0..15 available */
+        s->top[1] = corner ? (pn(&o, -1, -1) + 2 * pn(&o, 0, -1) + pn(&o, 1, -1) + 2) >> 2
+                           : (3 * pn(&o, 0, -1) + pn(&o, 1, -1) + 2) >> 2;
+        for (int x = 1; x <= 14; x++)
+            s->top[x + 1] =
+                (pn(&o, x - 1, -1) + 2 * pn(&o, x, -1) + pn(&o, x + 1, -1) + 2) >> 2;
+        s->top[16] = (pn(&o, 14, -1) + 3 * pn(&o, 15, -1) + 2) >> 2;
+    }
+    if (corner) {
+        if (!top || !left) {
+            if (top)
+                s->top[0] = (3 * pn(&o, -1, -1) + pn(&o, 0, -1) + 2) >> 2;
+            else if (left)
+                s->top[0] = (3 * pn(&o, -1, -1) + pn(&o, -1, 0) + 2) >> 2;
+        } else {
+            s->top[0] = (pn(&o, 0, -1) + 2 * pn(&o, -1, -1) + pn(&o, -1, 0) + 2) >> 2;
+        }
+    }
+    if (left) { /* p[-1, y], y = 0..7 available */
+        s->left[0] = corner ? (pn(&o, -1, -1) + 2 * pn(&o, -1, 0) + pn(&o, -1, 1) + 2) >> 2
+                            : (3 * pn(&o, -1, 0) + pn(&o, -1, 1) + 2) >> 2;
+        for (int y = 1; y <= 6; y++)
+            s->left[y] = (pn(&o, -1, y - 1) + 2 * pn(&o, -1, y) + pn(&o, -1, y + 1) + 2) >> 2;
+        s->left[7] = (pn(&o, -1, 6) + 3 * pn(&o, -1, 7) + 2) >> 2;
+    }
+}
+
+/* 8.3.1.2 (N = 4) / 8.3.2.2 (N = 8): Intra4x4PredMode / Intra8x8PredMode m into
+ * pred[y * N + x]; 0 when a sample the mode reads is not available. Written per the text for
+ * N = 8 (whose formulas give the 4x4 ones at N = 4: zVR < -1 only at x = 0, zHD < -1 only at
+ * y = 0, zHU's ends at 2N - 3). */
+static int ref_inxn(const H264PN *in, int m, int *pred) {
+    H264PN s = *in;
+    const int N = s.N;
+    int rest = 0; /* any of p[N..2N-1, -1] available */
+    for (int x = N; x < 2 * N; x++)
+        rest |= s.avt[x + 1];
+    if (!rest && s.avt[N])
+        for (int x = N; x < 2 * N; x++)
+            s.top[x + 1] = s.top[N], s.avt[x + 1] = 1;
+    int top = 1, top2 = 1, left = 1; /* p[0..N-1, -1], p[0..2N-1, -1], p[-1, 0..N-1] */
+    for (int i = 0; i < 2 * N; i++)
+        top2 &= s.avt[i + 1], top &= i < N ? s.avt[i + 1] : 1;
+    for (int i = 0; i < N; i++)
         left &= s.avl[i];
     const int corner = s.avt[0];
     const int need_top = m == 0 || m == 4 || m == 5 || m == 6;
     const int need_left = m == 1 || m == 4 || m == 5 || m == 6 || m == 8;
-    if ((need_top && !top) || ((m == 3 || m == 7) && !top8) || (need_left && !left) ||
+    if ((need_top && !top) || ((m == 3 || m == 7) && !top2) || (need_left && !left) ||
         (m >= 4 && m <= 6 && !corner))
         return 0;
-    for (int y = 0; y < 4; y++)
-        for (int x = 0; x < 4; x++) {
+    if (N == 8) ref_filter8(&s);
+    for (int y = 0; y < N; y++)
+        for (int x = 0; x < N; x++) {
             int v = 0;
             switch (m) {
-            case 0: /* 8.3.1.2.1 Vertical */
-                v = p4(&s, x, -1);
+            case 0: /* Vertical */
+                v = pn(&s, x, -1);
                 break;
-            case 1: /* 8.3.1.2.2 Horizontal */
-                v = p4(&s, -1, y);
+            case 1: /* Horizontal */
+                v = pn(&s, -1, y);
                 break;
-            case 2: { /* 8.3.1.2.3 DC */
+            case 2: { /* DC */
                 int st = 0, sl = 0;
-                for (int i = 0; i < 4; i++) {
-                    st += top ? p4(&s, i, -1) : 0;
-                    sl += left ? p4(&s, -1, i) : 0;
+                for (int i = 0; i < N; i++) {
+                    st += top ? pn(&s, i, -1) : 0;
+                    sl += left ? pn(&s, -1, i) : 0;
                 }
-                v = top && left ? (st + sl + 4) >> 3
-                    : left      ? (sl + 2) >> 2
-                    : top       ? (st + 2) >> 2
+                const int l = N == 8 ? 3 : 2;
+                v = top && left ? (st + sl + N) >> (l + 1)
+                    : left      ? (sl + (N >> 1)) >> l
+                    : top       ? (st + (N >> 1)) >> l
                                 : 128;
                 break;
             }
-            case 3: /* 8.3.1.2.4 Diagonal_Down_Left */
-                if (x == 3 && y == 3)
-                    v = (p4(&s, 6, -1) + 3 * p4(&s, 7, -1) + 2) >> 2;
+            case 3: /* Diagonal_Down_Left */
+                if (x == N - 1 && y == N - 1)
+                    v = (pn(&s, 2 * N - 2, -1) + 3 * pn(&s, 2 * N - 1, -1) + 2) >> 2;
                 else
-                    v = (p4(&s, x + y, -1) + 2 * p4(&s, x + y + 1, -1) + p4(&s, x + y + 2, -1) +
+                    v = (pn(&s, x + y, -1) + 2 * pn(&s, x + y + 1, -1) + pn(&s, x + y + 2, -1) +
                          2) >>
                         2;
                 break;
-            case 4: /* 8.3.1.2.5 Diagonal_Down_Right */
+            case 4: /* Diagonal_Down_Right */
                 if (x > y)
-                    v = (p4(&s, x - y - 2, -1) + 2 * p4(&s, x - y - 1, -1) + p4(&s, x - y, -1) +
+                    v = (pn(&s, x - y - 2, -1) + 2 * pn(&s, x - y - 1, -1) + pn(&s, x - y, -1) +
                          2) >>
                         2;
                 else if (x < y)
-                    v = (p4(&s, -1, y - x - 2) + 2 * p4(&s, -1, y - x - 1) + p4(&s, -1, y - x) +
+                    v = (pn(&s, -1, y - x - 2) + 2 * pn(&s, -1, y - x - 1) + pn(&s, -1, y - x) +
                          2) >>
                         2;
                 else
-                    v = (p4(&s, 0, -1) + 2 * p4(&s, -1, -1) + p4(&s, -1, 0) + 2) >> 2;
+                    v = (pn(&s, 0, -1) + 2 * pn(&s, -1, -1) + pn(&s, -1, 0) + 2) >> 2;
                 break;
-            case 5: { /* 8.3.1.2.6 Vertical_Right */
+            case 5: { /* Vertical_Right */
                 const int z = 2 * x - y;
                 if (z >= 0 && z % 2 == 0)
-                    v = (p4(&s, x - (y >> 1) - 1, -1) + p4(&s, x - (y >> 1), -1) + 1) >> 1;
+                    v = (pn(&s, x - (y >> 1) - 1, -1) + pn(&s, x - (y >> 1), -1) + 1) >> 1;
                 else if (z > 0)
-                    v = (p4(&s, x - (y >> 1) - 2, -1) + 2 * p4(&s, x - (y >> 1) - 1, -1) +
-                         p4(&s, x - (y >> 1), -1) + 2) >>
+                    v = (pn(&s, x - (y >> 1) - 2, -1) + 2 * pn(&s, x - (y >> 1) - 1, -1) +
+                         pn(&s, x - (y >> 1), -1) + 2) >>
                         2;
                 else if (z == -1)
-                    v = (p4(&s, -1, 0) + 2 * p4(&s, -1, -1) + p4(&s, 0, -1) + 2) >> 2;
+                    v = (pn(&s, -1, 0) + 2 * pn(&s, -1, -1) + pn(&s, 0, -1) + 2) >> 2;
                 else
-                    v = (p4(&s, -1, y - 1) + 2 * p4(&s, -1, y - 2) + p4(&s, -1, y - 3) + 2) >>
+                    v = (pn(&s, -1, y - 2 * x - 1) + 2 * pn(&s, -1, y - 2 * x - 2) +
+                         pn(&s, -1, y - 2 * x - 3) + 2) >>
                         2;
                 break;
             }
-            case 6: { /* 8.3.1.2.7 Horizontal_Down */
+            case 6: { /* Horizontal_Down */
                 const int z = 2 * y - x;
                 if (z >= 0 && z % 2 == 0)
-                    v = (p4(&s, -1, y - (x >> 1) - 1) + p4(&s, -1, y - (x >> 1)) + 1) >> 1;
+                    v = (pn(&s, -1, y - (x >> 1) - 1) + pn(&s, -1, y - (x >> 1)) + 1) >> 1;
                 else if (z > 0)
-                    v = (p4(&s, -1, y - (x >> 1) - 2) + 2 * p4(&s, -1, y - (x >> 1) - 1) +
-                         p4(&s, -1, y - (x >> 1)) + 2) >>
+                    v = (pn(&s, -1, y - (x >> 1) - 2) + 2 * pn(&s, -1, y - (x >> 1) - 1) +
+                         pn(&s, -1, y - (x >> 1)) + 2) >>
                         2;
                 else if (z == -1)
-                    v = (p4(&s, -1, 0) + 2 * p4(&s, -1, -1) + p4(&s, 0, -1) + 2) >> 2;
+                    v = (pn(&s, -1, 0) + 2 * pn(&s, -1, -1) + pn(&s, 0, -1) + 2) >> 2;
                 else
-                    v = (p4(&s, x - 1, -1) + 2 * p4(&s, x - 2, -1) + p4(&s, x - 3, -1) + 2) >>
+                    v = (pn(&s, x - 2 * y - 1, -1) + 2 * pn(&s, x - 2 * y - 2, -1) +
+                         pn(&s, x - 2 * y - 3, -1) + 2) >>
                         2;
                 break;
             }
-            case 7: /* 8.3.1.2.8 Vertical_Left */
-                if (y == 0 || y == 2)
-                    v = (p4(&s, x + (y >> 1), -1) + p4(&s, x + (y >> 1) + 1, -1) + 1) >> 1;
+            case 7: /* Vertical_Left */
+                if (y % 2 == 0)
+                    v = (pn(&s, x + (y >> 1), -1) + pn(&s, x + (y >> 1) + 1, -1) + 1) >> 1;
                 else
-                    v = (p4(&s, x + (y >> 1), -1) + 2 * p4(&s, x + (y >> 1) + 1, -1) +
-                         p4(&s, x + (y >> 1) + 2, -1) + 2) >>
+                    v = (pn(&s, x + (y >> 1), -1) + 2 * pn(&s, x + (y >> 1) + 1, -1) +
+                         pn(&s, x + (y >> 1) + 2, -1) + 2) >>
                         2;
                 break;
-            default: { /* 8.3.1.2.9 Horizontal_Up */
+            default: { /* Horizontal_Up */
                 const int z = x + 2 * y;
-                if (z == 0 || z == 2 || z == 4)
-                    v = (p4(&s, -1, y + (x >> 1)) + p4(&s, -1, y + (x >> 1) + 1) + 1) >> 1;
-                else if (z == 1 || z == 3)
-                    v = (p4(&s, -1, y + (x >> 1)) + 2 * p4(&s, -1, y + (x >> 1) + 1) +
-                         p4(&s, -1, y + (x >> 1) + 2) + 2) >>
+                if (z < 2 * N - 3 && z % 2 == 0)
+                    v = (pn(&s, -1, y + (x >> 1)) + pn(&s, -1, y + (x >> 1) + 1) + 1) >> 1;
+                else if (z < 2 * N - 3)
+                    v = (pn(&s, -1, y + (x >> 1)) + 2 * pn(&s, -1, y + (x >> 1) + 1) +
+                         pn(&s, -1, y + (x >> 1) + 2) + 2) >>
                         2;
-                else if (z == 5)
-                    v = (p4(&s, -1, 2) + 3 * p4(&s, -1, 3) + 2) >> 2;
+                else if (z == 2 * N - 3)
+                    v = (pn(&s, -1, N - 2) + 3 * pn(&s, -1, N - 1) + 2) >> 2;
                 else
-                    v = p4(&s, -1, 3);
+                    v = pn(&s, -1, N - 1);
                 break;
             }
             }
-            pred[y * 4 + x] = v;
+            pred[y * N + x] = v;
         }
     return 1;
 }
@@ -520,81 +563,90 @@ static int slice_of_row(int r, int rows, int n) {
     return k;
 }
 
-/* Through enc_h264_nb4 on a picture of random samples, every 4x4 block of every macroblock,
- * with 1..3 slices of whole rows: availability from 6.4.12 (the neighbouring location's
- * macroblock: A, B, C = CurrMbAddr - PicWidthInMbs + 1, D; not in the slice or not yet
- * decoded, or a 4x4 block of the current macroblock later in luma4x4BlkIdx order: not
- * available; xN > 15 with yN >= 0: not available), then each mode against ref_i4. */
-static void i4_frame(void) {
+/* Through enc_h264_nbn on a picture of random samples, every 4x4 and 8x8 block of every
+ * macroblock, with 1..3 slices of whole rows: availability from 6.4.12 (the neighbouring
+ * location's macroblock: A, B, C = CurrMbAddr - PicWidthInMbs + 1, D; not in the slice or not
+ * yet decoded: not available; inside the current macroblock a block later in decoding order
+ * (luma4x4BlkIdx, luma8x8BlkIdx): not available; xN > 15 with yN >= 0: not available), then
+ * each mode against ref_inxn. */
+static void inxn_frame(void) {
     static const int dims[][3] = {{1, 1, 1}, {3, 2, 1}, {2, 3, 2}, {4, 4, 3}, {5, 3, 3}};
-    for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++)
-        for (int pat = 0; pat < NPAT; pat++) {
-            const int mw = dims[di][0], mh = dims[di][1], ns = dims[di][2];
-            const int W = mw * 16, H = mh * 16, st = W + 5;
-            EncFrame f;
-            memset(&f, 0, sizeof(f));
-            f.codec = VIDK_CODEC_H264;
-            f.W = W, f.H = H, f.uw = mw, f.uh = mh, f.slices = ns;
-            uint8_t *pl = malloc((size_t)st * H);
-            fill_plane(pl, W, H, st, pat);
-            f.rec[0] = pl, f.cs[0] = st;
-            for (int mby = 0; mby < mh; mby++)
-                for (int mbx = 0; mbx < mw; mbx++)
-                    for (int idx = 0; idx < 16; idx++) {
-                        /* 6.4.3: the block's position */
-                        const int xO = 8 * ((idx / 4) % 2) + 4 * ((idx % 4) % 2);
-                        const int yO = 8 * ((idx / 4) / 2) + 4 * ((idx % 4) / 2);
-                        H264P4 s;
-                        memset(&s, 0, sizeof(s));
-                        for (int k = 0; k < 13; k++) {
-                            /* k < 9: p[k - 1, -1]; else p[-1, k - 9] */
-                            const int xN = xO + (k < 9 ? k - 1 : -1),
-                                      yN = yO + (k < 9 ? -1 : k - 9);
-                            int mx = mbx, my = mby, av;
-                            if (xN > 15 && yN >= 0) {
-                                av = 0;
-                            } else if (xN >= 0 && xN <= 15 && yN >= 0) {
-                                const int idxN = 8 * (yN / 8) + 4 * (xN / 8) +
-                                                 2 * ((yN % 8) / 4) + ((xN % 8) / 4);
-                                av = idxN < idx;
-                            } else {
-                                mx += xN < 0 ? -1 : xN > 15 ? 1 : 0;
-                                my += yN < 0 ? -1 : 0;
-                                av = mx >= 0 && mx < mw && my >= 0 &&
-                                     slice_of_row(my, mh, ns) == slice_of_row(mby, mh, ns);
-                            }
-                            const int v =
-                                av ? pl[(16 * my + (yN & 15)) * st + 16 * mx + (xN & 15)] : 0;
-                            if (k < 9)
-                                s.top[k] = v, s.avt[k] = av;
-                            else
-                                s.left[k - 9] = v, s.avl[k - 9] = av;
-                        }
-                        EncNb4 nb;
-                        enc_h264_nb4(&f, mbx, mby, xO / 4, yO / 4, &nb);
-                        for (int m = 0; m < 9; m++) {
-                            int want[16];
-                            uint8_t got[16];
-                            const int ok = ref_i4(&s, m, want);
-                            if (ok != enc_h264_i4_ok(&nb, m)) {
-                                mismatch("h264 i4 mode allowed", mbx, mby, idx, m,
-                                         enc_h264_i4_ok(&nb, m), ok);
-                                test_failures++;
-                                continue;
-                            }
-                            if (!ok) continue;
-                            enc_h264_pred4(&nb, m, got);
-                            for (int k = 0; k < 16; k++)
-                                if (got[k] != want[k]) {
-                                    mismatch("h264 i4 pred (mbx, mby, idx, mode)", mbx, mby,
-                                             idx, m, got[k], want[k]);
-                                    test_failures++;
-                                    break;
+    for (int N = 4; N <= 8; N += 4)
+        for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++)
+            for (int pat = 0; pat < NPAT; pat++) {
+                const int mw = dims[di][0], mh = dims[di][1], ns = dims[di][2];
+                const int W = mw * 16, H = mh * 16, st = W + 5;
+                EncFrame f;
+                memset(&f, 0, sizeof(f));
+                f.codec = VIDK_CODEC_H264;
+                f.W = W, f.H = H, f.uw = mw, f.uh = mh, f.slices = ns;
+                uint8_t *pl = malloc((size_t)st * H);
+                fill_plane(pl, W, H, st, pat);
+                f.rec[0] = pl, f.cs[0] = st;
+                for (int mby = 0; mby < mh; mby++)
+                    for (int mbx = 0; mbx < mw; mbx++)
+                        for (int idx = 0; idx < (N == 4 ? 16 : 4); idx++) {
+                            /* 6.4.3 / 6.4.5: the block's position */
+                            const int xO = N == 4 ? 8 * ((idx / 4) % 2) + 4 * ((idx % 4) % 2)
+                                                  : 8 * (idx % 2);
+                            const int yO = N == 4 ? 8 * ((idx / 4) / 2) + 4 * ((idx % 4) / 2)
+                                                  : 8 * (idx / 2);
+                            H264PN s;
+                            memset(&s, 0, sizeof(s));
+                            s.N = N;
+                            for (int k = 0; k < 3 * N + 1; k++) {
+                                /* k <= 2N: p[k - 1, -1]; else p[-1, k - 2N - 1] */
+                                const int up = k <= 2 * N;
+                                const int xN = xO + (up ? k - 1 : -1);
+                                const int yN = yO + (up ? -1 : k - 2 * N - 1);
+                                int mx = mbx, my = mby, av;
+                                if (xN > 15 && yN >= 0) {
+                                    av = 0;
+                                } else if (xN >= 0 && xN <= 15 && yN >= 0) {
+                                    const int idxN = N == 4 ? 8 * (yN / 8) + 4 * (xN / 8) +
+                                                                  2 * ((yN % 8) / 4) +
+                                                                  ((xN % 8) / 4)
+                                                            : 2 * (yN / 8) + (xN / 8);
+                                    av = idxN < idx;
+                                } else {
+                                    mx += xN < 0 ? -1 : xN > 15 ? 1 : 0;
+                                    my += yN < 0 ? -1 : 0;
+                                    av = mx >= 0 && mx < mw && my >= 0 &&
+                                         slice_of_row(my, mh, ns) == slice_of_row(mby, mh, ns);
                                 }
+                                const int v =
+                                    av ? pl[(16 * my + (yN & 15)) * st + 16 * mx + (xN & 15)]
+                                       : 0;
+                                if (up)
+                                    s.top[k] = v, s.avt[k] = av;
+                                else
+                                    s.left[k - 2 * N - 1] = v, s.avl[k - 2 * N - 1] = av;
+                            }
+                            EncNbN nb;
+                            enc_h264_nbn(&f, mbx, mby, N, xO / N, yO / N, &nb);
+                            for (int m = 0; m < 9; m++) {
+                                int want[64];
+                                uint8_t got[64];
+                                const int ok = ref_inxn(&s, m, want);
+                                if (ok != enc_h264_inxn_ok(&nb, m)) {
+                                    mismatch("h264 NxN mode allowed (N, idx, mode, mbx)", N,
+                                             idx, m, mbx, enc_h264_inxn_ok(&nb, m), ok);
+                                    test_failures++;
+                                    continue;
+                                }
+                                if (!ok) continue;
+                                enc_h264_predn(&nb, m, got);
+                                for (int k = 0; k < N * N; k++)
+                                    if (got[k] != want[k]) {
+                                        mismatch("h264 NxN pred (N, mbx, mby, idx * 16 + mode)",
+                                                 N, mbx, mby, idx * 16 + m, got[k], want[k]);
+                                        test_failures++;
+                                        break;
+                                    }
+                            }
                         }
-                    }
-            free(pl);
-        }
+                free(pl);
+            }
 }
 
 /* ================================================================== HEVC intra */
@@ -1216,7 +1268,7 @@ int main(void) {
     hevc_avail_known();
     h264_direct();
     h264_frame();
-    i4_frame();
+    inxn_frame();
     hevc_direct();
     hevc_frame();
     mc_blocks();

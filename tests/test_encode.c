@@ -219,6 +219,7 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
             /* Intra_4x4 at QP 0 and 37 (3 slices, CABAC): the CPU backends only (cuda
              * refuses it: checked below) */
             p.intra4x4 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 2) && !cuda;
+            p.intra8x8 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 3) && !cuda;
             Result ref, r;
             char name[160];
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &ref) == 0);
@@ -230,6 +231,8 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
                 if (p.codec == VIDK_CODEC_H264 && qi == 0) {
                     VidkEncParams q = p;
                     q.intra4x4 = 1;
+                    CHECK(encode(VIDK_BACKEND_CUDA, 0, &q, frames, n, &r) == VIDK_ERR(ENOSYS));
+                    q.intra4x4 = 0, q.intra8x8 = 1;
                     CHECK(encode(VIDK_BACKEND_CUDA, 0, &q, frames, n, &r) == VIDK_ERR(ENOSYS));
                 }
                 if (p.codec == VIDK_CODEC_H264) cuda_stream_paths(what, &p, frames, n, &ref);
@@ -331,6 +334,11 @@ static void api_errors(void) {
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOSYS));
     p.codec = VIDK_CODEC_H264, p.intra4x4 = 2;
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.intra4x4 = 0, p.intra8x8 = -1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.codec = VIDK_CODEC_HEVC, p.intra8x8 = 1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOSYS));
+    p.intra8x8 = 0;
     CHECK(!e);
     p.codec = VIDK_CODEC_HEVC, p.intra4x4 = 0; /* HEVC's default: no deblocking */
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);

@@ -362,9 +362,11 @@ static void synthetic(void) {
             const int intra = fi % 4 == 0, kind = fi % 3; /* 0 random, 1 extreme, 2 sparse */
             for (int i = 0; i < mbw * mbh; i++) {
                 const uint32_t r = test_rand(&seed);
-                if (intra) { /* Intra_16x16, or I_NxN (Intra_4x4) every other one */
+                if (intra) { /* Intra_16x16, or I_NxN (Intra_4x4 or _8x8) every other one */
                     mbi[i] = (uint16_t)(ENC_MBI_INTRA |
-                                        (r >> 4 & 1 ? ENC_MBI_NXN | (r & 12) : (r & 15)));
+                                        (r >> 4 & 1 ? ENC_MBI_NXN | (r & 12) |
+                                                          (r >> 5 & 1 ? ENC_MBI_TX8 : 0u)
+                                                    : (r & 15)));
                 } else {
                     unsigned w = kind == 1 ? 3u | 0xffu << 2 : r & 0x3ffu;
                     const int sub0 = (w & 3) == 3 && (w & 0x3fcu) == 0;

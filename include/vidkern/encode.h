@@ -99,9 +99,11 @@ typedef struct VidkEncParams {
                        `slices` sets its parallelism), 0 = CAVLC (default). HEVC refuses 1
                        (VIDK_ERR(ENOSYS)). */
     int intra4x4; /**< H.264 intra frames: 1 = Intra_4x4 (I_NxN) as well as Intra_16x16,
-                       chosen per macroblock by SATD + lambda x bits; 0 = Intra_16x16 only
-                       (default). Not on cuda yet (VIDK_ERR(ENOSYS)); HEVC refuses 1. */
-    uint8_t reserved[8]; /**< zero */
+                       chosen per macroblock by SATD + lambda x bits; 0 = not (default). Not
+                       on cuda yet (VIDK_ERR(ENOSYS)); HEVC refuses 1. */
+    int intra8x8; /**< H.264 intra frames: 1 = Intra_8x8 (I_NxN with the 8x8 transform) a
+                       candidate too; 0 = not (default). As intra4x4 on cuda and HEVC. */
+    uint8_t reserved[4]; /**< zero */
 } VidkEncParams;
 
 /** @brief Defaults: H.264, QP 30, R = 16, keyint 0, outputs = recon, the codec's deblocking

@@ -115,7 +115,7 @@ int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic) {
 int vidk_enc_stream_open(VidkEncoder *e) {
     const int stream = !!(e->p.outputs & VIDK_ENC_OUT_STREAM);
     /* the deblocking filter reads the same maps, Intra_4x4's decision its neighbours' modes */
-    if (!stream && !e->p.deblock && !e->p.intra4x4) return 0;
+    if (!stream && !e->p.deblock && !e->p.intra4x4 && !e->p.intra8x8) return 0;
     const size_t n = (size_t)e->W * e->H;
     if (stream)
         e->stream =

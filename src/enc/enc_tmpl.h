@@ -273,65 +273,79 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
-/* The Intra_4x4 candidate of an intra-frame macroblock (docs/ENCODE.md §7), coded into rec:
- * each 4x4 block in luma4x4BlkIdx order predicted from the reconstruction of the blocks before
- * it, its mode the lowest SATD + lambda x (1 bit when it is the predicted mode, else 4; the
- * first on ties), then transformed, quantised with the intra rounding and reconstructed.
- * Returns the summed costs; lev: the blocks' levels (raster inside each block, blocks in
- * luma4x4BlkIdx order), the modes into f->im4, *bits / *nnz / *mbits / *energy the level
- * bits, non-zero levels, mode bits and the prediction's SSD. */
-ENC_FN uint32_t ENC_T(h264_i4_try)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
-                                   int16_t (*lev)[16], unsigned *bits, int *nnz,
-                                   unsigned *mbits, uint32_t *energy) {
+/* The Intra_4x4 (N = 4) or Intra_8x8 (N = 8) candidate of an intra-frame macroblock
+ * (docs/ENCODE.md §7), coded into rec: each N x N block in decoding order (luma4x4BlkIdx /
+ * luma8x8BlkIdx) predicted from the reconstruction of the blocks before it, its mode the
+ * lowest SATD (of its 4x4 blocks) + lambda x (1 bit when it is the predicted mode, else 4;
+ * the first on ties), then transformed, quantised with the intra rounding and reconstructed.
+ * Returns the summed costs; lev: the blocks' levels (N * N each, raster inside the block, in
+ * decoding order), the modes into f->im4 (an 8x8 block's into its four entries), *bits /
+ * *nnz / *mbits / *energy the level bits, non-zero levels, mode bits and the prediction's
+ * SSD. */
+ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                                     int N, int16_t *lev, unsigned *bits, int *nnz,
+                                     unsigned *mbits, uint32_t *energy) {
     (void)ops;
-    const int ss = f->ss[0], cs = f->cs[0], s4 = f->W / 4, qbits = 15 + f->qp / 6;
+    const int ss = f->ss[0], cs = f->cs[0], s4 = f->W / 4, len = N * N;
+    const int qbits = (N == 8 ? 16 : 15) + f->qp / 6, nblk = (16 / N) * (16 / N);
     const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
     const int32_t dz = vidk_h264_deadzone(qbits, 1);
     uint32_t cost = 0;
-    for (int k = 0; k < 16; k++) {
-        const int bx = (k & 1) | ((k >> 1) & 2), by = ((k >> 1) & 1) | ((k >> 2) & 2);
-        const int x4 = 4 * mbx + bx, y4 = 4 * mby + by;
+    for (int k = 0; k < nblk; k++) {
+        const int bx = N == 8 ? k & 1 : (k & 1) | ((k >> 1) & 2);
+        const int by = N == 8 ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
+        const int x4 = 4 * mbx + bx * N / 4, y4 = 4 * mby + by * N / 4;
         const uint8_t *src = f->src[0] + (ptrdiff_t)(4 * y4) * ss + 4 * x4;
         uint8_t *rec = f->rec[0] + (ptrdiff_t)(4 * y4) * cs + 4 * x4;
-        EncNb4 nb;
-        enc_h264_nb4(f, mbx, mby, bx, by, &nb);
+        EncNbN nb;
+        enc_h264_nbn(f, mbx, mby, N, bx, by, &nb);
         const int pm = vidk_h264_i4_pred_mode(f->mbi, f->im4, f->uw, x4, y4, top);
         uint32_t bc = 0xffffffffu;
         int bm = 2;
-        uint8_t pr[16], bp[16] = {0}; /* (DC is always a candidate) */
+        uint8_t pr[64], bp[64] = {0}; /* (DC is always a candidate) */
         for (int m = 0; m < 9; m++) {
-            if (!enc_h264_i4_ok(&nb, m)) continue;
-            enc_h264_pred4(&nb, m, pr);
-            int d[16];
-            for (int i = 0; i < 16; i++)
-                d[i] = src[(i >> 2) * ss + (i & 3)] - pr[i];
-            const uint32_t c = enc_satd4(d) + enc_h264_lbits(f, m == pm ? 1u : 4u);
+            if (!enc_h264_inxn_ok(&nb, m)) continue;
+            enc_h264_predn(&nb, m, pr);
+            uint32_t c = enc_h264_lbits(f, m == pm ? 1u : 4u);
+            for (int b4 = 0; b4 < len / 16; b4++) {
+                const int ox = 4 * (b4 & 1), oy = 4 * (b4 >> 1);
+                int d[16];
+                for (int i = 0; i < 16; i++)
+                    d[i] = src[(oy + (i >> 2)) * ss + ox + (i & 3)] -
+                           pr[(oy + (i >> 2)) * N + ox + (i & 3)];
+                c += enc_satd4(d);
+            }
             if (c < bc) {
                 bc = c, bm = m;
-                for (int i = 0; i < 16; i++)
+                for (int i = 0; i < len; i++)
                     bp[i] = pr[i];
             }
         }
         cost += bc;
         *mbits += bm == pm ? 1u : 4u;
-        f->im4[(ptrdiff_t)y4 * s4 + x4] = (uint8_t)bm;
-        for (int i = 0; i < 16; i++)
-            rec[(i >> 2) * cs + (i & 3)] = bp[i];
-        *energy += enc_ssd(src, ss, bp, 4, 4, 4);
-        ENC_ALIGN(64) int32_t w[16];
-        EO_H264_SUB_FDCT(4, w, src, ss, rec, cs);
-        (void)EO_H264_QUANT(4, lev[k], w, f->mf4y, qbits, dz);
+        for (int j = 0; j < N / 4; j++)
+            for (int i = 0; i < N / 4; i++)
+                f->im4[(ptrdiff_t)(y4 + j) * s4 + x4 + i] = (uint8_t)bm;
+        for (int i = 0; i < len; i++)
+            rec[(i / N) * cs + (i % N)] = bp[i];
+        *energy += enc_ssd(src, ss, bp, N, N, N);
+        ENC_ALIGN(64) int32_t w[64];
+        int16_t *l = lev + len * k;
+        EO_H264_SUB_FDCT(N, w, src, ss, rec, cs);
+        (void)EO_H264_QUANT(N, l, w, N == 8 ? f->mf8y : f->mf4y, qbits, dz);
         int nz;
-        *bits += enc_block_bits(lev[k], 16, &nz);
+        *bits += enc_block_bits(l, len, &nz);
         *nnz += nz;
-        if (nz) EO_H264_DEQ_IDCT_ADD(4, rec, cs, lev[k], f->ls4y, f->qp, (const int32_t *)0);
+        if (nz)
+            EO_H264_DEQ_IDCT_ADD(N, rec, cs, l, N == 8 ? f->ls8y : f->ls4y, f->qp,
+                                 (const int32_t *)0);
     }
     return cost;
 }
 
 /* Intra macroblock (I frame, or a P-frame macroblock the decision made intra): Intra_16x16,
- * or in intra frames with f->i4x4 Intra_4x4 where its cost is lower, + chroma intra from
- * reconstructed neighbours. */
+ * or in intra frames with f->i4x4 / f->i8x8 Intra_4x4 / Intra_8x8 where its cost is lower, +
+ * chroma intra from reconstructed neighbours. */
 ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();
@@ -352,26 +366,50 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                 best[k] = pr[k];
         }
     }
-    /* Intra_4x4 against Intra_16x16: SATD + lambda x (the mode bits, + ENC_H264_I4_BIAS) */
-    int nxn = 0;
+    /* Intra_4x4 and Intra_8x8 against Intra_16x16: SATD + lambda x (the mode bits, +
+     * ENC_H264_I4_BIAS for I_NxN); each I_NxN candidate coded into rec in turn, the better
+     * one kept (rec, levels, modes) */
+    int nxn = 0; /* 0 Intra_16x16, else I_NxN with N x N blocks */
     unsigned mbits4 = 0;
-    if (f->i4x4 && f->intra) {
-        ENC_ALIGN(64) int16_t l4[16][16];
-        unsigned b4 = 0;
-        int nz4 = 0;
-        uint32_t e4 = 0;
-        const uint32_t c16 =
+    if ((f->i4x4 || f->i8x8) && f->intra) {
+        ENC_ALIGN(64) int16_t lv[2][256];
+        uint8_t keep[256] = {0}, km[16] = {0};
+        unsigned bl[2] = {0, 0}, mb[2] = {0, 0};
+        int nz[2] = {0, 0};
+        uint32_t en[2] = {0, 0};
+        uint32_t best_c =
             enc_satd16(src, ss, best) + enc_h264_lbits(f, vidk_ue_bits(1u + (unsigned)bm));
-        const uint32_t c4 = ENC_T(h264_i4_try)(ops, f, mbx, mby, l4, &b4, &nz4, &mbits4, &e4) +
-                            enc_h264_lbits(f, ENC_H264_I4_BIAS);
-        nxn = c4 < c16;
+        uint8_t *im = f->im4 + (ptrdiff_t)(4 * mby) * (f->W / 4) + 4 * mbx;
+        for (int t = 0; t < 2; t++) {
+            const int N = t ? 8 : 4;
+            if (!(t ? f->i8x8 : f->i4x4)) continue;
+            const uint32_t c = ENC_T(h264_inxn_try)(ops, f, mbx, mby, N, lv[t], &bl[t], &nz[t],
+                                                    &mb[t], &en[t]) +
+                               enc_h264_lbits(f, ENC_H264_I4_BIAS);
+            if (c < best_c) {
+                best_c = c, nxn = N;
+                for (int i = 0; i < 256; i++) /* kept in case the next candidate loses */
+                    keep[i] = rec[(i >> 4) * cs + (i & 15)];
+                for (int i = 0; i < 16; i++)
+                    km[i] = im[(i >> 2) * (f->W / 4) + (i & 3)];
+            } else if (nxn) { /* the earlier candidate back */
+                for (int i = 0; i < 256; i++)
+                    rec[(i >> 4) * cs + (i & 15)] = keep[i];
+                for (int i = 0; i < 16; i++)
+                    im[(i >> 2) * (f->W / 4) + (i & 3)] = km[i];
+            }
+        }
         if (nxn) {
-            st->bits_level += b4;
-            st->nnz[0] += (uint32_t)nz4;
-            if (f->energy) f->energy[mby * f->mb_w + mbx] = e4;
-            for (int k = 0; k < 16; k++)
-                enc_store_levels(f, 0, x0 + 4 * ((k & 1) | ((k >> 1) & 2)),
-                                 y0 + 4 * (((k >> 1) & 1) | ((k >> 2) & 2)), l4[k], 4);
+            const int t = nxn == 8, len = nxn * nxn;
+            mbits4 = mb[t];
+            st->bits_level += bl[t];
+            st->nnz[0] += (uint32_t)nz[t];
+            if (f->energy) f->energy[mby * f->mb_w + mbx] = en[t];
+            for (int k = 0; k < 256 / len; k++) {
+                const int bx = t ? k & 1 : (k & 1) | ((k >> 1) & 2);
+                const int by = t ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
+                enc_store_levels(f, 0, x0 + nxn * bx, y0 + nxn * by, lv[t] + len * k, nxn);
+            }
         }
     }
     if (!nxn) {
@@ -453,12 +491,13 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                 for (int x = 0; x < 8; x++)
                     r[y * f->cs[p] + x] = cb[p - 1][y * 8 + x];
         }
-        /* I_NxN: mb_type, transform_size_8x8_flag, the 16 modes; Intra_16x16: mb_type */
+        /* I_NxN: mb_type, transform_size_8x8_flag, the modes; Intra_16x16: mb_type */
         st->bits_mode =
             (nxn ? 2 + mbits4 : 1 + vidk_ue_bits((unsigned)bm)) + vidk_ue_bits((unsigned)cm);
-        if (f->mbi)
-            f->mbi[mby * f->uw + mbx] =
-                (uint16_t)(ENC_MBI_INTRA | (nxn ? ENC_MBI_NXN : (unsigned)bm) | cm << 2);
+        const unsigned kind = nxn == 8   ? ENC_MBI_NXN | ENC_MBI_TX8
+                              : nxn == 4 ? ENC_MBI_NXN
+                                         : (unsigned)bm;
+        if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(ENC_MBI_INTRA | kind | cm << 2);
     }
     st->parts[VIDK_ENC_PART_INTRA]++;
     ENC_T(h264_chroma)(ops, f, mbx, mby, 1, st);

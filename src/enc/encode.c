@@ -192,12 +192,12 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: CABAC exists for H.264 only");
         return VIDK_ERR(ENOSYS);
     }
-    if (p->intra4x4 != 0 && p->intra4x4 != 1) {
-        vidk_log(ctx, VIDK_LOG_ERROR, "encode: intra4x4 is 0 or 1");
+    if ((p->intra4x4 != 0 && p->intra4x4 != 1) || (p->intra8x8 != 0 && p->intra8x8 != 1)) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: intra4x4 and intra8x8 are 0 or 1");
         return VIDK_ERR(EINVAL);
     }
-    if (p->intra4x4 && p->codec != VIDK_CODEC_H264) {
-        vidk_log(ctx, VIDK_LOG_ERROR, "encode: Intra_4x4 exists for H.264 only");
+    if ((p->intra4x4 || p->intra8x8) && p->codec != VIDK_CODEC_H264) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: Intra_4x4 and Intra_8x8 exist for H.264 only");
         return VIDK_ERR(ENOSYS);
     }
     if (p->deblock == 1 && p->codec != VIDK_CODEC_H264) {
@@ -496,6 +496,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     f.mbi = e->st_mbi;
     f.im4 = e->st_im4;
     f.i4x4 = intra && e->p.intra4x4 && f.codec == VIDK_CODEC_H264;
+    f.i8x8 = intra && e->p.intra8x8 && f.codec == VIDK_CODEC_H264;
     f.energy = maps ? maps->energy : NULL;
     f.stat = e->stat;
     CodeJob j = {.f = &f,

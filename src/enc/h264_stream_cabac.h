@@ -194,7 +194,7 @@ VIDK_CORE void vidk_cabac_mb_info(const VidkH264sCtx *c, const VidkCabacPic *cp,
     const int mbw = c->mbw, i = mby * mbw + mbx;
     const unsigned w = c->mbi[i];
     const int intra = !!(w & ENC_MBI_INTRA), i16 = VIDK_H264S_I16(w);
-    const int tx8 = !intra && (w & ENC_MBI_TX8);
+    const int tx8 = !i16 && (w & ENC_MBI_TX8); /* inter, or I_NxN with Intra_8x8 */
     int16_t lev[VIDK_H264S_PIECES][16];
     uint8_t fl[VIDK_H264S_PIECES];
     const int cbp = vidk_h264s_mb_levels(c, mbx, mby, i16, tx8, 0, lev, fl), ch = cbp >> 4;
@@ -228,6 +228,7 @@ VIDK_CORE void vidk_cabac_mb_info(const VidkH264sCtx *c, const VidkCabacPic *cp,
         m.tx8 = (uint8_t)(tx8 && tx8_allowed && (cbp & 15));
     } else {
         m.cpred = (uint8_t)((w >> 2) & 3);
+        m.tx8 = (uint8_t)tx8; /* I_NxN: transform_size_8x8_flag coded whatever the cbp */
         m.cbf_dc = (uint8_t)(i16 && (fl[VIDK_H264S_P_DC] & 1)); /* I_NxN: no DC block */
     }
     for (int k = 0; k < 16; k++) { /* the luma blocks' coded_block_flag */
@@ -255,7 +256,7 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
     const int mbw = c->mbw, i = mby * mbw + mbx;
     const unsigned w = c->mbi[i];
     const VidkCabacMb m = cp->mb[i];
-    const int intra = m.intra, i16 = intra && !m.nxn, tx8 = !intra && (w & ENC_MBI_TX8);
+    const int intra = m.intra, i16 = intra && !m.nxn, tx8 = !i16 && (w & ENC_MBI_TX8);
     const VidkCabacMb *A = mbx > 0 ? &cp->mb[i - 1] : 0;
     const VidkCabacMb *B = mby > c->row0 ? &cp->mb[i - mbw] : 0;
     if (!c->intra) /* mb_skip_flag (P slices) */
@@ -311,10 +312,11 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
             if (ch) vidk_cabac_bin(o, base + (c->intra ? 5 : 2), ch == 2);
             vidk_cabac_bin(o, base + (c->intra ? 6 : 3), pred >> 1);
             vidk_cabac_bin(o, base + (c->intra ? 7 : 3), pred & 1);
-        } else { /* transform_size_8x8_flag 0, then the 16 Intra4x4PredModes (ctxIdx 68, 69:
-                    the flag, else the 3 bits of rem_intra4x4_pred_mode, lowest first) */
-            vidk_cabac_bin(o, 399 + (A && A->tx8) + (B && B->tx8), 0);
-            for (int k = 0; k < 16; k++) {
+        } else { /* transform_size_8x8_flag, then the 16 Intra4x4PredModes or 4
+                    Intra8x8PredModes (ctxIdx 68, 69: the flag, else the 3 bits of
+                    rem_intra*_pred_mode, lowest first) */
+            vidk_cabac_bin(o, 399 + (A && A->tx8) + (B && B->tx8), tx8);
+            for (int k = 0; k < 16; k += tx8 ? 4 : 1) {
                 int md, pm;
                 vidk_h264s_i4_modes(c, mbx, mby, k, &md, &pm);
                 vidk_cabac_bin(o, 68, md == pm);

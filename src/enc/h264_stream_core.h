@@ -381,9 +381,11 @@ VIDK_CORE void vidk_h264s_i_head(const VidkH264sCtx *c, VidkBits *b, int mbx, in
     vidk_put_se(b, 0);            /* mb_qp_delta */
 }
 
-/* Intra4x4PredMode of luma4x4BlkIdx k of an I_NxN macroblock and its prediction
- * (8.3.1.1): prev_intra4x4_pred_mode_flag is mode == pred, else rem_intra4x4_pred_mode is
- * the mode with pred left out. */
+/* Intra4x4PredMode of luma4x4BlkIdx k of an I_NxN macroblock and its prediction (8.3.1.1;
+ * for Intra_8x8 k = 4 luma8x8BlkIdx: 8.3.2.1 reads the 4x4 blocks left of and above the 8x8
+ * block's first one, an Intra_4x4 neighbour's blocks n = 1 (A) and 2 (B), an Intra_8x8 one's
+ * mode kept in each of its 4x4 entries): prev_intra*_pred_mode_flag is mode == pred, else
+ * rem_intra*_pred_mode is the mode with pred left out. */
 VIDK_CORE void vidk_h264s_i4_modes(const VidkH264sCtx *c, int mbx, int mby, int k, int *mode,
                                    int *pred) {
     const int x4 = 4 * mbx + vidk_h264s_blk_x(k), y4 = 4 * mby + vidk_h264s_blk_y(k);
@@ -391,16 +393,18 @@ VIDK_CORE void vidk_h264s_i4_modes(const VidkH264sCtx *c, int mbx, int mby, int 
     *pred = vidk_h264_i4_pred_mode(c->mbi, c->im4, c->mbw, x4, y4, mby > c->row0);
 }
 
-/* Piece 0 of an I_NxN macroblock with Intra_4x4 (mb_type 0 in an I slice, 5 in a P slice). */
+/* Piece 0 of an I_NxN macroblock, Intra_4x4 or Intra_8x8 (mb_type 0 in an I slice, 5 in a
+ * P slice): the 16 or 4 modes (an 8x8 block's from its first 4x4 block). */
 VIDK_CORE void vidk_h264s_nxn_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby,
                                    int cbp) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
+    const int tx8 = !!(w & ENC_MBI_TX8);
     vidk_put_ue(b, c->intra ? 0u : 5u); /* mb_type I_NxN */
-    vidk_put_bits(b, 1, 0);             /* transform_size_8x8_flag: Intra_4x4 */
-    for (int k = 0; k < 16; k++) {
+    vidk_put_bits(b, 1, (uint32_t)tx8); /* transform_size_8x8_flag: Intra_8x8 */
+    for (int k = 0; k < 16; k += tx8 ? 4 : 1) {
         int m, pm;
         vidk_h264s_i4_modes(c, mbx, mby, k, &m, &pm);
-        vidk_put_bits(b, 1, m == pm); /* prev_intra4x4_pred_mode_flag */
+        vidk_put_bits(b, 1, m == pm); /* prev_intra4x4 / 8x8_pred_mode_flag */
         if (m != pm) vidk_put_bits(b, 3, (uint32_t)(m < pm ? m : m - 1));
     }
     vidk_put_ue(b, (w >> 2) & 3);                   /* intra_chroma_pred_mode */
