@@ -116,11 +116,11 @@ typedef struct EncFrame {
      * so that the device code sees the fields before it where it did */
     unsigned (*satd_avg)(const uint8_t *src, ptrdiff_t ss, const uint8_t *a, const uint8_t *b,
                          ptrdiff_t rs, int w, int h);
-    /* H.264 intra frames: 1 = Intra_4x4 is a candidate of every macroblock (mbi and im4 then
-     * set); its modes per 4x4 luma block, W / 4 per row (read where mbi says I_NxN) */
+    /* H.264: 1 = Intra_4x4 is a candidate of every intra macroblock (mbi and im4 then set);
+     * its modes per 4x4 luma block, W / 4 per row (read where mbi says I_NxN) */
     int i4x4;
     uint8_t *im4;
-    int i8x8; /* H.264 intra frames: 1 = Intra_8x8 a candidate too (its modes in im4, 4 each) */
+    int i8x8; /* H.264: 1 = Intra_8x8 a candidate too (its modes in im4, 4 each) */
 } EncFrame;
 
 /* H.264 decision word of a macroblock (EncFrame.mbi), what the stream writer codes:

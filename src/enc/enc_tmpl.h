@@ -273,7 +273,7 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
-/* The Intra_4x4 (N = 4) or Intra_8x8 (N = 8) candidate of an intra-frame macroblock
+/* The Intra_4x4 (N = 4) or Intra_8x8 (N = 8) candidate of an intra macroblock
  * (docs/ENCODE.md §7), coded into rec: each N x N block in decoding order (luma4x4BlkIdx /
  * luma8x8BlkIdx) predicted from the reconstruction of the blocks before it, its mode the
  * lowest SATD (of its 4x4 blocks) + lambda x (1 bit when it is the predicted mode, else 4;
@@ -344,8 +344,9 @@ ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int m
 }
 
 /* Intra macroblock (I frame, or a P-frame macroblock the decision made intra): Intra_16x16,
- * or in intra frames with f->i4x4 / f->i8x8 Intra_4x4 / Intra_8x8 where its cost is lower, +
- * chroma intra from reconstructed neighbours. */
+ * or with f->i4x4 / f->i8x8 Intra_4x4 / Intra_8x8 where its cost is lower (in a P frame its
+ * top-right neighbour is coded before it then: src/enc/encode.c code_intra_in_p), + chroma
+ * intra from reconstructed neighbours. */
 ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();
@@ -371,7 +372,7 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
      * one kept (rec, levels, modes) */
     int nxn = 0; /* 0 Intra_16x16, else I_NxN with N x N blocks */
     unsigned mbits4 = 0;
-    if ((f->i4x4 || f->i8x8) && f->intra) {
+    if (f->i4x4 || f->i8x8) {
         ENC_ALIGN(64) int16_t lv[2][256];
         uint8_t keep[256] = {0}, km[16] = {0};
         unsigned bl[2] = {0, 0}, mb[2] = {0, 0};

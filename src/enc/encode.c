@@ -343,9 +343,9 @@ static void decide_job(void *arg, int row, int thread) {
 }
 
 /* H.264 P frames: the macroblocks the decision made intra, after the inter ones, each once
- * its intra neighbours (left, top-left, top: what Intra_16x16 and chroma prediction read)
- * are coded: in levels (0: no intra neighbour; else one more than the highest of theirs),
- * each level on ops.run. */
+ * its intra neighbours (left, top-left, top: what Intra_16x16 and chroma prediction read;
+ * with Intra_4x4 / Intra_8x8 the top-right one too) are coded: in levels (0: no intra
+ * neighbour; else one more than the highest of theirs), each level on ops.run. */
 typedef struct IntraJob {
     const CodeJob *j;
     const int *list; /* macroblock indices of the level */
@@ -370,6 +370,8 @@ static void code_intra_in_p(VidkEncoder *e, const CodeJob *j) {
         if (x > 0 && lv[u - 1] >= 0) l = vidk_imax(l, lv[u - 1] + 1);
         if (y > 0 && lv[u - e->uw] >= 0) l = vidk_imax(l, lv[u - e->uw] + 1);
         if (x > 0 && y > 0 && lv[u - e->uw - 1] >= 0) l = vidk_imax(l, lv[u - e->uw - 1] + 1);
+        if ((f->i4x4 || f->i8x8) && x + 1 < e->uw && y > 0 && lv[u - e->uw + 1] >= 0)
+            l = vidk_imax(l, lv[u - e->uw + 1] + 1);
         lv[u] = l;
         top = vidk_imax(top, l);
         count++;
@@ -495,8 +497,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     f.mv4 = maps && maps->mv ? maps->mv : e->st_mv4;
     f.mbi = e->st_mbi;
     f.im4 = e->st_im4;
-    f.i4x4 = intra && e->p.intra4x4 && f.codec == VIDK_CODEC_H264;
-    f.i8x8 = intra && e->p.intra8x8 && f.codec == VIDK_CODEC_H264;
+    f.i4x4 = e->p.intra4x4 && f.codec == VIDK_CODEC_H264;
+    f.i8x8 = e->p.intra8x8 && f.codec == VIDK_CODEC_H264;
     f.energy = maps ? maps->energy : NULL;
     f.stat = e->stat;
     CodeJob j = {.f = &f,
