@@ -343,18 +343,13 @@ ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int m
     return cost;
 }
 
-/* Intra macroblock (I frame, or a P-frame macroblock the decision made intra): Intra_16x16,
- * or with f->i4x4 / f->i8x8 Intra_4x4 / Intra_8x8 where its cost is lower (in a P frame its
- * top-right neighbour is coded before it then: src/enc/encode.c code_intra_in_p), + chroma
- * intra from reconstructed neighbours. */
-ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
-    EncUnitStat *st = &f->stat[mby * f->uw + mbx];
-    *st = enc_stat_zero();
-    const int x0 = mbx * 16, y0 = mby * 16, qp = f->qp, ss = f->ss[0], cs = f->cs[0];
+/* Intra_16x16's mode (8.3.3) of macroblock (mbx, mby): the lowest SAD against the source,
+ * modes 0..3 where their neighbours exist, the first on ties; its prediction into best. */
+ENC_FN int ENC_T(h264_i16_choose)(const EncFrame *f, int mbx, int mby, uint8_t *best) {
+    const int x0 = mbx * 16, y0 = mby * 16, ss = f->ss[0];
     const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
-    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
     EncNb nb;
-    uint8_t pr[256], best[256];
+    uint8_t pr[256];
     uint32_t bsad = 0xffffffffu;
     int bm = 2;
     enc_h264_nb(f, 0, x0, y0, 16, &nb);
@@ -367,52 +362,79 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                 best[k] = pr[k];
         }
     }
-    /* Intra_4x4 and Intra_8x8 against Intra_16x16: SATD + lambda x (the mode bits, +
-     * ENC_H264_I4_BIAS for I_NxN); each I_NxN candidate coded into rec in turn, the better
-     * one kept (rec, levels, modes) */
-    int nxn = 0; /* 0 Intra_16x16, else I_NxN with N x N blocks */
-    unsigned mbits4 = 0;
-    if (f->i4x4 || f->i8x8) {
-        ENC_ALIGN(64) int16_t lv[2][256];
-        uint8_t keep[256] = {0}, km[16] = {0};
-        unsigned bl[2] = {0, 0}, mb[2] = {0, 0};
-        int nz[2] = {0, 0};
-        uint32_t en[2] = {0, 0};
-        uint32_t best_c =
-            enc_satd16(src, ss, best) + enc_h264_lbits(f, vidk_ue_bits(1u + (unsigned)bm));
-        uint8_t *im = f->im4 + (ptrdiff_t)(4 * mby) * (f->W / 4) + 4 * mbx;
-        for (int t = 0; t < 2; t++) {
-            const int N = t ? 8 : 4;
-            if (!(t ? f->i8x8 : f->i4x4)) continue;
-            const uint32_t c = ENC_T(h264_inxn_try)(ops, f, mbx, mby, N, lv[t], &bl[t], &nz[t],
-                                                    &mb[t], &en[t]) +
-                               enc_h264_lbits(f, ENC_H264_I4_BIAS);
-            if (c < best_c) {
-                best_c = c, nxn = N;
-                for (int i = 0; i < 256; i++) /* kept in case the next candidate loses */
-                    keep[i] = rec[(i >> 4) * cs + (i & 15)];
-                for (int i = 0; i < 16; i++)
-                    km[i] = im[(i >> 2) * (f->W / 4) + (i & 3)];
-            } else if (nxn) { /* the earlier candidate back */
-                for (int i = 0; i < 256; i++)
-                    rec[(i >> 4) * cs + (i & 15)] = keep[i];
-                for (int i = 0; i < 16; i++)
-                    im[(i >> 2) * (f->W / 4) + (i & 3)] = km[i];
-            }
-        }
-        if (nxn) {
-            const int t = nxn == 8, len = nxn * nxn;
-            mbits4 = mb[t];
-            st->bits_level += bl[t];
-            st->nnz[0] += (uint32_t)nz[t];
-            if (f->energy) f->energy[mby * f->mb_w + mbx] = en[t];
-            for (int k = 0; k < 256 / len; k++) {
-                const int bx = t ? k & 1 : (k & 1) | ((k >> 1) & 2);
-                const int by = t ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
-                enc_store_levels(f, 0, x0 + nxn * bx, y0 + nxn * by, lv[t] + len * k, nxn);
-            }
+    return bm;
+}
+
+/* Intra_4x4 and Intra_8x8 (f->i4x4, f->i8x8) against Intra_16x16 of mode bm predicting best:
+ * SATD + lambda x (the mode bits, + ENC_H264_I4_BIAS for I_NxN); each I_NxN candidate coded
+ * into rec in turn, the cheaper one kept (rec, modes). Returns 0 (Intra_16x16: rec then holds
+ * garbage the caller's coding overwrites) or N, the I_NxN's levels then stored, its level
+ * bits, non-zero count and energy in st / f->energy, its mode bits in *mbits. */
+ENC_FN int ENC_T(h264_nxn_decide)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                                  const uint8_t *best, int bm, EncUnitStat *st,
+                                  unsigned *mbits) {
+    const int x0 = mbx * 16, y0 = mby * 16, ss = f->ss[0], cs = f->cs[0];
+    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
+    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
+    int nxn = 0;
+    ENC_ALIGN(64) int16_t lv[2][256];
+    uint8_t keep[256] = {0}, km[16] = {0};
+    unsigned bl[2] = {0, 0}, mb[2] = {0, 0};
+    int nz[2] = {0, 0};
+    uint32_t en[2] = {0, 0};
+    uint32_t best_c =
+        enc_satd16(src, ss, best) + enc_h264_lbits(f, vidk_ue_bits(1u + (unsigned)bm));
+    uint8_t *im = f->im4 + (ptrdiff_t)(4 * mby) * (f->W / 4) + 4 * mbx;
+    for (int t = 0; t < 2; t++) {
+        const int N = t ? 8 : 4;
+        if (!(t ? f->i8x8 : f->i4x4)) continue;
+        const uint32_t c =
+            ENC_T(h264_inxn_try)(ops, f, mbx, mby, N, lv[t], &bl[t], &nz[t], &mb[t], &en[t]) +
+            enc_h264_lbits(f, ENC_H264_I4_BIAS);
+        if (c < best_c) {
+            best_c = c, nxn = N;
+            for (int i = 0; i < 256; i++) /* kept in case the next candidate loses */
+                keep[i] = rec[(i >> 4) * cs + (i & 15)];
+            for (int i = 0; i < 16; i++)
+                km[i] = im[(i >> 2) * (f->W / 4) + (i & 3)];
+        } else if (nxn) { /* the earlier candidate back */
+            for (int i = 0; i < 256; i++)
+                rec[(i >> 4) * cs + (i & 15)] = keep[i];
+            for (int i = 0; i < 16; i++)
+                im[(i >> 2) * (f->W / 4) + (i & 3)] = km[i];
         }
     }
+    if (nxn) {
+        const int t = nxn == 8, len = nxn * nxn;
+        *mbits = mb[t];
+        st->bits_level += bl[t];
+        st->nnz[0] += (uint32_t)nz[t];
+        if (f->energy) f->energy[mby * f->mb_w + mbx] = en[t];
+        for (int k = 0; k < 256 / len; k++) {
+            const int bx = t ? k & 1 : (k & 1) | ((k >> 1) & 2);
+            const int by = t ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
+            enc_store_levels(f, 0, x0 + nxn * bx, y0 + nxn * by, lv[t] + len * k, nxn);
+        }
+    }
+    return nxn;
+}
+
+/* Intra macroblock (I frame, or a P-frame macroblock the decision made intra): Intra_16x16,
+ * or with f->i4x4 / f->i8x8 Intra_4x4 / Intra_8x8 where its cost is lower (in a P frame its
+ * top-right neighbour is coded before it then: src/enc/encode.c code_intra_in_p), + chroma
+ * intra from reconstructed neighbours. */
+ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
+    EncUnitStat *st = &f->stat[mby * f->uw + mbx];
+    *st = enc_stat_zero();
+    const int x0 = mbx * 16, y0 = mby * 16, qp = f->qp, ss = f->ss[0], cs = f->cs[0];
+    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
+    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
+    uint8_t best[256];
+    const int bm = ENC_T(h264_i16_choose)(f, mbx, mby, best);
+    unsigned mbits4 = 0; /* I_NxN: its mode bits */
+    const int nxn = f->i4x4 || f->i8x8
+                        ? ENC_T(h264_nxn_decide)(ops, f, mbx, mby, best, bm, st, &mbits4)
+                        : 0;
     if (!nxn) {
         for (int y = 0; y < 16; y++)
             for (int x = 0; x < 16; x++)
