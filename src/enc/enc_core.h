@@ -786,11 +786,14 @@ ENC_FN void enc_h264_predn(const EncNbN *n, int m, uint8_t *dst) {
 }
 
 /* predIntra4x4PredMode (8.3.1.1) of the 4x4 luma block at (x4, y4) (4x4 units of the
- * picture): Min of the left and upper blocks' modes, where a block of a macroblock that is not
- * I_NxN counts 2, and 2 when either is not available (top: the macroblock row above is in the
- * same slice). mbi: the decision words (mbw per row), im4: the modes (4 mbw per row). */
-VIDK_CORE int vidk_h264_i4_pred_mode(const uint16_t *mbi, const uint8_t *im4, int mbw, int x4,
-                                     int y4, int top) {
+ * picture), and predIntra8x8PredMode (8.3.2.1) of the 8x8 block whose first 4x4 block that is
+ * (an Intra_8x8 block's mode fills its four entries of im4, so this reads 8.3.2.1's blocks
+ * n = 1 (A) and n = 2 (B) of an Intra_4x4 neighbour too): Min of the left and upper blocks'
+ * modes, where a block of a macroblock that is not I_NxN counts 2, and 2 when either is not
+ * available (top: the macroblock row above is in the same slice). mbi: the decision words
+ * (mbw per row), im4: the modes (4 mbw per row). */
+VIDK_CORE int vidk_h264_inxn_pred_mode(const uint16_t *mbi, const uint8_t *im4, int mbw, int x4,
+                                       int y4, int top) {
     const int s = 4 * mbw;
     if (x4 == 0 || ((y4 & 3) == 0 && !top)) return 2;
     const int ma = (x4 & 3) || ENC_MBI_IS_NXN(mbi[(y4 >> 2) * mbw + (x4 >> 2) - 1])
@@ -977,11 +980,11 @@ ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
  * gave the best mean of the real clips. */
 #define ENC_H264_INTRA_P_BIAS 48u
 
-/* The bias (bits) of the Intra_4x4 candidate against Intra_16x16 in intra frames: what its
- * cost leaves out (mb_type and coded_block_pattern apart, 16 blocks' levels with their DC
+/* The bias (bits) of an I_NxN candidate (Intra_4x4, Intra_8x8) against Intra_16x16: what its
+ * cost leaves out (mb_type and coded_block_pattern apart, the blocks' levels with their DC
  * against one DC block). Measured (BD-rate PSNR-Y against x264 veryfast, the four small
  * clips, CAVLC, threads): 0 +18.22%, 12 +18.21%, 24 +18.29%, 48 +18.49%: flat; 24 kept. */
-#define ENC_H264_I4_BIAS 24u
+#define ENC_H264_NXN_BIAS 24u
 
 /* The H.264 decision's rate term (docs/ENCODE.md §4): 1.5 lambda x bits, (3 lambda bits) >> 1
  * (SATD distortions weigh more than the SAD lambda assumes; measured, session 27: 1 lambda

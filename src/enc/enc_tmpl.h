@@ -299,7 +299,7 @@ ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int m
         uint8_t *rec = f->rec[0] + (ptrdiff_t)(4 * y4) * cs + 4 * x4;
         EncNbN nb;
         enc_h264_nbn(f, mbx, mby, N, bx, by, &nb);
-        const int pm = vidk_h264_i4_pred_mode(f->mbi, f->im4, f->uw, x4, y4, top);
+        const int pm = vidk_h264_inxn_pred_mode(f->mbi, f->im4, f->uw, x4, y4, top);
         uint32_t bc = 0xffffffffu;
         int bm = 2;
         uint8_t pr[64], bp[64] = {0}; /* (DC is always a candidate) */
@@ -366,7 +366,7 @@ ENC_FN int ENC_T(h264_i16_choose)(const EncFrame *f, int mbx, int mby, uint8_t *
 }
 
 /* Intra_4x4 and Intra_8x8 (f->i4x4, f->i8x8) against Intra_16x16 of mode bm predicting best:
- * SATD + lambda x (the mode bits, + ENC_H264_I4_BIAS for I_NxN); each I_NxN candidate coded
+ * SATD + lambda x (the mode bits, + ENC_H264_NXN_BIAS for I_NxN); each I_NxN candidate coded
  * into rec in turn, the cheaper one kept (rec, modes). Returns 0 (Intra_16x16: rec then holds
  * garbage the caller's coding overwrites) or N, the I_NxN's levels then stored, its level
  * bits, non-zero count and energy in st / f->energy, its mode bits in *mbits. */
@@ -390,7 +390,7 @@ ENC_FN int ENC_T(h264_nxn_decide)(const EncOps *ops, const EncFrame *f, int mbx,
         if (!(t ? f->i8x8 : f->i4x4)) continue;
         const uint32_t c =
             ENC_T(h264_inxn_try)(ops, f, mbx, mby, N, lv[t], &bl[t], &nz[t], &mb[t], &en[t]) +
-            enc_h264_lbits(f, ENC_H264_I4_BIAS);
+            enc_h264_lbits(f, ENC_H264_NXN_BIAS);
         if (c < best_c) {
             best_c = c, nxn = N;
             for (int i = 0; i < 256; i++) /* kept in case the next candidate loses */

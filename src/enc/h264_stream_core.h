@@ -390,7 +390,7 @@ VIDK_CORE void vidk_h264s_i4_modes(const VidkH264sCtx *c, int mbx, int mby, int 
                                    int *pred) {
     const int x4 = 4 * mbx + vidk_h264s_blk_x(k), y4 = 4 * mby + vidk_h264s_blk_y(k);
     *mode = c->im4[(ptrdiff_t)y4 * (c->W / 4) + x4];
-    *pred = vidk_h264_i4_pred_mode(c->mbi, c->im4, c->mbw, x4, y4, mby > c->row0);
+    *pred = vidk_h264_inxn_pred_mode(c->mbi, c->im4, c->mbw, x4, y4, mby > c->row0);
 }
 
 /* Piece 0 of an I_NxN macroblock, Intra_4x4 or Intra_8x8 (mb_type 0 in an I slice, 5 in a
