@@ -151,9 +151,6 @@ ENC_FN int enc_h264_slice_start(int row, int rows, int n) {
 ENC_FN int enc_clip(int v, int lo, int hi) {
     return v < lo ? lo : v > hi ? hi : v;
 }
-ENC_FN int enc_abs(int v) {
-    return v < 0 ? -v : v;
-}
 ENC_FN uint8_t enc_pix(int v) {
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
@@ -856,11 +853,6 @@ ENC_FN EncPart enc_h264_part(int mbx, int mby, int p) {
     return r;
 }
 
-/* (Σ |4x4 Hadamard coefficients of d| + 1) >> 1: the SATD of one 4x4 difference block. */
-ENC_FN uint32_t enc_satd4(const int *d) {
-    return vidk_satd4(d);
-}
-
 /* The 8-point Hadamard transform of d[0], d[st], .., d[7 st] in place (unnormalised): three
  * butterfly stages. */
 ENC_FN void enc_had8_1d(int *d, int st) {
@@ -873,7 +865,7 @@ ENC_FN void enc_had8_1d(int *d, int st) {
 }
 
 /* The transform-size measures of one 8x8 quadrant of an inter macroblock's luma residual
- * (src against the prediction pr, strides ss / ps): *s4 = the sum of its four enc_satd4,
+ * (src against the prediction pr, strides ss / ps): *s4 = the sum of its four vidk_satd4,
  * *s8 = the sum of the magnitudes of its 8x8 Hadamard transform (unscaled). */
 ENC_FN void enc_h264_tx_measure(const uint8_t *src, int ss, const uint8_t *pr, int ps,
                                 uint32_t *s4, uint32_t *s8) {
@@ -887,7 +879,7 @@ ENC_FN void enc_h264_tx_measure(const uint8_t *src, int ss, const uint8_t *pr, i
         for (int j = 0; j < 4; j++)
             for (int i = 0; i < 4; i++)
                 t[4 * j + i] = d[8 * (4 * (b >> 1) + j) + 4 * (b & 1) + i];
-        a += enc_satd4(t);
+        a += vidk_satd4(t);
     }
     *s4 = a;
     for (int l = 0; l < 8; l++) /* rows, then columns */
@@ -896,7 +888,7 @@ ENC_FN void enc_h264_tx_measure(const uint8_t *src, int ss, const uint8_t *pr, i
         enc_had8_1d(d + l, 8);
     uint32_t e = 0;
     for (int k = 0; k < 64; k++)
-        e += (uint32_t)enc_abs(d[k]);
+        e += (uint32_t)vidk_iabs(d[k]);
     *s8 = e;
 }
 
@@ -909,7 +901,7 @@ ENC_FN int enc_h264_tx8_wins(uint32_t s4, uint32_t s8) {
 }
 
 /* SATD of a w x h luma block at (x, y) against the reference moved by v (quarter samples,
- * enc_luma_q): enc_satd4 per 4x4 block, w <= 16. A strip of four rows at a time: its
+ * enc_luma_q): vidk_satd4 per 4x4 block, w <= 16. A strip of four rows at a time: its
  * differences are gathered first (on the GPU: the strip's loads in flight together), then
  * its blocks' transforms. */
 ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, VidkMv v) {
@@ -930,7 +922,7 @@ ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, 
                 for (int i = 0; i < 4; i++)
                     d[4 * j + i] = f->src[0][(ptrdiff_t)(y + by + j) * f->ss[0] + x + bx + i] -
                                    pr[(by + j) * 16 + bx + i];
-            s += enc_satd4(d);
+            s += vidk_satd4(d);
         }
 #else
     EncQRows qr;
@@ -948,7 +940,7 @@ ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, 
         }
         ENC_UNROLL
         for (int b = 0; b < w / 4; b++)
-            s += enc_satd4(d[b]);
+            s += vidk_satd4(d[b]);
     }
 #endif
     return s;
@@ -968,7 +960,7 @@ ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
         }
         ENC_UNROLL
         for (int b = 0; b < 4; b++)
-            s += enc_satd4(d[b]);
+            s += vidk_satd4(d[b]);
     }
     return s;
 }

@@ -313,7 +313,7 @@ ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int m
                 for (int i = 0; i < 16; i++)
                     d[i] = src[(oy + (i >> 2)) * ss + ox + (i & 3)] -
                            pr[(oy + (i >> 2)) * N + ox + (i & 3)];
-                c += enc_satd4(d);
+                c += vidk_satd4(d);
             }
             if (c < bc) {
                 bc = c, bm = m;
