@@ -27,50 +27,55 @@
 static const char *const default_presets = "ultrafast,superfast,veryfast,medium";
 
 static void help(void) {
-    printf("usage: vidkern-bench rd [options]\n\n"
-           "Rate-distortion of vidkern's H.264 stream against x264 (libx264, linked into\n"
-           "vidkern-bench when pkg-config found it at build time), both run here on the same\n"
-           "frames held in memory: for every source, QP, vidkern search range and x264\n"
-           "preset, kbit per frame, PSNR-Y, PSNR-YUV and frames/s; then the BD-rate (PSNR-Y,\n"
-           "pchip) of each vidkern range against each x264 preset, and the averages.\n\n"
-           "options:\n"
-           "  --source S         real: every clip of the folder plus mosaics of them at\n"
-           "                     --sizes (default; generated video at --sizes when no clip\n"
-           "                     is found), gen: generated video at --sizes, both\n"
-           "  --video DIR        folder of the real clips (default $VIDK_VIDEO_DIR or\n"
-           "                     ../shared/video)\n"
-           "  --clips LIST       all (default), none, or parts of file names (akiyo,cars)\n"
-           "  --sizes LIST       mosaic / generated sizes: 1080p, 2160p, 720p, cif or WxH\n"
-           "                     (even); none: no mosaic (default 1080p,2160p)\n"
-           "  --frames N         frames per source, 2..%d (default 60); shorter clips are\n"
-           "                     played forwards then backwards up to N (said so)\n"
-           "  --qps LIST         QPs (default 22,27,32,37; BD-rate needs 2 or more, 4 usual)\n"
-           "  --ranges LIST      vidkern search ranges R (default 16,32)\n"
-           "  --keyint N         intra period of both encoders (default 0: only the first\n"
-           "                     frame is intra; x264 then gets keyint = the frame count)\n"
-           "  --no-deblock       vidkern without its deblocking filter (VidkEncParams.deblock\n"
-           "                     0; default: on, the codec's default)\n"
-           "  --cabac            vidkern's stream with CABAC (VidkEncParams.cabac; default\n"
-           "                     CAVLC)\n"
-           "  --slices N         vidkern's slices per picture (VidkEncParams.slices; default\n"
-           "                     0: the encoder's default)\n"
-           "  --presets LIST     x264 presets (default %s)\n"
-           "  --x264-threads N   x264 threads, 0 = x264's auto (1.5 x cores; default)\n"
-           "  --x264-bframes N   B-frames of x264; default: each preset's own\n"
-           "  --no-x264          vidkern only\n"
-           "  --json FILE        JSON report\n"
-           "  --md FILE          Markdown report (for docs/PERFORMANCE.md); --markdown alias\n"
-           "  --plot-dir DIR     write DIR/rd.csv for `python3 bench/plot_rd.py DIR/rd.csv`\n"
-           "                     (RD plot PNGs)\n"
-           "  --backend B, --threads N, --cpumask M, --device N, --quiet   as for every\n"
-           "                     command (vidkern's backend: default auto)\n\n"
-           "Bits: vidkern's stream (VidkEncFrameInfo.stream_size, SPS/PPS included); a build\n"
-           "whose loop writes no stream yet falls back to the loop's Exp-Golomb estimate and\n"
-           "marks it \"(estimate: no stream)\". x264: the bytes of every NAL unit it outputs\n"
-           "(start codes, SPS/PPS, slices) except SEI (x264's version string).\n"
-           "x264 settings: the preset, tune psnr, constant QP (rc CQP, ip/pb factors 1: every\n"
-           "frame at the QP), scenecut off, PSNR from x264 (analyse.b_psnr).\n",
-           MAX_FRAMES, default_presets);
+    printf(
+        "usage: vidkern-bench rd [options]\n\n"
+        "Rate-distortion of vidkern's H.264 stream against x264 (libx264, linked into\n"
+        "vidkern-bench when pkg-config found it at build time), both run here on the same\n"
+        "frames held in memory: for every source, QP, vidkern search range and x264\n"
+        "preset, kbit per frame, PSNR-Y, PSNR-YUV and frames/s; then the BD-rate (PSNR-Y,\n"
+        "pchip) of each vidkern range against each x264 preset, and the averages.\n\n"
+        "options:\n"
+        "  --source S         real: every clip of the folder plus mosaics of them at\n"
+        "                     --sizes (default; generated video at --sizes when no clip\n"
+        "                     is found), gen: generated video at --sizes, both\n"
+        "  --video DIR        folder of the real clips (default $VIDK_VIDEO_DIR or\n"
+        "                     ../shared/video)\n"
+        "  --clips LIST       all (default), none, or parts of file names (akiyo,cars)\n"
+        "  --sizes LIST       mosaic / generated sizes: 1080p, 2160p, 720p, cif or WxH\n"
+        "                     (even); none: no mosaic (default 1080p,2160p)\n"
+        "  --frames N         frames per source, 2..%d (default 60); shorter clips are\n"
+        "                     played forwards then backwards up to N (said so)\n"
+        "  --qps LIST         QPs (default 22,27,32,37; BD-rate needs 2 or more, 4 usual)\n"
+        "  --ranges LIST      vidkern search ranges R (default 16,32)\n"
+        "  --keyint N         intra period of both encoders (default 0: only the first\n"
+        "                     frame is intra; x264 then gets keyint = the frame count)\n"
+        "  --no-deblock       vidkern without its deblocking filter (VidkEncParams.deblock\n"
+        "                     0; default: on, the codec's default)\n"
+        "  --cabac            vidkern's stream with CABAC (VidkEncParams.cabac; default\n"
+        "                     CAVLC)\n"
+        "  --i4x4             vidkern with Intra_4x4 in intra frames (VidkEncParams.intra4x4;\n"
+        "                     default off; CPU backends only)\n"
+        "  --i8x8             vidkern with Intra_8x8 in intra frames (VidkEncParams.intra8x8;\n"
+        "                     default off; CPU backends only)\n"
+        "  --slices N         vidkern's slices per picture (VidkEncParams.slices; default\n"
+        "                     0: the encoder's default)\n"
+        "  --presets LIST     x264 presets (default %s)\n"
+        "  --x264-threads N   x264 threads, 0 = x264's auto (1.5 x cores; default)\n"
+        "  --x264-bframes N   B-frames of x264; default: each preset's own\n"
+        "  --no-x264          vidkern only\n"
+        "  --json FILE        JSON report\n"
+        "  --md FILE          Markdown report (for docs/PERFORMANCE.md); --markdown alias\n"
+        "  --plot-dir DIR     write DIR/rd.csv for `python3 bench/plot_rd.py DIR/rd.csv`\n"
+        "                     (RD plot PNGs)\n"
+        "  --backend B, --threads N, --cpumask M, --device N, --quiet   as for every\n"
+        "                     command (vidkern's backend: default auto)\n\n"
+        "Bits: vidkern's stream (VidkEncFrameInfo.stream_size, SPS/PPS included); a build\n"
+        "whose loop writes no stream yet falls back to the loop's Exp-Golomb estimate and\n"
+        "marks it \"(estimate: no stream)\". x264: the bytes of every NAL unit it outputs\n"
+        "(start codes, SPS/PPS, slices) except SEI (x264's version string).\n"
+        "x264 settings: the preset, tune psnr, constant QP (rc CQP, ip/pb factors 1: every\n"
+        "frame at the QP), scenecut off, PSNR from x264 (analyse.b_psnr).\n",
+        MAX_FRAMES, default_presets);
 }
 
 /* ---- frames in memory ---------------------------------------------------------------- */
@@ -234,6 +239,8 @@ static void vidkern_run(const Rd *b, const Frames *f, const RdSource *s, int ran
     p.codec = VIDK_CODEC_H264;
     p.qp = qp, p.range = range, p.keyint = b->keyint, p.deblock = b->deblock;
     p.cabac = b->cabac;
+    p.intra4x4 = b->i4x4;
+    p.intra8x8 = b->i8x8;
     if (b->slices) p.slices = b->slices;
     p.outputs = VIDK_ENC_OUT_STREAM;
     p.fps_num = s->fps_num, p.fps_den = s->fps_den;
@@ -438,7 +445,7 @@ int vidk_bench_rd(int argc, char **argv) {
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
     long keyint = 0, xthreads = 0, xbframes = -1, slices = 0;
-    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0;
+    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0, i4x4 = 0, i8x8 = 0;
     Mosaic *mosaic = NULL;
     char *names[MAX_SRC];
     int nnames = 0;
@@ -449,6 +456,8 @@ int vidk_bench_rd(int argc, char **argv) {
     const BenchArg args[] = {{"--no-x264", .flag = &no_x264},
                              {"--no-deblock", .flag = &no_deblock},
                              {"--cabac", .flag = &cabac},
+                             {"--i4x4", .flag = &i4x4},
+                             {"--i8x8", .flag = &i8x8},
                              {"--sizes", .str = &sizes},
                              {"--qps|--qp", .str = &qps},
                              {"--ranges", .str = &ranges},
@@ -469,7 +478,7 @@ int vidk_bench_rd(int argc, char **argv) {
     const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
     if (source < 0) goto done;
     b->keyint = (int)keyint, b->frames = (int)o.frames, b->deblock = !no_deblock;
-    b->cabac = cabac, b->slices = (int)slices;
+    b->cabac = cabac, b->i4x4 = i4x4, b->i8x8 = i8x8, b->slices = (int)slices;
     b->x264_threads = (int)xthreads, b->x264_bframes = (int)xbframes;
     if (bench_parse_ints(CMD, "--qps", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0 ||
         bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,

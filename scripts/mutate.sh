@@ -70,6 +70,26 @@ mut stream_cac_first src/enc/h264_stream_core.h \
     'n = 15, first = 1, tc = c->tcc[p]' 'n = 15, first = 0, tc = c->tcc[p]'
 mut cabac_skip_tx8 src/enc/h264_stream_cabac.h \
     'm.tx8 = 0, m.cbp = (uint8_t)cbp' 'm.tx8 = (uint8_t)tx8, m.cbp = (uint8_t)cbp'
+# Intra_4x4 and Intra_8x8 (docs/ENCODE.md §7): caught by test_enc_pred (the modes and availability against
+# the standard's formulas) or by FFmpeg's decode of the --i4x4 rows (cli_stream).
+mut i4_vr_tap src/enc/enc_core.h \
+    ': z > 0            ? enc_f3(e, k - 1)' ': z > 0            ? enc_f3(e, k)'
+mut i4_above_right src/enc/enc_core.h \
+    'return bx < last ? top : top && mbx + 1 < f->uw;' 'return bx < last ? top : top;'
+mut i8_filter_left_end src/enc/enc_core.h \
+    '(3 * t[7] + t[6] + 2) >> 2' '(3 * t[7] + t[6] + 1) >> 2'
+mut i8_filter_corner src/enc/enc_core.h \
+    'if (a && b) e[8] = (uint8_t)((t[9] + 2 * t[8] + t[7] + 2) >> 2);' \
+    'if (a && b) e[8] = (uint8_t)((t[9] + 2 * t[8] + t[7] + 1) >> 2);'
+mut cabac_i8_flag src/enc/h264_stream_cabac.h \
+    $'(B && B->tx8), tx8);\n            for (int k = 0; k < 16; k += tx8 ? 4 : 1) {' \
+    $'(B && B->tx8 && 0), tx8);\n            for (int k = 0; k < 16; k += tx8 ? 4 : 1) {'
+mut i4_pred_mode_min src/enc/enc_core.h \
+    'return ma < mb ? ma : mb;' 'return ma > mb ? ma : mb;'
+mut i4_intra_cbp src/enc/h264_stream_core.h \
+    '    3,  29, 30, 17,' '    0,  29, 30, 17,'
+mut cabac_i4_rem_order src/enc/h264_stream_cabac.h \
+    'vidk_cabac_bin(o, 69, (r >> t) & 1);' 'vidk_cabac_bin(o, 69, (r >> (2 - t)) & 1);'
 # Quarter-sample motion (docs/ENCODE.md §3, §6): caught by test_enc_pred (the prediction
 # against the standard's formulas) and test_enc_decide (pictures moved by quarter samples).
 mut qpel_no_quarter_step src/enc/enc_core.h \

@@ -252,17 +252,22 @@ VIDK_CORE void vidk_cabac_out(VidkCabac *c, uint32_t out) {
     vidk_cabac_byte(c, out & 0xff);
 }
 
-/* RenormE (Figure 9-7) for s doublings (s <= 7: q stays below 16). */
-VIDK_CORE void vidk_cabac_shift(VidkCabac *c, int s) {
-    c->range <<= s;
-    c->low <<= s;
-    c->q += s;
+/* Once 8 or more bits are held in low: the top byte and its carry out (q stays below 16). */
+VIDK_CORE void vidk_cabac_emit(VidkCabac *c) {
     if (c->q >= 8) {
         const int lo = c->q + 2; /* the byte's lowest bit */
         vidk_cabac_out(c, c->low >> lo);
         c->low &= (1u << lo) - 1;
         c->q -= 8;
     }
+}
+
+/* RenormE (Figure 9-7) for s doublings (s <= 7). */
+VIDK_CORE void vidk_cabac_shift(VidkCabac *c, int s) {
+    c->range <<= s;
+    c->low <<= s;
+    c->q += s;
+    vidk_cabac_emit(c);
 }
 
 /* The doublings that bring codIRange (2..255) to 256 or more. */
@@ -291,12 +296,7 @@ VIDK_CORE void vidk_cabac_bypass(VidkCabac *c, int bin) {
     c->low <<= 1;
     if (bin) c->low += c->range;
     c->q++;
-    if (c->q >= 8) {
-        const int lo = c->q + 2;
-        vidk_cabac_out(c, c->low >> lo);
-        c->low &= (1u << lo) - 1;
-        c->q -= 8;
-    }
+    vidk_cabac_emit(c);
     c->bins++;
 }
 

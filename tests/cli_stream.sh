@@ -94,12 +94,14 @@ expect() {
 
 # row NAME ARGS...: `vidkern encode ARGS -o NAME.B.264 --recon NAME.B.y4m --backend B` for
 # every backend B; the first stream judged, every other backend's stream and recon equal to
-# the first's. The replay command is printed on a failure.
+# the first's. The replay command is printed on a failure. (--i4x4, --i8x8: the CPU backends
+# only, cuda has no I_NxN yet and refuses them.)
 row() {
     name=$1
     shift
     first=
-    for b in $BACKENDS; do
+    case " $* " in *" --i4x4 "* | *" --i8x8 "*) bl="c simd threads" ;; *) bl=$BACKENDS ;; esac
+    for b in $bl; do
         s=$T/$name.$b.264
         r=$T/$name.$b.y4m
         "$VK" encode "$@" --backend "$b" -o "$s" --recon "$r" --quiet >"$T/out" 2>"$T/err" ||
@@ -119,7 +121,7 @@ row() {
     done
     bytes=$(wc -c <"$T/$name.$first.264")
     rm -f "$T/$name".*
-    echo "ok: $name: $* ($bytes bytes; $BACKENDS identical; FFmpeg = recon)"
+    echo "ok: $name: $* ($bytes bytes; $bl identical; FFmpeg = recon)"
 }
 
 case "$CASE" in
@@ -152,6 +154,19 @@ gen)
     row gdb_b --size 98x50 --gen-frames 6 --qp 51 --keyint 0 --range $R32 --deblock
     row gdb_c --size 64x48 --gen-frames 6 --qp 10 --keyint 2 --range 4 --slices 2 --deblock --cabac
     row gdb_d --gen-frames 6 --qp 30 --deblock
+    # Intra_4x4 (--i4x4) and Intra_8x8 (--i8x8), apart and together: every mode and its
+    # prediction from the neighbours (slices, the picture's edges, sizes not a multiple of
+    # 16), CAVLC and CABAC, filtered or not.
+    row gi4_a --size 176x100 --gen-frames 6 --qp 22 --keyint 1 --range 4 --slices 3 --i4x4
+    row gi4_b --size 176x100 --gen-frames 6 --qp 30 --keyint 2 --range 4 --slices 1 --i4x4 --cabac
+    row gi4_c --size 18x18 --gen-frames 4 --qp 0 --keyint 1 --range 4 --slices 2 --i4x4 --cabac
+    row gi4_d --size 98x50 --gen-frames 4 --qp 51 --keyint 1 --range 4 --slices 4 --i4x4 --no-deblock
+    row gi4_e --size 64x48 --gen-frames 4 --qp 1 --keyint 3 --range 4 --slices 1 --i4x4 --no-deblock --cabac
+    row gi8_a --size 176x100 --gen-frames 6 --qp 22 --keyint 1 --range 4 --slices 3 --i8x8
+    row gi8_b --size 176x100 --gen-frames 6 --qp 30 --keyint 2 --range 4 --slices 1 --i8x8 --cabac
+    row gi8_c --size 18x18 --gen-frames 4 --qp 0 --keyint 1 --range 4 --slices 2 --i4x4 --i8x8 --cabac
+    row gi8_d --size 98x50 --gen-frames 4 --qp 44 --keyint 1 --range 4 --slices 4 --i4x4 --i8x8
+    row gi8_e --size 64x48 --gen-frames 4 --qp 1 --keyint 3 --range 4 --slices 1 --i8x8 --no-deblock
     ;;
 grid)
     # Every QP of the issue with every keyint, R and --slices rotating, on a size that is
@@ -163,9 +178,11 @@ grid)
             sl=$((i % 2 * 3 + 1))
             db=$([ $((i % 3)) = 0 ] && echo --no-deblock)
             ec=$([ $((i % 2)) = 1 ] && echo --cabac)
+            i4=$([ $((i % 3)) = 1 ] && echo --i4x4)
+            [ $((i % 5)) = 2 ] && i4="$i4 --i8x8"
             # shellcheck disable=SC2086
             row "grid$i" --size 176x100 --gen-frames 6 --qp $qp --keyint $k --range "$r" \
-                --slices $sl $db $ec
+                --slices $sl $db $ec $i4
             i=$((i + 1))
         done
     done
@@ -191,6 +208,10 @@ EOF
     row x1 "$T/x.y4m" --qp 1 --keyint 5 --range $R32 --slices 3 --no-deblock
     row x26 "$T/x.y4m" --qp 26 --keyint 0 --range 4 --slices 2 --cabac
     row x51 "$T/x.y4m" --qp 51 --keyint 3 --range 0 --slices 1 --no-deblock
+    row xi4_0 "$T/x.y4m" --qp 0 --keyint 1 --range 4 --slices 2 --i4x4
+    row xi4_26 "$T/x.y4m" --qp 26 --keyint 1 --range 4 --slices 1 --i4x4 --cabac
+    row xi8_1 "$T/x.y4m" --qp 1 --keyint 1 --range 4 --slices 2 --i4x4 --i8x8 --cabac
+    row xi8_40 "$T/x.y4m" --qp 40 --keyint 1 --range 4 --slices 1 --i8x8
     # The extreme frame rates of --fps (the VUI timing; FFmpeg's own reading is rounded
     # there, stream_check then reads the SPS).
     row xfast "$T/x.y4m" --frames 3 --fps 1000000 --slices 2
@@ -207,12 +228,12 @@ clips)
     i=0
     for clip in "$VIDEO"/*.y4m; do
         case $((i % 6)) in
-        0) p="--qp 22 --keyint 0 --range $R64 --slices 1 --cabac" ;;
-        1) p="--qp 37 --keyint 3 --range $R32 --slices 4" ;;
+        0) p="--qp 22 --keyint 0 --range $R64 --slices 1 --cabac --i4x4 --i8x8" ;;
+        1) p="--qp 37 --keyint 3 --range $R32 --slices 4 --i4x4" ;;
         2) p="--qp 0 --keyint 1 --range 4 --slices 4 --cabac" ;;
         3) p="--qp 51 --keyint 0 --range 16 --slices 4" ;;
-        4) p="--qp 1 --keyint 3 --range 4 --slices 4 --cabac" ;;
-        *) p="--qp 30 --keyint 0 --range 8 --slices 1 --no-deblock" ;;
+        4) p="--qp 1 --keyint 3 --range 4 --slices 4 --cabac --i4x4 --i8x8" ;;
+        *) p="--qp 30 --keyint 0 --range 8 --slices 1 --no-deblock --i8x8" ;;
         esac
         # shellcheck disable=SC2086
         row "clip$i" "$clip" --frames $CLIP_FRAMES $p

@@ -1,7 +1,10 @@
 /* Conformance of the prediction functions of src/enc/enc_core.h (the coding loop's per-block
  * arithmetic) against an independent transcription of the standards' formulas:
  *
- *   H.264   8.3.3    Intra_16x16 (V, H, DC with its four availability cases, Plane)
+ *   H.264   8.3.1.2  Intra_4x4 and 8.3.2.2 Intra_8x8 (the nine modes, the substitution of
+ *                    p[N..2N-1, -1], 8x8's reference sample filter), with the neighbouring
+ *                    blocks' availability (6.4.11.4, 6.4.11.2, 6.4.12; slices)
+ *           8.3.3    Intra_16x16 (V, H, DC with its four availability cases, Plane)
  *           8.3.4    chroma intra, 4:2:0 (DC per 4x4 chroma block, H, V, Plane)
  *           6.4.x    macroblock neighbour availability (one slice, raster order)
  *           8.4.2.2  luma (full-sample) and chroma (8.4.2.2.2, eighth-sample bilinear)
@@ -374,6 +377,276 @@ static void h264_frame(void) {
             for (int p = 0; p < 3; p++)
                 free(pl[p]);
         }
+}
+
+/* ====================================================== H.264 Intra_4x4, Intra_8x8
+ * (8.3.1.2, 8.3.2.2) */
+
+/* The neighbours of an N x N luma block (N = 4, 8) in the standard's notation: p[x, -1] for
+ * x = -1..2N-1 and p[-1, y] for y = 0..N-1, each marked available or not (before the
+ * substitution of p[N..2N-1, -1], which ref_inxn does). */
+typedef struct H264PN {
+    int N;
+    int top[17], avt[17]; /* p[x, -1] at top[x + 1] */
+    int left[8], avl[8];
+} H264PN;
+
+static int pn(const H264PN *s, int x, int y) {
+    return y == -1 ? s->top[x + 1] : s->left[y];
+}
+
+/* 8.3.2.2.1: the reference sample filtering of Intra_8x8, in place (p'). */
+static void ref_filter8(H264PN *s) {
+    H264PN o = *s;
+    const int top = o.avt[1], left = o.avl[0], corner = o.avt[0];
+    if (top) { /* p[x, -1], x = 0..15 available */
+        s->top[1] = corner ? (pn(&o, -1, -1) + 2 * pn(&o, 0, -1) + pn(&o, 1, -1) + 2) >> 2
+                           : (3 * pn(&o, 0, -1) + pn(&o, 1, -1) + 2) >> 2;
+        for (int x = 1; x <= 14; x++)
+            s->top[x + 1] =
+                (pn(&o, x - 1, -1) + 2 * pn(&o, x, -1) + pn(&o, x + 1, -1) + 2) >> 2;
+        s->top[16] = (pn(&o, 14, -1) + 3 * pn(&o, 15, -1) + 2) >> 2;
+    }
+    if (corner) {
+        if (!top || !left) {
+            if (top)
+                s->top[0] = (3 * pn(&o, -1, -1) + pn(&o, 0, -1) + 2) >> 2;
+            else if (left)
+                s->top[0] = (3 * pn(&o, -1, -1) + pn(&o, -1, 0) + 2) >> 2;
+        } else {
+            s->top[0] = (pn(&o, 0, -1) + 2 * pn(&o, -1, -1) + pn(&o, -1, 0) + 2) >> 2;
+        }
+    }
+    if (left) { /* p[-1, y], y = 0..7 available */
+        s->left[0] = corner ? (pn(&o, -1, -1) + 2 * pn(&o, -1, 0) + pn(&o, -1, 1) + 2) >> 2
+                            : (3 * pn(&o, -1, 0) + pn(&o, -1, 1) + 2) >> 2;
+        for (int y = 1; y <= 6; y++)
+            s->left[y] = (pn(&o, -1, y - 1) + 2 * pn(&o, -1, y) + pn(&o, -1, y + 1) + 2) >> 2;
+        s->left[7] = (pn(&o, -1, 6) + 3 * pn(&o, -1, 7) + 2) >> 2;
+    }
+}
+
+/* 8.3.1.2 (N = 4) / 8.3.2.2 (N = 8): Intra4x4PredMode / Intra8x8PredMode m into
+ * pred[y * N + x]; 0 when a sample the mode reads is not available. Written per the text for
+ * N = 8 (whose formulas give the 4x4 ones at N = 4: zVR < -1 only at x = 0, zHD < -1 only at
+ * y = 0, zHU's ends at 2N - 3). */
+static int ref_inxn(const H264PN *in, int m, int *pred) {
+    H264PN s = *in;
+    const int N = s.N;
+    int rest = 0; /* any of p[N..2N-1, -1] available */
+    for (int x = N; x < 2 * N; x++)
+        rest |= s.avt[x + 1];
+    if (!rest && s.avt[N])
+        for (int x = N; x < 2 * N; x++)
+            s.top[x + 1] = s.top[N], s.avt[x + 1] = 1;
+    int top = 1, top2 = 1, left = 1; /* p[0..N-1, -1], p[0..2N-1, -1], p[-1, 0..N-1] */
+    for (int i = 0; i < 2 * N; i++)
+        top2 &= s.avt[i + 1], top &= i < N ? s.avt[i + 1] : 1;
+    for (int i = 0; i < N; i++)
+        left &= s.avl[i];
+    const int corner = s.avt[0];
+    const int need_top = m == 0 || m == 4 || m == 5 || m == 6;
+    const int need_left = m == 1 || m == 4 || m == 5 || m == 6 || m == 8;
+    if ((need_top && !top) || ((m == 3 || m == 7) && !top2) || (need_left && !left) ||
+        (m >= 4 && m <= 6 && !corner))
+        return 0;
+    if (N == 8) ref_filter8(&s);
+    for (int y = 0; y < N; y++)
+        for (int x = 0; x < N; x++) {
+            int v = 0;
+            switch (m) {
+            case 0: /* Vertical */
+                v = pn(&s, x, -1);
+                break;
+            case 1: /* Horizontal */
+                v = pn(&s, -1, y);
+                break;
+            case 2: { /* DC */
+                int st = 0, sl = 0;
+                for (int i = 0; i < N; i++) {
+                    st += top ? pn(&s, i, -1) : 0;
+                    sl += left ? pn(&s, -1, i) : 0;
+                }
+                const int l = N == 8 ? 3 : 2;
+                v = top && left ? (st + sl + N) >> (l + 1)
+                    : left      ? (sl + (N >> 1)) >> l
+                    : top       ? (st + (N >> 1)) >> l
+                                : 128;
+                break;
+            }
+            case 3: /* Diagonal_Down_Left */
+                if (x == N - 1 && y == N - 1)
+                    v = (pn(&s, 2 * N - 2, -1) + 3 * pn(&s, 2 * N - 1, -1) + 2) >> 2;
+                else
+                    v = (pn(&s, x + y, -1) + 2 * pn(&s, x + y + 1, -1) + pn(&s, x + y + 2, -1) +
+                         2) >>
+                        2;
+                break;
+            case 4: /* Diagonal_Down_Right */
+                if (x > y)
+                    v = (pn(&s, x - y - 2, -1) + 2 * pn(&s, x - y - 1, -1) + pn(&s, x - y, -1) +
+                         2) >>
+                        2;
+                else if (x < y)
+                    v = (pn(&s, -1, y - x - 2) + 2 * pn(&s, -1, y - x - 1) + pn(&s, -1, y - x) +
+                         2) >>
+                        2;
+                else
+                    v = (pn(&s, 0, -1) + 2 * pn(&s, -1, -1) + pn(&s, -1, 0) + 2) >> 2;
+                break;
+            case 5: { /* Vertical_Right */
+                const int z = 2 * x - y;
+                if (z >= 0 && z % 2 == 0)
+                    v = (pn(&s, x - (y >> 1) - 1, -1) + pn(&s, x - (y >> 1), -1) + 1) >> 1;
+                else if (z > 0)
+                    v = (pn(&s, x - (y >> 1) - 2, -1) + 2 * pn(&s, x - (y >> 1) - 1, -1) +
+                         pn(&s, x - (y >> 1), -1) + 2) >>
+                        2;
+                else if (z == -1)
+                    v = (pn(&s, -1, 0) + 2 * pn(&s, -1, -1) + pn(&s, 0, -1) + 2) >> 2;
+                else
+                    v = (pn(&s, -1, y - 2 * x - 1) + 2 * pn(&s, -1, y - 2 * x - 2) +
+                         pn(&s, -1, y - 2 * x - 3) + 2) >>
+                        2;
+                break;
+            }
+            case 6: { /* Horizontal_Down */
+                const int z = 2 * y - x;
+                if (z >= 0 && z % 2 == 0)
+                    v = (pn(&s, -1, y - (x >> 1) - 1) + pn(&s, -1, y - (x >> 1)) + 1) >> 1;
+                else if (z > 0)
+                    v = (pn(&s, -1, y - (x >> 1) - 2) + 2 * pn(&s, -1, y - (x >> 1) - 1) +
+                         pn(&s, -1, y - (x >> 1)) + 2) >>
+                        2;
+                else if (z == -1)
+                    v = (pn(&s, -1, 0) + 2 * pn(&s, -1, -1) + pn(&s, 0, -1) + 2) >> 2;
+                else
+                    v = (pn(&s, x - 2 * y - 1, -1) + 2 * pn(&s, x - 2 * y - 2, -1) +
+                         pn(&s, x - 2 * y - 3, -1) + 2) >>
+                        2;
+                break;
+            }
+            case 7: /* Vertical_Left */
+                if (y % 2 == 0)
+                    v = (pn(&s, x + (y >> 1), -1) + pn(&s, x + (y >> 1) + 1, -1) + 1) >> 1;
+                else
+                    v = (pn(&s, x + (y >> 1), -1) + 2 * pn(&s, x + (y >> 1) + 1, -1) +
+                         pn(&s, x + (y >> 1) + 2, -1) + 2) >>
+                        2;
+                break;
+            default: { /* Horizontal_Up */
+                const int z = x + 2 * y;
+                if (z < 2 * N - 3 && z % 2 == 0)
+                    v = (pn(&s, -1, y + (x >> 1)) + pn(&s, -1, y + (x >> 1) + 1) + 1) >> 1;
+                else if (z < 2 * N - 3)
+                    v = (pn(&s, -1, y + (x >> 1)) + 2 * pn(&s, -1, y + (x >> 1) + 1) +
+                         pn(&s, -1, y + (x >> 1) + 2) + 2) >>
+                        2;
+                else if (z == 2 * N - 3)
+                    v = (pn(&s, -1, N - 2) + 3 * pn(&s, -1, N - 1) + 2) >> 2;
+                else
+                    v = pn(&s, -1, N - 1);
+                break;
+            }
+            }
+            pred[y * N + x] = v;
+        }
+    return 1;
+}
+
+/* The slice of macroblock row r: slice k of n holds rows k * rows / n .. (k + 1) * rows / n
+ * - 1. */
+static int slice_of_row(int r, int rows, int n) {
+    int k = 0;
+    for (int q = 0; q < n; q++)
+        if (q * rows / n <= r) k = q;
+    return k;
+}
+
+/* Through enc_h264_nbn on a picture of random samples, every 4x4 and 8x8 block of every
+ * macroblock, with 1..3 slices of whole rows: availability from 6.4.12 (the neighbouring
+ * location's macroblock: A, B, C = CurrMbAddr - PicWidthInMbs + 1, D; not in the slice or not
+ * yet decoded: not available; inside the current macroblock a block later in decoding order
+ * (luma4x4BlkIdx, luma8x8BlkIdx): not available; xN > 15 with yN >= 0: not available), then
+ * each mode against ref_inxn. */
+static void inxn_frame(void) {
+    static const int dims[][3] = {{1, 1, 1}, {3, 2, 1}, {2, 3, 2}, {4, 4, 3}, {5, 3, 3}};
+    for (int N = 4; N <= 8; N += 4)
+        for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++)
+            for (int pat = 0; pat < NPAT; pat++) {
+                const int mw = dims[di][0], mh = dims[di][1], ns = dims[di][2];
+                const int W = mw * 16, H = mh * 16, st = W + 5;
+                EncFrame f;
+                memset(&f, 0, sizeof(f));
+                f.codec = VIDK_CODEC_H264;
+                f.W = W, f.H = H, f.uw = mw, f.uh = mh, f.slices = ns;
+                uint8_t *pl = malloc((size_t)st * H);
+                fill_plane(pl, W, H, st, pat);
+                f.rec[0] = pl, f.cs[0] = st;
+                for (int mby = 0; mby < mh; mby++)
+                    for (int mbx = 0; mbx < mw; mbx++)
+                        for (int idx = 0; idx < (N == 4 ? 16 : 4); idx++) {
+                            /* 6.4.3 / 6.4.5: the block's position */
+                            const int xO = N == 4 ? 8 * ((idx / 4) % 2) + 4 * ((idx % 4) % 2)
+                                                  : 8 * (idx % 2);
+                            const int yO = N == 4 ? 8 * ((idx / 4) / 2) + 4 * ((idx % 4) / 2)
+                                                  : 8 * (idx / 2);
+                            H264PN s;
+                            memset(&s, 0, sizeof(s));
+                            s.N = N;
+                            for (int k = 0; k < 3 * N + 1; k++) {
+                                /* k <= 2N: p[k - 1, -1]; else p[-1, k - 2N - 1] */
+                                const int up = k <= 2 * N;
+                                const int xN = xO + (up ? k - 1 : -1);
+                                const int yN = yO + (up ? -1 : k - 2 * N - 1);
+                                int mx = mbx, my = mby, av;
+                                if (xN > 15 && yN >= 0) {
+                                    av = 0;
+                                } else if (xN >= 0 && xN <= 15 && yN >= 0) {
+                                    const int idxN = N == 4 ? 8 * (yN / 8) + 4 * (xN / 8) +
+                                                                  2 * ((yN % 8) / 4) +
+                                                                  ((xN % 8) / 4)
+                                                            : 2 * (yN / 8) + (xN / 8);
+                                    av = idxN < idx;
+                                } else {
+                                    mx += xN < 0 ? -1 : xN > 15 ? 1 : 0;
+                                    my += yN < 0 ? -1 : 0;
+                                    av = mx >= 0 && mx < mw && my >= 0 &&
+                                         slice_of_row(my, mh, ns) == slice_of_row(mby, mh, ns);
+                                }
+                                const int v =
+                                    av ? pl[(16 * my + (yN & 15)) * st + 16 * mx + (xN & 15)]
+                                       : 0;
+                                if (up)
+                                    s.top[k] = v, s.avt[k] = av;
+                                else
+                                    s.left[k - 2 * N - 1] = v, s.avl[k - 2 * N - 1] = av;
+                            }
+                            EncNbN nb;
+                            enc_h264_nbn(&f, mbx, mby, N, xO / N, yO / N, &nb);
+                            for (int m = 0; m < 9; m++) {
+                                int want[64];
+                                uint8_t got[64];
+                                const int ok = ref_inxn(&s, m, want);
+                                if (ok != enc_h264_inxn_ok(&nb, m)) {
+                                    mismatch("h264 NxN mode allowed (N, idx, mode, mbx)", N,
+                                             idx, m, mbx, enc_h264_inxn_ok(&nb, m), ok);
+                                    test_failures++;
+                                    continue;
+                                }
+                                if (!ok) continue;
+                                enc_h264_predn(&nb, m, got);
+                                for (int k = 0; k < N * N; k++)
+                                    if (got[k] != want[k]) {
+                                        mismatch("h264 NxN pred (N, mbx, mby, idx * 16 + mode)",
+                                                 N, mbx, mby, idx * 16 + m, got[k], want[k]);
+                                        test_failures++;
+                                        break;
+                                    }
+                            }
+                        }
+                free(pl);
+            }
 }
 
 /* ================================================================== HEVC intra */
@@ -995,6 +1268,7 @@ int main(void) {
     hevc_avail_known();
     h264_direct();
     h264_frame();
+    inxn_frame();
     hevc_direct();
     hevc_frame();
     mc_blocks();

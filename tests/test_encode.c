@@ -216,6 +216,10 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
              * alpha 255); QP 0 filters nothing (indexA < 16) */
             p.deblock = p.codec == VIDK_CODEC_H264 && qi > 0;
             p.cabac = p.codec == VIDK_CODEC_H264 && qi >= 2; /* QP 37, 51 */
+            /* Intra_4x4 at QP 0 and 37 (3 slices, CABAC): the CPU backends only (cuda
+             * refuses it: checked below) */
+            p.intra4x4 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 2) && !cuda;
+            p.intra8x8 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 3) && !cuda;
             Result ref, r;
             char name[160];
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &ref) == 0);
@@ -224,6 +228,13 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
                          vidk_codec_name(p.codec), p.qp);
                 CHECK(encode(VIDK_BACKEND_CUDA, 0, &p, frames, n, &r) == 0);
                 same(name, &ref, &r);
+                if (p.codec == VIDK_CODEC_H264 && qi == 0) {
+                    VidkEncParams q = p;
+                    q.intra4x4 = 1;
+                    CHECK(encode(VIDK_BACKEND_CUDA, 0, &q, frames, n, &r) == VIDK_ERR(ENOSYS));
+                    q.intra4x4 = 0, q.intra8x8 = 1;
+                    CHECK(encode(VIDK_BACKEND_CUDA, 0, &q, frames, n, &r) == VIDK_ERR(ENOSYS));
+                }
                 if (p.codec == VIDK_CODEC_H264) cuda_stream_paths(what, &p, frames, n, &ref);
                 continue;
             }
@@ -319,7 +330,17 @@ static void api_errors(void) {
     p.codec = VIDK_CODEC_HEVC, p.deblock = 1; /* H.264 only */
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOSYS));
     CHECK(!e);
-    p.deblock = -1; /* HEVC's default: none */
+    p.deblock = -1, p.intra4x4 = 1; /* Intra_4x4: H.264 only; 0 or 1 */
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOSYS));
+    p.codec = VIDK_CODEC_H264, p.intra4x4 = 2;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.intra4x4 = 0, p.intra8x8 = -1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.codec = VIDK_CODEC_HEVC, p.intra8x8 = 1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOSYS));
+    p.intra8x8 = 0;
+    CHECK(!e);
+    p.codec = VIDK_CODEC_HEVC, p.intra4x4 = 0; /* HEVC's default: no deblocking */
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);
     vidk_enc_close(&e);
     p.codec = VIDK_CODEC_H264, p.deblock = 0;

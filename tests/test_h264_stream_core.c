@@ -184,7 +184,8 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
                             f->mv4,
                             {f->lev[0], f->lev[1], f->lev[2]},
                             m->tc,
-                            {m->tc + (size_t)n * 16, m->tc + (size_t)n * 20}};
+                            {m->tc + (size_t)n * 16, m->tc + (size_t)n * 20},
+                            f->im4};
     int ovf = 0;
     memset(m->tc, 0xee, (size_t)n * 24); /* every entry must be written by pass 1 */
     scramble(m);
@@ -300,8 +301,12 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
         while (sent < nf && sent <= i + 1)
             CHECK(vidk_enc_send(e, &frames[sent++]) == 0);
         CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0);
-        const VidkH264StreamFrame f = {
-            i, info.intra, e->st_mbi, e->st_mv4, {e->st_lev[0], e->st_lev[1], e->st_lev[2]}};
+        const VidkH264StreamFrame f = {i,
+                                       info.intra,
+                                       e->st_mbi,
+                                       e->st_mv4,
+                                       {e->st_lev[0], e->st_lev[1], e->st_lev[2]},
+                                       e->st_im4};
         compare_frame(what, a, b, &m, &f, W, &max_bits);
         /* the encoder's own stream is the host writer's */
         const uint8_t *d;
@@ -343,8 +348,9 @@ static void synthetic(void) {
     const size_t nl = (size_t)W * H;
     uint16_t *mbi = calloc((size_t)mbw * mbh, sizeof(uint16_t));
     VidkMv *mv = calloc(nl / 16, sizeof(VidkMv));
+    uint8_t *im4 = calloc(nl / 16, 1);
     int16_t *lev[3] = {calloc(nl, 2), calloc(nl / 4, 2), calloc(nl / 4, 2)};
-    CHECK(mbi && mv && lev[0] && lev[1] && lev[2]);
+    CHECK(mbi && mv && im4 && lev[0] && lev[1] && lev[2]);
     uint32_t seed = 12345, max_bits = 0;
     for (int slices = 1; slices <= 3; slices++) {
         VidkH264Stream *a = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
@@ -356,8 +362,11 @@ static void synthetic(void) {
             const int intra = fi % 4 == 0, kind = fi % 3; /* 0 random, 1 extreme, 2 sparse */
             for (int i = 0; i < mbw * mbh; i++) {
                 const uint32_t r = test_rand(&seed);
-                if (intra) {
-                    mbi[i] = (uint16_t)(ENC_MBI_INTRA | (r & 15));
+                if (intra) { /* Intra_16x16, or I_NxN (Intra_4x4 or _8x8) every other one */
+                    mbi[i] = (uint16_t)(ENC_MBI_INTRA |
+                                        (r >> 4 & 1 ? ENC_MBI_NXN | (r & 12) |
+                                                          (r >> 5 & 1 ? ENC_MBI_TX8 : 0u)
+                                                    : (r & 15)));
                 } else {
                     unsigned w = kind == 1 ? 3u | 0xffu << 2 : r & 0x3ffu;
                     const int sub0 = (w & 3) == 3 && (w & 0x3fcu) == 0;
@@ -367,6 +376,7 @@ static void synthetic(void) {
             }
             for (size_t k = 0; k < nl / 16; k++) {
                 const uint32_t r = test_rand(&seed);
+                im4[k] = (uint8_t)(kind == 1 ? 8 * (k & 1) : r % 9); /* Intra4x4PredMode */
                 if (kind == 1) {
                     const int16_t v = (k + k / (W / 4)) & 1 ? 32767 : -32768;
                     mv[k].x = v, mv[k].y = (int16_t)(-1 - v);
@@ -390,7 +400,7 @@ static void synthetic(void) {
                                            : 0;
                     lev[p][k] = v;
                 }
-            const VidkH264StreamFrame f = {fi, intra, mbi, mv, {lev[0], lev[1], lev[2]}};
+            const VidkH264StreamFrame f = {fi, intra, mbi, mv, {lev[0], lev[1], lev[2]}, im4};
             compare_frame("synthetic", a, b, &m, &f, W, &max_bits);
         }
         emu_free(&m);
@@ -401,6 +411,7 @@ static void synthetic(void) {
             VIDK_H264S_MB_MAX_BITS);
     free(mbi);
     free(mv);
+    free(im4);
     for (int p = 0; p < 3; p++)
         free(lev[p]);
 }
@@ -727,9 +738,27 @@ static void headers(void) {
     vidk_h264_stream_free(s);
 }
 
+/* coded_block_pattern's me(v) (9.1.2, Table 9-4 for ChromaArrayType 1): the writer's
+ * cbp -> codeNum tables against the standard's codeNum -> cbp columns, transcribed here. */
+static void cbp_tables(void) {
+    static const uint8_t intra[48] = {47, 31, 15, 0,  23, 27, 29, 30, 7,  11, 13, 14,
+                                      39, 43, 45, 46, 16, 3,  5,  10, 12, 19, 21, 26,
+                                      28, 35, 37, 42, 44, 1,  2,  4,  8,  17, 18, 20,
+                                      24, 6,  9,  22, 25, 32, 33, 34, 36, 40, 38, 41};
+    static const uint8_t inter[48] = {0,  16, 1,  2,  4,  8,  32, 3,  5,  10, 12, 15,
+                                      47, 7,  11, 13, 14, 6,  9,  31, 35, 37, 42, 44,
+                                      33, 34, 36, 40, 39, 43, 45, 46, 17, 18, 20, 24,
+                                      19, 21, 26, 28, 23, 27, 29, 30, 22, 25, 38, 41};
+    for (int k = 0; k < 48; k++) {
+        CHECK_EQ_U(VIDK_CAVLC_TAB(intra_cbp)[intra[k]], (unsigned)k);
+        CHECK_EQ_U(VIDK_CAVLC_TAB(inter_cbp)[inter[k]], (unsigned)k);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : NULL;
     emu_seed = test_seed();
+    cbp_tables();
     pieces();
     counts();
     headers();

@@ -175,6 +175,15 @@ static void help(void) {
         "                     serial within a slice: with --backend cuda each slice is\n"
         "                     one GPU thread, so use --slices, e.g. 34 at 1080p)\n"
         "  --cavlc            H.264 stream: CAVLC entropy coding (default)\n"
+        "  --i4x4             H.264 intra macroblocks: Intra_4x4 (nine directional\n"
+        "                     modes per 4x4 block) as well as Intra_16x16, per\n"
+        "                     macroblock by cost; CPU backends only for now (cuda\n"
+        "                     refuses it)\n"
+        "  --no-i4x4          no Intra_4x4 (default)\n"
+        "  --i8x8             H.264 intra macroblocks: Intra_8x8 (nine modes per 8x8\n"
+        "                     block, the 8x8 transform) a candidate too; CPU backends\n"
+        "                     only for now\n"
+        "  --no-i8x8          no Intra_8x8 (default)\n"
         "  --fps N[/D]        frame rate for the stream's timing (default: the Y4M's F\n"
         "                     tag, else 25); --recon keeps the source's header\n"
         "  --codec C          h264 (16x16 macroblocks; default) or hevc (32x32 CTUs)\n"
@@ -298,8 +307,10 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
             r->host_s[0], r->host_s[1], r->host_s[2], r->host_s[3], r->read_s);
     report_json_field(f, "output", r->out);
     fprintf(f,
-            ",\n  \"slices\": %d,\n  \"deblock\": %d,\n  \"cabac\": %d,\n  \"fps\": [%d, %d]",
-            r->p.slices, r->p.deblock, r->p.cabac, r->p.fps_num, r->p.fps_den);
+            ",\n  \"slices\": %d,\n  \"deblock\": %d,\n  \"cabac\": %d,\n  \"i4x4\": %d,\n"
+            "  \"i8x8\": %d,\n  \"fps\": [%d, %d]",
+            r->p.slices, r->p.deblock, r->p.cabac, r->p.intra4x4, r->p.intra8x8, r->p.fps_num,
+            r->p.fps_den);
     report_json_field(f, "recon", r->recon);
     report_json_field(f, "report", r->report);
     report_json_field(f, "png_dir", r->png_dir);
@@ -324,9 +335,10 @@ static void print_summary(FILE *f, const Run *r) {
     fprintf(f, "vidkern encode: %lld frames of %s\n", (long long)a->frames, r->input);
     fprintf(f, "  %-12s %s", "backend", vidk_backend_name(r->backend));
     fprintf(f, " on %s\n", r->device);
-    fprintf(f, "  %-12s %s, QP %d (lambda %d), R %d, keyint %d%s%s\n", "coding",
+    fprintf(f, "  %-12s %s, QP %d (lambda %d), R %d, keyint %d%s%s%s%s\n", "coding",
             vidk_codec_name(codec), r->p.qp, vidk_enc_lambda(r->p.qp), r->p.range, r->p.keyint,
-            r->p.deblock ? ", deblocking" : "", r->p.cabac && r->out ? ", CABAC" : "");
+            r->p.deblock ? ", deblocking" : "", r->p.intra4x4 ? ", Intra_4x4" : "",
+            r->p.intra8x8 ? ", Intra_8x8" : "", r->p.cabac && r->out ? ", CABAC" : "");
     fprintf(f, "  %-12s %dx%d (coded %dx%d: %dx%d %s)\n", "size", r->w, r->h, r->g.coded_w,
             r->g.coded_h, r->g.coded_w / unit, r->g.coded_h / unit,
             codec == VIDK_CODEC_HEVC ? "CTUs" : "macroblocks");
@@ -412,7 +424,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     int fps_num = 0, fps_den = 0;
     int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0, progressive = 0;
     int deblock = -1; /* the codec's default */
-    int cabac = 0;
+    int cabac = 0, i4x4 = 0, i8x8 = 0;
     static const char *const value_opts[] = {
         "--codec", "--qp",     "--range",  "--keyint",  "--frames",       "--gen-frames",
         "--size",  "--recon",  "--report", "--png-dir", "--input-size",   "--input-format",
@@ -438,6 +450,14 @@ int vidk_cmd_encode(int argc, char **argv) {
         }
         if (!strcmp(a, "--cabac") || !strcmp(a, "--cavlc")) {
             cabac = !strcmp(a, "--cabac");
+            continue;
+        }
+        if (!strcmp(a, "--i4x4") || !strcmp(a, "--no-i4x4")) {
+            i4x4 = !strcmp(a, "--i4x4");
+            continue;
+        }
+        if (!strcmp(a, "--i8x8") || !strcmp(a, "--no-i8x8")) {
+            i8x8 = !strcmp(a, "--i8x8");
             continue;
         }
         if (a[0] != '-' || !strcmp(a, "-")) {
@@ -608,6 +628,8 @@ int vidk_cmd_encode(int argc, char **argv) {
                 slices, p->slices);
     p->deblock = deblock >= 0 ? deblock : p->codec == VIDK_CODEC_H264; /* as the library's -1 */
     p->cabac = cabac;
+    p->intra4x4 = i4x4;
+    p->intra8x8 = i8x8;
     p->fps_num = fps_num ? fps_num : fi->fps_num > 0 ? fi->fps_num : 25;
     p->fps_den = fps_num ? fps_den : fi->fps_num > 0 ? fi->fps_den : 1;
     int e = vidk_enc_open(ctx, &enc, p, fi->w, fi->h);

@@ -89,16 +89,22 @@ typedef struct VidkEncParams {
                            Intra prediction does not cross a slice's top edge. */
     int fps_num, fps_den; /**< stream: frame rate for the SPS's VUI timing and the level;
                                0 / 0 = 25 / 1 (default) */
-    int deblock; /**< the in-loop deblocking filter: -1 = the codec's default (default): on
-                      for H.264, off for HEVC (whose filters do not exist yet); 1 = on: H.264's
-                      filter (8.7) on the reconstruction, which is then the next frame's
-                      reference and what a decoder outputs (disable_deblocking_filter_idc 0);
-                      HEVC refuses it (VIDK_ERR(ENOSYS)); 0 = off (H.264 idc 1). */
-    int cabac;   /**< H.264 stream: 1 = CABAC (entropy_coding_mode_flag 1; serial within a
-                      slice: on cuda each slice's arithmetic coder is one GPU thread, so
-                      `slices` sets its parallelism), 0 = CAVLC (default). HEVC refuses 1
-                      (VIDK_ERR(ENOSYS)). */
-    uint8_t reserved[12]; /**< zero */
+    int deblock;  /**< the in-loop deblocking filter: -1 = the codec's default (default): on
+                       for H.264, off for HEVC (whose filters do not exist yet); 1 = on: H.264's
+                       filter (8.7) on the reconstruction, which is then the next frame's
+                       reference and what a decoder outputs (disable_deblocking_filter_idc 0);
+                       HEVC refuses it (VIDK_ERR(ENOSYS)); 0 = off (H.264 idc 1). */
+    int cabac;    /**< H.264 stream: 1 = CABAC (entropy_coding_mode_flag 1; serial within a
+                       slice: on cuda each slice's arithmetic coder is one GPU thread, so
+                       `slices` sets its parallelism), 0 = CAVLC (default). HEVC refuses 1
+                       (VIDK_ERR(ENOSYS)). */
+    int intra4x4; /**< H.264 intra macroblocks (of intra frames, and those P frames' decision
+                       made intra): 1 = Intra_4x4 (I_NxN) as well as Intra_16x16, chosen per
+                       macroblock by SATD + lambda x bits; 0 = not (default). Not on cuda yet
+                       (VIDK_ERR(ENOSYS)); HEVC refuses 1. */
+    int intra8x8; /**< H.264 intra macroblocks: 1 = Intra_8x8 (I_NxN with the 8x8 transform)
+                       a candidate too; 0 = not (default). As intra4x4 on cuda and HEVC. */
+    uint8_t reserved[4]; /**< zero */
 } VidkEncParams;
 
 /** @brief Defaults: H.264, QP 30, R = 16, keyint 0, outputs = recon, the codec's deblocking

@@ -40,7 +40,7 @@ __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int 
 
 // H.264 inter frames: what the decision compares, each partition's vector refined to quarter
 // samples and its SATD there (enc_h264_part_dist, enc_h264_refine: the sum of its 4x4
-// blocks' enc_satd4 at each candidate). A half warp per macroblock, lane k the 4x4 block k
+// blocks' vidk_satd4 at each candidate). A half warp per macroblock, lane k the 4x4 block k
 // (raster), through the partition shapes in turn: each candidate's SATD of the lane's block;
 // the blocks of a partition are the lanes that differ from its first in the bits of
 // dist_lanes(shape) only, so xor shuffles over those bits sum them (every lane of the
@@ -102,7 +102,7 @@ __device__ inline uint32_t satd4_at(const EncFrame &f, int x, int y, VidkMv v) {
         for (int i = 0; i < 4; i++)
             d[4 * j + i] = (int)(c >> 8 * i & 255u) - (int)(p >> 8 * i & 255u);
     }
-    return enc_satd4(d);
+    return vidk_satd4(d);
 }
 
 // The reference's half-sample planes (EncFrame.qpl): a thread per position of row y.
@@ -432,7 +432,7 @@ __device__ inline unsigned lq_half_rec(unsigned mask, const EncFrame &f, int tx8
 // (quadrant pi's place) and, for the energy map, into rec; with `measure`, the quadrant's
 // enc_h264_tx_measure sums into *s4, *s8 (both lanes): the SATD of its blocks, the 8x8
 // Hadamard transform's rows on its rows, then its columns, as enc_h264_tx_measure computes
-// them (enc_satd4, enc_had8_1d; mask: the lanes measuring).
+// them (vidk_satd4, enc_had8_1d; mask: the lanes measuring).
 __device__ inline void luma_pred_half(unsigned mask, const EncFrame &f, int xq, int yq,
                                       const VidkMv *mq, int n4, int h, uint8_t *s_pred, int pi,
                                       bool measure, uint32_t *s4, uint32_t *s8) {
@@ -470,7 +470,7 @@ __device__ inline void luma_pred_half(unsigned mask, const EncFrame &f, int xq, 
 #pragma unroll
             for (int i = 0; i < 4; i++)
                 t[4 * j + i] = d[8 * j + 4 * b + i];
-        a += enc_satd4(t);
+        a += vidk_satd4(t);
     }
 #pragma unroll
     for (int r = 0; r < 4; r++)
@@ -482,7 +482,7 @@ __device__ inline void luma_pred_half(unsigned mask, const EncFrame &f, int xq, 
     uint32_t sum = 0;
 #pragma unroll
     for (int k = 0; k < 32; k++)
-        sum += (uint32_t)enc_abs(e[k]);
+        sum += (uint32_t)vidk_iabs(e[k]);
     *s4 = a + __shfl_xor_sync(mask, a, 1);
     *s8 = sum + __shfl_xor_sync(mask, sum, 1);
 }

@@ -220,8 +220,8 @@ __device__ int w_intra_pred(const EncFrame &f, int p, int x, int y, int n, int l
             unsigned sad = 0;
             for (int i = lane; i < n * n; i += 32) {
                 const int xx = i & (n - 1), yy = i >> log2n;
-                sad += (unsigned)enc_abs(src[yy * f.ss[p] + xx] -
-                                         enc_hevc_pred_at(l, n, log2n, m, luma, dc, xx, yy));
+                sad += (unsigned)vidk_iabs(src[yy * f.ss[p] + xx] -
+                                           enc_hevc_pred_at(l, n, log2n, m, luma, dc, xx, yy));
             }
             sad = wsum(sad);
             if (sad < bsad) bsad = sad, best = m;

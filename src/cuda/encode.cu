@@ -235,6 +235,11 @@ cleanup:
 extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VidkContext *ctx = e->ctx;
     int err = 0;
+    if (e->p.intra4x4 || e->p.intra8x8) { // the CPU backends' I_NxN has no device twin yet
+        vidk_log(ctx, VIDK_LOG_ERROR,
+                 "encode: Intra_4x4 / Intra_8x8 (intra4x4, intra8x8) are not on cuda yet");
+        return VIDK_ERR(ENOSYS);
+    }
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;

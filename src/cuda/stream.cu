@@ -135,8 +135,7 @@ __global__ void __launch_bounds__(32 * kMbWarps)
     const unsigned fl = S[w].fl[l], any = __ballot_sync(0xffffffffu, fl & 1),
                    ac = __ballot_sync(0xffffffffu, fl & 2);
     __syncwarp();
-    vidk_h264s_w_code(&c, i, l, &S[w], &L,
-                      vidk_h264s_cbp_m(any, ac, !!(c.mbi[i] & ENC_MBI_INTRA)));
+    vidk_h264s_w_code(&c, i, l, &S[w], &L, vidk_h264s_cbp_m(any, ac, VIDK_H264S_I16(c.mbi[i])));
     __syncwarp();
     // vidk_h264s_put_of by warp scans: the lane's offset, the total, the overflow
     const uint32_t len = S[w].len[l];
@@ -518,6 +517,7 @@ int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t 
     c.tcl = st->d_tc;
     c.tcc[0] = st->d_tc + (size_t)n * 16;
     c.tcc[1] = st->d_tc + (size_t)n * 20;
+    c.im4 = nullptr; // no I_NxN on the device yet (VidkEncParams.intra4x4 refused there)
     CUDA_CHECK(cudaMemcpyAsync(st->d_hdr_in, st->h_hdr, sizeof(VidkH264SliceHdr),
                                cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemsetAsync(st->d_res, 0, sizeof(uint64_t), s)); // the overflow flag

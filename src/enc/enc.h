@@ -43,6 +43,7 @@ struct VidkEncoder {
     struct VidkH264Stream *stream;
     uint16_t *st_mbi;               /* decision word per macroblock */
     VidkMv *st_mv4;                 /* W / 4 x H / 4 */
+    uint8_t *st_im4;                /* Intra4x4PredMode per 4x4 luma block, W / 4 x H / 4 */
     int16_t *st_lev[3];             /* level planes */
     struct VidkThreadPool *st_pool; /* the writer's threads where the context has none (cuda:
                                        the host codes while the GPU waits); NULL: ops.run */

@@ -116,14 +116,27 @@ typedef struct EncFrame {
      * so that the device code sees the fields before it where it did */
     unsigned (*satd_avg)(const uint8_t *src, ptrdiff_t ss, const uint8_t *a, const uint8_t *b,
                          ptrdiff_t rs, int w, int h);
+    /* H.264: 1 = Intra_4x4 is a candidate of every intra macroblock (mbi and im4 then set);
+     * its modes per 4x4 luma block, W / 4 per row (read where mbi says I_NxN) */
+    int i4x4;
+    uint8_t *im4;
+    int i8x8; /* H.264: 1 = Intra_8x8 a candidate too (its modes in im4, 4 each) */
 } EncFrame;
 
 /* H.264 decision word of a macroblock (EncFrame.mbi), what the stream writer codes:
- * intra: ENC_MBI_INTRA | Intra16x16PredMode | intra_chroma_pred_mode << 2;
+ * intra: ENC_MBI_INTRA | Intra16x16PredMode | intra_chroma_pred_mode << 2, or
+ *        ENC_MBI_INTRA | ENC_MBI_NXN (| ENC_MBI_TX8: Intra_8x8) | intra_chroma_pred_mode << 2;
  * inter: partition (0 16x16, 1 16x8, 2 8x16, 3 P_8x8) | sub_mb_type of quadrant q << (2 + 2q)
  *        | ENC_MBI_TX8 when the luma residual uses the 8x8 transform. */
 #define ENC_MBI_INTRA 0x8000u
 #define ENC_MBI_TX8   0x0400u
+/* intra: I_NxN (mb_type I_NxN) with Intra_4x4, or with ENC_MBI_TX8 Intra_8x8
+ * (transform_size_8x8_flag), its modes in EncFrame.im4 (one per 4x4 block); bits 0..1 then 0 */
+#define ENC_MBI_NXN 0x4000u
+
+/* Is decision word w an I_NxN macroblock? */
+#define ENC_MBI_IS_NXN(w)                                                                      \
+    (((w) & (ENC_MBI_INTRA | ENC_MBI_NXN)) == (ENC_MBI_INTRA | ENC_MBI_NXN))
 
 /* ------------------------------------------------------------------ small helpers */
 
@@ -137,9 +150,6 @@ ENC_FN int enc_h264_slice_start(int row, int rows, int n) {
 
 ENC_FN int enc_clip(int v, int lo, int hi) {
     return v < lo ? lo : v > hi ? hi : v;
-}
-ENC_FN int enc_abs(int v) {
-    return v < 0 ? -v : v;
 }
 ENC_FN uint8_t enc_pix(int v) {
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
@@ -630,6 +640,168 @@ ENC_FN int enc_h264_predc(const EncNb *nb, int m, uint8_t *dst) {
     return 1;
 }
 
+/* ------------------------------------------------------------------ H.264 Intra_4x4 */
+
+/* The neighbours of an N x N luma block (N = 4: 8.3.1.2; N = 8: 8.3.2.2, after its
+ * reference filter) in one row: e[N - 1 - y] = p[-1, y] for y = -1..N-1 (e[N] = p[-1, -1])
+ * and e[N + 1 + x] = p[x, -1] for x = 0..2N-1, where p[N..2N-1, -1] repeat p[N - 1, -1] when
+ * the block above and to the right is not available; a, b: the left and upper samples are
+ * available (the upper-left then is too: slices are whole macroblock rows). */
+typedef struct EncNbN {
+    uint8_t e[25];
+    uint8_t n, a, b;
+} EncNbN;
+
+/* Is the block above and to the right of N x N block (bx, by) (N units) of macroblock mbx
+ * available (6.4.11.4, 6.4.11.2)? For the top row from the macroblocks above and above-right
+ * (top: the row above is in the slice), inside the macroblock where it comes earlier in the
+ * blocks' order: for 4x4 blocks not the right column below the top row nor (1, 1), (1, 3);
+ * for 8x8 blocks block 2 only. */
+ENC_FN int enc_h264_tr_avail(const EncFrame *f, int mbx, int top, int N, int bx, int by) {
+    const int last = 16 / N - 1;
+    if (by == 0) return bx < last ? top : top && mbx + 1 < f->uw;
+    return bx != last && (bx != 1 || !(by & 1)); /* (for 8x8 blocks bx is 0 here) */
+}
+
+/* The neighbours of N x N block (bx, by) (N units) of macroblock (mbx, mby), read from the
+ * reconstruction (the blocks before it in decoding order already in it); for N = 8 through
+ * the reference sample filter (8.3.2.2.1; with whole-row slices p[-1, -1] exists exactly
+ * when both sides do). */
+ENC_FN void enc_h264_nbn(const EncFrame *f, int mbx, int mby, int N, int bx, int by,
+                         EncNbN *n) {
+    const int s = f->cs[0], x = 16 * mbx + N * bx, y = 16 * mby + N * by;
+    const uint8_t *r = f->rec[0] + (ptrdiff_t)y * s + x;
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
+    const int a = bx > 0 || mbx > 0, b = by > 0 || top;
+    const int c = enc_h264_tr_avail(f, mbx, top, N, bx, by);
+    uint8_t *e = n->e;
+    for (int i = 0; i < N; i++) {
+        e[N - 1 - i] = a ? ENC_LDREC(r + (ptrdiff_t)i * s - 1) : 0;
+        e[N + 1 + i] = b ? ENC_LDREC(r - s + i) : 0;
+    }
+    for (int i = N; i < 2 * N; i++)
+        e[N + 1 + i] = c ? ENC_LDREC(r - s + i) : e[2 * N];
+    e[N] = a && b ? ENC_LDREC(r - s - 1) : 0;
+    n->n = (uint8_t)N, n->a = (uint8_t)a, n->b = (uint8_t)b;
+    if (N == 8) { /* the filter: [1 2 1] along the row, the ends weighted 3:1 where it stops */
+        uint8_t t[25];
+        for (int i = 0; i < 25; i++)
+            t[i] = e[i];
+        if (b) {
+            e[9] =
+                (uint8_t)(a ? (t[8] + 2 * t[9] + t[10] + 2) >> 2 : (3 * t[9] + t[10] + 2) >> 2);
+            for (int i = 10; i < 24; i++)
+                e[i] = (uint8_t)((t[i - 1] + 2 * t[i] + t[i + 1] + 2) >> 2);
+            e[24] = (uint8_t)((t[23] + 3 * t[24] + 2) >> 2);
+        }
+        if (a && b) e[8] = (uint8_t)((t[9] + 2 * t[8] + t[7] + 2) >> 2);
+        if (a) {
+            e[7] =
+                (uint8_t)(b ? (t[8] + 2 * t[7] + t[6] + 2) >> 2 : (3 * t[7] + t[6] + 2) >> 2);
+            for (int i = 1; i < 7; i++)
+                e[i] = (uint8_t)((t[i + 1] + 2 * t[i] + t[i - 1] + 2) >> 2);
+            e[0] = (uint8_t)((t[1] + 3 * t[0] + 2) >> 2);
+        }
+    }
+}
+
+/* Can Intra4x4PredMode / Intra8x8PredMode m (0 V, 1 H, 2 DC, 3 diagonal down left,
+ * 4 diagonal down right, 5 vertical right, 6 horizontal down, 7 vertical left, 8 horizontal
+ * up) be used? */
+ENC_FN int enc_h264_inxn_ok(const EncNbN *n, int m) {
+    return m == 2                       ? 1
+           : m == 1 || m == 8           ? n->a
+           : m == 0 || m == 3 || m == 7 ? n->b
+                                        : n->a && n->b;
+}
+
+/* Sample (x, y) of the N x N prediction of mode m (8.3.1.2.1 .. 9, 8.3.2.2.2 .. 10), written
+ * on the row e: p[i, -1] = e[N + 1 + i], p[-1, j] = e[N - 1 - j]. Each directional mode is a
+ * 2- or 3-tap filter (enc_f2, enc_f3) along its direction from position k of the row. */
+ENC_FN int enc_f2(const uint8_t *e, int k) {
+    return (e[k] + e[k + 1] + 1) >> 1;
+}
+ENC_FN int enc_f3(const uint8_t *e, int k) {
+    return (e[k] + 2 * e[k + 1] + e[k + 2] + 2) >> 2;
+}
+ENC_FN uint8_t enc_h264_inxn_at(const EncNbN *n, int m, int x, int y) {
+    const uint8_t *e = n->e;
+    const int N = n->n;
+    switch (m) {
+    case 0:
+        return e[N + 1 + x];
+    case 1:
+        return e[N - 1 - y];
+    case 2: {
+        int st = 0, sl = 0;
+        for (int i = 0; i < N; i++)
+            st += e[N + 1 + i], sl += e[N - 1 - i];
+        const int l = N == 8 ? 3 : 2; /* log2 N */
+        return (uint8_t)(n->a && n->b ? (st + sl + N) >> (l + 1)
+                         : n->a       ? (sl + N / 2) >> l
+                         : n->b       ? (st + N / 2) >> l
+                                      : 128);
+    }
+    case 3: /* down left: along x + y on the upper row, the last sample weighs p[2N-1, -1] 3x */
+        return (uint8_t)(x + y == 2 * N - 2 ? (e[3 * N - 1] + 3 * e[3 * N] + 2) >> 2
+                                            : enc_f3(e, N + 1 + x + y));
+    case 4: /* down right: along x - y through the corner */
+        return (uint8_t)enc_f3(e, N - 1 + x - y);
+    case 5: { /* vertical right: zVR = 2x - y */
+        const int z = 2 * x - y, k = N + x - (y >> 1);
+        return (uint8_t)(z >= 0 && !(z & 1) ? enc_f2(e, k)
+                         : z > 0            ? enc_f3(e, k - 1)
+                         : z == -1          ? enc_f3(e, N - 1)
+                                            : enc_f3(e, N - y + 2 * x));
+    }
+    case 6: { /* horizontal down: zHD = 2y - x, on the left column read upwards */
+        const int z = 2 * y - x, k = N - 1 - y + (x >> 1);
+        return (uint8_t)(z >= 0 && !(z & 1) ? enc_f2(e, k)
+                         : z > 0            ? enc_f3(e, k)
+                         : z == -1          ? enc_f3(e, N - 1)
+                                            : enc_f3(e, N - 2 + x - 2 * y));
+    }
+    case 7: /* vertical left */
+        return (uint8_t)(y & 1 ? enc_f3(e, N + 1 + x + (y >> 1))
+                               : enc_f2(e, N + 1 + x + (y >> 1)));
+    default: { /* horizontal up: zHU = x + 2y, on the left column read downwards */
+        const int z = x + 2 * y, j = y + (x >> 1);
+        return (uint8_t)(z > 2 * N - 3    ? e[0]
+                         : z == 2 * N - 3 ? (e[1] + 3 * e[0] + 2) >> 2
+                         : z & 1          ? enc_f3(e, N - 3 - j)
+                                          : enc_f2(e, N - 2 - j));
+    }
+    }
+}
+
+/* The whole N x N prediction of mode m into dst (stride N). */
+ENC_FN void enc_h264_predn(const EncNbN *n, int m, uint8_t *dst) {
+    const int N = n->n;
+    for (int y = 0; y < N; y++)
+        for (int x = 0; x < N; x++)
+            dst[N * y + x] = enc_h264_inxn_at(n, m, x, y);
+}
+
+/* predIntra4x4PredMode (8.3.1.1) of the 4x4 luma block at (x4, y4) (4x4 units of the
+ * picture), and predIntra8x8PredMode (8.3.2.1) of the 8x8 block whose first 4x4 block that is
+ * (an Intra_8x8 block's mode fills its four entries of im4, so this reads 8.3.2.1's blocks
+ * n = 1 (A) and n = 2 (B) of an Intra_4x4 neighbour too): Min of the left and upper blocks'
+ * modes, where a block of a macroblock that is not I_NxN counts 2, and 2 when either is not
+ * available (top: the macroblock row above is in the same slice). mbi: the decision words
+ * (mbw per row), im4: the modes (4 mbw per row). */
+VIDK_CORE int vidk_h264_inxn_pred_mode(const uint16_t *mbi, const uint8_t *im4, int mbw, int x4,
+                                       int y4, int top) {
+    const int s = 4 * mbw;
+    if (x4 == 0 || ((y4 & 3) == 0 && !top)) return 2;
+    const int ma = (x4 & 3) || ENC_MBI_IS_NXN(mbi[(y4 >> 2) * mbw + (x4 >> 2) - 1])
+                       ? im4[y4 * s + x4 - 1]
+                       : 2;
+    const int mb = (y4 & 3) || ENC_MBI_IS_NXN(mbi[((y4 >> 2) - 1) * mbw + (x4 >> 2)])
+                       ? im4[(y4 - 1) * s + x4]
+                       : 2;
+    return ma < mb ? ma : mb;
+}
+
 /* ------------------------------------------------------------------ H.264 decision */
 
 /* Mode bits: ue(mb_type) of P_L0_16x16, P_L0_L0_16x8, P_L0_L0_8x16, P_8x8; ue(sub_mb_type)
@@ -681,11 +853,6 @@ ENC_FN EncPart enc_h264_part(int mbx, int mby, int p) {
     return r;
 }
 
-/* (Σ |4x4 Hadamard coefficients of d| + 1) >> 1: the SATD of one 4x4 difference block. */
-ENC_FN uint32_t enc_satd4(const int *d) {
-    return vidk_satd4(d);
-}
-
 /* The 8-point Hadamard transform of d[0], d[st], .., d[7 st] in place (unnormalised): three
  * butterfly stages. */
 ENC_FN void enc_had8_1d(int *d, int st) {
@@ -698,7 +865,7 @@ ENC_FN void enc_had8_1d(int *d, int st) {
 }
 
 /* The transform-size measures of one 8x8 quadrant of an inter macroblock's luma residual
- * (src against the prediction pr, strides ss / ps): *s4 = the sum of its four enc_satd4,
+ * (src against the prediction pr, strides ss / ps): *s4 = the sum of its four vidk_satd4,
  * *s8 = the sum of the magnitudes of its 8x8 Hadamard transform (unscaled). */
 ENC_FN void enc_h264_tx_measure(const uint8_t *src, int ss, const uint8_t *pr, int ps,
                                 uint32_t *s4, uint32_t *s8) {
@@ -712,7 +879,7 @@ ENC_FN void enc_h264_tx_measure(const uint8_t *src, int ss, const uint8_t *pr, i
         for (int j = 0; j < 4; j++)
             for (int i = 0; i < 4; i++)
                 t[4 * j + i] = d[8 * (4 * (b >> 1) + j) + 4 * (b & 1) + i];
-        a += enc_satd4(t);
+        a += vidk_satd4(t);
     }
     *s4 = a;
     for (int l = 0; l < 8; l++) /* rows, then columns */
@@ -721,7 +888,7 @@ ENC_FN void enc_h264_tx_measure(const uint8_t *src, int ss, const uint8_t *pr, i
         enc_had8_1d(d + l, 8);
     uint32_t e = 0;
     for (int k = 0; k < 64; k++)
-        e += (uint32_t)enc_abs(d[k]);
+        e += (uint32_t)vidk_iabs(d[k]);
     *s8 = e;
 }
 
@@ -734,7 +901,7 @@ ENC_FN int enc_h264_tx8_wins(uint32_t s4, uint32_t s8) {
 }
 
 /* SATD of a w x h luma block at (x, y) against the reference moved by v (quarter samples,
- * enc_luma_q): enc_satd4 per 4x4 block, w <= 16. A strip of four rows at a time: its
+ * enc_luma_q): vidk_satd4 per 4x4 block, w <= 16. A strip of four rows at a time: its
  * differences are gathered first (on the GPU: the strip's loads in flight together), then
  * its blocks' transforms. */
 ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, VidkMv v) {
@@ -755,7 +922,7 @@ ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, 
                 for (int i = 0; i < 4; i++)
                     d[4 * j + i] = f->src[0][(ptrdiff_t)(y + by + j) * f->ss[0] + x + bx + i] -
                                    pr[(by + j) * 16 + bx + i];
-            s += enc_satd4(d);
+            s += vidk_satd4(d);
         }
 #else
     EncQRows qr;
@@ -773,7 +940,7 @@ ENC_FN uint32_t enc_h264_satd_at(const EncFrame *f, int x, int y, int w, int h, 
         }
         ENC_UNROLL
         for (int b = 0; b < w / 4; b++)
-            s += enc_satd4(d[b]);
+            s += vidk_satd4(d[b]);
     }
 #endif
     return s;
@@ -793,7 +960,7 @@ ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
         }
         ENC_UNROLL
         for (int b = 0; b < 4; b++)
-            s += enc_satd4(d[b]);
+            s += vidk_satd4(d[b]);
     }
     return s;
 }
@@ -804,6 +971,12 @@ ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
  * no decimation. Measured (docs/PERFORMANCE.md): 0 made akiyo's BD-rate +28%, 32 +3.7%, 48
  * gave the best mean of the real clips. */
 #define ENC_H264_INTRA_P_BIAS 48u
+
+/* The bias (bits) of an I_NxN candidate (Intra_4x4, Intra_8x8) against Intra_16x16: what its
+ * cost leaves out (mb_type and coded_block_pattern apart, the blocks' levels with their DC
+ * against one DC block). Measured (BD-rate PSNR-Y against x264 veryfast, the four small
+ * clips, CAVLC, threads): 0 +18.22%, 12 +18.21%, 24 +18.29%, 48 +18.49%: flat; 24 kept. */
+#define ENC_H264_NXN_BIAS 24u
 
 /* The H.264 decision's rate term (docs/ENCODE.md §4): 1.5 lambda x bits, (3 lambda bits) >> 1
  * (SATD distortions weigh more than the SAD lambda assumes; measured, session 27: 1 lambda
@@ -1195,7 +1368,7 @@ ENC_FN int enc_h264_dbk_nz(const EncFrame *f, int bx, int by) {
 ENC_FN int enc_h264_dbk_bs_at(const EncFrame *f, int mbx, int mby, int i) {
     const int d = i >> 4, e = (i >> 2) & 3, k = i & 3, n4 = f->W / 4;
     const unsigned w = f->mbi[mby * f->uw + mbx];
-    const int tx8 = !(w & ENC_MBI_INTRA) && (w & ENC_MBI_TX8);
+    const int tx8 = (!(w & ENC_MBI_INTRA) || (w & ENC_MBI_NXN)) && (w & ENC_MBI_TX8);
     /* q: the block right of / below the edge, p: across it */
     const int qx = 4 * mbx + (d ? k : e), qy = 4 * mby + (d ? e : k);
     const int px = d ? qx : qx - 1, py = d ? qy - 1 : qy;

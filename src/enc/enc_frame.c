@@ -114,7 +114,8 @@ int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic) {
 
 int vidk_enc_stream_open(VidkEncoder *e) {
     const int stream = !!(e->p.outputs & VIDK_ENC_OUT_STREAM);
-    if (!stream && !e->p.deblock) return 0; /* the deblocking filter reads the same maps */
+    /* the deblocking filter reads the same maps, Intra_4x4's decision its neighbours' modes */
+    if (!stream && !e->p.deblock && !e->p.intra4x4 && !e->p.intra8x8) return 0;
     const size_t n = (size_t)e->W * e->H;
     if (stream)
         e->stream =
@@ -124,11 +125,12 @@ int vidk_enc_stream_open(VidkEncoder *e) {
         return VIDK_ERR(ENOMEM);
     e->st_mbi = calloc((size_t)e->uw * e->uh, sizeof(*e->st_mbi));
     e->st_mv4 = calloc(n / 16, sizeof(*e->st_mv4));
+    e->st_im4 = calloc(n / 16, 1);
     e->st_lev[0] = calloc(n, sizeof(int16_t));
     e->st_lev[1] = calloc(n / 4, sizeof(int16_t));
     e->st_lev[2] = calloc(n / 4, sizeof(int16_t));
-    if ((stream && !e->stream) || !e->st_mbi || !e->st_mv4 || !e->st_lev[0] || !e->st_lev[1] ||
-        !e->st_lev[2])
+    if ((stream && !e->stream) || !e->st_mbi || !e->st_mv4 || !e->st_im4 || !e->st_lev[0] ||
+        !e->st_lev[1] || !e->st_lev[2])
         return VIDK_ERR(ENOMEM);
     return 0;
 }
@@ -139,9 +141,10 @@ void vidk_enc_stream_close(VidkEncoder *e) {
     vidk_pool_destroy(&e->st_pool);
     free(e->st_mbi);
     free(e->st_mv4);
+    free(e->st_im4);
     for (int p = 0; p < 3; p++)
         free(e->st_lev[p]);
-    e->st_mbi = NULL, e->st_mv4 = NULL;
+    e->st_mbi = NULL, e->st_mv4 = NULL, e->st_im4 = NULL;
     e->st_lev[0] = e->st_lev[1] = e->st_lev[2] = NULL;
 }
 
@@ -151,7 +154,8 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
     info->stream_size = 0;
     if (!e->stream) return 0;
     const double t0 = vidk_enc_now_ms();
-    const VidkH264StreamFrame sf = {index, intra, e->st_mbi, mv4, {lev[0], lev[1], lev[2]}};
+    const VidkH264StreamFrame sf = {index,    intra, e->st_mbi, mv4, {lev[0], lev[1], lev[2]},
+                                    e->st_im4};
     const int err = vidk_h264_stream_frame(e->stream, e->ctx, e->st_pool, &sf, &info->stream,
                                            &info->stream_size);
     info->stage_ms[VIDK_ENC_STAGE_STREAM] = vidk_enc_now_ms() - t0;

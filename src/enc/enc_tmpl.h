@@ -273,16 +273,83 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
-/* Intra macroblock (I frame, or a P-frame macroblock the decision made intra): Intra_16x16
- * + chroma intra from reconstructed neighbours. */
-ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
-    EncUnitStat *st = &f->stat[mby * f->uw + mbx];
-    *st = enc_stat_zero();
-    const int x0 = mbx * 16, y0 = mby * 16, qp = f->qp, ss = f->ss[0], cs = f->cs[0];
+/* The Intra_4x4 (N = 4) or Intra_8x8 (N = 8) candidate of an intra macroblock
+ * (docs/ENCODE.md §7), coded into rec: each N x N block in decoding order (luma4x4BlkIdx /
+ * luma8x8BlkIdx) predicted from the reconstruction of the blocks before it, its mode the
+ * lowest SATD (of its 4x4 blocks) + lambda x (1 bit when it is the predicted mode, else 4;
+ * the first on ties), then transformed, quantised with the intra rounding and reconstructed.
+ * Returns the summed costs; lev: the blocks' levels (N * N each, raster inside the block, in
+ * decoding order), the modes into f->im4 (an 8x8 block's into its four entries), *bits /
+ * *nnz / *mbits / *energy the level bits, non-zero levels, mode bits and the prediction's
+ * SSD. */
+ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                                     int N, int16_t *lev, unsigned *bits, int *nnz,
+                                     unsigned *mbits, uint32_t *energy) {
+    (void)ops;
+    const int ss = f->ss[0], cs = f->cs[0], s4 = f->W / 4, len = N * N;
+    const int qbits = (N == 8 ? 16 : 15) + f->qp / 6, nblk = (16 / N) * (16 / N);
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
+    const int32_t dz = vidk_h264_deadzone(qbits, 1);
+    uint32_t cost = 0;
+    for (int k = 0; k < nblk; k++) {
+        const int bx = N == 8 ? k & 1 : (k & 1) | ((k >> 1) & 2);
+        const int by = N == 8 ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
+        const int x4 = 4 * mbx + bx * N / 4, y4 = 4 * mby + by * N / 4;
+        const uint8_t *src = f->src[0] + (ptrdiff_t)(4 * y4) * ss + 4 * x4;
+        uint8_t *rec = f->rec[0] + (ptrdiff_t)(4 * y4) * cs + 4 * x4;
+        EncNbN nb;
+        enc_h264_nbn(f, mbx, mby, N, bx, by, &nb);
+        const int pm = vidk_h264_inxn_pred_mode(f->mbi, f->im4, f->uw, x4, y4, top);
+        uint32_t bc = 0xffffffffu;
+        int bm = 2;
+        uint8_t pr[64], bp[64] = {0}; /* (DC is always a candidate) */
+        for (int m = 0; m < 9; m++) {
+            if (!enc_h264_inxn_ok(&nb, m)) continue;
+            enc_h264_predn(&nb, m, pr);
+            uint32_t c = enc_h264_lbits(f, m == pm ? 1u : 4u);
+            for (int b4 = 0; b4 < len / 16; b4++) {
+                const int ox = 4 * (b4 & 1), oy = 4 * (b4 >> 1);
+                int d[16];
+                for (int i = 0; i < 16; i++)
+                    d[i] = src[(oy + (i >> 2)) * ss + ox + (i & 3)] -
+                           pr[(oy + (i >> 2)) * N + ox + (i & 3)];
+                c += vidk_satd4(d);
+            }
+            if (c < bc) {
+                bc = c, bm = m;
+                for (int i = 0; i < len; i++)
+                    bp[i] = pr[i];
+            }
+        }
+        cost += bc;
+        *mbits += bm == pm ? 1u : 4u;
+        for (int j = 0; j < N / 4; j++)
+            for (int i = 0; i < N / 4; i++)
+                f->im4[(ptrdiff_t)(y4 + j) * s4 + x4 + i] = (uint8_t)bm;
+        for (int i = 0; i < len; i++)
+            rec[(i / N) * cs + (i % N)] = bp[i];
+        *energy += enc_ssd(src, ss, bp, N, N, N);
+        ENC_ALIGN(64) int32_t w[64];
+        int16_t *l = lev + len * k;
+        EO_H264_SUB_FDCT(N, w, src, ss, rec, cs);
+        (void)EO_H264_QUANT(N, l, w, N == 8 ? f->mf8y : f->mf4y, qbits, dz);
+        int nz;
+        *bits += enc_block_bits(l, len, &nz);
+        *nnz += nz;
+        if (nz)
+            EO_H264_DEQ_IDCT_ADD(N, rec, cs, l, N == 8 ? f->ls8y : f->ls4y, f->qp,
+                                 (const int32_t *)0);
+    }
+    return cost;
+}
+
+/* Intra_16x16's mode (8.3.3) of macroblock (mbx, mby): the lowest SAD against the source,
+ * modes 0..3 where their neighbours exist, the first on ties; its prediction into best. */
+ENC_FN int ENC_T(h264_i16_choose)(const EncFrame *f, int mbx, int mby, uint8_t *best) {
+    const int x0 = mbx * 16, y0 = mby * 16, ss = f->ss[0];
     const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
-    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
     EncNb nb;
-    uint8_t pr[256], best[256];
+    uint8_t pr[256];
     uint32_t bsad = 0xffffffffu;
     int bm = 2;
     enc_h264_nb(f, 0, x0, y0, 16, &nb);
@@ -295,10 +362,85 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                 best[k] = pr[k];
         }
     }
-    for (int y = 0; y < 16; y++)
-        for (int x = 0; x < 16; x++)
-            rec[y * cs + x] = best[y * 16 + x];
-    if (f->energy) f->energy[mby * f->mb_w + mbx] = enc_ssd(src, ss, best, 16, 16, 16);
+    return bm;
+}
+
+/* Intra_4x4 and Intra_8x8 (f->i4x4, f->i8x8) against Intra_16x16 of mode bm predicting best:
+ * SATD + lambda x (the mode bits, + ENC_H264_NXN_BIAS for I_NxN); each I_NxN candidate coded
+ * into rec in turn, the cheaper one kept (rec, modes). Returns 0 (Intra_16x16: rec then holds
+ * garbage the caller's coding overwrites) or N, the I_NxN's levels then stored, its level
+ * bits, non-zero count and energy in st / f->energy, its mode bits in *mbits. */
+ENC_FN int ENC_T(h264_nxn_decide)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
+                                  const uint8_t *best, int bm, EncUnitStat *st,
+                                  unsigned *mbits) {
+    const int x0 = mbx * 16, y0 = mby * 16, ss = f->ss[0], cs = f->cs[0];
+    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
+    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
+    int nxn = 0;
+    ENC_ALIGN(64) int16_t lv[2][256];
+    uint8_t keep[256] = {0}, km[16] = {0};
+    unsigned bl[2] = {0, 0}, mb[2] = {0, 0};
+    int nz[2] = {0, 0};
+    uint32_t en[2] = {0, 0};
+    uint32_t best_c =
+        enc_satd16(src, ss, best) + enc_h264_lbits(f, vidk_ue_bits(1u + (unsigned)bm));
+    uint8_t *im = f->im4 + (ptrdiff_t)(4 * mby) * (f->W / 4) + 4 * mbx;
+    for (int t = 0; t < 2; t++) {
+        const int N = t ? 8 : 4;
+        if (!(t ? f->i8x8 : f->i4x4)) continue;
+        const uint32_t c =
+            ENC_T(h264_inxn_try)(ops, f, mbx, mby, N, lv[t], &bl[t], &nz[t], &mb[t], &en[t]) +
+            enc_h264_lbits(f, ENC_H264_NXN_BIAS);
+        if (c < best_c) {
+            best_c = c, nxn = N;
+            for (int i = 0; i < 256; i++) /* kept in case the next candidate loses */
+                keep[i] = rec[(i >> 4) * cs + (i & 15)];
+            for (int i = 0; i < 16; i++)
+                km[i] = im[(i >> 2) * (f->W / 4) + (i & 3)];
+        } else if (nxn) { /* the earlier candidate back */
+            for (int i = 0; i < 256; i++)
+                rec[(i >> 4) * cs + (i & 15)] = keep[i];
+            for (int i = 0; i < 16; i++)
+                im[(i >> 2) * (f->W / 4) + (i & 3)] = km[i];
+        }
+    }
+    if (nxn) {
+        const int t = nxn == 8, len = nxn * nxn;
+        *mbits = mb[t];
+        st->bits_level += bl[t];
+        st->nnz[0] += (uint32_t)nz[t];
+        if (f->energy) f->energy[mby * f->mb_w + mbx] = en[t];
+        for (int k = 0; k < 256 / len; k++) {
+            const int bx = t ? k & 1 : (k & 1) | ((k >> 1) & 2);
+            const int by = t ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
+            enc_store_levels(f, 0, x0 + nxn * bx, y0 + nxn * by, lv[t] + len * k, nxn);
+        }
+    }
+    return nxn;
+}
+
+/* Intra macroblock (I frame, or a P-frame macroblock the decision made intra): Intra_16x16,
+ * or with f->i4x4 / f->i8x8 Intra_4x4 / Intra_8x8 where its cost is lower (in a P frame its
+ * top-right neighbour is coded before it then: src/enc/encode.c code_intra_in_p), + chroma
+ * intra from reconstructed neighbours. */
+ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
+    EncUnitStat *st = &f->stat[mby * f->uw + mbx];
+    *st = enc_stat_zero();
+    const int x0 = mbx * 16, y0 = mby * 16, qp = f->qp, ss = f->ss[0], cs = f->cs[0];
+    const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
+    uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
+    uint8_t best[256];
+    const int bm = ENC_T(h264_i16_choose)(f, mbx, mby, best);
+    unsigned mbits4 = 0; /* I_NxN: its mode bits */
+    const int nxn = f->i4x4 || f->i8x8
+                        ? ENC_T(h264_nxn_decide)(ops, f, mbx, mby, best, bm, st, &mbits4)
+                        : 0;
+    if (!nxn) {
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++)
+                rec[y * cs + x] = best[y * 16 + x];
+        if (f->energy) f->energy[mby * f->mb_w + mbx] = enc_ssd(src, ss, best, 16, 16, 16);
+    }
     if (f->mv4)
         for (int j = 0; j < 4; j++)
             for (int i = 0; i < 4; i++) {
@@ -307,7 +449,7 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
             }
 
     /* Luma: 16 4x4 AC blocks + the 4x4 DC transform. */
-    {
+    if (!nxn) {
         const int qbits = 15 + qp / 6, qbdc = 17 + qp / 6;
         const int32_t dz = vidk_h264_deadzone(qbits, 1), dzdc = vidk_h264_deadzone(qbdc, 1);
         ENC_ALIGN(64) int32_t mf_ac[16];
@@ -372,8 +514,13 @@ ENC_FN void ENC_T(h264_i_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
                 for (int x = 0; x < 8; x++)
                     r[y * f->cs[p] + x] = cb[p - 1][y * 8 + x];
         }
-        st->bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits((unsigned)cm);
-        if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(ENC_MBI_INTRA | bm | cm << 2);
+        /* I_NxN: mb_type, transform_size_8x8_flag, the modes; Intra_16x16: mb_type */
+        st->bits_mode =
+            (nxn ? 2 + mbits4 : 1 + vidk_ue_bits((unsigned)bm)) + vidk_ue_bits((unsigned)cm);
+        const unsigned kind = nxn == 8   ? ENC_MBI_NXN | ENC_MBI_TX8
+                              : nxn == 4 ? ENC_MBI_NXN
+                                         : (unsigned)bm;
+        if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(ENC_MBI_INTRA | kind | cm << 2);
     }
     st->parts[VIDK_ENC_PART_INTRA]++;
     ENC_T(h264_chroma)(ops, f, mbx, mby, 1, st);

@@ -192,6 +192,14 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: CABAC exists for H.264 only");
         return VIDK_ERR(ENOSYS);
     }
+    if ((p->intra4x4 != 0 && p->intra4x4 != 1) || (p->intra8x8 != 0 && p->intra8x8 != 1)) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: intra4x4 and intra8x8 are 0 or 1");
+        return VIDK_ERR(EINVAL);
+    }
+    if ((p->intra4x4 || p->intra8x8) && p->codec != VIDK_CODEC_H264) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: Intra_4x4 and Intra_8x8 exist for H.264 only");
+        return VIDK_ERR(ENOSYS);
+    }
     if (p->deblock == 1 && p->codec != VIDK_CODEC_H264) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: the deblocking filter exists for H.264 only");
         return VIDK_ERR(ENOSYS);
@@ -335,9 +343,9 @@ static void decide_job(void *arg, int row, int thread) {
 }
 
 /* H.264 P frames: the macroblocks the decision made intra, after the inter ones, each once
- * its intra neighbours (left, top-left, top: what Intra_16x16 and chroma prediction read)
- * are coded: in levels (0: no intra neighbour; else one more than the highest of theirs),
- * each level on ops.run. */
+ * its intra neighbours (left, top-left, top: what Intra_16x16 and chroma prediction read;
+ * with Intra_4x4 / Intra_8x8 the top-right one too) are coded: in levels (0: no intra
+ * neighbour; else one more than the highest of theirs), each level on ops.run. */
 typedef struct IntraJob {
     const CodeJob *j;
     const int *list; /* macroblock indices of the level */
@@ -362,6 +370,8 @@ static void code_intra_in_p(VidkEncoder *e, const CodeJob *j) {
         if (x > 0 && lv[u - 1] >= 0) l = vidk_imax(l, lv[u - 1] + 1);
         if (y > 0 && lv[u - e->uw] >= 0) l = vidk_imax(l, lv[u - e->uw] + 1);
         if (x > 0 && y > 0 && lv[u - e->uw - 1] >= 0) l = vidk_imax(l, lv[u - e->uw - 1] + 1);
+        if ((f->i4x4 || f->i8x8) && x + 1 < e->uw && y > 0 && lv[u - e->uw + 1] >= 0)
+            l = vidk_imax(l, lv[u - e->uw + 1] + 1);
         lv[u] = l;
         top = vidk_imax(top, l);
         count++;
@@ -486,6 +496,9 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     }
     f.mv4 = maps && maps->mv ? maps->mv : e->st_mv4;
     f.mbi = e->st_mbi;
+    f.im4 = e->st_im4;
+    f.i4x4 = e->p.intra4x4 && f.codec == VIDK_CODEC_H264;
+    f.i8x8 = e->p.intra8x8 && f.codec == VIDK_CODEC_H264;
     f.energy = maps ? maps->energy : NULL;
     f.stat = e->stat;
     CodeJob j = {.f = &f,

@@ -262,7 +262,8 @@ static VidkH264sCtx mb_ctx(VidkH264Stream *s, const VidkH264StreamFrame *f, int 
                             f->mv4,
                             {f->lev[0], f->lev[1], f->lev[2]},
                             s->tcl,
-                            {s->tcc[0], s->tcc[1]}};
+                            {s->tcc[0], s->tcc[1]},
+                            f->im4};
     return c;
 }
 

@@ -27,6 +27,7 @@ typedef struct VidkH264StreamFrame {
     const uint16_t *mbi;   /* decision word per macroblock (enc_core.h ENC_MBI_*), raster */
     const VidkMv *mv4;     /* vector per 4x4 luma block, W / 4 per row */
     const int16_t *lev[3]; /* level planes, strides W and W / 2 */
+    const uint8_t *im4;    /* Intra4x4PredMode per 4x4 luma block (I_NxN), W / 4 per row */
 } VidkH264StreamFrame;
 
 /* Create a writer for w x h pictures coded as W x H (multiples of 16) at QP qp; slices >= 1

@@ -1,10 +1,10 @@
 /* The H.264 macroblock layer with CABAC (7.3.4, 7.3.5 with entropy_coding_mode_flag 1; the
  * binarisations of 9.3.2 and the context selection of 9.3.3.1) for the syntax the coding loop
  * produces: P_Skip, the four P partitionings with their sub-macroblock types, Intra_16x16 in
- * I and P slices, the 4x4 and 8x8 transforms, mb_qp_delta 0, one reference. A slice is coded
- * macroblock by macroblock in order (each bin's context depends on what came before); the
- * engine is src/h264_cabac_core.h. Written once for the host writer (src/enc/h264_stream.c)
- * and, later, the device. docs/STREAM.md describes the stream. */
+ * I and P slices, I_NxN with Intra_4x4, the 4x4 and 8x8 transforms, mb_qp_delta 0, one
+ * reference. A slice is coded macroblock by macroblock in order (each bin's context depends on
+ * what came before); the engine is src/h264_cabac_core.h. Written once for the host writer
+ * (src/enc/h264_stream.c) and, later, the device. docs/STREAM.md describes the stream. */
 #ifndef VIDK_H264_STREAM_CABAC_H
 #define VIDK_H264_STREAM_CABAC_H
 
@@ -36,7 +36,7 @@ VIDK_CORE_TABLE(uint8_t, vidk_h264_cabac_last8, [63], VIDK_H264_CABAC_LAST8)
 
 /* What a macroblock's neighbours read of it (written when it is coded). */
 typedef struct VidkCabacMb {
-    uint8_t skip, intra, tx8, cbp, cpred;
+    uint8_t skip, intra, nxn, tx8, cbp, cpred;
     uint8_t cbf_dc;     /* coded_block_flag: bit 0 the Intra16x16DCLevel, 1 + p chroma DC */
     uint8_t cbf_cac[2]; /* of the chroma AC blocks of Cb / Cr: bit 2 y + x */
     uint16_t cbf4;      /* of the luma 4x4 blocks (8x8 blocks: their four): bit 4 y + x */
@@ -126,6 +126,29 @@ VIDK_CORE int vidk_cabac_cbf_nb(const VidkCabacMb *n, int cur_intra, int flag) {
     return n ? flag : cur_intra;
 }
 
+/* coded_block_pattern (9.3.2.6, 9.3.3.1.1.4): the luma prefix (ctxIdx 73..76), the chroma
+ * suffix (77..84), from the left and upper macroblocks A, B (NULL: not available). */
+VIDK_CORE void vidk_cabac_cbp(VidkCabacBins *o, const VidkCabacMb *A, const VidkCabacMb *B,
+                              int cbp) {
+    const int ch = cbp >> 4;
+    for (int b8 = 0; b8 < 4; b8++) {
+        const int x8 = b8 & 1, y8 = b8 >> 1;
+        const int ca =
+            x8 ? !((cbp >> (b8 - 1)) & 1) : A && (A->skip || !((A->cbp >> (b8 + 1)) & 1));
+        const int cb =
+            y8 ? !((cbp >> (b8 - 2)) & 1) : B && (B->skip || !((B->cbp >> (b8 + 2)) & 1));
+        vidk_cabac_bin(o, 73 + ca + 2 * cb, (cbp >> b8) & 1);
+    }
+    const int ca = A && !A->skip && (A->cbp >> 4) != 0;
+    const int cb = B && !B->skip && (B->cbp >> 4) != 0;
+    vidk_cabac_bin(o, 77 + ca + 2 * cb, ch != 0);
+    if (ch) {
+        const int ca2 = A && !A->skip && (A->cbp >> 4) == 2;
+        const int cb2 = B && !B->skip && (B->cbp >> 4) == 2;
+        vidk_cabac_bin(o, 77 + 4 + ca2 + 2 * cb2, ch == 2);
+    }
+}
+
 /* An inter macroblock's partitions (vidk_h264_parts) and their mvd in quarter samples, from
  * its vectors and their prediction (8.4.1.3); skip: coded as P_Skip (a 16x16 partition with
  * no residual at the P_Skip vector). */
@@ -170,12 +193,14 @@ VIDK_CORE void vidk_cabac_mb_info(const VidkH264sCtx *c, const VidkCabacPic *cp,
                                   int mby) {
     const int mbw = c->mbw, i = mby * mbw + mbx;
     const unsigned w = c->mbi[i];
-    const int intra = !!(w & ENC_MBI_INTRA), tx8 = !intra && (w & ENC_MBI_TX8);
+    const int intra = !!(w & ENC_MBI_INTRA), i16 = VIDK_H264S_I16(w);
+    const int tx8 = !i16 && (w & ENC_MBI_TX8); /* inter, or I_NxN with Intra_8x8 */
     int16_t lev[VIDK_H264S_PIECES][16];
     uint8_t fl[VIDK_H264S_PIECES];
-    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra, tx8, 0, lev, fl), ch = cbp >> 4;
+    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, i16, tx8, 0, lev, fl), ch = cbp >> 4;
     VidkCabacMb m;
-    m.skip = 0, m.intra = (uint8_t)intra, m.tx8 = 0, m.cbp = (uint8_t)cbp, m.cpred = 0;
+    m.skip = 0, m.intra = (uint8_t)intra, m.nxn = (uint8_t)(intra && !i16), m.tx8 = 0;
+    m.cbp = (uint8_t)cbp, m.cpred = 0;
     m.cbf_dc = 0, m.cbf_cac[0] = m.cbf_cac[1] = 0, m.cbf4 = 0;
     for (int y = 0; y < 4; y++)
         for (int x = 0; x < 4; x++) {
@@ -203,15 +228,16 @@ VIDK_CORE void vidk_cabac_mb_info(const VidkH264sCtx *c, const VidkCabacPic *cp,
         m.tx8 = (uint8_t)(tx8 && tx8_allowed && (cbp & 15));
     } else {
         m.cpred = (uint8_t)((w >> 2) & 3);
-        m.cbf_dc = (uint8_t)(fl[VIDK_H264S_P_DC] & 1);
+        m.tx8 = (uint8_t)tx8; /* I_NxN: transform_size_8x8_flag coded whatever the cbp */
+        m.cbf_dc = (uint8_t)(i16 && (fl[VIDK_H264S_P_DC] & 1)); /* I_NxN: no DC block */
     }
     for (int k = 0; k < 16; k++) { /* the luma blocks' coded_block_flag */
         const int bx = vidk_h264s_blk_x(k), by = vidk_h264s_blk_y(k);
         const int on = (cbp >> (k >> 2)) & 1;
-        const int f = !on     ? 0
-                      : tx8   ? 1
-                      : intra ? (fl[VIDK_H264S_P_LUMA + k] >> 1) & 1
-                              : fl[VIDK_H264S_P_LUMA + k] & 1;
+        const int f = !on   ? 0
+                      : tx8 ? 1
+                      : i16 ? (fl[VIDK_H264S_P_LUMA + k] >> 1) & 1
+                            : fl[VIDK_H264S_P_LUMA + k] & 1;
         m.cbf4 |= (uint16_t)(f << (4 * by + bx));
     }
     for (int p = 0; p < 2; p++) {
@@ -230,7 +256,7 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
     const int mbw = c->mbw, i = mby * mbw + mbx;
     const unsigned w = c->mbi[i];
     const VidkCabacMb m = cp->mb[i];
-    const int intra = m.intra, tx8 = !intra && (w & ENC_MBI_TX8);
+    const int intra = m.intra, i16 = intra && !m.nxn, tx8 = !i16 && (w & ENC_MBI_TX8);
     const VidkCabacMb *A = mbx > 0 ? &cp->mb[i - 1] : 0;
     const VidkCabacMb *B = mby > c->row0 ? &cp->mb[i - mbw] : 0;
     if (!c->intra) /* mb_skip_flag (P slices) */
@@ -241,7 +267,7 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
     }
     int16_t lev[VIDK_H264S_PIECES][16];
     uint8_t fl[VIDK_H264S_PIECES];
-    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra, tx8, 0, lev, fl), ch = cbp >> 4;
+    const int cbp = vidk_h264s_mb_levels(c, mbx, mby, i16, tx8, 0, lev, fl), ch = cbp >> 4;
     if (!intra) {
         VidkCabacParts P;
         vidk_cabac_parts(c, mbx, mby, cbp, &P);
@@ -269,49 +295,47 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
             vidk_cabac_mvd(o, 40, (la ? la[0] : 0) + (lb ? lb[0] : 0), P.dx[k]);
             vidk_cabac_mvd(o, 47, (la ? la[1] : 0) + (lb ? lb[1] : 0), P.dy[k]);
         }
-        /* coded_block_pattern: the luma prefix (ctxIdx 73..76), the chroma suffix (77..84) */
-        for (int b8 = 0; b8 < 4; b8++) {
-            const int x8 = b8 & 1, y8 = b8 >> 1;
-            const int ca =
-                x8 ? !((cbp >> (b8 - 1)) & 1) : A && (A->skip || !((A->cbp >> (b8 + 1)) & 1));
-            const int cb =
-                y8 ? !((cbp >> (b8 - 2)) & 1) : B && (B->skip || !((B->cbp >> (b8 + 2)) & 1));
-            vidk_cabac_bin(o, 73 + ca + 2 * cb, (cbp >> b8) & 1);
-        }
-        {
-            const int ca = A && !A->skip && (A->cbp >> 4) != 0;
-            const int cb = B && !B->skip && (B->cbp >> 4) != 0;
-            vidk_cabac_bin(o, 77 + ca + 2 * cb, ch != 0);
-            if (ch) {
-                const int ca2 = A && !A->skip && (A->cbp >> 4) == 2;
-                const int cb2 = B && !B->skip && (B->cbp >> 4) == 2;
-                vidk_cabac_bin(o, 77 + 4 + ca2 + 2 * cb2, ch == 2);
-            }
-        }
+        vidk_cabac_cbp(o, A, B, cbp);
         const int tx8_allowed = mode != 3 || (!P.sub[0] && !P.sub[1] && !P.sub[2] && !P.sub[3]);
         if ((cbp & 15) && tx8_allowed) /* transform_size_8x8_flag (ctxIdx 399..401) */
             vidk_cabac_bin(o, 399 + (A && A->tx8) + (B && B->tx8), tx8);
     } else {
         if (!c->intra) vidk_cabac_bin(o, 14, 1); /* P slice: the prefix 1, then the suffix */
         const int base = c->intra ? 3 : 17, pred = (int)(w & 3);
-        /* mb_type (Table 9-36): not I_NxN, not I_PCM, luma, chroma, the prediction mode */
-        vidk_cabac_bin(o, c->intra ? 3 + (A != 0) + (B != 0) : 17, 1);
-        vidk_cabac_bin(o, VIDK_CABAC_TERM, 0);
-        vidk_cabac_bin(o, base + (c->intra ? 3 : 1), (cbp & 15) != 0);
-        vidk_cabac_bin(o, base + (c->intra ? 4 : 2), ch != 0);
-        if (ch) vidk_cabac_bin(o, base + (c->intra ? 5 : 2), ch == 2);
-        vidk_cabac_bin(o, base + (c->intra ? 6 : 3), pred >> 1);
-        vidk_cabac_bin(o, base + (c->intra ? 7 : 3), pred & 1);
+        /* mb_type (Table 9-36), its first bin: I_NxN or not (9.3.3.1.1.3 in I slices:
+         * condTermFlagN 0 where N is missing or I_NxN) */
+        vidk_cabac_bin(o, c->intra ? 3 + (A && !A->nxn) + (B && !B->nxn) : 17, i16);
+        if (i16) { /* not I_PCM, luma, chroma, the prediction mode */
+            vidk_cabac_bin(o, VIDK_CABAC_TERM, 0);
+            vidk_cabac_bin(o, base + (c->intra ? 3 : 1), (cbp & 15) != 0);
+            vidk_cabac_bin(o, base + (c->intra ? 4 : 2), ch != 0);
+            if (ch) vidk_cabac_bin(o, base + (c->intra ? 5 : 2), ch == 2);
+            vidk_cabac_bin(o, base + (c->intra ? 6 : 3), pred >> 1);
+            vidk_cabac_bin(o, base + (c->intra ? 7 : 3), pred & 1);
+        } else { /* transform_size_8x8_flag, then the 16 Intra4x4PredModes or 4
+                    Intra8x8PredModes (ctxIdx 68, 69: the flag, else the 3 bits of
+                    rem_intra*_pred_mode, lowest first) */
+            vidk_cabac_bin(o, 399 + (A && A->tx8) + (B && B->tx8), tx8);
+            for (int k = 0; k < 16; k += tx8 ? 4 : 1) {
+                int md, pm;
+                vidk_h264s_i4_modes(c, mbx, mby, k, &md, &pm);
+                vidk_cabac_bin(o, 68, md == pm);
+                if (md != pm)
+                    for (int t = 0, r = md < pm ? md : md - 1; t < 3; t++)
+                        vidk_cabac_bin(o, 69, (r >> t) & 1);
+            }
+        }
         /* intra_chroma_pred_mode (TU, cMax 3; ctxIdx 64..67) */
         const int cp_mode = m.cpred;
         const int ca = A && A->intra && A->cpred != 0, cb = B && B->intra && B->cpred != 0;
         vidk_cabac_bin(o, 64 + ca + cb, cp_mode != 0);
         for (int k = 1; k <= cp_mode && k < 3; k++)
             vidk_cabac_bin(o, 64 + 3, k < cp_mode);
+        if (!i16) vidk_cabac_cbp(o, A, B, cbp);
     }
-    if (cbp || intra) vidk_cabac_bin(o, 60, 0); /* mb_qp_delta 0 (its previous one is 0) */
+    if (cbp || i16) vidk_cabac_bin(o, 60, 0); /* mb_qp_delta 0 (its previous one is 0) */
     /* residual (7.3.5.3): coded_block_flag from the neighbouring blocks (pass 1's flags) */
-    if (intra) { /* Intra16x16DCLevel: its neighbours' DC blocks (Intra_16x16 only) */
+    if (i16) { /* Intra16x16DCLevel: its neighbours' DC blocks (Intra_16x16 only) */
         const int ca = vidk_cabac_cbf_nb(A, 1, A && A->intra && (A->cbf_dc & 1));
         const int cb = vidk_cabac_cbf_nb(B, 1, B && B->intra && (B->cbf_dc & 1));
         vidk_cabac_block(o, 0, lev[VIDK_H264S_P_DC], 16, ca + 2 * cb);
@@ -337,7 +361,7 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
             const int fb = by ? (m.cbf4 >> (4 * (by - 1) + bx)) & 1
                               : vidk_cabac_cbf_nb(B, intra, B && ((B->cbf4 >> (12 + bx)) & 1));
             const int16_t *l = lev[VIDK_H264S_P_LUMA + k];
-            if (intra)
+            if (i16)
                 vidk_cabac_block(o, 1, l + 1, 15, fa + 2 * fb);
             else
                 vidk_cabac_block(o, 2, l, 16, fa + 2 * fb);

@@ -25,13 +25,15 @@ typedef struct VidkH264sCtx {
     int mbw, mbh; /* macroblocks across / down */
     int W;        /* coded width: the luma level plane's stride; W / 4 vectors per row */
     int slices;   /* slices of macroblock rows, 1..mbh (slice k starts at row k * mbh / n) */
-    int intra;    /* 1: I slices (every macroblock Intra_16x16), 0: P slices */
+    int intra;    /* 1: I slices (every macroblock intra), 0: P slices */
     int row0;     /* first macroblock row of the slice being coded */
     const uint16_t *mbi;   /* decision word per macroblock (enc_core.h ENC_MBI_*), raster */
     const VidkMv *mv4;     /* vector per 4x4 luma block, W / 4 per row */
     const int16_t *lev[3]; /* level planes, strides W and W / 2 */
     uint8_t *tcl;          /* TotalCoeff per luma 4x4 block, (mbw * 4) x (mbh * 4) */
     uint8_t *tcc[2];       /* per chroma 4x4 block of Cb / Cr, (mbw * 2) x (mbh * 2) */
+    const uint8_t *im4;    /* Intra4x4PredMode per luma 4x4 block of the I_NxN macroblocks,
+                              W / 4 per row (NULL: none) */
 } VidkH264sCtx;
 
 // clang-format off
@@ -41,9 +43,15 @@ typedef struct VidkH264sCtx {
     0,  2,  3,  7,  4,  8,  17, 13, 5,  18, 9,  14, 10, 15, 16, 11,     \
     1,  32, 33, 36, 34, 37, 44, 40, 35, 45, 38, 41, 39, 42, 43, 19,     \
     6,  24, 25, 20, 26, 21, 46, 28, 27, 47, 22, 29, 23, 30, 31, 12}
+/* The same for Intra_4x4 / Intra_8x8 macroblocks (the table's other column). */
+#define VIDK_H264S_INTRA_CBP {                                          \
+    3,  29, 30, 17, 31, 18, 37, 8,  32, 38, 19, 9,  20, 10, 11, 2,      \
+    16, 33, 34, 21, 35, 22, 39, 4,  36, 40, 23, 5,  24, 6,  7,  1,      \
+    41, 42, 43, 25, 44, 26, 46, 12, 45, 47, 27, 13, 28, 14, 15, 0}
 // clang-format on
 VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_zz8, [64], VIDK_H264_ZZ8)
 VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_inter_cbp, [48], VIDK_H264S_INTER_CBP)
+VIDK_CAVLC_TABLE(uint8_t, vidk_cavlc_intra_cbp, [48], VIDK_H264S_INTRA_CBP)
 
 /* nC (9.2.1) of the block at (x, y) of a TotalCoeff map whose macroblocks are `per` blocks
  * wide (mbw * per blocks per row). */
@@ -54,6 +62,9 @@ VIDK_CORE int vidk_h264s_pred_nc(const VidkH264sCtx *c, const uint8_t *tc, int p
     const int na = la ? tc[y * stride + x - 1] : 0, nb = ta ? tc[(y - 1) * stride + x] : 0;
     return la && ta ? (na + nb + 1) >> 1 : la ? na : nb;
 }
+
+/* Is decision word w an Intra_16x16 macroblock (its DC apart, 15 AC levels a block)? */
+#define VIDK_H264S_I16(w) (((w) & (ENC_MBI_INTRA | ENC_MBI_NXN)) == ENC_MBI_INTRA)
 
 /* Position (4x4 units) of luma4x4BlkIdx k inside its macroblock (6.4.3). */
 VIDK_CORE int vidk_h264s_blk_x(int k) {
@@ -288,7 +299,7 @@ VIDK_CORE void vidk_h264s_piece_count(const VidkH264sCtx *c, int mbx, int mby, i
 /* Pass 1: TotalCoeff of every 4x4 block of a macroblock into the maps. */
 VIDK_CORE void vidk_h264s_count_mb(const VidkH264sCtx *c, int mbx, int mby) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
-    const int intra16 = !!(w & ENC_MBI_INTRA), tx8 = !!(w & ENC_MBI_TX8);
+    const int intra16 = VIDK_H264S_I16(w), tx8 = !!(w & ENC_MBI_TX8);
     for (int j = VIDK_H264S_P_LUMA; j < VIDK_H264S_PIECES; j++) {
         if (j == VIDK_H264S_P_CDC) j = VIDK_H264S_P_CAC;
         vidk_h264s_piece_count(c, mbx, mby, intra16, tx8, j);
@@ -370,11 +381,46 @@ VIDK_CORE void vidk_h264s_i_head(const VidkH264sCtx *c, VidkBits *b, int mbx, in
     vidk_put_se(b, 0);            /* mb_qp_delta */
 }
 
+/* Intra4x4PredMode of luma4x4BlkIdx k of an I_NxN macroblock and its prediction (8.3.1.1;
+ * for Intra_8x8 k = 4 luma8x8BlkIdx: 8.3.2.1 reads the 4x4 blocks left of and above the 8x8
+ * block's first one, an Intra_4x4 neighbour's blocks n = 1 (A) and 2 (B), an Intra_8x8 one's
+ * mode kept in each of its 4x4 entries): prev_intra*_pred_mode_flag is mode == pred, else
+ * rem_intra*_pred_mode is the mode with pred left out. */
+VIDK_CORE void vidk_h264s_i4_modes(const VidkH264sCtx *c, int mbx, int mby, int k, int *mode,
+                                   int *pred) {
+    const int x4 = 4 * mbx + vidk_h264s_blk_x(k), y4 = 4 * mby + vidk_h264s_blk_y(k);
+    *mode = c->im4[(ptrdiff_t)y4 * (c->W / 4) + x4];
+    *pred = vidk_h264_inxn_pred_mode(c->mbi, c->im4, c->mbw, x4, y4, mby > c->row0);
+}
+
+/* Piece 0 of an I_NxN macroblock, Intra_4x4 or Intra_8x8 (mb_type 0 in an I slice, 5 in a
+ * P slice): the 16 or 4 modes (an 8x8 block's from its first 4x4 block). */
+VIDK_CORE void vidk_h264s_nxn_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby,
+                                   int cbp) {
+    const unsigned w = c->mbi[mby * c->mbw + mbx];
+    const int tx8 = !!(w & ENC_MBI_TX8);
+    vidk_put_ue(b, c->intra ? 0u : 5u); /* mb_type I_NxN */
+    vidk_put_bits(b, 1, (uint32_t)tx8); /* transform_size_8x8_flag: Intra_8x8 */
+    for (int k = 0; k < 16; k += tx8 ? 4 : 1) {
+        int m, pm;
+        vidk_h264s_i4_modes(c, mbx, mby, k, &m, &pm);
+        vidk_put_bits(b, 1, m == pm); /* prev_intra4x4 / 8x8_pred_mode_flag */
+        if (m != pm) vidk_put_bits(b, 3, (uint32_t)(m < pm ? m : m - 1));
+    }
+    vidk_put_ue(b, (w >> 2) & 3);                   /* intra_chroma_pred_mode */
+    vidk_put_ue(b, VIDK_CAVLC_TAB(intra_cbp)[cbp]); /* coded_block_pattern, me(v) */
+    if (cbp) vidk_put_se(b, 0);                     /* mb_qp_delta */
+}
+
 /* Piece 0 of either kind (nb: an inter macroblock's neighbourhood); returns 1 for P_Skip. */
 VIDK_CORE int vidk_h264s_head(const VidkH264sCtx *c, VidkBits *b, const VidkH264MvNb *nb,
                               int mbx, int mby, int cbp) {
-    if (c->mbi[mby * c->mbw + mbx] & ENC_MBI_INTRA) {
-        vidk_h264s_i_head(c, b, mbx, mby, cbp);
+    const unsigned w = c->mbi[mby * c->mbw + mbx];
+    if (w & ENC_MBI_INTRA) {
+        if (w & ENC_MBI_NXN)
+            vidk_h264s_nxn_head(c, b, mbx, mby, cbp);
+        else
+            vidk_h264s_i_head(c, b, mbx, mby, cbp);
         return 0;
     }
     return vidk_h264s_p_head(c, b, nb, mbx, mby, cbp);
@@ -396,12 +442,12 @@ VIDK_CORE int vidk_h264s_mb_levels(const VidkH264sCtx *c, int mbx, int mby, int 
  * row), piece by piece; returns 1 (writing nothing) when it is coded as P_Skip. */
 VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
-    const int intra16 = !!(w & ENC_MBI_INTRA), tx8 = !!(w & ENC_MBI_TX8);
+    const int intra16 = VIDK_H264S_I16(w), tx8 = !!(w & ENC_MBI_TX8);
     int16_t lev[VIDK_H264S_PIECES][16];
     uint8_t fl[VIDK_H264S_PIECES];
     const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra16, tx8, 1, lev, fl);
     VidkH264MvNb nb;
-    if (!intra16)
+    if (!(w & ENC_MBI_INTRA))
         vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
                             c->row0, mbx, mby);
     if (vidk_h264s_head(c, b, &nb, mbx, mby, cbp)) return 1;
@@ -551,8 +597,8 @@ VIDK_CORE void vidk_h264s_w_count(const VidkH264sCtx *c, int i, int l) {
         (l >= VIDK_H264S_P_CDC && l < VIDK_H264S_P_CAC))
         return;
     const unsigned w = c->mbi[i];
-    vidk_h264s_piece_count(c, i % c->mbw, i / c->mbw, !!(w & ENC_MBI_INTRA),
-                           !!(w & ENC_MBI_TX8), l);
+    vidk_h264s_piece_count(c, i % c->mbw, i / c->mbw, VIDK_H264S_I16(w), !!(w & ENC_MBI_TX8),
+                           l);
 }
 
 /* Pass 1 for macroblock i, its lanes in turn. */
@@ -567,14 +613,14 @@ VIDK_CORE void vidk_h264s_count(const VidkH264sCtx *c, int i) {
 VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264sWarp *s,
                                    VidkH264sLane *L) {
     const unsigned w = c->mbi[i];
-    const int mbx = i % c->mbw, mby = i / c->mbw, intra16 = !!(w & ENC_MBI_INTRA);
+    const int mbx = i % c->mbw, mby = i / c->mbw, intra16 = VIDK_H264S_I16(w);
     s->fl[l] = l >= 1 && l < VIDK_H264S_PIECES
                    ? (uint8_t)vidk_h264s_piece_lev_tc(c, mbx, mby, intra16, !!(w & ENC_MBI_TX8),
                                                       l, L->lev)
                    : 0;
     const int row0 = vidk_h264s_slice_row0(c->mbh, c->slices, mby);
     if (l == 0) s->row0 = row0; /* for step 2 */
-    if (!intra16 && l < VIDK_H264_MVNB_ENTRIES)
+    if (!(w & ENC_MBI_INTRA) && l < VIDK_H264_MVNB_ENTRIES)
         vidk_h264_mvnb_entry(&s->nb, l, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
                              row0, mbx, mby);
 }
@@ -585,7 +631,7 @@ VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264
 VIDK_CORE void vidk_h264s_w_code(const VidkH264sCtx *f, int i, int l, VidkH264sWarp *s,
                                  VidkH264sLane *L, int cbp) {
     VidkH264sCtx c = *f;
-    const int mbx = i % f->mbw, mby = i / f->mbw, intra16 = !!(f->mbi[i] & ENC_MBI_INTRA);
+    const int mbx = i % f->mbw, mby = i / f->mbw, intra16 = VIDK_H264S_I16(f->mbi[i]);
     c.row0 = s->row0;
     VidkBits b;
     vidk_bits_init(&b, L->buf, VIDK_H264S_LANE_BYTES - 3);
@@ -657,7 +703,7 @@ VIDK_CORE int vidk_h264s_code_slot(const VidkH264sCtx *c, int i, uint8_t *slots,
     s.skip = 0;
     for (int l = 0; l < 32; l++)
         vidk_h264s_w_gather(c, i, l, &s, &L[l]);
-    const int cbp = vidk_h264s_cbp(s.fl, !!(c->mbi[i] & ENC_MBI_INTRA));
+    const int cbp = vidk_h264s_cbp(s.fl, VIDK_H264S_I16(c->mbi[i]));
     for (int l = 0; l < 32; l++)
         vidk_h264s_w_code(c, i, l, &s, &L[l], cbp);
     for (int l = 0; l < 32; l++)
