@@ -330,9 +330,21 @@ struct __align__(16) H264Chroma {
     __align__(16) int16_t cdcl[2][4];
     __align__(16) unsigned cx[4]; // the chroma half's bits, Cb and Cr non-zeros, mode
 };
+// I_NxN (VidkEncParams.intra4x4 / intra8x8): the luma warp's scratch for its candidates.
+struct __align__(16) H264Nxn {
+    EncNbN nb;                      // the current block's neighbours (lane 0 reads them)
+    int pm;                         // and its predicted mode
+    __align__(16) uint8_t bp[64];   // the chosen mode's prediction
+    __align__(16) uint8_t i16[256]; // Intra_16x16's prediction
+    __align__(16)
+        uint8_t keep[256]; // the winning candidate's reconstruction, while the next runs
+    __align__(16) int16_t lv[2][256]; // the candidates' levels (N = 4, 8)
+    __align__(16) uint8_t km[16];     // and the winner's modes
+};
 struct H264Scratch {
     H264Luma l;
     H264Chroma c;
+    H264Nxn n;
 };
 
 // Levels k0 .. k0 + N - 1 of a 4x4 block whose element 0 goes through the DC transform
@@ -420,10 +432,121 @@ __device__ inline void w_deq_inv(uint32_t *t, const int16_t *lev, const int16_t 
     w_rows_cols<R>(t, part, [](uint32_t *x, int s) { vidk_h264_itx4_1d(x, x, s); });
 }
 
+// ---- I_NxN (enc_tmpl.h h264_inxn_try, h264_nxn_decide), the luma warp ----
+//
+// Each N x N block in decoding order: lane 0 reads its neighbours (enc_h264_nbn) and its
+// predicted mode, lanes 0..8 each the cost of one mode (enc_h264_inxn_cost), the lowest
+// (cost, mode) wins (the scalar loop's first strictly smaller cost), its lane hands the
+// prediction over and lane 0 codes the block (enc_cu_h264_inxn_code: encode.cu's instance of
+// enc_tmpl.h, the same source as the CPU backends').
+
+__device__ inline unsigned long long wmin64(unsigned long long v) {
+#pragma unroll
+    for (int o = 16; o; o >>= 1) {
+        const unsigned long long u = __shfl_xor_sync(kFull, v, o);
+        v = u < v ? u : v;
+    }
+    return v;
+}
+
+// Lane 0's sums of a candidate: its cost, level bits, non-zeros, mode bits, energy.
+struct NxnSums {
+    uint32_t cost, energy;
+    unsigned bits, mbits;
+    int nnz;
+};
+
+__device__ NxnSums w_h264_inxn_try(const EncFrame &f, int mbx, int mby, int N, H264Nxn &s,
+                                   int16_t *lev, int lane) {
+    const EncOps ops = {0};
+    NxnSums r = {0, 0, 0, 0, 0};
+    const int ss = f.ss[0], cs = f.cs[0], len = N * N;
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
+    for (int k = 0; k < 256 / len; k++) {
+        int bx, by;
+        enc_h264_inxn_blk(N, k, &bx, &by);
+        const int x4 = 4 * mbx + bx * N / 4, y4 = 4 * mby + by * N / 4;
+        const uint8_t *src = f.src[0] + (ptrdiff_t)(4 * y4) * ss + 4 * x4;
+        uint8_t *rec = f.rec[0] + (ptrdiff_t)(4 * y4) * cs + 4 * x4;
+        if (lane == 0) {
+            enc_h264_nbn(&f, mbx, mby, N, bx, by, &s.nb);
+            s.pm = vidk_h264_inxn_pred_mode(f.mbi, f.im4, f.uw, x4, y4, top);
+        }
+        __syncwarp();
+        uint8_t pr[64];
+        unsigned long long key = ~0ull;
+        if (lane < 9 && enc_h264_inxn_ok(&s.nb, lane))
+            key = (unsigned long long)enc_h264_inxn_cost(&f, &s.nb, lane, s.pm, src, ss, pr)
+                      << 4 |
+                  (unsigned)lane;
+        key = wmin64(key);
+        const int bm = (int)(key & 15);
+        if (lane == bm)
+            for (int i = 0; i < len; i++)
+                s.bp[i] = pr[i];
+        __syncwarp();
+        if (lane == 0) {
+            r.cost += (uint32_t)(key >> 4);
+            r.mbits += bm == s.pm ? 1u : 4u;
+            enc_h264_im4_set(&f, x4, y4, N, bm);
+            enc_cu_h264_inxn_code(&ops, &f, N, src, rec, s.bp, lev + len * k, &r.bits, &r.nnz,
+                                  &r.energy);
+        }
+        __syncwarp(); // the block's reconstruction before the next block's neighbours
+    }
+    return r;
+}
+
+// The decision (h264_nxn_decide) against Intra_16x16 of mode bm, the lane's 8 samples of
+// its prediction in pl (the luma sample layout). Returns 0 or N (the same on every lane);
+// for N, the macroblock is coded (reconstruction, modes, levels, energy) and lane 0 holds
+// its level bits, non-zeros and mode bits.
+__device__ int w_h264_nxn_decide(const EncFrame &f, int mbx, int mby, H264Nxn &s,
+                                 const uint8_t *pl, int bm, int lane, unsigned *bits,
+                                 unsigned *nz, unsigned *mbits) {
+    const int ss = f.ss[0], cs = f.cs[0], ly = lane >> 1, lx = (lane & 1) * 8;
+    const uint8_t *src = f.src[0] + (ptrdiff_t)(16 * mby) * ss + 16 * mbx;
+    uint8_t *rec = f.rec[0] + (ptrdiff_t)(16 * mby) * cs + 16 * mbx;
+    uint8_t *im = f.im4 + (ptrdiff_t)(4 * mby) * (f.W / 4) + 4 * mbx;
+    for (int k = 0; k < 8; k++)
+        s.i16[ly * 16 + lx + k] = pl[k];
+    __syncwarp();
+    uint32_t best_c = 0;
+    if (lane == 0)
+        best_c =
+            enc_satd16(src, ss, s.i16) + enc_h264_lbits(&f, vidk_ue_bits(1u + (unsigned)bm));
+    int nxn = 0;
+    NxnSums kept = {0, 0, 0, 0, 0};
+    for (int t = 0; t < 2; t++) {
+        const int N = t ? 8 : 4;
+        if (!(t ? f.i8x8 : f.i4x4)) continue;
+        const NxnSums r = w_h264_inxn_try(f, mbx, mby, N, s, s.lv[t], lane);
+        const uint32_t c = r.cost + enc_h264_lbits(&f, ENC_H264_NXN_BIAS);
+        if (__shfl_sync(kFull, lane == 0 && c < best_c, 0)) {
+            best_c = c, nxn = N, kept = r;
+            for (int k = 0; k < 8; k++) // kept in case the next candidate loses
+                s.keep[ly * 16 + lx + k] = rec[ly * cs + lx + k];
+            if (lane < 16) s.km[lane] = im[(lane >> 2) * (f.W / 4) + (lane & 3)];
+        } else if (nxn) { // the earlier candidate back
+            for (int k = 0; k < 8; k++)
+                rec[ly * cs + lx + k] = s.keep[ly * 16 + lx + k];
+            if (lane < 16) im[(lane >> 2) * (f.W / 4) + (lane & 3)] = s.km[lane];
+        }
+        __syncwarp();
+    }
+    if (nxn && lane == 0) {
+        *bits = kept.bits, *nz = (unsigned)kept.nnz, *mbits = kept.mbits;
+        if (f.energy) f.energy[mby * f.mb_w + mbx] = kept.energy;
+        enc_cu_h264_nxn_store(&f, mbx, mby, nxn, s.lv[nxn == 8]);
+    }
+    return nxn;
+}
+
 // The luma half (warp 0): Intra_16x16 decision, residual, transforms, reconstruction, the
 // energy and the vectors; returns the lane's share of the bits (*nz: of the non-zeros).
-__device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma &s, int lane,
-                                  int *bm_out, unsigned *nz) {
+__device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma &s, H264Nxn &xn,
+                                  int lane, int *bm_out, unsigned *nz, int *nxn_out,
+                                  unsigned *mbits) {
     const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
     const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
     uint8_t *rec = f.rec[0] + (ptrdiff_t)y0 * cs + x0;
@@ -452,15 +575,31 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
                                          (s.lok[0] != 0) | (s.lok[1] != 0) << 1 |
                                              (s.lok[2] != 0) << 2 | (s.lok[3] != 0) << 3,
                                          lx, ly, 2);
-    // The chosen prediction (kept in registers for the reconstruction), the residual into
-    // the blocks, the prediction's SSD the energy.
+    // The chosen prediction (kept in registers for the reconstruction).
     uint8_t pl[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        pl[k] = enc_h264_ipred_at(&s.nb, &s.lp[bm], lx + k, ly);
+    if (f.mv4 && lane < 16) {
+        const VidkMv zero = {0, 0};
+        f.mv4[(ptrdiff_t)(mby * 4 + (lane >> 2)) * (f.W / 4) + mbx * 4 + (lane & 3)] = zero;
+    }
+    *bm_out = bm;
+    *nxn_out = 0;
+    if (f.i4x4 || f.i8x8) { // I_NxN where it costs less: the macroblock then is coded
+        unsigned bits = 0, nzl = 0;
+        *nxn_out = w_h264_nxn_decide(f, mbx, mby, xn, pl, bm, lane, &bits, &nzl, mbits);
+        if (*nxn_out) {
+            *nz = nzl;
+            return bits;
+        }
+    }
+    // The residual into the blocks, the prediction's SSD the energy.
     {
         unsigned e = 0;
         const int b = (ly >> 2) * 4 + (lx >> 2), r = (ly & 3) * 4;
 #pragma unroll
         for (int k = 0; k < 8; k++) {
-            pl[k] = enc_h264_ipred_at(&s.nb, &s.lp[bm], lx + k, ly);
             const int d = (int)((sw[k >> 2] >> (8 * (k & 3))) & 255) - (int)pl[k];
             e += (unsigned)(d * d);
             s.w[b + (k >> 2)][r + (k & 3)] = d;
@@ -469,10 +608,6 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
             e = wsum(e);
             if (lane == 0) f.energy[mby * f.mb_w + mbx] = e;
         }
-    }
-    if (f.mv4 && lane < 16) {
-        const VidkMv zero = {0, 0};
-        f.mv4[(ptrdiff_t)(mby * 4 + (lane >> 2)) * (f.W / 4) + mbx * 4 + (lane & 3)] = zero;
     }
     const int lb = lane >> 1, lh = lane & 1;
     // Forward 4x4 transforms and AC quantisation (element 0 goes through the DC transform:
@@ -539,7 +674,6 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
         }
         *reinterpret_cast<uint2 *>(rec + ly * cs + lx) = make_uint2(lo, hi);
     }
-    *bm_out = bm;
     *nz = nzl;
     return bits;
 }
@@ -641,10 +775,10 @@ __device__ void w_h264_i_chroma(const EncFrame &f, int mbx, int mby, H264Chroma 
 // the block calls it (it contains block barriers).
 __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int t) {
     const int lane = t & 31;
-    int bm = 0;
-    unsigned bits = 0, nzl = 0;
+    int bm = 0, nxn = 0;
+    unsigned bits = 0, nzl = 0, mbits = 0;
     if (t < 32)
-        bits = w_h264_i_luma(f, mbx, mby, s.l, lane, &bm, &nzl);
+        bits = w_h264_i_luma(f, mbx, mby, s.l, s.n, lane, &bm, &nzl, &nxn, &mbits);
     else
         w_h264_i_chroma(f, mbx, mby, s.c, lane);
     __syncthreads(); // the chroma half's statistics are in s.c.cx
@@ -656,10 +790,15 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
             st.bits_level = bits + s.c.cx[0];
             st.nnz[0] = nzl, st.nnz[1] = s.c.cx[1], st.nnz[2] = s.c.cx[2];
             const unsigned cm = s.c.cx[3];
-            st.bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits(cm);
+            // I_NxN: mb_type, transform_size_8x8_flag, the modes; Intra_16x16: mb_type
+            st.bits_mode =
+                (nxn ? 2 + mbits : 1 + vidk_ue_bits((unsigned)bm)) + vidk_ue_bits(cm);
             st.parts[VIDK_ENC_PART_INTRA] = 1;
             f.stat[mby * f.uw + mbx] = st;
-            if (f.mbi) f.mbi[mby * f.uw + mbx] = (uint16_t)(ENC_MBI_INTRA | bm | cm << 2);
+            const unsigned kind = nxn == 8   ? ENC_MBI_NXN | ENC_MBI_TX8
+                                  : nxn == 4 ? ENC_MBI_NXN
+                                             : (unsigned)bm;
+            if (f.mbi) f.mbi[mby * f.uw + mbx] = (uint16_t)(ENC_MBI_INTRA | kind | cm << 2);
         }
     }
     __syncthreads(); // s.c.cx and the scratch are reused by the next macroblock

@@ -45,6 +45,12 @@
 #define ENC_ALIGN(n) _Alignas(n)
 #define ENC_UNROLL
 #endif
+/* The same for a VIDK_CORE function (host and device). */
+#if defined(__CUDA_ARCH__)
+#define ENC_LDREC_CORE(p) __ldcg(p)
+#else
+#define ENC_LDREC_CORE(p) (*(p))
+#endif
 
 /* Lambda (SAD units) per QP: round(sqrt(0.85 * 2^((QP - 12) / 3))), the JM's motion
  * lambda for SAD costs. */
@@ -793,12 +799,15 @@ VIDK_CORE int vidk_h264_inxn_pred_mode(const uint16_t *mbi, const uint8_t *im4, 
                                        int y4, int top) {
     const int s = 4 * mbw;
     if (x4 == 0 || ((y4 & 3) == 0 && !top)) return 2;
-    const int ma = (x4 & 3) || ENC_MBI_IS_NXN(mbi[(y4 >> 2) * mbw + (x4 >> 2) - 1])
-                       ? im4[y4 * s + x4 - 1]
-                       : 2;
-    const int mb = (y4 & 3) || ENC_MBI_IS_NXN(mbi[((y4 >> 2) - 1) * mbw + (x4 >> 2)])
-                       ? im4[(y4 - 1) * s + x4]
-                       : 2;
+    /* (on the device the neighbours may come from other blocks of the coding kernel) */
+    const int ma =
+        (x4 & 3) || ENC_MBI_IS_NXN(ENC_LDREC_CORE(mbi + (y4 >> 2) * mbw + (x4 >> 2) - 1))
+            ? ENC_LDREC_CORE(im4 + y4 * s + x4 - 1)
+            : 2;
+    const int mb =
+        (y4 & 3) || ENC_MBI_IS_NXN(ENC_LDREC_CORE(mbi + ((y4 >> 2) - 1) * mbw + (x4 >> 2)))
+            ? ENC_LDREC_CORE(im4 + (y4 - 1) * s + x4)
+            : 2;
     return ma < mb ? ma : mb;
 }
 
@@ -983,6 +992,41 @@ ENC_FN uint32_t enc_satd16(const uint8_t *a, int as, const uint8_t *pr) {
  * +25.30%, 1.5 +24.39%, 2 +25.20% BD-rate against x264 veryfast on the four small clips). */
 ENC_FN uint32_t enc_h264_lbits(const EncFrame *f, unsigned bits) {
     return 3u * (uint32_t)f->lambda * bits >> 1;
+}
+
+/* I_NxN (docs/ENCODE.md §7), the pieces the CPU backends (enc_tmpl.h h264_inxn_try) and the
+ * device (src/cuda/enc_warp.cuh w_h264_inxn_try, a lane per mode) share. Block k in decoding
+ * order (luma4x4BlkIdx / luma8x8BlkIdx) of a macroblock: its place (bx, by) in N units. */
+ENC_FN void enc_h264_inxn_blk(int N, int k, int *bx, int *by) {
+    *bx = N == 8 ? k & 1 : (k & 1) | ((k >> 1) & 2);
+    *by = N == 8 ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
+}
+
+/* The cost of available mode m for the N x N block at src (stride ss) with neighbours nb and
+ * predicted mode pm: the SATD of its 4x4 blocks + lambda x (1 bit when m is pm, else 4); the
+ * prediction into pr (stride N). */
+ENC_FN uint32_t enc_h264_inxn_cost(const EncFrame *f, const EncNbN *nb, int m, int pm,
+                                   const uint8_t *src, int ss, uint8_t *pr) {
+    const int N = nb->n;
+    enc_h264_predn(nb, m, pr);
+    uint32_t c = enc_h264_lbits(f, m == pm ? 1u : 4u);
+    for (int b4 = 0; b4 < N * N / 16; b4++) {
+        const int ox = 4 * (b4 & 1), oy = 4 * (b4 >> 1);
+        int d[16];
+        for (int i = 0; i < 16; i++)
+            d[i] = src[(oy + (i >> 2)) * ss + ox + (i & 3)] -
+                   pr[(oy + (i >> 2)) * N + ox + (i & 3)];
+        c += vidk_satd4(d);
+    }
+    return c;
+}
+
+/* Mode m of the N x N block at (x4, y4) (4x4 units) into f->im4 (an 8x8 block's into its four
+ * entries). */
+ENC_FN void enc_h264_im4_set(const EncFrame *f, int x4, int y4, int N, int m) {
+    for (int j = 0; j < N / 4; j++)
+        for (int i = 0; i < N / 4; i++)
+            f->im4[(ptrdiff_t)(y4 + j) * (f->W / 4) + x4 + i] = (uint8_t)m;
 }
 
 /* The Intra_16x16 candidate of a P-frame macroblock (docs/ENCODE.md §4), estimated from the
