@@ -331,15 +331,22 @@ struct __align__(16) H264Chroma {
     __align__(16) unsigned cx[4]; // the chroma half's bits, Cb and Cr non-zeros, mode
 };
 // I_NxN (VidkEncParams.intra4x4 / intra8x8): the luma warp's scratch for its candidates.
+constexpr int kNxnTs = 32; // the tile's row stride
 struct __align__(16) H264Nxn {
     EncNbN nb;                      // the current block's neighbours (lane 0 reads them)
-    int pm;                         // and its predicted mode
-    __align__(16) uint8_t bp[64];   // the chosen mode's prediction
-    __align__(16) uint8_t i16[256]; // Intra_16x16's prediction
-    __align__(16)
-        uint8_t keep[256]; // the winning candidate's reconstruction, while the next runs
+    int pm;                         // its predicted mode
+    int wc;                         // the window's column of this macroblock (0, 1)
+    __align__(16) uint16_t wmbi[4]; // the window's words (2 x 2 macroblocks)
+    __align__(16) uint8_t wim4[64]; // and modes (8 x 8 4x4 blocks)
+    __align__(16) uint8_t src[256]; // the macroblock's source
+    __align__(16) uint8_t tile[17 * kNxnTs]; // the reconstruction (nxn_at)
+    __align__(16) uint8_t pr[9][64];         // the block's predictions by mode
+    __align__(16) uint32_t sat[36];          // their 4x4 SATDs
+    __align__(16) int32_t w[64];             // the block's coefficients
+    __align__(16) uint8_t i16[256];          // Intra_16x16's prediction
+    __align__(16) uint8_t keep[256];  // the winning candidate's samples, while the next runs
+    __align__(16) uint8_t km[16];     // and its modes
     __align__(16) int16_t lv[2][256]; // the candidates' levels (N = 4, 8)
-    __align__(16) uint8_t km[16];     // and the winner's modes
 };
 struct H264Scratch {
     H264Luma l;
@@ -434,11 +441,19 @@ __device__ inline void w_deq_inv(uint32_t *t, const int16_t *lev, const int16_t 
 
 // ---- I_NxN (enc_tmpl.h h264_inxn_try, h264_nxn_decide), the luma warp ----
 //
-// Each N x N block in decoding order: lane 0 reads its neighbours (enc_h264_nbn) and its
-// predicted mode, lanes 0..8 each the cost of one mode (enc_h264_inxn_cost), the lowest
-// (cost, mode) wins (the scalar loop's first strictly smaller cost), its lane hands the
-// prediction over and lane 0 codes the block (enc_cu_h264_inxn_code: encode.cu's instance of
-// enc_tmpl.h, the same source as the CPU backends').
+// The candidates are coded in shared memory: the macroblock's source, and a tile of its
+// reconstruction with the row above (x -1..23: the top-right neighbours) and the column to
+// the left, read once; the winner's samples go to rec at the end. The predicted modes come
+// from vidk_h264_inxn_pred_mode on a window of the decision words and modes (this
+// macroblock, its left and upper neighbours). Each N x N block in decoding order: lane 0
+// reads its neighbours (enc_h264_nbn_at on the tile); the warp forms the nine modes'
+// predictions by sample (enc_h264_inxn_at) and their 4x4 SATDs by block (enc_h264_inxn_satd);
+// lanes 0..8 each add up one mode's cost, the lowest (cost, mode) wins (the scalar loop's
+// first strictly smaller cost); then the block's residual by sample, its transform by rows
+// then columns (vidk_h264_ftx_1d), the quantiser by coefficient (vidk_h264_quant1), the
+// dequantisation by coefficient, the inverse by rows then columns (vidk_h264_itx_1d) and the
+// reconstruction by sample: h264_inxn_code's core functions in its order for every value, so
+// the same integers.
 
 __device__ inline unsigned long long wmin64(unsigned long long v) {
 #pragma unroll
@@ -449,95 +464,196 @@ __device__ inline unsigned long long wmin64(unsigned long long v) {
     return v;
 }
 
-// Lane 0's sums of a candidate: its cost, level bits, non-zeros, mode bits, energy.
+// A candidate's sums (every lane): its cost, level bits, non-zeros, mode bits, energy.
 struct NxnSums {
     uint32_t cost, energy;
     unsigned bits, mbits;
     int nnz;
 };
 
-__device__ NxnSums w_h264_inxn_try(const EncFrame &f, int mbx, int mby, int N, H264Nxn &s,
-                                   int16_t *lev, int lane) {
-    const EncOps ops = {0};
-    NxnSums r = {0, 0, 0, 0, 0};
-    const int ss = f.ss[0], cs = f.cs[0], len = N * N;
-    const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
-    for (int k = 0; k < 256 / len; k++) {
-        int bx, by;
-        enc_h264_inxn_blk(N, k, &bx, &by);
-        const int x4 = 4 * mbx + bx * N / 4, y4 = 4 * mby + by * N / 4;
-        const uint8_t *src = f.src[0] + (ptrdiff_t)(4 * y4) * ss + 4 * x4;
-        uint8_t *rec = f.rec[0] + (ptrdiff_t)(4 * y4) * cs + 4 * x4;
-        if (lane == 0) {
-            enc_h264_nbn(&f, mbx, mby, N, bx, by, &s.nb);
-            s.pm = vidk_h264_inxn_pred_mode(f.mbi, f.im4, f.uw, x4, y4, top);
-        }
-        __syncwarp();
-        uint8_t pr[64];
-        unsigned long long key = ~0ull;
-        if (lane < 9 && enc_h264_inxn_ok(&s.nb, lane))
-            key = (unsigned long long)enc_h264_inxn_cost(&f, &s.nb, lane, s.pm, src, ss, pr)
-                      << 4 |
-                  (unsigned)lane;
-        key = wmin64(key);
-        const int bm = (int)(key & 15);
-        if (lane == bm)
-            for (int i = 0; i < len; i++)
-                s.bp[i] = pr[i];
-        __syncwarp();
-        if (lane == 0) {
-            r.cost += (uint32_t)(key >> 4);
-            r.mbits += bm == s.pm ? 1u : 4u;
-            enc_h264_im4_set(&f, x4, y4, N, bm);
-            enc_cu_h264_inxn_code(&ops, &f, N, src, rec, s.bp, lev + len * k, &r.bits, &r.nnz,
-                                  &r.energy);
-        }
-        __syncwarp(); // the block's reconstruction before the next block's neighbours
-    }
-    return r;
+// Sample (x, y) (x -1..23, y -1..15) of the tile.
+__device__ inline uint8_t *nxn_at(H264Nxn &s, int x, int y) {
+    return s.tile + (y + 1) * kNxnTs + x + 1;
 }
 
-// The decision (h264_nxn_decide) against Intra_16x16 of mode bm, the lane's 8 samples of
-// its prediction in pl (the luma sample layout). Returns 0 or N (the same on every lane);
-// for N, the macroblock is coded (reconstruction, modes, levels, energy) and lane 0 holds
-// its level bits, non-zeros and mode bits.
+// Block k of candidate N: its mode, then its coding into the tile; lev: its levels.
+__device__ void w_h264_inxn_block(const EncFrame &f, int mbx, int mby, int N, int k, H264Nxn &s,
+                                  int16_t *lev, int lane, NxnSums &r) {
+    const int len = N * N, l2 = N == 8 ? 3 : 2, nb4 = len / 16;
+    int bx, by;
+    enc_h264_inxn_blk(N, k, &bx, &by);
+    const uint8_t *src = s.src + (N * by) * 16 + N * bx;
+    uint8_t *rec = nxn_at(s, N * bx, N * by);
+    if (lane == 0) {
+        int a, b, c;
+        enc_h264_nbn_avail(&f, mbx, mby, N, bx, by, &a, &b, &c);
+        enc_h264_nbn_at(rec, kNxnTs, N, a, b, c, &s.nb);
+        const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
+        s.pm = vidk_h264_inxn_pred_mode(s.wmbi, s.wim4, 2, 4 * s.wc + bx * N / 4,
+                                        4 + by * N / 4, top);
+    }
+    __syncwarp();
+    for (int j = lane; j < 9 * len; j += 32) { // the predictions
+        const int m = j >> (2 * l2), i = j & (len - 1);
+        if (enc_h264_inxn_ok(&s.nb, m))
+            s.pr[m][i] = enc_h264_inxn_at(&s.nb, m, i & (N - 1), i >> l2);
+    }
+    __syncwarp();
+    for (int t = lane; t < 9 * nb4; t += 32) // their 4x4 SATDs
+        if (enc_h264_inxn_ok(&s.nb, t / nb4))
+            s.sat[t] = enc_h264_inxn_satd(src, 16, s.pr[t / nb4], N, t % nb4);
+    __syncwarp();
+    unsigned long long key = ~0ull;
+    if (lane < 9 && enc_h264_inxn_ok(&s.nb, lane)) {
+        uint32_t c = enc_h264_lbits(&f, enc_h264_inxn_mbits(lane, s.pm));
+        for (int b4 = 0; b4 < nb4; b4++)
+            c += s.sat[lane * nb4 + b4];
+        key = (unsigned long long)c << 4 | (unsigned)lane;
+    }
+    key = wmin64(key);
+    const int bm = (int)(key & 15);
+    r.cost += (uint32_t)(key >> 4);
+    r.mbits += enc_h264_inxn_mbits(bm, s.pm);
+    if (lane < N * N / 16) { // the mode into the window's entries of the block
+        const int x4 = 4 * s.wc + bx * N / 4 + (lane & 1), y4 = 4 + by * N / 4 + (lane >> 1);
+        s.wim4[y4 * 8 + x4] = (uint8_t)bm;
+    }
+    // The residual, the energy, the prediction into the tile.
+    const uint8_t *bp = s.pr[bm];
+    unsigned e = 0;
+    for (int j = lane; j < len; j += 32) {
+        const int x = j & (N - 1), y = j >> l2;
+        const int d = src[y * 16 + x] - bp[j];
+        s.w[j] = d;
+        e += (unsigned)(d * d);
+        rec[y * kNxnTs + x] = bp[j];
+    }
+    r.energy += wsum(e);
+    __syncwarp();
+    if (lane < N) vidk_h264_ftx_1d(N, s.w + lane * N, 1);
+    __syncwarp();
+    if (lane < N) vidk_h264_ftx_1d(N, s.w + lane, N);
+    __syncwarp();
+    const int qbits = (N == 8 ? 16 : 15) + f.qp / 6;
+    const int32_t *mf = N == 8 ? f.mf8y : f.mf4y;
+    const int16_t *ls = N == 8 ? f.ls8y : f.ls4y;
+    unsigned bits = 0, nz = 0;
+    for (int j = lane; j < len; j += 32) {
+        const int l = vidk_h264_quant1(s.w[j], (uint32_t)mf[j], qbits,
+                                       (uint32_t)vidk_h264_deadzone(qbits, 1));
+        lev[j] = (int16_t)l;
+        if (l) nz++, bits += vidk_se_bits(l);
+    }
+    nz = wsum(nz);
+    r.bits += wsum(bits) + vidk_ue_bits(nz);
+    r.nnz += (int)nz;
+    __syncwarp(); // (the coefficients read before they are overwritten)
+    if (nz) {
+        uint32_t *t = reinterpret_cast<uint32_t *>(s.w);
+        for (int j = lane; j < len; j += 32)
+            t[j] = vidk_h264_dequant1(lev[j], ls[j], f.qp / 6, N == 4 ? 4 : 6);
+        __syncwarp();
+        if (lane < N) vidk_h264_itx_1d(N, t + lane * N, 1);
+        __syncwarp();
+        if (lane < N) vidk_h264_itx_1d(N, t + lane, N);
+        __syncwarp();
+        for (int j = lane; j < len; j += 32) {
+            uint8_t *o = rec + (j >> l2) * kNxnTs + (j & (N - 1));
+            *o = (uint8_t)vidk_h264_add_clip(*o, vidk_h264_round6(t[j]));
+        }
+    }
+    __syncwarp(); // the block's reconstruction before the next block's neighbours
+}
+
+// The decision (h264_nxn_decide) against Intra_16x16 of mode bm, the lane's 8 samples of its
+// prediction in pl and of the source in sw (the luma sample layout). Returns 0 or N (the same
+// on every lane); for N the macroblock is coded (reconstruction, modes, levels, energy) and
+// *bits, *nz, *mbits (every lane) are its level bits, non-zeros and mode bits.
 __device__ int w_h264_nxn_decide(const EncFrame &f, int mbx, int mby, H264Nxn &s,
-                                 const uint8_t *pl, int bm, int lane, unsigned *bits,
-                                 unsigned *nz, unsigned *mbits) {
-    const int ss = f.ss[0], cs = f.cs[0], ly = lane >> 1, lx = (lane & 1) * 8;
-    const uint8_t *src = f.src[0] + (ptrdiff_t)(16 * mby) * ss + 16 * mbx;
+                                 const uint8_t *pl, const uint32_t *sw, int bm, int lane,
+                                 unsigned *bits, unsigned *nz, unsigned *mbits) {
+    const int cs = f.cs[0], ly = lane >> 1, lx = (lane & 1) * 8, s4 = f.W / 4;
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices), L = mbx > 0;
     uint8_t *rec = f.rec[0] + (ptrdiff_t)(16 * mby) * cs + 16 * mbx;
-    uint8_t *im = f.im4 + (ptrdiff_t)(4 * mby) * (f.W / 4) + 4 * mbx;
+    // The source, Intra_16x16's prediction, the tile's row above and column to the left
+    // (where they exist: the top-right ones where the macroblock above and to the right does),
+    // the window (this macroblock at column wc of two, row 1).
+    *reinterpret_cast<uint2 *>(s.src + ly * 16 + lx) = make_uint2(sw[0], sw[1]);
     for (int k = 0; k < 8; k++)
         s.i16[ly * 16 + lx + k] = pl[k];
+    if (lane < 25) {
+        const int x = lane - 1;
+        const bool ok = top && (x < 0 ? L : x < 16 || mbx + 1 < f.uw);
+        *nxn_at(s, x, -1) = ok ? ENC_LDREC(rec - cs + x) : 0;
+    }
+    if (lane < 16) *nxn_at(s, -1, lane) = L ? ENC_LDREC(rec + (ptrdiff_t)lane * cs - 1) : 0;
+    if (lane == 0) {
+        s.wc = L;
+        s.wmbi[0] = s.wmbi[1] = s.wmbi[2] = s.wmbi[3] = 0;
+        if (top) s.wmbi[L] = ENC_LDREC(f.mbi + (mby - 1) * f.uw + mbx);
+        if (L) s.wmbi[2] = ENC_LDREC(f.mbi + mby * f.uw + mbx - 1);
+    }
+    if (lane < 4 && top) // the row of modes above
+        s.wim4[3 * 8 + 4 * L + lane] =
+            ENC_LDREC(f.im4 + (ptrdiff_t)(4 * mby - 1) * s4 + 4 * mbx + lane);
+    if (lane >= 4 && lane < 8 && L) // the column to the left
+        s.wim4[lane * 8 + 3] =
+            ENC_LDREC(f.im4 + (ptrdiff_t)(4 * mby + lane - 4) * s4 + 4 * mbx - 1);
     __syncwarp();
     uint32_t best_c = 0;
-    if (lane == 0)
-        best_c =
-            enc_satd16(src, ss, s.i16) + enc_h264_lbits(&f, vidk_ue_bits(1u + (unsigned)bm));
+    { // Intra_16x16's cost: enc_satd16's 4x4 SATDs, one per lane
+        uint32_t sd = 0;
+        if (lane < 16) {
+            const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
+            int d[16];
+            for (int i = 0; i < 16; i++)
+                d[i] = s.src[(by + (i >> 2)) * 16 + bx + (i & 3)] -
+                       s.i16[(by + (i >> 2)) * 16 + bx + (i & 3)];
+            sd = vidk_satd4(d);
+        }
+        best_c = wsum(sd) + enc_h264_lbits(&f, vidk_ue_bits(1u + (unsigned)bm));
+    }
     int nxn = 0;
     NxnSums kept = {0, 0, 0, 0, 0};
     for (int t = 0; t < 2; t++) {
         const int N = t ? 8 : 4;
         if (!(t ? f.i8x8 : f.i4x4)) continue;
-        const NxnSums r = w_h264_inxn_try(f, mbx, mby, N, s, s.lv[t], lane);
+        NxnSums r = {0, 0, 0, 0, 0};
+        for (int k = 0; k < 256 / (N * N); k++)
+            w_h264_inxn_block(f, mbx, mby, N, k, s, s.lv[t] + N * N * k, lane, r);
         const uint32_t c = r.cost + enc_h264_lbits(&f, ENC_H264_NXN_BIAS);
-        if (__shfl_sync(kFull, lane == 0 && c < best_c, 0)) {
+        uint8_t *wm = s.wim4 + 4 * 8 + 4 * s.wc + ((lane >> 2) & 3) * 8 + (lane & 3);
+        if (c < best_c) {
             best_c = c, nxn = N, kept = r;
             for (int k = 0; k < 8; k++) // kept in case the next candidate loses
-                s.keep[ly * 16 + lx + k] = rec[ly * cs + lx + k];
-            if (lane < 16) s.km[lane] = im[(lane >> 2) * (f.W / 4) + (lane & 3)];
+                s.keep[ly * 16 + lx + k] = *nxn_at(s, lx + k, ly);
+            if (lane < 16) s.km[lane] = *wm;
         } else if (nxn) { // the earlier candidate back
             for (int k = 0; k < 8; k++)
-                rec[ly * cs + lx + k] = s.keep[ly * 16 + lx + k];
-            if (lane < 16) im[(lane >> 2) * (f.W / 4) + (lane & 3)] = s.km[lane];
+                *nxn_at(s, lx + k, ly) = s.keep[ly * 16 + lx + k];
+            if (lane < 16) *wm = s.km[lane];
         }
         __syncwarp();
     }
-    if (nxn && lane == 0) {
+    if (nxn) { // the winner out: samples, modes, levels, energy
+        for (int k = 0; k < 8; k++)
+            rec[ly * cs + lx + k] = *nxn_at(s, lx + k, ly);
+        if (lane < 16)
+            f.im4[(ptrdiff_t)(4 * mby + (lane >> 2)) * s4 + 4 * mbx + (lane & 3)] =
+                s.wim4[(4 + (lane >> 2)) * 8 + 4 * s.wc + (lane & 3)];
+        if (f.lev[0]) { // enc_tmpl.h h264_nxn_store
+            const int16_t *lv = s.lv[nxn == 8];
+            const int len = nxn * nxn, l2 = nxn == 8 ? 3 : 2;
+            for (int j = lane; j < 256; j += 32) {
+                int bx, by;
+                enc_h264_inxn_blk(nxn, j >> (2 * l2), &bx, &by);
+                const int i = j & (len - 1);
+                f.lev[0][(ptrdiff_t)(16 * mby + nxn * by + (i >> l2)) * f.ls_[0] + 16 * mbx +
+                         nxn * bx + (i & (nxn - 1))] = lv[j];
+            }
+        }
+        if (lane == 0 && f.energy) f.energy[mby * f.mb_w + mbx] = kept.energy;
         *bits = kept.bits, *nz = (unsigned)kept.nnz, *mbits = kept.mbits;
-        if (f.energy) f.energy[mby * f.mb_w + mbx] = kept.energy;
-        enc_cu_h264_nxn_store(&f, mbx, mby, nxn, s.lv[nxn == 8]);
     }
     return nxn;
 }
@@ -588,10 +704,10 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
     *nxn_out = 0;
     if (f.i4x4 || f.i8x8) { // I_NxN where it costs less: the macroblock then is coded
         unsigned bits = 0, nzl = 0;
-        *nxn_out = w_h264_nxn_decide(f, mbx, mby, xn, pl, bm, lane, &bits, &nzl, mbits);
-        if (*nxn_out) {
-            *nz = nzl;
-            return bits;
+        *nxn_out = w_h264_nxn_decide(f, mbx, mby, xn, pl, sw, bm, lane, &bits, &nzl, mbits);
+        if (*nxn_out) { // (the totals on lane 0: the caller sums the lanes')
+            *nz = lane ? 0u : nzl;
+            return lane ? 0u : bits;
         }
     }
     // The residual into the blocks, the prediction's SSD the energy.

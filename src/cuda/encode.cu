@@ -355,6 +355,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st_host) out += n;
             }
         }
+        if (nxn && st_host) out += (size_t)(e->W / 4) * (e->H / 4);
         c->out_bytes = out;
         if (out) CUDA_CHECK(cudaMallocHost(&c->h_out, out));
     }

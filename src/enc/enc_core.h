@@ -45,12 +45,6 @@
 #define ENC_ALIGN(n) _Alignas(n)
 #define ENC_UNROLL
 #endif
-/* The same for a VIDK_CORE function (host and device). */
-#if defined(__CUDA_ARCH__)
-#define ENC_LDREC_CORE(p) __ldcg(p)
-#else
-#define ENC_LDREC_CORE(p) (*(p))
-#endif
 
 /* Lambda (SAD units) per QP: round(sqrt(0.85 * 2^((QP - 12) / 3))), the JM's motion
  * lambda for SAD costs. */
@@ -669,25 +663,20 @@ ENC_FN int enc_h264_tr_avail(const EncFrame *f, int mbx, int top, int N, int bx,
     return bx != last && (bx != 1 || !(by & 1)); /* (for 8x8 blocks bx is 0 here) */
 }
 
-/* The neighbours of N x N block (bx, by) (N units) of macroblock (mbx, mby), read from the
- * reconstruction (the blocks before it in decoding order already in it); for N = 8 through
- * the reference sample filter (8.3.2.2.1; with whole-row slices p[-1, -1] exists exactly
- * when both sides do). */
-ENC_FN void enc_h264_nbn(const EncFrame *f, int mbx, int mby, int N, int bx, int by,
-                         EncNbN *n) {
-    const int s = f->cs[0], x = 16 * mbx + N * bx, y = 16 * mby + N * by;
-    const uint8_t *r = f->rec[0] + (ptrdiff_t)y * s + x;
-    const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
-    const int a = bx > 0 || mbx > 0, b = by > 0 || top;
-    const int c = enc_h264_tr_avail(f, mbx, top, N, bx, by);
+/* The neighbours of an N x N block from the samples around r (its top-left sample; row
+ * stride s), a / b / c: its left / upper / upper-right neighbours are available; for N = 8
+ * through the reference sample filter (8.3.2.2.1; with whole-row slices p[-1, -1] exists
+ * exactly when both sides do). */
+ENC_FN void enc_h264_nbn_at(const uint8_t *r, ptrdiff_t s, int N, int a, int b, int c,
+                            EncNbN *n) {
     uint8_t *e = n->e;
     for (int i = 0; i < N; i++) {
-        e[N - 1 - i] = a ? ENC_LDREC(r + (ptrdiff_t)i * s - 1) : 0;
-        e[N + 1 + i] = b ? ENC_LDREC(r - s + i) : 0;
+        e[N - 1 - i] = a ? r[(ptrdiff_t)i * s - 1] : 0;
+        e[N + 1 + i] = b ? r[i - s] : 0;
     }
     for (int i = N; i < 2 * N; i++)
-        e[N + 1 + i] = c ? ENC_LDREC(r - s + i) : e[2 * N];
-    e[N] = a && b ? ENC_LDREC(r - s - 1) : 0;
+        e[N + 1 + i] = c ? r[i - s] : e[2 * N];
+    e[N] = a && b ? r[-s - 1] : 0;
     n->n = (uint8_t)N, n->a = (uint8_t)a, n->b = (uint8_t)b;
     if (N == 8) { /* the filter: [1 2 1] along the row, the ends weighted 3:1 where it stops */
         uint8_t t[25];
@@ -709,6 +698,25 @@ ENC_FN void enc_h264_nbn(const EncFrame *f, int mbx, int mby, int N, int bx, int
             e[0] = (uint8_t)((t[1] + 3 * t[0] + 2) >> 2);
         }
     }
+}
+
+/* The availability of N x N block (bx, by)'s left, upper and upper-right neighbours (N units)
+ * in macroblock (mbx, mby) into *a, *b, *c. */
+ENC_FN void enc_h264_nbn_avail(const EncFrame *f, int mbx, int mby, int N, int bx, int by,
+                               int *a, int *b, int *c) {
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
+    *a = bx > 0 || mbx > 0, *b = by > 0 || top;
+    *c = enc_h264_tr_avail(f, mbx, top, N, bx, by);
+}
+
+/* The neighbours of N x N block (bx, by) (N units) of macroblock (mbx, mby), read from the
+ * reconstruction (the blocks before it in decoding order already in it). */
+ENC_FN void enc_h264_nbn(const EncFrame *f, int mbx, int mby, int N, int bx, int by,
+                         EncNbN *n) {
+    const int s = f->cs[0], x = 16 * mbx + N * bx, y = 16 * mby + N * by;
+    int a, b, c;
+    enc_h264_nbn_avail(f, mbx, mby, N, bx, by, &a, &b, &c);
+    enc_h264_nbn_at(f->rec[0] + (ptrdiff_t)y * s + x, s, N, a, b, c, n);
 }
 
 /* Can Intra4x4PredMode / Intra8x8PredMode m (0 V, 1 H, 2 DC, 3 diagonal down left,
@@ -799,15 +807,12 @@ VIDK_CORE int vidk_h264_inxn_pred_mode(const uint16_t *mbi, const uint8_t *im4, 
                                        int y4, int top) {
     const int s = 4 * mbw;
     if (x4 == 0 || ((y4 & 3) == 0 && !top)) return 2;
-    /* (on the device the neighbours may come from other blocks of the coding kernel) */
-    const int ma =
-        (x4 & 3) || ENC_MBI_IS_NXN(ENC_LDREC_CORE(mbi + (y4 >> 2) * mbw + (x4 >> 2) - 1))
-            ? ENC_LDREC_CORE(im4 + y4 * s + x4 - 1)
-            : 2;
-    const int mb =
-        (y4 & 3) || ENC_MBI_IS_NXN(ENC_LDREC_CORE(mbi + ((y4 >> 2) - 1) * mbw + (x4 >> 2)))
-            ? ENC_LDREC_CORE(im4 + (y4 - 1) * s + x4)
-            : 2;
+    const int ma = (x4 & 3) || ENC_MBI_IS_NXN(mbi[(y4 >> 2) * mbw + (x4 >> 2) - 1])
+                       ? im4[y4 * s + x4 - 1]
+                       : 2;
+    const int mb = (y4 & 3) || ENC_MBI_IS_NXN(mbi[((y4 >> 2) - 1) * mbw + (x4 >> 2)])
+                       ? im4[(y4 - 1) * s + x4]
+                       : 2;
     return ma < mb ? ma : mb;
 }
 
@@ -995,11 +1000,29 @@ ENC_FN uint32_t enc_h264_lbits(const EncFrame *f, unsigned bits) {
 }
 
 /* I_NxN (docs/ENCODE.md §7), the pieces the CPU backends (enc_tmpl.h h264_inxn_try) and the
- * device (src/cuda/enc_warp.cuh w_h264_inxn_try, a lane per mode) share. Block k in decoding
- * order (luma4x4BlkIdx / luma8x8BlkIdx) of a macroblock: its place (bx, by) in N units. */
+ * device (src/cuda/enc_warp.cuh w_h264_inxn_block, the warp by sample and by block) share.
+ * Block k in decoding order (luma4x4BlkIdx / luma8x8BlkIdx) of a macroblock: its place (bx, by)
+ * in N units. */
 ENC_FN void enc_h264_inxn_blk(int N, int k, int *bx, int *by) {
     *bx = N == 8 ? k & 1 : (k & 1) | ((k >> 1) & 2);
     *by = N == 8 ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
+}
+
+/* The mode bits of mode m against the predicted mode pm (prev_intra*_pred_mode_flag, and
+ * rem_intra*_pred_mode when m is not pm). */
+ENC_FN unsigned enc_h264_inxn_mbits(int m, int pm) {
+    return m == pm ? 1u : 4u;
+}
+
+/* The SATD of 4x4 block b4 (raster) of src - pr (N x N, stride N). */
+ENC_FN uint32_t enc_h264_inxn_satd(const uint8_t *src, int ss, const uint8_t *pr, int N,
+                                   int b4) {
+    const int ox = 4 * (b4 & 1), oy = 4 * (b4 >> 1);
+    int d[16];
+    for (int i = 0; i < 16; i++)
+        d[i] =
+            src[(oy + (i >> 2)) * ss + ox + (i & 3)] - pr[(oy + (i >> 2)) * N + ox + (i & 3)];
+    return vidk_satd4(d);
 }
 
 /* The cost of available mode m for the N x N block at src (stride ss) with neighbours nb and
@@ -1009,15 +1032,9 @@ ENC_FN uint32_t enc_h264_inxn_cost(const EncFrame *f, const EncNbN *nb, int m, i
                                    const uint8_t *src, int ss, uint8_t *pr) {
     const int N = nb->n;
     enc_h264_predn(nb, m, pr);
-    uint32_t c = enc_h264_lbits(f, m == pm ? 1u : 4u);
-    for (int b4 = 0; b4 < N * N / 16; b4++) {
-        const int ox = 4 * (b4 & 1), oy = 4 * (b4 >> 1);
-        int d[16];
-        for (int i = 0; i < 16; i++)
-            d[i] = src[(oy + (i >> 2)) * ss + ox + (i & 3)] -
-                   pr[(oy + (i >> 2)) * N + ox + (i & 3)];
-        c += vidk_satd4(d);
-    }
+    uint32_t c = enc_h264_lbits(f, enc_h264_inxn_mbits(m, pm));
+    for (int b4 = 0; b4 < N * N / 16; b4++)
+        c += enc_h264_inxn_satd(src, ss, pr, N, b4);
     return c;
 }
 
