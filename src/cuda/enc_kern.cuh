@@ -687,13 +687,19 @@ __device__ inline void flag_release(int *p, int v) {
 }
 
 // Then they are coded, one block of two warps each (enc_warp.cuh w_h264_i_mb: luma and
-// chroma), once the intra ones among their left, top-left and top neighbours (what the
-// prediction reads; with I_NxN the top-right one too) are. A block takes the next ticket and
-// codes that macroblock of the list, then the next: a macroblock waits only for ones with lower
-// tickets, taken by running blocks that finish them first, so the waits cannot deadlock. Flags
-// cross with acquire / release, samples through L2 (ENC_LDREC), as in the wavefront below.
+// chroma; with I_NxN three), once the intra ones among their left, top-left and top neighbours
+// (what the prediction reads; with I_NxN the top-right one too) are. A block takes the next
+// ticket and codes that macroblock of the list, then the next: a macroblock waits only for ones
+// with lower tickets, taken by running blocks that finish them first, so the waits cannot
+// deadlock. Flags cross with acquire / release, samples through L2 (ENC_LDREC), as in the
+// wavefront below.
 constexpr int kIntraPBlocks = 512;
-__global__ void __launch_bounds__(64)
+// The threads of an H.264 intra block (enc_warp.cuh w_h264_i_mb): luma and chroma warps, and
+// with I_NxN a third (the Intra_8x8 candidate).
+inline unsigned h264_i_threads(const EncFrame &f) {
+    return f.i4x4 || f.i8x8 ? 96u : 64u;
+}
+__global__ void __launch_bounds__(96)
     intra_p_kernel(const EncFrame f, const int *list, int *icnt, int *flag) {
     __shared__ vidk_encw::H264Scratch S;
     __shared__ int s_t;
@@ -952,9 +958,9 @@ __global__ void __launch_bounds__(kDbkThreads)
         dbk_filter_warp<true>(f, bs, mail, tag, T, r, lane);
 }
 
-// H.264 intra frames: one block of two warps (luma, chroma) per macroblock row
-// (enc_warp.cuh).
-__global__ void __launch_bounds__(64) h264_intra_kernel(const EncFrame f, int *progress) {
+// H.264 intra frames: one block of two warps (luma, chroma; with I_NxN three) per macroblock
+// row (enc_warp.cuh).
+__global__ void __launch_bounds__(96) h264_intra_kernel(const EncFrame f, int *progress) {
     __shared__ vidk_encw::H264Scratch S;
     const int r = blockIdx.x, t = threadIdx.x, tr = f.i4x4 || f.i8x8;
     for (int x = 0; x < f.uw; x++) {

@@ -330,12 +330,18 @@ struct __align__(16) H264Chroma {
     __align__(16) int16_t cdcl[2][4];
     __align__(16) unsigned cx[4]; // the chroma half's bits, Cb and Cr non-zeros, mode
 };
-// I_NxN (VidkEncParams.intra4x4 / intra8x8): the luma warp's scratch for its candidates.
+// I_NxN (VidkEncParams.intra4x4 / intra8x8): a candidate warp's scratch.
 constexpr int kNxnTs = 32; // the tile's row stride
+struct NxnSums { // a candidate's sums: its cost, level bits, non-zeros, mode bits, energy
+    uint32_t cost, energy;
+    unsigned bits, mbits;
+    int nnz;
+};
 struct __align__(16) H264Nxn {
     EncNbN nb;                      // the current block's neighbours (lane 0 reads them)
     int pm;                         // its predicted mode
     int wc;                         // the window's column of this macroblock (0, 1)
+    NxnSums sum;                    // the candidate's (lane 0 writes them)
     __align__(16) uint16_t wmbi[4]; // the window's words (2 x 2 macroblocks)
     __align__(16) uint8_t wim4[64]; // and modes (8 x 8 4x4 blocks)
     __align__(16) uint8_t src[256]; // the macroblock's source
@@ -343,15 +349,13 @@ struct __align__(16) H264Nxn {
     __align__(16) uint8_t pr[9][64];         // the block's predictions by mode
     __align__(16) uint32_t sat[36];          // their 4x4 SATDs
     __align__(16) int32_t w[64];             // the block's coefficients
-    __align__(16) uint8_t i16[256];          // Intra_16x16's prediction
-    __align__(16) uint8_t keep[256];  // the winning candidate's samples, while the next runs
-    __align__(16) uint8_t km[16];     // and its modes
-    __align__(16) int16_t lv[2][256]; // the candidates' levels (N = 4, 8)
+    __align__(16) int16_t lv[256];           // the candidate's levels
+    __align__(16) uint8_t i16[256];          // (the luma warp's) Intra_16x16's prediction
 };
 struct H264Scratch {
     H264Luma l;
     H264Chroma c;
-    H264Nxn n;
+    H264Nxn n[2]; // I_NxN: Intra_4x4 (the luma warp), Intra_8x8 (warp 2)
 };
 
 // Levels k0 .. k0 + N - 1 of a 4x4 block whose element 0 goes through the DC transform
@@ -464,13 +468,6 @@ __device__ inline unsigned long long wmin64(unsigned long long v) {
     return v;
 }
 
-// A candidate's sums (every lane): its cost, level bits, non-zeros, mode bits, energy.
-struct NxnSums {
-    uint32_t cost, energy;
-    unsigned bits, mbits;
-    int nnz;
-};
-
 // Sample (x, y) (x -1..23, y -1..15) of the tile.
 __device__ inline uint8_t *nxn_at(H264Nxn &s, int x, int y) {
     return s.tile + (y + 1) * kNxnTs + x + 1;
@@ -565,22 +562,15 @@ __device__ void w_h264_inxn_block(const EncFrame &f, int mbx, int mby, int N, in
     __syncwarp(); // the block's reconstruction before the next block's neighbours
 }
 
-// The decision (h264_nxn_decide) against Intra_16x16 of mode bm, the lane's 8 samples of its
-// prediction in pl and of the source in sw (the luma sample layout). Returns 0 or N (the same
-// on every lane); for N the macroblock is coded (reconstruction, modes, levels, energy) and
-// *bits, *nz, *mbits (every lane) are its level bits, non-zeros and mode bits.
-__device__ int w_h264_nxn_decide(const EncFrame &f, int mbx, int mby, H264Nxn &s,
-                                 const uint8_t *pl, const uint32_t *sw, int bm, int lane,
-                                 unsigned *bits, unsigned *nz, unsigned *mbits) {
-    const int cs = f.cs[0], ly = lane >> 1, lx = (lane & 1) * 8, s4 = f.W / 4;
+// A candidate warp's start: the macroblock's source, the tile's row above and column to the
+// left (where they exist: the top-right ones where the macroblock above and to the right
+// does), the window (this macroblock at column wc of two, row 1).
+__device__ void w_h264_nxn_load(const EncFrame &f, int mbx, int mby, H264Nxn &s, int lane) {
+    const int cs = f.cs[0], ss = f.ss[0], ly = lane >> 1, lx = (lane & 1) * 8, s4 = f.W / 4;
     const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices), L = mbx > 0;
-    uint8_t *rec = f.rec[0] + (ptrdiff_t)(16 * mby) * cs + 16 * mbx;
-    // The source, Intra_16x16's prediction, the tile's row above and column to the left
-    // (where they exist: the top-right ones where the macroblock above and to the right does),
-    // the window (this macroblock at column wc of two, row 1).
-    *reinterpret_cast<uint2 *>(s.src + ly * 16 + lx) = make_uint2(sw[0], sw[1]);
-    for (int k = 0; k < 8; k++)
-        s.i16[ly * 16 + lx + k] = pl[k];
+    const uint8_t *rec = f.rec[0] + (ptrdiff_t)(16 * mby) * cs + 16 * mbx;
+    *reinterpret_cast<uint2 *>(s.src + ly * 16 + lx) = *reinterpret_cast<const uint2 *>(
+        f.src[0] + (ptrdiff_t)(16 * mby + ly) * ss + 16 * mbx + lx);
     if (lane < 25) {
         const int x = lane - 1;
         const bool ok = top && (x < 0 ? L : x < 16 || mbx + 1 < f.uw);
@@ -600,67 +590,72 @@ __device__ int w_h264_nxn_decide(const EncFrame &f, int mbx, int mby, H264Nxn &s
         s.wim4[lane * 8 + 3] =
             ENC_LDREC(f.im4 + (ptrdiff_t)(4 * mby + lane - 4) * s4 + 4 * mbx - 1);
     __syncwarp();
-    uint32_t best_c = 0;
-    { // Intra_16x16's cost: enc_satd16's 4x4 SATDs, one per lane
-        uint32_t sd = 0;
-        if (lane < 16) {
-            const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
-            int d[16];
-            for (int i = 0; i < 16; i++)
-                d[i] = s.src[(by + (i >> 2)) * 16 + bx + (i & 3)] -
-                       s.i16[(by + (i >> 2)) * 16 + bx + (i & 3)];
-            sd = vidk_satd4(d);
-        }
-        best_c = wsum(sd) + enc_h264_lbits(&f, vidk_ue_bits(1u + (unsigned)bm));
+}
+
+// Candidate N (h264_inxn_try: its blocks in decoding order) into the tile, the window, s.lv
+// and s.sum.
+__device__ void w_h264_nxn_try(const EncFrame &f, int mbx, int mby, int N, H264Nxn &s,
+                               int lane) {
+    NxnSums r = {0, 0, 0, 0, 0};
+    for (int k = 0; k < 256 / (N * N); k++)
+        w_h264_inxn_block(f, mbx, mby, N, k, s, s.lv + N * N * k, lane, r);
+    if (lane == 0) s.sum = r;
+}
+
+// Intra_16x16's cost in h264_nxn_decide: the SATD of its prediction (pl: the lane's 8
+// samples in the luma sample layout) against the source (s.src; enc_satd16's 4x4 SATDs, one
+// per lane) + lambda x ue(1 + bm).
+__device__ uint32_t w_h264_i16_cost(const EncFrame &f, H264Nxn &s, const uint8_t *pl, int bm,
+                                    int lane) {
+    const int ly = lane >> 1, lx = (lane & 1) * 8;
+    for (int k = 0; k < 8; k++)
+        s.i16[ly * 16 + lx + k] = pl[k];
+    __syncwarp();
+    uint32_t sd = 0;
+    if (lane < 16) {
+        const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
+        int d[16];
+        for (int i = 0; i < 16; i++)
+            d[i] = s.src[(by + (i >> 2)) * 16 + bx + (i & 3)] -
+                   s.i16[(by + (i >> 2)) * 16 + bx + (i & 3)];
+        sd = vidk_satd4(d);
     }
-    int nxn = 0;
-    NxnSums kept = {0, 0, 0, 0, 0};
-    for (int t = 0; t < 2; t++) {
-        const int N = t ? 8 : 4;
-        if (!(t ? f.i8x8 : f.i4x4)) continue;
-        NxnSums r = {0, 0, 0, 0, 0};
-        for (int k = 0; k < 256 / (N * N); k++)
-            w_h264_inxn_block(f, mbx, mby, N, k, s, s.lv[t] + N * N * k, lane, r);
-        const uint32_t c = r.cost + enc_h264_lbits(&f, ENC_H264_NXN_BIAS);
-        uint8_t *wm = s.wim4 + 4 * 8 + 4 * s.wc + ((lane >> 2) & 3) * 8 + (lane & 3);
-        if (c < best_c) {
-            best_c = c, nxn = N, kept = r;
-            for (int k = 0; k < 8; k++) // kept in case the next candidate loses
-                s.keep[ly * 16 + lx + k] = *nxn_at(s, lx + k, ly);
-            if (lane < 16) s.km[lane] = *wm;
-        } else if (nxn) { // the earlier candidate back
-            for (int k = 0; k < 8; k++)
-                *nxn_at(s, lx + k, ly) = s.keep[ly * 16 + lx + k];
-            if (lane < 16) *wm = s.km[lane];
+    return wsum(sd) + enc_h264_lbits(&f, vidk_ue_bits(1u + (unsigned)bm));
+}
+
+// The winning candidate N out of its warp's scratch s: samples, modes, levels
+// (h264_nxn_store), energy.
+__device__ void w_h264_nxn_out(const EncFrame &f, int mbx, int mby, int N, H264Nxn &s,
+                               int lane) {
+    const int cs = f.cs[0], ly = lane >> 1, lx = (lane & 1) * 8, s4 = f.W / 4;
+    uint8_t *rec = f.rec[0] + (ptrdiff_t)(16 * mby) * cs + 16 * mbx;
+    for (int k = 0; k < 8; k++)
+        rec[ly * cs + lx + k] = *nxn_at(s, lx + k, ly);
+    if (lane < 16)
+        f.im4[(ptrdiff_t)(4 * mby + (lane >> 2)) * s4 + 4 * mbx + (lane & 3)] =
+            s.wim4[(4 + (lane >> 2)) * 8 + 4 * s.wc + (lane & 3)];
+    if (f.lev[0]) {
+        const int len = N * N, l2 = N == 8 ? 3 : 2;
+        for (int j = lane; j < 256; j += 32) {
+            int bx, by;
+            enc_h264_inxn_blk(N, j >> (2 * l2), &bx, &by);
+            const int i = j & (len - 1);
+            f.lev[0][(ptrdiff_t)(16 * mby + N * by + (i >> l2)) * f.ls_[0] + 16 * mbx + N * bx +
+                     (i & (N - 1))] = s.lv[j];
         }
-        __syncwarp();
     }
-    if (nxn) { // the winner out: samples, modes, levels, energy
-        for (int k = 0; k < 8; k++)
-            rec[ly * cs + lx + k] = *nxn_at(s, lx + k, ly);
-        if (lane < 16)
-            f.im4[(ptrdiff_t)(4 * mby + (lane >> 2)) * s4 + 4 * mbx + (lane & 3)] =
-                s.wim4[(4 + (lane >> 2)) * 8 + 4 * s.wc + (lane & 3)];
-        if (f.lev[0]) { // enc_tmpl.h h264_nxn_store
-            const int16_t *lv = s.lv[nxn == 8];
-            const int len = nxn * nxn, l2 = nxn == 8 ? 3 : 2;
-            for (int j = lane; j < 256; j += 32) {
-                int bx, by;
-                enc_h264_inxn_blk(nxn, j >> (2 * l2), &bx, &by);
-                const int i = j & (len - 1);
-                f.lev[0][(ptrdiff_t)(16 * mby + nxn * by + (i >> l2)) * f.ls_[0] + 16 * mbx +
-                         nxn * bx + (i & (nxn - 1))] = lv[j];
-            }
-        }
-        if (lane == 0 && f.energy) f.energy[mby * f.mb_w + mbx] = kept.energy;
-        *bits = kept.bits, *nz = (unsigned)kept.nnz, *mbits = kept.mbits;
-    }
-    return nxn;
+    if (lane == 0 && f.energy) f.energy[mby * f.mb_w + mbx] = s.sum.energy;
+}
+
+// The luma warp and the Intra_8x8 warp (2) of an I_NxN block meet (a named barrier: the
+// chroma warp runs on).
+__device__ inline void nxn_meet() {
+    asm volatile("bar.sync 1, 64;" ::: "memory");
 }
 
 // The luma half (warp 0): Intra_16x16 decision, residual, transforms, reconstruction, the
 // energy and the vectors; returns the lane's share of the bits (*nz: of the non-zeros).
-__device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma &s, H264Nxn &xn,
+__device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma &s, H264Nxn *xn,
                                   int lane, int *bm_out, unsigned *nz, int *nxn_out,
                                   unsigned *mbits) {
     const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
@@ -702,12 +697,23 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
     }
     *bm_out = bm;
     *nxn_out = 0;
-    if (f.i4x4 || f.i8x8) { // I_NxN where it costs less: the macroblock then is coded
-        unsigned bits = 0, nzl = 0;
-        *nxn_out = w_h264_nxn_decide(f, mbx, mby, xn, pl, sw, bm, lane, &bits, &nzl, mbits);
-        if (*nxn_out) { // (the totals on lane 0: the caller sums the lanes')
-            *nz = lane ? 0u : nzl;
-            return lane ? 0u : bits;
+    if (f.i4x4 || f.i8x8) { // h264_nxn_decide: I_NxN where it costs less, then coded
+        H264Nxn &x4 = xn[0];
+        w_h264_nxn_load(f, mbx, mby, x4, lane);
+        uint32_t best = w_h264_i16_cost(f, x4, pl, bm, lane);
+        if (f.i4x4) w_h264_nxn_try(f, mbx, mby, 4, x4, lane);
+        nxn_meet(); // warp 2's Intra_8x8
+        int nxn = 0;
+        const uint32_t bias = enc_h264_lbits(&f, ENC_H264_NXN_BIAS);
+        if (f.i4x4 && x4.sum.cost + bias < best) best = x4.sum.cost + bias, nxn = 4;
+        if (f.i8x8 && xn[1].sum.cost + bias < best) nxn = 8;
+        *nxn_out = nxn;
+        if (nxn) { // (the totals on lane 0: the caller sums the lanes')
+            H264Nxn &w = xn[nxn == 8];
+            w_h264_nxn_out(f, mbx, mby, nxn, w, lane);
+            *mbits = w.sum.mbits;
+            *nz = lane ? 0u : (unsigned)w.sum.nnz;
+            return lane ? 0u : w.sum.bits;
         }
     }
     // The residual into the blocks, the prediction's SSD the energy.
@@ -893,10 +899,17 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     const int lane = t & 31;
     int bm = 0, nxn = 0;
     unsigned bits = 0, nzl = 0, mbits = 0;
-    if (t < 32)
+    if (t < 32) {
         bits = w_h264_i_luma(f, mbx, mby, s.l, s.n, lane, &bm, &nzl, &nxn, &mbits);
-    else
+    } else if (t < 64) {
         w_h264_i_chroma(f, mbx, mby, s.c, lane);
+    } else { // I_NxN (a block of three warps): the Intra_8x8 candidate beside Intra_4x4
+        if (f.i8x8) {
+            w_h264_nxn_load(f, mbx, mby, s.n[1], lane);
+            w_h264_nxn_try(f, mbx, mby, 8, s.n[1], lane);
+        }
+        nxn_meet();
+    }
     __syncthreads(); // the chroma half's statistics are in s.c.cx
     if (t < 32) {
         bits = wsum(bits);

@@ -534,7 +534,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             hevc_intra_kernel<<<(unsigned)e->uh, vidk_encw::kHevcIThreads, 0, s>>>(
                 f, c->d_progress);
         else
-            h264_intra_kernel<<<(unsigned)e->uh, 64, 0, s>>>(f, c->d_progress);
+            h264_intra_kernel<<<(unsigned)e->uh, h264_i_threads(f), 0, s>>>(f, c->d_progress);
         CUDA_CHECK_LAUNCH();
     } else {
         // H.264: the decision kernels, then inter_kernel (32 macroblocks per block, a warp
@@ -583,7 +583,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         CUDA_CHECK_LAUNCH();
         if (e->p.codec == VIDK_CODEC_H264) {
             CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_L], 0)); // the list, the flags zeroed
-            intra_p_kernel<<<(unsigned)vidk_imin(n, kIntraPBlocks), 64, 0, s>>>(
+            intra_p_kernel<<<(unsigned)vidk_imin(n, kIntraPBlocks), h264_i_threads(f), 0, s>>>(
                 f, c->d_ilist, c->d_icnt, c->d_iflag);
             CUDA_CHECK_LAUNCH();
         }
