@@ -647,10 +647,11 @@ __device__ void w_h264_nxn_out(const EncFrame &f, int mbx, int mby, int N, H264N
     if (lane == 0 && f.energy) f.energy[mby * f.mb_w + mbx] = s.sum.energy;
 }
 
-// The luma warp and the Intra_8x8 warp (2) of an I_NxN block meet (a named barrier: the
-// chroma warp runs on).
+// The luma warp meets the Intra_8x8 warp (2) of an I_NxN block: a block barrier, which each
+// of the three warps reaches once (the chroma warp after its work), a warp-uniform branch
+// each (sm_70 on).
 __device__ inline void nxn_meet() {
-    asm volatile("bar.sync 1, 64;" ::: "memory");
+    __syncthreads();
 }
 
 // The luma half (warp 0): Intra_16x16 decision, residual, transforms, reconstruction, the
@@ -903,6 +904,7 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         bits = w_h264_i_luma(f, mbx, mby, s.l, s.n, lane, &bm, &nzl, &nxn, &mbits);
     } else if (t < 64) {
         w_h264_i_chroma(f, mbx, mby, s.c, lane);
+        if (f.i4x4 || f.i8x8) nxn_meet();
     } else { // I_NxN (a block of three warps): the Intra_8x8 candidate beside Intra_4x4
         if (f.i8x8) {
             w_h264_nxn_load(f, mbx, mby, s.n[1], lane);
