@@ -155,7 +155,8 @@ ENC_FN uint8_t enc_pix(int v) {
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-/* Code lengths (ue(v), se(v)): src/me_core.h. */
+/* Code lengths (ue(v), se(v)): src/me_core.h. The CAVLC length of an mvd (mv - pred; H.264:
+ * quarter-sample units, as the stream codes it). */
 ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) {
     return vidk_se_bits(mv.x - pred.x) + vidk_se_bits(mv.y - pred.y);
 }
@@ -827,11 +828,6 @@ ENC_FN VidkMeResult enc_me_at(const EncFrame *f, int bs, int bx, int by) {
     return f->me[bs][(ptrdiff_t)by * f->me_gw[bs] + bx];
 }
 
-/* CAVLC length of an mvd (quarter-sample units, as the stream codes it). */
-ENC_FN unsigned enc_h264_mvd_len(VidkMv mv, VidkMv pred) {
-    return vidk_se_bits(mv.x - pred.x) + vidk_se_bits(mv.y - pred.y);
-}
-
 /* Partition p of a macroblock (VIDK_ME_PART_* numbering, raster order within its shape):
  * its shape, its block in that shape's grid of the frame and its size. */
 typedef struct EncPart {
@@ -1162,8 +1158,8 @@ ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *su
     const int np = vidk_h264_parts(mode, sub, px, py, pw, pd, order);
     unsigned b = 0;
     for (int k = 0; k < np; k++)
-        b += enc_h264_mvd_len(n->in[4 * py[k] + px[k]],
-                              vidk_h264_mvp(n, px[k], py[k], pw[k], pd[k], order, k));
+        b += enc_mvd_bits(n->in[4 * py[k] + px[k]],
+                          vidk_h264_mvp(n, px[k], py[k], pw[k], pd[k], order, k));
     return b;
 }
 
@@ -1182,8 +1178,8 @@ ENC_FN unsigned enc_h264_mvd_bits_quad(const VidkH264MvNb *n, int q, int s) {
     unsigned bits = 0;
     for (int k = 0; k < np; k++) {
         const int x = qx + (s >= 2 ? (k & 1) : 0), y = qy + (s == 1 ? k : s == 3 ? k >> 1 : 0);
-        bits += enc_h264_mvd_len(n->in[4 * y + x],
-                                 vidk_h264_mvp(n, x, y, s < 2 ? 2 : 1, 0, order, k));
+        bits +=
+            enc_mvd_bits(n->in[4 * y + x], vidk_h264_mvp(n, x, y, s < 2 ? 2 : 1, 0, order, k));
     }
     return bits;
 }
