@@ -22,7 +22,8 @@
 # VIDK_CUDA_ARCH (default 90), VIDK_SANITIZERS (default "memcheck racecheck synccheck
 # initcheck"; empty: none), VIDK_SANITIZE_TESTS (an extended regex: only the GPU tests whose
 # names match run under the sanitizers; default all), VIDK_SANITIZER_TIMEOUT (seconds per run, default 420: racecheck of hevc_cuda takes ~340 s on an H100),
-# VIDK_GIT_COMMIT (commit id for reports where the copy has no .git), VIDK_CMAKE_ARGS
+# VIDK_GIT_COMMIT (commit id for the reports, before the copy's .git: the device tool's copy
+# of the tree can carry an older one; device-session.sh sets it from .devdata/headc), VIDK_CMAKE_ARGS
 # (extra configure arguments), VIDK_VIDEO_DIR (real clips; default: the first of ../shared/video, shared/video,
 # .devdata/video holding .y4m files), JOBS (default: all cores).
 set -u -o pipefail
@@ -59,7 +60,7 @@ run() {
 }
 finish() {
     echo
-    echo "device-check summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "${VIDK_GIT_COMMIT:-?}"))"
+    echo "device-check summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), commit ${VIDK_GIT_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')})"
     printf '%-34s %-5s %7s  %s\n' STEP STATE SECONDS "LOG / NOTE"
     for i in "${!names[@]}"; do
         printf '%-34s %-5s %7s  %s\n' "${names[$i]}" "${states[$i]}" "${secs[$i]}" "${where[$i]}"

@@ -9,7 +9,9 @@
 #    has the device one; prints "same" or "DIFFER" per row and exits 1 on any difference;
 # 2. FFmpeg's decode against --recon when ffmpeg is installed (tests/stream_check.py);
 # 3. whole-file timings of `vidkern encode -o` on a 300-frame 1080p mosaic, from a file (R 16,
-#    32, 16 with --no-deblock, 16 with --cabac and 17 slices) and from stdin (R 16), cuda
+#    32, 16 with --no-deblock, 16 with --cabac and 17 slices, 16 with --cabac, 17 slices, --i4x4 --i8x8;
+#    all-intra: 60 frames --keyint 1, with and without I_NxN, cuda only)
+#    and from stdin (R 16), cuda
 #    and threads (host wall clock,
 #    stages, host loop split).
 #
@@ -109,15 +111,27 @@ $tmp/m1080.y4m --frames 40 --qp 30 --range 16 --keyint 30 --no-deblock
 --size 176x100 --gen-frames 6 --qp 22 --range 8 --slices 3 --cabac
 $clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --cabac
 $tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --slices 17 --cabac
+--size 176x100 --gen-frames 6 --qp 22 --range 8 --slices 3 --i4x4 --i8x8
+--size 18x18 --gen-frames 4 --qp 51 --keyint 1 --i4x4 --i8x8 --cabac
+$clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --i4x4 --cabac
+$clips/container_352x288_30fps_15f.y4m --qp 22 --range 4 --keyint 1 --i8x8
+$clips/basketballpass_416x240_50fps_100f.y4m --qp 27 --range 16 --keyint 5 --i4x4 --i8x8 --cabac
+$tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --slices 4 --i4x4 --i8x8
 EOF
 
 echo "== whole file: vidkern encode -o, 1080p mosaic, $frames frames, QP 30"
 for be in cuda threads; do
-    for r in 16 32 "16 --no-deblock" "16 --cabac --slices 17"; do
+    for r in 16 32 "16 --no-deblock" "16 --cabac --slices 17" \
+        "16 --cabac --slices 17 --i4x4 --i8x8"; do
         # shellcheck disable=SC2086
         "$V" encode "$tmp/m1080.y4m" -o "$tmp/o.264" --range $r --qp 30 --backend "$be" \
             --quiet 2>&1 | grep -E "stream |stage|time |host " | sed "s/^/$be R$r file: /"
     done
+done
+for r in "" "--i4x4" "--i4x4 --i8x8"; do # all-intra: the intra wavefront's cost, cuda
+    # shellcheck disable=SC2086
+    "$V" encode "$tmp/m1080.y4m" --frames 60 --keyint 1 -o "$tmp/o.264" --qp 30 $r \
+        --backend cuda --quiet 2>&1 | grep -E "stream |stage|time " | sed "s/^/cuda keyint 1 $r: /"
 done
 "$V" encode - -o "$tmp/o.264" --range 16 --qp 30 --backend cuda --quiet <"$tmp/m1080.y4m" 2>&1 |
     grep -E "time |host " | sed "s/^/cuda R16 stdin: /"

@@ -49,8 +49,8 @@ mut h264_intra_in_p src/enc/enc_core.h \
 mut h264_inter_round src/enc/enc_core.h \
     '((uint32_t)1 << qbits) >> 5)' '((uint32_t)1 << qbits) >> 4)'
 mut h264_mvd_quarter src/enc/enc_core.h \
-    'ENC_FN unsigned enc_h264_mvd_len(VidkMv mv, VidkMv pred) {' \
-    'ENC_FN unsigned enc_h264_mvd_len(VidkMv mv, VidkMv pred) { mv.x = (int16_t)(2 * mv.x - pred.x);'
+    'ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) {' \
+    'ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) { mv.x = (int16_t)(2 * mv.x - pred.x);'
 mut hevc_cu32_tie src/enc/enc_core_hevc.h \
     'd->cu32 = c32 <= split;' 'd->cu32 = c32 < split;'
 mut hevc_cu16_tie src/enc/enc_core_hevc.h \

@@ -14,8 +14,8 @@ failure also prints its command lines (gen, encode, judge) to run by hand, and i
 kept. Parameters: size even 16..400 in each axis (a third multiples of 16), 1..12 frames,
 QP 0..51, keyint 0..5, R 0..40, --slices 1..4, the deblocking filter (the default) in half of
 the cases and --no-deblock in the others, --cabac in half of the cases, --i4x4 and --i8x8 each in
-half of those whose backends are CPU ones (each drawn apart, so that a seed's other parameters stay
-what they were before it), a backend among those
+half of the cases (each drawn apart, so that a seed's other parameters stay what they were before
+it), a backend among those
 usable (cuda when a device is), a random `vidkern gen --seed` and frame rate; 15% of the cases code synthetic
 pictures instead (8x8 regions of flat, noise, checkerboard and stripes; frames moved or
 repeated), and with --clips a fifth code a window of a random real clip.
@@ -84,12 +84,10 @@ def make_case(seed, i, backends, clips):
         "other": rng.choice(backends),
         "deblock": random.Random(f"{seed}:{i}:deblock").random() < 0.5,
         "cabac": random.Random(f"{seed}:{i}:cabac").random() < 0.5,
-        # Intra_4x4 (the CPU backends only: cuda refuses it; drawn apart too)
+        # Intra_4x4 and Intra_8x8 (drawn apart too)
         "i4x4": random.Random(f"{seed}:{i}:i4x4").random() < 0.5,
         "i8x8": random.Random(f"{seed}:{i}:i8x8").random() < 0.5,
     }
-    if c["backend"] == "cuda" or c["other"] == "cuda":
-        c["i4x4"] = c["i8x8"] = False
     kind = rng.random()
     if kind < 0.15:
         # Synthetic pictures: 8x8 regions of flat 0/255/grey, noise, checkerboards and

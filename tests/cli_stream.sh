@@ -94,14 +94,12 @@ expect() {
 
 # row NAME ARGS...: `vidkern encode ARGS -o NAME.B.264 --recon NAME.B.y4m --backend B` for
 # every backend B; the first stream judged, every other backend's stream and recon equal to
-# the first's. The replay command is printed on a failure. (--i4x4, --i8x8: the CPU backends
-# only, cuda has no I_NxN yet and refuses them.)
+# the first's. The replay command is printed on a failure.
 row() {
     name=$1
     shift
     first=
-    case " $* " in *" --i4x4 "* | *" --i8x8 "*) bl="c simd threads" ;; *) bl=$BACKENDS ;; esac
-    for b in $bl; do
+    for b in $BACKENDS; do
         s=$T/$name.$b.264
         r=$T/$name.$b.y4m
         "$VK" encode "$@" --backend "$b" -o "$s" --recon "$r" --quiet >"$T/out" 2>"$T/err" ||
@@ -121,7 +119,7 @@ row() {
     done
     bytes=$(wc -c <"$T/$name.$first.264")
     rm -f "$T/$name".*
-    echo "ok: $name: $* ($bytes bytes; $bl identical; FFmpeg = recon)"
+    echo "ok: $name: $* ($bytes bytes; $BACKENDS identical; FFmpeg = recon)"
 }
 
 case "$CASE" in

@@ -49,9 +49,17 @@ run "generated 1920x1080, 8 frames, qp 26, 17 slices, cabac" --size 1920x1080 --
 run "generated 352x288, 30 frames, qp 40, 18 slices, cabac" --qp 40 --slices 18 --cabac
 run "generated 640x480, 4 frames, qp 4, 1 slice, cabac" --size 640x480 --gen-frames 4 \
     --qp 4 --cabac
+run "generated 1920x1080, 6 frames, qp 26, 4 slices, i4x4 i8x8" --size 1920x1080 \
+    --gen-frames 6 --qp 26 --slices 4 --keyint 3 --i4x4 --i8x8
+run "generated 352x288, 12 frames, qp 8, 3 slices, cabac, i4x4" --gen-frames 12 --qp 8 \
+    --slices 3 --keyint 4 --cabac --i4x4
+run "generated 352x288, 12 frames, qp 36, cabac, i8x8" --gen-frames 12 --qp 36 --keyint 5 \
+    --cabac --i8x8
 for c in "basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 30 --slices 3" \
     "cars_320x240_30fps_30f.y4m --qp 12" \
     "cars_320x240_30fps_30f.y4m --qp 20 --slices 5 --cabac" \
+    "cars_320x240_30fps_30f.y4m --qp 24 --slices 2 --keyint 8 --cabac --i4x4 --i8x8" \
+    "basketballpass_416x240_50fps_100f.y4m --frames 20 --qp 32 --keyint 6 --i4x4 --i8x8" \
     "basketballpass_416x240_50fps_100f.y4m --frames 20 --qp 27 --cabac" \
     "kristenandsara_1280x720_60fps_1f.y4m --qp 22 --slices 2" \
     "darkscene_1920x1080_24fps_1f.y4m --qp 34"; do

@@ -100,10 +100,10 @@ typedef struct VidkEncParams {
                        (VIDK_ERR(ENOSYS)). */
     int intra4x4; /**< H.264 intra macroblocks (of intra frames, and those P frames' decision
                        made intra): 1 = Intra_4x4 (I_NxN) as well as Intra_16x16, chosen per
-                       macroblock by SATD + lambda x bits; 0 = not (default). Not on cuda yet
-                       (VIDK_ERR(ENOSYS)); HEVC refuses 1. */
+                       macroblock by SATD + lambda x bits; 0 = not (default). Every backend,
+                       the same bytes; HEVC refuses 1. */
     int intra8x8; /**< H.264 intra macroblocks: 1 = Intra_8x8 (I_NxN with the 8x8 transform)
-                       a candidate too; 0 = not (default). As intra4x4 on cuda and HEVC. */
+                       a candidate too; 0 = not (default). As intra4x4 on HEVC. */
     uint8_t reserved[4]; /**< zero */
 } VidkEncParams;
 

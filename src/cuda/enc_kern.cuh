@@ -687,13 +687,19 @@ __device__ inline void flag_release(int *p, int v) {
 }
 
 // Then they are coded, one block of two warps each (enc_warp.cuh w_h264_i_mb: luma and
-// chroma), once the intra ones among their left, top-left and top neighbours (what the
-// prediction reads) are. A block takes the next ticket and codes that macroblock of the list,
-// then the next: a macroblock waits only for ones with lower tickets, taken by running
-// blocks that finish them first, so the waits cannot deadlock. Flags cross with acquire /
-// release, samples through L2 (ENC_LDREC), as in the wavefront below.
+// chroma; with I_NxN three), once the intra ones among their left, top-left and top neighbours
+// (what the prediction reads; with I_NxN the top-right one too) are. A block takes the next
+// ticket and codes that macroblock of the list, then the next: a macroblock waits only for ones
+// with lower tickets, taken by running blocks that finish them first, so the waits cannot
+// deadlock. Flags cross with acquire / release, samples through L2 (ENC_LDREC), as in the
+// wavefront below.
 constexpr int kIntraPBlocks = 512;
-__global__ void __launch_bounds__(64)
+// The threads of an H.264 intra block (enc_warp.cuh w_h264_i_mb): luma and chroma warps, and
+// with I_NxN a third (the Intra_8x8 candidate).
+inline unsigned h264_i_threads(const EncFrame &f) {
+    return f.i4x4 || f.i8x8 ? 96u : 64u;
+}
+__global__ void __launch_bounds__(96)
     intra_p_kernel(const EncFrame f, const int *list, int *icnt, int *flag) {
     __shared__ vidk_encw::H264Scratch S;
     __shared__ int s_t;
@@ -704,9 +710,11 @@ __global__ void __launch_bounds__(64)
         const int k = s_t;
         if (k >= icnt[0]) return; // the whole block
         const int u = list[k], x = u % f.uw, y = u / f.uw;
-        if (t < 3) {
-            const int nx = x - (t != 1), ny = y - (t != 0); // left, top, top-left
-            if (nx >= 0 && ny >= 0 && (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA))
+        if (t < 4) {
+            // left, top, top-left; I_NxN: top-right (its blocks' upper-right neighbours)
+            const int nx = t == 3 ? x + 1 : x - (t != 1), ny = y - (t != 0);
+            if ((t < 3 || f.i4x4 || f.i8x8) && nx >= 0 && nx < f.uw && ny >= 0 &&
+                (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA))
                 flag_wait(flag + ny * f.uw + nx, 1);
         }
         __syncthreads();                       // also: every thread has read s_t
@@ -731,9 +739,11 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
 // one; H.264 (two warps per block) unit x:
 // Intra_16x16 and chroma prediction read only the left, top-left and top ones (8.3.3,
 // 8.3.4), so its rows follow one macroblock apart and the critical path is uw + uh - 1 units
-// instead of uw + 2 uh - 2. Progress counters in global memory, acquire / release. Every
-// row's block is resident at once (a few hundred small blocks at most), so the waits cannot
-// deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1 line.
+// instead of uw + 2 uh - 2 (with I_NxN, whose blocks read their upper-right neighbours
+// (8.3.1.2, 8.3.2.2), unit x + 1 again). Progress counters in global memory, acquire / release.
+// Every row's block is resident at once (a few hundred small blocks at most), so the waits
+// cannot deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1
+// line.
 __device__ inline void wave_wait(const int *prog, int r, int need, int t) {
     if (r > 0 && t == 0) flag_wait(prog + r - 1, need);
 }
@@ -948,13 +958,14 @@ __global__ void __launch_bounds__(kDbkThreads)
         dbk_filter_warp<true>(f, bs, mail, tag, T, r, lane);
 }
 
-// H.264 intra frames: one block of two warps (luma, chroma) per macroblock row
-// (enc_warp.cuh).
-__global__ void __launch_bounds__(64) h264_intra_kernel(const EncFrame f, int *progress) {
+// H.264 intra frames: one block of two warps (luma, chroma; with I_NxN three) per macroblock
+// row (enc_warp.cuh).
+__global__ void __launch_bounds__(96) h264_intra_kernel(const EncFrame f, int *progress) {
     __shared__ vidk_encw::H264Scratch S;
-    const int r = blockIdx.x, t = threadIdx.x;
+    const int r = blockIdx.x, t = threadIdx.x, tr = f.i4x4 || f.i8x8;
     for (int x = 0; x < f.uw; x++) {
-        wave_wait(progress, r, x + 1, t); // left, top-left, top
+        // left, top-left, top (I_NxN: top-right)
+        wave_wait(progress, r, min(x + 1 + tr, f.uw), t);
         __syncthreads();
         vidk_encw::w_h264_i_mb(f, x, r, S, t); // ends with a block barrier
         wave_release(progress, r, x, t);

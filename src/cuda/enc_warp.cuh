@@ -330,9 +330,32 @@ struct __align__(16) H264Chroma {
     __align__(16) int16_t cdcl[2][4];
     __align__(16) unsigned cx[4]; // the chroma half's bits, Cb and Cr non-zeros, mode
 };
+// I_NxN (VidkEncParams.intra4x4 / intra8x8): a candidate warp's scratch.
+constexpr int kNxnTs = 32; // the tile's row stride
+struct NxnSums { // a candidate's sums: its cost, level bits, non-zeros, mode bits, energy
+    uint32_t cost, energy;
+    unsigned bits, mbits;
+    int nnz;
+};
+struct __align__(16) H264Nxn {
+    EncNbN nb;                      // the current block's neighbours (lane 0 reads them)
+    int pm;                         // its predicted mode
+    int wc;                         // the window's column of this macroblock (0, 1)
+    NxnSums sum;                    // the candidate's (lane 0 writes them)
+    __align__(16) uint16_t wmbi[4]; // the window's words (2 x 2 macroblocks)
+    __align__(16) uint8_t wim4[64]; // and modes (8 x 8 4x4 blocks)
+    __align__(16) uint8_t src[256]; // the macroblock's source
+    __align__(16) uint8_t tile[17 * kNxnTs]; // the reconstruction (nxn_at)
+    __align__(16) uint8_t pr[9][64];         // the block's predictions by mode
+    __align__(16) uint32_t sat[36];          // their 4x4 SATDs
+    __align__(16) int32_t w[64];             // the block's coefficients
+    __align__(16) int16_t lv[256];           // the candidate's levels
+    __align__(16) uint8_t i16[256];          // (the luma warp's) Intra_16x16's prediction
+};
 struct H264Scratch {
     H264Luma l;
     H264Chroma c;
+    H264Nxn n[2]; // I_NxN: Intra_4x4 (the luma warp), Intra_8x8 (warp 2)
 };
 
 // Levels k0 .. k0 + N - 1 of a 4x4 block whose element 0 goes through the DC transform
@@ -420,10 +443,222 @@ __device__ inline void w_deq_inv(uint32_t *t, const int16_t *lev, const int16_t 
     w_rows_cols<R>(t, part, [](uint32_t *x, int s) { vidk_h264_itx4_1d(x, x, s); });
 }
 
+// ---- I_NxN (enc_tmpl.h h264_inxn_try, h264_nxn_decide), the luma warp ----
+//
+// The candidates are coded in shared memory: the macroblock's source, and a tile of its
+// reconstruction with the row above (x -1..23: the top-right neighbours) and the column to
+// the left, read once; the winner's samples go to rec at the end. The predicted modes come
+// from vidk_h264_inxn_pred_mode on a window of the decision words and modes (this
+// macroblock, its left and upper neighbours). Each N x N block in decoding order: lane 0
+// reads its neighbours (enc_h264_nbn_at on the tile); the warp forms the nine modes'
+// predictions by sample (enc_h264_inxn_at) and their 4x4 SATDs by block (enc_h264_inxn_satd);
+// lanes 0..8 each add up one mode's cost, the lowest (cost, mode) wins (the scalar loop's
+// first strictly smaller cost); then the block's residual by sample, its transform by rows
+// then columns (vidk_h264_ftx_1d), the quantiser by coefficient (vidk_h264_quant1), the
+// dequantisation by coefficient, the inverse by rows then columns (vidk_h264_itx_1d) and the
+// reconstruction by sample: h264_inxn_code's core functions in its order for every value, so
+// the same integers.
+
+__device__ inline unsigned long long wmin64(unsigned long long v) {
+#pragma unroll
+    for (int o = 16; o; o >>= 1) {
+        const unsigned long long u = __shfl_xor_sync(kFull, v, o);
+        v = u < v ? u : v;
+    }
+    return v;
+}
+
+// Sample (x, y) (x -1..23, y -1..15) of the tile.
+__device__ inline uint8_t *nxn_at(H264Nxn &s, int x, int y) {
+    return s.tile + (y + 1) * kNxnTs + x + 1;
+}
+
+// Block k of candidate N: its mode, then its coding into the tile; lev: its levels.
+__device__ void w_h264_inxn_block(const EncFrame &f, int mbx, int mby, int N, int k, H264Nxn &s,
+                                  int16_t *lev, int lane, NxnSums &r) {
+    const int len = N * N, l2 = N == 8 ? 3 : 2, nb4 = len / 16;
+    int bx, by;
+    enc_h264_inxn_blk(N, k, &bx, &by);
+    const uint8_t *src = s.src + (N * by) * 16 + N * bx;
+    uint8_t *rec = nxn_at(s, N * bx, N * by);
+    if (lane == 0) {
+        int a, b, c;
+        enc_h264_nbn_avail(&f, mbx, mby, N, bx, by, &a, &b, &c);
+        enc_h264_nbn_at(rec, kNxnTs, N, a, b, c, &s.nb);
+        const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
+        s.pm = vidk_h264_inxn_pred_mode(s.wmbi, s.wim4, 2, 4 * s.wc + bx * N / 4,
+                                        4 + by * N / 4, top);
+    }
+    __syncwarp();
+    for (int j = lane; j < 9 * len; j += 32) { // the predictions
+        const int m = j >> (2 * l2), i = j & (len - 1);
+        if (enc_h264_inxn_ok(&s.nb, m))
+            s.pr[m][i] = enc_h264_inxn_at(&s.nb, m, i & (N - 1), i >> l2);
+    }
+    __syncwarp();
+    for (int t = lane; t < 9 * nb4; t += 32) // their 4x4 SATDs
+        if (enc_h264_inxn_ok(&s.nb, t / nb4))
+            s.sat[t] = enc_h264_inxn_satd(src, 16, s.pr[t / nb4], N, t % nb4);
+    __syncwarp();
+    unsigned long long key = ~0ull;
+    if (lane < 9 && enc_h264_inxn_ok(&s.nb, lane)) {
+        uint32_t c = enc_h264_lbits(&f, enc_h264_inxn_mbits(lane, s.pm));
+        for (int b4 = 0; b4 < nb4; b4++)
+            c += s.sat[lane * nb4 + b4];
+        key = (unsigned long long)c << 4 | (unsigned)lane;
+    }
+    key = wmin64(key);
+    const int bm = (int)(key & 15);
+    r.cost += (uint32_t)(key >> 4);
+    r.mbits += enc_h264_inxn_mbits(bm, s.pm);
+    if (lane < N * N / 16) { // the mode into the window's entries of the block
+        const int x4 = 4 * s.wc + bx * N / 4 + (lane & 1), y4 = 4 + by * N / 4 + (lane >> 1);
+        s.wim4[y4 * 8 + x4] = (uint8_t)bm;
+    }
+    // The residual, the energy, the prediction into the tile.
+    const uint8_t *bp = s.pr[bm];
+    unsigned e = 0;
+    for (int j = lane; j < len; j += 32) {
+        const int x = j & (N - 1), y = j >> l2;
+        const int d = src[y * 16 + x] - bp[j];
+        s.w[j] = d;
+        e += (unsigned)(d * d);
+        rec[y * kNxnTs + x] = bp[j];
+    }
+    r.energy += wsum(e);
+    __syncwarp();
+    if (lane < N) vidk_h264_ftx_1d(N, s.w + lane * N, 1);
+    __syncwarp();
+    if (lane < N) vidk_h264_ftx_1d(N, s.w + lane, N);
+    __syncwarp();
+    const int qbits = (N == 8 ? 16 : 15) + f.qp / 6;
+    const int32_t *mf = N == 8 ? f.mf8y : f.mf4y;
+    const int16_t *ls = N == 8 ? f.ls8y : f.ls4y;
+    unsigned bits = 0, nz = 0;
+    for (int j = lane; j < len; j += 32) {
+        const int l = vidk_h264_quant1(s.w[j], (uint32_t)mf[j], qbits,
+                                       (uint32_t)vidk_h264_deadzone(qbits, 1));
+        lev[j] = (int16_t)l;
+        if (l) nz++, bits += vidk_se_bits(l);
+    }
+    nz = wsum(nz);
+    r.bits += wsum(bits) + vidk_ue_bits(nz);
+    r.nnz += (int)nz;
+    __syncwarp(); // (the coefficients read before they are overwritten)
+    if (nz) {
+        uint32_t *t = reinterpret_cast<uint32_t *>(s.w);
+        for (int j = lane; j < len; j += 32)
+            t[j] = vidk_h264_dequant1(lev[j], ls[j], f.qp / 6, N == 4 ? 4 : 6);
+        __syncwarp();
+        if (lane < N) vidk_h264_itx_1d(N, t + lane * N, 1);
+        __syncwarp();
+        if (lane < N) vidk_h264_itx_1d(N, t + lane, N);
+        __syncwarp();
+        for (int j = lane; j < len; j += 32) {
+            uint8_t *o = rec + (j >> l2) * kNxnTs + (j & (N - 1));
+            *o = (uint8_t)vidk_h264_add_clip(*o, vidk_h264_round6(t[j]));
+        }
+    }
+    __syncwarp(); // the block's reconstruction before the next block's neighbours
+}
+
+// A candidate warp's start: the macroblock's source, the tile's row above and column to the
+// left (where they exist: the top-right ones where the macroblock above and to the right
+// does), the window (this macroblock at column wc of two, row 1).
+__device__ void w_h264_nxn_load(const EncFrame &f, int mbx, int mby, H264Nxn &s, int lane) {
+    const int cs = f.cs[0], ss = f.ss[0], ly = lane >> 1, lx = (lane & 1) * 8, s4 = f.W / 4;
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices), L = mbx > 0;
+    const uint8_t *rec = f.rec[0] + (ptrdiff_t)(16 * mby) * cs + 16 * mbx;
+    *reinterpret_cast<uint2 *>(s.src + ly * 16 + lx) = *reinterpret_cast<const uint2 *>(
+        f.src[0] + (ptrdiff_t)(16 * mby + ly) * ss + 16 * mbx + lx);
+    if (lane < 25) {
+        const int x = lane - 1;
+        const bool ok = top && (x < 0 ? L : x < 16 || mbx + 1 < f.uw);
+        *nxn_at(s, x, -1) = ok ? ENC_LDREC(rec - cs + x) : 0;
+    }
+    if (lane < 16) *nxn_at(s, -1, lane) = L ? ENC_LDREC(rec + (ptrdiff_t)lane * cs - 1) : 0;
+    if (lane == 0) {
+        s.wc = L;
+        s.wmbi[0] = s.wmbi[1] = s.wmbi[2] = s.wmbi[3] = 0;
+        if (top) s.wmbi[L] = ENC_LDREC(f.mbi + (mby - 1) * f.uw + mbx);
+        if (L) s.wmbi[2] = ENC_LDREC(f.mbi + mby * f.uw + mbx - 1);
+    }
+    if (lane < 4 && top) // the row of modes above
+        s.wim4[3 * 8 + 4 * L + lane] =
+            ENC_LDREC(f.im4 + (ptrdiff_t)(4 * mby - 1) * s4 + 4 * mbx + lane);
+    if (lane >= 4 && lane < 8 && L) // the column to the left
+        s.wim4[lane * 8 + 3] =
+            ENC_LDREC(f.im4 + (ptrdiff_t)(4 * mby + lane - 4) * s4 + 4 * mbx - 1);
+    __syncwarp();
+}
+
+// Candidate N (h264_inxn_try: its blocks in decoding order) into the tile, the window, s.lv
+// and s.sum.
+__device__ void w_h264_nxn_try(const EncFrame &f, int mbx, int mby, int N, H264Nxn &s,
+                               int lane) {
+    NxnSums r = {0, 0, 0, 0, 0};
+    for (int k = 0; k < 256 / (N * N); k++)
+        w_h264_inxn_block(f, mbx, mby, N, k, s, s.lv + N * N * k, lane, r);
+    if (lane == 0) s.sum = r;
+}
+
+// Intra_16x16's cost in h264_nxn_decide: the SATD of its prediction (pl: the lane's 8
+// samples in the luma sample layout) against the source (s.src; enc_satd16's 4x4 SATDs, one
+// per lane) + lambda x ue(1 + bm).
+__device__ uint32_t w_h264_i16_cost(const EncFrame &f, H264Nxn &s, const uint8_t *pl, int bm,
+                                    int lane) {
+    const int ly = lane >> 1, lx = (lane & 1) * 8;
+    for (int k = 0; k < 8; k++)
+        s.i16[ly * 16 + lx + k] = pl[k];
+    __syncwarp();
+    uint32_t sd = 0;
+    if (lane < 16) {
+        const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
+        int d[16];
+        for (int i = 0; i < 16; i++)
+            d[i] = s.src[(by + (i >> 2)) * 16 + bx + (i & 3)] -
+                   s.i16[(by + (i >> 2)) * 16 + bx + (i & 3)];
+        sd = vidk_satd4(d);
+    }
+    return wsum(sd) + enc_h264_lbits(&f, vidk_ue_bits(1u + (unsigned)bm));
+}
+
+// The winning candidate N out of its warp's scratch s: samples, modes, levels
+// (h264_nxn_store), energy.
+__device__ void w_h264_nxn_out(const EncFrame &f, int mbx, int mby, int N, H264Nxn &s,
+                               int lane) {
+    const int cs = f.cs[0], ly = lane >> 1, lx = (lane & 1) * 8, s4 = f.W / 4;
+    uint8_t *rec = f.rec[0] + (ptrdiff_t)(16 * mby) * cs + 16 * mbx;
+    for (int k = 0; k < 8; k++)
+        rec[ly * cs + lx + k] = *nxn_at(s, lx + k, ly);
+    if (lane < 16)
+        f.im4[(ptrdiff_t)(4 * mby + (lane >> 2)) * s4 + 4 * mbx + (lane & 3)] =
+            s.wim4[(4 + (lane >> 2)) * 8 + 4 * s.wc + (lane & 3)];
+    if (f.lev[0]) {
+        const int len = N * N, l2 = N == 8 ? 3 : 2;
+        for (int j = lane; j < 256; j += 32) {
+            int bx, by;
+            enc_h264_inxn_blk(N, j >> (2 * l2), &bx, &by);
+            const int i = j & (len - 1);
+            f.lev[0][(ptrdiff_t)(16 * mby + N * by + (i >> l2)) * f.ls_[0] + 16 * mbx + N * bx +
+                     (i & (N - 1))] = s.lv[j];
+        }
+    }
+    if (lane == 0 && f.energy) f.energy[mby * f.mb_w + mbx] = s.sum.energy;
+}
+
+// The luma warp meets the Intra_8x8 warp (2) of an I_NxN block: a block barrier, which each
+// of the three warps reaches once (the chroma warp after its work), a warp-uniform branch
+// each (sm_70 on).
+__device__ inline void nxn_meet() {
+    __syncthreads();
+}
+
 // The luma half (warp 0): Intra_16x16 decision, residual, transforms, reconstruction, the
 // energy and the vectors; returns the lane's share of the bits (*nz: of the non-zeros).
-__device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma &s, int lane,
-                                  int *bm_out, unsigned *nz) {
+__device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma &s, H264Nxn *xn,
+                                  int lane, int *bm_out, unsigned *nz, int *nxn_out,
+                                  unsigned *mbits) {
     const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
     const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
     uint8_t *rec = f.rec[0] + (ptrdiff_t)y0 * cs + x0;
@@ -452,15 +687,42 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
                                          (s.lok[0] != 0) | (s.lok[1] != 0) << 1 |
                                              (s.lok[2] != 0) << 2 | (s.lok[3] != 0) << 3,
                                          lx, ly, 2);
-    // The chosen prediction (kept in registers for the reconstruction), the residual into
-    // the blocks, the prediction's SSD the energy.
+    // The chosen prediction (kept in registers for the reconstruction).
     uint8_t pl[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        pl[k] = enc_h264_ipred_at(&s.nb, &s.lp[bm], lx + k, ly);
+    if (f.mv4 && lane < 16) {
+        const VidkMv zero = {0, 0};
+        f.mv4[(ptrdiff_t)(mby * 4 + (lane >> 2)) * (f.W / 4) + mbx * 4 + (lane & 3)] = zero;
+    }
+    *bm_out = bm;
+    *nxn_out = 0;
+    if (f.i4x4 || f.i8x8) { // h264_nxn_decide: I_NxN where it costs less, then coded
+        H264Nxn &x4 = xn[0];
+        w_h264_nxn_load(f, mbx, mby, x4, lane);
+        uint32_t best = w_h264_i16_cost(f, x4, pl, bm, lane);
+        if (f.i4x4) w_h264_nxn_try(f, mbx, mby, 4, x4, lane);
+        nxn_meet(); // warp 2's Intra_8x8
+        int nxn = 0;
+        const uint32_t bias = enc_h264_lbits(&f, ENC_H264_NXN_BIAS);
+        if (f.i4x4 && x4.sum.cost + bias < best) best = x4.sum.cost + bias, nxn = 4;
+        if (f.i8x8 && xn[1].sum.cost + bias < best) nxn = 8;
+        *nxn_out = nxn;
+        if (nxn) { // (the totals on lane 0: the caller sums the lanes')
+            H264Nxn &w = xn[nxn == 8];
+            w_h264_nxn_out(f, mbx, mby, nxn, w, lane);
+            *mbits = w.sum.mbits;
+            *nz = lane ? 0u : (unsigned)w.sum.nnz;
+            return lane ? 0u : w.sum.bits;
+        }
+    }
+    // The residual into the blocks, the prediction's SSD the energy.
     {
         unsigned e = 0;
         const int b = (ly >> 2) * 4 + (lx >> 2), r = (ly & 3) * 4;
 #pragma unroll
         for (int k = 0; k < 8; k++) {
-            pl[k] = enc_h264_ipred_at(&s.nb, &s.lp[bm], lx + k, ly);
             const int d = (int)((sw[k >> 2] >> (8 * (k & 3))) & 255) - (int)pl[k];
             e += (unsigned)(d * d);
             s.w[b + (k >> 2)][r + (k & 3)] = d;
@@ -469,10 +731,6 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
             e = wsum(e);
             if (lane == 0) f.energy[mby * f.mb_w + mbx] = e;
         }
-    }
-    if (f.mv4 && lane < 16) {
-        const VidkMv zero = {0, 0};
-        f.mv4[(ptrdiff_t)(mby * 4 + (lane >> 2)) * (f.W / 4) + mbx * 4 + (lane & 3)] = zero;
     }
     const int lb = lane >> 1, lh = lane & 1;
     // Forward 4x4 transforms and AC quantisation (element 0 goes through the DC transform:
@@ -539,7 +797,6 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
         }
         *reinterpret_cast<uint2 *>(rec + ly * cs + lx) = make_uint2(lo, hi);
     }
-    *bm_out = bm;
     *nz = nzl;
     return bits;
 }
@@ -641,12 +898,20 @@ __device__ void w_h264_i_chroma(const EncFrame &f, int mbx, int mby, H264Chroma 
 // the block calls it (it contains block barriers).
 __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s, int t) {
     const int lane = t & 31;
-    int bm = 0;
-    unsigned bits = 0, nzl = 0;
-    if (t < 32)
-        bits = w_h264_i_luma(f, mbx, mby, s.l, lane, &bm, &nzl);
-    else
+    int bm = 0, nxn = 0;
+    unsigned bits = 0, nzl = 0, mbits = 0;
+    if (t < 32) {
+        bits = w_h264_i_luma(f, mbx, mby, s.l, s.n, lane, &bm, &nzl, &nxn, &mbits);
+    } else if (t < 64) {
         w_h264_i_chroma(f, mbx, mby, s.c, lane);
+        if (f.i4x4 || f.i8x8) nxn_meet();
+    } else { // I_NxN (a block of three warps): the Intra_8x8 candidate beside Intra_4x4
+        if (f.i8x8) {
+            w_h264_nxn_load(f, mbx, mby, s.n[1], lane);
+            w_h264_nxn_try(f, mbx, mby, 8, s.n[1], lane);
+        }
+        nxn_meet();
+    }
     __syncthreads(); // the chroma half's statistics are in s.c.cx
     if (t < 32) {
         bits = wsum(bits);
@@ -656,10 +921,15 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
             st.bits_level = bits + s.c.cx[0];
             st.nnz[0] = nzl, st.nnz[1] = s.c.cx[1], st.nnz[2] = s.c.cx[2];
             const unsigned cm = s.c.cx[3];
-            st.bits_mode = 1 + vidk_ue_bits((unsigned)bm) + vidk_ue_bits(cm);
+            // I_NxN: mb_type, transform_size_8x8_flag, the modes; Intra_16x16: mb_type
+            st.bits_mode =
+                (nxn ? 2 + mbits : 1 + vidk_ue_bits((unsigned)bm)) + vidk_ue_bits(cm);
             st.parts[VIDK_ENC_PART_INTRA] = 1;
             f.stat[mby * f.uw + mbx] = st;
-            if (f.mbi) f.mbi[mby * f.uw + mbx] = (uint16_t)(ENC_MBI_INTRA | bm | cm << 2);
+            const unsigned kind = nxn == 8   ? ENC_MBI_NXN | ENC_MBI_TX8
+                                  : nxn == 4 ? ENC_MBI_NXN
+                                             : (unsigned)bm;
+            if (f.mbi) f.mbi[mby * f.uw + mbx] = (uint16_t)(ENC_MBI_INTRA | kind | cm << 2);
         }
     }
     __syncthreads(); // s.c.cx and the scratch are reused by the next macroblock

@@ -45,7 +45,6 @@
 #include "enc/enc.h"
 #include "enc/h264_stream.h"
 #include "enc/h264_stream_core.h"
-#include "enc_warp.cuh"
 
 // ---- the unit drivers with the core primitives, on the device ----
 struct EncOps {
@@ -91,6 +90,7 @@ struct EncCuda {
     int16_t *d_lev[kSlots][3];   // by slot
     VidkMv *d_mv[kSlots];        // by slot
     uint16_t *d_mbi[kSlots];     // by slot; VIDK_ENC_OUT_STREAM: decision words
+    uint8_t *d_im4[kSlots];      // by slot; I_NxN (intra4x4, intra8x8): the blocks' modes
     VidkMv *d_dmv[2];            // H.264 P frames: the decision passes' vectors
     uint16_t *d_dmb[2];          // and words (enc_core.h enc_h264_decide_pass)
     uint32_t *d_dist;            // ENC_H264_DIST_N per macroblock: what they compare
@@ -143,6 +143,11 @@ int download_decisions(VidkContext *ctx, VidkEncoder *e, int slot, cudaStream_t 
     CUDA_CHECK(cudaMemcpyAsync(e->st_mbi, c->d_mbi[slot], nmbi, cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaMemcpyAsync(e->st_mv4, c->d_mv[slot], nmv, cudaMemcpyDeviceToHost, s));
     *bytes += nmbi + nmv;
+    if (c->d_im4[slot]) {
+        const size_t n = (size_t)(e->W / 4) * (e->H / 4);
+        CUDA_CHECK(cudaMemcpyAsync(e->st_im4, c->d_im4[slot], n, cudaMemcpyDeviceToHost, s));
+        *bytes += n;
+    }
     for (int p = 0; p < 3; p++) {
         const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
         CUDA_CHECK(
@@ -172,6 +177,7 @@ void destroy(EncCuda *c) {
             cudaFree(c->d_lev[k][p]);
         cudaFree(c->d_mv[k]);
         cudaFree(c->d_mbi[k]);
+        cudaFree(c->d_im4[k]);
         cudaFreeHost(c->h_sum[k]);
         cudaFree(c->d_energy[k]);
         cudaFree(c->d_sum[k]);
@@ -235,11 +241,6 @@ cleanup:
 extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VidkContext *ctx = e->ctx;
     int err = 0;
-    if (e->p.intra4x4 || e->p.intra8x8) { // the CPU backends' I_NxN has no device twin yet
-        vidk_log(ctx, VIDK_LOG_ERROR,
-                 "encode: Intra_4x4 / Intra_8x8 (intra4x4, intra8x8) are not on cuda yet");
-        return VIDK_ERR(ENOSYS);
-    }
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
@@ -310,9 +311,14 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         const bool dbk = e->p.deblock != 0; // the filter reads the words, vectors, levels
         const char *env_host = getenv("VIDK_STREAM_HOST");
         const bool st_host = st && env_host && !strcmp(env_host, "1");
-        if (st || dbk)
+        // I_NxN: the predicted modes read the neighbours' words and modes
+        const bool nxn = e->p.codec == VIDK_CODEC_H264 && (e->p.intra4x4 || e->p.intra8x8);
+        if (st || dbk || nxn)
             for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
+        if (nxn)
+            for (int k = 0; k < kSlots; k++)
+                CUDA_CHECK(cudaMalloc(&c->d_im4[k], (size_t)(e->W / 4) * (e->H / 4)));
         if (st) { // the host codes the frames the device cannot: on all its cores
             err = vidk_pool_create(&e->st_pool, vidk_imin(vidk_cpu_count(), 64));
             if (err < 0) goto cleanup;
@@ -349,6 +355,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st_host) out += n;
             }
         }
+        if (nxn && st_host) out += (size_t)(e->W / 4) * (e->H / 4);
         c->out_bytes = out;
         if (out) CUDA_CHECK(cudaMallocHost(&c->h_out, out));
     }
@@ -487,7 +494,10 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         f.ls_[p] = p ? e->W / 2 : e->W;
     }
     f.mv4 = (outp & VIDK_ENC_OUT_MVS) || maps ? c->d_mv[slot] : nullptr;
-    f.mbi = maps ? c->d_mbi[slot] : nullptr;
+    f.im4 = c->d_im4[slot]; // (allocated for I_NxN only)
+    f.i4x4 = f.im4 && e->p.intra4x4;
+    f.i8x8 = f.im4 && e->p.intra8x8;
+    f.mbi = maps || f.im4 ? c->d_mbi[slot] : nullptr;
     f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy[slot] : nullptr;
     f.stat = c->d_stat[slot];
 
@@ -524,7 +534,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             hevc_intra_kernel<<<(unsigned)e->uh, vidk_encw::kHevcIThreads, 0, s>>>(
                 f, c->d_progress);
         else
-            h264_intra_kernel<<<(unsigned)e->uh, 64, 0, s>>>(f, c->d_progress);
+            h264_intra_kernel<<<(unsigned)e->uh, h264_i_threads(f), 0, s>>>(f, c->d_progress);
         CUDA_CHECK_LAUNCH();
     } else {
         // H.264: the decision kernels, then inter_kernel (32 macroblocks per block, a warp
@@ -573,7 +583,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         CUDA_CHECK_LAUNCH();
         if (e->p.codec == VIDK_CODEC_H264) {
             CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_L], 0)); // the list, the flags zeroed
-            intra_p_kernel<<<(unsigned)vidk_imin(n, kIntraPBlocks), 64, 0, s>>>(
+            intra_p_kernel<<<(unsigned)vidk_imin(n, kIntraPBlocks), h264_i_threads(f), 0, s>>>(
                 f, c->d_ilist, c->d_icnt, c->d_iflag);
             CUDA_CHECK_LAUNCH();
         }
@@ -622,8 +632,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
             pending_intra |= (uint32_t)(vidk_enc_is_intra(e, k) != 0) << (k - e->done);
         vidk_h264_stream_slice_hdr_ahead(e->stream, e->done, pending_intra, index, intra, &hdr);
         CUDA_CHECK(cudaStreamWaitEvent(c->s_ent[slot], ev[EV_T4], 0));
-        VIDK_TRY(vidk_cuda_stream_code(ctx, c->st[slot], &hdr, c->d_mbi[slot], c->d_mv[slot],
-                                       lev, c->s_ent[slot]));
+        VIDK_TRY(vidk_cuda_stream_code(ctx, c->st[slot], &hdr, c->d_mbi[slot], c->d_im4[slot],
+                                       c->d_mv[slot], lev, c->s_ent[slot]));
         L->d2h += vidk_cuda_stream_res_bytes(c->st[slot]);
         CUDA_CHECK(cudaEventRecord(ev[EV_S], c->s_ent[slot]));
     }
@@ -688,6 +698,9 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             if (e->stream && !gpu_st) { // the host's writer reads them (not the filter)
                 const size_t n = (size_t)e->uw * sizeof(uint16_t);
                 add(e->st_mbi, n, c->d_mbi[slot], n, n, (size_t)e->uh);
+                if (c->d_im4[slot])
+                    add(e->st_im4, (size_t)e->W / 4, c->d_im4[slot], (size_t)e->W / 4,
+                        (size_t)e->W / 4, (size_t)e->H / 4);
             }
             if (maps && maps->energy) {
                 const size_t n = (size_t)e->mb_w * sizeof(uint32_t);

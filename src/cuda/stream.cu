@@ -96,7 +96,7 @@ struct VidkCuStream {
     // from h_hdr (pinned) at the graph's start.
     VidkH264SliceHdr *h_hdr, *d_hdr_in;
     cudaGraphExec_t gx[2];
-    const void *gx_key[2][5];
+    const void *gx_key[2][6];
 };
 
 namespace {
@@ -500,7 +500,8 @@ namespace {
 
 // The frame's work on s (vidk_cuda_stream_code), its header from h_hdr.
 int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t *d_mbi,
-            const VidkMv *d_mv4, const int16_t *const d_lev[3], cudaStream_t s) {
+            const uint8_t *d_im4, const VidkMv *d_mv4, const int16_t *const d_lev[3],
+            cudaStream_t s) {
     int err = 0;
     VidkH264sCtx c;
     const int n = st->n;
@@ -517,7 +518,7 @@ int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t 
     c.tcl = st->d_tc;
     c.tcc[0] = st->d_tc + (size_t)n * 16;
     c.tcc[1] = st->d_tc + (size_t)n * 20;
-    c.im4 = nullptr; // no I_NxN on the device yet (VidkEncParams.intra4x4 refused there)
+    c.im4 = d_im4;
     CUDA_CHECK(cudaMemcpyAsync(st->d_hdr_in, st->h_hdr, sizeof(VidkH264SliceHdr),
                                cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemsetAsync(st->d_res, 0, sizeof(uint64_t), s)); // the overflow flag
@@ -595,11 +596,11 @@ cleanup:
 } // namespace
 
 int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264SliceHdr *hdr,
-                          const uint16_t *d_mbi, const VidkMv *d_mv4,
+                          const uint16_t *d_mbi, const uint8_t *d_im4, const VidkMv *d_mv4,
                           const int16_t *const d_lev[3], cudaStream_t s) {
     int err = 0;
     const int intra = hdr->intra ? 1 : 0;
-    const void *key[5] = {d_mbi, d_mv4, d_lev[0], d_lev[1], d_lev[2]};
+    const void *key[6] = {d_mbi, d_im4, d_mv4, d_lev[0], d_lev[1], d_lev[2]};
     cudaGraphExec_t &gx = st->gx[intra];
     *st->h_hdr = *hdr; // the previous call's upload is done: the caller synchronised s
     if (gx && memcmp(key, st->gx_key[intra], sizeof(key))) {
@@ -609,7 +610,7 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264Slic
     if (!gx) { // capture the work once; where capturing fails, queue it directly
         cudaGraph_t g = nullptr;
         CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        const int e = enqueue(ctx, st, intra, d_mbi, d_mv4, d_lev, s);
+        const int e = enqueue(ctx, st, intra, d_mbi, d_im4, d_mv4, d_lev, s);
         const cudaError_t ec = cudaStreamEndCapture(s, &g);
         if (e == 0 && ec == cudaSuccess && g &&
             cudaGraphInstantiate(&gx, g, 0) == cudaSuccess) {
@@ -619,7 +620,7 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264Slic
             (void)cudaGetLastError();
         }
         if (g) cudaGraphDestroy(g);
-        if (!gx) return enqueue(ctx, st, intra, d_mbi, d_mv4, d_lev, s);
+        if (!gx) return enqueue(ctx, st, intra, d_mbi, d_im4, d_mv4, d_lev, s);
     }
     CUDA_CHECK(cudaGraphLaunch(gx, s));
 cleanup:

@@ -155,7 +155,8 @@ ENC_FN uint8_t enc_pix(int v) {
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-/* Code lengths (ue(v), se(v)): src/me_core.h. */
+/* Code lengths (ue(v), se(v)): src/me_core.h. The CAVLC length of an mvd (mv - pred; H.264:
+ * quarter-sample units, as the stream codes it). */
 ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) {
     return vidk_se_bits(mv.x - pred.x) + vidk_se_bits(mv.y - pred.y);
 }
@@ -663,25 +664,20 @@ ENC_FN int enc_h264_tr_avail(const EncFrame *f, int mbx, int top, int N, int bx,
     return bx != last && (bx != 1 || !(by & 1)); /* (for 8x8 blocks bx is 0 here) */
 }
 
-/* The neighbours of N x N block (bx, by) (N units) of macroblock (mbx, mby), read from the
- * reconstruction (the blocks before it in decoding order already in it); for N = 8 through
- * the reference sample filter (8.3.2.2.1; with whole-row slices p[-1, -1] exists exactly
- * when both sides do). */
-ENC_FN void enc_h264_nbn(const EncFrame *f, int mbx, int mby, int N, int bx, int by,
-                         EncNbN *n) {
-    const int s = f->cs[0], x = 16 * mbx + N * bx, y = 16 * mby + N * by;
-    const uint8_t *r = f->rec[0] + (ptrdiff_t)y * s + x;
-    const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
-    const int a = bx > 0 || mbx > 0, b = by > 0 || top;
-    const int c = enc_h264_tr_avail(f, mbx, top, N, bx, by);
+/* The neighbours of an N x N block from the samples around r (its top-left sample; row
+ * stride s), a / b / c: its left / upper / upper-right neighbours are available; for N = 8
+ * through the reference sample filter (8.3.2.2.1; with whole-row slices p[-1, -1] exists
+ * exactly when both sides do). */
+ENC_FN void enc_h264_nbn_at(const uint8_t *r, ptrdiff_t s, int N, int a, int b, int c,
+                            EncNbN *n) {
     uint8_t *e = n->e;
     for (int i = 0; i < N; i++) {
-        e[N - 1 - i] = a ? ENC_LDREC(r + (ptrdiff_t)i * s - 1) : 0;
-        e[N + 1 + i] = b ? ENC_LDREC(r - s + i) : 0;
+        e[N - 1 - i] = a ? r[(ptrdiff_t)i * s - 1] : 0;
+        e[N + 1 + i] = b ? r[i - s] : 0;
     }
     for (int i = N; i < 2 * N; i++)
-        e[N + 1 + i] = c ? ENC_LDREC(r - s + i) : e[2 * N];
-    e[N] = a && b ? ENC_LDREC(r - s - 1) : 0;
+        e[N + 1 + i] = c ? r[i - s] : e[2 * N];
+    e[N] = a && b ? r[-s - 1] : 0;
     n->n = (uint8_t)N, n->a = (uint8_t)a, n->b = (uint8_t)b;
     if (N == 8) { /* the filter: [1 2 1] along the row, the ends weighted 3:1 where it stops */
         uint8_t t[25];
@@ -703,6 +699,25 @@ ENC_FN void enc_h264_nbn(const EncFrame *f, int mbx, int mby, int N, int bx, int
             e[0] = (uint8_t)((t[1] + 3 * t[0] + 2) >> 2);
         }
     }
+}
+
+/* The availability of N x N block (bx, by)'s left, upper and upper-right neighbours (N units)
+ * in macroblock (mbx, mby) into *a, *b, *c. */
+ENC_FN void enc_h264_nbn_avail(const EncFrame *f, int mbx, int mby, int N, int bx, int by,
+                               int *a, int *b, int *c) {
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
+    *a = bx > 0 || mbx > 0, *b = by > 0 || top;
+    *c = enc_h264_tr_avail(f, mbx, top, N, bx, by);
+}
+
+/* The neighbours of N x N block (bx, by) (N units) of macroblock (mbx, mby), read from the
+ * reconstruction (the blocks before it in decoding order already in it). */
+ENC_FN void enc_h264_nbn(const EncFrame *f, int mbx, int mby, int N, int bx, int by,
+                         EncNbN *n) {
+    const int s = f->cs[0], x = 16 * mbx + N * bx, y = 16 * mby + N * by;
+    int a, b, c;
+    enc_h264_nbn_avail(f, mbx, mby, N, bx, by, &a, &b, &c);
+    enc_h264_nbn_at(f->rec[0] + (ptrdiff_t)y * s + x, s, N, a, b, c, n);
 }
 
 /* Can Intra4x4PredMode / Intra8x8PredMode m (0 V, 1 H, 2 DC, 3 diagonal down left,
@@ -811,11 +826,6 @@ ENC_TAB uint8_t enc_h264_sub_bits[4] = {1, 3, 3, 5};
 
 ENC_FN VidkMeResult enc_me_at(const EncFrame *f, int bs, int bx, int by) {
     return f->me[bs][(ptrdiff_t)by * f->me_gw[bs] + bx];
-}
-
-/* CAVLC length of an mvd (quarter-sample units, as the stream codes it). */
-ENC_FN unsigned enc_h264_mvd_len(VidkMv mv, VidkMv pred) {
-    return vidk_se_bits(mv.x - pred.x) + vidk_se_bits(mv.y - pred.y);
 }
 
 /* Partition p of a macroblock (VIDK_ME_PART_* numbering, raster order within its shape):
@@ -985,6 +995,53 @@ ENC_FN uint32_t enc_h264_lbits(const EncFrame *f, unsigned bits) {
     return 3u * (uint32_t)f->lambda * bits >> 1;
 }
 
+/* I_NxN (docs/ENCODE.md §7), the pieces the CPU backends (enc_tmpl.h h264_inxn_try) and the
+ * device (src/cuda/enc_warp.cuh w_h264_inxn_block, the warp by sample and by block) share.
+ * Block k in decoding order (luma4x4BlkIdx / luma8x8BlkIdx) of a macroblock: its place (bx, by)
+ * in N units. */
+ENC_FN void enc_h264_inxn_blk(int N, int k, int *bx, int *by) {
+    *bx = N == 8 ? k & 1 : (k & 1) | ((k >> 1) & 2);
+    *by = N == 8 ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
+}
+
+/* The mode bits of mode m against the predicted mode pm (prev_intra*_pred_mode_flag, and
+ * rem_intra*_pred_mode when m is not pm). */
+ENC_FN unsigned enc_h264_inxn_mbits(int m, int pm) {
+    return m == pm ? 1u : 4u;
+}
+
+/* The SATD of 4x4 block b4 (raster) of src - pr (N x N, stride N). */
+ENC_FN uint32_t enc_h264_inxn_satd(const uint8_t *src, int ss, const uint8_t *pr, int N,
+                                   int b4) {
+    const int ox = 4 * (b4 & 1), oy = 4 * (b4 >> 1);
+    int d[16];
+    for (int i = 0; i < 16; i++)
+        d[i] =
+            src[(oy + (i >> 2)) * ss + ox + (i & 3)] - pr[(oy + (i >> 2)) * N + ox + (i & 3)];
+    return vidk_satd4(d);
+}
+
+/* The cost of available mode m for the N x N block at src (stride ss) with neighbours nb and
+ * predicted mode pm: the SATD of its 4x4 blocks + lambda x (1 bit when m is pm, else 4); the
+ * prediction into pr (stride N). */
+ENC_FN uint32_t enc_h264_inxn_cost(const EncFrame *f, const EncNbN *nb, int m, int pm,
+                                   const uint8_t *src, int ss, uint8_t *pr) {
+    const int N = nb->n;
+    enc_h264_predn(nb, m, pr);
+    uint32_t c = enc_h264_lbits(f, enc_h264_inxn_mbits(m, pm));
+    for (int b4 = 0; b4 < N * N / 16; b4++)
+        c += enc_h264_inxn_satd(src, ss, pr, N, b4);
+    return c;
+}
+
+/* Mode m of the N x N block at (x4, y4) (4x4 units) into f->im4 (an 8x8 block's into its four
+ * entries). */
+ENC_FN void enc_h264_im4_set(const EncFrame *f, int x4, int y4, int N, int m) {
+    for (int j = 0; j < N / 4; j++)
+        for (int i = 0; i < N / 4; i++)
+            f->im4[(ptrdiff_t)(y4 + j) * (f->W / 4) + x4 + i] = (uint8_t)m;
+}
+
 /* The Intra_16x16 candidate of a P-frame macroblock (docs/ENCODE.md §4), estimated from the
  * source's neighbours, for mode m: SATD + lambda x (ue(6 + m): mb_type 6 + m in a P slice
  * without residual, + 1 for intra_chroma_pred_mode DC + ENC_H264_INTRA_P_BIAS), as
@@ -1101,8 +1158,8 @@ ENC_FN unsigned enc_h264_mvd_bits(const VidkH264MvNb *n, int mode, const int *su
     const int np = vidk_h264_parts(mode, sub, px, py, pw, pd, order);
     unsigned b = 0;
     for (int k = 0; k < np; k++)
-        b += enc_h264_mvd_len(n->in[4 * py[k] + px[k]],
-                              vidk_h264_mvp(n, px[k], py[k], pw[k], pd[k], order, k));
+        b += enc_mvd_bits(n->in[4 * py[k] + px[k]],
+                          vidk_h264_mvp(n, px[k], py[k], pw[k], pd[k], order, k));
     return b;
 }
 
@@ -1121,8 +1178,8 @@ ENC_FN unsigned enc_h264_mvd_bits_quad(const VidkH264MvNb *n, int q, int s) {
     unsigned bits = 0;
     for (int k = 0; k < np; k++) {
         const int x = qx + (s >= 2 ? (k & 1) : 0), y = qy + (s == 1 ? k : s == 3 ? k >> 1 : 0);
-        bits += enc_h264_mvd_len(n->in[4 * y + x],
-                                 vidk_h264_mvp(n, x, y, s < 2 ? 2 : 1, 0, order, k));
+        bits +=
+            enc_mvd_bits(n->in[4 * y + x], vidk_h264_mvp(n, x, y, s < 2 ? 2 : 1, 0, order, k));
     }
     return bits;
 }

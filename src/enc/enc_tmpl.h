@@ -273,6 +273,32 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
+/* One N x N block of an I_NxN candidate (h264_inxn_try), its prediction bp (stride N)
+ * chosen: into rec (stride cs), its SSD against src (stride ss) added to *energy, the residual
+ * transformed, quantised with the intra rounding into l (N * N), its bits and non-zeros added
+ * to *bits and *nnz, reconstructed. */
+ENC_FN void ENC_T(h264_inxn_code)(const EncOps *ops, const EncFrame *f, int N,
+                                  const uint8_t *src, int ss, uint8_t *rec, int cs,
+                                  const uint8_t *bp, int16_t *l, unsigned *bits, int *nnz,
+                                  uint32_t *energy) {
+    (void)ops;
+    const int len = N * N;
+    const int qbits = (N == 8 ? 16 : 15) + f->qp / 6;
+    for (int i = 0; i < len; i++)
+        rec[(i / N) * cs + (i % N)] = bp[i];
+    *energy += enc_ssd(src, ss, bp, N, N, N);
+    ENC_ALIGN(64) int32_t w[64];
+    EO_H264_SUB_FDCT(N, w, src, ss, rec, cs);
+    (void)EO_H264_QUANT(N, l, w, N == 8 ? f->mf8y : f->mf4y, qbits,
+                        vidk_h264_deadzone(qbits, 1));
+    int nz;
+    *bits += enc_block_bits(l, len, &nz);
+    *nnz += nz;
+    if (nz)
+        EO_H264_DEQ_IDCT_ADD(N, rec, cs, l, N == 8 ? f->ls8y : f->ls4y, f->qp,
+                             (const int32_t *)0);
+}
+
 /* The Intra_4x4 (N = 4) or Intra_8x8 (N = 8) candidate of an intra macroblock
  * (docs/ENCODE.md §7), coded into rec: each N x N block in decoding order (luma4x4BlkIdx /
  * luma8x8BlkIdx) predicted from the reconstruction of the blocks before it, its mode the
@@ -285,15 +311,12 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
 ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int mbx, int mby,
                                      int N, int16_t *lev, unsigned *bits, int *nnz,
                                      unsigned *mbits, uint32_t *energy) {
-    (void)ops;
-    const int ss = f->ss[0], cs = f->cs[0], s4 = f->W / 4, len = N * N;
-    const int qbits = (N == 8 ? 16 : 15) + f->qp / 6, nblk = (16 / N) * (16 / N);
+    const int ss = f->ss[0], cs = f->cs[0], len = N * N, nblk = 256 / len;
     const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
-    const int32_t dz = vidk_h264_deadzone(qbits, 1);
     uint32_t cost = 0;
     for (int k = 0; k < nblk; k++) {
-        const int bx = N == 8 ? k & 1 : (k & 1) | ((k >> 1) & 2);
-        const int by = N == 8 ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
+        int bx, by;
+        enc_h264_inxn_blk(N, k, &bx, &by);
         const int x4 = 4 * mbx + bx * N / 4, y4 = 4 * mby + by * N / 4;
         const uint8_t *src = f->src[0] + (ptrdiff_t)(4 * y4) * ss + 4 * x4;
         uint8_t *rec = f->rec[0] + (ptrdiff_t)(4 * y4) * cs + 4 * x4;
@@ -305,16 +328,7 @@ ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int m
         uint8_t pr[64], bp[64] = {0}; /* (DC is always a candidate) */
         for (int m = 0; m < 9; m++) {
             if (!enc_h264_inxn_ok(&nb, m)) continue;
-            enc_h264_predn(&nb, m, pr);
-            uint32_t c = enc_h264_lbits(f, m == pm ? 1u : 4u);
-            for (int b4 = 0; b4 < len / 16; b4++) {
-                const int ox = 4 * (b4 & 1), oy = 4 * (b4 >> 1);
-                int d[16];
-                for (int i = 0; i < 16; i++)
-                    d[i] = src[(oy + (i >> 2)) * ss + ox + (i & 3)] -
-                           pr[(oy + (i >> 2)) * N + ox + (i & 3)];
-                c += vidk_satd4(d);
-            }
+            const uint32_t c = enc_h264_inxn_cost(f, &nb, m, pm, src, ss, pr);
             if (c < bc) {
                 bc = c, bm = m;
                 for (int i = 0; i < len; i++)
@@ -322,25 +336,22 @@ ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int m
             }
         }
         cost += bc;
-        *mbits += bm == pm ? 1u : 4u;
-        for (int j = 0; j < N / 4; j++)
-            for (int i = 0; i < N / 4; i++)
-                f->im4[(ptrdiff_t)(y4 + j) * s4 + x4 + i] = (uint8_t)bm;
-        for (int i = 0; i < len; i++)
-            rec[(i / N) * cs + (i % N)] = bp[i];
-        *energy += enc_ssd(src, ss, bp, N, N, N);
-        ENC_ALIGN(64) int32_t w[64];
-        int16_t *l = lev + len * k;
-        EO_H264_SUB_FDCT(N, w, src, ss, rec, cs);
-        (void)EO_H264_QUANT(N, l, w, N == 8 ? f->mf8y : f->mf4y, qbits, dz);
-        int nz;
-        *bits += enc_block_bits(l, len, &nz);
-        *nnz += nz;
-        if (nz)
-            EO_H264_DEQ_IDCT_ADD(N, rec, cs, l, N == 8 ? f->ls8y : f->ls4y, f->qp,
-                                 (const int32_t *)0);
+        *mbits += enc_h264_inxn_mbits(bm, pm);
+        enc_h264_im4_set(f, x4, y4, N, bm);
+        ENC_T(h264_inxn_code)
+        (ops, f, N, src, ss, rec, cs, bp, lev + len * k, bits, nnz, energy);
     }
     return cost;
+}
+
+/* The levels of an I_NxN macroblock's blocks (lev: N * N each, in decoding order) out. */
+ENC_FN void ENC_T(h264_nxn_store)(const EncFrame *f, int mbx, int mby, int N,
+                                  const int16_t *lev) {
+    for (int k = 0; k < 256 / (N * N); k++) {
+        int bx, by;
+        enc_h264_inxn_blk(N, k, &bx, &by);
+        enc_store_levels(f, 0, 16 * mbx + N * bx, 16 * mby + N * by, lev + N * N * k, N);
+    }
 }
 
 /* Intra_16x16's mode (8.3.3) of macroblock (mbx, mby): the lowest SAD against the source,
@@ -405,16 +416,12 @@ ENC_FN int ENC_T(h264_nxn_decide)(const EncOps *ops, const EncFrame *f, int mbx,
         }
     }
     if (nxn) {
-        const int t = nxn == 8, len = nxn * nxn;
+        const int t = nxn == 8;
         *mbits = mb[t];
         st->bits_level += bl[t];
         st->nnz[0] += (uint32_t)nz[t];
         if (f->energy) f->energy[mby * f->mb_w + mbx] = en[t];
-        for (int k = 0; k < 256 / len; k++) {
-            const int bx = t ? k & 1 : (k & 1) | ((k >> 1) & 2);
-            const int by = t ? k >> 1 : ((k >> 1) & 1) | ((k >> 2) & 2);
-            enc_store_levels(f, 0, x0 + nxn * bx, y0 + nxn * by, lv[t] + len * k, nxn);
-        }
+        ENC_T(h264_nxn_store)(f, mbx, mby, nxn, lv[t]);
     }
     return nxn;
 }
