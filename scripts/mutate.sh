@@ -69,7 +69,8 @@ mut h264_plane_round src/enc/enc_core.h \
 mut stream_cac_first src/enc/h264_stream_core.h \
     'n = 15, first = 1, tc = c->tcc[p]' 'n = 15, first = 0, tc = c->tcc[p]'
 mut cabac_skip_tx8 src/enc/h264_stream_cabac.h \
-    'm.tx8 = 0, m.cbp = (uint8_t)cbp' 'm.tx8 = (uint8_t)tx8, m.cbp = (uint8_t)cbp'
+    'm.nxn = (uint8_t)(intra && !i16), m.tx8 = 0;' \
+    'm.nxn = (uint8_t)(intra && !i16), m.tx8 = (uint8_t)tx8;'
 # Intra_4x4 and Intra_8x8 (docs/ENCODE.md §7): caught by test_enc_pred (the modes and availability against
 # the standard's formulas) or by FFmpeg's decode of the --i4x4 rows (cli_stream).
 mut i4_vr_tap src/enc/enc_core.h \
