@@ -274,15 +274,14 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
 }
 
 /* One N x N block of an I_NxN candidate (h264_inxn_try), its prediction bp (stride N)
- * chosen: into rec (stride cs), its SSD against src (stride ss) added to *energy, the residual
- * transformed, quantised with the intra rounding into l (N * N), its bits and non-zeros added
- * to *bits and *nnz, reconstructed. */
+ * chosen: into rec, its SSD against src added to *energy, the residual transformed,
+ * quantised with the intra rounding into l (N * N), its bits and non-zeros added to *bits and
+ * *nnz, reconstructed. */
 ENC_FN void ENC_T(h264_inxn_code)(const EncOps *ops, const EncFrame *f, int N,
-                                  const uint8_t *src, int ss, uint8_t *rec, int cs,
-                                  const uint8_t *bp, int16_t *l, unsigned *bits, int *nnz,
-                                  uint32_t *energy) {
+                                  const uint8_t *src, uint8_t *rec, const uint8_t *bp,
+                                  int16_t *l, unsigned *bits, int *nnz, uint32_t *energy) {
     (void)ops;
-    const int len = N * N;
+    const int ss = f->ss[0], cs = f->cs[0], len = N * N;
     const int qbits = (N == 8 ? 16 : 15) + f->qp / 6;
     for (int i = 0; i < len; i++)
         rec[(i / N) * cs + (i % N)] = bp[i];
@@ -338,8 +337,7 @@ ENC_FN uint32_t ENC_T(h264_inxn_try)(const EncOps *ops, const EncFrame *f, int m
         cost += bc;
         *mbits += enc_h264_inxn_mbits(bm, pm);
         enc_h264_im4_set(f, x4, y4, N, bm);
-        ENC_T(h264_inxn_code)
-        (ops, f, N, src, ss, rec, cs, bp, lev + len * k, bits, nnz, energy);
+        ENC_T(h264_inxn_code)(ops, f, N, src, rec, bp, lev + len * k, bits, nnz, energy);
     }
     return cost;
 }
