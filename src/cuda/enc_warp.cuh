@@ -474,7 +474,8 @@ __device__ inline uint8_t *nxn_at(H264Nxn &s, int x, int y) {
 }
 
 // Block k of candidate N: its mode, then its coding into the tile; lev: its levels.
-__device__ void w_h264_inxn_block(const EncFrame &f, int mbx, int mby, int N, int k, H264Nxn &s,
+template <int N>
+__device__ void w_h264_inxn_block(const EncFrame &f, int mbx, int mby, int k, H264Nxn &s,
                                   int16_t *lev, int lane, NxnSums &r) {
     const int len = N * N, l2 = N == 8 ? 3 : 2, nb4 = len / 16;
     int bx, by;
@@ -493,7 +494,7 @@ __device__ void w_h264_inxn_block(const EncFrame &f, int mbx, int mby, int N, in
     for (int j = lane; j < 9 * len; j += 32) { // the predictions
         const int m = j >> (2 * l2), i = j & (len - 1);
         if (enc_h264_inxn_ok(&s.nb, m))
-            s.pr[m][i] = enc_h264_inxn_at(&s.nb, m, i & (N - 1), i >> l2);
+            s.pr[m][i] = enc_h264_inxn_at_n(&s.nb, N, m, i & (N - 1), i >> l2);
     }
     __syncwarp();
     for (int t = lane; t < 9 * nb4; t += 32) // their 4x4 SATDs
@@ -594,11 +595,11 @@ __device__ void w_h264_nxn_load(const EncFrame &f, int mbx, int mby, H264Nxn &s,
 
 // Candidate N (h264_inxn_try: its blocks in decoding order) into the tile, the window, s.lv
 // and s.sum.
-__device__ void w_h264_nxn_try(const EncFrame &f, int mbx, int mby, int N, H264Nxn &s,
-                               int lane) {
+template <int N>
+__device__ void w_h264_nxn_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, int lane) {
     NxnSums r = {0, 0, 0, 0, 0};
     for (int k = 0; k < 256 / (N * N); k++)
-        w_h264_inxn_block(f, mbx, mby, N, k, s, s.lv + N * N * k, lane, r);
+        w_h264_inxn_block<N>(f, mbx, mby, k, s, s.lv + N * N * k, lane, r);
     if (lane == 0) s.sum = r;
 }
 
@@ -702,7 +703,7 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
         H264Nxn &x4 = xn[0];
         w_h264_nxn_load(f, mbx, mby, x4, lane);
         uint32_t best = w_h264_i16_cost(f, x4, pl, bm, lane);
-        if (f.i4x4) w_h264_nxn_try(f, mbx, mby, 4, x4, lane);
+        if (f.i4x4) w_h264_nxn_try<4>(f, mbx, mby, x4, lane);
         nxn_meet(); // warp 2's Intra_8x8
         int nxn = 0;
         const uint32_t bias = enc_h264_lbits(&f, ENC_H264_NXN_BIAS);
@@ -908,7 +909,7 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     } else { // I_NxN (a block of three warps): the Intra_8x8 candidate beside Intra_4x4
         if (f.i8x8) {
             w_h264_nxn_load(f, mbx, mby, s.n[1], lane);
-            w_h264_nxn_try(f, mbx, mby, 8, s.n[1], lane);
+            w_h264_nxn_try<8>(f, mbx, mby, s.n[1], lane);
         }
         nxn_meet();
     }

@@ -739,9 +739,8 @@ ENC_FN int enc_f2(const uint8_t *e, int k) {
 ENC_FN int enc_f3(const uint8_t *e, int k) {
     return (e[k] + 2 * e[k + 1] + e[k + 2] + 2) >> 2;
 }
-ENC_FN uint8_t enc_h264_inxn_at(const EncNbN *n, int m, int x, int y) {
+ENC_FN uint8_t enc_h264_inxn_at_n(const EncNbN *n, int N, int m, int x, int y) { /* N = n->n */
     const uint8_t *e = n->e;
-    const int N = n->n;
     switch (m) {
     case 0:
         return e[N + 1 + x];
@@ -787,6 +786,11 @@ ENC_FN uint8_t enc_h264_inxn_at(const EncNbN *n, int m, int x, int y) {
                                           : enc_f2(e, N - 2 - j));
     }
     }
+}
+
+/* The same with N = n->n (the device calls the above with N a compile-time constant). */
+ENC_FN uint8_t enc_h264_inxn_at(const EncNbN *n, int m, int x, int y) {
+    return enc_h264_inxn_at_n(n, n->n, m, x, y);
 }
 
 /* The whole N x N prediction of mode m into dst (stride N). */
