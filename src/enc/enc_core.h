@@ -134,6 +134,15 @@ typedef struct EncFrame {
  * (transform_size_8x8_flag), its modes in EncFrame.im4 (one per 4x4 block); bits 0..1 then 0 */
 #define ENC_MBI_NXN 0x4000u
 
+/* B slices (docs/ENCODE.md §13), inter macroblocks (16x16: bits 0..9 zero): ENC_MBI_NOL0 /
+ * ENC_MBI_NOL1 when the macroblock does not predict from list 0 / list 1 (never both: then it
+ * is B_L1_16x16 / B_L0_16x16, neither: B_Bi_16x16); ENC_MBI_DIRECT when it is B_Direct_16x16
+ * (coded as B_Skip when it has no non-zero level), its vectors (EncFrame.mv4, mv4b) and lists
+ * (the NOL bits) the spatial direct ones. */
+#define ENC_MBI_DIRECT 0x0800u
+#define ENC_MBI_NOL1   0x1000u
+#define ENC_MBI_NOL0   0x2000u
+
 /* Is decision word w an I_NxN macroblock? */
 #define ENC_MBI_IS_NXN(w)                                                                      \
     (((w) & (ENC_MBI_INTRA | ENC_MBI_NXN)) == (ENC_MBI_INTRA | ENC_MBI_NXN))
