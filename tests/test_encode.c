@@ -81,10 +81,12 @@ static int encode_ex(VidkBackend be, int core, const VidkEncParams *p, VidkPictu
         maps.levels[k] = calloc(nl[k], sizeof(int16_t));
     CHECK(vidk_picture_alloc(&rec, frames[0].w, frames[0].h, VIDK_CHROMA_420, 8, 0) == 0);
     r->n = n;
-    int sent = 0;
+    int sent = 0, ended = 0;
     for (int i = 0; i < n && err >= 0; i++) {
-        while (sent < n && sent <= i + 1 && err >= 0) /* one frame ahead, as the CLI does */
+        /* one frame ahead, as the CLI does (B-frames: the anchor's too), then the end */
+        while (sent < n && sent <= i + 1 + q.bframes && err >= 0)
             err = vidk_enc_send(e, &frames[sent++]);
+        if (err >= 0 && sent == n && !ended) err = vidk_enc_send(e, NULL), ended = 1;
         if (err < 0) break;
         err = stream_only ? vidk_enc_receive(e, NULL, NULL, &r->info[i])
                           : vidk_enc_receive(e, &rec, &maps, &r->info[i]);
@@ -219,6 +221,12 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
             /* Intra_4x4 at QP 0 and 37 (3 slices, CABAC), Intra_8x8 at QP 0 and 51 */
             p.intra4x4 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 2);
             p.intra8x8 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 3);
+            /* B-frames (CPU backends): 2 at QP 22 (3 slices, CAVLC), 3 at QP 51 (CABAC) */
+            p.bframes = p.codec == VIDK_CODEC_H264 && !cuda ? (qi == 1   ? 2
+                                                               : qi == 3 ? 3
+                                                                         : 0)
+                                                            : 0;
+            if (p.bframes) p.keyint = 5;
             Result ref, r;
             char name[160];
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &ref) == 0);
@@ -342,7 +350,10 @@ static void api_errors(void) {
     CHECK(vidk_picture_alloc(&a, 32, 32, VIDK_CHROMA_420, 8, 0) == 0);
     CHECK(vidk_picture_alloc(&b, 32, 32, VIDK_CHROMA_444, 8, 0) == 0);
     CHECK(vidk_enc_send(e, &b) == VIDK_ERR(EINVAL));
-    for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
+    VidkEncGeometry g;
+    vidk_enc_geometry(e, &g);
+    CHECK(g.max_pending == 3);
+    for (int k = 0; k < g.max_pending; k++)
         CHECK(vidk_enc_send(e, &a) == 0);
     CHECK(vidk_enc_send(e, &a) == VIDK_ERR(EAGAIN));
     VidkEncMaps m;
@@ -353,12 +364,51 @@ static void api_errors(void) {
     CHECK(vidk_enc_receive(e, &b, NULL, &info) == VIDK_ERR(EINVAL)); /* wrong format */
     CHECK(vidk_enc_receive(e, &a, NULL, &info) == 0);
     CHECK(info.index == 0 && info.intra == 1);
-    for (int k = 1; k < VIDK_ENC_MAX_PENDING; k++) {
+    for (int k = 1; k < g.max_pending; k++) {
         CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0);
         CHECK(info.index == k && info.intra == 0);
     }
     CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN));
+    CHECK(vidk_enc_send(e, NULL) == 0); /* the end: no picture after it */
+    CHECK(vidk_enc_send(e, &a) == VIDK_ERR(EINVAL));
     vidk_enc_close(&e);
+    /* B-frames: 0..VIDK_ENC_MAX_BFRAMES, H.264; the coding order; the end of the input */
+    p.bframes = VIDK_ENC_MAX_BFRAMES + 1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.bframes = -1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.codec = VIDK_CODEC_HEVC, p.deblock = -1, p.bframes = 1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOSYS));
+    CHECK(!e);
+    p.codec = VIDK_CODEC_H264, p.bframes = 2, p.keyint = 5;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);
+    vidk_enc_geometry(e, &g);
+    CHECK(g.max_pending == 5);
+    /* display 0..6 with keyint 5: I0 P3 B1 B2 P4 I5, then (the end) P6 */
+    static const int order[7] = {0, 3, 1, 2, 4, 5, 6};
+    int sent = 0, got = 0;
+    for (; sent < 3; sent++) /* the picture is copied: one buffer for all */
+        CHECK(vidk_enc_send(e, &a) == 0);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0 && info.index == 0 && info.intra);
+    got++;
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN)); /* needs frame 3 */
+    for (; sent < 7 && sent - got < g.max_pending; sent++)
+        CHECK(vidk_enc_send(e, &a) == 0);
+    CHECK(sent == 6 && vidk_enc_send(e, &a) == VIDK_ERR(EAGAIN)); /* max_pending waiting */
+    while (got < 5) {
+        CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0);
+        CHECK(info.index == order[got] && info.intra == (order[got] % 5 == 0));
+        got++;
+    }
+    for (; sent < 7; sent++)
+        CHECK(vidk_enc_send(e, &a) == 0);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0 && info.index == 5 && info.intra);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN)); /* 6: not the end yet */
+    CHECK(vidk_enc_send(e, NULL) == 0);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0 && info.index == 6 && !info.intra);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN));
+    vidk_enc_close(&e);
+    p.bframes = 0, p.keyint = 0;
     CHECK(!e);
     vidk_enc_close(&e);
     vidk_picture_free(&a);
