@@ -121,7 +121,7 @@ typedef struct EncFrame {
     int i4x4;
     uint8_t *im4;
     int i8x8; /* H.264: 1 = Intra_8x8 a candidate too (its modes in im4, 4 each) */
-    /* H.264 B frames (docs/ENCODE.md §13): 1 = a B picture (ref, qpl, me and part_mv are
+    /* H.264 B frames (docs/ENCODE.md §16): 1 = a B picture (ref, qpl, me and part_mv are
      * list 0's); l1: the same frame with list 1's reference in those fields; mv4b: the list-1
      * vectors (as mv4, which holds list 0's); dmvb: the decision passes' list-1 vectors (as
      * dmv); colmv / colmb: the co-located picture's (list 1's first) list-0 vectors and
@@ -145,7 +145,7 @@ typedef struct EncFrame {
  * (transform_size_8x8_flag), its modes in EncFrame.im4 (one per 4x4 block); bits 0..1 then 0 */
 #define ENC_MBI_NXN 0x4000u
 
-/* B slices (docs/ENCODE.md §13), inter macroblocks (16x16: bits 0..9 zero): ENC_MBI_NOL0 /
+/* B slices (docs/ENCODE.md §16), inter macroblocks (16x16: bits 0..9 zero): ENC_MBI_NOL0 /
  * ENC_MBI_NOL1 when the macroblock does not predict from list 0 / list 1 (never both: then it
  * is B_L1_16x16 / B_L0_16x16, neither: B_Bi_16x16); ENC_MBI_DIRECT when it is B_Direct_16x16
  * (coded as B_Skip when it has no non-zero level), its vectors (EncFrame.mv4, mv4b) and lists
@@ -1400,7 +1400,7 @@ ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const Vidk
 
 /* ------------------------------------------------------------------ H.264 B frames */
 
-/* docs/ENCODE.md §13. A B macroblock is 16x16 from list 0, list 1 or both (the average,
+/* docs/ENCODE.md §16. A B macroblock is 16x16 from list 0, list 1 or both (the average,
  * 8.4.2.3.1), or direct (spatial, 8.4.2.1.2: B_Direct_16x16, B_Skip without levels); its
  * lists in the decision word (ENC_MBI_NOL0 / NOL1), its vectors in two planes. */
 

@@ -273,7 +273,7 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
-/* Inter macroblock of a B frame (docs/ENCODE.md §13), from the last decision pass's word
+/* Inter macroblock of a B frame (docs/ENCODE.md §16), from the last decision pass's word
  * and vectors (f->dmb, dmv, dmvb); intra ones as in P frames (h264_i_mb, after). */
 ENC_FN void ENC_T(h264_b_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
     const unsigned w = f->dmb[mby * f->uw + mbx];

@@ -398,7 +398,7 @@ static void decide_job(void *arg, int row, int thread) {
         }
         return;
     }
-    if (f->bframe) { /* B frames (docs/ENCODE.md §13) */
+    if (f->bframe) { /* B frames (docs/ENCODE.md §16) */
         for (int x = 0; x < f->uw; x++)
             if (j->pass < 0)
                 enc_h264_b_dist(f, x, row);
@@ -699,7 +699,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     return 0;
 }
 
-/* The coding order (docs/ENCODE.md §13): the next frame to code, *type VIDK_ENC_FRAME_*;
+/* The coding order (docs/ENCODE.md §16): the next frame to code, *type VIDK_ENC_FRAME_*;
  * VIDK_ERR(EAGAIN) when it needs frames not sent yet. Without B-frames the display order.
  * With them, after the frames below b_next: the B frames before an anchor already coded;
  * else an intra frame; else the anchor bframes frames ahead (or the frame before the next

@@ -550,3 +550,6 @@ int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra,
 int vidk_h264_stream_slices(const VidkH264Stream *s) {
     return s->slices;
 }
+
+int vidk_h264_stream_set_bframes(VidkH264Stream *s, int on) { (void)s; (void)on; return 0; }
+int vidk_h264_stream_level_refs(int mb_w, int mb_h, int fps_num, int fps_den, int range, int refs) { (void)refs; return vidk_h264_stream_level(mb_w, mb_h, fps_num, fps_den, range); }

@@ -28,7 +28,11 @@ typedef struct VidkH264StreamFrame {
     const VidkMv *mv4;     /* vector per 4x4 luma block, W / 4 per row */
     const int16_t *lev[3]; /* level planes, strides W and W / 2 */
     const uint8_t *im4;    /* Intra4x4PredMode per 4x4 luma block (I_NxN), W / 4 per row */
+    int bslice;            /* TEMP STUB */
+    const VidkMv *mv4b;
 } VidkH264StreamFrame;
+int vidk_h264_stream_set_bframes(VidkH264Stream *s, int on);
+int vidk_h264_stream_level_refs(int mb_w, int mb_h, int fps_num, int fps_den, int range, int refs);
 
 /* Create a writer for w x h pictures coded as W x H (multiples of 16) at QP qp; slices >= 1
  * (at most the macroblock rows), frame rate fps_num / fps_den; deblock: the slices say the
