@@ -592,6 +592,7 @@ int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size) {
     VidkH264SliceHdr h;
+    if (s->bframes) return VIDK_ERR(EINVAL); /* the headers of a B stream: the host writer's */
     vidk_h264_stream_slice_hdr(s, index, intra, &h);
     start_picture(s, index, intra, 0);
     return write_units(s, NULL, &h, nals, n, data, size);

@@ -72,7 +72,8 @@ void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
  * src/cuda/stream.cu, from vidk_h264_stream_slice_hdr): n bytes, every slice's start code,
  * NAL unit header and RBSP with emulation prevention, in slice order. The writer puts the
  * SPS and PPS before them in an IDR picture; its state advances as with
- * vidk_h264_stream_frame (frames in order, either function). Returns 0 or VIDK_ERR(ENOMEM). */
+ * vidk_h264_stream_frame (frames in order, either function). Returns 0, VIDK_ERR(ENOMEM), or
+ * VIDK_ERR(EINVAL) with B-frames on (vidk_h264_stream_set_bframes: the host writer only). */
 int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size);
