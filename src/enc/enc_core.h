@@ -1573,6 +1573,22 @@ ENC_FN void enc_h264_b_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo0, V
     enc_h264_b_out(f, mbx, mby, a, b, enc_h264_b_word(use), mvo0, mvo1, mbo);
 }
 
+/* The final vectors of a direct macroblock: derived again (8.4.1.2.2) from the final
+ * decisions of its neighbours, as a decoder does, in raster order (the left, upper,
+ * upper-right and upper-left macroblocks done before it: their vectors may differ from the
+ * last pass's neighbours the decision saw, and direct ones among them were derived again);
+ * its lists into its word. Other macroblocks keep theirs. */
+ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv *mv0,
+                                    VidkMv *mv1, uint16_t *mbi) {
+    const unsigned w = mbi[mby * f->uw + mbx];
+    if ((w & ENC_MBI_INTRA) || !(w & ENC_MBI_DIRECT)) return;
+    VidkH264MvNb n0, n1;
+    VidkMv a[4], b[4];
+    enc_h264_b_nb(f, mbx, mby, mv0, mv1, mbi, &n0, &n1);
+    const int use = enc_h264_direct(f, mbx, mby, &n0, &n1, a, b);
+    enc_h264_b_out(f, mbx, mby, a, b, ENC_MBI_DIRECT | enc_h264_b_word(use), mv0, mv1, mbi);
+}
+
 /* Decision pass k >= 1 of a B frame against the neighbours of pass k - 1 (mvi0, mvi1, mbi):
  * the costs (SATD + lambda x the CAVLC bits of mb_type and mvds) of list 0, list 1 and both;
  * the first lowest of them; direct (its SATD + lambda x 1 bit: coded as B_Skip when no

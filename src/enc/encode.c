@@ -363,6 +363,7 @@ typedef struct CodeJob {
     const EncFrame *f;
     EncOps ops;
     EncUnitFn code; /* units_dsp or units_core, for the frame's codec and type */
+    VidkEncoder *e;
 } CodeJob;
 
 static void code_unit(const CodeJob *j, int x, int y) {
@@ -469,6 +470,14 @@ static void code_intra_in_p(VidkEncoder *e, const CodeJob *j) {
         IntraJob ij = {&cj, list};
         e->ctx->ops.run(e->ctx, m, intra_job, &ij);
     }
+}
+
+/* B frames: a direct macroblock's final vectors (enc_h264_b_direct_final), in the
+ * last decision pass's planes. */
+static void direct_unit(const CodeJob *j, int x, int y) {
+    VidkEncoder *e = j->e;
+    const int o = VIDK_ENC_DECIDE_PASSES & 1;
+    enc_h264_b_direct_final(j->f, x, y, e->dmv[o], e->dmvb[o], e->dmb[o]);
 }
 
 static void deblock_unit(const CodeJob *j, int x, int y) {
@@ -610,7 +619,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     CodeJob j = {.f = &f,
                  .ops = {&ctx->h264, &ctx->hevc},
                  .code = bf ? units_b[e->core_path]
-                            : (e->core_path ? units_core : units_dsp)[f.codec][f.intra]};
+                            : (e->core_path ? units_core : units_dsp)[f.codec][f.intra],
+                 .e = e};
     if (intra) {
         const int err = run_wavefront(ctx, e, &j, code_unit);
         if (err < 0) return err;
@@ -632,6 +642,10 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
             f.dmv = e->dmv[VIDK_ENC_DECIDE_PASSES & 1];
             f.dmb = e->dmb[VIDK_ENC_DECIDE_PASSES & 1];
             if (bf) f.dmvb = e->dmvb[VIDK_ENC_DECIDE_PASSES & 1];
+        }
+        if (bf) { /* direct vectors as a decoder derives them, in raster order */
+            const int err = run_wavefront(ctx, e, &j, direct_unit);
+            if (err < 0) return err;
         }
         ctx->ops.run(ctx, e->uh, row_job, &j);
         if (f.codec == VIDK_CODEC_H264) code_intra_in_p(e, &j);
