@@ -96,8 +96,9 @@ mut b_colzero_range src/enc/enc_core.h \
     'return v.x >= -1 && v.x <= 1 && v.y >= -1 && v.y <= 1;' \
     'return v.x >= -2 && v.x <= 2 && v.y >= -1 && v.y <= 1;'
 mut b_bi_round src/enc/enc_core.h \
-    'd[16 * j + i] = (uint8_t)((d[16 * j + i] + t[8 * j + i] + 1) >> 1);' \
-    'd[16 * j + i] = (uint8_t)((d[16 * j + i] + t[8 * j + i]) >> 1);'
+    'const int v = (a * f->bw0 + b * f->bw1 + 32) >> 6;' 'const int v = (a * f->bw0 + b * f->bw1 + 31) >> 6;'
+mut b_implicit_w src/enc/enc_core.h \
+    '*w0 = 64 - (dsf >> 2), *w1 = dsf >> 2;' '*w0 = 64 - (dsf >> 2) - 1, *w1 = (dsf >> 2) + 1;'
 mut b_direct_c_or_d src/enc/h264_mvp_core.h \
     'const VidkH264sNb c = n->c.avail ? n->c : n->d;' 'const VidkH264sNb c = n->c;'
 mut b_dbk_lists src/enc/enc_core.h \

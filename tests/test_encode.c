@@ -418,6 +418,20 @@ static void api_errors(void) {
     vidk_close(&ctx);
 }
 
+/* B frames' implicit weights (8.4.3 with 8.4.1.2.3), worked by hand: a B frame 1 and 2
+ * frames after its list-0 anchor, the list-1 anchor 3 frames after it (POC x 2): tx = 16387 /
+ * 6 = 2731, DSF = (2 x 2731 + 32) >> 6 = 85 -> (43, 21) and (4 x 2731 + 32) >> 6 = 171 ->
+ * (22, 42); halfway: 32, 32; td 0 or DSF >> 2 beyond 128: the defaults. */
+static void implicit_weights(void) {
+    static const int cases[][4] = {{2, 6, 43, 21}, {4, 6, 22, 42}, {2, 4, 32, 32},
+                                   {6, 8, 16, 48}, {2, 0, 32, 32}, {127, 2, 32, 32}};
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        int w0, w1;
+        enc_h264_implicit_w(cases[k][0], cases[k][1], &w0, &w1);
+        CHECK(w0 == cases[k][2] && w1 == cases[k][3]);
+    }
+}
+
 /* The closed-form HEVC matrix of enc_core.h is the standard's table. */
 static void hevc_matrix(void) {
     for (int k = 0; k < 32; k++)
@@ -440,6 +454,7 @@ int main(int argc, char **argv) {
     if (!cuda) {
         api_errors();
         hevc_matrix();
+        implicit_weights();
     }
     VidkPicture f[MAX_FRAMES];
     CHECK(gen_frames(f, 4, 200, 120) == 0);

@@ -49,6 +49,7 @@ struct VidkEncoder {
     uint16_t *col_mb;
     uint8_t *qpl1;
     int col_intra;
+    int64_t anc[2]; /* the display indices of the anchor before the last one and of the last */
     VidkMeField field;
     EncUnitStat *stat;
     VidkMv *dmv[2];   /* H.264 P frames: the decision passes' vectors (W / 4 x H / 4) */

@@ -132,6 +132,7 @@ typedef struct EncFrame {
     const VidkMv *dmvb;
     const VidkMv *colmv;
     const uint16_t *colmb;
+    int bw0, bw1; /* B frames: the implicit bi-prediction weights (enc_h264_implicit_w) */
 } EncFrame;
 
 /* H.264 decision word of a macroblock (EncFrame.mbi), what the stream writer codes:
@@ -1412,6 +1413,29 @@ ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const Vidk
 #define ENC_H264_BDIST_L1 1
 #define ENC_H264_BDIST_BI 2
 
+/* The implicit bi-prediction weights (weighted_bipred_idc 2, 8.4.3) of a B picture tb
+ * POC units after its list-0 reference and td before its list-1 one counted from list 0's
+ * (DistScaleFactor of 8.4.1.2.3): w0 = 64 - (DSF >> 2), w1 = DSF >> 2, or 32 and 32 when
+ * td is 0 or DSF >> 2 leaves [-64, 128]. */
+ENC_CFN void enc_h264_implicit_w(int tb, int td, int *w0, int *w1) {
+    tb = tb < -128 ? -128 : tb > 127 ? 127 : tb;
+    td = td < -128 ? -128 : td > 127 ? 127 : td;
+    *w0 = *w1 = 32;
+    if (!td) return;
+    const int tx = (16384 + (td < 0 ? -td : td) / 2) / td;
+    int dsf = (tb * tx + 32) >> 6;
+    dsf = dsf < -1024 ? -1024 : dsf > 1023 ? 1023 : dsf;
+    if ((dsf >> 2) < -64 || (dsf >> 2) > 128) return;
+    *w0 = 64 - (dsf >> 2), *w1 = dsf >> 2;
+}
+
+/* A bi-predicted sample from the two lists' samples a, b (8.4.2.3.2, logWD 5, no offsets;
+ * with 32 and 32 the default (a + b + 1) >> 1). */
+ENC_FN uint8_t enc_h264_bi(const EncFrame *f, int a, int b) {
+    const int v = (a * f->bw0 + b * f->bw1 + 32) >> 6;
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
 /* The lists of a B decision word: bit 0 list 0, bit 1 list 1 (intra: 0). */
 ENC_FN int enc_h264_b_use(unsigned w) {
     return (w & ENC_MBI_INTRA) ? 0
@@ -1419,8 +1443,8 @@ ENC_FN int enc_h264_b_use(unsigned w) {
 }
 
 /* The luma prediction of a 16x16 macroblock at (x0, y0) into pr (stride 16) from the lists
- * in `use` with a vector per 8x8 quadrant in each (v0[q], v1[q]; both: their average,
- * (a + b + 1) >> 1). */
+ * in `use` with a vector per 8x8 quadrant in each (v0[q], v1[q]; both: their weighted average,
+ * enc_h264_bi). */
 ENC_FN void enc_h264_b_pred16(const EncFrame *f, int x0, int y0, const VidkMv *v0,
                               const VidkMv *v1, int use, uint8_t *pr) {
     uint8_t t[64];
@@ -1433,7 +1457,7 @@ ENC_FN void enc_h264_b_pred16(const EncFrame *f, int x0, int y0, const VidkMv *v
             enc_mc_luma(f->l1, x, y, 8, 8, v1[q], t, 8);
             for (int j = 0; j < 8; j++)
                 for (int i = 0; i < 8; i++)
-                    d[16 * j + i] = (uint8_t)((d[16 * j + i] + t[8 * j + i] + 1) >> 1);
+                    d[16 * j + i] = enc_h264_bi(f, d[16 * j + i], t[8 * j + i]);
         }
     }
 }
@@ -1465,8 +1489,7 @@ ENC_FN void enc_h264_b_pred_mb(const EncFrame *f, int mbx, int mby, const VidkMv
                 enc_mc_chroma(f->l1, p, x, y, 4, 4, v1[q], t, 4);
                 for (int j = 0; j < 4; j++)
                     for (int i = 0; i < 4; i++)
-                        d[j * f->cs[p] + i] =
-                            (uint8_t)((d[j * f->cs[p] + i] + t[4 * j + i] + 1) >> 1);
+                        d[j * f->cs[p] + i] = enc_h264_bi(f, d[j * f->cs[p] + i], t[4 * j + i]);
             }
         }
 }

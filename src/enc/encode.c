@@ -615,6 +615,10 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         }
         f1.part_mv = e->part_mv1;
         f.l1 = &f1;
+        /* implicit weights: POC = 2 x the display index (docs/STREAM.md) */
+        enc_h264_implicit_w((int)(2 * (index - e->anc[0])), (int)(2 * (e->anc[1] - e->anc[0])),
+                            &f.bw0, &f.bw1);
+        f1.bw0 = f.bw0, f1.bw1 = f.bw1;
     }
     CodeJob j = {.f = &f,
                  .ops = {&ctx->h264, &ctx->hevc},
@@ -709,7 +713,10 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         memcpy(e->col_mb, f.mbi, (size_t)e->uw * (size_t)e->uh * sizeof(uint16_t));
         e->col_intra = intra;
     }
-    if (!bf) e->cur ^= 1;
+    if (!bf) {
+        e->cur ^= 1;
+        e->anc[0] = e->anc[1], e->anc[1] = index;
+    }
     return 0;
 }
 

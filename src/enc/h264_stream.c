@@ -261,16 +261,17 @@ static void write_pps(const VidkH264Stream *s, VidkBits *b) {
     vidk_put_ue(b, 0);                       /* num_ref_idx_l0_default_active_minus1 */
     vidk_put_ue(b, 0);                       /* num_ref_idx_l1_default_active_minus1 */
     vidk_put_bits(b, 1, 0);                  /* weighted_pred_flag */
-    vidk_put_bits(b, 2, 0);                  /* weighted_bipred_idc */
-    vidk_put_se(b, s->qp - 26);              /* pic_init_qp_minus26 */
-    vidk_put_se(b, 0);                       /* pic_init_qs_minus26 */
-    vidk_put_se(b, 0);                       /* chroma_qp_index_offset */
-    vidk_put_bits(b, 1, 1);                  /* deblocking_filter_control_present_flag */
-    vidk_put_bits(b, 1, 0);                  /* constrained_intra_pred_flag */
-    vidk_put_bits(b, 1, 0);                  /* redundant_pic_cnt_present_flag */
-    vidk_put_bits(b, 1, 1);                  /* transform_8x8_mode_flag */
-    vidk_put_bits(b, 1, 0);                  /* pic_scaling_matrix_present_flag */
-    vidk_put_se(b, 0);                       /* second_chroma_qp_index_offset */
+    /* weighted_bipred_idc: B-frames: 2, implicit weights by POC distance (8.4.2.3); else 0 */
+    vidk_put_bits(b, 2, s->bframes ? 2u : 0u);
+    vidk_put_se(b, s->qp - 26); /* pic_init_qp_minus26 */
+    vidk_put_se(b, 0);          /* pic_init_qs_minus26 */
+    vidk_put_se(b, 0);          /* chroma_qp_index_offset */
+    vidk_put_bits(b, 1, 1);     /* deblocking_filter_control_present_flag */
+    vidk_put_bits(b, 1, 0);     /* constrained_intra_pred_flag */
+    vidk_put_bits(b, 1, 0);     /* redundant_pic_cnt_present_flag */
+    vidk_put_bits(b, 1, 1);     /* transform_8x8_mode_flag */
+    vidk_put_bits(b, 1, 0);     /* pic_scaling_matrix_present_flag */
+    vidk_put_se(b, 0);          /* second_chroma_qp_index_offset */
     vidk_put_trailing(b);
 }
 
