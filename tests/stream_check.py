@@ -358,6 +358,17 @@ def sps_timing(path):
     return None
 
 
+def poc_msb(idr, lsb, prev_lsb, prev_msb, max_lsb):
+    """PicOrderCntMsb (8.2.1.1, type 0) from the previous reference picture's lsb / msb."""
+    if idr or prev_lsb is None:
+        return 0
+    if lsb < prev_lsb and prev_lsb - lsb >= max_lsb // 2:
+        return prev_msb + max_lsb
+    if lsb > prev_lsb and lsb - prev_lsb > max_lsb // 2:
+        return prev_msb - max_lsb
+    return prev_msb
+
+
 def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False, bframes=0):
     """The headers issue 13 item 1 asks for, frame_num / POC, IDR placement and the slices
     of every picture. -> (list of problems, the first SPS as a dict, the size in bytes of
@@ -462,15 +473,8 @@ def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False, bfra
         prev_fn = fn
         # POC (8.2.1.1 for type 0): strictly increasing after each IDR (no reordering).
         if sp["poc_type"] == 0:
-            lsb, max_lsb = h0["poc_lsb"], 1 << sp["log2_max_poc_lsb"]
-            if idr or prev_lsb is None:
-                msb = 0
-            elif lsb < prev_lsb and prev_lsb - lsb >= max_lsb // 2:
-                msb = prev_msb + max_lsb
-            elif lsb > prev_lsb and lsb - prev_lsb > max_lsb // 2:
-                msb = prev_msb - max_lsb
-            else:
-                msb = prev_msb
+            lsb = h0["poc_lsb"]
+            msb = poc_msb(idr, lsb, prev_lsb, prev_msb, 1 << sp["log2_max_poc_lsb"])
             poc = msb + lsb
             if not idr and poc <= prev_poc:
                 bad.append(f"picture {i}: POC {poc} not above the previous {prev_poc}")
@@ -528,15 +532,9 @@ def check_b_order(pics, sp, keyint, slices, deblock, bframes):
         if h0["ref_idc"]:
             ref_fn = fn
         lsb = h0["poc_lsb"]
+        msb = poc_msb(idr, lsb, prev_lsb, prev_msb, max_lsb)
         if idr or prev_lsb is None:
-            msb = 0
             periods.append([])
-        elif lsb < prev_lsb and prev_lsb - lsb >= max_lsb // 2:
-            msb = prev_msb + max_lsb
-        elif lsb > prev_lsb and lsb - prev_lsb > max_lsb // 2:
-            msb = prev_msb - max_lsb
-        else:
-            msb = prev_msb
         if h0["ref_idc"]:  # prevPicOrderCntMsb / Lsb: of the previous reference picture
             prev_msb, prev_lsb = msb, lsb
         periods[-1].append((msb + lsb, i, isb))
