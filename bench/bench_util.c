@@ -440,9 +440,11 @@ int bench_code_frames(VidkEncoder *e, int n, VidkPicture (*pic)(void *, int),
                       void (*each)(void *, int, const VidkEncFrameInfo *), void *arg, char *err,
                       size_t errlen) {
     VidkPicture ring[VIDK_ENC_MAX_PENDING]; /* the pictures in flight */
-    int nsent = 0, nrecv = 0, ret;
+    VidkEncGeometry g;
+    vidk_enc_geometry(e, &g);
+    int nsent = 0, nrecv = 0, ended = 0, ret;
     while (nrecv < n) {
-        if (nsent < n && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+        if (nsent < n && nsent - nrecv < g.max_pending) {
             VidkPicture *p = &ring[nsent % VIDK_ENC_MAX_PENDING];
             *p = pic(arg, nsent);
             if ((ret = vidk_enc_send(e, p)) < 0) {
@@ -451,6 +453,13 @@ int bench_code_frames(VidkEncoder *e, int n, VidkPicture (*pic)(void *, int),
             }
             nsent++;
             continue;
+        }
+        if (nsent == n && !ended) { /* the end of the input (B-frames: the last anchor) */
+            ended = 1;
+            if ((ret = vidk_enc_send(e, NULL)) < 0) {
+                snprintf(err, errlen, "end of input: %s", vidk_strerror(ret));
+                return ret;
+            }
         }
         VidkEncFrameInfo fi;
         memset(&fi, 0, sizeof(fi));

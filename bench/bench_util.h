@@ -178,8 +178,9 @@ int bench_open_mosaic(Mosaic **m, const char *dir, const char *cmd, int quiet);
 int bench_make_dir(const char *dir);
 
 /* Frames [0, n) through the encoder e, pipelined (frame i+1 sent before frame i is
- * received, VIDK_ENC_MAX_PENDING at most in flight): pic(arg, i) gives frame i (its samples
- * unchanged until it is received); after each receive, each(arg, i, &info) (its stream valid
+ * received, VidkEncGeometry.max_pending at most in flight), then the end of the input:
+ * pic(arg, i) gives frame i (its samples unchanged until it is received); after the k-th
+ * receive, each(arg, k, &info) (coding order: info.index is the frame; its stream valid
  * until the next receive). recon / maps as for vidk_enc_receive. 0 or a negative error code
  * ("frame I: send / receive: ..." in err). */
 int bench_code_frames(VidkEncoder *e, int n, VidkPicture (*pic)(void *, int),

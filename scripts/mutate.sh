@@ -91,6 +91,18 @@ mut i4_intra_cbp src/enc/h264_stream_core.h \
     '    3,  29, 30, 17,' '    0,  29, 30, 17,'
 mut cabac_i4_rem_order src/enc/h264_stream_cabac.h \
     'vidk_cabac_bin(o, 69, (r >> t) & 1);' 'vidk_cabac_bin(o, 69, (r >> (2 - t)) & 1);'
+# B frames (docs/ENCODE.md §16): caught by FFmpeg's decode of the --bframes rows (cli_stream).
+mut b_colzero_range src/enc/enc_core.h \
+    'return v.x >= -1 && v.x <= 1 && v.y >= -1 && v.y <= 1;' \
+    'return v.x >= -2 && v.x <= 2 && v.y >= -1 && v.y <= 1;'
+mut b_bi_round src/enc/enc_core.h \
+    'const int v = (a * f->bw0 + b * f->bw1 + 32) >> 6;' 'const int v = (a * f->bw0 + b * f->bw1 + 31) >> 6;'
+mut b_implicit_w src/enc/enc_core.h \
+    '*w0 = 64 - (dsf >> 2), *w1 = dsf >> 2;' '*w0 = 64 - (dsf >> 2) - 1, *w1 = (dsf >> 2) + 1;'
+mut b_direct_c_or_d src/enc/h264_mvp_core.h \
+    'const VidkH264sNb c = n->c.avail ? n->c : n->d;' 'const VidkH264sNb c = n->c;'
+mut b_dbk_lists src/enc/enc_core.h \
+    'dx = up != uq || ((up & 1) && d0)' 'dx = ((up & 1) && d0)'
 # Quarter-sample motion (docs/ENCODE.md §3, §6): caught by test_enc_pred (the prediction
 # against the standard's formulas) and test_enc_decide (pictures moved by quarter samples).
 mut qpel_no_quarter_step src/enc/enc_core.h \

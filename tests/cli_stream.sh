@@ -77,8 +77,10 @@ expect() {
     er=
     ed=--expect-deblock
     ec=
+    eb=
     while [ $# -gt 0 ]; do
         case $1 in
+        --bframes) [ "$2" != 0 ] && eb="--expect-bframes $2" ;;
         --slices) es=$2 ;;
         --keyint) ek=$2 ;;
         --fps) er="--rate $2" ;;
@@ -89,7 +91,7 @@ expect() {
         esac
         shift
     done
-    echo "--expect-slices $es --expect-keyint $ek $er $ed $ec"
+    echo "--expect-slices $es --expect-keyint $ek $er $ed $ec $eb"
 }
 
 # row NAME ARGS...: `vidkern encode ARGS -o NAME.B.264 --recon NAME.B.y4m --backend B` for
@@ -100,6 +102,8 @@ row() {
     shift
     first=
     for b in $BACKENDS; do
+        # B-frames: the CPU backends (cuda refuses them)
+        [ "$b" = cuda ] && case " $* " in *" --bframes "[1-9]*) continue ;; esac
         s=$T/$name.$b.264
         r=$T/$name.$b.y4m
         "$VK" encode "$@" --backend "$b" -o "$s" --recon "$r" --quiet >"$T/out" 2>"$T/err" ||
@@ -165,6 +169,14 @@ gen)
     row gi8_c --size 18x18 --gen-frames 4 --qp 0 --keyint 1 --range 4 --slices 2 --i4x4 --i8x8 --cabac
     row gi8_d --size 98x50 --gen-frames 4 --qp 44 --keyint 1 --range 4 --slices 4 --i4x4 --i8x8
     row gi8_e --size 64x48 --gen-frames 4 --qp 1 --keyint 3 --range 4 --slices 1 --i8x8 --no-deblock
+    # B-frames (--bframes 1..3; CPU backends): every macroblock type of a B slice (list 0,
+    # list 1, both, direct and B_Skip, intra), an IDR cutting a group short, the end of the
+    # input making the last frame P, CAVLC and CABAC, slices, deblocked or not.
+    row gb_a --size 176x100 --gen-frames 9 --qp 26 --range 8 --bframes 2
+    row gb_b --size 176x100 --gen-frames 10 --qp 30 --keyint 4 --range 4 --slices 3 --bframes 3 --cabac
+    row gb_c --size 64x48 --gen-frames 7 --qp 1 --range 4 --bframes 1 --no-deblock --cabac
+    row gb_d --size 98x50 --gen-frames 8 --qp 51 --keyint 5 --range $R32 --slices 2 --bframes 2 --i4x4
+    row gb_e --size 18x18 --gen-frames 6 --qp 37 --range 4 --bframes 3 --no-deblock
     ;;
 grid)
     # Every QP of the issue with every keyint, R and --slices rotating, on a size that is
@@ -227,9 +239,9 @@ clips)
     for clip in "$VIDEO"/*.y4m; do
         case $((i % 6)) in
         0) p="--qp 22 --keyint 0 --range $R64 --slices 1 --cabac --i4x4 --i8x8" ;;
-        1) p="--qp 37 --keyint 3 --range $R32 --slices 4 --i4x4" ;;
+        1) p="--qp 37 --keyint 3 --range $R32 --slices 4 --i4x4 --bframes 2" ;;
         2) p="--qp 0 --keyint 1 --range 4 --slices 4 --cabac" ;;
-        3) p="--qp 51 --keyint 0 --range 16 --slices 4" ;;
+        3) p="--qp 51 --keyint 0 --range 16 --slices 4 --bframes 3 --cabac" ;;
         4) p="--qp 1 --keyint 3 --range 4 --slices 4 --cabac --i4x4 --i8x8" ;;
         *) p="--qp 30 --keyint 0 --range 8 --slices 1 --no-deblock --i8x8" ;;
         esac
@@ -243,6 +255,8 @@ long)
     # IDR and a long P run, then IDRs in the middle (idr_pic_id changes between them).
     row long_p --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --slices 1 --cabac
     row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 2 --no-deblock
+    # with B-frames: POC LSBs (8 bits) and frame_num wrap with non-reference pictures between
+    row long_b --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --bframes 2 --cabac
     # Where the SPS allows more than 300 frames before frame_num or the POC LSBs wrap, a
     # sequence long enough to wrap both (16x16 pictures, no search: a few seconds).
     "$VK" encode --size 16x16 --gen-frames 2 -o "$T/i.264" --recon "$T/i.y4m" --quiet \

@@ -4,7 +4,7 @@ reconstruction (`--recon`) bit for bit, and FFmpeg must print nothing with `-v e
 
     stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] [--strict]
                     [--rate N/D | --no-rate] [--syntax] [--expect-slices N] [--expect-deblock]
-                    [--expect-cabac]
+                    [--expect-cabac] [--expect-bframes N]
                     [--expect-keyint K] [--info] [-q]
 
 What it runs (and prints on a failure, to replay by hand):
@@ -32,7 +32,13 @@ strictly increasing after each IDR; consecutive IDRs with different idr_pic_id; 
 pictures as reconstructed frames. --expect-keyint K: an IDR exactly at the frames i with
 i % K == 0 (K = 0: only the first). --expect-slices N: every picture in N slices of whole
 macroblock rows (at most one a row: N above the rows means one slice a row), slice k
-starting at row k * rows / N. --info prints the SPS's fields (one line, "sps: key=value") and the
+starting at row k * rows / N. --expect-bframes N (N > 0): B pictures allowed (the encoder's
+--bframes N): POC type 0; each non-IDR picture is P (a reference) or B (nal_ref_idc 0,
+direct_spatial_mv_pred_flag 1, no list modification, no weighted prediction); frame_num 0
+at an IDR, else the last reference picture's + 1 modulo MaxFrameNum; the POCs of an IDR
+period distinct, giving the display order, in which at most N B pictures follow each other,
+each B picture lies between the anchors around it in decoding order, and --expect-keyint
+applies to the display order. --info prints the SPS's fields (one line, "sps: key=value") and the
 size of each access unit in bytes (one line, "au_bytes: N N ...").
 Exit status: 0 equal; 1 any difference, FFmpeg output on stderr, or an unreadable file;
 2 usage; 77 FFmpeg not found (a failure instead when VIDK_REQUIRE_FFMPEG=1).
@@ -290,18 +296,25 @@ def parse_slice_header(b, nal_type, ref_idc, sps, pps):
     if pp["redundant_pic_cnt_present_flag"]:
         b.ue()
     if h["slice_type"] == 1:
-        raise ValueError("B slice not expected")
-    if h["slice_type"] in (0, 3):
+        h["direct_spatial"] = b.u(1)
+    if h["slice_type"] in (0, 1, 3):
         h["num_ref_idx_l0"] = pp["num_ref_idx_l0_default"]
+        h["num_ref_idx_l1"] = pp["num_ref_idx_l1_default"]
         if b.u(1):
             h["num_ref_idx_l0"] = b.ue() + 1
-        if b.u(1):  # ref_pic_list_modification_flag_l0
-            while True:
-                idc = b.ue()
-                if idc == 3:
-                    break
-                b.ue()
-        if pp["weighted_pred_flag"]:
+            if h["slice_type"] == 1:
+                h["num_ref_idx_l1"] = b.ue() + 1
+        h["list_mod"] = 0
+        for _ in range(2 if h["slice_type"] == 1 else 1):
+            if b.u(1):  # ref_pic_list_modification_flag_l0 / _l1
+                h["list_mod"] = 1
+                while True:
+                    idc = b.ue()
+                    if idc == 3:
+                        break
+                    b.ue()
+        if (pp["weighted_pred_flag"] and h["slice_type"] != 1) or \
+                (pp["weighted_bipred_idc"] == 1 and h["slice_type"] == 1):
             raise ValueError("weighted prediction not expected")
     if ref_idc:
         if nal_type == 5:
@@ -345,7 +358,18 @@ def sps_timing(path):
     return None
 
 
-def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False):
+def poc_msb(idr, lsb, prev_lsb, prev_msb, max_lsb):
+    """PicOrderCntMsb (8.2.1.1, type 0) from the previous reference picture's lsb / msb."""
+    if idr or prev_lsb is None:
+        return 0
+    if lsb < prev_lsb and prev_lsb - lsb >= max_lsb // 2:
+        return prev_msb + max_lsb
+    if lsb > prev_lsb and lsb - prev_lsb > max_lsb // 2:
+        return prev_msb - max_lsb
+    return prev_msb
+
+
+def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False, bframes=0):
     """The headers issue 13 item 1 asks for, frame_num / POC, IDR placement and the slices
     of every picture. -> (list of problems, the first SPS as a dict, the size in bytes of
     each access unit)."""
@@ -406,6 +430,8 @@ def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False):
     max_fn = 1 << sp["log2_max_frame_num"]
     prev_fn = prev_poc = prev_msb = prev_lsb = None
     prev_idr_id = None
+    if bframes:
+        return bad + check_b_order(pics, sp, keyint, slices, deblock, bframes), sp, au_sizes
     for i, pic in enumerate(pics):
         h0 = pic[0]
         idr = h0["nal_type"] == 5
@@ -447,15 +473,8 @@ def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False):
         prev_fn = fn
         # POC (8.2.1.1 for type 0): strictly increasing after each IDR (no reordering).
         if sp["poc_type"] == 0:
-            lsb, max_lsb = h0["poc_lsb"], 1 << sp["log2_max_poc_lsb"]
-            if idr or prev_lsb is None:
-                msb = 0
-            elif lsb < prev_lsb and prev_lsb - lsb >= max_lsb // 2:
-                msb = prev_msb + max_lsb
-            elif lsb > prev_lsb and lsb - prev_lsb > max_lsb // 2:
-                msb = prev_msb - max_lsb
-            else:
-                msb = prev_msb
+            lsb = h0["poc_lsb"]
+            msb = poc_msb(idr, lsb, prev_lsb, prev_msb, 1 << sp["log2_max_poc_lsb"])
             poc = msb + lsb
             if not idr and poc <= prev_poc:
                 bad.append(f"picture {i}: POC {poc} not above the previous {prev_poc}")
@@ -464,6 +483,87 @@ def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False):
             bad.append("...")
             break
     return bad, sp, au_sizes
+
+
+def check_b_order(pics, sp, keyint, slices, deblock, bframes):
+    """check_syntax's picture checks for a stream with B pictures (--expect-bframes)."""
+    bad = []
+    if sp["poc_type"] != 0:
+        return [f"pic_order_cnt_type {sp['poc_type']} with B pictures (0 expected)"]
+    mbw, mbh = sp["mbw"], sp["mbh"]
+    max_fn, max_lsb = 1 << sp["log2_max_frame_num"], 1 << sp["log2_max_poc_lsb"]
+    ref_fn = prev_msb = prev_lsb = None
+    periods = []  # per IDR period: [(poc, decode index, is B)]
+    for i, pic in enumerate(pics):
+        h0 = pic[0]
+        idr = h0["nal_type"] == 5
+        isb = h0["slice_type"] == 1
+        for h in pic:
+            if (h["nal_type"], h["frame_num"], h.get("poc_lsb"), h["slice_type"],
+                    h["ref_idc"]) != (h0["nal_type"], h0["frame_num"], h0.get("poc_lsb"),
+                                      h0["slice_type"], h0["ref_idc"]):
+                bad.append(f"picture {i}: slices disagree on the NAL type, frame_num, POC, "
+                           f"slice_type or nal_ref_idc")
+            if h["disable_deblocking_filter_idc"] != (0 if deblock else 1):
+                bad.append(f"picture {i}: disable_deblocking_filter_idc "
+                           f"{h['disable_deblocking_filter_idc']}")
+            if (idr and h["slice_type"] != 2) or (not idr and h["slice_type"] not in (0, 1)):
+                bad.append(f"picture {i}: slice_type {h['slice_type']}")
+            if isb and (h["ref_idc"] != 0 or not h["direct_spatial"] or h["list_mod"] or
+                        h["num_ref_idx_l0"] != 1 or h["num_ref_idx_l1"] != 1):
+                bad.append(f"picture {i}: a B slice with nal_ref_idc {h['ref_idc']}, "
+                           f"direct_spatial {h['direct_spatial']}, list modification "
+                           f"{h['list_mod']}, {h['num_ref_idx_l0']} / {h['num_ref_idx_l1']} "
+                           f"references")
+            if not isb and h["ref_idc"] == 0:
+                bad.append(f"picture {i}: an I or P picture with nal_ref_idc 0")
+        if slices is not None:
+            n = min(slices, mbh)
+            exp = [(k * mbh // n) * mbw for k in range(n)]
+            if [h["first_mb"] for h in pic] != exp:
+                bad.append(f"picture {i}: slices start at {[h['first_mb'] for h in pic]}, "
+                           f"expected {exp}")
+        fn = h0["frame_num"]
+        if idr:
+            if fn != 0:
+                bad.append(f"picture {i}: IDR with frame_num {fn}")
+        elif ref_fn is not None and fn != (ref_fn + 1) % max_fn:
+            bad.append(f"picture {i}: frame_num {fn} after the reference picture's {ref_fn}")
+        if h0["ref_idc"]:
+            ref_fn = fn
+        lsb = h0["poc_lsb"]
+        msb = poc_msb(idr, lsb, prev_lsb, prev_msb, max_lsb)
+        if idr or prev_lsb is None:
+            periods.append([])
+        if h0["ref_idc"]:  # prevPicOrderCntMsb / Lsb: of the previous reference picture
+            prev_msb, prev_lsb = msb, lsb
+        periods[-1].append((msb + lsb, i, isb))
+        if len(bad) > 20:
+            return bad + ["..."]
+    disp = 0
+    for per in periods:
+        pocs = [p for p, _, _ in per]
+        if len(set(pocs)) != len(pocs):
+            bad.append(f"IDR period at display frame {disp}: repeated POCs {pocs}")
+        order = sorted(per)
+        run = 0
+        for k, (poc, di, isb) in enumerate(order):
+            run = run + 1 if isb else 0
+            if run > bframes:
+                bad.append(f"display frame {disp + k}: more than {bframes} B pictures in a row")
+            if keyint is not None:
+                want_idr = ((disp + k) % keyint == 0) if keyint > 0 else (disp + k == 0)
+                if (k == 0) != want_idr:
+                    bad.append(f"display frame {disp + k}: {'IDR' if k == 0 else 'not IDR'} "
+                               f"with keyint {keyint}")
+            if isb:  # decoded after the anchor that follows it in display order
+                nxt = next((d for p, d, b in order[k + 1:] if not b), None)
+                prv = max((d for p, d, b in order[:k] if not b), default=None)
+                if nxt is None or di < nxt or (prv is not None and di < prv):
+                    bad.append(f"display frame {disp + k}: B picture decoded at {di}, not "
+                               f"after the anchors around it")
+        disp += len(per)
+    return bad
 
 
 def main(argv):
@@ -475,6 +575,7 @@ def main(argv):
     syntax = info_line = False
     exp_slices = exp_keyint = None
     exp_deblock = exp_cabac = False
+    exp_bframes = 0
     it = iter(argv)
     for a in it:
         if a == "--ffmpeg":
@@ -487,6 +588,11 @@ def main(argv):
             syntax = True
         elif a == "--info":
             syntax = info_line = True
+        elif a == "--expect-bframes":
+            v = next(it, None)
+            if v is None or not v.isdigit():
+                die(f"{a} needs a number", 2)
+            syntax, exp_bframes = True, int(v)
         elif a in ("--expect-slices", "--expect-keyint"):
             v = next(it, None)
             if v is None or not v.isdigit():
@@ -521,7 +627,8 @@ def main(argv):
     if len(args) != 2:
         die("usage: stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] "
             "[--strict] [--rate N/D | --no-rate] [--syntax] [--expect-slices N] "
-            "[--expect-keyint K] [--expect-deblock] [--expect-cabac] [--info] [-q]", 2)
+            "[--expect-keyint K] [--expect-deblock] [--expect-cabac] [--expect-bframes N] "
+            "[--info] [-q]", 2)
     stream, recon = args
 
     ff = find_tool("ffmpeg", ffmpeg)
@@ -627,7 +734,8 @@ def main(argv):
     if syntax:
         with open(stream, "rb") as f:
             problems, sp, au_sizes = check_syntax(f.read(), len(rframes), exp_slices,
-                                                  exp_keyint, exp_deblock, exp_cabac)
+                                                  exp_keyint, exp_deblock, exp_cabac,
+                                                  exp_bframes)
         if problems:
             die(f"{stream}: decoded right, but its syntax is not what issue 13 asks for:\n    "
                 + "\n    ".join(problems))

@@ -81,10 +81,12 @@ static int encode_ex(VidkBackend be, int core, const VidkEncParams *p, VidkPictu
         maps.levels[k] = calloc(nl[k], sizeof(int16_t));
     CHECK(vidk_picture_alloc(&rec, frames[0].w, frames[0].h, VIDK_CHROMA_420, 8, 0) == 0);
     r->n = n;
-    int sent = 0;
+    int sent = 0, ended = 0;
     for (int i = 0; i < n && err >= 0; i++) {
-        while (sent < n && sent <= i + 1 && err >= 0) /* one frame ahead, as the CLI does */
+        /* one frame ahead, as the CLI does (B-frames: the anchor's too), then the end */
+        while (sent < n && sent <= i + 1 + q.bframes && err >= 0)
             err = vidk_enc_send(e, &frames[sent++]);
+        if (err >= 0 && sent == n && !ended) err = vidk_enc_send(e, NULL), ended = 1;
         if (err < 0) break;
         err = stream_only ? vidk_enc_receive(e, NULL, NULL, &r->info[i])
                           : vidk_enc_receive(e, &rec, &maps, &r->info[i]);
@@ -219,6 +221,12 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
             /* Intra_4x4 at QP 0 and 37 (3 slices, CABAC), Intra_8x8 at QP 0 and 51 */
             p.intra4x4 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 2);
             p.intra8x8 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 3);
+            /* B-frames (CPU backends): 2 at QP 22 (3 slices, CAVLC), 3 at QP 51 (CABAC) */
+            p.bframes = p.codec == VIDK_CODEC_H264 && !cuda ? (qi == 1   ? 2
+                                                               : qi == 3 ? 3
+                                                                         : 0)
+                                                            : 0;
+            if (p.bframes) p.keyint = 5;
             Result ref, r;
             char name[160];
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &ref) == 0);
@@ -342,7 +350,10 @@ static void api_errors(void) {
     CHECK(vidk_picture_alloc(&a, 32, 32, VIDK_CHROMA_420, 8, 0) == 0);
     CHECK(vidk_picture_alloc(&b, 32, 32, VIDK_CHROMA_444, 8, 0) == 0);
     CHECK(vidk_enc_send(e, &b) == VIDK_ERR(EINVAL));
-    for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
+    VidkEncGeometry g;
+    vidk_enc_geometry(e, &g);
+    CHECK(g.max_pending == 3);
+    for (int k = 0; k < g.max_pending; k++)
         CHECK(vidk_enc_send(e, &a) == 0);
     CHECK(vidk_enc_send(e, &a) == VIDK_ERR(EAGAIN));
     VidkEncMaps m;
@@ -353,12 +364,51 @@ static void api_errors(void) {
     CHECK(vidk_enc_receive(e, &b, NULL, &info) == VIDK_ERR(EINVAL)); /* wrong format */
     CHECK(vidk_enc_receive(e, &a, NULL, &info) == 0);
     CHECK(info.index == 0 && info.intra == 1);
-    for (int k = 1; k < VIDK_ENC_MAX_PENDING; k++) {
+    for (int k = 1; k < g.max_pending; k++) {
         CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0);
         CHECK(info.index == k && info.intra == 0);
     }
     CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN));
+    CHECK(vidk_enc_send(e, NULL) == 0); /* the end: no picture after it */
+    CHECK(vidk_enc_send(e, &a) == VIDK_ERR(EINVAL));
     vidk_enc_close(&e);
+    /* B-frames: 0..VIDK_ENC_MAX_BFRAMES, H.264; the coding order; the end of the input */
+    p.bframes = VIDK_ENC_MAX_BFRAMES + 1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.bframes = -1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.codec = VIDK_CODEC_HEVC, p.deblock = -1, p.bframes = 1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOSYS));
+    CHECK(!e);
+    p.codec = VIDK_CODEC_H264, p.bframes = 2, p.keyint = 5;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);
+    vidk_enc_geometry(e, &g);
+    CHECK(g.max_pending == 5);
+    /* display 0..6 with keyint 5: I0 P3 B1 B2 P4 I5, then (the end) P6 */
+    static const int order[7] = {0, 3, 1, 2, 4, 5, 6};
+    int sent = 0, got = 0;
+    for (; sent < 3; sent++) /* the picture is copied: one buffer for all */
+        CHECK(vidk_enc_send(e, &a) == 0);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0 && info.index == 0 && info.intra);
+    got++;
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN)); /* needs frame 3 */
+    for (; sent < 7 && sent - got < g.max_pending; sent++)
+        CHECK(vidk_enc_send(e, &a) == 0);
+    CHECK(sent == 6 && vidk_enc_send(e, &a) == VIDK_ERR(EAGAIN)); /* max_pending waiting */
+    while (got < 5) {
+        CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0);
+        CHECK(info.index == order[got] && info.intra == (order[got] % 5 == 0));
+        got++;
+    }
+    for (; sent < 7; sent++)
+        CHECK(vidk_enc_send(e, &a) == 0);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0 && info.index == 5 && info.intra);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN)); /* 6: not the end yet */
+    CHECK(vidk_enc_send(e, NULL) == 0);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0 && info.index == 6 && !info.intra);
+    CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN));
+    vidk_enc_close(&e);
+    p.bframes = 0, p.keyint = 0;
     CHECK(!e);
     vidk_enc_close(&e);
     vidk_picture_free(&a);
@@ -366,6 +416,20 @@ static void api_errors(void) {
     CHECK(vidk_codec_from_name("hevc") == VIDK_CODEC_HEVC && vidk_codec_from_name("x") < 0);
     CHECK(vidk_enc_lambda(30) == 7 && vidk_enc_lambda(0) == 0);
     vidk_close(&ctx);
+}
+
+/* B frames' implicit weights (8.4.3 with 8.4.1.2.3), worked by hand: a B frame 1 and 2
+ * frames after its list-0 anchor, the list-1 anchor 3 frames after it (POC x 2): tx = 16387 /
+ * 6 = 2731, DSF = (2 x 2731 + 32) >> 6 = 85 -> (43, 21) and (4 x 2731 + 32) >> 6 = 171 ->
+ * (22, 42); halfway: 32, 32; td 0 or DSF >> 2 beyond 128: the defaults. */
+static void implicit_weights(void) {
+    static const int cases[][4] = {{2, 6, 43, 21}, {4, 6, 22, 42}, {2, 4, 32, 32},
+                                   {6, 8, 16, 48}, {2, 0, 32, 32}, {127, 2, 32, 32}};
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        int w0, w1;
+        enc_h264_implicit_w(cases[k][0], cases[k][1], &w0, &w1);
+        CHECK(w0 == cases[k][2] && w1 == cases[k][3]);
+    }
 }
 
 /* The closed-form HEVC matrix of enc_core.h is the standard's table. */
@@ -390,6 +454,7 @@ int main(int argc, char **argv) {
     if (!cuda) {
         api_errors();
         hevc_matrix();
+        implicit_weights();
     }
     VidkPicture f[MAX_FRAMES];
     CHECK(gen_frames(f, 4, 200, 120) == 0);

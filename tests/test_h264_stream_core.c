@@ -185,7 +185,9 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
                             {f->lev[0], f->lev[1], f->lev[2]},
                             m->tc,
                             {m->tc + (size_t)n * 16, m->tc + (size_t)n * 20},
-                            f->im4};
+                            f->im4,
+                            0,
+                            NULL};
     int ovf = 0;
     memset(m->tc, 0xee, (size_t)n * 24); /* every entry must be written by pass 1 */
     scramble(m);
@@ -306,7 +308,9 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
                                        e->st_mbi,
                                        e->st_mv4,
                                        {e->st_lev[0], e->st_lev[1], e->st_lev[2]},
-                                       e->st_im4};
+                                       e->st_im4,
+                                       0,
+                                       NULL};
         compare_frame(what, a, b, &m, &f, W, &max_bits);
         /* the encoder's own stream is the host writer's */
         const uint8_t *d;
@@ -400,7 +404,8 @@ static void synthetic(void) {
                                            : 0;
                     lev[p][k] = v;
                 }
-            const VidkH264StreamFrame f = {fi, intra, mbi, mv, {lev[0], lev[1], lev[2]}, im4};
+            const VidkH264StreamFrame f = {fi,  intra, mbi, mv, {lev[0], lev[1], lev[2]},
+                                           im4, 0,     NULL};
             compare_frame("synthetic", a, b, &m, &f, W, &max_bits);
         }
         emu_free(&m);
@@ -729,7 +734,7 @@ static void headers(void) {
         size_t n;
         CHECK(vidk_h264_stream_frame_nals(s, i, intra, NULL, 0, &d, &n) == 0);
     }
-    VidkH264SliceHdr h = {(1u << 26) - 1, 1, 3, 16, 65535, 65535, -51, 0, 0};
+    VidkH264SliceHdr h = {(1u << 26) - 1, 1, 3, 16, 65535, 65535, -51, 0, 0, 0, 0, 0};
     uint8_t buf[64];
     VidkBits b;
     vidk_bits_init(&b, buf, sizeof(buf));

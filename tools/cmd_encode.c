@@ -24,6 +24,9 @@
 /* Source pictures in rotation: VIDK_ENC_MAX_PENDING in the encoder plus those the reader
  * threads read (or generate) ahead while the encoder works. */
 #define NBUF (VIDK_ENC_MAX_PENDING + 4)
+/* The reconstruction's reorder queue with B-frames: an anchor is coded at most
+ * VIDK_ENC_MAX_BFRAMES frames ahead of its display turn. */
+#define RQ (VIDK_ENC_MAX_BFRAMES + 2)
 
 /* Reader threads (--read-threads, default READERS): frame k into pics[k % NBUF] once frame
  * k - NBUF has been received, so reading overlaps the coding (on cuda: the GPU's work and
@@ -182,6 +185,9 @@ static void help(void) {
         "  --i8x8             H.264 intra macroblocks: Intra_8x8 (nine modes per 8x8\n"
         "                     block, the 8x8 transform) a candidate too\n"
         "  --no-i8x8          no Intra_8x8 (default)\n"
+        "  --bframes N        H.264: N B-frames between anchors (0..%d; default 0):\n"
+        "                     I B B P B B P ... with 2, the stream in coding order (CPU\n"
+        "                     backends)\n"
         "  --fps N[/D]        frame rate for the stream's timing (default: the Y4M's F\n"
         "                     tag, else 25); --recon keeps the source's header\n"
         "  --codec C          h264 (16x16 macroblocks; default) or hevc (32x32 CTUs)\n"
@@ -220,7 +226,7 @@ static void help(void) {
         "value also take the form --option=value. The encoder is pipelined: frame i+1 is\n"
         "sent (on cuda: uploaded) before frame i is received. Exit status 0, or 1 with a\n"
         "message on any error.\n\n",
-        VIDK_ENC_MAX_QP, VIDK_ME_MAX_RANGE, READERS_MAX, READERS);
+        VIDK_ENC_MAX_BFRAMES, VIDK_ENC_MAX_QP, VIDK_ME_MAX_RANGE, READERS_MAX, READERS);
     cli_common_help(stdout);
 }
 
@@ -306,9 +312,9 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     report_json_field(f, "output", r->out);
     fprintf(f,
             ",\n  \"slices\": %d,\n  \"deblock\": %d,\n  \"cabac\": %d,\n  \"i4x4\": %d,\n"
-            "  \"i8x8\": %d,\n  \"fps\": [%d, %d]",
-            r->p.slices, r->p.deblock, r->p.cabac, r->p.intra4x4, r->p.intra8x8, r->p.fps_num,
-            r->p.fps_den);
+            "  \"i8x8\": %d,\n  \"bframes\": %d,\n  \"fps\": [%d, %d]",
+            r->p.slices, r->p.deblock, r->p.cabac, r->p.intra4x4, r->p.intra8x8, r->p.bframes,
+            r->p.fps_num, r->p.fps_den);
     report_json_field(f, "recon", r->recon);
     report_json_field(f, "report", r->report);
     report_json_field(f, "png_dir", r->png_dir);
@@ -333,9 +339,11 @@ static void print_summary(FILE *f, const Run *r) {
     fprintf(f, "vidkern encode: %lld frames of %s\n", (long long)a->frames, r->input);
     fprintf(f, "  %-12s %s", "backend", vidk_backend_name(r->backend));
     fprintf(f, " on %s\n", r->device);
-    fprintf(f, "  %-12s %s, QP %d (lambda %d), R %d, keyint %d%s%s%s%s\n", "coding",
+    char bf[32] = "";
+    if (r->p.bframes) snprintf(bf, sizeof(bf), ", %d B-frames", r->p.bframes);
+    fprintf(f, "  %-12s %s, QP %d (lambda %d), R %d, keyint %d%s%s%s%s%s\n", "coding",
             vidk_codec_name(codec), r->p.qp, vidk_enc_lambda(r->p.qp), r->p.range, r->p.keyint,
-            r->p.deblock ? ", deblocking" : "", r->p.intra4x4 ? ", Intra_4x4" : "",
+            bf, r->p.deblock ? ", deblocking" : "", r->p.intra4x4 ? ", Intra_4x4" : "",
             r->p.intra8x8 ? ", Intra_8x8" : "", r->p.cabac && r->out ? ", CABAC" : "");
     fprintf(f, "  %-12s %dx%d (coded %dx%d: %dx%d %s)\n", "size", r->w, r->h, r->g.coded_w,
             r->g.coded_h, r->g.coded_w / unit, r->g.coded_h / unit,
@@ -417,16 +425,17 @@ int vidk_cmd_encode(int argc, char **argv) {
     cli_common_init(&c);
     const char *in = NULL, *recon = NULL, *report = NULL, *png_dir = NULL, *out = NULL;
     const char *in_size = NULL, *in_fmt = NULL;
-    long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0, slices = 1;
+    long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0, slices = 1, bframes = 0;
     long read_threads = READERS;
     int fps_num = 0, fps_den = 0;
     int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0, progressive = 0;
     int deblock = -1; /* the codec's default */
     int cabac = 0, i4x4 = 0, i8x8 = 0;
     static const char *const value_opts[] = {
-        "--codec", "--qp",     "--range",  "--keyint",  "--frames",       "--gen-frames",
-        "--size",  "--recon",  "--report", "--png-dir", "--input-size",   "--input-format",
-        "-o",      "--output", "--slices", "--fps",     "--read-threads", NULL};
+        "--codec",      "--qp",           "--range",   "--keyint", "--frames",
+        "--gen-frames", "--size",         "--recon",   "--report", "--png-dir",
+        "--input-size", "--input-format", "-o",        "--output", "--slices",
+        "--fps",        "--read-threads", "--bframes", NULL};
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -473,6 +482,8 @@ int vidk_cmd_encode(int argc, char **argv) {
             if (cli_parse_int(CMD, a, v, 0, VIDK_ENC_MAX_QP, &qp) < 0) return 1;
         } else if (!strcmp(a, "--range")) {
             if (cli_parse_int(CMD, a, v, 0, VIDK_ME_MAX_RANGE, &range) < 0) return 1;
+        } else if (!strcmp(a, "--bframes")) {
+            if (cli_parse_int(CMD, a, v, 0, VIDK_ENC_MAX_BFRAMES, &bframes) < 0) return 1;
         } else if (!strcmp(a, "--keyint")) {
             if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) return 1;
         } else if (!strcmp(a, "--frames")) {
@@ -553,6 +564,8 @@ int vidk_cmd_encode(int argc, char **argv) {
     int rd_started = 0;
     CliSource src = {.assume_progressive = progressive};
     VidkPicture pics[NBUF] = {0}, rec = {0};
+    VidkPicture *bq = NULL; /* B-frames: RQ reconstructions waiting for their turn */
+    int bq_has[RQ] = {0};
     int reg[NBUF + 1] = {0};
     VidkHostRange ranges[2], pinned[2];
     int npinned = 0;
@@ -628,6 +641,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     p->cabac = cabac;
     p->intra4x4 = i4x4;
     p->intra8x8 = i8x8;
+    p->bframes = (int)bframes;
     p->fps_num = fps_num ? fps_num : fi->fps_num > 0 ? fi->fps_num : 25;
     p->fps_den = fps_num ? fps_den : fi->fps_num > 0 ? fi->fps_den : 1;
     int e = vidk_enc_open(ctx, &enc, p, fi->w, fi->h);
@@ -649,6 +663,11 @@ int vidk_cmd_encode(int argc, char **argv) {
     for (int k = 0; k < NBUF; k++)
         if (vio_picture_alloc(&pics[k], fi) < 0) goto oom;
     if (recon && vio_picture_alloc(&rec, fi) < 0) goto oom;
+    if (recon && p->bframes) { /* the reorder queue of the reconstruction */
+        if (!(bq = calloc(RQ, sizeof(*bq)))) goto oom;
+        for (int k = 0; k < RQ; k++)
+            if (vio_picture_alloc(&bq[k], fi) < 0) goto oom;
+    }
     const VidkEncGeometry *g = &run->g;
     if (png_dir) {
         maps.mv = malloc(sizeof(*maps.mv) * (size_t)g->mv_w * (size_t)g->mv_h);
@@ -677,7 +696,8 @@ int vidk_cmd_encode(int argc, char **argv) {
      * VIDK_ENC_MAX_PENDING); send while there is room and a frame is read, else receive the
      * oldest: frames i+1 and i+2 are sent before frame i is received, and the reader keeps up
      * to NBUF frames read ahead. */
-    int nread = 0, nsent = 0, nrecv = 0, eof = 0;
+    int nread = 0, nsent = 0, nrecv = 0, eof = 0, ended = 0, next_out = 0;
+    const int maxp = g->max_pending;
     const double t0 = cli_now();
     if (pthread_mutex_init(&rd.mu, NULL) || pthread_cond_init(&rd.cv, NULL)) goto oom;
     rd.src = &src, rd.pics = pics, rd.limit = frames;
@@ -694,7 +714,7 @@ int vidk_cmd_encode(int argc, char **argv) {
         goto done;
     }
     for (;;) {
-        if (!eof && nread == nsent && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+        if (!eof && nread == nsent && nsent - nrecv < maxp) {
             const double tr = cli_now();
             const int r = reader_wait(&rd, nread);
             run->host_s[0] += cli_now() - tr;
@@ -704,7 +724,7 @@ int vidk_cmd_encode(int argc, char **argv) {
             else
                 nread++;
         }
-        if (nread > nsent && nsent - nrecv < VIDK_ENC_MAX_PENDING) {
+        if (nread > nsent && nsent - nrecv < maxp) {
             const double ts = cli_now();
             e = vidk_enc_send(enc, &pics[nsent % NBUF]);
             run->host_s[1] += cli_now() - ts;
@@ -716,6 +736,13 @@ int vidk_cmd_encode(int argc, char **argv) {
             continue;
         }
         if (nrecv == nsent) break;
+        if (eof && nread == nsent && !ended) { /* the end of the input: the last frames */
+            ended = 1;
+            if ((e = vidk_enc_send(enc, NULL)) < 0) {
+                cli_error(CMD, "end of input: %s", vidk_strerror(e));
+                goto done;
+            }
+        }
         VidkEncFrameInfo info = {0};
         const double tv = cli_now();
         e = vidk_enc_receive(enc, recon ? &rec : NULL, png_dir ? &maps : NULL, &info);
@@ -736,17 +763,33 @@ int vidk_cmd_encode(int argc, char **argv) {
             }
         }
         if (report && run_push(run, &info) < 0) goto oom;
-        if (wr && vio_writer_write(wr, &rec) < 0) {
+        if (wr && !bq && vio_writer_write(wr, &rec) < 0) {
             cli_error(CMD, "%s", vio_writer_error(wr));
             goto done;
         }
+        if (wr && bq) { /* B-frames: the reconstruction back in display order */
+            const int k = (int)(info.index % RQ);
+            for (int pl = 0; pl < 3; pl++)
+                for (int y = 0; y < (pl ? fi->h / 2 : fi->h); y++)
+                    memcpy((uint8_t *)bq[k].data[pl] + (ptrdiff_t)y * bq[k].stride[pl],
+                           (const uint8_t *)rec.data[pl] + (ptrdiff_t)y * rec.stride[pl],
+                           (size_t)(pl ? fi->w / 2 : fi->w));
+            bq_has[k] = 1;
+            for (; bq_has[next_out % RQ]; next_out++) {
+                bq_has[next_out % RQ] = 0;
+                if (vio_writer_write(wr, &bq[next_out % RQ]) < 0) {
+                    cli_error(CMD, "%s", vio_writer_error(wr));
+                    goto done;
+                }
+            }
+        }
         if (png_dir) {
             char name[4200];
-            snprintf(name, sizeof(name), "%s/mv_%04d.png", png_dir, nrecv);
+            snprintf(name, sizeof(name), "%s/mv_%04d.png", png_dir, (int)info.index);
             if (enc_png_mvs(name, maps.mv, g->mv_w, g->mv_h, fi->w, fi->h, 0, info.intra, err,
                             sizeof(err)) < 0)
                 goto fail;
-            snprintf(name, sizeof(name), "%s/energy_%04d.png", png_dir, nrecv);
+            snprintf(name, sizeof(name), "%s/energy_%04d.png", png_dir, (int)info.index);
             if (enc_png_energy(name, maps.energy, g->mb_w, g->mb_h, fi->w, fi->h, err,
                                sizeof(err)) < 0)
                 goto fail;
@@ -810,6 +853,10 @@ done:
     for (int k = 0; k < NBUF; k++)
         vidk_picture_free(&pics[k]);
     vidk_picture_free(&rec);
+    if (bq)
+        for (int k = 0; k < RQ; k++)
+            vidk_picture_free(&bq[k]);
+    free(bq);
     free(maps.mv);
     free(maps.energy);
     vidk_close(&ctx);

@@ -62,8 +62,11 @@ VIDK_API int vidk_codec_from_name(const char *name);
 
 /** Largest QP of the loop (8-bit). */
 #define VIDK_ENC_MAX_QP 51
-/** Frames that may be sent and not yet received. */
-#define VIDK_ENC_MAX_PENDING 3
+/** Frames that may be sent and not yet received, at most (the encoder's own limit:
+ *  VidkEncGeometry.max_pending). */
+#define VIDK_ENC_MAX_PENDING 8
+/** B-frames between two anchors (VidkEncParams.bframes), at most. */
+#define VIDK_ENC_MAX_BFRAMES 3
 
 /** What vidk_enc_receive() can return besides the statistics (VidkEncParams.outputs). */
 enum VidkEncOutputs {
@@ -104,6 +107,14 @@ typedef struct VidkEncParams {
                        the same bytes; HEVC refuses 1. */
     int intra8x8; /**< H.264 intra macroblocks: 1 = Intra_8x8 (I_NxN with the 8x8 transform)
                        a candidate too; 0 = not (default). As intra4x4 on HEVC. */
+    int bframes;  /**< H.264: B-frames between two anchors (I or P pictures), 0 (default) ..
+                       VIDK_ENC_MAX_BFRAMES: a fixed pattern (I B B P B B P ... with 2), fewer
+                       before an intra frame and at the end of the input; non-reference B
+                       pictures (16x16 list 0, list 1, bi-predicted, spatial direct / B_Skip,
+                       intra). Frames then come out of vidk_enc_receive() in coding order
+                       (VidkEncFrameInfo.index says which); the input's end is told by
+                       vidk_enc_send(e, NULL). CPU backends; cuda and HEVC refuse it
+                       (VIDK_ERR(ENOSYS)). */
     uint8_t reserved[4]; /**< zero */
 } VidkEncParams;
 
@@ -171,6 +182,8 @@ typedef struct VidkEncGeometry {
     int coded_w, coded_h; /**< coded luma size (multiple of 16 / 32) */
     int mv_w, mv_h;       /**< VidkEncMaps.mv: coded_w / 4 x coded_h / 4 vectors */
     int mb_w, mb_h;       /**< VidkEncMaps.energy: coded_w / 16 x coded_h / 16 values */
+    int max_pending;      /**< frames that may be sent and not yet received (3, or 3 +
+                               bframes; <= VIDK_ENC_MAX_PENDING) */
 } VidkEncGeometry;
 
 /**
@@ -210,19 +223,25 @@ VIDK_API void vidk_enc_geometry(const VidkEncoder *e, VidkEncGeometry *g);
  * @brief Queue the next source picture.
  *
  * The picture (w x h, 4:2:0, 8-bit) must stay unchanged until vidk_enc_receive() has
- * returned its frame. On cuda its upload starts now, overlapping the frame in progress.
- * @return 0; VIDK_ERR(EINVAL) for a picture of another format; VIDK_ERR(EAGAIN) when
- *         VIDK_ENC_MAX_PENDING frames are waiting; VIDK_ERR(EIO) for a device error.
+ * returned its frame (with B-frames it is copied here and may be reused at once). On cuda
+ * its upload starts now, overlapping the frame in progress. src NULL: the end of the input
+ * (with B-frames the last frames are coded then; no picture may follow).
+ * @return 0; VIDK_ERR(EINVAL) for a picture of another format or one after the end;
+ *         VIDK_ERR(EAGAIN) when VidkEncGeometry.max_pending frames are waiting;
+ *         VIDK_ERR(EIO) for a device error.
  */
 VIDK_API int vidk_enc_send(VidkEncoder *e, const VidkPicture *src);
 
 /**
- * @brief Code the oldest queued picture and return its results.
+ * @brief Code the next picture in coding order and return its results (without B-frames
+ *        the oldest queued one; with B-frames an anchor before the B pictures it follows in
+ *        display order: VidkEncFrameInfo.index).
  * @param recon NULL, or a w x h 4:2:0 8-bit picture for the reconstruction (needs
  *        VIDK_ENC_OUT_RECON in the params).
  * @param maps NULL, or arrays for the outputs the params ask for (NULL members skip).
  * @param info statistics of the frame (not NULL).
- * @return 0; VIDK_ERR(EAGAIN) when nothing was sent; VIDK_ERR(EINVAL) for an output the
+ * @return 0; VIDK_ERR(EAGAIN) when nothing was sent, or (B-frames) when the next picture
+ *         needs frames not yet sent (send them, or the end); VIDK_ERR(EINVAL) for an output the
  *         params did not ask for or a recon picture of another format; VIDK_ERR(EIO).
  */
 VIDK_API int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,

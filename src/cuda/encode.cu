@@ -2,7 +2,7 @@
 // source crosses PCIe once (host to device), and only what the caller asked for comes back
 // (reconstruction, vectors, energy, levels) plus 120 bytes of statistics.
 //
-// Streams and events of one frame i (slot = i % VIDK_ENC_MAX_PENDING: its source buffers,
+// Streams and events of one frame i (slot = i % kSlots: its source buffers,
 // events, outputs and entropy coder; parity = i % 2: its reconstruction, the next frame's
 // reference):
 //   upload stream (vidk_enc_send): source planes -> d_src[slot] (straight from the caller's
@@ -68,7 +68,7 @@ enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_D, EV_L, EV_COU
 // Source slots: frame i's source is in slot i % kSlots from its send to its receive, so that
 // the caller can send the frames after the one being coded (their uploads then run while it
 // is coded, off the frame-to-frame path).
-constexpr int kSlots = VIDK_ENC_MAX_PENDING;
+constexpr int kSlots = 3; // frames in flight (VidkEncGeometry.max_pending)
 
 // A frame queued on the device by launch_frame.
 struct Launched {
@@ -241,6 +241,10 @@ cleanup:
 extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VidkContext *ctx = e->ctx;
     int err = 0;
+    if (e->p.bframes) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: B-frames exist on the CPU backends only");
+        return VIDK_ERR(ENOSYS);
+    }
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;

@@ -519,6 +519,7 @@ int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t 
     c.tcc[0] = st->d_tc + (size_t)n * 16;
     c.tcc[1] = st->d_tc + (size_t)n * 20;
     c.im4 = d_im4;
+    c.bslice = 0, c.mv4b = nullptr; // B pictures never come here (the host writer codes them)
     CUDA_CHECK(cudaMemcpyAsync(st->d_hdr_in, st->h_hdr, sizeof(VidkH264SliceHdr),
                                cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemsetAsync(st->d_res, 0, sizeof(uint64_t), s)); // the overflow flag

@@ -14,20 +14,42 @@ extern "C" {
 struct VidkEncoder {
     VidkContext *ctx;
     VidkEncParams p;
-    int w, h;        /* source size */
-    int W, H;        /* coded size */
-    int usz;         /* unit side: 16 (H.264 macroblock) or 32 (HEVC CTU) */
-    int uw, uh;      /* units across / down */
-    int mb_w, mb_h;  /* 16x16 blocks */
-    unsigned shapes; /* motion-search shapes */
-    int no_sub8x8;   /* H.264: no sub-8x8 partitions (level >= 3.1, EncFrame.no_sub8x8) */
-    int64_t sent, done;
+    int w, h;           /* source size */
+    int W, H;           /* coded size */
+    int usz;            /* unit side: 16 (H.264 macroblock) or 32 (HEVC CTU) */
+    int uw, uh;         /* units across / down */
+    int mb_w, mb_h;     /* 16x16 blocks */
+    unsigned shapes;    /* motion-search shapes */
+    int no_sub8x8;      /* H.264: no sub-8x8 partitions (level >= 3.1, EncFrame.no_sub8x8) */
+    int64_t sent, done; /* frames sent, frames received */
+    /* the sent frames not yet received, slot = display index % VIDK_ENC_MAX_PENDING (B-frames:
+     * the encoder's copies, bsrc) */
     const VidkPicture *queue[VIDK_ENC_MAX_PENDING];
     double t_send[VIDK_ENC_MAX_PENDING];
-    int q_head, q_count;
+    int q_count;     /* sent - done */
+    int max_pending; /* VidkEncGeometry.max_pending */
+    int flushed;     /* vidk_enc_send(e, NULL) came */
+    /* the coding order (vidk_enc_receive): every frame below b_next is coded; anchor: an
+     * anchor coded ahead of the B frames before it (-1: none); the frame being coded and its
+     * type (VIDK_ENC_FRAME_*) */
+    int64_t b_next, anchor, code_index;
+    int code_type;
+    VidkPicture bsrc[VIDK_ENC_MAX_PENDING];
     /* CPU backends */
     VidkPicture src, rec[2];
-    int cur; /* rec[cur] receives the next reconstruction; rec[cur ^ 1] is the reference */
+    int cur; /* rec[cur] receives the next anchor's reconstruction; rec[cur ^ 1] is the last
+                anchor (P frames' reference, B frames' list 1), rec[cur] the one before it (B
+                frames' list 0) */
+    /* B frames: their reconstruction, list 1's motion field, decision vectors, refined
+     * vectors and half-sample planes; the last anchor's list-0 vectors and words (the
+     * co-located picture's), col_intra when it is an intra picture */
+    VidkPicture brec;
+    VidkMeField field1;
+    VidkMv *dmvb[2], *part_mv1, *col_mv;
+    uint16_t *col_mb;
+    uint8_t *qpl1;
+    int col_intra;
+    int64_t anc[2]; /* the display indices of the anchor before the last one and of the last */
     VidkMeField field;
     EncUnitStat *stat;
     VidkMv *dmv[2];   /* H.264 P frames: the decision passes' vectors (W / 4 x H / 4) */
@@ -43,6 +65,7 @@ struct VidkEncoder {
     struct VidkH264Stream *stream;
     uint16_t *st_mbi;               /* decision word per macroblock */
     VidkMv *st_mv4;                 /* W / 4 x H / 4 */
+    VidkMv *st_mv4b;                /* B frames: the list-1 vectors, W / 4 x H / 4 */
     uint8_t *st_im4;                /* Intra4x4PredMode per 4x4 luma block, W / 4 x H / 4 */
     int16_t *st_lev[3];             /* level planes */
     struct VidkThreadPool *st_pool; /* the writer's threads where the context has none (cuda:
@@ -53,6 +76,8 @@ struct VidkEncoder {
 
 /* Is frame `index` an intra frame? */
 int vidk_enc_is_intra(const VidkEncoder *e, int64_t index);
+/* Frame types of the coding order (VidkEncoder.code_type). */
+enum { VIDK_ENC_FRAME_I = 0, VIDK_ENC_FRAME_P = 1, VIDK_ENC_FRAME_B = 2 };
 /* Frame parameters (QPs, lambda, quantiser tables, geometry) of an EncFrame; pointers and
  * strides are left for the caller. */
 void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f);
@@ -71,6 +96,9 @@ void vidk_enc_stream_close(VidkEncoder *e);
  * when the driver wrote those instead) into info->stream; times the stage. */
 int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
                           int16_t *const lev[3], VidkEncFrameInfo *info);
+/* The same for a B picture (list-1 vectors mv4b). */
+int vidk_enc_write_stream_b(VidkEncoder *e, int64_t index, const VidkMv *mv4,
+                            const VidkMv *mv4b, int16_t *const lev[3], VidkEncFrameInfo *info);
 /* Decision passes of an H.264 P frame (docs/ENCODE.md §4): the seed and the passes that
  * decide against the previous pass's neighbours. */
 #define VIDK_ENC_DECIDE_PASSES 2

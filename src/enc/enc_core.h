@@ -121,6 +121,18 @@ typedef struct EncFrame {
     int i4x4;
     uint8_t *im4;
     int i8x8; /* H.264: 1 = Intra_8x8 a candidate too (its modes in im4, 4 each) */
+    /* H.264 B frames (docs/ENCODE.md §16): 1 = a B picture (ref, qpl, me and part_mv are
+     * list 0's); l1: the same frame with list 1's reference in those fields; mv4b: the list-1
+     * vectors (as mv4, which holds list 0's); dmvb: the decision passes' list-1 vectors (as
+     * dmv); colmv / colmb: the co-located picture's (list 1's first) list-0 vectors and
+     * decision words, colmb NULL when it is an intra picture */
+    int bframe;
+    const struct EncFrame *l1;
+    VidkMv *mv4b;
+    const VidkMv *dmvb;
+    const VidkMv *colmv;
+    const uint16_t *colmb;
+    int bw0, bw1; /* B frames: the implicit bi-prediction weights (enc_h264_implicit_w) */
 } EncFrame;
 
 /* H.264 decision word of a macroblock (EncFrame.mbi), what the stream writer codes:
@@ -133,6 +145,15 @@ typedef struct EncFrame {
 /* intra: I_NxN (mb_type I_NxN) with Intra_4x4, or with ENC_MBI_TX8 Intra_8x8
  * (transform_size_8x8_flag), its modes in EncFrame.im4 (one per 4x4 block); bits 0..1 then 0 */
 #define ENC_MBI_NXN 0x4000u
+
+/* B slices (docs/ENCODE.md §16), inter macroblocks (16x16: bits 0..9 zero): ENC_MBI_NOL0 /
+ * ENC_MBI_NOL1 when the macroblock does not predict from list 0 / list 1 (never both: then it
+ * is B_L1_16x16 / B_L0_16x16, neither: B_Bi_16x16); ENC_MBI_DIRECT when it is B_Direct_16x16
+ * (coded as B_Skip when it has no non-zero level), its vectors (EncFrame.mv4, mv4b) and lists
+ * (the NOL bits) the spatial direct ones. */
+#define ENC_MBI_DIRECT 0x0800u
+#define ENC_MBI_NOL1   0x1000u
+#define ENC_MBI_NOL0   0x2000u
 
 /* Is decision word w an I_NxN macroblock? */
 #define ENC_MBI_IS_NXN(w)                                                                      \
@@ -1378,6 +1399,264 @@ ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const Vidk
     enc_h264_decide_out(f, mbx, mby, &n, satd, mvo, mbo);
 }
 
+/* ------------------------------------------------------------------ H.264 B frames */
+
+/* docs/ENCODE.md §16. A B macroblock is 16x16 from list 0, list 1 or both (the average,
+ * 8.4.2.3.1), or direct (spatial, 8.4.2.1.2: B_Direct_16x16, B_Skip without levels); its
+ * lists in the decision word (ENC_MBI_NOL0 / NOL1), its vectors in two planes. */
+
+/* What the decision passes of a B frame read per macroblock (f->dist, ENC_H264_DIST_N
+ * each): the 16x16 SATD at the refined list-0 vector (kept in part_mv as in P frames), at the
+ * refined list-1 vector (f->l1->part_mv), of the average of the two predictions; and the
+ * Intra_16x16 estimate at ENC_H264_DIST_INTRA. */
+#define ENC_H264_BDIST_L0 0
+#define ENC_H264_BDIST_L1 1
+#define ENC_H264_BDIST_BI 2
+
+/* The implicit bi-prediction weights (weighted_bipred_idc 2, 8.4.3) of a B picture tb
+ * POC units after its list-0 reference and td before its list-1 one counted from list 0's
+ * (DistScaleFactor of 8.4.1.2.3): w0 = 64 - (DSF >> 2), w1 = DSF >> 2, or 32 and 32 when
+ * td is 0 or DSF >> 2 leaves [-64, 128]. */
+ENC_CFN void enc_h264_implicit_w(int tb, int td, int *w0, int *w1) {
+    tb = tb < -128 ? -128 : tb > 127 ? 127 : tb;
+    td = td < -128 ? -128 : td > 127 ? 127 : td;
+    *w0 = *w1 = 32;
+    if (!td) return;
+    const int tx = (16384 + (td < 0 ? -td : td) / 2) / td;
+    int dsf = (tb * tx + 32) >> 6;
+    dsf = dsf < -1024 ? -1024 : dsf > 1023 ? 1023 : dsf;
+    if ((dsf >> 2) < -64 || (dsf >> 2) > 128) return;
+    *w0 = 64 - (dsf >> 2), *w1 = dsf >> 2;
+}
+
+/* A bi-predicted sample from the two lists' samples a, b (8.4.2.3.2, logWD 5, no offsets;
+ * with 32 and 32 the default (a + b + 1) >> 1). */
+ENC_FN uint8_t enc_h264_bi(const EncFrame *f, int a, int b) {
+    const int v = (a * f->bw0 + b * f->bw1 + 32) >> 6;
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* The lists of a B decision word: bit 0 list 0, bit 1 list 1 (intra: 0). */
+ENC_FN int enc_h264_b_use(unsigned w) {
+    return (w & ENC_MBI_INTRA) ? 0
+                               : ((w & ENC_MBI_NOL0) ? 0 : 1) | ((w & ENC_MBI_NOL1) ? 0 : 2);
+}
+
+/* The luma prediction of a 16x16 macroblock at (x0, y0) into pr (stride 16) from the lists
+ * in `use` with a vector per 8x8 quadrant in each (v0[q], v1[q]; both: their weighted average,
+ * enc_h264_bi). */
+ENC_FN void enc_h264_b_pred16(const EncFrame *f, int x0, int y0, const VidkMv *v0,
+                              const VidkMv *v1, int use, uint8_t *pr) {
+    uint8_t t[64];
+    for (int q = 0; q < 4; q++) {
+        const int x = x0 + 8 * (q & 1), y = y0 + 8 * (q >> 1);
+        uint8_t *d = pr + 16 * 8 * (q >> 1) + 8 * (q & 1);
+        if (use & 1) enc_mc_luma(f, x, y, 8, 8, v0[q], d, 16);
+        if (use == 2) enc_mc_luma(f->l1, x, y, 8, 8, v1[q], d, 16);
+        if (use == 3) {
+            enc_mc_luma(f->l1, x, y, 8, 8, v1[q], t, 8);
+            for (int j = 0; j < 8; j++)
+                for (int i = 0; i < 8; i++)
+                    d[16 * j + i] = enc_h264_bi(f, d[16 * j + i], t[8 * j + i]);
+        }
+    }
+}
+
+/* The SATD of that prediction. */
+ENC_FN uint32_t enc_h264_b_satd(const EncFrame *f, int mbx, int mby, const VidkMv *v0,
+                                const VidkMv *v1, int use) {
+    uint8_t pr[256];
+    enc_h264_b_pred16(f, 16 * mbx, 16 * mby, v0, v1, use, pr);
+    return enc_satd16(f->src[0] + (ptrdiff_t)(16 * mby) * f->ss[0] + 16 * mbx, f->ss[0], pr);
+}
+
+/* The whole prediction of a B macroblock (luma and chroma) into f->rec. */
+ENC_FN void enc_h264_b_pred_mb(const EncFrame *f, int mbx, int mby, const VidkMv *v0,
+                               const VidkMv *v1, int use) {
+    uint8_t pr[256], t[16];
+    const int x0 = 16 * mbx, y0 = 16 * mby;
+    enc_h264_b_pred16(f, x0, y0, v0, v1, use, pr);
+    for (int j = 0; j < 16; j++)
+        for (int i = 0; i < 16; i++)
+            f->rec[0][(ptrdiff_t)(y0 + j) * f->cs[0] + x0 + i] = pr[16 * j + i];
+    for (int p = 1; p < 3; p++)
+        for (int q = 0; q < 4; q++) {
+            const int x = 8 * mbx + 4 * (q & 1), y = 8 * mby + 4 * (q >> 1);
+            uint8_t *d = f->rec[p] + (ptrdiff_t)y * f->cs[p] + x;
+            if (use & 1) enc_mc_chroma(f, p, x, y, 4, 4, v0[q], d, f->cs[p]);
+            if (use == 2) enc_mc_chroma(f->l1, p, x, y, 4, 4, v1[q], d, f->cs[p]);
+            if (use == 3) {
+                enc_mc_chroma(f->l1, p, x, y, 4, 4, v1[q], t, 4);
+                for (int j = 0; j < 4; j++)
+                    for (int i = 0; i < 4; i++)
+                        d[j * f->cs[p] + i] = enc_h264_bi(f, d[j * f->cs[p] + i], t[4 * j + i]);
+            }
+        }
+}
+
+/* The decision passes' input of a B macroblock (f->dist: ENC_H264_BDIST_*, the intra
+ * estimate). */
+ENC_FN void enc_h264_b_dist(const EncFrame *f, int mbx, int mby) {
+    const int u = mby * f->uw + mbx;
+    uint32_t *d = (uint32_t *)f->dist + ENC_H264_DIST_N * (ptrdiff_t)u;
+    VidkMv *p0 = enc_h264_pmv(f, u, VIDK_ME_PART_16x16);
+    VidkMv *p1 = enc_h264_pmv(f->l1, u, VIDK_ME_PART_16x16);
+    *p0 = enc_me_at(f, VIDK_BLOCK_16x16, mbx, mby).mv;
+    *p1 = enc_me_at(f->l1, VIDK_BLOCK_16x16, mbx, mby).mv;
+    d[ENC_H264_BDIST_L0] = enc_h264_refine(f, 16 * mbx, 16 * mby, 16, 16, p0);
+    d[ENC_H264_BDIST_L1] = enc_h264_refine(f->l1, 16 * mbx, 16 * mby, 16, 16, p1);
+    const VidkMv a[4] = {*p0, *p0, *p0, *p0}, b[4] = {*p1, *p1, *p1, *p1};
+    d[ENC_H264_BDIST_BI] = enc_h264_b_satd(f, mbx, mby, a, b, 3);
+    d[ENC_H264_DIST_INTRA] = 0xffffffffu;
+    for (int m = 0; m < 4; m++) {
+        const uint32_t v = enc_h264_intra_est(f, mbx, mby, m);
+        if (v < d[ENC_H264_DIST_INTRA]) d[ENC_H264_DIST_INTRA] = v;
+    }
+}
+
+/* colZeroFlag (8.4.1.2.2) of quadrant q of macroblock (mbx, mby): the co-located picture
+ * (short-term) is inter there, its block (direct_8x8_inference_flag 1: the macroblock's
+ * corner 4x4 block in the quadrant) predicts from its one reference (refIdxCol 0) with a
+ * vector in [-1, 1]^2. */
+ENC_FN int enc_h264_col_zero(const EncFrame *f, int mbx, int mby, int q) {
+    if (!f->colmb || (f->colmb[mby * f->uw + mbx] & ENC_MBI_INTRA)) return 0;
+    const int x = 4 * mbx + 3 * (q & 1), y = 4 * mby + 3 * (q >> 1);
+    const VidkMv v = f->colmv[(ptrdiff_t)y * (f->W / 4) + x];
+    return v.x >= -1 && v.x <= 1 && v.y >= -1 && v.y <= 1;
+}
+
+/* Spatial direct prediction (8.4.1.2.2) of macroblock (mbx, mby) from its list-0 and
+ * list-1 neighbourhoods: returns its lists (enc_h264_b_use's bits), its vectors per
+ * quadrant into v0[4], v1[4] ((0, 0) in an unused list). */
+ENC_FN int enc_h264_direct(const EncFrame *f, int mbx, int mby, const VidkH264MvNb *n0,
+                           const VidkH264MvNb *n1, VidkMv *v0, VidkMv *v1) {
+    VidkMv p0, p1;
+    const int r0 = vidk_h264_direct_ref(n0, &p0), r1 = vidk_h264_direct_ref(n1, &p1);
+    const VidkMv zero = {0, 0};
+    const int dzero = r0 < 0 && r1 < 0; /* directZeroPredictionFlag: both lists, zero */
+    for (int q = 0; q < 4; q++) {
+        const int cz = !dzero && enc_h264_col_zero(f, mbx, mby, q);
+        v0[q] = dzero || r0 < 0 || cz ? zero : p0;
+        v1[q] = dzero || r1 < 0 || cz ? zero : p1;
+    }
+    return dzero ? 3 : (r0 == 0 ? 1 : 0) | (r1 == 0 ? 2 : 0);
+}
+
+/* The list-0 and list-1 neighbourhoods of macroblock (mbx, mby) from a pass's planes. */
+ENC_FN void enc_h264_b_nb(const EncFrame *f, int mbx, int mby, const VidkMv *mv0,
+                          const VidkMv *mv1, const uint16_t *mbi, VidkH264MvNb *n0,
+                          VidkH264MvNb *n1) {
+    const int row0 = enc_h264_row0(f, mby);
+    vidk_h264_mvnb_fill(n0, mv0, f->W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL0, f->uw, f->uh,
+                        row0, mbx, mby);
+    vidk_h264_mvnb_fill(n1, mv1, f->W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL1, f->uw, f->uh,
+                        row0, mbx, mby);
+}
+
+/* The mvd bits of a 16x16 partition with vector v against neighbourhood n. */
+ENC_FN unsigned enc_h264_mvd16_bits(const VidkH264MvNb *n, VidkMv v) {
+    const int8_t order[16] = {0};
+    return enc_mvd_bits(v, vidk_h264_mvp(n, 0, 0, 4, 0, order, 0));
+}
+
+/* One macroblock's vectors (a per quadrant in list 0, b in list 1) and decision word w into
+ * a pass's planes. */
+ENC_FN void enc_h264_b_out(const EncFrame *f, int mbx, int mby, const VidkMv *a,
+                           const VidkMv *b, unsigned w, VidkMv *mvo0, VidkMv *mvo1,
+                           uint16_t *mbo) {
+    mbo[mby * f->uw + mbx] = (uint16_t)w;
+    for (int k = 0; k < 16; k++) {
+        const ptrdiff_t o = (ptrdiff_t)(mby * 4 + k / 4) * (f->W / 4) + mbx * 4 + k % 4;
+        const int q = (k >> 3) * 2 + ((k & 3) >> 1);
+        mvo0[o] = a[q], mvo1[o] = b[q];
+    }
+}
+
+/* The word of a 16x16 B macroblock predicting from the lists in use (1, 2, 3). */
+ENC_FN unsigned enc_h264_b_word(int use) {
+    return (use & 1 ? 0u : ENC_MBI_NOL0) | (use & 2 ? 0u : ENC_MBI_NOL1);
+}
+
+/* Decision pass 0 of a B frame: each macroblock the lowest SATD of list 0, list 1 and both
+ * (the first on ties), at the refined vectors. */
+ENC_FN void enc_h264_b_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo0, VidkMv *mvo1,
+                            uint16_t *mbo) {
+    const int u = mby * f->uw + mbx;
+    const uint32_t *d = f->dist + ENC_H264_DIST_N * (ptrdiff_t)u;
+    const VidkMv zero = {0, 0}, p0 = *enc_h264_pmv(f, u, VIDK_ME_PART_16x16),
+                 p1 = *enc_h264_pmv(f->l1, u, VIDK_ME_PART_16x16);
+    int use = 1;
+    uint32_t best = d[ENC_H264_BDIST_L0];
+    if (d[ENC_H264_BDIST_L1] < best) best = d[ENC_H264_BDIST_L1], use = 2;
+    if (d[ENC_H264_BDIST_BI] < best) use = 3;
+    const VidkMv a[4] = {use & 1 ? p0 : zero, use & 1 ? p0 : zero, use & 1 ? p0 : zero,
+                         use & 1 ? p0 : zero},
+                 b[4] = {use & 2 ? p1 : zero, use & 2 ? p1 : zero, use & 2 ? p1 : zero,
+                         use & 2 ? p1 : zero};
+    enc_h264_b_out(f, mbx, mby, a, b, enc_h264_b_word(use), mvo0, mvo1, mbo);
+}
+
+/* The final vectors of a direct macroblock: derived again (8.4.1.2.2) from the final
+ * decisions of its neighbours, as a decoder does, in raster order (the left, upper,
+ * upper-right and upper-left macroblocks done before it: their vectors may differ from the
+ * last pass's neighbours the decision saw, and direct ones among them were derived again);
+ * its lists into its word. Other macroblocks keep theirs. */
+ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv *mv0,
+                                    VidkMv *mv1, uint16_t *mbi) {
+    const unsigned w = mbi[mby * f->uw + mbx];
+    if ((w & ENC_MBI_INTRA) || !(w & ENC_MBI_DIRECT)) return;
+    VidkH264MvNb n0, n1;
+    VidkMv a[4], b[4];
+    enc_h264_b_nb(f, mbx, mby, mv0, mv1, mbi, &n0, &n1);
+    const int use = enc_h264_direct(f, mbx, mby, &n0, &n1, a, b);
+    enc_h264_b_out(f, mbx, mby, a, b, ENC_MBI_DIRECT | enc_h264_b_word(use), mv0, mv1, mbi);
+}
+
+/* Decision pass k >= 1 of a B frame against the neighbours of pass k - 1 (mvi0, mvi1, mbi):
+ * the costs (SATD + lambda x the CAVLC bits of mb_type and mvds) of list 0, list 1 and both;
+ * the first lowest of them; direct (its SATD + lambda x 1 bit: coded as B_Skip when no
+ * level is left) replaces it when not dearer; Intra_16x16 (the estimate) when cheaper than
+ * the lowest of the three (as enc_h264_pick in P frames). */
+ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi0,
+                                   const VidkMv *mvi1, const uint16_t *mbi, VidkMv *mvo0,
+                                   VidkMv *mvo1, uint16_t *mbo) {
+    const int u = mby * f->uw + mbx;
+    const uint32_t *d = f->dist + ENC_H264_DIST_N * (ptrdiff_t)u;
+    VidkH264MvNb n0, n1;
+    enc_h264_b_nb(f, mbx, mby, mvi0, mvi1, mbi, &n0, &n1);
+    const VidkMv zero = {0, 0}, p0 = *enc_h264_pmv(f, u, VIDK_ME_PART_16x16),
+                 p1 = *enc_h264_pmv(f->l1, u, VIDK_ME_PART_16x16);
+    const unsigned b0 = enc_h264_mvd16_bits(&n0, p0), b1 = enc_h264_mvd16_bits(&n1, p1);
+    const uint32_t c[3] = {d[ENC_H264_BDIST_L0] + enc_h264_lbits(f, enc_h264_mb_bits[1] + b0),
+                           d[ENC_H264_BDIST_L1] + enc_h264_lbits(f, enc_h264_mb_bits[2] + b1),
+                           d[ENC_H264_BDIST_BI] +
+                               enc_h264_lbits(f, enc_h264_mb_bits[3] + b0 + b1)};
+    int use = 1;
+    uint32_t best = c[0];
+    for (int k = 1; k < 3; k++)
+        if (c[k] < best) best = c[k], use = k + 1;
+    VidkMv a[4], b[4], dv0[4], dv1[4];
+    const int duse = enc_h264_direct(f, mbx, mby, &n0, &n1, dv0, dv1);
+    const uint32_t cd =
+        enc_h264_b_satd(f, mbx, mby, dv0, dv1, duse) + enc_h264_lbits(f, enc_h264_mb_bits[0]);
+    const uint32_t intra = d[ENC_H264_DIST_INTRA];
+    unsigned w;
+    if (intra >> 2 < best) {
+        w = ENC_MBI_INTRA | (intra & 3u);
+        for (int q = 0; q < 4; q++)
+            a[q] = b[q] = zero;
+    } else if (cd <= best) {
+        w = ENC_MBI_DIRECT | enc_h264_b_word(duse);
+        for (int q = 0; q < 4; q++)
+            a[q] = dv0[q], b[q] = dv1[q];
+    } else {
+        w = enc_h264_b_word(use);
+        for (int q = 0; q < 4; q++)
+            a[q] = use & 1 ? p0 : zero, b[q] = use & 2 ? p1 : zero;
+    }
+    enc_h264_b_out(f, mbx, mby, a, b, w, mvo0, mvo1, mbo);
+}
+
 /* Zeroed unit statistics. */
 ENC_FN EncUnitStat enc_stat_zero(void) {
     EncUnitStat z = {{0, 0, 0}, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
@@ -1437,8 +1716,17 @@ ENC_FN int enc_h264_dbk_bs_at(const EncFrame *f, int mbx, int mby, int i) {
     const unsigned wp = f->mbi[(py >> 2) * f->uw + (px >> 2)];
     const int ip = !!(wp & ENC_MBI_INTRA), iq = !!(w & ENC_MBI_INTRA);
     const VidkMv mp = f->mv4[(ptrdiff_t)py * n4 + px], mq = f->mv4[(ptrdiff_t)qy * n4 + qx];
+    int dx = mp.x - mq.x, dy = mp.y - mq.y;
+    if (f->bframe) { /* B: other lists (other pictures) or a vector of a list 4 apart: 1 */
+        const int up = enc_h264_b_use(wp), uq = enc_h264_b_use(w);
+        const VidkMv bp = f->mv4b[(ptrdiff_t)py * n4 + px],
+                     bq = f->mv4b[(ptrdiff_t)qy * n4 + qx];
+        const int d0 = vidk_iabs(dx) >= 4 || vidk_iabs(dy) >= 4;
+        const int d1 = vidk_iabs(bp.x - bq.x) >= 4 || vidk_iabs(bp.y - bq.y) >= 4;
+        dx = up != uq || ((up & 1) && d0) || ((up & 2) && d1) ? 4 : 0, dy = 0;
+    }
     return vidk_h264_dbk_bs(e == 0, ip, iq, !ip && enc_h264_dbk_nz(f, px, py),
-                            !iq && enc_h264_dbk_nz(f, qx, qy), mp.x - mq.x, mp.y - mq.y);
+                            !iq && enc_h264_dbk_nz(f, qx, qy), dx, dy);
 }
 
 /* Line i of edge e in direction d (as enc_h264_dbk_bs_at) of plane p of macroblock (mbx,

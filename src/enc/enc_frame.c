@@ -115,13 +115,17 @@ int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic) {
 int vidk_enc_stream_open(VidkEncoder *e) {
     const int stream = !!(e->p.outputs & VIDK_ENC_OUT_STREAM);
     /* the deblocking filter reads the same maps, Intra_4x4's decision its neighbours' modes */
-    if (!stream && !e->p.deblock && !e->p.intra4x4 && !e->p.intra8x8) return 0;
+    if (!stream && !e->p.deblock && !e->p.intra4x4 && !e->p.intra8x8 && !e->p.bframes) return 0;
     const size_t n = (size_t)e->W * e->H;
     if (stream)
         e->stream =
             vidk_h264_stream_new(e->w, e->h, e->W, e->H, e->p.qp, e->p.slices ? e->p.slices : 1,
                                  e->p.fps_num, e->p.fps_den, e->p.range, e->p.deblock);
     if (e->stream && e->p.cabac && vidk_h264_stream_set_cabac(e->stream, 1) < 0)
+        return VIDK_ERR(ENOMEM);
+    if (e->stream && e->p.bframes && vidk_h264_stream_set_bframes(e->stream, 1) < 0)
+        return VIDK_ERR(ENOMEM);
+    if (e->p.bframes && !(e->st_mv4b = calloc(n / 16, sizeof(*e->st_mv4b))))
         return VIDK_ERR(ENOMEM);
     e->st_mbi = calloc((size_t)e->uw * e->uh, sizeof(*e->st_mbi));
     e->st_mv4 = calloc(n / 16, sizeof(*e->st_mv4));
@@ -141,25 +145,42 @@ void vidk_enc_stream_close(VidkEncoder *e) {
     vidk_pool_destroy(&e->st_pool);
     free(e->st_mbi);
     free(e->st_mv4);
+    free(e->st_mv4b);
     free(e->st_im4);
     for (int p = 0; p < 3; p++)
         free(e->st_lev[p]);
-    e->st_mbi = NULL, e->st_mv4 = NULL, e->st_im4 = NULL;
+    e->st_mbi = NULL, e->st_mv4 = NULL, e->st_mv4b = NULL, e->st_im4 = NULL;
     e->st_lev[0] = e->st_lev[1] = e->st_lev[2] = NULL;
 }
 
-int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
-                          int16_t *const lev[3], VidkEncFrameInfo *info) {
+static int write_stream(VidkEncoder *e, int64_t index, int intra, int bslice, const VidkMv *mv4,
+                        const VidkMv *mv4b, int16_t *const lev[3], VidkEncFrameInfo *info) {
     info->stream = NULL;
     info->stream_size = 0;
     if (!e->stream) return 0;
     const double t0 = vidk_enc_now_ms();
-    const VidkH264StreamFrame sf = {index,    intra, e->st_mbi, mv4, {lev[0], lev[1], lev[2]},
-                                    e->st_im4};
+    const VidkH264StreamFrame sf = {.index = index,
+                                    .intra = intra,
+                                    .mbi = e->st_mbi,
+                                    .mv4 = mv4,
+                                    .lev = {lev[0], lev[1], lev[2]},
+                                    .im4 = e->st_im4,
+                                    .bslice = bslice,
+                                    .mv4b = mv4b};
     const int err = vidk_h264_stream_frame(e->stream, e->ctx, e->st_pool, &sf, &info->stream,
                                            &info->stream_size);
     info->stage_ms[VIDK_ENC_STAGE_STREAM] = vidk_enc_now_ms() - t0;
     return err;
+}
+
+int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
+                          int16_t *const lev[3], VidkEncFrameInfo *info) {
+    return write_stream(e, index, intra, 0, mv4, NULL, lev, info);
+}
+
+int vidk_enc_write_stream_b(VidkEncoder *e, int64_t index, const VidkMv *mv4,
+                            const VidkMv *mv4b, int16_t *const lev[3], VidkEncFrameInfo *info) {
+    return write_stream(e, index, 0, 1, mv4, mv4b, lev, info);
 }
 
 void vidk_enc_qpl_geometry(int W, int H, int *qps, ptrdiff_t *qpn) {

@@ -273,6 +273,43 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
+/* Inter macroblock of a B frame (docs/ENCODE.md §16), from the last decision pass's word
+ * and vectors (f->dmb, dmv, dmvb); intra ones as in P frames (h264_i_mb, after). */
+ENC_FN void ENC_T(h264_b_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
+    const unsigned w = f->dmb[mby * f->uw + mbx];
+    if (w & ENC_MBI_INTRA) return;
+    EncUnitStat *st = &f->stat[mby * f->uw + mbx];
+    *st = enc_stat_zero();
+    const int use = enc_h264_b_use(w), n4 = f->W / 4;
+    VidkMv v0[4], v1[4], m0[16], m1[16];
+    for (int k = 0; k < 16; k++) {
+        const ptrdiff_t o = (ptrdiff_t)(mby * 4 + k / 4) * n4 + mbx * 4 + k % 4;
+        m0[k] = f->dmv[o], m1[k] = f->dmvb[o];
+    }
+    for (int q = 0; q < 4; q++)
+        v0[q] = m0[(q >> 1) * 8 + (q & 1) * 2], v1[q] = m1[(q >> 1) * 8 + (q & 1) * 2];
+    if (w & ENC_MBI_DIRECT) {
+        st->bits_mode = enc_h264_mb_bits[0];
+    } else { /* the mvds the stream codes, against the final decisions */
+        VidkH264MvNb n0, n1;
+        enc_h264_b_nb(f, mbx, mby, f->dmv, f->dmvb, f->dmb, &n0, &n1);
+        st->bits_mode = enc_h264_mb_bits[use];
+        st->bits_mv = (use & 1 ? enc_h264_mvd16_bits(&n0, v0[0]) : 0u) +
+                      (use & 2 ? enc_h264_mvd16_bits(&n1, v1[0]) : 0u);
+    }
+    st->bits_mode += 1u; /* transform_size_8x8_flag */
+    st->parts[VIDK_ENC_PART_16x16]++;
+    const int x0 = mbx * 16, y0 = mby * 16;
+    enc_h264_b_pred_mb(f, mbx, mby, v0, v1, use);
+    ENC_T(h264_p_maps)(f, mbx, mby, m0, 4);
+    if (f->mv4b)
+        for (int k = 0; k < 16; k++)
+            f->mv4b[(ptrdiff_t)(mby * 4 + k / 4) * n4 + mbx * 4 + k % 4] = m1[k];
+    const int tx8 = ENC_T(h264_luma_inter)(ops, f, x0, y0, 1, st);
+    if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
+    ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
+}
+
 /* One N x N block of an I_NxN candidate (h264_inxn_try), its prediction bp (stride N)
  * chosen: into rec, its SSD against src added to *energy, the residual transformed,
  * quantised with the intra rounding into l (N * N), its bits and non-zeros added to *bits and

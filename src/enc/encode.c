@@ -68,6 +68,8 @@ static const EncUnitFn units_dsp[VIDK_CODEC_COUNT][2] = {
     {enc_dsp_h264_p_mb, enc_dsp_h264_i_mb}, {enc_dsp_hevc_p_ctu, enc_dsp_hevc_i_ctu}};
 static const EncUnitFn units_core[VIDK_CODEC_COUNT][2] = {
     {enc_core_h264_p_mb, enc_core_h264_i_mb}, {enc_core_hevc_p_ctu, enc_core_hevc_i_ctu}};
+/* H.264 B frames' inter macroblocks: [core path] */
+static const EncUnitFn units_b[2] = {enc_dsp_h264_b_mb, enc_core_h264_b_mb};
 
 /* ---- names, parameters ---- */
 
@@ -120,6 +122,16 @@ void vidk_enc_cpu_close(VidkEncoder *e) {
     free(e->qpl);
     free(e->ilevel);
     free(e->ilist);
+    vidk_picture_free(&e->brec);
+    vidk_me_field_free(&e->field1);
+    for (int k = 0; k < 2; k++)
+        free(e->dmvb[k]);
+    free(e->part_mv1);
+    free(e->col_mv);
+    free(e->col_mb);
+    free(e->qpl1);
+    for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
+        vidk_picture_free(&e->bsrc[k]);
 }
 
 int vidk_enc_cpu_open(VidkEncoder *e) {
@@ -148,6 +160,22 @@ int vidk_enc_cpu_open(VidkEncoder *e) {
     if (!err) err = vidk_picture_alloc(&e->rec[0], e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_picture_alloc(&e->rec[1], e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err) err = vidk_me_field_alloc(&e->field, e->W, e->H, e->shapes);
+    if (!err && e->p.bframes) { /* B frames (H.264: vidk_enc_open) */
+        const size_t n4 = (size_t)(e->W / 4) * (size_t)(e->H / 4);
+        int qps;
+        ptrdiff_t qpn;
+        vidk_enc_qpl_geometry(e->W, e->H, &qps, &qpn);
+        for (int k = 0; k < 2; k++)
+            if (!(e->dmvb[k] = calloc(n4, sizeof(*e->dmvb[k])))) return VIDK_ERR(ENOMEM);
+        e->part_mv1 = calloc((size_t)e->uw * (size_t)e->uh * VIDK_ME_NPART, sizeof(VidkMv));
+        e->col_mv = calloc(n4, sizeof(*e->col_mv));
+        e->col_mb = calloc((size_t)e->uw * (size_t)e->uh, sizeof(*e->col_mb));
+        e->qpl1 = malloc((size_t)qpn * 4);
+        if (!e->part_mv1 || !e->col_mv || !e->col_mb || !e->qpl1) return VIDK_ERR(ENOMEM);
+        err = vidk_picture_alloc(&e->brec, e->W, e->H, VIDK_CHROMA_420, 8, 0);
+        if (!err)
+            err = vidk_me_field_alloc(&e->field1, e->W, e->H, VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
+    }
     return err;
 }
 
@@ -196,6 +224,14 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: intra4x4 and intra8x8 are 0 or 1");
         return VIDK_ERR(EINVAL);
     }
+    if (p->bframes < 0 || p->bframes > VIDK_ENC_MAX_BFRAMES) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: bframes is 0..%d", VIDK_ENC_MAX_BFRAMES);
+        return VIDK_ERR(EINVAL);
+    }
+    if (p->bframes && p->codec != VIDK_CODEC_H264) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: B-frames exist for H.264 only");
+        return VIDK_ERR(ENOSYS);
+    }
     if ((p->intra4x4 || p->intra8x8) && p->codec != VIDK_CODEC_H264) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: Intra_4x4 and Intra_8x8 exist for H.264 only");
         return VIDK_ERR(ENOSYS);
@@ -226,9 +262,11 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
      * (Table A-1 MaxMvsPer2Mb): no sub-8x8 partitions then (4 vectors per macroblock at
      * most), and no search for their shapes. The level is the stream's, whether or not the
      * stream is written. */
-    e->no_sub8x8 =
-        p->codec == VIDK_CODEC_H264 &&
-        vidk_h264_stream_level(e->mb_w, e->mb_h, p->fps_num, p->fps_den, p->range) >= 31;
+    e->no_sub8x8 = p->codec == VIDK_CODEC_H264 &&
+                   vidk_h264_stream_level_refs(e->mb_w, e->mb_h, p->fps_num, p->fps_den,
+                                               p->range, p->bframes ? 2 : 1) >= 31;
+    e->max_pending = 3 + p->bframes;
+    e->anchor = -1;
     if (e->no_sub8x8)
         e->shapes &= ~(VIDK_ME_SHAPE(VIDK_BLOCK_4x4) | VIDK_ME_SHAPE(VIDK_BLOCK_8x4) |
                        VIDK_ME_SHAPE(VIDK_BLOCK_4x8));
@@ -251,19 +289,50 @@ void vidk_enc_geometry(const VidkEncoder *e, VidkEncGeometry *g) {
     g->coded_w = e->W, g->coded_h = e->H;
     g->mv_w = e->W / 4, g->mv_h = e->H / 4;
     g->mb_w = e->mb_w, g->mb_h = e->mb_h;
+    g->max_pending = e->max_pending;
 }
 
 /* ---- send / receive ---- */
 
+/* B-frames: the source copied into the encoder's picture of its slot. */
+static int copy_source(VidkEncoder *e, int slot, const VidkPicture *src) {
+    VidkPicture *d = &e->bsrc[slot];
+    if (!d->data[0]) {
+        const int err = vidk_picture_alloc(d, e->w, e->h, VIDK_CHROMA_420, 8, 0);
+        if (err < 0) return err;
+    }
+    for (int p = 0; p < 3; p++) {
+        const int sh = p ? 1 : 0;
+        for (int y = 0; y < e->h >> sh; y++)
+            memcpy((uint8_t *)d->data[p] + (ptrdiff_t)y * d->stride[p],
+                   (const uint8_t *)src->data[p] + (ptrdiff_t)y * src->stride[p],
+                   (size_t)(e->w >> sh));
+    }
+    return 0;
+}
+
 int vidk_enc_send(VidkEncoder *e, const VidkPicture *src) {
     if (!e) return VIDK_ERR(EINVAL);
+    if (!src) { /* the end of the input */
+        e->flushed = 1;
+        return 0;
+    }
+    if (e->flushed) {
+        vidk_log(e->ctx, VIDK_LOG_ERROR, "encode: a picture after the end of the input");
+        return VIDK_ERR(EINVAL);
+    }
     if (!vidk_enc_picture_ok(e, src)) {
         vidk_log(e->ctx, VIDK_LOG_ERROR, "encode: the picture is not %dx%d 8-bit 4:2:0", e->w,
                  e->h);
         return VIDK_ERR(EINVAL);
     }
-    if (e->q_count == VIDK_ENC_MAX_PENDING) return VIDK_ERR(EAGAIN);
-    const int slot = (e->q_head + e->q_count) % VIDK_ENC_MAX_PENDING;
+    if (e->q_count >= e->max_pending) return VIDK_ERR(EAGAIN);
+    const int slot = (int)(e->sent % VIDK_ENC_MAX_PENDING);
+    if (e->p.bframes) {
+        const int err = copy_source(e, slot, src);
+        if (err < 0) return err;
+        src = &e->bsrc[slot];
+    }
     e->queue[slot] = src;
     e->t_send[slot] = vidk_enc_now_ms();
     const int err = e->ctx->ops.enc.send(e, src);
@@ -294,6 +363,7 @@ typedef struct CodeJob {
     const EncFrame *f;
     EncOps ops;
     EncUnitFn code; /* units_dsp or units_core, for the frame's codec and type */
+    VidkEncoder *e;
 } CodeJob;
 
 static void code_unit(const CodeJob *j, int x, int y) {
@@ -321,9 +391,23 @@ static void decide_job(void *arg, int row, int thread) {
     const DecideJob *j = arg;
     VidkEncoder *e = j->e;
     const int o = j->pass & 1, i = o ^ 1;
+    const EncFrame *f = j->f;
     if (j->pass < -1) { /* the half-sample planes: row - 3 of them */
-        for (int x = -3; x <= j->f->W + 1; x++)
-            enc_h264_qpl_fill(j->f, e->qpl, x, row - 3);
+        for (int x = -3; x <= f->W + 1; x++) {
+            enc_h264_qpl_fill(f, e->qpl, x, row - 3);
+            if (f->bframe) enc_h264_qpl_fill(f->l1, e->qpl1, x, row - 3);
+        }
+        return;
+    }
+    if (f->bframe) { /* B frames (docs/ENCODE.md §16) */
+        for (int x = 0; x < f->uw; x++)
+            if (j->pass < 0)
+                enc_h264_b_dist(f, x, row);
+            else if (j->pass)
+                enc_h264_b_decide_pass(f, x, row, e->dmv[i], e->dmvb[i], e->dmb[i], e->dmv[o],
+                                       e->dmvb[o], e->dmb[o]);
+            else
+                enc_h264_b_seed(f, x, row, e->dmv[o], e->dmvb[o], e->dmb[o]);
         return;
     }
     for (int x = 0; x < j->f->uw; x++)
@@ -388,6 +472,14 @@ static void code_intra_in_p(VidkEncoder *e, const CodeJob *j) {
     }
 }
 
+/* B frames: a direct macroblock's final vectors (enc_h264_b_direct_final), in the
+ * last decision pass's planes. */
+static void direct_unit(const CodeJob *j, int x, int y) {
+    VidkEncoder *e = j->e;
+    const int o = VIDK_ENC_DECIDE_PASSES & 1;
+    enc_h264_b_direct_final(j->f, x, y, e->dmv[o], e->dmvb[o], e->dmb[o]);
+}
+
 static void deblock_unit(const CodeJob *j, int x, int y) {
     enc_h264_deblock_mb(j->f, x, y);
 }
@@ -432,6 +524,7 @@ static int run_wavefront(VidkContext *ctx, const VidkEncoder *e, const CodeJob *
 
 typedef struct SseJob {
     const VidkEncoder *e;
+    const VidkPicture *rec;
     uint64_t *rows; /* per luma row pair: Y, U, V */
 } SseJob;
 
@@ -439,7 +532,7 @@ static void sse_job(void *arg, int r, int thread) {
     (void)thread;
     const SseJob *j = arg;
     const VidkEncoder *e = j->e;
-    const VidkPicture *a = &e->src, *b = &e->rec[e->cur];
+    const VidkPicture *a = &e->src, *b = j->rec;
     for (int p = 0; p < 3; p++) {
         const int sh = p ? 1 : 0, w = e->w >> sh;
         uint64_t s = 0;
@@ -463,20 +556,26 @@ int vidk_enc_cpu_send(VidkEncoder *e, const VidkPicture *src) {
 int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
                          VidkEncFrameInfo *info) {
     VidkContext *ctx = e->ctx;
-    const VidkPicture *src = e->queue[e->q_head];
-    const int64_t index = e->done;
-    const int intra = vidk_enc_is_intra(e, index);
+    const int64_t index = e->code_index;
+    const VidkPicture *src = e->queue[index % VIDK_ENC_MAX_PENDING];
+    const int intra = e->code_type == VIDK_ENC_FRAME_I, bf = e->code_type == VIDK_ENC_FRAME_B;
     double t[VIDK_ENC_STAGE_COUNT + 1];
     t[0] = vidk_enc_now_ms();
     load_source(e, src);
     t[1] = vidk_enc_now_ms();
-    VidkPicture *ref = &e->rec[e->cur ^ 1], *rec = &e->rec[e->cur];
-    EncFrame f;
+    /* P: the last anchor; B: list 0 the anchor before it, list 1 the last one */
+    VidkPicture *ref = &e->rec[bf ? e->cur : e->cur ^ 1],
+                *rec = bf ? &e->brec : &e->rec[e->cur];
+    const VidkPicture *ref1 = &e->rec[e->cur ^ 1];
+    EncFrame f, f1;
     vidk_enc_frame_setup(e, intra, &f);
+    f.bframe = bf;
     if (!intra) {
         VidkMeParams mp;
         vidk_enc_me_params(e, &f, &mp);
-        const int err = vidk_me_search(ctx, &e->src, ref, &mp, &e->field);
+        if (bf) mp.shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16); /* B: 16x16 alone */
+        int err = vidk_me_search(ctx, &e->src, ref, &mp, &e->field);
+        if (err >= 0 && bf) err = vidk_me_search(ctx, &e->src, ref1, &mp, &e->field1);
         if (err < 0) return err;
         for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
             f.me[bs] = e->field.res[bs];
@@ -494,16 +593,38 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         f.lev[p] = maps && maps->levels[p] ? maps->levels[p] : e->st_lev[p];
         f.ls_[p] = p ? e->W / 2 : e->W;
     }
-    f.mv4 = maps && maps->mv ? maps->mv : e->st_mv4;
+    f.mv4 = maps && maps->mv && !e->p.bframes ? maps->mv : e->st_mv4;
     f.mbi = e->st_mbi;
     f.im4 = e->st_im4;
     f.i4x4 = e->p.intra4x4 && f.codec == VIDK_CODEC_H264;
     f.i8x8 = e->p.intra8x8 && f.codec == VIDK_CODEC_H264;
     f.energy = maps ? maps->energy : NULL;
     f.stat = e->stat;
+    if (bf) { /* list 1: the same frame with the last anchor as its reference */
+        f.mv4b = e->st_mv4b;
+        f.colmv = e->col_mv;
+        f.colmb = e->col_intra ? NULL : e->col_mb;
+        f1 = f;
+        for (int p = 0; p < 3; p++) {
+            f1.ref[p] = ref1->data[p];
+            f1.rs[p] = (int)ref1->stride[p];
+        }
+        for (int bs = 0; bs < VIDK_BLOCK_COUNT; bs++) {
+            f1.me[bs] = e->field1.res[bs];
+            f1.me_gw[bs] = e->field1.grid_w[bs];
+        }
+        f1.part_mv = e->part_mv1;
+        f.l1 = &f1;
+        /* implicit weights: POC = 2 x the display index (docs/STREAM.md) */
+        enc_h264_implicit_w((int)(2 * (index - e->anc[0])), (int)(2 * (e->anc[1] - e->anc[0])),
+                            &f.bw0, &f.bw1);
+        f1.bw0 = f.bw0, f1.bw1 = f.bw1;
+    }
     CodeJob j = {.f = &f,
                  .ops = {&ctx->h264, &ctx->hevc},
-                 .code = (e->core_path ? units_core : units_dsp)[f.codec][f.intra]};
+                 .code = bf ? units_b[e->core_path]
+                            : (e->core_path ? units_core : units_dsp)[f.codec][f.intra],
+                 .e = e};
     if (intra) {
         const int err = run_wavefront(ctx, e, &j, code_unit);
         if (err < 0) return err;
@@ -516,10 +637,19 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
             vidk_enc_qpl_geometry(e->W, e->H, &f.qps, &f.qpn);
             f.qpl = e->qpl;
             f.satd_avg = e->core_path ? NULL : ctx->sad.satd_avg;
+            if (bf) {
+                f1.qps = f.qps, f1.qpn = f.qpn, f1.qpl = e->qpl1, f1.satd_avg = f.satd_avg;
+                f1.dist = f.dist, f1.skipc = f.skipc;
+            }
             for (dj.pass = -2; dj.pass <= VIDK_ENC_DECIDE_PASSES; dj.pass++)
                 ctx->ops.run(ctx, dj.pass < -1 ? e->H + 5 : e->uh, decide_job, &dj);
             f.dmv = e->dmv[VIDK_ENC_DECIDE_PASSES & 1];
             f.dmb = e->dmb[VIDK_ENC_DECIDE_PASSES & 1];
+            if (bf) f.dmvb = e->dmvb[VIDK_ENC_DECIDE_PASSES & 1];
+        }
+        if (bf) { /* direct vectors as a decoder derives them, in raster order */
+            const int err = run_wavefront(ctx, e, &j, direct_unit);
+            if (err < 0) return err;
         }
         ctx->ops.run(ctx, e->uh, row_job, &j);
         if (f.codec == VIDK_CODEC_H264) code_intra_in_p(e, &j);
@@ -535,7 +665,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         const int rows = e->h / 2;
         uint64_t *buf = malloc((size_t)rows * 3 * sizeof(*buf));
         if (!buf) return VIDK_ERR(ENOMEM);
-        SseJob sj = {.e = e, .rows = buf};
+        SseJob sj = {.e = e, .rec = rec, .rows = buf};
         ctx->ops.run(ctx, rows, sse_job, &sj);
         for (int r = 0; r < rows; r++)
             for (int p = 0; p < 3; p++)
@@ -567,13 +697,65 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     vidk_enc_fill_info(e, index, intra, &sum, sse, info);
     for (int s = 0; s < VIDK_ENC_STAGE_DOWNLOAD + 1; s++)
         info->stage_ms[s] = t[s + 1] - t[s];
+    if (e->p.bframes && maps && maps->mv) /* the map: list 0's vector, else list 1's */
+        for (int k = 0; k < (e->W / 4) * (e->H / 4); k++) {
+            const int u = (k / (e->W / 4) / 4) * e->uw + (k % (e->W / 4)) / 4;
+            maps->mv[k] = bf && !(enc_h264_b_use(f.mbi[u]) & 1) ? f.mv4b[k] : f.mv4[k];
+        }
     {
         int16_t *const lev[3] = {f.lev[0], f.lev[1], f.lev[2]};
-        const int err = vidk_enc_write_stream(e, index, intra, f.mv4, lev, info);
+        const int err = bf ? vidk_enc_write_stream_b(e, index, f.mv4, f.mv4b, lev, info)
+                           : vidk_enc_write_stream(e, index, intra, f.mv4, lev, info);
         if (err < 0) return err;
     }
-    e->cur ^= 1;
+    if (e->p.bframes && !bf) { /* an anchor: the co-located picture of the next B frames */
+        memcpy(e->col_mv, f.mv4, (size_t)(e->W / 4) * (size_t)(e->H / 4) * sizeof(VidkMv));
+        memcpy(e->col_mb, f.mbi, (size_t)e->uw * (size_t)e->uh * sizeof(uint16_t));
+        e->col_intra = intra;
+    }
+    if (!bf) {
+        e->cur ^= 1;
+        e->anc[0] = e->anc[1], e->anc[1] = index;
+    }
     return 0;
+}
+
+/* The coding order (docs/ENCODE.md §16): the next frame to code, *type VIDK_ENC_FRAME_*;
+ * VIDK_ERR(EAGAIN) when it needs frames not sent yet. Without B-frames the display order.
+ * With them, after the frames below b_next: the B frames before an anchor already coded;
+ * else an intra frame; else the anchor bframes frames ahead (or the frame before the next
+ * intra frame, or the last frame once the input has ended), then the frames before it. */
+static int plan_next(const VidkEncoder *e, int64_t *index, int *type) {
+    const int64_t i = e->b_next;
+    if (e->anchor >= 0) {
+        *index = i, *type = VIDK_ENC_FRAME_B;
+        return 0;
+    }
+    if (i >= e->sent) return VIDK_ERR(EAGAIN);
+    if (vidk_enc_is_intra(e, i)) {
+        *index = i, *type = VIDK_ENC_FRAME_I;
+        return 0;
+    }
+    int64_t a = i + e->p.bframes;
+    for (int64_t k = i + 1; k <= a; k++)
+        if (vidk_enc_is_intra(e, k)) {
+            a = k - 1;
+            break;
+        }
+    if (a >= e->sent) {
+        if (!e->flushed) return VIDK_ERR(EAGAIN);
+        a = e->sent - 1;
+    }
+    *index = a, *type = VIDK_ENC_FRAME_P;
+    return 0;
+}
+
+static void plan_done(VidkEncoder *e, int64_t index, int type) {
+    if (type != VIDK_ENC_FRAME_B && index != e->b_next) {
+        e->anchor = index; /* the B frames before it next */
+        return;
+    }
+    if (++e->b_next == e->anchor) e->b_next++, e->anchor = -1;
 }
 
 int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
@@ -587,9 +769,13 @@ int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
                  ((maps->levels[0] || maps->levels[1] || maps->levels[2]) &&
                   !(e->p.outputs & VIDK_ENC_OUT_LEVELS))))
         return VIDK_ERR(EINVAL);
-    const double t0 = e->t_send[e->q_head];
-    const int err = e->ctx->ops.enc.receive(e, recon, maps, info);
-    e->q_head = (e->q_head + 1) % VIDK_ENC_MAX_PENDING;
+    int type;
+    int err = plan_next(e, &e->code_index, &type);
+    if (err < 0) return err;
+    e->code_type = type;
+    const double t0 = e->t_send[e->code_index % VIDK_ENC_MAX_PENDING];
+    err = e->ctx->ops.enc.receive(e, recon, maps, info);
+    plan_done(e, e->code_index, type);
     e->q_count--;
     if (err < 0) return err;
     e->done++;

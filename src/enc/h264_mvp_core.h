@@ -89,6 +89,19 @@ VIDK_CORE VidkMv vidk_h264_skip_mv(const VidkH264MvNb *n) {
     return vidk_h264_mvp(n, 0, 0, 4, 0, order, 0);
 }
 
+/* Spatial direct prediction (8.4.1.2.2), one list: the reference index of the list
+ * (MinPositive over the neighbours A, B and C, or D where C is unavailable, of a 16x16
+ * partition: with one reference per list 0 when any of them uses the list, else -1) and,
+ * when it is 0, the predictor of a 16x16 partition (8.4.1.3) into *mvp. */
+VIDK_CORE int vidk_h264_direct_ref(const VidkH264MvNb *n, VidkMv *mvp) {
+    const VidkH264sNb c = n->c.avail ? n->c : n->d;
+    const int ref = n->a[0].ref == 0 || n->b[0].ref == 0 || c.ref == 0 ? 0 : -1;
+    const int8_t order[16] = {0}; /* not read: every neighbour lies outside the macroblock */
+    const VidkMv zero = {0, 0};
+    *mvp = ref == 0 ? vidk_h264_mvp(n, 0, 0, 4, 0, order, 0) : zero;
+    return ref;
+}
+
 /* The partitions of an inter macroblock in decoding order (mode: 0 16x16, 1 16x8, 2 8x16,
  * 3 P_8x8 with sub[q]: 0 8x8, 1 8x4, 2 4x8, 3 4x4): position (px, py), width pw (4x4 units)
  * and the direction dir of vidk_h264_mvp; order[] gets each 4x4 block's partition. Returns

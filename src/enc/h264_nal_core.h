@@ -25,17 +25,22 @@
 #include "h264_stream_core.h"
 
 /* The fields of a slice header that vary (the rest is fixed by the SPS / PPS the host
- * writes: pic_order_cnt_type 2, one reference). */
+ * writes: pic_order_cnt_type 2 or, with B-frames, 0; one active reference per list). */
 typedef struct VidkH264SliceHdr {
     uint32_t first_mb;      /* first_mb_in_slice */
-    int intra;              /* 1: an IDR picture of I slices, 0: P slices */
-    int nal_ref_idc;        /* 0..3 */
+    int intra;              /* 1: an IDR picture of I slices, 0: P (or B) slices */
+    int nal_ref_idc;        /* 0..3 (0: a non-reference picture, B slices only) */
     int log2_max_frame_num; /* 4..16 */
     uint32_t frame_num;     /* < 2^log2_max_frame_num */
     uint32_t idr_pic_id;    /* 0..65535, IDR pictures only */
     int slice_qp_delta;     /* -51..51 */
     int disable_deblocking; /* disable_deblocking_filter_idc (0..2) */
-    int cabac; /* entropy_coding_mode_flag of the PPS (P slices: cabac_init_idc 0) */
+    int cabac;  /* entropy_coding_mode_flag of the PPS (P and B slices: cabac_init_idc 0) */
+    int bslice; /* 1: B slices (intra 0; direct_spatial_mv_pred_flag 1) */
+    /* pic_order_cnt_type 0 (the SPS of a stream with B-frames): log2_max_pic_order_cnt_lsb
+     * (4..16), else 0 (pic_order_cnt_type 2: no pic_order_cnt_lsb) */
+    int log2_max_poc_lsb;
+    uint32_t poc_lsb; /* pic_order_cnt_lsb, < 2^log2_max_poc_lsb */
 } VidkH264SliceHdr;
 
 /* nal_unit_type of the header's slices: 5 (IDR) or 1. */
@@ -52,18 +57,22 @@ VIDK_CORE void vidk_h264_nal_start(VidkBits *b, int ref_idc, int type) {
     vidk_put_bits(b, 8, (uint32_t)(ref_idc << 5 | type));
 }
 
-/* slice_header() (7.3.3) of a slice of the header's picture; at most 130 bits (ue() of a
- * first_mb_in_slice < 2^26: 53, of idr_pic_id: 33, se() of slice_qp_delta: 13, ...). */
+/* slice_header() (7.3.3) of a slice of the header's picture; at most 148 bits (ue() of a
+ * first_mb_in_slice < 2^26: 53, of idr_pic_id: 33, se() of slice_qp_delta: 13,
+ * pic_order_cnt_lsb: 16, ...). */
 enum { VIDK_H264_SLICE_HDR_MAX_BITS = 160 };
 VIDK_CORE void vidk_h264_slice_header(VidkBits *b, const VidkH264SliceHdr *h) {
     vidk_put_ue(b, h->first_mb);
-    vidk_put_ue(b, h->intra ? 7 : 5); /* slice_type: all I / all P */
-    vidk_put_ue(b, 0);                /* pic_parameter_set_id */
+    vidk_put_ue(b, h->intra ? 7 : h->bslice ? 6 : 5); /* slice_type: all I / all B / all P */
+    vidk_put_ue(b, 0);                                /* pic_parameter_set_id */
     vidk_put_bits(b, h->log2_max_frame_num, h->frame_num);
     if (h->intra) vidk_put_ue(b, h->idr_pic_id);
+    if (h->log2_max_poc_lsb) vidk_put_bits(b, h->log2_max_poc_lsb, h->poc_lsb);
+    if (!h->intra && h->bslice) vidk_put_bits(b, 1, 1); /* direct_spatial_mv_pred_flag */
     if (!h->intra) {
-        vidk_put_bits(b, 1, 0); /* num_ref_idx_active_override_flag */
-        vidk_put_bits(b, 1, 0); /* ref_pic_list_modification_flag_l0 */
+        vidk_put_bits(b, 1, 0);                /* num_ref_idx_active_override_flag */
+        vidk_put_bits(b, 1, 0);                /* ref_pic_list_modification_flag_l0 */
+        if (h->bslice) vidk_put_bits(b, 1, 0); /* ref_pic_list_modification_flag_l1 */
     }
     if (h->nal_ref_idc) { /* dec_ref_pic_marking() */
         if (h->intra) {
@@ -73,7 +82,7 @@ VIDK_CORE void vidk_h264_slice_header(VidkBits *b, const VidkH264SliceHdr *h) {
             vidk_put_bits(b, 1, 0); /* adaptive_ref_pic_marking_mode_flag: sliding window */
         }
     }
-    if (h->cabac && !h->intra) vidk_put_ue(b, 0); /* cabac_init_idc */
+    if (h->cabac && !h->intra) vidk_put_ue(b, 0); /* cabac_init_idc (P and B slices) */
     vidk_put_se(b, h->slice_qp_delta);
     vidk_put_ue(b, (uint32_t)h->disable_deblocking);
     /* disable_deblocking_filter_idc 0 and 2 carry the filter offsets (both 0 here) */

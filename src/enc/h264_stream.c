@@ -13,6 +13,8 @@
 #include "thread_pool.h"
 
 enum { LOG2_MAX_FRAME_NUM = 4 }; /* frame_num wraps every 16 pictures */
+/* With B-frames: pic_order_cnt_type 0, pic_order_cnt_lsb in 8 bits (2 per frame) */
+enum { LOG2_MAX_POC_LSB = 8 };
 
 /* One macroblock row's coded macroblocks (bits back to back, without mb_skip_run). */
 typedef struct Row {
@@ -23,9 +25,11 @@ typedef struct Row {
 } Row;
 
 struct VidkH264Stream {
-    int w, h, W, H, mbw, mbh, qp, slices, fps_num, fps_den, level, deblock;
+    int w, h, W, H, mbw, mbh, qp, slices, fps_num, fps_den, level, deblock, range;
     int64_t last_idr; /* frame index of the last IDR picture */
     unsigned idr_count;
+    int bframes;   /* vidk_h264_stream_set_bframes: B pictures may come (the SPS says so) */
+    uint32_t refs; /* reference pictures (I, P) coded since the last IDR one, that included */
     uint8_t *rbsp; /* one NAL unit's RBSP */
     size_t rbsp_cap;
     uint8_t *out; /* the access unit */
@@ -66,16 +70,23 @@ static const struct {
               {62, 16711680, 139264, 696320, 512}};
 
 int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den, int range) {
+    return vidk_h264_stream_level_refs(mb_w, mb_h, fps_num, fps_den, range, 1);
+}
+
+int vidk_h264_stream_level_refs(int mb_w, int mb_h, int fps_num, int fps_den, int range,
+                                int refs) {
     const int64_t fs = (int64_t)mb_w * mb_h;
+    if (refs < 1) refs = 1;
     const int n = (int)(sizeof(levels) / sizeof(levels[0]));
     if (fps_num <= 0 || fps_den <= 0) fps_num = 25, fps_den = 1;
     for (int i = 0; i < n; i++) {
         const int64_t side = (int64_t)mb_w > mb_h ? mb_w : mb_h;
-        /* A.3.1: MaxFS, each side <= sqrt(8 MaxFS), MaxMBPS, one frame in the DPB, and
-         * vectors inside MaxVmvR's [-vmv, vmv - 1/4]: the search's in [-range, range],
-         * refined by at most 3/4 of a sample, so range < vmv */
+        /* A.3.1: MaxFS, each side <= sqrt(8 MaxFS), MaxMBPS, `refs` frames in the DPB
+         * (max_dec_frame_buffering <= MaxDpbFrames = MaxDpbMbs / frame size), and vectors
+         * inside MaxVmvR's [-vmv, vmv - 1/4]: the search's in [-range, range], refined by
+         * at most 3/4 of a sample, so range < vmv */
         if (fs <= levels[i].fs && side * side <= 8 * (int64_t)levels[i].fs &&
-            fs * fps_num <= levels[i].mbps * fps_den && fs <= levels[i].dpb &&
+            fs * fps_num <= levels[i].mbps * fps_den && fs * refs <= levels[i].dpb &&
             range < levels[i].vmv)
             return levels[i].idc;
     }
@@ -86,7 +97,7 @@ VidkH264Stream *vidk_h264_stream_new(int w, int h, int W, int H, int qp, int sli
                                      int fps_num, int fps_den, int range, int deblock) {
     VidkH264Stream *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
-    s->w = w, s->h = h, s->W = W, s->H = H, s->qp = qp, s->deblock = deblock;
+    s->w = w, s->h = h, s->W = W, s->H = H, s->qp = qp, s->deblock = deblock, s->range = range;
     s->mbw = W / 16, s->mbh = H / 16;
     s->slices = vidk_imax(1, vidk_imin(slices, s->mbh));
     s->fps_num = fps_num > 0 ? fps_num : 25;
@@ -124,6 +135,7 @@ void vidk_h264_stream_free(VidkH264Stream *s) {
     free(s->out);
     free(s->cp.mb);
     free(s->cp.amvd);
+    free(s->cp.amvd1);
     free(s);
 }
 
@@ -132,9 +144,17 @@ int vidk_h264_stream_set_cabac(VidkH264Stream *s, int on) {
         const size_t nmb = (size_t)s->mbw * s->mbh;
         s->cp.mb = calloc(nmb, sizeof(*s->cp.mb));
         s->cp.amvd = calloc(nmb * 16, 2);
-        if (!s->cp.mb || !s->cp.amvd) return VIDK_ERR(ENOMEM);
+        s->cp.amvd1 = calloc(nmb * 16, 2);
+        if (!s->cp.mb || !s->cp.amvd || !s->cp.amvd1) return VIDK_ERR(ENOMEM);
     }
     s->cabac = !!on;
+    return 0;
+}
+
+int vidk_h264_stream_set_bframes(VidkH264Stream *s, int on) {
+    s->bframes = !!on;
+    s->level = vidk_h264_stream_level_refs(s->mbw, s->mbh, s->fps_num, s->fps_den, s->range,
+                                           s->bframes ? 2 : 1);
     return 0;
 }
 
@@ -188,8 +208,14 @@ static void write_sps(const VidkH264Stream *s, VidkBits *b) {
     vidk_put_bits(b, 1, 0); /* qpprime_y_zero_transform_bypass_flag */
     vidk_put_bits(b, 1, 0); /* seq_scaling_matrix_present_flag */
     vidk_put_ue(b, LOG2_MAX_FRAME_NUM - 4);
-    vidk_put_ue(b, 2);      /* pic_order_cnt_type 2: output order = decoding order */
-    vidk_put_ue(b, 1);      /* max_num_ref_frames */
+    if (s->bframes) {
+        vidk_put_ue(b, 0); /* pic_order_cnt_type 0: pic_order_cnt_lsb in the slice headers */
+        vidk_put_ue(b, LOG2_MAX_POC_LSB - 4); /* log2_max_pic_order_cnt_lsb_minus4 */
+        vidk_put_ue(b, 2); /* max_num_ref_frames: a B picture's two references */
+    } else {
+        vidk_put_ue(b, 2); /* pic_order_cnt_type 2: output order = decoding order */
+        vidk_put_ue(b, 1); /* max_num_ref_frames */
+    }
     vidk_put_bits(b, 1, 0); /* gaps_in_frame_num_value_allowed_flag */
     vidk_put_ue(b, (uint32_t)s->mbw - 1);
     vidk_put_ue(b, (uint32_t)s->mbh - 1);
@@ -216,13 +242,13 @@ static void write_sps(const VidkH264Stream *s, VidkBits *b) {
     vidk_put_bits(b, 1, 0);                          /* vcl_hrd_parameters_present_flag */
     vidk_put_bits(b, 1, 0);                          /* pic_struct_present_flag */
     vidk_put_bits(b, 1, 1);                          /* bitstream_restriction_flag */
-    vidk_put_bits(b, 1, 1); /* motion_vectors_over_pic_boundaries_flag */
-    vidk_put_ue(b, 0);      /* max_bytes_per_pic_denom */
-    vidk_put_ue(b, 0);      /* max_bits_per_mb_denom */
-    vidk_put_ue(b, 11);     /* log2_max_mv_length_horizontal: |mv| <= 256 samples */
-    vidk_put_ue(b, 11);     /* log2_max_mv_length_vertical */
-    vidk_put_ue(b, 0);      /* max_num_reorder_frames */
-    vidk_put_ue(b, 1);      /* max_dec_frame_buffering */
+    vidk_put_bits(b, 1, 1);             /* motion_vectors_over_pic_boundaries_flag */
+    vidk_put_ue(b, 0);                  /* max_bytes_per_pic_denom */
+    vidk_put_ue(b, 0);                  /* max_bits_per_mb_denom */
+    vidk_put_ue(b, 11);                 /* log2_max_mv_length_horizontal: |mv| <= 256 samples */
+    vidk_put_ue(b, 11);                 /* log2_max_mv_length_vertical */
+    vidk_put_ue(b, s->bframes ? 1 : 0); /* max_num_reorder_frames */
+    vidk_put_ue(b, s->bframes ? 2 : 1); /* max_dec_frame_buffering */
     vidk_put_trailing(b);
 }
 
@@ -235,16 +261,17 @@ static void write_pps(const VidkH264Stream *s, VidkBits *b) {
     vidk_put_ue(b, 0);                       /* num_ref_idx_l0_default_active_minus1 */
     vidk_put_ue(b, 0);                       /* num_ref_idx_l1_default_active_minus1 */
     vidk_put_bits(b, 1, 0);                  /* weighted_pred_flag */
-    vidk_put_bits(b, 2, 0);                  /* weighted_bipred_idc */
-    vidk_put_se(b, s->qp - 26);              /* pic_init_qp_minus26 */
-    vidk_put_se(b, 0);                       /* pic_init_qs_minus26 */
-    vidk_put_se(b, 0);                       /* chroma_qp_index_offset */
-    vidk_put_bits(b, 1, 1);                  /* deblocking_filter_control_present_flag */
-    vidk_put_bits(b, 1, 0);                  /* constrained_intra_pred_flag */
-    vidk_put_bits(b, 1, 0);                  /* redundant_pic_cnt_present_flag */
-    vidk_put_bits(b, 1, 1);                  /* transform_8x8_mode_flag */
-    vidk_put_bits(b, 1, 0);                  /* pic_scaling_matrix_present_flag */
-    vidk_put_se(b, 0);                       /* second_chroma_qp_index_offset */
+    /* weighted_bipred_idc: B-frames: 2, implicit weights by POC distance (8.4.2.3); else 0 */
+    vidk_put_bits(b, 2, s->bframes ? 2u : 0u);
+    vidk_put_se(b, s->qp - 26); /* pic_init_qp_minus26 */
+    vidk_put_se(b, 0);          /* pic_init_qs_minus26 */
+    vidk_put_se(b, 0);          /* chroma_qp_index_offset */
+    vidk_put_bits(b, 1, 1);     /* deblocking_filter_control_present_flag */
+    vidk_put_bits(b, 1, 0);     /* constrained_intra_pred_flag */
+    vidk_put_bits(b, 1, 0);     /* redundant_pic_cnt_present_flag */
+    vidk_put_bits(b, 1, 1);     /* transform_8x8_mode_flag */
+    vidk_put_bits(b, 1, 0);     /* pic_scaling_matrix_present_flag */
+    vidk_put_se(b, 0);          /* second_chroma_qp_index_offset */
     vidk_put_trailing(b);
 }
 
@@ -263,7 +290,9 @@ static VidkH264sCtx mb_ctx(VidkH264Stream *s, const VidkH264StreamFrame *f, int 
                             {f->lev[0], f->lev[1], f->lev[2]},
                             s->tcl,
                             {s->tcc[0], s->tcc[1]},
-                            f->im4};
+                            f->im4,
+                            f->bslice,
+                            f->mv4b};
     return c;
 }
 
@@ -404,7 +433,8 @@ static void cabac_slice(void *arg, int k, int thread) {
     }
 }
 
-/* One slice's RBSP: the header, then the coded macroblocks with mb_skip_run in P slices. */
+/* One slice's RBSP: the header, then the coded macroblocks with mb_skip_run in P and B
+ * slices. */
 static void write_slice(const VidkH264Stream *s, const VidkH264StreamFrame *f,
                         const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1) {
     write_slice_header(s, h, row0, b);
@@ -502,21 +532,42 @@ void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
     slice_hdr(last_idr, idr_count, index, intra, s->deblock, s->cabac, h);
 }
 
+/* With B-frames: the header of picture f when it is the next one coded; frame_num counts the
+ * reference pictures coded since the last IDR one, pic_order_cnt_lsb is twice the frames
+ * since it in display order, B pictures are non-reference pictures. */
+static void slice_hdr_b(const VidkH264Stream *s, const VidkH264StreamFrame *f,
+                        VidkH264SliceHdr *h) {
+    const int64_t last_idr = f->intra ? f->index : s->last_idr;
+    vidk_h264_stream_slice_hdr(s, f->index, f->intra, h);
+    h->bslice = !!f->bslice;
+    h->nal_ref_idc = f->bslice ? 0 : 3;
+    h->frame_num = f->intra ? 0u : s->refs & ((1u << LOG2_MAX_FRAME_NUM) - 1);
+    h->log2_max_poc_lsb = LOG2_MAX_POC_LSB;
+    h->poc_lsb =
+        (uint32_t)((uint64_t)(2 * (f->index - last_idr)) & ((1u << LOG2_MAX_POC_LSB) - 1));
+}
+
 /* The picture's state: frame_num counts from the last IDR picture (vidk_h264_stream_slice_hdr
- * reads it before the update). */
-static void start_picture(VidkH264Stream *s, int64_t index, int intra) {
+ * reads it before the update); refs the reference pictures since it (B pictures are not). */
+static void start_picture(VidkH264Stream *s, int64_t index, int intra, int bslice) {
     s->out_size = 0;
     if (intra) {
         s->last_idr = index;
         s->idr_count++;
+        s->refs = 0;
     }
+    if (!bslice) s->refs++;
 }
 
 int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
                            const VidkH264StreamFrame *f, const uint8_t **data, size_t *size) {
     VidkH264SliceHdr h;
-    vidk_h264_stream_slice_hdr(s, f->index, f->intra, &h);
-    start_picture(s, f->index, f->intra);
+    if (f->bslice && (!s->bframes || f->intra)) return VIDK_ERR(EINVAL);
+    if (s->bframes)
+        slice_hdr_b(s, f, &h);
+    else
+        vidk_h264_stream_slice_hdr(s, f->index, f->intra, &h);
+    start_picture(s, f->index, f->intra, f->bslice);
     Job j = {s, f, &h};
     for (int r = 0; r < s->mbh; r++) {
         Row *row = &s->rows[r];
@@ -542,8 +593,9 @@ int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size) {
     VidkH264SliceHdr h;
+    if (s->bframes) return VIDK_ERR(EINVAL); /* the headers of a B stream: the host writer's */
     vidk_h264_stream_slice_hdr(s, index, intra, &h);
-    start_picture(s, index, intra);
+    start_picture(s, index, intra, 0);
     return write_units(s, NULL, &h, nals, n, data, size);
 }
 

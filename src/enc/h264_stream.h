@@ -28,6 +28,8 @@ typedef struct VidkH264StreamFrame {
     const VidkMv *mv4;     /* vector per 4x4 luma block, W / 4 per row */
     const int16_t *lev[3]; /* level planes, strides W and W / 2 */
     const uint8_t *im4;    /* Intra4x4PredMode per 4x4 luma block (I_NxN), W / 4 per row */
+    int bslice;            /* 1: a B picture (vidk_h264_stream_set_bframes on; intra 0) */
+    const VidkMv *mv4b;    /* B pictures: the list-1 vector per 4x4 luma block (mv4: list 0) */
 } VidkH264StreamFrame;
 
 /* Create a writer for w x h pictures coded as W x H (multiples of 16) at QP qp; slices >= 1
@@ -40,11 +42,19 @@ void vidk_h264_stream_free(VidkH264Stream *s);
 /* CABAC (entropy_coding_mode_flag 1) for the frames from now on, or CAVLC; before the first
  * frame. Returns 0 or VIDK_ERR(ENOMEM). */
 int vidk_h264_stream_set_cabac(VidkH264Stream *s, int on);
-/* Code one frame (frames in order); the macroblock rows are coded as jobs of `pool` when
- * given, else of ctx's runner (its threads on the threads backend; ctx NULL: one after
- * another). On success *data / *size
- * hold the access unit, valid until the next call or the free. Returns 0 or
- * VIDK_ERR(ENOMEM). */
+/* B pictures may come (1) or not (0, the default); before the first frame. On: the SPS says
+ * pic_order_cnt_type 0 (8-bit pic_order_cnt_lsb), two reference frames, one frame of
+ * reordering, two frames buffered (and the level holds a DPB of two frames); every slice
+ * header carries pic_order_cnt_lsb = 2 (index - the last IDR's index) mod 256; frame_num
+ * counts the reference (I, P) pictures coded since the last IDR one; B pictures are
+ * non-reference pictures of B slices (docs/STREAM.md). Only vidk_h264_stream_frame codes
+ * such a stream (not vidk_h264_stream_slice_hdr / _frame_nals). Returns 0. */
+int vidk_h264_stream_set_bframes(VidkH264Stream *s, int on);
+/* Code one frame (frames in coding order, `index` their display order from 0); the
+ * macroblock rows are coded as jobs of `pool` when given, else of ctx's runner (its threads
+ * on the threads backend; ctx NULL: one after another). On success *data / *size hold the
+ * access unit, valid until the next call or the free. Returns 0, VIDK_ERR(ENOMEM), or
+ * VIDK_ERR(EINVAL) for a B picture without set_bframes or marked intra. */
 int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
                            const VidkH264StreamFrame *f, const uint8_t **data, size_t *size);
 /* The slice header of picture `index` when it is the next one coded (intra: an IDR
@@ -62,7 +72,8 @@ void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
  * src/cuda/stream.cu, from vidk_h264_stream_slice_hdr): n bytes, every slice's start code,
  * NAL unit header and RBSP with emulation prevention, in slice order. The writer puts the
  * SPS and PPS before them in an IDR picture; its state advances as with
- * vidk_h264_stream_frame (frames in order, either function). Returns 0 or VIDK_ERR(ENOMEM). */
+ * vidk_h264_stream_frame (frames in order, either function). Returns 0, VIDK_ERR(ENOMEM), or
+ * VIDK_ERR(EINVAL) with B-frames on (vidk_h264_stream_set_bframes: the host writer only). */
 int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size);
@@ -73,6 +84,9 @@ int vidk_h264_stream_slices(const VidkH264Stream *s);
  * level 3.1 on, two consecutive macroblocks may carry at most 16 vectors: the loop then
  * uses no sub-8x8 partitions (docs/ENCODE.md §4). */
 int vidk_h264_stream_level(int mb_w, int mb_h, int fps_num, int fps_den, int range);
+/* The same for a DPB of `refs` frames (max_dec_frame_buffering; vidk_h264_stream_level: 1). */
+int vidk_h264_stream_level_refs(int mb_w, int mb_h, int fps_num, int fps_den, int range,
+                                int refs);
 
 #ifdef __cplusplus
 }

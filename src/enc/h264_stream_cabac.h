@@ -1,10 +1,12 @@
 /* The H.264 macroblock layer with CABAC (7.3.4, 7.3.5 with entropy_coding_mode_flag 1; the
  * binarisations of 9.3.2 and the context selection of 9.3.3.1) for the syntax the coding loop
- * produces: P_Skip, the four P partitionings with their sub-macroblock types, Intra_16x16 in
- * I and P slices, I_NxN with Intra_4x4, the 4x4 and 8x8 transforms, mb_qp_delta 0, one
- * reference. A slice is coded macroblock by macroblock in order (each bin's context depends on
- * what came before); the engine is src/h264_cabac_core.h. Written once for the host writer
- * (src/enc/h264_stream.c) and, later, the device. docs/STREAM.md describes the stream. */
+ * produces: P_Skip, the four P partitionings with their sub-macroblock types, B_Skip,
+ * B_Direct_16x16, B_L0 / B_L1 / B_Bi_16x16 (B slices: the host writer only), Intra_16x16 and
+ * I_NxN (Intra_4x4, Intra_8x8) in I, P and B slices, the 4x4 and 8x8 transforms, mb_qp_delta
+ * 0, one reference per list. A slice is coded macroblock by macroblock in order (each bin's
+ * context depends on what came before); the engine is src/h264_cabac_core.h. Written once for
+ * the host writer (src/enc/h264_stream.c) and, later, the device. docs/STREAM.md describes the
+ * stream. */
 #ifndef VIDK_H264_STREAM_CABAC_H
 #define VIDK_H264_STREAM_CABAC_H
 
@@ -46,6 +48,7 @@ typedef struct VidkCabacMb {
 typedef struct VidkCabacPic {
     VidkCabacMb *mb; /* per macroblock, raster */
     uint8_t *amvd;   /* per luma 4x4 block, (mbw * 4) x (mbh * 4): |mvd| x, y (capped at 64) */
+    uint8_t *amvd1;  /* the same for mvd_l1 (B slices; NULL where none are coded) */
 } VidkCabacPic;
 
 /* mvd (quarter samples) of one component (9.3.2.3 UEG3, signed, uCoff 9; 9.3.3.1.1.7):
@@ -186,6 +189,32 @@ VIDK_CORE uint8_t *vidk_cabac_amvd(const VidkCabacPic *cp, int mbw, int mbx, int
     return cp->amvd + (((size_t)mby * 4 + y) * (mbw * 4) + (size_t)mbx * 4 + x) * 2;
 }
 
+/* The same in list `list`'s map (B slices). */
+VIDK_CORE uint8_t *vidk_cabac_amvd_l(const VidkCabacPic *cp, int list, int mbw, int mbx,
+                                     int mby, int x, int y) {
+    return (list ? cp->amvd1 : cp->amvd) +
+           (((size_t)mby * 4 + y) * (mbw * 4) + (size_t)mbx * 4 + x) * 2;
+}
+
+/* mb_type of a B slice (9.3.2.5, Table 9-37; ctxIdxOffset 27): t 0 B_Direct_16x16, 1
+ * B_L0_16x16, 2 B_L1_16x16, 3 B_Bi_16x16, 23 the prefix of an intra macroblock (its I-slice
+ * mb_type follows with ctxIdxOffset 32); bin 0's ctxIdxInc inc (9.3.3.1.1.3), the later bins'
+ * ctxIdx by Table 9-39 (bin 1: 27 + 3, bin 2: 27 + 5 after b1 = 0, else 27 + 4, the rest
+ * 27 + 5). */
+VIDK_CORE void vidk_cabac_b_type(VidkCabacBins *o, int inc, int t) {
+    vidk_cabac_bin(o, 27 + inc, t != 0);
+    if (!t) return; /* 0 */
+    vidk_cabac_bin(o, 30, t >= 3);
+    if (t < 3) { /* 1 0 0, 1 0 1 */
+        vidk_cabac_bin(o, 32, t == 2);
+        return;
+    }
+    const int bits = t == 3 ? 0 : 13; /* b2..b5: 1 1 0 0 0 0 and 1 1 1 1 0 1 */
+    vidk_cabac_bin(o, 31, bits >> 3 & 1);
+    for (int k = 2; k >= 0; k--)
+        vidk_cabac_bin(o, 32, bits >> k & 1);
+}
+
 /* Pass 1, each macroblock on its own: what it leaves for its neighbours' contexts
  * (cp->mb[i], its blocks' |mvd|): P_Skip, the cbp, the transform size as coded, the chroma
  * prediction mode and every block's coded_block_flag, from its decision, vectors and levels. */
@@ -206,8 +235,31 @@ VIDK_CORE void vidk_cabac_mb_info(const VidkH264sCtx *c, const VidkCabacPic *cp,
         for (int x = 0; x < 4; x++) {
             uint8_t *a = vidk_cabac_amvd(cp, mbw, mbx, mby, x, y);
             a[0] = a[1] = 0;
+            if (c->bslice) { /* skipped, direct, intra or not using list 1: 0 */
+                a = vidk_cabac_amvd_l(cp, 1, mbw, mbx, mby, x, y);
+                a[0] = a[1] = 0;
+            }
         }
-    if (!intra) {
+    if (!intra && c->bslice) { /* 16x16 or direct, one reference per list */
+        const int t = vidk_h264s_b_type(w);
+        if (t == 0 && !cbp) { /* B_Skip */
+            m.skip = 1;
+            cp->mb[i] = m;
+            return;
+        }
+        for (int list = 0; list < 2; list++) {
+            if (t != 3 && t != 1 + list) continue; /* B_Direct_16x16: no mvd (0) */
+            int dx, dy;
+            vidk_h264s_b_mvd(c, mbx, mby, list, &dx, &dy);
+            const int ax = dx < 0 ? -dx : dx, ay = dy < 0 ? -dy : dy;
+            for (int y = 0; y < 4; y++)
+                for (int x = 0; x < 4; x++) {
+                    uint8_t *a = vidk_cabac_amvd_l(cp, list, mbw, mbx, mby, x, y);
+                    a[0] = (uint8_t)(ax < 64 ? ax : 64), a[1] = (uint8_t)(ay < 64 ? ay : 64);
+                }
+        }
+        m.tx8 = (uint8_t)(tx8 && (cbp & 15)); /* direct too: direct_8x8_inference_flag 1 */
+    } else if (!intra) {
         VidkCabacParts P;
         vidk_cabac_parts(c, mbx, mby, cbp, &P);
         if (P.skip) {
@@ -259,8 +311,8 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
     const int intra = m.intra, i16 = intra && !m.nxn, tx8 = !i16 && (w & ENC_MBI_TX8);
     const VidkCabacMb *A = mbx > 0 ? &cp->mb[i - 1] : 0;
     const VidkCabacMb *B = mby > c->row0 ? &cp->mb[i - mbw] : 0;
-    if (!c->intra) /* mb_skip_flag (P slices) */
-        vidk_cabac_bin(o, 11 + (A && !A->skip) + (B && !B->skip), m.skip);
+    if (!c->intra) /* mb_skip_flag (P slices: ctxIdx 11..13, B slices: 24..26) */
+        vidk_cabac_bin(o, (c->bslice ? 24 : 11) + (A && !A->skip) + (B && !B->skip), m.skip);
     if (m.skip) {
         vidk_cabac_bin(o, VIDK_CABAC_TERM, last); /* end_of_slice_flag */
         return;
@@ -268,7 +320,31 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
     int16_t lev[VIDK_H264S_PIECES][16];
     uint8_t fl[VIDK_H264S_PIECES];
     const int cbp = vidk_h264s_mb_levels(c, mbx, mby, i16, tx8, 0, lev, fl), ch = cbp >> 4;
-    if (!intra) {
+    /* B slices, mb_type's bin 0: condTermFlagN 0 where N is unavailable, B_Skip or
+     * B_Direct_16x16 (9.3.3.1.1.3) */
+    const unsigned wa = c->bslice && A ? c->mbi[i - 1] : 0u,
+                   wb = c->bslice && B ? c->mbi[i - mbw] : 0u;
+    const int b_inc = c->bslice ? (A && ((wa & ENC_MBI_INTRA) || !(wa & ENC_MBI_DIRECT))) +
+                                      (B && ((wb & ENC_MBI_INTRA) || !(wb & ENC_MBI_DIRECT)))
+                                : 0;
+    if (!intra && c->bslice) {
+        const int t = vidk_h264s_b_type(w);
+        vidk_cabac_b_type(o, b_inc, t);
+        for (int list = 0; list < 2; list++) {
+            if (t != 3 && t != 1 + list) continue;
+            /* mvd_l0, then mvd_l1; the neighbours' |mvd| of the same list (6.4.11.7: blocks
+             * (-1, 0) and (0, -1)), 0 where skipped, direct, intra or not using the list */
+            int dx, dy;
+            vidk_h264s_b_mvd(c, mbx, mby, list, &dx, &dy);
+            const uint8_t *la = A ? vidk_cabac_amvd_l(cp, list, mbw, mbx - 1, mby, 3, 0) : 0;
+            const uint8_t *lb = B ? vidk_cabac_amvd_l(cp, list, mbw, mbx, mby - 1, 0, 3) : 0;
+            vidk_cabac_mvd(o, 40, (la ? la[0] : 0) + (lb ? lb[0] : 0), dx);
+            vidk_cabac_mvd(o, 47, (la ? la[1] : 0) + (lb ? lb[1] : 0), dy);
+        }
+        vidk_cabac_cbp(o, A, B, cbp);
+        if (cbp & 15) /* transform_size_8x8_flag (B_Direct_16x16 too) */
+            vidk_cabac_bin(o, 399 + (A && A->tx8) + (B && B->tx8), tx8);
+    } else if (!intra) {
         VidkCabacParts P;
         vidk_cabac_parts(c, mbx, mby, cbp, &P);
         const int mode = P.mode;
@@ -300,11 +376,15 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
         if ((cbp & 15) && tx8_allowed) /* transform_size_8x8_flag (ctxIdx 399..401) */
             vidk_cabac_bin(o, 399 + (A && A->tx8) + (B && B->tx8), tx8);
     } else {
-        if (!c->intra) vidk_cabac_bin(o, 14, 1); /* P slice: the prefix 1, then the suffix */
-        const int base = c->intra ? 3 : 17, pred = (int)(w & 3);
+        /* P slice: the prefix 1, B slice: the prefix of 23 (Table 9-37), then the suffix */
+        if (c->bslice)
+            vidk_cabac_b_type(o, b_inc, 23);
+        else if (!c->intra)
+            vidk_cabac_bin(o, 14, 1);
+        const int base = c->intra ? 3 : c->bslice ? 32 : 17, pred = (int)(w & 3);
         /* mb_type (Table 9-36), its first bin: I_NxN or not (9.3.3.1.1.3 in I slices:
          * condTermFlagN 0 where N is missing or I_NxN) */
-        vidk_cabac_bin(o, c->intra ? 3 + (A && !A->nxn) + (B && !B->nxn) : 17, i16);
+        vidk_cabac_bin(o, c->intra ? 3 + (A && !A->nxn) + (B && !B->nxn) : base, i16);
         if (i16) { /* not I_PCM, luma, chroma, the prediction mode */
             vidk_cabac_bin(o, VIDK_CABAC_TERM, 0);
             vidk_cabac_bin(o, base + (c->intra ? 3 : 1), (cbp & 15) != 0);

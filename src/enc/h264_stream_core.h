@@ -25,7 +25,7 @@ typedef struct VidkH264sCtx {
     int mbw, mbh; /* macroblocks across / down */
     int W;        /* coded width: the luma level plane's stride; W / 4 vectors per row */
     int slices;   /* slices of macroblock rows, 1..mbh (slice k starts at row k * mbh / n) */
-    int intra;    /* 1: I slices (every macroblock intra), 0: P slices */
+    int intra;    /* 1: I slices (every macroblock intra), 0: P or B slices */
     int row0;     /* first macroblock row of the slice being coded */
     const uint16_t *mbi;   /* decision word per macroblock (enc_core.h ENC_MBI_*), raster */
     const VidkMv *mv4;     /* vector per 4x4 luma block, W / 4 per row */
@@ -34,6 +34,8 @@ typedef struct VidkH264sCtx {
     uint8_t *tcc[2];       /* per chroma 4x4 block of Cb / Cr, (mbw * 2) x (mbh * 2) */
     const uint8_t *im4;    /* Intra4x4PredMode per luma 4x4 block of the I_NxN macroblocks,
                               W / 4 per row (NULL: none) */
+    int bslice;            /* 1: B slices (intra 0; the host writer only, never the device) */
+    const VidkMv *mv4b;    /* B slices: the list-1 vector per 4x4 luma block (mv4: list 0) */
 } VidkH264sCtx;
 
 // clang-format off
@@ -369,14 +371,59 @@ VIDK_CORE int vidk_h264s_p_head(const VidkH264sCtx *c, VidkBits *b, const VidkH2
     return 0;
 }
 
-/* Piece 0 of an Intra_16x16 macroblock (in an I slice, or in a P slice: mb_type offset by 5,
- * Table 7-13). */
+/* The kind of an inter macroblock of a B slice from its decision word: its mb_type (Table
+ * 7-14) 0 B_Direct_16x16 (B_Skip when it has no residual), 1 B_L0_16x16, 2 B_L1_16x16, 3
+ * B_Bi_16x16. */
+VIDK_CORE int vidk_h264s_b_type(unsigned w) {
+    return (w & ENC_MBI_DIRECT) ? 0 : (w & ENC_MBI_NOL1) ? 1 : (w & ENC_MBI_NOL0) ? 2 : 3;
+}
+
+/* mvd_l0 (list 0) or mvd_l1 (list 1) of the 16x16 partition of B macroblock (mbx, mby): its
+ * vector (the top-left 4x4 block of mv4 / mv4b) less the prediction of 8.4.1.3 over the
+ * list's neighbourhood, where a neighbour that is intra or does not use the list (its word's
+ * ENC_MBI_NOL0 / ENC_MBI_NOL1) has refIdx -1. */
+VIDK_CORE void vidk_h264s_b_mvd(const VidkH264sCtx *c, int mbx, int mby, int list, int *dx,
+                                int *dy) {
+    VidkH264MvNb nb;
+    const uint16_t off = (uint16_t)(ENC_MBI_INTRA | (list ? ENC_MBI_NOL1 : ENC_MBI_NOL0));
+    vidk_h264_mvnb_fill(&nb, list ? c->mv4b : c->mv4, c->W / 4, c->mbi, off, c->mbw, c->mbh,
+                        c->row0, mbx, mby);
+    const int8_t order[16] = {0}; /* not read: a 16x16 partition's neighbours are outside */
+    const VidkMv p = vidk_h264_mvp(&nb, 0, 0, 4, 0, order, 0);
+    *dx = nb.in[0].x - p.x, *dy = nb.in[0].y - p.y; /* quarter samples */
+}
+
+/* Piece 0 of an inter macroblock of a B slice (16x16, one reference per list); returns 1
+ * (writing nothing) when it is coded as B_Skip: B_Direct_16x16 with no residual. */
+VIDK_CORE int vidk_h264s_b_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby, int cbp) {
+    const unsigned w = c->mbi[mby * c->mbw + mbx];
+    const int t = vidk_h264s_b_type(w), tx8 = !!(w & ENC_MBI_TX8);
+    if (t == 0 && !cbp) return 1;
+    vidk_put_ue(b, (uint32_t)t); /* mb_type; no ref_idx (one active reference a list) */
+    for (int list = 0; list < 2; list++)
+        if (t == 3 || t == 1 + list) { /* mvd_l0, then mvd_l1 */
+            int dx, dy;
+            vidk_h264s_b_mvd(c, mbx, mby, list, &dx, &dy);
+            vidk_put_se(b, dx);
+            vidk_put_se(b, dy);
+        }
+    vidk_put_ue(b, VIDK_CAVLC_TAB(inter_cbp)[cbp]); /* coded_block_pattern, me(v) */
+    /* transform_size_8x8_flag: B_Direct_16x16 too (direct_8x8_inference_flag 1) */
+    if (cbp & 15) vidk_put_bits(b, 1, (uint32_t)tx8);
+    if (cbp) vidk_put_se(b, 0); /* mb_qp_delta */
+    return 0;
+}
+
+/* Piece 0 of an Intra_16x16 macroblock (in an I slice, or in a P / B slice: mb_type offset by
+ * 5 / 23, Tables 7-13, 7-14). */
 VIDK_CORE void vidk_h264s_i_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby,
                                  int cbp) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     /* mb_type (Table 7-11): 1 + pred mode + 4 cbp chroma + 12 (cbp luma 15) */
-    vidk_put_ue(b, (c->intra ? 1u : 6u) + (w & 3) + 4 * (unsigned)(cbp >> 4) +
-                       (cbp & 15 ? 12u : 0u));
+    vidk_put_ue(b, (c->intra    ? 1u
+                    : c->bslice ? 24u
+                                : 6u) +
+                       (w & 3) + 4 * (unsigned)(cbp >> 4) + (cbp & 15 ? 12u : 0u));
     vidk_put_ue(b, (w >> 2) & 3); /* intra_chroma_pred_mode */
     vidk_put_se(b, 0);            /* mb_qp_delta */
 }
@@ -394,12 +441,12 @@ VIDK_CORE void vidk_h264s_i4_modes(const VidkH264sCtx *c, int mbx, int mby, int 
 }
 
 /* Piece 0 of an I_NxN macroblock, Intra_4x4 or Intra_8x8 (mb_type 0 in an I slice, 5 in a
- * P slice): the 16 or 4 modes (an 8x8 block's from its first 4x4 block). */
+ * P slice, 23 in a B slice): the 16 or 4 modes (an 8x8 block's from its first 4x4 block). */
 VIDK_CORE void vidk_h264s_nxn_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby,
                                    int cbp) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     const int tx8 = !!(w & ENC_MBI_TX8);
-    vidk_put_ue(b, c->intra ? 0u : 5u); /* mb_type I_NxN */
+    vidk_put_ue(b, c->intra ? 0u : c->bslice ? 23u : 5u); /* mb_type I_NxN */
     vidk_put_bits(b, 1, (uint32_t)tx8); /* transform_size_8x8_flag: Intra_8x8 */
     for (int k = 0; k < 16; k += tx8 ? 4 : 1) {
         int m, pm;
@@ -439,18 +486,22 @@ VIDK_CORE int vidk_h264s_mb_levels(const VidkH264sCtx *c, int mbx, int mby, int 
 }
 
 /* Pass 2: macroblock (mbx, mby)'s macroblock_layer() into b (c->row0: its slice's first
- * row), piece by piece; returns 1 (writing nothing) when it is coded as P_Skip. */
+ * row), piece by piece; returns 1 (writing nothing) when it is coded as P_Skip or B_Skip. */
 VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     const int intra16 = VIDK_H264S_I16(w), tx8 = !!(w & ENC_MBI_TX8);
     int16_t lev[VIDK_H264S_PIECES][16];
     uint8_t fl[VIDK_H264S_PIECES];
     const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra16, tx8, 1, lev, fl);
-    VidkH264MvNb nb;
-    if (!(w & ENC_MBI_INTRA))
-        vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
-                            c->row0, mbx, mby);
-    if (vidk_h264s_head(c, b, &nb, mbx, mby, cbp)) return 1;
+    if (c->bslice && !(w & ENC_MBI_INTRA)) {
+        if (vidk_h264s_b_head(c, b, mbx, mby, cbp)) return 1;
+    } else {
+        VidkH264MvNb nb;
+        if (!(w & ENC_MBI_INTRA))
+            vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
+                                c->row0, mbx, mby);
+        if (vidk_h264s_head(c, b, &nb, mbx, mby, cbp)) return 1;
+    }
     for (int j = 1; j < VIDK_H264S_PIECES; j++)
         vidk_h264s_piece_code(c, b, mbx, mby, intra16, cbp, j, lev[j]);
     return 0;
