@@ -1601,8 +1601,9 @@ ENC_FN void enc_h264_b_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo0, V
  * upper-right and upper-left macroblocks done before it; direct ones among them already in
  * their final form). The last pass costed direct with its own neighbours: where the vectors
  * now differ and the costed ones are one per list (no colZeroFlag split), the macroblock is
- * coded as B_L0 / B_L1 / B_Bi_16x16 with the costed vectors (their mvds cost bits, the
- * prediction stays the one the decision chose); else direct with the derived ones. Other
+ * coded as B_L0 / B_L1 / B_Bi_16x16 with the costed vectors when that costs less (SATD +
+ * lambda x the bits of mb_type and the mvds against the final neighbours) than direct with
+ * the derived ones (SATD + lambda x 1); else direct with the derived ones. Other
  * macroblocks keep theirs. */
 ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv *mv0,
                                     VidkMv *mv1, uint16_t *mbi) {
@@ -1622,9 +1623,20 @@ ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv 
                    c1.y == n1.in[0].y;
     }
     if (same) return;
-    if (uniform) { /* explicit, the costed prediction */
-        mbi[mby * f->uw + mbx] = (uint16_t)enc_h264_b_word(was);
-        return;
+    if (uniform) { /* explicit with the costed vectors, or direct with the derived ones */
+        const VidkMv c0[4] = {n0.in[0], n0.in[0], n0.in[0], n0.in[0]},
+                     c1[4] = {n1.in[0], n1.in[0], n1.in[0], n1.in[0]};
+        const uint32_t ce =
+            enc_h264_b_satd(f, mbx, mby, c0, c1, was) +
+            enc_h264_lbits(f, enc_h264_mb_bits[was] +
+                                  (was & 1 ? enc_h264_mvd16_bits(&n0, n0.in[0]) : 0u) +
+                                  (was & 2 ? enc_h264_mvd16_bits(&n1, n1.in[0]) : 0u));
+        const uint32_t cd =
+            enc_h264_b_satd(f, mbx, mby, a, b, use) + enc_h264_lbits(f, enc_h264_mb_bits[0]);
+        if (ce < cd) {
+            mbi[mby * f->uw + mbx] = (uint16_t)enc_h264_b_word(was);
+            return;
+        }
     }
     enc_h264_b_out(f, mbx, mby, a, b, ENC_MBI_DIRECT | enc_h264_b_word(use), mv0, mv1, mbi);
 }
