@@ -1596,11 +1596,15 @@ ENC_FN void enc_h264_b_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo0, V
     enc_h264_b_out(f, mbx, mby, a, b, enc_h264_b_word(use), mvo0, mvo1, mbo);
 }
 
-/* The final vectors of a direct macroblock: derived again (8.4.1.2.2) from the final
- * decisions of its neighbours, as a decoder does, in raster order (the left, upper,
- * upper-right and upper-left macroblocks done before it: their vectors may differ from the
- * last pass's neighbours the decision saw, and direct ones among them were derived again);
- * its lists into its word. Other macroblocks keep theirs. */
+/* The final form of a direct macroblock: its vectors derived again (8.4.1.2.2) from the
+ * final decisions of its neighbours, as a decoder does, in raster order (the left, upper,
+ * upper-right and upper-left macroblocks done before it; direct ones among them already in
+ * their final form). The last pass costed direct with its own neighbours: where the vectors
+ * now differ and the costed ones are one per list (no colZeroFlag split), the macroblock is
+ * coded as B_L0 / B_L1 / B_Bi_16x16 with the costed vectors when that costs less (SATD +
+ * lambda x the bits of mb_type and the mvds against the final neighbours) than direct with
+ * the derived ones (SATD + lambda x 1); else direct with the derived ones. Other
+ * macroblocks keep theirs. */
 ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv *mv0,
                                     VidkMv *mv1, uint16_t *mbi) {
     const unsigned w = mbi[mby * f->uw + mbx];
@@ -1608,7 +1612,32 @@ ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv 
     VidkH264MvNb n0, n1;
     VidkMv a[4], b[4];
     enc_h264_b_nb(f, mbx, mby, mv0, mv1, mbi, &n0, &n1);
-    const int use = enc_h264_direct(f, mbx, mby, &n0, &n1, a, b);
+    const int use = enc_h264_direct(f, mbx, mby, &n0, &n1, a, b), was = enc_h264_b_use(w);
+    int same = use == was, uniform = 1;
+    for (int q = 0; q < 4; q++) {
+        const VidkMv c0 = n0.in[(q >> 1) * 8 + (q & 1) * 2],
+                     c1 = n1.in[(q >> 1) * 8 + (q & 1) * 2];
+        same &= (!(use & 1) || (c0.x == a[q].x && c0.y == a[q].y)) &&
+                (!(use & 2) || (c1.x == b[q].x && c1.y == b[q].y));
+        uniform &= c0.x == n0.in[0].x && c0.y == n0.in[0].y && c1.x == n1.in[0].x &&
+                   c1.y == n1.in[0].y;
+    }
+    if (same) return;
+    if (uniform) { /* explicit with the costed vectors, or direct with the derived ones */
+        const VidkMv c0[4] = {n0.in[0], n0.in[0], n0.in[0], n0.in[0]},
+                     c1[4] = {n1.in[0], n1.in[0], n1.in[0], n1.in[0]};
+        const uint32_t ce =
+            enc_h264_b_satd(f, mbx, mby, c0, c1, was) +
+            enc_h264_lbits(f, enc_h264_mb_bits[was] +
+                                  (was & 1 ? enc_h264_mvd16_bits(&n0, n0.in[0]) : 0u) +
+                                  (was & 2 ? enc_h264_mvd16_bits(&n1, n1.in[0]) : 0u));
+        const uint32_t cd =
+            enc_h264_b_satd(f, mbx, mby, a, b, use) + enc_h264_lbits(f, enc_h264_mb_bits[0]);
+        if (ce < cd) {
+            mbi[mby * f->uw + mbx] = (uint16_t)enc_h264_b_word(was);
+            return;
+        }
+    }
     enc_h264_b_out(f, mbx, mby, a, b, ENC_MBI_DIRECT | enc_h264_b_word(use), mv0, mv1, mbi);
 }
 
