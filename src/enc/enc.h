@@ -50,6 +50,12 @@ struct VidkEncoder {
     uint8_t *qpl1;
     int col_intra;
     int64_t anc[2]; /* the display indices of the anchor before the last one and of the last */
+    /* B frames' look-ahead (docs/ENCODE.md §16): two coded-size sources, the 16x16 search
+     * between them, and per slot the still share of frame la_idx[slot] (permille) */
+    VidkPicture la[2];
+    VidkMeField la_field;
+    int64_t la_idx[VIDK_ENC_MAX_PENDING];
+    int la_still[VIDK_ENC_MAX_PENDING];
     VidkMeField field;
     EncUnitStat *stat;
     VidkMv *dmv[2];   /* H.264 P frames: the decision passes' vectors (W / 4 x H / 4) */

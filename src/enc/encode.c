@@ -132,6 +132,9 @@ void vidk_enc_cpu_close(VidkEncoder *e) {
     free(e->qpl1);
     for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
         vidk_picture_free(&e->bsrc[k]);
+    vidk_picture_free(&e->la[0]);
+    vidk_picture_free(&e->la[1]);
+    vidk_me_field_free(&e->la_field);
 }
 
 int vidk_enc_cpu_open(VidkEncoder *e) {
@@ -175,6 +178,13 @@ int vidk_enc_cpu_open(VidkEncoder *e) {
         err = vidk_picture_alloc(&e->brec, e->W, e->H, VIDK_CHROMA_420, 8, 0);
         if (!err)
             err = vidk_me_field_alloc(&e->field1, e->W, e->H, VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
+        for (int k = 0; k < 2 && !err; k++)
+            err = vidk_picture_alloc(&e->la[k], e->W, e->H, VIDK_CHROMA_420, 8, 0);
+        if (!err)
+            err =
+                vidk_me_field_alloc(&e->la_field, e->W, e->H, VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
+        for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
+            e->la_idx[k] = -1;
     }
     return err;
 }
@@ -342,13 +352,13 @@ int vidk_enc_send(VidkEncoder *e, const VidkPicture *src) {
     return 0;
 }
 
-/* Copy the source into the coded-size picture, extending the edges. */
-static void load_source(VidkEncoder *e, const VidkPicture *s) {
+/* Copy a source picture into a coded-size picture, extending the edges. */
+static void load_into(const VidkEncoder *e, VidkPicture *dst, const VidkPicture *s) {
     for (int p = 0; p < 3; p++) {
         const int sh = p ? 1 : 0, w = e->w >> sh, h = e->h >> sh, W = e->W >> sh,
                   H = e->H >> sh;
-        uint8_t *d = e->src.data[p];
-        const ptrdiff_t ds = e->src.stride[p];
+        uint8_t *d = dst->data[p];
+        const ptrdiff_t ds = dst->stride[p];
         for (int y = 0; y < H; y++) {
             const uint8_t *r =
                 (const uint8_t *)s->data[p] + (ptrdiff_t)vidk_imin(y, h - 1) * s->stride[p];
@@ -357,6 +367,10 @@ static void load_source(VidkEncoder *e, const VidkPicture *s) {
             memset(o + w, r[w - 1], (size_t)(W - w));
         }
     }
+}
+
+static void load_source(VidkEncoder *e, const VidkPicture *s) {
+    load_into(e, &e->src, s);
 }
 
 typedef struct CodeJob {
@@ -725,7 +739,34 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
  * With them, after the frames below b_next: the B frames before an anchor already coded;
  * else an intra frame; else the anchor bframes frames ahead (or the frame before the next
  * intra frame, or the last frame once the input has ended), then the frames before it. */
-static int plan_next(const VidkEncoder *e, int64_t *index, int *type) {
+/* The still share of frame j (> 0, j - 1 and j queued; docs/ENCODE.md §16): the permille of
+ * its 16x16 blocks whose vector against source frame j - 1 is (0, 0) (the frame's motion
+ * search, range R, lambda of the QP). */
+#define ENC_B_STILL 900 /* B frames only between frames at least this still */
+static int still_of(VidkEncoder *e, int64_t j, int *still) {
+    const int slot = (int)(j % VIDK_ENC_MAX_PENDING);
+    if (e->la_idx[slot] != j) {
+        load_into(e, &e->la[0], e->queue[(j - 1) % VIDK_ENC_MAX_PENDING]);
+        load_into(e, &e->la[1], e->queue[slot]);
+        VidkMeParams mp;
+        vidk_me_default_params(&mp);
+        mp.range = e->p.range;
+        mp.shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
+        mp.lambda = (unsigned)vidk_enc_lambda(e->p.qp);
+        const int err = vidk_me_search(e->ctx, &e->la[1], &e->la[0], &mp, &e->la_field);
+        if (err < 0) return err;
+        const VidkMeResult *r = e->la_field.res[VIDK_BLOCK_16x16];
+        const int n = e->mb_w * e->mb_h;
+        int zero = 0;
+        for (int k = 0; k < n; k++)
+            zero += !r[k].mv.x && !r[k].mv.y;
+        e->la_idx[slot] = j, e->la_still[slot] = (int)(1000LL * zero / n);
+    }
+    *still = e->la_still[slot];
+    return 0;
+}
+
+static int plan_next(VidkEncoder *e, int64_t *index, int *type) {
     const int64_t i = e->b_next;
     if (e->anchor >= 0) {
         *index = i, *type = VIDK_ENC_FRAME_B;
@@ -745,6 +786,13 @@ static int plan_next(const VidkEncoder *e, int64_t *index, int *type) {
     if (a >= e->sent) {
         if (!e->flushed) return VIDK_ERR(EAGAIN);
         a = e->sent - 1;
+    }
+    /* adaptive: B frames only where the scene is still, the anchor the last still frame */
+    for (int64_t k = i; k <= a && a > i; k++) {
+        int still;
+        const int err = still_of(e, k, &still);
+        if (err < 0) return err;
+        if (still < ENC_B_STILL) a = k > i ? k - 1 : i;
     }
     *index = a, *type = VIDK_ENC_FRAME_P;
     return 0;
