@@ -15,7 +15,7 @@ kept. Parameters: size even 16..400 in each axis (a third multiples of 16), 1..1
 QP 0..51, keyint 0..5, R 0..40, --slices 1..4, the deblocking filter (the default) in half of
 the cases and --no-deblock in the others, --cabac in half of the cases, --i4x4 and --i8x8 each in
 half of the cases (each drawn apart, so that a seed's other parameters stay what they were before
-it), --bframes 1..3 in 60% of the cases on a CPU backend (drawn apart too), a backend among those
+it), --bframes 1..3 in 60% of the cases on a CPU backend, adaptive or not in half of those (drawn apart too), a backend among those
 usable (cuda when a device is), a random `vidkern gen --seed` and frame rate; 15% of the cases code synthetic
 pictures instead (8x8 regions of flat, noise, checkerboard and stripes; frames moved or
 repeated), and with --clips a fifth code a window of a random real clip.
@@ -89,6 +89,7 @@ def make_case(seed, i, backends, clips):
         "i8x8": random.Random(f"{seed}:{i}:i8x8").random() < 0.5,
         # B-frames (CPU backends: cuda refuses them)
         "bframes": random.Random(f"{seed}:{i}:bframes").choice((0, 0, 1, 2, 3)),
+        "b_adapt": random.Random(f"{seed}:{i}:b_adapt").random() < 0.5,
     }
     if c["backend"] == "cuda":
         c["bframes"] = 0
@@ -166,7 +167,7 @@ def encode_args(vk, c, inp, backend, out, recon):
             "-o", out, "--recon", recon, "--quiet"] + ([] if c["deblock"] else ["--no-deblock"]) + \
         (["--cabac"] if c["cabac"] else []) + (["--i4x4"] if c["i4x4"] else []) + \
         (["--i8x8"] if c["i8x8"] else []) + \
-        (["--bframes", c["bframes"]] if c["bframes"] else [])
+        (["--bframes", c["bframes"], "--b-adapt", int(c["b_adapt"])] if c["bframes"] else [])
 
 
 def run_case(vk, i, c, d, cross):

@@ -172,10 +172,12 @@ gen)
     # B-frames (--bframes 1..3; CPU backends): every macroblock type of a B slice (list 0,
     # list 1, both, direct and B_Skip, intra), an IDR cutting a group short, the end of the
     # input making the last frame P, CAVLC and CABAC, slices, deblocked or not.
-    row gb_a --size 176x100 --gen-frames 9 --qp 26 --range 8 --bframes 2
-    row gb_b --size 176x100 --gen-frames 10 --qp 30 --keyint 4 --range 4 --slices 3 --bframes 3 --cabac
-    row gb_c --size 64x48 --gen-frames 7 --qp 1 --range 4 --bframes 1 --no-deblock --cabac
-    row gb_d --size 98x50 --gen-frames 8 --qp 51 --keyint 5 --range $R32 --slices 2 --bframes 2 --i4x4
+    # (--b-adapt 0: the fixed pattern, B frames whatever the motion; gb_e and the clips
+    # adaptive)
+    row gb_a --size 176x100 --gen-frames 9 --qp 26 --range 8 --bframes 2 --b-adapt 0
+    row gb_b --size 176x100 --gen-frames 10 --qp 30 --keyint 4 --range 4 --slices 3 --bframes 3 --cabac --b-adapt 0
+    row gb_c --size 64x48 --gen-frames 7 --qp 1 --range 4 --bframes 1 --no-deblock --cabac --b-adapt 0
+    row gb_d --size 98x50 --gen-frames 8 --qp 51 --keyint 5 --range $R32 --slices 2 --bframes 2 --i4x4 --b-adapt 0
     row gb_e --size 18x18 --gen-frames 6 --qp 37 --range 4 --bframes 3 --no-deblock
     ;;
 grid)
@@ -256,7 +258,7 @@ long)
     row long_p --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --slices 1 --cabac
     row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 2 --no-deblock
     # with B-frames: POC LSBs (8 bits) and frame_num wrap with non-reference pictures between
-    row long_b --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --bframes 2 --cabac
+    row long_b --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --bframes 2 --cabac --b-adapt 0
     # Where the SPS allows more than 300 frames before frame_num or the POC LSBs wrap, a
     # sequence long enough to wrap both (16x16 pictures, no search: a few seconds).
     "$VK" encode --size 16x16 --gen-frames 2 -o "$T/i.264" --recon "$T/i.y4m" --quiet \

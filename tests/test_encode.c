@@ -227,6 +227,7 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
                                                                          : 0)
                                                             : 0;
             if (p.bframes) p.keyint = 5;
+            p.b_adapt = qi != 1; /* the fixed pattern at QP 22, adaptive at 51 */
             Result ref, r;
             char name[160];
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &ref) == 0);
@@ -377,6 +378,9 @@ static void api_errors(void) {
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
     p.bframes = -1;
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.bframes = 2, p.b_adapt = 2;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.b_adapt = 1;
     p.codec = VIDK_CODEC_HEVC, p.deblock = -1, p.bframes = 1;
     CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(ENOSYS));
     CHECK(!e);

@@ -188,6 +188,9 @@ static void help(void) {
         "  --bframes N        H.264: N B-frames between anchors (0..%d; default 0):\n"
         "                     I B B P B B P ... with 2, the stream in coding order (CPU\n"
         "                     backends)\n"
+        "  --b-adapt N        with --bframes: 1 = B-frames only where the scene is still\n"
+        "                     (a look-ahead search of the sources; default), 0 = the\n"
+        "                     fixed pattern\n"
         "  --fps N[/D]        frame rate for the stream's timing (default: the Y4M's F\n"
         "                     tag, else 25); --recon keeps the source's header\n"
         "  --codec C          h264 (16x16 macroblocks; default) or hevc (32x32 CTUs)\n"
@@ -312,9 +315,9 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     report_json_field(f, "output", r->out);
     fprintf(f,
             ",\n  \"slices\": %d,\n  \"deblock\": %d,\n  \"cabac\": %d,\n  \"i4x4\": %d,\n"
-            "  \"i8x8\": %d,\n  \"bframes\": %d,\n  \"fps\": [%d, %d]",
+            "  \"i8x8\": %d,\n  \"bframes\": %d,\n  \"b_adapt\": %d,\n  \"fps\": [%d, %d]",
             r->p.slices, r->p.deblock, r->p.cabac, r->p.intra4x4, r->p.intra8x8, r->p.bframes,
-            r->p.fps_num, r->p.fps_den);
+            r->p.b_adapt, r->p.fps_num, r->p.fps_den);
     report_json_field(f, "recon", r->recon);
     report_json_field(f, "report", r->report);
     report_json_field(f, "png_dir", r->png_dir);
@@ -340,7 +343,9 @@ static void print_summary(FILE *f, const Run *r) {
     fprintf(f, "  %-12s %s", "backend", vidk_backend_name(r->backend));
     fprintf(f, " on %s\n", r->device);
     char bf[32] = "";
-    if (r->p.bframes) snprintf(bf, sizeof(bf), ", %d B-frames", r->p.bframes);
+    if (r->p.bframes)
+        snprintf(bf, sizeof(bf), ", %d B-frames%s", r->p.bframes,
+                 r->p.b_adapt ? " (adaptive)" : "");
     fprintf(f, "  %-12s %s, QP %d (lambda %d), R %d, keyint %d%s%s%s%s%s\n", "coding",
             vidk_codec_name(codec), r->p.qp, vidk_enc_lambda(r->p.qp), r->p.range, r->p.keyint,
             bf, r->p.deblock ? ", deblocking" : "", r->p.intra4x4 ? ", Intra_4x4" : "",
@@ -425,17 +430,18 @@ int vidk_cmd_encode(int argc, char **argv) {
     cli_common_init(&c);
     const char *in = NULL, *recon = NULL, *report = NULL, *png_dir = NULL, *out = NULL;
     const char *in_size = NULL, *in_fmt = NULL;
-    long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0, slices = 1, bframes = 0;
+    long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0, slices = 1, bframes = 0,
+         badapt = 1;
     long read_threads = READERS;
     int fps_num = 0, fps_den = 0;
     int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0, progressive = 0;
     int deblock = -1; /* the codec's default */
     int cabac = 0, i4x4 = 0, i8x8 = 0;
     static const char *const value_opts[] = {
-        "--codec",      "--qp",           "--range",   "--keyint", "--frames",
-        "--gen-frames", "--size",         "--recon",   "--report", "--png-dir",
-        "--input-size", "--input-format", "-o",        "--output", "--slices",
-        "--fps",        "--read-threads", "--bframes", NULL};
+        "--codec",      "--qp",           "--range",   "--keyint",  "--frames",
+        "--gen-frames", "--size",         "--recon",   "--report",  "--png-dir",
+        "--input-size", "--input-format", "-o",        "--output",  "--slices",
+        "--fps",        "--read-threads", "--bframes", "--b-adapt", NULL};
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -484,6 +490,8 @@ int vidk_cmd_encode(int argc, char **argv) {
             if (cli_parse_int(CMD, a, v, 0, VIDK_ME_MAX_RANGE, &range) < 0) return 1;
         } else if (!strcmp(a, "--bframes")) {
             if (cli_parse_int(CMD, a, v, 0, VIDK_ENC_MAX_BFRAMES, &bframes) < 0) return 1;
+        } else if (!strcmp(a, "--b-adapt")) {
+            if (cli_parse_int(CMD, a, v, 0, 1, &badapt) < 0) return 1;
         } else if (!strcmp(a, "--keyint")) {
             if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) return 1;
         } else if (!strcmp(a, "--frames")) {
@@ -642,6 +650,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     p->intra4x4 = i4x4;
     p->intra8x8 = i8x8;
     p->bframes = (int)bframes;
+    p->b_adapt = (int)badapt;
     p->fps_num = fps_num ? fps_num : fi->fps_num > 0 ? fi->fps_num : 25;
     p->fps_den = fps_num ? fps_den : fi->fps_num > 0 ? fi->fps_den : 1;
     int e = vidk_enc_open(ctx, &enc, p, fi->w, fi->h);

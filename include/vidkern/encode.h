@@ -115,6 +115,9 @@ typedef struct VidkEncParams {
                        (VidkEncFrameInfo.index says which); the input's end is told by
                        vidk_enc_send(e, NULL). CPU backends; cuda and HEVC refuse it
                        (VIDK_ERR(ENOSYS)). */
+    int b_adapt;  /**< with bframes: 1 (default) = adaptive: B frames only between still frames
+                       (a look-ahead motion search of the sources, docs/ENCODE.md §16), fewer
+                       or none where the scene moves; 0 = the fixed pattern */
     uint8_t reserved[4]; /**< zero */
 } VidkEncParams;
 

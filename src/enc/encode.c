@@ -98,6 +98,7 @@ void vidk_enc_default_params(VidkEncParams *p) {
     p->fps_num = 25;
     p->fps_den = 1;
     p->deblock = -1;
+    p->b_adapt = 1;
 }
 
 void vidk_enc_set_core_path(VidkEncoder *e, int on) {
@@ -236,6 +237,10 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
     }
     if (p->bframes < 0 || p->bframes > VIDK_ENC_MAX_BFRAMES) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: bframes is 0..%d", VIDK_ENC_MAX_BFRAMES);
+        return VIDK_ERR(EINVAL);
+    }
+    if (p->b_adapt != 0 && p->b_adapt != 1) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: b_adapt is 0 or 1");
         return VIDK_ERR(EINVAL);
     }
     if (p->bframes && p->codec != VIDK_CODEC_H264) {
@@ -788,7 +793,7 @@ static int plan_next(VidkEncoder *e, int64_t *index, int *type) {
         a = e->sent - 1;
     }
     /* adaptive: B frames only where the scene is still, the anchor the last still frame */
-    for (int64_t k = i; k <= a && a > i; k++) {
+    for (int64_t k = i; e->p.b_adapt && k <= a && a > i; k++) {
         int still;
         const int err = still_of(e, k, &still);
         if (err < 0) return err;
