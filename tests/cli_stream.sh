@@ -241,7 +241,7 @@ clips)
     for clip in "$VIDEO"/*.y4m; do
         case $((i % 6)) in
         0) p="--qp 22 --keyint 0 --range $R64 --slices 1 --cabac --i4x4 --i8x8" ;;
-        1) p="--qp 37 --keyint 3 --range $R32 --slices 4 --i4x4 --bframes 2" ;;
+        1) p="--qp 37 --keyint 3 --range $R32 --slices 4 --i4x4 --bframes 2 --b-adapt 0" ;;
         2) p="--qp 0 --keyint 1 --range 4 --slices 4 --cabac" ;;
         3) p="--qp 51 --keyint 0 --range 16 --slices 4 --bframes 3 --cabac" ;;
         4) p="--qp 1 --keyint 3 --range 4 --slices 4 --cabac --i4x4 --i8x8" ;;
