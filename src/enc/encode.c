@@ -309,6 +309,17 @@ void vidk_enc_geometry(const VidkEncoder *e, VidkEncGeometry *g) {
 
 /* ---- send / receive ---- */
 
+/* The visible w x h area of picture s into d (the source's size). */
+static void copy_visible(const VidkEncoder *e, VidkPicture *d, const VidkPicture *s) {
+    for (int p = 0; p < 3; p++) {
+        const int sh = p ? 1 : 0;
+        for (int y = 0; y < e->h >> sh; y++)
+            memcpy((uint8_t *)d->data[p] + (ptrdiff_t)y * d->stride[p],
+                   (const uint8_t *)s->data[p] + (ptrdiff_t)y * s->stride[p],
+                   (size_t)(e->w >> sh));
+    }
+}
+
 /* B-frames: the source copied into the encoder's picture of its slot. */
 static int copy_source(VidkEncoder *e, int slot, const VidkPicture *src) {
     VidkPicture *d = &e->bsrc[slot];
@@ -316,13 +327,7 @@ static int copy_source(VidkEncoder *e, int slot, const VidkPicture *src) {
         const int err = vidk_picture_alloc(d, e->w, e->h, VIDK_CHROMA_420, 8, 0);
         if (err < 0) return err;
     }
-    for (int p = 0; p < 3; p++) {
-        const int sh = p ? 1 : 0;
-        for (int y = 0; y < e->h >> sh; y++)
-            memcpy((uint8_t *)d->data[p] + (ptrdiff_t)y * d->stride[p],
-                   (const uint8_t *)src->data[p] + (ptrdiff_t)y * src->stride[p],
-                   (size_t)(e->w >> sh));
-    }
+    copy_visible(e, d, src);
     return 0;
 }
 
@@ -704,14 +709,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
             sum.parts[k] += s->parts[k];
     }
     t[4] = vidk_enc_now_ms();
-    if (recon)
-        for (int p = 0; p < 3; p++) {
-            const int sh = p ? 1 : 0;
-            for (int y = 0; y < e->h >> sh; y++)
-                memcpy((uint8_t *)recon->data[p] + (ptrdiff_t)y * recon->stride[p],
-                       (const uint8_t *)rec->data[p] + (ptrdiff_t)y * rec->stride[p],
-                       (size_t)(e->w >> sh));
-        }
+    if (recon) copy_visible(e, recon, rec);
     t[5] = vidk_enc_now_ms();
     vidk_enc_fill_info(e, index, intra, &sum, sse, info);
     for (int s = 0; s < VIDK_ENC_STAGE_DOWNLOAD + 1; s++)
@@ -739,11 +737,6 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     return 0;
 }
 
-/* The coding order (docs/ENCODE.md §16): the next frame to code, *type VIDK_ENC_FRAME_*;
- * VIDK_ERR(EAGAIN) when it needs frames not sent yet. Without B-frames the display order.
- * With them, after the frames below b_next: the B frames before an anchor already coded;
- * else an intra frame; else the anchor bframes frames ahead (or the frame before the next
- * intra frame, or the last frame once the input has ended), then the frames before it. */
 /* The still share of frame j (> 0, j - 1 and j queued; docs/ENCODE.md §16): the permille of
  * its 16x16 blocks whose vector against source frame j - 1 is (0, 0) (the frame's motion
  * search, range R, lambda of the QP). */
@@ -771,6 +764,12 @@ static int still_of(VidkEncoder *e, int64_t j, int *still) {
     return 0;
 }
 
+/* The coding order (docs/ENCODE.md §16): the next frame to code, *type VIDK_ENC_FRAME_*;
+ * VIDK_ERR(EAGAIN) when it needs frames not sent yet. Without B-frames the display order.
+ * With them, after the frames below b_next: the B frames before an anchor already coded;
+ * else an intra frame; else the anchor bframes frames ahead (or the frame before the next
+ * intra frame, or the last frame once the input has ended; with b_adapt the last still
+ * frame before one that moves), then the frames before it. */
 static int plan_next(VidkEncoder *e, int64_t *index, int *type) {
     const int64_t i = e->b_next;
     if (e->anchor >= 0) {
