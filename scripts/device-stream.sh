@@ -10,6 +10,7 @@
 # 2. FFmpeg's decode against --recon when ffmpeg is installed (tests/stream_check.py);
 # 3. whole-file timings of `vidkern encode -o` on a 300-frame 1080p mosaic, from a file (R 16,
 #    32, 16 with --no-deblock, 16 with --i4x4 --i8x8, 16 with --cabac and 17 slices, 16 with --cabac, 17 slices, --i4x4 --i8x8;
+#    16 with --cabac --i4x4 --i8x8 and 2 B-frames, fixed and adaptive;
 #    all-intra: 60 frames --keyint 1, with and without I_NxN, cuda only)
 #    and from stdin (R 16), cuda
 #    and threads (host wall clock,
@@ -117,12 +118,19 @@ $clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --i4
 $clips/container_352x288_30fps_15f.y4m --qp 22 --range 4 --keyint 1 --i8x8
 $clips/basketballpass_416x240_50fps_100f.y4m --qp 27 --range 16 --keyint 5 --i4x4 --i8x8 --cabac
 $tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --slices 4 --i4x4 --i8x8
+--size 176x100 --gen-frames 9 --qp 22 --range 8 --slices 3 --bframes 2 --b-adapt 0
+--size 200x120 --gen-frames 11 --qp 30 --keyint 7 --bframes 3 --b-adapt 0 --cabac --i4x4 --i8x8
+$clips/akiyo_176x144_30fps_30f.y4m --qp 27 --bframes 2 --cabac --i4x4 --i8x8
+$clips/cars_320x240_30fps_30f.y4m --qp 32 --slices 4 --keyint 10 --bframes 1 --b-adapt 0 --no-deblock
+$clips/basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 27 --bframes 2 --b-adapt 0 --cabac
+$tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --bframes 2 --b-adapt 0 --cabac --i4x4 --i8x8
 EOF
 
 echo "== whole file: vidkern encode -o, 1080p mosaic, $frames frames, QP 30"
 for be in cuda threads; do
     for r in 16 32 "16 --no-deblock" "16 --i4x4 --i8x8" "16 --cabac --slices 17" \
-        "16 --cabac --slices 17 --i4x4 --i8x8"; do
+        "16 --cabac --slices 17 --i4x4 --i8x8" "16 --cabac --i4x4 --i8x8 --bframes 2 --b-adapt 0" \
+        "16 --cabac --i4x4 --i8x8 --bframes 2"; do
         # shellcheck disable=SC2086
         "$V" encode "$tmp/m1080.y4m" -o "$tmp/o.264" --range $r --qp 30 --backend "$be" \
             --quiet 2>&1 | grep -E "stream |stage|time |host " | sed "s/^/$be R$r file: /"

@@ -25,7 +25,9 @@ run() { # NAME ARGS...: threads vs cuda on each path
         fail=1
         return
     fi
-    for path in device slot64 host; do
+    paths="device slot64 host"
+    case " $* " in *" --bframes "*) paths=device ;; esac # B-frames: the host writer always
+    for path in $paths; do
         case $path in
         device) ev=VIDK_STREAM_CHECK=device ;; # no setting: the device coder
         slot64) ev=VIDK_STREAM_SLOT_BYTES=64 ;;
@@ -55,7 +57,13 @@ run "generated 352x288, 12 frames, qp 8, 3 slices, cabac, i4x4" --gen-frames 12 
     --slices 3 --keyint 4 --cabac --i4x4
 run "generated 352x288, 12 frames, qp 36, cabac, i8x8" --gen-frames 12 --qp 36 --keyint 5 \
     --cabac --i8x8
+run "generated 352x288, 12 frames, qp 30, 3 slices, 2 B-frames" --gen-frames 12 --qp 30 \
+    --slices 3 --keyint 7 --bframes 2 --b-adapt 0
+run "generated 640x480, 9 frames, qp 24, cabac, i4x4 i8x8, 3 B-frames" --size 640x480 \
+    --gen-frames 9 --qp 24 --bframes 3 --b-adapt 0 --cabac --i4x4 --i8x8
 for c in "basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 30 --slices 3" \
+    "basketballpass_416x240_50fps_100f.y4m --frames 20 --qp 27 --bframes 2 --b-adapt 0 --cabac" \
+    "akiyo_176x144_30fps_30f.y4m --qp 30 --bframes 2 --i4x4 --i8x8" \
     "cars_320x240_30fps_30f.y4m --qp 12" \
     "cars_320x240_30fps_30f.y4m --qp 20 --slices 5 --cabac" \
     "cars_320x240_30fps_30f.y4m --qp 24 --slices 2 --keyint 8 --cabac --i4x4 --i8x8" \

@@ -56,6 +56,7 @@ struct EncOps {
 #include "thread_pool.h"
 
 #include "enc_kern.cuh"
+#include "enc_kern_b.cuh"
 
 namespace {
 
@@ -84,8 +85,13 @@ struct Launched {
 struct EncCuda {
     int pitch[3]; // device row pitch (samples) per plane
     size_t plane_bytes[3];
-    uint8_t *d_src[kSlots][3]; // source, coded size, one slot per frame sent ahead
-    uint8_t *d_rec[2][3];      // reconstructions: frame i's is [i % 2], its reference the other
+    // sources, coded size, one slot per frame sent ahead: kSlots, with B-frames
+    // VIDK_ENC_MAX_PENDING (frame i's in slot i % nsrc)
+    int nsrc;
+    uint8_t *d_src[VIDK_ENC_MAX_PENDING][3];
+    // reconstructions: frame i's is [i % 2], its reference the other; with B-frames the
+    // anchors' alternate (VidkEncoder.cur, as on the CPU) and [2] is the B frames'
+    uint8_t *d_rec[3][3];
     EncUnitStat *d_stat[kSlots]; // by slot: the unit sums that stats_kernel adds up
     int16_t *d_lev[kSlots][3];   // by slot
     VidkMv *d_mv[kSlots];        // by slot
@@ -107,15 +113,25 @@ struct EncCuda {
     unsigned long long *d_mail;        // and the rows passed down between rows (deblock_kernel)
     unsigned dbk_tag;                  // the tag of the last frame filtered
     unsigned long long *h_sum[kSlots]; // pinned, by slot
-    uint8_t *h_stage[kSlots];          // pinned source staging (w x h, 3 planes), per slot
-    uint8_t *h_out;                    // pinned staging of the downloads
+    uint8_t *h_stage[VIDK_ENC_MAX_PENDING]; // pinned source staging (w x h, 3 planes), per slot
+    uint8_t *h_out;                         // pinned staging of the downloads
     size_t out_bytes;
     // upload, coding, entropy coding, stream fetch, other downloads, the intra estimate,
     // the statistics
     cudaStream_t s_up, s_code, s_dl, s_out, s_side, s_stat;
     cudaStream_t s_ent[kSlots]; // by slot: the entropy coding of consecutive frames overlaps
-    cudaEvent_t up_beg[kSlots], up_end[kSlots], ev[kSlots][EV_COUNT];
-    unsigned long long h2d[kSlots];
+    cudaEvent_t up_beg[VIDK_ENC_MAX_PENDING], up_end[VIDK_ENC_MAX_PENDING],
+        ev[kSlots][EV_COUNT];
+    unsigned long long h2d[VIDK_ENC_MAX_PENDING];
+    // B-frames (docs/ENCODE_CUDA.md "B frames"; coded one frame at a time, in coding order):
+    // list 1's decision vectors, refined vectors and half-sample planes, the frame with
+    // list 1's reference (d_f1, from the pinned h_f1), the list-1 vectors of the B frame coded,
+    // the last anchor's vectors and words (the co-located picture; col_intra: an I picture)
+    VidkMv *d_dmvb[2], *d_part_mv1, *d_mv4b, *d_colmv;
+    uint8_t *d_qpl1;
+    uint16_t *d_colmb;
+    EncFrame *d_f1, *h_f1;
+    bool col_intra;
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
     // environment asks for the host writer (VIDK_STREAM_HOST=1: the decisions, vectors and
     // levels go down, as before); st_slices: its slices per picture
@@ -161,12 +177,21 @@ cleanup:
 
 void destroy(EncCuda *c) {
     if (!c) return;
-    for (int s = 0; s < kSlots; s++)
+    for (int s = 0; s < VIDK_ENC_MAX_PENDING; s++)
         for (int p = 0; p < 3; p++)
             cudaFree(c->d_src[s][p]);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         for (int p = 0; p < 3; p++)
             cudaFree(c->d_rec[k][p]);
+    for (int k = 0; k < 2; k++)
+        cudaFree(c->d_dmvb[k]);
+    cudaFree(c->d_part_mv1);
+    cudaFree(c->d_mv4b);
+    cudaFree(c->d_colmv);
+    cudaFree(c->d_qpl1);
+    cudaFree(c->d_colmb);
+    cudaFree(c->d_f1);
+    cudaFreeHost(c->h_f1);
     for (int k = 0; k < 2; k++) {
         cudaFree(c->d_dmv[k]);
         cudaFree(c->d_dmb[k]);
@@ -196,7 +221,7 @@ void destroy(EncCuda *c) {
     cudaFree(c->d_dbs);
     cudaFree(c->d_mail);
     cudaFreeHost(c->h_out);
-    for (int s = 0; s < kSlots; s++) {
+    for (int s = 0; s < VIDK_ENC_MAX_PENDING; s++) {
         cudaFreeHost(c->h_stage[s]);
         vidk_cux::event_destroy(&c->up_beg[s]);
         vidk_cux::event_destroy(&c->up_end[s]);
@@ -229,6 +254,9 @@ int preload_kernels(VidkContext *ctx, VidkEncoder *e) {
         CUDA_CHECK(vidk_cuda_load(h264_intra_kernel, intra_est_kernel, qpl_kernel, dist_kernel,
                                   decide_kernel, inter_kernel<2>, inter_kernel<3>,
                                   intra_list_kernel, intra_p_kernel));
+    if (e->p.bframes)
+        CUDA_CHECK(
+            vidk_cuda_load(b_dist_kernel, b_decide_kernel, b_direct_kernel, b_mb_kernel));
     else
         CUDA_CHECK(vidk_cuda_load(hevc_intra_kernel, hevc_inter_kernel));
     vidk_enc_frame_setup(e, 0, &f);
@@ -241,13 +269,11 @@ cleanup:
 extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VidkContext *ctx = e->ctx;
     int err = 0;
-    if (e->p.bframes) {
-        vidk_log(ctx, VIDK_LOG_ERROR, "encode: B-frames exist on the CPU backends only");
-        return VIDK_ERR(ENOSYS);
-    }
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
+    const bool bm = e->p.bframes != 0; // B-frames (H.264: vidk_enc_open)
+    c->nsrc = bm ? VIDK_ENC_MAX_PENDING : kSlots;
     for (int k = 0; k < kSlots; k++)
         c->pre[k].index = -1;
     VIDK_TRY(vidk_cuda_enter(ctx));
@@ -267,9 +293,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
     for (int p = 0; p < 3; p++) {
         c->plane_bytes[p] = (size_t)c->pitch[p] * (size_t)(p ? e->H / 2 : e->H);
-        for (int s = 0; s < kSlots; s++)
+        for (int s = 0; s < c->nsrc; s++)
             CUDA_CHECK(cudaMalloc(&c->d_src[s][p], c->plane_bytes[p]));
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < (bm ? 3 : 2); k++)
             CUDA_CHECK(cudaMalloc(&c->d_rec[k][p], c->plane_bytes[p]));
     }
     for (int k = 0; k < kSlots; k++)
@@ -292,6 +318,19 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 cudaMalloc(&c->d_dmv[k], (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
             CUDA_CHECK(cudaMalloc(&c->d_dmb[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
         }
+        if (bm) {
+            const size_t n4 = (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
+            for (int k = 0; k < 2; k++)
+                CUDA_CHECK(cudaMalloc(&c->d_dmvb[k], n4));
+            CUDA_CHECK(cudaMalloc(&c->d_part_mv1,
+                                  (size_t)e->uw * e->uh * VIDK_ME_NPART * sizeof(VidkMv)));
+            CUDA_CHECK(cudaMalloc(&c->d_mv4b, n4));
+            CUDA_CHECK(cudaMalloc(&c->d_colmv, n4));
+            CUDA_CHECK(cudaMalloc(&c->d_qpl1, (size_t)qpn * 4));
+            CUDA_CHECK(cudaMalloc(&c->d_colmb, (size_t)e->uw * e->uh * sizeof(uint16_t)));
+            CUDA_CHECK(cudaMalloc(&c->d_f1, sizeof(EncFrame)));
+            CUDA_CHECK(cudaMallocHost(&c->h_f1, sizeof(EncFrame)));
+        }
     }
     CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
     if (e->p.deblock) {
@@ -305,7 +344,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     }
     {
         const size_t src_bytes = (size_t)e->w * e->h * 3 / 2;
-        for (int s = 0; s < kSlots; s++)
+        for (int s = 0; s < c->nsrc; s++)
             CUDA_CHECK(cudaMallocHost(&c->h_stage[s], src_bytes));
         size_t out = 0;
         if (e->p.outputs & VIDK_ENC_OUT_RECON) out += src_bytes;
@@ -317,7 +356,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         const bool st_host = st && env_host && !strcmp(env_host, "1");
         // I_NxN: the predicted modes read the neighbours' words and modes
         const bool nxn = e->p.codec == VIDK_CODEC_H264 && (e->p.intra4x4 || e->p.intra8x8);
-        if (st || dbk || nxn)
+        if (st || dbk || nxn || bm) // B-frames: the co-located words, the stream's
             for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
         if (nxn)
@@ -338,7 +377,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 c->st_slot = ((size_t)atol(env_slot) + 3) / 4 * 4;
             c->st_slices = vidk_imax(1, vidk_imin(e->p.slices ? e->p.slices : 1, e->uh));
         }
-        if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st || dbk) {
+        if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st || dbk || bm) {
             for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(
                     cudaMalloc(&c->d_mv[k], (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
@@ -375,7 +414,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent[k]));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_out));
-    for (int s = 0; s < kSlots; s++) {
+    for (int s = 0; s < c->nsrc; s++) {
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_beg[s], true));
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_end[s], true));
     }
@@ -389,7 +428,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VIDK_TRY(preload_kernels(ctx, e));
     // The first reference is never read before it is written; zero it anyway.
     for (int p = 0; p < 3; p++)
-        for (int s = 0; s < 2; s++)
+        for (int s = 0; s < (bm ? 3 : 2); s++)
             CUDA_CHECK(cudaMemsetAsync(c->d_rec[s][p], 0, c->plane_bytes[p], c->s_code));
     if (c->d_mail) // the tags of no frame
         CUDA_CHECK(cudaMemsetAsync(
@@ -424,7 +463,7 @@ extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
-    const int slot = (int)(e->sent % kSlots);
+    const int slot = (int)(e->sent % c->nsrc);
     size_t off = 0;
     VIDK_TRY(vidk_cuda_enter(ctx));
     // The slot's previous frame (kSlots back) was received, so its upload and coding are done.
@@ -468,23 +507,108 @@ cleanup:
 // downloads, before it waits for them: the GPU then codes them while it entropy-codes frame i
 // and while the caller writes frame i and reads the next picture. The maps are computed
 // whenever the parameters ask for them (or the stream needs them).
-static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
+// A B frame's decisions (src/enc/encode.c's steps for f.bframe): the half-sample planes of
+// both references, the distances and the seed, the decision passes, the direct macroblocks'
+// final form (a wavefront), then the list of the intra ones on the side stream (event EV_L),
+// as in P frames. f1: the frame with list 1's reference and field (copied to d_f1, f.l1).
+static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, EncFrame &f1,
+                    uint8_t *const *ref1) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
-    const int slot = (int)(index % kSlots), par = (int)(index % 2);
-    const int intra = vidk_enc_is_intra(e, index);
     const cudaStream_t s = c->s_code;
-    uint8_t *const *src = c->d_src[slot];
-    uint8_t *const *ref = c->d_rec[par ^ 1];
-    uint8_t *const *rec = c->d_rec[par];
+    const int n = e->uw * e->uh, slot = (int)(index % kSlots);
+    cudaEvent_t *ev = c->ev[slot];
+    const unsigned nb = (unsigned)((n + kBThreads - 1) / kBThreads);
+    f.skipc = c->d_skipc;
+    f.part_mv = c->d_part_mv;
+    f.dist = c->d_dist;
+    vidk_enc_qpl_geometry(e->W, e->H, &f.qps, &f.qpn);
+    f.qpl = c->d_qpl;
+    f.mv4b = c->d_mv4b;
+    f.colmv = c->d_colmv;
+    f.colmb = c->col_intra ? nullptr : c->d_colmb;
+    // implicit weights: POC = 2 x the display index (docs/STREAM.md)
+    enc_h264_implicit_w((int)(2 * (index - e->anc[0])), (int)(2 * (e->anc[1] - e->anc[0])),
+                        &f.bw0, &f.bw1);
+    {
+        const VidkMeResult *me1[VIDK_BLOCK_COUNT];
+        int gw1[VIDK_BLOCK_COUNT];
+        memcpy(me1, f1.me, sizeof(me1));
+        memcpy(gw1, f1.me_gw, sizeof(gw1));
+        f1 = f;
+        memcpy(f1.me, me1, sizeof(me1));
+        memcpy(f1.me_gw, gw1, sizeof(gw1));
+    }
+    for (int p = 0; p < 3; p++)
+        f1.ref[p] = ref1[p];
+    f1.part_mv = c->d_part_mv1;
+    f1.qpl = c->d_qpl1;
+    *c->h_f1 = f1; // the previous B frame's copy is done: frames complete one by one
+    CUDA_CHECK(cudaMemcpyAsync(c->d_f1, c->h_f1, sizeof(EncFrame), cudaMemcpyHostToDevice, s));
+    f.l1 = c->d_f1;
+    {
+        const dim3 g((unsigned)(e->W + 5 + 127) / 128, (unsigned)(e->H + 5));
+        qpl_kernel<<<g, 128, 0, s>>>(f, c->d_qpl);
+        CUDA_CHECK_LAUNCH();
+        qpl_kernel<<<g, 128, 0, s>>>(f1, c->d_qpl1);
+        CUDA_CHECK_LAUNCH();
+    }
+    b_dist_kernel<<<nb, kBThreads, 0, s>>>(f, c->d_dmv[0], c->d_dmvb[0], c->d_dmb[0]);
+    CUDA_CHECK_LAUNCH();
+    for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
+        const int o = pass & 1, i = o ^ 1;
+        b_decide_kernel<<<nb, kBThreads, 0, s>>>(f, c->d_dmv[i], c->d_dmvb[i], c->d_dmb[i],
+                                                 c->d_dmv[o], c->d_dmvb[o], c->d_dmb[o]);
+        CUDA_CHECK_LAUNCH();
+    }
+    {
+        const int o = VIDK_ENC_DECIDE_PASSES & 1;
+        CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
+        b_direct_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_dmv[o], c->d_dmvb[o],
+                                                       c->d_dmb[o], c->d_progress);
+        CUDA_CHECK_LAUNCH();
+        f.dmv = c->d_dmv[o];
+        f.dmvb = c->d_dmvb[o];
+        f.dmb = c->d_dmb[o];
+    }
+    CUDA_CHECK(cudaEventRecord(ev[EV_D], s));
+    CUDA_CHECK(cudaStreamWaitEvent(c->s_side, ev[EV_D], 0));
+    intra_list_kernel<<<1, kListThreads, 0, c->s_side>>>(f.dmb, n, c->d_ilist, c->d_icnt);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemsetAsync(c->d_iflag, 0, (size_t)n * sizeof(int), c->s_side));
+    CUDA_CHECK(cudaEventRecord(ev[EV_L], c->s_side));
+cleanup:
+    return err;
+}
+
+// With B-frames (`type` VIDK_ENC_FRAME_*) a frame is launched by its own receive, after the
+// frame before it in coding order has completed (its downloads waited for), and its stream is
+// written on the host: the anchors' reconstructions alternate by VidkEncoder.cur, list 0 of a
+// B frame is the older anchor, list 1 the newer one (src/enc/encode.c, the same choice).
+static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
+    VidkContext *ctx = e->ctx;
+    EncCuda *c = state(e);
+    int err = 0;
+    const bool bm = e->p.bframes != 0;
+    const int slot = (int)(index % kSlots), sslot = (int)(index % c->nsrc);
+    const int par = bm ? e->cur : (int)(index % 2);
+    const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
+    const cudaStream_t s = c->s_code;
+    uint8_t *const *src = c->d_src[sslot];
+    uint8_t *const *ref = c->d_rec[bf ? par : par ^ 1];
+    uint8_t *const *ref1 = c->d_rec[par ^ 1];
+    uint8_t *const *rec = c->d_rec[bf ? 2 : par];
     cudaEvent_t *ev = c->ev[slot];
     EncFrame &f = L->f;
+    EncFrame f1;
     const unsigned outp = e->p.outputs;
     L->index = index;
     L->d2h = SUM_COUNT * sizeof(unsigned long long);
-    L->gpu_st = e->stream && c->st[slot] && vidk_h264_stream_slices(e->stream) == c->st_slices;
-    const bool maps = e->stream || e->p.deblock; // the writer and the filter read them
+    L->gpu_st =
+        !bm && e->stream && c->st[slot] && vidk_h264_stream_slices(e->stream) == c->st_slices;
+    // the writer and the filter read them; with B-frames the co-located picture's too
+    const bool maps = e->stream || e->p.deblock || bm;
     VIDK_TRY(vidk_cuda_enter(ctx));
     vidk_enc_frame_setup(e, intra, &f);
     for (int p = 0; p < 3; p++) {
@@ -504,18 +628,19 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     f.mbi = maps || f.im4 ? c->d_mbi[slot] : nullptr;
     f.energy = (outp & VIDK_ENC_OUT_ENERGY) ? c->d_energy[slot] : nullptr;
     f.stat = c->d_stat[slot];
+    f.bframe = bf;
 
     // Frame index - 2 (this parity's previous frame) has its statistics and its downloads
     // (its receive has queued them: this call comes from it or later) done before this one
     // overwrites its reconstruction; the events still hold its records (frame index + 1,
     // which reuses them, is queued after this one).
-    if (index >= 2) {
+    if (index >= 2 && !bm) {
         CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(index - 2) % kSlots][EV_T4], 0));
         CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(index - 2) % kSlots][EV_T5], 0));
     }
-    CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[slot], 0)); // the upload and edge extension
+    CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[sslot], 0)); // the upload and edge extension
     CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
-    if (!intra && e->p.codec == VIDK_CODEC_H264) {
+    if (!intra && !bf && e->p.codec == VIDK_CODEC_H264) {
         // The Intra_16x16 estimate reads only the (padded) source: on its own stream, beside
         // the search, whose last wave leaves SMs free. d_dist is free: the previous frame's
         // decision passes precede this frame's EV_T1 on the code stream.
@@ -528,8 +653,14 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
     if (!intra) {
         VidkMeParams mp;
         vidk_enc_me_params(e, &f, &mp);
+        if (bf) mp.shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16); // B: 16x16 alone
         VIDK_TRY(
-            vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref[0], &mp, s, f.me, f.me_gw));
+            vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref[0], &mp, 0, s, f.me, f.me_gw));
+        if (bf) {
+            f1 = f;
+            VIDK_TRY(vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref1[0], &mp, 1, s, f1.me,
+                                             f1.me_gw));
+        }
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T2], s));
     if (intra) {
@@ -544,7 +675,9 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         // H.264: the decision kernels, then inter_kernel (32 macroblocks per block, a warp
         // per step), then the macroblocks made intra.
         const int n = e->uw * e->uh;
-        if (e->p.codec == VIDK_CODEC_H264) {
+        if (bf) {
+            VIDK_TRY(launch_b(e, index, f, f1, ref1));
+        } else if (e->p.codec == VIDK_CODEC_H264) {
             f.skipc = c->d_skipc;
             f.part_mv = c->d_part_mv;
             vidk_enc_qpl_geometry(e->W, e->H, &f.qps, &f.qpn);
@@ -581,6 +714,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         }
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_inter_kernel<<<(unsigned)((n + 1) / 2), 64, 0, s>>>(f);
+        else if (bf)
+            b_mb_kernel<<<(unsigned)((n + kBThreads - 1) / kBThreads), kBThreads, 0, s>>>(f);
         else
             CUDA_CHECK(vidk_cuda_launch_pdl(c->inter_waves ? inter_kernel<3> : inter_kernel<2>,
                                             (unsigned)((n + 31) / 32), 32 * kInterWarps, s, f));
@@ -601,6 +736,13 @@ static int launch_frame(VidkEncoder *e, int64_t index, Launched *L) {
         deblock_kernel<<<(unsigned)e->uh, kDbkThreads, 0, s>>>(f, c->d_dbs, c->d_mail,
                                                                c->dbk_tag);
         CUDA_CHECK_LAUNCH();
+    }
+    if (bm && !bf) { // an anchor: the co-located picture of the B frames after it
+        const size_t n4 = (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
+        CUDA_CHECK(cudaMemcpyAsync(c->d_colmv, f.mv4, n4, cudaMemcpyDeviceToDevice, s));
+        CUDA_CHECK(cudaMemcpyAsync(c->d_colmb, f.mbi, (size_t)e->uw * e->uh * sizeof(uint16_t),
+                                   cudaMemcpyDeviceToDevice, s));
+        c->col_intra = intra;
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T3], s));
     // The statistics on their own stream: the next frame's search, which needs only the
@@ -650,11 +792,14 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
-    const int64_t index = e->done;
-    const int slot = (int)(index % kSlots), par = (int)(index % 2);
-    const int intra = vidk_enc_is_intra(e, index);
+    // the next frame in coding order (without B-frames e->done, the display order)
+    const int64_t index = e->code_index;
+    const bool bm = e->p.bframes != 0;
+    const int type = e->code_type, slot = (int)(index % kSlots);
+    const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
+    const int par = bm ? e->cur : (int)(index % 2), sslot = (int)(index % c->nsrc);
     const cudaStream_t s = c->s_code;
-    uint8_t *const *rec = c->d_rec[par];
+    uint8_t *const *rec = c->d_rec[bf ? 2 : par];
     cudaEvent_t *ev = c->ev[slot];
     Launched &L = c->pre[slot];
     struct Out {
@@ -662,14 +807,14 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         size_t dpitch;
         const void *dev;
         size_t spitch, width, rows;
-    } outs[10];
+    } outs[12];
     int nout = 0;
     VidkMv *h_mv;      // where the downloads land: the caller's maps, else the stream's
     int16_t *h_lev[3]; // buffers
     VIDK_TRY(vidk_cuda_enter(ctx));
     if (L.index != index) { // not queued by the previous call
         L.index = -1;
-        VIDK_TRY(launch_frame(e, index, &L));
+        VIDK_TRY(launch_frame(e, index, type, &L));
     } else if (c->pre_err[slot]) {
         err = c->pre_err[slot];
         goto cleanup;
@@ -678,7 +823,10 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         const bool gpu_st = L.gpu_st;
         unsigned long long d2h = L.d2h;
         L.index = -1;
-        h_mv = maps && maps->mv ? maps->mv : e->st_mv4;
+        // with B-frames the vectors (and words, list 1's) go to the encoder's buffers, the
+        // caller's map made from them (vidk_enc_b_mv_map)
+        h_mv = maps && maps->mv && !bm ? maps->mv : e->st_mv4;
+        const bool want_mv = (maps && maps->mv) || (e->stream && !gpu_st);
         for (int p = 0; p < 3; p++)
             h_lev[p] = maps && maps->levels[p] ? maps->levels[p] : e->st_lev[p];
         {
@@ -695,13 +843,17 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                 for (int p = 0; p < 3; p++)
                     add(recon->data[p], (size_t)recon->stride[p], rec[p], (size_t)c->pitch[p],
                         (size_t)(p ? e->w / 2 : e->w), (size_t)(p ? e->h / 2 : e->h));
-            if ((maps && maps->mv) || (e->stream && !gpu_st)) {
+            if (want_mv) {
                 const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
                 add(h_mv, n, c->d_mv[slot], n, n, (size_t)(e->H / 4));
+                if (bf) add(e->st_mv4b, n, c->d_mv4b, n, n, (size_t)(e->H / 4));
             }
-            if (e->stream && !gpu_st) { // the host's writer reads them (not the filter)
+            if ((e->stream && !gpu_st) || (bm && want_mv)) {
+                // the host's writer reads them (not the filter); the B-frames' map
                 const size_t n = (size_t)e->uw * sizeof(uint16_t);
                 add(e->st_mbi, n, c->d_mbi[slot], n, n, (size_t)e->uh);
+            }
+            if (e->stream && !gpu_st) {
                 if (c->d_im4[slot])
                     add(e->st_im4, (size_t)e->W / 4, c->d_im4[slot], (size_t)e->W / 4,
                         (size_t)e->W / 4, (size_t)e->H / 4);
@@ -736,10 +888,12 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         // wait for frame i's downloads: the code stream has the next frames' work before the
         // host waits for this one's statistics and stream. They use other slots' buffers, and
         // frame i + 2 overwrites this parity's reconstruction only after these downloads.
-        for (int64_t j = index + 1; j < index + e->q_count && j <= index + 2; j++) {
+        for (int64_t j = index + 1; !bm && j < index + e->q_count && j <= index + 2; j++) {
             const int sj = (int)(j % kSlots);
             if (c->pre[sj].index == j) continue;
-            c->pre_err[sj] = launch_frame(e, j, &c->pre[sj]);
+            c->pre_err[sj] = launch_frame(
+                e, j, vidk_enc_is_intra(e, j) ? VIDK_ENC_FRAME_I : VIDK_ENC_FRAME_P,
+                &c->pre[sj]);
             if (c->pre_err[sj]) break;
         }
         CUDA_CHECK(cudaEventSynchronize(ev[EV_T5]));
@@ -769,12 +923,14 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             vidk_enc_fill_info(e, index, intra, &sum, sse, info);
         }
         info->stage_ms[VIDK_ENC_STAGE_UPLOAD] =
-            vidk_cux::event_elapsed(c->up_beg[slot], c->up_end[slot]);
+            vidk_cux::event_elapsed(c->up_beg[sslot], c->up_end[sslot]);
         info->stage_ms[VIDK_ENC_STAGE_ME] = vidk_cux::event_elapsed(ev[EV_T1], ev[EV_T2]);
         info->stage_ms[VIDK_ENC_STAGE_CODE] = vidk_cux::event_elapsed(ev[EV_T2], ev[EV_T3]);
         info->stage_ms[VIDK_ENC_STAGE_STATS] = vidk_cux::event_elapsed(ev[EV_T3], ev[EV_T4]);
         info->stage_ms[VIDK_ENC_STAGE_DOWNLOAD] = vidk_cux::event_elapsed(ev[EV_T4], ev[EV_T5]);
-        info->h2d_bytes = c->h2d[slot];
+        info->h2d_bytes = c->h2d[sslot];
+        if (bm && maps && maps->mv)
+            vidk_enc_b_mv_map(e, bf, e->st_mbi, e->st_mv4, e->st_mv4b, maps->mv);
         info->d2h_bytes = d2h;
         if (gpu_st) {
             const double t0 = vidk_enc_now_ms();
@@ -798,10 +954,17 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             info->stage_ms[VIDK_ENC_STAGE_STREAM] =
                 vidk_cux::event_elapsed(ev[EV_T4], ev[EV_S]) + (vidk_enc_now_ms() - t0);
         } else {
-            if (e->stream)
+            if (e->stream && !bm)
                 vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
                          (long long)index);
-            VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
+            if (bf)
+                VIDK_TRY(vidk_enc_write_stream_b(e, index, h_mv, e->st_mv4b, h_lev, info));
+            else
+                VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
+        }
+        if (bm && !bf) { // an anchor: the next one's reconstruction is the other
+            e->cur ^= 1;
+            e->anc[0] = e->anc[1], e->anc[1] = index;
         }
     }
 cleanup:

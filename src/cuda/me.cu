@@ -38,6 +38,7 @@ enum {
     SLOT_PRED = VIDK_SLOT_ME_FIRST + 4,   // device / pinned predictors
     SLOT_PLANE2 = VIDK_SLOT_ME_FIRST + 5, // device plane 2 / pinned staging of next
     SLOT_STATE = VIDK_SLOT_ME_FIRST + 6,  // host: SeqState
+    SLOT_RES1 = VIDK_SLOT_ME_FIRST + 7,   // device results of vidk_cuda_me_search_dev's set 1
 };
 constexpr int kPlaneSlot[3] = {SLOT_PLANE0, SLOT_PLANE1, SLOT_PLANE2};
 
@@ -570,8 +571,8 @@ cleanup:
 }
 
 extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uint8_t *cur,
-                                       const uint8_t *ref, const VidkMeParams *p, void *stream,
-                                       const VidkMeResult **res, int *grid_w) {
+                                       const uint8_t *ref, const VidkMeParams *p, int set,
+                                       void *stream, const VidkMeResult **res, int *grid_w) {
     int err = 0;
     MePlan pl;
     MeArgs a;
@@ -579,7 +580,8 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     unsigned long long *d_keys = nullptr;
     VidkMeResult *d_res = nullptr;
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
-    if (!ctx || !ctx->cuda || !cur || !ref || !p || p->pred || !res || !grid_w)
+    if (!ctx || !ctx->cuda || !cur || !ref || !p || p->pred || !res || !grid_w ||
+        (set != 0 && set != 1))
         return VIDK_ERR(EINVAL);
     VIDK_TRY(make_plan(&pl, w, h, 8, p, 0, ctx->cuda->sms));
     if (pl.path != PATH_GENERIC && pl.smem > smem_limit(pl.flags)) return VIDK_ERR(EINVAL);
@@ -589,7 +591,8 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     pl.nbands = 1, pl.band_g0[0] = 0, pl.band_gn[0] = pl.GH;
     VIDK_TRY(vidk_cuda_enter(ctx));
     VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_KEYS, pl.nkeys * sizeof(*d_keys), &d_keys));
-    VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_RES, pl.nres * sizeof(*d_res), &d_res));
+    VIDK_TRY(
+        vidk_cuda_dev_slot(ctx, set ? SLOT_RES1 : SLOT_RES, pl.nres * sizeof(*d_res), &d_res));
     plan_args(&pl, cur, ref, nullptr, d_keys, d_res, &a, &f);
     CUDA_CHECK(reset_keys(&pl, d_keys, s));
     for (int b = 0; b < pl.nbands; b++)

@@ -105,6 +105,11 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
 /* The same for a B picture (list-1 vectors mv4b). */
 int vidk_enc_write_stream_b(VidkEncoder *e, int64_t index, const VidkMv *mv4,
                             const VidkMv *mv4b, int16_t *const lev[3], VidkEncFrameInfo *info);
+/* B-frames: the caller's vector map of a frame (VidkEncMaps.mv): per 4x4 block list 0's
+ * vector (mv4), list 1's (mv4b) where a B frame's macroblock (decision word mbi) predicts from
+ * list 1 only. */
+void vidk_enc_b_mv_map(const VidkEncoder *e, int bframe, const uint16_t *mbi, const VidkMv *mv4,
+                       const VidkMv *mv4b, VidkMv *out);
 /* Decision passes of an H.264 P frame (docs/ENCODE.md §4): the seed and the passes that
  * decide against the previous pass's neighbours. */
 #define VIDK_ENC_DECIDE_PASSES 2

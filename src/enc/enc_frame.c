@@ -12,6 +12,15 @@
 #include "h264_stream.h"
 #include "thread_pool.h"
 
+void vidk_enc_b_mv_map(const VidkEncoder *e, int bframe, const uint16_t *mbi, const VidkMv *mv4,
+                       const VidkMv *mv4b, VidkMv *out) {
+    const int n4 = e->W / 4;
+    for (int k = 0; k < n4 * (e->H / 4); k++) {
+        const int u = (k / n4 / 4) * e->uw + (k % n4) / 4;
+        out[k] = bframe && enc_h264_b_use(mbi[u]) == 2 ? mv4b[k] : mv4[k];
+    }
+}
+
 int vidk_enc_lambda(int qp) {
     return enc_lambda_tab[vidk_iclip(qp, 0, VIDK_ENC_MAX_QP)];
 }

@@ -131,11 +131,6 @@ void vidk_enc_cpu_close(VidkEncoder *e) {
     free(e->col_mv);
     free(e->col_mb);
     free(e->qpl1);
-    for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
-        vidk_picture_free(&e->bsrc[k]);
-    vidk_picture_free(&e->la[0]);
-    vidk_picture_free(&e->la[1]);
-    vidk_me_field_free(&e->la_field);
 }
 
 int vidk_enc_cpu_open(VidkEncoder *e) {
@@ -179,14 +174,22 @@ int vidk_enc_cpu_open(VidkEncoder *e) {
         err = vidk_picture_alloc(&e->brec, e->W, e->H, VIDK_CHROMA_420, 8, 0);
         if (!err)
             err = vidk_me_field_alloc(&e->field1, e->W, e->H, VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
-        for (int k = 0; k < 2 && !err; k++)
-            err = vidk_picture_alloc(&e->la[k], e->W, e->H, VIDK_CHROMA_420, 8, 0);
-        if (!err)
-            err =
-                vidk_me_field_alloc(&e->la_field, e->W, e->H, VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
-        for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
-            e->la_idx[k] = -1;
     }
+    return err;
+}
+
+/* B-frames, every backend: the look-ahead's pictures and field (still_of; its search runs on
+ * the context's backend from these host pictures). The sources' copies (bsrc) are made at
+ * their first send. */
+static int lookahead_open(VidkEncoder *e) {
+    int err = 0;
+    for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
+        e->la_idx[k] = -1;
+    if (!e->p.bframes || !e->p.b_adapt) return 0;
+    for (int k = 0; k < 2 && !err; k++)
+        err = vidk_picture_alloc(&e->la[k], e->W, e->H, VIDK_CHROMA_420, 8, 0);
+    if (!err)
+        err = vidk_me_field_alloc(&e->la_field, e->W, e->H, VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
     return err;
 }
 
@@ -195,6 +198,11 @@ void vidk_enc_close(VidkEncoder **pe) {
     VidkEncoder *e = *pe;
     e->ctx->ops.enc.close(e);
     vidk_enc_stream_close(e);
+    for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
+        vidk_picture_free(&e->bsrc[k]);
+    vidk_picture_free(&e->la[0]);
+    vidk_picture_free(&e->la[1]);
+    vidk_me_field_free(&e->la_field);
     free(e);
     *pe = NULL;
 }
@@ -290,6 +298,7 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
                     VIDK_ME_SHAPE(VIDK_BLOCK_32x32);
     int err = ctx->ops.enc.open(e);
     if (err >= 0) err = vidk_enc_stream_open(e);
+    if (err >= 0) err = lookahead_open(e);
     if (err < 0) {
         vidk_enc_close(&e);
         return err;
@@ -714,11 +723,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     vidk_enc_fill_info(e, index, intra, &sum, sse, info);
     for (int s = 0; s < VIDK_ENC_STAGE_DOWNLOAD + 1; s++)
         info->stage_ms[s] = t[s + 1] - t[s];
-    if (e->p.bframes && maps && maps->mv) /* the map: list 0's vector, else list 1's */
-        for (int k = 0; k < (e->W / 4) * (e->H / 4); k++) {
-            const int u = (k / (e->W / 4) / 4) * e->uw + (k % (e->W / 4)) / 4;
-            maps->mv[k] = bf && !(enc_h264_b_use(f.mbi[u]) & 1) ? f.mv4b[k] : f.mv4[k];
-        }
+    if (e->p.bframes && maps && maps->mv)
+        vidk_enc_b_mv_map(e, bf, f.mbi, f.mv4, f.mv4b, maps->mv);
     {
         int16_t *const lev[3] = {f.lev[0], f.lev[1], f.lev[2]};
         const int err = bf ? vidk_enc_write_stream_b(e, index, f.mv4, f.mv4b, lev, info)
