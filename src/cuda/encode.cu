@@ -365,9 +365,9 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         if (st) { // the host codes the frames the device cannot: on all its cores
             err = vidk_pool_create(&e->st_pool, vidk_imin(vidk_cpu_count(), 64));
             if (err < 0) goto cleanup;
-            if (st_host) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
+            if (st_host || bm) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
         }
-        if (st && !st_host) {
+        if (st && !st_host && !bm) {
             // Slot size: CAVLC: VIDK_H264S_SLOT_BYTES holds any macroblock; CABAC: the
             // bins of VIDK_CABAC_SLOT_BINS; VIDK_STREAM_SLOT_BYTES (a test hook) makes it
             // smaller, to exercise the host fallback.
@@ -381,8 +381,14 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             for (int k = 0; k < kSlots; k++)
                 CUDA_CHECK(
                     cudaMalloc(&c->d_mv[k], (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
-            if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st_host)
+            // B-frames: the stream's are written on the host, the map made there from the
+            // words and both lists' vectors
+            if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st_host || (st && bm))
                 out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
+            if (bm && ((e->p.outputs & VIDK_ENC_OUT_MVS) || st)) {
+                out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);  // list 1's
+                if (!st) out += (size_t)e->uw * e->uh * sizeof(uint16_t); // the words
+            }
         }
         if (e->p.outputs & VIDK_ENC_OUT_ENERGY) {
             for (int k = 0; k < kSlots; k++)
@@ -395,10 +401,10 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
                 for (int k = 0; k < kSlots; k++)
                     CUDA_CHECK(cudaMalloc(&c->d_lev[k][p], n));
-                if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st_host) out += n;
+                if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st_host || (st && bm)) out += n;
             }
         }
-        if (nxn && st_host) out += (size_t)(e->W / 4) * (e->H / 4);
+        if (nxn && (st_host || (st && bm))) out += (size_t)(e->W / 4) * (e->H / 4);
         c->out_bytes = out;
         if (out) CUDA_CHECK(cudaMallocHost(&c->h_out, out));
     }
