@@ -960,7 +960,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             info->stage_ms[VIDK_ENC_STAGE_STREAM] =
                 vidk_cux::event_elapsed(ev[EV_T4], ev[EV_S]) + (vidk_enc_now_ms() - t0);
         } else {
-            if (e->stream && !bm)
+            if (e->stream) // B-frames: every frame (not yet on the device)
                 vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
                          (long long)index);
             if (bf)
