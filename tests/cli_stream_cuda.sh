@@ -25,9 +25,7 @@ run() { # NAME ARGS...: threads vs cuda on each path
         fail=1
         return
     fi
-    paths="device slot64 host"
-    case " $* " in *" --bframes "*) paths=device ;; esac # B-frames: the host writer always
-    for path in $paths; do
+    for path in device slot64 host; do
         case $path in
         device) ev=VIDK_STREAM_CHECK=device ;; # no setting: the device coder
         slot64) ev=VIDK_STREAM_SLOT_BYTES=64 ;;

@@ -186,8 +186,8 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
                             m->tc,
                             {m->tc + (size_t)n * 16, m->tc + (size_t)n * 20},
                             f->im4,
-                            0,
-                            NULL};
+                            f->bslice,
+                            f->mv4b};
     int ovf = 0;
     memset(m->tc, 0xee, (size_t)n * 24); /* every entry must be written by pass 1 */
     scramble(m);
@@ -211,7 +211,7 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
         m->off[i + 1] = m->off[i] + m->len[i];
     if (ovf) return 1;
     VidkH264SliceHdr h;
-    vidk_h264_stream_slice_hdr(s, f->index, f->intra, &h);
+    vidk_h264_stream_slice_hdr_next(s, f->index, f->intra, f->bslice, &h);
     permute(m->order, m->slices);
     for (int k = 0; k < m->slices; k++) /* head_kernel */
         vidk_h264_nal_head(&c, &h, m->order[k], m->off, m->hdr, m->hbits, m->nlen);
@@ -239,8 +239,8 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
     small++;
     const uint64_t nb = emu_ep((const uint8_t *)m->words, m->noff, m->slices, T, V, m->nal);
     CHECK(nb <= m->nal_cap);
-    CHECK(vidk_h264_stream_frame_nals(s, f->index, f->intra, m->nal, (size_t)nb, data, size) ==
-          0);
+    CHECK(vidk_h264_stream_frame_nals(s, f->index, f->intra, f->bslice, m->nal, (size_t)nb,
+                                      data, size) == 0);
     return 0;
 }
 
@@ -346,27 +346,39 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
 
 /* Synthetic frames: random and extreme decision words, vectors and levels (every int16),
  * P_8x8 with 4x4 sub-partitions and alternating extreme vectors, Intra_16x16 with every
- * level at -32768: both writers agree and every macroblock stays within the bound. */
+ * level at -32768; with B-frames on (bm), B pictures of every macroblock kind (B_Direct /
+ * B_Skip, list 0, list 1, bi-predicted, intra) and random list-1 vectors: both writers agree
+ * and every macroblock stays within the bound. */
 static void synthetic(void) {
     const int mbw = 5, mbh = 4, W = mbw * 16, H = mbh * 16;
     const size_t nl = (size_t)W * H;
     uint16_t *mbi = calloc((size_t)mbw * mbh, sizeof(uint16_t));
-    VidkMv *mv = calloc(nl / 16, sizeof(VidkMv));
+    VidkMv *mv = calloc(nl / 16, sizeof(VidkMv)), *mvb = calloc(nl / 16, sizeof(VidkMv));
     uint8_t *im4 = calloc(nl / 16, 1);
     int16_t *lev[3] = {calloc(nl, 2), calloc(nl / 4, 2), calloc(nl / 4, 2)};
-    CHECK(mbi && mv && im4 && lev[0] && lev[1] && lev[2]);
+    CHECK(mbi && mv && mvb && im4 && lev[0] && lev[1] && lev[2]);
     uint32_t seed = 12345, max_bits = 0;
-    for (int slices = 1; slices <= 3; slices++) {
+    for (int sb = 0; sb < 6; sb++) {
+        const int slices = 1 + sb % 3, bm = sb >= 3;
         VidkH264Stream *a = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
         VidkH264Stream *b = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
         CHECK(a && b);
+        if (bm)
+            CHECK(!vidk_h264_stream_set_bframes(a, 1) && !vidk_h264_stream_set_bframes(b, 1));
         Emu m;
         emu_init(&m, mbw, mbh, slices, VIDK_H264S_SLOT_BYTES);
         for (int fi = 0; fi < 12; fi++) {
             const int intra = fi % 4 == 0, kind = fi % 3; /* 0 random, 1 extreme, 2 sparse */
+            const int bslice = bm && fi % 4 >= 2;         /* I P B B */
             for (int i = 0; i < mbw * mbh; i++) {
                 const uint32_t r = test_rand(&seed);
-                if (intra) { /* Intra_16x16, or I_NxN (Intra_4x4 or _8x8) every other one */
+                if (bslice && (r >> 20) % 6) { /* direct, L0, L1, bi, direct again; intra */
+                    static const uint16_t bw[5] = {ENC_MBI_DIRECT, ENC_MBI_NOL1, ENC_MBI_NOL0,
+                                                   0, ENC_MBI_DIRECT | ENC_MBI_NOL0};
+                    mbi[i] =
+                        (uint16_t)(bw[(r >> 20) % 6 - 1] | (r >> 16 & 1 ? ENC_MBI_TX8 : 0u));
+                } else if (intra || bslice) { /* Intra_16x16, or I_NxN (Intra_4x4 or _8x8) every
+                                                 other one */
                     mbi[i] = (uint16_t)(ENC_MBI_INTRA |
                                         (r >> 4 & 1 ? ENC_MBI_NXN | (r & 12) |
                                                           (r >> 5 & 1 ? ENC_MBI_TX8 : 0u)
@@ -389,6 +401,8 @@ static void synthetic(void) {
                 } else {
                     mv[k].x = (int16_t)(r & 0xffff), mv[k].y = (int16_t)(r >> 16);
                 }
+                mvb[k].x = (int16_t)(kind == 1 ? -mv[k].x : (int16_t)(r >> 3 & 0xff) - 128);
+                mvb[k].y = (int16_t)(kind == 1 ? mv[k].y : (int16_t)(r >> 11 & 0xff) - 128);
             }
             for (int p = 0; p < 3; p++)
                 for (size_t k = 0; k < (p ? nl / 4 : nl); k++) {
@@ -404,8 +418,8 @@ static void synthetic(void) {
                                            : 0;
                     lev[p][k] = v;
                 }
-            const VidkH264StreamFrame f = {fi,  intra, mbi, mv, {lev[0], lev[1], lev[2]},
-                                           im4, 0,     NULL};
+            const VidkH264StreamFrame f = {fi,  intra,  mbi, mv, {lev[0], lev[1], lev[2]},
+                                           im4, bslice, mvb};
             compare_frame("synthetic", a, b, &m, &f, W, &max_bits);
         }
         emu_free(&m);
@@ -416,6 +430,7 @@ static void synthetic(void) {
             VIDK_H264S_MB_MAX_BITS);
     free(mbi);
     free(mv);
+    free(mvb);
     free(im4);
     for (int p = 0; p < 3; p++)
         free(lev[p]);
@@ -732,7 +747,7 @@ static void headers(void) {
         /* advance the writer's picture state */
         const uint8_t *d;
         size_t n;
-        CHECK(vidk_h264_stream_frame_nals(s, i, intra, NULL, 0, &d, &n) == 0);
+        CHECK(vidk_h264_stream_frame_nals(s, i, intra, 0, NULL, 0, &d, &n) == 0);
     }
     VidkH264SliceHdr h = {(1u << 26) - 1, 1, 3, 16, 65535, 65535, -51, 0, 0, 0, 0, 0};
     uint8_t buf[64];

@@ -147,9 +147,10 @@ inline EncCuda *state(const VidkEncoder *e) {
     return static_cast<EncCuda *>(e->cuda);
 }
 
-// The frame's decisions, vectors and levels into the host writer's buffers (e->st_*), for
-// a frame the device could not code (a macroblock larger than its slot); synchronous.
-int download_decisions(VidkContext *ctx, VidkEncoder *e, int slot, cudaStream_t s,
+// The frame's decisions, vectors (bf: a B frame's list-1 ones too) and levels into the host
+// writer's buffers (e->st_*), for a frame the device could not code (a macroblock larger than
+// its slot); synchronous.
+int download_decisions(VidkContext *ctx, VidkEncoder *e, int slot, int bf, cudaStream_t s,
                        unsigned long long *bytes) {
     int err = 0;
     const EncCuda *c = state(e);
@@ -159,6 +160,10 @@ int download_decisions(VidkContext *ctx, VidkEncoder *e, int slot, cudaStream_t 
     CUDA_CHECK(cudaMemcpyAsync(e->st_mbi, c->d_mbi[slot], nmbi, cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaMemcpyAsync(e->st_mv4, c->d_mv[slot], nmv, cudaMemcpyDeviceToHost, s));
     *bytes += nmbi + nmv;
+    if (bf) {
+        CUDA_CHECK(cudaMemcpyAsync(e->st_mv4b, c->d_mv4b, nmv, cudaMemcpyDeviceToHost, s));
+        *bytes += nmv;
+    }
     if (c->d_im4[slot]) {
         const size_t n = (size_t)(e->W / 4) * (e->H / 4);
         CUDA_CHECK(cudaMemcpyAsync(e->st_im4, c->d_im4[slot], n, cudaMemcpyDeviceToHost, s));
@@ -367,7 +372,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             if (err < 0) goto cleanup;
             if (st_host || bm) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
         }
-        if (st && !st_host && !bm) {
+        if (st && !st_host) {
             // Slot size: CAVLC: VIDK_H264S_SLOT_BYTES holds any macroblock; CABAC: the
             // bins of VIDK_CABAC_SLOT_BINS; VIDK_STREAM_SLOT_BYTES (a test hook) makes it
             // smaller, to exercise the host fallback.
@@ -611,8 +616,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
     const unsigned outp = e->p.outputs;
     L->index = index;
     L->d2h = SUM_COUNT * sizeof(unsigned long long);
-    L->gpu_st =
-        !bm && e->stream && c->st[slot] && vidk_h264_stream_slices(e->stream) == c->st_slices;
+    L->gpu_st = e->stream && c->st[slot] && vidk_h264_stream_slices(e->stream) == c->st_slices;
     // the writer and the filter read them; with B-frames the co-located picture's too
     const bool maps = e->stream || e->p.deblock || bm;
     VIDK_TRY(vidk_cuda_enter(ctx));
@@ -776,16 +780,21 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
         // The entropy coding (stream.cu) on its own stream, after the statistics; its size
         // goes down with it, its NAL units after the receiver's synchronisation. The frames
         // from e->done on may not have been written yet (queued ahead): the header state
-        // then comes from their types.
+        // then comes from their types. With B-frames the frames before it are written.
         const int16_t *const lev[3] = {c->d_lev[slot][0], c->d_lev[slot][1], c->d_lev[slot][2]};
         VidkH264SliceHdr hdr;
         uint32_t pending_intra = 0;
-        for (int64_t k = e->done; k < index; k++)
+        for (int64_t k = e->done; k < index && !bm; k++)
             pending_intra |= (uint32_t)(vidk_enc_is_intra(e, k) != 0) << (k - e->done);
-        vidk_h264_stream_slice_hdr_ahead(e->stream, e->done, pending_intra, index, intra, &hdr);
+        if (bm)
+            vidk_h264_stream_slice_hdr_next(e->stream, index, intra, bf, &hdr);
+        else
+            vidk_h264_stream_slice_hdr_ahead(e->stream, e->done, pending_intra, index, intra,
+                                             &hdr);
         CUDA_CHECK(cudaStreamWaitEvent(c->s_ent[slot], ev[EV_T4], 0));
         VIDK_TRY(vidk_cuda_stream_code(ctx, c->st[slot], &hdr, c->d_mbi[slot], c->d_im4[slot],
-                                       c->d_mv[slot], lev, c->s_ent[slot]));
+                                       c->d_mv[slot], bf ? c->d_mv4b : nullptr, lev,
+                                       c->s_ent[slot]));
         L->d2h += vidk_cuda_stream_res_bytes(c->st[slot]);
         CUDA_CHECK(cudaEventRecord(ev[EV_S], c->s_ent[slot]));
     }
@@ -945,7 +954,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             CUDA_CHECK(cudaEventSynchronize(ev[EV_S])); // its size is here
             VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st[slot], c->s_dl, &nals, &nb));
             if (err == 0) { // the SPS / PPS of an IDR picture before the slices on the host
-                VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, nals, nb,
+                VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, bf, nals, nb,
                                                      &info->stream, &info->stream_size));
                 info->d2h_bytes += nb;
             } else { // a macroblock did not fit its slot: the host writer codes this frame
@@ -953,14 +962,19 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                 err = 0;
                 vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
                          (long long)index);
-                VIDK_TRY(download_decisions(ctx, e, slot, c->s_dl, &got));
+                VIDK_TRY(download_decisions(ctx, e, slot, bf, c->s_dl, &got));
                 info->d2h_bytes += got;
-                VIDK_TRY(vidk_enc_write_stream(e, index, intra, e->st_mv4, e->st_lev, info));
+                if (bf)
+                    VIDK_TRY(vidk_enc_write_stream_b(e, index, e->st_mv4, e->st_mv4b, e->st_lev,
+                                                     info));
+                else
+                    VIDK_TRY(
+                        vidk_enc_write_stream(e, index, intra, e->st_mv4, e->st_lev, info));
             }
             info->stage_ms[VIDK_ENC_STAGE_STREAM] =
                 vidk_cux::event_elapsed(ev[EV_T4], ev[EV_S]) + (vidk_enc_now_ms() - t0);
         } else {
-            if (e->stream) // B-frames: every frame (not yet on the device)
+            if (e->stream)
                 vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
                          (long long)index);
             if (bf)

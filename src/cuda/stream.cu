@@ -95,8 +95,8 @@ struct VidkCuStream {
     // which cost the host more than the device's frame before. The slice header goes up
     // from h_hdr (pinned) at the graph's start.
     VidkH264SliceHdr *h_hdr, *d_hdr_in;
-    cudaGraphExec_t gx[2];
-    const void *gx_key[2][6];
+    cudaGraphExec_t gx[3];    // per picture type: P, I, B
+    const void *gx_key[3][7]; // the inputs each was captured with
 };
 
 namespace {
@@ -382,7 +382,7 @@ void vidk_cuda_stream_close(VidkCuStream **pst) {
     cudaFreeHost(st->h_res);
     cudaFreeHost(st->h_nal);
     cudaFreeHost(st->h_hdr);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         if (st->gx[k]) cudaGraphExecDestroy(st->gx[k]);
     (void)cudaGetLastError();
     free(st);
@@ -499,9 +499,9 @@ size_t vidk_cuda_stream_res_bytes(const VidkCuStream *st) {
 namespace {
 
 // The frame's work on s (vidk_cuda_stream_code), its header from h_hdr.
-int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t *d_mbi,
-            const uint8_t *d_im4, const VidkMv *d_mv4, const int16_t *const d_lev[3],
-            cudaStream_t s) {
+int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, int bslice,
+            const uint16_t *d_mbi, const uint8_t *d_im4, const VidkMv *d_mv4,
+            const VidkMv *d_mv4b, const int16_t *const d_lev[3], cudaStream_t s) {
     int err = 0;
     VidkH264sCtx c;
     const int n = st->n;
@@ -519,7 +519,7 @@ int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, const uint16_t 
     c.tcc[0] = st->d_tc + (size_t)n * 16;
     c.tcc[1] = st->d_tc + (size_t)n * 20;
     c.im4 = d_im4;
-    c.bslice = 0, c.mv4b = nullptr; // B pictures never come here (the host writer codes them)
+    c.bslice = bslice, c.mv4b = d_mv4b; // B slices: list 1's vectors
     CUDA_CHECK(cudaMemcpyAsync(st->d_hdr_in, st->h_hdr, sizeof(VidkH264SliceHdr),
                                cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemsetAsync(st->d_res, 0, sizeof(uint64_t), s)); // the overflow flag
@@ -598,30 +598,32 @@ cleanup:
 
 int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264SliceHdr *hdr,
                           const uint16_t *d_mbi, const uint8_t *d_im4, const VidkMv *d_mv4,
-                          const int16_t *const d_lev[3], cudaStream_t s) {
+                          const VidkMv *d_mv4b, const int16_t *const d_lev[3], cudaStream_t s) {
     int err = 0;
-    const int intra = hdr->intra ? 1 : 0;
-    const void *key[6] = {d_mbi, d_im4, d_mv4, d_lev[0], d_lev[1], d_lev[2]};
-    cudaGraphExec_t &gx = st->gx[intra];
+    const int intra = hdr->intra ? 1 : 0, bslice = hdr->bslice ? 1 : 0;
+    const int kind = bslice ? 2 : intra;
+    if (!bslice) d_mv4b = nullptr;
+    const void *key[7] = {d_mbi, d_im4, d_mv4, d_mv4b, d_lev[0], d_lev[1], d_lev[2]};
+    cudaGraphExec_t &gx = st->gx[kind];
     *st->h_hdr = *hdr; // the previous call's upload is done: the caller synchronised s
-    if (gx && memcmp(key, st->gx_key[intra], sizeof(key))) {
+    if (gx && memcmp(key, st->gx_key[kind], sizeof(key))) {
         CUDA_CHECK(cudaGraphExecDestroy(gx));
         gx = nullptr;
     }
     if (!gx) { // capture the work once; where capturing fails, queue it directly
         cudaGraph_t g = nullptr;
         CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        const int e = enqueue(ctx, st, intra, d_mbi, d_im4, d_mv4, d_lev, s);
+        const int e = enqueue(ctx, st, intra, bslice, d_mbi, d_im4, d_mv4, d_mv4b, d_lev, s);
         const cudaError_t ec = cudaStreamEndCapture(s, &g);
         if (e == 0 && ec == cudaSuccess && g &&
             cudaGraphInstantiate(&gx, g, 0) == cudaSuccess) {
-            memcpy(st->gx_key[intra], key, sizeof(key));
+            memcpy(st->gx_key[kind], key, sizeof(key));
         } else {
             gx = nullptr;
             (void)cudaGetLastError();
         }
         if (g) cudaGraphDestroy(g);
-        if (!gx) return enqueue(ctx, st, intra, d_mbi, d_im4, d_mv4, d_lev, s);
+        if (!gx) return enqueue(ctx, st, intra, bslice, d_mbi, d_im4, d_mv4, d_mv4b, d_lev, s);
     }
     CUDA_CHECK(cudaGraphLaunch(gx, s));
 cleanup:

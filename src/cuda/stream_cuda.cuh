@@ -27,17 +27,17 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
 // Free everything (nullptr: nothing) and clear the pointer.
 void vidk_cuda_stream_close(VidkCuStream **st);
 // Queue on s, after the kernels that wrote the frame's decision words (d_mbi, raster),
-// I_NxN modes (d_im4, W / 4 per row; nullptr without I_NxN), vectors (d_mv4, W / 4 per row)
-// and levels (d_lev, strides W and W / 2): the entropy coding
-// of the frame (I slices in an IDR picture, hdr->intra) into its slices' NAL units on the
-// device, complete (start code, NAL header, slice_header() from hdr with each slice's
-// first_mb_in_slice, slice data, trailing bits, emulation prevention), then the download of
-// the overflow flag and their size, as one CUDA graph per picture type (captured at the
-// first call with these inputs). No synchronisation; the previous call's work on st must be
-// done (its header is read when the work runs). 0 or an error.
+// I_NxN modes (d_im4, W / 4 per row; nullptr without I_NxN), vectors (d_mv4, W / 4 per row;
+// B slices, hdr->bslice: list 0's, list 1's in d_mv4b) and levels (d_lev, strides W and
+// W / 2): the entropy coding of the frame (I slices in an IDR picture, hdr->intra) into its
+// slices' NAL units on the device, complete (start code, NAL header, slice_header() from hdr
+// with each slice's first_mb_in_slice, slice data, trailing bits, emulation prevention), then
+// the download of the overflow flag and their size, as one CUDA graph per picture type
+// (captured at the first call with these inputs). No synchronisation; the previous call's work
+// on st must be done (its header is read when the work runs). 0 or an error.
 int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264SliceHdr *hdr,
                           const uint16_t *d_mbi, const uint8_t *d_im4, const VidkMv *d_mv4,
-                          const int16_t *const d_lev[3], cudaStream_t s);
+                          const VidkMv *d_mv4b, const int16_t *const d_lev[3], cudaStream_t s);
 // Once s has passed vidk_cuda_stream_code (the caller synchronised): 1 when a macroblock did
 // not fit its slot (CABAC: or a slice its area) (nothing downloaded: code the frame on the
 // host), else 0 after the download of the slices' NAL units on s (synchronous): *nals (valid

@@ -589,13 +589,24 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
     return write_units(s, f, &h, NULL, 0, data, size);
 }
 
-int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra,
+void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, int intra,
+                                     int bslice, VidkH264SliceHdr *h) {
+    VidkH264StreamFrame f;
+    memset(&f, 0, sizeof(f));
+    f.index = index, f.intra = intra, f.bslice = bslice;
+    if (s->bframes)
+        slice_hdr_b(s, &f, h);
+    else
+        vidk_h264_stream_slice_hdr(s, index, intra, h);
+}
+
+int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra, int bslice,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size) {
     VidkH264SliceHdr h;
-    if (s->bframes) return VIDK_ERR(EINVAL); /* the headers of a B stream: the host writer's */
-    vidk_h264_stream_slice_hdr(s, index, intra, &h);
-    start_picture(s, index, intra, 0);
+    if (bslice && (!s->bframes || intra)) return VIDK_ERR(EINVAL);
+    vidk_h264_stream_slice_hdr_next(s, index, intra, bslice, &h);
+    start_picture(s, index, intra, bslice);
     return write_units(s, NULL, &h, nals, n, data, size);
 }
 

@@ -47,8 +47,9 @@ int vidk_h264_stream_set_cabac(VidkH264Stream *s, int on);
  * reordering, two frames buffered (and the level holds a DPB of two frames); every slice
  * header carries pic_order_cnt_lsb = 2 (index - the last IDR's index) mod 256; frame_num
  * counts the reference (I, P) pictures coded since the last IDR one; B pictures are
- * non-reference pictures of B slices (docs/STREAM.md). Only vidk_h264_stream_frame codes
- * such a stream (not vidk_h264_stream_slice_hdr / _frame_nals). Returns 0. */
+ * non-reference pictures of B slices (docs/STREAM.md). vidk_h264_stream_frame or, from
+ * vidk_h264_stream_slice_hdr_next's header, _frame_nals code such a stream (not
+ * vidk_h264_stream_slice_hdr / _ahead). Returns 0. */
 int vidk_h264_stream_set_bframes(VidkH264Stream *s, int on);
 /* Code one frame (frames in coding order, `index` their display order from 0); the
  * macroblock rows are coded as jobs of `pool` when given, else of ctx's runner (its threads
@@ -68,13 +69,19 @@ void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intr
 void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
                                       uint32_t pending_intra, int64_t index, int intra,
                                       VidkH264SliceHdr *h);
+/* The slice header of picture `index` when it is the next one coded, with or without
+ * B-frames (bslice: a B picture; vidk_h264_stream_frame's header). Does not change the
+ * writer's state. */
+void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, int intra,
+                                     int bslice, VidkH264SliceHdr *h);
 /* The same access unit from its slices' NAL units written elsewhere (the CUDA entropy coder,
- * src/cuda/stream.cu, from vidk_h264_stream_slice_hdr): n bytes, every slice's start code,
- * NAL unit header and RBSP with emulation prevention, in slice order. The writer puts the
- * SPS and PPS before them in an IDR picture; its state advances as with
- * vidk_h264_stream_frame (frames in order, either function). Returns 0, VIDK_ERR(ENOMEM), or
- * VIDK_ERR(EINVAL) with B-frames on (vidk_h264_stream_set_bframes: the host writer only). */
-int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra,
+ * src/cuda/stream.cu, from vidk_h264_stream_slice_hdr_next's header, or _ahead's for a
+ * pipelined caller without B-frames): n bytes, every slice's start code, NAL unit header and
+ * RBSP with emulation prevention, in slice order. The writer puts the SPS and PPS before
+ * them in an IDR picture; its state advances as with vidk_h264_stream_frame (frames in
+ * order, either function). Returns 0, VIDK_ERR(ENOMEM), or VIDK_ERR(EINVAL) for a B picture
+ * (bslice) without B-frames on or marked intra. */
+int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra, int bslice,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size);
 /* Slices per picture (the one given at creation, clamped to 1..macroblock rows). */

@@ -659,7 +659,8 @@ VIDK_CORE void vidk_h264s_count(const VidkH264sCtx *c, int i) {
 }
 
 /* Pass 2, step 1, lane l of macroblock i: its piece's levels and flags; for an inter
- * macroblock, entry l of its neighbourhood too (the lanes' loads in flight together, not
+ * macroblock of a P slice, entry l of its neighbourhood too (a B slice's header fills its
+ * lists' in step 2) (the lanes' loads in flight together, not
  * lane 0's chain in step 2). */
 VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264sWarp *s,
                                    VidkH264sLane *L) {
@@ -671,7 +672,7 @@ VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264
                    : 0;
     const int row0 = vidk_h264s_slice_row0(c->mbh, c->slices, mby);
     if (l == 0) s->row0 = row0; /* for step 2 */
-    if (!(w & ENC_MBI_INTRA) && l < VIDK_H264_MVNB_ENTRIES)
+    if (!(w & ENC_MBI_INTRA) && !c->bslice && l < VIDK_H264_MVNB_ENTRIES)
         vidk_h264_mvnb_entry(&s->nb, l, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
                              row0, mbx, mby);
 }
@@ -686,7 +687,9 @@ VIDK_CORE void vidk_h264s_w_code(const VidkH264sCtx *f, int i, int l, VidkH264sW
     c.row0 = s->row0;
     VidkBits b;
     vidk_bits_init(&b, L->buf, VIDK_H264S_LANE_BYTES - 3);
-    if (l == 0)
+    if (l == 0 && c.bslice && !(f->mbi[i] & ENC_MBI_INTRA)) /* its two lists' own */
+        s->skip = vidk_h264s_b_head(&c, &b, mbx, mby, cbp);
+    else if (l == 0)
         s->skip = vidk_h264s_head(&c, &b, &s->nb, mbx, mby, cbp);
     else if (l < VIDK_H264S_PIECES)
         vidk_h264s_piece_code(&c, &b, mbx, mby, intra16, cbp, l, L->lev);
