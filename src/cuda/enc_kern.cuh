@@ -111,6 +111,35 @@ __global__ void __launch_bounds__(128) qpl_kernel(const EncFrame f, uint8_t *qpl
     if (x <= f.W + 1) enc_h264_qpl_fill(&f, qpl, x, y);
 }
 
+// enc_h264_refine of a partition from the searched vector im on the lanes of its 4x4 blocks
+// (lane at block (bx, by); m: the bits of the lane index along which the partition extends,
+// dist_lanes; half: the half warp's mask): each candidate's SATD summed over the lanes (every
+// lane holds the sum: the same choices on each). Returns the refined vector, its SATD in *sd.
+__device__ __forceinline__ VidkMv lane_refine(const EncFrame &f, int bx, int by, VidkMv im,
+                                              unsigned half, int m, uint32_t *sdo) {
+    auto psum = [&](VidkMv v) {
+        uint32_t sum = satd4_at(f, bx, by, v);
+#pragma unroll
+        for (int b = 1; b < 16; b <<= 1)
+            if (m & b) sum += __shfl_xor_sync(half, sum, b);
+        return sum;
+    };
+    VidkMv c = {(int16_t)(4 * im.x), (int16_t)(4 * im.y)};
+    uint32_t sd = psum(c), best = enc_h264_sub_cost(&f, sd, c);
+#pragma unroll 1
+    for (int step = 2; step >= 1; step >>= 1) {
+        const VidkMv o = c;
+#pragma unroll 1
+        for (int n = 0; n < 8; n++) {
+            const VidkMv v = enc_sub_nb(o, n, step);
+            const uint32_t sv = psum(v), cost = enc_h264_sub_cost(&f, sv, v);
+            if (cost < best) best = cost, sd = sv, c = v;
+        }
+    }
+    *sdo = sd;
+    return c;
+}
+
 __global__ void __launch_bounds__(128)
     dist_kernel(const EncFrame f, uint32_t *dist, VidkMv *seed_mv, uint16_t *seed_mb) {
     vidk_pdl_launch(); // the first decision pass may be made resident
@@ -125,28 +154,9 @@ __global__ void __launch_bounds__(128)
         if (!on) break; // the whole half warp
         const int p = dist_part(shape, k), m = dist_lanes(shape);
         const EncPart q = enc_h264_part(mbx, mby, p);
-        // enc_h264_refine with the partition's SATD summed over its lanes (every lane of the
-        // partition holds the sum: the same choices on each)
-        auto psum = [&](VidkMv v) {
-            uint32_t sum = satd4_at(f, bx, by, v);
-#pragma unroll
-            for (int b = 1; b < 16; b <<= 1)
-                if (m & b) sum += __shfl_xor_sync(half, sum, b);
-            return sum;
-        };
-        const VidkMv im = enc_me_at(&f, q.bs, q.bx, q.by).mv;
-        VidkMv c = {(int16_t)(4 * im.x), (int16_t)(4 * im.y)};
-        uint32_t sd = psum(c), best = enc_h264_sub_cost(&f, sd, c);
-#pragma unroll 1
-        for (int step = 2; step >= 1; step >>= 1) {
-            const VidkMv o = c;
-#pragma unroll 1
-            for (int n = 0; n < 8; n++) {
-                const VidkMv v = enc_sub_nb(o, n, step);
-                const uint32_t sv = psum(v), cost = enc_h264_sub_cost(&f, sv, v);
-                if (cost < best) best = cost, sd = sv, c = v;
-            }
-        }
+        uint32_t sd;
+        const VidkMv c =
+            lane_refine(f, bx, by, enc_me_at(&f, q.bs, q.bx, q.by).mv, half, m, &sd);
         if (!(k & m)) {
             dist[ENC_H264_DIST_N * u + p] = sd;
             *enc_h264_pmv(&f, u, p) = c;

@@ -7,17 +7,40 @@
 
 namespace {
 
-constexpr int kBThreads = 64;
+constexpr int kBThreads = 64, kBDistThreads = 128;
 
-// The distances of both lists, bi-prediction and the intra estimate (enc_h264_b_dist), then
-// decision pass 0 (enc_h264_b_seed reads only the macroblock's own distances and vectors): a
-// thread per macroblock.
-__global__ void __launch_bounds__(kBThreads)
+// enc_h264_b_dist on a half warp per macroblock, a lane per 4x4 block: both lists' 16x16
+// vectors refined (lane_refine, as dist_kernel's 16x16 partition), the bi-prediction's SATD
+// (enc_h264_b_satd4 summed), the intra estimate (modes on lanes 0-3, their lowest); then lane
+// 0 writes them and decision pass 0 (enc_h264_b_seed reads only the macroblock's own).
+__global__ void __launch_bounds__(kBDistThreads)
     b_dist_kernel(const EncFrame f, VidkMv *mvo0, VidkMv *mvo1, uint16_t *mbo) {
-    const int u = (int)(blockIdx.x * kBThreads + threadIdx.x);
-    if (u >= f.uw * f.uh) return;
-    enc_h264_b_dist(&f, u % f.uw, u / f.uw);
-    enc_h264_b_seed(&f, u % f.uw, u / f.uw, mvo0, mvo1, mbo);
+    const int t = (int)(blockIdx.x * kBDistThreads + threadIdx.x), u = t >> 4, k = t & 15;
+    if (u >= f.uw * f.uh) return; // the whole half warp
+    const unsigned half = 0xffffu << (threadIdx.x & 16);
+    const int mbx = u % f.uw, mby = u / f.uw, bx = 16 * mbx + 4 * (k & 3),
+              by = 16 * mby + 4 * (k >> 2);
+    const EncFrame &g = *f.l1;
+    uint32_t s0, s1;
+    const VidkMv c0 =
+        lane_refine(f, bx, by, enc_me_at(&f, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, &s0);
+    const VidkMv c1 =
+        lane_refine(g, bx, by, enc_me_at(&g, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, &s1);
+    const VidkMv a[4] = {c0, c0, c0, c0}, b[4] = {c1, c1, c1, c1};
+    uint32_t sb = enc_h264_b_satd4(&f, mbx, mby, k, a, b, 3);
+    uint32_t iv = k < 4 ? enc_h264_intra_est(&f, mbx, mby, k) : 0xffffffffu;
+#pragma unroll
+    for (int o = 1; o < 16; o <<= 1) {
+        sb += __shfl_xor_sync(half, sb, o);
+        iv = min(iv, __shfl_xor_sync(half, iv, o));
+    }
+    if (k) return;
+    uint32_t *d = const_cast<uint32_t *>(f.dist) + ENC_H264_DIST_N * (ptrdiff_t)u;
+    d[ENC_H264_BDIST_L0] = s0, d[ENC_H264_BDIST_L1] = s1, d[ENC_H264_BDIST_BI] = sb;
+    d[ENC_H264_DIST_INTRA] = iv;
+    *enc_h264_pmv(&f, u, VIDK_ME_PART_16x16) = c0;
+    *enc_h264_pmv(&g, u, VIDK_ME_PART_16x16) = c1;
+    enc_h264_b_seed(&f, mbx, mby, mvo0, mvo1, mbo);
 }
 
 // Decision pass >= 1 against the previous pass's planes: a thread per macroblock.
@@ -30,16 +53,32 @@ __global__ void __launch_bounds__(kBThreads)
 }
 
 // The direct macroblocks' final form (enc_h264_b_direct_final) in raster order's result: a
-// warp per macroblock row, lane 0 working, macroblock x once the row above has done x + 2
-// (the left, upper-left, upper and upper-right neighbours are final), progress counters as
-// in the intra wavefront (every row's block resident at once; the acquire orders the reads
-// of the row above's writes after its release).
+// warp per macroblock row, macroblock x once the row above has done x + 2 (the left,
+// upper-left, upper and upper-right neighbours are final), progress counters as in the intra
+// wavefront (every row's block resident at once; lane 0's acquire orders the reads of the row
+// above's writes after its release, the warp barrier the other lanes' after it). Every lane
+// derives the vectors (enc_h264_b_direct_prep, the same result on each); where the explicit
+// and the direct predictions are to be weighed, lanes 0-15 compute the explicit one's 4x4
+// SATDs, lanes 16-31 the direct one's, each half summing them; lane 0 writes the outcome.
 __global__ void __launch_bounds__(32)
     b_direct_kernel(const EncFrame f, VidkMv *mv0, VidkMv *mv1, uint16_t *mbi, int *progress) {
     const int r = blockIdx.x, t = threadIdx.x;
     for (int x = 0; x < f.uw; x++) {
         wave_wait(progress, r, min(x + 2, f.uw), t);
-        if (t == 0) enc_h264_b_direct_final(&f, x, r, mv0, mv1, mbi);
+        __syncwarp();
+        EncDirect d;
+        const int kind = enc_h264_b_direct_prep(&f, x, r, mv0, mv1, mbi, &d);
+        uint32_t se = 0, sd = 0;
+        if (kind == 2) { // the same on every lane
+            uint32_t s = t < 16 ? enc_h264_b_satd4(&f, x, r, t & 15, d.c0, d.c1, d.was)
+                                : enc_h264_b_satd4(&f, x, r, t & 15, d.a, d.b, d.use);
+#pragma unroll
+            for (int o = 1; o < 16; o <<= 1)
+                s += __shfl_xor_sync(0xffffffffu, s, o);
+            se = __shfl_sync(0xffffffffu, s, 0), sd = __shfl_sync(0xffffffffu, s, 16);
+        }
+        __syncwarp(); // every lane has read the planes before lane 0 writes
+        if (t == 0 && kind) enc_h264_b_direct_apply(&f, x, r, &d, kind, se, sd, mv0, mv1, mbi);
         wave_release(progress, r, x, t);
     }
 }

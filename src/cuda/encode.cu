@@ -565,7 +565,8 @@ static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, EncFrame &f1,
         qpl_kernel<<<g, 128, 0, s>>>(f1, c->d_qpl1);
         CUDA_CHECK_LAUNCH();
     }
-    b_dist_kernel<<<nb, kBThreads, 0, s>>>(f, c->d_dmv[0], c->d_dmvb[0], c->d_dmb[0]);
+    b_dist_kernel<<<(unsigned)(((size_t)n * 16 + kBDistThreads - 1) / kBDistThreads),
+                    kBDistThreads, 0, s>>>(f, c->d_dmv[0], c->d_dmvb[0], c->d_dmb[0]);
     CUDA_CHECK_LAUNCH();
     for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
         const int o = pass & 1, i = o ^ 1;

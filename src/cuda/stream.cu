@@ -61,7 +61,7 @@ struct VidkCuStream {
     // CABAC (docs/ENCODE_CUDA.md): what each macroblock leaves its neighbours, its bins and
     // their count, the slices' NAL units (an area of area_bytes each)
     VidkCabacMb *d_cmb;
-    uint8_t *d_amvd;
+    uint8_t *d_amvd, *d_amvd1; // |mvd| per 4x4 block: list 0, list 1 (B slices)
     uint16_t *d_bins;
     uint32_t *d_nbins;
     uint8_t *d_area;
@@ -358,6 +358,7 @@ void vidk_cuda_stream_close(VidkCuStream **pst) {
     cudaFree(st->d_tc);
     cudaFree(st->d_cmb);
     cudaFree(st->d_amvd);
+    cudaFree(st->d_amvd1);
     cudaFree(st->d_bins);
     cudaFree(st->d_nbins);
     cudaFree(st->d_area);
@@ -414,6 +415,7 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
         st->area_bytes = (HDR_SLOT + 64 + rows * (size_t)mbw * (slot_bytes / 2) + 3) / 4 * 4;
         CUDA_CHECK(cudaMalloc(&st->d_cmb, n * sizeof(VidkCabacMb)));
         CUDA_CHECK(cudaMalloc(&st->d_amvd, n * 32));
+        CUDA_CHECK(cudaMalloc(&st->d_amvd1, n * 32));
         CUDA_CHECK(cudaMalloc(&st->d_bins, n * slot_bytes));
         CUDA_CHECK(cudaMalloc(&st->d_nbins, n * sizeof(uint32_t)));
         CUDA_CHECK(cudaMalloc(&st->d_area, ns * st->area_bytes));
@@ -524,7 +526,7 @@ int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, int bslice,
                                cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemsetAsync(st->d_res, 0, sizeof(uint64_t), s)); // the overflow flag
     if (st->cabac) {
-        const VidkCabacPic cp = {st->d_cmb, st->d_amvd};
+        const VidkCabacPic cp = {st->d_cmb, st->d_amvd, bslice ? st->d_amvd1 : nullptr};
         const uint32_t cap = (uint32_t)(st->slot_bytes / 2);
         cabac_info_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(c, cp);
         CUDA_CHECK_LAUNCH();

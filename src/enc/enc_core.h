@@ -1462,12 +1462,33 @@ ENC_FN void enc_h264_b_pred16(const EncFrame *f, int x0, int y0, const VidkMv *v
     }
 }
 
-/* The SATD of that prediction. */
+/* The SATD of 4x4 block k (raster order in the macroblock) of that prediction (its quadrant's
+ * vectors; the samples enc_h264_b_pred16 forms there: the interpolation is per sample). */
+ENC_FN uint32_t enc_h264_b_satd4(const EncFrame *f, int mbx, int mby, int k, const VidkMv *v0,
+                                 const VidkMv *v1, int use) {
+    const int q = (k >> 3) * 2 + ((k & 3) >> 1), x = 16 * mbx + 4 * (k & 3),
+              y = 16 * mby + 4 * (k >> 2);
+    uint8_t p[16], t[16];
+    int d[16];
+    if (use & 1) enc_mc_luma(f, x, y, 4, 4, v0[q], p, 4);
+    if (use == 2) enc_mc_luma(f->l1, x, y, 4, 4, v1[q], p, 4);
+    if (use == 3) {
+        enc_mc_luma(f->l1, x, y, 4, 4, v1[q], t, 4);
+        for (int i = 0; i < 16; i++)
+            p[i] = enc_h264_bi(f, p[i], t[i]);
+    }
+    for (int i = 0; i < 16; i++)
+        d[i] = f->src[0][(ptrdiff_t)(y + i / 4) * f->ss[0] + x + i % 4] - p[i];
+    return vidk_satd4(d);
+}
+
+/* The SATD of the whole 16x16 prediction: its 4x4 blocks' (the device sums them over lanes). */
 ENC_FN uint32_t enc_h264_b_satd(const EncFrame *f, int mbx, int mby, const VidkMv *v0,
                                 const VidkMv *v1, int use) {
-    uint8_t pr[256];
-    enc_h264_b_pred16(f, 16 * mbx, 16 * mby, v0, v1, use, pr);
-    return enc_satd16(f->src[0] + (ptrdiff_t)(16 * mby) * f->ss[0] + 16 * mbx, f->ss[0], pr);
+    uint32_t s = 0;
+    for (int k = 0; k < 16; k++)
+        s += enc_h264_b_satd4(f, mbx, mby, k, v0, v1, use);
+    return s;
 }
 
 /* The whole prediction of a B macroblock (luma and chroma) into f->rec. */
@@ -1604,41 +1625,65 @@ ENC_FN void enc_h264_b_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo0, V
  * coded as B_L0 / B_L1 / B_Bi_16x16 with the costed vectors when that costs less (SATD +
  * lambda x the bits of mb_type and the mvds against the final neighbours) than direct with
  * the derived ones (SATD + lambda x 1); else direct with the derived ones. Other
- * macroblocks keep theirs. */
-ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv *mv0,
-                                    VidkMv *mv1, uint16_t *mbi) {
+ * macroblocks keep theirs. In two steps (the device computes the SATDs between them on a
+ * warp's lanes): enc_h264_b_direct_prep returns 0 (keep), 1 (direct with the derived vectors
+ * a, b and lists use) or 2 (that, or explicit with the costed vectors c0, c1 and lists was
+ * whose rate is ebits: weigh their SATDs); enc_h264_b_direct_apply writes the outcome. */
+typedef struct EncDirect {
+    VidkMv a[4], b[4], c0[4], c1[4];
+    int use, was;
+    unsigned ebits;
+} EncDirect;
+
+ENC_FN int enc_h264_b_direct_prep(const EncFrame *f, int mbx, int mby, const VidkMv *mv0,
+                                  const VidkMv *mv1, const uint16_t *mbi, EncDirect *d) {
     const unsigned w = mbi[mby * f->uw + mbx];
-    if ((w & ENC_MBI_INTRA) || !(w & ENC_MBI_DIRECT)) return;
+    if ((w & ENC_MBI_INTRA) || !(w & ENC_MBI_DIRECT)) return 0;
     VidkH264MvNb n0, n1;
-    VidkMv a[4], b[4];
     enc_h264_b_nb(f, mbx, mby, mv0, mv1, mbi, &n0, &n1);
-    const int use = enc_h264_direct(f, mbx, mby, &n0, &n1, a, b), was = enc_h264_b_use(w);
+    const int use = enc_h264_direct(f, mbx, mby, &n0, &n1, d->a, d->b), was = enc_h264_b_use(w);
     int same = use == was, uniform = 1;
     for (int q = 0; q < 4; q++) {
         const VidkMv c0 = n0.in[(q >> 1) * 8 + (q & 1) * 2],
                      c1 = n1.in[(q >> 1) * 8 + (q & 1) * 2];
-        same &= (!(use & 1) || (c0.x == a[q].x && c0.y == a[q].y)) &&
-                (!(use & 2) || (c1.x == b[q].x && c1.y == b[q].y));
+        same &= (!(use & 1) || (c0.x == d->a[q].x && c0.y == d->a[q].y)) &&
+                (!(use & 2) || (c1.x == d->b[q].x && c1.y == d->b[q].y));
         uniform &= c0.x == n0.in[0].x && c0.y == n0.in[0].y && c1.x == n1.in[0].x &&
                    c1.y == n1.in[0].y;
+        d->c0[q] = n0.in[0], d->c1[q] = n1.in[0];
     }
-    if (same) return;
-    if (uniform) { /* explicit with the costed vectors, or direct with the derived ones */
-        const VidkMv c0[4] = {n0.in[0], n0.in[0], n0.in[0], n0.in[0]},
-                     c1[4] = {n1.in[0], n1.in[0], n1.in[0], n1.in[0]};
-        const uint32_t ce =
-            enc_h264_b_satd(f, mbx, mby, c0, c1, was) +
-            enc_h264_lbits(f, enc_h264_mb_bits[was] +
-                                  (was & 1 ? enc_h264_mvd16_bits(&n0, n0.in[0]) : 0u) +
-                                  (was & 2 ? enc_h264_mvd16_bits(&n1, n1.in[0]) : 0u));
-        const uint32_t cd =
-            enc_h264_b_satd(f, mbx, mby, a, b, use) + enc_h264_lbits(f, enc_h264_mb_bits[0]);
-        if (ce < cd) {
-            mbi[mby * f->uw + mbx] = (uint16_t)enc_h264_b_word(was);
-            return;
-        }
+    d->use = use, d->was = was;
+    if (same) return 0;
+    d->ebits = enc_h264_mb_bits[was] + (was & 1 ? enc_h264_mvd16_bits(&n0, n0.in[0]) : 0u) +
+               (was & 2 ? enc_h264_mvd16_bits(&n1, n1.in[0]) : 0u);
+    return uniform ? 2 : 1;
+}
+
+/* kind: enc_h264_b_direct_prep's; se, sd: (kind 2) the SATDs of the explicit and the direct
+ * predictions. */
+ENC_FN void enc_h264_b_direct_apply(const EncFrame *f, int mbx, int mby, const EncDirect *d,
+                                    int kind, uint32_t se, uint32_t sd, VidkMv *mv0,
+                                    VidkMv *mv1, uint16_t *mbi) {
+    if (kind == 2 &&
+        se + enc_h264_lbits(f, d->ebits) < sd + enc_h264_lbits(f, enc_h264_mb_bits[0])) {
+        mbi[mby * f->uw + mbx] = (uint16_t)enc_h264_b_word(d->was);
+        return;
     }
-    enc_h264_b_out(f, mbx, mby, a, b, ENC_MBI_DIRECT | enc_h264_b_word(use), mv0, mv1, mbi);
+    enc_h264_b_out(f, mbx, mby, d->a, d->b, ENC_MBI_DIRECT | enc_h264_b_word(d->use), mv0, mv1,
+                   mbi);
+}
+
+ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv *mv0,
+                                    VidkMv *mv1, uint16_t *mbi) {
+    EncDirect d;
+    const int kind = enc_h264_b_direct_prep(f, mbx, mby, mv0, mv1, mbi, &d);
+    if (!kind) return;
+    uint32_t se = 0, sd = 0;
+    if (kind == 2) {
+        se = enc_h264_b_satd(f, mbx, mby, d.c0, d.c1, d.was);
+        sd = enc_h264_b_satd(f, mbx, mby, d.a, d.b, d.use);
+    }
+    enc_h264_b_direct_apply(f, mbx, mby, &d, kind, se, sd, mv0, mv1, mbi);
 }
 
 /* Decision pass k >= 1 of a B frame against the neighbours of pass k - 1 (mvi0, mvi1, mbi):
