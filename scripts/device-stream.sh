@@ -10,7 +10,7 @@
 # 2. FFmpeg's decode against --recon when ffmpeg is installed (tests/stream_check.py);
 # 3. whole-file timings of `vidkern encode -o` on a 300-frame 1080p mosaic, from a file (R 16,
 #    32, 16 with --no-deblock, 16 with --i4x4 --i8x8, 16 with --cabac and 17 slices, 16 with --cabac, 17 slices, --i4x4 --i8x8;
-#    16 with --cabac --i4x4 --i8x8 and 2 B-frames, fixed and adaptive;
+#    16 with --cabac, 17 slices, --i4x4 --i8x8 and 2 B-frames, fixed and adaptive;
 #    all-intra: 60 frames --keyint 1, with and without I_NxN, cuda only)
 #    and from stdin (R 16), cuda
 #    and threads (host wall clock,
@@ -129,8 +129,8 @@ EOF
 echo "== whole file: vidkern encode -o, 1080p mosaic, $frames frames, QP 30"
 for be in cuda threads; do
     for r in 16 32 "16 --no-deblock" "16 --i4x4 --i8x8" "16 --cabac --slices 17" \
-        "16 --cabac --slices 17 --i4x4 --i8x8" "16 --cabac --i4x4 --i8x8 --bframes 2 --b-adapt 0" \
-        "16 --cabac --i4x4 --i8x8 --bframes 2"; do
+        "16 --cabac --slices 17 --i4x4 --i8x8" "16 --cabac --slices 17 --i4x4 --i8x8 --bframes 2 --b-adapt 0" \
+        "16 --cabac --slices 17 --i4x4 --i8x8 --bframes 2"; do
         # shellcheck disable=SC2086
         "$V" encode "$tmp/m1080.y4m" -o "$tmp/o.264" --range $r --qp 30 --backend "$be" \
             --quiet 2>&1 | grep -E "stream |stage|time |host " | sed "s/^/$be R$r file: /"

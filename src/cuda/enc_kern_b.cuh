@@ -56,18 +56,33 @@ __global__ void __launch_bounds__(kBThreads)
 // warp per macroblock row, macroblock x once the row above has done x + 2 (the left,
 // upper-left, upper and upper-right neighbours are final), progress counters as in the intra
 // wavefront (every row's block resident at once; lane 0's acquire orders the reads of the row
-// above's writes after its release, the warp barrier the other lanes' after it). Every lane
-// derives the vectors (enc_h264_b_direct_prep, the same result on each); where the explicit
+// above's writes after its release, the warp barrier the other lanes' after it). A direct
+// macroblock's two neighbourhoods (enc_h264_b_nb) are loaded an entry a lane (lanes 0-25,
+// both lists: the loads in flight together, not one lane's chain) into shared memory, then
+// every lane derives the vectors (enc_h264_b_direct_from, the same result on each); where the
+// explicit
 // and the direct predictions are to be weighed, lanes 0-15 compute the explicit one's 4x4
 // SATDs, lanes 16-31 the direct one's, each half summing them; lane 0 writes the outcome.
 __global__ void __launch_bounds__(32)
     b_direct_kernel(const EncFrame f, VidkMv *mv0, VidkMv *mv1, uint16_t *mbi, int *progress) {
-    const int r = blockIdx.x, t = threadIdx.x;
+    __shared__ VidkH264MvNb s_n[2];
+    const int r = blockIdx.x, t = threadIdx.x, row0 = enc_h264_row0(&f, r);
     for (int x = 0; x < f.uw; x++) {
         wave_wait(progress, r, min(x + 2, f.uw), t);
         __syncwarp();
         EncDirect d;
-        const int kind = enc_h264_b_direct_prep(&f, x, r, mv0, mv1, mbi, &d);
+        const unsigned w = mbi[r * f.uw + x];
+        int kind = 0;
+        if (!(w & ENC_MBI_INTRA) && (w & ENC_MBI_DIRECT)) { // the same on every lane
+            if (t < VIDK_H264_MVNB_ENTRIES) {
+                vidk_h264_mvnb_entry(&s_n[0], t, mv0, f.W / 4, mbi,
+                                     ENC_MBI_INTRA | ENC_MBI_NOL0, f.uw, f.uh, row0, x, r);
+                vidk_h264_mvnb_entry(&s_n[1], t, mv1, f.W / 4, mbi,
+                                     ENC_MBI_INTRA | ENC_MBI_NOL1, f.uw, f.uh, row0, x, r);
+            }
+            __syncwarp();
+            kind = enc_h264_b_direct_from(&f, x, r, w, &s_n[0], &s_n[1], &d);
+        }
         uint32_t se = 0, sd = 0;
         if (kind == 2) { // the same on every lane
             uint32_t s = t < 16 ? enc_h264_b_satd4(&f, x, r, t & 15, d.c0, d.c1, d.was)

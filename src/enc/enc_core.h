@@ -1635,28 +1635,36 @@ typedef struct EncDirect {
     unsigned ebits;
 } EncDirect;
 
+/* enc_h264_b_direct_prep's work after the neighbourhoods (n0, n1: enc_h264_b_nb's) of a
+ * direct macroblock with word w. */
+ENC_FN int enc_h264_b_direct_from(const EncFrame *f, int mbx, int mby, unsigned w,
+                                  const VidkH264MvNb *n0, const VidkH264MvNb *n1,
+                                  EncDirect *d) {
+    const int use = enc_h264_direct(f, mbx, mby, n0, n1, d->a, d->b), was = enc_h264_b_use(w);
+    int same = use == was, uniform = 1;
+    for (int q = 0; q < 4; q++) {
+        const VidkMv c0 = n0->in[(q >> 1) * 8 + (q & 1) * 2],
+                     c1 = n1->in[(q >> 1) * 8 + (q & 1) * 2];
+        same &= (!(use & 1) || (c0.x == d->a[q].x && c0.y == d->a[q].y)) &&
+                (!(use & 2) || (c1.x == d->b[q].x && c1.y == d->b[q].y));
+        uniform &= c0.x == n0->in[0].x && c0.y == n0->in[0].y && c1.x == n1->in[0].x &&
+                   c1.y == n1->in[0].y;
+        d->c0[q] = n0->in[0], d->c1[q] = n1->in[0];
+    }
+    d->use = use, d->was = was;
+    if (same) return 0;
+    d->ebits = enc_h264_mb_bits[was] + (was & 1 ? enc_h264_mvd16_bits(n0, n0->in[0]) : 0u) +
+               (was & 2 ? enc_h264_mvd16_bits(n1, n1->in[0]) : 0u);
+    return uniform ? 2 : 1;
+}
+
 ENC_FN int enc_h264_b_direct_prep(const EncFrame *f, int mbx, int mby, const VidkMv *mv0,
                                   const VidkMv *mv1, const uint16_t *mbi, EncDirect *d) {
     const unsigned w = mbi[mby * f->uw + mbx];
     if ((w & ENC_MBI_INTRA) || !(w & ENC_MBI_DIRECT)) return 0;
     VidkH264MvNb n0, n1;
     enc_h264_b_nb(f, mbx, mby, mv0, mv1, mbi, &n0, &n1);
-    const int use = enc_h264_direct(f, mbx, mby, &n0, &n1, d->a, d->b), was = enc_h264_b_use(w);
-    int same = use == was, uniform = 1;
-    for (int q = 0; q < 4; q++) {
-        const VidkMv c0 = n0.in[(q >> 1) * 8 + (q & 1) * 2],
-                     c1 = n1.in[(q >> 1) * 8 + (q & 1) * 2];
-        same &= (!(use & 1) || (c0.x == d->a[q].x && c0.y == d->a[q].y)) &&
-                (!(use & 2) || (c1.x == d->b[q].x && c1.y == d->b[q].y));
-        uniform &= c0.x == n0.in[0].x && c0.y == n0.in[0].y && c1.x == n1.in[0].x &&
-                   c1.y == n1.in[0].y;
-        d->c0[q] = n0.in[0], d->c1[q] = n1.in[0];
-    }
-    d->use = use, d->was = was;
-    if (same) return 0;
-    d->ebits = enc_h264_mb_bits[was] + (was & 1 ? enc_h264_mvd16_bits(&n0, n0.in[0]) : 0u) +
-               (was & 2 ? enc_h264_mvd16_bits(&n1, n1.in[0]) : 0u);
-    return uniform ? 2 : 1;
+    return enc_h264_b_direct_from(f, mbx, mby, w, &n0, &n1, d);
 }
 
 /* kind: enc_h264_b_direct_prep's; se, sd: (kind 2) the SATDs of the explicit and the direct
