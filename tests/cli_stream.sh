@@ -102,8 +102,6 @@ row() {
     shift
     first=
     for b in $BACKENDS; do
-        # B-frames: the CPU backends (cuda refuses them)
-        [ "$b" = cuda ] && case " $* " in *" --bframes "[1-9]*) continue ;; esac
         s=$T/$name.$b.264
         r=$T/$name.$b.y4m
         "$VK" encode "$@" --backend "$b" -o "$s" --recon "$r" --quiet >"$T/out" 2>"$T/err" ||
