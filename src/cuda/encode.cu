@@ -259,11 +259,11 @@ int preload_kernels(VidkContext *ctx, VidkEncoder *e) {
         CUDA_CHECK(vidk_cuda_load(h264_intra_kernel, intra_est_kernel, qpl_kernel, dist_kernel,
                                   decide_kernel, inter_kernel<2>, inter_kernel<3>,
                                   intra_list_kernel, intra_p_kernel));
-    if (e->p.bframes)
-        CUDA_CHECK(
-            vidk_cuda_load(b_dist_kernel, b_decide_kernel, b_direct_kernel, b_mb_kernel));
     else
         CUDA_CHECK(vidk_cuda_load(hevc_intra_kernel, hevc_inter_kernel));
+    if (e->p.bframes) // H.264 (vidk_enc_open)
+        CUDA_CHECK(
+            vidk_cuda_load(b_dist_kernel, b_decide_kernel, b_direct_kernel, b_mb_kernel));
     vidk_enc_frame_setup(e, 0, &f);
     vidk_enc_me_params(e, &f, &mp);
     VIDK_TRY(vidk_cuda_me_preload(ctx, e->W, e->H, &mp));
