@@ -965,12 +965,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                          (long long)index);
                 VIDK_TRY(download_decisions(ctx, e, slot, bf, c->s_dl, &got));
                 info->d2h_bytes += got;
-                if (bf)
-                    VIDK_TRY(vidk_enc_write_stream_b(e, index, e->st_mv4, e->st_mv4b, e->st_lev,
-                                                     info));
-                else
-                    VIDK_TRY(
-                        vidk_enc_write_stream(e, index, intra, e->st_mv4, e->st_lev, info));
+                VIDK_TRY(vidk_enc_write_stream(e, index, intra, e->st_mv4,
+                                               bf ? e->st_mv4b : nullptr, e->st_lev, info));
             }
             info->stage_ms[VIDK_ENC_STAGE_STREAM] =
                 vidk_cux::event_elapsed(ev[EV_T4], ev[EV_S]) + (vidk_enc_now_ms() - t0);
@@ -978,10 +974,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             if (e->stream)
                 vidk_log(ctx, VIDK_LOG_DEBUG, "encode: frame %lld: stream coded on the host",
                          (long long)index);
-            if (bf)
-                VIDK_TRY(vidk_enc_write_stream_b(e, index, h_mv, e->st_mv4b, h_lev, info));
-            else
-                VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, h_lev, info));
+            VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, bf ? e->st_mv4b : nullptr,
+                                           h_lev, info));
         }
         if (bm && !bf) { // an anchor: the next one's reconstruction is the other
             e->cur ^= 1;

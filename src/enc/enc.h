@@ -99,12 +99,10 @@ int vidk_enc_picture_ok(const VidkEncoder *e, const VidkPicture *pic);
 int vidk_enc_stream_open(VidkEncoder *e);
 void vidk_enc_stream_close(VidkEncoder *e);
 /* Stream output: code frame `index` from the decisions in e->st_* (or the caller's maps
- * when the driver wrote those instead) into info->stream; times the stage. */
+ * when the driver wrote those instead) into info->stream; times the stage. mv4b: a B
+ * picture's list-1 vectors (NULL: an I or P picture). */
 int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
-                          int16_t *const lev[3], VidkEncFrameInfo *info);
-/* The same for a B picture (list-1 vectors mv4b). */
-int vidk_enc_write_stream_b(VidkEncoder *e, int64_t index, const VidkMv *mv4,
-                            const VidkMv *mv4b, int16_t *const lev[3], VidkEncFrameInfo *info);
+                          const VidkMv *mv4b, int16_t *const lev[3], VidkEncFrameInfo *info);
 /* B-frames: the caller's vector map of a frame (VidkEncMaps.mv): per 4x4 block list 0's
  * vector (mv4), list 1's (mv4b) where a B frame's macroblock (decision word mbi) predicts from
  * list 1 only. */

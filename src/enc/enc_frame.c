@@ -162,8 +162,8 @@ void vidk_enc_stream_close(VidkEncoder *e) {
     e->st_lev[0] = e->st_lev[1] = e->st_lev[2] = NULL;
 }
 
-static int write_stream(VidkEncoder *e, int64_t index, int intra, int bslice, const VidkMv *mv4,
-                        const VidkMv *mv4b, int16_t *const lev[3], VidkEncFrameInfo *info) {
+int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
+                          const VidkMv *mv4b, int16_t *const lev[3], VidkEncFrameInfo *info) {
     info->stream = NULL;
     info->stream_size = 0;
     if (!e->stream) return 0;
@@ -174,22 +174,12 @@ static int write_stream(VidkEncoder *e, int64_t index, int intra, int bslice, co
                                     .mv4 = mv4,
                                     .lev = {lev[0], lev[1], lev[2]},
                                     .im4 = e->st_im4,
-                                    .bslice = bslice,
+                                    .bslice = mv4b != NULL,
                                     .mv4b = mv4b};
     const int err = vidk_h264_stream_frame(e->stream, e->ctx, e->st_pool, &sf, &info->stream,
                                            &info->stream_size);
     info->stage_ms[VIDK_ENC_STAGE_STREAM] = vidk_enc_now_ms() - t0;
     return err;
-}
-
-int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv *mv4,
-                          int16_t *const lev[3], VidkEncFrameInfo *info) {
-    return write_stream(e, index, intra, 0, mv4, NULL, lev, info);
-}
-
-int vidk_enc_write_stream_b(VidkEncoder *e, int64_t index, const VidkMv *mv4,
-                            const VidkMv *mv4b, int16_t *const lev[3], VidkEncFrameInfo *info) {
-    return write_stream(e, index, 0, 1, mv4, mv4b, lev, info);
 }
 
 void vidk_enc_qpl_geometry(int W, int H, int *qps, ptrdiff_t *qpn) {

@@ -727,8 +727,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         vidk_enc_b_mv_map(e, bf, f.mbi, f.mv4, f.mv4b, maps->mv);
     {
         int16_t *const lev[3] = {f.lev[0], f.lev[1], f.lev[2]};
-        const int err = bf ? vidk_enc_write_stream_b(e, index, f.mv4, f.mv4b, lev, info)
-                           : vidk_enc_write_stream(e, index, intra, f.mv4, lev, info);
+        const int err =
+            vidk_enc_write_stream(e, index, intra, f.mv4, bf ? f.mv4b : NULL, lev, info);
         if (err < 0) return err;
     }
     if (e->p.bframes && !bf) { /* an anchor: the co-located picture of the next B frames */
