@@ -459,7 +459,8 @@ VIDK_CORE void vidk_h264s_nxn_head(const VidkH264sCtx *c, VidkBits *b, int mbx, 
     if (cbp) vidk_put_se(b, 0);                     /* mb_qp_delta */
 }
 
-/* Piece 0 of either kind (nb: an inter macroblock's neighbourhood); returns 1 for P_Skip. */
+/* Piece 0 of any kind (nb: an inter macroblock's neighbourhood in a P slice; a B slice's
+ * macroblock fills its two lists' itself); returns 1 for P_Skip / B_Skip. */
 VIDK_CORE int vidk_h264s_head(const VidkH264sCtx *c, VidkBits *b, const VidkH264MvNb *nb,
                               int mbx, int mby, int cbp) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
@@ -470,6 +471,7 @@ VIDK_CORE int vidk_h264s_head(const VidkH264sCtx *c, VidkBits *b, const VidkH264
             vidk_h264s_i_head(c, b, mbx, mby, cbp);
         return 0;
     }
+    if (c->bslice) return vidk_h264s_b_head(c, b, mbx, mby, cbp);
     return vidk_h264s_p_head(c, b, nb, mbx, mby, cbp);
 }
 
@@ -493,15 +495,11 @@ VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, in
     int16_t lev[VIDK_H264S_PIECES][16];
     uint8_t fl[VIDK_H264S_PIECES];
     const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra16, tx8, 1, lev, fl);
-    if (c->bslice && !(w & ENC_MBI_INTRA)) {
-        if (vidk_h264s_b_head(c, b, mbx, mby, cbp)) return 1;
-    } else {
-        VidkH264MvNb nb;
-        if (!(w & ENC_MBI_INTRA))
-            vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
-                                c->row0, mbx, mby);
-        if (vidk_h264s_head(c, b, &nb, mbx, mby, cbp)) return 1;
-    }
+    VidkH264MvNb nb;
+    if (!(w & ENC_MBI_INTRA) && !c->bslice)
+        vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
+                            c->row0, mbx, mby);
+    if (vidk_h264s_head(c, b, &nb, mbx, mby, cbp)) return 1;
     for (int j = 1; j < VIDK_H264S_PIECES; j++)
         vidk_h264s_piece_code(c, b, mbx, mby, intra16, cbp, j, lev[j]);
     return 0;
@@ -659,9 +657,8 @@ VIDK_CORE void vidk_h264s_count(const VidkH264sCtx *c, int i) {
 }
 
 /* Pass 2, step 1, lane l of macroblock i: its piece's levels and flags; for an inter
- * macroblock of a P slice, entry l of its neighbourhood too (a B slice's header fills its
- * lists' in step 2) (the lanes' loads in flight together, not
- * lane 0's chain in step 2). */
+ * macroblock of a P slice, entry l of its neighbourhood too (the lanes' loads in flight
+ * together, not lane 0's chain in step 2; a B slice's header fills its lists' itself). */
 VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264sWarp *s,
                                    VidkH264sLane *L) {
     const unsigned w = c->mbi[i];
@@ -687,9 +684,7 @@ VIDK_CORE void vidk_h264s_w_code(const VidkH264sCtx *f, int i, int l, VidkH264sW
     c.row0 = s->row0;
     VidkBits b;
     vidk_bits_init(&b, L->buf, VIDK_H264S_LANE_BYTES - 3);
-    if (l == 0 && c.bslice && !(f->mbi[i] & ENC_MBI_INTRA)) /* its two lists' own */
-        s->skip = vidk_h264s_b_head(&c, &b, mbx, mby, cbp);
-    else if (l == 0)
+    if (l == 0)
         s->skip = vidk_h264s_head(&c, &b, &s->nb, mbx, mby, cbp);
     else if (l < VIDK_H264S_PIECES)
         vidk_h264s_piece_code(&c, &b, mbx, mby, intra16, cbp, l, L->lev);
