@@ -1442,41 +1442,40 @@ ENC_FN int enc_h264_b_use(unsigned w) {
                                : ((w & ENC_MBI_NOL0) ? 0 : 1) | ((w & ENC_MBI_NOL1) ? 0 : 2);
 }
 
-/* The luma prediction of a 16x16 macroblock at (x0, y0) into pr (stride 16) from the lists
- * in `use` with a vector per 8x8 quadrant in each (v0[q], v1[q]; both: their weighted average,
- * enc_h264_bi). */
-ENC_FN void enc_h264_b_pred16(const EncFrame *f, int x0, int y0, const VidkMv *v0,
-                              const VidkMv *v1, int use, uint8_t *pr) {
+/* The luma prediction of the n x n block (n 4 or 8) at (x, y) into d (stride ds) from the
+ * lists in `use` with vectors a (list 0) and b (list 1); both: their weighted average
+ * (enc_h264_bi). The interpolation is per sample: any block size gives the same samples. */
+ENC_FN void enc_h264_b_pred_blk(const EncFrame *f, int x, int y, int n, VidkMv a, VidkMv b,
+                                int use, uint8_t *d, int ds) {
     uint8_t t[64];
-    for (int q = 0; q < 4; q++) {
-        const int x = x0 + 8 * (q & 1), y = y0 + 8 * (q >> 1);
-        uint8_t *d = pr + 16 * 8 * (q >> 1) + 8 * (q & 1);
-        if (use & 1) enc_mc_luma(f, x, y, 8, 8, v0[q], d, 16);
-        if (use == 2) enc_mc_luma(f->l1, x, y, 8, 8, v1[q], d, 16);
-        if (use == 3) {
-            enc_mc_luma(f->l1, x, y, 8, 8, v1[q], t, 8);
-            for (int j = 0; j < 8; j++)
-                for (int i = 0; i < 8; i++)
-                    d[16 * j + i] = enc_h264_bi(f, d[16 * j + i], t[8 * j + i]);
-        }
+    if (use & 1) enc_mc_luma(f, x, y, n, n, a, d, ds);
+    if (use == 2) enc_mc_luma(f->l1, x, y, n, n, b, d, ds);
+    if (use == 3) {
+        enc_mc_luma(f->l1, x, y, n, n, b, t, n);
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++)
+                d[ds * j + i] = enc_h264_bi(f, d[ds * j + i], t[n * j + i]);
     }
 }
 
+/* The luma prediction of a 16x16 macroblock at (x0, y0) into pr (stride 16) from the lists
+ * in `use` with a vector per 8x8 quadrant in each (v0[q], v1[q]). */
+ENC_FN void enc_h264_b_pred16(const EncFrame *f, int x0, int y0, const VidkMv *v0,
+                              const VidkMv *v1, int use, uint8_t *pr) {
+    for (int q = 0; q < 4; q++)
+        enc_h264_b_pred_blk(f, x0 + 8 * (q & 1), y0 + 8 * (q >> 1), 8, v0[q], v1[q], use,
+                            pr + 16 * 8 * (q >> 1) + 8 * (q & 1), 16);
+}
+
 /* The SATD of 4x4 block k (raster order in the macroblock) of that prediction (its quadrant's
- * vectors; the samples enc_h264_b_pred16 forms there: the interpolation is per sample). */
+ * vectors). */
 ENC_FN uint32_t enc_h264_b_satd4(const EncFrame *f, int mbx, int mby, int k, const VidkMv *v0,
                                  const VidkMv *v1, int use) {
     const int q = (k >> 3) * 2 + ((k & 3) >> 1), x = 16 * mbx + 4 * (k & 3),
               y = 16 * mby + 4 * (k >> 2);
-    uint8_t p[16], t[16];
+    uint8_t p[16];
     int d[16];
-    if (use & 1) enc_mc_luma(f, x, y, 4, 4, v0[q], p, 4);
-    if (use == 2) enc_mc_luma(f->l1, x, y, 4, 4, v1[q], p, 4);
-    if (use == 3) {
-        enc_mc_luma(f->l1, x, y, 4, 4, v1[q], t, 4);
-        for (int i = 0; i < 16; i++)
-            p[i] = enc_h264_bi(f, p[i], t[i]);
-    }
+    enc_h264_b_pred_blk(f, x, y, 4, v0[q], v1[q], use, p, 4);
     for (int i = 0; i < 16; i++)
         d[i] = f->src[0][(ptrdiff_t)(y + i / 4) * f->ss[0] + x + i % 4] - p[i];
     return vidk_satd4(d);
