@@ -511,19 +511,13 @@ cleanup:
     return err;
 }
 
-// Queue frame `index`'s work: on the code stream from its upload to its statistics and their
-// download; on the entropy stream, after them, its entropy coding (coded on the device: with
-// its stream's size). Everything that does not depend on the caller's output buffers, so
-// that vidk_cuda_enc_receive can queue frames i + 1 and i + 2 right after frame i's
-// downloads, before it waits for them: the GPU then codes them while it entropy-codes frame i
-// and while the caller writes frame i and reads the next picture. The maps are computed
-// whenever the parameters ask for them (or the stream needs them).
 // A B frame's decisions (src/enc/encode.c's steps for f.bframe): the half-sample planes of
 // both references, the distances and the seed, the decision passes, the direct macroblocks'
 // final form (a wavefront), then the list of the intra ones on the side stream (event EV_L),
-// as in P frames. f1: the frame with list 1's reference and field (copied to d_f1, f.l1).
-static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, EncFrame &f1,
-                    uint8_t *const *ref1) {
+// as in P frames. me1, gw1, ref1: list 1's field and reference (the frame with them: d_f1,
+// f.l1).
+static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, const VidkMeResult *const *me1,
+                    const int *gw1, uint8_t *const *ref1) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
@@ -542,15 +536,9 @@ static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, EncFrame &f1,
     // implicit weights: POC = 2 x the display index (docs/STREAM.md)
     enc_h264_implicit_w((int)(2 * (index - e->anc[0])), (int)(2 * (e->anc[1] - e->anc[0])),
                         &f.bw0, &f.bw1);
-    {
-        const VidkMeResult *me1[VIDK_BLOCK_COUNT];
-        int gw1[VIDK_BLOCK_COUNT];
-        memcpy(me1, f1.me, sizeof(me1));
-        memcpy(gw1, f1.me_gw, sizeof(gw1));
-        f1 = f;
-        memcpy(f1.me, me1, sizeof(me1));
-        memcpy(f1.me_gw, gw1, sizeof(gw1));
-    }
+    EncFrame f1 = f;
+    memcpy(f1.me, me1, sizeof(f1.me));
+    memcpy(f1.me_gw, gw1, sizeof(f1.me_gw));
     for (int p = 0; p < 3; p++)
         f1.ref[p] = ref1[p];
     f1.part_mv = c->d_part_mv1;
@@ -594,6 +582,13 @@ cleanup:
     return err;
 }
 
+// Queue frame `index`'s work: on the code stream from its upload to its statistics and their
+// download; on the entropy stream, after them, its entropy coding (coded on the device: with
+// its stream's size). Everything that does not depend on the caller's output buffers, so
+// that vidk_cuda_enc_receive can queue frames i + 1 and i + 2 right after frame i's
+// downloads, before it waits for them: the GPU then codes them while it entropy-codes frame i
+// and while the caller writes frame i and reads the next picture. The maps are computed
+// whenever the parameters ask for them (or the stream needs them).
 // With B-frames (`type` VIDK_ENC_FRAME_*) a frame is launched by its own receive, after the
 // frame before it in coding order has completed (its downloads waited for), and its stream is
 // written on the host: the anchors' reconstructions alternate by VidkEncoder.cur, list 0 of a
@@ -613,7 +608,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
     uint8_t *const *rec = c->d_rec[bf ? 2 : par];
     cudaEvent_t *ev = c->ev[slot];
     EncFrame &f = L->f;
-    EncFrame f1;
+    const VidkMeResult *me1[VIDK_BLOCK_COUNT]; // B: list 1's field
+    int gw1[VIDK_BLOCK_COUNT];
     const unsigned outp = e->p.outputs;
     L->index = index;
     L->d2h = SUM_COUNT * sizeof(unsigned long long);
@@ -668,9 +664,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
         VIDK_TRY(
             vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref[0], &mp, 0, s, f.me, f.me_gw));
         if (bf) {
-            f1 = f;
-            VIDK_TRY(vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref1[0], &mp, 1, s, f1.me,
-                                             f1.me_gw));
+            VIDK_TRY(
+                vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref1[0], &mp, 1, s, me1, gw1));
         }
     }
     CUDA_CHECK(cudaEventRecord(ev[EV_T2], s));
@@ -687,7 +682,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
         // per step), then the macroblocks made intra.
         const int n = e->uw * e->uh;
         if (bf) {
-            VIDK_TRY(launch_b(e, index, f, f1, ref1));
+            VIDK_TRY(launch_b(e, index, f, me1, gw1, ref1));
         } else if (e->p.codec == VIDK_CODEC_H264) {
             f.skipc = c->d_skipc;
             f.part_mv = c->d_part_mv;
