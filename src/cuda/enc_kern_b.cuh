@@ -53,36 +53,47 @@ __global__ void __launch_bounds__(kBThreads)
 }
 
 // The direct macroblocks' final form (enc_h264_b_direct_final) in raster order's result: a
-// warp per macroblock row, macroblock x once the row above has done x + 2 (the left,
-// upper-left, upper and upper-right neighbours are final), progress counters as in the intra
-// wavefront (every row's block resident at once; lane 0's acquire orders the reads of the row
-// above's writes after its release, the warp barrier the other lanes' after it). A direct
-// macroblock's two neighbourhoods (enc_h264_b_nb) are loaded an entry a lane (lanes 0-25,
-// both lists: the loads in flight together, not one lane's chain) into shared memory, then
-// every lane derives the vectors (enc_h264_b_direct_from, the same result on each); where the
-// explicit
-// and the direct predictions are to be weighed, lanes 0-15 compute the explicit one's 4x4
-// SATDs, lanes 16-31 the direct one's, each half summing them; lane 0 writes the outcome.
+// warp per macroblock row, every row's block resident at once. Only direct macroblocks change,
+// so only they are visited, and one waits for the row above only where a direct macroblock
+// there (upper-left, upper, upper-right) may still change: until that row's progress counter
+// passes x + 1 (its lane 0's release after each visited macroblock, before each wait and at the
+// row's end; lane 0's acquire orders the reads of the row above's writes after its release,
+// the warp barrier the other lanes' after it). A word read without the direct bit is final:
+// the bit is only ever cleared (enc_h264_b_direct_apply's explicit outcome, which keeps the
+// vectors). A direct macroblock's two neighbourhoods (enc_h264_b_nb) are loaded an entry a
+// lane (lanes 0-25, both lists: the loads in flight together) into shared memory, then every
+// lane derives the vectors (enc_h264_b_direct_from, the same result on each); where the
+// explicit and the direct predictions are to be weighed, lanes 0-15 compute the explicit
+// one's 4x4 SATDs, lanes 16-31 the direct one's, each half summing them; lane 0 writes the
+// outcome.
+__device__ inline bool b_direct_pending(unsigned w) {
+    return !(w & ENC_MBI_INTRA) && (w & ENC_MBI_DIRECT);
+}
 __global__ void __launch_bounds__(32)
     b_direct_kernel(const EncFrame f, VidkMv *mv0, VidkMv *mv1, uint16_t *mbi, int *progress) {
     __shared__ VidkH264MvNb s_n[2];
     const int r = blockIdx.x, t = threadIdx.x, row0 = enc_h264_row0(&f, r);
+    const volatile uint16_t *up = mbi + (ptrdiff_t)(r - 1) * f.uw;
     for (int x = 0; x < f.uw; x++) {
-        wave_wait(progress, r, min(x + 2, f.uw), t);
+        const unsigned w = mbi[r * f.uw + x]; // this row's words: only this warp writes them
+        if (!b_direct_pending(w)) continue;
+        bool wait = false;
+        for (int dx = -1; r > 0 && dx <= 1; dx++)
+            wait |= x + dx >= 0 && x + dx < f.uw && b_direct_pending(up[x + dx]);
+        if (wait) { // the same on every lane (a stale word only waits needlessly)
+            wave_release(progress, r, x - 1, t);
+            wave_wait(progress, r, min(x + 2, f.uw), t);
+        }
         __syncwarp();
         EncDirect d;
-        const unsigned w = mbi[r * f.uw + x];
-        int kind = 0;
-        if (!(w & ENC_MBI_INTRA) && (w & ENC_MBI_DIRECT)) { // the same on every lane
-            if (t < VIDK_H264_MVNB_ENTRIES) {
-                vidk_h264_mvnb_entry(&s_n[0], t, mv0, f.W / 4, mbi,
-                                     ENC_MBI_INTRA | ENC_MBI_NOL0, f.uw, f.uh, row0, x, r);
-                vidk_h264_mvnb_entry(&s_n[1], t, mv1, f.W / 4, mbi,
-                                     ENC_MBI_INTRA | ENC_MBI_NOL1, f.uw, f.uh, row0, x, r);
-            }
-            __syncwarp();
-            kind = enc_h264_b_direct_from(&f, x, r, w, &s_n[0], &s_n[1], &d);
+        if (t < VIDK_H264_MVNB_ENTRIES) {
+            vidk_h264_mvnb_entry(&s_n[0], t, mv0, f.W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL0,
+                                 f.uw, f.uh, row0, x, r);
+            vidk_h264_mvnb_entry(&s_n[1], t, mv1, f.W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL1,
+                                 f.uw, f.uh, row0, x, r);
         }
+        __syncwarp();
+        const int kind = enc_h264_b_direct_from(&f, x, r, w, &s_n[0], &s_n[1], &d);
         uint32_t se = 0, sd = 0;
         if (kind == 2) { // the same on every lane
             uint32_t s = t < 16 ? enc_h264_b_satd4(&f, x, r, t & 15, d.c0, d.c1, d.was)
@@ -92,10 +103,11 @@ __global__ void __launch_bounds__(32)
                 s += __shfl_xor_sync(0xffffffffu, s, o);
             se = __shfl_sync(0xffffffffu, s, 0), sd = __shfl_sync(0xffffffffu, s, 16);
         }
-        __syncwarp(); // every lane has read the planes before lane 0 writes
+        __syncwarp(); // every lane has read the planes and the words before lane 0 writes
         if (t == 0 && kind) enc_h264_b_direct_apply(&f, x, r, &d, kind, se, sd, mv0, mv1, mbi);
         wave_release(progress, r, x, t);
     }
+    wave_release(progress, r, f.uw - 1, t);
 }
 
 // The inter macroblocks (enc_tmpl.h h264_b_mb; the intra ones are intra_p_kernel's): a thread
