@@ -58,7 +58,9 @@ static void help(void) {
         "  --i8x8             vidkern with Intra_8x8 in intra frames (VidkEncParams.intra8x8;\n"
         "                     default off)\n"
         "  --bframes N        vidkern's B-frames between anchors (VidkEncParams.bframes;\n"
-        "                     default 0; CPU backends)\n"
+        "                     default 0)\n"
+        "  --b-adapt N        with --bframes: 1 = adaptive placement (default), 0 = the\n"
+        "                     fixed pattern (VidkEncParams.b_adapt)\n"
         "  --slices N         vidkern's slices per picture (VidkEncParams.slices; default\n"
         "                     0: the encoder's default)\n"
         "  --presets LIST     x264 presets (default %s)\n"
@@ -230,6 +232,7 @@ static void run_frame(void *arg, int i, const VidkEncFrameInfo *fi) {
     for (int k = 0; k < 3; k++)
         a->psnr[k] += fi->psnr[k];
     a->pt->intra += fi->intra != 0;
+    a->pt->bfr += fi->bframe != 0;
 }
 
 /* Code frames [0, n) with vidkern at (range, qp); timed = frames/s of the send / receive
@@ -243,7 +246,7 @@ static void vidkern_run(const Rd *b, const Frames *f, const RdSource *s, int ran
     p.cabac = b->cabac;
     p.intra4x4 = b->i4x4;
     p.intra8x8 = b->i8x8;
-    p.bframes = b->bframes;
+    p.bframes = b->bframes, p.b_adapt = b->b_adapt;
     if (b->slices) p.slices = b->slices;
     p.outputs = VIDK_ENC_OUT_STREAM;
     p.fps_num = s->fps_num, p.fps_den = s->fps_den;
@@ -447,7 +450,7 @@ int vidk_bench_rd(int argc, char **argv) {
     const char *presets = default_presets, *clips = "all", *plot_dir = NULL;
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
-    long keyint = 0, xthreads = 0, xbframes = -1, slices = 0, bframes = 0;
+    long keyint = 0, xthreads = 0, xbframes = -1, slices = 0, bframes = 0, b_adapt = 1;
     int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0, i4x4 = 0, i8x8 = 0;
     Mosaic *mosaic = NULL;
     char *names[MAX_SRC];
@@ -472,6 +475,7 @@ int vidk_bench_rd(int argc, char **argv) {
         {"--keyint", .num = &keyint, .lo = 0, .hi = 1000000},
         {"--slices", .num = &slices, .lo = 0, .hi = 1000000},
         {"--bframes", .num = &bframes, .lo = 0, .hi = VIDK_ENC_MAX_BFRAMES},
+        {"--b-adapt", .num = &b_adapt, .lo = 0, .hi = 1},
         {"--x264-threads", .num = &xthreads, .lo = 0, .hi = 1024},
         {"--x264-bframes", .num = &xbframes, .lo = 0, .hi = 16},
         {NULL}};
@@ -484,7 +488,7 @@ int vidk_bench_rd(int argc, char **argv) {
     if (source < 0) goto done;
     b->keyint = (int)keyint, b->frames = (int)o.frames, b->deblock = !no_deblock;
     b->cabac = cabac, b->i4x4 = i4x4, b->i8x8 = i8x8, b->slices = (int)slices;
-    b->bframes = (int)bframes;
+    b->bframes = (int)bframes, b->b_adapt = (int)b_adapt;
     b->x264_threads = (int)xthreads, b->x264_bframes = (int)xbframes;
     if (bench_parse_ints(CMD, "--qps", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0 ||
         bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,

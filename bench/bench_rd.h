@@ -48,6 +48,7 @@ typedef struct Rd {
     int cabac;   /* vidkern: VidkEncParams.cabac (--cabac) */
     int i4x4;    /* vidkern: VidkEncParams.intra4x4 (--i4x4) */
     int bframes; /* vidkern: VidkEncParams.bframes (--bframes) */
+    int b_adapt; /* vidkern: VidkEncParams.b_adapt (--b-adapt) */
     int i8x8;    /* vidkern: VidkEncParams.intra8x8 (--i8x8) */
     int slices;  /* vidkern: VidkEncParams.slices when > 0 (--slices) */
     int qps[MAX_LIST], ranges[MAX_LIST];

@@ -83,6 +83,18 @@ real)
     grep -q '"intra_frames": 2,' "$T/h.json" || fail "keyint 2 over 4 frames: 2 intra frames"
     grep -q '"codec": "hevc"' "$T/h.json" || fail "codec"
     cmp -s "$T/r.y4m" "$T/h.y4m" && fail "h264 QP 30 and hevc QP 22 gave the same recon"
+    # Two fixed B-frames over 7 frames: I B B P B B P, four B frames said in the summary, the
+    # report's count and its frames.
+    "$VK" encode "$clip" --frames 7 --bframes 2 --b-adapt 0 --range 8 --backend threads \
+        >"$T/b.out" 2>"$T/err" || fail "bframes: $(cat "$T/err")"
+    grep -q '(1 intra, 6 inter, 4 of them B)' "$T/b.out" || fail "B count: $(cat "$T/b.out")"
+    "$VK" encode "$clip" --frames 7 --bframes 2 --b-adapt 0 --range 8 --backend threads \
+        --quiet --report "$T/b.json" 2>"$T/err" || fail "bframes report: $(cat "$T/err")"
+    json_ok "$T/b.json"
+    grep -q '"b_frames": 4,' "$T/b.json" || fail "JSON b_frames"
+    [ "$(grep -o '"index": [0-9]*, "intra": [01], "bframe": 1' "$T/b.json" |
+        sed 's/"index": \([0-9]*\).*/\1/' | tr '\n' ' ')" = "1 2 4 5 " ] ||
+        fail "JSON frames' bframe: $(grep -o '"index": [0-9]*, "intra": [01], "bframe": [01]' "$T/b.json")"
     echo "ok: real"
     ;;
 pipe)

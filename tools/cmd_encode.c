@@ -352,8 +352,10 @@ static void print_summary(FILE *f, const Run *r) {
     fprintf(f, "  %-12s %dx%d (coded %dx%d: %dx%d %s)\n", "size", r->w, r->h, r->g.coded_w,
             r->g.coded_h, r->g.coded_w / unit, r->g.coded_h / unit,
             codec == VIDK_CODEC_HEVC ? "CTUs" : "macroblocks");
-    fprintf(f, "  %-12s %lld (%lld intra, %lld inter)\n", "frames", (long long)a->frames,
-            (long long)a->intra, (long long)(a->frames - a->intra));
+    char nb[32] = "";
+    if (r->p.bframes) snprintf(nb, sizeof(nb), ", %lld of them B", (long long)a->bframes);
+    fprintf(f, "  %-12s %lld (%lld intra, %lld inter%s)\n", "frames", (long long)a->frames,
+            (long long)a->intra, (long long)(a->frames - a->intra), nb);
     fprintf(f, "  %-12s Y %.3f  U %.3f  V %.3f dB (average of frames)\n", "PSNR",
             enc_accum_avg_psnr(a, 0), enc_accum_avg_psnr(a, 1), enc_accum_avg_psnr(a, 2));
     fprintf(f, "  %-12s Y %.3f  U %.3f  V %.3f dB (whole sequence, from the total SSE)\n", "",

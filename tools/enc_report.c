@@ -19,6 +19,7 @@ void enc_accum_add(EncAccum *a, const VidkEncFrameInfo *fi, int w, int h) {
     const uint64_t chroma = (uint64_t)(w / 2) * (uint64_t)(h / 2);
     a->frames++;
     a->intra += fi->intra != 0;
+    a->bframes += fi->bframe != 0;
     for (int p = 0; p < 3; p++) {
         a->psnr_sum[p] += fi->psnr[p];
         a->sse[p] += fi->sse[p];
@@ -74,10 +75,11 @@ int enc_part_area16(int part) {
 
 void enc_json_frame(FILE *f, const VidkEncFrameInfo *fi) {
     fprintf(f,
-            "{\"index\": %lld, \"intra\": %d, \"qp\": %d, \"sse\": [%llu, %llu, %llu], "
+            "{\"index\": %lld, \"intra\": %d, \"bframe\": %d, \"qp\": %d, \"sse\": [%llu, "
+            "%llu, %llu], "
             "\"psnr\": [%.4f, %.4f, %.4f], \"nnz\": [%llu, %llu, %llu], \"bits_mode\": %llu, "
             "\"bits_mv\": %llu, \"bits_level\": %llu, \"bits\": %llu, \"parts\": {",
-            (long long)fi->index, fi->intra, fi->qp, (unsigned long long)fi->sse[0],
+            (long long)fi->index, fi->intra, fi->bframe, fi->qp, (unsigned long long)fi->sse[0],
             (unsigned long long)fi->sse[1], (unsigned long long)fi->sse[2], fi->psnr[0],
             fi->psnr[1], fi->psnr[2], (unsigned long long)fi->nnz[0],
             (unsigned long long)fi->nnz[1], (unsigned long long)fi->nnz[2],
@@ -97,8 +99,9 @@ void enc_json_frame(FILE *f, const VidkEncFrameInfo *fi) {
 
 void enc_json_summary(FILE *f, const EncAccum *a, const char *ind) {
     const double n = a->frames ? (double)a->frames : 1;
-    fprintf(f, "{\n%s  \"frames\": %lld,\n%s  \"intra_frames\": %lld,\n", ind,
-            (long long)a->frames, ind, (long long)a->intra);
+    fprintf(f,
+            "{\n%s  \"frames\": %lld,\n%s  \"intra_frames\": %lld,\n%s  \"b_frames\": %lld,\n",
+            ind, (long long)a->frames, ind, (long long)a->intra, ind, (long long)a->bframes);
     fprintf(f, "%s  \"psnr_avg\": [%.4f, %.4f, %.4f],\n", ind, enc_accum_avg_psnr(a, 0),
             enc_accum_avg_psnr(a, 1), enc_accum_avg_psnr(a, 2));
     fprintf(f, "%s  \"psnr_sequence\": [%.4f, %.4f, %.4f],\n", ind, enc_accum_seq_psnr(a, 0),

@@ -13,7 +13,7 @@
 
 /* Sums over the coded frames of a sequence. */
 typedef struct EncAccum {
-    int64_t frames, intra;
+    int64_t frames, intra, bframes;
     double psnr_sum[3];  /* sum of the per-frame PSNRs (average = / frames) */
     uint64_t sse[3];     /* total SSE per plane (sequence PSNR) */
     uint64_t samples[3]; /* visible samples per plane, all frames */

@@ -112,9 +112,9 @@ typedef struct VidkEncParams {
                        before an intra frame and at the end of the input; non-reference B
                        pictures (16x16 list 0, list 1, bi-predicted, spatial direct / B_Skip,
                        intra). Frames then come out of vidk_enc_receive() in coding order
-                       (VidkEncFrameInfo.index says which); the input's end is told by
-                       vidk_enc_send(e, NULL). CPU backends; cuda and HEVC refuse it
-                       (VIDK_ERR(ENOSYS)). */
+                       (VidkEncFrameInfo.index says which, .bframe which are B); the input's
+                       end is told by vidk_enc_send(e, NULL). Every H.264 backend; HEVC
+                       refuses it (VIDK_ERR(ENOSYS)). */
     int b_adapt;  /**< with bframes: 1 (default) = adaptive: B frames only between still frames
                        (a look-ahead motion search of the sources, docs/ENCODE.md §16), fewer
                        or none where the scene moves; 0 = the fixed pattern */
@@ -153,6 +153,7 @@ typedef enum VidkEncPart {
 typedef struct VidkEncFrameInfo {
     int64_t index;      /**< frame number, from 0 */
     int intra;          /**< 1: intra frame */
+    int bframe;         /**< 1: B frame (VidkEncParams.bframes; not a reference) */
     int qp;             /**< luma QP used */
     uint64_t sse[3];    /**< sum of squared errors source - recon per plane (visible area) */
     double psnr[3];     /**< PSNR in dB per plane (100 for sse 0) */

@@ -98,6 +98,7 @@ void vidk_enc_fill_info(const VidkEncoder *e, int64_t index, int intra, const En
     memset(info, 0, sizeof(*info));
     info->index = index;
     info->intra = intra;
+    info->bframe = e->code_type == VIDK_ENC_FRAME_B;
     info->qp = e->p.qp;
     for (int p = 0; p < 3; p++) {
         const double n = p ? (double)(e->w / 2) * (double)(e->h / 2) : (double)e->w * e->h;
