@@ -61,6 +61,8 @@ static void help(void) {
         "                     default 0)\n"
         "  --b-adapt N        with --bframes: 1 = adaptive placement (default), 0 = the\n"
         "                     fixed pattern (VidkEncParams.b_adapt)\n"
+        "  --b-pyramid        with --bframes: reference B-frames (VidkEncParams.b_pyramid;\n"
+        "                     CPU backends)\n"
         "  --slices N         vidkern's slices per picture (VidkEncParams.slices; default\n"
         "                     0: the encoder's default)\n"
         "  --presets LIST     x264 presets (default %s)\n"
@@ -246,7 +248,7 @@ static void vidkern_run(const Rd *b, const Frames *f, const RdSource *s, int ran
     p.cabac = b->cabac;
     p.intra4x4 = b->i4x4;
     p.intra8x8 = b->i8x8;
-    p.bframes = b->bframes, p.b_adapt = b->b_adapt;
+    p.bframes = b->bframes, p.b_adapt = b->b_adapt, p.b_pyramid = b->b_pyramid;
     if (b->slices) p.slices = b->slices;
     p.outputs = VIDK_ENC_OUT_STREAM;
     p.fps_num = s->fps_num, p.fps_den = s->fps_den;
@@ -451,7 +453,8 @@ int vidk_bench_rd(int argc, char **argv) {
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
     long keyint = 0, xthreads = 0, xbframes = -1, slices = 0, bframes = 0, b_adapt = 1;
-    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0, i4x4 = 0, i8x8 = 0;
+    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0, i4x4 = 0, i8x8 = 0,
+        bpyr = 0;
     Mosaic *mosaic = NULL;
     char *names[MAX_SRC];
     int nnames = 0;
@@ -465,6 +468,7 @@ int vidk_bench_rd(int argc, char **argv) {
         {"--cabac", .flag = &cabac},
         {"--i4x4", .flag = &i4x4},
         {"--i8x8", .flag = &i8x8},
+        {"--b-pyramid", .flag = &bpyr},
         {"--sizes", .str = &sizes},
         {"--qps|--qp", .str = &qps},
         {"--ranges", .str = &ranges},
@@ -488,7 +492,7 @@ int vidk_bench_rd(int argc, char **argv) {
     if (source < 0) goto done;
     b->keyint = (int)keyint, b->frames = (int)o.frames, b->deblock = !no_deblock;
     b->cabac = cabac, b->i4x4 = i4x4, b->i8x8 = i8x8, b->slices = (int)slices;
-    b->bframes = (int)bframes, b->b_adapt = (int)b_adapt;
+    b->bframes = (int)bframes, b->b_adapt = (int)b_adapt, b->b_pyramid = bpyr;
     b->x264_threads = (int)xthreads, b->x264_bframes = (int)xbframes;
     if (bench_parse_ints(CMD, "--qps", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0 ||
         bench_parse_ints(CMD, "--ranges", ranges, 0, VIDK_ME_MAX_RANGE, b->ranges,

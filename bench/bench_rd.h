@@ -44,13 +44,14 @@ typedef struct RdSource {
 
 typedef struct Rd {
     int nqps, nranges, npresets, keyint, frames, x264_threads, x264_bframes, use_x264;
-    int deblock; /* vidkern: VidkEncParams.deblock (1; 0 with --no-deblock) */
-    int cabac;   /* vidkern: VidkEncParams.cabac (--cabac) */
-    int i4x4;    /* vidkern: VidkEncParams.intra4x4 (--i4x4) */
-    int bframes; /* vidkern: VidkEncParams.bframes (--bframes) */
-    int b_adapt; /* vidkern: VidkEncParams.b_adapt (--b-adapt) */
-    int i8x8;    /* vidkern: VidkEncParams.intra8x8 (--i8x8) */
-    int slices;  /* vidkern: VidkEncParams.slices when > 0 (--slices) */
+    int deblock;   /* vidkern: VidkEncParams.deblock (1; 0 with --no-deblock) */
+    int cabac;     /* vidkern: VidkEncParams.cabac (--cabac) */
+    int i4x4;      /* vidkern: VidkEncParams.intra4x4 (--i4x4) */
+    int bframes;   /* vidkern: VidkEncParams.bframes (--bframes) */
+    int b_adapt;   /* vidkern: VidkEncParams.b_adapt (--b-adapt) */
+    int b_pyramid; /* vidkern: VidkEncParams.b_pyramid (--b-pyramid) */
+    int i8x8;      /* vidkern: VidkEncParams.intra8x8 (--i8x8) */
+    int slices;    /* vidkern: VidkEncParams.slices when > 0 (--slices) */
     int qps[MAX_LIST], ranges[MAX_LIST];
     char presets[MAX_PRESETS][16];
     int x264_threads_used[MAX_PRESETS], x264_bframes_used[MAX_PRESETS];

@@ -173,14 +173,15 @@ void brd_print_report(FILE *f, Rd *b, int md) {
     char sl[32] = "default";
     if (b->slices) snprintf(sl, sizeof(sl), "%d", b->slices);
     fprintf(f,
-            "%svidkern %s: H.264 on %s, keyint %d, B-frames %d%s, deblocking %s, %s, %s, "
+            "%svidkern %s: H.264 on %s, keyint %d, B-frames %d%s%s, deblocking %s, %s, %s, "
             "slices %s, "
             "bits from %s\n",
             li, vidk_version(), b->backend, b->keyint, b->bframes,
             !b->bframes  ? ""
             : b->b_adapt ? " (adaptive)"
                          : " (fixed)",
-            b->deblock ? "on" : "off", b->cabac ? "CABAC" : "CAVLC",
+            b->bframes && b->b_pyramid ? " (pyramid)" : "", b->deblock ? "on" : "off",
+            b->cabac ? "CABAC" : "CAVLC",
             b->i4x4 && b->i8x8 ? "Intra_4x4, Intra_8x8"
             : b->i4x4          ? "Intra_4x4"
             : b->i8x8          ? "Intra_8x8"
@@ -331,14 +332,14 @@ static void write_json(FILE *f, Rd *b) {
             "\"date\": \"%s\",\n  \"command\": %s,\n  \"device\": {\"cpu\": %s, \"cores\": %d, "
             "\"gpu\": %s},\n  \"backend\": %s,\n  \"keyint\": %d,\n  \"deblock\": %d,\n"
             "  \"cabac\": %d,\n  \"i4x4\": %d,\n  \"i8x8\": %d,\n  \"bframes\": %d,\n  "
-            "\"b_adapt\": %d,\n"
+            "\"b_adapt\": %d,\n  \"b_pyramid\": %d,\n"
             "  \"slices\": %d,\n"
             "  \"frames\": %d,\n"
             "  \"qps\": [",
             vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->date, bench_jq(mt->command),
             bench_jq(mt->cpu), mt->cores, bench_jq(mt->gpu), bench_jq(b->backend), b->keyint,
-            b->deblock, b->cabac, b->i4x4, b->i8x8, b->bframes, b->b_adapt, b->slices,
-            b->frames);
+            b->deblock, b->cabac, b->i4x4, b->i8x8, b->bframes, b->b_adapt, b->b_pyramid,
+            b->slices, b->frames);
     for (int q = 0; q < b->nqps; q++)
         fprintf(f, "%s%d", q ? ", " : "", b->qps[q]);
     fprintf(f, "],\n  \"ranges\": [");

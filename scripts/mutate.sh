@@ -103,6 +103,11 @@ mut b_direct_c_or_d src/enc/h264_mvp_core.h \
     'const VidkH264sNb c = n->c.avail ? n->c : n->d;' 'const VidkH264sNb c = n->c;'
 mut b_dbk_lists src/enc/enc_core.h \
     'dx = up != uq || ((up & 1) && d0)' 'dx = ((up & 1) && d0)'
+# Reference B frames (--b-pyramid): the P picture's list modification, the co-located picture.
+mut bpyr_l0_mod src/enc/h264_stream.c \
+    'h->l0_mod = !f->intra && !f->bslice && s->last_bref ? 2u : 0u;' 'h->l0_mod = 0;'
+mut bpyr_col src/enc/encode.c \
+    'f.colmv = i1 == e->bref ? e->colb_mv : e->col_mv;' 'f.colmv = e->col_mv;'
 # Quarter-sample motion (docs/ENCODE.md §3, §6): caught by test_enc_pred (the prediction
 # against the standard's formulas) and test_enc_decide (pictures moved by quarter samples).
 mut qpel_no_quarter_step src/enc/enc_core.h \

@@ -78,9 +78,11 @@ expect() {
     ed=--expect-deblock
     ec=
     eb=
+    ep=
     while [ $# -gt 0 ]; do
         case $1 in
         --bframes) [ "$2" != 0 ] && eb="--expect-bframes $2" ;;
+        --b-pyramid) [ "$2" != none ] && ep=--expect-bpyramid ;;
         --slices) es=$2 ;;
         --keyint) ek=$2 ;;
         --fps) er="--rate $2" ;;
@@ -91,7 +93,7 @@ expect() {
         esac
         shift
     done
-    echo "--expect-slices $es --expect-keyint $ek $er $ed $ec $eb"
+    echo "--expect-slices $es --expect-keyint $ek $er $ed $ec $eb $ep"
 }
 
 # row NAME ARGS...: `vidkern encode ARGS -o NAME.B.264 --recon NAME.B.y4m --backend B` for
@@ -101,7 +103,9 @@ row() {
     name=$1
     shift
     first=
-    for b in $BACKENDS; do
+    bes=$BACKENDS
+    case " $* " in *" --b-pyramid normal "*) bes=${BACKENDS% cuda} ;; esac # CPU backends only
+    for b in $bes; do
         s=$T/$name.$b.264
         r=$T/$name.$b.y4m
         "$VK" encode "$@" --backend "$b" -o "$s" --recon "$r" --quiet >"$T/out" 2>"$T/err" ||
@@ -121,7 +125,7 @@ row() {
     done
     bytes=$(wc -c <"$T/$name.$first.264")
     rm -f "$T/$name".*
-    echo "ok: $name: $* ($bytes bytes; $BACKENDS identical; FFmpeg = recon)"
+    echo "ok: $name: $* ($bytes bytes; $bes identical; FFmpeg = recon)"
 }
 
 case "$CASE" in
@@ -177,6 +181,11 @@ gen)
     row gb_c --size 64x48 --gen-frames 7 --qp 1 --range 4 --bframes 1 --no-deblock --cabac --b-adapt 0
     row gb_d --size 98x50 --gen-frames 8 --qp 51 --keyint 5 --range $R32 --slices 2 --bframes 2 --i4x4 --b-adapt 0
     row gb_e --size 18x18 --gen-frames 6 --qp 37 --range 4 --bframes 3 --no-deblock
+    # reference B frames (--b-pyramid normal; CPU backends): the run's middle B frame coded
+    # first and referenced by the others, the P frame after it reordering list 0
+    row gbp_a --size 176x100 --gen-frames 13 --qp 28 --range 8 --slices 3 --bframes 3 --cabac --b-adapt 0 --b-pyramid normal
+    row gbp_b --size 98x50 --gen-frames 11 --qp 40 --keyint 7 --range 4 --bframes 2 --i4x4 --b-adapt 0 --b-pyramid normal
+    row gbp_c --size 64x48 --gen-frames 9 --qp 20 --range 4 --bframes 3 --no-deblock --i8x8 --b-pyramid normal
     ;;
 grid)
     # Every QP of the issue with every keyint, R and --slices rotating, on a size that is
@@ -241,7 +250,7 @@ clips)
         0) p="--qp 22 --keyint 0 --range $R64 --slices 1 --cabac --i4x4 --i8x8" ;;
         1) p="--qp 37 --keyint 3 --range $R32 --slices 4 --i4x4 --bframes 2 --b-adapt 0" ;;
         2) p="--qp 0 --keyint 1 --range 4 --slices 4 --cabac" ;;
-        3) p="--qp 51 --keyint 0 --range 16 --slices 4 --bframes 3 --cabac" ;;
+        3) p="--qp 51 --keyint 0 --range 16 --slices 4 --bframes 3 --cabac --b-pyramid normal" ;;
         4) p="--qp 1 --keyint 3 --range 4 --slices 4 --cabac --i4x4 --i8x8" ;;
         *) p="--qp 30 --keyint 0 --range 8 --slices 1 --no-deblock --i8x8" ;;
         esac
@@ -257,6 +266,8 @@ long)
     row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 2 --no-deblock
     # with B-frames: POC LSBs (8 bits) and frame_num wrap with non-reference pictures between
     row long_b --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --bframes 2 --cabac --b-adapt 0
+    # and with reference B pictures (frame_num counts them; the P pictures' list modification)
+    row long_bp --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --bframes 3 --b-adapt 0 --b-pyramid normal
     # Where the SPS allows more than 300 frames before frame_num or the POC LSBs wrap, a
     # sequence long enough to wrap both (16x16 pictures, no search: a few seconds).
     "$VK" encode --size 16x16 --gen-frames 2 -o "$T/i.264" --recon "$T/i.y4m" --quiet \

@@ -4,7 +4,7 @@ reconstruction (`--recon`) bit for bit, and FFmpeg must print nothing with `-v e
 
     stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] [--strict]
                     [--rate N/D | --no-rate] [--syntax] [--expect-slices N] [--expect-deblock]
-                    [--expect-cabac] [--expect-bframes N]
+                    [--expect-cabac] [--expect-bframes N [--expect-bpyramid]]
                     [--expect-keyint K] [--info] [-q]
 
 What it runs (and prints on a failure, to replay by hand):
@@ -38,7 +38,9 @@ direct_spatial_mv_pred_flag 1, no list modification, no weighted prediction); fr
 at an IDR, else the last reference picture's + 1 modulo MaxFrameNum; the POCs of an IDR
 period distinct, giving the display order, in which at most N B pictures follow each other,
 each B picture lies between the anchors around it in decoding order, and --expect-keyint
-applies to the display order. --info prints the SPS's fields (one line, "sps: key=value") and the
+applies to the display order. --expect-bpyramid (with --expect-bframes): a B picture may also
+be a reference picture (nal_ref_idc > 0), at most one of each run of B pictures and decoded
+first of them. --info prints the SPS's fields (one line, "sps: key=value") and the
 size of each access unit in bytes (one line, "au_bytes: N N ...").
 Exit status: 0 equal; 1 any difference, FFmpeg output on stderr, or an unreadable file;
 2 usage; 77 FFmpeg not found (a failure instead when VIDK_REQUIRE_FFMPEG=1).
@@ -369,7 +371,8 @@ def poc_msb(idr, lsb, prev_lsb, prev_msb, max_lsb):
     return prev_msb
 
 
-def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False, bframes=0):
+def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False, bframes=0,
+                 bpyramid=False):
     """The headers issue 13 item 1 asks for, frame_num / POC, IDR placement and the slices
     of every picture. -> (list of problems, the first SPS as a dict, the size in bytes of
     each access unit)."""
@@ -431,7 +434,8 @@ def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False, bfra
     prev_fn = prev_poc = prev_msb = prev_lsb = None
     prev_idr_id = None
     if bframes:
-        return bad + check_b_order(pics, sp, keyint, slices, deblock, bframes), sp, au_sizes
+        return bad + check_b_order(pics, sp, keyint, slices, deblock, bframes, bpyramid), sp, \
+            au_sizes
     for i, pic in enumerate(pics):
         h0 = pic[0]
         idr = h0["nal_type"] == 5
@@ -485,7 +489,7 @@ def check_syntax(data, nframes, slices, keyint, deblock=False, cabac=False, bfra
     return bad, sp, au_sizes
 
 
-def check_b_order(pics, sp, keyint, slices, deblock, bframes):
+def check_b_order(pics, sp, keyint, slices, deblock, bframes, bpyramid):
     """check_syntax's picture checks for a stream with B pictures (--expect-bframes)."""
     bad = []
     if sp["poc_type"] != 0:
@@ -509,7 +513,8 @@ def check_b_order(pics, sp, keyint, slices, deblock, bframes):
                            f"{h['disable_deblocking_filter_idc']}")
             if (idr and h["slice_type"] != 2) or (not idr and h["slice_type"] not in (0, 1)):
                 bad.append(f"picture {i}: slice_type {h['slice_type']}")
-            if isb and (h["ref_idc"] != 0 or not h["direct_spatial"] or h["list_mod"] or
+            if isb and ((h["ref_idc"] != 0 and not bpyramid) or not h["direct_spatial"] or
+                        h["list_mod"] or
                         h["num_ref_idx_l0"] != 1 or h["num_ref_idx_l1"] != 1):
                 bad.append(f"picture {i}: a B slice with nal_ref_idc {h['ref_idc']}, "
                            f"direct_spatial {h['direct_spatial']}, list modification "
@@ -537,18 +542,23 @@ def check_b_order(pics, sp, keyint, slices, deblock, bframes):
             periods.append([])
         if h0["ref_idc"]:  # prevPicOrderCntMsb / Lsb: of the previous reference picture
             prev_msb, prev_lsb = msb, lsb
-        periods[-1].append((msb + lsb, i, isb))
+        periods[-1].append((msb + lsb, i, isb, h0["ref_idc"] != 0))
         if len(bad) > 20:
             return bad + ["..."]
     disp = 0
     for per in periods:
-        pocs = [p for p, _, _ in per]
+        pocs = [p for p, _, _, _ in per]
         if len(set(pocs)) != len(pocs):
             bad.append(f"IDR period at display frame {disp}: repeated POCs {pocs}")
         order = sorted(per)
         run = 0
-        for k, (poc, di, isb) in enumerate(order):
+        runs = []  # the runs of B pictures: [(decode index, reference)]
+        for k, (poc, di, isb, ref) in enumerate(order):
             run = run + 1 if isb else 0
+            if run == 1:
+                runs.append([])
+            if isb:
+                runs[-1].append((di, ref))
             if run > bframes:
                 bad.append(f"display frame {disp + k}: more than {bframes} B pictures in a row")
             if keyint is not None:
@@ -557,11 +567,16 @@ def check_b_order(pics, sp, keyint, slices, deblock, bframes):
                     bad.append(f"display frame {disp + k}: {'IDR' if k == 0 else 'not IDR'} "
                                f"with keyint {keyint}")
             if isb:  # decoded after the anchor that follows it in display order
-                nxt = next((d for p, d, b in order[k + 1:] if not b), None)
-                prv = max((d for p, d, b in order[:k] if not b), default=None)
+                nxt = next((d for p, d, b, _ in order[k + 1:] if not b), None)
+                prv = max((d for p, d, b, _ in order[:k] if not b), default=None)
                 if nxt is None or di < nxt or (prv is not None and di < prv):
                     bad.append(f"display frame {disp + k}: B picture decoded at {di}, not "
                                f"after the anchors around it")
+        for r in runs:  # --expect-bpyramid: one reference B picture a run, decoded first
+            refs = [d for d, ref in r if ref]
+            if len(refs) > 1 or (refs and refs[0] != min(d for d, _ in r)):
+                bad.append(f"IDR period at display frame {disp}: a run of B pictures decoded "
+                           f"at {[d for d, _ in r]} with reference ones at {refs}")
         disp += len(per)
     return bad
 
@@ -576,6 +591,7 @@ def main(argv):
     exp_slices = exp_keyint = None
     exp_deblock = exp_cabac = False
     exp_bframes = 0
+    exp_bpyramid = False
     it = iter(argv)
     for a in it:
         if a == "--ffmpeg":
@@ -593,6 +609,8 @@ def main(argv):
             if v is None or not v.isdigit():
                 die(f"{a} needs a number", 2)
             syntax, exp_bframes = True, int(v)
+        elif a == "--expect-bpyramid":
+            exp_bpyramid = True
         elif a in ("--expect-slices", "--expect-keyint"):
             v = next(it, None)
             if v is None or not v.isdigit():
@@ -628,7 +646,7 @@ def main(argv):
         die("usage: stream_check.py STREAM RECON.y4m [--ffmpeg PATH] [--keep DEC.yuv] "
             "[--strict] [--rate N/D | --no-rate] [--syntax] [--expect-slices N] "
             "[--expect-keyint K] [--expect-deblock] [--expect-cabac] [--expect-bframes N] "
-            "[--info] [-q]", 2)
+            "[--expect-bpyramid] [--info] [-q]", 2)
     stream, recon = args
 
     ff = find_tool("ffmpeg", ffmpeg)
@@ -735,7 +753,7 @@ def main(argv):
         with open(stream, "rb") as f:
             problems, sp, au_sizes = check_syntax(f.read(), len(rframes), exp_slices,
                                                   exp_keyint, exp_deblock, exp_cabac,
-                                                  exp_bframes)
+                                                  exp_bframes, exp_bpyramid)
         if problems:
             die(f"{stream}: decoded right, but its syntax is not what issue 13 asks for:\n    "
                 + "\n    ".join(problems))

@@ -221,10 +221,13 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
             /* Intra_4x4 at QP 0 and 37 (3 slices, CABAC), Intra_8x8 at QP 0 and 51 */
             p.intra4x4 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 2);
             p.intra8x8 = p.codec == VIDK_CODEC_H264 && (qi == 0 || qi == 3);
-            /* B-frames: 2 at QP 22 (3 slices, CAVLC), 3 at QP 51 (CABAC) */
-            p.bframes = p.codec == VIDK_CODEC_H264 ? (qi == 1 ? 2 : qi == 3 ? 3 : 0) : 0;
-            if (p.bframes) p.keyint = 5;
-            p.b_adapt = qi != 1; /* the fixed pattern at QP 22, adaptive at 51 */
+            /* B-frames: 3 at QP 0 (CAVLC, I_NxN), 2 at QP 22 (3 slices, CAVLC), 3 at QP 51
+             * (CABAC) */
+            p.bframes = p.codec == VIDK_CODEC_H264 ? (qi == 1 ? 2 : qi != 2 ? 3 : 0) : 0;
+            if (p.bframes) p.keyint = qi ? 5 : 9;
+            p.b_adapt = qi == 3; /* the fixed pattern at QP 0 and 22, adaptive at 51 */
+            /* reference B frames at QP 0 and 51 (CPU backends) */
+            p.b_pyramid = (qi == 0 || qi == 3) && !cuda;
             Result ref, r;
             char name[160];
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &ref) == 0);
@@ -287,6 +290,7 @@ static void real_clip(const char *dir, int cuda) {
              * CABAC at QP 22 */
             p.bframes = p.codec == VIDK_CODEC_H264 && qp != 42 ? (qp == 32 ? 2 : 1) : 0;
             p.cabac = p.codec == VIDK_CODEC_H264 && qp == 22;
+            p.b_pyramid = qp == 32 && !cuda; /* reference B frames (CPU backends) */
             Result a, b;
             char name[128];
             snprintf(name, sizeof(name), "akiyo %s qp %d: %s vs c", vidk_codec_name(p.codec),
@@ -419,7 +423,33 @@ static void api_errors(void) {
     CHECK(vidk_enc_receive(e, NULL, NULL, &info) == 0 && info.index == 6 && !info.intra);
     CHECK(vidk_enc_receive(e, NULL, NULL, &info) == VIDK_ERR(EAGAIN));
     vidk_enc_close(&e);
-    p.bframes = 0, p.keyint = 0;
+    /* b_pyramid: 3 fixed B-frames, display 0..10: I0 P4 B2 (the reference one, coded first)
+     * B1 B3 P8 B6 B5 B7, then (the end) P10 B9 (a run of one: not a reference); b_pyramid
+     * outside 0..1 refused, and where no run of two exists (bframes 1) ignored */
+    p.bframes = 3, p.keyint = 0, p.b_adapt = 0, p.b_pyramid = 2;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == VIDK_ERR(EINVAL));
+    p.b_pyramid = 1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);
+    static const int porder[11] = {0, 4, 2, 1, 3, 8, 6, 5, 7, 10, 9},
+                     pb[11] = {0, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1};
+    sent = got = 0;
+    while (got < 11) {
+        int r = sent < 11 ? vidk_enc_send(e, &a) : VIDK_ERR(EAGAIN);
+        if (r == 0 && ++sent == 11) CHECK(vidk_enc_send(e, NULL) == 0);
+        if (r == 0) continue;
+        CHECK(r == VIDK_ERR(EAGAIN));
+        if ((r = vidk_enc_receive(e, NULL, NULL, &info)) == VIDK_ERR(EAGAIN) && sent < 11)
+            continue;
+        CHECK(r == 0);
+        if (r) break;
+        CHECK(info.index == porder[got] && info.bframe == pb[got]);
+        got++;
+    }
+    vidk_enc_close(&e);
+    p.bframes = 1;
+    CHECK(vidk_enc_open(ctx, &e, &p, 32, 32) == 0);
+    vidk_enc_close(&e);
+    p.bframes = 0, p.keyint = 0, p.b_pyramid = 0, p.b_adapt = 1;
     CHECK(!e);
     vidk_enc_close(&e);
     vidk_picture_free(&a);

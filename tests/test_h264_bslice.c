@@ -209,8 +209,8 @@ int main(void) {
         for (int k = 0; k < 6 && o; k++) {
             make_frame(f, &seed, type[k], slices);
             const VidkH264StreamFrame sf = {
-                index[k], type[k] == 0, f->mbi,  f->mv[0], {f->lev[0], f->lev[1], f->lev[2]},
-                f->im4,   type[k] == 2, f->mv[1]};
+                index[k], type[k] == 0, f->mbi,   f->mv[0], {f->lev[0], f->lev[1], f->lev[2]},
+                f->im4,   type[k] == 2, f->mv[1], 0};
             const uint8_t *d;
             size_t n;
             CHECK(vidk_h264_stream_frame(st, NULL, NULL, &sf, &d, &n) == 0);
@@ -220,7 +220,7 @@ int main(void) {
         /* a B picture is refused without set_bframes */
         VidkH264Stream *nb = vidk_h264_stream_new(W, H, W, H, 26, 1, 25, 1, 16, 1);
         const VidkH264StreamFrame bad = {
-            1, 0, f->mbi, f->mv[0], {f->lev[0], f->lev[1], f->lev[2]}, f->im4, 1, f->mv[1]};
+            1, 0, f->mbi, f->mv[0], {f->lev[0], f->lev[1], f->lev[2]}, f->im4, 1, f->mv[1], 0};
         const uint8_t *d;
         size_t n;
         CHECK(nb && vidk_h264_stream_frame(nb, NULL, NULL, &bad, &d, &n) < 0);

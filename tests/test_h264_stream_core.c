@@ -310,7 +310,8 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
                                        {e->st_lev[0], e->st_lev[1], e->st_lev[2]},
                                        e->st_im4,
                                        0,
-                                       NULL};
+                                       NULL,
+                                       0};
         compare_frame(what, a, b, &m, &f, W, &max_bits);
         /* the encoder's own stream is the host writer's */
         const uint8_t *d;
@@ -419,7 +420,7 @@ static void synthetic(void) {
                     lev[p][k] = v;
                 }
             const VidkH264StreamFrame f = {fi,  intra,  mbi, mv, {lev[0], lev[1], lev[2]},
-                                           im4, bslice, mvb};
+                                           im4, bslice, mvb, 0};
             compare_frame("synthetic", a, b, &m, &f, W, &max_bits);
         }
         emu_free(&m);
@@ -749,11 +750,17 @@ static void headers(void) {
         size_t n;
         CHECK(vidk_h264_stream_frame_nals(s, i, intra, 0, NULL, 0, &d, &n) == 0);
     }
-    VidkH264SliceHdr h = {(1u << 26) - 1, 1, 3, 16, 65535, 65535, -51, 0, 0, 0, 0, 0};
+    VidkH264SliceHdr h = {(1u << 26) - 1, 1, 3, 16, 65535, 65535, -51, 0, 0, 0, 16, 65535, 0};
     uint8_t buf[64];
     VidkBits b;
     vidk_bits_init(&b, buf, sizeof(buf));
     vidk_h264_slice_header(&b, &h);
+    CHECK(b.pos <= VIDK_H264_SLICE_HDR_MAX_BITS);
+    /* a P slice after a reference B picture: its list modification */
+    const VidkH264SliceHdr hp = {(1u << 26) - 1, 0, 3, 16, 65535, 0, -51, 0, 1, 0, 16,
+                                 65535,          2};
+    vidk_bits_init(&b, buf, sizeof(buf));
+    vidk_h264_slice_header(&b, &hp);
     CHECK(b.pos <= VIDK_H264_SLICE_HDR_MAX_BITS);
     vidk_h264_stream_free(s);
 }

@@ -190,6 +190,10 @@ static void help(void) {
         "  --b-adapt N        with --bframes: 1 = B-frames only where the scene is still\n"
         "                     (a look-ahead search of the sources; default), 0 = the\n"
         "                     fixed pattern\n"
+        "  --b-pyramid M      with --bframes: normal (or strict) = in a run of two or\n"
+        "                     more B-frames the middle one (the first of two) is a\n"
+        "                     reference the others predict from; none = B-frames are\n"
+        "                     not references (default). CPU backends\n"
         "  --fps N[/D]        frame rate for the stream's timing (default: the Y4M's F\n"
         "                     tag, else 25); --recon keeps the source's header\n"
         "  --codec C          h264 (16x16 macroblocks; default) or hevc (32x32 CTUs)\n"
@@ -314,9 +318,10 @@ static void write_json(FILE *f, const Run *r, int with_frames) {
     report_json_field(f, "output", r->out);
     fprintf(f,
             ",\n  \"slices\": %d,\n  \"deblock\": %d,\n  \"cabac\": %d,\n  \"i4x4\": %d,\n"
-            "  \"i8x8\": %d,\n  \"bframes\": %d,\n  \"b_adapt\": %d,\n  \"fps\": [%d, %d]",
+            "  \"i8x8\": %d,\n  \"bframes\": %d,\n  \"b_adapt\": %d,\n  \"b_pyramid\": %d,\n"
+            "  \"fps\": [%d, %d]",
             r->p.slices, r->p.deblock, r->p.cabac, r->p.intra4x4, r->p.intra8x8, r->p.bframes,
-            r->p.b_adapt, r->p.fps_num, r->p.fps_den);
+            r->p.b_adapt, r->p.b_pyramid, r->p.fps_num, r->p.fps_den);
     report_json_field(f, "recon", r->recon);
     report_json_field(f, "report", r->report);
     report_json_field(f, "png_dir", r->png_dir);
@@ -341,10 +346,10 @@ static void print_summary(FILE *f, const Run *r) {
     fprintf(f, "vidkern encode: %lld frames of %s\n", (long long)a->frames, r->input);
     fprintf(f, "  %-12s %s", "backend", vidk_backend_name(r->backend));
     fprintf(f, " on %s\n", r->device);
-    char bf[32] = "";
+    char bf[48] = "";
     if (r->p.bframes)
-        snprintf(bf, sizeof(bf), ", %d B-frames%s", r->p.bframes,
-                 r->p.b_adapt ? " (adaptive)" : "");
+        snprintf(bf, sizeof(bf), ", %d B-frames%s%s", r->p.bframes,
+                 r->p.b_adapt ? " (adaptive)" : "", r->p.b_pyramid ? " (pyramid)" : "");
     fprintf(f, "  %-12s %s, QP %d (lambda %d), R %d, keyint %d%s%s%s%s%s\n", "coding",
             vidk_codec_name(codec), r->p.qp, vidk_enc_lambda(r->p.qp), r->p.range, r->p.keyint,
             bf, r->p.deblock ? ", deblocking" : "", r->p.intra4x4 ? ", Intra_4x4" : "",
@@ -437,12 +442,12 @@ int vidk_cmd_encode(int argc, char **argv) {
     int fps_num = 0, fps_den = 0;
     int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0, progressive = 0;
     int deblock = -1; /* the codec's default */
-    int cabac = 0, i4x4 = 0, i8x8 = 0;
+    int cabac = 0, i4x4 = 0, i8x8 = 0, bpyr = 0;
     static const char *const value_opts[] = {
-        "--codec",      "--qp",           "--range",   "--keyint",  "--frames",
-        "--gen-frames", "--size",         "--recon",   "--report",  "--png-dir",
-        "--input-size", "--input-format", "-o",        "--output",  "--slices",
-        "--fps",        "--read-threads", "--bframes", "--b-adapt", NULL};
+        "--codec",   "--qp",        "--range",  "--keyint",  "--frames",       "--gen-frames",
+        "--size",    "--recon",     "--report", "--png-dir", "--input-size",   "--input-format",
+        "-o",        "--output",    "--slices", "--fps",     "--read-threads", "--bframes",
+        "--b-adapt", "--b-pyramid", NULL};
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -493,6 +498,10 @@ int vidk_cmd_encode(int argc, char **argv) {
             if (cli_parse_int(CMD, a, v, 0, VIDK_ENC_MAX_BFRAMES, &bframes) < 0) return 1;
         } else if (!strcmp(a, "--b-adapt")) {
             if (cli_parse_int(CMD, a, v, 0, 1, &badapt) < 0) return 1;
+        } else if (!strcmp(a, "--b-pyramid")) {
+            if (strcmp(v, "none") && strcmp(v, "normal") && strcmp(v, "strict"))
+                return cli_error(CMD, "--b-pyramid: '%s' is not none, normal or strict", v);
+            bpyr = strcmp(v, "none") != 0;
         } else if (!strcmp(a, "--keyint")) {
             if (cli_parse_int(CMD, a, v, 0, 1000000, &keyint) < 0) return 1;
         } else if (!strcmp(a, "--frames")) {
@@ -652,6 +661,7 @@ int vidk_cmd_encode(int argc, char **argv) {
     p->intra8x8 = i8x8;
     p->bframes = (int)bframes;
     p->b_adapt = (int)badapt;
+    p->b_pyramid = bpyr;
     p->fps_num = fps_num ? fps_num : fi->fps_num > 0 ? fi->fps_num : 25;
     p->fps_den = fps_num ? fps_den : fi->fps_num > 0 ? fi->fps_den : 1;
     int e = vidk_enc_open(ctx, &enc, p, fi->w, fi->h);

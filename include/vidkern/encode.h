@@ -92,32 +92,37 @@ typedef struct VidkEncParams {
                            Intra prediction does not cross a slice's top edge. */
     int fps_num, fps_den; /**< stream: frame rate for the SPS's VUI timing and the level;
                                0 / 0 = 25 / 1 (default) */
-    int deblock;  /**< the in-loop deblocking filter: -1 = the codec's default (default): on
-                       for H.264, off for HEVC (whose filters do not exist yet); 1 = on: H.264's
-                       filter (8.7) on the reconstruction, which is then the next frame's
-                       reference and what a decoder outputs (disable_deblocking_filter_idc 0);
-                       HEVC refuses it (VIDK_ERR(ENOSYS)); 0 = off (H.264 idc 1). */
-    int cabac;    /**< H.264 stream: 1 = CABAC (entropy_coding_mode_flag 1; serial within a
-                       slice: on cuda each slice's arithmetic coder is one GPU thread, so
-                       `slices` sets its parallelism), 0 = CAVLC (default). HEVC refuses 1
-                       (VIDK_ERR(ENOSYS)). */
-    int intra4x4; /**< H.264 intra macroblocks (of intra frames, and those P frames' decision
-                       made intra): 1 = Intra_4x4 (I_NxN) as well as Intra_16x16, chosen per
-                       macroblock by SATD + lambda x bits; 0 = not (default). Every backend,
-                       the same bytes; HEVC refuses 1. */
-    int intra8x8; /**< H.264 intra macroblocks: 1 = Intra_8x8 (I_NxN with the 8x8 transform)
-                       a candidate too; 0 = not (default). As intra4x4 on HEVC. */
-    int bframes;  /**< H.264: B-frames between two anchors (I or P pictures), 0 (default) ..
-                       VIDK_ENC_MAX_BFRAMES: a fixed pattern (I B B P B B P ... with 2), fewer
-                       before an intra frame and at the end of the input; non-reference B
-                       pictures (16x16 list 0, list 1, bi-predicted, spatial direct / B_Skip,
-                       intra). Frames then come out of vidk_enc_receive() in coding order
-                       (VidkEncFrameInfo.index says which, .bframe which are B); the input's
-                       end is told by vidk_enc_send(e, NULL). Every H.264 backend; HEVC
-                       refuses it (VIDK_ERR(ENOSYS)). */
-    int b_adapt;  /**< with bframes: 1 (default) = adaptive: B frames only between still frames
-                       (a look-ahead motion search of the sources, docs/ENCODE.md §16), fewer
-                       or none where the scene moves; 0 = the fixed pattern */
+    int deblock;   /**< the in-loop deblocking filter: -1 = the codec's default (default): on
+                        for H.264, off for HEVC (whose filters do not exist yet); 1 = on: H.264's
+                        filter (8.7) on the reconstruction, which is then the next frame's
+                        reference and what a decoder outputs (disable_deblocking_filter_idc 0);
+                        HEVC refuses it (VIDK_ERR(ENOSYS)); 0 = off (H.264 idc 1). */
+    int cabac;     /**< H.264 stream: 1 = CABAC (entropy_coding_mode_flag 1; serial within a
+                        slice: on cuda each slice's arithmetic coder is one GPU thread, so
+                        `slices` sets its parallelism), 0 = CAVLC (default). HEVC refuses 1
+                        (VIDK_ERR(ENOSYS)). */
+    int intra4x4;  /**< H.264 intra macroblocks (of intra frames, and those P frames' decision
+                        made intra): 1 = Intra_4x4 (I_NxN) as well as Intra_16x16, chosen per
+                        macroblock by SATD + lambda x bits; 0 = not (default). Every backend,
+                        the same bytes; HEVC refuses 1. */
+    int intra8x8;  /**< H.264 intra macroblocks: 1 = Intra_8x8 (I_NxN with the 8x8 transform)
+                        a candidate too; 0 = not (default). As intra4x4 on HEVC. */
+    int bframes;   /**< H.264: B-frames between two anchors (I or P pictures), 0 (default) ..
+                        VIDK_ENC_MAX_BFRAMES: a fixed pattern (I B B P B B P ... with 2), fewer
+                        before an intra frame and at the end of the input; non-reference B
+                        pictures (16x16 list 0, list 1, bi-predicted, spatial direct / B_Skip,
+                        intra). Frames then come out of vidk_enc_receive() in coding order
+                        (VidkEncFrameInfo.index says which, .bframe which are B); the input's
+                        end is told by vidk_enc_send(e, NULL). Every H.264 backend; HEVC
+                        refuses it (VIDK_ERR(ENOSYS)). */
+    int b_adapt;   /**< with bframes: 1 (default) = adaptive: B frames only between still frames
+                        (a look-ahead motion search of the sources, docs/ENCODE.md §16), fewer
+                        or none where the scene moves; 0 = the fixed pattern */
+    int b_pyramid; /**< with bframes: 1 = in a run of two or more B frames, the middle one
+                        (the first of two) is a reference picture, coded right after the
+                        anchor, and the others predict from it (x264's --b-pyramid strict);
+                        0 (default) = B frames are not references. CPU backends (cuda:
+                        VIDK_ERR(ENOSYS)). */
     uint8_t reserved[4]; /**< zero */
 } VidkEncParams;
 

@@ -274,6 +274,10 @@ cleanup:
 extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VidkContext *ctx = e->ctx;
     int err = 0;
+    if (e->p.b_pyramid) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: b_pyramid exists on the CPU backends only");
+        return VIDK_ERR(ENOSYS);
+    }
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;

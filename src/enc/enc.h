@@ -31,9 +31,10 @@ struct VidkEncoder {
     int flushed;     /* vidk_enc_send(e, NULL) came */
     /* the coding order (vidk_enc_receive): every frame below b_next is coded; anchor: an
      * anchor coded ahead of the B frames before it (-1: none); the frame being coded and its
-     * type (VIDK_ENC_FRAME_*) */
-    int64_t b_next, anchor, code_index;
-    int code_type;
+     * type (VIDK_ENC_FRAME_*); bref: with b_pyramid the reference B frame of the anchor's
+     * run (-1: none), coded first of them */
+    int64_t b_next, anchor, code_index, bref;
+    int code_type, bref_coded;
     VidkPicture bsrc[VIDK_ENC_MAX_PENDING];
     /* CPU backends */
     VidkPicture src, rec[2];
@@ -47,6 +48,11 @@ struct VidkEncoder {
     VidkMeField field1;
     VidkMv *dmvb[2], *part_mv1, *col_mv;
     uint16_t *col_mb;
+    /* b_pyramid: the reference B frame's reconstruction and, as a co-located picture, its
+     * vectors (list 0's, list 1's where it predicts from list 1 only) and words */
+    VidkPicture brec_ref;
+    VidkMv *colb_mv;
+    uint16_t *colb_mb;
     uint8_t *qpl1;
     int col_intra;
     int64_t anc[2]; /* the display indices of the anchor before the last one and of the last */
@@ -80,6 +86,9 @@ struct VidkEncoder {
 
 /* ---- src/enc/enc_frame.c: backend-independent helpers of both drivers ---- */
 
+/* Reference frames the decoder keeps (max_num_ref_frames): 1; with B-frames 2; with reference
+ * B pictures (b_pyramid, bframes >= 2) 4 (h264_stream.c dpb_frames). */
+int vidk_enc_dpb(const VidkEncParams *p);
 /* Is frame `index` an intra frame? */
 int vidk_enc_is_intra(const VidkEncoder *e, int64_t index);
 /* Frame types of the coding order (VidkEncoder.code_type). */

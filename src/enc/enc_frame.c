@@ -86,6 +86,10 @@ void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f) {
     }
 }
 
+int vidk_enc_dpb(const VidkEncParams *p) {
+    return !p->bframes ? 1 : p->bframes >= 2 && p->b_pyramid ? 4 : 2;
+}
+
 void vidk_enc_me_params(const VidkEncoder *e, const EncFrame *f, VidkMeParams *mp) {
     vidk_me_default_params(mp);
     mp->range = e->p.range;
@@ -133,7 +137,8 @@ int vidk_enc_stream_open(VidkEncoder *e) {
                                  e->p.fps_num, e->p.fps_den, e->p.range, e->p.deblock);
     if (e->stream && e->p.cabac && vidk_h264_stream_set_cabac(e->stream, 1) < 0)
         return VIDK_ERR(ENOMEM);
-    if (e->stream && e->p.bframes && vidk_h264_stream_set_bframes(e->stream, 1) < 0)
+    if (e->stream && e->p.bframes &&
+        vidk_h264_stream_set_bframes(e->stream, 1 + e->p.b_pyramid) < 0)
         return VIDK_ERR(ENOMEM);
     if (e->p.bframes && !(e->st_mv4b = calloc(n / 16, sizeof(*e->st_mv4b))))
         return VIDK_ERR(ENOMEM);
@@ -176,7 +181,8 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
                                     .lev = {lev[0], lev[1], lev[2]},
                                     .im4 = e->st_im4,
                                     .bslice = mv4b != NULL,
-                                    .mv4b = mv4b};
+                                    .mv4b = mv4b,
+                                    .bref = mv4b && index == e->bref};
     const int err = vidk_h264_stream_frame(e->stream, e->ctx, e->st_pool, &sf, &info->stream,
                                            &info->stream_size);
     info->stage_ms[VIDK_ENC_STAGE_STREAM] = vidk_enc_now_ms() - t0;

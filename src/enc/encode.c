@@ -124,6 +124,9 @@ void vidk_enc_cpu_close(VidkEncoder *e) {
     free(e->ilevel);
     free(e->ilist);
     vidk_picture_free(&e->brec);
+    vidk_picture_free(&e->brec_ref);
+    free(e->colb_mv);
+    free(e->colb_mb);
     vidk_me_field_free(&e->field1);
     for (int k = 0; k < 2; k++)
         free(e->dmvb[k]);
@@ -172,6 +175,12 @@ int vidk_enc_cpu_open(VidkEncoder *e) {
         e->qpl1 = malloc((size_t)qpn * 4);
         if (!e->part_mv1 || !e->col_mv || !e->col_mb || !e->qpl1) return VIDK_ERR(ENOMEM);
         err = vidk_picture_alloc(&e->brec, e->W, e->H, VIDK_CHROMA_420, 8, 0);
+        if (!err && e->p.b_pyramid) {
+            err = vidk_picture_alloc(&e->brec_ref, e->W, e->H, VIDK_CHROMA_420, 8, 0);
+            e->colb_mv = calloc(n4, sizeof(*e->colb_mv));
+            e->colb_mb = calloc((size_t)e->uw * (size_t)e->uh, sizeof(*e->colb_mb));
+            if (!err && (!e->colb_mv || !e->colb_mb)) err = VIDK_ERR(ENOMEM);
+        }
         if (!err)
             err = vidk_me_field_alloc(&e->field1, e->W, e->H, VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
     }
@@ -251,6 +260,10 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: b_adapt is 0 or 1");
         return VIDK_ERR(EINVAL);
     }
+    if (p->b_pyramid != 0 && p->b_pyramid != 1) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: b_pyramid is 0 or 1");
+        return VIDK_ERR(EINVAL);
+    }
     if (p->bframes && p->codec != VIDK_CODEC_H264) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: B-frames exist for H.264 only");
         return VIDK_ERR(ENOSYS);
@@ -273,6 +286,7 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
     if (!e) return VIDK_ERR(ENOMEM);
     e->ctx = ctx;
     e->p = *p;
+    if (e->p.bframes < 2) e->p.b_pyramid = 0; /* no run of two B frames */
     if (e->p.deblock < 0) e->p.deblock = p->codec == VIDK_CODEC_H264; /* the codec's default */
     e->w = w, e->h = h;
     e->usz = p->codec == VIDK_CODEC_H264 ? 16 : 32;
@@ -287,9 +301,9 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
      * stream is written. */
     e->no_sub8x8 = p->codec == VIDK_CODEC_H264 &&
                    vidk_h264_stream_level_refs(e->mb_w, e->mb_h, p->fps_num, p->fps_den,
-                                               p->range, p->bframes ? 2 : 1) >= 31;
+                                               p->range, vidk_enc_dpb(p)) >= 31;
     e->max_pending = 3 + p->bframes;
-    e->anchor = -1;
+    e->anchor = -1, e->bref = -1;
     if (e->no_sub8x8)
         e->shapes &= ~(VIDK_ME_SHAPE(VIDK_BLOCK_4x4) | VIDK_ME_SHAPE(VIDK_BLOCK_8x4) |
                        VIDK_ME_SHAPE(VIDK_BLOCK_4x8));
@@ -596,10 +610,16 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     t[0] = vidk_enc_now_ms();
     load_source(e, src);
     t[1] = vidk_enc_now_ms();
-    /* P: the last anchor; B: list 0 the anchor before it, list 1 the last one */
-    VidkPicture *ref = &e->rec[bf ? e->cur : e->cur ^ 1],
-                *rec = bf ? &e->brec : &e->rec[e->cur];
-    const VidkPicture *ref1 = &e->rec[e->cur ^ 1];
+    /* P: the last anchor; B: list 0 the anchor before it, list 1 the last one, but for the
+     * run's reference B frame (b_pyramid, coded first) on the side where it is */
+    const int bref = bf && index == e->bref, after_bref = bf && e->bref >= 0 && !bref;
+    const int64_t i0 = after_bref && index > e->bref ? e->bref : e->anc[0],
+                  i1 = after_bref && index < e->bref ? e->bref : e->anc[1];
+    VidkPicture *ref = i0 == e->bref ? &e->brec_ref : &e->rec[bf ? e->cur : e->cur ^ 1],
+                *rec = bref ? &e->brec_ref
+                       : bf ? &e->brec
+                            : &e->rec[e->cur];
+    const VidkPicture *ref1 = i1 == e->bref ? &e->brec_ref : &e->rec[e->cur ^ 1];
     EncFrame f, f1;
     vidk_enc_frame_setup(e, intra, &f);
     f.bframe = bf;
@@ -635,8 +655,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     f.stat = e->stat;
     if (bf) { /* list 1: the same frame with the last anchor as its reference */
         f.mv4b = e->st_mv4b;
-        f.colmv = e->col_mv;
-        f.colmb = e->col_intra ? NULL : e->col_mb;
+        f.colmv = i1 == e->bref ? e->colb_mv : e->col_mv;
+        f.colmb = i1 == e->bref ? e->colb_mb : e->col_intra ? NULL : e->col_mb;
         f1 = f;
         for (int p = 0; p < 3; p++) {
             f1.ref[p] = ref1->data[p];
@@ -649,8 +669,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         f1.part_mv = e->part_mv1;
         f.l1 = &f1;
         /* implicit weights: POC = 2 x the display index (docs/STREAM.md) */
-        enc_h264_implicit_w((int)(2 * (index - e->anc[0])), (int)(2 * (e->anc[1] - e->anc[0])),
-                            &f.bw0, &f.bw1);
+        enc_h264_implicit_w((int)(2 * (index - i0)), (int)(2 * (i1 - i0)), &f.bw0, &f.bw1);
         f1.bw0 = f.bw0, f1.bw1 = f.bw1;
     }
     CodeJob j = {.f = &f,
@@ -731,6 +750,10 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
             vidk_enc_write_stream(e, index, intra, f.mv4, bf ? f.mv4b : NULL, lev, info);
         if (err < 0) return err;
     }
+    if (bref) { /* the co-located picture of the run's B frames before it (mvCol, 8.4.1.2.1) */
+        vidk_enc_b_mv_map(e, 1, f.mbi, f.mv4, f.mv4b, e->colb_mv);
+        memcpy(e->colb_mb, f.mbi, (size_t)e->uw * (size_t)e->uh * sizeof(uint16_t));
+    }
     if (e->p.bframes && !bf) { /* an anchor: the co-located picture of the next B frames */
         memcpy(e->col_mv, f.mv4, (size_t)(e->W / 4) * (size_t)(e->H / 4) * sizeof(VidkMv));
         memcpy(e->col_mb, f.mbi, (size_t)e->uw * (size_t)e->uh * sizeof(uint16_t));
@@ -772,14 +795,15 @@ static int still_of(VidkEncoder *e, int64_t j, int *still) {
 
 /* The coding order (docs/ENCODE.md §16): the next frame to code, *type VIDK_ENC_FRAME_*;
  * VIDK_ERR(EAGAIN) when it needs frames not sent yet. Without B-frames the display order.
- * With them, after the frames below b_next: the B frames before an anchor already coded;
+ * With them, after the frames below b_next: the B frames before an anchor already coded
+ * (b_pyramid: the reference one, bref, first);
  * else an intra frame; else the anchor bframes frames ahead (or the frame before the next
  * intra frame, or the last frame once the input has ended; with b_adapt the last still
  * frame before one that moves), then the frames before it. */
 static int plan_next(VidkEncoder *e, int64_t *index, int *type) {
     const int64_t i = e->b_next;
-    if (e->anchor >= 0) {
-        *index = i, *type = VIDK_ENC_FRAME_B;
+    if (e->anchor >= 0) { /* the run's reference B frame first (b_pyramid), then the others */
+        *index = e->bref >= 0 && !e->bref_coded ? e->bref : i, *type = VIDK_ENC_FRAME_B;
         return 0;
     }
     if (i >= e->sent) return VIDK_ERR(EAGAIN);
@@ -810,10 +834,19 @@ static int plan_next(VidkEncoder *e, int64_t *index, int *type) {
 
 static void plan_done(VidkEncoder *e, int64_t index, int type) {
     if (type != VIDK_ENC_FRAME_B && index != e->b_next) {
-        e->anchor = index; /* the B frames before it next */
+        e->anchor = index; /* the B frames before it next; with two or more, b_pyramid's */
+        e->bref = e->p.b_pyramid && index - e->b_next >= 2
+                      ? e->b_next + (index - e->b_next - 1) / 2
+                      : -1;
+        e->bref_coded = 0;
         return;
     }
-    if (++e->b_next == e->anchor) e->b_next++, e->anchor = -1;
+    if (type == VIDK_ENC_FRAME_B && index == e->bref && !e->bref_coded)
+        e->bref_coded = 1;
+    else
+        e->b_next++;
+    if (e->b_next == e->bref && e->bref_coded) e->b_next++;
+    if (e->b_next == e->anchor) e->b_next++, e->anchor = -1, e->bref = -1;
 }
 
 int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,

@@ -41,6 +41,9 @@ typedef struct VidkH264SliceHdr {
      * (4..16), else 0 (pic_order_cnt_type 2: no pic_order_cnt_lsb) */
     int log2_max_poc_lsb;
     uint32_t poc_lsb; /* pic_order_cnt_lsb, < 2^log2_max_poc_lsb */
+    /* P slices: 0, or abs_diff_pic_num_minus1 + 1 of one ref_pic_list_modification of list 0
+     * (modification_of_pic_nums_idc 0: the picture that many reference pictures back first) */
+    uint32_t l0_mod;
 } VidkH264SliceHdr;
 
 /* nal_unit_type of the header's slices: 5 (IDR) or 1. */
@@ -57,9 +60,9 @@ VIDK_CORE void vidk_h264_nal_start(VidkBits *b, int ref_idc, int type) {
     vidk_put_bits(b, 8, (uint32_t)(ref_idc << 5 | type));
 }
 
-/* slice_header() (7.3.3) of a slice of the header's picture; at most 148 bits (ue() of a
+/* slice_header() (7.3.3) of a slice of the header's picture; at most 160 bits (ue() of a
  * first_mb_in_slice < 2^26: 53, of idr_pic_id: 33, se() of slice_qp_delta: 13,
- * pic_order_cnt_lsb: 16, ...). */
+ * pic_order_cnt_lsb: 16, a list modification of a small difference: 11, ...). */
 enum { VIDK_H264_SLICE_HDR_MAX_BITS = 160 };
 VIDK_CORE void vidk_h264_slice_header(VidkBits *b, const VidkH264SliceHdr *h) {
     vidk_put_ue(b, h->first_mb);
@@ -70,8 +73,13 @@ VIDK_CORE void vidk_h264_slice_header(VidkBits *b, const VidkH264SliceHdr *h) {
     if (h->log2_max_poc_lsb) vidk_put_bits(b, h->log2_max_poc_lsb, h->poc_lsb);
     if (!h->intra && h->bslice) vidk_put_bits(b, 1, 1); /* direct_spatial_mv_pred_flag */
     if (!h->intra) {
-        vidk_put_bits(b, 1, 0);                /* num_ref_idx_active_override_flag */
-        vidk_put_bits(b, 1, 0);                /* ref_pic_list_modification_flag_l0 */
+        vidk_put_bits(b, 1, 0);              /* num_ref_idx_active_override_flag */
+        vidk_put_bits(b, 1, h->l0_mod != 0); /* ref_pic_list_modification_flag_l0 */
+        if (h->l0_mod) {
+            vidk_put_ue(b, 0);              /* modification_of_pic_nums_idc: subtract */
+            vidk_put_ue(b, h->l0_mod - 1u); /* abs_diff_pic_num_minus1 */
+            vidk_put_ue(b, 3);              /* modification_of_pic_nums_idc: end */
+        }
         if (h->bslice) vidk_put_bits(b, 1, 0); /* ref_pic_list_modification_flag_l1 */
     }
     if (h->nal_ref_idc) { /* dec_ref_pic_marking() */

@@ -28,8 +28,10 @@ struct VidkH264Stream {
     int w, h, W, H, mbw, mbh, qp, slices, fps_num, fps_den, level, deblock, range;
     int64_t last_idr; /* frame index of the last IDR picture */
     unsigned idr_count;
-    int bframes;   /* vidk_h264_stream_set_bframes: B pictures may come (the SPS says so) */
-    uint32_t refs; /* reference pictures (I, P) coded since the last IDR one, that included */
+    int bframes;   /* vidk_h264_stream_set_bframes: 0, 1 (B pictures may come: the SPS says
+                      so) or 2 (reference B pictures too) */
+    uint32_t refs; /* reference pictures coded since the last IDR one, that included */
+    int last_bref; /* the last reference picture coded was a B picture */
     uint8_t *rbsp; /* one NAL unit's RBSP */
     size_t rbsp_cap;
     uint8_t *out; /* the access unit */
@@ -151,10 +153,17 @@ int vidk_h264_stream_set_cabac(VidkH264Stream *s, int on) {
     return 0;
 }
 
+/* max_num_ref_frames: 1; with B pictures their two references; with reference B pictures
+ * four: a B picture's anchors and the reference B picture of its run, and the one of the run
+ * before (decoded after the earlier anchor: the sliding window (8.2.5.3) must not drop it). */
+static int dpb_frames(const VidkH264Stream *s) {
+    return s->bframes == 2 ? 4 : 1 + s->bframes;
+}
+
 int vidk_h264_stream_set_bframes(VidkH264Stream *s, int on) {
-    s->bframes = !!on;
+    s->bframes = on < 0 ? 0 : on > 2 ? 2 : on;
     s->level = vidk_h264_stream_level_refs(s->mbw, s->mbh, s->fps_num, s->fps_den, s->range,
-                                           s->bframes ? 2 : 1);
+                                           dpb_frames(s));
     return 0;
 }
 
@@ -210,8 +219,8 @@ static void write_sps(const VidkH264Stream *s, VidkBits *b) {
     vidk_put_ue(b, LOG2_MAX_FRAME_NUM - 4);
     if (s->bframes) {
         vidk_put_ue(b, 0); /* pic_order_cnt_type 0: pic_order_cnt_lsb in the slice headers */
-        vidk_put_ue(b, LOG2_MAX_POC_LSB - 4); /* log2_max_pic_order_cnt_lsb_minus4 */
-        vidk_put_ue(b, 2); /* max_num_ref_frames: a B picture's two references */
+        vidk_put_ue(b, LOG2_MAX_POC_LSB - 4);    /* log2_max_pic_order_cnt_lsb_minus4 */
+        vidk_put_ue(b, (uint32_t)dpb_frames(s)); /* max_num_ref_frames */
     } else {
         vidk_put_ue(b, 2); /* pic_order_cnt_type 2: output order = decoding order */
         vidk_put_ue(b, 1); /* max_num_ref_frames */
@@ -242,13 +251,13 @@ static void write_sps(const VidkH264Stream *s, VidkBits *b) {
     vidk_put_bits(b, 1, 0);                          /* vcl_hrd_parameters_present_flag */
     vidk_put_bits(b, 1, 0);                          /* pic_struct_present_flag */
     vidk_put_bits(b, 1, 1);                          /* bitstream_restriction_flag */
-    vidk_put_bits(b, 1, 1);             /* motion_vectors_over_pic_boundaries_flag */
-    vidk_put_ue(b, 0);                  /* max_bytes_per_pic_denom */
-    vidk_put_ue(b, 0);                  /* max_bits_per_mb_denom */
-    vidk_put_ue(b, 11);                 /* log2_max_mv_length_horizontal: |mv| <= 256 samples */
-    vidk_put_ue(b, 11);                 /* log2_max_mv_length_vertical */
-    vidk_put_ue(b, s->bframes ? 1 : 0); /* max_num_reorder_frames */
-    vidk_put_ue(b, s->bframes ? 2 : 1); /* max_dec_frame_buffering */
+    vidk_put_bits(b, 1, 1); /* motion_vectors_over_pic_boundaries_flag */
+    vidk_put_ue(b, 0);      /* max_bytes_per_pic_denom */
+    vidk_put_ue(b, 0);      /* max_bits_per_mb_denom */
+    vidk_put_ue(b, 11);     /* log2_max_mv_length_horizontal: |mv| <= 256 samples */
+    vidk_put_ue(b, 11);     /* log2_max_mv_length_vertical */
+    vidk_put_ue(b, (uint32_t)s->bframes);    /* max_num_reorder_frames */
+    vidk_put_ue(b, (uint32_t)dpb_frames(s)); /* max_dec_frame_buffering */
     vidk_put_trailing(b);
 }
 
@@ -534,13 +543,17 @@ void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
 
 /* With B-frames: the header of picture f when it is the next one coded; frame_num counts the
  * reference pictures coded since the last IDR one, pic_order_cnt_lsb is twice the frames
- * since it in display order, B pictures are non-reference pictures. */
+ * since it in display order, B pictures are non-reference pictures but for f->bref ones. A
+ * P picture coded after a reference B picture (the last one decoded, so first in the default
+ * list 0) moves the anchor before it, coded one reference picture earlier, to the front:
+ * abs_diff_pic_num_minus1 1 (docs/STREAM.md). */
 static void slice_hdr_b(const VidkH264Stream *s, const VidkH264StreamFrame *f,
                         VidkH264SliceHdr *h) {
     const int64_t last_idr = f->intra ? f->index : s->last_idr;
     vidk_h264_stream_slice_hdr(s, f->index, f->intra, h);
     h->bslice = !!f->bslice;
-    h->nal_ref_idc = f->bslice ? 0 : 3;
+    h->nal_ref_idc = f->bslice && !f->bref ? 0 : 3;
+    h->l0_mod = !f->intra && !f->bslice && s->last_bref ? 2u : 0u;
     h->frame_num = f->intra ? 0u : s->refs & ((1u << LOG2_MAX_FRAME_NUM) - 1);
     h->log2_max_poc_lsb = LOG2_MAX_POC_LSB;
     h->poc_lsb =
@@ -548,26 +561,28 @@ static void slice_hdr_b(const VidkH264Stream *s, const VidkH264StreamFrame *f,
 }
 
 /* The picture's state: frame_num counts from the last IDR picture (vidk_h264_stream_slice_hdr
- * reads it before the update); refs the reference pictures since it (B pictures are not). */
-static void start_picture(VidkH264Stream *s, int64_t index, int intra, int bslice) {
+ * reads it before the update); refs the reference pictures since it (B pictures are not, but
+ * for bref ones). */
+static void start_picture(VidkH264Stream *s, int64_t index, int intra, int bslice, int bref) {
     s->out_size = 0;
     if (intra) {
         s->last_idr = index;
         s->idr_count++;
         s->refs = 0;
     }
-    if (!bslice) s->refs++;
+    if (!bslice || bref) s->refs++, s->last_bref = bslice;
 }
 
 int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
                            const VidkH264StreamFrame *f, const uint8_t **data, size_t *size) {
     VidkH264SliceHdr h;
-    if (f->bslice && (!s->bframes || f->intra)) return VIDK_ERR(EINVAL);
+    if ((f->bslice && (!s->bframes || f->intra)) || (f->bref && (!f->bslice || s->bframes < 2)))
+        return VIDK_ERR(EINVAL);
     if (s->bframes)
         slice_hdr_b(s, f, &h);
     else
         vidk_h264_stream_slice_hdr(s, f->index, f->intra, &h);
-    start_picture(s, f->index, f->intra, f->bslice);
+    start_picture(s, f->index, f->intra, f->bslice, f->bref);
     Job j = {s, f, &h};
     for (int r = 0; r < s->mbh; r++) {
         Row *row = &s->rows[r];
@@ -606,7 +621,7 @@ int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra, int
     VidkH264SliceHdr h;
     if (bslice && (!s->bframes || intra)) return VIDK_ERR(EINVAL);
     vidk_h264_stream_slice_hdr_next(s, index, intra, bslice, &h);
-    start_picture(s, index, intra, bslice);
+    start_picture(s, index, intra, bslice, 0);
     return write_units(s, NULL, &h, nals, n, data, size);
 }
 

@@ -30,6 +30,7 @@ typedef struct VidkH264StreamFrame {
     const uint8_t *im4;    /* Intra4x4PredMode per 4x4 luma block (I_NxN), W / 4 per row */
     int bslice;            /* 1: a B picture (vidk_h264_stream_set_bframes on; intra 0) */
     const VidkMv *mv4b;    /* B pictures: the list-1 vector per 4x4 luma block (mv4: list 0) */
+    int bref;              /* a reference B picture (vidk_h264_stream_set_bframes 2) */
 } VidkH264StreamFrame;
 
 /* Create a writer for w x h pictures coded as W x H (multiples of 16) at QP qp; slices >= 1
@@ -42,14 +43,14 @@ void vidk_h264_stream_free(VidkH264Stream *s);
 /* CABAC (entropy_coding_mode_flag 1) for the frames from now on, or CAVLC; before the first
  * frame. Returns 0 or VIDK_ERR(ENOMEM). */
 int vidk_h264_stream_set_cabac(VidkH264Stream *s, int on);
-/* B pictures may come (1) or not (0, the default); before the first frame. On: the SPS says
- * pic_order_cnt_type 0 (8-bit pic_order_cnt_lsb), two reference frames, one frame of
- * reordering, two frames buffered (and the level holds a DPB of two frames); every slice
- * header carries pic_order_cnt_lsb = 2 (index - the last IDR's index) mod 256; frame_num
- * counts the reference (I, P) pictures coded since the last IDR one; B pictures are
- * non-reference pictures of B slices (docs/STREAM.md). vidk_h264_stream_frame or, from
- * vidk_h264_stream_slice_hdr_next's header, _frame_nals code such a stream (not
- * vidk_h264_stream_slice_hdr / _ahead). Returns 0. */
+/* B pictures may come (1: non-reference ones; 2: reference ones too, VidkH264StreamFrame.bref)
+ * or not (0, the default); before the first frame. On: the SPS says pic_order_cnt_type 0
+ * (8-bit pic_order_cnt_lsb), 2 (on 2: 4) reference frames and frames buffered, `on` frames of
+ * reordering (and the level holds such a DPB); every slice header carries pic_order_cnt_lsb =
+ * 2 (index - the last IDR's index) mod 256; frame_num counts the reference pictures coded
+ * since the last IDR one; B pictures are pictures of B slices (docs/STREAM.md).
+ * vidk_h264_stream_frame or, from vidk_h264_stream_slice_hdr_next's header, _frame_nals code
+ * such a stream (not vidk_h264_stream_slice_hdr / _ahead). Returns 0. */
 int vidk_h264_stream_set_bframes(VidkH264Stream *s, int on);
 /* Code one frame (frames in coding order, `index` their display order from 0); the
  * macroblock rows are coded as jobs of `pool` when given, else of ctx's runner (its threads
