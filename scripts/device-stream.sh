@@ -124,13 +124,18 @@ $clips/akiyo_176x144_30fps_30f.y4m --qp 27 --bframes 2 --cabac --i4x4 --i8x8
 $clips/cars_320x240_30fps_30f.y4m --qp 32 --slices 4 --keyint 10 --bframes 1 --b-adapt 0 --no-deblock
 $clips/basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 27 --bframes 2 --b-adapt 0 --cabac
 $tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --bframes 2 --b-adapt 0 --cabac --i4x4 --i8x8
+--size 200x120 --gen-frames 13 --qp 28 --range 8 --slices 3 --bframes 3 --b-adapt 0 --b-pyramid normal --cabac
+$clips/container_352x288_30fps_15f.y4m --qp 27 --bframes 3 --b-pyramid normal --cabac --i4x4 --i8x8
+$clips/cars_320x240_30fps_30f.y4m --qp 35 --keyint 9 --bframes 2 --b-adapt 0 --b-pyramid normal --i8x8
+$tmp/m1080.y4m --frames 20 --qp 30 --range 16 --bframes 3 --b-pyramid normal --cabac --slices 17 --i4x4 --i8x8
 EOF
 
 echo "== whole file: vidkern encode -o, 1080p mosaic, $frames frames, QP 30"
 for be in cuda threads; do
     for r in 16 32 "16 --no-deblock" "16 --i4x4 --i8x8" "16 --cabac --slices 17" \
         "16 --cabac --slices 17 --i4x4 --i8x8" "16 --cabac --slices 17 --i4x4 --i8x8 --bframes 2 --b-adapt 0" \
-        "16 --cabac --slices 17 --i4x4 --i8x8 --bframes 2"; do
+        "16 --cabac --slices 17 --i4x4 --i8x8 --bframes 2" \
+        "16 --cabac --slices 17 --i4x4 --i8x8 --bframes 3 --b-pyramid normal"; do
         # shellcheck disable=SC2086
         "$V" encode "$tmp/m1080.y4m" -o "$tmp/o.264" --range $r --qp 30 --backend "$be" \
             --quiet 2>&1 | grep -E "stream |stage|time |host " | sed "s/^/$be R$r file: /"

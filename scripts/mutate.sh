@@ -107,7 +107,7 @@ mut b_dbk_lists src/enc/enc_core.h \
 mut bpyr_l0_mod src/enc/h264_stream.c \
     'h->l0_mod = !f->intra && !f->bslice && s->last_bref ? 2u : 0u;' 'h->l0_mod = 0;'
 mut bpyr_col src/enc/encode.c \
-    'f.colmv = i1 == e->bref ? e->colb_mv : e->col_mv;' 'f.colmv = e->col_mv;'
+    'f.colmv = br & 2 ? e->colb_mv : e->col_mv;' 'f.colmv = e->col_mv;'
 # Quarter-sample motion (docs/ENCODE.md §3, §6): caught by test_enc_pred (the prediction
 # against the standard's formulas) and test_enc_decide (pictures moved by quarter samples).
 mut qpel_no_quarter_step src/enc/enc_core.h \

@@ -59,9 +59,12 @@ run "generated 352x288, 12 frames, qp 30, 3 slices, 2 B-frames" --gen-frames 12 
     --slices 3 --keyint 7 --bframes 2 --b-adapt 0
 run "generated 640x480, 9 frames, qp 24, cabac, i4x4 i8x8, 3 B-frames" --size 640x480 \
     --gen-frames 9 --qp 24 --bframes 3 --b-adapt 0 --cabac --i4x4 --i8x8
+run "generated 352x288, 13 frames, qp 28, 2 slices, 3 B-frames, pyramid" --gen-frames 13 \
+    --qp 28 --slices 2 --bframes 3 --b-adapt 0 --b-pyramid normal --cabac
 for c in "basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 30 --slices 3" \
     "basketballpass_416x240_50fps_100f.y4m --frames 20 --qp 27 --bframes 2 --b-adapt 0 --cabac" \
     "akiyo_176x144_30fps_30f.y4m --qp 30 --bframes 2 --i4x4 --i8x8" \
+    "container_352x288_30fps_15f.y4m --qp 27 --bframes 3 --b-pyramid normal --cabac" \
     "cars_320x240_30fps_30f.y4m --qp 12" \
     "cars_320x240_30fps_30f.y4m --qp 20 --slices 5 --cabac" \
     "cars_320x240_30fps_30f.y4m --qp 24 --slices 2 --keyint 8 --cabac --i4x4 --i8x8" \

@@ -226,8 +226,7 @@ static void compare_set(const char *what, VidkPicture *frames, int n, int cuda) 
             p.bframes = p.codec == VIDK_CODEC_H264 ? (qi == 1 ? 2 : qi != 2 ? 3 : 0) : 0;
             if (p.bframes) p.keyint = qi ? 5 : 9;
             p.b_adapt = qi == 3; /* the fixed pattern at QP 0 and 22, adaptive at 51 */
-            /* reference B frames at QP 0 and 51 (CPU backends) */
-            p.b_pyramid = (qi == 0 || qi == 3) && !cuda;
+            p.b_pyramid = qi == 0 || qi == 3; /* reference B frames at QP 0 and 51 */
             Result ref, r;
             char name[160];
             CHECK(encode(VIDK_BACKEND_C, 0, &p, frames, n, &ref) == 0);
@@ -290,7 +289,7 @@ static void real_clip(const char *dir, int cuda) {
              * CABAC at QP 22 */
             p.bframes = p.codec == VIDK_CODEC_H264 && qp != 42 ? (qp == 32 ? 2 : 1) : 0;
             p.cabac = p.codec == VIDK_CODEC_H264 && qp == 22;
-            p.b_pyramid = qp == 32 && !cuda; /* reference B frames (CPU backends) */
+            p.b_pyramid = qp == 32; /* reference B frames */
             Result a, b;
             char name[128];
             snprintf(name, sizeof(name), "akiyo %s qp %d: %s vs c", vidk_codec_name(p.codec),

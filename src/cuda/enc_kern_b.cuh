@@ -110,6 +110,13 @@ __global__ void __launch_bounds__(32)
     wave_release(progress, r, f.uw - 1, t);
 }
 
+// b_pyramid: the reference B frame's vectors as the co-located picture of the others
+// (enc_h264_b_mv_of), a thread per 4x4 block.
+__global__ void __launch_bounds__(256) b_col_kernel(const EncFrame f, VidkMv *colmv) {
+    const int k = (int)(blockIdx.x * 256 + threadIdx.x), w4 = f.W / 4;
+    if (k < w4 * (f.H / 4)) colmv[k] = enc_h264_b_mv_of(f.mbi, f.uw, w4, f.mv4, f.mv4b, k);
+}
+
 // The inter macroblocks (enc_tmpl.h h264_b_mb; the intra ones are intra_p_kernel's): a thread
 // per macroblock.
 __global__ void __launch_bounds__(kBThreads) b_mb_kernel(const EncFrame f) {

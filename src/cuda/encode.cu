@@ -90,8 +90,9 @@ struct EncCuda {
     int nsrc;
     uint8_t *d_src[VIDK_ENC_MAX_PENDING][3];
     // reconstructions: frame i's is [i % 2], its reference the other; with B-frames the
-    // anchors' alternate (VidkEncoder.cur, as on the CPU) and [2] is the B frames'
-    uint8_t *d_rec[3][3];
+    // anchors' alternate (VidkEncoder.cur, as on the CPU), [2] is the B frames', [3] the
+    // reference B frame's (b_pyramid)
+    uint8_t *d_rec[4][3];
     EncUnitStat *d_stat[kSlots]; // by slot: the unit sums that stats_kernel adds up
     int16_t *d_lev[kSlots][3];   // by slot
     VidkMv *d_mv[kSlots];        // by slot
@@ -127,9 +128,10 @@ struct EncCuda {
     // list 1's decision vectors, refined vectors and half-sample planes, the frame with
     // list 1's reference (d_f1, from the pinned h_f1), the list-1 vectors of the B frame coded,
     // the last anchor's vectors and words (the co-located picture; col_intra: an I picture)
-    VidkMv *d_dmvb[2], *d_part_mv1, *d_mv4b, *d_colmv;
+    // (d_colbmv / d_colbmb: b_pyramid, the reference B frame's, enc_h264_b_mv_of)
+    VidkMv *d_dmvb[2], *d_part_mv1, *d_mv4b, *d_colmv, *d_colbmv;
     uint8_t *d_qpl1;
-    uint16_t *d_colmb;
+    uint16_t *d_colmb, *d_colbmb;
     EncFrame *d_f1, *h_f1;
     bool col_intra;
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
@@ -185,7 +187,7 @@ void destroy(EncCuda *c) {
     for (int s = 0; s < VIDK_ENC_MAX_PENDING; s++)
         for (int p = 0; p < 3; p++)
             cudaFree(c->d_src[s][p]);
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         for (int p = 0; p < 3; p++)
             cudaFree(c->d_rec[k][p]);
     for (int k = 0; k < 2; k++)
@@ -195,6 +197,8 @@ void destroy(EncCuda *c) {
     cudaFree(c->d_colmv);
     cudaFree(c->d_qpl1);
     cudaFree(c->d_colmb);
+    cudaFree(c->d_colbmv);
+    cudaFree(c->d_colbmb);
     cudaFree(c->d_f1);
     cudaFreeHost(c->h_f1);
     for (int k = 0; k < 2; k++) {
@@ -262,8 +266,8 @@ int preload_kernels(VidkContext *ctx, VidkEncoder *e) {
     else
         CUDA_CHECK(vidk_cuda_load(hevc_intra_kernel, hevc_inter_kernel));
     if (e->p.bframes) // H.264 (vidk_enc_open)
-        CUDA_CHECK(
-            vidk_cuda_load(b_dist_kernel, b_decide_kernel, b_direct_kernel, b_mb_kernel));
+        CUDA_CHECK(vidk_cuda_load(b_dist_kernel, b_decide_kernel, b_direct_kernel, b_mb_kernel,
+                                  b_col_kernel));
     vidk_enc_frame_setup(e, 0, &f);
     vidk_enc_me_params(e, &f, &mp);
     VIDK_TRY(vidk_cuda_me_preload(ctx, e->W, e->H, &mp));
@@ -274,10 +278,6 @@ cleanup:
 extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VidkContext *ctx = e->ctx;
     int err = 0;
-    if (e->p.b_pyramid) {
-        vidk_log(ctx, VIDK_LOG_ERROR, "encode: b_pyramid exists on the CPU backends only");
-        return VIDK_ERR(ENOSYS);
-    }
     EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
@@ -304,7 +304,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         c->plane_bytes[p] = (size_t)c->pitch[p] * (size_t)(p ? e->H / 2 : e->H);
         for (int s = 0; s < c->nsrc; s++)
             CUDA_CHECK(cudaMalloc(&c->d_src[s][p], c->plane_bytes[p]));
-        for (int k = 0; k < (bm ? 3 : 2); k++)
+        for (int k = 0; k < (!bm ? 2 : e->p.b_pyramid ? 4 : 3); k++)
             CUDA_CHECK(cudaMalloc(&c->d_rec[k][p], c->plane_bytes[p]));
     }
     for (int k = 0; k < kSlots; k++)
@@ -337,6 +337,10 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             CUDA_CHECK(cudaMalloc(&c->d_colmv, n4));
             CUDA_CHECK(cudaMalloc(&c->d_qpl1, (size_t)qpn * 4));
             CUDA_CHECK(cudaMalloc(&c->d_colmb, (size_t)e->uw * e->uh * sizeof(uint16_t)));
+            if (e->p.b_pyramid) {
+                CUDA_CHECK(cudaMalloc(&c->d_colbmv, n4));
+                CUDA_CHECK(cudaMalloc(&c->d_colbmb, (size_t)e->uw * e->uh * sizeof(uint16_t)));
+            }
             CUDA_CHECK(cudaMalloc(&c->d_f1, sizeof(EncFrame)));
             CUDA_CHECK(cudaMallocHost(&c->h_f1, sizeof(EncFrame)));
         }
@@ -519,9 +523,9 @@ cleanup:
 // both references, the distances and the seed, the decision passes, the direct macroblocks'
 // final form (a wavefront), then the list of the intra ones on the side stream (event EV_L),
 // as in P frames. me1, gw1, ref1: list 1's field and reference (the frame with them: d_f1,
-// f.l1).
+// f.l1); i0, i1, br: vidk_enc_b_refs's.
 static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, const VidkMeResult *const *me1,
-                    const int *gw1, uint8_t *const *ref1) {
+                    const int *gw1, uint8_t *const *ref1, int64_t i0, int64_t i1, int br) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
@@ -535,11 +539,10 @@ static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, const VidkMeResu
     vidk_enc_qpl_geometry(e->W, e->H, &f.qps, &f.qpn);
     f.qpl = c->d_qpl;
     f.mv4b = c->d_mv4b;
-    f.colmv = c->d_colmv;
-    f.colmb = c->col_intra ? nullptr : c->d_colmb;
+    f.colmv = br & 2 ? c->d_colbmv : c->d_colmv;
+    f.colmb = br & 2 ? c->d_colbmb : c->col_intra ? nullptr : c->d_colmb;
     // implicit weights: POC = 2 x the display index (docs/STREAM.md)
-    enc_h264_implicit_w((int)(2 * (index - e->anc[0])), (int)(2 * (e->anc[1] - e->anc[0])),
-                        &f.bw0, &f.bw1);
+    enc_h264_implicit_w((int)(2 * (index - i0)), (int)(2 * (i1 - i0)), &f.bw0, &f.bw1);
     EncFrame f1 = f;
     memcpy(f1.me, me1, sizeof(f1.me));
     memcpy(f1.me_gw, gw1, sizeof(f1.me_gw));
@@ -607,9 +610,11 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
     const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
     const cudaStream_t s = c->s_code;
     uint8_t *const *src = c->d_src[sslot];
-    uint8_t *const *ref = c->d_rec[bf ? par : par ^ 1];
-    uint8_t *const *ref1 = c->d_rec[par ^ 1];
-    uint8_t *const *rec = c->d_rec[bf ? 2 : par];
+    int64_t i0 = 0, i1 = 0; // B: the references (and the run's reference B frame: [3])
+    const int br = bf ? vidk_enc_b_refs(e, index, &i0, &i1) : 0;
+    uint8_t *const *ref = c->d_rec[br & 1 ? 3 : bf ? par : par ^ 1];
+    uint8_t *const *ref1 = c->d_rec[br & 2 ? 3 : par ^ 1];
+    uint8_t *const *rec = c->d_rec[br & 4 ? 3 : bf ? 2 : par];
     cudaEvent_t *ev = c->ev[slot];
     EncFrame &f = L->f;
     const VidkMeResult *me1[VIDK_BLOCK_COUNT]; // B: list 1's field
@@ -686,7 +691,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
         // per step), then the macroblocks made intra.
         const int n = e->uw * e->uh;
         if (bf) {
-            VIDK_TRY(launch_b(e, index, f, me1, gw1, ref1));
+            VIDK_TRY(launch_b(e, index, f, me1, gw1, ref1, i0, i1, br));
         } else if (e->p.codec == VIDK_CODEC_H264) {
             f.skipc = c->d_skipc;
             f.part_mv = c->d_part_mv;
@@ -754,6 +759,13 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
                                    cudaMemcpyDeviceToDevice, s));
         c->col_intra = intra;
     }
+    if (br & 4) { // the run's reference B frame: the co-located picture of the others
+        const int n4 = (e->W / 4) * (e->H / 4);
+        b_col_kernel<<<(unsigned)((n4 + 255) / 256), 256, 0, s>>>(f, c->d_colbmv);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemcpyAsync(c->d_colbmb, f.mbi, (size_t)e->uw * e->uh * sizeof(uint16_t),
+                                   cudaMemcpyDeviceToDevice, s));
+    }
     CUDA_CHECK(cudaEventRecord(ev[EV_T3], s));
     // The statistics on their own stream: the next frame's search, which needs only the
     // reconstruction, starts before them and before this frame's entropy coding, which
@@ -787,7 +799,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
         for (int64_t k = e->done; k < index && !bm; k++)
             pending_intra |= (uint32_t)(vidk_enc_is_intra(e, k) != 0) << (k - e->done);
         if (bm)
-            vidk_h264_stream_slice_hdr_next(e->stream, index, intra, bf, &hdr);
+            vidk_h264_stream_slice_hdr_next(e->stream, index, intra, bf ? 1 + (br >> 2) : 0,
+                                            &hdr);
         else
             vidk_h264_stream_slice_hdr_ahead(e->stream, e->done, pending_intra, index, intra,
                                              &hdr);
@@ -814,7 +827,9 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
     const int par = bm ? e->cur : (int)(index % 2), sslot = (int)(index % c->nsrc);
     const cudaStream_t s = c->s_code;
-    uint8_t *const *rec = c->d_rec[bf ? 2 : par];
+    int64_t i0, i1;
+    const int bref = bf && (vidk_enc_b_refs(e, index, &i0, &i1) >> 2);
+    uint8_t *const *rec = c->d_rec[bref ? 3 : bf ? 2 : par];
     cudaEvent_t *ev = c->ev[slot];
     Launched &L = c->pre[slot];
     struct Out {
@@ -954,8 +969,9 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             CUDA_CHECK(cudaEventSynchronize(ev[EV_S])); // its size is here
             VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st[slot], c->s_dl, &nals, &nb));
             if (err == 0) { // the SPS / PPS of an IDR picture before the slices on the host
-                VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, bf, nals, nb,
-                                                     &info->stream, &info->stream_size));
+                VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, bf ? 1 + bref : 0,
+                                                     nals, nb, &info->stream,
+                                                     &info->stream_size));
                 info->d2h_bytes += nb;
             } else { // a macroblock did not fit its slot: the host writer codes this frame
                 unsigned long long got = 0;

@@ -117,6 +117,10 @@ int vidk_enc_write_stream(VidkEncoder *e, int64_t index, int intra, const VidkMv
  * list 1 only. */
 void vidk_enc_b_mv_map(const VidkEncoder *e, int bframe, const uint16_t *mbi, const VidkMv *mv4,
                        const VidkMv *mv4b, VidkMv *out);
+/* B frame `index`'s references, by display index: list 0's *i0, list 1's *i1 (the anchors
+ * around it, or the run's reference B frame, b_pyramid, on its side of it); returns bit 0:
+ * list 0's is that B frame, bit 1: list 1's is, bit 2: frame `index` is it. */
+int vidk_enc_b_refs(const VidkEncoder *e, int64_t index, int64_t *i0, int64_t *i1);
 /* Decision passes of an H.264 P frame (docs/ENCODE.md §4): the seed and the passes that
  * decide against the previous pass's neighbours. */
 #define VIDK_ENC_DECIDE_PASSES 2

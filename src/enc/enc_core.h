@@ -1442,6 +1442,14 @@ ENC_FN int enc_h264_b_use(unsigned w) {
                                : ((w & ENC_MBI_NOL0) ? 0 : 1) | ((w & ENC_MBI_NOL1) ? 0 : 2);
 }
 
+/* A B picture's vector of 4x4 block k (raster, w4 a row) as the pictures that take it as
+ * their co-located one read it (mvCol, 8.4.1.2.1) and the caller's map shows it: list 0's,
+ * list 1's where its macroblock (decision words mbi, uw a row) predicts from list 1 only. */
+ENC_FN VidkMv enc_h264_b_mv_of(const uint16_t *mbi, int uw, int w4, const VidkMv *mv4,
+                               const VidkMv *mv4b, int k) {
+    return enc_h264_b_use(mbi[(k / w4 / 4) * uw + (k % w4) / 4]) == 2 ? mv4b[k] : mv4[k];
+}
+
 /* The luma prediction of the n x n block (n 4 or 8) at (x, y) into d (stride ds) from the
  * lists in `use` with vectors a (list 0) and b (list 1); both: their weighted average
  * (enc_h264_bi). The interpolation is per sample: any block size gives the same samples. */

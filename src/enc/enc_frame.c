@@ -15,10 +15,16 @@
 void vidk_enc_b_mv_map(const VidkEncoder *e, int bframe, const uint16_t *mbi, const VidkMv *mv4,
                        const VidkMv *mv4b, VidkMv *out) {
     const int n4 = e->W / 4;
-    for (int k = 0; k < n4 * (e->H / 4); k++) {
-        const int u = (k / n4 / 4) * e->uw + (k % n4) / 4;
-        out[k] = bframe && enc_h264_b_use(mbi[u]) == 2 ? mv4b[k] : mv4[k];
-    }
+    for (int k = 0; k < n4 * (e->H / 4); k++)
+        out[k] = bframe ? enc_h264_b_mv_of(mbi, e->uw, n4, mv4, mv4b, k) : mv4[k];
+}
+
+int vidk_enc_b_refs(const VidkEncoder *e, int64_t index, int64_t *i0, int64_t *i1) {
+    const int after = e->bref >= 0 && index != e->bref;
+    const int l0b = after && index > e->bref, l1b = after && index < e->bref;
+    *i0 = l0b ? e->bref : e->anc[0];
+    *i1 = l1b ? e->bref : e->anc[1];
+    return l0b | l1b << 1 | (index == e->bref) << 2;
 }
 
 int vidk_enc_lambda(int qp) {

@@ -612,14 +612,11 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     t[1] = vidk_enc_now_ms();
     /* P: the last anchor; B: list 0 the anchor before it, list 1 the last one, but for the
      * run's reference B frame (b_pyramid, coded first) on the side where it is */
-    const int bref = bf && index == e->bref, after_bref = bf && e->bref >= 0 && !bref;
-    const int64_t i0 = after_bref && index > e->bref ? e->bref : e->anc[0],
-                  i1 = after_bref && index < e->bref ? e->bref : e->anc[1];
-    VidkPicture *ref = i0 == e->bref ? &e->brec_ref : &e->rec[bf ? e->cur : e->cur ^ 1],
-                *rec = bref ? &e->brec_ref
-                       : bf ? &e->brec
-                            : &e->rec[e->cur];
-    const VidkPicture *ref1 = i1 == e->bref ? &e->brec_ref : &e->rec[e->cur ^ 1];
+    int64_t i0 = 0, i1 = 0;
+    const int br = bf ? vidk_enc_b_refs(e, index, &i0, &i1) : 0, bref = br >> 2;
+    VidkPicture *ref = br & 1 ? &e->brec_ref : &e->rec[bf ? e->cur : e->cur ^ 1];
+    VidkPicture *rec = bref ? &e->brec_ref : bf ? &e->brec : &e->rec[e->cur];
+    const VidkPicture *ref1 = br & 2 ? &e->brec_ref : &e->rec[e->cur ^ 1];
     EncFrame f, f1;
     vidk_enc_frame_setup(e, intra, &f);
     f.bframe = bf;
@@ -655,8 +652,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     f.stat = e->stat;
     if (bf) { /* list 1: the same frame with the last anchor as its reference */
         f.mv4b = e->st_mv4b;
-        f.colmv = i1 == e->bref ? e->colb_mv : e->col_mv;
-        f.colmb = i1 == e->bref ? e->colb_mb : e->col_intra ? NULL : e->col_mb;
+        f.colmv = br & 2 ? e->colb_mv : e->col_mv;
+        f.colmb = br & 2 ? e->colb_mb : e->col_intra ? NULL : e->col_mb;
         f1 = f;
         for (int p = 0; p < 3; p++) {
             f1.ref[p] = ref1->data[p];

@@ -608,7 +608,7 @@ void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, int
                                      int bslice, VidkH264SliceHdr *h) {
     VidkH264StreamFrame f;
     memset(&f, 0, sizeof(f));
-    f.index = index, f.intra = intra, f.bslice = bslice;
+    f.index = index, f.intra = intra, f.bslice = bslice != 0, f.bref = bslice == 2;
     if (s->bframes)
         slice_hdr_b(s, &f, h);
     else
@@ -619,9 +619,10 @@ int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra, int
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size) {
     VidkH264SliceHdr h;
-    if (bslice && (!s->bframes || intra)) return VIDK_ERR(EINVAL);
+    if ((bslice && (!s->bframes || intra)) || (bslice == 2 && s->bframes < 2))
+        return VIDK_ERR(EINVAL);
     vidk_h264_stream_slice_hdr_next(s, index, intra, bslice, &h);
-    start_picture(s, index, intra, bslice, 0);
+    start_picture(s, index, intra, bslice != 0, bslice == 2);
     return write_units(s, NULL, &h, nals, n, data, size);
 }
 

@@ -71,8 +71,8 @@ void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
                                       uint32_t pending_intra, int64_t index, int intra,
                                       VidkH264SliceHdr *h);
 /* The slice header of picture `index` when it is the next one coded, with or without
- * B-frames (bslice: a B picture; vidk_h264_stream_frame's header). Does not change the
- * writer's state. */
+ * B-frames (bslice: 1 a B picture, 2 a reference one; vidk_h264_stream_frame's header). Does
+ * not change the writer's state. */
 void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, int intra,
                                      int bslice, VidkH264SliceHdr *h);
 /* The same access unit from its slices' NAL units written elsewhere (the CUDA entropy coder,
@@ -80,8 +80,9 @@ void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, int
  * pipelined caller without B-frames): n bytes, every slice's start code, NAL unit header and
  * RBSP with emulation prevention, in slice order. The writer puts the SPS and PPS before
  * them in an IDR picture; its state advances as with vidk_h264_stream_frame (frames in
- * order, either function). Returns 0, VIDK_ERR(ENOMEM), or VIDK_ERR(EINVAL) for a B picture
- * (bslice) without B-frames on or marked intra. */
+ * order, either function). bslice as for _slice_hdr_next. Returns 0, VIDK_ERR(ENOMEM), or
+ * VIDK_ERR(EINVAL) for a B picture without B-frames on (a reference one: without them set to
+ * 2) or marked intra. */
 int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra, int bslice,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size);
