@@ -193,7 +193,7 @@ static void help(void) {
         "  --b-pyramid M      with --bframes: normal (or strict) = in a run of two or\n"
         "                     more B-frames the middle one (the first of two) is a\n"
         "                     reference the others predict from; none = B-frames are\n"
-        "                     not references (default). CPU backends\n"
+        "                     not references (default)\n"
         "  --fps N[/D]        frame rate for the stream's timing (default: the Y4M's F\n"
         "                     tag, else 25); --recon keeps the source's header\n"
         "  --codec C          h264 (16x16 macroblocks; default) or hevc (32x32 CTUs)\n"

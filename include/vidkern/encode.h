@@ -118,11 +118,11 @@ typedef struct VidkEncParams {
     int b_adapt;   /**< with bframes: 1 (default) = adaptive: B frames only between still frames
                         (a look-ahead motion search of the sources, docs/ENCODE.md §16), fewer
                         or none where the scene moves; 0 = the fixed pattern */
-    int b_pyramid; /**< with bframes: 1 = in a run of two or more B frames, the middle one
-                        (the first of two) is a reference picture, coded right after the
-                        anchor, and the others predict from it (x264's --b-pyramid strict);
-                        0 (default) = B frames are not references. CPU backends (cuda:
-                        VIDK_ERR(ENOSYS)). */
+    int b_pyramid; /**< with bframes >= 2: 1 = in a run of two or more B frames, the middle
+                        one (the first of two) is a reference picture, coded right after
+                        the anchor, and the others predict from it (as x264's --b-pyramid
+                        with up to 3 B-frames; the stream then keeps 4 reference frames);
+                        0 (default) = B frames are not references. Every H.264 backend. */
     uint8_t reserved[4]; /**< zero */
 } VidkEncParams;
 
