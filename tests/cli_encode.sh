@@ -56,7 +56,8 @@ help)
     "$VK" encode --help >"$T/h" || fail "--help"
     for o in --codec --qp --range --keyint --frames --recon --report --png-dir --verbose \
         --size --gen-frames --input-size --input-format --backend --threads --cpumask \
-        --device --json --quiet --deblock --no-deblock --cabac --cavlc; do
+        --device --json --quiet --deblock --no-deblock --cabac --cavlc --bframes --b-adapt \
+        --b-pyramid; do
         grep -q -- "$o" "$T/h" || fail "--help does not document $o"
     done
     "$VK" --help | grep -q '^  encode ' || fail "encode not in the command list"
@@ -240,6 +241,7 @@ errors)
     must_fail "qp not a number" "$O" "$VK" encode "$T/ok.y4m" --qp high --recon "$O"
     must_fail "range above max" "$O" "$VK" encode "$T/ok.y4m" --range 257 --recon "$O"
     must_fail "unknown codec" "$O" "$VK" encode "$T/ok.y4m" --codec vp9 --recon "$O"
+    must_fail "unknown B-pyramid" "$O" "$VK" encode "$T/ok.y4m" --bframes 2 --b-pyramid all --recon "$O"
     must_fail "unknown option" "$O" "$VK" encode "$T/ok.y4m" --bogus 1 --recon "$O"
     must_fail "missing value" - "$VK" encode "$T/ok.y4m" --qp
     must_fail "two inputs" "$O" "$VK" encode "$T/ok.y4m" "$T/ok.y4m" --recon "$O"
