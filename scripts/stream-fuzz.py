@@ -15,7 +15,8 @@ kept. Parameters: size even 16..400 in each axis (a third multiples of 16), 1..1
 QP 0..51, keyint 0..5, R 0..40, --slices 1..4, the deblocking filter (the default) in half of
 the cases and --no-deblock in the others, --cabac in half of the cases, --i4x4 and --i8x8 each in
 half of the cases (each drawn apart, so that a seed's other parameters stay what they were before
-it), --bframes 1..3 in 60% of the cases on a CPU backend, adaptive or not in half of those (drawn apart too), a backend among those
+it), --bframes 1..3 in 60% of the cases, adaptive or not in half of those and with --b-pyramid
+normal in half of those with 2 or 3 (each drawn apart too), a backend among those
 usable (cuda when a device is), a random `vidkern gen --seed` and frame rate; 15% of the cases code synthetic
 pictures instead (8x8 regions of flat, noise, checkerboard and stripes; frames moved or
 repeated), and with --clips a fifth code a window of a random real clip.
@@ -87,12 +88,12 @@ def make_case(seed, i, backends, clips):
         # Intra_4x4 and Intra_8x8 (drawn apart too)
         "i4x4": random.Random(f"{seed}:{i}:i4x4").random() < 0.5,
         "i8x8": random.Random(f"{seed}:{i}:i8x8").random() < 0.5,
-        # B-frames (CPU backends: cuda refuses them)
+        # B-frames, and reference ones (every backend)
         "bframes": random.Random(f"{seed}:{i}:bframes").choice((0, 0, 1, 2, 3)),
         "b_adapt": random.Random(f"{seed}:{i}:b_adapt").random() < 0.5,
+        "b_pyramid": random.Random(f"{seed}:{i}:b_pyramid").random() < 0.5,
     }
-    if c["backend"] == "cuda":
-        c["bframes"] = 0
+    c["b_pyramid"] = c["b_pyramid"] and c["bframes"] >= 2
     kind = rng.random()
     if kind < 0.15:
         # Synthetic pictures: 8x8 regions of flat 0/255/grey, noise, checkerboards and
@@ -167,7 +168,8 @@ def encode_args(vk, c, inp, backend, out, recon):
             "-o", out, "--recon", recon, "--quiet"] + ([] if c["deblock"] else ["--no-deblock"]) + \
         (["--cabac"] if c["cabac"] else []) + (["--i4x4"] if c["i4x4"] else []) + \
         (["--i8x8"] if c["i8x8"] else []) + \
-        (["--bframes", c["bframes"], "--b-adapt", int(c["b_adapt"])] if c["bframes"] else [])
+        (["--bframes", c["bframes"], "--b-adapt", int(c["b_adapt"])] if c["bframes"] else []) + \
+        (["--b-pyramid", "normal"] if c["b_pyramid"] else [])
 
 
 def run_case(vk, i, c, d, cross):
@@ -196,13 +198,13 @@ def run_case(vk, i, c, d, cross):
     chk = [sys.executable, CHECK, "-q", "--strict", s, rec, "--expect-slices", c["slices"],
            "--expect-keyint", c["keyint"]] + (["--expect-deblock"] if c["deblock"] else []) + \
         (["--expect-cabac"] if c["cabac"] else []) + \
-        (["--expect-bframes", c["bframes"]] if c["bframes"] else [])
+        (["--expect-bframes", c["bframes"]] if c["bframes"] else []) + \
+        (["--expect-bpyramid"] if c["b_pyramid"] else [])
     cmds.append(chk)
     r = run(chk)
     if r.returncode:
         return "judge: " + (r.stderr + r.stdout).decode(errors="replace").strip(), cmds
-    if c["cross"] < cross and c["other"] != c["backend"] and \
-            not (c["bframes"] and c["other"] == "cuda"):
+    if c["cross"] < cross and c["other"] != c["backend"]:
         s2, rec2 = os.path.join(d, "out2.264"), os.path.join(d, "rec2.y4m")
         enc2 = encode_args(vk, c, inp, c["other"], s2, rec2)
         cmds.append(enc2)
@@ -283,7 +285,8 @@ def main():
                 f"{c['slices']}{' deblock' if c['deblock'] else ''}"
                 f"{' cabac' if c['cabac'] else ''}{' i4x4' if c['i4x4'] else ''}"
                 f"{' i8x8' if c['i8x8'] else ''}"
-                f"{' bframes ' + str(c['bframes']) if c['bframes'] else ''} {c['backend']}")
+                f"{' bframes ' + str(c['bframes']) if c['bframes'] else ''}"
+                f"{' pyramid' if c['b_pyramid'] else ''} {c['backend']}")
         if res is None:
             shutil.rmtree(d, ignore_errors=True)
             if a.verbose:
