@@ -11,15 +11,6 @@
 
 namespace {
 
-// Counters of the statistics kernel: nnz[3], bits (mode, mv, level), parts[6], sse[3].
-enum {
-    SUM_NNZ = 0,
-    SUM_BITS = 3,
-    SUM_PARTS = 6,
-    SUM_SSE = 6 + VIDK_ENC_PART_COUNT,
-    SUM_COUNT = SUM_SSE + 3
-};
-
 // Edge extension: samples right of / below the source take the nearest source sample.
 // Thread row i extends luma row y0 + i and chroma row y0 / 2 + i: y0 = h when the source
 // fills the coded width (only the rows below it), else 0.
@@ -812,7 +803,7 @@ __global__ void __launch_bounds__(kDbkBsThreads)
 // Samples are read through L2 (__ldcg); every 32-bit word of the picture is written by one
 // warp.
 constexpr int kDbkLW = 5, kDbkCW = 3; // the tiles' pitches in words: 20 and 12 samples
-constexpr int kDbkMail = 24;          // mailbox words a macroblock: luma 16, then chroma 8
+// (kDbkMail, the mailbox words a macroblock: encode_cuda.cuh)
 struct DbkTiles {
     uint32_t w[kDbkLW * 20 + 2 * kDbkCW * 12]; // luma 20 rows, then Cb, Cr 12 rows each
 };

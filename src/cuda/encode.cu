@@ -34,10 +34,8 @@
 //     buffers) are kept per slot.
 // Events between the stages time them.
 // The per-unit arithmetic is enc_core.h / enc_tmpl.h, the same source as the CPU backends.
-#include "cuda_common.cuh"
-#include "exec.cuh"
+#include "encode_cuda.cuh"
 #include "me_cuda.h"
-#include "stream_cuda.cuh"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,209 +53,34 @@ struct EncOps {
 #include "enc/enc_tmpl.h"
 #include "thread_pool.h"
 
+using namespace vidk_encc;
+
 #include "enc_kern.cuh"
 #include "enc_kern_b.cuh"
-
-namespace {
-
-// A frame's events: those before EV_I time its stages (info->stage_ms: created with timing),
-// those from EV_I on only order streams. An event without timing is cheaper to wait for
-// and to record on the device: creating these four without it made the whole file 2-3%
-// faster at 1080p (session 20, H200, docs/PERFORMANCE.md).
-enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_D, EV_L, EV_COUNT };
-
-// Source slots: frame i's source is in slot i % kSlots from its send to its receive, so that
-// the caller can send the frames after the one being coded (their uploads then run while it
-// is coded, off the frame-to-frame path).
-constexpr int kSlots = 3; // frames in flight (VidkEncGeometry.max_pending)
-
-// A frame queued on the device by launch_frame.
-struct Launched {
-    int64_t index; // -1: none
-    EncFrame f;
-    bool gpu_st;            // its stream is coded on the device (stream.cu)
-    unsigned long long d2h; // bytes its launch downloads
-};
-
-// Frame i's buffers that its entropy coding reads (on s_ent[i % kSlots]) while frames i + 1 and
-// i + 2 are coded (on s_code), and what the host reads after it: one per slot, frame i's [i %
-// kSlots].
-struct EncCuda {
-    int pitch[3]; // device row pitch (samples) per plane
-    size_t plane_bytes[3];
-    // sources, coded size, one slot per frame sent ahead: kSlots, with B-frames
-    // VIDK_ENC_MAX_PENDING (frame i's in slot i % nsrc)
-    int nsrc;
-    uint8_t *d_src[VIDK_ENC_MAX_PENDING][3];
-    // reconstructions: frame i's is [i % 2], its reference the other; with B-frames the
-    // anchors' alternate (VidkEncoder.cur, as on the CPU), [2] is the B frames', [3] the
-    // reference B frame's (b_pyramid)
-    uint8_t *d_rec[4][3];
-    EncUnitStat *d_stat[kSlots]; // by slot: the unit sums that stats_kernel adds up
-    int16_t *d_lev[kSlots][3];   // by slot
-    VidkMv *d_mv[kSlots];        // by slot
-    uint16_t *d_mbi[kSlots];     // by slot; VIDK_ENC_OUT_STREAM: decision words
-    uint8_t *d_im4[kSlots];      // by slot; I_NxN (intra4x4, intra8x8): the blocks' modes
-    VidkMv *d_dmv[2];            // H.264 P frames: the decision passes' vectors
-    uint16_t *d_dmb[2];          // and words (enc_core.h enc_h264_decide_pass)
-    uint32_t *d_dist;            // ENC_H264_DIST_N per macroblock: what they compare
-    uint32_t *d_skipc;           // 2 per macroblock: the P_Skip candidate's vector and SATD
-    VidkMv *d_part_mv;           // VIDK_ME_NPART per macroblock: the refined vectors
-    uint8_t *d_qpl;              // the reference's half-sample planes (EncFrame.qpl)
-    int *d_ilist; // P frames' intra macroblocks in raster order (intra_list_kernel),
-    int *d_iflag; // per macroblock: 1 once coded (intra_p_kernel),
-    int *d_icnt;  // [0] how many, [1] the tickets handed out
-    uint32_t *d_energy[kSlots];        // by slot
-    unsigned long long *d_sum[kSlots]; // by slot
-    int *d_progress;
-    uint8_t *d_dbs; // VidkEncParams.deblock: 32 bS values per macroblock (deblock_bs_kernel)
-    unsigned long long *d_mail;        // and the rows passed down between rows (deblock_kernel)
-    unsigned dbk_tag;                  // the tag of the last frame filtered
-    unsigned long long *h_sum[kSlots]; // pinned, by slot
-    uint8_t *h_stage[VIDK_ENC_MAX_PENDING]; // pinned source staging (w x h, 3 planes), per slot
-    uint8_t *h_out;                         // pinned staging of the downloads
-    size_t out_bytes;
-    // upload, coding, entropy coding, stream fetch, other downloads, the intra estimate,
-    // the statistics
-    cudaStream_t s_up, s_code, s_dl, s_out, s_side, s_stat;
-    cudaStream_t s_ent[kSlots]; // by slot: the entropy coding of consecutive frames overlaps
-    cudaEvent_t up_beg[VIDK_ENC_MAX_PENDING], up_end[VIDK_ENC_MAX_PENDING],
-        ev[kSlots][EV_COUNT];
-    unsigned long long h2d[VIDK_ENC_MAX_PENDING];
-    // B-frames (docs/ENCODE_CUDA.md "B frames"; coded one frame at a time, in coding order):
-    // list 1's decision vectors, refined vectors and half-sample planes, the frame with
-    // list 1's reference (d_f1, from the pinned h_f1), the list-1 vectors of the B frame coded,
-    // the last anchor's vectors and words (the co-located picture; col_intra: an I picture)
-    // (d_colbmv / d_colbmb: b_pyramid, the reference B frame's, enc_h264_b_mv_of)
-    VidkMv *d_dmvb[2], *d_part_mv1, *d_mv4b, *d_colmv, *d_colbmv;
-    uint8_t *d_qpl1;
-    uint16_t *d_colmb, *d_colbmb;
-    EncFrame *d_f1, *h_f1;
-    bool col_intra;
-    // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
-    // environment asks for the host writer (VIDK_STREAM_HOST=1: the decisions, vectors and
-    // levels go down, as before); st_slices: its slices per picture
-    VidkCuStream *st[kSlots]; // by slot
-    int st_slices;
-    size_t st_slot;       // its slot size (0: no device coder)
-    bool inter_waves;     // inter_kernel's grid is more than two blocks per SM
-    Launched pre[kSlots]; // by slot: the frames whose work is queued ahead of their receive
-    int pre_err[kSlots];
-};
-
-inline EncCuda *state(const VidkEncoder *e) {
-    return static_cast<EncCuda *>(e->cuda);
-}
-
-// The frame's decisions, vectors (bf: a B frame's list-1 ones too) and levels into the host
-// writer's buffers (e->st_*), for a frame the device could not code (a macroblock larger than
-// its slot); synchronous.
-int download_decisions(VidkContext *ctx, VidkEncoder *e, int slot, int bf, cudaStream_t s,
-                       unsigned long long *bytes) {
-    int err = 0;
-    const EncCuda *c = state(e);
-    const size_t nmbi = (size_t)e->uw * e->uh * sizeof(uint16_t),
-                 nmv = (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
-    *bytes = 0;
-    CUDA_CHECK(cudaMemcpyAsync(e->st_mbi, c->d_mbi[slot], nmbi, cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaMemcpyAsync(e->st_mv4, c->d_mv[slot], nmv, cudaMemcpyDeviceToHost, s));
-    *bytes += nmbi + nmv;
-    if (bf) {
-        CUDA_CHECK(cudaMemcpyAsync(e->st_mv4b, c->d_mv4b, nmv, cudaMemcpyDeviceToHost, s));
-        *bytes += nmv;
-    }
-    if (c->d_im4[slot]) {
-        const size_t n = (size_t)(e->W / 4) * (e->H / 4);
-        CUDA_CHECK(cudaMemcpyAsync(e->st_im4, c->d_im4[slot], n, cudaMemcpyDeviceToHost, s));
-        *bytes += n;
-    }
-    for (int p = 0; p < 3; p++) {
-        const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
-        CUDA_CHECK(
-            cudaMemcpyAsync(e->st_lev[p], c->d_lev[slot][p], n, cudaMemcpyDeviceToHost, s));
-        *bytes += n;
-    }
-    CUDA_CHECK(cudaStreamSynchronize(s));
-cleanup:
-    return err;
-}
-
-void destroy(EncCuda *c) {
-    if (!c) return;
-    for (int s = 0; s < VIDK_ENC_MAX_PENDING; s++)
-        for (int p = 0; p < 3; p++)
-            cudaFree(c->d_src[s][p]);
-    for (int k = 0; k < 4; k++)
-        for (int p = 0; p < 3; p++)
-            cudaFree(c->d_rec[k][p]);
-    for (int k = 0; k < 2; k++)
-        cudaFree(c->d_dmvb[k]);
-    cudaFree(c->d_part_mv1);
-    cudaFree(c->d_mv4b);
-    cudaFree(c->d_colmv);
-    cudaFree(c->d_qpl1);
-    cudaFree(c->d_colmb);
-    cudaFree(c->d_colbmv);
-    cudaFree(c->d_colbmb);
-    cudaFree(c->d_f1);
-    cudaFreeHost(c->h_f1);
-    for (int k = 0; k < 2; k++) {
-        cudaFree(c->d_dmv[k]);
-        cudaFree(c->d_dmb[k]);
-    }
-    for (int k = 0; k < kSlots; k++) {
-        cudaFree(c->d_stat[k]);
-        for (int p = 0; p < 3; p++)
-            cudaFree(c->d_lev[k][p]);
-        cudaFree(c->d_mv[k]);
-        cudaFree(c->d_mbi[k]);
-        cudaFree(c->d_im4[k]);
-        cudaFreeHost(c->h_sum[k]);
-        cudaFree(c->d_energy[k]);
-        cudaFree(c->d_sum[k]);
-        vidk_cuda_stream_close(&c->st[k]);
-        for (int j = 0; j < EV_COUNT; j++)
-            vidk_cux::event_destroy(&c->ev[k][j]);
-    }
-    cudaFree(c->d_dist);
-    cudaFree(c->d_skipc);
-    cudaFree(c->d_part_mv);
-    cudaFree(c->d_qpl);
-    cudaFree(c->d_ilist);
-    cudaFree(c->d_iflag);
-    cudaFree(c->d_icnt);
-    cudaFree(c->d_progress);
-    cudaFree(c->d_dbs);
-    cudaFree(c->d_mail);
-    cudaFreeHost(c->h_out);
-    for (int s = 0; s < VIDK_ENC_MAX_PENDING; s++) {
-        cudaFreeHost(c->h_stage[s]);
-        vidk_cux::event_destroy(&c->up_beg[s]);
-        vidk_cux::event_destroy(&c->up_end[s]);
-    }
-    vidk_cux::stream_destroy(&c->s_up);
-    vidk_cux::stream_destroy(&c->s_code);
-    for (int k = 0; k < kSlots; k++)
-        vidk_cux::stream_destroy(&c->s_ent[k]);
-    vidk_cux::stream_destroy(&c->s_dl);
-    vidk_cux::stream_destroy(&c->s_out);
-    vidk_cux::stream_destroy(&c->s_side);
-    vidk_cux::stream_destroy(&c->s_stat);
-    (void)cudaGetLastError();
-    free(c);
-}
-
-} // namespace
 
 // CUDA loads a kernel at its first launch (lazy loading, its default since 12.2), a fraction
 // of a millisecond each: ~6 ms of the first frames at 1080p (H200, session 12: `vidkern
 // encode` of 300 frames 2398 -> 2556 frames/s with CUDA_MODULE_LOADING=EAGER). The
 // encoder loads its frames' kernels at open instead: its own, the search's (the variant its
-// parameters select) and the stream coder's (vidk_cuda_stream_open).
-int preload_kernels(VidkContext *ctx, VidkEncoder *e) {
+// parameters select) and the stream coder's (vidk_cuda_stream_open). Also: the L1 / shared
+// memory split of the kernels that prefer L1, and the inter kernel's build
+// (EncCuda.inter_waves).
+int vidk_encc::kernels_prepare(VidkContext *ctx, VidkEncoder *e, EncCuda *c) {
     int err = 0;
     EncFrame f;
     VidkMeParams mp;
+    CUDA_CHECK(vidk_cuda_prefer_l1(dist_kernel));
+    CUDA_CHECK(vidk_cuda_prefer_l1(decide_kernel));
+    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<2>));
+    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<3>));
+    {
+        // VIDK_INTER_KERNEL=2 or 3 forces that build (a test hook: ctest encode_cuda_waves)
+        const char *force = getenv("VIDK_INTER_KERNEL");
+        c->inter_waves =
+            force && *force ? atoi(force) == 3 : (e->uw * e->uh + 31) / 32 > 2 * ctx->cuda->sms;
+    }
+    CUDA_CHECK(vidk_cuda_prefer_l1(intra_p_kernel));
+    CUDA_CHECK(vidk_cuda_prefer_l1(h264_intra_kernel));
     CUDA_CHECK(vidk_cuda_load(pad_kernel, stats_kernel));
     if (e->p.codec == VIDK_CODEC_H264)
         CUDA_CHECK(vidk_cuda_load(h264_intra_kernel, intra_est_kernel, qpl_kernel, dist_kernel,
@@ -273,209 +96,6 @@ int preload_kernels(VidkContext *ctx, VidkEncoder *e) {
     VIDK_TRY(vidk_cuda_me_preload(ctx, e->W, e->H, &mp));
 cleanup:
     return err;
-}
-
-extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
-    VidkContext *ctx = e->ctx;
-    int err = 0;
-    EncCuda *c = static_cast<EncCuda *>(calloc(1, sizeof(EncCuda)));
-    if (!c) return VIDK_ERR(ENOMEM);
-    e->cuda = c;
-    const bool bm = e->p.bframes != 0; // B-frames (H.264: vidk_enc_open)
-    c->nsrc = bm ? VIDK_ENC_MAX_PENDING : kSlots;
-    for (int k = 0; k < kSlots; k++)
-        c->pre[k].index = -1;
-    VIDK_TRY(vidk_cuda_enter(ctx));
-    CUDA_CHECK(vidk_cuda_prefer_l1(dist_kernel));
-    CUDA_CHECK(vidk_cuda_prefer_l1(decide_kernel));
-    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<2>));
-    CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<3>));
-    {
-        // VIDK_INTER_KERNEL=2 or 3 forces that build (a test hook: ctest encode_cuda_waves)
-        const char *force = getenv("VIDK_INTER_KERNEL");
-        c->inter_waves =
-            force && *force ? atoi(force) == 3 : (e->uw * e->uh + 31) / 32 > 2 * ctx->cuda->sms;
-    }
-    CUDA_CHECK(vidk_cuda_prefer_l1(intra_p_kernel));
-    CUDA_CHECK(vidk_cuda_prefer_l1(h264_intra_kernel));
-    c->pitch[0] = vidk_cuda_me_pitch(e->W);
-    c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
-    for (int p = 0; p < 3; p++) {
-        c->plane_bytes[p] = (size_t)c->pitch[p] * (size_t)(p ? e->H / 2 : e->H);
-        for (int s = 0; s < c->nsrc; s++)
-            CUDA_CHECK(cudaMalloc(&c->d_src[s][p], c->plane_bytes[p]));
-        for (int k = 0; k < (!bm ? 2 : e->p.b_pyramid ? 4 : 3); k++)
-            CUDA_CHECK(cudaMalloc(&c->d_rec[k][p], c->plane_bytes[p]));
-    }
-    for (int k = 0; k < kSlots; k++)
-        CUDA_CHECK(cudaMalloc(&c->d_stat[k], (size_t)e->uw * e->uh * sizeof(EncUnitStat)));
-    if (e->p.codec == VIDK_CODEC_H264) {
-        CUDA_CHECK(
-            cudaMalloc(&c->d_dist, (size_t)e->uw * e->uh * ENC_H264_DIST_N * sizeof(uint32_t)));
-        CUDA_CHECK(cudaMalloc(&c->d_skipc, (size_t)e->uw * e->uh * 2 * sizeof(uint32_t)));
-        CUDA_CHECK(
-            cudaMalloc(&c->d_part_mv, (size_t)e->uw * e->uh * VIDK_ME_NPART * sizeof(VidkMv)));
-        int qps;
-        ptrdiff_t qpn;
-        vidk_enc_qpl_geometry(e->W, e->H, &qps, &qpn);
-        CUDA_CHECK(cudaMalloc(&c->d_qpl, (size_t)qpn * 4));
-        CUDA_CHECK(cudaMalloc(&c->d_ilist, (size_t)e->uw * e->uh * sizeof(int)));
-        CUDA_CHECK(cudaMalloc(&c->d_iflag, (size_t)e->uw * e->uh * sizeof(int)));
-        CUDA_CHECK(cudaMalloc(&c->d_icnt, 2 * sizeof(int)));
-        for (int k = 0; k < 2; k++) {
-            CUDA_CHECK(
-                cudaMalloc(&c->d_dmv[k], (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
-            CUDA_CHECK(cudaMalloc(&c->d_dmb[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
-        }
-        if (bm) {
-            const size_t n4 = (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
-            for (int k = 0; k < 2; k++)
-                CUDA_CHECK(cudaMalloc(&c->d_dmvb[k], n4));
-            CUDA_CHECK(cudaMalloc(&c->d_part_mv1,
-                                  (size_t)e->uw * e->uh * VIDK_ME_NPART * sizeof(VidkMv)));
-            CUDA_CHECK(cudaMalloc(&c->d_mv4b, n4));
-            CUDA_CHECK(cudaMalloc(&c->d_colmv, n4));
-            CUDA_CHECK(cudaMalloc(&c->d_qpl1, (size_t)qpn * 4));
-            CUDA_CHECK(cudaMalloc(&c->d_colmb, (size_t)e->uw * e->uh * sizeof(uint16_t)));
-            if (e->p.b_pyramid) {
-                CUDA_CHECK(cudaMalloc(&c->d_colbmv, n4));
-                CUDA_CHECK(cudaMalloc(&c->d_colbmb, (size_t)e->uw * e->uh * sizeof(uint16_t)));
-            }
-            CUDA_CHECK(cudaMalloc(&c->d_f1, sizeof(EncFrame)));
-            CUDA_CHECK(cudaMallocHost(&c->h_f1, sizeof(EncFrame)));
-        }
-    }
-    CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
-    if (e->p.deblock) {
-        const size_t mail = (size_t)e->uw * e->uh * kDbkMail * sizeof(unsigned long long);
-        CUDA_CHECK(cudaMalloc(&c->d_dbs, (size_t)e->uw * e->uh * 32));
-        CUDA_CHECK(cudaMalloc(&c->d_mail, mail));
-    }
-    for (int k = 0; k < kSlots; k++) {
-        CUDA_CHECK(cudaMalloc(&c->d_sum[k], SUM_COUNT * sizeof(unsigned long long)));
-        CUDA_CHECK(cudaMallocHost(&c->h_sum[k], SUM_COUNT * sizeof(unsigned long long)));
-    }
-    {
-        const size_t src_bytes = (size_t)e->w * e->h * 3 / 2;
-        for (int s = 0; s < c->nsrc; s++)
-            CUDA_CHECK(cudaMallocHost(&c->h_stage[s], src_bytes));
-        size_t out = 0;
-        if (e->p.outputs & VIDK_ENC_OUT_RECON) out += src_bytes;
-        // The stream is coded on the device from the decisions, vectors and levels, or on the
-        // host (VIDK_STREAM_HOST=1), which then downloads them (st_host).
-        const bool st = (e->p.outputs & VIDK_ENC_OUT_STREAM) != 0;
-        const bool dbk = e->p.deblock != 0; // the filter reads the words, vectors, levels
-        const char *env_host = getenv("VIDK_STREAM_HOST");
-        const bool st_host = st && env_host && !strcmp(env_host, "1");
-        // I_NxN: the predicted modes read the neighbours' words and modes
-        const bool nxn = e->p.codec == VIDK_CODEC_H264 && (e->p.intra4x4 || e->p.intra8x8);
-        if (st || dbk || nxn || bm) // B-frames: the co-located words, the stream's
-            for (int k = 0; k < kSlots; k++)
-                CUDA_CHECK(cudaMalloc(&c->d_mbi[k], (size_t)e->uw * e->uh * sizeof(uint16_t)));
-        if (nxn)
-            for (int k = 0; k < kSlots; k++)
-                CUDA_CHECK(cudaMalloc(&c->d_im4[k], (size_t)(e->W / 4) * (e->H / 4)));
-        if (st) { // the host codes the frames the device cannot: on all its cores
-            err = vidk_pool_create(&e->st_pool, vidk_imin(vidk_cpu_count(), 64));
-            if (err < 0) goto cleanup;
-            if (st_host || bm) out += (size_t)e->uw * e->uh * sizeof(uint16_t);
-        }
-        if (st && !st_host) {
-            // Slot size: CAVLC: VIDK_H264S_SLOT_BYTES holds any macroblock; CABAC: the
-            // bins of VIDK_CABAC_SLOT_BINS; VIDK_STREAM_SLOT_BYTES (a test hook) makes it
-            // smaller, to exercise the host fallback.
-            const char *env_slot = getenv("VIDK_STREAM_SLOT_BYTES");
-            c->st_slot = e->p.cabac ? 2 * VIDK_CABAC_SLOT_BINS : VIDK_H264S_SLOT_BYTES;
-            if (env_slot && atol(env_slot) > 0)
-                c->st_slot = ((size_t)atol(env_slot) + 3) / 4 * 4;
-            c->st_slices = vidk_imax(1, vidk_imin(e->p.slices ? e->p.slices : 1, e->uh));
-        }
-        if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st || dbk || bm) {
-            for (int k = 0; k < kSlots; k++)
-                CUDA_CHECK(
-                    cudaMalloc(&c->d_mv[k], (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv)));
-            // B-frames: the stream's are written on the host, the map made there from the
-            // words and both lists' vectors
-            if ((e->p.outputs & VIDK_ENC_OUT_MVS) || st_host || (st && bm))
-                out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
-            if (bm && ((e->p.outputs & VIDK_ENC_OUT_MVS) || st)) {
-                out += (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);  // list 1's
-                if (!st) out += (size_t)e->uw * e->uh * sizeof(uint16_t); // the words
-            }
-        }
-        if (e->p.outputs & VIDK_ENC_OUT_ENERGY) {
-            for (int k = 0; k < kSlots; k++)
-                CUDA_CHECK(
-                    cudaMalloc(&c->d_energy[k], (size_t)e->mb_w * e->mb_h * sizeof(uint32_t)));
-            out += (size_t)e->mb_w * e->mb_h * sizeof(uint32_t);
-        }
-        if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st || dbk) {
-            for (int p = 0; p < 3; p++) {
-                const size_t n = (size_t)e->W * e->H / (p ? 4 : 1) * sizeof(int16_t);
-                for (int k = 0; k < kSlots; k++)
-                    CUDA_CHECK(cudaMalloc(&c->d_lev[k][p], n));
-                if ((e->p.outputs & VIDK_ENC_OUT_LEVELS) || st_host || (st && bm)) out += n;
-            }
-        }
-        if (nxn && (st_host || (st && bm))) out += (size_t)(e->W / 4) * (e->H / 4);
-        c->out_bytes = out;
-        if (out) CUDA_CHECK(cudaMallocHost(&c->h_out, out));
-    }
-    // Streams and events of the encoder (exec.cu); they live until close.
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_up));
-    // The frames' chain (search, decision, coding, the intra estimate the decision waits
-    // for, the statistics the entropy coding waits for) at the device's highest priority:
-    // the entropy coding and the uploads fill the SMs it leaves, not the other way round.
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_code, true));
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_side, true));
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_stat, true));
-    for (int k = 0; k < kSlots; k++)
-        VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent[k]));
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));
-    VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_out));
-    for (int s = 0; s < c->nsrc; s++) {
-        VIDK_TRY(vidk_cux::event_create(ctx, &c->up_beg[s], true));
-        VIDK_TRY(vidk_cux::event_create(ctx, &c->up_end[s], true));
-    }
-    for (int k = 0; k < kSlots; k++) {
-        for (int j = 0; j < EV_COUNT; j++)
-            VIDK_TRY(vidk_cux::event_create(ctx, &c->ev[k][j], j < EV_I));
-        if (c->st_slot)
-            VIDK_TRY(vidk_cuda_stream_open(ctx, &c->st[k], e->uw, e->uh, c->st_slices,
-                                           c->st_slot, e->p.cabac, e->p.qp, c->s_code));
-    }
-    VIDK_TRY(preload_kernels(ctx, e));
-    // The first reference is never read before it is written; zero it anyway.
-    for (int p = 0; p < 3; p++)
-        for (int s = 0; s < (bm ? 3 : 2); s++)
-            CUDA_CHECK(cudaMemsetAsync(c->d_rec[s][p], 0, c->plane_bytes[p], c->s_code));
-    if (c->d_mail) // the tags of no frame
-        CUDA_CHECK(cudaMemsetAsync(
-            c->d_mail, 0, (size_t)e->uw * e->uh * kDbkMail * sizeof(unsigned long long),
-            c->s_code));
-    CUDA_CHECK(cudaStreamSynchronize(c->s_code));
-    return 0;
-cleanup:
-    destroy(c);
-    e->cuda = nullptr;
-    return err;
-}
-
-extern "C" void vidk_cuda_enc_close(VidkEncoder *e) {
-    EncCuda *c = state(e);
-    if (!c) return;
-    if (vidk_cuda_enter(e->ctx) == 0) {
-        (void)cudaStreamSynchronize(c->s_up);
-        (void)cudaStreamSynchronize(c->s_code);
-        for (int k = 0; k < kSlots; k++)
-            (void)cudaStreamSynchronize(c->s_ent[k]);
-        (void)cudaStreamSynchronize(c->s_dl);
-        (void)cudaStreamSynchronize(c->s_out);
-        (void)cudaStreamSynchronize(c->s_side);
-        (void)cudaStreamSynchronize(c->s_stat);
-    }
-    destroy(c);
-    e->cuda = nullptr;
 }
 
 extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
