@@ -143,9 +143,9 @@ cleanup:
 // both references, the distances and the seed, the decision passes, the direct macroblocks'
 // final form (a wavefront), then the list of the intra ones on the side stream (event EV_L),
 // as in P frames. me1, gw1, ref1: list 1's field and reference (the frame with them: d_f1,
-// f.l1); i0, i1, br: vidk_enc_b_refs's.
+// f.l1); pics: vidk_enc_pics's.
 static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, const VidkMeResult *const *me1,
-                    const int *gw1, uint8_t *const *ref1, int64_t i0, int64_t i1, int br) {
+                    const int *gw1, uint8_t *const *ref1, const VidkEncPics &pics) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
@@ -159,10 +159,11 @@ static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, const VidkMeResu
     vidk_enc_qpl_geometry(e->W, e->H, &f.qps, &f.qpn);
     f.qpl = c->d_qpl;
     f.mv4b = c->d_mv4b;
-    f.colmv = br & 2 ? c->d_colbmv : c->d_colmv;
-    f.colmb = br & 2 ? c->d_colbmb : c->col_intra ? nullptr : c->d_colmb;
+    f.colmv = pics.colb ? c->d_colbmv : c->d_colmv;
+    f.colmb = pics.colb ? c->d_colbmb : c->col_intra ? nullptr : c->d_colmb;
     // implicit weights: POC = 2 x the display index (docs/STREAM.md)
-    enc_h264_implicit_w((int)(2 * (index - i0)), (int)(2 * (i1 - i0)), &f.bw0, &f.bw1);
+    enc_h264_implicit_w((int)(2 * (index - pics.i0)), (int)(2 * (pics.i1 - pics.i0)), &f.bw0,
+                        &f.bw1);
     EncFrame f1 = f;
     memcpy(f1.me, me1, sizeof(f1.me));
     memcpy(f1.me_gw, gw1, sizeof(f1.me_gw));
@@ -230,11 +231,10 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
     const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
     const cudaStream_t s = c->s_code;
     uint8_t *const *src = c->d_src[sslot];
-    int64_t i0 = 0, i1 = 0; // B: the references (and the run's reference B frame: [3])
-    const int br = bf ? vidk_enc_b_refs(e, index, &i0, &i1) : 0;
-    uint8_t *const *ref = c->d_rec[br & 1 ? 3 : bf ? par : par ^ 1];
-    uint8_t *const *ref1 = c->d_rec[br & 2 ? 3 : par ^ 1];
-    uint8_t *const *rec = c->d_rec[br & 4 ? 3 : bf ? 2 : par];
+    VidkEncPics pics;
+    vidk_enc_pics(e, index, type, par, &pics);
+    uint8_t *const *ref = c->d_rec[pics.ref0], *const *ref1 = c->d_rec[pics.ref1];
+    uint8_t *const *rec = c->d_rec[pics.rec];
     cudaEvent_t *ev = c->ev[slot];
     EncFrame &f = L->f;
     const VidkMeResult *me1[VIDK_BLOCK_COUNT]; // B: list 1's field
@@ -311,7 +311,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
         // per step), then the macroblocks made intra.
         const int n = e->uw * e->uh;
         if (bf) {
-            VIDK_TRY(launch_b(e, index, f, me1, gw1, ref1, i0, i1, br));
+            VIDK_TRY(launch_b(e, index, f, me1, gw1, ref1, pics));
         } else if (e->p.codec == VIDK_CODEC_H264) {
             f.skipc = c->d_skipc;
             f.part_mv = c->d_part_mv;
@@ -379,7 +379,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
                                    cudaMemcpyDeviceToDevice, s));
         c->col_intra = intra;
     }
-    if (br & 4) { // the run's reference B frame: the co-located picture of the others
+    if (pics.br & 4) { // the run's reference B frame: the co-located picture of the others
         const int n4 = (e->W / 4) * (e->H / 4);
         b_col_kernel<<<(unsigned)((n4 + 255) / 256), 256, 0, s>>>(f, c->d_colbmv);
         CUDA_CHECK_LAUNCH();
@@ -419,8 +419,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
         for (int64_t k = e->done; k < index && !bm; k++)
             pending_intra |= (uint32_t)(vidk_enc_is_intra(e, k) != 0) << (k - e->done);
         if (bm)
-            vidk_h264_stream_slice_hdr_next(e->stream, index, intra, bf ? 1 + (br >> 2) : 0,
-                                            &hdr);
+            vidk_h264_stream_slice_hdr_next(e->stream, index, intra,
+                                            bf ? 1 + (pics.br >> 2) : 0, &hdr);
         else
             vidk_h264_stream_slice_hdr_ahead(e->stream, e->done, pending_intra, index, intra,
                                              &hdr);
@@ -447,9 +447,10 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
     const int par = bm ? e->cur : (int)(index % 2), sslot = (int)(index % c->nsrc);
     const cudaStream_t s = c->s_code;
-    int64_t i0, i1;
-    const int bref = bf && (vidk_enc_b_refs(e, index, &i0, &i1) >> 2);
-    uint8_t *const *rec = c->d_rec[bref ? 3 : bf ? 2 : par];
+    VidkEncPics pics;
+    vidk_enc_pics(e, index, type, par, &pics);
+    const int bref = pics.br >> 2;
+    uint8_t *const *rec = c->d_rec[pics.rec];
     cudaEvent_t *ev = c->ev[slot];
     Launched &L = c->pre[slot];
     struct Out {

@@ -121,6 +121,17 @@ void vidk_enc_b_mv_map(const VidkEncoder *e, int bframe, const uint16_t *mbi, co
  * around it, or the run's reference B frame, b_pyramid, on its side of it); returns bit 0:
  * list 0's is that B frame, bit 1: list 1's is, bit 2: frame `index` is it. */
 int vidk_enc_b_refs(const VidkEncoder *e, int64_t index, int64_t *i0, int64_t *i1);
+/* The pictures of a frame of type `type` (VIDK_ENC_FRAME_*), both drivers: the reconstruction
+ * slots it reads (ref0, list 1's ref1) and writes (rec): 0 and 1 the anchors' (cur the next
+ * anchor's: VidkEncoder.cur, or the driver's parity without B-frames), 2 the B frames', 3 the
+ * run's reference B frame's (b_pyramid); colb: its co-located picture is that reference B
+ * frame (list 1's reference), else the last anchor. i0, i1, br: vidk_enc_b_refs's for a B
+ * frame (0 otherwise). */
+typedef struct VidkEncPics {
+    int64_t i0, i1;
+    int br, ref0, ref1, rec, colb;
+} VidkEncPics;
+void vidk_enc_pics(const VidkEncoder *e, int64_t index, int type, int cur, VidkEncPics *p);
 /* Decision passes of an H.264 P frame (docs/ENCODE.md §4): the seed and the passes that
  * decide against the previous pass's neighbours. */
 #define VIDK_ENC_DECIDE_PASSES 2

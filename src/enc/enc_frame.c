@@ -27,6 +27,16 @@ int vidk_enc_b_refs(const VidkEncoder *e, int64_t index, int64_t *i0, int64_t *i
     return l0b | l1b << 1 | (index == e->bref) << 2;
 }
 
+void vidk_enc_pics(const VidkEncoder *e, int64_t index, int type, int cur, VidkEncPics *p) {
+    const int bf = type == VIDK_ENC_FRAME_B;
+    p->i0 = p->i1 = 0;
+    p->br = bf ? vidk_enc_b_refs(e, index, &p->i0, &p->i1) : 0;
+    p->ref0 = p->br & 1 ? 3 : bf ? cur : cur ^ 1;
+    p->ref1 = p->br & 2 ? 3 : cur ^ 1;
+    p->rec = p->br & 4 ? 3 : bf ? 2 : cur;
+    p->colb = (p->br & 2) != 0;
+}
+
 int vidk_enc_lambda(int qp) {
     return enc_lambda_tab[vidk_iclip(qp, 0, VIDK_ENC_MAX_QP)];
 }

@@ -612,11 +612,11 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     t[1] = vidk_enc_now_ms();
     /* P: the last anchor; B: list 0 the anchor before it, list 1 the last one, but for the
      * run's reference B frame (b_pyramid, coded first) on the side where it is */
-    int64_t i0 = 0, i1 = 0;
-    const int br = bf ? vidk_enc_b_refs(e, index, &i0, &i1) : 0, bref = br >> 2;
-    VidkPicture *ref = br & 1 ? &e->brec_ref : &e->rec[bf ? e->cur : e->cur ^ 1];
-    VidkPicture *rec = bref ? &e->brec_ref : bf ? &e->brec : &e->rec[e->cur];
-    const VidkPicture *ref1 = br & 2 ? &e->brec_ref : &e->rec[e->cur ^ 1];
+    VidkEncPics pics;
+    vidk_enc_pics(e, index, e->code_type, e->cur, &pics);
+    VidkPicture *const slots[4] = {&e->rec[0], &e->rec[1], &e->brec, &e->brec_ref};
+    const VidkPicture *ref = slots[pics.ref0], *ref1 = slots[pics.ref1];
+    VidkPicture *rec = slots[pics.rec];
     EncFrame f, f1;
     vidk_enc_frame_setup(e, intra, &f);
     f.bframe = bf;
@@ -652,8 +652,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     f.stat = e->stat;
     if (bf) { /* list 1: the same frame with the last anchor as its reference */
         f.mv4b = e->st_mv4b;
-        f.colmv = br & 2 ? e->colb_mv : e->col_mv;
-        f.colmb = br & 2 ? e->colb_mb : e->col_intra ? NULL : e->col_mb;
+        f.colmv = pics.colb ? e->colb_mv : e->col_mv;
+        f.colmb = pics.colb ? e->colb_mb : e->col_intra ? NULL : e->col_mb;
         f1 = f;
         for (int p = 0; p < 3; p++) {
             f1.ref[p] = ref1->data[p];
@@ -666,7 +666,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         f1.part_mv = e->part_mv1;
         f.l1 = &f1;
         /* implicit weights: POC = 2 x the display index (docs/STREAM.md) */
-        enc_h264_implicit_w((int)(2 * (index - i0)), (int)(2 * (i1 - i0)), &f.bw0, &f.bw1);
+        enc_h264_implicit_w((int)(2 * (index - pics.i0)), (int)(2 * (pics.i1 - pics.i0)),
+                            &f.bw0, &f.bw1);
         f1.bw0 = f.bw0, f1.bw1 = f.bw1;
     }
     CodeJob j = {.f = &f,
@@ -747,7 +748,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
             vidk_enc_write_stream(e, index, intra, f.mv4, bf ? f.mv4b : NULL, lev, info);
         if (err < 0) return err;
     }
-    if (bref) { /* the co-located picture of the run's B frames before it (mvCol, 8.4.1.2.1) */
+    if (pics.br & 4) { /* the run's reference B frame: the co-located picture of the others */
         vidk_enc_b_mv_map(e, 1, f.mbi, f.mv4, f.mv4b, e->colb_mv);
         memcpy(e->colb_mb, f.mbi, (size_t)e->uw * (size_t)e->uh * sizeof(uint16_t));
     }
