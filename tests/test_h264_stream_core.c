@@ -171,6 +171,14 @@ static uint64_t emu_ep(const uint8_t *raw, const uint64_t *noff, int nals, int T
 /* One frame through the device path's passes; the access unit from the packed writer s.
  * Returns 1 when a macroblock overflowed its slot (then nothing is written), else 0; the
  * largest macroblock_layer() into *max_bits. */
+/* A frame's picture kind for the writer's header functions. */
+static VidkH264Pic pic_kind(const VidkH264StreamFrame *f) {
+    return f->intra     ? VIDK_H264_PIC_I
+           : !f->bslice ? VIDK_H264_PIC_P
+           : f->bref    ? VIDK_H264_PIC_BREF
+                        : VIDK_H264_PIC_B;
+}
+
 static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, int W,
                      const uint8_t **data, size_t *size, uint32_t *max_bits) {
     const int n = m->n;
@@ -211,7 +219,7 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
         m->off[i + 1] = m->off[i] + m->len[i];
     if (ovf) return 1;
     VidkH264SliceHdr h;
-    vidk_h264_stream_slice_hdr_next(s, f->index, f->intra, f->bslice, &h);
+    vidk_h264_stream_slice_hdr_next(s, f->index, pic_kind(f), &h);
     permute(m->order, m->slices);
     for (int k = 0; k < m->slices; k++) /* head_kernel */
         vidk_h264_nal_head(&c, &h, m->order[k], m->off, m->hdr, m->hbits, m->nlen);
@@ -239,8 +247,8 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
     small++;
     const uint64_t nb = emu_ep((const uint8_t *)m->words, m->noff, m->slices, T, V, m->nal);
     CHECK(nb <= m->nal_cap);
-    CHECK(vidk_h264_stream_frame_nals(s, f->index, f->intra, f->bslice, m->nal, (size_t)nb,
-                                      data, size) == 0);
+    CHECK(vidk_h264_stream_frame_nals(s, f->index, pic_kind(f), m->nal, (size_t)nb, data,
+                                      size) == 0);
     return 0;
 }
 
@@ -364,13 +372,17 @@ static void synthetic(void) {
         VidkH264Stream *a = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
         VidkH264Stream *b = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
         CHECK(a && b);
+        const int bp = sb == 5 ? 2 : 1; /* the last: reference B pictures too */
         if (bm)
-            CHECK(!vidk_h264_stream_set_bframes(a, 1) && !vidk_h264_stream_set_bframes(b, 1));
+            CHECK(!vidk_h264_stream_set_bframes(a, bp) && !vidk_h264_stream_set_bframes(b, bp));
+        VidkH264SliceHdr after; /* the next frame's header from before this one was written */
         Emu m;
         emu_init(&m, mbw, mbh, slices, VIDK_H264S_SLOT_BYTES);
         for (int fi = 0; fi < 12; fi++) {
-            const int intra = fi % 4 == 0, kind = fi % 3; /* 0 random, 1 extreme, 2 sparse */
-            const int bslice = bm && fi % 4 >= 2;         /* I P B B */
+            /* 0 random, 1 extreme, 2 sparse; with reference B pictures an IDR one every 8 (a P
+             * after a reference B: list 0 reordered) */
+            const int intra = fi % (4 * bp) == 0, kind = fi % 3;
+            const int bslice = bm && fi % 4 >= 2; /* I P B B */
             for (int i = 0; i < mbw * mbh; i++) {
                 const uint32_t r = test_rand(&seed);
                 if (bslice && (r >> 20) % 6) { /* direct, L0, L1, bi, direct again; intra */
@@ -419,8 +431,32 @@ static void synthetic(void) {
                                            : 0;
                     lev[p][k] = v;
                 }
-            const VidkH264StreamFrame f = {fi,  intra,  mbi, mv, {lev[0], lev[1], lev[2]},
-                                           im4, bslice, mvb, 0};
+            const VidkH264StreamFrame f = {fi,
+                                           intra,
+                                           mbi,
+                                           mv,
+                                           {lev[0], lev[1], lev[2]},
+                                           im4,
+                                           bslice,
+                                           mvb,
+                                           bslice && bp == 2 && fi % 4 == 2};
+            VidkH264SliceHdr next; /* vidk_h264_stream_slice_hdr_after's, checked */
+            vidk_h264_stream_slice_hdr_next(a, fi, pic_kind(&f), &next);
+            CHECK(fi == 0 || !memcmp(&next, &after, sizeof(next)));
+            {
+                const int ni = (fi + 1) % (4 * bp) == 0, nb = bm && (fi + 1) % 4 >= 2;
+                const VidkH264StreamFrame g = {fi + 1,
+                                               ni,
+                                               NULL,
+                                               NULL,
+                                               {NULL, NULL, NULL},
+                                               NULL,
+                                               nb,
+                                               NULL,
+                                               nb && bp == 2 && (fi + 1) % 4 == 2};
+                vidk_h264_stream_slice_hdr_after(a, fi, pic_kind(&f), fi + 1, pic_kind(&g),
+                                                 &after);
+            }
             compare_frame("synthetic", a, b, &m, &f, W, &max_bits);
         }
         emu_free(&m);
@@ -748,7 +784,8 @@ static void headers(void) {
         /* advance the writer's picture state */
         const uint8_t *d;
         size_t n;
-        CHECK(vidk_h264_stream_frame_nals(s, i, intra, 0, NULL, 0, &d, &n) == 0);
+        CHECK(vidk_h264_stream_frame_nals(s, i, intra ? VIDK_H264_PIC_I : VIDK_H264_PIC_P, NULL,
+                                          0, &d, &n) == 0);
     }
     VidkH264SliceHdr h = {(1u << 26) - 1, 1, 3, 16, 65535, 65535, -51, 0, 0, 0, 16, 65535, 0};
     uint8_t buf[64];

@@ -144,13 +144,14 @@ cleanup:
 // final form (a wavefront), then the list of the intra ones on the side stream (event EV_L),
 // as in P frames. me1, gw1, ref1: list 1's field and reference (the frame with them: d_f1,
 // f.l1); pics: vidk_enc_pics's.
-static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, const VidkMeResult *const *me1,
-                    const int *gw1, uint8_t *const *ref1, const VidkEncPics &pics) {
+static int launch_b(VidkEncoder *e, int64_t index, int slot, EncFrame &f,
+                    const VidkMeResult *const *me1, const int *gw1, uint8_t *const *ref1,
+                    const VidkEncPics &pics) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
     const cudaStream_t s = c->s_code;
-    const int n = e->uw * e->uh, slot = (int)(index % kSlots);
+    const int n = e->uw * e->uh;
     cudaEvent_t *ev = c->ev[slot];
     const unsigned nb = (unsigned)((n + kBThreads - 1) / kBThreads);
     f.skipc = c->d_skipc;
@@ -158,7 +159,7 @@ static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, const VidkMeResu
     f.dist = c->d_dist;
     vidk_enc_qpl_geometry(e->W, e->H, &f.qps, &f.qpn);
     f.qpl = c->d_qpl;
-    f.mv4b = c->d_mv4b;
+    f.mv4b = c->d_mv4b[slot];
     f.colmv = pics.colb ? c->d_colbmv : c->d_colmv;
     f.colmb = pics.colb ? c->d_colbmb : c->col_intra ? nullptr : c->d_colmb;
     // implicit weights: POC = 2 x the display index (docs/STREAM.md)
@@ -171,9 +172,10 @@ static int launch_b(VidkEncoder *e, int64_t index, EncFrame &f, const VidkMeResu
         f1.ref[p] = ref1[p];
     f1.part_mv = c->d_part_mv1;
     f1.qpl = c->d_qpl1;
-    *c->h_f1 = f1; // the previous B frame's copy is done: frames complete one by one
-    CUDA_CHECK(cudaMemcpyAsync(c->d_f1, c->h_f1, sizeof(EncFrame), cudaMemcpyHostToDevice, s));
-    f.l1 = c->d_f1;
+    *c->h_f1[slot] = f1; // the slot's last frame (kSlots back in coding order) was received
+    CUDA_CHECK(cudaMemcpyAsync(c->d_f1[slot], c->h_f1[slot], sizeof(EncFrame),
+                               cudaMemcpyHostToDevice, s));
+    f.l1 = c->d_f1[slot];
     {
         const dim3 g((unsigned)(e->W + 5 + 127) / 128, (unsigned)(e->H + 5));
         qpl_kernel<<<g, 128, 0, s>>>(f, c->d_qpl);
@@ -221,12 +223,13 @@ cleanup:
 // frame before it in coding order has completed (its downloads waited for), and its stream is
 // written on the host: the anchors' reconstructions alternate by VidkEncoder.cur, list 0 of a
 // B frame is the older anchor, list 1 the newer one (src/enc/encode.c, the same choice).
-static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
+static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
+                        const Pending *prev, Launched *L) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
     const bool bm = e->p.bframes != 0;
-    const int slot = (int)(index % kSlots), sslot = (int)(index % c->nsrc);
+    const int slot = (int)(seq % kSlots), sslot = (int)(index % c->nsrc);
     const int par = bm ? e->cur : (int)(index % 2);
     const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
     const cudaStream_t s = c->s_code;
@@ -270,9 +273,11 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
     // (its receive has queued them: this call comes from it or later) done before this one
     // overwrites its reconstruction; the events still hold its records (frame index + 1,
     // which reuses them, is queued after this one).
-    if (index >= 2 && !bm) {
-        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(index - 2) % kSlots][EV_T4], 0));
-        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(index - 2) % kSlots][EV_T5], 0));
+    // With B-frames the frame before it in coding order (it may overwrite the B frames'
+    // reconstruction, or a reference B frame's that is no longer read).
+    if (seq >= (bm ? 1 : 2)) {
+        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(seq - (bm ? 1 : 2)) % kSlots][EV_T4], 0));
+        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(seq - (bm ? 1 : 2)) % kSlots][EV_T5], 0));
     }
     CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[sslot], 0)); // the upload and edge extension
     CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
@@ -311,7 +316,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
         // per step), then the macroblocks made intra.
         const int n = e->uw * e->uh;
         if (bf) {
-            VIDK_TRY(launch_b(e, index, f, me1, gw1, ref1, pics));
+            VIDK_TRY(launch_b(e, index, slot, f, me1, gw1, ref1, pics));
         } else if (e->p.codec == VIDK_CODEC_H264) {
             f.skipc = c->d_skipc;
             f.part_mv = c->d_part_mv;
@@ -418,15 +423,18 @@ static int launch_frame(VidkEncoder *e, int64_t index, int type, Launched *L) {
         uint32_t pending_intra = 0;
         for (int64_t k = e->done; k < index && !bm; k++)
             pending_intra |= (uint32_t)(vidk_enc_is_intra(e, k) != 0) << (k - e->done);
-        if (bm)
-            vidk_h264_stream_slice_hdr_next(e->stream, index, intra,
-                                            bf ? 1 + (pics.br >> 2) : 0, &hdr);
+        const VidkH264Pic kind = (VidkH264Pic)(type + (pics.br >> 2));
+        if (bm && prev)
+            vidk_h264_stream_slice_hdr_after(e->stream, prev->index, prev->kind, index, kind,
+                                             &hdr);
+        else if (bm)
+            vidk_h264_stream_slice_hdr_next(e->stream, index, kind, &hdr);
         else
             vidk_h264_stream_slice_hdr_ahead(e->stream, e->done, pending_intra, index, intra,
                                              &hdr);
         CUDA_CHECK(cudaStreamWaitEvent(c->s_ent[slot], ev[EV_T4], 0));
         VIDK_TRY(vidk_cuda_stream_code(ctx, c->st[slot], &hdr, c->d_mbi[slot], c->d_im4[slot],
-                                       c->d_mv[slot], bf ? c->d_mv4b : nullptr, lev,
+                                       c->d_mv[slot], bf ? c->d_mv4b[slot] : nullptr, lev,
                                        c->s_ent[slot]));
         L->d2h += vidk_cuda_stream_res_bytes(c->st[slot]);
         CUDA_CHECK(cudaEventRecord(ev[EV_S], c->s_ent[slot]));
@@ -443,7 +451,8 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     // the next frame in coding order (without B-frames e->done, the display order)
     const int64_t index = e->code_index;
     const bool bm = e->p.bframes != 0;
-    const int type = e->code_type, slot = (int)(index % kSlots);
+    const int64_t seq = e->done; // the coding order (without B-frames the display order)
+    const int type = e->code_type, slot = (int)(seq % kSlots);
     const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
     const int par = bm ? e->cur : (int)(index % 2), sslot = (int)(index % c->nsrc);
     const cudaStream_t s = c->s_code;
@@ -465,7 +474,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     VIDK_TRY(vidk_cuda_enter(ctx));
     if (L.index != index) { // not queued by the previous call
         L.index = -1;
-        VIDK_TRY(launch_frame(e, index, type, &L));
+        VIDK_TRY(launch_frame(e, index, seq, type, nullptr, &L));
     } else if (c->pre_err[slot]) {
         err = c->pre_err[slot];
         goto cleanup;
@@ -497,7 +506,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             if (want_mv) {
                 const size_t n = (size_t)(e->W / 4) * sizeof(VidkMv);
                 add(h_mv, n, c->d_mv[slot], n, n, (size_t)(e->H / 4));
-                if (bf) add(e->st_mv4b, n, c->d_mv4b, n, n, (size_t)(e->H / 4));
+                if (bf) add(e->st_mv4b, n, c->d_mv4b[slot], n, n, (size_t)(e->H / 4));
             }
             if ((e->stream && !gpu_st) || (bm && want_mv)) {
                 // the host's writer reads them (not the filter); the B-frames' map
@@ -543,9 +552,21 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             const int sj = (int)(j % kSlots);
             if (c->pre[sj].index == j) continue;
             c->pre_err[sj] = launch_frame(
-                e, j, vidk_enc_is_intra(e, j) ? VIDK_ENC_FRAME_I : VIDK_ENC_FRAME_P,
+                e, j, j, vidk_enc_is_intra(e, j) ? VIDK_ENC_FRAME_I : VIDK_ENC_FRAME_P, nullptr,
                 &c->pre[sj]);
             if (c->pre_err[sj]) break;
+        }
+        // With B-frames the next frame in coding order when it is planned (a B frame of the
+        // run of an anchor coded): queued before this frame's entropy coding is waited for,
+        // its header as after this frame's.
+        if (bm && !c->no_ahead) {
+            VidkEncoder nx;
+            const int sj = (int)((seq + 1) % kSlots);
+            if (vidk_enc_peek_next(e, &nx) && c->pre[sj].index != nx.code_index) {
+                const Pending pv = {index, (VidkH264Pic)(type + bref)};
+                c->pre_err[sj] =
+                    launch_frame(&nx, nx.code_index, seq + 1, nx.code_type, &pv, &c->pre[sj]);
+            }
         }
         CUDA_CHECK(cudaEventSynchronize(ev[EV_T5]));
         {
@@ -590,9 +611,9 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             CUDA_CHECK(cudaEventSynchronize(ev[EV_S])); // its size is here
             VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st[slot], c->s_dl, &nals, &nb));
             if (err == 0) { // the SPS / PPS of an IDR picture before the slices on the host
-                VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, intra, bf ? 1 + bref : 0,
-                                                     nals, nb, &info->stream,
-                                                     &info->stream_size));
+                VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index,
+                                                     (VidkH264Pic)(type + bref), nals, nb,
+                                                     &info->stream, &info->stream_size));
                 info->d2h_bytes += nb;
             } else { // a macroblock did not fit its slot: the host writer codes this frame
                 unsigned long long got = 0;
@@ -612,10 +633,6 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                          (long long)index);
             VIDK_TRY(vidk_enc_write_stream(e, index, intra, h_mv, bf ? e->st_mv4b : nullptr,
                                            h_lev, info));
-        }
-        if (bm && !bf) { // an anchor: the next one's reconstruction is the other
-            e->cur ^= 1;
-            e->anc[0] = e->anc[1], e->anc[1] = index;
         }
     }
 cleanup:

@@ -8,6 +8,7 @@
 #include "stream_cuda.cuh"
 
 #include "enc/enc.h"
+#include "enc/h264_stream.h"
 
 namespace vidk_encc {
 
@@ -33,6 +34,13 @@ enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_D, EV_L, EV_COU
 // the caller can send the frames after the one being coded (their uploads then run while it
 // is coded, off the frame-to-frame path).
 constexpr int kSlots = 3; // frames in flight (VidkEncGeometry.max_pending)
+
+// With B-frames: the frame coded before one queued ahead, not written yet (its slice header
+// follows that frame's).
+struct Pending {
+    int64_t index;
+    VidkH264Pic kind;
+};
 
 // A frame queued on the device by launch_frame.
 struct Launched {
@@ -92,10 +100,10 @@ struct EncCuda {
     // list 1's reference (d_f1, from the pinned h_f1), the list-1 vectors of the B frame coded,
     // the last anchor's vectors and words (the co-located picture; col_intra: an I picture)
     // (d_colbmv / d_colbmb: b_pyramid, the reference B frame's, enc_h264_b_mv_of)
-    VidkMv *d_dmvb[2], *d_part_mv1, *d_mv4b, *d_colmv, *d_colbmv;
+    VidkMv *d_dmvb[2], *d_part_mv1, *d_mv4b[kSlots], *d_colmv, *d_colbmv;
     uint8_t *d_qpl1;
     uint16_t *d_colmb, *d_colbmb;
-    EncFrame *d_f1, *h_f1;
+    EncFrame *d_f1[kSlots], *h_f1[kSlots]; // by slot
     bool col_intra;
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
     // environment asks for the host writer (VIDK_STREAM_HOST=1: the decisions, vectors and
@@ -105,6 +113,7 @@ struct EncCuda {
     size_t st_slot;       // its slot size (0: no device coder)
     bool inter_waves;     // inter_kernel's grid is more than two blocks per SM
     Launched pre[kSlots]; // by slot: the frames whose work is queued ahead of their receive
+    bool no_ahead; // VIDK_ENC_AHEAD=0 (a test hook): with B-frames no frame is queued ahead
     int pre_err[kSlots];
 };
 

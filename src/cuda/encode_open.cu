@@ -27,7 +27,8 @@ int download_decisions(VidkContext *ctx, VidkEncoder *e, int slot, int bf, cudaS
     CUDA_CHECK(cudaMemcpyAsync(e->st_mv4, c->d_mv[slot], nmv, cudaMemcpyDeviceToHost, s));
     *bytes += nmbi + nmv;
     if (bf) {
-        CUDA_CHECK(cudaMemcpyAsync(e->st_mv4b, c->d_mv4b, nmv, cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(
+            cudaMemcpyAsync(e->st_mv4b, c->d_mv4b[slot], nmv, cudaMemcpyDeviceToHost, s));
         *bytes += nmv;
     }
     if (c->d_im4[slot]) {
@@ -61,14 +62,16 @@ void destroy(EncCuda *c) {
     for (int k = 0; k < 2; k++)
         cudaFree(c->d_dmvb[k]);
     cudaFree(c->d_part_mv1);
-    cudaFree(c->d_mv4b);
     cudaFree(c->d_colmv);
     cudaFree(c->d_qpl1);
     cudaFree(c->d_colmb);
     cudaFree(c->d_colbmv);
     cudaFree(c->d_colbmb);
-    cudaFree(c->d_f1);
-    cudaFreeHost(c->h_f1);
+    for (int k = 0; k < kSlots; k++) {
+        cudaFree(c->d_mv4b[k]);
+        cudaFree(c->d_f1[k]);
+        cudaFreeHost(c->h_f1[k]);
+    }
     for (int k = 0; k < 2; k++) {
         cudaFree(c->d_dmv[k]);
         cudaFree(c->d_dmb[k]);
@@ -127,6 +130,10 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     c->nsrc = bm ? VIDK_ENC_MAX_PENDING : kSlots;
     for (int k = 0; k < kSlots; k++)
         c->pre[k].index = -1;
+    {
+        const char *ahead = getenv("VIDK_ENC_AHEAD");
+        c->no_ahead = ahead && !strcmp(ahead, "0");
+    }
     VIDK_TRY(vidk_cuda_enter(ctx));
     c->pitch[0] = vidk_cuda_me_pitch(e->W);
     c->pitch[1] = c->pitch[2] = (e->W / 2 + 63) / 64 * 64;
@@ -163,7 +170,11 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 CUDA_CHECK(cudaMalloc(&c->d_dmvb[k], n4));
             CUDA_CHECK(cudaMalloc(&c->d_part_mv1,
                                   (size_t)e->uw * e->uh * VIDK_ME_NPART * sizeof(VidkMv)));
-            CUDA_CHECK(cudaMalloc(&c->d_mv4b, n4));
+            for (int k = 0; k < kSlots; k++) {
+                CUDA_CHECK(cudaMalloc(&c->d_mv4b[k], n4));
+                CUDA_CHECK(cudaMalloc(&c->d_f1[k], sizeof(EncFrame)));
+                CUDA_CHECK(cudaMallocHost(&c->h_f1[k], sizeof(EncFrame)));
+            }
             CUDA_CHECK(cudaMalloc(&c->d_colmv, n4));
             CUDA_CHECK(cudaMalloc(&c->d_qpl1, (size_t)qpn * 4));
             CUDA_CHECK(cudaMalloc(&c->d_colmb, (size_t)e->uw * e->uh * sizeof(uint16_t)));
@@ -171,8 +182,6 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
                 CUDA_CHECK(cudaMalloc(&c->d_colbmv, n4));
                 CUDA_CHECK(cudaMalloc(&c->d_colbmb, (size_t)e->uw * e->uh * sizeof(uint16_t)));
             }
-            CUDA_CHECK(cudaMalloc(&c->d_f1, sizeof(EncFrame)));
-            CUDA_CHECK(cudaMallocHost(&c->h_f1, sizeof(EncFrame)));
         }
     }
     CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));

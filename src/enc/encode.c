@@ -757,10 +757,6 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
         memcpy(e->col_mb, f.mbi, (size_t)e->uw * (size_t)e->uh * sizeof(uint16_t));
         e->col_intra = intra;
     }
-    if (!bf) {
-        e->cur ^= 1;
-        e->anc[0] = e->anc[1], e->anc[1] = index;
-    }
     return 0;
 }
 
@@ -847,6 +843,26 @@ static void plan_done(VidkEncoder *e, int64_t index, int type) {
     if (e->b_next == e->anchor) e->b_next++, e->anchor = -1, e->bref = -1;
 }
 
+/* After an anchor (an I or P frame): the next anchor's reconstruction is the other
+ * (VidkEncoder.cur), this one the last anchor. */
+static void anchor_done(VidkEncoder *e, int64_t index, int type) {
+    if (type == VIDK_ENC_FRAME_B) return;
+    e->cur ^= 1;
+    e->anc[0] = e->anc[1], e->anc[1] = index;
+}
+
+int vidk_enc_peek_next(const VidkEncoder *e, VidkEncoder *nx) {
+    *nx = *e;
+    anchor_done(nx, e->code_index, e->code_type);
+    plan_done(nx, e->code_index, e->code_type);
+    nx->q_count--, nx->done++;
+    if (nx->anchor < 0 || !nx->q_count) return 0; /* not a B frame of the run planned */
+    int type;
+    if (plan_next(nx, &nx->code_index, &type) < 0) return 0;
+    nx->code_type = type;
+    return 1;
+}
+
 int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
                      VidkEncFrameInfo *info) {
     if (!e || !info) return VIDK_ERR(EINVAL);
@@ -864,6 +880,7 @@ int vidk_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     e->code_type = type;
     const double t0 = e->t_send[e->code_index % VIDK_ENC_MAX_PENDING];
     err = e->ctx->ops.enc.receive(e, recon, maps, info);
+    if (err >= 0) anchor_done(e, e->code_index, type);
     plan_done(e, e->code_index, type);
     e->q_count--;
     if (err < 0) return err;

@@ -604,25 +604,36 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
     return write_units(s, f, &h, NULL, 0, data, size);
 }
 
-void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, int intra,
-                                     int bslice, VidkH264SliceHdr *h) {
+void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, VidkH264Pic kind,
+                                     VidkH264SliceHdr *h) {
     VidkH264StreamFrame f;
     memset(&f, 0, sizeof(f));
-    f.index = index, f.intra = intra, f.bslice = bslice != 0, f.bref = bslice == 2;
+    f.index = index, f.intra = kind == VIDK_H264_PIC_I;
+    f.bslice = kind >= VIDK_H264_PIC_B, f.bref = kind == VIDK_H264_PIC_BREF;
     if (s->bframes)
         slice_hdr_b(s, &f, h);
     else
-        vidk_h264_stream_slice_hdr(s, index, intra, h);
+        vidk_h264_stream_slice_hdr(s, index, f.intra, h);
 }
 
-int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra, int bslice,
+void vidk_h264_stream_slice_hdr_after(const VidkH264Stream *s, int64_t prev,
+                                      VidkH264Pic prev_kind, int64_t index, VidkH264Pic kind,
+                                      VidkH264SliceHdr *h) {
+    VidkH264Stream t = *s; /* the state only: start_picture touches no buffer */
+    start_picture(&t, prev, prev_kind == VIDK_H264_PIC_I, prev_kind >= VIDK_H264_PIC_B,
+                  prev_kind == VIDK_H264_PIC_BREF);
+    vidk_h264_stream_slice_hdr_next(&t, index, kind, h);
+}
+
+int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, VidkH264Pic kind,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size) {
     VidkH264SliceHdr h;
-    if ((bslice && (!s->bframes || intra)) || (bslice == 2 && s->bframes < 2))
-        return VIDK_ERR(EINVAL);
-    vidk_h264_stream_slice_hdr_next(s, index, intra, bslice, &h);
-    start_picture(s, index, intra, bslice != 0, bslice == 2);
+    const int intra = kind == VIDK_H264_PIC_I, b = kind >= VIDK_H264_PIC_B,
+              bref = kind == VIDK_H264_PIC_BREF;
+    if ((b && !s->bframes) || (bref && s->bframes < 2)) return VIDK_ERR(EINVAL);
+    vidk_h264_stream_slice_hdr_next(s, index, kind, &h);
+    start_picture(s, index, intra, b, bref);
     return write_units(s, NULL, &h, nals, n, data, size);
 }
 

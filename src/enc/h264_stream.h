@@ -70,20 +70,32 @@ void vidk_h264_stream_slice_hdr(const VidkH264Stream *s, int64_t index, int intr
 void vidk_h264_stream_slice_hdr_ahead(const VidkH264Stream *s, int64_t first,
                                       uint32_t pending_intra, int64_t index, int intra,
                                       VidkH264SliceHdr *h);
-/* The slice header of picture `index` when it is the next one coded, with or without
- * B-frames (bslice: 1 a B picture, 2 a reference one; vidk_h264_stream_frame's header). Does
- * not change the writer's state. */
-void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, int intra,
-                                     int bslice, VidkH264SliceHdr *h);
+/* A picture's kind for the functions below: an IDR picture, a P one, a (non-reference) B
+ * one, a reference B one (vidk_h264_stream_set_bframes 2). The values are the coding loop's
+ * frame types (VIDK_ENC_FRAME_I, _P, _B), the reference B picture after them. */
+typedef enum VidkH264Pic {
+    VIDK_H264_PIC_I = 0,
+    VIDK_H264_PIC_P = 1,
+    VIDK_H264_PIC_B = 2,
+    VIDK_H264_PIC_BREF = 3
+} VidkH264Pic;
+/* The slice header of picture `index` of kind `kind` when it is the next one coded, with or
+ * without B-frames (vidk_h264_stream_frame's header). Does not change the writer's state. */
+void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, VidkH264Pic kind,
+                                     VidkH264SliceHdr *h);
+/* The same when picture prev (of kind prev_kind) is coded before it, not written yet (a
+ * pipelined caller with B-frames). */
+void vidk_h264_stream_slice_hdr_after(const VidkH264Stream *s, int64_t prev,
+                                      VidkH264Pic prev_kind, int64_t index, VidkH264Pic kind,
+                                      VidkH264SliceHdr *h);
 /* The same access unit from its slices' NAL units written elsewhere (the CUDA entropy coder,
  * src/cuda/stream.cu, from vidk_h264_stream_slice_hdr_next's header, or _ahead's for a
  * pipelined caller without B-frames): n bytes, every slice's start code, NAL unit header and
  * RBSP with emulation prevention, in slice order. The writer puts the SPS and PPS before
  * them in an IDR picture; its state advances as with vidk_h264_stream_frame (frames in
- * order, either function). bslice as for _slice_hdr_next. Returns 0, VIDK_ERR(ENOMEM), or
- * VIDK_ERR(EINVAL) for a B picture without B-frames on (a reference one: without them set to
- * 2) or marked intra. */
-int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, int intra, int bslice,
+ * order, either function). Returns 0, VIDK_ERR(ENOMEM), or VIDK_ERR(EINVAL) for a B picture
+ * without B-frames on (a reference one: without them set to 2). */
+int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, VidkH264Pic kind,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size);
 /* Slices per picture (the one given at creation, clamped to 1..macroblock rows). */
