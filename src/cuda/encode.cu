@@ -556,9 +556,10 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                 &c->pre[sj]);
             if (c->pre_err[sj]) break;
         }
-        // With B-frames the next frame in coding order when it is planned (a B frame of the
-        // run of an anchor coded): queued before this frame's entropy coding is waited for,
-        // its header as after this frame's.
+        // With B-frames the next frame in coding order when it can be planned (a B frame of
+        // the run of an anchor coded, or the next anchor when the frames its look-ahead needs
+        // were sent): queued before this frame's entropy coding is waited for, its header as
+        // after this frame's.
         if (bm && !c->no_ahead) {
             VidkEncoder nx;
             const int sj = (int)((seq + 1) % kSlots);

@@ -39,6 +39,10 @@ enum {
     SLOT_PLANE2 = VIDK_SLOT_ME_FIRST + 5, // device plane 2 / pinned staging of next
     SLOT_STATE = VIDK_SLOT_ME_FIRST + 6,  // host: SeqState
     SLOT_RES1 = VIDK_SLOT_ME_FIRST + 7,   // device results of vidk_cuda_me_search_dev's set 1
+    // vidk_cuda_me_search_dev's keys and set 0's results: apart from the host API's, which
+    // the coding loop's look-ahead calls while its frames' searches are in flight
+    SLOT_DEV_KEYS = VIDK_SLOT_ME_FIRST + 8,
+    SLOT_DEV_RES0 = VIDK_SLOT_ME_FIRST + 9,
 };
 constexpr int kPlaneSlot[3] = {SLOT_PLANE0, SLOT_PLANE1, SLOT_PLANE2};
 
@@ -590,9 +594,9 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     // the whole frame has one tail instead of one per band (the keys are the same).
     pl.nbands = 1, pl.band_g0[0] = 0, pl.band_gn[0] = pl.GH;
     VIDK_TRY(vidk_cuda_enter(ctx));
-    VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_KEYS, pl.nkeys * sizeof(*d_keys), &d_keys));
-    VIDK_TRY(
-        vidk_cuda_dev_slot(ctx, set ? SLOT_RES1 : SLOT_RES, pl.nres * sizeof(*d_res), &d_res));
+    VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_DEV_KEYS, pl.nkeys * sizeof(*d_keys), &d_keys));
+    VIDK_TRY(vidk_cuda_dev_slot(ctx, set ? SLOT_RES1 : SLOT_DEV_RES0, pl.nres * sizeof(*d_res),
+                                &d_res));
     plan_args(&pl, cur, ref, nullptr, d_keys, d_res, &a, &f);
     CUDA_CHECK(reset_keys(&pl, d_keys, s));
     for (int b = 0; b < pl.nbands; b++)

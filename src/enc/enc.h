@@ -94,11 +94,12 @@ int vidk_enc_is_intra(const VidkEncoder *e, int64_t index);
 /* Frame types of the coding order (VidkEncoder.code_type). */
 enum { VIDK_ENC_FRAME_I = 0, VIDK_ENC_FRAME_P = 1, VIDK_ENC_FRAME_B = 2 };
 /* For a driver that queues the next frame ahead, during the receive of the frame
- * e->code_index: when the frame after it in coding order is already planned (a B frame of
- * the run of an anchor coded; no look-ahead needed), 1 and *nx the encoder's state as
+ * e->code_index: when the frame after it in coding order can be planned with the frames sent
+ * (a B frame of the run of an anchor coded, or the next anchor, whose planning may run the
+ * look-ahead's search: its still shares are kept in e), 1 and *nx the encoder's state as
  * vidk_enc_receive will have it for that frame (nx->code_index, code_type, done, the plan,
  * cur and anc; a shallow copy: only to be read); else 0. */
-int vidk_enc_peek_next(const VidkEncoder *e, VidkEncoder *nx);
+int vidk_enc_peek_next(VidkEncoder *e, VidkEncoder *nx);
 /* Frame parameters (QPs, lambda, quantiser tables, geometry) of an EncFrame; pointers and
  * strides are left for the caller. */
 void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f);

@@ -851,14 +851,18 @@ static void anchor_done(VidkEncoder *e, int64_t index, int type) {
     e->anc[0] = e->anc[1], e->anc[1] = index;
 }
 
-int vidk_enc_peek_next(const VidkEncoder *e, VidkEncoder *nx) {
+int vidk_enc_peek_next(VidkEncoder *e, VidkEncoder *nx) {
     *nx = *e;
     anchor_done(nx, e->code_index, e->code_type);
     plan_done(nx, e->code_index, e->code_type);
     nx->q_count--, nx->done++;
-    if (nx->anchor < 0 || !nx->q_count) return 0; /* not a B frame of the run planned */
+    if (!nx->q_count) return 0;
     int type;
-    if (plan_next(nx, &nx->code_index, &type) < 0) return 0;
+    const int err = plan_next(nx, &nx->code_index, &type);
+    /* the look-ahead's still shares stay (an error recurs at the frame's own receive) */
+    memcpy(e->la_idx, nx->la_idx, sizeof(e->la_idx));
+    memcpy(e->la_still, nx->la_still, sizeof(e->la_still));
+    if (err < 0) return 0; /* EAGAIN: it needs frames not sent yet */
     nx->code_type = type;
     return 1;
 }
