@@ -107,7 +107,13 @@ mut b_dbk_lists src/enc/enc_core.h \
 mut bpyr_l0_mod src/enc/h264_stream.c \
     'h->l0_mod = !f->intra && !f->bslice && s->last_bref ? 2u : 0u;' 'h->l0_mod = 0;'
 mut bpyr_col src/enc/encode.c \
-    'f.colmv = br & 2 ? e->colb_mv : e->col_mv;' 'f.colmv = e->col_mv;'
+    'f.colmv = pics.colb ? e->colb_mv : e->col_mv;' 'f.colmv = e->col_mv;'
+mut bpyr_ref1 src/enc/enc_frame.c \
+    'p->ref1 = p->br & 2 ? 3 : cur ^ 1;' 'p->ref1 = cur ^ 1;'
+# A slice header computed ahead of the picture before it (cuda's queued B-frames): caught by
+# test_h264_stream_core (_after against _next once that picture is written).
+mut hdr_after_prev src/enc/h264_stream.c \
+    '    start_picture(&t, prev,' '    if (0) start_picture(&t, prev,'
 # Quarter-sample motion (docs/ENCODE.md §3, §6): caught by test_enc_pred (the prediction
 # against the standard's formulas) and test_enc_decide (pictures moved by quarter samples).
 mut qpel_no_quarter_step src/enc/enc_core.h \
