@@ -114,6 +114,11 @@ mut bpyr_ref1 src/enc/enc_frame.c \
 # test_h264_stream_core (_after against _next once that picture is written).
 mut hdr_after_prev src/enc/h264_stream.c \
     '    start_picture(&t, prev,' '    if (0) start_picture(&t, prev,'
+# CABAC's engine on the host from bins made elsewhere (cuda's default): caught by
+# test_h264_stream_core (vidk_h264_stream_frame_bins against the writer's own passes).
+mut cabac_host_bins src/enc/h264_stream.c \
+    'vidk_cabac_code_bins(&e, j->bins + i0, i1 - i0);' \
+    'vidk_cabac_code_bins(&e, j->bins + i0, i1 - i0 - (i1 > i0 + 9));'
 # Quarter-sample motion (docs/ENCODE.md §3, §6): caught by test_enc_pred (the prediction
 # against the standard's formulas) and test_enc_decide (pictures moved by quarter samples).
 mut qpel_no_quarter_step src/enc/enc_core.h \

@@ -22,6 +22,7 @@
 #include "enc/enc.h"
 #include "enc/h264_nal_core.h"
 #include "enc/h264_stream.h"
+#include "enc/h264_stream_cabac.h"
 #include "enc/h264_stream_core.h"
 #include "gen.h"
 #include "picio.h"
@@ -252,6 +253,64 @@ static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, in
     return 0;
 }
 
+/* CABAC with the engine on the host (cuda's default): frame f through writer a's own passes
+ * and through writer b from bins binarised as the device's passes 1 and 2 do (a thread per
+ * macroblock, each into its own slot, then packed back to back): the same bytes. */
+static void compare_frame_bins(VidkH264Stream *a, VidkH264Stream *b,
+                               const VidkH264StreamFrame *f, int mbw, int mbh, int slices) {
+    const int n = mbw * mbh, W = mbw * 16;
+    const uint32_t cap = VIDK_CABAC_MB_MAX_BINS;
+    VidkCabacPic cp = {calloc((size_t)n, sizeof(VidkCabacMb)), calloc((size_t)n, 32),
+                       f->bslice ? calloc((size_t)n, 32) : NULL};
+    uint8_t *tc = calloc((size_t)n, 24);
+    uint16_t *slots = malloc((size_t)n * cap * sizeof(uint16_t)),
+             *bins = malloc((size_t)n * cap * sizeof(uint16_t));
+    uint32_t *boff = malloc(((size_t)n + 1) * sizeof(uint32_t)),
+             *nb = malloc((size_t)n * sizeof(uint32_t));
+    CHECK(cp.mb && cp.amvd && (!f->bslice || cp.amvd1) && tc && slots && bins && boff && nb);
+    if (cp.mb && cp.amvd && (!f->bslice || cp.amvd1) && tc && slots && bins && boff && nb) {
+        VidkH264sCtx c = {mbw,
+                          mbh,
+                          W,
+                          slices,
+                          f->intra,
+                          0,
+                          f->mbi,
+                          f->mv4,
+                          {f->lev[0], f->lev[1], f->lev[2]},
+                          tc,
+                          {tc + (size_t)n * 16, tc + (size_t)n * 20},
+                          f->im4,
+                          f->bslice,
+                          f->mv4b};
+        for (int i = 0; i < n; i++) { /* cabac_info_kernel */
+            c.row0 = vidk_h264s_slice_row0(mbh, slices, i / mbw);
+            vidk_cabac_mb_info(&c, &cp, i % mbw, i / mbw);
+        }
+        for (int i = n - 1; i >= 0; i--) { /* cabac_bins_kernel, in another order */
+            const VidkH264sPlace pl = vidk_h264s_place(&c, i);
+            c.row0 = pl.first / mbw;
+            VidkCabacBins o = {slots + (size_t)i * cap, 0, cap};
+            vidk_cabac_mb(&c, &cp, &o, i % mbw, i / mbw, i == pl.last);
+            CHECK(o.n <= cap);
+            nb[i] = o.n;
+        }
+        boff[0] = 0; /* the exclusive sum, then cabac_pack_kernel */
+        for (int i = 0; i < n; i++) {
+            boff[i + 1] = boff[i] + nb[i];
+            memcpy(bins + boff[i], slots + (size_t)i * cap, nb[i] * sizeof(uint16_t));
+        }
+        const uint8_t *da, *db;
+        size_t na, nbytes;
+        CHECK(vidk_h264_stream_frame(a, NULL, NULL, f, &da, &na) == 0);
+        CHECK(vidk_h264_stream_frame_bins(b, NULL, NULL, f->index, pic_kind(f), bins, boff, &db,
+                                          &nbytes) == 0);
+        CHECK(na == nbytes && !memcmp(da, db, na));
+    }
+    free(cp.mb), free(cp.amvd), free(cp.amvd1), free(tc), free(slots), free(bins), free(boff);
+    free(nb);
+}
+
 /* A frame through the host writer a and the emulated device path (writer b, buffers m, and
  * a second time with small slots in ms when given): the same bytes. */
 static void compare_frame(const char *what, VidkH264Stream *a, VidkH264Stream *b, Emu *m,
@@ -371,10 +430,16 @@ static void synthetic(void) {
         const int slices = 1 + sb % 3, bm = sb >= 3;
         VidkH264Stream *a = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
         VidkH264Stream *b = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
-        CHECK(a && b);
+        /* CABAC: the host writer's passes against the engine on bins made elsewhere */
+        VidkH264Stream *ca = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
+        VidkH264Stream *cb = vidk_h264_stream_new(W, H, W, H, 20, slices, 25, 1, 16, 0);
+        CHECK(a && b && ca && cb);
+        CHECK(!vidk_h264_stream_set_cabac(ca, 1) && !vidk_h264_stream_set_cabac(cb, 1));
         const int bp = sb == 5 ? 2 : 1; /* the last: reference B pictures too */
         if (bm)
-            CHECK(!vidk_h264_stream_set_bframes(a, bp) && !vidk_h264_stream_set_bframes(b, bp));
+            CHECK(
+                !vidk_h264_stream_set_bframes(a, bp) && !vidk_h264_stream_set_bframes(b, bp) &&
+                !vidk_h264_stream_set_bframes(ca, bp) && !vidk_h264_stream_set_bframes(cb, bp));
         VidkH264SliceHdr after; /* the next frame's header from before this one was written */
         Emu m;
         emu_init(&m, mbw, mbh, slices, VIDK_H264S_SLOT_BYTES);
@@ -458,10 +523,13 @@ static void synthetic(void) {
                                                  &after);
             }
             compare_frame("synthetic", a, b, &m, &f, W, &max_bits);
+            compare_frame_bins(ca, cb, &f, mbw, mbh, slices);
         }
         emu_free(&m);
         vidk_h264_stream_free(a);
         vidk_h264_stream_free(b);
+        vidk_h264_stream_free(ca);
+        vidk_h264_stream_free(cb);
     }
     fprintf(stderr, "synthetic: largest macroblock %u bits (bound %d)\n", (unsigned)max_bits,
             VIDK_H264S_MB_MAX_BITS);

@@ -609,12 +609,25 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             const double t0 = vidk_enc_now_ms();
             const uint8_t *nals = nullptr;
             size_t nb = 0;
+            const VidkH264Pic kind = (VidkH264Pic)(type + bref);
             CUDA_CHECK(cudaEventSynchronize(ev[EV_S])); // its size is here
-            VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st[slot], c->s_dl, &nals, &nb));
-            if (err == 0) { // the SPS / PPS of an IDR picture before the slices on the host
-                VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index,
-                                                     (VidkH264Pic)(type + bref), nals, nb,
-                                                     &info->stream, &info->stream_size));
+            if (vidk_cuda_stream_host_engine(c->st[slot])) {
+                // CABAC: the bins come down, each slice's engine on a host core
+                const uint16_t *bins = nullptr;
+                const uint32_t *boff = nullptr;
+                VIDK_TRY(
+                    vidk_cuda_stream_fetch_bins(ctx, c->st[slot], c->s_dl, &bins, &boff, &nb));
+                if (err == 0)
+                    VIDK_TRY(vidk_h264_stream_frame_bins(e->stream, ctx, e->st_pool, index,
+                                                         kind, bins, boff, &info->stream,
+                                                         &info->stream_size));
+            } else {
+                VIDK_TRY(vidk_cuda_stream_fetch(ctx, c->st[slot], c->s_dl, &nals, &nb));
+                if (err == 0) // the SPS / PPS of an IDR picture before the slices on the host
+                    VIDK_TRY(vidk_h264_stream_frame_nals(e->stream, index, kind, nals, nb,
+                                                         &info->stream, &info->stream_size));
+            }
+            if (err == 0) {
                 info->d2h_bytes += nb;
             } else { // a macroblock did not fit its slot: the host writer codes this frame
                 unsigned long long got = 0;

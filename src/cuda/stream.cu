@@ -63,7 +63,14 @@ struct VidkCuStream {
     VidkCabacMb *d_cmb;
     uint8_t *d_amvd, *d_amvd1; // |mvd| per 4x4 block: list 0, list 1 (B slices)
     uint16_t *d_bins;
-    uint32_t *d_nbins;
+    uint32_t *d_nbins; // n + 1 (the last 0)
+    // CABAC's engine on the host (host_engine: vidk_cuda_stream_host_engine): the bins'
+    // first indexes (the exclusive sum of nbins, n + 1) and the bins back to back, on the
+    // device and pinned
+    int host_engine;
+    uint32_t *d_boff, *h_boff;
+    uint16_t *d_cbins, *h_cbins;
+    size_t h_cbins_cap;
     uint8_t *d_area;
     size_t area_bytes;
     uint8_t *d_tc;     // TotalCoeff maps: luma (16 n), Cb (4 n), Cr (4 n)
@@ -279,6 +286,21 @@ __global__ void __launch_bounds__(128)
     if (o.n > cap) res[0] = 1; // every writer stores the same value
 }
 
+// CABAC with the engine on the host: a warp per macroblock copies its bins from its slot to
+// their place in one array (boff: the exclusive sum of the counts); the last macroblock's
+// warp writes their total into res[1]. Only read when no slot overflowed (res[0] 0).
+__global__ void __launch_bounds__(128)
+    cabac_pack_kernel(const uint16_t *bins, uint32_t cap, const uint32_t *nbins,
+                      const uint32_t *boff, int n, uint16_t *out, uint64_t *res) {
+    const int i = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = threadIdx.x & 31;
+    if (i >= n) return;
+    const uint32_t m = nbins[i] < cap ? nbins[i] : cap, at = boff[i];
+    const uint16_t *src = bins + (size_t)i * cap;
+    for (uint32_t j = lane; j < m; j += 32)
+        out[at + j] = src[j];
+    if (i == n - 1 && lane == 0) res[1] = boff[n];
+}
+
 // n bins of a slot (4-byte aligned) through the engine, two per 32-bit word, each word
 // loaded two words ahead of its use (the engine's chain does not wait for the loads); one
 // copy of the engine in the loop (an unrolled loop's copies would crowd the instruction
@@ -361,6 +383,10 @@ void vidk_cuda_stream_close(VidkCuStream **pst) {
     cudaFree(st->d_amvd1);
     cudaFree(st->d_bins);
     cudaFree(st->d_nbins);
+    cudaFree(st->d_boff);
+    cudaFree(st->d_cbins);
+    cudaFreeHost(st->h_boff);
+    cudaFreeHost(st->h_cbins);
     cudaFree(st->d_area);
     cudaFree(st->d_slots);
     cudaFree(st->d_bits);
@@ -417,7 +443,18 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
         CUDA_CHECK(cudaMalloc(&st->d_amvd, n * 32));
         CUDA_CHECK(cudaMalloc(&st->d_amvd1, n * 32));
         CUDA_CHECK(cudaMalloc(&st->d_bins, n * slot_bytes));
-        CUDA_CHECK(cudaMalloc(&st->d_nbins, n * sizeof(uint32_t)));
+        CUDA_CHECK(cudaMalloc(&st->d_nbins, (n + 1) * sizeof(uint32_t)));
+        CUDA_CHECK(cudaMemsetAsync(st->d_nbins, 0, (n + 1) * sizeof(uint32_t), s));
+        {
+            // the engine on the host cores unless VIDK_CABAC_ENGINE=device
+            const char *env = getenv("VIDK_CABAC_ENGINE");
+            st->host_engine = !(env && !strcmp(env, "device"));
+        }
+        if (st->host_engine) {
+            CUDA_CHECK(cudaMalloc(&st->d_boff, (n + 1) * sizeof(uint32_t)));
+            CUDA_CHECK(cudaMallocHost(&st->h_boff, (n + 1) * sizeof(uint32_t)));
+            CUDA_CHECK(cudaMalloc(&st->d_cbins, n * slot_bytes));
+        }
         CUDA_CHECK(cudaMalloc(&st->d_area, ns * st->area_bytes));
         slot_bytes = 4; // no CAVLC slots
     }
@@ -461,6 +498,12 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, t3, st->d_nlen, st->d_noff, slices + 1));
     st->temp_bytes = t1 > t2 ? t1 : t2;
     if (t3 > st->temp_bytes) st->temp_bytes = t3;
+    if (st->host_engine) {
+        size_t t4 = 0;
+        CUDA_CHECK(
+            cub::DeviceScan::ExclusiveSum(nullptr, t4, st->d_nbins, st->d_boff, st->n + 1));
+        if (t4 > st->temp_bytes) st->temp_bytes = t4;
+    }
     CUDA_CHECK(cudaMalloc(&st->d_temp, st->temp_bytes ? st->temp_bytes : 1));
     // Every kernel loaded now (CUDA loads a kernel at its first launch, a fraction of a
     // millisecond each, which the first frames paid): the ones here by their attributes, the
@@ -469,7 +512,7 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
         CUDA_CHECK(vidk_cuda_load(len_kernel, head_kernel, zero_kernel, pack_kernel,
                                   ep_reduce_kernel, ep_scan_kernel, ep_put_kernel));
         CUDA_CHECK(vidk_cuda_load(cabac_info_kernel, cabac_bins_kernel, cabac_slice_kernel,
-                                  cabac_copy_kernel));
+                                  cabac_copy_kernel, cabac_pack_kernel));
         CUDA_CHECK(cudaMemsetAsync(st->d_key, 0, n * sizeof(int32_t), s));
         CUDA_CHECK(cudaMemsetAsync(st->d_len, 0, (n + 1) * sizeof(uint64_t), s));
         CUDA_CHECK(cudaMemsetAsync(st->d_nlen, 0, (ns + 1) * sizeof(uint64_t), s));
@@ -482,6 +525,11 @@ int vidk_cuda_stream_open(VidkContext *ctx, VidkCuStream **out, int mbw, int mbh
         tb = st->temp_bytes;
         CUDA_CHECK(cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_nlen, st->d_noff,
                                                  slices + 1, s));
+        if (st->host_engine) {
+            tb = st->temp_bytes;
+            CUDA_CHECK(cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_nbins, st->d_boff,
+                                                     st->n + 1, s));
+        }
     }
     CUDA_CHECK(cudaMallocHost(&st->h_res, 2 * sizeof(uint64_t)));
     st->h_nal_cap = n * 64 + 65536;
@@ -533,6 +581,17 @@ int enqueue(const VidkContext *ctx, VidkCuStream *st, int intra, int bslice,
         cabac_bins_kernel<<<blocks((size_t)n, 128), 128, 0, s>>>(c, cp, st->d_bins, cap,
                                                                  st->d_nbins, st->d_res);
         CUDA_CHECK_LAUNCH();
+        if (st->host_engine) { // the bins back to back, their total; the engine on the host
+            size_t tb = st->temp_bytes;
+            CUDA_CHECK(cub::DeviceScan::ExclusiveSum(st->d_temp, tb, st->d_nbins, st->d_boff,
+                                                     n + 1, s));
+            cabac_pack_kernel<<<blocks((size_t)n * 32, 128), 128, 0, s>>>(
+                st->d_bins, cap, st->d_nbins, st->d_boff, n, st->d_cbins, st->d_res);
+            CUDA_CHECK_LAUNCH();
+            CUDA_CHECK(cudaMemcpyAsync(st->h_res, st->d_res, vidk_cuda_stream_res_bytes(st),
+                                       cudaMemcpyDeviceToHost, s));
+            return 0;
+        }
         cabac_slice_kernel<<<(unsigned)st->slices, 32, 0, s>>>(
             c, st->d_hdr_in, st->qp, st->d_bins, cap, st->d_nbins, st->d_area, st->area_bytes,
             st->d_nlen, st->d_res);
@@ -628,6 +687,37 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264Slic
         if (!gx) return enqueue(ctx, st, intra, bslice, d_mbi, d_im4, d_mv4, d_mv4b, d_lev, s);
     }
     CUDA_CHECK(cudaGraphLaunch(gx, s));
+cleanup:
+    return err;
+}
+
+int vidk_cuda_stream_host_engine(const VidkCuStream *st) {
+    return st->host_engine;
+}
+
+int vidk_cuda_stream_fetch_bins(VidkContext *ctx, VidkCuStream *st, cudaStream_t s,
+                                const uint16_t **bins, const uint32_t **boff, size_t *bytes) {
+    int err = 0;
+    const size_t need = (size_t)st->h_res[1];
+    if (st->h_res[0]) return 1;
+    if (!st->host_engine || need > st->n * (st->slot_bytes / 2)) return VIDK_ERR(EIO);
+    if (need > st->h_cbins_cap || !st->h_cbins) {
+        const size_t cap = need > 2 * st->h_cbins_cap ? need + 65536 : 2 * st->h_cbins_cap;
+        CUDA_CHECK(cudaFreeHost(st->h_cbins));
+        st->h_cbins = nullptr;
+        st->h_cbins_cap = 0;
+        CUDA_CHECK(cudaMallocHost(&st->h_cbins, cap * sizeof(uint16_t)));
+        st->h_cbins_cap = cap;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(st->h_boff, st->d_boff, ((size_t)st->n + 1) * sizeof(uint32_t),
+                               cudaMemcpyDeviceToHost, s));
+    if (need)
+        CUDA_CHECK(cudaMemcpyAsync(st->h_cbins, st->d_cbins, need * sizeof(uint16_t),
+                                   cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    *bins = st->h_cbins;
+    *boff = st->h_boff;
+    *bytes = need * sizeof(uint16_t) + ((size_t)st->n + 1) * sizeof(uint32_t);
 cleanup:
     return err;
 }

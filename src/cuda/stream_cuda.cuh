@@ -44,6 +44,17 @@ int vidk_cuda_stream_code(VidkContext *ctx, VidkCuStream *st, const VidkH264Slic
 // until the next call), *bytes of them, vidk_h264_stream_frame_nals's input. Or an error.
 int vidk_cuda_stream_fetch(VidkContext *ctx, VidkCuStream *st, cudaStream_t s,
                            const uint8_t **nals, size_t *bytes);
+// CABAC with its arithmetic engine on the host (the default; VIDK_CABAC_ENGINE=device keeps it
+// on the device, a thread per slice): vidk_cuda_stream_code stops after the bins (passes 1
+// and 2) and packs them back to back; 1 for such a coder, else 0.
+int vidk_cuda_stream_host_engine(const VidkCuStream *st);
+// Its fetch, once s has passed vidk_cuda_stream_code: 1 when a macroblock did not fit its
+// slot (nothing downloaded: code the frame on the host), else 0 after the download on s
+// (synchronous) of the bins (*bins, valid until the next call) and their first indexes per
+// macroblock in raster order (*boff, n + 1), *bytes downloaded: the input of
+// vidk_h264_stream_frame_bins. Or an error.
+int vidk_cuda_stream_fetch_bins(VidkContext *ctx, VidkCuStream *st, cudaStream_t s,
+                                const uint16_t **bins, const uint32_t **boff, size_t *bytes);
 // Bytes downloaded by vidk_cuda_stream_code (the flag and the size).
 size_t vidk_cuda_stream_res_bytes(const VidkCuStream *st);
 

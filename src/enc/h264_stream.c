@@ -309,6 +309,9 @@ typedef struct Job {
     VidkH264Stream *s;
     const VidkH264StreamFrame *f;
     const VidkH264SliceHdr *h; /* the picture's slice header */
+    /* CABAC from bins binarised elsewhere (vidk_h264_stream_frame_bins; f NULL) */
+    const uint16_t *bins;
+    const uint32_t *boff;
 } Job;
 
 /* n jobs on the pool when given, else on ctx's runner, else one after another. */
@@ -380,17 +383,23 @@ static void write_slice_header(const VidkH264Stream *s, const VidkH264SliceHdr *
 }
 
 /* One slice's RBSP with CABAC (vidk_cabac_slice_open / _close around the macroblocks in
- * order, each followed by end_of_slice_flag). */
-static void write_slice_cabac(VidkH264Stream *s, const VidkH264StreamFrame *f,
-                              const VidkH264SliceHdr *h, VidkBits *b, int row0, int row1,
+ * order, each followed by end_of_slice_flag): binarised here (j->f), or from j's bins. */
+static void write_slice_cabac(VidkH264Stream *s, const Job *j, VidkBits *b, int row0, int row1,
                               uint16_t *bins) {
+    const VidkH264SliceHdr *h = j->h;
     VidkH264SliceHdr hs = *h;
     hs.first_mb = (uint32_t)(row0 * s->mbw);
     VidkCabac e;
     uint8_t st[VIDK_H264_CABAC_CTX];
     vidk_cabac_init_contexts(st, hs.intra, s->qp + hs.slice_qp_delta);
     vidk_cabac_slice_open(b, &hs, st, &e);
-    const VidkH264sCtx c = mb_ctx(s, f, row0);
+    if (!j->f) { /* the slice's macroblocks' bins are consecutive */
+        const uint32_t i0 = j->boff[(size_t)row0 * s->mbw], i1 = j->boff[(size_t)row1 * s->mbw];
+        vidk_cabac_code_bins(&e, j->bins + i0, i1 - i0);
+        vidk_cabac_slice_close(b, &e, (uint64_t)(row1 - row0) * (uint64_t)s->mbw);
+        return;
+    }
+    const VidkH264sCtx c = mb_ctx(s, j->f, row0);
     VidkCabacBins o = {bins, 0, VIDK_CABAC_MB_MAX_BINS};
     for (int y = row0; y < row1; y++)
         for (int x = 0; x < s->mbw; x++) {
@@ -417,16 +426,15 @@ static void cabac_slice(void *arg, int k, int thread) {
     const Job *j = arg;
     VidkH264Stream *s = j->s;
     Row *row = &s->rows[k];
-    uint16_t *bins = malloc(VIDK_CABAC_MB_MAX_BINS * sizeof(*bins));
-    if (!bins) {
+    uint16_t *bins = j->f ? malloc(VIDK_CABAC_MB_MAX_BINS * sizeof(*bins)) : NULL;
+    if (j->f && !bins) {
         row->err = VIDK_ERR(ENOMEM);
         return;
     }
     for (;;) {
         VidkBits b;
         vidk_bits_init(&b, row->buf, row->cap);
-        write_slice_cabac(s, j->f, j->h, &b, k * s->mbh / s->slices,
-                          (k + 1) * s->mbh / s->slices, bins);
+        write_slice_cabac(s, j, &b, k * s->mbh / s->slices, (k + 1) * s->mbh / s->slices, bins);
         if (!b.overflow) {
             row->bits = b.pos;
             free(bins);
@@ -467,12 +475,12 @@ static void write_slice(const VidkH264Stream *s, const VidkH264StreamFrame *f,
 }
 
 /* The access unit of the current picture (header h): SPS and PPS before an IDR picture,
- * then the slices, from the macroblocks coded by the passes (f), or the slices' NAL units
- * written elsewhere (nals, n bytes). */
+ * then the slices, from the macroblocks coded by the passes (coded; f: the frame, CAVLC),
+ * or the slices' NAL units written elsewhere (nals, n bytes). */
 static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f,
-                       const VidkH264SliceHdr *h, const uint8_t *nals, size_t n,
+                       const VidkH264SliceHdr *h, int coded, const uint8_t *nals, size_t n,
                        const uint8_t **data, size_t *size) {
-    const int last = f ? s->slices : 0;
+    const int last = coded ? s->slices : 0;
     for (int part = h->intra ? -2 : 0; part < last; part++) {
         for (;;) {
             VidkBits b;
@@ -498,7 +506,7 @@ static int write_units(VidkH264Stream *s, const VidkH264StreamFrame *f,
             s->rbsp = p, s->rbsp_cap *= 2;
         }
     }
-    if (!f && n) {
+    if (!coded && n) {
         const int err = out_reserve(s, n);
         if (err < 0) return err;
         memcpy(s->out + s->out_size, nals, n);
@@ -573,6 +581,19 @@ static void start_picture(VidkH264Stream *s, int64_t index, int intra, int bslic
     if (!bslice || bref) s->refs++, s->last_bref = bslice;
 }
 
+/* The rows' buffers (CAVLC: a row's macroblocks; CABAC: a slice's RBSP), allocated at first use. */
+static int rows_ready(VidkH264Stream *s) {
+    for (int r = 0; r < s->mbh; r++) {
+        Row *row = &s->rows[r];
+        row->err = 0;
+        if (!row->buf) {
+            row->cap = 4096 + (size_t)s->mbw * 64;
+            if (!(row->buf = malloc(row->cap + 8))) return VIDK_ERR(ENOMEM);
+        }
+    }
+    return 0;
+}
+
 int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
                            const VidkH264StreamFrame *f, const uint8_t **data, size_t *size) {
     VidkH264SliceHdr h;
@@ -583,15 +604,9 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
     else
         vidk_h264_stream_slice_hdr(s, f->index, f->intra, &h);
     start_picture(s, f->index, f->intra, f->bslice, f->bref);
-    Job j = {s, f, &h};
-    for (int r = 0; r < s->mbh; r++) {
-        Row *row = &s->rows[r];
-        row->err = 0;
-        if (!row->buf) {
-            row->cap = 4096 + (size_t)s->mbw * 64;
-            if (!(row->buf = malloc(row->cap + 8))) return VIDK_ERR(ENOMEM);
-        }
-    }
+    Job j = {s, f, &h, NULL, NULL};
+    const int err = rows_ready(s);
+    if (err < 0) return err;
     if (s->cabac) { /* pass 1 by rows, then the slices, each a job */
         run_jobs(ctx, pool, s->mbh, cabac_info_row, &j);
         run_jobs(ctx, pool, s->slices, cabac_slice, &j);
@@ -601,7 +616,7 @@ int vidk_h264_stream_frame(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *
     }
     for (int r = 0; r < s->mbh; r++)
         if (s->rows[r].err < 0) return s->rows[r].err;
-    return write_units(s, f, &h, NULL, 0, data, size);
+    return write_units(s, f, &h, 1, NULL, 0, data, size);
 }
 
 void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, VidkH264Pic kind,
@@ -634,7 +649,24 @@ int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, VidkH264Pic ki
     if ((b && !s->bframes) || (bref && s->bframes < 2)) return VIDK_ERR(EINVAL);
     vidk_h264_stream_slice_hdr_next(s, index, kind, &h);
     start_picture(s, index, intra, b, bref);
-    return write_units(s, NULL, &h, nals, n, data, size);
+    return write_units(s, NULL, &h, 0, nals, n, data, size);
+}
+
+int vidk_h264_stream_frame_bins(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
+                                int64_t index, VidkH264Pic kind, const uint16_t *bins,
+                                const uint32_t *boff, const uint8_t **data, size_t *size) {
+    VidkH264SliceHdr h;
+    const int b = kind >= VIDK_H264_PIC_B, bref = kind == VIDK_H264_PIC_BREF;
+    if (!s->cabac || (b && !s->bframes) || (bref && s->bframes < 2)) return VIDK_ERR(EINVAL);
+    vidk_h264_stream_slice_hdr_next(s, index, kind, &h);
+    start_picture(s, index, kind == VIDK_H264_PIC_I, b, bref);
+    int err = rows_ready(s);
+    if (err < 0) return err;
+    Job j = {s, NULL, &h, bins, boff};
+    run_jobs(ctx, pool, s->slices, cabac_slice, &j);
+    for (int r = 0; r < s->slices; r++)
+        if (s->rows[r].err < 0) return s->rows[r].err;
+    return write_units(s, NULL, &h, 1, NULL, 0, data, size);
 }
 
 int vidk_h264_stream_slices(const VidkH264Stream *s) {

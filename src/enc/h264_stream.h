@@ -98,6 +98,14 @@ void vidk_h264_stream_slice_hdr_after(const VidkH264Stream *s, int64_t prev,
 int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, VidkH264Pic kind,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size);
+/* The same access unit with CABAC from its macroblocks' bins binarised elsewhere (the CUDA
+ * coder's passes, src/cuda/stream.cu, with the engine on the host): bins[boff[i] ..
+ * boff[i + 1]) are macroblock i's in raster order (h264_stream_cabac.h's encoding), each
+ * slice's arithmetic coding a job on the pool (else ctx's runner). Returns 0,
+ * VIDK_ERR(ENOMEM), or VIDK_ERR(EINVAL) without CABAC or for a B picture without B-frames. */
+int vidk_h264_stream_frame_bins(VidkH264Stream *s, VidkContext *ctx, VidkThreadPool *pool,
+                                int64_t index, VidkH264Pic kind, const uint16_t *bins,
+                                const uint32_t *boff, const uint8_t **data, size_t *size);
 /* Slices per picture (the one given at creation, clamped to 1..macroblock rows). */
 int vidk_h264_stream_slices(const VidkH264Stream *s);
 /* The level_idc the SPS carries (Table A-1: the lowest level that holds the frame size, the
