@@ -288,15 +288,17 @@ __global__ void __launch_bounds__(128)
 
 // CABAC with the engine on the host: a warp per macroblock copies its bins from its slot to
 // their place in one array (boff: the exclusive sum of the counts); the last macroblock's
-// warp writes their total into res[1]. Only read when no slot overflowed (res[0] 0).
+// warp writes their total into res[1]. Only read when no slot overflowed (res[0] 0); where
+// one did, the sums pass the array's n x cap bins, and nothing is written past them.
 __global__ void __launch_bounds__(128)
     cabac_pack_kernel(const uint16_t *bins, uint32_t cap, const uint32_t *nbins,
                       const uint32_t *boff, int n, uint16_t *out, uint64_t *res) {
     const int i = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = threadIdx.x & 31;
     if (i >= n) return;
-    const uint32_t m = nbins[i] < cap ? nbins[i] : cap, at = boff[i];
+    const uint64_t lim = (uint64_t)n * cap, at = boff[i];
+    const uint32_t m = nbins[i] < cap ? nbins[i] : cap;
     const uint16_t *src = bins + (size_t)i * cap;
-    for (uint32_t j = lane; j < m; j += 32)
+    for (uint32_t j = lane; j < m && at + j < lim; j += 32)
         out[at + j] = src[j];
     if (i == n - 1 && lane == 0) res[1] = boff[n];
 }
