@@ -51,8 +51,8 @@ static void help(void) {
         "                     frame is intra; x264 then gets keyint = the frame count)\n"
         "  --no-deblock       vidkern without its deblocking filter (VidkEncParams.deblock\n"
         "                     0; default: on, the codec's default)\n"
-        "  --cabac            vidkern's stream with CABAC (VidkEncParams.cabac; default\n"
-        "                     CAVLC)\n"
+        "  --cavlc            vidkern's stream with CAVLC (VidkEncParams.cabac 0; default:\n"
+        "                     CABAC, the encoder's default; --cabac says it again)\n"
         "  --i4x4             vidkern with Intra_4x4 in intra frames (VidkEncParams.intra4x4;\n"
         "                     default off)\n"
         "  --i8x8             vidkern with Intra_8x8 in intra frames (VidkEncParams.intra8x8;\n"
@@ -63,7 +63,8 @@ static void help(void) {
         "                     fixed pattern (VidkEncParams.b_adapt)\n"
         "  --b-pyramid        with --bframes: reference B-frames (VidkEncParams.b_pyramid)\n"
         "  --slices N         vidkern's slices per picture (VidkEncParams.slices; default\n"
-        "                     0: the encoder's default)\n"
+        "                     0: the encoder's auto, vidk_enc_slices: with CABAC one per 4\n"
+        "                     macroblock rows at 720p and above, else 1)\n"
         "  --presets LIST     x264 presets (default %s)\n"
         "  --x264-threads N   x264 threads, 0 = x264's auto (1.5 x cores; default)\n"
         "  --x264-bframes N   B-frames of x264; default: each preset's own\n"
@@ -452,8 +453,8 @@ int vidk_bench_rd(int argc, char **argv) {
     BenchOpts o = {.source = "real", .frames = 60, .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
     long keyint = 0, xthreads = 0, xbframes = -1, slices = 0, bframes = 0, b_adapt = 1;
-    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0, i4x4 = 0, i8x8 = 0,
-        bpyr = 0;
+    int ret = 1, no_x264 = 0, failures = 0, no_deblock = 0, cabac = 0, cavlc = 0, i4x4 = 0,
+        i8x8 = 0, bpyr = 0;
     Mosaic *mosaic = NULL;
     char *names[MAX_SRC];
     int nnames = 0;
@@ -465,6 +466,7 @@ int vidk_bench_rd(int argc, char **argv) {
         {"--no-x264", .flag = &no_x264},
         {"--no-deblock", .flag = &no_deblock},
         {"--cabac", .flag = &cabac},
+        {"--cavlc", .flag = &cavlc},
         {"--i4x4", .flag = &i4x4},
         {"--i8x8", .flag = &i8x8},
         {"--b-pyramid", .flag = &bpyr},
@@ -490,7 +492,11 @@ int vidk_bench_rd(int argc, char **argv) {
     const int source = bench_choice(CMD, "--source", o.source, "real|gen|both");
     if (source < 0) goto done;
     b->keyint = (int)keyint, b->frames = (int)o.frames, b->deblock = !no_deblock;
-    b->cabac = cabac, b->i4x4 = i4x4, b->i8x8 = i8x8, b->slices = (int)slices;
+    if (cabac && cavlc) {
+        cli_error(CMD, "--cabac and --cavlc exclude each other");
+        goto done;
+    }
+    b->cabac = !cavlc, b->i4x4 = i4x4, b->i8x8 = i8x8, b->slices = (int)slices;
     b->bframes = (int)bframes, b->b_adapt = (int)b_adapt, b->b_pyramid = bpyr;
     b->x264_threads = (int)xthreads, b->x264_bframes = (int)xbframes;
     if (bench_parse_ints(CMD, "--qps", qps, 0, VIDK_ENC_MAX_QP, b->qps, &b->nqps) < 0 ||

@@ -170,7 +170,7 @@ void brd_print_report(FILE *f, Rd *b, int md) {
     bench_print_header(f, &b->mt, "rd", "rd", "", md);
     char x[2048];
     x264_desc(b, md, x, sizeof(x));
-    char sl[32] = "default";
+    char sl[32] = "auto (vidk_enc_slices)";
     if (b->slices) snprintf(sl, sizeof(sl), "%d", b->slices);
     fprintf(f,
             "%svidkern %s: H.264 on %s, keyint %d, B-frames %d%s%s, deblocking %s, %s, %s, "

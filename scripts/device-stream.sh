@@ -94,45 +94,47 @@ while IFS= read -r args; do
     fi
     echo "$r  $(stat -c %s "$tmp/c.264") bytes  $args"
 done <<EOF
---size 176x100 --gen-frames 6 --qp 22 --range 8 --slices 3
---size 200x120 --gen-frames 8 --qp 0 --keyint 3 --range 6
---size 18x18 --gen-frames 4 --qp 51
---size 1918x1080 --gen-frames 3 --qp 37 --range 4 --slices 4
-$clips/akiyo_176x144_30fps_30f.y4m --qp 1 --range 0
-$clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10
-$clips/container_352x288_30fps_15f.y4m --qp 22 --range 4 --keyint 1
-$clips/basketballpass_416x240_50fps_100f.y4m --qp 27 --range 64
-$clips/kristenandsara_1280x720_60fps_1f.y4m --qp 30
-$tmp/m1080.y4m --frames 40 --qp 30 --range 16 --keyint 30
---size 18x18 --gen-frames 4 --qp 51 --no-deblock
---size 1918x1080 --gen-frames 3 --qp 37 --range 4 --slices 4 --no-deblock
-$clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --no-deblock
-$clips/basketballpass_416x240_50fps_100f.y4m --qp 40 --range 16 --no-deblock
-$tmp/m1080.y4m --frames 40 --qp 30 --range 16 --keyint 30 --no-deblock
+--size 176x100 --gen-frames 6 --qp 22 --range 8 --slices 3 --cavlc
+--size 200x120 --gen-frames 8 --qp 0 --keyint 3 --range 6 --cavlc
+--size 18x18 --gen-frames 4 --qp 51 --cavlc
+--size 1918x1080 --gen-frames 3 --qp 37 --range 4 --slices 4 --cavlc
+$clips/akiyo_176x144_30fps_30f.y4m --qp 1 --range 0 --cavlc
+$clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --cavlc
+$clips/container_352x288_30fps_15f.y4m --qp 22 --range 4 --keyint 1 --cavlc
+$clips/basketballpass_416x240_50fps_100f.y4m --qp 27 --range 64 --cavlc
+$clips/kristenandsara_1280x720_60fps_1f.y4m --qp 30 --cavlc
+$tmp/m1080.y4m --frames 40 --qp 30 --range 16 --keyint 30 --cavlc
+--size 18x18 --gen-frames 4 --qp 51 --no-deblock --cavlc
+--size 1918x1080 --gen-frames 3 --qp 37 --range 4 --slices 4 --no-deblock --cavlc
+$clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --no-deblock --cavlc
+$clips/basketballpass_416x240_50fps_100f.y4m --qp 40 --range 16 --no-deblock --cavlc
+$tmp/m1080.y4m --frames 40 --qp 30 --range 16 --keyint 30 --no-deblock --cavlc
 --size 176x100 --gen-frames 6 --qp 22 --range 8 --slices 3 --cabac
 $clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --cabac
 $tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --slices 17 --cabac
---size 176x100 --gen-frames 6 --qp 22 --range 8 --slices 3 --i4x4 --i8x8
+--size 176x100 --gen-frames 6 --qp 22 --range 8 --slices 3 --i4x4 --i8x8 --cavlc
 --size 18x18 --gen-frames 4 --qp 51 --keyint 1 --i4x4 --i8x8 --cabac
 $clips/cars_320x240_30fps_30f.y4m --qp 32 --range 32 --slices 4 --keyint 10 --i4x4 --cabac
-$clips/container_352x288_30fps_15f.y4m --qp 22 --range 4 --keyint 1 --i8x8
+$clips/container_352x288_30fps_15f.y4m --qp 22 --range 4 --keyint 1 --i8x8 --cavlc
 $clips/basketballpass_416x240_50fps_100f.y4m --qp 27 --range 16 --keyint 5 --i4x4 --i8x8 --cabac
-$tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --slices 4 --i4x4 --i8x8
---size 176x100 --gen-frames 9 --qp 22 --range 8 --slices 3 --bframes 2 --b-adapt 0
+$tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --slices 4 --i4x4 --i8x8 --cavlc
+--size 176x100 --gen-frames 9 --qp 22 --range 8 --slices 3 --bframes 2 --b-adapt 0 --cavlc
 --size 200x120 --gen-frames 11 --qp 30 --keyint 7 --bframes 3 --b-adapt 0 --cabac --i4x4 --i8x8
 $clips/akiyo_176x144_30fps_30f.y4m --qp 27 --bframes 2 --cabac --i4x4 --i8x8
-$clips/cars_320x240_30fps_30f.y4m --qp 32 --slices 4 --keyint 10 --bframes 1 --b-adapt 0 --no-deblock
+$clips/cars_320x240_30fps_30f.y4m --qp 32 --slices 4 --keyint 10 --bframes 1 --b-adapt 0 --no-deblock --cavlc
 $clips/basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 27 --bframes 2 --b-adapt 0 --cabac
 $tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10 --bframes 2 --b-adapt 0 --cabac --i4x4 --i8x8
 --size 200x120 --gen-frames 13 --qp 28 --range 8 --slices 3 --bframes 3 --b-adapt 0 --b-pyramid normal --cabac
 $clips/container_352x288_30fps_15f.y4m --qp 27 --bframes 3 --b-pyramid normal --cabac --i4x4 --i8x8
-$clips/cars_320x240_30fps_30f.y4m --qp 35 --keyint 9 --bframes 2 --b-adapt 0 --b-pyramid normal --i8x8
+$clips/cars_320x240_30fps_30f.y4m --qp 35 --keyint 9 --bframes 2 --b-adapt 0 --b-pyramid normal --i8x8 --cavlc
 $tmp/m1080.y4m --frames 20 --qp 30 --range 16 --bframes 3 --b-pyramid normal --cabac --slices 17 --i4x4 --i8x8
+$tmp/m1080.y4m --frames 20 --qp 30 --range 16 --keyint 10
 EOF
 
 echo "== whole file: vidkern encode -o, 1080p mosaic, $frames frames, QP 30"
 for be in cuda threads; do
-    for r in 16 32 "16 --no-deblock" "16 --i4x4 --i8x8" "16 --cabac --slices 17" \
+    for r in "16 --cavlc" "32 --cavlc" "16 --no-deblock --cavlc" "16 --i4x4 --i8x8 --cavlc" 16 \
+        "16 --cabac --slices 17" "16 --cabac --slices 1" \
         "16 --cabac --slices 17 --i4x4 --i8x8" "16 --cabac --slices 17 --i4x4 --i8x8 --bframes 2 --b-adapt 0" \
         "16 --cabac --slices 17 --i4x4 --i8x8 --bframes 2" \
         "16 --cabac --slices 17 --i4x4 --i8x8 --bframes 3 --b-pyramid normal"; do

@@ -166,7 +166,7 @@ def encode_args(vk, c, inp, backend, out, recon):
     return [vk, "encode", inp, "--frames", c["frames"], "--qp", c["qp"], "--keyint",
             c["keyint"], "--range", c["range"], "--slices", c["slices"], "--backend", backend,
             "-o", out, "--recon", recon, "--quiet"] + ([] if c["deblock"] else ["--no-deblock"]) + \
-        (["--cabac"] if c["cabac"] else []) + (["--i4x4"] if c["i4x4"] else []) + \
+        (["--cabac"] if c["cabac"] else ["--cavlc"]) + (["--i4x4"] if c["i4x4"] else []) + \
         (["--i8x8"] if c["i8x8"] else []) + \
         (["--bframes", c["bframes"], "--b-adapt", int(c["b_adapt"])] if c["bframes"] else []) + \
         (["--b-pyramid", "normal"] if c["b_pyramid"] else [])

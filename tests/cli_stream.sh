@@ -69,14 +69,15 @@ $(cat "$T/judge")"
 }
 
 # expect ARGS...: the stream_check options for the encode options ARGS (--slices, --keyint;
-# the defaults 1 and 0; --fps: the stream's rate, not the recon header's; the deblocking
-# filter unless --no-deblock; CABAC with --cabac).
+# the defaults 1 (auto below 720p) and 0; --fps: the stream's rate, not the recon header's;
+# the deblocking filter unless --no-deblock; CABAC unless --cavlc).
 expect() {
-    es=1
+    es=
+    eh=0
     ek=0
     er=
     ed=--expect-deblock
-    ec=
+    ec=--expect-cabac
     eb=
     ep=
     while [ $# -gt 0 ]; do
@@ -84,6 +85,7 @@ expect() {
         --bframes) [ "$2" != 0 ] && eb="--expect-bframes $2" ;;
         --b-pyramid) [ "$2" != none ] && ep=--expect-bpyramid ;;
         --slices) es=$2 ;;
+        --size) eh=${2#*x} ;;
         --keyint) ek=$2 ;;
         --fps) er="--rate $2" ;;
         --deblock) ed=--expect-deblock ;;
@@ -93,6 +95,11 @@ expect() {
         esac
         shift
     done
+    # --slices auto (vidk_enc_slices): with CABAC one per 4 macroblock rows from 45 rows on
+    if [ -z "$es" ]; then
+        es=1
+        [ -n "$ec" ] && [ $(((eh + 15) / 16)) -ge 45 ] && es=$(((eh + 15) / 16 / 4))
+    fi
     echo "--expect-slices $es --expect-keyint $ek $er $ed $ec $eb $ep"
 }
 
@@ -132,58 +139,60 @@ gen)
     # in varied combinations (sizes not a multiple of 16, one macroblock row, 4 slices on a
     # picture of 4 macroblocks, slices not aligned to rows).
     row g176_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 1 --cabac
-    row g176_b --size 176x100 --gen-frames 6 --qp 0 --keyint 0 --range $R32 --slices 4 --no-deblock
-    row g176_c --size 176x100 --gen-frames 5 --qp 51 --keyint 1 --range $R64 --slices 4 --cabac
-    row g176_d --size 176x100 --gen-frames 6 --qp 37 --keyint 0 --range 0 --slices 1 --no-deblock
+    row g176_b --size 176x100 --gen-frames 6 --qp 0 --keyint 0 --range $R32 --slices 4 --no-deblock --cavlc
+    row g176_c --size 176x100 --gen-frames 5 --qp 51 --keyint 1 --range $R64 --slices 4
+    row g176_d --size 176x100 --gen-frames 6 --qp 37 --keyint 0 --range 0 --slices 1 --no-deblock --cavlc
     row g18_a --size 18x18 --gen-frames 6 --qp 1 --keyint 3 --range 4 --slices 4 --cabac
-    row g18_b --size 18x18 --gen-frames 6 --qp 37 --keyint 0 --range $R64 --slices 1 --no-deblock
-    row g18_c --size 18x18 --gen-frames 3 --qp 51 --keyint 1 --range 0 --slices 1
-    row g18_d --size 18x18 --gen-frames 4 --qp 0 --keyint 0 --range $R32 --slices 4 --no-deblock
-    row g1080_a --size 1918x1080 --gen-frames 3 --qp 37 --keyint 0 --range 4 --slices 4 --cabac
-    row g1080_b --size 1918x1080 --gen-frames 2 --qp 22 --keyint 1 --range 0 --slices 1 --no-deblock
-    row g64 --size 64x48 --gen-frames 10 --qp 1 --keyint 3 --range $R32 --slices 4 --no-deblock
+    row g18_b --size 18x18 --gen-frames 6 --qp 37 --keyint 0 --range $R64 --slices 1 --no-deblock --cavlc
+    row g18_c --size 18x18 --gen-frames 3 --qp 51 --keyint 1 --range 0 --slices 1 --cavlc
+    row g18_d --size 18x18 --gen-frames 4 --qp 0 --keyint 0 --range $R32 --slices 4 --no-deblock --cavlc
+    row g1080_a --size 1918x1080 --gen-frames 3 --qp 37 --keyint 0 --range 4 --slices 4
+    row g1080_b --size 1918x1080 --gen-frames 2 --qp 22 --keyint 1 --range 0 --slices 1 --no-deblock --cavlc
+    # the defaults at 1080p: CABAC, --slices auto (17)
+    row g1080_c --size 1920x1080 --gen-frames 2 --qp 37 --range 4
+    row g64 --size 64x48 --gen-frames 10 --qp 1 --keyint 3 --range $R32 --slices 4 --no-deblock --cavlc
     row g240 --size 240x16 --gen-frames 6 --qp 30 --keyint 0 --range $R64 --slices 4 --cabac
-    row g16 --size 16x16 --gen-frames 5 --qp 22 --keyint 0 --range 4 --slices 4
-    row g98 --size 98x50 --gen-frames 7 --qp 51 --keyint 3 --range $R32 --slices 4 --no-deblock --cabac
+    row g16 --size 16x16 --gen-frames 5 --qp 22 --keyint 0 --range 4 --slices 4 --cavlc
+    row g98 --size 98x50 --gen-frames 7 --qp 51 --keyint 3 --range $R32 --slices 4 --no-deblock
     # The defaults (352x288, QP 30, R 16, keyint 0, one slice); a frame rate of --fps.
     row gdef --gen-frames 8
-    row gfps --size 48x32 --gen-frames 4 --fps 30000/1001 --keyint 2 --slices 2
+    row gfps --size 48x32 --gen-frames 4 --fps 30000/1001 --keyint 2 --slices 2 --cavlc
     # The deblocking filter (on by default; --no-deblock on about half of the rows above):
     # FFmpeg's frames are the loop's filtered reconstruction (every bS, the 8x8 transform's
     # edges, intra macroblock edges, slice edges, QPs where alpha is 0 and where tC0 is
     # largest), with --deblock given too.
     row gdb_a --size 176x100 --gen-frames 8 --qp 22 --keyint 3 --range 4 --slices 3 --deblock --cabac
-    row gdb_b --size 98x50 --gen-frames 6 --qp 51 --keyint 0 --range $R32 --deblock
-    row gdb_c --size 64x48 --gen-frames 6 --qp 10 --keyint 2 --range 4 --slices 2 --deblock --cabac
-    row gdb_d --gen-frames 6 --qp 30 --deblock
+    row gdb_b --size 98x50 --gen-frames 6 --qp 51 --keyint 0 --range $R32 --deblock --cavlc
+    row gdb_c --size 64x48 --gen-frames 6 --qp 10 --keyint 2 --range 4 --slices 2 --deblock
+    row gdb_d --gen-frames 6 --qp 30 --deblock --cavlc
     # Intra_4x4 (--i4x4) and Intra_8x8 (--i8x8), apart and together: every mode and its
     # prediction from the neighbours (slices, the picture's edges, sizes not a multiple of
     # 16), CAVLC and CABAC, filtered or not.
-    row gi4_a --size 176x100 --gen-frames 6 --qp 22 --keyint 1 --range 4 --slices 3 --i4x4
+    row gi4_a --size 176x100 --gen-frames 6 --qp 22 --keyint 1 --range 4 --slices 3 --i4x4 --cavlc
     row gi4_b --size 176x100 --gen-frames 6 --qp 30 --keyint 2 --range 4 --slices 1 --i4x4 --cabac
-    row gi4_c --size 18x18 --gen-frames 4 --qp 0 --keyint 1 --range 4 --slices 2 --i4x4 --cabac
-    row gi4_d --size 98x50 --gen-frames 4 --qp 51 --keyint 1 --range 4 --slices 4 --i4x4 --no-deblock
+    row gi4_c --size 18x18 --gen-frames 4 --qp 0 --keyint 1 --range 4 --slices 2 --i4x4
+    row gi4_d --size 98x50 --gen-frames 4 --qp 51 --keyint 1 --range 4 --slices 4 --i4x4 --no-deblock --cavlc
     row gi4_e --size 64x48 --gen-frames 4 --qp 1 --keyint 3 --range 4 --slices 1 --i4x4 --no-deblock --cabac
-    row gi8_a --size 176x100 --gen-frames 6 --qp 22 --keyint 1 --range 4 --slices 3 --i8x8
-    row gi8_b --size 176x100 --gen-frames 6 --qp 30 --keyint 2 --range 4 --slices 1 --i8x8 --cabac
+    row gi8_a --size 176x100 --gen-frames 6 --qp 22 --keyint 1 --range 4 --slices 3 --i8x8 --cavlc
+    row gi8_b --size 176x100 --gen-frames 6 --qp 30 --keyint 2 --range 4 --slices 1 --i8x8
     row gi8_c --size 18x18 --gen-frames 4 --qp 0 --keyint 1 --range 4 --slices 2 --i4x4 --i8x8 --cabac
-    row gi8_d --size 98x50 --gen-frames 4 --qp 44 --keyint 1 --range 4 --slices 4 --i4x4 --i8x8
-    row gi8_e --size 64x48 --gen-frames 4 --qp 1 --keyint 3 --range 4 --slices 1 --i8x8 --no-deblock
+    row gi8_d --size 98x50 --gen-frames 4 --qp 44 --keyint 1 --range 4 --slices 4 --i4x4 --i8x8 --cavlc
+    row gi8_e --size 64x48 --gen-frames 4 --qp 1 --keyint 3 --range 4 --slices 1 --i8x8 --no-deblock --cavlc
     # B-frames (--bframes 1..3; CPU backends): every macroblock type of a B slice (list 0,
     # list 1, both, direct and B_Skip, intra), an IDR cutting a group short, the end of the
     # input making the last frame P, CAVLC and CABAC, slices, deblocked or not.
     # (--b-adapt 0: the fixed pattern, B frames whatever the motion; gb_e and the clips
     # adaptive)
-    row gb_a --size 176x100 --gen-frames 9 --qp 26 --range 8 --bframes 2 --b-adapt 0
-    row gb_b --size 176x100 --gen-frames 10 --qp 30 --keyint 4 --range 4 --slices 3 --bframes 3 --cabac --b-adapt 0
+    row gb_a --size 176x100 --gen-frames 9 --qp 26 --range 8 --bframes 2 --b-adapt 0 --cavlc
+    row gb_b --size 176x100 --gen-frames 10 --qp 30 --keyint 4 --range 4 --slices 3 --bframes 3 --b-adapt 0
     row gb_c --size 64x48 --gen-frames 7 --qp 1 --range 4 --bframes 1 --no-deblock --cabac --b-adapt 0
-    row gb_d --size 98x50 --gen-frames 8 --qp 51 --keyint 5 --range $R32 --slices 2 --bframes 2 --i4x4 --b-adapt 0
-    row gb_e --size 18x18 --gen-frames 6 --qp 37 --range 4 --bframes 3 --no-deblock
+    row gb_d --size 98x50 --gen-frames 8 --qp 51 --keyint 5 --range $R32 --slices 2 --bframes 2 --i4x4 --b-adapt 0 --cavlc
+    row gb_e --size 18x18 --gen-frames 6 --qp 37 --range 4 --bframes 3 --no-deblock --cavlc
     # reference B frames (--b-pyramid normal): the run's middle B frame coded
     # first and referenced by the others, the P frame after it reordering list 0
-    row gbp_a --size 176x100 --gen-frames 13 --qp 28 --range 8 --slices 3 --bframes 3 --cabac --b-adapt 0 --b-pyramid normal
-    row gbp_b --size 98x50 --gen-frames 11 --qp 40 --keyint 7 --range 4 --bframes 2 --i4x4 --b-adapt 0 --b-pyramid normal
-    row gbp_c --size 64x48 --gen-frames 9 --qp 20 --range 4 --bframes 3 --no-deblock --i8x8 --b-pyramid normal
+    row gbp_a --size 176x100 --gen-frames 13 --qp 28 --range 8 --slices 3 --bframes 3 --b-adapt 0 --b-pyramid normal
+    row gbp_b --size 98x50 --gen-frames 11 --qp 40 --keyint 7 --range 4 --bframes 2 --i4x4 --b-adapt 0 --b-pyramid normal --cavlc
+    row gbp_c --size 64x48 --gen-frames 9 --qp 20 --range 4 --bframes 3 --no-deblock --i8x8 --b-pyramid normal --cavlc
     ;;
 grid)
     # Every QP of the issue with every keyint, R and --slices rotating, on a size that is
@@ -194,7 +203,7 @@ grid)
             r=$(echo "0 4 $R32 $R64" | cut -d ' ' -f $((i % 4 + 1)))
             sl=$((i % 2 * 3 + 1))
             db=$([ $((i % 3)) = 0 ] && echo --no-deblock)
-            ec=$([ $((i % 2)) = 1 ] && echo --cabac)
+            ec=$([ $((i % 2)) = 0 ] && echo --cavlc)
             i4=$([ $((i % 3)) = 1 ] && echo --i4x4)
             [ $((i % 5)) = 2 ] && i4="$i4 --i8x8"
             # shellcheck disable=SC2086
@@ -222,17 +231,17 @@ with open(sys.argv[1], "wb") as f:
         f.write(b"FRAME\n" + bytes(p(i) for i in range(n)))
 EOF
     row x0 "$T/x.y4m" --qp 0 --keyint 0 --range 8 --slices 1 --cabac
-    row x1 "$T/x.y4m" --qp 1 --keyint 5 --range $R32 --slices 3 --no-deblock
-    row x26 "$T/x.y4m" --qp 26 --keyint 0 --range 4 --slices 2 --cabac
-    row x51 "$T/x.y4m" --qp 51 --keyint 3 --range 0 --slices 1 --no-deblock
-    row xi4_0 "$T/x.y4m" --qp 0 --keyint 1 --range 4 --slices 2 --i4x4
+    row x1 "$T/x.y4m" --qp 1 --keyint 5 --range $R32 --slices 3 --no-deblock --cavlc
+    row x26 "$T/x.y4m" --qp 26 --keyint 0 --range 4 --slices 2
+    row x51 "$T/x.y4m" --qp 51 --keyint 3 --range 0 --slices 1 --no-deblock --cavlc
+    row xi4_0 "$T/x.y4m" --qp 0 --keyint 1 --range 4 --slices 2 --i4x4 --cavlc
     row xi4_26 "$T/x.y4m" --qp 26 --keyint 1 --range 4 --slices 1 --i4x4 --cabac
-    row xi8_1 "$T/x.y4m" --qp 1 --keyint 1 --range 4 --slices 2 --i4x4 --i8x8 --cabac
-    row xi8_40 "$T/x.y4m" --qp 40 --keyint 1 --range 4 --slices 1 --i8x8
+    row xi8_1 "$T/x.y4m" --qp 1 --keyint 1 --range 4 --slices 2 --i4x4 --i8x8
+    row xi8_40 "$T/x.y4m" --qp 40 --keyint 1 --range 4 --slices 1 --i8x8 --cavlc
     # The extreme frame rates of --fps (the VUI timing; FFmpeg's own reading is rounded
     # there, stream_check then reads the SPS).
-    row xfast "$T/x.y4m" --frames 3 --fps 1000000 --slices 2
-    row xslow "$T/x.y4m" --frames 3 --fps 1/1000000 --keyint 2
+    row xfast "$T/x.y4m" --frames 3 --fps 1000000 --slices 2 --cavlc
+    row xslow "$T/x.y4m" --frames 3 --fps 1/1000000 --keyint 2 --cavlc
     ;;
 clips)
     [ -n "$VIDEO" ] && ls "$VIDEO"/*.y4m >/dev/null 2>&1 || {
@@ -246,11 +255,11 @@ clips)
     for clip in "$VIDEO"/*.y4m; do
         case $((i % 6)) in
         0) p="--qp 22 --keyint 0 --range $R64 --slices 1 --cabac --i4x4 --i8x8" ;;
-        1) p="--qp 37 --keyint 3 --range $R32 --slices 4 --i4x4 --bframes 2 --b-adapt 0" ;;
-        2) p="--qp 0 --keyint 1 --range 4 --slices 4 --cabac" ;;
+        1) p="--qp 37 --keyint 3 --range $R32 --slices 4 --i4x4 --bframes 2 --b-adapt 0 --cavlc" ;;
+        2) p="--qp 0 --keyint 1 --range 4 --slices 4" ;;
         3) p="--qp 51 --keyint 0 --range 16 --slices 4 --bframes 3 --cabac --b-pyramid normal" ;;
         4) p="--qp 1 --keyint 3 --range 4 --slices 4 --cabac --i4x4 --i8x8" ;;
-        *) p="--qp 30 --keyint 0 --range 8 --slices 1 --no-deblock --i8x8" ;;
+        *) p="--qp 30 --keyint 0 --range 8 --slices 1 --no-deblock --i8x8 --cavlc" ;;
         esac
         # shellcheck disable=SC2086
         row "clip$i" "$clip" --frames $CLIP_FRAMES $p
@@ -261,16 +270,17 @@ long)
     # frame_num and the picture order count over a long sequence (they wrap around), one
     # IDR and a long P run, then IDRs in the middle (idr_pic_id changes between them).
     row long_p --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --slices 1 --cabac
-    row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 2 --no-deblock
+    row long_i --size 18x18 --gen-frames 300 --qp 30 --keyint 97 --range 4 --slices 2 --no-deblock --cavlc
     # with B-frames: POC LSBs (8 bits) and frame_num wrap with non-reference pictures between
-    row long_b --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --bframes 2 --cabac --b-adapt 0
+    row long_b --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --bframes 2 --b-adapt 0
     # and with reference B pictures (frame_num counts them; the P pictures' list modification)
-    row long_bp --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --bframes 3 --b-adapt 0 --b-pyramid normal
+    row long_bp --size 32x32 --gen-frames 300 --qp 30 --keyint 0 --range 4 --bframes 3 --b-adapt 0 --b-pyramid normal --cavlc
     # Where the SPS allows more than 300 frames before frame_num or the POC LSBs wrap, a
     # sequence long enough to wrap both (16x16 pictures, no search: a few seconds).
     "$VK" encode --size 16x16 --gen-frames 2 -o "$T/i.264" --recon "$T/i.y4m" --quiet \
         >/dev/null 2>"$T/err" || fail "16x16: $(cat "$T/err")"
-    sps=$(python3 "$HERE/stream_check.py" -q --info --expect-deblock "$T/i.264" "$T/i.y4m") || fail "sps: $sps"
+    sps=$(python3 "$HERE/stream_check.py" -q --info --expect-deblock --expect-cabac "$T/i.264" "$T/i.y4m") ||
+        fail "sps: $sps"
     echo "$sps"
     lfn=$(echo "$sps" | sed -n 's/.*log2_max_frame_num=\([0-9]*\).*/\1/p')
     lpoc=$(echo "$sps" | sed -n 's/.*log2_max_poc_lsb=\([0-9]*\).*/\1/p')
@@ -281,7 +291,7 @@ long)
     need=$((need + 20))
     if [ $need -gt 300 ]; then
         [ $need -le 140000 ] || fail "MaxFrameNum / MaxPicOrderCntLsb too large to test: $sps"
-        row long_wrap --size 16x16 --gen-frames $need --qp 40 --keyint 0 --range 0
+        row long_wrap --size 16x16 --gen-frames $need --qp 40 --keyint 0 --range 0 --cavlc
     fi
     ;;
 stdout)
@@ -311,7 +321,7 @@ stdout)
     # unit in the stream, the summary's the file's.
     "$VK" encode "$T/g.y4m" "$@" -o "$T/r.264" --recon "$T/r.y4m" --report "$T/r.json" \
         --quiet >/dev/null 2>"$T/err" || fail "--report: $(cat "$T/err")"
-    python3 "$HERE/stream_check.py" -q --info --expect-deblock "$T/r.264" "$T/r.y4m" >"$T/info" 2>&1 ||
+    python3 "$HERE/stream_check.py" -q --info --expect-deblock --expect-cabac "$T/r.264" "$T/r.y4m" >"$T/info" 2>&1 ||
         fail "$(cat "$T/info")"
     python3 - "$T/r.json" "$T/info" "$T/r.264" <<'EOF' || fail "report stream bytes"
 import json, os, sys

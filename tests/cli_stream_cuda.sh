@@ -1,11 +1,11 @@
 #!/bin/sh
 # The H.264 stream of the cuda backend (CAVLC and CABAC on the device, src/cuda/stream.cu)
 # against the threads backend's (= c's), byte for byte, through `vidkern encode -o`:
-# generated HD video with several slices and the real clips, each through the three paths of
-# the cuda encoder:
-# the device coder, the host fallback after a slot overflow (VIDK_STREAM_SLOT_BYTES=64) and
-# the host writer (VIDK_STREAM_HOST=1). One PASS / FAIL line per case; exit 77 without a
-# CUDA device.
+# generated HD video with several slices and the real clips, each through the four paths of
+# the cuda encoder: the device coder (CABAC: the bins on the device, the arithmetic engine on
+# the host, the default), CABAC's engine on the device too (VIDK_CABAC_ENGINE=device), the host
+# fallback after a slot overflow (VIDK_STREAM_SLOT_BYTES=64) and the host writer
+# (VIDK_STREAM_HOST=1). One PASS / FAIL line per case; exit 77 without a CUDA device.
 #   cli_stream_cuda.sh VIDKERN VIDEO_DIR
 B=$1
 V=$2
@@ -25,9 +25,11 @@ run() { # NAME ARGS...: threads vs cuda on each path
         fail=1
         return
     fi
-    for path in device slot64 host; do
+    for path in device engine slot64 host; do
         case $path in
-        device) ev=VIDK_STREAM_CHECK=device ;; # no setting: the device coder
+        device) ev=VIDK_STREAM_CHECK=device ;; # no setting: the device coder (CABAC: its bins,
+        # the arithmetic engine on the host)
+        engine) ev=VIDK_CABAC_ENGINE=device ;; # CABAC's engine on the device too
         slot64) ev=VIDK_STREAM_SLOT_BYTES=64 ;;
         host) ev=VIDK_STREAM_HOST=1 ;;
         esac
@@ -40,38 +42,40 @@ run() { # NAME ARGS...: threads vs cuda on each path
         fi
     done
 }
-run "generated 1920x1080, 8 frames, qp 26, 4 slices" --size 1920x1080 --gen-frames 8 \
-    --qp 26 --slices 4 --keyint 4
-run "generated 1280x720, 3 frames, qp 0" --size 1280x720 --gen-frames 3 --qp 0
-run "generated 352x288, 30 frames, qp 45, 18 slices" --qp 45 --slices 18 --range 32
+run "generated 1920x1080, 8 frames, qp 26, 4 slices, cavlc" --size 1920x1080 --gen-frames 8 \
+    --qp 26 --slices 4 --keyint 4 --cavlc
+run "generated 1280x720, 3 frames, qp 0, the defaults (cabac, 11 slices)" --size 1280x720 \
+    --gen-frames 3 --qp 0
+run "generated 352x288, 30 frames, qp 45, 18 slices, cavlc" --qp 45 --slices 18 --range 32 --cavlc
 run "generated 1920x1080, 8 frames, qp 26, 17 slices, cabac" --size 1920x1080 --gen-frames 8 \
     --qp 26 --slices 17 --keyint 4 --cabac
 run "generated 352x288, 30 frames, qp 40, 18 slices, cabac" --qp 40 --slices 18 --cabac
 run "generated 640x480, 4 frames, qp 4, 1 slice, cabac" --size 640x480 --gen-frames 4 \
     --qp 4 --cabac
-run "generated 1920x1080, 6 frames, qp 26, 4 slices, i4x4 i8x8" --size 1920x1080 \
-    --gen-frames 6 --qp 26 --slices 4 --keyint 3 --i4x4 --i8x8
+run "generated 1920x1080, 6 frames, qp 26, 4 slices, cavlc, i4x4 i8x8" --size 1920x1080 \
+    --gen-frames 6 --qp 26 --slices 4 --keyint 3 --i4x4 --i8x8 --cavlc
 run "generated 352x288, 12 frames, qp 8, 3 slices, cabac, i4x4" --gen-frames 12 --qp 8 \
     --slices 3 --keyint 4 --cabac --i4x4
 run "generated 352x288, 12 frames, qp 36, cabac, i8x8" --gen-frames 12 --qp 36 --keyint 5 \
     --cabac --i8x8
-run "generated 352x288, 12 frames, qp 30, 3 slices, 2 B-frames" --gen-frames 12 --qp 30 \
-    --slices 3 --keyint 7 --bframes 2 --b-adapt 0
+run "generated 352x288, 12 frames, qp 30, 3 slices, cavlc, 2 B-frames" --gen-frames 12 \
+    --qp 30 --slices 3 --keyint 7 --bframes 2 --b-adapt 0 --cavlc
 run "generated 640x480, 9 frames, qp 24, cabac, i4x4 i8x8, 3 B-frames" --size 640x480 \
     --gen-frames 9 --qp 24 --bframes 3 --b-adapt 0 --cabac --i4x4 --i8x8
 run "generated 352x288, 13 frames, qp 28, 2 slices, 3 B-frames, pyramid" --gen-frames 13 \
     --qp 28 --slices 2 --bframes 3 --b-adapt 0 --b-pyramid normal --cabac
-for c in "basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 30 --slices 3" \
+for c in "basketballpass_416x240_50fps_100f.y4m --frames 30 --qp 30 --slices 3 --cavlc" \
     "basketballpass_416x240_50fps_100f.y4m --frames 20 --qp 27 --bframes 2 --b-adapt 0 --cabac" \
-    "akiyo_176x144_30fps_30f.y4m --qp 30 --bframes 2 --i4x4 --i8x8" \
+    "akiyo_176x144_30fps_30f.y4m --qp 30 --bframes 2 --i4x4 --i8x8 --cavlc" \
     "container_352x288_30fps_15f.y4m --qp 27 --bframes 3 --b-pyramid normal --cabac" \
-    "cars_320x240_30fps_30f.y4m --qp 12" \
+    "cars_320x240_30fps_30f.y4m --qp 12 --cavlc" \
     "cars_320x240_30fps_30f.y4m --qp 20 --slices 5 --cabac" \
     "cars_320x240_30fps_30f.y4m --qp 24 --slices 2 --keyint 8 --cabac --i4x4 --i8x8" \
-    "basketballpass_416x240_50fps_100f.y4m --frames 20 --qp 32 --keyint 6 --i4x4 --i8x8" \
+    "basketballpass_416x240_50fps_100f.y4m --frames 20 --qp 32 --keyint 6 --i4x4 --i8x8 --cavlc" \
     "basketballpass_416x240_50fps_100f.y4m --frames 20 --qp 27 --cabac" \
-    "kristenandsara_1280x720_60fps_1f.y4m --qp 22 --slices 2" \
-    "darkscene_1920x1080_24fps_1f.y4m --qp 34"; do
+    "kristenandsara_1280x720_60fps_1f.y4m --qp 22 --slices 2 --cavlc" \
+    "darkscene_1920x1080_24fps_1f.y4m --qp 34 --cavlc" \
+    "darkscene_1920x1080_24fps_1f.y4m --qp 30"; do
     f=${c%% *}
     if [ -r "$V/$f" ]; then
         # shellcheck disable=SC2086

@@ -896,6 +896,7 @@ static void test_h264_stream_flat(void) {
     vidk_enc_default_params(&q);
     q.qp = 30;
     q.deblock = 0; /* disable_deblocking_filter_idc 1, as worked out above */
+    q.cabac = 0;   /* CAVLC, as worked out above */
     q.outputs = VIDK_ENC_OUT_STREAM;
     CHECK(vidk_enc_open(ctx, &e, &q, 32, 16) == 0);
     for (int f = 0; e && f < 2; f++) {

@@ -88,7 +88,8 @@ typedef struct VidkEncParams {
     unsigned outputs; /**< VidkEncOutputs the caller will ask for; default VIDK_ENC_OUT_RECON.
                            On cuda only these cross PCIe. */
     int slices;       /**< stream: slices per picture, each a run of whole macroblock rows
-                           (slice k starts at row k * rows / slices); 1..rows, 0 = 1 (default).
+                           (slice k starts at row k * rows / slices); 1..rows (more: the
+                           rows), or 0 = auto (default): vidk_enc_slices() says how many.
                            Intra prediction does not cross a slice's top edge. */
     int fps_num, fps_den; /**< stream: frame rate for the SPS's VUI timing and the level;
                                0 / 0 = 25 / 1 (default) */
@@ -97,10 +98,11 @@ typedef struct VidkEncParams {
                         filter (8.7) on the reconstruction, which is then the next frame's
                         reference and what a decoder outputs (disable_deblocking_filter_idc 0);
                         HEVC refuses it (VIDK_ERR(ENOSYS)); 0 = off (H.264 idc 1). */
-    int cabac;     /**< H.264 stream: 1 = CABAC (entropy_coding_mode_flag 1; serial within a
-                        slice: on cuda each slice's arithmetic coder is one GPU thread, so
-                        `slices` sets its parallelism), 0 = CAVLC (default). HEVC refuses 1
-                        (VIDK_ERR(ENOSYS)). */
+    int cabac;     /**< H.264 stream: -1 = the codec's default (default): CABAC for H.264;
+                        1 = CABAC (entropy_coding_mode_flag 1; serial within a slice: its
+                        arithmetic coder is one host thread a slice, so `slices` sets its
+                        parallelism; on cuda the bins are made on the device); 0 = CAVLC.
+                        HEVC refuses 1 (VIDK_ERR(ENOSYS)). */
     int intra4x4;  /**< H.264 intra macroblocks (of intra frames, and those P frames' decision
                         made intra): 1 = Intra_4x4 (I_NxN) as well as Intra_16x16, chosen per
                         macroblock by SATD + lambda x bits; 0 = not (default). Every backend,
@@ -127,8 +129,15 @@ typedef struct VidkEncParams {
 } VidkEncParams;
 
 /** @brief Defaults: H.264, QP 30, R = 16, keyint 0, outputs = recon, the codec's deblocking
- * (H.264: on). */
+ * (H.264: on) and entropy coder (H.264: CABAC), slices auto. */
 VIDK_API void vidk_enc_default_params(VidkEncParams *p);
+
+/** @brief The slices per picture of an encoder opened with p for w x h pictures: p->slices
+ * up to the macroblock rows; with p->slices 0 (auto) one per 4 macroblock rows for H.264 with
+ * CABAC and at least 45 rows (720p and above), so that the slices' arithmetic coders run in
+ * parallel (at 1080p 17 slices: about 1.5% more bits than one, docs/STREAM.md), else 1.
+ * 1 for invalid arguments. */
+VIDK_API int vidk_enc_slices(const VidkEncParams *p, int w, int h);
 
 /** Stages of one frame, as timed in VidkEncFrameInfo.stage_ms. */
 typedef enum VidkEncStage {

@@ -94,11 +94,20 @@ void vidk_enc_default_params(VidkEncParams *p) {
     p->range = 16;
     p->keyint = 0;
     p->outputs = VIDK_ENC_OUT_RECON;
-    p->slices = 1;
+    p->slices = 0;
+    p->cabac = -1;
     p->fps_num = 25;
     p->fps_den = 1;
     p->deblock = -1;
     p->b_adapt = 1;
+}
+
+int vidk_enc_slices(const VidkEncParams *p, int w, int h) {
+    if (!p || w < 1 || h < 1 || p->slices < 0) return 1;
+    const int rows = (int)(((int64_t)h + 15) / 16);
+    const int cabac = p->codec == VIDK_CODEC_H264 && p->cabac != 0;
+    if (p->slices) return p->slices < rows ? p->slices : rows;
+    return cabac && rows >= 45 ? rows / 4 : 1;
 }
 
 void vidk_enc_set_core_path(VidkEncoder *e, int on) {
@@ -240,11 +249,11 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: deblock is -1 (the codec's default), 0 or 1");
         return VIDK_ERR(EINVAL);
     }
-    if (p->cabac != 0 && p->cabac != 1) {
-        vidk_log(ctx, VIDK_LOG_ERROR, "encode: cabac is 0 or 1");
+    if (p->cabac < -1 || p->cabac > 1) {
+        vidk_log(ctx, VIDK_LOG_ERROR, "encode: cabac is -1 (the codec's default), 0 or 1");
         return VIDK_ERR(EINVAL);
     }
-    if (p->cabac && p->codec != VIDK_CODEC_H264) {
+    if (p->cabac == 1 && p->codec != VIDK_CODEC_H264) {
         vidk_log(ctx, VIDK_LOG_ERROR, "encode: CABAC exists for H.264 only");
         return VIDK_ERR(ENOSYS);
     }
@@ -288,6 +297,8 @@ int vidk_enc_open(VidkContext *ctx, VidkEncoder **out, const VidkEncParams *p, i
     e->p = *p;
     if (e->p.bframes < 2) e->p.b_pyramid = 0; /* no run of two B frames */
     if (e->p.deblock < 0) e->p.deblock = p->codec == VIDK_CODEC_H264; /* the codec's default */
+    if (e->p.cabac < 0) e->p.cabac = p->codec == VIDK_CODEC_H264;
+    e->p.slices = vidk_enc_slices(p, w, h);
     e->w = w, e->h = h;
     e->usz = p->codec == VIDK_CODEC_H264 ? 16 : 32;
     e->W = (w + e->usz - 1) / e->usz * e->usz;
