@@ -50,6 +50,23 @@ main)
     # A plausible quality at QP 30 (PSNR Y between 30 and 50 dB).
     psnr=$(sed -n 's/^  PSNR *Y \([0-9]*\)\..*/\1/p' "$T/out" | head -1)
     [ "$psnr" -ge 30 ] && [ "$psnr" -le 50 ] || fail "PSNR Y $psnr dB out of range"
+    # With -o the defaults are CABAC and --slices auto: one slice below 720p, one per 4
+    # macroblock rows from 720p on (said in the summary and the report); --cavlc: 1 slice.
+    "$VK" encode --gen-frames 2 -o "$T/d.264" --backend simd >"$T/out" 2>"$T/err" ||
+        fail "-o: $(cat "$T/err")"
+    grep -q '^  coding *h264, .*, deblocking, CABAC$' "$T/out" || fail "CABAC default: $(cat "$T/out")"
+    grep -q '^  slices ' "$T/out" && fail "352x288: one slice, no slices line"
+    "$VK" encode --size 1280x720 --gen-frames 1 -o "$T/d.264" --backend simd --quiet \
+        --report "$T/d.json" 2>"$T/err" || fail "720p: $(cat "$T/err")"
+    grep -q '"slices": 11,' "$T/d.json" && grep -q '"cabac": 1,' "$T/d.json" ||
+        fail "720p: auto slices 11, CABAC: $(grep -E '"(slices|cabac)"' "$T/d.json")"
+    "$VK" encode --size 1280x720 --gen-frames 1 -o "$T/d.264" --backend simd --slices auto \
+        >"$T/out" 2>"$T/err" || fail "--slices auto: $(cat "$T/err")"
+    grep -q '^  slices *11 per picture$' "$T/out" || fail "720p slices line: $(cat "$T/out")"
+    "$VK" encode --size 1280x720 --gen-frames 1 -o "$T/d.264" --backend simd --cavlc --quiet \
+        --report "$T/d.json" 2>"$T/err" || fail "--cavlc: $(cat "$T/err")"
+    grep -q '"slices": 1,' "$T/d.json" && grep -q '"cabac": 0,' "$T/d.json" ||
+        fail "720p --cavlc: 1 slice, CAVLC: $(grep -E '"(slices|cabac)"' "$T/d.json")"
     echo "ok: main ($(grep '^  PSNR' "$T/out" | head -1 | sed 's/^ *//'))"
     ;;
 help)
