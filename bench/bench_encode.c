@@ -39,7 +39,13 @@ static void help(void) {
         "  --qp LIST          luma QPs (default 30)\n"
         "  --keyint N         intra period (default 0: only the first frame)\n"
         "  --no-deblock       no deblocking filter (default: each codec's, H.264 on)\n"
-        "  --cabac            H.264 stream with CABAC (coded on the host; default CAVLC)\n"
+        "  --cabac            H.264 stream with CABAC (default CAVLC: this benchmark's)\n"
+        "  --i4x4, --i8x8     H.264 Intra_4x4 / Intra_8x8 (VidkEncParams.intra4x4, 8x8)\n"
+        "  --bframes N        H.264 B-frames between anchors, 0..3 (default 0); the\n"
+        "                     inter frames' medians then mix P and B frames (the JSON's\n"
+        "                     b_frames counts the B frames of the timed pass)\n"
+        "  --b-adapt N        with --bframes: 1 adaptive (default), 0 the fixed pattern\n"
+        "  --b-pyramid        with --bframes 2 or 3: reference B-frames\n"
         "  --backends LIST    c,simd,threads,cuda (default simd,threads and cuda where\n"
         "                     usable; c is the slow reference, ask for it by name)\n"
         "  --frames N         frames per sequence, 2..%d (default 8 on CPU backends, 32 on\n"
@@ -103,6 +109,7 @@ typedef struct EResult {
     int done;
     char err[160];
     int frames;      /* timed frames */
+    int b_frames;    /* of them B frames (--bframes) */
     double fps;      /* steady state: inter frames per second of wall clock */
     double fps_all;  /* all frames / (first send .. last receive) */
     double total_ms; /* median send-to-receive of the inter frames */
@@ -129,6 +136,8 @@ typedef struct Bench {
     int frames_opt, check_frames, keyint, quiet, device;
     int deblock; /* VidkEncParams.deblock: -1 (the codec's default), 0 with --no-deblock */
     int cabac;   /* VidkEncParams.cabac (H.264; --cabac) */
+    /* H.264 tools (--i4x4, --i8x8, --bframes, --b-adapt, --b-pyramid) */
+    int i4x4, i8x8, bframes, b_adapt, b_pyramid;
     unsigned outputs;
     const char *inject;
     VidkContext *ctx[VIDK_BACKEND_COUNT];
@@ -327,6 +336,7 @@ static void measure(Bench *b, VidkBackend be, const ESource *s, const VidkEncPar
         const VidkEncFrameInfo *fi = &infos[i];
         x->chain[i] = h = enc_hash_info(h, fi);
         enc_accum_add(&a, fi, s->w, s->h);
+        x->b_frames += fi->bframe != 0;
         if (fi->intra) {
             intra[ni++] = fi->total_ms;
             continue;
@@ -645,11 +655,14 @@ static void print_header(FILE *f, const Bench *b, int md) {
     fprintf(f, "%sdate: %s  commit: %s  vidkern %s\n", li, mt->date, VIDK_GIT_COMMIT,
             vidk_version());
     if (md) fprintf(f, "- command: `%s`\n", mt->command);
-    fprintf(f,
-            "%skeyint %d; deblocking %s; H.264 %s; timed pass outputs 0x%x (1 recon, 2 mvs, 4 "
-            "energy, 8 levels, 16 stream); check pass %d frames\n",
-            li, b->keyint, b->deblock ? "the codec's (H.264 on, HEVC none)" : "off",
-            b->cabac ? "CABAC" : "CAVLC", b->outputs, b->check_frames);
+    fprintf(
+        f,
+        "%skeyint %d; deblocking %s; H.264 %s%s%s, B-frames %d%s%s; timed pass outputs 0x%x "
+        "(1 recon, 2 mvs, 4 energy, 8 levels, 16 stream); check pass %d frames\n",
+        li, b->keyint, b->deblock ? "the codec's (H.264 on, HEVC none)" : "off",
+        b->cabac ? "CABAC" : "CAVLC", b->i4x4 ? ", Intra_4x4" : "",
+        b->i8x8 ? ", Intra_8x8" : "", b->bframes, b->bframes && b->b_adapt ? " (adaptive)" : "",
+        b->bframes && b->b_pyramid ? " (pyramid)" : "", b->outputs, b->check_frames);
     bench_notes_print(f, &b->notes, md ? "- note: " : "note: ");
 }
 
@@ -671,9 +684,11 @@ static void write_json(FILE *f, Bench *b) {
             vidk_version(), bench_jq(VIDK_GIT_COMMIT), mt->date, bench_jq(mt->command),
             bench_jq(mt->cpu), mt->cores, bench_jq(mt->gpu));
     fprintf(f,
-            "},\n  \"keyint\": %d,\n  \"deblock\": %d,\n  \"cabac\": %d,\n  \"outputs\": %u,\n"
-            "  \"check_frames\": %d,\n  \"notes\": [",
-            b->keyint, b->deblock, b->cabac, b->outputs, b->check_frames);
+            "},\n  \"keyint\": %d,\n  \"deblock\": %d,\n  \"cabac\": %d,\n  \"i4x4\": %d,\n"
+            "  \"i8x8\": %d,\n  \"bframes\": %d,\n  \"b_adapt\": %d,\n  \"b_pyramid\": %d,\n"
+            "  \"outputs\": %u,\n  \"check_frames\": %d,\n  \"notes\": [",
+            b->keyint, b->deblock, b->cabac, b->i4x4, b->i8x8, b->bframes, b->b_adapt,
+            b->b_pyramid, b->outputs, b->check_frames);
     bench_notes_json(f, &b->notes);
     fprintf(f, "],\n  \"results\": [");
     int first = 1, all_same = 1;
@@ -695,9 +710,9 @@ static void write_json(FILE *f, Bench *b) {
             continue;
         }
         fprintf(f,
-                ", \"frames\": %d, \"fps\": %.4f, \"fps_all_frames\": %.4f, "
+                ", \"frames\": %d, \"b_frames\": %d, \"fps\": %.4f, \"fps_all_frames\": %.4f, "
                 "\"ms_per_frame\": %.5f, \"intra_ms\": %.5f, \"stage_ms\": {",
-                x->frames, x->fps, x->fps_all, x->total_ms, x->intra_ms);
+                x->frames, x->b_frames, x->fps, x->fps_all, x->total_ms, x->intra_ms);
         for (int t = 0; t < VIDK_ENC_STAGE_COUNT; t++)
             fprintf(f, "%s\"%s\": %.5f", t ? ", " : "", enc_stage_name(t), x->stage_ms[t]);
         const double sp = vs_threads(b, s, c, r, q, k);
@@ -771,8 +786,9 @@ int vidk_bench_encode(int argc, char **argv) {
     const char *outputs = "recon,stream";
     BenchOpts o = {.source = "both", .frames_lo = 2, .frames_hi = MAX_FRAMES};
     o.no = BENCH_NO_CSV | BENCH_NO_RUNS | BENCH_NO_MAX_SECONDS;
-    long check_frames = 2, keyint = 0, encoders = 0, encoder_frames = 300;
-    int quick = 0, ret = 1, no_deblock = 0, cabac = 0;
+    long check_frames = 2, keyint = 0, encoders = 0, encoder_frames = 300, bframes = 0,
+         b_adapt = 1;
+    int quick = 0, ret = 1, no_deblock = 0, cabac = 0, i4x4 = 0, i8x8 = 0, bpyr = 0;
     Mosaic *mosaic = NULL;
     ESource *src = NULL;
     bench_notes_init(&b->notes, 8, 256);
@@ -780,6 +796,11 @@ int vidk_bench_encode(int argc, char **argv) {
         {"--quick", .flag = &quick},
         {"--no-deblock", .flag = &no_deblock},
         {"--cabac", .flag = &cabac},
+        {"--i4x4", .flag = &i4x4},
+        {"--i8x8", .flag = &i8x8},
+        {"--b-pyramid", .flag = &bpyr},
+        {"--bframes", .num = &bframes, .lo = 0, .hi = VIDK_ENC_MAX_BFRAMES},
+        {"--b-adapt", .num = &b_adapt, .lo = 0, .hi = 1},
         {"--sizes", .str = &sizes},
         {"--ranges", .str = &ranges},
         {"--codecs", .str = &codecs},
@@ -806,6 +827,8 @@ int vidk_bench_encode(int argc, char **argv) {
     b->frames_opt = (int)o.frames, b->check_frames = (int)check_frames, b->keyint = (int)keyint;
     b->deblock = no_deblock ? 0 : -1;
     b->cabac = cabac;
+    b->i4x4 = i4x4, b->i8x8 = i8x8, b->bframes = (int)bframes, b->b_adapt = (int)b_adapt;
+    b->b_pyramid = bpyr;
     b->quiet = c.quiet, b->device = c.device;
     b->encoders = (int)encoders, b->encoder_frames = (int)encoder_frames, b->common = c;
     b->inject = getenv("VIDK_BENCH_ENCODE_INJECT");
@@ -903,7 +926,11 @@ int vidk_bench_encode(int argc, char **argv) {
                         p.qp = b->qps[q];
                         p.keyint = b->keyint;
                         p.deblock = b->deblock;
-                        p.cabac = b->cabac && b->codecs[cd] == VIDK_CODEC_H264;
+                        const int avc = b->codecs[cd] == VIDK_CODEC_H264;
+                        p.cabac = b->cabac && avc;
+                        p.intra4x4 = b->i4x4 && avc, p.intra8x8 = b->i8x8 && avc;
+                        p.bframes = avc ? b->bframes : 0; /* H.264 only */
+                        p.b_adapt = b->b_adapt, p.b_pyramid = b->b_pyramid;
                         const EResult *ref = NULL;
                         const char *ref_name = NULL;
                         for (int k = 0; k < b->nbackends; k++) {

@@ -292,6 +292,16 @@ bench)
     grep -q '^# vidkern-bench encode' "$T/b.md" && grep -q '^| source | size | codec |' "$T/b.md" ||
         fail "markdown"
     grep -q '^- command: `vidkern-bench encode' "$T/b.md" || fail "markdown command"
+    # The H.264 tools: 2 fixed B-frames over 5 frames (I0 P3 B1 B2 P4: 2 B frames in the timed
+    # pass), CABAC, Intra_4x4; the backends still equal.
+    "$VKB" encode --quick --backends c,simd --codecs h264 --ranges 4 --frames 5 --bframes 2 \
+        --b-adapt 0 --cabac --i4x4 --quiet --json "$T/bb.json" >"$T/out" 2>"$T/err" ||
+        fail "bench --bframes: $(cat "$T/err")"
+    json_ok "$T/bb.json"
+    grep -q '"b_frames": 2,' "$T/bb.json" || fail "bench --bframes: no B frame counted"
+    grep -q '"all_identical": true' "$T/bb.json" || fail "bench --bframes: backends differ"
+    grep -q '"bframes": 2,' "$T/bb.json" && grep -q '"i4x4": 1,' "$T/bb.json" ||
+        fail "bench --bframes: parameters not in the JSON"
     # The check can fail: a corrupted hash must give exit 1 and MISMATCH.
     VIDK_BENCH_ENCODE_INJECT=simd "$VKB" encode --quick --backends c,simd --codecs h264 \
         --ranges 4 --source gen --quiet >"$T/out" 2>"$T/err"
