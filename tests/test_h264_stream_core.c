@@ -341,7 +341,7 @@ static void loop_frames(const char *what, VidkPicture *frames, int nf, int qp, i
     VidkEncParams p;
     vidk_enc_default_params(&p);
     p.qp = qp, p.slices = slices, p.keyint = keyint, p.range = 8;
-    p.cabac = 0; /* the CAVLC coder emulated below */
+    p.cabac = 0;        /* the CAVLC coder emulated below */
     p.deblock = qp & 1; /* the slice headers' disable_deblocking_filter_idc: both */
     p.outputs = VIDK_ENC_OUT_STREAM;
     CHECK(vidk_open(&ctx, &set) == 0);

@@ -581,7 +581,8 @@ static void start_picture(VidkH264Stream *s, int64_t index, int intra, int bslic
     if (!bslice || bref) s->refs++, s->last_bref = bslice;
 }
 
-/* The rows' buffers (CAVLC: a row's macroblocks; CABAC: a slice's RBSP), allocated at first use. */
+/* The rows' buffers (CAVLC: a row's macroblocks; CABAC: a slice's RBSP), allocated at first
+ * use. */
 static int rows_ready(VidkH264Stream *s) {
     for (int r = 0; r < s->mbh; r++) {
         Row *row = &s->rows[r];
