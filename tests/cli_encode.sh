@@ -74,7 +74,7 @@ help)
     for o in --codec --qp --range --keyint --frames --recon --report --png-dir --verbose \
         --size --gen-frames --input-size --input-format --backend --threads --cpumask \
         --device --json --quiet --deblock --no-deblock --cabac --cavlc --bframes --b-adapt \
-        --b-pyramid; do
+        --b-pyramid --preset --slices; do
         grep -q -- "$o" "$T/h" || fail "--help does not document $o"
     done
     "$VK" --help | grep -q '^  encode ' || fail "encode not in the command list"
@@ -101,6 +101,21 @@ real)
     grep -q '"intra_frames": 2,' "$T/h.json" || fail "keyint 2 over 4 frames: 2 intra frames"
     grep -q '"codec": "hevc"' "$T/h.json" || fail "codec"
     cmp -s "$T/r.y4m" "$T/h.y4m" && fail "h264 QP 30 and hevc QP 22 gave the same recon"
+    # --preset veryfast: CABAC, Intra_4x4 and _8x8, 3 adaptive B-frames with the pyramid (akiyo
+    # is still: B frames come); the options given with it win (--bframes 0 --cavlc).
+    "$VK" encode "$clip" --frames 9 --preset veryfast -o "$T/v.264" --range 8 --backend simd \
+        >"$T/v.out" 2>"$T/err" || fail "--preset veryfast: $(cat "$T/err")"
+    grep -q '^  coding .*, 3 B-frames (adaptive) (pyramid), deblocking, Intra_4x4, Intra_8x8, CABAC$' \
+        "$T/v.out" || fail "--preset veryfast: $(grep coding "$T/v.out")"
+    grep -q 'of them B)' "$T/v.out" || fail "--preset veryfast: no B frame"
+    "$VK" encode "$clip" --frames 3 --preset veryfast --bframes 0 --cavlc -o "$T/v.264" \
+        --range 8 --backend simd >"$T/v.out" 2>"$T/err" || fail "--preset + options: $(cat "$T/err")"
+    grep -q '^  coding .*R 8, keyint 0, deblocking, Intra_4x4, Intra_8x8, CAVLC$' "$T/v.out" ||
+        fail "--preset veryfast --bframes 0 --cavlc: $(grep coding "$T/v.out")"
+    "$VK" encode "$clip" --frames 3 --preset ultrafast -o "$T/v.264" --range 8 --backend simd \
+        >"$T/v.out" 2>"$T/err" || fail "--preset ultrafast: $(cat "$T/err")"
+    grep -q '^  coding .*R 8, keyint 0, deblocking, CAVLC$' "$T/v.out" ||
+        fail "--preset ultrafast: $(grep coding "$T/v.out")"
     # Two fixed B-frames over 7 frames: I B B P B B P, four B frames said in the summary, the
     # report's count and its frames.
     "$VK" encode "$clip" --frames 7 --bframes 2 --b-adapt 0 --range 8 --backend threads \
@@ -259,6 +274,9 @@ errors)
     must_fail "range above max" "$O" "$VK" encode "$T/ok.y4m" --range 257 --recon "$O"
     must_fail "unknown codec" "$O" "$VK" encode "$T/ok.y4m" --codec vp9 --recon "$O"
     must_fail "unknown B-pyramid" "$O" "$VK" encode "$T/ok.y4m" --bframes 2 --b-pyramid all --recon "$O"
+    must_fail "unknown preset" "$O" "$VK" encode "$T/ok.y4m" --preset medium --recon "$O"
+    grep -q "preset: 'medium' is not ultrafast, superfast or veryfast" "$T/stderr" ||
+        fail "unknown preset: no message naming the presets"
     must_fail "unknown option" "$O" "$VK" encode "$T/ok.y4m" --bogus 1 --recon "$O"
     must_fail "missing value" - "$VK" encode "$T/ok.y4m" --qp
     must_fail "two inputs" "$O" "$VK" encode "$T/ok.y4m" "$T/ok.y4m" --recon "$O"

@@ -167,6 +167,14 @@ static void help(void) {
         "options:\n"
         "  -o, --output F.264 write the H.264 stream; '-' = stdout (then all other output\n"
         "                     goes to stderr)\n"
+        "  --preset P         H.264 tools by name, after the x264 preset whose quality\n"
+        "                     they reach on real clips (BD-rate, docs/ENCODE.md):\n"
+        "                     ultrafast = --cavlc, Intra_16x16 only, no B-frames;\n"
+        "                     superfast = CABAC, Intra_16x16 only, no B-frames (the\n"
+        "                     defaults); veryfast = CABAC, --i4x4 --i8x8, --bframes 3\n"
+        "                     --b-pyramid normal (adaptive): x264 veryfast's quality, about\n"
+        "                     a quarter of superfast's speed on cuda; the options given\n"
+        "                     with it win\n"
         "  --slices N|auto    slices per picture, each a run of whole macroblock rows (at\n"
         "                     most the rows; intra prediction and vector prediction do\n"
         "                     not cross slices); auto (default): with CABAC at 720p and\n"
@@ -446,17 +454,18 @@ int vidk_cmd_encode(int argc, char **argv) {
     const char *in = NULL, *recon = NULL, *report = NULL, *png_dir = NULL, *out = NULL;
     const char *in_size = NULL, *in_fmt = NULL;
     long qp = 30, range = 16, keyint = 0, frames = 0, gen_frames = 0, slices = 0 /* auto */,
-         bframes = 0, badapt = 1;
+         bframes = -1, badapt = -1; /* -1: not given (the preset's, else the default) */
     long read_threads = READERS;
     int fps_num = 0, fps_den = 0;
     int codec = VIDK_CODEC_H264, gen_w = 0, gen_h = 0, verbose = 0, progressive = 0;
-    int deblock = -1; /* the codec's default */
-    int cabac = -1 /* the codec's default */, i4x4 = 0, i8x8 = 0, bpyr = 0;
+    int deblock = -1;                                /* the codec's default */
+    int cabac = -1, i4x4 = -1, i8x8 = -1, bpyr = -1; /* -1: not given */
+    const char *preset = NULL;
     static const char *const value_opts[] = {
         "--codec",   "--qp",        "--range",  "--keyint",  "--frames",       "--gen-frames",
         "--size",    "--recon",     "--report", "--png-dir", "--input-size",   "--input-format",
         "-o",        "--output",    "--slices", "--fps",     "--read-threads", "--bframes",
-        "--b-adapt", "--b-pyramid", NULL};
+        "--b-adapt", "--b-pyramid", "--preset", NULL};
     if (cli_args(CMD, &argc, &argv, value_opts) < 0) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -507,6 +516,13 @@ int vidk_cmd_encode(int argc, char **argv) {
             if (cli_parse_int(CMD, a, v, 0, VIDK_ENC_MAX_BFRAMES, &bframes) < 0) return 1;
         } else if (!strcmp(a, "--b-adapt")) {
             if (cli_parse_int(CMD, a, v, 0, 1, &badapt) < 0) return 1;
+        } else if (!strcmp(a, "--preset")) {
+            VidkEncParams t;
+            vidk_enc_default_params(&t);
+            if (vidk_enc_preset(&t, v) < 0)
+                return cli_error(CMD, "--preset: '%s' is not ultrafast, superfast or veryfast",
+                                 v);
+            preset = v;
         } else if (!strcmp(a, "--b-pyramid")) {
             if (strcmp(v, "none") && strcmp(v, "normal") && strcmp(v, "strict"))
                 return cli_error(CMD, "--b-pyramid: '%s' is not none, normal or strict", v);
@@ -663,18 +679,20 @@ int vidk_cmd_encode(int argc, char **argv) {
                  (png_dir ? (unsigned)(VIDK_ENC_OUT_MVS | VIDK_ENC_OUT_ENERGY) : 0u) |
                  (out ? (unsigned)VIDK_ENC_OUT_STREAM : 0u);
     p->deblock = deblock >= 0 ? deblock : p->codec == VIDK_CODEC_H264; /* as the library's -1 */
-    p->cabac = cabac >= 0 ? cabac : p->codec == VIDK_CODEC_H264;
+    if (preset) (void)vidk_enc_preset(p, preset); /* checked above; given options win */
+    if (cabac >= 0) p->cabac = cabac;
+    if (p->cabac < 0) p->cabac = p->codec == VIDK_CODEC_H264; /* as the library's -1 */
+    if (i4x4 >= 0) p->intra4x4 = i4x4;
+    if (i8x8 >= 0) p->intra8x8 = i8x8;
+    if (bframes >= 0) p->bframes = (int)bframes;
+    if (badapt >= 0) p->b_adapt = (int)badapt;
+    if (bpyr >= 0) p->b_pyramid = bpyr;
     p->slices = (int)slices; /* then the number the encoder uses (auto: by size and coder) */
     p->slices = vidk_enc_slices(p, fi->w, fi->h);
     if (slices && p->slices < slices && !c.quiet)
         fprintf(stderr,
                 "vidkern encode: note: --slices %ld lowered to %d (one per macroblock row)\n",
                 slices, p->slices);
-    p->intra4x4 = i4x4;
-    p->intra8x8 = i8x8;
-    p->bframes = (int)bframes;
-    p->b_adapt = (int)badapt;
-    p->b_pyramid = bpyr;
     p->fps_num = fps_num ? fps_num : fi->fps_num > 0 ? fi->fps_num : 25;
     p->fps_den = fps_num ? fps_den : fi->fps_num > 0 ? fi->fps_den : 1;
     int e = vidk_enc_open(ctx, &enc, p, fi->w, fi->h);

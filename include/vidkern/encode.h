@@ -132,6 +132,14 @@ typedef struct VidkEncParams {
  * (H.264: on) and entropy coder (H.264: CABAC), slices auto. */
 VIDK_API void vidk_enc_default_params(VidkEncParams *p);
 
+/** @brief A preset of H.264 tools, named after the x264 preset whose quality it reaches
+ * (BD-rate PSNR-Y on the real clips, docs/ENCODE.md §17): "ultrafast" (CAVLC, Intra_16x16
+ * only, no B-frames), "superfast" (CABAC, Intra_16x16 only, no B-frames: the defaults),
+ * "veryfast" (CABAC, Intra_4x4 and Intra_8x8, 3 adaptive B-frames with the pyramid). Sets
+ * cabac, intra4x4, intra8x8, bframes, b_adapt and b_pyramid (the other fields stay); for
+ * HEVC only what exists (none of them). Returns 0, or VIDK_ERR(EINVAL) for another name. */
+VIDK_API int vidk_enc_preset(VidkEncParams *p, const char *name);
+
 /** @brief The slices per picture of an encoder opened with p for w x h pictures: p->slices
  * up to the macroblock rows; with p->slices 0 (auto) one per 4 macroblock rows for H.264 with
  * CABAC and at least 45 rows (720p and above), so that the slices' arithmetic coders run in

@@ -102,6 +102,28 @@ void vidk_enc_default_params(VidkEncParams *p) {
     p->b_adapt = 1;
 }
 
+int vidk_enc_preset(VidkEncParams *p, const char *name) {
+    static const struct {
+        const char *name;
+        int cabac, i4x4, i8x8, bframes, b_pyramid;
+    } presets[] = {{"ultrafast", 0, 0, 0, 0, 0},
+                   {"superfast", -1, 0, 0, 0, 0},
+                   {"veryfast", -1, 1, 1, 3, 1}};
+    if (!p || !name) return VIDK_ERR(EINVAL);
+    for (size_t k = 0; k < sizeof(presets) / sizeof(presets[0]); k++) {
+        if (strcmp(name, presets[k].name)) continue;
+        const int avc = p->codec == VIDK_CODEC_H264;
+        p->cabac = avc ? presets[k].cabac : -1;
+        p->intra4x4 = avc && presets[k].i4x4;
+        p->intra8x8 = avc && presets[k].i8x8;
+        p->bframes = avc ? presets[k].bframes : 0;
+        p->b_adapt = 1;
+        p->b_pyramid = avc && presets[k].b_pyramid;
+        return 0;
+    }
+    return VIDK_ERR(EINVAL);
+}
+
 int vidk_enc_slices(const VidkEncParams *p, int w, int h) {
     if (!p || w < 1 || h < 1 || p->slices < 0) return 1;
     const int rows = (int)(((int64_t)h + 15) / 16);
