@@ -59,6 +59,12 @@ typedef struct VidkOps {
         int (*receive)(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
                        VidkEncFrameInfo *info);
         void (*close)(VidkEncoder *e);
+        /* Optional (B-frames' adaptive placement, docs/ENCODE.md §16): *zero = how many of
+         * frame j's 16x16 blocks have vector (0, 0) against frame j - 1 (vidk_enc_la_params),
+         * for a frame j >= 1 sent and not yet received. A backend that has it keeps the
+         * sources itself (vidk_enc_send makes no copy); NULL: src/enc/encode.c searches the
+         * copies with vidk_me_search. */
+        int (*still)(VidkEncoder *e, int64_t j, int *zero);
     } enc;
     /* Devices and context state; every entry optional (NULL: no device, nothing to open,
      * registration is a no-op). close must accept a context whose open failed. */

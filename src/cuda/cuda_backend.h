@@ -85,6 +85,7 @@ int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src);
 int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
                           VidkEncFrameInfo *info);
 void vidk_cuda_enc_close(VidkEncoder *e);
+int vidk_cuda_enc_still(VidkEncoder *e, int64_t j, int *zero);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,7 @@ VidkOps make_ops() {
     o.enc.send = vidk_cuda_enc_send;
     o.enc.receive = vidk_cuda_enc_receive;
     o.enc.close = vidk_cuda_enc_close;
+    o.enc.still = vidk_cuda_enc_still;
     o.dev.count = vidk_cuda_count;
     o.dev.info = vidk_cuda_info;
     o.dev.open = vidk_cuda_open;

@@ -98,6 +98,17 @@ cleanup:
     return err;
 }
 
+// How many of the 16x16 results have vector (0, 0), into *count (zeroed before).
+__global__ void zero_mv_kernel(const VidkMeResult *r, int gw, int mbw, int mbh,
+                               unsigned *count) {
+    const int x = (int)(blockIdx.x * blockDim.x + threadIdx.x),
+              y = (int)(blockIdx.y * blockDim.y + threadIdx.y);
+    const bool z =
+        x < mbw && y < mbh && !r[(size_t)y * gw + x].mv.x && !r[(size_t)y * gw + x].mv.y;
+    const unsigned n = __popc(__ballot_sync(0xffffffffu, z));
+    if ((threadIdx.x & 31) == 0 && n) atomicAdd(count, n);
+}
+
 extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
@@ -135,6 +146,43 @@ extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
         CUDA_CHECK_LAUNCH();
     }
     CUDA_CHECK(cudaEventRecord(c->up_end[slot], c->s_up));
+    c->la_tag[slot] = -1;
+    if (c->d_la_zero && e->sent > 0) {
+        // B-frames' look-ahead (vidk_cuda_enc_still): this frame against the one before it,
+        // whose source is still in its slot (the frames sent ahead are fewer than nsrc), on
+        // the upload stream: off the frames' path, and before either source is overwritten
+        VidkMeParams mp;
+        const VidkMeResult *res[VIDK_BLOCK_COUNT];
+        int gw[VIDK_BLOCK_COUNT];
+        vidk_enc_la_params(e, &mp);
+        VIDK_TRY(vidk_cuda_me_search_dev(ctx, e->W, e->H, c->d_src[slot][0],
+                                         c->d_src[(e->sent - 1) % c->nsrc][0], &mp, 2, c->s_up,
+                                         res, gw));
+        CUDA_CHECK(cudaMemsetAsync(c->d_la_zero + slot, 0, sizeof(unsigned), c->s_up));
+        const dim3 blk(32, 8),
+            grid((unsigned)((e->mb_w + 31) / 32), (unsigned)((e->mb_h + 7) / 8));
+        zero_mv_kernel<<<grid, blk, 0, c->s_up>>>(res[VIDK_BLOCK_16x16], gw[VIDK_BLOCK_16x16],
+                                                  e->mb_w, e->mb_h, c->d_la_zero + slot);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemcpyAsync(c->h_la_zero + slot, c->d_la_zero + slot, sizeof(unsigned),
+                                   cudaMemcpyDeviceToHost, c->s_up));
+        CUDA_CHECK(cudaEventRecord(c->la_ev[slot], c->s_up));
+        c->la_tag[slot] = e->sent;
+    }
+cleanup:
+    return err;
+}
+
+// The look-ahead's count of frame j, searched at its send.
+extern "C" int vidk_cuda_enc_still(VidkEncoder *e, int64_t j, int *zero) {
+    VidkContext *ctx = e->ctx;
+    EncCuda *c = state(e);
+    int err = 0;
+    const int slot = (int)(j % c->nsrc);
+    if (!c->d_la_zero || c->la_tag[slot] != j) return VIDK_ERR(EINVAL);
+    VIDK_TRY(vidk_cuda_enter(ctx));
+    CUDA_CHECK(cudaEventSynchronize(c->la_ev[slot]));
+    *zero = (int)c->h_la_zero[slot];
 cleanup:
     return err;
 }
@@ -455,7 +503,6 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     const int type = e->code_type, slot = (int)(seq % kSlots);
     const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
     const int par = bm ? e->cur : (int)(index % 2), sslot = (int)(index % c->nsrc);
-    const cudaStream_t s = c->s_code;
     VidkEncPics pics;
     vidk_enc_pics(e, index, type, par, &pics);
     const int bref = pics.br >> 2;
@@ -650,15 +697,6 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
         }
     }
 cleanup:
-    if (err < 0) {
-        (void)cudaStreamSynchronize(s);
-        for (int k = 0; k < kSlots; k++)
-            (void)cudaStreamSynchronize(c->s_ent[k]);
-        (void)cudaStreamSynchronize(c->s_dl);
-        (void)cudaStreamSynchronize(c->s_out);
-        (void)cudaStreamSynchronize(c->s_side);
-        (void)cudaStreamSynchronize(c->s_stat);
-        (void)cudaGetLastError();
-    }
+    if (err < 0) sync_streams(c);
     return err;
 }

@@ -105,6 +105,12 @@ struct EncCuda {
     uint16_t *d_colmb, *d_colbmb;
     EncFrame *d_f1[kSlots], *h_f1[kSlots]; // by slot
     bool col_intra;
+    // B-frames' adaptive placement (vidk_cuda_enc_still): by source slot, how many 16x16
+    // blocks of the frame sent into it have vector (0, 0) against the frame before it (the
+    // look-ahead's search on s_up after the upload), la_tag the frame (-1: none), la_ev its end
+    unsigned *d_la_zero, *h_la_zero; // [nsrc], the second pinned
+    int64_t la_tag[VIDK_ENC_MAX_PENDING];
+    cudaEvent_t la_ev[VIDK_ENC_MAX_PENDING];
     // VIDK_ENC_OUT_STREAM: the entropy coder on the device (stream.cu), unless the
     // environment asks for the host writer (VIDK_STREAM_HOST=1: the decisions, vectors and
     // levels go down, as before); st_slices: its slices per picture
@@ -121,6 +127,8 @@ inline EncCuda *state(const VidkEncoder *e) {
     return static_cast<EncCuda *>(e->cuda);
 }
 
+// Waits for every stream of the encoder (the close, a failed receive), errors ignored.
+void sync_streams(const EncCuda *c);
 // The frame's decisions, vectors and levels into the host writer's buffers (encode_open.cu).
 int download_decisions(VidkContext *ctx, VidkEncoder *e, int slot, int bf, cudaStream_t s,
                        unsigned long long *bytes);

@@ -47,6 +47,15 @@ cleanup:
     return err;
 }
 
+void sync_streams(const EncCuda *c) {
+    const cudaStream_t all[] = {c->s_up, c->s_code, c->s_dl, c->s_out, c->s_side, c->s_stat};
+    for (cudaStream_t s : all)
+        if (s) (void)cudaStreamSynchronize(s);
+    for (int k = 0; k < kSlots; k++)
+        if (c->s_ent[k]) (void)cudaStreamSynchronize(c->s_ent[k]);
+    (void)cudaGetLastError();
+}
+
 } // namespace vidk_encc
 
 namespace {
@@ -101,7 +110,10 @@ void destroy(EncCuda *c) {
     cudaFree(c->d_dbs);
     cudaFree(c->d_mail);
     cudaFreeHost(c->h_out);
+    cudaFree(c->d_la_zero);
+    cudaFreeHost(c->h_la_zero);
     for (int s = 0; s < VIDK_ENC_MAX_PENDING; s++) {
+        vidk_cux::event_destroy(&c->la_ev[s]);
         cudaFreeHost(c->h_stage[s]);
         vidk_cux::event_destroy(&c->up_beg[s]);
         vidk_cux::event_destroy(&c->up_end[s]);
@@ -181,6 +193,10 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             if (e->p.b_pyramid) {
                 CUDA_CHECK(cudaMalloc(&c->d_colbmv, n4));
                 CUDA_CHECK(cudaMalloc(&c->d_colbmb, (size_t)e->uw * e->uh * sizeof(uint16_t)));
+            }
+            if (e->p.b_adapt) {
+                CUDA_CHECK(cudaMalloc(&c->d_la_zero, (size_t)c->nsrc * sizeof(unsigned)));
+                CUDA_CHECK(cudaMallocHost(&c->h_la_zero, (size_t)c->nsrc * sizeof(unsigned)));
             }
         }
     }
@@ -275,6 +291,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     for (int s = 0; s < c->nsrc; s++) {
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_beg[s], true));
         VIDK_TRY(vidk_cux::event_create(ctx, &c->up_end[s], true));
+        c->la_tag[s] = -1;
+        if (c->d_la_zero) VIDK_TRY(vidk_cux::event_create(ctx, &c->la_ev[s], false));
     }
     for (int k = 0; k < kSlots; k++) {
         for (int j = 0; j < EV_COUNT; j++)
@@ -303,16 +321,7 @@ cleanup:
 extern "C" void vidk_cuda_enc_close(VidkEncoder *e) {
     EncCuda *c = state(e);
     if (!c) return;
-    if (vidk_cuda_enter(e->ctx) == 0) {
-        (void)cudaStreamSynchronize(c->s_up);
-        (void)cudaStreamSynchronize(c->s_code);
-        for (int k = 0; k < kSlots; k++)
-            (void)cudaStreamSynchronize(c->s_ent[k]);
-        (void)cudaStreamSynchronize(c->s_dl);
-        (void)cudaStreamSynchronize(c->s_out);
-        (void)cudaStreamSynchronize(c->s_side);
-        (void)cudaStreamSynchronize(c->s_stat);
-    }
+    if (vidk_cuda_enter(e->ctx) == 0) sync_streams(c);
     destroy(c);
     e->cuda = nullptr;
 }

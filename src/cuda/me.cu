@@ -43,6 +43,9 @@ enum {
     // the coding loop's look-ahead calls while its frames' searches are in flight
     SLOT_DEV_KEYS = VIDK_SLOT_ME_FIRST + 8,
     SLOT_DEV_RES0 = VIDK_SLOT_ME_FIRST + 9,
+    // set 2's keys and results (the coding loop's look-ahead, on another stream)
+    SLOT_LA_KEYS = VIDK_SLOT_ME_FIRST + 10,
+    SLOT_LA_RES = VIDK_SLOT_ME_FIRST + 11,
 };
 constexpr int kPlaneSlot[3] = {SLOT_PLANE0, SLOT_PLANE1, SLOT_PLANE2};
 
@@ -584,8 +587,8 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     unsigned long long *d_keys = nullptr;
     VidkMeResult *d_res = nullptr;
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
-    if (!ctx || !ctx->cuda || !cur || !ref || !p || p->pred || !res || !grid_w ||
-        (set != 0 && set != 1))
+    if (!ctx || !ctx->cuda || !cur || !ref || !p || p->pred || !res || !grid_w || set < 0 ||
+        set > 2)
         return VIDK_ERR(EINVAL);
     VIDK_TRY(make_plan(&pl, w, h, 8, p, 0, ctx->cuda->sms));
     if (pl.path != PATH_GENERIC && pl.smem > smem_limit(pl.flags)) return VIDK_ERR(EINVAL);
@@ -594,9 +597,13 @@ extern "C" int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uin
     // the whole frame has one tail instead of one per band (the keys are the same).
     pl.nbands = 1, pl.band_g0[0] = 0, pl.band_gn[0] = pl.GH;
     VIDK_TRY(vidk_cuda_enter(ctx));
-    VIDK_TRY(vidk_cuda_dev_slot(ctx, SLOT_DEV_KEYS, pl.nkeys * sizeof(*d_keys), &d_keys));
-    VIDK_TRY(vidk_cuda_dev_slot(ctx, set ? SLOT_RES1 : SLOT_DEV_RES0, pl.nres * sizeof(*d_res),
-                                &d_res));
+    VIDK_TRY(vidk_cuda_dev_slot(ctx, set == 2 ? SLOT_LA_KEYS : SLOT_DEV_KEYS,
+                                pl.nkeys * sizeof(*d_keys), &d_keys));
+    VIDK_TRY(vidk_cuda_dev_slot(ctx,
+                                set == 2   ? SLOT_LA_RES
+                                : set == 1 ? SLOT_RES1
+                                           : SLOT_DEV_RES0,
+                                pl.nres * sizeof(*d_res), &d_res));
     plan_args(&pl, cur, ref, nullptr, d_keys, d_res, &a, &f);
     CUDA_CHECK(reset_keys(&pl, d_keys, s));
     for (int b = 0; b < pl.nbands; b++)

@@ -50,7 +50,8 @@ int vidk_cuda_me_pitch(int w);
  * On return res[bs] points to shape bs's results on the device (grid_w[bs] per row, the
  * layout of VidkMeField) for the shapes in p->shapes, NULL for the others; they stay valid
  * until the next motion search on ctx with the same `set` (0 or 1: two result buffers, so
- * that a B frame keeps the fields of both its lists). p->pred must be NULL. Returns 0 or a
+ * that a B frame keeps the fields of both its lists; 2: keys and results of their own, for a
+ * search on another stream beside them, the look-ahead's). p->pred must be NULL. Returns 0 or a
  * negative error (VIDK_ERR(EINVAL) for bad arguments). */
 int vidk_cuda_me_search_dev(VidkContext *ctx, int w, int h, const uint8_t *cur,
                             const uint8_t *ref, const VidkMeParams *p, int set, void *stream,

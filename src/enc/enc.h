@@ -23,7 +23,7 @@ struct VidkEncoder {
     int no_sub8x8;      /* H.264: no sub-8x8 partitions (level >= 3.1, EncFrame.no_sub8x8) */
     int64_t sent, done; /* frames sent, frames received */
     /* the sent frames not yet received, slot = display index % VIDK_ENC_MAX_PENDING (B-frames:
-     * the encoder's copies, bsrc) */
+     * the encoder's copies, bsrc, unless the backend keeps them: ops.enc.still) */
     const VidkPicture *queue[VIDK_ENC_MAX_PENDING];
     double t_send[VIDK_ENC_MAX_PENDING];
     int q_count;     /* sent - done */
@@ -100,6 +100,9 @@ enum { VIDK_ENC_FRAME_I = 0, VIDK_ENC_FRAME_P = 1, VIDK_ENC_FRAME_B = 2 };
  * vidk_enc_receive will have it for that frame (nx->code_index, code_type, done, the plan,
  * cur and anc; a shallow copy: only to be read); else 0. */
 int vidk_enc_peek_next(VidkEncoder *e, VidkEncoder *nx);
+/* The look-ahead's motion-search parameters (docs/ENCODE.md §16: 16x16 only, range R, the
+ * lambda of the QP), for every backend's search of a frame against the one before it. */
+void vidk_enc_la_params(const VidkEncoder *e, VidkMeParams *mp);
 /* Frame parameters (QPs, lambda, quantiser tables, geometry) of an EncFrame; pointers and
  * strides are left for the caller. */
 void vidk_enc_frame_setup(const VidkEncoder *e, int intra, EncFrame *f);

@@ -225,7 +225,7 @@ static int lookahead_open(VidkEncoder *e) {
     int err = 0;
     for (int k = 0; k < VIDK_ENC_MAX_PENDING; k++)
         e->la_idx[k] = -1;
-    if (!e->p.bframes || !e->p.b_adapt) return 0;
+    if (!e->p.bframes || !e->p.b_adapt || e->ctx->ops.enc.still) return 0;
     for (int k = 0; k < 2 && !err; k++)
         err = vidk_picture_alloc(&e->la[k], e->W, e->H, VIDK_CHROMA_420, 8, 0);
     if (!err)
@@ -404,7 +404,7 @@ int vidk_enc_send(VidkEncoder *e, const VidkPicture *src) {
     }
     if (e->q_count >= e->max_pending) return VIDK_ERR(EAGAIN);
     const int slot = (int)(e->sent % VIDK_ENC_MAX_PENDING);
-    if (e->p.bframes) {
+    if (e->p.bframes && !e->ctx->ops.enc.still) { /* cuda keeps its own (on the device) */
         const int err = copy_source(e, slot, src);
         if (err < 0) return err;
         src = &e->bsrc[slot];
@@ -797,23 +797,32 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
  * its 16x16 blocks whose vector against source frame j - 1 is (0, 0) (the frame's motion
  * search, range R, lambda of the QP). */
 #define ENC_B_STILL 900 /* B frames only between frames at least this still */
+void vidk_enc_la_params(const VidkEncoder *e, VidkMeParams *mp) {
+    vidk_me_default_params(mp);
+    mp->range = e->p.range;
+    mp->shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
+    mp->lambda = (unsigned)vidk_enc_lambda(e->p.qp);
+}
+
 static int still_of(VidkEncoder *e, int64_t j, int *still) {
     const int slot = (int)(j % VIDK_ENC_MAX_PENDING);
     if (e->la_idx[slot] != j) {
-        load_into(e, &e->la[0], e->queue[(j - 1) % VIDK_ENC_MAX_PENDING]);
-        load_into(e, &e->la[1], e->queue[slot]);
-        VidkMeParams mp;
-        vidk_me_default_params(&mp);
-        mp.range = e->p.range;
-        mp.shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16);
-        mp.lambda = (unsigned)vidk_enc_lambda(e->p.qp);
-        const int err = vidk_me_search(e->ctx, &e->la[1], &e->la[0], &mp, &e->la_field);
-        if (err < 0) return err;
-        const VidkMeResult *r = e->la_field.res[VIDK_BLOCK_16x16];
         const int n = e->mb_w * e->mb_h;
         int zero = 0;
-        for (int k = 0; k < n; k++)
-            zero += !r[k].mv.x && !r[k].mv.y;
+        if (e->ctx->ops.enc.still) { /* the backend searched it when j was sent */
+            const int err = e->ctx->ops.enc.still(e, j, &zero);
+            if (err < 0) return err;
+        } else {
+            load_into(e, &e->la[0], e->queue[(j - 1) % VIDK_ENC_MAX_PENDING]);
+            load_into(e, &e->la[1], e->queue[slot]);
+            VidkMeParams mp;
+            vidk_enc_la_params(e, &mp);
+            const int err = vidk_me_search(e->ctx, &e->la[1], &e->la[0], &mp, &e->la_field);
+            if (err < 0) return err;
+            const VidkMeResult *r = e->la_field.res[VIDK_BLOCK_16x16];
+            for (int k = 0; k < n; k++)
+                zero += !r[k].mv.x && !r[k].mv.y;
+        }
         e->la_idx[slot] = j, e->la_still[slot] = (int)(1000LL * zero / n);
     }
     *still = e->la_still[slot];
