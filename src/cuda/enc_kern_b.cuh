@@ -53,46 +53,75 @@ __global__ void __launch_bounds__(kBThreads)
 }
 
 // The direct macroblocks' final form (enc_h264_b_direct_final) in raster order's result: a
-// warp per macroblock row, every row's block resident at once. Only direct macroblocks change,
-// so only they are visited, and one waits for the row above only where a direct macroblock
-// there (upper-left, upper, upper-right) may still change: until that row's progress counter
-// passes x + 1 (its lane 0's release after each visited macroblock, before each wait and at the
-// row's end; lane 0's acquire orders the reads of the row above's writes after its release,
-// the warp barrier the other lanes' after it). A word read without the direct bit is final:
-// the bit is only ever cleared (enc_h264_b_direct_apply's explicit outcome, which keeps the
-// vectors). A direct macroblock's two neighbourhoods (enc_h264_b_nb) are loaded an entry a
-// lane (lanes 0-25, both lists: the loads in flight together) into shared memory, then every
-// lane derives the vectors (enc_h264_b_direct_from, the same result on each); where the
-// explicit and the direct predictions are to be weighed, lanes 0-15 compute the explicit
-// one's 4x4 SATDs, lanes 16-31 the direct one's, each half summing them; lane 0 writes the
-// outcome.
+// warp per macroblock row, every row's block resident at once. Only direct macroblocks change
+// ("pending": a word with the direct bit and without the intra bit in init, the words before
+// the kernel), so only they are visited. A pending macroblock's outcome goes down to the row
+// below through a mailbox (as deblock_kernel's): its final word and the vectors of its
+// bottom 4x4 row in both lists (the entries B, C, D of the neighbourhoods below), each 32-bit
+// value beside the frame's tag in one 64-bit word (relaxed stores and loads, single-copy
+// atomic: a word with this frame's tag is the final one; no fence, no progress counter). A
+// neighbour above that was not pending was final before the kernel: read from the planes. The
+// macroblock's two neighbourhoods (enc_h264_b_nb) are loaded an entry a lane (lanes 0-25,
+// both lists: the loads and the polls in flight together) into shared memory, then every lane
+// derives the vectors (enc_h264_b_direct_from, the same result on each); where the explicit
+// and the direct predictions are to be weighed, lanes 0-15 compute the explicit one's 4x4
+// SATDs, lanes 16-31 the direct one's, each half summing them; lane 0 writes the outcome,
+// lanes 0-8 post it (the left neighbour of the next macroblock: this warp's own writes).
+constexpr int kBMail =
+    9; // of a macroblock's kDbkMail words: list 0's 4 vectors, list 1's, word
 __device__ inline bool b_direct_pending(unsigned w) {
     return !(w & ENC_MBI_INTRA) && (w & ENC_MBI_DIRECT);
 }
+__device__ inline uint32_t b_mv_bits(VidkMv v) {
+    return (uint32_t)(uint16_t)v.x | (uint32_t)(uint16_t)v.y << 16;
+}
+__device__ inline VidkMv b_bits_mv(uint32_t b) {
+    return VidkMv{(int16_t)(b & 0xffffu), (int16_t)(b >> 16)};
+}
+// Lane k's mailbox word, once it carries the frame's tag.
+__device__ inline uint32_t b_mail_wait(const unsigned long long *m, unsigned tag) {
+    unsigned long long v = dbk_mail_ld(m);
+    while ((unsigned)(v >> 32) != tag)
+        v = dbk_mail_ld(m);
+    return (uint32_t)v;
+}
 __global__ void __launch_bounds__(32)
-    b_direct_kernel(const EncFrame f, VidkMv *mv0, VidkMv *mv1, uint16_t *mbi, int *progress) {
+    b_direct_kernel(const EncFrame f, VidkMv *mv0, VidkMv *mv1, uint16_t *mbi,
+                    const uint16_t *init, unsigned long long *mail, unsigned tag) {
     __shared__ VidkH264MvNb s_n[2];
-    const int r = blockIdx.x, t = threadIdx.x, row0 = enc_h264_row0(&f, r);
-    const volatile uint16_t *up = mbi + (ptrdiff_t)(r - 1) * f.uw;
-    for (int x = 0; x < f.uw; x++) {
-        const unsigned w = mbi[r * f.uw + x]; // this row's words: only this warp writes them
+    const int r = blockIdx.x, t = threadIdx.x, row0 = enc_h264_row0(&f, r), uw = f.uw;
+    // entries 4-9 (B: columns 0-3 of the row above, C: 4, D: -1): the macroblock above they
+    // lie in (dx) and its column
+    const int cx = t < 8 ? t - 4 : t == 8 ? 4 : -1, dx = cx < 0 ? -1 : cx >= 4 ? 1 : 0;
+    const bool above = t >= 4 && t < 10 && r > row0;
+    for (int x = 0; x < uw; x++) {
+        const unsigned w = init[r * uw + x];
         if (!b_direct_pending(w)) continue;
-        bool wait = false;
-        for (int dx = -1; r > 0 && dx <= 1; dx++)
-            wait |= x + dx >= 0 && x + dx < f.uw && b_direct_pending(up[x + dx]);
-        if (wait) { // the same on every lane (a stale word only waits needlessly)
-            wave_release(progress, r, x - 1, t);
-            wave_wait(progress, r, min(x + 2, f.uw), t);
+        const int nx = x + dx;
+        if (above && nx >= 0 && nx < uw && b_direct_pending(init[(r - 1) * uw + nx])) {
+            const unsigned long long *m = mail + ((size_t)(r - 1) * uw + nx) * kDbkMail;
+            const int c = cx & 3;
+            const uint32_t wn = b_mail_wait(m + 8, tag);
+            const VidkMv a = b_bits_mv(b_mail_wait(m + c, tag)),
+                         b = b_bits_mv(b_mail_wait(m + 4 + c, tag)), zero = {0, 0};
+            const bool i0 = wn & (ENC_MBI_INTRA | ENC_MBI_NOL0),
+                       i1 = wn & (ENC_MBI_INTRA | ENC_MBI_NOL1);
+            const VidkH264sNb e0 = {1, i0 ? -1 : 0, i0 ? zero : a},
+                              e1 = {1, i1 ? -1 : 0, i1 ? zero : b};
+            if (t < 8)
+                s_n[0].b[t - 4] = e0, s_n[1].b[t - 4] = e1;
+            else if (t == 8)
+                s_n[0].c = e0, s_n[1].c = e1;
+            else
+                s_n[0].d = e0, s_n[1].d = e1;
+        } else if (t < VIDK_H264_MVNB_ENTRIES) {
+            vidk_h264_mvnb_entry(&s_n[0], t, mv0, f.W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL0,
+                                 uw, f.uh, row0, x, r);
+            vidk_h264_mvnb_entry(&s_n[1], t, mv1, f.W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL1,
+                                 uw, f.uh, row0, x, r);
         }
         __syncwarp();
         EncDirect d;
-        if (t < VIDK_H264_MVNB_ENTRIES) {
-            vidk_h264_mvnb_entry(&s_n[0], t, mv0, f.W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL0,
-                                 f.uw, f.uh, row0, x, r);
-            vidk_h264_mvnb_entry(&s_n[1], t, mv1, f.W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL1,
-                                 f.uw, f.uh, row0, x, r);
-        }
-        __syncwarp();
         const int kind = enc_h264_b_direct_from(&f, x, r, w, &s_n[0], &s_n[1], &d);
         uint32_t se = 0, sd = 0;
         if (kind == 2) { // the same on every lane
@@ -103,11 +132,23 @@ __global__ void __launch_bounds__(32)
                 s += __shfl_xor_sync(0xffffffffu, s, o);
             se = __shfl_sync(0xffffffffu, s, 0), sd = __shfl_sync(0xffffffffu, s, 16);
         }
-        __syncwarp(); // every lane has read the planes and the words before lane 0 writes
         if (t == 0 && kind) enc_h264_b_direct_apply(&f, x, r, &d, kind, se, sd, mv0, mv1, mbi);
-        wave_release(progress, r, x, t);
+        if (t < kBMail && r + 1 < f.uh) { // the outcome, as enc_h264_b_direct_apply wrote it
+            const bool ex = enc_h264_b_direct_explicit(&f, &d, kind, se, sd), dir = kind && !ex;
+            uint32_t v;
+            if (t == 8)
+                v = !kind ? w
+                    : ex  ? enc_h264_b_word(d.was)
+                          : ENC_MBI_DIRECT | enc_h264_b_word(d.use);
+            else if (dir)
+                v = b_mv_bits(t < 4 ? d.a[2 + ((t & 3) >> 1)] : d.b[2 + ((t & 3) >> 1)]);
+            else
+                v = b_mv_bits(s_n[t >> 2].in[12 + (t & 3)]);
+            dbk_mail_st(mail + ((size_t)r * uw + x) * kDbkMail + t,
+                        (unsigned long long)tag << 32 | v);
+        }
+        __syncwarp(); // every lane has read s_n and the planes before the next macroblock
     }
-    wave_release(progress, r, f.uw - 1, t);
 }
 
 // b_pyramid: the reference B frame's vectors as the co-located picture of the others

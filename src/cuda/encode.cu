@@ -242,9 +242,13 @@ static int launch_b(VidkEncoder *e, int64_t index, int slot, EncFrame &f,
     }
     {
         const int o = VIDK_ENC_DECIDE_PASSES & 1;
-        CUDA_CHECK(cudaMemsetAsync(c->d_progress, 0, (size_t)e->uh * sizeof(int), s));
-        b_direct_kernel<<<(unsigned)e->uh, 32, 0, s>>>(f, c->d_dmv[o], c->d_dmvb[o],
-                                                       c->d_dmb[o], c->d_progress);
+        // the words before the kernel (which of them are pending) into the other pass's
+        // buffer, read only
+        CUDA_CHECK(cudaMemcpyAsync(c->d_dmb[o ^ 1], c->d_dmb[o], (size_t)n * sizeof(uint16_t),
+                                   cudaMemcpyDeviceToDevice, s));
+        if (++c->mail_tag == 0) c->mail_tag = 1; // 0: the mailbox's words before any frame
+        b_direct_kernel<<<(unsigned)e->uh, 32, 0, s>>>(
+            f, c->d_dmv[o], c->d_dmvb[o], c->d_dmb[o], c->d_dmb[o ^ 1], c->d_mail, c->mail_tag);
         CUDA_CHECK_LAUNCH();
         f.dmv = c->d_dmv[o];
         f.dmvb = c->d_dmvb[o];
@@ -420,9 +424,9 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
                                        kDbkBsThreads),
                             kDbkBsThreads, 0, s>>>(f, c->d_dbs);
         CUDA_CHECK_LAUNCH();
-        if (++c->dbk_tag == 0) c->dbk_tag = 1; // 0: the mailbox's words before any frame
+        if (++c->mail_tag == 0) c->mail_tag = 1; // 0: the mailbox's words before any frame
         deblock_kernel<<<(unsigned)e->uh, kDbkThreads, 0, s>>>(f, c->d_dbs, c->d_mail,
-                                                               c->dbk_tag);
+                                                               c->mail_tag);
         CUDA_CHECK_LAUNCH();
     }
     if (bm && !bf) { // an anchor: the co-located picture of the B frames after it

@@ -82,9 +82,10 @@ struct EncCuda {
     unsigned long long *d_sum[kSlots]; // by slot
     int *d_progress;
     uint8_t *d_dbs; // VidkEncParams.deblock: 32 bS values per macroblock (deblock_bs_kernel)
-    unsigned long long *d_mail;        // and the rows passed down between rows (deblock_kernel)
-    unsigned dbk_tag;                  // the tag of the last frame filtered
-    unsigned long long *h_sum[kSlots]; // pinned, by slot
+    // the values passed down between rows (deblock_kernel; B frames: b_direct_kernel)
+    unsigned long long *d_mail;
+    unsigned mail_tag;                      // the tag of the last kernel that used it
+    unsigned long long *h_sum[kSlots];      // pinned, by slot
     uint8_t *h_stage[VIDK_ENC_MAX_PENDING]; // pinned source staging (w x h, 3 planes), per slot
     uint8_t *h_out;                         // pinned staging of the downloads
     size_t out_bytes;

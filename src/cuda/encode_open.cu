@@ -201,11 +201,10 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         }
     }
     CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
-    if (e->p.deblock) {
-        const size_t mail = (size_t)e->uw * e->uh * kDbkMail * sizeof(unsigned long long);
-        CUDA_CHECK(cudaMalloc(&c->d_dbs, (size_t)e->uw * e->uh * 32));
-        CUDA_CHECK(cudaMalloc(&c->d_mail, mail));
-    }
+    if (e->p.deblock) CUDA_CHECK(cudaMalloc(&c->d_dbs, (size_t)e->uw * e->uh * 32));
+    if (e->p.deblock || bm)
+        CUDA_CHECK(cudaMalloc(&c->d_mail,
+                              (size_t)e->uw * e->uh * kDbkMail * sizeof(unsigned long long)));
     for (int k = 0; k < kSlots; k++) {
         CUDA_CHECK(cudaMalloc(&c->d_sum[k], SUM_COUNT * sizeof(unsigned long long)));
         CUDA_CHECK(cudaMallocHost(&c->h_sum[k], SUM_COUNT * sizeof(unsigned long long)));

@@ -1676,11 +1676,17 @@ ENC_FN int enc_h264_b_direct_prep(const EncFrame *f, int mbx, int mby, const Vid
 
 /* kind: enc_h264_b_direct_prep's; se, sd: (kind 2) the SATDs of the explicit and the direct
  * predictions. */
+/* Is the outcome explicit (kind 2, the costed vectors cheaper)? */
+ENC_FN int enc_h264_b_direct_explicit(const EncFrame *f, const EncDirect *d, int kind,
+                                      uint32_t se, uint32_t sd) {
+    return kind == 2 &&
+           se + enc_h264_lbits(f, d->ebits) < sd + enc_h264_lbits(f, enc_h264_mb_bits[0]);
+}
+
 ENC_FN void enc_h264_b_direct_apply(const EncFrame *f, int mbx, int mby, const EncDirect *d,
                                     int kind, uint32_t se, uint32_t sd, VidkMv *mv0,
                                     VidkMv *mv1, uint16_t *mbi) {
-    if (kind == 2 &&
-        se + enc_h264_lbits(f, d->ebits) < sd + enc_h264_lbits(f, enc_h264_mb_bits[0])) {
+    if (enc_h264_b_direct_explicit(f, d, kind, se, sd)) {
         mbi[mby * f->uw + mbx] = (uint16_t)enc_h264_b_word(d->was);
         return;
     }
