@@ -64,13 +64,11 @@ __global__ void __launch_bounds__(kBThreads)
 // macroblock's two neighbourhoods (enc_h264_b_nb) are loaded an entry a lane (lanes 0-25,
 // both lists: the loads and the polls in flight together) into shared memory, then every lane
 // derives the vectors (enc_h264_b_direct_from, the same result on each); where the explicit
-// and the direct predictions are to be weighed, lanes 0-15 compute the direct one's 4x4
-// SATDs (the explicit one's, which does not depend on the row above, before the wait, on
-// every pending macroblock: it overlaps the wait); lane 0 writes the outcome, lanes 0-8 post
-// it (the left neighbour of the next macroblock: this warp's own writes). The colZeroFlags
-// too are read before the wait.
-// A macroblock's words of the mailbox (of its kDbkMail): list 0's 4 vectors, list 1's, word.
-constexpr int kBMail = 9;
+// and the direct predictions are to be weighed, lanes 0-15 compute the explicit one's 4x4
+// SATDs, lanes 16-31 the direct one's, each half summing them; lane 0 writes the outcome,
+// lanes 0-8 post it (the left neighbour of the next macroblock: this warp's own writes).
+constexpr int kBMail =
+    9; // of a macroblock's kDbkMail words: list 0's 4 vectors, list 1's, word
 __device__ inline bool b_direct_pending(unsigned w) {
     return !(w & ENC_MBI_INTRA) && (w & ENC_MBI_DIRECT);
 }
@@ -99,22 +97,6 @@ __global__ void __launch_bounds__(32)
     for (int x = 0; x < uw; x++) {
         const unsigned w = init[r * uw + x];
         if (!b_direct_pending(w)) continue;
-        // what does not depend on the row above, before its outcomes are waited for: the
-        // colZeroFlags, the explicit prediction's SATD (the costed vectors: the macroblock's
-        // first 4x4 block's in each list; used where enc_h264_b_direct_from returns 2)
-        const unsigned cz = enc_h264_col_zeros(&f, x, r);
-        const int was = enc_h264_b_use(w);
-        uint32_t se = 0;
-        {
-            const ptrdiff_t o = (ptrdiff_t)(4 * r) * (f.W / 4) + 4 * x;
-            const VidkMv e0 = mv0[o], e1 = mv1[o];
-            const VidkMv c0[4] = {e0, e0, e0, e0}, c1[4] = {e1, e1, e1, e1};
-            se = t < 16 ? enc_h264_b_satd4(&f, x, r, t, c0, c1, was) : 0;
-#pragma unroll
-            for (int k = 1; k < 16; k <<= 1)
-                se += __shfl_xor_sync(0xffffffffu, se, k);
-            se = __shfl_sync(0xffffffffu, se, 0);
-        }
         const int nx = x + dx;
         if (above && nx >= 0 && nx < uw && b_direct_pending(init[(r - 1) * uw + nx])) {
             const unsigned long long *m = mail + ((size_t)(r - 1) * uw + nx) * kDbkMail;
@@ -140,14 +122,15 @@ __global__ void __launch_bounds__(32)
         }
         __syncwarp();
         EncDirect d;
-        const int kind = enc_h264_b_direct_from(w, cz, &s_n[0], &s_n[1], &d);
-        uint32_t sd = 0;
-        if (kind == 2) { // the same on every lane: the direct prediction's SATD
-            sd = t < 16 ? enc_h264_b_satd4(&f, x, r, t, d.a, d.b, d.use) : 0;
+        const int kind = enc_h264_b_direct_from(&f, x, r, w, &s_n[0], &s_n[1], &d);
+        uint32_t se = 0, sd = 0;
+        if (kind == 2) { // the same on every lane
+            uint32_t s = t < 16 ? enc_h264_b_satd4(&f, x, r, t & 15, d.c0, d.c1, d.was)
+                                : enc_h264_b_satd4(&f, x, r, t & 15, d.a, d.b, d.use);
 #pragma unroll
-            for (int k = 1; k < 16; k <<= 1)
-                sd += __shfl_xor_sync(0xffffffffu, sd, k);
-            sd = __shfl_sync(0xffffffffu, sd, 0);
+            for (int o = 1; o < 16; o <<= 1)
+                s += __shfl_xor_sync(0xffffffffu, s, o);
+            se = __shfl_sync(0xffffffffu, s, 0), sd = __shfl_sync(0xffffffffu, s, 16);
         }
         if (t == 0 && kind) enc_h264_b_direct_apply(&f, x, r, &d, kind, se, sd, mv0, mv1, mbi);
         if (t < kBMail && r + 1 < f.uh) { // the outcome, as enc_h264_b_direct_apply wrote it

@@ -1553,36 +1553,21 @@ ENC_FN int enc_h264_col_zero(const EncFrame *f, int mbx, int mby, int q) {
     return v.x >= -1 && v.x <= 1 && v.y >= -1 && v.y <= 1;
 }
 
-/* The four quadrants' colZeroFlags as bits 0-3 (they depend on the co-located picture only). */
-ENC_FN unsigned enc_h264_col_zeros(const EncFrame *f, int mbx, int mby) {
-    unsigned cz = 0;
-    for (int q = 0; q < 4; q++)
-        cz |= (unsigned)enc_h264_col_zero(f, mbx, mby, q) << q;
-    return cz;
-}
-
-/* Spatial direct prediction (8.4.1.2.2) of a macroblock from its list-0 and list-1
- * neighbourhoods and its colZeroFlags cz (enc_h264_col_zeros): returns its lists
- * (enc_h264_b_use's bits), its vectors per quadrant into v0[4], v1[4] ((0, 0) in an unused
- * list). */
-ENC_FN int enc_h264_direct_cz(const VidkH264MvNb *n0, const VidkH264MvNb *n1, unsigned cz,
-                              VidkMv *v0, VidkMv *v1) {
+/* Spatial direct prediction (8.4.1.2.2) of macroblock (mbx, mby) from its list-0 and
+ * list-1 neighbourhoods: returns its lists (enc_h264_b_use's bits), its vectors per
+ * quadrant into v0[4], v1[4] ((0, 0) in an unused list). */
+ENC_FN int enc_h264_direct(const EncFrame *f, int mbx, int mby, const VidkH264MvNb *n0,
+                           const VidkH264MvNb *n1, VidkMv *v0, VidkMv *v1) {
     VidkMv p0, p1;
     const int r0 = vidk_h264_direct_ref(n0, &p0), r1 = vidk_h264_direct_ref(n1, &p1);
     const VidkMv zero = {0, 0};
     const int dzero = r0 < 0 && r1 < 0; /* directZeroPredictionFlag: both lists, zero */
     for (int q = 0; q < 4; q++) {
-        const int z = !dzero && (cz >> q & 1);
-        v0[q] = dzero || r0 < 0 || z ? zero : p0;
-        v1[q] = dzero || r1 < 0 || z ? zero : p1;
+        const int cz = !dzero && enc_h264_col_zero(f, mbx, mby, q);
+        v0[q] = dzero || r0 < 0 || cz ? zero : p0;
+        v1[q] = dzero || r1 < 0 || cz ? zero : p1;
     }
     return dzero ? 3 : (r0 == 0 ? 1 : 0) | (r1 == 0 ? 2 : 0);
-}
-
-/* The same for macroblock (mbx, mby). */
-ENC_FN int enc_h264_direct(const EncFrame *f, int mbx, int mby, const VidkH264MvNb *n0,
-                           const VidkH264MvNb *n1, VidkMv *v0, VidkMv *v1) {
-    return enc_h264_direct_cz(n0, n1, enc_h264_col_zeros(f, mbx, mby), v0, v1);
 }
 
 /* The list-0 and list-1 neighbourhoods of macroblock (mbx, mby) from a pass's planes. */
@@ -1658,10 +1643,11 @@ typedef struct EncDirect {
 } EncDirect;
 
 /* enc_h264_b_direct_prep's work after the neighbourhoods (n0, n1: enc_h264_b_nb's) of a
- * direct macroblock with word w and colZeroFlags cz (enc_h264_col_zeros). */
-ENC_FN int enc_h264_b_direct_from(unsigned w, unsigned cz, const VidkH264MvNb *n0,
-                                  const VidkH264MvNb *n1, EncDirect *d) {
-    const int use = enc_h264_direct_cz(n0, n1, cz, d->a, d->b), was = enc_h264_b_use(w);
+ * direct macroblock with word w. */
+ENC_FN int enc_h264_b_direct_from(const EncFrame *f, int mbx, int mby, unsigned w,
+                                  const VidkH264MvNb *n0, const VidkH264MvNb *n1,
+                                  EncDirect *d) {
+    const int use = enc_h264_direct(f, mbx, mby, n0, n1, d->a, d->b), was = enc_h264_b_use(w);
     int same = use == was, uniform = 1;
     for (int q = 0; q < 4; q++) {
         const VidkMv c0 = n0->in[(q >> 1) * 8 + (q & 1) * 2],
@@ -1685,7 +1671,7 @@ ENC_FN int enc_h264_b_direct_prep(const EncFrame *f, int mbx, int mby, const Vid
     if ((w & ENC_MBI_INTRA) || !(w & ENC_MBI_DIRECT)) return 0;
     VidkH264MvNb n0, n1;
     enc_h264_b_nb(f, mbx, mby, mv0, mv1, mbi, &n0, &n1);
-    return enc_h264_b_direct_from(w, enc_h264_col_zeros(f, mbx, mby), &n0, &n1, d);
+    return enc_h264_b_direct_from(f, mbx, mby, w, &n0, &n1, d);
 }
 
 /* kind: enc_h264_b_direct_prep's; se, sd: (kind 2) the SATDs of the explicit and the direct
