@@ -475,7 +475,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
         uint32_t pending_intra = 0;
         for (int64_t k = e->done; k < index && !bm; k++)
             pending_intra |= (uint32_t)(vidk_enc_is_intra(e, k) != 0) << (k - e->done);
-        const VidkH264Pic kind = (VidkH264Pic)(type + (pics.br >> 2));
+        const VidkH264Pic kind = pics.kind;
         if (bm && prev)
             vidk_h264_stream_slice_hdr_after(e->stream, prev->index, prev->kind, index, kind,
                                              &hdr);
@@ -509,7 +509,6 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     const int par = bm ? e->cur : (int)(index % 2), sslot = (int)(index % c->nsrc);
     VidkEncPics pics;
     vidk_enc_pics(e, index, type, par, &pics);
-    const int bref = pics.br >> 2;
     uint8_t *const *rec = c->d_rec[pics.rec];
     cudaEvent_t *ev = c->ev[slot];
     Launched &L = c->pre[slot];
@@ -615,7 +614,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             VidkEncoder nx;
             const int sj = (int)((seq + 1) % kSlots);
             if (vidk_enc_peek_next(e, &nx) && c->pre[sj].index != nx.code_index) {
-                const Pending pv = {index, (VidkH264Pic)(type + bref)};
+                const Pending pv = {index, pics.kind};
                 c->pre_err[sj] =
                     launch_frame(&nx, nx.code_index, seq + 1, nx.code_type, &pv, &c->pre[sj]);
             }
@@ -660,7 +659,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
             const double t0 = vidk_enc_now_ms();
             const uint8_t *nals = nullptr;
             size_t nb = 0;
-            const VidkH264Pic kind = (VidkH264Pic)(type + bref);
+            const VidkH264Pic kind = pics.kind;
             CUDA_CHECK(cudaEventSynchronize(ev[EV_S])); // its size is here
             if (vidk_cuda_stream_host_engine(c->st[slot])) {
                 // CABAC: the bins come down, each slice's engine on a host core

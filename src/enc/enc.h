@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "enc_core.h"
 #include "enc_core_hevc.h"
+#include "h264_stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -136,10 +137,12 @@ int vidk_enc_b_refs(const VidkEncoder *e, int64_t index, int64_t *i0, int64_t *i
  * anchor's: VidkEncoder.cur, or the driver's parity without B-frames), 2 the B frames', 3 the
  * run's reference B frame's (b_pyramid); colb: its co-located picture is that reference B
  * frame (list 1's reference), else the last anchor. i0, i1, br: vidk_enc_b_refs's for a B
- * frame (0 otherwise). */
+ * frame (0 otherwise). kind: the stream writer's picture kind (a B frame of b_pyramid that is
+ * a reference: VIDK_H264_PIC_BREF). */
 typedef struct VidkEncPics {
     int64_t i0, i1;
     int br, ref0, ref1, rec, colb;
+    VidkH264Pic kind;
 } VidkEncPics;
 void vidk_enc_pics(const VidkEncoder *e, int64_t index, int type, int cur, VidkEncPics *p);
 /* Decision passes of an H.264 P frame (docs/ENCODE.md §4): the seed and the passes that

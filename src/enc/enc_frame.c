@@ -35,7 +35,13 @@ void vidk_enc_pics(const VidkEncoder *e, int64_t index, int type, int cur, VidkE
     p->ref1 = p->br & 2 ? 3 : cur ^ 1;
     p->rec = p->br & 4 ? 3 : bf ? 2 : cur;
     p->colb = (p->br & 2) != 0;
+    p->kind = (VidkH264Pic)(type + (p->br >> 2));
 }
+_Static_assert(VIDK_ENC_FRAME_I == (int)VIDK_H264_PIC_I &&
+                   VIDK_ENC_FRAME_P == (int)VIDK_H264_PIC_P &&
+                   VIDK_ENC_FRAME_B == (int)VIDK_H264_PIC_B &&
+                   VIDK_H264_PIC_B + 1 == (int)VIDK_H264_PIC_BREF,
+               "VidkH264Pic follows the frame types");
 
 int vidk_enc_lambda(int qp) {
     return enc_lambda_tab[vidk_iclip(qp, 0, VIDK_ENC_MAX_QP)];

@@ -641,15 +641,23 @@ void vidk_h264_stream_slice_hdr_after(const VidkH264Stream *s, int64_t prev,
     vidk_h264_stream_slice_hdr_next(&t, index, kind, h);
 }
 
+/* A picture of kind `kind` coded elsewhere: its slice header into *h and the writer's state
+ * at its start; VIDK_ERR(EINVAL) for a kind the stream was not set up for. */
+static int begin_picture(VidkH264Stream *s, int64_t index, VidkH264Pic kind,
+                         VidkH264SliceHdr *h) {
+    const int b = kind >= VIDK_H264_PIC_B, bref = kind == VIDK_H264_PIC_BREF;
+    if ((b && !s->bframes) || (bref && s->bframes < 2)) return VIDK_ERR(EINVAL);
+    vidk_h264_stream_slice_hdr_next(s, index, kind, h);
+    start_picture(s, index, kind == VIDK_H264_PIC_I, b, bref);
+    return 0;
+}
+
 int vidk_h264_stream_frame_nals(VidkH264Stream *s, int64_t index, VidkH264Pic kind,
                                 const uint8_t *nals, size_t n, const uint8_t **data,
                                 size_t *size) {
     VidkH264SliceHdr h;
-    const int intra = kind == VIDK_H264_PIC_I, b = kind >= VIDK_H264_PIC_B,
-              bref = kind == VIDK_H264_PIC_BREF;
-    if ((b && !s->bframes) || (bref && s->bframes < 2)) return VIDK_ERR(EINVAL);
-    vidk_h264_stream_slice_hdr_next(s, index, kind, &h);
-    start_picture(s, index, intra, b, bref);
+    const int err = begin_picture(s, index, kind, &h);
+    if (err < 0) return err;
     return write_units(s, NULL, &h, 0, nals, n, data, size);
 }
 
@@ -657,11 +665,9 @@ int vidk_h264_stream_frame_bins(VidkH264Stream *s, VidkContext *ctx, VidkThreadP
                                 int64_t index, VidkH264Pic kind, const uint16_t *bins,
                                 const uint32_t *boff, const uint8_t **data, size_t *size) {
     VidkH264SliceHdr h;
-    const int b = kind >= VIDK_H264_PIC_B, bref = kind == VIDK_H264_PIC_BREF;
-    if (!s->cabac || (b && !s->bframes) || (bref && s->bframes < 2)) return VIDK_ERR(EINVAL);
-    vidk_h264_stream_slice_hdr_next(s, index, kind, &h);
-    start_picture(s, index, kind == VIDK_H264_PIC_I, b, bref);
-    int err = rows_ready(s);
+    if (!s->cabac) return VIDK_ERR(EINVAL);
+    int err = begin_picture(s, index, kind, &h);
+    if (err >= 0) err = rows_ready(s);
     if (err < 0) return err;
     Job j = {s, NULL, &h, bins, boff};
     run_jobs(ctx, pool, s->slices, cabac_slice, &j);
