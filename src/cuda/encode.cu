@@ -125,7 +125,10 @@ extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
         const size_t span = (size_t)src->stride[p] * (size_t)(h - 1) + (size_t)w;
         const uint8_t *from = s;
         size_t from_pitch = (size_t)src->stride[p];
-        if (!vidk_cuda_host_pinned(ctx, s, span)) {
+        // With B-frames send copies the picture (docs/ENCODE.md "Picture lifetime": the
+        // caller may reuse it once send returns), so never an upload from it that is still
+        // in flight then: through the staging buffer.
+        if (e->p.bframes || !vidk_cuda_host_pinned(ctx, s, span)) {
             uint8_t *st = c->h_stage[slot] + off;
             for (int y = 0; y < h; y++)
                 memcpy(st + (size_t)y * w, s + (size_t)y * src->stride[p], (size_t)w);
