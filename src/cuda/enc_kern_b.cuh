@@ -67,8 +67,8 @@ __global__ void __launch_bounds__(kBThreads)
 // and the direct predictions are to be weighed, lanes 0-15 compute the explicit one's 4x4
 // SATDs, lanes 16-31 the direct one's, each half summing them; lane 0 writes the outcome,
 // lanes 0-8 post it (the left neighbour of the next macroblock: this warp's own writes).
-constexpr int kBMail =
-    9; // of a macroblock's kDbkMail words: list 0's 4 vectors, list 1's, word
+// A macroblock's words of the mailbox (of its kDbkMail): list 0's 4 vectors, list 1's, word.
+constexpr int kBMail = 9;
 __device__ inline bool b_direct_pending(unsigned w) {
     return !(w & ENC_MBI_INTRA) && (w & ENC_MBI_DIRECT);
 }

@@ -39,8 +39,8 @@ enum {
     SLOT_PLANE2 = VIDK_SLOT_ME_FIRST + 5, // device plane 2 / pinned staging of next
     SLOT_STATE = VIDK_SLOT_ME_FIRST + 6,  // host: SeqState
     SLOT_RES1 = VIDK_SLOT_ME_FIRST + 7,   // device results of vidk_cuda_me_search_dev's set 1
-    // vidk_cuda_me_search_dev's keys and set 0's results: apart from the host API's, which
-    // the coding loop's look-ahead calls while its frames' searches are in flight
+    // vidk_cuda_me_search_dev's keys and set 0's results: apart from the host API's, which a
+    // caller may use on the same context while an encoder's searches are in flight
     SLOT_DEV_KEYS = VIDK_SLOT_ME_FIRST + 8,
     SLOT_DEV_RES0 = VIDK_SLOT_ME_FIRST + 9,
     // set 2's keys and results (the coding loop's look-ahead, on another stream)

@@ -1674,15 +1674,15 @@ ENC_FN int enc_h264_b_direct_prep(const EncFrame *f, int mbx, int mby, const Vid
     return enc_h264_b_direct_from(f, mbx, mby, w, &n0, &n1, d);
 }
 
-/* kind: enc_h264_b_direct_prep's; se, sd: (kind 2) the SATDs of the explicit and the direct
- * predictions. */
-/* Is the outcome explicit (kind 2, the costed vectors cheaper)? */
+/* Is the outcome explicit (kind: enc_h264_b_direct_prep's; se, sd: with kind 2 the SATDs of
+ * the explicit and the direct predictions; the costed vectors cheaper)? */
 ENC_FN int enc_h264_b_direct_explicit(const EncFrame *f, const EncDirect *d, int kind,
                                       uint32_t se, uint32_t sd) {
     return kind == 2 &&
            se + enc_h264_lbits(f, d->ebits) < sd + enc_h264_lbits(f, enc_h264_mb_bits[0]);
 }
 
+/* The outcome into the planes (kind, se, sd: as enc_h264_b_direct_explicit's). */
 ENC_FN void enc_h264_b_direct_apply(const EncFrame *f, int mbx, int mby, const EncDirect *d,
                                     int kind, uint32_t se, uint32_t sd, VidkMv *mv0,
                                     VidkMv *mv1, uint16_t *mbi) {
