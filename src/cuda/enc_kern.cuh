@@ -786,8 +786,10 @@ __global__ void __launch_bounds__(kDbkBsThreads)
 // -4..15 around the macroblock, the chroma warp on a Cb and a Cr tile of rows -4..7 x
 // columns -4..7 (the planes do not meet; the warps never wait for each other). The columns
 // left of the macroblock are carried over from the one before; lanes 0-15 filter a line
-// each (luma: line i; chroma: Cb lines 0-7, Cr 8-15) with vidk_h264_dbk_line, a warp barrier
-// after each edge. The result is enc_core.h enc_h264_deblock_mb's in raster order, because
+// each (luma: line i; chroma: Cb lines 0-7, Cr 8-15) with vidk_h264_dbk_line, the line's
+// edges one after the other in registers (dbk_tile_run: a row for the vertical edges, then
+// a column for the horizontal ones), a warp barrier between the directions. The result is
+// enc_core.h enc_h264_deblock_mb's in raster order, because
 // - a macroblock's vertical edges read and write only its own rows (and its left
 //   neighbour's last columns): they follow the macroblock before it, nothing of the row
 //   above;
@@ -824,20 +826,50 @@ __device__ inline unsigned long long dbk_mail_ld(const unsigned long long *p) {
 }
 __device__ inline void dbk_mail_st(unsigned long long *p, unsigned long long v) {
     asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-// One line of an edge in a tile: q0 at q, the line's samples s bytes apart; luma reads
-// p3..q3, chroma p1..q1, and the filter writes p2..q2 at most.
-template <bool kChroma>
-__device__ inline void dbk_tile_line(uint8_t *q, int s, int b, const VidkH264DbkQ &dq) {
-    constexpr int k0 = kChroma ? 2 : 0, k1 = kChroma ? 6 : 8;
-    uint8_t v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+} // A line's run of edges in a tile, in registers: the line's samples v[k] (k = 0: column or
+// row -4 of the macroblock) at t[k] (kRow: a row of the tile, word-aligned) or t[k tp] (a
+// column), its edges at k = 4, 8, ... filtered in order with vidk_h264_dbk_line (bS be[e],
+// 0: not filtered; none: the line is not read); luma reads k = 0..19 and writes 1..18, chroma
+// reads 2..9 and writes 3..8 (a row: the words that hold them).
+template <bool kChroma, bool kRow>
+__device__ inline void dbk_tile_run(uint8_t *t, const unsigned *be, const VidkH264DbkQ &dq) {
+    constexpr int kEdges = kChroma ? 2 : 4, kN = kChroma ? 12 : 20;
+    constexpr int r0 = kChroma ? 2 : 0, r1 = kChroma ? 10 : 20; // read
+    constexpr int w0 = kChroma ? 3 : 1, w1 = kChroma ? 9 : 19;  // written
+    constexpr int s = kN;                                       // a column's step
+    unsigned any = 0;
 #pragma unroll
-    for (int k = k0; k < k1; k++)
-        v[k] = q[(k - 4) * s];
-    vidk_h264_dbk_line(v + 4, 1, b, kChroma, &dq);
+    for (int e = 0; e < kEdges; e++)
+        any |= be[e];
+    if (!any) return;
+    uint8_t v[kN];
+    if (kRow) {
 #pragma unroll
-    for (int k = k0 > 1 ? k0 : 1; k < (k1 < 7 ? k1 : 7); k++)
-        q[(k - 4) * s] = v[k];
+        for (int w = r0 / 4; w < (r1 + 3) / 4; w++) {
+            const uint32_t word = reinterpret_cast<const uint32_t *>(t)[w];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                v[4 * w + k] = (uint8_t)(word >> 8 * k);
+        }
+    } else {
+#pragma unroll
+        for (int k = r0; k < r1; k++)
+            v[k] = t[k * s];
+    }
+#pragma unroll
+    for (int e = 0; e < kEdges; e++)
+        if (be[e]) vidk_h264_dbk_line(v + 4 + 4 * e, 1, (int)be[e], kChroma, &dq);
+    if (kRow) { // whole words (every one written was read whole)
+#pragma unroll
+        for (int w = w0 / 4; w < (w1 + 3) / 4; w++)
+            reinterpret_cast<uint32_t *>(t)[w] =
+                (uint32_t)v[4 * w] | (uint32_t)v[4 * w + 1] << 8 |
+                (uint32_t)v[4 * w + 2] << 16 | (uint32_t)v[4 * w + 3] << 24;
+    } else {
+#pragma unroll
+        for (int k = w0; k < w1; k++)
+            t[k * s] = v[k];
+    }
 }
 // A filtering warp: kChroma 0 the luma, 1 both chroma planes.
 template <bool kChroma>
@@ -892,10 +924,10 @@ __device__ void dbk_filter_warp(const EncFrame &f, const uint8_t *bs, unsigned l
     const unsigned long long *above =
         mail + ((size_t)(r > 0 ? r - 1 : 0) * uw) * kDbkMail + m0 + lane;
     unsigned long long *mine = mail + ((size_t)r * uw) * kDbkMail + m0 + lane;
+    // the rows above of the macroblock, in flight from the end of the one before (stale when
+    // the row above has not posted them yet: polled again before the horizontal edges)
+    unsigned long long mv = r > 0 && mact ? dbk_mail_ld(above) : 0;
     for (int x = 0; x < uw; x++) {
-        // the rows above, in flight meanwhile
-        unsigned long long mv = 0;
-        if (r > 0 && mact) mv = dbk_mail_ld(above + (size_t)x * kDbkMail);
         // the last four columns of the macroblock before become the tile's first four
         const uint32_t cw = act ? *dbk_tw(T, p, 4 + i, tc) : 0;
         __syncwarp();
@@ -909,12 +941,14 @@ __device__ void dbk_filter_warp(const EncFrame &f, const uint8_t *bs, unsigned l
             pb = bs[((size_t)r * uw + x + 1) * 32 + lane];
         }
         __syncwarp();
-        for (int e = 0; e < kEdges; e++) { // vertical edges, left to right
-            const int be =
-                __shfl_sync(0xffffffffu, b, kChroma ? 8 * e + (i >> 1) : 4 * e + (i >> 2));
-            if (act && be) dbk_tile_line<kChroma>(tile + (4 + i) * tp + 4 + 4 * e, 1, be, dq);
-            __syncwarp();
+        unsigned bv[kEdges], bh[kEdges]; // bS of this lane's line at each edge
+        for (int e = 0; e < kEdges; e++) {
+            const int j = kChroma ? 8 * e + (i >> 1) : 4 * e + (i >> 2);
+            bv[e] = __shfl_sync(0xffffffffu, b, j);
+            bh[e] = __shfl_sync(0xffffffffu, b, 16 + j);
         }
+        if (act) dbk_tile_run<kChroma, true>(tile + (4 + i) * tp, bv, dq); // vertical edges
+        __syncwarp();
         if (x > 0) { // the macroblock before is final: its last columns, and its mail
             if (act && i < own) *dbk_gw(f, p, r, x, 4 + i, 0) = *dbk_tw(T, p, 4 + i, 0);
             if (!last && mact)
@@ -927,15 +961,12 @@ __device__ void dbk_filter_warp(const EncFrame &f, const uint8_t *bs, unsigned l
                 while ((unsigned)(mv >> 32) != tag)
                     mv = dbk_mail_ld(above + (size_t)x * kDbkMail);
                 *dbk_tw(T, mp, mrr, mw) = (uint32_t)mv;
+                if (x + 1 < uw) mv = dbk_mail_ld(above + (size_t)(x + 1) * kDbkMail);
             }
             __syncwarp();
         }
-        for (int e = 0; e < kEdges; e++) { // horizontal edges, top to bottom
-            const int be = __shfl_sync(0xffffffffu, b,
-                                       16 + (kChroma ? 8 * e + (i >> 1) : 4 * e + (i >> 2)));
-            if (act && be) dbk_tile_line<kChroma>(tile + (4 + 4 * e) * tp + 4 + i, tp, be, dq);
-            __syncwarp();
-        }
+        if (act) dbk_tile_run<kChroma, false>(tile + 4 + i, bh, dq); // horizontal edges
+        __syncwarp();
         for (int k = 0; k < kWords; k++)
             if (sp[k] >= 0)
                 *dbk_gw(f, sp[k], r, x, srow[k], sw[k]) = *dbk_tw(T, sp[k], srow[k], sw[k]);
