@@ -207,6 +207,13 @@ mut me_shift_sel src/cuda/me_kern_f41.cuh \
     'w[2 * cs] = __byte_perm(w0, w1, 0x5432u);' 'w[2 * cs] = __byte_perm(w0, w1, 0x4321u);'
 mut me_shift_copy src/cuda/me_kern_f41.cuh \
     '((FL & F_SHIFT) ? (sx & 3) * cs : 0)' '((FL & F_SHIFT) ? (3 - (sx & 3)) * cs : 0)'
+# The device's deblocking filter, checked on the host through the same emulator (ctest
+# dbk_emu): the word of the mailbox with the last four columns taken before the next
+# macroblock's vertical edges; the last row not storing its own bottom rows.
+mut dbk_mail_word src/cuda/dbk_kern.cuh \
+    '(mw == tc ? *dbk_tw(T, mp, mrr + n, 0) : saved)' 'saved'
+mut dbk_last_rows src/cuda/dbk_kern.cuh \
+    'const int own = last ? n : n - (kChroma ? 1 : 3);' 'const int own = n - (kChroma ? 1 : 3);'
 
 # Readers.
 mut y4m_width_height tools/picio.c \

@@ -428,8 +428,8 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
                             kDbkBsThreads, 0, s>>>(f, c->d_dbs);
         CUDA_CHECK_LAUNCH();
         if (++c->mail_tag == 0) c->mail_tag = 1; // 0: the mailbox's words before any frame
-        deblock_kernel<<<(unsigned)e->uh, kDbkThreads, 0, s>>>(f, c->d_dbs, c->d_mail,
-                                                               c->mail_tag);
+        deblock_kernel<<<(unsigned)(e->uh + kDbkRows - 1) / kDbkRows, kDbkThreads, 0, s>>>(
+            f, c->d_dbs, c->d_mail, c->mail_tag);
         CUDA_CHECK_LAUNCH();
     }
     if (bm && !bf) { // an anchor: the co-located picture of the B frames after it

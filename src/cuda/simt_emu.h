@@ -1,0 +1,225 @@
+// A host-side SIMT emulator for CUDA kernels written for it (src/cuda/me_kern.cuh through
+// me_emu.cuh, src/cuda/dbk_kern.cuh through tests/test_dbk_emu.cpp): each CUDA thread a
+// ucontext fiber, one thread block at a time (blocks in grid order), so the kernels' logic
+// runs and is checked on a machine without a GPU. Plain C++17, no CUDA toolkit.
+//
+// It provides the CUDA built-ins those kernels use (threadIdx, blockIdx, blockDim,
+// __syncthreads, __syncwarp, __shfl_sync, __shfl_xor_sync, atomicMin, __ldcg, __byte_perm,
+// uint4, dynamic shared memory). Barriers are exact: a warp shuffle or __syncwarp waits for
+// the 32 lanes of its warp, __syncthreads for the whole block; a barrier that not every
+// live thread of its scope reaches, or a shuffle with an exited partner, is reported as an
+// error (the kernels' SIMT contract). What it cannot check: timing, races between threads
+// in the same barrier interval (fibers run one after another), anything between blocks
+// that run at once on a GPU (here each block ends before the next starts), and anything
+// about the real device. Defines VIDK_SIMT_EMU 1 for the kernels' few host forms.
+#ifndef VIDK_CUDA_SIMT_EMU_H
+#define VIDK_CUDA_SIMT_EMU_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <functional>
+#include <vector>
+
+#define VIDK_SIMT_EMU 1
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+#define __maxnreg__(...)
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct alignas(16) uint4 {
+    unsigned x, y, z, w;
+};
+
+namespace emu {
+
+enum { RUN = 0, WAIT_WARP = 1, WAIT_BLOCK = 2, DONE = 3 };
+
+struct Fiber {
+    ucontext_t uc;
+    int state;
+};
+
+struct Block {
+    std::vector<Fiber> f;
+    std::vector<char> stacks;
+    std::vector<unsigned long long> xch;
+    std::vector<unsigned long long> smem;
+    ucontext_t sched;
+    int cur = 0;
+    dim3 bidx, bdim, gdim;
+    std::function<void()> body;
+    int errors = 0;
+};
+
+static Block g_block;
+static const size_t kStack = 128 * 1024;
+
+inline void *dyn_smem() { // dynamic shared memory of the block
+    return g_block.smem.data();
+}
+inline void yield_to_sched(int st) {
+    Fiber &fb = g_block.f[g_block.cur];
+    fb.state = st;
+    swapcontext(&fb.uc, &g_block.sched);
+}
+
+inline void entry() {
+    g_block.body();
+    g_block.f[g_block.cur].state = DONE;
+    // returning resumes uc_link (the scheduler)
+}
+
+inline void fail(const char *what) {
+    fprintf(stderr, "emu: SIMT error: %s (block %u,%u thread %d)\n", what, g_block.bidx.x,
+            g_block.bidx.y, g_block.cur);
+    g_block.errors++;
+}
+
+// Run one block to completion.
+inline void run_block(dim3 bidx, dim3 bdim, dim3 gdim, size_t smem_bytes,
+                      const std::function<void()> &body) {
+    Block &B = g_block;
+    const int nt = (int)bdim.x;
+    B.bidx = bidx, B.bdim = bdim, B.gdim = gdim;
+    B.body = body;
+    B.f.assign(nt, Fiber());
+    if (B.stacks.size() < (size_t)nt * kStack) B.stacks.resize((size_t)nt * kStack);
+    B.xch.assign(nt, 0);
+    B.smem.assign((smem_bytes + 7) / 8 + 1, 0xcdcdcdcdcdcdcdcdull); // garbage, as on a GPU
+    for (int i = 0; i < nt; i++) {
+        getcontext(&B.f[i].uc);
+        B.f[i].uc.uc_stack.ss_sp = B.stacks.data() + (size_t)i * kStack;
+        B.f[i].uc.uc_stack.ss_size = kStack;
+        B.f[i].uc.uc_link = &B.sched;
+        makecontext(&B.f[i].uc, (void (*)())entry, 0);
+        B.f[i].state = RUN;
+    }
+    for (;;) {
+        int ran = 0;
+        for (int i = 0; i < nt; i++) {
+            if (B.f[i].state != RUN) continue;
+            B.cur = i;
+            swapcontext(&B.sched, &B.f[i].uc);
+            ran = 1;
+        }
+        int live = 0, at_block = 0;
+        for (int i = 0; i < nt; i++) {
+            live += B.f[i].state != DONE;
+            at_block += B.f[i].state == WAIT_BLOCK;
+        }
+        if (!live) break;
+        int released = 0;
+        for (int w = 0; w < (nt + 31) / 32; w++) {
+            int lanes = 0, waiting = 0, done = 0;
+            for (int i = w * 32; i < nt && i < w * 32 + 32; i++) {
+                lanes++;
+                waiting += B.f[i].state == WAIT_WARP;
+                done += B.f[i].state == DONE;
+            }
+            if (waiting && waiting == lanes - done) {
+                if (done || lanes != 32) {
+                    B.cur = w * 32;
+                    fail("shuffle with an exited or missing lane");
+                }
+                for (int i = w * 32; i < nt && i < w * 32 + 32; i++)
+                    if (B.f[i].state == WAIT_WARP) B.f[i].state = RUN;
+                released = 1;
+            }
+        }
+        if (!released && at_block == live) {
+            for (int i = 0; i < nt; i++)
+                if (B.f[i].state == WAIT_BLOCK) B.f[i].state = RUN;
+            released = 1;
+        }
+        if (!released && !ran) {
+            fail("deadlock: threads wait at different barriers");
+            break;
+        }
+    }
+}
+
+template <typename F> inline void launch(dim3 grid, dim3 block, size_t smem, F &&fn) {
+    for (unsigned y = 0; y < grid.y; y++)
+        for (unsigned x = 0; x < grid.x; x++)
+            run_block(dim3(x, y, 0), block, grid, smem, fn);
+}
+
+} // namespace emu
+
+struct EmuIdx {
+    unsigned x, y, z;
+};
+inline EmuIdx emu_tid() {
+    return {(unsigned)emu::g_block.cur, 0, 0};
+}
+inline EmuIdx emu_bid() {
+    return {emu::g_block.bidx.x, emu::g_block.bidx.y, 0};
+}
+inline EmuIdx emu_bdim() {
+    return {emu::g_block.bdim.x, 1, 1};
+}
+#define threadIdx (emu_tid())
+#define blockIdx  (emu_bid())
+#define blockDim  (emu_bdim())
+
+inline void __syncthreads() {
+    emu::yield_to_sched(emu::WAIT_BLOCK);
+}
+
+template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int m) {
+    static_assert(sizeof(T) <= 8, "shuffle size");
+    if (mask != 0xffffffffu) emu::fail("partial shuffle mask");
+    const int t = emu::g_block.cur;
+    unsigned long long bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    emu::g_block.xch[t] = bits;
+    emu::yield_to_sched(emu::WAIT_WARP);
+    const int src = (t & ~31) | ((t & 31) ^ m);
+    bits = emu::g_block.xch[src];
+    emu::yield_to_sched(emu::WAIT_WARP); // nobody overwrites a slot before all have read
+    T r;
+    memcpy(&r, &bits, sizeof(T));
+    return r;
+}
+
+inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
+    const unsigned long long o = *p;
+    if (v < o) *p = v;
+    return o;
+}
+
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+    if (mask != 0xffffffffu) emu::fail("partial warp barrier mask");
+    emu::yield_to_sched(emu::WAIT_WARP);
+}
+template <typename T> inline T __shfl_sync(unsigned mask, T v, int src_lane) {
+    static_assert(sizeof(T) <= 8, "shuffle size");
+    if (mask != 0xffffffffu) emu::fail("partial shuffle mask");
+    const int t = emu::g_block.cur;
+    unsigned long long bits = 0;
+    memcpy(&bits, &v, sizeof(T));
+    emu::g_block.xch[t] = bits;
+    emu::yield_to_sched(emu::WAIT_WARP);
+    bits = emu::g_block.xch[(t & ~31) | (src_lane & 31)];
+    emu::yield_to_sched(emu::WAIT_WARP); // nobody overwrites a slot before all have read
+    T r;
+    memcpy(&r, &bits, sizeof(T));
+    return r;
+}
+template <typename T> inline T __ldcg(const T *p) {
+    return *p;
+}
+
+#endif
