@@ -178,20 +178,28 @@ inline void __syncthreads() {
     emu::yield_to_sched(emu::WAIT_BLOCK);
 }
 
-template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int m) {
+namespace emu {
+// A warp shuffle: lane t's value v, the value of lane src(t) back (every lane of the warp).
+template <typename T, typename Src> inline T shuffle(unsigned mask, T v, Src src) {
     static_assert(sizeof(T) <= 8, "shuffle size");
-    if (mask != 0xffffffffu) emu::fail("partial shuffle mask");
-    const int t = emu::g_block.cur;
+    if (mask != 0xffffffffu) fail("partial shuffle mask");
+    const int t = g_block.cur;
     unsigned long long bits = 0;
     memcpy(&bits, &v, sizeof(T));
-    emu::g_block.xch[t] = bits;
-    emu::yield_to_sched(emu::WAIT_WARP);
-    const int src = (t & ~31) | ((t & 31) ^ m);
-    bits = emu::g_block.xch[src];
-    emu::yield_to_sched(emu::WAIT_WARP); // nobody overwrites a slot before all have read
+    g_block.xch[t] = bits;
+    yield_to_sched(WAIT_WARP);
+    bits = g_block.xch[(t & ~31) | (src(t & 31) & 31)];
+    yield_to_sched(WAIT_WARP); // nobody overwrites a slot before all have read
     T r;
     memcpy(&r, &bits, sizeof(T));
     return r;
+}
+} // namespace emu
+template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int m) {
+    return emu::shuffle(mask, v, [m](int lane) { return lane ^ m; });
+}
+template <typename T> inline T __shfl_sync(unsigned mask, T v, int src_lane) {
+    return emu::shuffle(mask, v, [src_lane](int) { return src_lane; });
 }
 
 inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
@@ -203,20 +211,6 @@ inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v)
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
     if (mask != 0xffffffffu) emu::fail("partial warp barrier mask");
     emu::yield_to_sched(emu::WAIT_WARP);
-}
-template <typename T> inline T __shfl_sync(unsigned mask, T v, int src_lane) {
-    static_assert(sizeof(T) <= 8, "shuffle size");
-    if (mask != 0xffffffffu) emu::fail("partial shuffle mask");
-    const int t = emu::g_block.cur;
-    unsigned long long bits = 0;
-    memcpy(&bits, &v, sizeof(T));
-    emu::g_block.xch[t] = bits;
-    emu::yield_to_sched(emu::WAIT_WARP);
-    bits = emu::g_block.xch[(t & ~31) | (src_lane & 31)];
-    emu::yield_to_sched(emu::WAIT_WARP); // nobody overwrites a slot before all have read
-    T r;
-    memcpy(&r, &bits, sizeof(T));
-    return r;
 }
 template <typename T> inline T __ldcg(const T *p) {
     return *p;
