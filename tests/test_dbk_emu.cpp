@@ -121,6 +121,7 @@ int main(int argc, char **argv) {
         const int qpc = qp < 30 ? qp : qp - (int)(rnd() % 8);
         const int smooth = c % 3 != 2;
         const unsigned tag = 1 + (rnd() % 1000);
+        emu::g_order = c % 4; // threads run in every order (barriers)
         const int bad = run_case(uw, uh, qp, qpc, smooth, tag);
         if (bad) {
             fprintf(stderr, "case %d: %dx%d macroblocks, QP %d / %d: %d samples differ\n", c,

@@ -64,6 +64,14 @@ struct Block {
 };
 
 static Block g_block;
+// The order in which a round runs the threads that can run (each until its next barrier):
+// 0 by thread index, 1 the reverse, 2 a new random order each round, 3 the warps in a random
+// order, each on through its warp barriers up to a block barrier (warps drift apart as far
+// as the block's barriers let them); random orders from g_order_seed. Results that change
+// with it reveal a missing barrier (a thread reading what another writes in the same
+// barrier interval).
+static int g_order = 0;
+static uint32_t g_order_seed = 1;
 static const size_t kStack = 128 * 1024;
 
 inline void *dyn_smem() { // dynamic shared memory of the block
@@ -106,13 +114,62 @@ inline void run_block(dim3 bidx, dim3 bdim, dim3 gdim, size_t smem_bytes,
         makecontext(&B.f[i].uc, (void (*)())entry, 0);
         B.f[i].state = RUN;
     }
+    // a new random permutation of v (g_order_seed)
+    auto shuffle_ids = [](std::vector<int> &v) {
+        for (int i = (int)v.size() - 1; i > 0; i--) {
+            g_order_seed ^= g_order_seed << 13, g_order_seed ^= g_order_seed >> 17;
+            g_order_seed ^= g_order_seed << 5;
+            const int j = (int)(g_order_seed % (uint32_t)(i + 1)), t = v[i];
+            v[i] = v[j], v[j] = t;
+        }
+    };
+    int ran = 0;
+    auto run = [&](int i) {
+        if (B.f[i].state != RUN) return;
+        B.cur = i;
+        swapcontext(&B.sched, &B.f[i].uc);
+        ran = 1;
+    };
+    // warp w's lanes go on when every live lane waits at the warp barrier
+    auto release_warp = [&](int w) {
+        int lanes = 0, waiting = 0, done = 0;
+        for (int i = w * 32; i < nt && i < w * 32 + 32; i++) {
+            lanes++;
+            waiting += B.f[i].state == WAIT_WARP;
+            done += B.f[i].state == DONE;
+        }
+        if (!waiting || waiting != lanes - done) return 0;
+        if (done || lanes != 32) {
+            B.cur = w * 32;
+            fail("shuffle with an exited or missing lane");
+        }
+        for (int i = w * 32; i < nt && i < w * 32 + 32; i++)
+            if (B.f[i].state == WAIT_WARP) B.f[i].state = RUN;
+        return 1;
+    };
+    const int nw = (nt + 31) / 32;
+    std::vector<int> order(nt), warps(nw), lanes;
     for (;;) {
-        int ran = 0;
-        for (int i = 0; i < nt; i++) {
-            if (B.f[i].state != RUN) continue;
-            B.cur = i;
-            swapcontext(&B.sched, &B.f[i].uc);
-            ran = 1;
+        ran = 0;
+        if (g_order == 3) { // warps in a random order, each through its warp barriers
+            for (int w = 0; w < nw; w++)
+                warps[w] = w;
+            shuffle_ids(warps);
+            for (int w : warps)
+                do {
+                    lanes.clear();
+                    for (int i = w * 32; i < nt && i < w * 32 + 32; i++)
+                        lanes.push_back(i);
+                    shuffle_ids(lanes);
+                    for (int i : lanes)
+                        run(i);
+                } while (release_warp(w));
+        } else {
+            for (int i = 0; i < nt; i++)
+                order[i] = g_order == 1 ? nt - 1 - i : i;
+            if (g_order == 2) shuffle_ids(order);
+            for (int i : order)
+                run(i);
         }
         int live = 0, at_block = 0;
         for (int i = 0; i < nt; i++) {
@@ -121,23 +178,8 @@ inline void run_block(dim3 bidx, dim3 bdim, dim3 gdim, size_t smem_bytes,
         }
         if (!live) break;
         int released = 0;
-        for (int w = 0; w < (nt + 31) / 32; w++) {
-            int lanes = 0, waiting = 0, done = 0;
-            for (int i = w * 32; i < nt && i < w * 32 + 32; i++) {
-                lanes++;
-                waiting += B.f[i].state == WAIT_WARP;
-                done += B.f[i].state == DONE;
-            }
-            if (waiting && waiting == lanes - done) {
-                if (done || lanes != 32) {
-                    B.cur = w * 32;
-                    fail("shuffle with an exited or missing lane");
-                }
-                for (int i = w * 32; i < nt && i < w * 32 + 32; i++)
-                    if (B.f[i].state == WAIT_WARP) B.f[i].state = RUN;
-                released = 1;
-            }
-        }
+        for (int w = 0; w < nw; w++)
+            released |= release_warp(w);
         if (!released && at_block == live) {
             for (int i = 0; i < nt; i++)
                 if (B.f[i].state == WAIT_BLOCK) B.f[i].state = RUN;
