@@ -38,8 +38,8 @@ __global__ void pad_kernel(uint8_t *y, uint8_t *u, uint8_t *v, int pitch_y, int 
 // dist_lanes(shape) only, so xor shuffles over those bits sum them (every lane of the
 // partition gets the sum and makes the same choice) and the first writes the SATD and the
 // vector. Without sub-8x8 partitions (f.no_sub8x8) only the shapes from 8x8 on (their
-// entries are all the decision reads). Lane 0 of a macroblock also writes decision pass 0,
-// the seed (enc_h264_seed), into seed_mv / seed_mb.
+// entries are all the decision reads). The half warp of a macroblock's 16x16 partition also
+// writes decision pass 0, the seed (enc_h264_seed), into seed_mv / seed_mb.
 constexpr int kDistShapes =
     7; // 4x4, 8x4, 4x8, 8x8 (P_8x8's sub types 3, 1, 2, 0), 16x8, 8x16, 16x16
 __host__ __device__ constexpr int dist_part(int shape, int k) {
@@ -77,24 +77,42 @@ __device__ inline uint32_t ld_u4(const uint8_t *p) {
     return sh ? __funnelshift_r(lo, __ldg(w + 1), sh) : lo;
 }
 
-// enc_h264_satd_at of the 4x4 block at (x, y) (x a multiple of 4) for vector v: where
-// enc_qrows reads without clamping, a row of four predicted samples as one word (__vavgu4:
-// (A + B + 1) >> 1 per byte), else the core's sample by sample; the same value.
-__device__ inline uint32_t satd4_at(const EncFrame &f, int x, int y, VidkMv v) {
+// enc_h264_satd_at of the 4x4 block at (x, y) (x a multiple of 4) for vector v, sw: the
+// block's four source rows (words). Where enc_qrows reads without clamping, a row of four
+// predicted samples as one word (__vavgu4: (A + B + 1) >> 1 per byte; a whole- or
+// half-sample vector reads one plane), and returns true; else false (the caller takes the
+// core's sample by sample: the same value).
+__device__ __forceinline__ bool satd4_fast(const EncFrame &f, int x, int y, VidkMv v,
+                                           const uint32_t *sw, uint32_t *out) {
     EncQRows r;
-    if (!enc_qrows(&f, x, y, 4, 4, v, &r)) return enc_h264_satd_at(&f, x, y, 4, 4, v);
+    if (!enc_qrows(&f, x, y, 4, 4, v, &r)) return false;
     int d[16];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        const uint32_t p =
-            __vavgu4(ld_u4(r.a + (ptrdiff_t)j * r.sa), ld_u4(r.b + (ptrdiff_t)j * r.sb));
-        const uint32_t c =
-            *reinterpret_cast<const uint32_t *>(f.src[0] + (ptrdiff_t)(y + j) * f.ss[0] + x);
+        const uint32_t a = ld_u4(r.a + (ptrdiff_t)j * r.sa);
+        const uint32_t p = r.a == r.b ? a : __vavgu4(a, ld_u4(r.b + (ptrdiff_t)j * r.sb));
 #pragma unroll
         for (int i = 0; i < 4; i++)
-            d[4 * j + i] = (int)(c >> 8 * i & 255u) - (int)(p >> 8 * i & 255u);
+            d[4 * j + i] = (int)(sw[j] >> 8 * i & 255u) - (int)(p >> 8 * i & 255u);
     }
-    return vidk_satd4(d);
+    *out = vidk_satd4(d);
+    return true;
+}
+__device__ inline uint32_t satd4_src(const EncFrame &f, int x, int y, VidkMv v,
+                                     const uint32_t *sw) {
+    uint32_t s;
+    return satd4_fast(f, x, y, v, sw, &s) ? s : enc_h264_satd_at(&f, x, y, 4, 4, v);
+}
+__device__ inline void satd4_rows(const EncFrame &f, int x, int y, uint32_t *sw) {
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        sw[j] =
+            *reinterpret_cast<const uint32_t *>(f.src[0] + (ptrdiff_t)(y + j) * f.ss[0] + x);
+}
+__device__ inline uint32_t satd4_at(const EncFrame &f, int x, int y, VidkMv v) {
+    uint32_t sw[4];
+    satd4_rows(f, x, y, sw);
+    return satd4_src(f, x, y, v, sw);
 }
 
 // The reference's half-sample planes (EncFrame.qpl): a thread per position of row y.
@@ -106,25 +124,30 @@ __global__ void __launch_bounds__(128) qpl_kernel(const EncFrame f, uint8_t *qpl
 // enc_h264_refine of a partition from the searched vector im on the lanes of its 4x4 blocks
 // (lane at block (bx, by); m: the bits of the lane index along which the partition extends,
 // dist_lanes; half: the half warp's mask): each candidate's SATD summed over the lanes (every
-// lane holds the sum: the same choices on each). Returns the refined vector, its SATD in *sd.
+// lane holds the sum: the same choices on each). sw: the block's source rows. Returns the
+// refined vector, its SATD in *sd. (The eight neighbours of a step computed and summed
+// together, their loads and shuffles in flight at once, took 96 registers and were slower:
+// docs/PERFORMANCE.md "Session 37".)
 __device__ __forceinline__ VidkMv lane_refine(const EncFrame &f, int bx, int by, VidkMv im,
-                                              unsigned half, int m, uint32_t *sdo) {
-    auto psum = [&](VidkMv v) {
-        uint32_t sum = satd4_at(f, bx, by, v);
-#pragma unroll
-        for (int b = 1; b < 16; b <<= 1)
-            if (m & b) sum += __shfl_xor_sync(half, sum, b);
-        return sum;
-    };
+                                              unsigned half, int m, const uint32_t *sw,
+                                              uint32_t *sdo) {
     VidkMv c = {(int16_t)(4 * im.x), (int16_t)(4 * im.y)};
-    uint32_t sd = psum(c), best = enc_h264_sub_cost(&f, sd, c);
+    uint32_t sd = satd4_src(f, bx, by, c, sw);
+#pragma unroll
+    for (int b = 1; b < 16; b <<= 1)
+        if (m & b) sd += __shfl_xor_sync(half, sd, b);
+    uint32_t best = enc_h264_sub_cost(&f, sd, c);
 #pragma unroll 1
     for (int step = 2; step >= 1; step >>= 1) {
         const VidkMv o = c;
 #pragma unroll 1
         for (int n = 0; n < 8; n++) {
             const VidkMv v = enc_sub_nb(o, n, step);
-            const uint32_t sv = psum(v), cost = enc_h264_sub_cost(&f, sv, v);
+            uint32_t sv = satd4_src(f, bx, by, v, sw);
+#pragma unroll
+            for (int b = 1; b < 16; b <<= 1)
+                if (m & b) sv += __shfl_xor_sync(half, sv, b);
+            const uint32_t cost = enc_h264_sub_cost(&f, sv, v);
             if (cost < best) best = cost, sd = sv, c = v;
         }
     }
@@ -132,29 +155,36 @@ __device__ __forceinline__ VidkMv lane_refine(const EncFrame &f, int bx, int by,
     return c;
 }
 
+// A half warp per task, a task one shape of one macroblock (task j: macroblock j / shapes,
+// shape s0 + j % shapes: neighbouring half warps take one macroblock's shapes), the tasks
+// strided over the grid's half warps: the grid is what the SMs hold at once (kernels_prepare:
+// EncCuda.dist_grid), so every half warp takes nearly the same number of equal tasks and the
+// kernel ends in one wave instead of a short second one.
 __global__ void __launch_bounds__(128)
     dist_kernel(const EncFrame f, uint32_t *dist, VidkMv *seed_mv, uint16_t *seed_mb) {
     vidk_pdl_launch(); // the first decision pass may be made resident
-    const int s0 = dist_shape0(f);
-    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t >> 4, k = t & 15;
-    const bool on = u < f.uw * f.uh; // the same for the 16 lanes of a macroblock
+    const int s0 = dist_shape0(f), ns = kDistShapes - s0;
+    const int h = (int)(blockIdx.x * blockDim.x + threadIdx.x) >> 4, k = threadIdx.x & 15;
+    const int nh = (int)(gridDim.x * blockDim.x) >> 4, tasks = f.uw * f.uh * ns;
     const unsigned half = 0xffffu << (threadIdx.x & 16);
-    const int mbx = u % f.uw, mby = u / f.uw;
-    const int bx = 16 * mbx + 4 * (k & 3), by = 16 * mby + 4 * (k >> 2); // the lane's block
 #pragma unroll 1
-    for (int shape = s0; shape < kDistShapes; shape++) {
-        if (!on) break; // the whole half warp
+    for (int j = h; j < tasks; j += nh) { // the same for the 16 lanes of a half warp
+        const int u = j / ns, shape = s0 + j % ns, mbx = u % f.uw, mby = u / f.uw;
+        const int bx = 16 * mbx + 4 * (k & 3), by = 16 * mby + 4 * (k >> 2); // the lane's block
+        uint32_t sw[4];
+        satd4_rows(f, bx, by, sw);
         const int p = dist_part(shape, k), m = dist_lanes(shape);
         const EncPart q = enc_h264_part(mbx, mby, p);
         uint32_t sd;
         const VidkMv c =
-            lane_refine(f, bx, by, enc_me_at(&f, q.bs, q.bx, q.by).mv, half, m, &sd);
+            lane_refine(f, bx, by, enc_me_at(&f, q.bs, q.bx, q.by).mv, half, m, sw, &sd);
         if (!(k & m)) {
             dist[ENC_H264_DIST_N * u + p] = sd;
             *enc_h264_pmv(&f, u, p) = c;
+            // the 16x16 partition's vector, just written by this thread: the seed
+            if (shape == kDistShapes - 1) enc_h264_seed(&f, mbx, mby, seed_mv, seed_mb);
         }
     }
-    if (on && k == 0) enc_h264_seed(&f, mbx, mby, seed_mv, seed_mb);
 }
 
 // The lanes of each shape's partitions (dist_lanes) against its partition map (dist_part):

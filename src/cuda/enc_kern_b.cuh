@@ -21,11 +21,12 @@ __global__ void __launch_bounds__(kBDistThreads)
     const int mbx = u % f.uw, mby = u / f.uw, bx = 16 * mbx + 4 * (k & 3),
               by = 16 * mby + 4 * (k >> 2);
     const EncFrame &g = *f.l1;
-    uint32_t s0, s1;
+    uint32_t s0, s1, sw[4];
+    satd4_rows(f, bx, by, sw); // (g: the same source)
     const VidkMv c0 =
-        lane_refine(f, bx, by, enc_me_at(&f, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, &s0);
+        lane_refine(f, bx, by, enc_me_at(&f, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, sw, &s0);
     const VidkMv c1 =
-        lane_refine(g, bx, by, enc_me_at(&g, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, &s1);
+        lane_refine(g, bx, by, enc_me_at(&g, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, sw, &s1);
     const VidkMv a[4] = {c0, c0, c0, c0}, b[4] = {c1, c1, c1, c1};
     uint32_t sb = enc_h264_b_satd4(&f, mbx, mby, k, a, b, 3);
     uint32_t iv = k < 4 ? enc_h264_intra_est(&f, mbx, mby, k) : 0xffffffffu;

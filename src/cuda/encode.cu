@@ -79,6 +79,11 @@ int vidk_encc::kernels_prepare(VidkContext *ctx, VidkEncoder *e, EncCuda *c) {
         c->inter_waves =
             force && *force ? atoi(force) == 3 : (e->uw * e->uh + 31) / 32 > 2 * ctx->cuda->sms;
     }
+    {
+        int nb = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, dist_kernel, 128, 0));
+        c->dist_grid = vidk_imax(nb, 1) * ctx->cuda->sms;
+    }
     CUDA_CHECK(vidk_cuda_prefer_l1(intra_p_kernel));
     CUDA_CHECK(vidk_cuda_prefer_l1(h264_intra_kernel));
     CUDA_CHECK(vidk_cuda_load(pad_kernel, stats_kernel));
@@ -384,8 +389,9 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
             // distances, so that the kernels from here to inter_kernel follow each other
             // directly: each launched as a programmatic dependent of the one before.
             CUDA_CHECK(cudaStreamWaitEvent(s, ev[EV_I], 0));
-            dist_kernel<<<(unsigned)(((size_t)n * 16 + 127) / 128), 128, 0, s>>>(
-                f, c->d_dist, c->d_dmv[0], c->d_dmb[0]);
+            dist_kernel<<<(unsigned)vidk_imin((int)(((size_t)n * kDistShapes * 16 + 127) / 128),
+                                              c->dist_grid),
+                          128, 0, s>>>(f, c->d_dist, c->d_dmv[0], c->d_dmb[0]);
             CUDA_CHECK_LAUNCH();
             f.dist = c->d_dist;
             for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {

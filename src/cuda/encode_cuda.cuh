@@ -119,6 +119,7 @@ struct EncCuda {
     int st_slices;
     size_t st_slot;       // its slot size (0: no device coder)
     bool inter_waves;     // inter_kernel's grid is more than two blocks per SM
+    int dist_grid;        // dist_kernel's blocks resident at once on the device
     Launched pre[kSlots]; // by slot: the frames whose work is queued ahead of their receive
     bool no_ahead; // VIDK_ENC_AHEAD=0 (a test hook): with B-frames no frame is queued ahead
     int pre_err[kSlots];
