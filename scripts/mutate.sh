@@ -214,6 +214,14 @@ mut dbk_mail_word src/cuda/dbk_kern.cuh \
     '(mw == tc ? *dbk_tw(T, mp, mrr + n, 0) : saved)' 'saved'
 mut dbk_last_rows src/cuda/dbk_kern.cuh \
     'const int own = last ? n : n - (kChroma ? 1 : 3);' 'const int own = n - (kChroma ? 1 : 3);'
+# The device's H.264 intra macroblock (src/cuda/enc_warp.cuh, through the emulator: ctest
+# intra_emu): the predicted mode left out of the Intra_4x4 / 8x8 cost; the warp barrier
+# between a block's reconstruction and the next block's neighbours missing.
+mut intra_nxn_pm src/cuda/enc_warp.cuh \
+    'uint32_t c = enc_h264_lbits(&f, enc_h264_inxn_mbits(lane, s.pm));' \
+    'uint32_t c = enc_h264_lbits(&f, enc_h264_inxn_mbits(lane, 2));'
+mut intra_nxn_sync src/cuda/enc_warp.cuh \
+    "    __syncwarp(); // the block's reconstruction before the next block's neighbours" ''
 
 # Readers.
 mut y4m_width_height tools/picio.c \

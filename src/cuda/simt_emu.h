@@ -4,14 +4,14 @@
 // runs and is checked on a machine without a GPU. Plain C++17, no CUDA toolkit.
 //
 // It provides the CUDA built-ins those kernels use (threadIdx, blockIdx, blockDim,
-// __syncthreads, __syncwarp, __shfl_sync, __shfl_xor_sync, atomicMin, __ldcg, __byte_perm,
-// uint4, dynamic shared memory). Barriers are exact: a warp shuffle or __syncwarp waits for
-// the 32 lanes of its warp, __syncthreads for the whole block; a barrier that not every
-// live thread of its scope reaches, or a shuffle with an exited partner, is reported as an
-// error (the kernels' SIMT contract). What it cannot check: timing, races between threads
-// in the same barrier interval (fibers run one after another), anything between blocks
-// that run at once on a GPU (here each block ends before the next starts), and anything
-// about the real device. Defines VIDK_SIMT_EMU 1 for the kernels' few host forms.
+// __syncthreads, __syncwarp, __shfl_sync, __shfl_xor_sync, __ballot_sync, __reduce_add_sync,
+// atomicMin, __ldcg, __align__, uint2, uint4, dynamic shared memory). Barriers are exact: a
+// warp shuffle or __syncwarp waits for the 32 lanes of its warp, __syncthreads for the whole
+// block; a barrier that not every live thread of its scope reaches, or a shuffle with an exited
+// partner, is reported as an error (the kernels' SIMT contract). What it cannot check: timing,
+// races between threads in the same barrier interval (fibers run one after another), anything
+// between blocks that run at once on a GPU (here each block ends before the next starts), and
+// anything about the real device. Defines VIDK_SIMT_EMU 1 for the kernels' few host forms.
 #ifndef VIDK_CUDA_SIMT_EMU_H
 #define VIDK_CUDA_SIMT_EMU_H
 
@@ -33,11 +33,18 @@
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
 #define __maxnreg__(...)
+#define __align__(n) alignas(n)
 
 struct dim3 {
     unsigned x, y, z;
     dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
+struct alignas(8) uint2 {
+    unsigned x, y;
+};
+inline uint2 make_uint2(unsigned x, unsigned y) {
+    return {x, y};
+}
 struct alignas(16) uint4 {
     unsigned x, y, z, w;
 };
@@ -242,6 +249,28 @@ template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int m) {
 }
 template <typename T> inline T __shfl_sync(unsigned mask, T v, int src_lane) {
     return emu::shuffle(mask, v, [src_lane](int) { return src_lane; });
+}
+
+namespace emu {
+// Every lane's value v, combined in lane order by op (the same result on each lane).
+template <typename Op> inline unsigned warp_fold(unsigned mask, unsigned v, Op op) {
+    if (mask != 0xffffffffu) fail("partial warp reduction mask");
+    const int t = g_block.cur, w = t & ~31;
+    g_block.xch[t] = v;
+    yield_to_sched(WAIT_WARP);
+    unsigned r = 0;
+    for (int i = 0; i < 32; i++)
+        r = op(r, (unsigned)g_block.xch[w + i], i);
+    yield_to_sched(WAIT_WARP);
+    return r;
+}
+} // namespace emu
+inline unsigned __ballot_sync(unsigned mask, int pred) {
+    return emu::warp_fold(mask, pred != 0,
+                          [](unsigned r, unsigned v, int i) { return r | (v ? 1u << i : 0u); });
+}
+inline unsigned __reduce_add_sync(unsigned mask, unsigned v) {
+    return emu::warp_fold(mask, v, [](unsigned r, unsigned x, int) { return r + x; });
 }
 
 inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
