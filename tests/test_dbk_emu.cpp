@@ -19,10 +19,7 @@ namespace {
 
 uint32_t g_seed = 1;
 uint32_t rnd() {
-    g_seed ^= g_seed << 13;
-    g_seed ^= g_seed >> 17;
-    g_seed ^= g_seed << 5;
-    return g_seed;
+    return emu::xorshift32(g_seed);
 }
 
 constexpr int kMargin = 24; // bytes around every plane, rows above and below too

@@ -22,10 +22,7 @@ namespace {
 
 uint32_t g_seed = 1;
 uint32_t rnd() {
-    g_seed ^= g_seed << 13;
-    g_seed ^= g_seed >> 17;
-    g_seed ^= g_seed << 5;
-    return g_seed;
+    return emu::xorshift32(g_seed);
 }
 
 // The block's shared memory (blocks run one at a time).

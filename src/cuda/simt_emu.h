@@ -80,6 +80,11 @@ static Block g_block;
 static int g_order = 0;
 static uint32_t g_order_seed = 1;
 static const size_t kStack = 128 * 1024;
+// The next value of a xorshift32 state (the thread orders; the emulator tests' inputs).
+inline uint32_t xorshift32(uint32_t &s) {
+    s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+    return s;
+}
 
 inline void *dyn_smem() { // dynamic shared memory of the block
     return g_block.smem.data();
@@ -124,9 +129,7 @@ inline void run_block(dim3 bidx, dim3 bdim, dim3 gdim, size_t smem_bytes,
     // a new random permutation of v (g_order_seed)
     auto shuffle_ids = [](std::vector<int> &v) {
         for (int i = (int)v.size() - 1; i > 0; i--) {
-            g_order_seed ^= g_order_seed << 13, g_order_seed ^= g_order_seed >> 17;
-            g_order_seed ^= g_order_seed << 5;
-            const int j = (int)(g_order_seed % (uint32_t)(i + 1)), t = v[i];
+            const int j = (int)(xorshift32(g_order_seed) % (uint32_t)(i + 1)), t = v[i];
             v[i] = v[j], v[j] = t;
         }
     };
