@@ -746,6 +746,7 @@ __global__ void __launch_bounds__(96)
             // left, top, top-left; I_NxN: top-right (its blocks' upper-right neighbours)
             const int nx = t == 3 ? x + 1 : x - (t != 1), ny = y - (t != 0);
             if ((t < 3 || f.i4x4 || f.i8x8) && nx >= 0 && nx < f.uw && ny >= 0 &&
+                (ny == y || !enc_h264_slice_start(y, f.uh, f.slices)) &&
                 (f.dmb[ny * f.uw + nx] & ENC_MBI_INTRA))
                 flag_wait(flag + ny * f.uw + nx, 1);
         }
@@ -772,7 +773,11 @@ __global__ void __launch_bounds__(64) hevc_inter_kernel(const EncFrame f) {
 // Intra_16x16 and chroma prediction read only the left, top-left and top ones (8.3.3,
 // 8.3.4), so its rows follow one macroblock apart and the critical path is uw + uh - 1 units
 // instead of uw + 2 uh - 2 (with I_NxN, whose blocks read their upper-right neighbours
-// (8.3.1.2, 8.3.2.2), unit x + 1 again). Progress counters in global memory, acquire / release.
+// (8.3.1.2, 8.3.2.2), unit x + 1 again). An H.264 row that starts a slice reads nothing
+// above (the neighbours outside the slice are not available, 6.4.x) and waits for none: each
+// slice is a wavefront of its own (the default CABAC's slices of four rows at 1080p,
+// vidk_enc_slices: a critical path of uw + 6 or uw + 3 units instead of uw + 2 uh - 2 or
+// uw + uh - 1). Progress counters in global memory, acquire / release.
 // Every row's block is resident at once (a few hundred small blocks at most), so the waits
 // cannot deadlock. Neighbour samples are read through L2 (ENC_LDREC), never from a stale L1
 // line.
@@ -819,9 +824,11 @@ __global__ void __launch_bounds__(kDbkBsThreads)
 __global__ void __launch_bounds__(96) h264_intra_kernel(const EncFrame f, int *progress) {
     __shared__ vidk_encw::H264Scratch S;
     const int r = blockIdx.x, t = threadIdx.x, tr = f.i4x4 || f.i8x8;
+    const bool top0 = enc_h264_slice_start(r, f.uh, f.slices) != 0;
     for (int x = 0; x < f.uw; x++) {
-        // left, top-left, top (I_NxN: top-right)
-        wave_wait(progress, r, min(x + 1 + tr, f.uw), t);
+        // left, top-left, top (I_NxN: top-right); none above where a slice starts: the
+        // slices' wavefronts run side by side
+        if (!top0) wave_wait(progress, r, min(x + 1 + tr, f.uw), t);
         __syncthreads();
         vidk_encw::w_h264_i_mb(f, x, r, S, t); // ends with a block barrier
         wave_release(progress, r, x, t);
