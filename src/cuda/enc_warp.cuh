@@ -338,19 +338,24 @@ struct NxnSums { // a candidate's sums: its cost, level bits, non-zeros, mode bi
     int nnz;
 };
 struct __align__(16) H264Nxn {
-    EncNbN nb;                      // the current block's neighbours (lane 0 reads them)
-    int pm;                         // its predicted mode
-    int wc;                         // the window's column of this macroblock (0, 1)
-    NxnSums sum;                    // the candidate's (lane 0 writes them)
-    __align__(16) uint16_t wmbi[4]; // the window's words (2 x 2 macroblocks)
-    __align__(16) uint8_t wim4[64]; // and modes (8 x 8 4x4 blocks)
-    __align__(16) uint8_t src[256]; // the macroblock's source
+    int wc;                                  // the window's column of this macroblock (0, 1)
+    NxnSums sum;                             // the candidate's (lane 0 writes them)
+    __align__(16) int pm[2];                 // the current blocks' predicted modes
+    __align__(16) uint16_t wmbi[4];          // the window's words (2 x 2 macroblocks)
+    __align__(16) uint8_t wim4[64];          // and modes (8 x 8 4x4 blocks)
+    __align__(16) uint8_t src[256];          // the macroblock's source
     __align__(16) uint8_t tile[17 * kNxnTs]; // the reconstruction (nxn_at)
-    __align__(16) uint8_t pr[9][64];         // the block's predictions by mode
-    __align__(16) uint32_t sat[36];          // their 4x4 SATDs
-    __align__(16) int32_t w[64];             // the block's coefficients
-    __align__(16) int16_t lv[256];           // the candidate's levels
-    __align__(16) uint8_t i16[256];          // (the luma warp's) Intra_16x16's prediction
+    // Intra_4x4: the two current blocks' rows of neighbours (enc_h264_nbn_raw), Intra_8x8:
+    // its block's before and after the filter; their derived values (enc_h264_inxn_d)
+    __align__(16) uint8_t e[2][32];
+    __align__(16) uint8_t d[2][80];
+    __align__(16) uint8_t pr[64];   // Intra_8x8: the chosen prediction
+    __align__(16) int32_t w[64];    // its coefficients
+    __align__(16) int16_t lv[256];  // the candidate's levels
+    __align__(16) uint8_t i16[256]; // (the luma warp's) Intra_16x16's prediction
+    // The prediction rules (enc_h264_inxn_rule; w_h264_nxn_rules at the kernel's start),
+    // mode-major: Intra_4x4's 9 x 16 (raster), Intra_8x8's 9 x 64
+    __align__(16) uint8_t rule[9 * 64];
 };
 struct H264Scratch {
     H264Luma l;
@@ -443,20 +448,27 @@ __device__ inline void w_deq_inv(uint32_t *t, const int16_t *lev, const int16_t 
     w_rows_cols<R>(t, part, [](uint32_t *x, int s) { vidk_h264_itx4_1d(x, x, s); });
 }
 
-// ---- I_NxN (enc_tmpl.h h264_inxn_try, h264_nxn_decide), the luma warp ----
+// ---- I_NxN (enc_tmpl.h h264_inxn_try, h264_nxn_decide), the luma warp and warp 2 ----
 //
 // The candidates are coded in shared memory: the macroblock's source, and a tile of its
 // reconstruction with the row above (x -1..23: the top-right neighbours) and the column to
 // the left, read once; the winner's samples go to rec at the end. The predicted modes come
 // from vidk_h264_inxn_pred_mode on a window of the decision words and modes (this
-// macroblock, its left and upper neighbours). Each N x N block in decoding order: lane 0
-// reads its neighbours (enc_h264_nbn_at on the tile); the warp forms the nine modes'
-// predictions by sample (enc_h264_inxn_at) and their 4x4 SATDs by block (enc_h264_inxn_satd);
-// lanes 0..8 each add up one mode's cost, the lowest (cost, mode) wins (the scalar loop's
-// first strictly smaller cost); then the block's residual by sample, its transform by rows
-// then columns (vidk_h264_ftx_1d), the quantiser by coefficient (vidk_h264_quant1), the
-// dequantisation by coefficient, the inverse by rows then columns (vidk_h264_itx_1d) and the
-// reconstruction by sample: h264_inxn_code's core functions in its order for every value, so
+// macroblock, its left and upper neighbours). Each block: its row of neighbours a lane per
+// entry (enc_h264_nbn_raw on the tile; for 8x8 blocks then enc_h264_nbn_filt), the values
+// its predictions are made of a lane per value (enc_h264_inxn_d), then a lane per mode: its
+// prediction sample by sample (enc_h264_inxn_rule: which value; the lane's rules read once
+// from the table), its SATD (vidk_satd4 per 4x4 block), its cost; the lowest (cost, mode)
+// wins (the scalar loop's first strictly smaller cost). Intra_4x4 (the luma warp): a half
+// warp per block, two blocks at once where the macroblock's 4x4 wavefront allows (block (x, y)
+// reads its left, upper, upper-left and, where they come earlier (enc_h264_tr_avail),
+// upper-right neighbours: 10 steps instead of 16), and each mode lane codes its own
+// candidate in registers (residual, vidk_h264_ftx_1d by rows then columns, vidk_h264_quant1,
+// vidk_h264_dequant1, vidk_h264_itx_1d by rows then columns, the reconstruction); the
+// winner's lane keeps its result. Intra_8x8 (warp 2): a lane per mode and half block, the
+// winner coded by the warp: residual by sample, the transform by rows then columns, the
+// quantiser and dequantisation by coefficient, the inverse by rows then columns, the
+// reconstruction by sample. h264_inxn_code's core functions in its order for every value, so
 // the same integers.
 
 __device__ inline unsigned long long wmin64(unsigned long long v) {
@@ -468,99 +480,255 @@ __device__ inline unsigned long long wmin64(unsigned long long v) {
     return v;
 }
 
-// Sample (x, y) (x -1..23, y -1..15) of the tile.
+// Sample (x, y) (x -1..23, y -1..15) of the tile (x 0 at a 4-byte boundary).
 __device__ inline uint8_t *nxn_at(H264Nxn &s, int x, int y) {
-    return s.tile + (y + 1) * kNxnTs + x + 1;
+    return s.tile + (y + 1) * kNxnTs + x + 4;
 }
 
-// Block k of candidate N: its mode, then its coding into the tile; lev: its levels.
-template <int N>
-__device__ void w_h264_inxn_block(const EncFrame &f, int mbx, int mby, int k, H264Nxn &s,
-                                  int16_t *lev, int lane, NxnSums &r) {
-    const int len = N * N, l2 = N == 8 ? 3 : 2, nb4 = len / 16;
-    int bx, by;
-    enc_h264_inxn_blk(N, k, &bx, &by);
-    const uint8_t *src = s.src + (N * by) * 16 + N * bx;
-    uint8_t *rec = nxn_at(s, N * bx, N * by);
-    if (lane == 0) {
-        int a, b, c;
-        enc_h264_nbn_avail(&f, mbx, mby, N, bx, by, &a, &b, &c);
-        enc_h264_nbn_at(rec, kNxnTs, N, a, b, c, &s.nb);
-        const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
-        s.pm = vidk_h264_inxn_pred_mode(s.wmbi, s.wim4, 2, 4 * s.wc + bx * N / 4,
-                                        4 + by * N / 4, top);
+// The rule tables of both candidate warps' scratch, by the block's nt threads (t: this one's
+// index) at the kernel's start; a block barrier must follow.
+__device__ inline void w_h264_nxn_rules(H264Nxn *xn, int t, int nt) {
+    for (int j = t; j < 9 * 16 + 9 * 64; j += nt) {
+        const int N = j < 9 * 16 ? 4 : 8, i = N == 4 ? j : j - 9 * 16, len = N * N;
+        const int m = i / len, q = i % len;
+        xn[N == 8].rule[i] = (uint8_t)enc_h264_inxn_rule(N, m, q % N, q / N);
     }
-    __syncwarp();
-    for (int j = lane; j < 9 * len; j += 32) { // the predictions
-        const int m = j >> (2 * l2), i = j & (len - 1);
-        if (enc_h264_inxn_ok(&s.nb, m))
-            s.pr[m][i] = enc_h264_inxn_at_n(&s.nb, N, m, i & (N - 1), i >> l2);
-    }
-    __syncwarp();
-    for (int t = lane; t < 9 * nb4; t += 32) // their 4x4 SATDs
-        if (enc_h264_inxn_ok(&s.nb, t / nb4))
-            s.sat[t] = enc_h264_inxn_satd(src, 16, s.pr[t / nb4], N, t % nb4);
-    __syncwarp();
-    unsigned long long key = ~0ull;
-    if (lane < 9 && enc_h264_inxn_ok(&s.nb, lane)) {
-        uint32_t c = enc_h264_lbits(&f, enc_h264_inxn_mbits(lane, s.pm));
-        for (int b4 = 0; b4 < nb4; b4++)
-            c += s.sat[lane * nb4 + b4];
-        key = (unsigned long long)c << 4 | (unsigned)lane;
-    }
-    key = wmin64(key);
-    const int bm = (int)(key & 15);
-    r.cost += (uint32_t)(key >> 4);
-    r.mbits += enc_h264_inxn_mbits(bm, s.pm);
-    if (lane < N * N / 16) { // the mode into the window's entries of the block
-        const int x4 = 4 * s.wc + bx * N / 4 + (lane & 1), y4 = 4 + by * N / 4 + (lane >> 1);
-        s.wim4[y4 * 8 + x4] = (uint8_t)bm;
-    }
-    // The residual, the energy, the prediction into the tile.
-    const uint8_t *bp = s.pr[bm];
-    unsigned e = 0;
-    for (int j = lane; j < len; j += 32) {
-        const int x = j & (N - 1), y = j >> l2;
-        const int d = src[y * 16 + x] - bp[j];
-        s.w[j] = d;
-        e += (unsigned)(d * d);
-        rec[y * kNxnTs + x] = bp[j];
-    }
-    r.energy += wsum(e);
-    __syncwarp();
-    if (lane < N) vidk_h264_ftx_1d(N, s.w + lane * N, 1);
-    __syncwarp();
-    if (lane < N) vidk_h264_ftx_1d(N, s.w + lane, N);
-    __syncwarp();
-    const int qbits = (N == 8 ? 16 : 15) + f.qp / 6;
-    const int32_t *mf = N == 8 ? f.mf8y : f.mf4y;
-    const int16_t *ls = N == 8 ? f.ls8y : f.ls4y;
-    unsigned bits = 0, nz = 0;
-    for (int j = lane; j < len; j += 32) {
-        const int l = vidk_h264_quant1(s.w[j], (uint32_t)mf[j], qbits,
-                                       (uint32_t)vidk_h264_deadzone(qbits, 1));
-        lev[j] = (int16_t)l;
-        if (l) nz++, bits += vidk_se_bits(l);
-    }
-    nz = wsum(nz);
-    r.bits += wsum(bits) + vidk_ue_bits(nz);
-    r.nnz += (int)nz;
-    __syncwarp(); // (the coefficients read before they are overwritten)
-    if (nz) {
-        uint32_t *t = reinterpret_cast<uint32_t *>(s.w);
-        for (int j = lane; j < len; j += 32)
-            t[j] = vidk_h264_dequant1(lev[j], ls[j], f.qp / 6, N == 4 ? 4 : 6);
+}
+
+// The Intra_4x4 blocks (decoding order) of the macroblock's wavefront steps: half 0's at
+// step s (nibble s), half 1's at steps 2..7.
+constexpr unsigned long long kI4Step0 = 0xFEBA763210ull, kI4Step1 = 0x00DC985400ull;
+
+// The Intra_4x4 candidate (h264_inxn_try, N = 4) by the luma warp into the tile, the window,
+// s.lv and s.sum.
+__device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, int lane) {
+    const int h = lane >> 4, m = lane & 15; // the half's block, the lane's mode (< 9)
+    uint32_t ru[4] = {0, 0, 0, 0};          // its 16 rules
+    if (m < 9)
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            ru[q] = reinterpret_cast<const uint32_t *>(s.rule)[4 * m + q];
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
+    const int qbits = 15 + f.qp / 6, per = f.qp / 6;
+    const uint32_t dz = (uint32_t)vidk_h264_deadzone(qbits, 1);
+    NxnSums r = {0, 0, 0, 0, 0};
+    uint8_t *e = s.e[h], *dv = s.d[h];
+    for (int st = 0; st < 10; st++) {
+        const bool on = h == 0 || (st >= 2 && st < 8);
+        const int k = (int)(((h ? kI4Step1 : kI4Step0) >> (4 * st)) & 15);
+        int bx, by, a, b, c;
+        enc_h264_inxn_blk(4, k, &bx, &by);
+        enc_h264_nbn_avail(&f, mbx, mby, 4, bx, by, &a, &b, &c);
+        if (on && m < 13)
+            e[m] = (uint8_t)enc_h264_nbn_raw(nxn_at(s, 4 * bx, 4 * by), kNxnTs, 4, a, b, c, m);
+        if (on && m == 15)
+            s.pm[h] = vidk_h264_inxn_pred_mode(s.wmbi, s.wim4, 2, 4 * s.wc + bx, 4 + by, top);
         __syncwarp();
-        if (lane < N) vidk_h264_itx_1d(N, t + lane * N, 1);
+        if (on)
+            for (int j = m; j < 39; j += 16)
+                dv[j] = (uint8_t)enc_h264_inxn_d(e, 4, a, b, j);
         __syncwarp();
-        if (lane < N) vidk_h264_itx_1d(N, t + lane, N);
-        __syncwarp();
-        for (int j = lane; j < len; j += 32) {
-            uint8_t *o = rec + (j >> l2) * kNxnTs + (j & (N - 1));
-            *o = (uint8_t)vidk_h264_add_clip(*o, vidk_h264_round6(t[j]));
+        const bool cand = on && m < 9 && enc_h264_inxn_avail(m, a, b);
+        unsigned long long key = ~0ull;
+        int32_t w[16];
+        int p[16];
+        unsigned en = 0, bits = 0, nz = 0;
+        if (cand) {
+            const int pm = s.pm[h];
+            const uint8_t *sp = s.src + 4 * by * 16 + 4 * bx;
+            int d[16];
+#pragma unroll
+            for (int i = 0; i < 16; i++)
+                p[i] = dv[(ru[i >> 2] >> (8 * (i & 3))) & 255];
+#pragma unroll
+            for (int y = 0; y < 4; y++) {
+                const uint32_t sv = *reinterpret_cast<const uint32_t *>(sp + 16 * y);
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int i = 4 * y + x, v = (int)((sv >> (8 * x)) & 255) - p[i];
+                    d[i] = v, w[i] = v;
+                    en += (unsigned)(v * v);
+                }
+            }
+            const uint32_t cost =
+                vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm));
+            key = (unsigned long long)cost << 4 | (unsigned)m;
+            // the candidate coded (h264_inxn_code)
+#pragma unroll
+            for (int y = 0; y < 4; y++)
+                vidk_h264_ftx_1d(4, w + 4 * y, 1);
+#pragma unroll
+            for (int x = 0; x < 4; x++)
+                vidk_h264_ftx_1d(4, w + x, 4);
+#pragma unroll
+            for (int i = 0; i < 16; i++) {
+                const int l = vidk_h264_quant1(w[i], (uint32_t)f.mf4y[i], qbits, dz);
+                w[i] = l;
+                if (l) nz++, bits += vidk_se_bits(l);
+            }
+            bits += vidk_ue_bits(nz);
         }
+#pragma unroll
+        for (int o = 8; o; o >>= 1) { // the lowest of the half
+            const unsigned long long u = __shfl_xor_sync(kFull, key, o);
+            key = u < key ? u : key;
+        }
+        if (cand && (int)(key & 15) == m) { // the winner's lane: its block into the scratch
+            uint32_t t[16];
+#pragma unroll
+            for (int i = 0; i < 16; i++)
+                t[i] = vidk_h264_dequant1(w[i], f.ls4y[i], per, 4);
+#pragma unroll
+            for (int y = 0; y < 4; y++)
+                vidk_h264_itx_1d(4, t + 4 * y, 1);
+#pragma unroll
+            for (int x = 0; x < 4; x++)
+                vidk_h264_itx_1d(4, t + x, 4);
+#pragma unroll
+            for (int y = 0; y < 4; y++) {
+                uint32_t v = 0;
+#pragma unroll
+                for (int x = 0; x < 4; x++)
+                    v |= (uint32_t)vidk_h264_add_clip(p[4 * y + x],
+                                                      vidk_h264_round6(t[4 * y + x]))
+                         << (8 * x);
+                *reinterpret_cast<uint32_t *>(nxn_at(s, 4 * bx, 4 * by + y)) = v;
+            }
+            uint4 *lo = reinterpret_cast<uint4 *>(s.lv + 16 * k);
+#pragma unroll
+            for (int q = 0; q < 2; q++) {
+                uint32_t v[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    v[j] = (uint32_t)(uint16_t)w[8 * q + 2 * j] |
+                           (uint32_t)(uint16_t)w[8 * q + 2 * j + 1] << 16;
+                lo[q] = make_uint4(v[0], v[1], v[2], v[3]);
+            }
+            s.wim4[(4 + by) * 8 + 4 * s.wc + bx] = (uint8_t)m;
+            r.cost += (uint32_t)(key >> 4), r.mbits += enc_h264_inxn_mbits(m, s.pm[h]);
+            r.bits += bits, r.nnz += (int)nz, r.energy += en;
+        }
+        __syncwarp(); // the blocks' reconstruction and modes before the next step's reads
     }
-    __syncwarp(); // the block's reconstruction before the next block's neighbours
+    r.cost = wsum(r.cost), r.mbits = wsum(r.mbits), r.bits = wsum(r.bits);
+    r.energy = wsum(r.energy), r.nnz = (int)wsum((unsigned)r.nnz);
+    if (lane == 0) s.sum = r;
+}
+
+// The Intra_8x8 candidate (h264_inxn_try, N = 8) by warp 2 into the tile, the window, s.lv
+// and s.sum.
+__device__ void w_h264_i8_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, int lane) {
+    const int h = lane >> 4, m = lane & 15; // the lane's half block (rows 4h..) and mode
+    uint32_t ru[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (m < 9)
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            ru[q] = reinterpret_cast<const uint32_t *>(s.rule)[16 * m + 8 * h + q];
+    const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
+    const int qbits = 16 + f.qp / 6;
+    NxnSums r = {0, 0, 0, 0, 0};
+    for (int k = 0; k < 4; k++) {
+        const int bx = k & 1, by = k >> 1;
+        int a, b, c;
+        enc_h264_nbn_avail(&f, mbx, mby, 8, bx, by, &a, &b, &c);
+        const uint8_t *src = s.src + 8 * by * 16 + 8 * bx;
+        uint8_t *rec = nxn_at(s, 8 * bx, 8 * by);
+        if (lane < 25) s.e[0][lane] = (uint8_t)enc_h264_nbn_raw(rec, kNxnTs, 8, a, b, c, lane);
+        if (lane == 31)
+            s.pm[0] =
+                vidk_h264_inxn_pred_mode(s.wmbi, s.wim4, 2, 4 * s.wc + 2 * bx, 4 + 2 * by, top);
+        __syncwarp();
+        if (lane < 25) s.e[1][lane] = (uint8_t)enc_h264_nbn_filt(s.e[0], a, b, lane);
+        __syncwarp();
+        for (int j = lane; j < 75; j += 32)
+            s.d[0][j] = (uint8_t)enc_h264_inxn_d(s.e[1], 8, a, b, j);
+        __syncwarp();
+        const int pm = s.pm[0];
+        const bool cand = m < 9 && enc_h264_inxn_avail(m, a, b);
+        uint32_t sat = 0, pw[8];
+        if (cand) { // the lane's half: two 4x4 blocks
+            int d[2][16];
+#pragma unroll
+            for (int y = 0; y < 4; y++) {
+                const uint2 sv = *reinterpret_cast<const uint2 *>(src + (4 * h + y) * 16);
+#pragma unroll
+                for (int q = 0; q < 2; q++) {
+                    uint32_t v = 0;
+#pragma unroll
+                    for (int x = 0; x < 4; x++) {
+                        const int i = 8 * y + 4 * q + x;
+                        const int pv = s.d[0][(ru[i >> 2] >> (8 * (i & 3))) & 255];
+                        v |= (uint32_t)pv << (8 * x);
+                        d[q][4 * y + x] = (int)(((q ? sv.y : sv.x) >> (8 * x)) & 255) - pv;
+                    }
+                    pw[2 * y + q] = v;
+                }
+            }
+            sat = vidk_satd4(d[0]) + vidk_satd4(d[1]);
+        }
+        sat += __shfl_xor_sync(kFull, sat, 16);
+        unsigned long long key = ~0ull;
+        if (cand)
+            key = (unsigned long long)(sat + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm)))
+                      << 4 |
+                  (unsigned)m;
+        key = wmin64(key);
+        const int bm = (int)(key & 15);
+        if (cand && m == bm) // the chosen prediction, a half each
+#pragma unroll
+            for (int q = 0; q < 8; q++)
+                reinterpret_cast<uint32_t *>(s.pr)[8 * h + q] = pw[q];
+        r.cost += (uint32_t)(key >> 4);
+        r.mbits += enc_h264_inxn_mbits(bm, pm);
+        if (lane < 4) { // the mode into the window's entries of the block
+            const int x4 = 4 * s.wc + 2 * bx + (lane & 1), y4 = 4 + 2 * by + (lane >> 1);
+            s.wim4[y4 * 8 + x4] = (uint8_t)bm;
+        }
+        __syncwarp();
+        // The residual, the energy, the prediction into the tile.
+        unsigned e = 0;
+        for (int j = lane; j < 64; j += 32) {
+            const int x = j & 7, y = j >> 3;
+            const int dd = src[y * 16 + x] - s.pr[j];
+            s.w[j] = dd;
+            e += (unsigned)(dd * dd);
+            rec[y * kNxnTs + x] = s.pr[j];
+        }
+        r.energy += wsum(e);
+        __syncwarp();
+        if (lane < 8) vidk_h264_ftx_1d(8, s.w + lane * 8, 1);
+        __syncwarp();
+        if (lane < 8) vidk_h264_ftx_1d(8, s.w + lane, 8);
+        __syncwarp();
+        int16_t *lev = s.lv + 64 * k;
+        unsigned bits = 0, nz = 0;
+        for (int j = lane; j < 64; j += 32) {
+            const int l = vidk_h264_quant1(s.w[j], (uint32_t)f.mf8y[j], qbits,
+                                           (uint32_t)vidk_h264_deadzone(qbits, 1));
+            lev[j] = (int16_t)l;
+            if (l) nz++, bits += vidk_se_bits(l);
+        }
+        nz = wsum(nz);
+        r.bits += wsum(bits) + vidk_ue_bits(nz);
+        r.nnz += (int)nz;
+        __syncwarp(); // (the coefficients read before they are overwritten)
+        if (nz) {
+            uint32_t *t = reinterpret_cast<uint32_t *>(s.w);
+            for (int j = lane; j < 64; j += 32)
+                t[j] = vidk_h264_dequant1(lev[j], f.ls8y[j], f.qp / 6, 6);
+            __syncwarp();
+            if (lane < 8) vidk_h264_itx_1d(8, t + lane * 8, 1);
+            __syncwarp();
+            if (lane < 8) vidk_h264_itx_1d(8, t + lane, 8);
+            __syncwarp();
+            for (int j = lane; j < 64; j += 32) {
+                uint8_t *o = rec + (j >> 3) * kNxnTs + (j & 7);
+                *o = (uint8_t)vidk_h264_add_clip(*o, vidk_h264_round6(t[j]));
+            }
+        }
+        __syncwarp(); // the block's reconstruction before the next block's neighbours
+    }
+    if (lane == 0) s.sum = r;
 }
 
 // A candidate warp's start: the macroblock's source, the tile's row above and column to the
@@ -591,16 +759,6 @@ __device__ void w_h264_nxn_load(const EncFrame &f, int mbx, int mby, H264Nxn &s,
         s.wim4[lane * 8 + 3] =
             ENC_LDREC(f.im4 + (ptrdiff_t)(4 * mby + lane - 4) * s4 + 4 * mbx - 1);
     __syncwarp();
-}
-
-// Candidate N (h264_inxn_try: its blocks in decoding order) into the tile, the window, s.lv
-// and s.sum.
-template <int N>
-__device__ void w_h264_nxn_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, int lane) {
-    NxnSums r = {0, 0, 0, 0, 0};
-    for (int k = 0; k < 256 / (N * N); k++)
-        w_h264_inxn_block<N>(f, mbx, mby, k, s, s.lv + N * N * k, lane, r);
-    if (lane == 0) s.sum = r;
 }
 
 // Intra_16x16's cost in h264_nxn_decide: the SATD of its prediction (pl: the lane's 8
@@ -703,7 +861,7 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
         H264Nxn &x4 = xn[0];
         w_h264_nxn_load(f, mbx, mby, x4, lane);
         uint32_t best = w_h264_i16_cost(f, x4, pl, bm, lane);
-        if (f.i4x4) w_h264_nxn_try<4>(f, mbx, mby, x4, lane);
+        if (f.i4x4) w_h264_i4_try(f, mbx, mby, x4, lane);
         nxn_meet(); // warp 2's Intra_8x8
         int nxn = 0;
         const uint32_t bias = enc_h264_lbits(&f, ENC_H264_NXN_BIAS);
@@ -909,7 +1067,7 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
     } else { // I_NxN (a block of three warps): the Intra_8x8 candidate beside Intra_4x4
         if (f.i8x8) {
             w_h264_nxn_load(f, mbx, mby, s.n[1], lane);
-            w_h264_nxn_try<8>(f, mbx, mby, s.n[1], lane);
+            w_h264_i8_try(f, mbx, mby, s.n[1], lane);
         }
         nxn_meet();
     }

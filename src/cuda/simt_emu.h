@@ -48,6 +48,9 @@ inline uint2 make_uint2(unsigned x, unsigned y) {
 struct alignas(16) uint4 {
     unsigned x, y, z, w;
 };
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
+    return {x, y, z, w};
+}
 
 namespace emu {
 

@@ -685,41 +685,43 @@ ENC_FN int enc_h264_tr_avail(const EncFrame *f, int mbx, int top, int N, int bx,
     return bx != last && (bx != 1 || !(by & 1)); /* (for 8x8 blocks bx is 0 here) */
 }
 
-/* The neighbours of an N x N block from the samples around r (its top-left sample; row
- * stride s), a / b / c: its left / upper / upper-right neighbours are available; for N = 8
- * through the reference sample filter (8.3.2.2.1; with whole-row slices p[-1, -1] exists
- * exactly when both sides do). */
+/* Entry i (0 .. 3N) of the row e of an N x N block's neighbours, read from the samples
+ * around r (its top-left sample; row stride s) before any filtering: p[-1, N - 1 - i] for
+ * i < N, p[-1, -1] at N, p[i - N - 1, -1] after; a / b / c: the left / upper / upper-right
+ * neighbours are available (p[-1, -1] exists exactly when both sides do: slices are whole
+ * macroblock rows); the upper-right ones p[N - 1, -1] where c is not. */
+ENC_FN int enc_h264_nbn_raw(const uint8_t *r, ptrdiff_t s, int N, int a, int b, int c, int i) {
+    if (i < N) return a ? r[(ptrdiff_t)(N - 1 - i) * s - 1] : 0;
+    if (i == N) return a && b ? r[-s - 1] : 0;
+    if (i > 2 * N && !c) i = 2 * N;
+    return b ? r[i - N - 1 - s] : 0;
+}
+
+/* Entry i of an 8x8 block's row after the reference sample filter (8.3.2.2.1), t: the row
+ * before it: [1 2 1] along the row, the ends weighted 3:1 where it stops. */
+ENC_FN int enc_h264_nbn_filt(const uint8_t *t, int a, int b, int i) {
+    if (i > 8) {
+        if (!b) return t[i];
+        if (i == 9) return a ? (t[8] + 2 * t[9] + t[10] + 2) >> 2 : (3 * t[9] + t[10] + 2) >> 2;
+        return i == 24 ? (t[23] + 3 * t[24] + 2) >> 2
+                       : (t[i - 1] + 2 * t[i] + t[i + 1] + 2) >> 2;
+    }
+    if (i == 8) return a && b ? (t[9] + 2 * t[8] + t[7] + 2) >> 2 : t[8];
+    if (!a) return t[i];
+    if (i == 7) return b ? (t[8] + 2 * t[7] + t[6] + 2) >> 2 : (3 * t[7] + t[6] + 2) >> 2;
+    return i ? (t[i + 1] + 2 * t[i] + t[i - 1] + 2) >> 2 : (t[1] + 3 * t[0] + 2) >> 2;
+}
+
+/* The neighbours of an N x N block from the samples around r (enc_h264_nbn_raw), for N = 8
+ * through the reference sample filter (enc_h264_nbn_filt). */
 ENC_FN void enc_h264_nbn_at(const uint8_t *r, ptrdiff_t s, int N, int a, int b, int c,
                             EncNbN *n) {
-    uint8_t *e = n->e;
-    for (int i = 0; i < N; i++) {
-        e[N - 1 - i] = a ? r[(ptrdiff_t)i * s - 1] : 0;
-        e[N + 1 + i] = b ? r[i - s] : 0;
-    }
-    for (int i = N; i < 2 * N; i++)
-        e[N + 1 + i] = c ? r[i - s] : e[2 * N];
-    e[N] = a && b ? r[-s - 1] : 0;
+    uint8_t t[25];
+    for (int i = 0; i <= 3 * N; i++)
+        t[i] = (uint8_t)enc_h264_nbn_raw(r, s, N, a, b, c, i);
+    for (int i = 0; i <= 3 * N; i++)
+        n->e[i] = (uint8_t)(N == 8 ? enc_h264_nbn_filt(t, a, b, i) : t[i]);
     n->n = (uint8_t)N, n->a = (uint8_t)a, n->b = (uint8_t)b;
-    if (N == 8) { /* the filter: [1 2 1] along the row, the ends weighted 3:1 where it stops */
-        uint8_t t[25];
-        for (int i = 0; i < 25; i++)
-            t[i] = e[i];
-        if (b) {
-            e[9] =
-                (uint8_t)(a ? (t[8] + 2 * t[9] + t[10] + 2) >> 2 : (3 * t[9] + t[10] + 2) >> 2);
-            for (int i = 10; i < 24; i++)
-                e[i] = (uint8_t)((t[i - 1] + 2 * t[i] + t[i + 1] + 2) >> 2);
-            e[24] = (uint8_t)((t[23] + 3 * t[24] + 2) >> 2);
-        }
-        if (a && b) e[8] = (uint8_t)((t[9] + 2 * t[8] + t[7] + 2) >> 2);
-        if (a) {
-            e[7] =
-                (uint8_t)(b ? (t[8] + 2 * t[7] + t[6] + 2) >> 2 : (3 * t[7] + t[6] + 2) >> 2);
-            for (int i = 1; i < 7; i++)
-                e[i] = (uint8_t)((t[i + 1] + 2 * t[i] + t[i - 1] + 2) >> 2);
-            e[0] = (uint8_t)((t[1] + 3 * t[0] + 2) >> 2);
-        }
-    }
 }
 
 /* The availability of N x N block (bx, by)'s left, upper and upper-right neighbours (N units)
@@ -743,70 +745,82 @@ ENC_FN void enc_h264_nbn(const EncFrame *f, int mbx, int mby, int N, int bx, int
 
 /* Can Intra4x4PredMode / Intra8x8PredMode m (0 V, 1 H, 2 DC, 3 diagonal down left,
  * 4 diagonal down right, 5 vertical right, 6 horizontal down, 7 vertical left, 8 horizontal
- * up) be used? */
+ * up) be used, a / b: the left / upper neighbours are available? */
+ENC_FN int enc_h264_inxn_avail(int m, int a, int b) {
+    return m == 2 ? 1 : m == 1 || m == 8 ? a : m == 0 || m == 3 || m == 7 ? b : a && b;
+}
 ENC_FN int enc_h264_inxn_ok(const EncNbN *n, int m) {
-    return m == 2                       ? 1
-           : m == 1 || m == 8           ? n->a
-           : m == 0 || m == 3 || m == 7 ? n->b
-                                        : n->a && n->b;
+    return enc_h264_inxn_avail(m, n->a, n->b);
 }
 
-/* Sample (x, y) of the N x N prediction of mode m (8.3.1.2.1 .. 9, 8.3.2.2.2 .. 10), written
- * on the row e: p[i, -1] = e[N + 1 + i], p[-1, j] = e[N - 1 - j]. Each directional mode is a
- * 2- or 3-tap filter (enc_f2, enc_f3) along its direction from position k of the row. */
+/* Every sample of an N x N prediction (8.3.1.2.1 .. 9, 8.3.2.2.2 .. 10) is one of 3L values
+ * (L = 3N + 1) derived from the row e (p[i, -1] = e[N + 1 + i], p[-1, j] = e[N - 1 - j]):
+ * j < L: e[j]; then the 2-tap filters enc_f2(e, k) (k < L - 1), the 3-tap filters
+ * enc_f3(e, k) (k < L - 2), the two ends weighted 3:1, the DC. enc_h264_inxn_d forms value j,
+ * enc_h264_inxn_rule says which one sample (x, y) of mode m is: each directional mode a 2- or
+ * 3-tap filter along its direction from position k of the row. */
 ENC_FN int enc_f2(const uint8_t *e, int k) {
     return (e[k] + e[k + 1] + 1) >> 1;
 }
 ENC_FN int enc_f3(const uint8_t *e, int k) {
     return (e[k] + 2 * e[k + 1] + e[k + 2] + 2) >> 2;
 }
-ENC_FN uint8_t enc_h264_inxn_at_n(const EncNbN *n, int N, int m, int x, int y) { /* N = n->n */
-    const uint8_t *e = n->e;
+ENC_FN int enc_h264_inxn_d(const uint8_t *e, int N, int a, int b, int j) {
+    const int L = 3 * N + 1;
+    if (j < L) return e[j];
+    if (j < 2 * L - 1) return enc_f2(e, j - L);
+    if (j < 3 * L - 3) return enc_f3(e, j - 2 * L + 1);
+    if (j == 3 * L - 3) return (e[L - 2] + 3 * e[L - 1] + 2) >> 2; /* down left's last */
+    if (j == 3 * L - 2) return (e[1] + 3 * e[0] + 2) >> 2;         /* horizontal up's */
+    int st = 0, sl = 0;                                            /* the DC */
+    for (int i = 0; i < N; i++)
+        st += e[N + 1 + i], sl += e[N - 1 - i];
+    const int l = N == 8 ? 3 : 2; /* log2 N */
+    return a && b ? (st + sl + N) >> (l + 1)
+           : a    ? (sl + N / 2) >> l
+           : b    ? (st + N / 2) >> l
+                  : 128;
+}
+ENC_FN int enc_h264_inxn_rule(int N, int m, int x, int y) {
+    const int L = 3 * N + 1, F2 = L, F3 = 2 * L - 1;
     switch (m) {
     case 0:
-        return e[N + 1 + x];
+        return N + 1 + x;
     case 1:
-        return e[N - 1 - y];
-    case 2: {
-        int st = 0, sl = 0;
-        for (int i = 0; i < N; i++)
-            st += e[N + 1 + i], sl += e[N - 1 - i];
-        const int l = N == 8 ? 3 : 2; /* log2 N */
-        return (uint8_t)(n->a && n->b ? (st + sl + N) >> (l + 1)
-                         : n->a       ? (sl + N / 2) >> l
-                         : n->b       ? (st + N / 2) >> l
-                                      : 128);
-    }
+        return N - 1 - y;
+    case 2:
+        return 3 * L - 1;
     case 3: /* down left: along x + y on the upper row, the last sample weighs p[2N-1, -1] 3x */
-        return (uint8_t)(x + y == 2 * N - 2 ? (e[3 * N - 1] + 3 * e[3 * N] + 2) >> 2
-                                            : enc_f3(e, N + 1 + x + y));
+        return x + y == 2 * N - 2 ? 3 * L - 3 : F3 + N + 1 + x + y;
     case 4: /* down right: along x - y through the corner */
-        return (uint8_t)enc_f3(e, N - 1 + x - y);
+        return F3 + N - 1 + x - y;
     case 5: { /* vertical right: zVR = 2x - y */
         const int z = 2 * x - y, k = N + x - (y >> 1);
-        return (uint8_t)(z >= 0 && !(z & 1) ? enc_f2(e, k)
-                         : z > 0            ? enc_f3(e, k - 1)
-                         : z == -1          ? enc_f3(e, N - 1)
-                                            : enc_f3(e, N - y + 2 * x));
+        return z >= 0 && !(z & 1) ? F2 + k
+               : z > 0            ? F3 + k - 1
+               : z == -1          ? F3 + N - 1
+                                  : F3 + N - y + 2 * x;
     }
     case 6: { /* horizontal down: zHD = 2y - x, on the left column read upwards */
         const int z = 2 * y - x, k = N - 1 - y + (x >> 1);
-        return (uint8_t)(z >= 0 && !(z & 1) ? enc_f2(e, k)
-                         : z > 0            ? enc_f3(e, k)
-                         : z == -1          ? enc_f3(e, N - 1)
-                                            : enc_f3(e, N - 2 + x - 2 * y));
+        return z >= 0 && !(z & 1) ? F2 + k
+               : z > 0            ? F3 + k
+               : z == -1          ? F3 + N - 1
+                                  : F3 + N - 2 + x - 2 * y;
     }
     case 7: /* vertical left */
-        return (uint8_t)(y & 1 ? enc_f3(e, N + 1 + x + (y >> 1))
-                               : enc_f2(e, N + 1 + x + (y >> 1)));
+        return (y & 1 ? F3 : F2) + N + 1 + x + (y >> 1);
     default: { /* horizontal up: zHU = x + 2y, on the left column read downwards */
         const int z = x + 2 * y, j = y + (x >> 1);
-        return (uint8_t)(z > 2 * N - 3    ? e[0]
-                         : z == 2 * N - 3 ? (e[1] + 3 * e[0] + 2) >> 2
-                         : z & 1          ? enc_f3(e, N - 3 - j)
-                                          : enc_f2(e, N - 2 - j));
+        return z > 2 * N - 3    ? 0
+               : z == 2 * N - 3 ? 3 * L - 2
+               : z & 1          ? F3 + N - 3 - j
+                                : F2 + N - 2 - j;
     }
     }
+}
+ENC_FN uint8_t enc_h264_inxn_at_n(const EncNbN *n, int N, int m, int x, int y) { /* N = n->n */
+    return (uint8_t)enc_h264_inxn_d(n->e, N, n->a, n->b, enc_h264_inxn_rule(N, m, x, y));
 }
 
 /* The same with N = n->n (the device calls the above with N a compile-time constant). */
