@@ -3,18 +3,25 @@
 #
 # Each mutation below replaces one exact piece of text in one file of a scratch copy of the
 # working tree (never the tree itself), rebuilds incrementally (CPU only, one build folder
-# reused across mutations and runs), runs the CPU test suite and expects it to FAIL. Prints
-# a table; exits 1 when a mutation survives (the suite still passes) or does not apply (its
-# text is no longer in the file: re-target it in the table below after the code moved).
+# reused across mutations and runs) and expects the tests to FAIL. A mutation names its
+# catchers (the `by` table below: the tests that catch it quickest): only their executables
+# are rebuilt and only they run; when they miss it, the whole CPU suite runs and the table
+# says which test caught it instead (re-target the entry). Prints a table; exits 1 when a
+# mutation survives (the whole suite still passes) or does not apply (its text is no longer
+# in the file: re-target it below after the code moved). Every mutation's text is checked
+# first, whether it runs or not.
 #
 #   scripts/mutate.sh                  every mutation
 #   scripts/mutate.sh NAME...          only these
+#   scripts/mutate.sh --budget S       in turn from a start given by VIDK_TEST_SEED, until S
+#                                      seconds have passed (CI: the rest in later runs)
 #   scripts/mutate.sh --list           the table
 #
 # Environment: VIDK_TEST_SEED (the tests' seed, default the CI's fixed one), VIDK_MUTATE_DIR
 # scratch folder (default ${TMPDIR:-/tmp}/vidkern-mutate-$USER, kept between runs so that
 # builds stay incremental; one run at a time per folder, a second stops at once),
-# VIDK_MUTATE_JOBS (default nproc). When the unmutated suite fails, the log's failures are
+# VIDK_MUTATE_JOBS (default nproc), VIDK_MUTATE_START (with --budget: the first mutation is
+# this number modulo their number; default the seed). When the unmutated suite fails, the log's failures are
 # printed (the log itself stays in the scratch folder).
 set -uo pipefail
 
@@ -74,14 +81,14 @@ mut cabac_skip_tx8 src/enc/h264_stream_cabac.h \
 # Intra_4x4 and Intra_8x8 (docs/ENCODE.md §7): caught by test_enc_pred (the modes and availability against
 # the standard's formulas) or by FFmpeg's decode of the --i4x4 rows (cli_stream).
 mut i4_vr_tap src/enc/enc_core.h \
-    ': z > 0            ? enc_f3(e, k - 1)' ': z > 0            ? enc_f3(e, k)'
+    ': z > 0            ? F3 + k - 1' ': z > 0            ? F3 + k'
 mut i4_above_right src/enc/enc_core.h \
     'return bx < last ? top : top && mbx + 1 < f->uw;' 'return bx < last ? top : top;'
 mut i8_filter_left_end src/enc/enc_core.h \
     '(3 * t[7] + t[6] + 2) >> 2' '(3 * t[7] + t[6] + 1) >> 2'
 mut i8_filter_corner src/enc/enc_core.h \
-    'if (a && b) e[8] = (uint8_t)((t[9] + 2 * t[8] + t[7] + 2) >> 2);' \
-    'if (a && b) e[8] = (uint8_t)((t[9] + 2 * t[8] + t[7] + 1) >> 2);'
+    'if (i == 8) return a && b ? (t[9] + 2 * t[8] + t[7] + 2) >> 2' \
+    'if (i == 8) return a && b ? (t[9] + 2 * t[8] + t[7] + 1) >> 2'
 mut cabac_i8_flag src/enc/h264_stream_cabac.h \
     $'(B && B->tx8), tx8);\n            for (int k = 0; k < 16; k += tx8 ? 4 : 1) {' \
     $'(B && B->tx8 && 0), tx8);\n            for (int k = 0; k < 16; k += tx8 ? 4 : 1) {'
@@ -218,18 +225,57 @@ mut dbk_last_rows src/cuda/dbk_kern.cuh \
 # intra_emu): the predicted mode left out of the Intra_4x4 / 8x8 cost; the warp barrier
 # between a block's reconstruction and the next block's neighbours missing.
 mut intra_nxn_pm src/cuda/enc_warp.cuh \
-    'uint32_t c = enc_h264_lbits(&f, enc_h264_inxn_mbits(lane, s.pm));' \
-    'uint32_t c = enc_h264_lbits(&f, enc_h264_inxn_mbits(lane, 2));'
+    'vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm));' \
+    'vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, 2));'
 mut intra_nxn_sync src/cuda/enc_warp.cuh \
-    "    __syncwarp(); // the block's reconstruction before the next block's neighbours" ''
+    "        __syncwarp(); // the blocks' reconstruction and modes before the next step's reads" ''
 
 # Readers.
 mut y4m_width_height tools/picio.c \
     "if (tok[0] == 'W') {" "if (tok[0] == 'H') {"
 
-# Tests run per mutation: the CPU suite less the GPU tests (they skip here) and the slow
-# benchmark CLI runs. Fast tests first, stopping at the first failure; the slow tests
-# (checkkern) only when the fast ones missed the mutation.
+# ---------------------------------------------------------------- the catchers
+# by TESTS NAME...: the ctest names (space-separated) that catch these mutations quickest.
+# A mutation without an entry runs the whole CPU suite.
+declare -A BY=()
+by() {
+    local tests=$1
+    shift
+    for m in "$@"; do BY[$m]=$tests; done
+}
+by 'enc_decide encode' lambda_qp22 hevc_qpc_30 h264_part_tie h264_tx8_tie h264_tx8_scale \
+    mvd_pred_left h264_sub_tie h264_skip_tie h264_intra_in_p h264_inter_round \
+    h264_mvd_quarter hevc_cu32_tie hevc_cu16_tie h264_intra_tie h264_chroma_mode_tie \
+    hevc_intra_unfiltered level_no_sub8x8 mvd_quad_order decimate_table4 h264_chroma_qp_44
+by 'me enc_decide' ue_len_off_by_one se_mapping
+by 'enc_pred' h264_plane_round i4_vr_tap i4_above_right i8_filter_left_end i8_filter_corner \
+    hevc_ref_subst hevc_mc_round
+by 'enc_pred cli_stream_gen' i4_pred_mode_min
+by 'enc_pred enc_decide' qpel_no_quarter_step qpel_j_round qpel_g_source
+by 'h264_stream_core enc_decide' i4_intra_cbp stream_count_mask stream_mvp_8x16_right \
+    stream_mvp_16x8_upper mvnb_own_vector
+by 'h264_stream_core cli_stream_gen' stream_cac_first cabac_skip_tx8 cabac_i8_flag \
+    cabac_i4_rem_order stream_nc_round stream_skip_zero cabac_mvd_ctx cavlc_suffix_step \
+    cavlc_suffix_start h264_chroma_mc_corner
+by 'cli_stream_gen' b_bi_round b_implicit_w b_direct_c_or_d b_dbk_lists bpyr_l0_mod bpyr_col \
+    bpyr_ref1
+by 'cli_stream_clips' b_colzero_range
+by 'h264_stream_core' hdr_after_prev cabac_host_bins nal_emulation
+by 'h264_cabac_core' cabac_carry_lost cabac_ff_carry
+by 'h264_cabac_core h264_stream_core' cabac_zero_words
+by 'h264' h264_fdct_coef h264_norm_adjust h264_mf_entry
+by 'h264 checkkern' h264_deadzone
+by 'hevc' hevc_matrix_entry hevc_quant_round hevc_level_scale
+by 'api me' sad_c
+by 'me' me_tiebreak
+by 'me_emu_passes me_emu' me_pass_offset me_pass_end me_shift_sel me_shift_copy
+by 'dbk_emu' dbk_mail_word dbk_last_rows
+by 'intra_emu' intra_nxn_pm intra_nxn_sync
+by 'io' y4m_width_height
+
+# The whole CPU suite: less the GPU tests (they skip here) and the slow benchmark CLI runs,
+# stopping at the first failure; the slow tests (checkkern) only when the fast ones missed the
+# mutation.
 FAST_EXCLUDE='cuda|cli_bench|checkkern'
 SLOW_INCLUDE='checkkern|cli_bench'
 
@@ -240,14 +286,31 @@ cd "$(dirname "$0")/.." || exit 2
 repo=$(pwd)
 n=$((${#MUTS[@]} / 4))
 if [ "${1:-}" = --list ]; then
-    for ((i = 0; i < n; i++)); do printf '%-22s %s\n' "${MUTS[4 * i]}" "${MUTS[4 * i + 1]}"; done
+    for ((i = 0; i < n; i++)); do
+        printf '%-22s %-28s %s\n' "${MUTS[4 * i]}" "${MUTS[4 * i + 1]}" "${BY[${MUTS[4 * i]}]:-(all)}"
+    done
     exit 0
+fi
+budget=0
+if [ "${1:-}" = --budget ]; then
+    budget=${2:-}
+    case "$budget" in '' | *[!0-9]*)
+        echo "mutate: --budget takes a number of seconds" >&2
+        exit 2
+        ;;
+    esac
+    shift 2
 fi
 want=" $* "
 for w in "$@"; do
     found=0
     for ((i = 0; i < n; i++)); do [ "${MUTS[4 * i]}" = "$w" ] && found=1; done
     [ $found = 1 ] || { echo "mutate: no mutation named '$w' (see --list)" >&2; exit 2; }
+done
+for m in "${!BY[@]}"; do # a catcher entry for a mutation that is not in the table
+    found=0
+    for ((i = 0; i < n; i++)); do [ "${MUTS[4 * i]}" = "$m" ] && found=1; done
+    [ $found = 1 ] || { echo "mutate: 'by' names no mutation '$m'" >&2; exit 2; }
 done
 jobs=${VIDK_MUTATE_JOBS:-$(nproc)}
 # One seed for every run (the tests' random inputs, tests/test_util.h): whether a mutation is
@@ -288,7 +351,7 @@ sync_tree() {
     [ -d "$repo/../shared" ] && ln -sfn "$repo/../shared" "$scratch/shared"
 }
 
-apply() { # file original replacement -> 0 applied, 3 not found, 4 ambiguous
+apply() { # file original replacement [check] -> 0 applies, 3 not found, 4 ambiguous
     python3 - "$@" <<'EOP'
 import sys
 path, old, new = sys.argv[1:4]
@@ -296,11 +359,35 @@ text = open(path).read()
 k = text.count(old)
 if k != 1:
     sys.exit(3 if k == 0 else 4)
-open(path, "w").write(text.replace(old, new))
+if len(sys.argv) < 5:
+    open(path, "w").write(text.replace(old, new))
 EOP
 }
 
-build_and_test() { # -> 0 suite passes, 1 suite fails, 2 build fails
+# The build targets of some tests (ctest's commands: the executables of the build folder
+# they run, the vidkern CLI for the scripts), one per line.
+targets_of() { # regex
+    ctest --test-dir "$build" -R "$1" --show-only=json-v1 2>/dev/null | python3 -c '
+import json, os, sys
+build = sys.argv[1]
+names = set()
+for t in json.load(sys.stdin).get("tests", []):
+    for a in t.get("command", []):
+        if a.startswith(build + "/") and os.path.isfile(a) and os.access(a, os.X_OK):
+            names.add(os.path.basename(a))
+print("\n".join(sorted(names)))' "$build"
+}
+
+# The names of the tests that failed in the log's last ctest run.
+failed_in_log() {
+    awk '/^=== mutation/ { s = "" }
+         /\*\*\*(Failed|Timeout|Exception)/ {
+             for (i = 1; i < NF; i++) if ($i ~ /^#[0-9]+:$/) s = s $(i + 1) " "
+         }
+         END { printf "%s", s }' "$log"
+}
+
+build_all_and_test() { # -> 0 suite passes, 1 suite fails, 2 build fails
     cmake --build "$build" -j"$jobs" >>"$log" 2>&1 || return 2
     ctest --test-dir "$build" -j"$jobs" -E "$FAST_EXCLUDE" --stop-on-failure \
         --output-on-failure >>"$log" 2>&1 || return 1
@@ -309,14 +396,40 @@ build_and_test() { # -> 0 suite passes, 1 suite fails, 2 build fails
     return 0
 }
 
+catchers_test() { # "name name ..." -> 0 they pass, 1 they fail, 2 build fails
+    local re targets
+    re="^($(echo "$1" | tr ' ' '|'))\$"
+    mapfile -t targets < <(targets_of "$re")
+    [ ${#targets[@]} -gt 0 ] || { echo "mutate: no build targets for $re" >>"$log"; return 0; }
+    cmake --build "$build" -j"$jobs" --target "${targets[@]}" >>"$log" 2>&1 || return 2
+    ctest --test-dir "$build" -j"$jobs" -R "$re" --stop-on-failure --output-on-failure \
+        >>"$log" 2>&1 || return 1
+    return 0
+}
+
 t0=$(date +%s)
 sync_tree
+# Every mutation's text, in a copy (a mutation whose text moved fails the run even when the
+# budget leaves it out).
+bad=0
+for ((i = 0; i < n; i++)); do
+    name=${MUTS[4 * i]} file=${MUTS[4 * i + 1]} orig=${MUTS[4 * i + 2]} repl=${MUTS[4 * i + 3]}
+    apply "$src/$file" "$orig" "$repl" check
+    case $? in
+    0) ;;
+    3) echo "mutate: $name: its text is not in $file (re-target it)" && bad=1 ;;
+    *) echo "mutate: $name: its text is in $file more than once (re-target it)" && bad=1 ;;
+    esac
+done
+# -O1: a rebuild (most of a mutation's time) about four times quicker than -O3 (src/enc/encode.c:
+# 11.6 s -> 2.6 s), the tests a little slower; what the tests see is the same.
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DVIDK_ENABLE_CUDA=OFF \
+    -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
     -DVIDK_SHARED_VIDEO="$scratch/shared/video" >>"$log" 2>&1 || {
     echo "mutate: configure failed (see $log)" >&2
     exit 2
 }
-build_and_test
+build_all_and_test
 rc=$?
 if [ $rc != 0 ]; then
     echo "mutate: the unmutated suite does not pass (rc $rc; see $log)" >&2
@@ -327,22 +440,47 @@ if [ $rc != 0 ]; then
     exit 2
 fi
 
-printf '\n%-22s | %-16s | %-12s | %s\n' mutation file result seconds
-printf -- '-----------------------+------------------+--------------+--------\n'
-bad=0 ran=0
-for ((i = 0; i < n; i++)); do
+# The order: from the start (the seed modulo n, or VIDK_MUTATE_START) round the table.
+start=0
+if [ "$budget" != 0 ]; then
+    start=$((${VIDK_MUTATE_START:-$VIDK_TEST_SEED} % n))
+    echo "mutate: budget ${budget} s, from mutation $start of $n (VIDK_MUTATE_START=$start replays)"
+fi
+tb=$(date +%s)
+printf '\n%-22s | %-28s | %-12s | %s\n' mutation file result seconds
+printf -- '-----------------------+------------------------------+--------------+--------\n'
+ran=0 left=0
+for ((j = 0; j < n; j++)); do
+    i=$(((start + j) % n))
     name=${MUTS[4 * i]} file=${MUTS[4 * i + 1]} orig=${MUTS[4 * i + 2]} repl=${MUTS[4 * i + 3]}
     if [ -n "${*:-}" ] && [[ "$want" != *" $name "* ]]; then continue; fi
+    if [ "$budget" != 0 ] && [ $(($(date +%s) - tb)) -ge "$budget" ]; then
+        left=$((left + 1))
+        continue
+    fi
     s=$(date +%s) ran=$((ran + 1))
     echo "=== mutation $name ($file)" >>"$log"
     apply "$src/$file" "$orig" "$repl"
     a=$?
     if [ $a = 0 ]; then
-        build_and_test
-        case $? in
-        0) result=SURVIVED bad=1 ;;
+        c=0
+        if [ -n "${BY[$name]:-}" ]; then
+            catchers_test "${BY[$name]}"
+            c=$?
+        fi
+        case $c in
         1) result=caught ;;
-        *) result=caught-build ;; # a mutation that does not compile is caught too
+        2) result=caught-build ;; # a mutation that does not compile is caught too
+        *)
+            # No catcher, or its catchers missed it: the whole suite.
+            build_all_and_test
+            case $? in
+            0) result=SURVIVED bad=1 ;;
+            1) result="caught by $(failed_in_log)" ;;
+            *) result=caught-build ;;
+            esac
+            [ -n "${BY[$name]:-}" ] && result="$result(not by ${BY[$name]}: re-target)"
+            ;;
         esac
     elif [ $a = 3 ]; then
         result='not found' bad=1
@@ -350,14 +488,15 @@ for ((i = 0; i < n; i++)); do
         result=ambiguous bad=1
     fi
     cp "$file" "$src/$file" # restore (a new mtime: the next build recompiles it)
-    printf '%-22s | %-16s | %-12s | %s\n' "$name" "$file" "$result" $(($(date +%s) - s))
+    printf '%-22s | %-28s | %-12s | %s\n' "$name" "$file" "$result" $(($(date +%s) - s))
 done
 cmake --build "$build" -j"$jobs" >>"$log" 2>&1
 printf '\nmutate: %d mutations, %d s in all (log: %s)\n' "$ran" $(($(date +%s) - t0)) "$log"
+[ $left = 0 ] || printf 'mutate: %d left for later runs (the budget)\n' "$left"
 if [ $bad != 0 ]; then
     echo "mutate: FAILED: a mutation survived or no longer applies (re-target it at the top of scripts/mutate.sh)"
     exit 1
 fi
-echo "mutate: every mutation was caught"
+echo "mutate: every mutation run was caught"
 }
 main "$@"; exit $? # one line: read whole before main runs

@@ -76,7 +76,10 @@ static void threads_close(VidkContext *ctx) {
     .h264 = {vidk_h264_batch_inverse_cpu, vidk_h264_frame_inverse_cpu,                         \
              vidk_h264_batch_forward_cpu},                                                     \
     .hevc = {vidk_hevc_batch_forward_cpu, vidk_hevc_batch_inverse_cpu},                        \
-    .enc = {vidk_enc_cpu_open, vidk_enc_cpu_send, vidk_enc_cpu_receive, vidk_enc_cpu_close}
+    .enc = {.open = vidk_enc_cpu_open,                                                         \
+            .send = vidk_enc_cpu_send,                                                         \
+            .receive = vidk_enc_cpu_receive,                                                   \
+            .close = vidk_enc_cpu_close} /* .still: the CPU backends search in encode.c */
 
 static const VidkOps ops_c = {CPU_OPS(vidk_run_serial, vidk_me_search_ref)};
 static const VidkOps ops_simd = {CPU_OPS(vidk_run_serial, vidk_me_search_fast)};
