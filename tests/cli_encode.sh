@@ -118,9 +118,12 @@ real)
         fail "--preset ultrafast: $(grep coding "$T/v.out")"
     # Two fixed B-frames over 7 frames: I B B P B B P, four B frames said in the summary, the
     # report's count and its frames.
-    "$VK" encode "$clip" --frames 7 --bframes 2 --b-adapt 0 --range 8 --backend threads \
+    "$VK" encode "$clip" --frames 7 --bframes 2 --b-adapt 0 --range 8 --backend threads -v \
         >"$T/b.out" 2>"$T/err" || fail "bframes: $(cat "$T/err")"
     grep -q '(1 intra, 6 inter, 4 of them B)' "$T/b.out" || fail "B count: $(cat "$T/b.out")"
+    # -v: a line per frame in coding order, its type
+    [ "$(grep -o '^frame *[0-9]* [IPB]' "$T/b.out" | awk '{ printf "%s%s ", $2, $3 }')" = \
+        "0I 3P 1B 2B 6P 4B 5B " ] || fail "-v frame types: $(grep '^frame' "$T/b.out")"
     "$VK" encode "$clip" --frames 7 --bframes 2 --b-adapt 0 --range 8 --backend threads \
         --quiet --report "$T/b.json" 2>"$T/err" || fail "bframes report: $(cat "$T/err")"
     json_ok "$T/b.json"

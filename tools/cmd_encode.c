@@ -226,7 +226,8 @@ static void help(void) {
         "                     blocks on a fixed log scale of the mean squared residual per\n"
         "                     sample: black = 0 .. pale yellow = 64^2 and above); the\n"
         "                     pictures have the source's size; DIR is created if missing\n"
-        "  --verbose, -v      one line per frame\n"
+        "  --verbose, -v      one line per frame in coding order: number, type (I, P, B),\n"
+        "                     PSNR, bits, non-zero levels, time\n"
         "  --size WxH         size of the generated video when no IN is given\n"
         "  --gen-frames N     frames of the generated video (default 30, or --frames)\n"
         "  --input-size WxH   raw (headerless) input of this size ...\n"
@@ -441,8 +442,12 @@ static void print_frame_line(FILE *f, const VidkEncFrameInfo *fi) {
     fprintf(f,
             "frame %5lld %c  PSNR %6.2f %6.2f %6.2f  %8.2f kbit (mode %.2f mv %.2f level "
             "%.2f)  nnz %llu/%llu/%llu  %.3f ms\n",
-            (long long)fi->index, fi->intra ? 'I' : 'P', fi->psnr[0], fi->psnr[1], fi->psnr[2],
-            (double)fi->bits / 1e3, (double)fi->bits_mode / 1e3, (double)fi->bits_mv / 1e3,
+            (long long)fi->index,
+            fi->intra    ? 'I'
+            : fi->bframe ? 'B'
+                         : 'P',
+            fi->psnr[0], fi->psnr[1], fi->psnr[2], (double)fi->bits / 1e3,
+            (double)fi->bits_mode / 1e3, (double)fi->bits_mv / 1e3,
             (double)fi->bits_level / 1e3, (unsigned long long)fi->nnz[0],
             (unsigned long long)fi->nnz[1], (unsigned long long)fi->nnz[2], fi->total_ms);
 }
