@@ -319,6 +319,11 @@ struct __align__(16) H264Luma {
     __align__(16) int16_t lev[16][16];
     __align__(16) uint32_t dcf[16]; // DC: the forward, then the inverse transform
     __align__(16) int32_t dc[16];   // DC after scaling
+    // With I_NxN, from the chroma warp (w_h264_i16_side): Intra_16x16's residual (raster),
+    // mode and cost
+    __align__(16) int16_t i16d[256];
+    int bm;
+    uint32_t i16c;
 };
 struct __align__(16) H264Chroma {
     EncNb cnb[2];
@@ -349,10 +354,8 @@ struct __align__(16) H264Nxn {
     // its block's before and after the filter; their derived values (enc_h264_inxn_d)
     __align__(16) uint8_t e[2][32];
     __align__(16) uint8_t d[2][80];
-    __align__(16) uint8_t pr[64];   // Intra_8x8: the chosen prediction
-    __align__(16) int32_t w[64];    // its coefficients
+    __align__(16) int32_t w[64]; // the winner's residual, coefficients, dequantised values (Intra_4x4: 16 a half)
     __align__(16) int16_t lv[256];  // the candidate's levels
-    __align__(16) uint8_t i16[256]; // (the luma warp's) Intra_16x16's prediction
     // The prediction rules (enc_h264_inxn_rule; w_h264_nxn_rules at the kernel's start),
     // mode-major: Intra_4x4's 9 x 16 (raster), Intra_8x8's 9 x 64
     __align__(16) uint8_t rule[9 * 64];
@@ -502,8 +505,8 @@ constexpr unsigned long long kI4Step0 = 0xFEBA763210ull, kI4Step1 = 0x00DC985400
 // The Intra_4x4 candidate (h264_inxn_try, N = 4) by the luma warp into the tile, the window,
 // s.lv and s.sum.
 __device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, int lane) {
-    const int h = lane >> 4, m = lane & 15; // the half's block, the lane's mode (< 9)
-    uint32_t ru[4] = {0, 0, 0, 0};          // its 16 rules
+    const int h = lane >> 4, m = lane & 15; // the half's block; the lane's mode (< 9), sample
+    uint32_t ru[4] = {0, 0, 0, 0};          // its mode's 16 rules
     if (m < 9)
 #pragma unroll
         for (int q = 0; q < 4; q++)
@@ -511,14 +514,20 @@ __device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
     const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
     const int qbits = 15 + f.qp / 6, per = f.qp / 6;
     const uint32_t dz = (uint32_t)vidk_h264_deadzone(qbits, 1);
+    const int32_t mf = f.mf4y[m];
+    const int16_t ls = f.ls4y[m];
+    const int sy = m >> 2, sx = m & 3; // the lane's sample / coefficient (raster)
     NxnSums r = {0, 0, 0, 0, 0};
     uint8_t *e = s.e[h], *dv = s.d[h];
+    int32_t *w = s.w + 16 * h; // the half's residual, coefficients, dequantised values
     for (int st = 0; st < 10; st++) {
         const bool on = h == 0 || (st >= 2 && st < 8);
         const int k = (int)(((h ? kI4Step1 : kI4Step0) >> (4 * st)) & 15);
         int bx, by, a, b, c;
         enc_h264_inxn_blk(4, k, &bx, &by);
-        enc_h264_nbn_avail(&f, mbx, mby, 4, bx, by, &a, &b, &c);
+        enc_h264_nbn_avail_top(&f, mbx, top, 4, bx, by, &a, &b, &c);
+        // The block's row of neighbours a lane an entry, its predicted mode, the values its
+        // predictions are made of.
         if (on && m < 13)
             e[m] = (uint8_t)enc_h264_nbn_raw(nxn_at(s, 4 * bx, 4 * by), kNxnTs, 4, a, b, c, m);
         if (on && m == 15)
@@ -528,86 +537,68 @@ __device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
             for (int j = m; j < 39; j += 16)
                 dv[j] = (uint8_t)enc_h264_inxn_d(e, 4, a, b, j);
         __syncwarp();
-        const bool cand = on && m < 9 && enc_h264_inxn_avail(m, a, b);
-        unsigned long long key = ~0ull;
-        int32_t w[16];
-        int p[16];
-        unsigned en = 0, bits = 0, nz = 0;
-        if (cand) {
-            const int pm = s.pm[h];
-            const uint8_t *sp = s.src + 4 * by * 16 + 4 * bx;
+        // Every mode's cost a lane (SATD + lambda x mode bits < 2^28: the key is 32 bits),
+        // the lowest (cost, mode) of each half.
+        const int pm = s.pm[h];
+        const uint8_t *sp = s.src + 4 * by * 16 + 4 * bx;
+        unsigned key = ~0u;
+        if (on && m < 9 && enc_h264_inxn_avail(m, a, b)) {
             int d[16];
-#pragma unroll
-            for (int i = 0; i < 16; i++)
-                p[i] = dv[(ru[i >> 2] >> (8 * (i & 3))) & 255];
 #pragma unroll
             for (int y = 0; y < 4; y++) {
                 const uint32_t sv = *reinterpret_cast<const uint32_t *>(sp + 16 * y);
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
-                    const int i = 4 * y + x, v = (int)((sv >> (8 * x)) & 255) - p[i];
-                    d[i] = v, w[i] = v;
-                    en += (unsigned)(v * v);
+                    const int i = 4 * y + x;
+                    d[i] = (int)((sv >> (8 * x)) & 255) - dv[(ru[y] >> (8 * x)) & 255];
                 }
             }
-            const uint32_t cost =
-                vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm));
-            key = (unsigned long long)cost << 4 | (unsigned)m;
-            // the candidate coded (h264_inxn_code)
-#pragma unroll
-            for (int y = 0; y < 4; y++)
-                vidk_h264_ftx_1d(4, w + 4 * y, 1);
-#pragma unroll
-            for (int x = 0; x < 4; x++)
-                vidk_h264_ftx_1d(4, w + x, 4);
-#pragma unroll
-            for (int i = 0; i < 16; i++) {
-                const int l = vidk_h264_quant1(w[i], (uint32_t)f.mf4y[i], qbits, dz);
-                w[i] = l;
-                if (l) nz++, bits += vidk_se_bits(l);
-            }
-            bits += vidk_ue_bits(nz);
+            key = (vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm))) << 4 |
+                  (unsigned)m;
         }
-#pragma unroll
-        for (int o = 8; o; o >>= 1) { // the lowest of the half
-            const unsigned long long u = __shfl_xor_sync(kFull, key, o);
-            key = u < key ? u : key;
-        }
-        if (cand && (int)(key & 15) == m) { // the winner's lane: its block into the scratch
-            uint32_t t[16];
-#pragma unroll
-            for (int i = 0; i < 16; i++)
-                t[i] = vidk_h264_dequant1(w[i], f.ls4y[i], per, 4);
-#pragma unroll
-            for (int y = 0; y < 4; y++)
-                vidk_h264_itx_1d(4, t + 4 * y, 1);
-#pragma unroll
-            for (int x = 0; x < 4; x++)
-                vidk_h264_itx_1d(4, t + x, 4);
-#pragma unroll
-            for (int y = 0; y < 4; y++) {
-                uint32_t v = 0;
-#pragma unroll
-                for (int x = 0; x < 4; x++)
-                    v |= (uint32_t)vidk_h264_add_clip(p[4 * y + x],
-                                                      vidk_h264_round6(t[4 * y + x]))
-                         << (8 * x);
-                *reinterpret_cast<uint32_t *>(nxn_at(s, 4 * bx, 4 * by + y)) = v;
+        const unsigned k0 = __reduce_min_sync(kFull, h ? ~0u : key);
+        const unsigned k1 = __reduce_min_sync(kFull, h ? key : ~0u);
+        key = h ? k1 : k0;
+        const int bm = (int)(key & 15);
+        // The winner coded (h264_inxn_code) a sample / coefficient a lane: its prediction and
+        // residual, the transform's rows then columns on 4 lanes, the quantiser and the
+        // dequantisation a lane, the inverse's rows then columns, the reconstruction.
+        int pv = 0, l = 0;
+        if (on) {
+            pv = dv[s.rule[16 * bm + m]];
+            const int d = sp[16 * sy + sx] - pv;
+            w[m] = d;
+            r.energy += (uint32_t)(d * d);
+            if (m == 0) {
+                s.wim4[(4 + by) * 8 + 4 * s.wc + bx] = (uint8_t)bm;
+                r.cost += key >> 4, r.mbits += enc_h264_inxn_mbits(bm, pm);
             }
-            uint4 *lo = reinterpret_cast<uint4 *>(s.lv + 16 * k);
-#pragma unroll
-            for (int q = 0; q < 2; q++) {
-                uint32_t v[4];
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    v[j] = (uint32_t)(uint16_t)w[8 * q + 2 * j] |
-                           (uint32_t)(uint16_t)w[8 * q + 2 * j + 1] << 16;
-                lo[q] = make_uint4(v[0], v[1], v[2], v[3]);
-            }
-            s.wim4[(4 + by) * 8 + 4 * s.wc + bx] = (uint8_t)m;
-            r.cost += (uint32_t)(key >> 4), r.mbits += enc_h264_inxn_mbits(m, s.pm[h]);
-            r.bits += bits, r.nnz += (int)nz, r.energy += en;
         }
+        __syncwarp();
+        if (on && m < 4) vidk_h264_ftx_1d(4, w + 4 * m, 1);
+        __syncwarp();
+        if (on && m < 4) vidk_h264_ftx_1d(4, w + m, 4);
+        __syncwarp();
+        if (on) {
+            l = vidk_h264_quant1(w[m], (uint32_t)mf, qbits, dz);
+            s.lv[16 * k + m] = (int16_t)l;
+            if (l) r.bits += vidk_se_bits(l);
+            w[m] = (int32_t)vidk_h264_dequant1(l, ls, per, 4);
+        }
+        const unsigned nzm = (__ballot_sync(kFull, l != 0) >> (16 * h)) & 0xffffu;
+        if (on && m == 0) {
+            const unsigned n = (unsigned)__popc(nzm);
+            r.bits += vidk_ue_bits(n), r.nnz += (int)n;
+        }
+        __syncwarp();
+        uint32_t *t = reinterpret_cast<uint32_t *>(w);
+        if (on && nzm && m < 4) vidk_h264_itx_1d(4, t + 4 * m, 1);
+        __syncwarp();
+        if (on && nzm && m < 4) vidk_h264_itx_1d(4, t + m, 4);
+        __syncwarp();
+        if (on)
+            *nxn_at(s, 4 * bx + sx, 4 * by + sy) =
+                (uint8_t)(nzm ? vidk_h264_add_clip(pv, vidk_h264_round6(t[m])) : pv);
         __syncwarp(); // the blocks' reconstruction and modes before the next step's reads
     }
     r.cost = wsum(r.cost), r.mbits = wsum(r.mbits), r.bits = wsum(r.bits);
@@ -625,12 +616,14 @@ __device__ void w_h264_i8_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
         for (int q = 0; q < 8; q++)
             ru[q] = reinterpret_cast<const uint32_t *>(s.rule)[16 * m + 8 * h + q];
     const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
-    const int qbits = 16 + f.qp / 6;
+    const int qbits = 16 + f.qp / 6, per = f.qp / 6;
+    const uint32_t dz = (uint32_t)vidk_h264_deadzone(qbits, 1);
     NxnSums r = {0, 0, 0, 0, 0};
+    uint32_t *t = reinterpret_cast<uint32_t *>(s.w);
     for (int k = 0; k < 4; k++) {
         const int bx = k & 1, by = k >> 1;
         int a, b, c;
-        enc_h264_nbn_avail(&f, mbx, mby, 8, bx, by, &a, &b, &c);
+        enc_h264_nbn_avail_top(&f, mbx, top, 8, bx, by, &a, &b, &c);
         const uint8_t *src = s.src + 8 * by * 16 + 8 * bx;
         uint8_t *rec = nxn_at(s, 8 * bx, 8 * by);
         if (lane < 25) s.e[0][lane] = (uint8_t)enc_h264_nbn_raw(rec, kNxnTs, 8, a, b, c, lane);
@@ -643,91 +636,85 @@ __device__ void w_h264_i8_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
         for (int j = lane; j < 75; j += 32)
             s.d[0][j] = (uint8_t)enc_h264_inxn_d(s.e[1], 8, a, b, j);
         __syncwarp();
+        // Every mode's cost by a pair of lanes (SATD + lambda x mode bits < 2^28: the key is
+        // 32 bits), the lowest (cost, mode) of the warp.
         const int pm = s.pm[0];
         const bool cand = m < 9 && enc_h264_inxn_avail(m, a, b);
-        uint32_t sat = 0, pw[8];
+        uint32_t sat = 0;
         if (cand) { // the lane's half: two 4x4 blocks
             int d[2][16];
 #pragma unroll
             for (int y = 0; y < 4; y++) {
                 const uint2 sv = *reinterpret_cast<const uint2 *>(src + (4 * h + y) * 16);
 #pragma unroll
-                for (int q = 0; q < 2; q++) {
-                    uint32_t v = 0;
+                for (int q = 0; q < 2; q++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
                         const int i = 8 * y + 4 * q + x;
-                        const int pv = s.d[0][(ru[i >> 2] >> (8 * (i & 3))) & 255];
-                        v |= (uint32_t)pv << (8 * x);
-                        d[q][4 * y + x] = (int)(((q ? sv.y : sv.x) >> (8 * x)) & 255) - pv;
+                        d[q][4 * y + x] = (int)(((q ? sv.y : sv.x) >> (8 * x)) & 255) -
+                                          s.d[0][(ru[i >> 2] >> (8 * (i & 3))) & 255];
                     }
-                    pw[2 * y + q] = v;
-                }
             }
             sat = vidk_satd4(d[0]) + vidk_satd4(d[1]);
         }
         sat += __shfl_xor_sync(kFull, sat, 16);
-        unsigned long long key = ~0ull;
-        if (cand)
-            key = (unsigned long long)(sat + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm)))
-                      << 4 |
-                  (unsigned)m;
-        key = wmin64(key);
+        unsigned key = ~0u;
+        if (cand) key = (sat + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm))) << 4 | (unsigned)m;
+        key = __reduce_min_sync(kFull, key);
         const int bm = (int)(key & 15);
-        if (cand && m == bm) // the chosen prediction, a half each
-#pragma unroll
-            for (int q = 0; q < 8; q++)
-                reinterpret_cast<uint32_t *>(s.pr)[8 * h + q] = pw[q];
-        r.cost += (uint32_t)(key >> 4);
+        r.cost += key >> 4;
         r.mbits += enc_h264_inxn_mbits(bm, pm);
         if (lane < 4) { // the mode into the window's entries of the block
             const int x4 = 4 * s.wc + 2 * bx + (lane & 1), y4 = 4 + 2 * by + (lane >> 1);
             s.wim4[y4 * 8 + x4] = (uint8_t)bm;
         }
-        __syncwarp();
-        // The residual, the energy, the prediction into the tile.
-        unsigned e = 0;
-        for (int j = lane; j < 64; j += 32) {
-            const int x = j & 7, y = j >> 3;
-            const int dd = src[y * 16 + x] - s.pr[j];
+        // The winner coded: its prediction and residual a sample a lane, the transform's rows
+        // then columns on 8 lanes, the quantiser and the dequantisation a coefficient a lane,
+        // the inverse's rows then columns, the reconstruction.
+        int pv[2];
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            const int j = lane + 32 * q, x = j & 7, y = j >> 3;
+            pv[q] = s.d[0][s.rule[64 * bm + j]];
+            const int dd = src[y * 16 + x] - pv[q];
             s.w[j] = dd;
-            e += (unsigned)(dd * dd);
-            rec[y * kNxnTs + x] = s.pr[j];
+            r.energy += (uint32_t)(dd * dd);
         }
-        r.energy += wsum(e);
         __syncwarp();
         if (lane < 8) vidk_h264_ftx_1d(8, s.w + lane * 8, 1);
         __syncwarp();
         if (lane < 8) vidk_h264_ftx_1d(8, s.w + lane, 8);
         __syncwarp();
         int16_t *lev = s.lv + 64 * k;
-        unsigned bits = 0, nz = 0;
-        for (int j = lane; j < 64; j += 32) {
-            const int l = vidk_h264_quant1(s.w[j], (uint32_t)f.mf8y[j], qbits,
-                                           (uint32_t)vidk_h264_deadzone(qbits, 1));
-            lev[j] = (int16_t)l;
-            if (l) nz++, bits += vidk_se_bits(l);
+        int l[2];
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            const int j = lane + 32 * q;
+            l[q] = vidk_h264_quant1(s.w[j], (uint32_t)f.mf8y[j], qbits, dz);
+            lev[j] = (int16_t)l[q];
+            if (l[q]) r.bits += vidk_se_bits(l[q]);
+            t[j] = vidk_h264_dequant1(l[q], f.ls8y[j], per, 6);
         }
-        nz = wsum(nz);
-        r.bits += wsum(bits) + vidk_ue_bits(nz);
+        const unsigned nz = (unsigned)(__popc(__ballot_sync(kFull, l[0] != 0)) +
+                                       __popc(__ballot_sync(kFull, l[1] != 0)));
+        if (lane == 0) r.bits += vidk_ue_bits(nz);
         r.nnz += (int)nz;
-        __syncwarp(); // (the coefficients read before they are overwritten)
+        __syncwarp();
         if (nz) {
-            uint32_t *t = reinterpret_cast<uint32_t *>(s.w);
-            for (int j = lane; j < 64; j += 32)
-                t[j] = vidk_h264_dequant1(lev[j], f.ls8y[j], f.qp / 6, 6);
-            __syncwarp();
             if (lane < 8) vidk_h264_itx_1d(8, t + lane * 8, 1);
             __syncwarp();
             if (lane < 8) vidk_h264_itx_1d(8, t + lane, 8);
             __syncwarp();
-            for (int j = lane; j < 64; j += 32) {
-                uint8_t *o = rec + (j >> 3) * kNxnTs + (j & 7);
-                *o = (uint8_t)vidk_h264_add_clip(*o, vidk_h264_round6(t[j]));
-            }
+        }
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            const int j = lane + 32 * q;
+            rec[(j >> 3) * kNxnTs + (j & 7)] =
+                (uint8_t)(nz ? vidk_h264_add_clip(pv[q], vidk_h264_round6(t[j])) : pv[q]);
         }
         __syncwarp(); // the block's reconstruction before the next block's neighbours
     }
+    r.bits = wsum(r.bits), r.energy = wsum(r.energy);
     if (lane == 0) s.sum = r;
 }
 
@@ -762,24 +749,72 @@ __device__ void w_h264_nxn_load(const EncFrame &f, int mbx, int mby, H264Nxn &s,
 }
 
 // Intra_16x16's cost in h264_nxn_decide: the SATD of its prediction (pl: the lane's 8
-// samples in the luma sample layout) against the source (s.src; enc_satd16's 4x4 SATDs, one
-// per lane) + lambda x ue(1 + bm).
-__device__ uint32_t w_h264_i16_cost(const EncFrame &f, H264Nxn &s, const uint8_t *pl, int bm,
-                                    int lane) {
+// samples in the luma sample layout, sw: the source's) against the source (enc_satd16's 4x4
+// SATDs, one per lane) + lambda x ue(1 + bm).
+__device__ uint32_t w_h264_i16_cost(const EncFrame &f, H264Luma &s, const uint32_t *sw,
+                                    const uint8_t *pl, int bm, int lane) {
     const int ly = lane >> 1, lx = (lane & 1) * 8;
+#pragma unroll
     for (int k = 0; k < 8; k++)
-        s.i16[ly * 16 + lx + k] = pl[k];
+        s.i16d[ly * 16 + lx + k] = (int16_t)((int)((sw[k >> 2] >> (8 * (k & 3))) & 255) - pl[k]);
     __syncwarp();
     uint32_t sd = 0;
     if (lane < 16) {
         const int bx = (lane & 3) * 4, by = (lane >> 2) * 4;
         int d[16];
+#pragma unroll
         for (int i = 0; i < 16; i++)
-            d[i] = s.src[(by + (i >> 2)) * 16 + bx + (i & 3)] -
-                   s.i16[(by + (i >> 2)) * 16 + bx + (i & 3)];
+            d[i] = s.i16d[(by + (i >> 2)) * 16 + bx + (i & 3)];
         sd = vidk_satd4(d);
     }
     return wsum(sd) + enc_h264_lbits(&f, vidk_ue_bits(1u + (unsigned)bm));
+}
+
+// Intra_16x16's mode (h264_i_mb: the first strictly smaller SAD among the available modes):
+// the neighbours and the modes' predictions into s; the lane's 8 source samples (row
+// lane >> 1, columns 8 (lane & 1) ..) into sw, their chosen prediction into pl.
+__device__ int w_h264_i16_mode(const EncFrame &f, int mbx, int mby, H264Luma &s, int lane,
+                               uint32_t *sw, uint8_t *pl) {
+    const int x0 = mbx * 16, y0 = mby * 16, ss = f.ss[0], cs = f.cs[0];
+    // Neighbours (enc_h264_nb), one sample per lane: top / left by lanes 0-15 / 16-31.
+    {
+        const int T = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices), L = mbx > 0;
+        const uint8_t *r0 = f.rec[0];
+        if (lane < 16)
+            s.nb.top[lane] = T ? ENC_LDREC(r0 + (ptrdiff_t)(y0 - 1) * cs + x0 + lane) : 0;
+        else
+            s.nb.left[lane - 16] =
+                L ? ENC_LDREC(r0 + (ptrdiff_t)(y0 + lane - 16) * cs + x0 - 1) : 0;
+        if (lane == 0) {
+            s.nb.has_top = T, s.nb.has_left = L;
+            s.nb.tl = T && L ? ENC_LDREC(r0 + (ptrdiff_t)(y0 - 1) * cs + x0 - 1) : 0;
+        }
+    }
+    __syncwarp();
+    if (lane < 4) s.lok[lane] = enc_h264_ipred16_prep(&s.nb, lane, &s.lp[lane]);
+    __syncwarp();
+    // Every mode's SAD, summed over the warp (integers: the scalar path's SADs).
+    const int ly = lane >> 1, lx = (lane & 1) * 8;
+    const uint2 sv = *reinterpret_cast<const uint2 *>(f.src[0] + (ptrdiff_t)(y0 + ly) * ss + x0 + lx);
+    sw[0] = sv.x, sw[1] = sv.y;
+    const int bm = w_best_mode<8, false>(sw, s.nb, s.lp,
+                                         (s.lok[0] != 0) | (s.lok[1] != 0) << 1 |
+                                             (s.lok[2] != 0) << 2 | (s.lok[3] != 0) << 3,
+                                         lx, ly, 2);
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        pl[k] = enc_h264_ipred_at(&s.nb, &s.lp[bm], lx + k, ly);
+    return bm;
+}
+
+// With I_NxN, the chroma warp after its own work: Intra_16x16's mode and cost into s (the
+// luma warp reads them after the block barrier nxn_meet).
+__device__ void w_h264_i16_side(const EncFrame &f, int mbx, int mby, H264Luma &s, int lane) {
+    uint32_t sw[2];
+    uint8_t pl[8];
+    const int bm = w_h264_i16_mode(f, mbx, mby, s, lane, sw, pl);
+    const uint32_t c = w_h264_i16_cost(f, s, sw, pl, bm, lane);
+    if (lane == 0) s.bm = bm, s.i16c = c;
 }
 
 // The winning candidate N out of its warp's scratch s: samples, modes, levels
@@ -813,61 +848,36 @@ __device__ inline void nxn_meet() {
     __syncthreads();
 }
 
-// The luma half (warp 0): Intra_16x16 decision, residual, transforms, reconstruction, the
-// energy and the vectors; returns the lane's share of the bits (*nz: of the non-zeros).
+// The luma half (warp 0): Intra_16x16 decision (with I_NxN: the chroma warp's, read after
+// the meeting), residual, transforms, reconstruction, the energy and the vectors; returns the
+// lane's share of the bits (*nz: of the non-zeros).
 __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma &s, H264Nxn *xn,
                                   int lane, int *bm_out, unsigned *nz, int *nxn_out,
                                   unsigned *mbits) {
-    const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, ss = f.ss[0], cs = f.cs[0];
-    const uint8_t *src = f.src[0] + (ptrdiff_t)y0 * ss + x0;
+    const int x0 = mbx * 16, y0 = mby * 16, qp = f.qp, cs = f.cs[0];
     uint8_t *rec = f.rec[0] + (ptrdiff_t)y0 * cs + x0;
-    // Neighbours (enc_h264_nb), one sample per lane: top / left by lanes 0-15 / 16-31.
-    {
-        const int T = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices), L = mbx > 0;
-        const uint8_t *r0 = f.rec[0];
-        if (lane < 16)
-            s.nb.top[lane] = T ? ENC_LDREC(r0 + (ptrdiff_t)(y0 - 1) * cs + x0 + lane) : 0;
-        else
-            s.nb.left[lane - 16] =
-                L ? ENC_LDREC(r0 + (ptrdiff_t)(y0 + lane - 16) * cs + x0 - 1) : 0;
-        if (lane == 0) {
-            s.nb.has_top = T, s.nb.has_left = L;
-            s.nb.tl = T && L ? ENC_LDREC(r0 + (ptrdiff_t)(y0 - 1) * cs + x0 - 1) : 0;
-        }
-    }
-    __syncwarp();
-    if (lane < 4) s.lok[lane] = enc_h264_ipred16_prep(&s.nb, lane, &s.lp[lane]);
-    __syncwarp();
-    // Every mode's SAD, summed over the warp (integers: the scalar path's SADs).
     const int ly = lane >> 1, lx = (lane & 1) * 8;
-    const uint2 sv = *reinterpret_cast<const uint2 *>(src + ly * ss + lx);
-    const uint32_t sw[2] = {sv.x, sv.y};
-    const int bm = w_best_mode<8, false>(sw, s.nb, s.lp,
-                                         (s.lok[0] != 0) | (s.lok[1] != 0) << 1 |
-                                             (s.lok[2] != 0) << 2 | (s.lok[3] != 0) << 3,
-                                         lx, ly, 2);
-    // The chosen prediction (kept in registers for the reconstruction).
-    uint8_t pl[8];
-#pragma unroll
-    for (int k = 0; k < 8; k++)
-        pl[k] = enc_h264_ipred_at(&s.nb, &s.lp[bm], lx + k, ly);
     if (f.mv4 && lane < 16) {
         const VidkMv zero = {0, 0};
         f.mv4[(ptrdiff_t)(mby * 4 + (lane >> 2)) * (f.W / 4) + mbx * 4 + (lane & 3)] = zero;
     }
-    *bm_out = bm;
+    uint32_t sw[2];
+    uint8_t pl[8]; // the chosen prediction (kept in registers for the reconstruction)
+    int bm;
     *nxn_out = 0;
     if (f.i4x4 || f.i8x8) { // h264_nxn_decide: I_NxN where it costs less, then coded
         H264Nxn &x4 = xn[0];
         w_h264_nxn_load(f, mbx, mby, x4, lane);
-        uint32_t best = w_h264_i16_cost(f, x4, pl, bm, lane);
         if (f.i4x4) w_h264_i4_try(f, mbx, mby, x4, lane);
-        nxn_meet(); // warp 2's Intra_8x8
+        nxn_meet(); // warp 2's Intra_8x8, the chroma warp's Intra_16x16
+        bm = s.bm;
+        uint32_t best = s.i16c;
         int nxn = 0;
         const uint32_t bias = enc_h264_lbits(&f, ENC_H264_NXN_BIAS);
         if (f.i4x4 && x4.sum.cost + bias < best) best = x4.sum.cost + bias, nxn = 4;
         if (f.i8x8 && xn[1].sum.cost + bias < best) nxn = 8;
         *nxn_out = nxn;
+        *bm_out = bm;
         if (nxn) { // (the totals on lane 0: the caller sums the lanes')
             H264Nxn &w = xn[nxn == 8];
             w_h264_nxn_out(f, mbx, mby, nxn, w, lane);
@@ -875,6 +885,15 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
             *nz = lane ? 0u : (unsigned)w.sum.nnz;
             return lane ? 0u : w.sum.bits;
         }
+        const uint2 sv = *reinterpret_cast<const uint2 *>(f.src[0] +
+                                                          (ptrdiff_t)(y0 + ly) * f.ss[0] + x0 + lx);
+        sw[0] = sv.x, sw[1] = sv.y;
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            pl[k] = enc_h264_ipred_at(&s.nb, &s.lp[bm], lx + k, ly);
+    } else {
+        bm = w_h264_i16_mode(f, mbx, mby, s, lane, sw, pl);
+        *bm_out = bm;
     }
     // The residual into the blocks, the prediction's SSD the energy.
     {
@@ -1063,7 +1082,10 @@ __device__ void w_h264_i_mb(const EncFrame &f, int mbx, int mby, H264Scratch &s,
         bits = w_h264_i_luma(f, mbx, mby, s.l, s.n, lane, &bm, &nzl, &nxn, &mbits);
     } else if (t < 64) {
         w_h264_i_chroma(f, mbx, mby, s.c, lane);
-        if (f.i4x4 || f.i8x8) nxn_meet();
+        if (f.i4x4 || f.i8x8) {
+            w_h264_i16_side(f, mbx, mby, s.l, lane);
+            nxn_meet();
+        }
     } else { // I_NxN (a block of three warps): the Intra_8x8 candidate beside Intra_4x4
         if (f.i8x8) {
             w_h264_nxn_load(f, mbx, mby, s.n[1], lane);

@@ -5,6 +5,7 @@
 //
 // It provides the CUDA built-ins those kernels use (threadIdx, blockIdx, blockDim,
 // __syncthreads, __syncwarp, __shfl_sync, __shfl_xor_sync, __ballot_sync, __reduce_add_sync,
+// __reduce_min_sync, __popc,
 // atomicMin, __ldcg, __align__, uint2, uint4, dynamic shared memory). Barriers are exact: a
 // warp shuffle or __syncwarp waits for the 32 lanes of its warp, __syncthreads for the whole
 // block; a barrier that not every live thread of its scope reaches, or a shuffle with an exited
@@ -277,6 +278,15 @@ inline unsigned __ballot_sync(unsigned mask, int pred) {
 }
 inline unsigned __reduce_add_sync(unsigned mask, unsigned v) {
     return emu::warp_fold(mask, v, [](unsigned r, unsigned x, int) { return r + x; });
+}
+
+inline unsigned __reduce_min_sync(unsigned mask, unsigned v) {
+    return emu::warp_fold(mask, v, [](unsigned r, unsigned x, int i) {
+        return i == 0 || x < r ? x : r;
+    });
+}
+inline int __popc(unsigned v) {
+    return __builtin_popcount(v);
 }
 
 inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {

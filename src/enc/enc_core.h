@@ -725,12 +725,18 @@ ENC_FN void enc_h264_nbn_at(const uint8_t *r, ptrdiff_t s, int N, int a, int b, 
 }
 
 /* The availability of N x N block (bx, by)'s left, upper and upper-right neighbours (N units)
- * in macroblock (mbx, mby) into *a, *b, *c. */
+ * in macroblock mbx of a row whose row above is in the slice or not (top) into *a, *b, *c. */
+ENC_FN void enc_h264_nbn_avail_top(const EncFrame *f, int mbx, int top, int N, int bx, int by,
+                                   int *a, int *b, int *c) {
+    *a = bx > 0 || mbx > 0, *b = by > 0 || top;
+    *c = enc_h264_tr_avail(f, mbx, top, N, bx, by);
+}
+
+/* The same for macroblock (mbx, mby). */
 ENC_FN void enc_h264_nbn_avail(const EncFrame *f, int mbx, int mby, int N, int bx, int by,
                                int *a, int *b, int *c) {
     const int top = mby > 0 && !enc_h264_slice_start(mby, f->uh, f->slices);
-    *a = bx > 0 || mbx > 0, *b = by > 0 || top;
-    *c = enc_h264_tr_avail(f, mbx, top, N, bx, by);
+    enc_h264_nbn_avail_top(f, mbx, top, N, bx, by, a, b, c);
 }
 
 /* The neighbours of N x N block (bx, by) (N units) of macroblock (mbx, mby), read from the
