@@ -354,8 +354,9 @@ struct __align__(16) H264Nxn {
     // its block's before and after the filter; their derived values (enc_h264_inxn_d)
     __align__(16) uint8_t e[2][32];
     __align__(16) uint8_t d[2][80];
-    __align__(16) int32_t w[64]; // the winner's residual, coefficients, dequantised values (Intra_4x4: 16 a half)
-    __align__(16) int16_t lv[256];  // the candidate's levels
+    // the winner's residual, coefficients, dequantised values (Intra_4x4: 16 a half)
+    __align__(16) int32_t w[64];
+    __align__(16) int16_t lv[256]; // the candidate's levels
     // The prediction rules (enc_h264_inxn_rule; w_h264_nxn_rules at the kernel's start),
     // mode-major: Intra_4x4's 9 x 16 (raster), Intra_8x8's 9 x 64
     __align__(16) uint8_t rule[9 * 64];
@@ -659,7 +660,8 @@ __device__ void w_h264_i8_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
         }
         sat += __shfl_xor_sync(kFull, sat, 16);
         unsigned key = ~0u;
-        if (cand) key = (sat + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm))) << 4 | (unsigned)m;
+        if (cand)
+            key = (sat + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm))) << 4 | (unsigned)m;
         key = __reduce_min_sync(kFull, key);
         const int bm = (int)(key & 15);
         r.cost += key >> 4;
@@ -756,7 +758,8 @@ __device__ uint32_t w_h264_i16_cost(const EncFrame &f, H264Luma &s, const uint32
     const int ly = lane >> 1, lx = (lane & 1) * 8;
 #pragma unroll
     for (int k = 0; k < 8; k++)
-        s.i16d[ly * 16 + lx + k] = (int16_t)((int)((sw[k >> 2] >> (8 * (k & 3))) & 255) - pl[k]);
+        s.i16d[ly * 16 + lx + k] =
+            (int16_t)((int)((sw[k >> 2] >> (8 * (k & 3))) & 255) - pl[k]);
     __syncwarp();
     uint32_t sd = 0;
     if (lane < 16) {
@@ -795,7 +798,8 @@ __device__ int w_h264_i16_mode(const EncFrame &f, int mbx, int mby, H264Luma &s,
     __syncwarp();
     // Every mode's SAD, summed over the warp (integers: the scalar path's SADs).
     const int ly = lane >> 1, lx = (lane & 1) * 8;
-    const uint2 sv = *reinterpret_cast<const uint2 *>(f.src[0] + (ptrdiff_t)(y0 + ly) * ss + x0 + lx);
+    const uint2 sv =
+        *reinterpret_cast<const uint2 *>(f.src[0] + (ptrdiff_t)(y0 + ly) * ss + x0 + lx);
     sw[0] = sv.x, sw[1] = sv.y;
     const int bm = w_best_mode<8, false>(sw, s.nb, s.lp,
                                          (s.lok[0] != 0) | (s.lok[1] != 0) << 1 |
@@ -885,8 +889,8 @@ __device__ unsigned w_h264_i_luma(const EncFrame &f, int mbx, int mby, H264Luma 
             *nz = lane ? 0u : (unsigned)w.sum.nnz;
             return lane ? 0u : w.sum.bits;
         }
-        const uint2 sv = *reinterpret_cast<const uint2 *>(f.src[0] +
-                                                          (ptrdiff_t)(y0 + ly) * f.ss[0] + x0 + lx);
+        const uint2 sv = *reinterpret_cast<const uint2 *>(
+            f.src[0] + (ptrdiff_t)(y0 + ly) * f.ss[0] + x0 + lx);
         sw[0] = sv.x, sw[1] = sv.y;
 #pragma unroll
         for (int k = 0; k < 8; k++)

@@ -281,9 +281,8 @@ inline unsigned __reduce_add_sync(unsigned mask, unsigned v) {
 }
 
 inline unsigned __reduce_min_sync(unsigned mask, unsigned v) {
-    return emu::warp_fold(mask, v, [](unsigned r, unsigned x, int i) {
-        return i == 0 || x < r ? x : r;
-    });
+    return emu::warp_fold(
+        mask, v, [](unsigned r, unsigned x, int i) { return i == 0 || x < r ? x : r; });
 }
 inline int __popc(unsigned v) {
     return __builtin_popcount(v);
