@@ -463,17 +463,18 @@ __device__ inline void w_deq_inv(uint32_t *t, const int16_t *lev, const int16_t 
 // its predictions are made of a lane per value (enc_h264_inxn_d), then a lane per mode: its
 // prediction sample by sample (enc_h264_inxn_rule: which value; the lane's rules read once
 // from the table), its SATD (vidk_satd4 per 4x4 block), its cost; the lowest (cost, mode)
-// wins (the scalar loop's first strictly smaller cost). Intra_4x4 (the luma warp): a half
-// warp per block, two blocks at once where the macroblock's 4x4 wavefront allows (block (x, y)
-// reads its left, upper, upper-left and, where they come earlier (enc_h264_tr_avail),
-// upper-right neighbours: 10 steps instead of 16), and each mode lane codes its own
-// candidate in registers (residual, vidk_h264_ftx_1d by rows then columns, vidk_h264_quant1,
-// vidk_h264_dequant1, vidk_h264_itx_1d by rows then columns, the reconstruction); the
-// winner's lane keeps its result. Intra_8x8 (warp 2): a lane per mode and half block, the
-// winner coded by the warp: residual by sample, the transform by rows then columns, the
-// quantiser and dequantisation by coefficient, the inverse by rows then columns, the
-// reconstruction by sample. h264_inxn_code's core functions in its order for every value, so
-// the same integers.
+// wins (the scalar loop's first strictly smaller cost; cost << 4 | mode in 32 bits,
+// __reduce_min_sync). Intra_4x4 (the luma warp): a half warp per block, two blocks at once
+// where the macroblock's 4x4 wavefront allows (block (x, y) reads its left, upper, upper-left
+// and, where they come earlier (enc_h264_tr_avail), upper-right neighbours: 10 steps instead
+// of 16). The winner is coded by its half: the prediction and residual a sample a lane, the
+// transform (vidk_h264_ftx_1d) by rows then columns on 4 lanes, the quantiser and the
+// dequantisation a coefficient a lane (the non-zeros by ballot), the inverse
+// (vidk_h264_itx_1d) by rows then columns on 4 lanes, the reconstruction a sample a lane.
+// Intra_8x8 (warp 2): a lane per mode and half block, the winner coded by the warp the same
+// way (8 lanes for the 1-D passes). The level bits, energy and non-zeros are summed per lane
+// and over the warp once at the end. h264_inxn_code's core functions in its order for every
+// value, so the same integers.
 
 __device__ inline unsigned long long wmin64(unsigned long long v) {
 #pragma unroll
