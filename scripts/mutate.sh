@@ -225,8 +225,8 @@ mut dbk_last_rows src/cuda/dbk_kern.cuh \
 # intra_emu): the predicted mode left out of the Intra_4x4 / 8x8 cost; the warp barrier
 # between a block's reconstruction and the next block's neighbours missing.
 mut intra_nxn_pm src/cuda/enc_warp.cuh \
-    'vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm));' \
-    'vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, 2));'
+    '(vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm))) << 4' \
+    '(vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, 2))) << 4'
 mut intra_nxn_sync src/cuda/enc_warp.cuh \
     "        __syncwarp(); // the blocks' reconstruction and modes before the next step's reads" ''
 
