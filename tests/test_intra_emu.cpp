@@ -89,7 +89,7 @@ int run_case(const VidkPicture &pic, int qp, int slices, int i4, int i8, const c
     const unsigned threads = i4 || i8 ? 96u : 64u;
     emu::launch(dim3((unsigned)f.uh), dim3(threads), 0, [&] {
         const int r = (int)blockIdx.x, t = (int)threadIdx.x;
-        if (i4 || i8) vidk_encw::w_h264_nxn_rules(g_scratch.n, t, (int)threads);
+        if (i4 || i8) vidk_encw::w_h264_nxn_rules(f, g_scratch.n, t, (int)threads);
         for (int x = 0; x < f.uw; x++) {
             __syncthreads(); // (the kernel's, after its wait for the row above)
             vidk_encw::w_h264_i_mb(f, x, r, g_scratch, t);

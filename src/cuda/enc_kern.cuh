@@ -742,7 +742,7 @@ __global__ void __launch_bounds__(96)
         __syncthreads();
         const int k = s_t;
         if (k >= icnt[0]) return; // the whole block
-        if (!ruled) vidk_encw::w_h264_nxn_rules(S.n, t, (int)blockDim.x), ruled = true;
+        if (!ruled) vidk_encw::w_h264_nxn_rules(f, S.n, t, (int)blockDim.x), ruled = true;
         const int u = list[k], x = u % f.uw, y = u / f.uw;
         if (t < 4) {
             // left, top, top-left; I_NxN: top-right (its blocks' upper-right neighbours)
@@ -828,7 +828,7 @@ __global__ void __launch_bounds__(96) h264_intra_kernel(const EncFrame f, int *p
     const int r = blockIdx.x, t = threadIdx.x, tr = f.i4x4 || f.i8x8;
     const bool top0 = enc_h264_slice_start(r, f.uh, f.slices) != 0;
     if (tr)
-        vidk_encw::w_h264_nxn_rules(S.n, t, (int)blockDim.x); // (the loop's barrier follows)
+        vidk_encw::w_h264_nxn_rules(f, S.n, t, (int)blockDim.x); // (the loop's barrier follows)
     for (int x = 0; x < f.uw; x++) {
         // left, top-left, top (I_NxN: top-right); none above where a slice starts: the
         // slices' wavefronts run side by side

@@ -360,6 +360,11 @@ struct __align__(16) H264Nxn {
     // The prediction rules (enc_h264_inxn_rule; w_h264_nxn_rules at the kernel's start),
     // mode-major: Intra_4x4's 9 x 16 (raster), Intra_8x8's 9 x 64
     __align__(16) uint8_t rule[9 * 64];
+    // The luma quantiser's and level scale's tables of the candidate's transform (Intra_4x4:
+    // the first 16), from EncFrame once: a lane's own entry of a kernel parameter's array is
+    // an indexed constant load, which the lanes' different addresses serialise.
+    __align__(16) int32_t mf[64];
+    __align__(16) int16_t ls[64];
 };
 struct H264Scratch {
     H264Luma l;
@@ -490,13 +495,18 @@ __device__ inline uint8_t *nxn_at(H264Nxn &s, int x, int y) {
     return s.tile + (y + 1) * kNxnTs + x + 4;
 }
 
-// The rule tables of both candidate warps' scratch, by the block's nt threads (t: this one's
-// index) at the kernel's start; a block barrier must follow.
-__device__ inline void w_h264_nxn_rules(H264Nxn *xn, int t, int nt) {
+// The rule and quantiser tables of both candidate warps' scratch, by the block's nt threads
+// (t: this one's index) at the kernel's start; a block barrier must follow.
+__device__ inline void w_h264_nxn_rules(const EncFrame &f, H264Nxn *xn, int t, int nt) {
     for (int j = t; j < 9 * 16 + 9 * 64; j += nt) {
         const int N = j < 9 * 16 ? 4 : 8, i = N == 4 ? j : j - 9 * 16, len = N * N;
         const int m = i / len, q = i % len;
         xn[N == 8].rule[i] = (uint8_t)enc_h264_inxn_rule(N, m, q % N, q / N);
+    }
+    for (int j = t; j < 16 + 64; j += nt) {
+        const int e = j < 16 ? 0 : 1, i = e ? j - 16 : j;
+        xn[e].mf[i] = e ? f.mf8y[i] : f.mf4y[i];
+        xn[e].ls[i] = e ? f.ls8y[i] : f.ls4y[i];
     }
 }
 
@@ -516,8 +526,8 @@ __device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
     const int top = mby > 0 && !enc_h264_slice_start(mby, f.uh, f.slices);
     const int qbits = 15 + f.qp / 6, per = f.qp / 6;
     const uint32_t dz = (uint32_t)vidk_h264_deadzone(qbits, 1);
-    const int32_t mf = f.mf4y[m];
-    const int16_t ls = f.ls4y[m];
+    const int32_t mf = s.mf[m];
+    const int ls = s.ls[m];
     const int sy = m >> 2, sx = m & 3; // the lane's sample / coefficient (raster)
     NxnSums r = {0, 0, 0, 0, 0};
     uint8_t *e = s.e[h], *dv = s.d[h];
@@ -693,10 +703,10 @@ __device__ void w_h264_i8_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
 #pragma unroll
         for (int q = 0; q < 2; q++) {
             const int j = lane + 32 * q;
-            l[q] = vidk_h264_quant1(s.w[j], (uint32_t)f.mf8y[j], qbits, dz);
+            l[q] = vidk_h264_quant1(s.w[j], (uint32_t)s.mf[j], qbits, dz);
             lev[j] = (int16_t)l[q];
             if (l[q]) r.bits += vidk_se_bits(l[q]);
-            t[j] = vidk_h264_dequant1(l[q], f.ls8y[j], per, 6);
+            t[j] = vidk_h264_dequant1(l[q], s.ls[j], per, 6);
         }
         const unsigned nz = (unsigned)(__popc(__ballot_sync(kFull, l[0] != 0)) +
                                        __popc(__ballot_sync(kFull, l[1] != 0)));
