@@ -553,7 +553,8 @@ __device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
         // the lowest (cost, mode) of each half.
         const int pm = s.pm[h];
         const uint8_t *sp = s.src + 4 * by * 16 + 4 * bx;
-        unsigned key = ~0u;
+        unsigned key = ~0u, en = 0;
+        int32_t cf[16]; // the lane's candidate: its residual, then coefficients
         if (on && m < 9 && enc_h264_inxn_avail(m, a, b)) {
             int d[16];
 #pragma unroll
@@ -563,33 +564,31 @@ __device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
                 for (int x = 0; x < 4; x++) {
                     const int i = 4 * y + x;
                     d[i] = (int)((sv >> (8 * x)) & 255) - dv[(ru[y] >> (8 * x)) & 255];
+                    cf[i] = d[i], en += (unsigned)(d[i] * d[i]);
                 }
             }
             key = (vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, pm))) << 4 |
                   (unsigned)m;
+            vidk_h264_ftx_2d(4, cf);
         }
         const unsigned k0 = __reduce_min_sync(kFull, h ? ~0u : key);
         const unsigned k1 = __reduce_min_sync(kFull, h ? key : ~0u);
         key = h ? k1 : k0;
         const int bm = (int)(key & 15);
-        // The winner coded (h264_inxn_code) a sample / coefficient a lane: its prediction and
-        // residual, the transform's rows then columns on 4 lanes, the quantiser and the
-        // dequantisation a lane, the inverse's rows then columns, the reconstruction.
+        // The winner coded (h264_inxn_code): its coefficients from its lane, the quantiser and
+        // the dequantisation a coefficient a lane, the inverse and the reconstruction a sample
+        // a lane (each lane the whole inverse, its own sample kept).
         int pv = 0, l = 0;
-        if (on) {
-            pv = dv[s.rule[16 * bm + m]];
-            const int d = sp[16 * sy + sx] - pv;
-            w[m] = d;
-            r.energy += (uint32_t)(d * d);
-            if (m == 0) {
-                s.wim4[(4 + by) * 8 + 4 * s.wc + bx] = (uint8_t)bm;
-                r.cost += key >> 4, r.mbits += enc_h264_inxn_mbits(bm, pm);
-            }
+        if (on && m == bm) {
+            uint4 *o = reinterpret_cast<uint4 *>(w);
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                o[q] = make_uint4((uint32_t)cf[4 * q], (uint32_t)cf[4 * q + 1],
+                                  (uint32_t)cf[4 * q + 2], (uint32_t)cf[4 * q + 3]);
+            s.wim4[(4 + by) * 8 + 4 * s.wc + bx] = (uint8_t)bm;
+            r.energy += en, r.cost += key >> 4, r.mbits += enc_h264_inxn_mbits(bm, pm);
         }
-        __syncwarp();
-        if (on && m < 4) vidk_h264_ftx_1d(4, w + 4 * m, 1);
-        __syncwarp();
-        if (on && m < 4) vidk_h264_ftx_1d(4, w + m, 4);
+        if (on) pv = dv[s.rule[16 * bm + m]];
         __syncwarp();
         if (on) {
             l = vidk_h264_quant1(w[m], (uint32_t)mf, qbits, dz);
@@ -603,14 +602,25 @@ __device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
             r.bits += vidk_ue_bits(n), r.nnz += (int)n;
         }
         __syncwarp();
-        uint32_t *t = reinterpret_cast<uint32_t *>(w);
-        if (on && nzm && m < 4) vidk_h264_itx_1d(4, t + 4 * m, 1);
-        __syncwarp();
-        if (on && nzm && m < 4) vidk_h264_itx_1d(4, t + m, 4);
-        __syncwarp();
-        if (on)
-            *nxn_at(s, 4 * bx + sx, 4 * by + sy) =
-                (uint8_t)(nzm ? vidk_h264_add_clip(pv, vidk_h264_round6(t[m])) : pv);
+        if (on) {
+            int v = pv;
+            if (nzm) {
+                uint32_t t[16];
+                const uint4 *i4 = reinterpret_cast<const uint4 *>(w);
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const uint4 u = i4[q];
+                    t[4 * q] = u.x, t[4 * q + 1] = u.y, t[4 * q + 2] = u.z, t[4 * q + 3] = u.w;
+                }
+                vidk_h264_itx_2d(4, t);
+                uint32_t o = t[0];
+#pragma unroll
+                for (int i = 1; i < 16; i++)
+                    o = m == i ? t[i] : o;
+                v = vidk_h264_add_clip(pv, vidk_h264_round6(o));
+            }
+            *nxn_at(s, 4 * bx + sx, 4 * by + sy) = (uint8_t)v;
+        }
         __syncwarp(); // the blocks' reconstruction and modes before the next step's reads
     }
     r.cost = wsum(r.cost), r.mbits = wsum(r.mbits), r.bits = wsum(r.bits);
