@@ -345,14 +345,14 @@ struct NxnSums { // a candidate's sums: its cost, level bits, non-zeros, mode bi
 struct __align__(16) H264Nxn {
     int wc;                                  // the window's column of this macroblock (0, 1)
     NxnSums sum;                             // the candidate's (lane 0 writes them)
-    __align__(16) int pm[2];                 // the current blocks' predicted modes
     __align__(16) uint16_t wmbi[4];          // the window's words (2 x 2 macroblocks)
     __align__(16) uint8_t wim4[64];          // and modes (8 x 8 4x4 blocks)
     __align__(16) uint8_t src[256];          // the macroblock's source
     __align__(16) uint8_t tile[17 * kNxnTs]; // the reconstruction (nxn_at)
-    // Intra_4x4: the two current blocks' rows of neighbours (enc_h264_nbn_raw), Intra_8x8:
-    // its block's before and after the filter; their derived values (enc_h264_inxn_d)
-    __align__(16) uint8_t e[2][32];
+    // Intra_8x8: its block's row of neighbours before the filter (enc_h264_nbn_raw); the
+    // values the predictions are made of (enc_h264_inxn_d: the row, after the filter for 8x8,
+    // then the values derived from it), of Intra_4x4's two current blocks
+    __align__(16) uint8_t e[32];
     __align__(16) uint8_t d[2][80];
     // the winner's residual, coefficients, dequantised values (Intra_4x4: 16 a half)
     __align__(16) int32_t w[64];
@@ -530,7 +530,7 @@ __device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
     const int ls = s.ls[m];
     const int sy = m >> 2, sx = m & 3; // the lane's sample / coefficient (raster)
     NxnSums r = {0, 0, 0, 0, 0};
-    uint8_t *e = s.e[h], *dv = s.d[h];
+    uint8_t *dv = s.d[h];
     int32_t *w = s.w + 16 * h; // the half's residual, coefficients, dequantised values
     for (int st = 0; st < 10; st++) {
         const bool on = h == 0 || (st >= 2 && st < 8);
@@ -538,20 +538,20 @@ __device__ void w_h264_i4_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
         int bx, by, a, b, c;
         enc_h264_inxn_blk(4, k, &bx, &by);
         enc_h264_nbn_avail_top(&f, mbx, top, 4, bx, by, &a, &b, &c);
-        // The block's row of neighbours a lane an entry, its predicted mode, the values its
-        // predictions are made of.
+        // The block's row of neighbours a lane an entry (the first 13 of the values its
+        // predictions are made of, enc_h264_inxn_d), then the others from them; its predicted
+        // mode on every lane of the half.
         if (on && m < 13)
-            e[m] = (uint8_t)enc_h264_nbn_raw(nxn_at(s, 4 * bx, 4 * by), kNxnTs, 4, a, b, c, m);
-        if (on && m == 15)
-            s.pm[h] = vidk_h264_inxn_pred_mode(s.wmbi, s.wim4, 2, 4 * s.wc + bx, 4 + by, top);
+            dv[m] = (uint8_t)enc_h264_nbn_raw(nxn_at(s, 4 * bx, 4 * by), kNxnTs, 4, a, b, c, m);
+        const int pm =
+            on ? vidk_h264_inxn_pred_mode(s.wmbi, s.wim4, 2, 4 * s.wc + bx, 4 + by, top) : 2;
         __syncwarp();
         if (on)
-            for (int j = m; j < 39; j += 16)
-                dv[j] = (uint8_t)enc_h264_inxn_d(e, 4, a, b, j);
+            for (int j = 13 + m; j < 39; j += 16)
+                dv[j] = (uint8_t)enc_h264_inxn_d(dv, 4, a, b, j);
         __syncwarp();
         // Every mode's cost a lane (SATD + lambda x mode bits < 2^28: the key is 32 bits),
         // the lowest (cost, mode) of each half.
-        const int pm = s.pm[h];
         const uint8_t *sp = s.src + 4 * by * 16 + 4 * bx;
         unsigned key = ~0u, en = 0;
         int32_t cf[16]; // the lane's candidate: its residual, then coefficients
@@ -648,19 +648,19 @@ __device__ void w_h264_i8_try(const EncFrame &f, int mbx, int mby, H264Nxn &s, i
         enc_h264_nbn_avail_top(&f, mbx, top, 8, bx, by, &a, &b, &c);
         const uint8_t *src = s.src + 8 * by * 16 + 8 * bx;
         uint8_t *rec = nxn_at(s, 8 * bx, 8 * by);
-        if (lane < 25) s.e[0][lane] = (uint8_t)enc_h264_nbn_raw(rec, kNxnTs, 8, a, b, c, lane);
-        if (lane == 31)
-            s.pm[0] =
-                vidk_h264_inxn_pred_mode(s.wmbi, s.wim4, 2, 4 * s.wc + 2 * bx, 4 + 2 * by, top);
+        // The block's row of neighbours, filtered (the first 25 of the values its predictions
+        // are made of), the others from them; its predicted mode on every lane.
+        if (lane < 25) s.e[lane] = (uint8_t)enc_h264_nbn_raw(rec, kNxnTs, 8, a, b, c, lane);
+        const int pm =
+            vidk_h264_inxn_pred_mode(s.wmbi, s.wim4, 2, 4 * s.wc + 2 * bx, 4 + 2 * by, top);
         __syncwarp();
-        if (lane < 25) s.e[1][lane] = (uint8_t)enc_h264_nbn_filt(s.e[0], a, b, lane);
+        if (lane < 25) s.d[0][lane] = (uint8_t)enc_h264_nbn_filt(s.e, a, b, lane);
         __syncwarp();
-        for (int j = lane; j < 75; j += 32)
-            s.d[0][j] = (uint8_t)enc_h264_inxn_d(s.e[1], 8, a, b, j);
+        for (int j = 25 + lane; j < 75; j += 32)
+            s.d[0][j] = (uint8_t)enc_h264_inxn_d(s.d[0], 8, a, b, j);
         __syncwarp();
         // Every mode's cost by a pair of lanes (SATD + lambda x mode bits < 2^28: the key is
         // 32 bits), the lowest (cost, mode) of the warp.
-        const int pm = s.pm[0];
         const bool cand = m < 9 && enc_h264_inxn_avail(m, a, b);
         uint32_t sat = 0;
         if (cand) { // the lane's half: two 4x4 blocks

@@ -691,10 +691,11 @@ ENC_FN int enc_h264_tr_avail(const EncFrame *f, int mbx, int top, int N, int bx,
  * neighbours are available (p[-1, -1] exists exactly when both sides do: slices are whole
  * macroblock rows); the upper-right ones p[N - 1, -1] where c is not. */
 ENC_FN int enc_h264_nbn_raw(const uint8_t *r, ptrdiff_t s, int N, int a, int b, int c, int i) {
-    if (i < N) return a ? r[(ptrdiff_t)(N - 1 - i) * s - 1] : 0;
-    if (i == N) return a && b ? r[-s - 1] : 0;
-    if (i > 2 * N && !c) i = 2 * N;
-    return b ? r[i - N - 1 - s] : 0;
+    /* (one read at a selected offset: the GPU's lanes, an entry each, do not diverge) */
+    const int j = i > 2 * N && !c ? 2 * N : i;
+    const int ok = i < N ? a : i == N ? a && b : b;
+    const ptrdiff_t o = i < N ? (ptrdiff_t)(N - 1 - i) * s - 1 : (ptrdiff_t)(j - N - 1) - s;
+    return ok ? r[o] : 0;
 }
 
 /* Entry i of an 8x8 block's row after the reference sample filter (8.3.2.2.1), t: the row
