@@ -463,32 +463,26 @@ __device__ inline void w_deq_inv(uint32_t *t, const int16_t *lev, const int16_t 
 // reconstruction with the row above (x -1..23: the top-right neighbours) and the column to
 // the left, read once; the winner's samples go to rec at the end. The predicted modes come
 // from vidk_h264_inxn_pred_mode on a window of the decision words and modes (this
-// macroblock, its left and upper neighbours). Each block: its row of neighbours a lane per
-// entry (enc_h264_nbn_raw on the tile; for 8x8 blocks then enc_h264_nbn_filt), the values
-// its predictions are made of a lane per value (enc_h264_inxn_d), then a lane per mode: its
-// prediction sample by sample (enc_h264_inxn_rule: which value; the lane's rules read once
-// from the table), its SATD (vidk_satd4 per 4x4 block), its cost; the lowest (cost, mode)
-// wins (the scalar loop's first strictly smaller cost; cost << 4 | mode in 32 bits,
-// __reduce_min_sync). Intra_4x4 (the luma warp): a half warp per block, two blocks at once
-// where the macroblock's 4x4 wavefront allows (block (x, y) reads its left, upper, upper-left
-// and, where they come earlier (enc_h264_tr_avail), upper-right neighbours: 10 steps instead
-// of 16). The winner is coded by its half: the prediction and residual a sample a lane, the
-// transform (vidk_h264_ftx_1d) by rows then columns on 4 lanes, the quantiser and the
-// dequantisation a coefficient a lane (the non-zeros by ballot), the inverse
-// (vidk_h264_itx_1d) by rows then columns on 4 lanes, the reconstruction a sample a lane.
-// Intra_8x8 (warp 2): a lane per mode and half block, the winner coded by the warp the same
-// way (8 lanes for the 1-D passes). The level bits, energy and non-zeros are summed per lane
-// and over the warp once at the end. h264_inxn_code's core functions in its order for every
-// value, so the same integers.
-
-__device__ inline unsigned long long wmin64(unsigned long long v) {
-#pragma unroll
-    for (int o = 16; o; o >>= 1) {
-        const unsigned long long u = __shfl_xor_sync(kFull, v, o);
-        v = u < v ? u : v;
-    }
-    return v;
-}
+// macroblock, its left and upper neighbours), on every lane. Each block: its row of
+// neighbours a lane per entry (enc_h264_nbn_raw on the tile; for 8x8 blocks then
+// enc_h264_nbn_filt), which are the first of the values its predictions are made of, then the
+// others a lane per value (enc_h264_inxn_d), then a lane per mode: its prediction sample by
+// sample (enc_h264_inxn_rule: which value; the lane's rules read once from the table), its
+// SATD (vidk_satd4 per 4x4 block), its cost; the lowest (cost, mode) wins (the scalar loop's
+// first strictly smaller cost; cost << 4 | mode in 32 bits, __reduce_min_sync). Intra_4x4
+// (the luma warp): a half warp per block, two blocks at once where the macroblock's 4x4
+// wavefront allows (block (x, y) reads its left, upper, upper-left and, where they come
+// earlier (enc_h264_tr_avail), upper-right neighbours: 10 steps instead of 16); each mode
+// lane also transforms its candidate (vidk_h264_ftx_2d in registers, beside the SATD), the
+// winner's lane stores the coefficients, then a lane per coefficient quantises and
+// dequantises (vidk_h264_quant1, vidk_h264_dequant1; the non-zeros by ballot) and a lane per
+// sample runs the whole inverse (vidk_h264_itx_2d) and keeps its own sample. Intra_8x8
+// (warp 2): a lane per mode and half block, the winner coded by the warp: residual by sample,
+// the transform by rows then columns, the quantiser and dequantisation by coefficient, the
+// inverse by rows then columns, the reconstruction by sample. The quantiser's tables are
+// copied to shared memory (w_h264_nxn_rules): an array of the kernel parameter indexed by
+// lane is a constant load the lanes' different addresses serialise. h264_inxn_code's core
+// functions in its order for every value, so the same integers.
 
 // Sample (x, y) (x -1..23, y -1..15) of the tile (x 0 at a 4-byte boundary).
 __device__ inline uint8_t *nxn_at(H264Nxn &s, int x, int y) {
