@@ -774,12 +774,18 @@ ENC_FN int enc_f3(const uint8_t *e, int k) {
 }
 ENC_FN int enc_h264_inxn_d(const uint8_t *e, int N, int a, int b, int j) {
     const int L = 3 * N + 1;
-    if (j < L) return e[j];
-    if (j < 2 * L - 1) return enc_f2(e, j - L);
-    if (j < 3 * L - 3) return enc_f3(e, j - 2 * L + 1);
-    if (j == 3 * L - 3) return (e[L - 2] + 3 * e[L - 1] + 2) >> 2; /* down left's last */
-    if (j == 3 * L - 2) return (e[1] + 3 * e[0] + 2) >> 2;         /* horizontal up's */
-    int st = 0, sl = 0;                                            /* the DC */
+    if (j < 3 * L - 1) {
+        /* Every value but the DC as (w0 e[p] + w1 e[p + 1] + w2 e[p + 2] + 2) >> 2, weights
+         * selected (one path for the GPU's lanes, a value each): e[j] 4 0 0; enc_f2 at k
+         * 2 2 0 ((2u + 2v + 2) >> 2 = (u + v + 1) >> 1); enc_f3 at k 1 2 1; down left's last
+         * 1 3 0 from L - 2; horizontal up's e[1] + 3 e[0]: 3 1 0 from 0. */
+        const int f2 = j >= L, f3 = j >= 2 * L - 1, dl = j == 3 * L - 3, hu = j == 3 * L - 2;
+        const int p = hu ? 0 : dl ? L - 2 : f3 ? j - 2 * L + 1 : f2 ? j - L : j;
+        const int w0 = hu ? 3 : dl || f3 ? 1 : f2 ? 2 : 4;
+        const int w1 = hu ? 1 : dl ? 3 : f2 ? 2 : 0, w2 = f3 && !dl && !hu ? 1 : 0;
+        return (w0 * e[p] + w1 * e[w1 ? p + 1 : p] + w2 * e[w2 ? p + 2 : p] + 2) >> 2;
+    }
+    int st = 0, sl = 0; /* the DC */
     for (int i = 0; i < N; i++)
         st += e[N + 1 + i], sl += e[N - 1 - i];
     const int l = N == 8 ? 3 : 2; /* log2 N */
