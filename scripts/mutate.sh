@@ -229,6 +229,16 @@ mut intra_nxn_pm src/cuda/enc_warp.cuh \
     '(vidk_satd4(d) + enc_h264_lbits(&f, enc_h264_inxn_mbits(m, 2))) << 4'
 mut intra_nxn_sync src/cuda/enc_warp.cuh \
     "        __syncwarp(); // the blocks' reconstruction and modes before the next step's reads" ''
+# The I_NxN estimate of inter frames (docs/ENCODE.md §4): the device's lanes through the
+# emulator (intra_emu), the c function against the text (enc_pred).
+mut intra_est_lane_pm src/cuda/enc_warp.cuh \
+    'md = enc_h264_nxn_est_mode(&f, s, pa < pb ? pa : pb, &bc);' \
+    'md = enc_h264_nxn_est_mode(&f, s, pa < pb ? pb : pa, &bc);'
+mut intra_est_weight src/enc/enc_core.h \
+    'const uint32_t v = c + (c >> 2) + enc_h264_lbits' 'const uint32_t v = c + (c >> 3) + enc_h264_lbits'
+mut intra_est_edge_pm src/enc/enc_core.h \
+    'const int ma = q & 3 ? md[q - 1] : 2, mb = q >> 2 ? md[q - 4] : 2;' \
+    'const int ma = q & 3 ? md[q - 1] : 0, mb = q >> 2 ? md[q - 4] : 2;'
 
 # Readers.
 mut y4m_width_height tools/picio.c \
@@ -249,7 +259,7 @@ by 'enc_decide encode' lambda_qp22 hevc_qpc_30 h264_part_tie h264_tx8_tie h264_t
     hevc_intra_unfiltered level_no_sub8x8 mvd_quad_order decimate_table4 h264_chroma_qp_44
 by 'me enc_decide' ue_len_off_by_one se_mapping
 by 'enc_pred' h264_plane_round i4_vr_tap i4_above_right i8_filter_left_end i8_filter_corner \
-    hevc_ref_subst hevc_mc_round
+    hevc_ref_subst hevc_mc_round intra_est_weight intra_est_edge_pm
 by 'enc_pred cli_stream_gen' i4_pred_mode_min
 by 'enc_pred enc_decide' qpel_no_quarter_step qpel_j_round qpel_g_source
 by 'h264_stream_core enc_decide' i4_intra_cbp stream_count_mask stream_mvp_8x16_right \
@@ -270,7 +280,7 @@ by 'api me' sad_c
 by 'me' me_tiebreak
 by 'me_emu_passes me_emu' me_pass_offset me_pass_end me_shift_sel me_shift_copy
 by 'dbk_emu' dbk_mail_word dbk_last_rows
-by 'intra_emu' intra_nxn_pm intra_nxn_sync
+by 'intra_emu' intra_nxn_pm intra_nxn_sync intra_est_lane_pm
 by 'io' y4m_width_height
 
 # The whole CPU suite: less the GPU tests (they skip here) and the slow benchmark CLI runs,

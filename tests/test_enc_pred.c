@@ -563,18 +563,56 @@ static int slice_of_row(int r, int rows, int n) {
     return k;
 }
 
+/* Block idx (luma4x4BlkIdx / luma8x8BlkIdx) of N x N blocks of macroblock (mbx, mby) of an
+ * mw x mh picture pl (stride st) in ns slices of whole rows: its position in the macroblock
+ * (6.4.3 / 6.4.5) into *xO, *yO, its neighbours into s: availability from 6.4.12 (the
+ * neighbouring location's macroblock: A, B, C = CurrMbAddr - PicWidthInMbs + 1, D; not in the
+ * slice or not yet decoded: not available; inside the current macroblock a block later in
+ * decoding order: not available; xN > 15 with yN >= 0: not available). */
+static void ref_nbn(const uint8_t *pl, int st, int mw, int mh, int ns, int mbx, int mby, int N,
+                    int idx, H264PN *s, int *xO, int *yO) {
+    *xO = N == 4 ? 8 * ((idx / 4) % 2) + 4 * ((idx % 4) % 2) : 8 * (idx % 2);
+    *yO = N == 4 ? 8 * ((idx / 4) / 2) + 4 * ((idx % 4) / 2) : 8 * (idx / 2);
+    memset(s, 0, sizeof(*s));
+    s->N = N;
+    for (int k = 0; k < 3 * N + 1; k++) {
+        /* k <= 2N: p[k - 1, -1]; else p[-1, k - 2N - 1] */
+        const int up = k <= 2 * N;
+        const int xN = *xO + (up ? k - 1 : -1);
+        const int yN = *yO + (up ? -1 : k - 2 * N - 1);
+        int mx = mbx, my = mby, av;
+        if (xN > 15 && yN >= 0) {
+            av = 0;
+        } else if (xN >= 0 && xN <= 15 && yN >= 0) {
+            const int idxN =
+                N == 4 ? 8 * (yN / 8) + 4 * (xN / 8) + 2 * ((yN % 8) / 4) + ((xN % 8) / 4)
+                       : 2 * (yN / 8) + (xN / 8);
+            av = idxN < idx;
+        } else {
+            mx += xN < 0 ? -1 : xN > 15 ? 1 : 0;
+            my += yN < 0 ? -1 : 0;
+            av = mx >= 0 && mx < mw && my >= 0 &&
+                 slice_of_row(my, mh, ns) == slice_of_row(mby, mh, ns);
+        }
+        const int v = av ? pl[(16 * my + (yN & 15)) * st + 16 * mx + (xN & 15)] : 0;
+        if (up)
+            s->top[k] = v, s->avt[k] = av;
+        else
+            s->left[k - 2 * N - 1] = v, s->avl[k - 2 * N - 1] = av;
+    }
+}
+
+static const int inxn_dims[][3] = {{1, 1, 1}, {3, 2, 1}, {2, 3, 2}, {4, 4, 3}, {5, 3, 3}};
+#define INXN_NDIMS ((int)(sizeof(inxn_dims) / sizeof(inxn_dims[0])))
+
 /* Through enc_h264_nbn on a picture of random samples, every 4x4 and 8x8 block of every
- * macroblock, with 1..3 slices of whole rows: availability from 6.4.12 (the neighbouring
- * location's macroblock: A, B, C = CurrMbAddr - PicWidthInMbs + 1, D; not in the slice or not
- * yet decoded: not available; inside the current macroblock a block later in decoding order
- * (luma4x4BlkIdx, luma8x8BlkIdx): not available; xN > 15 with yN >= 0: not available), then
- * each mode against ref_inxn. */
+ * macroblock, with 1..3 slices of whole rows (neighbours: ref_nbn), each mode against
+ * ref_inxn. */
 static void inxn_frame(void) {
-    static const int dims[][3] = {{1, 1, 1}, {3, 2, 1}, {2, 3, 2}, {4, 4, 3}, {5, 3, 3}};
     for (int N = 4; N <= 8; N += 4)
-        for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++)
+        for (int di = 0; di < INXN_NDIMS; di++)
             for (int pat = 0; pat < NPAT; pat++) {
-                const int mw = dims[di][0], mh = dims[di][1], ns = dims[di][2];
+                const int mw = inxn_dims[di][0], mh = inxn_dims[di][1], ns = inxn_dims[di][2];
                 const int W = mw * 16, H = mh * 16, st = W + 5;
                 EncFrame f;
                 memset(&f, 0, sizeof(f));
@@ -586,42 +624,9 @@ static void inxn_frame(void) {
                 for (int mby = 0; mby < mh; mby++)
                     for (int mbx = 0; mbx < mw; mbx++)
                         for (int idx = 0; idx < (N == 4 ? 16 : 4); idx++) {
-                            /* 6.4.3 / 6.4.5: the block's position */
-                            const int xO = N == 4 ? 8 * ((idx / 4) % 2) + 4 * ((idx % 4) % 2)
-                                                  : 8 * (idx % 2);
-                            const int yO = N == 4 ? 8 * ((idx / 4) / 2) + 4 * ((idx % 4) / 2)
-                                                  : 8 * (idx / 2);
                             H264PN s;
-                            memset(&s, 0, sizeof(s));
-                            s.N = N;
-                            for (int k = 0; k < 3 * N + 1; k++) {
-                                /* k <= 2N: p[k - 1, -1]; else p[-1, k - 2N - 1] */
-                                const int up = k <= 2 * N;
-                                const int xN = xO + (up ? k - 1 : -1);
-                                const int yN = yO + (up ? -1 : k - 2 * N - 1);
-                                int mx = mbx, my = mby, av;
-                                if (xN > 15 && yN >= 0) {
-                                    av = 0;
-                                } else if (xN >= 0 && xN <= 15 && yN >= 0) {
-                                    const int idxN = N == 4 ? 8 * (yN / 8) + 4 * (xN / 8) +
-                                                                  2 * ((yN % 8) / 4) +
-                                                                  ((xN % 8) / 4)
-                                                            : 2 * (yN / 8) + (xN / 8);
-                                    av = idxN < idx;
-                                } else {
-                                    mx += xN < 0 ? -1 : xN > 15 ? 1 : 0;
-                                    my += yN < 0 ? -1 : 0;
-                                    av = mx >= 0 && mx < mw && my >= 0 &&
-                                         slice_of_row(my, mh, ns) == slice_of_row(mby, mh, ns);
-                                }
-                                const int v =
-                                    av ? pl[(16 * my + (yN & 15)) * st + 16 * mx + (xN & 15)]
-                                       : 0;
-                                if (up)
-                                    s.top[k] = v, s.avt[k] = av;
-                                else
-                                    s.left[k - 2 * N - 1] = v, s.avl[k - 2 * N - 1] = av;
-                            }
+                            int xO, yO;
+                            ref_nbn(pl, st, mw, mh, ns, mbx, mby, N, idx, &s, &xO, &yO);
                             EncNbN nb;
                             enc_h264_nbn(&f, mbx, mby, N, xO / N, yO / N, &nb);
                             for (int m = 0; m < 9; m++) {
@@ -645,6 +650,94 @@ static void inxn_frame(void) {
                                     }
                             }
                         }
+                free(pl);
+            }
+}
+
+/* The SATD of a 4x4 difference d[y][x] (docs/ENCODE.md §4): the Hadamard transform H d H
+ * (H's rows 1 1 1 1, 1 1 -1 -1, 1 -1 -1 1, 1 -1 1 -1), (sum of |coefficients| + 1) / 2. */
+static unsigned ref_satd(int d[4][4]) {
+    static const int Hm[4][4] = {{1, 1, 1, 1}, {1, 1, -1, -1}, {1, -1, -1, 1}, {1, -1, 1, -1}};
+    unsigned sum = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int c = 0;
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 4; b++)
+                    c += Hm[i][a] * d[a][b] * Hm[j][b];
+            sum += (unsigned)(c < 0 ? -c : c);
+        }
+    return (sum + 1) / 2;
+}
+
+/* The I_NxN estimate of an inter frame's macroblock (docs/ENCODE.md §4) written from the
+ * text: the blocks in decoding order, each predicted from the source around it (ref_nbn,
+ * ref_inxn), its cost the lowest over the allowed modes (the first) of the SATDs of its 4x4
+ * blocks + (3 lambda b) >> 1 with b = 1 for the predicted mode (the lower of the left and
+ * upper blocks' modes in the macroblock, 2 across its edge), else 4; the sum c as
+ * floor(5 c / 4) + (3 lambda (5 + 1 + ENC_H264_INTRA_P_NXN_BIAS)) >> 1, packed << 2 | 2;
+ * against enc_h264_nxn_est on random pictures, slices and lambdas. */
+static void inxn_est_frame(void) {
+    static const int lambdas[] = {0, 1, 5, 23};
+    for (int N = 4; N <= 8; N += 4)
+        for (int di = 0; di < INXN_NDIMS; di++)
+            for (int pat = 0; pat < NPAT; pat++) {
+                const int mw = inxn_dims[di][0], mh = inxn_dims[di][1], ns = inxn_dims[di][2];
+                const int W = mw * 16, H = mh * 16, st = W + 3;
+                const int lam = lambdas[(di + pat) % 4];
+                EncFrame f;
+                memset(&f, 0, sizeof(f));
+                f.codec = VIDK_CODEC_H264;
+                f.W = W, f.H = H, f.uw = mw, f.uh = mh, f.slices = ns, f.lambda = lam;
+                uint8_t *pl = malloc((size_t)st * H);
+                fill_plane(pl, W, H, st, pat);
+                f.src[0] = pl, f.ss[0] = st;
+                for (int mby = 0; mby < mh; mby++)
+                    for (int mbx = 0; mbx < mw; mbx++) {
+                        int mode[4][4]; /* the blocks' modes, per 4x4 block [y][x] */
+                        unsigned sum = 0;
+                        for (int idx = 0; idx < (N == 4 ? 16 : 4); idx++) {
+                            H264PN s;
+                            int xO, yO;
+                            ref_nbn(pl, st, mw, mh, ns, mbx, mby, N, idx, &s, &xO, &yO);
+                            const int ma = xO ? mode[yO / 4][xO / 4 - 1] : 2;
+                            const int mb = yO ? mode[yO / 4 - 1][xO / 4] : 2;
+                            const int pm = ma < mb ? ma : mb;
+                            unsigned best = 0xffffffffu;
+                            int bm = -1;
+                            for (int m = 0; m < 9; m++) {
+                                int pred[64];
+                                if (!ref_inxn(&s, m, pred)) continue;
+                                unsigned c = (3u * (unsigned)lam * (m == pm ? 1u : 4u)) >> 1;
+                                for (int by = 0; by < N; by += 4)
+                                    for (int bx = 0; bx < N; bx += 4) {
+                                        int d[4][4];
+                                        for (int y = 0; y < 4; y++)
+                                            for (int x = 0; x < 4; x++)
+                                                d[y][x] = pl[(16 * mby + yO + by + y) * st +
+                                                             16 * mbx + xO + bx + x] -
+                                                          pred[(by + y) * N + bx + x];
+                                        c += ref_satd(d);
+                                    }
+                                if (c < best) best = c, bm = m;
+                            }
+                            for (int y = 0; y < N / 4; y++)
+                                for (int x = 0; x < N / 4; x++)
+                                    mode[yO / 4 + y][xO / 4 + x] = bm;
+                            sum += best;
+                        }
+                        const unsigned want =
+                            (sum * 5 / 4 +
+                             ((3u * (unsigned)lam * (6u + ENC_H264_INTRA_P_NXN_BIAS)) >> 1))
+                                << 2 |
+                            2u;
+                        const unsigned got = enc_h264_nxn_est(&f, mbx, mby, N);
+                        if (got != want) {
+                            mismatch("h264 NxN estimate (N, mbx, mby, pattern)", N, mbx, mby,
+                                     pat, (int)got, (int)want);
+                            test_failures++;
+                        }
+                    }
                 free(pl);
             }
 }
@@ -1269,6 +1362,7 @@ int main(void) {
     h264_direct();
     h264_frame();
     inxn_frame();
+    inxn_est_frame();
     hevc_direct();
     hevc_frame();
     mc_blocks();

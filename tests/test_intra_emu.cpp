@@ -9,8 +9,10 @@
 // (where prediction wins) or noisy; a real clip's first frame where ../shared/video (or
 // VIDK_VIDEO_DIR) has it.
 // Checks the kernel's logic without a GPU (CI), rows in raster order (h264_intra_kernel's
-// wavefront and its waits are the device's tests': test_encode --cuda). Arguments: seed,
-// cases.
+// wavefront and its waits are the device's tests': test_encode --cuda). Then the intra
+// estimate of inter frames (enc_warp.cuh lane_intra_est: Intra_16x16 and the I_NxN
+// estimates by a half warp per macroblock) on the same picture against
+// enc_h264_intra_est_mb. Arguments: seed, cases.
 #include "cuda/simt_emu.h"
 
 #include "enc/enc.h"
@@ -27,6 +29,7 @@ uint32_t rnd() {
 
 // The block's shared memory (blocks run one at a time).
 vidk_encw::H264Scratch g_scratch;
+vidk_encw::IntraEstShared g_est;
 
 uint8_t *pl(const VidkPicture &p, int k) {
     return static_cast<uint8_t *>(p.data[k]);
@@ -128,6 +131,31 @@ int run_case(const VidkPicture &pic, int qp, int slices, int i4, int i8, const c
         const int x4 = (int)(i % (size_t)(W / 4)), y4 = (int)(i / (size_t)(W / 4));
         if ((e->st_mbi[(y4 / 4) * e->uw + x4 / 4] & ENC_MBI_NXN) && eim4[i] != e->st_im4[i])
             report("im4", (long)i, eim4[i], e->st_im4[i]);
+    }
+    // The intra estimate of an inter frame on the same picture (intra_est_kernel's body; the
+    // lanes b_dist_kernel runs too) against the c backend's function, every macroblock.
+    {
+        EncFrame g;
+        vidk_enc_frame_setup(e, 0, &g);
+        for (int k = 0; k < 3; k++)
+            g.src[k] = pl(pic, k), g.ss[k] = (int)pic.stride[k];
+        g.i4x4 = i4, g.i8x8 = i8;
+        const int nmb = g.uw * g.uh;
+        std::vector<uint32_t> dv((size_t)nmb, 0xdeadbeefu);
+        emu::launch(dim3((unsigned)((nmb * 16 + 127) / 128)), dim3(128), 0, [&] {
+            if (i4 || i8)
+                vidk_encw::w_nxn_rule_fill(g_est.rule4, g_est.rule8, threadIdx.x, 128);
+            __syncthreads();
+            const int t = (int)(blockIdx.x * 128 + threadIdx.x), u = std::min(t >> 4, nmb - 1);
+            const uint32_t v =
+                vidk_encw::lane_intra_est(g, g_est, u % g.uw, u / g.uw, t & 15, 0xffffffffu);
+            if (!(t & 15) && t >> 4 < nmb) dv[(size_t)u] = v;
+        });
+        bad += emu::g_block.errors;
+        for (int u = 0; u < nmb; u++) {
+            const uint32_t c = enc_h264_intra_est_mb(&g, u % g.uw, u / g.uw);
+            if (dv[(size_t)u] != c) report("intra estimate", u, dv[(size_t)u], c);
+        }
     }
     vidk_picture_free(&erec);
     vidk_picture_free(&rec);

@@ -1,5 +1,5 @@
 // The coding loop's kernels on the device (docs/ENCODE_CUDA.md "Unit kernels"): the edge
-// extension, the H.264 inter frame's passes (distances, Intra_16x16 estimate, decisions,
+// extension, the H.264 inter frame's passes (distances, intra estimate, decisions,
 // inter_kernel, the intra list and intra_p), the HEVC and the intra wavefronts, the
 // statistics. Included once, by encode.cu (host side: streams, events, launches).
 #ifndef VIDK_CUDA_ENC_KERN_CUH
@@ -200,14 +200,20 @@ __host__ __device__ constexpr bool dist_lanes_ok() {
 }
 static_assert(dist_lanes_ok(), "dist_lanes");
 
-// The Intra_16x16 estimate: one thread per macroblock and mode, the lowest of four adjacent
-// lanes into the macroblock's entry.
-__global__ void __launch_bounds__(128) intra_est_kernel(const EncFrame f, uint32_t *dist) {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x, u = t >> 2;
-    uint32_t v = u < f.uw * f.uh ? enc_h264_intra_est(&f, u % f.uw, u / f.uw, t & 3) : 0u;
-    v = min(v, __shfl_down_sync(0xffffffffu, v, 1, 4));
-    v = min(v, __shfl_down_sync(0xffffffffu, v, 2, 4));
-    if (u < f.uw * f.uh && !(t & 3)) dist[ENC_H264_DIST_N * u + ENC_H264_DIST_INTRA] = v;
+// The intra estimate of a P frame: a half warp per macroblock (vidk_encw::lane_intra_est),
+// lane 0 writes the macroblock's entry; the lanes past the last macroblock repeat it (whole
+// warps: the full mask, as the SIMT emulator's test runs it, tests/test_intra_emu.cpp).
+constexpr int kIntraEstThreads = vidk_encw::kEstLanes;
+__global__ void __launch_bounds__(kIntraEstThreads)
+    intra_est_kernel(const EncFrame f, uint32_t *dist) {
+    __shared__ vidk_encw::IntraEstShared S;
+    if (f.i4x4 || f.i8x8)
+        vidk_encw::w_nxn_rule_fill(S.rule4, S.rule8, (int)threadIdx.x, kIntraEstThreads);
+    __syncthreads();
+    const int n = f.uw * f.uh, t = (int)(blockIdx.x * kIntraEstThreads + threadIdx.x);
+    const int u = min(t >> 4, n - 1), k = t & 15;
+    const uint32_t v = vidk_encw::lane_intra_est(f, S, u % f.uw, u / f.uw, k, 0xffffffffu);
+    if (!k && t >> 4 < n) dist[ENC_H264_DIST_N * u + ENC_H264_DIST_INTRA] = v;
 }
 
 // H.264 inter frames: decision pass `pass` >= 1 (pass 0, the seed, is dist_kernel's), one

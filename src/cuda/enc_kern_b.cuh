@@ -11,10 +11,15 @@ constexpr int kBThreads = 64, kBDistThreads = 128;
 
 // enc_h264_b_dist on a half warp per macroblock, a lane per 4x4 block: both lists' 16x16
 // vectors refined (lane_refine, as dist_kernel's 16x16 partition), the bi-prediction's SATD
-// (enc_h264_b_satd4 summed), the intra estimate (modes on lanes 0-3, their lowest); then lane
+// (enc_h264_b_satd4 summed), the intra estimate (lane_intra_est); then lane
 // 0 writes them and decision pass 0 (enc_h264_b_seed reads only the macroblock's own).
 __global__ void __launch_bounds__(kBDistThreads)
     b_dist_kernel(const EncFrame f, VidkMv *mvo0, VidkMv *mvo1, uint16_t *mbo) {
+    __shared__ vidk_encw::IntraEstShared S;
+    static_assert(kBDistThreads <= vidk_encw::kEstLanes, "IntraEstShared");
+    if (f.i4x4 || f.i8x8)
+        vidk_encw::w_nxn_rule_fill(S.rule4, S.rule8, (int)threadIdx.x, kBDistThreads);
+    __syncthreads();
     const int t = (int)(blockIdx.x * kBDistThreads + threadIdx.x), u = t >> 4, k = t & 15;
     if (u >= f.uw * f.uh) return; // the whole half warp
     const unsigned half = 0xffffu << (threadIdx.x & 16);
@@ -29,12 +34,10 @@ __global__ void __launch_bounds__(kBDistThreads)
         lane_refine(g, bx, by, enc_me_at(&g, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, sw, &s1);
     const VidkMv a[4] = {c0, c0, c0, c0}, b[4] = {c1, c1, c1, c1};
     uint32_t sb = enc_h264_b_satd4(&f, mbx, mby, k, a, b, 3);
-    uint32_t iv = k < 4 ? enc_h264_intra_est(&f, mbx, mby, k) : 0xffffffffu;
 #pragma unroll
-    for (int o = 1; o < 16; o <<= 1) {
+    for (int o = 1; o < 16; o <<= 1)
         sb += __shfl_xor_sync(half, sb, o);
-        iv = min(iv, __shfl_xor_sync(half, iv, o));
-    }
+    const uint32_t iv = vidk_encw::lane_intra_est(f, S, mbx, mby, k, half);
     if (k) return;
     uint32_t *d = const_cast<uint32_t *>(f.dist) + ENC_H264_DIST_N * (ptrdiff_t)u;
     d[ENC_H264_BDIST_L0] = s0, d[ENC_H264_BDIST_L1] = s1, d[ENC_H264_BDIST_BI] = sb;

@@ -290,6 +290,130 @@ __device__ void w_hevc_i_ctu(const EncFrame &f, int cx, int cy, HevcIScratch &S,
     }
 }
 
+// ---- The intra estimate of an inter frame's macroblock (docs/ENCODE_CUDA.md) ----
+//
+// enc_h264_nxn_est on a half warp per macroblock (mask: the lanes that run it, the half's or
+// the whole warp's), lane k (0..15 in the half) its 4x4 block k (raster). Each lane's SATDs
+// against the nine modes (enc_h264_nxn_est_satd's values): the predictions from the values
+// they are made of (the row of neighbours from the source, enc_h264_nbn_raw, for 8x8 blocks
+// enc_h264_nbn_filt, then enc_h264_inxn_d) and the rules (enc_h264_inxn_rule, a table in
+// shared memory), as the intra kernel's (w_h264_i4_try); Intra_4x4: a lane its block's values,
+// Intra_8x8: the block's four lanes share them, each its quadrant's SATDs, summed over the
+// four. Then the blocks in decoding order, the lanes of each taking its mode
+// (enc_h264_nxn_est_mode) with the modes of the lanes left of and above its top-left one; the
+// costs summed over the half. The packed estimate on every lane.
+constexpr int kEstLanes = 128; // the threads of a block that runs the estimate, at most
+struct __align__(16) IntraEstShared {
+    uint8_t rule4[9 * 16], rule8[9 * 64];        // enc_h264_inxn_rule: mode-major, raster
+    __align__(16) uint8_t d4[kEstLanes][40];     // a lane's 4x4 block's values (39)
+    __align__(16) uint8_t e8[kEstLanes / 4][32]; // an 8x8 block's row of neighbours (25)
+    __align__(16) uint8_t d8[kEstLanes / 4][80]; // and its values (75)
+};
+
+// The rule tables of Intra_4x4 (r4: 9 x 16) and Intra_8x8 (r8: 9 x 64), mode-major, by the
+// block's nt threads (t: this one's index); a block barrier must follow.
+__device__ inline void w_nxn_rule_fill(uint8_t *r4, uint8_t *r8, int t, int nt) {
+    for (int j = t; j < 9 * 16 + 9 * 64; j += nt) {
+        const int N = j < 9 * 16 ? 4 : 8, i = N == 4 ? j : j - 9 * 16, len = N * N;
+        const int m = i / len, q = i % len;
+        (N == 4 ? r4 : r8)[i] = (uint8_t)enc_h264_inxn_rule(N, m, q % N, q / N);
+    }
+}
+
+__device__ uint32_t lane_nxn_est(const EncFrame &f, IntraEstShared &S, int mbx, int mby, int N,
+                                 int k, unsigned mask) {
+    const int t = (int)threadIdx.x, base = t & 16, ss = f.ss[0];
+    const int x4 = k & 3, y4 = k >> 2, bx = N == 8 ? x4 >> 1 : x4, by = N == 8 ? y4 >> 1 : y4;
+    int a, b, c;
+    enc_h264_nbn_avail(&f, mbx, mby, N, bx, by, &a, &b, &c);
+    const uint8_t *bp = f.src[0] + (ptrdiff_t)(16 * mby + N * by) * ss + 16 * mbx + N * bx;
+    const uint8_t *rule;
+    const uint8_t *d;
+    int ro; // the lane's quadrant's first sample in the block's rules
+    if (N == 4) {
+        uint8_t *dv = S.d4[t];
+        for (int i = 0; i < 13; i++)
+            dv[i] = (uint8_t)enc_h264_nbn_raw(bp, ss, 4, a, b, c, i);
+        for (int j = 13; j < 39; j++)
+            dv[j] = (uint8_t)enc_h264_inxn_d(dv, 4, a, b, j);
+        d = dv, rule = S.rule4, ro = 0;
+    } else {
+        const int r = (x4 & 1) | (y4 & 1) << 1, g = (t >> 4) * 4 + 2 * by + bx;
+        uint8_t *e = S.e8[g], *dv = S.d8[g];
+        for (int i = r; i < 25; i += 4)
+            e[i] = (uint8_t)enc_h264_nbn_raw(bp, ss, 8, a, b, c, i);
+        __syncwarp(mask);
+        for (int i = r; i < 25; i += 4)
+            dv[i] = (uint8_t)enc_h264_nbn_filt(e, a, b, i);
+        __syncwarp(mask);
+        for (int j = 25 + r; j < 75; j += 4)
+            dv[j] = (uint8_t)enc_h264_inxn_d(dv, 8, a, b, j);
+        __syncwarp(mask);
+        d = dv, rule = S.rule8, ro = 32 * (y4 & 1) + 4 * (x4 & 1);
+    }
+    // the lane's 16 source samples
+    const uint8_t *sp = f.src[0] + (ptrdiff_t)(16 * mby + 4 * y4) * ss + 16 * mbx + 4 * x4;
+    uint32_t sw[4];
+#pragma unroll
+    for (int y = 0; y < 4; y++)
+        sw[y] = *reinterpret_cast<const uint32_t *>(sp + (ptrdiff_t)y * ss);
+    uint32_t s[9];
+#pragma unroll
+    for (int m = 0; m < 9; m++) {
+        s[m] = 0xffffffffu;
+        if (!enc_h264_inxn_avail(m, a, b)) continue;
+        const uint8_t *ru = rule + N * N * m + ro;
+        int dd[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            dd[i] = (int)((sw[i >> 2] >> (8 * (i & 3))) & 255) - d[ru[(i >> 2) * N + (i & 3)]];
+        s[m] = vidk_satd4(dd);
+    }
+    if (N == 8)
+#pragma unroll
+        for (int m = 0; m < 9; m++) {
+            uint32_t u = s[m] + __shfl_xor_sync(mask, s[m], 1);
+            u += __shfl_xor_sync(mask, u, 4);
+            s[m] = s[m] == 0xffffffffu ? s[m] : u;
+        }
+    int md = 2;
+    uint32_t cs = 0;
+    for (int j = 0; j < 256 / (N * N); j++) {
+        int jx, jy;
+        enc_h264_inxn_blk(N, j, &jx, &jy);
+        const int q = 4 * (N / 4) * jy + (N / 4) * jx; // its top-left 4x4 block
+        const int ma = __shfl_sync(mask, md, base + (q & 3 ? q - 1 : q));
+        const int mb = __shfl_sync(mask, md, base + (q >> 2 ? q - 4 : q));
+        if (bx == jx && by == jy) {
+            const int pa = q & 3 ? ma : 2, pb = q >> 2 ? mb : 2;
+            uint32_t bc;
+            md = enc_h264_nxn_est_mode(&f, s, pa < pb ? pa : pb, &bc);
+            if (k == q) cs += bc;
+        }
+    }
+#pragma unroll
+    for (int o = 1; o < 16; o <<= 1)
+        cs += __shfl_xor_sync(mask, cs, o);
+    return enc_h264_nxn_est_pack(&f, cs);
+}
+
+// enc_h264_intra_est_mb on a half warp per macroblock (lane k 0..15; S's rules filled):
+// Intra_16x16's modes on lanes 0-3, the I_NxN estimates (lane_nxn_est) where the frame uses
+// them; the lowest on every lane.
+__device__ uint32_t lane_intra_est(const EncFrame &f, IntraEstShared &S, int mbx, int mby,
+                                   int k, unsigned mask) {
+    uint32_t v = k < 4 ? enc_h264_intra_est(&f, mbx, mby, k) : 0xffffffffu;
+#pragma unroll
+    for (int o = 1; o < 16; o <<= 1) {
+        const uint32_t w = __shfl_xor_sync(mask, v, o);
+        v = w < v ? w : v;
+    }
+    const uint32_t v4 = f.i4x4 ? lane_nxn_est(f, S, mbx, mby, 4, k, mask) : 0xffffffffu;
+    const uint32_t v8 = f.i8x8 ? lane_nxn_est(f, S, mbx, mby, 8, k, mask) : 0xffffffffu;
+    v = v4 < v ? v4 : v;
+    return v8 < v ? v8 : v;
+}
+
 // ---- H.264 intra macroblock (enc_tmpl.h h264_i_mb), two warps ----------------------------
 //
 // Luma and chroma are coded by two warps of one block at once: the chroma mode is decided on
@@ -492,11 +616,7 @@ __device__ inline uint8_t *nxn_at(H264Nxn &s, int x, int y) {
 // The rule and quantiser tables of both candidate warps' scratch, by the block's nt threads
 // (t: this one's index) at the kernel's start; a block barrier must follow.
 __device__ inline void w_h264_nxn_rules(const EncFrame &f, H264Nxn *xn, int t, int nt) {
-    for (int j = t; j < 9 * 16 + 9 * 64; j += nt) {
-        const int N = j < 9 * 16 ? 4 : 8, i = N == 4 ? j : j - 9 * 16, len = N * N;
-        const int m = i / len, q = i % len;
-        xn[N == 8].rule[i] = (uint8_t)enc_h264_inxn_rule(N, m, q % N, q / N);
-    }
+    w_nxn_rule_fill(xn[0].rule, xn[1].rule, t, nt);
     for (int j = t; j < 16 + 64; j += nt) {
         const int e = j < 16 ? 0 : 1, i = e ? j - 16 : j;
         xn[e].mf[i] = e ? f.mf8y[i] : f.mf4y[i];

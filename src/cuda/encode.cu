@@ -21,7 +21,7 @@
 //     counters); then frame i + 1's work.
 //   statistics stream: after frame i's unit kernels, the statistics (SSE + unit sums into
 //     15 counters) and their download, beside frame i + 1's search.
-//   side stream (H.264 P frames): the Intra_16x16 estimate beside the search; the decision
+//   side stream (H.264 P frames): the intra estimate beside the search; the decision
 //     passes wait for it.
 //   output stream: after frame i's statistics (queued by frame i's receive) the downloads
 //     the caller asked for, beside frame i + 1's coding, which uses the other parity's
@@ -342,12 +342,13 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
     CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[sslot], 0)); // the upload and edge extension
     CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
     if (!intra && !bf && e->p.codec == VIDK_CODEC_H264) {
-        // The Intra_16x16 estimate reads only the (padded) source: on its own stream, beside
+        // The intra estimate reads only the (padded) source: on its own stream, beside
         // the search, whose last wave leaves SMs free. d_dist is free: the previous frame's
         // decision passes precede this frame's EV_T1 on the code stream.
         CUDA_CHECK(cudaStreamWaitEvent(c->s_side, ev[EV_T1], 0));
-        intra_est_kernel<<<(unsigned)((e->uw * e->uh * 4 + 127) / 128), 128, 0, c->s_side>>>(
-            f, c->d_dist);
+        intra_est_kernel<<<(unsigned)((e->uw * e->uh * 16 + kIntraEstThreads - 1) /
+                                      kIntraEstThreads),
+                           kIntraEstThreads, 0, c->s_side>>>(f, c->d_dist);
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaEventRecord(ev[EV_I], c->s_side));
     }

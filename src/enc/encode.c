@@ -495,11 +495,7 @@ static void decide_job(void *arg, int row, int thread) {
             uint32_t *d = e->dist + ENC_H264_DIST_N * (row * j->f->uw + x);
             for (int p = 0; p < VIDK_ME_NPART; p++)
                 d[p] = enc_h264_part_dist(j->f, x, row, p);
-            d[ENC_H264_DIST_INTRA] = 0xffffffffu;
-            for (int m = 0; m < 4; m++) {
-                const uint32_t v = enc_h264_intra_est(j->f, x, row, m);
-                if (v < d[ENC_H264_DIST_INTRA]) d[ENC_H264_DIST_INTRA] = v;
-            }
+            d[ENC_H264_DIST_INTRA] = enc_h264_intra_est_mb(j->f, x, row);
         } else if (j->pass)
             enc_h264_decide_pass(j->f, x, row, e->dmv[i], e->dmb[i], e->dmv[o], e->dmb[o]);
         else
