@@ -55,6 +55,10 @@ mut h264_intra_in_p src/enc/enc_core.h \
     'return intra >> 2 < best ? ENC_H264_CANDS : w;' 'return w;'
 mut h264_inter_round src/enc/enc_core.h \
     '((uint32_t)1 << qbits) >> 5)' '((uint32_t)1 << qbits) >> 4)'
+mut h264_inter_round_moving src/enc/enc_core.h \
+    '((uint32_t)1 << qbits) / 6u' '((uint32_t)1 << qbits) / 8u'
+mut h264_mb_moving_l1 src/enc/enc_core.h \
+    'if (use & 2) mv |= m1[o].x | m1[o].y;' 'if (use & 2) mv |= m1[o].x;'
 mut h264_mvd_quarter src/enc/enc_core.h \
     'ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) {' \
     'ENC_FN unsigned enc_mvd_bits(VidkMv mv, VidkMv pred) { mv.x = (int16_t)(2 * mv.x - pred.x);'
@@ -255,6 +259,7 @@ by() {
 }
 by 'enc_decide encode' lambda_qp22 hevc_qpc_30 h264_part_tie h264_tx8_tie h264_tx8_scale \
     mvd_pred_left h264_sub_tie h264_skip_tie h264_intra_in_p h264_inter_round \
+    h264_inter_round_moving h264_mb_moving_l1 \
     h264_mvd_quarter hevc_cu32_tie hevc_cu16_tie h264_intra_tie h264_chroma_mode_tie \
     hevc_intra_unfiltered level_no_sub8x8 mvd_quad_order decimate_table4 h264_chroma_qp_44
 by 'me enc_decide' ue_len_off_by_one se_mapping

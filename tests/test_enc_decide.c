@@ -594,10 +594,28 @@ static void test_h264_skip(void) {
  * the noise; every other one is predicted exactly by its source neighbours (SATD 0). Every
  * macroblock is then intra, the frame stays a P frame, every vector is (0, 0), and the
  * reconstruction is flat (a DC-only residual on flat predictions). */
-/* The inter luma rounding offset of docs/ENCODE.md §9: 1/32 of the quantiser step 2^qbits. */
+/* The inter luma rounding offset of docs/ENCODE.md §9: 1/6 of the quantiser step 2^qbits
+ * for a macroblock that moves, 1/32 for a still one; and which macroblocks move. */
 static void test_h264_inter_round(void) {
-    for (int qbits = 15; qbits <= 24; qbits++)
-        CHECK_EQ_U(enc_h264_inter_round(qbits), (1u << qbits) / 32u);
+    for (int qbits = 15; qbits <= 24; qbits++) {
+        CHECK_EQ_U(enc_h264_inter_round(qbits, 0), (1u << qbits) / 32u);
+        CHECK_EQ_U(enc_h264_inter_round(qbits, 1), (1u << qbits) / 6u);
+    }
+    enum { N4 = 7 };
+    VidkMv a[4 * N4], b[4 * N4];
+    memset(a, 0, sizeof(a));
+    memset(b, 0, sizeof(b));
+    a[4] = (VidkMv){1, 0}; /* outside the macroblock's four columns */
+    CHECK(!enc_h264_mb_moving(a, b, N4, 3));
+    for (int k = 0; k < 16; k++)
+        for (int l = 0; l < 2; l++) {
+            VidkMv *m = l ? b : a;
+            const ptrdiff_t o = (ptrdiff_t)(k / 4) * N4 + k % 4;
+            m[o] = (VidkMv){(int16_t)(k & 1 ? -1 : 0), (int16_t)(k & 1 ? 0 : 1)};
+            CHECK_EQ_U((unsigned)enc_h264_mb_moving(a, b, N4, l ? 2 : 1), 1u);
+            CHECK_EQ_U((unsigned)enc_h264_mb_moving(a, b, N4, l ? 1 : 2), 0u); /* unused list */
+            m[o] = (VidkMv){0, 0};
+        }
 }
 
 static void test_h264_intra_in_p(void) {

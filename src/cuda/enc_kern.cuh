@@ -355,13 +355,14 @@ __device__ inline void pair_exchange(unsigned mask, int h, const T *s, T *d) {
 // h264_lq_quant's half: the transforms and the quantiser of lane h's columns of the quadrant
 // at src (pred: its prediction, row r of the quadrant at pred_row(s_pred, pi, r); pc: its
 // columns, a word per row); lev: 32 levels (4x4: block h, then block h + 2, raster; 8x8:
-// rows 0..7 of the columns, lev[4 r + j]). Returns the quadrant's decimation score (both
-// lanes). mask: the lanes running the same transform size.
+// rows 0..7 of the columns, lev[4 r + j]); moving: enc_h264_mb_moving of its macroblock.
+// Returns the quadrant's decimation score (both lanes). mask: the lanes running the same
+// transform size.
 __device__ inline int lq_half_quant(unsigned mask, const EncFrame &f, const uint8_t *src,
                                     int ss, int tx8, int h, uint8_t *s_pred, int pi,
-                                    const uint32_t *pc, int16_t *lev) {
+                                    const uint32_t *pc, int16_t *lev, int moving) {
     const int qbits = (tx8 ? 16 : 15) + f.qp / 6;
-    const int32_t dz = enc_h264_inter_round(qbits);
+    const int32_t dz = enc_h264_inter_round(qbits, moving);
     if (!tx8) {
         int score = 0;
 #pragma unroll
@@ -644,6 +645,7 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
                    m8 = __ballot_sync(0xffffffffu, busy && jt);
     const int ju = blockIdx.x * 32 + jm, jx = 16 * (ju % f.uw), jy = 16 * (ju / f.uw);
     const int xq = jx + 8 * (q & 1), yq = jy + 8 * (q >> 1);
+    const VidkMv *jmv = f.dmv + (ptrdiff_t)(jy / 4) * n4 + jx / 4; // the job's vectors
     ENC_ALIGN(16) int16_t lev[32];
     uint32_t pc[8]; // the prediction's columns 4h..4h+3, then their reconstruction
     if (busy) {
@@ -654,7 +656,7 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
         }
         const int score =
             lq_half_quant(jt ? m8 : m4, f, f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq, f.ss[0], jt,
-                          h, s_pred, q * 32 + jm, pc, lev);
+                          h, s_pred, q * 32 + jm, pc, lev, enc_h264_mb_moving(jmv, jmv, n4, 1));
         if (!h) s_x.c.score[q][jm] = score;
     }
     // the maps beside the quantisation (rec still holds the prediction the energy map reads)

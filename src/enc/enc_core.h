@@ -211,12 +211,26 @@ ENC_TAB uint8_t enc_izz8[64] = {0,  1,  5,  6,  14, 15, 27, 28, 2,  4,  7,  13, 
                                 10, 19, 23, 32, 39, 45, 52, 54, 20, 22, 33, 38, 46, 51, 55, 60,
                                 21, 34, 37, 47, 50, 56, 59, 61, 35, 36, 48, 49, 57, 58, 62, 63};
 
-/* The rounding offset of the inter luma quantiser (docs/ENCODE.md §9): 1/32 of the step,
- * where H.264's reference rounding (vidk_h264_deadzone) uses 1/6: small levels, which cost
- * many CAVLC bits for little distortion, are zeroed. Measured on the real clips against
- * 1/6, 1/8, 1/16, 1/32 and 1/64 (docs/PERFORMANCE.md). */
-ENC_FN int32_t enc_h264_inter_round(int qbits) {
-    return (int32_t)(((uint32_t)1 << qbits) >> 5);
+/* The rounding offset of the inter luma quantiser (docs/ENCODE.md §9): for a macroblock that
+ * moves (enc_h264_mb_moving) H.264's reference rounding, 1/6 of the step (vidk_h264_deadzone);
+ * for a still one 1/32: there the residual is mostly the noise of the source, whose small
+ * levels cost bits for little distortion, and the reference already holds the picture.
+ * Measured on the real clips against 1/6, 1/8, 1/16, 1/32 and 1/64 for every macroblock and
+ * against the split (docs/PERFORMANCE.md, sessions 6 and 43). */
+ENC_FN int32_t enc_h264_inter_round(int qbits, int moving) {
+    return (int32_t)(moving ? ((uint32_t)1 << qbits) / 6u : ((uint32_t)1 << qbits) >> 5);
+}
+
+/* Whether an inter macroblock moves: one of its 16 vectors (4x4 blocks, raster, row stride
+ * n4) of list 0 (m0, when use & 1) or list 1 (m1, when use & 2) is not (0, 0). */
+ENC_FN int enc_h264_mb_moving(const VidkMv *m0, const VidkMv *m1, int n4, int use) {
+    int mv = 0;
+    for (int k = 0; k < 16; k++) {
+        const ptrdiff_t o = (ptrdiff_t)(k >> 2) * n4 + (k & 3);
+        if (use & 1) mv |= m0[o].x | m0[o].y;
+        if (use & 2) mv |= m1[o].x | m1[o].y;
+    }
+    return mv != 0;
 }
 
 /* enc_decimate_score's second step (below), from the non-zero levels as bits in scan order m

@@ -118,14 +118,16 @@ ENC_FN void ENC_T(h264_chroma)(const EncOps *ops, const EncFrame *f, int mbx, in
  * size, in two steps around the decimation, which needs every quadrant's score (the cuda
  * backend runs the quadrants in parallel threads: src/cuda/encode.cu inter_kernel).
  * src: the quadrant's source (stride ss); out: its prediction, then its reconstruction
- * (stride os); lev: its 64 levels (four 4x4 blocks in raster order, or one 8x8 block).
+ * (stride os); lev: its 64 levels (four 4x4 blocks in raster order, or one 8x8 block);
+ * moving: enc_h264_mb_moving of the macroblock (the rounding, enc_h264_inter_round).
  * First: the transforms and the quantiser; returns the quadrant's decimation score. */
 ENC_FN int ENC_T(h264_lq_quant)(const EncOps *ops, const EncFrame *f, const uint8_t *src,
-                                int ss, int tx8, const uint8_t *out, int os, int16_t *lev) {
+                                int ss, int tx8, const uint8_t *out, int os, int16_t *lev,
+                                int moving) {
     (void)ops;
     ENC_ALIGN(64) int32_t w[64];
     const int n = tx8 ? 8 : 4, nb = 8 / n, len = n * n, qbits = (tx8 ? 16 : 15) + f->qp / 6;
-    const int32_t dz = enc_h264_inter_round(qbits);
+    const int32_t dz = enc_h264_inter_round(qbits, moving);
     int score = 0;
     for (int b = 0; b < nb * nb; b++) {
         const int bx = (b % nb) * n, by = (b / nb) * n;
@@ -164,13 +166,13 @@ ENC_FN unsigned ENC_T(h264_lq_rec)(const EncOps *ops, const EncFrame *f, int tx8
  * estimate (h264_lq_rec). */
 ENC_FN unsigned ENC_T(h264_luma_try)(const EncOps *ops, const EncFrame *f, const uint8_t *src,
                                      int ss, int tx8, int16_t *lev, uint8_t *out, int os,
-                                     int *nnz) {
+                                     int *nnz, int moving) {
     int score[4], total = 0;
     unsigned bits = 0;
     for (int q = 0; q < 4; q++) {
         const int x = 8 * (q & 1), y = 8 * (q >> 1);
         score[q] = ENC_T(h264_lq_quant)(ops, f, src + y * ss + x, ss, tx8, out + y * os + x, os,
-                                        lev + 64 * q);
+                                        lev + 64 * q, moving);
         total += score[q];
     }
     for (int q = 0; q < 4; q++)
@@ -196,7 +198,7 @@ ENC_FN void ENC_T(h264_lq_store)(const EncFrame *f, int x0, int y0, int tx8, int
  * cuda backend measures the quadrants in parallel threads: src/cuda/encode.cu
  * inter_kernel.) */
 ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, int y0,
-                                  int tx8_ok, EncUnitStat *st) {
+                                  int tx8_ok, int moving, EncUnitStat *st) {
     const int ss = f->ss[0], cs = f->cs[0];
     const uint8_t *src = f->src[0] + (ptrdiff_t)y0 * ss + x0;
     uint8_t *rec = f->rec[0] + (ptrdiff_t)y0 * cs + x0;
@@ -213,7 +215,7 @@ ENC_FN int ENC_T(h264_luma_inter)(const EncOps *ops, const EncFrame *f, int x0, 
     }
     ENC_ALIGN(64) int16_t lev[256];
     int nz = 0;
-    st->bits_level += ENC_T(h264_luma_try)(ops, f, src, ss, t, lev, rec, cs, &nz);
+    st->bits_level += ENC_T(h264_luma_try)(ops, f, src, ss, t, lev, rec, cs, &nz, moving);
     st->nnz[0] += (uint32_t)nz;
     for (int q = 0; q < 4; q++)
         ENC_T(h264_lq_store)(f, x0, y0, t, q, lev + 64 * q);
@@ -268,7 +270,8 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     const int x0 = mbx * 16, y0 = mby * 16;
     enc_mc_area(f, x0, y0, 16, 16, nb.in, 4, 7);
     ENC_T(h264_p_maps)(f, mbx, mby, nb.in, 4);
-    const int tx8 = ENC_T(h264_luma_inter)(ops, f, x0, y0, tx8_ok, st);
+    const int tx8 = ENC_T(h264_luma_inter)(ops, f, x0, y0, tx8_ok,
+                                           enc_h264_mb_moving(nb.in, nb.in, 4, 1), st);
     if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
@@ -305,7 +308,8 @@ ENC_FN void ENC_T(h264_b_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     if (f->mv4b)
         for (int k = 0; k < 16; k++)
             f->mv4b[(ptrdiff_t)(mby * 4 + k / 4) * n4 + mbx * 4 + k % 4] = m1[k];
-    const int tx8 = ENC_T(h264_luma_inter)(ops, f, x0, y0, 1, st);
+    const int tx8 =
+        ENC_T(h264_luma_inter)(ops, f, x0, y0, 1, enc_h264_mb_moving(m0, m1, 4, use), st);
     if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
