@@ -1132,18 +1132,16 @@ ENC_FN uint32_t enc_h264_intra_est(const EncFrame *f, int mbx, int mby, int m) {
  * blocks, 2 (DC) across the macroblock's edge (what an inter neighbour gives). The source
  * predicts a block's samples better than the reconstruction will, and more so the smaller
  * the block, so the summed cost is weighed by 5/4 before ENC_H264_INTRA_P_NXN_BIAS bits are
- * added (measured, docs/PERFORMANCE.md session 42, BD-rate PSNR-Y against x264 veryfast:
- * basketballpass frames 70..99 with 3 fixed B-frames +19.50% without the estimate, +11.09%
- * with it at 1/1 and 24 bits, but adaptive B-frames (none placed) +5.07% -> +6.25% and the
- * whole clip -2.05% -> -1.21%; at 5/4 and 24 bits +12.71%, +4.83%, -2.19%: better on all). */
+ * added (5/4 and 24 bits chosen on basketballpass with the threads backend against x264
+ * veryfast, better than 1/1 with fixed and with adaptive B-frames; the effect at 1080p on
+ * the GPU: docs/PERFORMANCE.md session 43). */
 #define ENC_H264_INTRA_P_NXN_BIAS 24u
 
-/* The SATDs s[m] of 4x4 block q (raster in the macroblock) against each mode m's prediction
- * of its N x N block from the source; 0xffffffff where m's neighbours are missing. */
-ENC_FN void enc_h264_nxn_est_satd(const EncFrame *f, int mbx, int mby, int N, int q,
+/* The SATDs s[m] of N x N block (bx, by) of the macroblock (its 4x4 blocks' summed) against
+ * each mode m's prediction from the source; 0xffffffff where m's neighbours are missing. */
+ENC_FN void enc_h264_nxn_est_satd(const EncFrame *f, int mbx, int mby, int N, int bx, int by,
                                   uint32_t s[9]) {
-    const int x4 = q & 3, y4 = q >> 2, bx = N == 8 ? x4 >> 1 : x4, by = N == 8 ? y4 >> 1 : y4;
-    const int ss = f->ss[0], b4 = N == 8 ? (x4 & 1) | (y4 & 1) << 1 : 0;
+    const int ss = f->ss[0];
     int a, b, c;
     enc_h264_nbn_avail(f, mbx, mby, N, bx, by, &a, &b, &c);
     const uint8_t *src = f->src[0] + (ptrdiff_t)(16 * mby + N * by) * ss + 16 * mbx + N * bx;
@@ -1154,7 +1152,9 @@ ENC_FN void enc_h264_nxn_est_satd(const EncFrame *f, int mbx, int mby, int N, in
         s[m] = 0xffffffffu;
         if (!enc_h264_inxn_ok(&nb, m)) continue;
         enc_h264_predn(&nb, m, pr);
-        s[m] = enc_h264_inxn_satd(src, ss, pr, N, b4);
+        s[m] = 0;
+        for (int b4 = 0; b4 < (N == 8 ? 4 : 1); b4++)
+            s[m] += enc_h264_inxn_satd(src, ss, pr, N, b4);
     }
 }
 
@@ -1181,25 +1181,18 @@ ENC_FN uint32_t enc_h264_nxn_est_pack(const EncFrame *f, uint32_t c) {
 }
 
 /* The I_NxN estimate (N = 4, 8) of macroblock (mbx, mby), packed: its blocks in decoding
- * order (the device's lanes: src/cuda/enc_kern.cuh lane_nxn_est). */
+ * order (the device's lanes: src/cuda/enc_warp.cuh lane_nxn_est). */
 ENC_FN uint32_t enc_h264_nxn_est(const EncFrame *f, int mbx, int mby, int N) {
-    uint32_t s[16][9], c = 0;
+    uint32_t c = 0;
     uint8_t md[16]; /* the blocks' modes, a 4x4 block each (raster) */
-    for (int q = 0; q < 16; q++)
-        enc_h264_nxn_est_satd(f, mbx, mby, N, q, s[q]);
     for (int k = 0; k < 256 / (N * N); k++) {
         int bx, by;
         enc_h264_inxn_blk(N, k, &bx, &by);
         const int q = 4 * (N / 4) * by + (N / 4) * bx; /* its top-left 4x4 block */
-        uint32_t sb[9];
-        for (int m = 0; m < 9; m++) {
-            sb[m] = s[q][m];
-            if (N == 8 && sb[m] != 0xffffffffu)
-                sb[m] += s[q + 1][m] + s[q + 4][m] + s[q + 5][m];
-        }
+        uint32_t s[9], bc;
+        enc_h264_nxn_est_satd(f, mbx, mby, N, bx, by, s);
         const int ma = q & 3 ? md[q - 1] : 2, mb = q >> 2 ? md[q - 4] : 2;
-        uint32_t bc;
-        const int bm = enc_h264_nxn_est_mode(f, sb, ma < mb ? ma : mb, &bc);
+        const int bm = enc_h264_nxn_est_mode(f, s, ma < mb ? ma : mb, &bc);
         c += bc;
         for (int j = 0; j < N / 4; j++)
             for (int i = 0; i < N / 4; i++)
