@@ -114,6 +114,15 @@ mut b_direct_c_or_d src/enc/h264_mvp_core.h \
     'const VidkH264sNb c = n->c.avail ? n->c : n->d;' 'const VidkH264sNb c = n->c;'
 mut b_dbk_lists src/enc/enc_core.h \
     'dx = up != uq || ((up & 1) && d0)' 'dx = ((up & 1) && d0)'
+# B macroblocks in two 16x8 / 8x16 partitions: the decision (test_enc_decide's B partitions),
+# the CABAC mb_type strings (test_h264_bslice), the partitions' mvd predictors (FFmpeg's decode
+# against the reconstruction, cli_stream).
+mut b_part_decide src/enc/enc_core.h \
+    '    for (int m = 0; m < 3; m++) {' '    for (int m = 0; m < 1; m++) {'
+mut b_part_cabac_type src/enc/h264_stream_cabac.h \
+    'const int bits = n == 5 ? t + 4 :' 'const int bits = n == 5 ? t + 5 :'
+mut b_part_mvp_dir src/enc/h264_stream_core.h \
+    'm == 2 ? 2 : 4, m ? m == 1 ? 1 + k : 3 + k : 0,' 'm == 2 ? 2 : 4, 0,'
 # Reference B frames (--b-pyramid): the P picture's list modification, the co-located picture.
 mut bpyr_l0_mod src/enc/h264_stream.c \
     'h->l0_mod = !f->intra && !f->bslice && s->last_bref ? 2u : 0u;' 'h->l0_mod = 0;'
@@ -275,6 +284,9 @@ by 'h264_stream_core cli_stream_gen' stream_cac_first cabac_skip_tx8 cabac_i8_fl
 by 'cli_stream_gen' b_bi_round b_implicit_w b_direct_c_or_d b_dbk_lists bpyr_l0_mod bpyr_col \
     bpyr_ref1
 by 'cli_stream_clips' b_colzero_range
+by 'enc_decide' b_part_decide
+by 'h264_bslice' b_part_cabac_type
+by 'cli_stream_gen' b_part_mvp_dir
 by 'h264_stream_core' hdr_after_prev cabac_host_bins nal_emulation
 by 'h264_cabac_core' cabac_carry_lost cabac_ff_carry
 by 'h264_cabac_core h264_stream_core' cabac_zero_words

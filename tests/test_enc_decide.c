@@ -296,6 +296,94 @@ done:
     run_close(&r);
 }
 
+/* B macroblocks in two 16x8 or 8x16 partitions (docs/ENCODE.md §16): I0 is noise, P2 other
+ * noise, B1 (coded last) made of I0's reconstruction with two whole-sample vectors per
+ * macroblock, top / bottom halves or left / right ones by a checkerboard, every vector its
+ * own (no neighbour's: direct cannot match). List 0 with the two partitions predicts B1
+ * exactly; one 16x16 vector, list 1 (noise) or their average cannot. Every macroblock
+ * must be B_L0_L0_16x8 / 8x16 with the vectors (the map's list-0 vectors, quarter samples),
+ * no luma residual, mode bits ue(4) / ue(5) + the transform flag each. */
+static void test_h264_b_partitions(void) {
+    enum { W = 64, H = 64, MBW = W / 16, MBH = H / 16 };
+    static VidkMv mv4[(W / 4) * (H / 4)];
+    uint32_t n16x8 = 0, n8x16 = 0;
+    for (int my = 0; my < MBH; my++)
+        for (int mx = 0; mx < MBW; mx++) {
+            const int x = 16 * mx, y = 16 * my, a = mx + MBW * my; /* a: 0 .. 15 */
+            const int v0x = a % 5 - 2, v0y = a / 5 - 2, v1x = 2 - a % 4, v1y = a / 4 - 1;
+            if ((mx + my) & 1) {
+                set_rect(mv4, W, x, y, 16, 8, v0x, v0y);
+                set_rect(mv4, W, x, y + 8, 16, 8, v1x + 3, v1y);
+                n16x8++;
+            } else {
+                set_rect(mv4, W, x, y, 8, 16, v0x, v0y + 3);
+                set_rect(mv4, W, x + 8, y, 8, 16, v1x, v1y - 3);
+                n8x16++;
+            }
+        }
+    Run r0, r;
+    VidkPicture f[3];
+    VidkEncFrameInfo info;
+    CHECK(run_open(&r0, VIDK_CODEC_H264, 0, 6, W, H) == 0);
+    for (int k = 0; k < 3; k++)
+        CHECK(vidk_picture_alloc(&f[k], W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    noise_frame(&f[0]);
+    noise_frame(&f[2]);
+    if (run_frame(&r0, &f[0], &info) < 0) goto done0; /* I0's reconstruction, as below */
+    make_moved(&f[1], &r0.rec, mv4);
+    memset(&r, 0, sizeof(r));
+    {
+        VidkSettings st;
+        vidk_default_settings(&st);
+        st.backend = VIDK_BACKEND_C;
+        CHECK(vidk_open(&r.ctx, &st) == 0);
+        VidkEncParams p;
+        vidk_enc_default_params(&p);
+        p.codec = VIDK_CODEC_H264, p.qp = 0, p.range = 6, p.deblock = 0;
+        p.outputs = VIDK_ENC_OUT_ALL, p.bframes = 1, p.b_adapt = 0;
+        CHECK(vidk_enc_open(r.ctx, &r.e, &p, W, H) == 0);
+        vidk_enc_geometry(r.e, &r.g);
+        r.maps.mv = calloc((size_t)r.g.mv_w * r.g.mv_h, sizeof(VidkMv));
+        CHECK(vidk_picture_alloc(&r.rec, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+    }
+    for (int k = 0; k < 3; k++)
+        CHECK(vidk_enc_send(r.e, &f[k]) == 0);
+    CHECK(vidk_enc_send(r.e, NULL) == 0);
+    int seen = 0;
+    for (int k = 0; k < 3; k++) {
+        CHECK(vidk_enc_receive(r.e, &r.rec, &r.maps, &info) == 0);
+        if (!info.bframe) continue;
+        seen = 1;
+        CHECK(info.index == 1);
+        if (info.parts[VIDK_ENC_PART_16x8] != n16x8 || info.parts[VIDK_ENC_PART_8x16] != n8x16)
+            fprintf(stderr, "h264 B partitions: 16x8 %u (want %u), 8x16 %u (want %u)\n",
+                    info.parts[VIDK_ENC_PART_16x8], n16x8, info.parts[VIDK_ENC_PART_8x16],
+                    n8x16);
+        CHECK_EQ_U(info.parts[VIDK_ENC_PART_16x8], n16x8);
+        CHECK_EQ_U(info.parts[VIDK_ENC_PART_8x16], n8x16);
+        for (int i = 0; i < (W / 4) * (H / 4); i++)
+            if (r.maps.mv[i].x != 4 * mv4[i].x || r.maps.mv[i].y != 4 * mv4[i].y) {
+                fprintf(stderr,
+                        "h264 B partitions: block (%d, %d) vector (%d, %d), expected "
+                        "(%d, %d)\n",
+                        i % (W / 4), i / (W / 4), r.maps.mv[i].x, r.maps.mv[i].y, 4 * mv4[i].x,
+                        4 * mv4[i].y);
+                CHECK(0);
+                break;
+            }
+        /* ue(4), ue(5) 5 bits each, + transform_size_8x8_flag */
+        CHECK_EQ_U(info.bits_mode, (uint64_t)(MBW * MBH) * (5 + 1));
+        CHECK_EQ_U(info.sse[0], 0);
+        CHECK_EQ_U(info.nnz[0], 0);
+    }
+    CHECK(seen);
+    run_close(&r);
+done0:
+    for (int k = 0; k < 3; k++)
+        vidk_picture_free(&f[k]);
+    run_close(&r0);
+}
+
 /* Length of se(v), counted from the code's bit pattern (H.264 9.1): codeNum k = 2v - 1 or
  * -2v has floor(log2(k + 1)) leading zeros, a one and as many info bits. */
 static unsigned se_len(int v) {
@@ -1242,6 +1330,7 @@ int main(void) {
     test_h264_mvd_quad();
     test_h264_intra_in_p();
     test_h264_inter_round();
+    test_h264_b_partitions();
     test_hevc_partitions();
     test_h264_intra_flat();
     test_intra_structures();

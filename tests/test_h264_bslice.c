@@ -1,7 +1,8 @@
 /* B slices in the host H.264 stream writer (src/enc/h264_stream.c with
  * vidk_h264_stream_set_bframes): synthetic decisions of every kind a B picture may carry
- * (B_Skip, B_Direct_16x16, B_L0 / B_L1 / B_Bi_16x16 with either transform, Intra_16x16, I_NxN
- * with Intra_4x4 and Intra_8x8) with random vectors in a small range and random sparse levels,
+ * (B_Skip, B_Direct_16x16, B_L0 / B_L1 / B_Bi in one 16x16 or two 16x8 / 8x16 partitions with
+ * either transform, Intra_16x16, I_NxN with Intra_4x4 and Intra_8x8) with random vectors in a
+ * small range and random sparse levels,
  * in a short sequence (coding order I P B B P B, display indices 0 3 1 2 5 4) with several
  * slices, CAVLC and CABAC. FFmpeg must decode each stream printing nothing and give the
  * frame types in display order (I B B P B P); the slice headers are read back with FFmpeg's
@@ -132,17 +133,21 @@ static void make_frame(Frame *f, uint32_t *s, int type, int slices) {
                 (void)vidk_h264_parts(mode, sub, px, py, pw, pd, order);
                 if (!sub[0] && !sub[1] && !sub[2] && !sub[3] && rnd(s, 2)) w |= ENC_MBI_TX8;
                 put_mv(f, 0, x, y, order, v[0]);
-            } else { /* B: direct (its vectors and lists whatever), L0, L1, Bi */
-                const int kind = (int)rnd(s, 4);
+            } else { /* B: direct (its vectors and lists whatever), L0, L1, Bi in one 16x16
+                        partition or two 16x8 / 8x16 ones */
+                const int kind = (int)rnd(s, 4), mode = kind ? (int)rnd(s, 3) : 0;
                 const uint16_t nol[3] = {0, ENC_MBI_NOL0, ENC_MBI_NOL1};
                 w = kind == 0   ? (uint16_t)(ENC_MBI_DIRECT | nol[rnd(s, 3)])
                     : kind == 1 ? ENC_MBI_NOL1
                     : kind == 2 ? ENC_MBI_NOL0
                                 : 0;
+                w |= (uint16_t)mode;
                 if (rnd(s, 2)) w |= ENC_MBI_TX8;
-                if (kind == 0) /* direct: a vector per 8x8 quadrant */
-                    for (int b = 0; b < 16; b++)
-                        order[b] = (int8_t)((b / 8) * 2 + (b % 4) / 2);
+                for (int b = 0; b < 16; b++) /* direct: a vector per 8x8 quadrant */
+                    order[b] = (int8_t)(kind == 0   ? (b / 8) * 2 + (b % 4) / 2
+                                        : mode == 1 ? b / 8
+                                        : mode == 2 ? (b % 4) / 2
+                                                    : 0);
                 put_mv(f, 0, x, y, order, v[0]);
                 put_mv(f, 1, x, y, order, v[1]);
             }

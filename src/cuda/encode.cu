@@ -355,7 +355,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
     if (!intra) {
         VidkMeParams mp;
         vidk_enc_me_params(e, &f, &mp);
-        if (bf) mp.shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16); // B: 16x16 alone
+        if (bf) mp.shapes = VIDK_ENC_B_SHAPES;
         VIDK_TRY(
             vidk_cuda_me_search_dev(ctx, e->W, e->H, src[0], ref[0], &mp, 0, s, f.me, f.me_gw));
         if (bf) {

@@ -148,6 +148,12 @@ void vidk_enc_pics(const VidkEncoder *e, int64_t index, int type, int cur, VidkE
 /* Decision passes of an H.264 P frame (docs/ENCODE.md §4): the seed and the passes that
  * decide against the previous pass's neighbours. */
 #define VIDK_ENC_DECIDE_PASSES 2
+
+/* H.264 B frames: the shapes searched against each list (docs/ENCODE.md §16: 16x16, and the
+ * 16x8 and 8x16 partitions of mb_types 4 .. 7, 20, 21). */
+#define VIDK_ENC_B_SHAPES                                                                      \
+    (VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | VIDK_ME_SHAPE(VIDK_BLOCK_16x8) |                        \
+     VIDK_ME_SHAPE(VIDK_BLOCK_8x16))
 /* H.264: the geometry of the half-sample planes (EncFrame.qpl) of a W x H coded picture:
  * the row stride (W + 5 rounded up to 64) and the bytes of one plane. */
 void vidk_enc_qpl_geometry(int W, int H, int *qps, ptrdiff_t *qpn);

@@ -1548,6 +1548,10 @@ ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const Vidk
 #define ENC_H264_BDIST_L0 0
 #define ENC_H264_BDIST_L1 1
 #define ENC_H264_BDIST_BI 2
+/* Entries ENC_H264_BDIST_PART + 3 p + l: partition p of the 16x8 and 8x16 shapes (p 0, 1 the
+ * 16x8 top and bottom, 2, 3 the 8x16 left and right: VIDK_ME_PART_16x8 + p, their refined
+ * vectors in part_mv as in P frames), l 0 list 0, 1 list 1, 2 both (enc_h264_b_part_dist). */
+#define ENC_H264_BDIST_PART 3
 
 /* The implicit bi-prediction weights (weighted_bipred_idc 2, 8.4.3) of a B picture tb
  * POC units after its list-0 reference and td before its list-1 one counted from list 0's
@@ -1658,6 +1662,32 @@ ENC_FN void enc_h264_b_pred_mb(const EncFrame *f, int mbx, int mby, const VidkMv
         }
 }
 
+/* The partition (0 or 1) of partition mode m (0 16x16, 1 16x8, 2 8x16) holding 4x4 block k
+ * (raster order in the macroblock). */
+ENC_CFN int enc_h264_part_of(int m, int k) {
+    return m == 1 ? k >> 3 : m == 2 ? (k & 3) >> 1 : 0;
+}
+
+/* Partition p (ENC_H264_BDIST_PART's numbering) of a B macroblock: each list's searched vector
+ * refined to quarter samples (enc_h264_refine, into part_mv and f->l1->part_mv), the SATD at
+ * each and of their weighted average into f->dist. */
+ENC_FN void enc_h264_b_part_dist(const EncFrame *f, int mbx, int mby, int p) {
+    const int u = mby * f->uw + mbx, pp = VIDK_ME_PART_16x8 + p, m = 1 + (p >> 1);
+    uint32_t *d =
+        (uint32_t *)f->dist + ENC_H264_DIST_N * (ptrdiff_t)u + ENC_H264_BDIST_PART + 3 * p;
+    const EncPart q = enc_h264_part(mbx, mby, pp);
+    VidkMv *p0 = enc_h264_pmv(f, u, pp), *p1 = enc_h264_pmv(f->l1, u, pp);
+    *p0 = enc_me_at(f, q.bs, q.bx, q.by).mv;
+    *p1 = enc_me_at(f->l1, q.bs, q.bx, q.by).mv;
+    d[0] = enc_h264_refine(f, q.bx * q.w, q.by * q.h, q.w, q.h, p0);
+    d[1] = enc_h264_refine(f->l1, q.bx * q.w, q.by * q.h, q.w, q.h, p1);
+    const VidkMv a[4] = {*p0, *p0, *p0, *p0}, b[4] = {*p1, *p1, *p1, *p1};
+    uint32_t s = 0;
+    for (int k = 0; k < 16; k++)
+        if (enc_h264_part_of(m, k) == (p & 1)) s += enc_h264_b_satd4(f, mbx, mby, k, a, b, 3);
+    d[2] = s;
+}
+
 /* The decision passes' input of a B macroblock (f->dist: ENC_H264_BDIST_*, the intra
  * estimate). */
 ENC_FN void enc_h264_b_dist(const EncFrame *f, int mbx, int mby) {
@@ -1671,6 +1701,8 @@ ENC_FN void enc_h264_b_dist(const EncFrame *f, int mbx, int mby) {
     d[ENC_H264_BDIST_L1] = enc_h264_refine(f->l1, 16 * mbx, 16 * mby, 16, 16, p1);
     const VidkMv a[4] = {*p0, *p0, *p0, *p0}, b[4] = {*p1, *p1, *p1, *p1};
     d[ENC_H264_BDIST_BI] = enc_h264_b_satd(f, mbx, mby, a, b, 3);
+    for (int p = 0; p < 4; p++)
+        enc_h264_b_part_dist(f, mbx, mby, p);
     d[ENC_H264_DIST_INTRA] = enc_h264_intra_est_mb(f, mbx, mby);
 }
 
@@ -1839,11 +1871,30 @@ ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv 
     enc_h264_b_direct_apply(f, mbx, mby, &d, kind, se, sd, mv0, mv1, mbi);
 }
 
+/* The mb_type (Table 7-14) of an inter B macroblock of partition mode m (0 16x16, 1 16x8, 2
+ * 8x16) predicting from the lists in use (1 list 0, 2 list 1, 3 both) in each partition. */
+ENC_CFN int enc_h264_b_mb_type(int m, int use) {
+    return m == 0 ? use : use == 3 ? 19 + m : 2 * use + m + 1;
+}
+
+/* The mvd bits of list l's vectors of partition mode m (1, 2) of macroblock u (the refined
+ * vectors of its partitions, part_mv of fl: f or f->l1) against neighbourhood n (a copy: its
+ * vectors are set here). */
+ENC_FN unsigned enc_h264_b_part_mvd(const EncFrame *fl, int u, VidkH264MvNb n, int m) {
+    const int zero4[4] = {0, 0, 0, 0};
+    const VidkMv a = *enc_h264_pmv(fl, u, VIDK_ME_PART_16x8 + 2 * (m - 1)),
+                 b = *enc_h264_pmv(fl, u, VIDK_ME_PART_16x8 + 2 * (m - 1) + 1);
+    for (int k = 0; k < 16; k++)
+        n.in[k] = enc_h264_part_of(m, k) ? b : a;
+    return enc_h264_mvd_bits(&n, m, zero4);
+}
+
 /* Decision pass k >= 1 of a B frame against the neighbours of pass k - 1 (mvi0, mvi1, mbi):
- * the costs (SATD + lambda x the CAVLC bits of mb_type and mvds) of list 0, list 1 and both;
- * the first lowest of them; direct (its SATD + lambda x 1 bit: coded as B_Skip when no
- * level is left) replaces it when not dearer; Intra_16x16 (the estimate) when cheaper than
- * the lowest of the three (as enc_h264_pick in P frames). */
+ * the costs (SATD + lambda x the CAVLC bits of mb_type and mvds) of list 0, list 1 and both
+ * in one 16x16 partition, then in two 16x8 and in two 8x16 partitions (the same lists in
+ * both: mb_types 4 .. 7, 20, 21); the first lowest of them; direct (its SATD + lambda x 1
+ * bit: coded as B_Skip when no level is left) replaces it when not dearer; Intra_16x16 (the
+ * estimate) when cheaper than the lowest (as enc_h264_pick in P frames). */
 ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi0,
                                    const VidkMv *mvi1, const uint16_t *mbi, VidkMv *mvo0,
                                    VidkMv *mvo1, uint16_t *mbo) {
@@ -1851,17 +1902,27 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
     const uint32_t *d = f->dist + ENC_H264_DIST_N * (ptrdiff_t)u;
     VidkH264MvNb n0, n1;
     enc_h264_b_nb(f, mbx, mby, mvi0, mvi1, mbi, &n0, &n1);
-    const VidkMv zero = {0, 0}, p0 = *enc_h264_pmv(f, u, VIDK_ME_PART_16x16),
-                 p1 = *enc_h264_pmv(f->l1, u, VIDK_ME_PART_16x16);
-    const unsigned b0 = enc_h264_mvd16_bits(&n0, p0), b1 = enc_h264_mvd16_bits(&n1, p1);
-    const uint32_t c[3] = {d[ENC_H264_BDIST_L0] + enc_h264_lbits(f, enc_h264_mb_bits[1] + b0),
-                           d[ENC_H264_BDIST_L1] + enc_h264_lbits(f, enc_h264_mb_bits[2] + b1),
-                           d[ENC_H264_BDIST_BI] +
-                               enc_h264_lbits(f, enc_h264_mb_bits[3] + b0 + b1)};
-    int use = 1;
-    uint32_t best = c[0];
-    for (int k = 1; k < 3; k++)
-        if (c[k] < best) best = c[k], use = k + 1;
+    const VidkMv zero = {0, 0};
+    int use = 1, mode = 0;
+    uint32_t best = 0xffffffffu;
+    for (int m = 0; m < 3; m++) {
+        /* each list's mvd bits in this partition mode */
+        const unsigned b0 = m ? enc_h264_b_part_mvd(f, u, n0, m)
+                              : enc_h264_mvd16_bits(&n0,
+                                                    *enc_h264_pmv(f, u, VIDK_ME_PART_16x16)),
+                       b1 = m ? enc_h264_b_part_mvd(f->l1, u, n1, m)
+                              : enc_h264_mvd16_bits(
+                                    &n1, *enc_h264_pmv(f->l1, u, VIDK_ME_PART_16x16));
+        for (int l = 0; l < 3; l++) {
+            const uint32_t s = m ? d[ENC_H264_BDIST_PART + 6 * (m - 1) + l] +
+                                       d[ENC_H264_BDIST_PART + 6 * (m - 1) + 3 + l]
+                                 : d[ENC_H264_BDIST_L0 + l];
+            const unsigned bits = vidk_ue_bits((unsigned)enc_h264_b_mb_type(m, l + 1)) +
+                                  (l != 1 ? b0 : 0u) + (l != 0 ? b1 : 0u);
+            const uint32_t c = s + enc_h264_lbits(f, bits);
+            if (c < best) best = c, use = l + 1, mode = m;
+        }
+    }
     VidkMv a[4], b[4], dv0[4], dv1[4];
     const int duse = enc_h264_direct(f, mbx, mby, &n0, &n1, dv0, dv1);
     const uint32_t cd =
@@ -1877,9 +1938,15 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
         for (int q = 0; q < 4; q++)
             a[q] = dv0[q], b[q] = dv1[q];
     } else {
-        w = enc_h264_b_word(use);
-        for (int q = 0; q < 4; q++)
-            a[q] = use & 1 ? p0 : zero, b[q] = use & 2 ? p1 : zero;
+        w = (unsigned)mode | enc_h264_b_word(use);
+        for (int q = 0; q < 4; q++) {
+            /* the partition of quadrant q (its top-left 4x4 block) */
+            const int pp = mode ? VIDK_ME_PART_16x8 + 2 * (mode - 1) +
+                                      enc_h264_part_of(mode, (q >> 1) * 8 + (q & 1) * 2)
+                                : VIDK_ME_PART_16x16;
+            a[q] = use & 1 ? *enc_h264_pmv(f, u, pp) : zero;
+            b[q] = use & 2 ? *enc_h264_pmv(f->l1, u, pp) : zero;
+        }
     }
     enc_h264_b_out(f, mbx, mby, a, b, w, mvo0, mvo1, mbo);
 }

@@ -291,17 +291,19 @@ ENC_FN void ENC_T(h264_b_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     }
     for (int q = 0; q < 4; q++)
         v0[q] = m0[(q >> 1) * 8 + (q & 1) * 2], v1[q] = m1[(q >> 1) * 8 + (q & 1) * 2];
+    const int mode = (w & ENC_MBI_DIRECT) ? 0 : (int)(w & 3); /* 0 16x16, 1 16x8, 2 8x16 */
     if (w & ENC_MBI_DIRECT) {
         st->bits_mode = enc_h264_mb_bits[0];
     } else { /* the mvds the stream codes, against the final decisions */
         VidkH264MvNb n0, n1;
+        const int zero4[4] = {0, 0, 0, 0};
         enc_h264_b_nb(f, mbx, mby, f->dmv, f->dmvb, f->dmb, &n0, &n1);
-        st->bits_mode = enc_h264_mb_bits[use];
-        st->bits_mv = (use & 1 ? enc_h264_mvd16_bits(&n0, v0[0]) : 0u) +
-                      (use & 2 ? enc_h264_mvd16_bits(&n1, v1[0]) : 0u);
+        st->bits_mode = vidk_ue_bits((unsigned)enc_h264_b_mb_type(mode, use));
+        st->bits_mv = (use & 1 ? enc_h264_mvd_bits(&n0, mode, zero4) : 0u) +
+                      (use & 2 ? enc_h264_mvd_bits(&n1, mode, zero4) : 0u);
     }
     st->bits_mode += 1u; /* transform_size_8x8_flag */
-    st->parts[VIDK_ENC_PART_16x16]++;
+    st->parts[VIDK_ENC_PART_16x16 + mode]++;
     const int x0 = mbx * 16, y0 = mby * 16;
     enc_h264_b_pred_mb(f, mbx, mby, v0, v1, use);
     ENC_T(h264_p_maps)(f, mbx, mby, m0, 4);

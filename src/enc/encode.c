@@ -212,8 +212,7 @@ int vidk_enc_cpu_open(VidkEncoder *e) {
             e->colb_mb = calloc((size_t)e->uw * (size_t)e->uh, sizeof(*e->colb_mb));
             if (!err && (!e->colb_mv || !e->colb_mb)) err = VIDK_ERR(ENOMEM);
         }
-        if (!err)
-            err = vidk_me_field_alloc(&e->field1, e->W, e->H, VIDK_ME_SHAPE(VIDK_BLOCK_16x16));
+        if (!err) err = vidk_me_field_alloc(&e->field1, e->W, e->H, VIDK_ENC_B_SHAPES);
     }
     return err;
 }
@@ -652,7 +651,7 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
     if (!intra) {
         VidkMeParams mp;
         vidk_enc_me_params(e, &f, &mp);
-        if (bf) mp.shapes = VIDK_ME_SHAPE(VIDK_BLOCK_16x16); /* B: 16x16 alone */
+        if (bf) mp.shapes = VIDK_ENC_B_SHAPES;
         int err = vidk_me_search(ctx, &e->src, ref, &mp, &e->field);
         if (err >= 0 && bf) err = vidk_me_search(ctx, &e->src, ref1, &mp, &e->field1);
         if (err < 0) return err;

@@ -1,12 +1,12 @@
 /* The H.264 macroblock layer with CABAC (7.3.4, 7.3.5 with entropy_coding_mode_flag 1; the
  * binarisations of 9.3.2 and the context selection of 9.3.3.1) for the syntax the coding loop
  * produces: P_Skip, the four P partitionings with their sub-macroblock types, B_Skip,
- * B_Direct_16x16, B_L0 / B_L1 / B_Bi_16x16 (B slices: the host writer only), Intra_16x16 and
- * I_NxN (Intra_4x4, Intra_8x8) in I, P and B slices, the 4x4 and 8x8 transforms, mb_qp_delta
- * 0, one reference per list. A slice is coded macroblock by macroblock in order (each bin's
- * context depends on what came before); the engine is src/h264_cabac_core.h. Written once for
- * the host writer (src/enc/h264_stream.c) and, later, the device. docs/STREAM.md describes the
- * stream. */
+ * B_Direct_16x16, B_L0 / B_L1 / B_Bi in one 16x16 or two 16x8 / 8x16 partitions, Intra_16x16
+ * and I_NxN (Intra_4x4, Intra_8x8) in I, P and B slices, the 4x4 and 8x8 transforms,
+ * mb_qp_delta 0, one reference per list. A slice is coded macroblock by macroblock in order
+ * (each bin's context depends on what came before); the engine is src/h264_cabac_core.h.
+ * Written once for the host writer (src/enc/h264_stream.c) and, later, the device.
+ * docs/STREAM.md describes the stream. */
 #ifndef VIDK_H264_STREAM_CABAC_H
 #define VIDK_H264_STREAM_CABAC_H
 
@@ -196,11 +196,12 @@ VIDK_CORE uint8_t *vidk_cabac_amvd_l(const VidkCabacPic *cp, int list, int mbw, 
            (((size_t)mby * 4 + y) * (mbw * 4) + (size_t)mbx * 4 + x) * 2;
 }
 
-/* mb_type of a B slice (9.3.2.5, Table 9-37; ctxIdxOffset 27): t 0 B_Direct_16x16, 1
- * B_L0_16x16, 2 B_L1_16x16, 3 B_Bi_16x16, 23 the prefix of an intra macroblock (its I-slice
- * mb_type follows with ctxIdxOffset 32); bin 0's ctxIdxInc inc (9.3.3.1.1.3), the later bins'
- * ctxIdx by Table 9-39 (bin 1: 27 + 3, bin 2: 27 + 5 after b1 = 0, else 27 + 4, the rest
- * 27 + 5). */
+/* mb_type of a B slice (9.3.2.5, Table 9-37; ctxIdxOffset 27): t 0 .. 21 (vidk_h264s_b_type),
+ * 23 the prefix of an intra macroblock (its I-slice mb_type follows with ctxIdxOffset 32);
+ * bin 0's ctxIdxInc inc (9.3.3.1.1.3), the later bins' ctxIdx by Table 9-39 (bin 1: 27 + 3,
+ * bin 2: 27 + 5 after b1 = 0, else 27 + 4, the rest 27 + 5). After 1 1 the table's strings
+ * are 4 bits (t - 3 for t 3 .. 10; 13 intra, 14 for 11, 15 for 22) or, for t 12 .. 21, the
+ * 5 bits of t + 4. */
 VIDK_CORE void vidk_cabac_b_type(VidkCabacBins *o, int inc, int t) {
     vidk_cabac_bin(o, 27 + inc, t != 0);
     if (!t) return; /* 0 */
@@ -209,9 +210,10 @@ VIDK_CORE void vidk_cabac_b_type(VidkCabacBins *o, int inc, int t) {
         vidk_cabac_bin(o, 32, t == 2);
         return;
     }
-    const int bits = t == 3 ? 0 : 13; /* b2..b5: 1 1 0 0 0 0 and 1 1 1 1 0 1 */
-    vidk_cabac_bin(o, 31, bits >> 3 & 1);
-    for (int k = 2; k >= 0; k--)
+    const int n = t >= 12 && t <= 21 ? 5 : 4;
+    const int bits = n == 5 ? t + 4 : t <= 10 ? t - 3 : t == 11 ? 14 : t == 22 ? 15 : 13;
+    vidk_cabac_bin(o, 31, bits >> (n - 1) & 1);
+    for (int k = n - 2; k >= 0; k--)
         vidk_cabac_bin(o, 32, bits >> k & 1);
 }
 
@@ -240,20 +242,22 @@ VIDK_CORE void vidk_cabac_mb_info(const VidkH264sCtx *c, const VidkCabacPic *cp,
                 a[0] = a[1] = 0;
             }
         }
-    if (!intra && c->bslice) { /* 16x16 or direct, one reference per list */
-        const int t = vidk_h264s_b_type(w);
+    if (!intra && c->bslice) { /* 16x16, 16x8, 8x16 or direct, one reference per list */
+        const int t = vidk_h264s_b_type(w), pm = (int)(w & 3);
         if (t == 0 && !cbp) { /* B_Skip */
             m.skip = 1;
             cp->mb[i] = m;
             return;
         }
         for (int list = 0; list < 2; list++) {
-            if (t != 3 && t != 1 + list) continue; /* B_Direct_16x16: no mvd (0) */
-            int dx, dy;
-            vidk_h264s_b_mvd(c, mbx, mby, list, &dx, &dy);
-            const int ax = dx < 0 ? -dx : dx, ay = dy < 0 ? -dy : dy;
+            /* B_Direct_16x16 and an unused list: no mvd (0) */
+            if (!t || (w & (list ? ENC_MBI_NOL1 : ENC_MBI_NOL0))) continue;
+            int dx[2], dy[2], px[2], py[2];
+            (void)vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py);
             for (int y = 0; y < 4; y++)
                 for (int x = 0; x < 4; x++) {
+                    const int k = pm == 1 ? y >> 1 : pm == 2 ? x >> 1 : 0;
+                    const int ax = dx[k] < 0 ? -dx[k] : dx[k], ay = dy[k] < 0 ? -dy[k] : dy[k];
                     uint8_t *a = vidk_cabac_amvd_l(cp, list, mbw, mbx, mby, x, y);
                     a[0] = (uint8_t)(ax < 64 ? ax : 64), a[1] = (uint8_t)(ay < 64 ? ay : 64);
                 }
@@ -331,15 +335,23 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
         const int t = vidk_h264s_b_type(w);
         vidk_cabac_b_type(o, b_inc, t);
         for (int list = 0; list < 2; list++) {
-            if (t != 3 && t != 1 + list) continue;
-            /* mvd_l0, then mvd_l1; the neighbours' |mvd| of the same list (6.4.11.7: blocks
-             * (-1, 0) and (0, -1)), 0 where skipped, direct, intra or not using the list */
-            int dx, dy;
-            vidk_h264s_b_mvd(c, mbx, mby, list, &dx, &dy);
-            const uint8_t *la = A ? vidk_cabac_amvd_l(cp, list, mbw, mbx - 1, mby, 3, 0) : 0;
-            const uint8_t *lb = B ? vidk_cabac_amvd_l(cp, list, mbw, mbx, mby - 1, 0, 3) : 0;
-            vidk_cabac_mvd(o, 40, (la ? la[0] : 0) + (lb ? lb[0] : 0), dx);
-            vidk_cabac_mvd(o, 47, (la ? la[1] : 0) + (lb ? lb[1] : 0), dy);
+            if (!t || (w & (list ? ENC_MBI_NOL1 : ENC_MBI_NOL0))) continue;
+            /* mvd_l0s, then mvd_l1s; the neighbours' |mvd| of the same list (6.4.11.7: the
+             * blocks left of and above the partition's first), 0 where skipped, direct, intra
+             * or not using the list */
+            int dx[2], dy[2], px[2], py[2];
+            const int np = vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py);
+            for (int k = 0; k < np; k++) {
+                const int x = px[k], y = py[k];
+                const uint8_t *la = x   ? vidk_cabac_amvd_l(cp, list, mbw, mbx, mby, x - 1, y)
+                                    : A ? vidk_cabac_amvd_l(cp, list, mbw, mbx - 1, mby, 3, y)
+                                        : 0;
+                const uint8_t *lb = y   ? vidk_cabac_amvd_l(cp, list, mbw, mbx, mby, x, y - 1)
+                                    : B ? vidk_cabac_amvd_l(cp, list, mbw, mbx, mby - 1, x, 3)
+                                        : 0;
+                vidk_cabac_mvd(o, 40, (la ? la[0] : 0) + (lb ? lb[0] : 0), dx[k]);
+                vidk_cabac_mvd(o, 47, (la ? la[1] : 0) + (lb ? lb[1] : 0), dy[k]);
+            }
         }
         vidk_cabac_cbp(o, A, B, cbp);
         if (cbp & 15) /* transform_size_8x8_flag (B_Direct_16x16 too) */

@@ -373,39 +373,55 @@ VIDK_CORE int vidk_h264s_p_head(const VidkH264sCtx *c, VidkBits *b, const VidkH2
 
 /* The kind of an inter macroblock of a B slice from its decision word: its mb_type (Table
  * 7-14) 0 B_Direct_16x16 (B_Skip when it has no residual), 1 B_L0_16x16, 2 B_L1_16x16, 3
- * B_Bi_16x16. */
+ * B_Bi_16x16, and with two 16x8 / 8x16 partitions predicting from the same lists 4 / 5
+ * (list 0), 6 / 7 (list 1), 20 / 21 (both). */
 VIDK_CORE int vidk_h264s_b_type(unsigned w) {
-    return (w & ENC_MBI_DIRECT) ? 0 : (w & ENC_MBI_NOL1) ? 1 : (w & ENC_MBI_NOL0) ? 2 : 3;
+    if (w & ENC_MBI_DIRECT) return 0;
+    const int use = (w & ENC_MBI_NOL1) ? 1 : (w & ENC_MBI_NOL0) ? 2 : 3, m = (int)(w & 3);
+    return m == 0 ? use : use == 3 ? 19 + m : 2 * use + m + 1;
 }
 
-/* mvd_l0 (list 0) or mvd_l1 (list 1) of the 16x16 partition of B macroblock (mbx, mby): its
- * vector (the top-left 4x4 block of mv4 / mv4b) less the prediction of 8.4.1.3 over the
- * list's neighbourhood, where a neighbour that is intra or does not use the list (its word's
- * ENC_MBI_NOL0 / ENC_MBI_NOL1) has refIdx -1. */
-VIDK_CORE void vidk_h264s_b_mvd(const VidkH264sCtx *c, int mbx, int mby, int list, int *dx,
-                                int *dy) {
+/* mvd_l0 (list 0) or mvd_l1 (list 1) of the partitions of B macroblock (mbx, mby) (not
+ * direct) into dx[], dy[] in the stream's order: its vectors (mv4 / mv4b) less the
+ * predictions of 8.4.1.3 over the list's neighbourhood, where a neighbour that is intra or
+ * does not use the list (its word's ENC_MBI_NOL0 / ENC_MBI_NOL1) has refIdx -1; the
+ * partitions' top-left 4x4 blocks into px[], py[] (in blocks); returns their count. */
+VIDK_CORE int vidk_h264s_b_mvd(const VidkH264sCtx *c, int mbx, int mby, int list, int *dx,
+                               int *dy, int *px, int *py) {
     VidkH264MvNb nb;
     const uint16_t off = (uint16_t)(ENC_MBI_INTRA | (list ? ENC_MBI_NOL1 : ENC_MBI_NOL0));
     vidk_h264_mvnb_fill(&nb, list ? c->mv4b : c->mv4, c->W / 4, c->mbi, off, c->mbw, c->mbh,
                         c->row0, mbx, mby);
-    const int8_t order[16] = {0}; /* not read: a 16x16 partition's neighbours are outside */
-    const VidkMv p = vidk_h264_mvp(&nb, 0, 0, 4, 0, order, 0);
-    *dx = nb.in[0].x - p.x, *dy = nb.in[0].y - p.y; /* quarter samples */
+    const int m = (int)(c->mbi[mby * c->mbw + mbx] & 3), np = m ? 2 : 1;
+    int8_t order[16]; /* the partition of each 4x4 block */
+    for (int k = 0; k < 16; k++)
+        order[k] = (int8_t)(m == 1 ? k >> 3 : m == 2 ? (k & 3) >> 1 : 0);
+    for (int k = 0; k < np; k++) {
+        const int x = m == 2 ? 2 * k : 0, y = m == 1 ? 2 * k : 0;
+        const VidkMv p =
+            vidk_h264_mvp(&nb, x, y, m == 2 ? 2 : 4, m ? m == 1 ? 1 + k : 3 + k : 0, order, k);
+        dx[k] = nb.in[4 * y + x].x - p.x,
+        dy[k] = nb.in[4 * y + x].y - p.y; /* quarter samples */
+        px[k] = x, py[k] = y;
+    }
+    return np;
 }
 
-/* Piece 0 of an inter macroblock of a B slice (16x16, one reference per list); returns 1
- * (writing nothing) when it is coded as B_Skip: B_Direct_16x16 with no residual. */
+/* Piece 0 of an inter macroblock of a B slice (one reference per list); returns 1 (writing
+ * nothing) when it is coded as B_Skip: B_Direct_16x16 with no residual. */
 VIDK_CORE int vidk_h264s_b_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int mby, int cbp) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     const int t = vidk_h264s_b_type(w), tx8 = !!(w & ENC_MBI_TX8);
     if (t == 0 && !cbp) return 1;
     vidk_put_ue(b, (uint32_t)t); /* mb_type; no ref_idx (one active reference a list) */
     for (int list = 0; list < 2; list++)
-        if (t == 3 || t == 1 + list) { /* mvd_l0, then mvd_l1 */
-            int dx, dy;
-            vidk_h264s_b_mvd(c, mbx, mby, list, &dx, &dy);
-            vidk_put_se(b, dx);
-            vidk_put_se(b, dy);
+        if (t && !(w & (list ? ENC_MBI_NOL1 : ENC_MBI_NOL0))) { /* mvd_l0s, then mvd_l1s */
+            int dx[2], dy[2], px[2], py[2];
+            const int np = vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py);
+            for (int k = 0; k < np; k++) {
+                vidk_put_se(b, dx[k]);
+                vidk_put_se(b, dy[k]);
+            }
         }
     vidk_put_ue(b, VIDK_CAVLC_TAB(inter_cbp)[cbp]); /* coded_block_pattern, me(v) */
     /* transform_size_8x8_flag: B_Direct_16x16 too (direct_8x8_inference_flag 1) */
