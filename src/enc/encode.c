@@ -791,7 +791,8 @@ int vidk_enc_cpu_receive(VidkEncoder *e, VidkPicture *recon, VidkEncMaps *maps,
 /* The still share of frame j (> 0, j - 1 and j queued; docs/ENCODE.md §16): the permille of
  * its 16x16 blocks whose vector against source frame j - 1 is (0, 0) (the frame's motion
  * search, range R, lambda of the QP). */
-#define ENC_B_STILL 900 /* B frames only between frames at least this still */
+/* B frames only between frames at least this still (900 before session 44) */
+#define ENC_B_STILL 500
 void vidk_enc_la_params(const VidkEncoder *e, VidkMeParams *mp) {
     vidk_me_default_params(mp);
     mp->range = e->p.range;
