@@ -117,6 +117,8 @@ mut b_dbk_lists src/enc/enc_core.h \
 # B macroblocks in two 16x8 / 8x16 partitions: the decision (test_enc_decide's B partitions),
 # the CABAC mb_type strings (test_h264_bslice), the partitions' mvd predictors (FFmpeg's decode
 # against the reconstruction, cli_stream).
+mut b_direct_bonus src/enc/enc_core.h \
+    '#define ENC_H264_DIRECT_BONUS 2' '#define ENC_H264_DIRECT_BONUS 1'
 mut b_part_decide src/enc/enc_core.h \
     '    for (int m = 0; m < 3; m++) {' '    for (int m = 0; m < 1; m++) {'
 mut b_part_cabac_type src/enc/h264_stream_cabac.h \
@@ -284,7 +286,7 @@ by 'h264_stream_core cli_stream_gen' stream_cac_first cabac_skip_tx8 cabac_i8_fl
 by 'cli_stream_gen' b_bi_round b_implicit_w b_direct_c_or_d b_dbk_lists bpyr_l0_mod bpyr_col \
     bpyr_ref1
 by 'cli_stream_clips' b_colzero_range
-by 'enc_decide' b_part_decide
+by 'enc_decide' b_part_decide b_direct_bonus
 by 'h264_bslice' b_part_cabac_type
 by 'cli_stream_gen' b_part_mvp_dir
 by 'h264_stream_core' hdr_after_prev cabac_host_bins nal_emulation

@@ -384,6 +384,51 @@ done0:
     run_close(&r0);
 }
 
+/* The B decision pass's direct bonus (ENC_H264_DIRECT_BONUS), on the core function: one
+ * macroblock (no neighbour: direct predicts from both lists with (0, 0)); the source a
+ * pattern around 100, both references flat 100, so direct's SATD is the pattern's, S. List
+ * 0's 16x16 SATD is set to X at vector (0, 0): cost X + 1.5 lambda x 5 (ue(1), two se(0)).
+ * Direct wins when not dearer: at X + 1.5 lambda x 5 == S - 1.5 lambda x 2 it is direct, one
+ * below it list 0; every other candidate priced out. */
+static void test_h264_direct_bonus(void) {
+    enum { W = 16, H = 16 };
+    uint8_t src[W * H], ref[W * H];
+    uint32_t dist[ENC_H264_DIST_N];
+    VidkMv pm0[VIDK_ME_NPART], pm1[VIDK_ME_NPART], mvi[16], mvo0[16], mvo1[16];
+    uint16_t mbi[1] = {0}, mbo[1];
+    EncFrame f, f1;
+    memset(&f, 0, sizeof(f));
+    memset(pm0, 0, sizeof(pm0));
+    memset(pm1, 0, sizeof(pm1));
+    memset(mvi, 0, sizeof(mvi));
+    for (int i = 0; i < W * H; i++)
+        src[i] = (uint8_t)(100 + (int)((i * 37u + (uint32_t)i / 16u * 11u) % 23u) - 11),
+        ref[i] = 100;
+    f.codec = VIDK_CODEC_H264, f.qp = 26, f.lambda = 4, f.W = W, f.H = H, f.uw = 1, f.uh = 1;
+    f.slices = 1, f.bframe = 1, f.bw0 = f.bw1 = 32;
+    f.src[0] = src, f.ss[0] = W, f.ref[0] = ref, f.rs[0] = W;
+    f.dist = dist, f.part_mv = pm0;
+    f1 = f;
+    f1.part_mv = pm1;
+    f.l1 = &f1;
+    const VidkMv zero4[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+    const uint32_t S = enc_h264_b_satd(&f, 0, 0, zero4, zero4, 3);
+    const uint32_t X =
+        S - enc_h264_lbits(&f, 2) - enc_h264_lbits(&f, 5); /* the bonus: 2 bits */
+    CHECK(S > 200);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < ENC_H264_DIST_N; i++)
+            dist[i] = 1u << 24; /* list 1, both, the partitions: priced out */
+        dist[ENC_H264_DIST_INTRA] = 0xffffffffu;
+        dist[ENC_H264_BDIST_L0] = X - (uint32_t)k;
+        enc_h264_b_decide_pass(&f, 0, 0, mvi, mvi, mbi, mvo0, mvo1, mbo);
+        if (k == 0)
+            CHECK(mbo[0] & ENC_MBI_DIRECT);
+        else
+            CHECK_EQ_U(mbo[0], ENC_MBI_NOL1); /* B_L0_16x16 */
+    }
+}
+
 /* Length of se(v), counted from the code's bit pattern (H.264 9.1): codeNum k = 2v - 1 or
  * -2v has floor(log2(k + 1)) leading zeros, a one and as many info bits. */
 static unsigned se_len(int v) {
@@ -1331,6 +1376,7 @@ int main(void) {
     test_h264_intra_in_p();
     test_h264_inter_round();
     test_h264_b_partitions();
+    test_h264_direct_bonus();
     test_hevc_partitions();
     test_h264_intra_flat();
     test_intra_structures();

@@ -1889,12 +1889,18 @@ ENC_FN unsigned enc_h264_b_part_mvd(const EncFrame *fl, int u, VidkH264MvNb n, i
     return enc_h264_mvd_bits(&n, m, zero4);
 }
 
+/* Direct's cost in the B decision passes: its SATD less lambda x this many bits (not below 0;
+ * a bonus, where the other candidates pay their mb_type's and mvds' bits: B_Skip and
+ * B_Direct_16x16 cost a fraction of a bit with CABAC, and their vectors follow the
+ * neighbours'; until session 44 SATD + lambda x 1; docs/PERFORMANCE.md "Session 44"). */
+#define ENC_H264_DIRECT_BONUS 2
+
 /* Decision pass k >= 1 of a B frame against the neighbours of pass k - 1 (mvi0, mvi1, mbi):
  * the costs (SATD + lambda x the CAVLC bits of mb_type and mvds) of list 0, list 1 and both
  * in one 16x16 partition, then in two 16x8 and in two 8x16 partitions (the same lists in
- * both: mb_types 4 .. 7, 20, 21); the first lowest of them; direct (its SATD + lambda x 1
- * bit: coded as B_Skip when no level is left) replaces it when not dearer; Intra_16x16 (the
- * estimate) when cheaper than the lowest (as enc_h264_pick in P frames). */
+ * both: mb_types 4 .. 7, 20, 21); the first lowest of them; direct (its SATD less lambda x
+ * ENC_H264_DIRECT_BONUS: coded as B_Skip when no level is left) replaces it when not dearer;
+ * Intra_16x16 (the estimate) when cheaper than the lowest (as enc_h264_pick in P frames). */
 ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi0,
                                    const VidkMv *mvi1, const uint16_t *mbi, VidkMv *mvo0,
                                    VidkMv *mvo1, uint16_t *mbo) {
@@ -1925,8 +1931,9 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
     }
     VidkMv a[4], b[4], dv0[4], dv1[4];
     const int duse = enc_h264_direct(f, mbx, mby, &n0, &n1, dv0, dv1);
-    const uint32_t cd =
-        enc_h264_b_satd(f, mbx, mby, dv0, dv1, duse) + enc_h264_lbits(f, enc_h264_mb_bits[0]);
+    const uint32_t sd = enc_h264_b_satd(f, mbx, mby, dv0, dv1, duse),
+                   bonus = enc_h264_lbits(f, ENC_H264_DIRECT_BONUS),
+                   cd = sd > bonus ? sd - bonus : 0u;
     const uint32_t intra = d[ENC_H264_DIST_INTRA];
     unsigned w;
     if (intra >> 2 < best) {
