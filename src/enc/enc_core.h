@@ -1577,7 +1577,7 @@ ENC_FN uint8_t enc_h264_bi(const EncFrame *f, int a, int b) {
 }
 
 /* The lists of a B decision word: bit 0 list 0, bit 1 list 1 (intra: 0). */
-ENC_FN int enc_h264_b_use(unsigned w) {
+ENC_CFN int enc_h264_b_use(unsigned w) {
     return (w & ENC_MBI_INTRA) ? 0
                                : ((w & ENC_MBI_NOL0) ? 0 : 1) | ((w & ENC_MBI_NOL1) ? 0 : 2);
 }
@@ -1877,13 +1877,13 @@ ENC_CFN int enc_h264_b_mb_type(int m, int use) {
     return m == 0 ? use : use == 3 ? 19 + m : 2 * use + m + 1;
 }
 
-/* The mvd bits of list l's vectors of partition mode m (1, 2) of macroblock u (the refined
- * vectors of its partitions, part_mv of fl: f or f->l1) against neighbourhood n (a copy: its
- * vectors are set here). */
+/* The mvd bits of one list's vectors of partition mode m (0 16x16, 1 16x8, 2 8x16) of
+ * macroblock u (the refined vectors of its partitions, part_mv of fl: f or f->l1) against
+ * neighbourhood n (a copy: its vectors are set here). */
 ENC_FN unsigned enc_h264_b_part_mvd(const EncFrame *fl, int u, VidkH264MvNb n, int m) {
     const int zero4[4] = {0, 0, 0, 0};
-    const VidkMv a = *enc_h264_pmv(fl, u, VIDK_ME_PART_16x8 + 2 * (m - 1)),
-                 b = *enc_h264_pmv(fl, u, VIDK_ME_PART_16x8 + 2 * (m - 1) + 1);
+    const int p0 = m ? VIDK_ME_PART_16x8 + 2 * (m - 1) : VIDK_ME_PART_16x16;
+    const VidkMv a = *enc_h264_pmv(fl, u, p0), b = *enc_h264_pmv(fl, u, m ? p0 + 1 : p0);
     for (int k = 0; k < 16; k++)
         n.in[k] = enc_h264_part_of(m, k) ? b : a;
     return enc_h264_mvd_bits(&n, m, zero4);
@@ -1913,12 +1913,8 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
     uint32_t best = 0xffffffffu;
     for (int m = 0; m < 3; m++) {
         /* each list's mvd bits in this partition mode */
-        const unsigned b0 = m ? enc_h264_b_part_mvd(f, u, n0, m)
-                              : enc_h264_mvd16_bits(&n0,
-                                                    *enc_h264_pmv(f, u, VIDK_ME_PART_16x16)),
-                       b1 = m ? enc_h264_b_part_mvd(f->l1, u, n1, m)
-                              : enc_h264_mvd16_bits(
-                                    &n1, *enc_h264_pmv(f->l1, u, VIDK_ME_PART_16x16));
+        const unsigned b0 = enc_h264_b_part_mvd(f, u, n0, m),
+                       b1 = enc_h264_b_part_mvd(f->l1, u, n1, m);
         for (int l = 0; l < 3; l++) {
             const uint32_t s = m ? d[ENC_H264_BDIST_PART + 6 * (m - 1) + l] +
                                        d[ENC_H264_BDIST_PART + 6 * (m - 1) + 3 + l]

@@ -256,7 +256,7 @@ VIDK_CORE void vidk_cabac_mb_info(const VidkH264sCtx *c, const VidkCabacPic *cp,
             (void)vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py);
             for (int y = 0; y < 4; y++)
                 for (int x = 0; x < 4; x++) {
-                    const int k = pm == 1 ? y >> 1 : pm == 2 ? x >> 1 : 0;
+                    const int k = enc_h264_part_of(pm, 4 * y + x);
                     const int ax = dx[k] < 0 ? -dx[k] : dx[k], ay = dy[k] < 0 ? -dy[k] : dy[k];
                     uint8_t *a = vidk_cabac_amvd_l(cp, list, mbw, mbx, mby, x, y);
                     a[0] = (uint8_t)(ax < 64 ? ax : 64), a[1] = (uint8_t)(ay < 64 ? ay : 64);

@@ -376,9 +376,7 @@ VIDK_CORE int vidk_h264s_p_head(const VidkH264sCtx *c, VidkBits *b, const VidkH2
  * B_Bi_16x16, and with two 16x8 / 8x16 partitions predicting from the same lists 4 / 5
  * (list 0), 6 / 7 (list 1), 20 / 21 (both). */
 VIDK_CORE int vidk_h264s_b_type(unsigned w) {
-    if (w & ENC_MBI_DIRECT) return 0;
-    const int use = (w & ENC_MBI_NOL1) ? 1 : (w & ENC_MBI_NOL0) ? 2 : 3, m = (int)(w & 3);
-    return m == 0 ? use : use == 3 ? 19 + m : 2 * use + m + 1;
+    return (w & ENC_MBI_DIRECT) ? 0 : enc_h264_b_mb_type((int)(w & 3), enc_h264_b_use(w));
 }
 
 /* mvd_l0 (list 0) or mvd_l1 (list 1) of the partitions of B macroblock (mbx, mby) (not
@@ -395,7 +393,7 @@ VIDK_CORE int vidk_h264s_b_mvd(const VidkH264sCtx *c, int mbx, int mby, int list
     const int m = (int)(c->mbi[mby * c->mbw + mbx] & 3), np = m ? 2 : 1;
     int8_t order[16]; /* the partition of each 4x4 block */
     for (int k = 0; k < 16; k++)
-        order[k] = (int8_t)(m == 1 ? k >> 3 : m == 2 ? (k & 3) >> 1 : 0);
+        order[k] = (int8_t)enc_h264_part_of(m, k);
     for (int k = 0; k < np; k++) {
         const int x = m == 2 ? 2 * k : 0, y = m == 1 ? 2 * k : 0;
         const VidkMv p =
