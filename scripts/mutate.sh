@@ -123,8 +123,16 @@ mut b_part_decide src/enc/enc_core.h \
     '    for (int m = 0; m < 3; m++) {' '    for (int m = 0; m < 1; m++) {'
 mut b_part_cabac_type src/enc/h264_stream_cabac.h \
     'const int bits = n == 5 ? t + 4 :' 'const int bits = n == 5 ? t + 5 :'
-mut b_part_mvp_dir src/enc/h264_stream_core.h \
+mut b_part_mvp_dir src/enc/enc_core.h \
     'm == 2 ? 2 : 4, m ? m == 1 ? 1 + k : 3 + k : 0,' 'm == 2 ? 2 : 4, 0,'
+# B partitions with a list each (L0_L1, Bi_L0, ...): the decision, mb_type, the mvp's
+# neighbour inside the macroblock that does not use the list.
+mut b_mixed_decide src/enc/enc_core.h \
+    'u1 = m ? 1 + c % 3 : u0;' 'u1 = u0;'
+mut b_mixed_type src/enc/enc_core.h \
+    'pair[9] = {0, 2, 4, 3, 1, 5, 6, 7, 8};' 'pair[9] = {0, 3, 4, 2, 1, 5, 6, 7, 8};'
+mut b_mixed_inoff src/enc/h264_mvp_core.h \
+    'if (n->inoff[4 * y + x]) return r;' 'if (0) return r;'
 # Reference B frames (--b-pyramid): the P picture's list modification, the co-located picture.
 mut bpyr_l0_mod src/enc/h264_stream.c \
     'h->l0_mod = !f->intra && !f->bslice && s->last_bref ? 2u : 0u;' 'h->l0_mod = 0;'
@@ -286,7 +294,9 @@ by 'h264_stream_core cli_stream_gen' stream_cac_first cabac_skip_tx8 cabac_i8_fl
 by 'cli_stream_gen' b_bi_round b_implicit_w b_direct_c_or_d b_dbk_lists bpyr_l0_mod bpyr_col \
     bpyr_ref1
 by 'cli_stream_clips' b_colzero_range
-by 'enc_decide' b_part_decide b_direct_bonus
+by 'enc_decide' b_part_decide b_direct_bonus b_mixed_decide
+by 'h264_bslice' b_mixed_type
+by 'cli_stream_gen' b_mixed_inoff
 by 'h264_bslice' b_part_cabac_type
 by 'cli_stream_gen' b_part_mvp_dir
 by 'h264_stream_core' hdr_after_prev cabac_host_bins nal_emulation

@@ -302,10 +302,14 @@ done:
  * own (no neighbour's: direct cannot match). List 0 with the two partitions predicts B1
  * exactly; one 16x16 vector, list 1 (noise) or their average cannot. Every macroblock
  * must be B_L0_L0_16x8 / 8x16 with the vectors (the map's list-0 vectors, quarter samples),
- * no luma residual, mode bits ue(4) / ue(5) + the transform flag each. */
-static void test_h264_b_partitions(void) {
+ * no luma residual, mode bits ue(4) / ue(5) + the transform flag each. mixed: the second
+ * partition is made of P2's reconstruction (as a P frame after I0 codes it), so B_L0_L1_16x8
+ * / 8x16 (ue(8) / ue(9)) predict it exactly, with the second partition's list-1 vectors in
+ * the map (a partition predicting from list 1 alone shows them: enc_h264_b_mv_of). */
+static void test_h264_b_partitions(int mixed) {
     enum { W = 64, H = 64, MBW = W / 16, MBH = H / 16 };
     static VidkMv mv4[(W / 4) * (H / 4)];
+    static uint8_t second[(W / 4) * (H / 4)]; /* 1: the block is in a second partition */
     uint32_t n16x8 = 0, n8x16 = 0;
     for (int my = 0; my < MBH; my++)
         for (int mx = 0; mx < MBW; mx++) {
@@ -314,10 +318,14 @@ static void test_h264_b_partitions(void) {
             if ((mx + my) & 1) {
                 set_rect(mv4, W, x, y, 16, 8, v0x, v0y);
                 set_rect(mv4, W, x, y + 8, 16, 8, v1x + 3, v1y);
+                for (int k = 8; k < 16; k++)
+                    second[(y / 4 + k / 4) * (W / 4) + x / 4 + k % 4] = 1;
                 n16x8++;
             } else {
                 set_rect(mv4, W, x, y, 8, 16, v0x, v0y + 3);
                 set_rect(mv4, W, x + 8, y, 8, 16, v1x, v1y - 3);
+                for (int k = 0; k < 16; k++)
+                    second[(y / 4 + k / 4) * (W / 4) + x / 4 + k % 4] = (uint8_t)((k & 3) >= 2);
                 n8x16++;
             }
         }
@@ -331,6 +339,16 @@ static void test_h264_b_partitions(void) {
     noise_frame(&f[2]);
     if (run_frame(&r0, &f[0], &info) < 0) goto done0; /* I0's reconstruction, as below */
     make_moved(&f[1], &r0.rec, mv4);
+    if (mixed) { /* the second partitions from P2's reconstruction */
+        VidkPicture t;
+        CHECK(vidk_picture_alloc(&t, W, H, VIDK_CHROMA_420, 8, 0) == 0);
+        if (run_frame(&r0, &f[2], &info) < 0) goto done0;
+        make_moved(&t, &r0.rec, mv4);
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                if (second[(y / 4) * (W / 4) + x / 4]) *px(&f[1], 0, x, y) = *px(&t, 0, x, y);
+        vidk_picture_free(&t);
+    }
     memset(&r, 0, sizeof(r));
     {
         VidkSettings st;
@@ -371,8 +389,8 @@ static void test_h264_b_partitions(void) {
                 CHECK(0);
                 break;
             }
-        /* ue(4), ue(5) 5 bits each, + transform_size_8x8_flag */
-        CHECK_EQ_U(info.bits_mode, (uint64_t)(MBW * MBH) * (5 + 1));
+        /* ue(4), ue(5) 5 bits each (ue(8), ue(9) 7), + transform_size_8x8_flag */
+        CHECK_EQ_U(info.bits_mode, (uint64_t)(MBW * MBH) * ((mixed ? 7 : 5) + 1));
         CHECK_EQ_U(info.sse[0], 0);
         CHECK_EQ_U(info.nnz[0], 0);
     }
@@ -412,7 +430,7 @@ static void test_h264_direct_bonus(void) {
     f1.part_mv = pm1;
     f.l1 = &f1;
     const VidkMv zero4[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
-    const uint32_t S = enc_h264_b_satd(&f, 0, 0, zero4, zero4, 3);
+    const uint32_t S = enc_h264_b_satd(&f, 0, 0, zero4, zero4, 0xff);
     const uint32_t X =
         S - enc_h264_lbits(&f, 2) - enc_h264_lbits(&f, 5); /* the bonus: 2 bits */
     CHECK(S > 200);
@@ -425,7 +443,7 @@ static void test_h264_direct_bonus(void) {
         if (k == 0)
             CHECK(mbo[0] & ENC_MBI_DIRECT);
         else
-            CHECK_EQ_U(mbo[0], ENC_MBI_NOL1); /* B_L0_16x16 */
+            CHECK_EQ_U(mbo[0], enc_h264_b_word(1)); /* B_L0_16x16 */
     }
 }
 
@@ -1197,6 +1215,7 @@ static void test_h264_mvd_quad(void) {
     int cases = 0;
     for (int t = 0; t < 20000; t++) {
         VidkH264MvNb n;
+        memset(&n, 0, sizeof(n)); /* (inoff: every own block uses the list) */
         VidkH264sNb *nb[10] = {&n.a[0], &n.a[1], &n.a[2], &n.a[3], &n.b[0],
                                &n.b[1], &n.b[2], &n.b[3], &n.c,    &n.d};
         for (int k = 0; k < 10; k++) {
@@ -1375,7 +1394,8 @@ int main(void) {
     test_h264_mvd_quad();
     test_h264_intra_in_p();
     test_h264_inter_round();
-    test_h264_b_partitions();
+    test_h264_b_partitions(0);
+    test_h264_b_partitions(1);
     test_h264_direct_bonus();
     test_hevc_partitions();
     test_h264_intra_flat();

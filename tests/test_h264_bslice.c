@@ -134,14 +134,11 @@ static void make_frame(Frame *f, uint32_t *s, int type, int slices) {
                 if (!sub[0] && !sub[1] && !sub[2] && !sub[3] && rnd(s, 2)) w |= ENC_MBI_TX8;
                 put_mv(f, 0, x, y, order, v[0]);
             } else { /* B: direct (its vectors and lists whatever), L0, L1, Bi in one 16x16
-                        partition or two 16x8 / 8x16 ones */
+                        partition or two 16x8 / 8x16 ones, each with its own lists */
                 const int kind = (int)rnd(s, 4), mode = kind ? (int)rnd(s, 3) : 0;
-                const uint16_t nol[3] = {0, ENC_MBI_NOL0, ENC_MBI_NOL1};
-                w = kind == 0   ? (uint16_t)(ENC_MBI_DIRECT | nol[rnd(s, 3)])
-                    : kind == 1 ? ENC_MBI_NOL1
-                    : kind == 2 ? ENC_MBI_NOL0
-                                : 0;
-                w |= (uint16_t)mode;
+                const int u0 = 1 + (int)rnd(s, 3), u1 = mode ? 1 + (int)rnd(s, 3) : u0;
+                w = kind == 0 ? (uint16_t)(ENC_MBI_DIRECT | enc_h264_b_word(u0))
+                              : (uint16_t)enc_h264_b_word2(mode, u0, u1);
                 if (rnd(s, 2)) w |= ENC_MBI_TX8;
                 for (int b = 0; b < 16; b++) /* direct: a vector per 8x8 quadrant */
                     order[b] = (int8_t)(kind == 0   ? (b / 8) * 2 + (b % 4) / 2

@@ -451,11 +451,13 @@ static void synthetic(void) {
             const int bslice = bm && fi % 4 >= 2; /* I P B B */
             for (int i = 0; i < mbw * mbh; i++) {
                 const uint32_t r = test_rand(&seed);
-                if (bslice && (r >> 20) % 6) { /* direct, L0, L1, bi, direct again; intra */
-                    static const uint16_t bw[5] = {ENC_MBI_DIRECT, ENC_MBI_NOL1, ENC_MBI_NOL0,
-                                                   0, ENC_MBI_DIRECT | ENC_MBI_NOL0};
-                    mbi[i] =
-                        (uint16_t)(bw[(r >> 20) % 6 - 1] | (r >> 16 & 1 ? ENC_MBI_TX8 : 0u));
+                if (bslice && (r >> 20) % 6) { /* 1, 2: direct; 3..5: 16x16, 16x8, 8x16 with
+                                                  any lists in each partition; 0: intra */
+                    const int k = (int)(r >> 20) % 6, u0 = 1 + (int)(r >> 8 & 15) % 3,
+                              u1 = 1 + (int)(r >> 12 & 15) % 3;
+                    const unsigned bw = k <= 2 ? ENC_MBI_DIRECT | enc_h264_b_word(u0)
+                                               : enc_h264_b_word2(k - 3, u0, k > 3 ? u1 : u0);
+                    mbi[i] = (uint16_t)(bw | (r >> 16 & 1 ? ENC_MBI_TX8 : 0u));
                 } else if (intra || bslice) { /* Intra_16x16, or I_NxN (Intra_4x4 or _8x8) every
                                                  other one */
                     mbi[i] = (uint16_t)(ENC_MBI_INTRA |

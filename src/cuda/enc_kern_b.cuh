@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(kBDistThreads)
     const VidkMv c1 =
         lane_refine(g, bx, by, enc_me_at(&g, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, sw, &s1);
     const VidkMv a[4] = {c0, c0, c0, c0}, b[4] = {c1, c1, c1, c1};
-    uint32_t sb = enc_h264_b_satd4(&f, mbx, mby, k, a, b, 3);
+    uint32_t sb = enc_h264_b_satd4(&f, mbx, mby, k, a, b, 0xff);
 #pragma unroll
     for (int o = 1; o < 16; o <<= 1)
         sb += __shfl_xor_sync(half, sb, o);
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(kBDistThreads)
         const VidkMv e1 =
             lane_refine(g, bx, by, enc_me_at(&g, q.bs, q.bx, q.by).mv, half, m, sw, &t1);
         const VidkMv pa[4] = {e0, e0, e0, e0}, pb[4] = {e1, e1, e1, e1};
-        uint32_t tb = enc_h264_b_satd4(&f, mbx, mby, k, pa, pb, 3);
+        uint32_t tb = enc_h264_b_satd4(&f, mbx, mby, k, pa, pb, 0xff);
 #pragma unroll
         for (int o = 1; o < 16; o <<= 1)
             if (m & o) tb += __shfl_xor_sync(half, tb, o);
@@ -132,8 +132,8 @@ __global__ void __launch_bounds__(32)
             const uint32_t wn = b_mail_wait(m + 8, tag);
             const VidkMv a = b_bits_mv(b_mail_wait(m + c, tag)),
                          b = b_bits_mv(b_mail_wait(m + 4 + c, tag)), zero = {0, 0};
-            const bool i0 = wn & (ENC_MBI_INTRA | ENC_MBI_NOL0),
-                       i1 = wn & (ENC_MBI_INTRA | ENC_MBI_NOL1);
+            const int lists = enc_h264_b_use4(wn, 12 + c); // its block of the bottom row
+            const bool i0 = !(lists & 1), i1 = !(lists & 2);
             const VidkH264sNb e0 = {1, i0 ? -1 : 0, i0 ? zero : a},
                               e1 = {1, i1 ? -1 : 0, i1 ? zero : b};
             if (t < 8)
@@ -143,18 +143,18 @@ __global__ void __launch_bounds__(32)
             else
                 s_n[0].d = e0, s_n[1].d = e1;
         } else if (t < VIDK_H264_MVNB_ENTRIES) {
-            vidk_h264_mvnb_entry(&s_n[0], t, mv0, f.W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL0,
-                                 uw, f.uh, row0, x, r);
-            vidk_h264_mvnb_entry(&s_n[1], t, mv1, f.W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL1,
-                                 uw, f.uh, row0, x, r);
+            vidk_h264_mvnb_entry(&s_n[0], t, mv0, f.W / 4, mbi, ENC_MBI_INTRA, 0, uw, f.uh,
+                                 row0, x, r);
+            vidk_h264_mvnb_entry(&s_n[1], t, mv1, f.W / 4, mbi, ENC_MBI_INTRA, 1, uw, f.uh,
+                                 row0, x, r);
         }
         __syncwarp();
         EncDirect d;
         const int kind = enc_h264_b_direct_from(&f, x, r, w, &s_n[0], &s_n[1], &d);
         uint32_t se = 0, sd = 0;
         if (kind == 2) { // the same on every lane
-            uint32_t s = t < 16 ? enc_h264_b_satd4(&f, x, r, t & 15, d.c0, d.c1, d.was)
-                                : enc_h264_b_satd4(&f, x, r, t & 15, d.a, d.b, d.use);
+            uint32_t s = t < 16 ? enc_h264_b_satd4(&f, x, r, t & 15, d.c0, d.c1, d.was * 0x55)
+                                : enc_h264_b_satd4(&f, x, r, t & 15, d.a, d.b, d.use * 0x55);
 #pragma unroll
             for (int o = 1; o < 16; o <<= 1)
                 s += __shfl_xor_sync(0xffffffffu, s, o);

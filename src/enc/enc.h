@@ -150,7 +150,7 @@ void vidk_enc_pics(const VidkEncoder *e, int64_t index, int type, int cur, VidkE
 #define VIDK_ENC_DECIDE_PASSES 2
 
 /* H.264 B frames: the shapes searched against each list (docs/ENCODE.md §16: 16x16, and the
- * 16x8 and 8x16 partitions of mb_types 4 .. 7, 20, 21). */
+ * 16x8 and 8x16 partitions of mb_types 4 .. 21). */
 #define VIDK_ENC_B_SHAPES                                                                      \
     (VIDK_ME_SHAPE(VIDK_BLOCK_16x16) | VIDK_ME_SHAPE(VIDK_BLOCK_16x8) |                        \
      VIDK_ME_SHAPE(VIDK_BLOCK_8x16))

@@ -146,14 +146,12 @@ typedef struct EncFrame {
  * (transform_size_8x8_flag), its modes in EncFrame.im4 (one per 4x4 block); bits 0..1 then 0 */
 #define ENC_MBI_NXN 0x4000u
 
-/* B slices (docs/ENCODE.md §16), inter macroblocks (16x16: bits 0..9 zero): ENC_MBI_NOL0 /
- * ENC_MBI_NOL1 when the macroblock does not predict from list 0 / list 1 (never both: then it
- * is B_L1_16x16 / B_L0_16x16, neither: B_Bi_16x16); ENC_MBI_DIRECT when it is B_Direct_16x16
- * (coded as B_Skip when it has no non-zero level), its vectors (EncFrame.mv4, mv4b) and lists
- * (the NOL bits) the spatial direct ones. */
+/* B slices (docs/ENCODE.md §16), inter macroblocks: partition (0 16x16, 1 16x8, 2 8x16) |
+ * the lists quadrant q predicts from << (2 + 2q) (1 list 0, 2 list 1, 3 both; the same in the
+ * quadrants of one partition: VIDK_H264_BLISTS reads them); ENC_MBI_DIRECT when it is
+ * B_Direct_16x16 (coded as B_Skip when it has no non-zero level), its vectors (EncFrame.mv4,
+ * mv4b) and lists the spatial direct ones. */
 #define ENC_MBI_DIRECT 0x0800u
-#define ENC_MBI_NOL1   0x1000u
-#define ENC_MBI_NOL0   0x2000u
 
 /* Is decision word w an I_NxN macroblock? */
 #define ENC_MBI_IS_NXN(w)                                                                      \
@@ -1513,7 +1511,7 @@ ENC_FN void enc_h264_seed(const EncFrame *f, int mbx, int mby, VidkMv *mvo, uint
  * vector, whose SATD the caller takes from f->skipc or computes), then the decision. */
 ENC_FN void enc_h264_decide_nb(const EncFrame *f, int mbx, int mby, const VidkMv *mvi,
                                const uint16_t *mbi, VidkH264MvNb *n) {
-    vidk_h264_mvnb_fill(n, mvi, f->W / 4, mbi, ENC_MBI_INTRA, f->uw, f->uh,
+    vidk_h264_mvnb_fill(n, mvi, f->W / 4, mbi, ENC_MBI_INTRA, -1, f->uw, f->uh,
                         enc_h264_row0(f, mby), mbx, mby);
 }
 ENC_FN void enc_h264_decide_out(const EncFrame *f, int mbx, int mby, VidkH264MvNb *n,
@@ -1537,9 +1535,9 @@ ENC_FN void enc_h264_decide_pass(const EncFrame *f, int mbx, int mby, const Vidk
 
 /* ------------------------------------------------------------------ H.264 B frames */
 
-/* docs/ENCODE.md §16. A B macroblock is 16x16 from list 0, list 1 or both (the average,
- * 8.4.2.3.1), or direct (spatial, 8.4.2.1.2: B_Direct_16x16, B_Skip without levels); its
- * lists in the decision word (ENC_MBI_NOL0 / NOL1), its vectors in two planes. */
+/* docs/ENCODE.md §16. A B macroblock is 16x16, 16x8 or 8x16, each partition from list 0, list
+ * 1 or both (the average, 8.4.2.3.1), or direct (spatial, 8.4.2.1.2: B_Direct_16x16, B_Skip
+ * without levels); its quadrants' lists in the decision word, its vectors in two planes. */
 
 /* What the decision passes of a B frame read per macroblock (f->dist, ENC_H264_DIST_N
  * each): the 16x16 SATD at the refined list-0 vector (kept in part_mv as in P frames), at the
@@ -1576,18 +1574,27 @@ ENC_FN uint8_t enc_h264_bi(const EncFrame *f, int a, int b) {
     return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-/* The lists of a B decision word: bit 0 list 0, bit 1 list 1 (intra: 0). */
-ENC_CFN int enc_h264_b_use(unsigned w) {
-    return (w & ENC_MBI_INTRA) ? 0
-                               : ((w & ENC_MBI_NOL0) ? 0 : 1) | ((w & ENC_MBI_NOL1) ? 0 : 2);
+/* The lists 4x4 block k (raster order in the macroblock) of a B macroblock with decision word
+ * w predicts from: bit 0 list 0, bit 1 list 1 (intra: 0). */
+ENC_CFN int enc_h264_b_use4(unsigned w, int k) {
+    return (w & ENC_MBI_INTRA) ? 0 : VIDK_H264_BLISTS(w, k & 3, k >> 2);
+}
+
+/* The lists of each quadrant q of a B decision word at bits 2q, 2q + 1 (the `uq` argument of
+ * the prediction functions below; a 16x16 partition's use u: u * 0x55). */
+ENC_CFN int enc_h264_b_uq(unsigned w) {
+    return (w & ENC_MBI_INTRA) ? 0 : (int)(w >> 2) & 0xff;
 }
 
 /* A B picture's vector of 4x4 block k (raster, w4 a row) as the pictures that take it as
  * their co-located one read it (mvCol, 8.4.1.2.1) and the caller's map shows it: list 0's,
- * list 1's where its macroblock (decision words mbi, uw a row) predicts from list 1 only. */
+ * list 1's where its partition (its macroblock's decision word in mbi, uw a row) predicts
+ * from list 1 only. */
 ENC_FN VidkMv enc_h264_b_mv_of(const uint16_t *mbi, int uw, int w4, const VidkMv *mv4,
                                const VidkMv *mv4b, int k) {
-    return enc_h264_b_use(mbi[(k / w4 / 4) * uw + (k % w4) / 4]) == 2 ? mv4b[k] : mv4[k];
+    const int x = k % w4, y = k / w4;
+    return enc_h264_b_use4(mbi[(y / 4) * uw + x / 4], 4 * (y & 3) + (x & 3)) == 2 ? mv4b[k]
+                                                                                  : mv4[k];
 }
 
 /* The luma prediction of the n x n block (n 4 or 8) at (x, y) into d (stride ds) from the
@@ -1606,24 +1613,25 @@ ENC_FN void enc_h264_b_pred_blk(const EncFrame *f, int x, int y, int n, VidkMv a
     }
 }
 
-/* The luma prediction of a 16x16 macroblock at (x0, y0) into pr (stride 16) from the lists
- * in `use` with a vector per 8x8 quadrant in each (v0[q], v1[q]). */
+/* The luma prediction of a 16x16 macroblock at (x0, y0) into pr (stride 16) with a vector
+ * per 8x8 quadrant in each list (v0[q], v1[q]) from the lists of each quadrant in uq
+ * (enc_h264_b_uq). */
 ENC_FN void enc_h264_b_pred16(const EncFrame *f, int x0, int y0, const VidkMv *v0,
-                              const VidkMv *v1, int use, uint8_t *pr) {
+                              const VidkMv *v1, int uq, uint8_t *pr) {
     for (int q = 0; q < 4; q++)
-        enc_h264_b_pred_blk(f, x0 + 8 * (q & 1), y0 + 8 * (q >> 1), 8, v0[q], v1[q], use,
-                            pr + 16 * 8 * (q >> 1) + 8 * (q & 1), 16);
+        enc_h264_b_pred_blk(f, x0 + 8 * (q & 1), y0 + 8 * (q >> 1), 8, v0[q], v1[q],
+                            uq >> (2 * q) & 3, pr + 16 * 8 * (q >> 1) + 8 * (q & 1), 16);
 }
 
 /* The SATD of 4x4 block k (raster order in the macroblock) of that prediction (its quadrant's
- * vectors). */
+ * vectors and lists). */
 ENC_FN uint32_t enc_h264_b_satd4(const EncFrame *f, int mbx, int mby, int k, const VidkMv *v0,
-                                 const VidkMv *v1, int use) {
+                                 const VidkMv *v1, int uq) {
     const int q = (k >> 3) * 2 + ((k & 3) >> 1), x = 16 * mbx + 4 * (k & 3),
               y = 16 * mby + 4 * (k >> 2);
     uint8_t p[16];
     int d[16];
-    enc_h264_b_pred_blk(f, x, y, 4, v0[q], v1[q], use, p, 4);
+    enc_h264_b_pred_blk(f, x, y, 4, v0[q], v1[q], uq >> (2 * q) & 3, p, 4);
     for (int i = 0; i < 16; i++)
         d[i] = f->src[0][(ptrdiff_t)(y + i / 4) * f->ss[0] + x + i % 4] - p[i];
     return vidk_satd4(d);
@@ -1631,25 +1639,26 @@ ENC_FN uint32_t enc_h264_b_satd4(const EncFrame *f, int mbx, int mby, int k, con
 
 /* The SATD of the whole 16x16 prediction: its 4x4 blocks' (the device sums them over lanes). */
 ENC_FN uint32_t enc_h264_b_satd(const EncFrame *f, int mbx, int mby, const VidkMv *v0,
-                                const VidkMv *v1, int use) {
+                                const VidkMv *v1, int uq) {
     uint32_t s = 0;
     for (int k = 0; k < 16; k++)
-        s += enc_h264_b_satd4(f, mbx, mby, k, v0, v1, use);
+        s += enc_h264_b_satd4(f, mbx, mby, k, v0, v1, uq);
     return s;
 }
 
 /* The whole prediction of a B macroblock (luma and chroma) into f->rec. */
 ENC_FN void enc_h264_b_pred_mb(const EncFrame *f, int mbx, int mby, const VidkMv *v0,
-                               const VidkMv *v1, int use) {
+                               const VidkMv *v1, int uq) {
     uint8_t pr[256], t[16];
     const int x0 = 16 * mbx, y0 = 16 * mby;
-    enc_h264_b_pred16(f, x0, y0, v0, v1, use, pr);
+    enc_h264_b_pred16(f, x0, y0, v0, v1, uq, pr);
     for (int j = 0; j < 16; j++)
         for (int i = 0; i < 16; i++)
             f->rec[0][(ptrdiff_t)(y0 + j) * f->cs[0] + x0 + i] = pr[16 * j + i];
     for (int p = 1; p < 3; p++)
         for (int q = 0; q < 4; q++) {
-            const int x = 8 * mbx + 4 * (q & 1), y = 8 * mby + 4 * (q >> 1);
+            const int x = 8 * mbx + 4 * (q & 1), y = 8 * mby + 4 * (q >> 1),
+                      use = uq >> (2 * q) & 3;
             uint8_t *d = f->rec[p] + (ptrdiff_t)y * f->cs[p] + x;
             if (use & 1) enc_mc_chroma(f, p, x, y, 4, 4, v0[q], d, f->cs[p]);
             if (use == 2) enc_mc_chroma(f->l1, p, x, y, 4, 4, v1[q], d, f->cs[p]);
@@ -1684,7 +1693,8 @@ ENC_FN void enc_h264_b_part_dist(const EncFrame *f, int mbx, int mby, int p) {
     const VidkMv a[4] = {*p0, *p0, *p0, *p0}, b[4] = {*p1, *p1, *p1, *p1};
     uint32_t s = 0;
     for (int k = 0; k < 16; k++)
-        if (enc_h264_part_of(m, k) == (p & 1)) s += enc_h264_b_satd4(f, mbx, mby, k, a, b, 3);
+        if (enc_h264_part_of(m, k) == (p & 1))
+            s += enc_h264_b_satd4(f, mbx, mby, k, a, b, 0xff);
     d[2] = s;
 }
 
@@ -1700,7 +1710,7 @@ ENC_FN void enc_h264_b_dist(const EncFrame *f, int mbx, int mby) {
     d[ENC_H264_BDIST_L0] = enc_h264_refine(f, 16 * mbx, 16 * mby, 16, 16, p0);
     d[ENC_H264_BDIST_L1] = enc_h264_refine(f->l1, 16 * mbx, 16 * mby, 16, 16, p1);
     const VidkMv a[4] = {*p0, *p0, *p0, *p0}, b[4] = {*p1, *p1, *p1, *p1};
-    d[ENC_H264_BDIST_BI] = enc_h264_b_satd(f, mbx, mby, a, b, 3);
+    d[ENC_H264_BDIST_BI] = enc_h264_b_satd(f, mbx, mby, a, b, 0xff);
     for (int p = 0; p < 4; p++)
         enc_h264_b_part_dist(f, mbx, mby, p);
     d[ENC_H264_DIST_INTRA] = enc_h264_intra_est_mb(f, mbx, mby);
@@ -1739,10 +1749,8 @@ ENC_FN void enc_h264_b_nb(const EncFrame *f, int mbx, int mby, const VidkMv *mv0
                           const VidkMv *mv1, const uint16_t *mbi, VidkH264MvNb *n0,
                           VidkH264MvNb *n1) {
     const int row0 = enc_h264_row0(f, mby);
-    vidk_h264_mvnb_fill(n0, mv0, f->W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL0, f->uw, f->uh,
-                        row0, mbx, mby);
-    vidk_h264_mvnb_fill(n1, mv1, f->W / 4, mbi, ENC_MBI_INTRA | ENC_MBI_NOL1, f->uw, f->uh,
-                        row0, mbx, mby);
+    vidk_h264_mvnb_fill(n0, mv0, f->W / 4, mbi, ENC_MBI_INTRA, 0, f->uw, f->uh, row0, mbx, mby);
+    vidk_h264_mvnb_fill(n1, mv1, f->W / 4, mbi, ENC_MBI_INTRA, 1, f->uw, f->uh, row0, mbx, mby);
 }
 
 /* The mvd bits of a 16x16 partition with vector v against neighbourhood n. */
@@ -1765,8 +1773,18 @@ ENC_FN void enc_h264_b_out(const EncFrame *f, int mbx, int mby, const VidkMv *a,
 }
 
 /* The word of a 16x16 B macroblock predicting from the lists in use (1, 2, 3). */
-ENC_FN unsigned enc_h264_b_word(int use) {
-    return (use & 1 ? 0u : ENC_MBI_NOL0) | (use & 2 ? 0u : ENC_MBI_NOL1);
+ENC_CFN unsigned enc_h264_b_word(int use) {
+    return (unsigned)use * 0x55u << 2;
+}
+
+/* The word of a B macroblock of partition mode m (0 16x16, 1 16x8, 2 8x16) whose partitions
+ * predict from the lists u0 and u1 (1, 2, 3; 16x16: u0). */
+ENC_CFN unsigned enc_h264_b_word2(int m, int u0, int u1) {
+    unsigned w = (unsigned)m;
+    for (int q = 0; q < 4; q++)
+        w |= (unsigned)(enc_h264_part_of(m, (q >> 1) * 8 + (q & 1) * 2) ? u1 : u0)
+             << (2 + 2 * q);
+    return w;
 }
 
 /* Decision pass 0 of a B frame: each macroblock the lowest SATD of list 0, list 1 and both
@@ -1811,7 +1829,9 @@ typedef struct EncDirect {
 ENC_FN int enc_h264_b_direct_from(const EncFrame *f, int mbx, int mby, unsigned w,
                                   const VidkH264MvNb *n0, const VidkH264MvNb *n1,
                                   EncDirect *d) {
-    const int use = enc_h264_direct(f, mbx, mby, n0, n1, d->a, d->b), was = enc_h264_b_use(w);
+    /* (a direct macroblock's lists are the same in its four quadrants) */
+    const int use = enc_h264_direct(f, mbx, mby, n0, n1, d->a, d->b),
+              was = enc_h264_b_use4(w, 0);
     int same = use == was, uniform = 1;
     for (int q = 0; q < 4; q++) {
         const VidkMv c0 = n0->in[(q >> 1) * 8 + (q & 1) * 2],
@@ -1865,28 +1885,59 @@ ENC_FN void enc_h264_b_direct_final(const EncFrame *f, int mbx, int mby, VidkMv 
     if (!kind) return;
     uint32_t se = 0, sd = 0;
     if (kind == 2) {
-        se = enc_h264_b_satd(f, mbx, mby, d.c0, d.c1, d.was);
-        sd = enc_h264_b_satd(f, mbx, mby, d.a, d.b, d.use);
+        se = enc_h264_b_satd(f, mbx, mby, d.c0, d.c1, d.was * 0x55);
+        sd = enc_h264_b_satd(f, mbx, mby, d.a, d.b, d.use * 0x55);
     }
     enc_h264_b_direct_apply(f, mbx, mby, &d, kind, se, sd, mv0, mv1, mbi);
 }
 
 /* The mb_type (Table 7-14) of an inter B macroblock of partition mode m (0 16x16, 1 16x8, 2
- * 8x16) predicting from the lists in use (1 list 0, 2 list 1, 3 both) in each partition. */
-ENC_CFN int enc_h264_b_mb_type(int m, int use) {
-    return m == 0 ? use : use == 3 ? 19 + m : 2 * use + m + 1;
+ * 8x16) whose partitions predict from the lists u0 and u1 (1 list 0, 2 list 1, 3 both; 16x16:
+ * u0): 4 + 2 x (L0 L0, L1 L1, L0 L1, L1 L0, L0 Bi, L1 Bi, Bi L0, Bi L1, Bi Bi) + m - 1. */
+ENC_CFN int enc_h264_b_mb_type(int m, int u0, int u1) {
+    const int8_t pair[9] = {0, 2, 4, 3, 1, 5, 6, 7, 8}; /* [3 (u0 - 1) + u1 - 1] */
+    return m == 0 ? u0 : 4 + 2 * pair[3 * (u0 - 1) + u1 - 1] + m - 1;
+}
+
+/* The mvds of one list's partitions of a B macroblock of partition mode m (0 16x16, 1 16x8,
+ * 2 8x16) with vectors n->in against the predictors of 8.4.1.3 over neighbourhood n (the
+ * blocks of n->inoff not using the list): those of the partitions p with bit p of sel set, in
+ * the stream's order, into dx[], dy[] (quarter samples), their top-left 4x4 blocks into px[],
+ * py[] and their indices into pk[]; returns their count. */
+VIDK_CORE int enc_h264_b_mvds(const VidkH264MvNb *n, int m, int sel, int *dx, int *dy, int *px,
+                              int *py, int *pk) {
+    int8_t order[16]; /* the partition of each 4x4 block */
+    for (int k = 0; k < 16; k++)
+        order[k] = (int8_t)enc_h264_part_of(m, k);
+    int c = 0;
+    for (int k = 0; k < (m ? 2 : 1); k++) {
+        if (!(sel >> k & 1)) continue;
+        const int x = m == 2 ? 2 * k : 0, y = m == 1 ? 2 * k : 0;
+        const VidkMv p =
+            vidk_h264_mvp(n, x, y, m == 2 ? 2 : 4, m ? m == 1 ? 1 + k : 3 + k : 0, order, k);
+        dx[c] = n->in[4 * y + x].x - p.x, dy[c] = n->in[4 * y + x].y - p.y;
+        px[c] = x, py[c] = y, pk[c] = k, c++;
+    }
+    return c;
 }
 
 /* The mvd bits of one list's vectors of partition mode m (0 16x16, 1 16x8, 2 8x16) of
  * macroblock u (the refined vectors of its partitions, part_mv of fl: f or f->l1) against
- * neighbourhood n (a copy: its vectors are set here). */
-ENC_FN unsigned enc_h264_b_part_mvd(const EncFrame *fl, int u, VidkH264MvNb n, int m) {
-    const int zero4[4] = {0, 0, 0, 0};
+ * neighbourhood n (a copy: its vectors are set here), the partitions with bit p of sel set
+ * using the list. */
+ENC_FN unsigned enc_h264_b_part_mvd(const EncFrame *fl, int u, VidkH264MvNb n, int m, int sel) {
     const int p0 = m ? VIDK_ME_PART_16x8 + 2 * (m - 1) : VIDK_ME_PART_16x16;
     const VidkMv a = *enc_h264_pmv(fl, u, p0), b = *enc_h264_pmv(fl, u, m ? p0 + 1 : p0);
-    for (int k = 0; k < 16; k++)
-        n.in[k] = enc_h264_part_of(m, k) ? b : a;
-    return enc_h264_mvd_bits(&n, m, zero4);
+    for (int k = 0; k < 16; k++) {
+        const int p = enc_h264_part_of(m, k);
+        n.in[k] = p ? b : a, n.inoff[k] = (int8_t) !(sel >> p & 1);
+    }
+    int dx[2], dy[2], px[2], py[2], pk[2];
+    const int np = enc_h264_b_mvds(&n, m, sel, dx, dy, px, py, pk);
+    unsigned bits = 0;
+    for (int k = 0; k < np; k++)
+        bits += vidk_se_bits(dx[k]) + vidk_se_bits(dy[k]);
+    return bits;
 }
 
 /* Direct's cost in the B decision passes: its SATD less lambda x this many bits (not below 0;
@@ -1897,8 +1948,8 @@ ENC_FN unsigned enc_h264_b_part_mvd(const EncFrame *fl, int u, VidkH264MvNb n, i
 
 /* Decision pass k >= 1 of a B frame against the neighbours of pass k - 1 (mvi0, mvi1, mbi):
  * the costs (SATD + lambda x the CAVLC bits of mb_type and mvds) of list 0, list 1 and both
- * in one 16x16 partition, then in two 16x8 and in two 8x16 partitions (the same lists in
- * both: mb_types 4 .. 7, 20, 21); the first lowest of them; direct (its SATD less lambda x
+ * in one 16x16 partition, then in two 16x8 and in two 8x16 partitions (each partition list 0,
+ * list 1 or both: mb_types 4 .. 21); the first lowest of them; direct (its SATD less lambda x
  * ENC_H264_DIRECT_BONUS: coded as B_Skip when no level is left) replaces it when not dearer;
  * Intra_16x16 (the estimate) when cheaper than the lowest (as enc_h264_pick in P frames). */
 ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi0,
@@ -1909,25 +1960,31 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
     VidkH264MvNb n0, n1;
     enc_h264_b_nb(f, mbx, mby, mvi0, mvi1, mbi, &n0, &n1);
     const VidkMv zero = {0, 0};
-    int use = 1, mode = 0;
+    int bu0 = 1, bu1 = 1, mode = 0;
     uint32_t best = 0xffffffffu;
     for (int m = 0; m < 3; m++) {
-        /* each list's mvd bits in this partition mode */
-        const unsigned b0 = enc_h264_b_part_mvd(f, u, n0, m),
-                       b1 = enc_h264_b_part_mvd(f->l1, u, n1, m);
-        for (int l = 0; l < 3; l++) {
-            const uint32_t s = m ? d[ENC_H264_BDIST_PART + 6 * (m - 1) + l] +
-                                       d[ENC_H264_BDIST_PART + 6 * (m - 1) + 3 + l]
-                                 : d[ENC_H264_BDIST_L0 + l];
-            const unsigned bits = vidk_ue_bits((unsigned)enc_h264_b_mb_type(m, l + 1)) +
-                                  (l != 1 ? b0 : 0u) + (l != 0 ? b1 : 0u);
-            const uint32_t c = s + enc_h264_lbits(f, bits);
-            if (c < best) best = c, use = l + 1, mode = m;
+        /* each list's mvd bits in this partition mode by the partitions using it (bit p of
+         * sel: partition p; 16x16: 3) */
+        unsigned b0[4] = {0, 0, 0, 0}, b1[4] = {0, 0, 0, 0};
+        for (int sel = m ? 1 : 3; sel < 4; sel++) {
+            b0[sel] = enc_h264_b_part_mvd(f, u, n0, m, sel);
+            b1[sel] = enc_h264_b_part_mvd(f->l1, u, n1, m, sel);
+        }
+        for (int c = 0; c < (m ? 9 : 3); c++) {
+            /* the lists of the two partitions (16x16: the one) */
+            const int u0 = 1 + (m ? c / 3 : c), u1 = m ? 1 + c % 3 : u0;
+            const uint32_t s = m ? d[ENC_H264_BDIST_PART + 6 * (m - 1) + u0 - 1] +
+                                       d[ENC_H264_BDIST_PART + 6 * (m - 1) + 3 + u1 - 1]
+                                 : d[ENC_H264_BDIST_L0 + u0 - 1];
+            const unsigned bits = vidk_ue_bits((unsigned)enc_h264_b_mb_type(m, u0, u1)) +
+                                  b0[(u0 & 1) | (u1 & 1) << 1] + b1[(u0 >> 1) | (u1 & 2)];
+            const uint32_t cost = s + enc_h264_lbits(f, bits);
+            if (cost < best) best = cost, bu0 = u0, bu1 = u1, mode = m;
         }
     }
     VidkMv a[4], b[4], dv0[4], dv1[4];
     const int duse = enc_h264_direct(f, mbx, mby, &n0, &n1, dv0, dv1);
-    const uint32_t sd = enc_h264_b_satd(f, mbx, mby, dv0, dv1, duse),
+    const uint32_t sd = enc_h264_b_satd(f, mbx, mby, dv0, dv1, duse * 0x55),
                    bonus = enc_h264_lbits(f, ENC_H264_DIRECT_BONUS),
                    cd = sd > bonus ? sd - bonus : 0u;
     const uint32_t intra = d[ENC_H264_DIST_INTRA];
@@ -1941,12 +1998,12 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
         for (int q = 0; q < 4; q++)
             a[q] = dv0[q], b[q] = dv1[q];
     } else {
-        w = (unsigned)mode | enc_h264_b_word(use);
+        w = enc_h264_b_word2(mode, bu0, bu1);
         for (int q = 0; q < 4; q++) {
-            /* the partition of quadrant q (its top-left 4x4 block) */
-            const int pp = mode ? VIDK_ME_PART_16x8 + 2 * (mode - 1) +
-                                      enc_h264_part_of(mode, (q >> 1) * 8 + (q & 1) * 2)
-                                : VIDK_ME_PART_16x16;
+            /* the partition of quadrant q (its top-left 4x4 block) and its lists */
+            const int p = enc_h264_part_of(mode, (q >> 1) * 8 + (q & 1) * 2),
+                      use = p ? bu1 : bu0;
+            const int pp = mode ? VIDK_ME_PART_16x8 + 2 * (mode - 1) + p : VIDK_ME_PART_16x16;
             a[q] = use & 1 ? *enc_h264_pmv(f, u, pp) : zero;
             b[q] = use & 2 ? *enc_h264_pmv(f->l1, u, pp) : zero;
         }
@@ -2015,7 +2072,8 @@ ENC_FN int enc_h264_dbk_bs_at(const EncFrame *f, int mbx, int mby, int i) {
     const VidkMv mp = f->mv4[(ptrdiff_t)py * n4 + px], mq = f->mv4[(ptrdiff_t)qy * n4 + qx];
     int dx = mp.x - mq.x, dy = mp.y - mq.y;
     if (f->bframe) { /* B: other lists (other pictures) or a vector of a list 4 apart: 1 */
-        const int up = enc_h264_b_use(wp), uq = enc_h264_b_use(w);
+        const int up = enc_h264_b_use4(wp, 4 * (py & 3) + (px & 3)),
+                  uq = enc_h264_b_use4(w, 4 * (qy & 3) + (qx & 3));
         const VidkMv bp = f->mv4b[(ptrdiff_t)py * n4 + px],
                      bq = f->mv4b[(ptrdiff_t)qy * n4 + qx];
         const int d0 = vidk_iabs(dx) >= 4 || vidk_iabs(dy) >= 4;

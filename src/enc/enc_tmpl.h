@@ -232,7 +232,7 @@ ENC_FN int ENC_T(h264_p_head)(const EncFrame *f, int mbx, int mby, unsigned w, V
     for (int q = 0; q < 4; q++)
         sub[q] = mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
     /* the final decisions: the mvd bits the stream codes */
-    vidk_h264_mvnb_fill(nb, f->dmv, f->W / 4, f->dmb, ENC_MBI_INTRA, f->uw, f->uh,
+    vidk_h264_mvnb_fill(nb, f->dmv, f->W / 4, f->dmb, ENC_MBI_INTRA, -1, f->uw, f->uh,
                         enc_h264_row0(f, mby), mbx, mby);
     st->bits_mv = enc_h264_mvd_bits(nb, mode, sub);
     const int tx8_ok = mode != 3 || !(w & 0x3fcu);
@@ -283,7 +283,7 @@ ENC_FN void ENC_T(h264_b_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     if (w & ENC_MBI_INTRA) return;
     EncUnitStat *st = &f->stat[mby * f->uw + mbx];
     *st = enc_stat_zero();
-    const int use = enc_h264_b_use(w), n4 = f->W / 4;
+    const int uq = enc_h264_b_uq(w), n4 = f->W / 4;
     VidkMv v0[4], v1[4], m0[16], m1[16];
     for (int k = 0; k < 16; k++) {
         const ptrdiff_t o = (ptrdiff_t)(mby * 4 + k / 4) * n4 + mbx * 4 + k % 4;
@@ -295,23 +295,28 @@ ENC_FN void ENC_T(h264_b_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     if (w & ENC_MBI_DIRECT) {
         st->bits_mode = enc_h264_mb_bits[0];
     } else { /* the mvds the stream codes, against the final decisions */
-        VidkH264MvNb n0, n1;
-        const int zero4[4] = {0, 0, 0, 0};
-        enc_h264_b_nb(f, mbx, mby, f->dmv, f->dmvb, f->dmb, &n0, &n1);
-        st->bits_mode = vidk_ue_bits((unsigned)enc_h264_b_mb_type(mode, use));
-        st->bits_mv = (use & 1 ? enc_h264_mvd_bits(&n0, mode, zero4) : 0u) +
-                      (use & 2 ? enc_h264_mvd_bits(&n1, mode, zero4) : 0u);
+        VidkH264MvNb n[2];
+        enc_h264_b_nb(f, mbx, mby, f->dmv, f->dmvb, f->dmb, &n[0], &n[1]);
+        const int u0 = enc_h264_b_use4(w, 0), u1 = enc_h264_b_use4(w, 15); /* the partitions' */
+        st->bits_mode = vidk_ue_bits((unsigned)enc_h264_b_mb_type(mode, u0, u1));
+        for (int l = 0; l < 2; l++) {
+            int dx[2], dy[2], px[2], py[2], pk[2];
+            const int np = enc_h264_b_mvds(&n[l], mode, (u0 >> l & 1) | (u1 >> l & 1) << 1, dx,
+                                           dy, px, py, pk);
+            for (int k = 0; k < np; k++)
+                st->bits_mv += vidk_se_bits(dx[k]) + vidk_se_bits(dy[k]);
+        }
     }
     st->bits_mode += 1u; /* transform_size_8x8_flag */
     st->parts[VIDK_ENC_PART_16x16 + mode]++;
     const int x0 = mbx * 16, y0 = mby * 16;
-    enc_h264_b_pred_mb(f, mbx, mby, v0, v1, use);
+    enc_h264_b_pred_mb(f, mbx, mby, v0, v1, uq);
     ENC_T(h264_p_maps)(f, mbx, mby, m0, 4);
     if (f->mv4b)
         for (int k = 0; k < 16; k++)
             f->mv4b[(ptrdiff_t)(mby * 4 + k / 4) * n4 + mbx * 4 + k % 4] = m1[k];
     const int tx8 =
-        ENC_T(h264_luma_inter)(ops, f, x0, y0, 1, enc_h264_mb_moving(m0, m1, 4, use), st);
+        ENC_T(h264_luma_inter)(ops, f, x0, y0, 1, enc_h264_mb_moving(m0, m1, 4, 3), st);
     if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }

@@ -39,7 +39,14 @@ typedef struct VidkH264MvNb {
     VidkH264sNb c;    /* (4, -1): above-right */
     VidkH264sNb d;    /* (-1, -1): above-left */
     VidkMv in[16];    /* the macroblock's own vectors, raster */
+    int8_t
+        inoff[16]; /* 1: that block's partition does not use the list (B slices: refIdx -1) */
 } VidkH264MvNb;
+
+/* The lists 4x4 block (x, y) (0..3 each) of an inter macroblock of a B slice predicts from,
+ * by its decision word w (bits 2 + 2q and 3 + 2q: quadrant q's, 1 list 0, 2 list 1, 3 both;
+ * src/enc/enc_core.h ENC_MBI_*). */
+#define VIDK_H264_BLISTS(w, x, y) ((int)((w) >> (2 + 2 * (((y) >> 1) * 2 + ((x) >> 1)))) & 3)
 
 /* The 4x4 block at (x, y); inside the macroblock it is available when its partition
  * precedes partition `part` (order[] gives each 4x4 block's partition). */
@@ -48,7 +55,9 @@ VIDK_CORE VidkH264sNb vidk_h264_nb_at(const VidkH264MvNb *n, int x, int y, const
     VidkH264sNb r = {0, -1, {0, 0}};
     if (x >= 0 && x < 4 && y >= 0 && y < 4) {
         if (order[4 * y + x] >= part) return r;
-        r.avail = 1, r.ref = 0, r.mv = n->in[4 * y + x];
+        r.avail = 1;
+        if (n->inoff[4 * y + x]) return r;
+        r.ref = 0, r.mv = n->in[4 * y + x];
         return r;
     }
     if (y >= 0) return x < 0 ? n->a[y] : r; /* right of the macroblock: not yet decoded */
@@ -153,15 +162,23 @@ VIDK_CORE int vidk_h264_parts(int mode, const int *sub, int *px, int *py, int *p
 /* Fill the neighbourhood of macroblock (mbx, mby) from a frame's arrays: mv4 (one vector
  * per 4x4 block, s4 per row) and mbi (per macroblock, raster, mbw per row: intra when
  * intra_bit is set); macroblocks outside the frame or above row0 (the slice's first row) are
- * unavailable. The own vectors (in[]) are copied from mv4 too. Entry k < 26 alone: 0..3
+ * unavailable. list: -1 in P slices; in B slices 0 or 1, the list of mv4: a block whose
+ * quadrant does not use it (VIDK_H264_BLISTS) has refIdx -1. The own vectors (in[]) are copied
+ * from mv4 too, inoff[] from the own word (in B slices). Entry k < 26 alone: 0..3
  * a[k], 4..7 b[k - 4], 8 c, 9 d, 10..25 in[k - 10] (a warp fills them on parallel lanes). */
 #define VIDK_H264_MVNB_ENTRIES 26
 VIDK_CORE void vidk_h264_mvnb_entry(VidkH264MvNb *n, int k, const VidkMv *mv4, ptrdiff_t s4,
-                                    const uint16_t *mbi, uint16_t intra_bit, int mbw, int mbh,
-                                    int row0, int mbx, int mby) {
+                                    const uint16_t *mbi, uint16_t intra_bit, int list, int mbw,
+                                    int mbh, int row0, int mbx, int mby) {
     if (k >= 10) {
         k -= 10;
         n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4];
+        n->inoff[k] = 0;
+        if (list >= 0) {
+            const unsigned w = mbi[mby * mbw + mbx];
+            n->inoff[k] =
+                (int8_t)((w & intra_bit) || !(VIDK_H264_BLISTS(w, k & 3, k >> 2) >> list & 1));
+        }
         return;
     }
     const int x = k < 4 ? -1 : k < 8 ? k - 4 : k == 8 ? 4 : -1;
@@ -170,7 +187,8 @@ VIDK_CORE void vidk_h264_mvnb_entry(VidkH264MvNb *n, int k, const VidkMv *mv4, p
     VidkH264sNb r = {0, -1, {0, 0}};
     if (nx >= 0 && nx < mbw && ny >= row0 && ny < mbh) {
         r.avail = 1;
-        if (!(mbi[ny * mbw + nx] & intra_bit)) {
+        const unsigned w = mbi[ny * mbw + nx];
+        if (!(w & intra_bit) && (list < 0 || (VIDK_H264_BLISTS(w, x & 3, y & 3) >> list & 1))) {
             r.ref = 0;
             r.mv = mv4[(ptrdiff_t)(mby * 4 + y) * s4 + mbx * 4 + x];
         }
@@ -185,10 +203,10 @@ VIDK_CORE void vidk_h264_mvnb_entry(VidkH264MvNb *n, int k, const VidkMv *mv4, p
         n->d = r;
 }
 VIDK_CORE void vidk_h264_mvnb_fill(VidkH264MvNb *n, const VidkMv *mv4, ptrdiff_t s4,
-                                   const uint16_t *mbi, uint16_t intra_bit, int mbw, int mbh,
-                                   int row0, int mbx, int mby) {
+                                   const uint16_t *mbi, uint16_t intra_bit, int list, int mbw,
+                                   int mbh, int row0, int mbx, int mby) {
     for (int k = 0; k < VIDK_H264_MVNB_ENTRIES; k++)
-        vidk_h264_mvnb_entry(n, k, mv4, s4, mbi, intra_bit, mbw, mbh, row0, mbx, mby);
+        vidk_h264_mvnb_entry(n, k, mv4, s4, mbi, intra_bit, list, mbw, mbh, row0, mbx, mby);
 }
 
 #endif

@@ -164,8 +164,8 @@ VIDK_CORE void vidk_cabac_parts(const VidkH264sCtx *c, int mbx, int mby, int cbp
                                 VidkCabacParts *P) {
     const unsigned w = c->mbi[mby * c->mbw + mbx];
     VidkH264MvNb nb;
-    vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh, c->row0,
-                        mbx, mby);
+    vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, -1, c->mbw, c->mbh,
+                        c->row0, mbx, mby);
     P->mode = (int)(w & 3);
     for (int q = 0; q < 4; q++)
         P->sub[q] = P->mode == 3 ? (int)(w >> (2 + 2 * q)) & 3 : 0;
@@ -250,15 +250,15 @@ VIDK_CORE void vidk_cabac_mb_info(const VidkH264sCtx *c, const VidkCabacPic *cp,
             return;
         }
         for (int list = 0; list < 2; list++) {
-            /* B_Direct_16x16 and an unused list: no mvd (0) */
-            if (!t || (w & (list ? ENC_MBI_NOL1 : ENC_MBI_NOL0))) continue;
-            int dx[2], dy[2], px[2], py[2];
-            (void)vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py);
-            for (int y = 0; y < 4; y++)
-                for (int x = 0; x < 4; x++) {
-                    const int k = enc_h264_part_of(pm, 4 * y + x);
-                    const int ax = dx[k] < 0 ? -dx[k] : dx[k], ay = dy[k] < 0 ? -dy[k] : dy[k];
-                    uint8_t *a = vidk_cabac_amvd_l(cp, list, mbw, mbx, mby, x, y);
+            /* B_Direct_16x16 and a partition not using the list: no mvd (0) */
+            if (!t) continue;
+            int dx[2], dy[2], px[2], py[2], pk[2];
+            const int np = vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py, pk);
+            for (int j = 0; j < np; j++)
+                for (int b = 0; b < 16; b++) {
+                    if (enc_h264_part_of(pm, b) != pk[j]) continue;
+                    const int ax = dx[j] < 0 ? -dx[j] : dx[j], ay = dy[j] < 0 ? -dy[j] : dy[j];
+                    uint8_t *a = vidk_cabac_amvd_l(cp, list, mbw, mbx, mby, b & 3, b >> 2);
                     a[0] = (uint8_t)(ax < 64 ? ax : 64), a[1] = (uint8_t)(ay < 64 ? ay : 64);
                 }
         }
@@ -335,12 +335,12 @@ VIDK_CORE void vidk_cabac_mb(const VidkH264sCtx *c, const VidkCabacPic *cp, Vidk
         const int t = vidk_h264s_b_type(w);
         vidk_cabac_b_type(o, b_inc, t);
         for (int list = 0; list < 2; list++) {
-            if (!t || (w & (list ? ENC_MBI_NOL1 : ENC_MBI_NOL0))) continue;
-            /* mvd_l0s, then mvd_l1s; the neighbours' |mvd| of the same list (6.4.11.7: the
-             * blocks left of and above the partition's first), 0 where skipped, direct, intra
-             * or not using the list */
-            int dx[2], dy[2], px[2], py[2];
-            const int np = vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py);
+            if (!t) continue;
+            /* mvd_l0s, then mvd_l1s (of the partitions using the list); the neighbours' |mvd|
+             * of the same list (6.4.11.7: the blocks left of and above the partition's first),
+             * 0 where skipped, direct, intra or not using the list */
+            int dx[2], dy[2], px[2], py[2], pk[2];
+            const int np = vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py, pk);
             for (int k = 0; k < np; k++) {
                 const int x = px[k], y = py[k];
                 const uint8_t *la = x   ? vidk_cabac_amvd_l(cp, list, mbw, mbx, mby, x - 1, y)

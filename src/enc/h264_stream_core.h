@@ -373,36 +373,28 @@ VIDK_CORE int vidk_h264s_p_head(const VidkH264sCtx *c, VidkBits *b, const VidkH2
 
 /* The kind of an inter macroblock of a B slice from its decision word: its mb_type (Table
  * 7-14) 0 B_Direct_16x16 (B_Skip when it has no residual), 1 B_L0_16x16, 2 B_L1_16x16, 3
- * B_Bi_16x16, and with two 16x8 / 8x16 partitions predicting from the same lists 4 / 5
- * (list 0), 6 / 7 (list 1), 20 / 21 (both). */
+ * B_Bi_16x16, 4 .. 21 two 16x8 / 8x16 partitions (enc_h264_b_mb_type). */
 VIDK_CORE int vidk_h264s_b_type(unsigned w) {
-    return (w & ENC_MBI_DIRECT) ? 0 : enc_h264_b_mb_type((int)(w & 3), enc_h264_b_use(w));
+    /* the first partition holds 4x4 block 0, the second block 15 */
+    return (w & ENC_MBI_DIRECT) ? 0
+                                : enc_h264_b_mb_type((int)(w & 3), enc_h264_b_use4(w, 0),
+                                                     enc_h264_b_use4(w, 15));
 }
 
 /* mvd_l0 (list 0) or mvd_l1 (list 1) of the partitions of B macroblock (mbx, mby) (not
- * direct) into dx[], dy[] in the stream's order: its vectors (mv4 / mv4b) less the
- * predictions of 8.4.1.3 over the list's neighbourhood, where a neighbour that is intra or
- * does not use the list (its word's ENC_MBI_NOL0 / ENC_MBI_NOL1) has refIdx -1; the
- * partitions' top-left 4x4 blocks into px[], py[] (in blocks); returns their count. */
+ * direct) that use the list, into dx[], dy[] in the stream's order: their vectors (mv4 /
+ * mv4b) less the predictions of 8.4.1.3 over the list's neighbourhood, where a neighbour that
+ * is intra or does not use the list has refIdx -1; the partitions' top-left 4x4 blocks into
+ * px[], py[] (in blocks), their indices into pk[]; returns their count (enc_h264_b_mvds). */
 VIDK_CORE int vidk_h264s_b_mvd(const VidkH264sCtx *c, int mbx, int mby, int list, int *dx,
-                               int *dy, int *px, int *py) {
+                               int *dy, int *px, int *py, int *pk) {
     VidkH264MvNb nb;
-    const uint16_t off = (uint16_t)(ENC_MBI_INTRA | (list ? ENC_MBI_NOL1 : ENC_MBI_NOL0));
-    vidk_h264_mvnb_fill(&nb, list ? c->mv4b : c->mv4, c->W / 4, c->mbi, off, c->mbw, c->mbh,
-                        c->row0, mbx, mby);
-    const int m = (int)(c->mbi[mby * c->mbw + mbx] & 3), np = m ? 2 : 1;
-    int8_t order[16]; /* the partition of each 4x4 block */
-    for (int k = 0; k < 16; k++)
-        order[k] = (int8_t)enc_h264_part_of(m, k);
-    for (int k = 0; k < np; k++) {
-        const int x = m == 2 ? 2 * k : 0, y = m == 1 ? 2 * k : 0;
-        const VidkMv p =
-            vidk_h264_mvp(&nb, x, y, m == 2 ? 2 : 4, m ? m == 1 ? 1 + k : 3 + k : 0, order, k);
-        dx[k] = nb.in[4 * y + x].x - p.x,
-        dy[k] = nb.in[4 * y + x].y - p.y; /* quarter samples */
-        px[k] = x, py[k] = y;
-    }
-    return np;
+    vidk_h264_mvnb_fill(&nb, list ? c->mv4b : c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, list,
+                        c->mbw, c->mbh, c->row0, mbx, mby);
+    const unsigned w = c->mbi[mby * c->mbw + mbx];
+    const int sel = (enc_h264_b_use4(w, 0) >> list & 1) | (enc_h264_b_use4(w, 15) >> list & 1)
+                                                              << 1;
+    return enc_h264_b_mvds(&nb, (int)(w & 3), sel, dx, dy, px, py, pk);
 }
 
 /* Piece 0 of an inter macroblock of a B slice (one reference per list); returns 1 (writing
@@ -413,9 +405,9 @@ VIDK_CORE int vidk_h264s_b_head(const VidkH264sCtx *c, VidkBits *b, int mbx, int
     if (t == 0 && !cbp) return 1;
     vidk_put_ue(b, (uint32_t)t); /* mb_type; no ref_idx (one active reference a list) */
     for (int list = 0; list < 2; list++)
-        if (t && !(w & (list ? ENC_MBI_NOL1 : ENC_MBI_NOL0))) { /* mvd_l0s, then mvd_l1s */
-            int dx[2], dy[2], px[2], py[2];
-            const int np = vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py);
+        if (t) { /* mvd_l0s, then mvd_l1s */
+            int dx[2], dy[2], px[2], py[2], pk[2];
+            const int np = vidk_h264s_b_mvd(c, mbx, mby, list, dx, dy, px, py, pk);
             for (int k = 0; k < np; k++) {
                 vidk_put_se(b, dx[k]);
                 vidk_put_se(b, dy[k]);
@@ -511,7 +503,7 @@ VIDK_CORE int vidk_h264s_code_mb(const VidkH264sCtx *c, VidkBits *b, int mbx, in
     const int cbp = vidk_h264s_mb_levels(c, mbx, mby, intra16, tx8, 1, lev, fl);
     VidkH264MvNb nb;
     if (!(w & ENC_MBI_INTRA) && !c->bslice)
-        vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
+        vidk_h264_mvnb_fill(&nb, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, -1, c->mbw, c->mbh,
                             c->row0, mbx, mby);
     if (vidk_h264s_head(c, b, &nb, mbx, mby, cbp)) return 1;
     for (int j = 1; j < VIDK_H264S_PIECES; j++)
@@ -684,8 +676,8 @@ VIDK_CORE void vidk_h264s_w_gather(const VidkH264sCtx *c, int i, int l, VidkH264
     const int row0 = vidk_h264s_slice_row0(c->mbh, c->slices, mby);
     if (l == 0) s->row0 = row0; /* for step 2 */
     if (!(w & ENC_MBI_INTRA) && !c->bslice && l < VIDK_H264_MVNB_ENTRIES)
-        vidk_h264_mvnb_entry(&s->nb, l, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, c->mbw, c->mbh,
-                             row0, mbx, mby);
+        vidk_h264_mvnb_entry(&s->nb, l, c->mv4, c->W / 4, c->mbi, ENC_MBI_INTRA, -1, c->mbw,
+                             c->mbh, row0, mbx, mby);
 }
 
 /* Step 2: its piece coded into its buffer, the length into s (lane 0: the header and the
