@@ -9,66 +9,75 @@ namespace {
 
 constexpr int kBThreads = 64, kBDistThreads = 128;
 
-// enc_h264_b_dist on a half warp per macroblock, a lane per 4x4 block: both lists' 16x16
-// vectors refined (lane_refine, as dist_kernel's 16x16 partition), the bi-prediction's SATD
-// (enc_h264_b_satd4 summed), the same for the 16x8 and 8x16 partitions (each lane in its
-// own: enc_h264_b_part_dist), the intra estimate (lane_intra_est); then lane
-// 0 writes them and decision pass 0 (enc_h264_b_seed reads only the macroblock's own).
+// enc_h264_b_dist on a half warp per macroblock and task (blockIdx.y), a lane per 4x4 block;
+// the tasks write disjoint entries: 0 both lists' 16x16 vectors refined (lane_refine, as
+// dist_kernel's 16x16 partition), the bi-prediction's SATD (enc_h264_b_satd4 summed), then
+// lane 0 decision pass 0 (enc_h264_b_seed reads only those); 1, 2 the same for the 16x8
+// (shape 4) and the 8x16 (shape 5) partitions, each lane in its own (enc_h264_b_part_dist;
+// the partition's lanes: dist_lanes); 3 the intra estimate (lane_intra_est). (One task a
+// half warp: four times the warps of one half warp doing all, each a quarter as long.)
+constexpr int kBDistTasks = 4;
 __global__ void __launch_bounds__(kBDistThreads)
     b_dist_kernel(const EncFrame f, VidkMv *mvo0, VidkMv *mvo1, uint16_t *mbo) {
     __shared__ vidk_encw::IntraEstShared S;
     static_assert(kBDistThreads <= vidk_encw::kEstLanes, "IntraEstShared");
-    if (f.i4x4 || f.i8x8)
+    const int task = (int)blockIdx.y;
+    if (task == 3 && (f.i4x4 || f.i8x8)) {
         vidk_encw::w_nxn_rule_fill(S.rule4, S.rule8, (int)threadIdx.x, kBDistThreads);
-    __syncthreads();
+        __syncthreads();
+    }
     const int t = (int)(blockIdx.x * kBDistThreads + threadIdx.x), u = t >> 4, k = t & 15;
     if (u >= f.uw * f.uh) return; // the whole half warp
     const unsigned half = 0xffffu << (threadIdx.x & 16);
     const int mbx = u % f.uw, mby = u / f.uw, bx = 16 * mbx + 4 * (k & 3),
               by = 16 * mby + 4 * (k >> 2);
     const EncFrame &g = *f.l1;
-    uint32_t s0, s1, sw[4];
-    satd4_rows(f, bx, by, sw); // (g: the same source)
-    const VidkMv c0 =
-        lane_refine(f, bx, by, enc_me_at(&f, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, sw, &s0);
-    const VidkMv c1 =
-        lane_refine(g, bx, by, enc_me_at(&g, VIDK_BLOCK_16x16, mbx, mby).mv, half, 15, sw, &s1);
-    const VidkMv a[4] = {c0, c0, c0, c0}, b[4] = {c1, c1, c1, c1};
-    uint32_t sb = enc_h264_b_satd4(&f, mbx, mby, k, a, b, 0xff);
-#pragma unroll
-    for (int o = 1; o < 16; o <<= 1)
-        sb += __shfl_xor_sync(half, sb, o);
     uint32_t *d = const_cast<uint32_t *>(f.dist) + ENC_H264_DIST_N * (ptrdiff_t)u;
-    // enc_h264_b_part_dist: the 16x8 (shape 4) and 8x16 (shape 5) partitions, each lane in
-    // its block's partition (the partition's lanes: dist_lanes)
-#pragma unroll 1
-    for (int shape = 4; shape <= 5; shape++) {
-        const int pp = dist_part(shape, k), m = dist_lanes(shape), p = pp - VIDK_ME_PART_16x8;
-        const EncPart q = enc_h264_part(mbx, mby, pp);
-        uint32_t t0, t1;
-        const VidkMv e0 =
-            lane_refine(f, bx, by, enc_me_at(&f, q.bs, q.bx, q.by).mv, half, m, sw, &t0);
-        const VidkMv e1 =
-            lane_refine(g, bx, by, enc_me_at(&g, q.bs, q.bx, q.by).mv, half, m, sw, &t1);
-        const VidkMv pa[4] = {e0, e0, e0, e0}, pb[4] = {e1, e1, e1, e1};
-        uint32_t tb = enc_h264_b_satd4(&f, mbx, mby, k, pa, pb, 0xff);
+    if (task == 3) {
+        const uint32_t iv = vidk_encw::lane_intra_est(f, S, mbx, mby, k, half);
+        if (!k) d[ENC_H264_DIST_INTRA] = iv;
+        return;
+    }
+    uint32_t sw[4];
+    satd4_rows(f, bx, by, sw); // (g: the same source)
+    if (task == 0) {
+        uint32_t s0, s1;
+        const VidkMv c0 = lane_refine(f, bx, by, enc_me_at(&f, VIDK_BLOCK_16x16, mbx, mby).mv,
+                                      half, 15, sw, &s0);
+        const VidkMv c1 = lane_refine(g, bx, by, enc_me_at(&g, VIDK_BLOCK_16x16, mbx, mby).mv,
+                                      half, 15, sw, &s1);
+        const VidkMv a[4] = {c0, c0, c0, c0}, b[4] = {c1, c1, c1, c1};
+        uint32_t sb = enc_h264_b_satd4(&f, mbx, mby, k, a, b, 0xff);
 #pragma unroll
         for (int o = 1; o < 16; o <<= 1)
-            if (m & o) tb += __shfl_xor_sync(half, tb, o);
-        if (!(k & m)) { // the partition's first lane
-            uint32_t *dp = d + ENC_H264_BDIST_PART + 3 * p;
-            dp[0] = t0, dp[1] = t1, dp[2] = tb;
-            *enc_h264_pmv(&f, u, pp) = e0;
-            *enc_h264_pmv(&g, u, pp) = e1;
-        }
+            sb += __shfl_xor_sync(half, sb, o);
+        if (k) return;
+        d[ENC_H264_BDIST_L0] = s0, d[ENC_H264_BDIST_L1] = s1, d[ENC_H264_BDIST_BI] = sb;
+        *enc_h264_pmv(&f, u, VIDK_ME_PART_16x16) = c0;
+        *enc_h264_pmv(&g, u, VIDK_ME_PART_16x16) = c1;
+        enc_h264_b_seed(&f, mbx, mby, mvo0, mvo1, mbo);
+        return;
     }
-    const uint32_t iv = vidk_encw::lane_intra_est(f, S, mbx, mby, k, half);
-    if (k) return;
-    d[ENC_H264_BDIST_L0] = s0, d[ENC_H264_BDIST_L1] = s1, d[ENC_H264_BDIST_BI] = sb;
-    d[ENC_H264_DIST_INTRA] = iv;
-    *enc_h264_pmv(&f, u, VIDK_ME_PART_16x16) = c0;
-    *enc_h264_pmv(&g, u, VIDK_ME_PART_16x16) = c1;
-    enc_h264_b_seed(&f, mbx, mby, mvo0, mvo1, mbo);
+    // enc_h264_b_part_dist: the 16x8 (shape 4) or the 8x16 (shape 5) partitions
+    const int shape = 3 + task, pp = dist_part(shape, k), m = dist_lanes(shape),
+              p = pp - VIDK_ME_PART_16x8;
+    const EncPart q = enc_h264_part(mbx, mby, pp);
+    uint32_t t0, t1;
+    const VidkMv e0 =
+        lane_refine(f, bx, by, enc_me_at(&f, q.bs, q.bx, q.by).mv, half, m, sw, &t0);
+    const VidkMv e1 =
+        lane_refine(g, bx, by, enc_me_at(&g, q.bs, q.bx, q.by).mv, half, m, sw, &t1);
+    const VidkMv pa[4] = {e0, e0, e0, e0}, pb[4] = {e1, e1, e1, e1};
+    uint32_t tb = enc_h264_b_satd4(&f, mbx, mby, k, pa, pb, 0xff);
+#pragma unroll
+    for (int o = 1; o < 16; o <<= 1)
+        if (m & o) tb += __shfl_xor_sync(half, tb, o);
+    if (!(k & m)) { // the partition's first lane
+        uint32_t *dp = d + ENC_H264_BDIST_PART + 3 * p;
+        dp[0] = t0, dp[1] = t1, dp[2] = tb;
+        *enc_h264_pmv(&f, u, pp) = e0;
+        *enc_h264_pmv(&g, u, pp) = e1;
+    }
 }
 
 // Decision pass >= 1 against the previous pass's planes: a thread per macroblock.

@@ -239,7 +239,8 @@ static int launch_b(VidkEncoder *e, int64_t index, int slot, EncFrame &f,
         qpl_kernel<<<g, 128, 0, s>>>(f1, c->d_qpl1);
         CUDA_CHECK_LAUNCH();
     }
-    b_dist_kernel<<<(unsigned)(((size_t)n * 16 + kBDistThreads - 1) / kBDistThreads),
+    b_dist_kernel<<<dim3((unsigned)(((size_t)n * 16 + kBDistThreads - 1) / kBDistThreads),
+                         kBDistTasks),
                     kBDistThreads, 0, s>>>(f, c->d_dmv[0], c->d_dmvb[0], c->d_dmb[0]);
     CUDA_CHECK_LAUNCH();
     for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
