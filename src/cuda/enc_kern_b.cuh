@@ -96,14 +96,20 @@ __global__ void __launch_bounds__(kBThreads)
 // below through a mailbox (as deblock_kernel's): its final word and the vectors of its
 // bottom 4x4 row in both lists (the entries B, C, D of the neighbourhoods below), each 32-bit
 // value beside the frame's tag in one 64-bit word (relaxed stores and loads, single-copy
-// atomic: a word with this frame's tag is the final one; no fence, no progress counter). A
-// neighbour above that was not pending was final before the kernel: read from the planes. The
-// macroblock's two neighbourhoods (enc_h264_b_nb) are loaded an entry a lane (lanes 0-25,
-// both lists: the loads and the polls in flight together) into shared memory, then every lane
-// derives the vectors (enc_h264_b_direct_from, the same result on each); where the explicit
-// and the direct predictions are to be weighed, lanes 0-15 compute the explicit one's 4x4
-// SATDs, lanes 16-31 the direct one's, each half summing them; lane 0 writes the outcome,
-// lanes 0-8 post it (the left neighbour of the next macroblock: this warp's own writes).
+// atomic: a word with this frame's tag is the final one; no fence, no progress counter).
+// Everything else a step reads is in shared memory (b_direct_smem), loaded by the warp's
+// lanes before the first step: its row's words (each pending macroblock's replaced by its
+// outcome when decided), colZeroFlags (enc_h264_col_zero4) and vectors, one per 8x8 quadrant
+// and list (a B macroblock's vectors are: 16x16, 16x8, 8x16 and direct ones alike), and of the
+// row above the words and the lower quadrants' vectors (those of the macroblocks not pending
+// were final before the kernel). So a step waits on global memory only for the mailbox, and
+// for the reference samples where two predictions are weighed. The macroblock's two
+// neighbourhoods are built an entry a lane (lanes 0-25, both lists: vidk_h264_mvnb_put /
+// _own) in shared memory, then every lane derives the vectors (enc_h264_b_direct_from, the
+// same result on each); where the explicit and the direct predictions are to be weighed,
+// lanes 0-15 compute the explicit one's 4x4 SATDs, lanes 16-31 the direct one's, each half
+// summing them; lane 0 writes the outcome to the planes, lanes 0-8 to the row's state and
+// post it.
 // A macroblock's words of the mailbox (of its kDbkMail): list 0's 4 vectors, list 1's, word.
 constexpr int kBMail = 9;
 __device__ inline bool b_direct_pending(unsigned w) {
@@ -122,44 +128,72 @@ __device__ inline uint32_t b_mail_wait(const unsigned long long *m, unsigned tag
         v = dbk_mail_ld(m);
     return (uint32_t)v;
 }
+// b_direct_kernel's shared memory for a row of uw macroblocks: the row's quadrant vectors
+// [2 lists][uw][4], the row above's lower ones [2][uw][2], the words of both rows, the
+// colZeroFlags.
+inline __host__ __device__ size_t b_direct_smem(int uw) {
+    return (size_t)uw * (12 * sizeof(VidkMv) + 2 * sizeof(uint16_t) + 1);
+}
 __global__ void __launch_bounds__(32)
     b_direct_kernel(const EncFrame f, VidkMv *mv0, VidkMv *mv1, uint16_t *mbi,
                     const uint16_t *init, unsigned long long *mail, unsigned tag) {
+    extern __shared__ __align__(16) unsigned char b_smem[];
     __shared__ VidkH264MvNb s_n[2];
-    const int r = blockIdx.x, t = threadIdx.x, row0 = enc_h264_row0(&f, r), uw = f.uw;
-    // entries 4-9 (B: columns 0-3 of the row above, C: 4, D: -1): the macroblock above they
-    // lie in (dx) and its column
-    const int cx = t < 8 ? t - 4 : t == 8 ? 4 : -1, dx = cx < 0 ? -1 : cx >= 4 ? 1 : 0;
-    const bool above = t >= 4 && t < 10 && r > row0;
+    const int r = blockIdx.x, t = threadIdx.x, row0 = enc_h264_row0(&f, r), uw = f.uw,
+              n4 = f.W / 4;
+    const bool up = r > row0;
+    VidkMv *s_q = (VidkMv *)b_smem, *s_qu = s_q + 8 * uw; // [list][x][quadrant]
+    uint16_t *s_w = (uint16_t *)(s_qu + 4 * uw), *s_wu = s_w + uw;
+    uint8_t *s_cz = (uint8_t *)(s_wu + uw);
+    for (int i = t; i < uw; i += 32) {
+        const unsigned w = init[r * uw + i];
+        s_w[i] = (uint16_t)w, s_wu[i] = up ? init[(r - 1) * uw + i] : (uint16_t)0;
+        s_cz[i] = (uint8_t)(b_direct_pending(w) ? enc_h264_col_zero4(&f, i, r) : 0);
+    }
+    for (int i = t; i < 8 * uw; i += 32) {
+        const int l = i / (4 * uw), x = (i >> 2) % uw, q = i & 3;
+        s_q[i] = (l ? mv1 : mv0)[(ptrdiff_t)(4 * r + 2 * (q >> 1)) * n4 + 4 * x + 2 * (q & 1)];
+    }
+    for (int i = t; up && i < 4 * uw; i += 32) { // quadrants 2 + (i & 1)
+        const int l = i / (2 * uw), x = (i >> 1) % uw;
+        s_qu[i] = (l ? mv1 : mv0)[(ptrdiff_t)(4 * r - 1) * n4 + 4 * x + 2 * (i & 1)];
+    }
+    __syncwarp();
+    // entries 0-9 (vidk_h264_mvnb_pos): lane t's block and the macroblock it lies in (dx)
+    int ex = 0, ey = 0;
+    if (t < 10) vidk_h264_mvnb_pos(t, &ex, &ey);
+    const int dx = ex < 0 ? -1 : ex >= 4 ? 1 : 0;
     for (int x = 0; x < uw; x++) {
-        const unsigned w = init[r * uw + x];
+        const unsigned w = s_w[x];
         if (!b_direct_pending(w)) continue;
-        const int nx = x + dx;
-        if (above && nx >= 0 && nx < uw && b_direct_pending(init[(r - 1) * uw + nx])) {
-            const unsigned long long *m = mail + ((size_t)(r - 1) * uw + nx) * kDbkMail;
-            const int c = cx & 3;
-            const uint32_t wn = b_mail_wait(m + 8, tag);
-            const VidkMv a = b_bits_mv(b_mail_wait(m + c, tag)),
-                         b = b_bits_mv(b_mail_wait(m + 4 + c, tag)), zero = {0, 0};
-            const int lists = enc_h264_b_use4(wn, 12 + c); // its block of the bottom row
-            const bool i0 = !(lists & 1), i1 = !(lists & 2);
-            const VidkH264sNb e0 = {1, i0 ? -1 : 0, i0 ? zero : a},
-                              e1 = {1, i1 ? -1 : 0, i1 ? zero : b};
-            if (t < 8)
-                s_n[0].b[t - 4] = e0, s_n[1].b[t - 4] = e1;
-            else if (t == 8)
-                s_n[0].c = e0, s_n[1].c = e1;
-            else
-                s_n[0].d = e0, s_n[1].d = e1;
+        if (t < 10) {
+            const int nx = x + dx;
+            const bool avail = nx >= 0 && nx < uw && (ey >= 0 || up);
+            unsigned wn = 0;
+            VidkMv v0 = {0, 0}, v1 = {0, 0};
+            if (avail && ey >= 0) { // the left macroblock: block (3, ey)
+                const int q = (ey >> 1) * 2 + 1;
+                wn = s_w[nx], v0 = s_q[4 * nx + q], v1 = s_q[4 * (uw + nx) + q];
+            } else if (avail && b_direct_pending(s_wu[nx])) { // above, pending: its post
+                const unsigned long long *m = mail + ((size_t)(r - 1) * uw + nx) * kDbkMail;
+                const int c = ex & 3;
+                wn = b_mail_wait(m + 8, tag);
+                v0 = b_bits_mv(b_mail_wait(m + c, tag)),
+                v1 = b_bits_mv(b_mail_wait(m + 4 + c, tag));
+            } else if (avail) { // above, final before the kernel: block (ex & 3, 3)
+                const int q = (ex & 3) >> 1;
+                wn = s_wu[nx], v0 = s_qu[2 * nx + q], v1 = s_qu[2 * (uw + nx) + q];
+            }
+            vidk_h264_mvnb_put(&s_n[0], t, avail, wn, &v0, ENC_MBI_INTRA, 0);
+            vidk_h264_mvnb_put(&s_n[1], t, avail, wn, &v1, ENC_MBI_INTRA, 1);
         } else if (t < VIDK_H264_MVNB_ENTRIES) {
-            vidk_h264_mvnb_entry(&s_n[0], t, mv0, f.W / 4, mbi, ENC_MBI_INTRA, 0, uw, f.uh,
-                                 row0, x, r);
-            vidk_h264_mvnb_entry(&s_n[1], t, mv1, f.W / 4, mbi, ENC_MBI_INTRA, 1, uw, f.uh,
-                                 row0, x, r);
+            const int k = t - 10, q = (k >> 3) * 2 + ((k & 3) >> 1);
+            vidk_h264_mvnb_own(&s_n[0], k, w, s_q[4 * x + q], ENC_MBI_INTRA, 0);
+            vidk_h264_mvnb_own(&s_n[1], k, w, s_q[4 * (uw + x) + q], ENC_MBI_INTRA, 1);
         }
         __syncwarp();
         EncDirect d;
-        const int kind = enc_h264_b_direct_from(&f, x, r, w, &s_n[0], &s_n[1], &d);
+        const int kind = enc_h264_b_direct_from(s_cz[x], w, &s_n[0], &s_n[1], &d);
         uint32_t se = 0, sd = 0;
         if (kind == 2) { // the same on every lane
             uint32_t s = t < 16 ? enc_h264_b_satd4(&f, x, r, t & 15, d.c0, d.c1, d.was * 0x55)
@@ -170,13 +204,18 @@ __global__ void __launch_bounds__(32)
             se = __shfl_sync(0xffffffffu, s, 0), sd = __shfl_sync(0xffffffffu, s, 16);
         }
         if (t == 0 && kind) enc_h264_b_direct_apply(&f, x, r, &d, kind, se, sd, mv0, mv1, mbi);
-        if (t < kBMail && r + 1 < f.uh) { // the outcome, as enc_h264_b_direct_apply wrote it
-            const bool ex = enc_h264_b_direct_explicit(&f, &d, kind, se, sd), dir = kind && !ex;
+        // the outcome, as enc_h264_b_direct_apply wrote it (explicit: the vectors unchanged)
+        const bool ex_ = enc_h264_b_direct_explicit(&f, &d, kind, se, sd), dir = kind && !ex_;
+        const unsigned fw = !kind ? w
+                            : ex_ ? enc_h264_b_word(d.was)
+                                  : ENC_MBI_DIRECT | enc_h264_b_word(d.use);
+        if (t < 8 && dir)
+            s_q[4 * ((t >> 2) * uw + x) + (t & 3)] = t < 4 ? d.a[t & 3] : d.b[t & 3];
+        if (t == 8) s_w[x] = (uint16_t)fw;
+        if (t < kBMail && r + 1 < f.uh) {
             uint32_t v;
             if (t == 8)
-                v = !kind ? w
-                    : ex  ? enc_h264_b_word(d.was)
-                          : ENC_MBI_DIRECT | enc_h264_b_word(d.use);
+                v = fw;
             else if (dir)
                 v = b_mv_bits(t < 4 ? d.a[2 + ((t & 3) >> 1)] : d.b[2 + ((t & 3) >> 1)]);
             else
@@ -184,7 +223,7 @@ __global__ void __launch_bounds__(32)
             dbk_mail_st(mail + ((size_t)r * uw + x) * kDbkMail + t,
                         (unsigned long long)tag << 32 | v);
         }
-        __syncwarp(); // every lane has read s_n and the planes before the next macroblock
+        __syncwarp(); // every lane has read s_n and the row's state before the next macroblock
     }
 }
 

@@ -93,9 +93,13 @@ int vidk_encc::kernels_prepare(VidkContext *ctx, VidkEncoder *e, EncCuda *c) {
                                   intra_list_kernel, intra_p_kernel));
     else
         CUDA_CHECK(vidk_cuda_load(hevc_intra_kernel, hevc_inter_kernel));
-    if (e->p.bframes) // H.264 (vidk_enc_open)
+    if (e->p.bframes) { // H.264 (vidk_enc_open)
         CUDA_CHECK(vidk_cuda_load(b_dist_kernel, b_decide_kernel, b_direct_kernel, b_mb_kernel,
                                   b_col_kernel));
+        CUDA_CHECK(cudaFuncSetAttribute(b_direct_kernel,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)b_direct_smem(e->uw)));
+    }
     vidk_enc_frame_setup(e, 0, &f);
     vidk_enc_me_params(e, &f, &mp);
     VIDK_TRY(vidk_cuda_me_preload(ctx, e->W, e->H, &mp));
@@ -256,7 +260,7 @@ static int launch_b(VidkEncoder *e, int64_t index, int slot, EncFrame &f,
         CUDA_CHECK(cudaMemcpyAsync(c->d_dmb[o ^ 1], c->d_dmb[o], (size_t)n * sizeof(uint16_t),
                                    cudaMemcpyDeviceToDevice, s));
         if (++c->mail_tag == 0) c->mail_tag = 1; // 0: the mailbox's words before any frame
-        b_direct_kernel<<<(unsigned)e->uh, 32, 0, s>>>(
+        b_direct_kernel<<<(unsigned)e->uh, 32, b_direct_smem(e->uw), s>>>(
             f, c->d_dmv[o], c->d_dmvb[o], c->d_dmb[o], c->d_dmb[o ^ 1], c->d_mail, c->mail_tag);
         CUDA_CHECK_LAUNCH();
         f.dmv = c->d_dmv[o];

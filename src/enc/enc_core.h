@@ -1716,28 +1716,33 @@ ENC_FN void enc_h264_b_dist(const EncFrame *f, int mbx, int mby) {
     d[ENC_H264_DIST_INTRA] = enc_h264_intra_est_mb(f, mbx, mby);
 }
 
-/* colZeroFlag (8.4.1.2.2) of quadrant q of macroblock (mbx, mby): the co-located picture
- * (short-term) is inter there, its block (direct_8x8_inference_flag 1: the macroblock's
- * corner 4x4 block in the quadrant) predicts from its one reference (refIdxCol 0) with a
- * vector in [-1, 1]^2. */
-ENC_FN int enc_h264_col_zero(const EncFrame *f, int mbx, int mby, int q) {
+/* colZeroFlag (8.4.1.2.2) of the quadrants q of macroblock (mbx, mby) as bits q: the
+ * co-located picture (short-term) is inter there, its block (direct_8x8_inference_flag 1: the
+ * macroblock's corner 4x4 block in the quadrant) predicts from its one reference (refIdxCol
+ * 0) with a vector in [-1, 1]^2. */
+ENC_FN int enc_h264_col_zero4(const EncFrame *f, int mbx, int mby) {
     if (!f->colmb || (f->colmb[mby * f->uw + mbx] & ENC_MBI_INTRA)) return 0;
-    const int x = 4 * mbx + 3 * (q & 1), y = 4 * mby + 3 * (q >> 1);
-    const VidkMv v = f->colmv[(ptrdiff_t)y * (f->W / 4) + x];
-    return v.x >= -1 && v.x <= 1 && v.y >= -1 && v.y <= 1;
+    int cz = 0;
+    for (int q = 0; q < 4; q++) {
+        const int x = 4 * mbx + 3 * (q & 1), y = 4 * mby + 3 * (q >> 1);
+        const VidkMv v = f->colmv[(ptrdiff_t)y * (f->W / 4) + x];
+        cz |= (v.x >= -1 && v.x <= 1 && v.y >= -1 && v.y <= 1) << q;
+    }
+    return cz;
 }
 
-/* Spatial direct prediction (8.4.1.2.2) of macroblock (mbx, mby) from its list-0 and
- * list-1 neighbourhoods: returns its lists (enc_h264_b_use's bits), its vectors per
- * quadrant into v0[4], v1[4] ((0, 0) in an unused list). */
-ENC_FN int enc_h264_direct(const EncFrame *f, int mbx, int mby, const VidkH264MvNb *n0,
-                           const VidkH264MvNb *n1, VidkMv *v0, VidkMv *v1) {
-    VidkMv p0, p1;
+/* Spatial direct prediction (8.4.1.2.2) of a macroblock with colZeroFlags cz
+ * (enc_h264_col_zero4) from its list-0 and list-1 neighbourhoods: returns its lists (bit 0
+ * list 0, bit 1 list 1), its vectors per quadrant into v0[4], v1[4] ((0, 0) in an unused
+ * list). */
+VIDK_CORE int enc_h264_direct(int cz4, const VidkH264MvNb *n0, const VidkH264MvNb *n1,
+                              VidkMv *v0, VidkMv *v1) {
+    VidkMv p0 = {0, 0}, p1 = {0, 0};
     const int r0 = vidk_h264_direct_ref(n0, &p0), r1 = vidk_h264_direct_ref(n1, &p1);
     const VidkMv zero = {0, 0};
     const int dzero = r0 < 0 && r1 < 0; /* directZeroPredictionFlag: both lists, zero */
     for (int q = 0; q < 4; q++) {
-        const int cz = !dzero && enc_h264_col_zero(f, mbx, mby, q);
+        const int cz = !dzero && (cz4 >> q & 1);
         v0[q] = dzero || r0 < 0 || cz ? zero : p0;
         v1[q] = dzero || r1 < 0 || cz ? zero : p1;
     }
@@ -1825,13 +1830,11 @@ typedef struct EncDirect {
 } EncDirect;
 
 /* enc_h264_b_direct_prep's work after the neighbourhoods (n0, n1: enc_h264_b_nb's) of a
- * direct macroblock with word w. */
-ENC_FN int enc_h264_b_direct_from(const EncFrame *f, int mbx, int mby, unsigned w,
-                                  const VidkH264MvNb *n0, const VidkH264MvNb *n1,
-                                  EncDirect *d) {
+ * direct macroblock with word w and colZeroFlags cz4 (enc_h264_col_zero4). */
+ENC_FN int enc_h264_b_direct_from(int cz4, unsigned w, const VidkH264MvNb *n0,
+                                  const VidkH264MvNb *n1, EncDirect *d) {
     /* (a direct macroblock's lists are the same in its four quadrants) */
-    const int use = enc_h264_direct(f, mbx, mby, n0, n1, d->a, d->b),
-              was = enc_h264_b_use4(w, 0);
+    const int use = enc_h264_direct(cz4, n0, n1, d->a, d->b), was = enc_h264_b_use4(w, 0);
     int same = use == was, uniform = 1;
     for (int q = 0; q < 4; q++) {
         const VidkMv c0 = n0->in[(q >> 1) * 8 + (q & 1) * 2],
@@ -1855,7 +1858,7 @@ ENC_FN int enc_h264_b_direct_prep(const EncFrame *f, int mbx, int mby, const Vid
     if ((w & ENC_MBI_INTRA) || !(w & ENC_MBI_DIRECT)) return 0;
     VidkH264MvNb n0, n1;
     enc_h264_b_nb(f, mbx, mby, mv0, mv1, mbi, &n0, &n1);
-    return enc_h264_b_direct_from(f, mbx, mby, w, &n0, &n1, d);
+    return enc_h264_b_direct_from(enc_h264_col_zero4(f, mbx, mby), w, &n0, &n1, d);
 }
 
 /* Is the outcome explicit (kind: enc_h264_b_direct_prep's; se, sd: with kind 2 the SATDs of
@@ -1983,7 +1986,7 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
         }
     }
     VidkMv a[4], b[4], dv0[4], dv1[4];
-    const int duse = enc_h264_direct(f, mbx, mby, &n0, &n1, dv0, dv1);
+    const int duse = enc_h264_direct(enc_h264_col_zero4(f, mbx, mby), &n0, &n1, dv0, dv1);
     const uint32_t sd = enc_h264_b_satd(f, mbx, mby, dv0, dv1, duse * 0x55),
                    bonus = enc_h264_lbits(f, ENC_H264_DIRECT_BONUS),
                    cd = sd > bonus ? sd - bonus : 0u;

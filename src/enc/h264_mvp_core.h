@@ -167,30 +167,28 @@ VIDK_CORE int vidk_h264_parts(int mode, const int *sub, int *px, int *py, int *p
  * from mv4 too, inoff[] from the own word (in B slices). Entry k < 26 alone: 0..3
  * a[k], 4..7 b[k - 4], 8 c, 9 d, 10..25 in[k - 10] (a warp fills them on parallel lanes). */
 #define VIDK_H264_MVNB_ENTRIES 26
-VIDK_CORE void vidk_h264_mvnb_entry(VidkH264MvNb *n, int k, const VidkMv *mv4, ptrdiff_t s4,
-                                    const uint16_t *mbi, uint16_t intra_bit, int list, int mbw,
-                                    int mbh, int row0, int mbx, int mby) {
-    if (k >= 10) {
-        k -= 10;
-        n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4];
-        n->inoff[k] = 0;
-        if (list >= 0) {
-            const unsigned w = mbi[mby * mbw + mbx];
-            n->inoff[k] =
-                (int8_t)((w & intra_bit) || !(VIDK_H264_BLISTS(w, k & 3, k >> 2) >> list & 1));
-        }
-        return;
-    }
-    const int x = k < 4 ? -1 : k < 8 ? k - 4 : k == 8 ? 4 : -1;
-    const int y = k < 4 ? k : -1;
-    const int nx = mbx + (x < 0 ? -1 : x >= 4 ? 1 : 0), ny = mby + (y < 0 ? -1 : 0);
+
+/* The 4x4 block of entry k < 10 relative to the macroblock's top-left one: x -1..4, y -1..3
+ * (the macroblock it lies in: the left one for x < 0, the upper ones for y < 0, the
+ * upper-right one for x > 3). */
+VIDK_CORE void vidk_h264_mvnb_pos(int k, int *x, int *y) {
+    *x = k < 4 ? -1 : k < 8 ? k - 4 : k == 8 ? 4 : -1;
+    *y = k < 4 ? k : -1;
+}
+
+/* Entry k < 10 from its macroblock's availability and, when available, decision word w and
+ * its block's vector *mv (read only when the block is inter and uses the list; intra_bit and
+ * list: as vidk_h264_mvnb_fill's). */
+VIDK_CORE void vidk_h264_mvnb_put(VidkH264MvNb *n, int k, int avail, unsigned w,
+                                  const VidkMv *mv, uint16_t intra_bit, int list) {
+    int x, y;
+    vidk_h264_mvnb_pos(k, &x, &y);
     VidkH264sNb r = {0, -1, {0, 0}};
-    if (nx >= 0 && nx < mbw && ny >= row0 && ny < mbh) {
+    if (avail) {
         r.avail = 1;
-        const unsigned w = mbi[ny * mbw + nx];
         if (!(w & intra_bit) && (list < 0 || (VIDK_H264_BLISTS(w, x & 3, y & 3) >> list & 1))) {
             r.ref = 0;
-            r.mv = mv4[(ptrdiff_t)(mby * 4 + y) * s4 + mbx * 4 + x];
+            r.mv = *mv;
         }
     }
     if (k < 4)
@@ -201,6 +199,34 @@ VIDK_CORE void vidk_h264_mvnb_entry(VidkH264MvNb *n, int k, const VidkMv *mv4, p
         n->c = r;
     else
         n->d = r;
+}
+
+/* Own block k (raster) with vector mv, of a macroblock with word w (read only when list >= 0:
+ * inoff from its lists). */
+VIDK_CORE void vidk_h264_mvnb_own(VidkH264MvNb *n, int k, unsigned w, VidkMv mv,
+                                  uint16_t intra_bit, int list) {
+    n->in[k] = mv;
+    n->inoff[k] = (int8_t)(list >= 0 && ((w & intra_bit) ||
+                                         !(VIDK_H264_BLISTS(w, k & 3, k >> 2) >> list & 1)));
+}
+
+VIDK_CORE void vidk_h264_mvnb_entry(VidkH264MvNb *n, int k, const VidkMv *mv4, ptrdiff_t s4,
+                                    const uint16_t *mbi, uint16_t intra_bit, int list, int mbw,
+                                    int mbh, int row0, int mbx, int mby) {
+    if (k >= 10) {
+        k -= 10;
+        vidk_h264_mvnb_own(n, k, list >= 0 ? mbi[mby * mbw + mbx] : 0u,
+                           mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4], intra_bit,
+                           list);
+        return;
+    }
+    int x, y;
+    vidk_h264_mvnb_pos(k, &x, &y);
+    const int nx = mbx + (x < 0 ? -1 : x >= 4 ? 1 : 0), ny = mby + (y < 0 ? -1 : 0);
+    const int avail = nx >= 0 && nx < mbw && ny >= row0 && ny < mbh;
+    vidk_h264_mvnb_put(n, k, avail, avail ? mbi[ny * mbw + nx] : 0u,
+                       avail ? mv4 + (ptrdiff_t)(mby * 4 + y) * s4 + mbx * 4 + x : mv4,
+                       intra_bit, list);
 }
 VIDK_CORE void vidk_h264_mvnb_fill(VidkH264MvNb *n, const VidkMv *mv4, ptrdiff_t s4,
                                    const uint16_t *mbi, uint16_t intra_bit, int list, int mbw,
