@@ -80,13 +80,41 @@ __global__ void __launch_bounds__(kBDistThreads)
     }
 }
 
-// Decision pass >= 1 against the previous pass's planes: a thread per macroblock.
-__global__ void __launch_bounds__(kBThreads)
+// Decision pass >= 1 against the previous pass's planes (enc_h264_b_decide_pass): a half
+// warp per macroblock. Its lanes fill the two neighbourhoods in shared memory (an entry and
+// list a lane), each derives direct (the same on each), lane k computes the SATD of direct's
+// 4x4 block k (summed over the half) and lane j < ENC_H264_B_MVD_TASKS mvd-bits task j, then
+// lane 0 decides (enc_h264_b_decide_with) from them. (Until session 45 a thread per
+// macroblock: 2 warps an SM at 1080p, 107 us a pass.)
+constexpr int kBDecideThreads = 128;
+__global__ void __launch_bounds__(kBDecideThreads)
     b_decide_kernel(const EncFrame f, const VidkMv *mvi0, const VidkMv *mvi1,
                     const uint16_t *mbi, VidkMv *mvo0, VidkMv *mvo1, uint16_t *mbo) {
-    const int u = (int)(blockIdx.x * kBThreads + threadIdx.x);
-    if (u >= f.uw * f.uh) return;
-    enc_h264_b_decide_pass(&f, u % f.uw, u / f.uw, mvi0, mvi1, mbi, mvo0, mvo1, mbo);
+    __shared__ VidkH264MvNb s_n[kBDecideThreads / 16][2];
+    const int t = (int)(blockIdx.x * kBDecideThreads + threadIdx.x), u = t >> 4, k = t & 15;
+    if (u >= f.uw * f.uh) return; // the whole half warp
+    const unsigned half = 0xffffu << (threadIdx.x & 16);
+    const int mbx = u % f.uw, mby = u / f.uw, row0 = enc_h264_row0(&f, mby);
+    VidkH264MvNb *n = s_n[threadIdx.x >> 4];
+    for (int e = k; e < 2 * VIDK_H264_MVNB_ENTRIES; e += 16) {
+        const int l = e >= VIDK_H264_MVNB_ENTRIES;
+        vidk_h264_mvnb_entry(&n[l], e - l * VIDK_H264_MVNB_ENTRIES, l ? mvi1 : mvi0, f.W / 4,
+                             mbi, ENC_MBI_INTRA, l, f.uw, f.uh, row0, mbx, mby);
+    }
+    __syncwarp(half);
+    VidkMv dv0[4], dv1[4];
+    const int duse = enc_h264_direct(enc_h264_col_zero4(&f, mbx, mby), &n[0], &n[1], dv0, dv1);
+    uint32_t sd = enc_h264_b_satd4(&f, mbx, mby, k, dv0, dv1, duse * 0x55);
+#pragma unroll
+    for (int o = 1; o < 16; o <<= 1)
+        sd += __shfl_xor_sync(half, sd, o);
+    const unsigned bj =
+        k < ENC_H264_B_MVD_TASKS ? enc_h264_b_mvd_task(&f, u, &n[0], &n[1], k) : 0u;
+    unsigned bits[ENC_H264_B_MVD_TASKS];
+#pragma unroll
+    for (int j = 0; j < ENC_H264_B_MVD_TASKS; j++)
+        bits[j] = __shfl_sync(half, bj, j, 16);
+    if (!k) enc_h264_b_decide_with(&f, mbx, mby, bits, duse, dv0, dv1, sd, mvo0, mvo1, mbo);
 }
 
 // The direct macroblocks' final form (enc_h264_b_direct_final) in raster order's result: a

@@ -213,7 +213,6 @@ static int launch_b(VidkEncoder *e, int64_t index, int slot, EncFrame &f,
     const cudaStream_t s = c->s_code;
     const int n = e->uw * e->uh;
     cudaEvent_t *ev = c->ev[slot];
-    const unsigned nb = (unsigned)((n + kBThreads - 1) / kBThreads);
     f.skipc = c->d_skipc;
     f.part_mv = c->d_part_mv;
     f.dist = c->d_dist;
@@ -249,8 +248,9 @@ static int launch_b(VidkEncoder *e, int64_t index, int slot, EncFrame &f,
     CUDA_CHECK_LAUNCH();
     for (int pass = 1; pass <= VIDK_ENC_DECIDE_PASSES; pass++) {
         const int o = pass & 1, i = o ^ 1;
-        b_decide_kernel<<<nb, kBThreads, 0, s>>>(f, c->d_dmv[i], c->d_dmvb[i], c->d_dmb[i],
-                                                 c->d_dmv[o], c->d_dmvb[o], c->d_dmb[o]);
+        b_decide_kernel<<<(unsigned)(((size_t)n * 16 + kBDecideThreads - 1) / kBDecideThreads),
+                          kBDecideThreads, 0, s>>>(f, c->d_dmv[i], c->d_dmvb[i], c->d_dmb[i],
+                                                   c->d_dmv[o], c->d_dmvb[o], c->d_dmb[o]);
         CUDA_CHECK_LAUNCH();
     }
     {

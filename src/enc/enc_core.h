@@ -1949,19 +1949,23 @@ ENC_FN unsigned enc_h264_b_part_mvd(const EncFrame *fl, int u, VidkH264MvNb n, i
  * neighbours'; until session 44 SATD + lambda x 1; docs/PERFORMANCE.md "Session 44"). */
 #define ENC_H264_DIRECT_BONUS 2
 
-/* Decision pass k >= 1 of a B frame against the neighbours of pass k - 1 (mvi0, mvi1, mbi):
- * the costs (SATD + lambda x the CAVLC bits of mb_type and mvds) of list 0, list 1 and both
- * in one 16x16 partition, then in two 16x8 and in two 8x16 partitions (each partition list 0,
- * list 1 or both: mb_types 4 .. 21); the first lowest of them; direct (its SATD less lambda x
- * ENC_H264_DIRECT_BONUS: coded as B_Skip when no level is left) replaces it when not dearer;
- * Intra_16x16 (the estimate) when cheaper than the lowest (as enc_h264_pick in P frames). */
-ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi0,
-                                   const VidkMv *mvi1, const uint16_t *mbi, VidkMv *mvo0,
-                                   VidkMv *mvo1, uint16_t *mbo) {
+/* The decision pass's mvd-bits tasks (enc_h264_b_part_mvd): j 0, 1 the 16x16 partition's in
+ * list j; j 2 .. 13 partition mode m = 1 + (j - 2) / 6, the partitions using the list sel = 1
+ * + (j - 2) % 6 / 2 (bit p: partition p), list j & 1 (the device spreads them over lanes). */
+#define ENC_H264_B_MVD_TASKS 14
+ENC_FN unsigned enc_h264_b_mvd_task(const EncFrame *f, int u, const VidkH264MvNb *n0,
+                                    const VidkH264MvNb *n1, int j) {
+    const int m = j < 2 ? 0 : 1 + (j - 2) / 6, sel = j < 2 ? 3 : 1 + (j - 2) % 6 / 2, l = j & 1;
+    return enc_h264_b_part_mvd(l ? f->l1 : f, u, l ? *n1 : *n0, m, sel);
+}
+
+/* The decision of enc_h264_b_decide_pass from its measures: the mvd bits of the tasks
+ * (bits[ENC_H264_B_MVD_TASKS]), direct's lists, vectors and SATD (duse, dv0, dv1, sd). */
+ENC_FN void enc_h264_b_decide_with(const EncFrame *f, int mbx, int mby, const unsigned *bits,
+                                   int duse, const VidkMv *dv0, const VidkMv *dv1, uint32_t sd,
+                                   VidkMv *mvo0, VidkMv *mvo1, uint16_t *mbo) {
     const int u = mby * f->uw + mbx;
     const uint32_t *d = f->dist + ENC_H264_DIST_N * (ptrdiff_t)u;
-    VidkH264MvNb n0, n1;
-    enc_h264_b_nb(f, mbx, mby, mvi0, mvi1, mbi, &n0, &n1);
     const VidkMv zero = {0, 0};
     int bu0 = 1, bu1 = 1, mode = 0;
     uint32_t best = 0xffffffffu;
@@ -1970,8 +1974,8 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
          * sel: partition p; 16x16: 3) */
         unsigned b0[4] = {0, 0, 0, 0}, b1[4] = {0, 0, 0, 0};
         for (int sel = m ? 1 : 3; sel < 4; sel++) {
-            b0[sel] = enc_h264_b_part_mvd(f, u, n0, m, sel);
-            b1[sel] = enc_h264_b_part_mvd(f->l1, u, n1, m, sel);
+            const int j = m ? 2 + 6 * (m - 1) + 2 * (sel - 1) : 0;
+            b0[sel] = bits[j], b1[sel] = bits[j + 1];
         }
         for (int c = 0; c < (m ? 9 : 3); c++) {
             /* the lists of the two partitions (16x16: the one) */
@@ -1979,16 +1983,14 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
             const uint32_t s = m ? d[ENC_H264_BDIST_PART + 6 * (m - 1) + u0 - 1] +
                                        d[ENC_H264_BDIST_PART + 6 * (m - 1) + 3 + u1 - 1]
                                  : d[ENC_H264_BDIST_L0 + u0 - 1];
-            const unsigned bits = vidk_ue_bits((unsigned)enc_h264_b_mb_type(m, u0, u1)) +
-                                  b0[(u0 & 1) | (u1 & 1) << 1] + b1[(u0 >> 1) | (u1 & 2)];
-            const uint32_t cost = s + enc_h264_lbits(f, bits);
+            const unsigned b = vidk_ue_bits((unsigned)enc_h264_b_mb_type(m, u0, u1)) +
+                               b0[(u0 & 1) | (u1 & 1) << 1] + b1[(u0 >> 1) | (u1 & 2)];
+            const uint32_t cost = s + enc_h264_lbits(f, b);
             if (cost < best) best = cost, bu0 = u0, bu1 = u1, mode = m;
         }
     }
-    VidkMv a[4], b[4], dv0[4], dv1[4];
-    const int duse = enc_h264_direct(enc_h264_col_zero4(f, mbx, mby), &n0, &n1, dv0, dv1);
-    const uint32_t sd = enc_h264_b_satd(f, mbx, mby, dv0, dv1, duse * 0x55),
-                   bonus = enc_h264_lbits(f, ENC_H264_DIRECT_BONUS),
+    VidkMv a[4], b[4];
+    const uint32_t bonus = enc_h264_lbits(f, ENC_H264_DIRECT_BONUS),
                    cd = sd > bonus ? sd - bonus : 0u;
     const uint32_t intra = d[ENC_H264_DIST_INTRA];
     unsigned w;
@@ -2012,6 +2014,27 @@ ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const Vi
         }
     }
     enc_h264_b_out(f, mbx, mby, a, b, w, mvo0, mvo1, mbo);
+}
+
+/* Decision pass k >= 1 of a B frame against the neighbours of pass k - 1 (mvi0, mvi1, mbi):
+ * the costs (SATD + lambda x the CAVLC bits of mb_type and mvds) of list 0, list 1 and both
+ * in one 16x16 partition, then in two 16x8 and in two 8x16 partitions (each partition list 0,
+ * list 1 or both: mb_types 4 .. 21); the first lowest of them; direct (its SATD less lambda x
+ * ENC_H264_DIRECT_BONUS: coded as B_Skip when no level is left) replaces it when not dearer;
+ * Intra_16x16 (the estimate) when cheaper than the lowest (as enc_h264_pick in P frames). */
+ENC_FN void enc_h264_b_decide_pass(const EncFrame *f, int mbx, int mby, const VidkMv *mvi0,
+                                   const VidkMv *mvi1, const uint16_t *mbi, VidkMv *mvo0,
+                                   VidkMv *mvo1, uint16_t *mbo) {
+    VidkH264MvNb n0, n1;
+    enc_h264_b_nb(f, mbx, mby, mvi0, mvi1, mbi, &n0, &n1);
+    unsigned bits[ENC_H264_B_MVD_TASKS];
+    for (int j = 0; j < ENC_H264_B_MVD_TASKS; j++)
+        bits[j] = enc_h264_b_mvd_task(f, mby * f->uw + mbx, &n0, &n1, j);
+    VidkMv dv0[4], dv1[4];
+    const int duse = enc_h264_direct(enc_h264_col_zero4(f, mbx, mby), &n0, &n1, dv0, dv1);
+    enc_h264_b_decide_with(f, mbx, mby, bits, duse, dv0, dv1,
+                           enc_h264_b_satd(f, mbx, mby, dv0, dv1, duse * 0x55), mvo0, mvo1,
+                           mbo);
 }
 
 /* Zeroed unit statistics. */
