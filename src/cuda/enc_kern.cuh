@@ -472,13 +472,21 @@ __device__ inline unsigned lq_half_rec(unsigned mask, const EncFrame &f, int tx8
 // enc_h264_tx_measure sums into *s4, *s8 (both lanes): the SATD of its blocks, the 8x8
 // Hadamard transform's rows on its rows, then its columns, as enc_h264_tx_measure computes
 // them (vidk_satd4, enc_had8_1d; mask: the lanes measuring).
+// kB: a B frame's quadrant, from the lists in use with the vectors mq (list 0) and mq1 (list
+// 1; enc_h264_b_pred_blk); else from list 0 alone.
+template <bool kB>
 __device__ inline void luma_pred_half(unsigned mask, const EncFrame &f, int xq, int yq,
-                                      const VidkMv *mq, int n4, int h, uint8_t *s_pred, int pi,
-                                      bool measure, uint32_t *s4, uint32_t *s8) {
+                                      const VidkMv *mq, const VidkMv *mq1, int use, int n4,
+                                      int h, uint8_t *s_pred, int pi, bool measure,
+                                      uint32_t *s4, uint32_t *s8) {
     ENC_ALIGN(16) uint8_t out[32]; // rows 4h..4h+3 of the quadrant, 8 bytes each
 #pragma unroll
     for (int b = 0; b < 2; b++)
-        enc_mc_luma(&f, xq + 4 * b, yq + 4 * h, 4, 4, mq[h * n4 + b], out + 4 * b, 8);
+        if (kB)
+            enc_h264_b_pred_blk(&f, xq + 4 * b, yq + 4 * h, 4, mq[h * n4 + b], mq1[h * n4 + b],
+                                use, out + 4 * b, 8);
+        else
+            enc_mc_luma(&f, xq + 4 * b, yq + 4 * h, 4, 4, mq[h * n4 + b], out + 4 * b, 8);
     const uint2 *o = reinterpret_cast<const uint2 *>(out);
 #pragma unroll
     for (int r = 0; r < 4; r++)
@@ -569,8 +577,11 @@ __device__ inline void chroma_half(unsigned mask, const EncFrame &f, int mbx, in
 // that two blocks fit an SM (kMinBlocks = 2; 3 where the grid has more than two blocks per
 // SM). 9.9 kB of shared memory: three blocks fit in the 32 kB configuration (with their 1 kB
 // each). The measures' room (until the job list) is taken by the scores and then the bits.
+//
+// kB: the inter macroblocks of a B frame (enc_tmpl.h h264_b_mb: the same steps, each quadrant's
+// prediction from its lists; since session 45, a thread per macroblock before).
 constexpr int kInterWarps = 12, kLumaWarps = 8;
-template <int kMinBlocks>
+template <int kMinBlocks, bool kB = false>
 __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(const EncFrame f) {
     __shared__ __align__(16) uint8_t s_pred[4 * 32 * 64];
     __shared__ union {
@@ -591,11 +602,22 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
     const VidkMv *mv4 = f.dmv + (ptrdiff_t)(4 * mby) * n4 + 4 * mbx;
     EncUnitStat st = enc_stat_zero();
     VidkH264MvNb nb;
-    if (on && role == 8) (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st); // (see above)
+    if (on && role == 8) { // (see above)
+        if (kB)
+            enc_cu_h264_b_head(&f, mbx, mby, w, &st);
+        else
+            (void)enc_cu_h264_p_head(&f, mbx, mby, w, &nb, &st);
+    }
     if (on && role < kLumaWarps) { // quadrant role & 3's chroma prediction, one plane, into rec
         const int q = role & 3;
-        enc_mc_area(&f, x0 + 8 * (q & 1), y0 + 8 * (q >> 1), 8, 8,
-                    mv4 + 2 * (q >> 1) * n4 + 2 * (q & 1), n4, 2u << (role >> 2));
+        const ptrdiff_t o = 2 * (q >> 1) * n4 + 2 * (q & 1);
+        if (kB)
+            enc_h264_b_pred_cq(&f, mbx, mby, 1 + (role >> 2), q, mv4[o],
+                               f.dmvb[(ptrdiff_t)(4 * mby) * n4 + 4 * mbx + o],
+                               enc_h264_b_use4(w, (q >> 1) * 8 + (q & 1) * 2));
+        else
+            enc_mc_area(&f, x0 + 8 * (q & 1), y0 + 8 * (q >> 1), 8, 8, mv4 + o, n4,
+                        2u << (role >> 2));
     }
     __syncthreads(); // the chroma planes are coded from it
     {
@@ -611,8 +633,10 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
             const int q = (job >> 1) & 3, xq = 16 * mx + 8 * (q & 1),
                       yq = 16 * my + 8 * (q >> 1);
             uint32_t s4, s8;
-            luma_pred_half(mk, f, xq, yq, f.dmv + (ptrdiff_t)(yq / 4) * n4 + xq / 4, n4, h,
-                           s_pred, q * 32 + m, okm, &s4, &s8);
+            const ptrdiff_t o = (ptrdiff_t)(yq / 4) * n4 + xq / 4;
+            luma_pred_half<kB>(mk, f, xq, yq, f.dmv + o, kB ? f.dmvb + o : f.dmv + o,
+                               kB ? enc_h264_b_use4(wm, (q >> 1) * 8 + (q & 1) * 2) : 1, n4, h,
+                               s_pred, q * 32 + m, okm, &s4, &s8);
             if (okm && !h) s_x.m[0][q][m] = s4, s_x.m[1][q][m] = s8;
         }
         if (onm && role >= kLumaWarps) {
@@ -646,6 +670,8 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
     const int ju = blockIdx.x * 32 + jm, jx = 16 * (ju % f.uw), jy = 16 * (ju / f.uw);
     const int xq = jx + 8 * (q & 1), yq = jy + 8 * (q >> 1);
     const VidkMv *jmv = f.dmv + (ptrdiff_t)(jy / 4) * n4 + jx / 4; // the job's vectors
+    // (B: list 1's too; a list a block does not use holds (0, 0))
+    const VidkMv *jmv1 = kB ? f.dmvb + (ptrdiff_t)(jy / 4) * n4 + jx / 4 : jmv;
     ENC_ALIGN(16) int16_t lev[32];
     uint32_t pc[8]; // the prediction's columns 4h..4h+3, then their reconstruction
     if (busy) {
@@ -654,13 +680,19 @@ __global__ void __launch_bounds__(32 * kInterWarps, kMinBlocks) inter_kernel(con
             const uint2 p = *pred_row(s_pred, q * 32 + jm, r);
             pc[r] = h ? p.y : p.x;
         }
-        const int score =
-            lq_half_quant(jt ? m8 : m4, f, f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq, f.ss[0], jt,
-                          h, s_pred, q * 32 + jm, pc, lev, enc_h264_mb_moving(jmv, jmv, n4, 1));
+        const int score = lq_half_quant(
+            jt ? m8 : m4, f, f.src[0] + (ptrdiff_t)yq * f.ss[0] + xq, f.ss[0], jt, h, s_pred,
+            q * 32 + jm, pc, lev, enc_h264_mb_moving(jmv, jmv1, n4, kB ? 3 : 1));
         if (!h) s_x.c.score[q][jm] = score;
     }
     // the maps beside the quantisation (rec still holds the prediction the energy map reads)
-    if (on && role == 9) enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4);
+    if (on && role == 9) {
+        if (kB)
+            enc_cu_h264_b_maps(&f, mbx, mby, mv4, f.dmvb + (ptrdiff_t)(4 * mby) * n4 + 4 * mbx,
+                               n4);
+        else
+            enc_cu_h264_p_maps(&f, mbx, mby, mv4, n4);
+    }
     __syncthreads(); // every quadrant's score is known
     if (busy) {
         const int total =

@@ -7,7 +7,7 @@
 
 namespace {
 
-constexpr int kBThreads = 64, kBDistThreads = 128;
+constexpr int kBDistThreads = 128;
 
 // enc_h264_b_dist on a half warp per macroblock and task (blockIdx.y), a lane per 4x4 block;
 // the tasks write disjoint entries: 0 both lists' 16x16 vectors refined (lane_refine, as
@@ -260,15 +260,6 @@ __global__ void __launch_bounds__(32)
 __global__ void __launch_bounds__(256) b_col_kernel(const EncFrame f, VidkMv *colmv) {
     const int k = (int)(blockIdx.x * 256 + threadIdx.x), w4 = f.W / 4;
     if (k < w4 * (f.H / 4)) colmv[k] = enc_h264_b_mv_of(f.mbi, f.uw, w4, f.mv4, f.mv4b, k);
-}
-
-// The inter macroblocks (enc_tmpl.h h264_b_mb; the intra ones are intra_p_kernel's): a thread
-// per macroblock.
-__global__ void __launch_bounds__(kBThreads) b_mb_kernel(const EncFrame f) {
-    const int u = (int)(blockIdx.x * kBThreads + threadIdx.x);
-    if (u >= f.uw * f.uh) return;
-    const EncOps ops = {0};
-    enc_cu_h264_b_mb(&ops, &f, u % f.uw, u / f.uw);
 }
 
 } // namespace

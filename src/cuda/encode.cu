@@ -73,6 +73,10 @@ int vidk_encc::kernels_prepare(VidkContext *ctx, VidkEncoder *e, EncCuda *c) {
     CUDA_CHECK(vidk_cuda_prefer_l1(decide_kernel));
     CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<2>));
     CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<3>));
+    if (e->p.bframes) {
+        CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<2, true>));
+        CUDA_CHECK(vidk_cuda_prefer_l1(inter_kernel<3, true>));
+    }
     {
         // VIDK_INTER_KERNEL=2 or 3 forces that build (a test hook: ctest encode_cuda_waves)
         const char *force = getenv("VIDK_INTER_KERNEL");
@@ -94,8 +98,8 @@ int vidk_encc::kernels_prepare(VidkContext *ctx, VidkEncoder *e, EncCuda *c) {
     else
         CUDA_CHECK(vidk_cuda_load(hevc_intra_kernel, hevc_inter_kernel));
     if (e->p.bframes) { // H.264 (vidk_enc_open)
-        CUDA_CHECK(vidk_cuda_load(b_dist_kernel, b_decide_kernel, b_direct_kernel, b_mb_kernel,
-                                  b_col_kernel));
+        CUDA_CHECK(vidk_cuda_load(b_dist_kernel, b_decide_kernel, b_direct_kernel,
+                                  inter_kernel<2, true>, inter_kernel<3, true>, b_col_kernel));
         CUDA_CHECK(cudaFuncSetAttribute(b_direct_kernel,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)b_direct_smem(e->uw)));
@@ -422,7 +426,9 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
         if (e->p.codec == VIDK_CODEC_HEVC)
             hevc_inter_kernel<<<(unsigned)((n + 1) / 2), 64, 0, s>>>(f);
         else if (bf)
-            b_mb_kernel<<<(unsigned)((n + kBThreads - 1) / kBThreads), kBThreads, 0, s>>>(f);
+            CUDA_CHECK(vidk_cuda_launch_pdl(c->inter_waves ? inter_kernel<3, true>
+                                                           : inter_kernel<2, true>,
+                                            (unsigned)((n + 31) / 32), 32 * kInterWarps, s, f));
         else
             CUDA_CHECK(vidk_cuda_launch_pdl(c->inter_waves ? inter_kernel<3> : inter_kernel<2>,
                                             (unsigned)((n + 31) / 32), 32 * kInterWarps, s, f));

@@ -1646,29 +1646,35 @@ ENC_FN uint32_t enc_h264_b_satd(const EncFrame *f, int mbx, int mby, const VidkM
     return s;
 }
 
+/* The chroma prediction of quadrant q (vectors a in list 0, b in list 1, lists use) of
+ * macroblock (mbx, mby) in plane p (1, 2) into f->rec. */
+ENC_FN void enc_h264_b_pred_cq(const EncFrame *f, int mbx, int mby, int p, int q, VidkMv a,
+                               VidkMv b, int use) {
+    uint8_t t[16];
+    const int x = 8 * mbx + 4 * (q & 1), y = 8 * mby + 4 * (q >> 1);
+    uint8_t *d = f->rec[p] + (ptrdiff_t)y * f->cs[p] + x;
+    if (use & 1) enc_mc_chroma(f, p, x, y, 4, 4, a, d, f->cs[p]);
+    if (use == 2) enc_mc_chroma(f->l1, p, x, y, 4, 4, b, d, f->cs[p]);
+    if (use == 3) {
+        enc_mc_chroma(f->l1, p, x, y, 4, 4, b, t, 4);
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++)
+                d[j * f->cs[p] + i] = enc_h264_bi(f, d[j * f->cs[p] + i], t[4 * j + i]);
+    }
+}
+
 /* The whole prediction of a B macroblock (luma and chroma) into f->rec. */
 ENC_FN void enc_h264_b_pred_mb(const EncFrame *f, int mbx, int mby, const VidkMv *v0,
                                const VidkMv *v1, int uq) {
-    uint8_t pr[256], t[16];
+    uint8_t pr[256];
     const int x0 = 16 * mbx, y0 = 16 * mby;
     enc_h264_b_pred16(f, x0, y0, v0, v1, uq, pr);
     for (int j = 0; j < 16; j++)
         for (int i = 0; i < 16; i++)
             f->rec[0][(ptrdiff_t)(y0 + j) * f->cs[0] + x0 + i] = pr[16 * j + i];
     for (int p = 1; p < 3; p++)
-        for (int q = 0; q < 4; q++) {
-            const int x = 8 * mbx + 4 * (q & 1), y = 8 * mby + 4 * (q >> 1),
-                      use = uq >> (2 * q) & 3;
-            uint8_t *d = f->rec[p] + (ptrdiff_t)y * f->cs[p] + x;
-            if (use & 1) enc_mc_chroma(f, p, x, y, 4, 4, v0[q], d, f->cs[p]);
-            if (use == 2) enc_mc_chroma(f->l1, p, x, y, 4, 4, v1[q], d, f->cs[p]);
-            if (use == 3) {
-                enc_mc_chroma(f->l1, p, x, y, 4, 4, v1[q], t, 4);
-                for (int j = 0; j < 4; j++)
-                    for (int i = 0; i < 4; i++)
-                        d[j * f->cs[p] + i] = enc_h264_bi(f, d[j * f->cs[p] + i], t[4 * j + i]);
-            }
-        }
+        for (int q = 0; q < 4; q++)
+            enc_h264_b_pred_cq(f, mbx, mby, p, q, v0[q], v1[q], uq >> (2 * q) & 3);
 }
 
 /* The partition (0 or 1) of partition mode m (0 16x16, 1 16x8, 2 8x16) holding 4x4 block k

@@ -276,6 +276,41 @@ ENC_FN void ENC_T(h264_p_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     ENC_T(h264_chroma)(ops, f, mbx, mby, 0, st);
 }
 
+/* The header part of an inter macroblock of a B frame (word w): the mode / mvd bits the
+ * stream codes (against the final decisions) and the partition count into st. */
+ENC_FN void ENC_T(h264_b_head)(const EncFrame *f, int mbx, int mby, unsigned w,
+                               EncUnitStat *st) {
+    const int mode = (w & ENC_MBI_DIRECT) ? 0 : (int)(w & 3); /* 0 16x16, 1 16x8, 2 8x16 */
+    if (w & ENC_MBI_DIRECT) {
+        st->bits_mode = enc_h264_mb_bits[0];
+    } else {
+        VidkH264MvNb n[2];
+        enc_h264_b_nb(f, mbx, mby, f->dmv, f->dmvb, f->dmb, &n[0], &n[1]);
+        const int u0 = enc_h264_b_use4(w, 0), u1 = enc_h264_b_use4(w, 15); /* the partitions' */
+        st->bits_mode = vidk_ue_bits((unsigned)enc_h264_b_mb_type(mode, u0, u1));
+        for (int l = 0; l < 2; l++) {
+            int dx[2], dy[2], px[2], py[2], pk[2];
+            const int np = enc_h264_b_mvds(&n[l], mode, (u0 >> l & 1) | (u1 >> l & 1) << 1, dx,
+                                           dy, px, py, pk);
+            for (int k = 0; k < np; k++)
+                st->bits_mv += vidk_se_bits(dx[k]) + vidk_se_bits(dy[k]);
+        }
+    }
+    st->bits_mode += 1u; /* transform_size_8x8_flag */
+    st->parts[VIDK_ENC_PART_16x16 + mode]++;
+}
+
+/* After the prediction: h264_p_maps with the list-0 vectors m0, and the list-1 vectors m1
+ * (row stride n4 both) into f->mv4b. */
+ENC_FN void ENC_T(h264_b_maps)(const EncFrame *f, int mbx, int mby, const VidkMv *m0,
+                               const VidkMv *m1, int n4) {
+    ENC_T(h264_p_maps)(f, mbx, mby, m0, n4);
+    if (f->mv4b)
+        for (int k = 0; k < 16; k++)
+            f->mv4b[(ptrdiff_t)(mby * 4 + k / 4) * (f->W / 4) + mbx * 4 + k % 4] =
+                m1[(k >> 2) * n4 + (k & 3)];
+}
+
 /* Inter macroblock of a B frame (docs/ENCODE.md §16), from the last decision pass's word
  * and vectors (f->dmb, dmv, dmvb); intra ones as in P frames (h264_i_mb, after). */
 ENC_FN void ENC_T(h264_b_mb)(const EncOps *ops, const EncFrame *f, int mbx, int mby) {
@@ -291,30 +326,10 @@ ENC_FN void ENC_T(h264_b_mb)(const EncOps *ops, const EncFrame *f, int mbx, int 
     }
     for (int q = 0; q < 4; q++)
         v0[q] = m0[(q >> 1) * 8 + (q & 1) * 2], v1[q] = m1[(q >> 1) * 8 + (q & 1) * 2];
-    const int mode = (w & ENC_MBI_DIRECT) ? 0 : (int)(w & 3); /* 0 16x16, 1 16x8, 2 8x16 */
-    if (w & ENC_MBI_DIRECT) {
-        st->bits_mode = enc_h264_mb_bits[0];
-    } else { /* the mvds the stream codes, against the final decisions */
-        VidkH264MvNb n[2];
-        enc_h264_b_nb(f, mbx, mby, f->dmv, f->dmvb, f->dmb, &n[0], &n[1]);
-        const int u0 = enc_h264_b_use4(w, 0), u1 = enc_h264_b_use4(w, 15); /* the partitions' */
-        st->bits_mode = vidk_ue_bits((unsigned)enc_h264_b_mb_type(mode, u0, u1));
-        for (int l = 0; l < 2; l++) {
-            int dx[2], dy[2], px[2], py[2], pk[2];
-            const int np = enc_h264_b_mvds(&n[l], mode, (u0 >> l & 1) | (u1 >> l & 1) << 1, dx,
-                                           dy, px, py, pk);
-            for (int k = 0; k < np; k++)
-                st->bits_mv += vidk_se_bits(dx[k]) + vidk_se_bits(dy[k]);
-        }
-    }
-    st->bits_mode += 1u; /* transform_size_8x8_flag */
-    st->parts[VIDK_ENC_PART_16x16 + mode]++;
+    ENC_T(h264_b_head)(f, mbx, mby, w, st);
     const int x0 = mbx * 16, y0 = mby * 16;
     enc_h264_b_pred_mb(f, mbx, mby, v0, v1, uq);
-    ENC_T(h264_p_maps)(f, mbx, mby, m0, 4);
-    if (f->mv4b)
-        for (int k = 0; k < 16; k++)
-            f->mv4b[(ptrdiff_t)(mby * 4 + k / 4) * n4 + mbx * 4 + k % 4] = m1[k];
+    ENC_T(h264_b_maps)(f, mbx, mby, m0, m1, 4);
     const int tx8 =
         ENC_T(h264_luma_inter)(ops, f, x0, y0, 1, enc_h264_mb_moving(m0, m1, 4, 3), st);
     if (f->mbi) f->mbi[mby * f->uw + mbx] = (uint16_t)(w | (tx8 ? ENC_MBI_TX8 : 0u));
