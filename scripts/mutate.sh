@@ -35,23 +35,23 @@ mut lambda_qp22 src/enc/enc_core.h \
     '2,  2,  3,  3,  3,  4,  4,' '2,  2,  3,  4,  3,  4,  4,'
 mut hevc_qpc_30 src/enc/enc_frame.c \
     '{29, 30, 31, 32, 33, 33, 34' '{30, 30, 31, 32, 33, 33, 34'
-mut h264_part_tie src/enc/enc_core.h \
+mut h264_part_tie src/enc/enc_core_h264.h \
     'if (c[k] < best) best = c[k], w = k;' 'if (c[k] <= best) best = c[k], w = k;'
-mut h264_tx8_tie src/enc/enc_core.h \
+mut h264_tx8_tie src/enc/enc_core_h264.h \
     'return (s8 + 2u) >> 2 < s4;' 'return (s8 + 2u) >> 2 <= s4;'
-mut h264_tx8_scale src/enc/enc_core.h \
+mut h264_tx8_scale src/enc/enc_core_h264.h \
     'return (s8 + 2u) >> 2 < s4;' 'return (s8 + 2u) >> 1 < s4;'
 mut ue_len_off_by_one src/me_core.h \
     'vidk_hibit32(k + 1u) + 1u;' 'vidk_hibit32(k + 2u) + 1u;'
 mut se_mapping src/me_core.h \
     '2u * (unsigned)(-v));' '2u * (unsigned)(-v) + 1u);'
-mut mvd_pred_left src/enc/enc_core.h \
+mut mvd_pred_left src/enc/enc_core_h264b.h \
     'if (ux > 0) v = enc_me_at(f, bs, ux - 1, uy).mv;' 'if (ux > 1) v = enc_me_at(f, bs, ux - 1, uy).mv;'
-mut h264_sub_tie src/enc/enc_core.h \
+mut h264_sub_tie src/enc/enc_core_h264.h \
     'if (cq < bq) bq = cq, bs = s;' 'if (cq <= bq) bq = cq, bs = s;'
-mut h264_skip_tie src/enc/enc_core.h \
+mut h264_skip_tie src/enc/enc_core_h264.h \
     'if (c[4] <= best) w = 4;' 'if (c[4] < best) w = 4;'
-mut h264_intra_in_p src/enc/enc_core.h \
+mut h264_intra_in_p src/enc/enc_core_h264.h \
     'return intra >> 2 < best ? ENC_H264_CANDS : w;' 'return w;'
 mut h264_inter_round src/enc/enc_core.h \
     '((uint32_t)1 << qbits) >> 5)' '((uint32_t)1 << qbits) >> 4)'
@@ -103,33 +103,33 @@ mut i4_intra_cbp src/enc/h264_stream_core.h \
 mut cabac_i4_rem_order src/enc/h264_stream_cabac.h \
     'vidk_cabac_bin(o, 69, (r >> t) & 1);' 'vidk_cabac_bin(o, 69, (r >> (2 - t)) & 1);'
 # B frames (docs/ENCODE.md §16): caught by FFmpeg's decode of the --bframes rows (cli_stream).
-mut b_colzero_range src/enc/enc_core.h \
-    'return v.x >= -1 && v.x <= 1 && v.y >= -1 && v.y <= 1;' \
-    'return v.x >= -2 && v.x <= 2 && v.y >= -1 && v.y <= 1;'
-mut b_bi_round src/enc/enc_core.h \
+mut b_colzero_range src/enc/enc_core_h264b.h \
+    'cz |= (v.x >= -1 && v.x <= 1 && v.y >= -1 && v.y <= 1) << q;' \
+    'cz |= (v.x >= -2 && v.x <= 2 && v.y >= -1 && v.y <= 1) << q;'
+mut b_bi_round src/enc/enc_core_h264b.h \
     'const int v = (a * f->bw0 + b * f->bw1 + 32) >> 6;' 'const int v = (a * f->bw0 + b * f->bw1 + 31) >> 6;'
-mut b_implicit_w src/enc/enc_core.h \
+mut b_implicit_w src/enc/enc_core_h264b.h \
     '*w0 = 64 - (dsf >> 2), *w1 = dsf >> 2;' '*w0 = 64 - (dsf >> 2) - 1, *w1 = (dsf >> 2) + 1;'
 mut b_direct_c_or_d src/enc/h264_mvp_core.h \
     'const VidkH264sNb c = n->c.avail ? n->c : n->d;' 'const VidkH264sNb c = n->c;'
-mut b_dbk_lists src/enc/enc_core.h \
+mut b_dbk_lists src/enc/enc_core_h264b.h \
     'dx = up != uq || ((up & 1) && d0)' 'dx = ((up & 1) && d0)'
 # B macroblocks in two 16x8 / 8x16 partitions: the decision (test_enc_decide's B partitions),
 # the CABAC mb_type strings (test_h264_bslice), the partitions' mvd predictors (FFmpeg's decode
 # against the reconstruction, cli_stream).
-mut b_direct_bonus src/enc/enc_core.h \
+mut b_direct_bonus src/enc/enc_core_h264b.h \
     '#define ENC_H264_DIRECT_BONUS 2' '#define ENC_H264_DIRECT_BONUS 1'
-mut b_part_decide src/enc/enc_core.h \
+mut b_part_decide src/enc/enc_core_h264b.h \
     '    for (int m = 0; m < 3; m++) {' '    for (int m = 0; m < 1; m++) {'
 mut b_part_cabac_type src/enc/h264_stream_cabac.h \
     'const int bits = n == 5 ? t + 4 :' 'const int bits = n == 5 ? t + 5 :'
-mut b_part_mvp_dir src/enc/enc_core.h \
+mut b_part_mvp_dir src/enc/enc_core_h264b.h \
     'm == 2 ? 2 : 4, m ? m == 1 ? 1 + k : 3 + k : 0,' 'm == 2 ? 2 : 4, 0,'
 # B partitions with a list each (L0_L1, Bi_L0, ...): the decision, mb_type, the mvp's
 # neighbour inside the macroblock that does not use the list.
-mut b_mixed_decide src/enc/enc_core.h \
+mut b_mixed_decide src/enc/enc_core_h264b.h \
     'u1 = m ? 1 + c % 3 : u0;' 'u1 = u0;'
-mut b_mixed_type src/enc/enc_core.h \
+mut b_mixed_type src/enc/enc_core_h264b.h \
     'pair[9] = {0, 2, 4, 3, 1, 5, 6, 7, 8};' 'pair[9] = {0, 3, 4, 2, 1, 5, 6, 7, 8};'
 mut b_mixed_inoff src/enc/h264_mvp_core.h \
     'if (n->inoff[4 * y + x]) return r;' 'if (0) return r;'
@@ -151,7 +151,7 @@ mut cabac_host_bins src/enc/h264_stream.c \
     'vidk_cabac_code_bins(&e, j->bins + i0, i1 - i0 - (i1 > i0 + 9));'
 # Quarter-sample motion (docs/ENCODE.md §3, §6): caught by test_enc_pred (the prediction
 # against the standard's formulas) and test_enc_decide (pictures moved by quarter samples).
-mut qpel_no_quarter_step src/enc/enc_core.h \
+mut qpel_no_quarter_step src/enc/enc_core_h264.h \
     'for (int step = 2; step >= 1; step >>= 1)' 'for (int step = 2; step >= 2; step >>= 1)'
 mut qpel_j_round src/h264_core.h \
     '(j1 + 512) >> 10' '(j1 + 511) >> 10'
@@ -167,7 +167,7 @@ mut cabac_zero_words src/enc/h264_stream_cabac.h \
 mut cabac_mvd_ctx src/enc/h264_stream_cabac.h \
     'sum > 32 ? 2 : 1' 'sum >= 32 ? 2 : 1'
 mut mvnb_own_vector src/enc/h264_mvp_core.h \
-    'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4];' 'n->in[k] = mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + (k + 1) % 4];'
+    'mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + k % 4], intra_bit,' 'mv4[(ptrdiff_t)(mby * 4 + k / 4) * s4 + mbx * 4 + (k + 1) % 4], intra_bit,'
 mut hevc_ref_subst src/enc/enc_core_hevc.h \
     'if (m) return 32 * k + vidk_hibit32(m);' 'if (m) return 32 * k + vidk_lobit32(m);'
 mut hevc_mc_round src/enc/enc_core.h \
@@ -196,9 +196,9 @@ mut sad_c src/sad_core.h \
 mut me_tiebreak src/me.c \
     '(cost == b->cost && dist < b->dist)' '(cost == b->cost && dist <= b->dist)'
 # The coding loop's residual choices (docs/ENCODE.md §4, §9).
-mut level_no_sub8x8 src/enc/enc_core.h \
+mut level_no_sub8x8 src/enc/enc_core_h264.h \
     's < (f->no_sub8x8 ? 1 : 4)' 's < (f->no_sub8x8 ? 4 : 4)'
-mut mvd_quad_order src/enc/enc_core.h \
+mut mvd_quad_order src/enc/enc_core_h264.h \
     'order[b] = (int8_t)(bq < q ? -1 : bq > q ? 16 : k);' \
     'order[b] = (int8_t)(bq > q ? -1 : bq < q ? 16 : k);'
 mut decimate_table4 src/enc/enc_core.h \
@@ -257,9 +257,9 @@ mut intra_nxn_sync src/cuda/enc_warp.cuh \
 mut intra_est_lane_pm src/cuda/enc_warp.cuh \
     'md = enc_h264_nxn_est_mode(&f, s, pa < pb ? pa : pb, &bc);' \
     'md = enc_h264_nxn_est_mode(&f, s, pa < pb ? pb : pa, &bc);'
-mut intra_est_weight src/enc/enc_core.h \
+mut intra_est_weight src/enc/enc_core_h264.h \
     'const uint32_t v = c + (c >> 2) + enc_h264_lbits' 'const uint32_t v = c + (c >> 3) + enc_h264_lbits'
-mut intra_est_edge_pm src/enc/enc_core.h \
+mut intra_est_edge_pm src/enc/enc_core_h264.h \
     'const int ma = q & 3 ? md[q - 1] : 2, mb = q >> 2 ? md[q - 4] : 2;' \
     'const int ma = q & 3 ? md[q - 1] : 0, mb = q >> 2 ? md[q - 4] : 2;'
 
