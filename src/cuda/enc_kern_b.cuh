@@ -149,12 +149,22 @@ __device__ inline uint32_t b_mv_bits(VidkMv v) {
 __device__ inline VidkMv b_bits_mv(uint32_t b) {
     return VidkMv{(int16_t)(b & 0xffffu), (int16_t)(b >> 16)};
 }
-// Lane k's mailbox word, once it carries the frame's tag.
-__device__ inline uint32_t b_mail_wait(const unsigned long long *m, unsigned tag) {
-    unsigned long long v = dbk_mail_ld(m);
-    while ((unsigned)(v >> 32) != tag)
-        v = dbk_mail_ld(m);
-    return (uint32_t)v;
+// A pending macroblock's posted word and its vectors of column c (list 0, list 1), once
+// all three carry the frame's tag: the three loads in flight together (one wait on the L2,
+// not three in a row), those still stale loaded again.
+__device__ inline void b_mail_wait(const unsigned long long *m, int c, unsigned tag,
+                                   unsigned *w, VidkMv *v0, VidkMv *v1) {
+    unsigned long long a = dbk_mail_ld(m + 8), b = dbk_mail_ld(m + c),
+                       d = dbk_mail_ld(m + 4 + c);
+    for (;;) {
+        const bool sa = (unsigned)(a >> 32) != tag, sb = (unsigned)(b >> 32) != tag,
+                   sd = (unsigned)(d >> 32) != tag;
+        if (!(sa || sb || sd)) break;
+        if (sa) a = dbk_mail_ld(m + 8);
+        if (sb) b = dbk_mail_ld(m + c);
+        if (sd) d = dbk_mail_ld(m + 4 + c);
+    }
+    *w = (uint32_t)a, *v0 = b_bits_mv((uint32_t)b), *v1 = b_bits_mv((uint32_t)d);
 }
 // b_direct_kernel's shared memory for a row of uw macroblocks: the row's quadrant vectors
 // [2 lists][uw][4], the row above's lower ones [2][uw][2], the words of both rows, the
@@ -204,10 +214,7 @@ __global__ void __launch_bounds__(32)
                 wn = s_w[nx], v0 = s_q[4 * nx + q], v1 = s_q[4 * (uw + nx) + q];
             } else if (avail && b_direct_pending(s_wu[nx])) { // above, pending: its post
                 const unsigned long long *m = mail + ((size_t)(r - 1) * uw + nx) * kDbkMail;
-                const int c = ex & 3;
-                wn = b_mail_wait(m + 8, tag);
-                v0 = b_bits_mv(b_mail_wait(m + c, tag)),
-                v1 = b_bits_mv(b_mail_wait(m + 4 + c, tag));
+                b_mail_wait(m, ex & 3, tag, &wn, &v0, &v1);
             } else if (avail) { // above, final before the kernel: block (ex & 3, 3)
                 const int q = (ex & 3) >> 1;
                 wn = s_wu[nx], v0 = s_qu[2 * nx + q], v1 = s_qu[2 * (uw + nx) + q];
