@@ -263,9 +263,10 @@ static int launch_b(VidkEncoder *e, int64_t index, int slot, EncFrame &f,
         // buffer, read only
         CUDA_CHECK(cudaMemcpyAsync(c->d_dmb[o ^ 1], c->d_dmb[o], (size_t)n * sizeof(uint16_t),
                                    cudaMemcpyDeviceToDevice, s));
-        if (++c->mail_tag == 0) c->mail_tag = 1; // 0: the mailbox's words before any frame
+        if (++c->mail_tag_b == 0) c->mail_tag_b = 1; // 0: the mailbox's words before any frame
         b_direct_kernel<<<(unsigned)e->uh, 32, b_direct_smem(e->uw), s>>>(
-            f, c->d_dmv[o], c->d_dmvb[o], c->d_dmb[o], c->d_dmb[o ^ 1], c->d_mail, c->mail_tag);
+            f, c->d_dmv[o], c->d_dmvb[o], c->d_dmb[o], c->d_dmb[o ^ 1], c->d_mail_b,
+            c->mail_tag_b);
         CUDA_CHECK_LAUNCH();
         f.dmv = c->d_dmv[o];
         f.dmvb = c->d_dmvb[o];
@@ -302,17 +303,28 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
     const int par = bm ? e->cur : (int)(index % 2);
     const int intra = type == VIDK_ENC_FRAME_I, bf = type == VIDK_ENC_FRAME_B;
     const cudaStream_t s = c->s_code;
+    // the filter's stream: with B-frames its own, after the coding (the frames after this
+    // one wait for it where they read this picture: ev_ref)
+    const cudaStream_t sd = bm ? c->s_dbk : s;
     uint8_t *const *src = c->d_src[sslot];
     VidkEncPics pics;
     vidk_enc_pics(e, index, type, par, &pics);
     uint8_t *const *ref = c->d_rec[pics.ref0], *const *ref1 = c->d_rec[pics.ref1];
-    uint8_t *const *rec = c->d_rec[pics.rec];
+    // a B frame that is not a reference: every other one into d_rec[4] (EncCuda.d_rec)
+    int ri = pics.rec;
+    if (ri == 2 && c->d_rec[4][0]) {
+        if (c->brec_alt) ri = 4;
+        c->brec_alt = !c->brec_alt;
+    }
+    const bool is_ref = ri != 2 && ri != 4;
+    uint8_t *const *rec = c->d_rec[ri];
     cudaEvent_t *ev = c->ev[slot];
     EncFrame &f = L->f;
     const VidkMeResult *me1[VIDK_BLOCK_COUNT]; // B: list 1's field
     int gw1[VIDK_BLOCK_COUNT];
     const unsigned outp = e->p.outputs;
     L->index = index;
+    L->rec = ri;
     L->d2h = SUM_COUNT * sizeof(unsigned long long);
     L->gpu_st = e->stream && c->st[slot] && vidk_h264_stream_slices(e->stream) == c->st_slices;
     // the writer and the filter read them; with B-frames the co-located picture's too
@@ -342,11 +354,18 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
     // (its receive has queued them: this call comes from it or later) done before this one
     // overwrites its reconstruction; the events still hold its records (frame index + 1,
     // which reuses them, is queued after this one).
-    // With B-frames the frame before it in coding order (it may overwrite the B frames'
-    // reconstruction, or a reference B frame's that is no longer read).
-    if (seq >= (bm ? 1 : 2)) {
+    // With B-frames the frame before it in coding order where it wrote the same
+    // reconstruction (the frames before that one were received: this call comes from its
+    // receive or later), and the last reference picture's filter (s_dbk, ev_ref): a B frame
+    // that is not a reference is filtered, measured and downloaded while the next frame is
+    // coded.
+    if (seq >= (bm ? 1 : 2) && (!bm || c->last_rec == ri)) {
         CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(seq - (bm ? 1 : 2)) % kSlots][EV_T4], 0));
         CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(seq - (bm ? 1 : 2)) % kSlots][EV_T5], 0));
+    }
+    if (bm) {
+        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev_ref, 0));
+        c->last_rec = ri;
     }
     CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[sslot], 0)); // the upload and edge extension
     CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
@@ -440,16 +459,21 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
             CUDA_CHECK_LAUNCH();
         }
     }
+    if (bm) { // the filter on sd after the coding
+        CUDA_CHECK(cudaEventRecord(ev[EV_C], s));
+        CUDA_CHECK(cudaStreamWaitEvent(sd, ev[EV_C], 0));
+    }
     if (e->p.deblock) { // H.264 (vidk_enc_open): the whole frame coded, then filtered
         deblock_bs_kernel<<<(unsigned)((e->uw * e->uh * 32 + kDbkBsThreads - 1) /
                                        kDbkBsThreads),
-                            kDbkBsThreads, 0, s>>>(f, c->d_dbs);
+                            kDbkBsThreads, 0, sd>>>(f, c->d_dbs);
         CUDA_CHECK_LAUNCH();
         if (++c->mail_tag == 0) c->mail_tag = 1; // 0: the mailbox's words before any frame
-        deblock_kernel<<<(unsigned)(e->uh + kDbkRows - 1) / kDbkRows, kDbkThreads, 0, s>>>(
+        deblock_kernel<<<(unsigned)(e->uh + kDbkRows - 1) / kDbkRows, kDbkThreads, 0, sd>>>(
             f, c->d_dbs, c->d_mail, c->mail_tag);
         CUDA_CHECK_LAUNCH();
     }
+    if (bm && is_ref) CUDA_CHECK(cudaEventRecord(c->ev_ref, sd));
     if (bm && !bf) { // an anchor: the co-located picture of the B frames after it
         const size_t n4 = (size_t)(e->W / 4) * (e->H / 4) * sizeof(VidkMv);
         CUDA_CHECK(cudaMemcpyAsync(c->d_colmv, f.mv4, n4, cudaMemcpyDeviceToDevice, s));
@@ -464,7 +488,7 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
         CUDA_CHECK(cudaMemcpyAsync(c->d_colbmb, f.mbi, (size_t)e->uw * e->uh * sizeof(uint16_t),
                                    cudaMemcpyDeviceToDevice, s));
     }
-    CUDA_CHECK(cudaEventRecord(ev[EV_T3], s));
+    CUDA_CHECK(cudaEventRecord(ev[EV_T3], sd));
     // The statistics on their own stream: the next frame's search, which needs only the
     // reconstruction, starts before them and before this frame's entropy coding, which
     // waits for them (its blocks would otherwise fill the SMs the search waits for).
@@ -530,7 +554,6 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     const int par = bm ? e->cur : (int)(index % 2), sslot = (int)(index % c->nsrc);
     VidkEncPics pics;
     vidk_enc_pics(e, index, type, par, &pics);
-    uint8_t *const *rec = c->d_rec[pics.rec];
     cudaEvent_t *ev = c->ev[slot];
     Launched &L = c->pre[slot];
     struct Out {
@@ -552,6 +575,7 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
     }
     {
         const bool gpu_st = L.gpu_st;
+        uint8_t *const *rec = c->d_rec[L.rec];
         unsigned long long d2h = L.d2h;
         L.index = -1;
         // with B-frames the vectors (and words, list 1's) go to the encoder's buffers, the

@@ -28,7 +28,7 @@ constexpr int kDbkMail = 24;
 // those from EV_I on only order streams. An event without timing is cheaper to wait for
 // and to record on the device: creating these four without it made the whole file 2-3%
 // faster at 1080p (session 20, H200, docs/PERFORMANCE.md).
-enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_D, EV_L, EV_COUNT };
+enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_D, EV_L, EV_C, EV_COUNT };
 
 // Source slots: frame i's source is in slot i % kSlots from its send to its receive, so that
 // the caller can send the frames after the one being coded (their uploads then run while it
@@ -47,6 +47,7 @@ struct Launched {
     int64_t index; // -1: none
     EncFrame f;
     bool gpu_st;            // its stream is coded on the device (stream.cu)
+    int rec;                // its reconstruction: EncCuda.d_rec[rec]
     unsigned long long d2h; // bytes its launch downloads
 };
 
@@ -62,8 +63,12 @@ struct EncCuda {
     uint8_t *d_src[VIDK_ENC_MAX_PENDING][3];
     // reconstructions: frame i's is [i % 2], its reference the other; with B-frames the
     // anchors' alternate (VidkEncoder.cur, as on the CPU), [2] is the B frames', [3] the
-    // reference B frame's (b_pyramid)
-    uint8_t *d_rec[4][3];
+    // reference B frame's (b_pyramid); with B-frames and the filter [4] the B frames' too,
+    // every other one (brec_alt: the next is [4]): a B frame that is not a reference is
+    // filtered beside the next frame's coding (s_dbk), which then writes the other one
+    uint8_t *d_rec[5][3];
+    bool brec_alt;
+    int last_rec;                // with B-frames: the d_rec index of the frame launched last
     EncUnitStat *d_stat[kSlots]; // by slot: the unit sums that stats_kernel adds up
     int16_t *d_lev[kSlots][3];   // by slot
     VidkMv *d_mv[kSlots];        // by slot
@@ -82,16 +87,20 @@ struct EncCuda {
     unsigned long long *d_sum[kSlots]; // by slot
     int *d_progress;
     uint8_t *d_dbs; // VidkEncParams.deblock: 32 bS values per macroblock (deblock_bs_kernel)
-    // the values passed down between rows (deblock_kernel; B frames: b_direct_kernel)
-    unsigned long long *d_mail;
-    unsigned mail_tag;                      // the tag of the last kernel that used it
+    // the values passed down between rows: deblock_kernel's (on s_dbk) and, with B-frames,
+    // b_direct_kernel's (on s_code; the two run at once)
+    unsigned long long *d_mail, *d_mail_b;
+    unsigned mail_tag, mail_tag_b;          // the tag of the last kernel that used each
     unsigned long long *h_sum[kSlots];      // pinned, by slot
     uint8_t *h_stage[VIDK_ENC_MAX_PENDING]; // pinned source staging (w x h, 3 planes), per slot
     uint8_t *h_out;                         // pinned staging of the downloads
     size_t out_bytes;
     // upload, coding, entropy coding, stream fetch, other downloads, the intra estimate,
-    // the statistics
-    cudaStream_t s_up, s_code, s_dl, s_out, s_side, s_stat;
+    // the statistics, the deblocking filter (with B-frames; else on s_code)
+    cudaStream_t s_up, s_code, s_dl, s_out, s_side, s_stat, s_dbk;
+    // with B-frames: recorded on s_dbk after each reference picture's filter (and after an
+    // unfiltered one's coding), waited for by the next frame's coding
+    cudaEvent_t ev_ref;
     cudaStream_t s_ent[kSlots]; // by slot: the entropy coding of consecutive frames overlaps
     cudaEvent_t up_beg[VIDK_ENC_MAX_PENDING], up_end[VIDK_ENC_MAX_PENDING],
         ev[kSlots][EV_COUNT];

@@ -48,7 +48,8 @@ cleanup:
 }
 
 void sync_streams(const EncCuda *c) {
-    const cudaStream_t all[] = {c->s_up, c->s_code, c->s_dl, c->s_out, c->s_side, c->s_stat};
+    const cudaStream_t all[] = {c->s_up,   c->s_code, c->s_dl, c->s_out,
+                                c->s_side, c->s_stat, c->s_dbk};
     for (cudaStream_t s : all)
         if (s) (void)cudaStreamSynchronize(s);
     for (int k = 0; k < kSlots; k++)
@@ -65,7 +66,7 @@ void destroy(EncCuda *c) {
     for (int s = 0; s < VIDK_ENC_MAX_PENDING; s++)
         for (int p = 0; p < 3; p++)
             cudaFree(c->d_src[s][p]);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         for (int p = 0; p < 3; p++)
             cudaFree(c->d_rec[k][p]);
     for (int k = 0; k < 2; k++)
@@ -109,6 +110,8 @@ void destroy(EncCuda *c) {
     cudaFree(c->d_progress);
     cudaFree(c->d_dbs);
     cudaFree(c->d_mail);
+    cudaFree(c->d_mail_b);
+    vidk_cux::event_destroy(&c->ev_ref);
     cudaFreeHost(c->h_out);
     cudaFree(c->d_la_zero);
     cudaFreeHost(c->h_la_zero);
@@ -126,6 +129,7 @@ void destroy(EncCuda *c) {
     vidk_cux::stream_destroy(&c->s_out);
     vidk_cux::stream_destroy(&c->s_side);
     vidk_cux::stream_destroy(&c->s_stat);
+    vidk_cux::stream_destroy(&c->s_dbk);
     (void)cudaGetLastError();
     free(c);
 }
@@ -139,6 +143,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     if (!c) return VIDK_ERR(ENOMEM);
     e->cuda = c;
     const bool bm = e->p.bframes != 0; // B-frames (H.264: vidk_enc_open)
+    // a mailbox (deblock_kernel's; b_direct_kernel's)
+    const size_t mail_bytes = (size_t)e->uw * e->uh * kDbkMail * sizeof(unsigned long long);
     c->nsrc = bm ? VIDK_ENC_MAX_PENDING : kSlots;
     for (int k = 0; k < kSlots; k++)
         c->pre[k].index = -1;
@@ -155,6 +161,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             CUDA_CHECK(cudaMalloc(&c->d_src[s][p], c->plane_bytes[p]));
         for (int k = 0; k < (!bm ? 2 : e->p.b_pyramid ? 4 : 3); k++)
             CUDA_CHECK(cudaMalloc(&c->d_rec[k][p], c->plane_bytes[p]));
+        if (bm && e->p.deblock) CUDA_CHECK(cudaMalloc(&c->d_rec[4][p], c->plane_bytes[p]));
     }
     for (int k = 0; k < kSlots; k++)
         CUDA_CHECK(cudaMalloc(&c->d_stat[k], (size_t)e->uw * e->uh * sizeof(EncUnitStat)));
@@ -202,9 +209,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     }
     CUDA_CHECK(cudaMalloc(&c->d_progress, (size_t)e->uh * sizeof(int)));
     if (e->p.deblock) CUDA_CHECK(cudaMalloc(&c->d_dbs, (size_t)e->uw * e->uh * 32));
-    if (e->p.deblock || bm)
-        CUDA_CHECK(cudaMalloc(&c->d_mail,
-                              (size_t)e->uw * e->uh * kDbkMail * sizeof(unsigned long long)));
+    if (e->p.deblock) CUDA_CHECK(cudaMalloc(&c->d_mail, mail_bytes));
+    if (bm) CUDA_CHECK(cudaMalloc(&c->d_mail_b, mail_bytes));
     for (int k = 0; k < kSlots; k++) {
         CUDA_CHECK(cudaMalloc(&c->d_sum[k], SUM_COUNT * sizeof(unsigned long long)));
         CUDA_CHECK(cudaMallocHost(&c->h_sum[k], SUM_COUNT * sizeof(unsigned long long)));
@@ -283,6 +289,11 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_code, true));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_side, true));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_stat, true));
+    if (bm) {
+        VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dbk, true));
+        VIDK_TRY(vidk_cux::event_create(ctx, &c->ev_ref, false));
+    }
+    c->last_rec = -1;
     for (int k = 0; k < kSlots; k++)
         VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent[k]));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));
@@ -305,10 +316,8 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
     for (int p = 0; p < 3; p++)
         for (int s = 0; s < (bm ? 3 : 2); s++)
             CUDA_CHECK(cudaMemsetAsync(c->d_rec[s][p], 0, c->plane_bytes[p], c->s_code));
-    if (c->d_mail) // the tags of no frame
-        CUDA_CHECK(cudaMemsetAsync(
-            c->d_mail, 0, (size_t)e->uw * e->uh * kDbkMail * sizeof(unsigned long long),
-            c->s_code));
+    for (unsigned long long *m : {c->d_mail, c->d_mail_b}) // the tags of no frame
+        if (m) CUDA_CHECK(cudaMemsetAsync(m, 0, mail_bytes, c->s_code));
     CUDA_CHECK(cudaStreamSynchronize(c->s_code));
     return 0;
 cleanup:
