@@ -122,12 +122,31 @@ __global__ void zero_mv_kernel(const VidkMeResult *r, int gw, int mbw, int mbh,
     if ((threadIdx.x & 31) == 0 && n) atomicAdd(count, n);
 }
 
+// The send's copy of the planes that go through the staging buffer: job j, band j % kBands
+// of plane j / kBands.
+struct StageCopy {
+    static constexpr int kBands = 16;
+    const uint8_t *from[3];
+    ptrdiff_t stride[3];
+    uint8_t *to[3]; // nullptr: the plane is uploaded from the caller's pinned memory
+    int w[3], h[3];
+};
+static void stage_copy(void *arg, int job, int thread) {
+    (void)thread;
+    const StageCopy &j = *static_cast<const StageCopy *>(arg);
+    const int p = job / StageCopy::kBands, b = job % StageCopy::kBands;
+    if (!j.to[p]) return;
+    for (int y = j.h[p] * b / StageCopy::kBands; y < j.h[p] * (b + 1) / StageCopy::kBands; y++)
+        memcpy(j.to[p] + (size_t)y * j.w[p], j.from[p] + y * j.stride[p], (size_t)j.w[p]);
+}
+
 extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
     VidkContext *ctx = e->ctx;
     EncCuda *c = state(e);
     int err = 0;
     const int slot = (int)(e->sent % c->nsrc);
     size_t off = 0;
+    StageCopy j;
     VIDK_TRY(vidk_cuda_enter(ctx));
     // The slot's previous frame (kSlots back) was received, so its upload and coding are done.
     CUDA_CHECK(cudaEventRecord(c->up_beg[slot], c->s_up));
@@ -136,21 +155,23 @@ extern "C" int vidk_cuda_enc_send(VidkEncoder *e, const VidkPicture *src) {
         const int w = p ? e->w / 2 : e->w, h = p ? e->h / 2 : e->h;
         const uint8_t *s = static_cast<const uint8_t *>(src->data[p]);
         const size_t span = (size_t)src->stride[p] * (size_t)(h - 1) + (size_t)w;
-        const uint8_t *from = s;
-        size_t from_pitch = (size_t)src->stride[p];
+        j.from[p] = s, j.stride[p] = src->stride[p], j.w[p] = w, j.h[p] = h;
         // With B-frames send copies the picture (docs/ENCODE.md "Picture lifetime": the
         // caller may reuse it once send returns), so never an upload from it that is still
         // in flight then: through the staging buffer.
-        if (e->p.bframes || !vidk_cuda_host_pinned(ctx, s, span)) {
-            uint8_t *st = c->h_stage[slot] + off;
-            for (int y = 0; y < h; y++)
-                memcpy(st + (size_t)y * w, s + (size_t)y * src->stride[p], (size_t)w);
-            from = st, from_pitch = (size_t)w;
-        }
+        j.to[p] = e->p.bframes || !vidk_cuda_host_pinned(ctx, s, span) ? c->h_stage[slot] + off
+                                                                       : nullptr;
         off += (size_t)w * h;
-        CUDA_CHECK(cudaMemcpy2DAsync(c->d_src[slot][p], (size_t)c->pitch[p], from, from_pitch,
-                                     (size_t)w, (size_t)h, cudaMemcpyHostToDevice, c->s_up));
-        c->h2d[slot] += (unsigned long long)w * h;
+    }
+    // the copies first (on the pool's threads for a large picture), then the uploads
+    if (j.to[0] || j.to[1] || j.to[2])
+        vidk_pool_run(c->up_pool, 3 * StageCopy::kBands, stage_copy, &j);
+    for (int p = 0; p < 3; p++) {
+        CUDA_CHECK(cudaMemcpy2DAsync(
+            c->d_src[slot][p], (size_t)c->pitch[p], j.to[p] ? j.to[p] : j.from[p],
+            j.to[p] ? (size_t)j.w[p] : (size_t)j.stride[p], (size_t)j.w[p], (size_t)j.h[p],
+            cudaMemcpyHostToDevice, c->s_up));
+        c->h2d[slot] += (unsigned long long)j.w[p] * j.h[p];
     }
     if (e->w != e->W || e->h != e->H) { // the edge extension, off the frames' path
         uint8_t *const *d = c->d_src[slot];
@@ -289,10 +310,11 @@ cleanup:
 // downloads, before it waits for them: the GPU then codes them while it entropy-codes frame i
 // and while the caller writes frame i and reads the next picture. The maps are computed
 // whenever the parameters ask for them (or the stream needs them).
-// With B-frames (`type` VIDK_ENC_FRAME_*) a frame is launched by its own receive, after the
-// frame before it in coding order has completed (its downloads waited for), and its stream is
-// written on the host: the anchors' reconstructions alternate by VidkEncoder.cur, list 0 of a
-// B frame is the older anchor, list 1 the newer one (src/enc/encode.c, the same choice).
+// With B-frames (`type` VIDK_ENC_FRAME_*) a frame is launched by the receive of the frame
+// before it when it can be planned, else by its own; its filter on s_dbk, which the frames
+// after it wait for where they read its picture (ev_ref); the anchors' reconstructions
+// alternate by VidkEncoder.cur, list 0 of a B frame is the older anchor, list 1 the newer one
+// (src/enc/encode.c, the same choice).
 static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
                         const Pending *prev, Launched *L) {
     VidkContext *ctx = e->ctx;

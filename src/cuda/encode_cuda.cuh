@@ -35,6 +35,10 @@ enum { EV_T1, EV_T2, EV_T3, EV_T4, EV_S, EV_T5, EV_I, EV_SUM, EV_D, EV_L, EV_C, 
 // is coded, off the frame-to-frame path).
 constexpr int kSlots = 3; // frames in flight (VidkEncGeometry.max_pending)
 
+// A picture of at least this many bytes is copied into the staging buffer by the send on
+// EncCuda.up_pool's threads (smaller ones by the caller's thread alone).
+constexpr size_t kStageSplit = (size_t)1 << 20;
+
 // With B-frames: the frame coded before one queued ahead, not written yet (its slice header
 // follows that frame's).
 struct Pending {
@@ -93,7 +97,8 @@ struct EncCuda {
     unsigned mail_tag, mail_tag_b;          // the tag of the last kernel that used each
     unsigned long long *h_sum[kSlots];      // pinned, by slot
     uint8_t *h_stage[VIDK_ENC_MAX_PENDING]; // pinned source staging (w x h, 3 planes), per slot
-    uint8_t *h_out;                         // pinned staging of the downloads
+    VidkThreadPool *up_pool; // the send's copies into h_stage, on up to 8 host cores
+    uint8_t *h_out;          // pinned staging of the downloads
     size_t out_bytes;
     // upload, coding, entropy coding, stream fetch, other downloads, the intra estimate,
     // the statistics, the deblocking filter (with B-frames; else on s_code)
