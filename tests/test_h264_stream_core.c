@@ -180,6 +180,16 @@ static VidkH264Pic pic_kind(const VidkH264StreamFrame *f) {
                         : VIDK_H264_PIC_B;
 }
 
+/* The kind of frame j of test_synthetic's pattern (I every 4 bp frames; with B-frames I P B B,
+ * the first B a reference one with bp 2). */
+static VidkH264Pic kind_at(int j, int bm, int bp) {
+    const int b = bm && j % 4 >= 2;
+    return j % (4 * bp) == 0       ? VIDK_H264_PIC_I
+           : !b                    ? VIDK_H264_PIC_P
+           : bp == 2 && j % 4 == 2 ? VIDK_H264_PIC_BREF
+                                   : VIDK_H264_PIC_B;
+}
+
 static int emu_frame(Emu *m, VidkH264Stream *s, const VidkH264StreamFrame *f, int W,
                      const uint8_t **data, size_t *size, uint32_t *max_bits) {
     const int n = m->n;
@@ -442,6 +452,7 @@ static void synthetic(void) {
                 !vidk_h264_stream_set_bframes(a, bp) && !vidk_h264_stream_set_bframes(b, bp) &&
                 !vidk_h264_stream_set_bframes(ca, bp) && !vidk_h264_stream_set_bframes(cb, bp));
         VidkH264SliceHdr after; /* the next frame's header from before this one was written */
+        VidkH264SliceHdr after2[2]; /* frame fi's from before frame fi - 2 was written */
         Emu m;
         emu_init(&m, mbw, mbh, slices, VIDK_H264S_SLOT_BYTES);
         for (int fi = 0; fi < 12; fi++) {
@@ -511,6 +522,14 @@ static void synthetic(void) {
             VidkH264SliceHdr next; /* vidk_h264_stream_slice_hdr_after's, checked */
             vidk_h264_stream_slice_hdr_next(a, fi, pic_kind(&f), &next);
             CHECK(fi == 0 || !memcmp(&next, &after, sizeof(next)));
+            CHECK(fi < 2 || !memcmp(&next, &after2[fi % 2], sizeof(next)));
+            CHECK(pic_kind(&f) == kind_at(fi, bm, bp));
+            {
+                const int64_t prev[2] = {fi, fi + 1};
+                const VidkH264Pic pk[2] = {kind_at(fi, bm, bp), kind_at(fi + 1, bm, bp)};
+                vidk_h264_stream_slice_hdr_after(a, 2, prev, pk, fi + 2,
+                                                 kind_at(fi + 2, bm, bp), &after2[fi % 2]);
+            }
             {
                 const int ni = (fi + 1) % (4 * bp) == 0, nb = bm && (fi + 1) % 4 >= 2;
                 const VidkH264StreamFrame g = {fi + 1,
@@ -522,7 +541,9 @@ static void synthetic(void) {
                                                nb,
                                                NULL,
                                                nb && bp == 2 && (fi + 1) % 4 == 2};
-                vidk_h264_stream_slice_hdr_after(a, fi, pic_kind(&f), fi + 1, pic_kind(&g),
+                const int64_t prev = fi;
+                const VidkH264Pic pk = pic_kind(&f);
+                vidk_h264_stream_slice_hdr_after(a, 1, &prev, &pk, fi + 1, pic_kind(&g),
                                                  &after);
             }
             compare_frame("synthetic", a, b, &m, &f, W, &max_bits);

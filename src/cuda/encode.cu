@@ -310,11 +310,11 @@ cleanup:
 // downloads, before it waits for them: the GPU then codes them while it entropy-codes frame i
 // and while the caller writes frame i and reads the next picture. The maps are computed
 // whenever the parameters ask for them (or the stream needs them).
-// With B-frames (`type` VIDK_ENC_FRAME_*) a frame is launched by the receive of the frame
-// before it when it can be planned, else by its own; its filter on s_dbk, which the frames
-// after it wait for where they read its picture (ev_ref); the anchors' reconstructions
-// alternate by VidkEncoder.cur, list 0 of a B frame is the older anchor, list 1 the newer one
-// (src/enc/encode.c, the same choice).
+// With B-frames (`type` VIDK_ENC_FRAME_*) the next two frames in coding order, when they can
+// be planned (else the frame by its own receive; `prev`: the frames before it not written
+// yet); its filter on s_dbk, which the frames after it wait for where they read its picture
+// (ev_ref); the anchors' reconstructions alternate by VidkEncoder.cur, list 0 of a B frame is
+// the older anchor, list 1 the newer one (src/enc/encode.c, the same choice).
 static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
                         const Pending *prev, Launched *L) {
     VidkContext *ctx = e->ctx;
@@ -376,18 +376,22 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
     // (its receive has queued them: this call comes from it or later) done before this one
     // overwrites its reconstruction; the events still hold its records (frame index + 1,
     // which reuses them, is queued after this one).
-    // With B-frames the frame before it in coding order where it wrote the same
-    // reconstruction (the frames before that one were received: this call comes from its
-    // receive or later), and the last reference picture's filter (s_dbk, ev_ref): a B frame
-    // that is not a reference is filtered, measured and downloaded while the next frame is
-    // coded.
-    if (seq >= (bm ? 1 : 2) && (!bm || c->last_rec == ri)) {
-        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(seq - (bm ? 1 : 2)) % kSlots][EV_T4], 0));
-        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(seq - (bm ? 1 : 2)) % kSlots][EV_T5], 0));
+    // With B-frames, frame seq - 2 where it wrote the same reconstruction (the frames before
+    // it were received: this call comes from its receive or later; frame seq - 1 never writes
+    // the same one: the anchors' alternate, so do the B frames' that are not references), and
+    // the last reference picture's filter (s_dbk, ev_ref): a B frame that is not a reference
+    // is filtered, measured and downloaded while the next frames are coded.
+    if (seq >= 2 && (!bm || c->last_rec[1] == ri)) {
+        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(seq - 2) % kSlots][EV_T4], 0));
+        CUDA_CHECK(cudaStreamWaitEvent(s, c->ev[(seq - 2) % kSlots][EV_T5], 0));
     }
     if (bm) {
+        if (c->last_rec[0] == ri) { // (cannot happen: the alternation above)
+            err = VIDK_ERR(EINVAL);
+            goto cleanup;
+        }
         CUDA_CHECK(cudaStreamWaitEvent(s, c->ev_ref, 0));
-        c->last_rec = ri;
+        c->last_rec[1] = c->last_rec[0], c->last_rec[0] = ri;
     }
     CUDA_CHECK(cudaStreamWaitEvent(s, c->up_end[sslot], 0)); // the upload and edge extension
     CUDA_CHECK(cudaEventRecord(ev[EV_T1], s));
@@ -543,11 +547,10 @@ static int launch_frame(VidkEncoder *e, int64_t index, int64_t seq, int type,
         for (int64_t k = e->done; k < index && !bm; k++)
             pending_intra |= (uint32_t)(vidk_enc_is_intra(e, k) != 0) << (k - e->done);
         const VidkH264Pic kind = pics.kind;
-        if (bm && prev)
-            vidk_h264_stream_slice_hdr_after(e->stream, prev->index, prev->kind, index, kind,
-                                             &hdr);
-        else if (bm)
-            vidk_h264_stream_slice_hdr_next(e->stream, index, kind, &hdr);
+        if (bm)
+            vidk_h264_stream_slice_hdr_after(e->stream, prev ? prev->n : 0,
+                                             prev ? prev->index : nullptr,
+                                             prev ? prev->kind : nullptr, index, kind, &hdr);
         else
             vidk_h264_stream_slice_hdr_ahead(e->stream, e->done, pending_intra, index, intra,
                                              &hdr);
@@ -673,17 +676,28 @@ extern "C" int vidk_cuda_enc_receive(VidkEncoder *e, VidkPicture *recon, VidkEnc
                 &c->pre[sj]);
             if (c->pre_err[sj]) break;
         }
-        // With B-frames the next frame in coding order when it can be planned (a B frame of
-        // the run of an anchor coded, or the next anchor when the frames its look-ahead needs
-        // were sent): queued before this frame's entropy coding is waited for, its header as
-        // after this frame's.
+        // With B-frames the next two frames in coding order when they can be planned (a B
+        // frame of the run of an anchor coded, or the next anchor when the frames its
+        // look-ahead needs were sent): queued before this frame's entropy coding is waited
+        // for, their headers as after this frame's (and the first one's). Two: the host's
+        // part of a frame (the CABAC engine, the next picture's copy) is longer than a P
+        // frame's coding (session 46's CUPTI trace, H200 machine).
         if (bm && !c->no_ahead) {
-            VidkEncoder nx;
-            const int sj = (int)((seq + 1) % kSlots);
-            if (vidk_enc_peek_next(e, &nx) && c->pre[sj].index != nx.code_index) {
-                const Pending pv = {index, pics.kind};
-                c->pre_err[sj] =
-                    launch_frame(&nx, nx.code_index, seq + 1, nx.code_type, &pv, &c->pre[sj]);
+            VidkEncoder nx, nx2;
+            Pending pv = {1, {index, -1}, {pics.kind, pics.kind}};
+            const int sj = (int)((seq + 1) % kSlots), sk = (int)((seq + 2) % kSlots);
+            if (vidk_enc_peek_next(e, &nx)) {
+                if (c->pre[sj].index != nx.code_index)
+                    c->pre_err[sj] = launch_frame(&nx, nx.code_index, seq + 1, nx.code_type,
+                                                  &pv, &c->pre[sj]);
+                if (!c->pre_err[sj] && c->pre[sj].index == nx.code_index &&
+                    vidk_enc_peek_next(&nx, &nx2) && c->pre[sk].index != nx2.code_index) {
+                    VidkEncPics p1;
+                    vidk_enc_pics(&nx, nx.code_index, nx.code_type, nx.cur, &p1);
+                    pv.n = 2, pv.index[1] = nx.code_index, pv.kind[1] = p1.kind;
+                    c->pre_err[sk] = launch_frame(&nx2, nx2.code_index, seq + 2, nx2.code_type,
+                                                  &pv, &c->pre[sk]);
+                }
             }
         }
         CUDA_CHECK(cudaEventSynchronize(ev[EV_T5]));

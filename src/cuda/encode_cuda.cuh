@@ -39,11 +39,12 @@ constexpr int kSlots = 3; // frames in flight (VidkEncGeometry.max_pending)
 // EncCuda.up_pool's threads (smaller ones by the caller's thread alone).
 constexpr size_t kStageSplit = (size_t)1 << 20;
 
-// With B-frames: the frame coded before one queued ahead, not written yet (its slice header
-// follows that frame's).
+// With B-frames: the frames coded before one queued ahead (one or two), not written yet (its
+// slice header follows theirs), in coding order.
 struct Pending {
-    int64_t index;
-    VidkH264Pic kind;
+    int n;
+    int64_t index[2];
+    VidkH264Pic kind[2];
 };
 
 // A frame queued on the device by launch_frame.
@@ -72,7 +73,8 @@ struct EncCuda {
     // filtered beside the next frame's coding (s_dbk), which then writes the other one
     uint8_t *d_rec[5][3];
     bool brec_alt;
-    int last_rec;                // with B-frames: the d_rec index of the frame launched last
+    int last_rec[2]; // with B-frames: the d_rec index of the last frame launched, the one
+                     // before
     EncUnitStat *d_stat[kSlots]; // by slot: the unit sums that stats_kernel adds up
     int16_t *d_lev[kSlots][3];   // by slot
     VidkMv *d_mv[kSlots];        // by slot

@@ -162,7 +162,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
             CUDA_CHECK(cudaMalloc(&c->d_src[s][p], c->plane_bytes[p]));
         for (int k = 0; k < (!bm ? 2 : e->p.b_pyramid ? 4 : 3); k++)
             CUDA_CHECK(cudaMalloc(&c->d_rec[k][p], c->plane_bytes[p]));
-        if (bm && e->p.deblock) CUDA_CHECK(cudaMalloc(&c->d_rec[4][p], c->plane_bytes[p]));
+        if (bm) CUDA_CHECK(cudaMalloc(&c->d_rec[4][p], c->plane_bytes[p]));
     }
     for (int k = 0; k < kSlots; k++)
         CUDA_CHECK(cudaMalloc(&c->d_stat[k], (size_t)e->uw * e->uh * sizeof(EncUnitStat)));
@@ -300,7 +300,7 @@ extern "C" int vidk_cuda_enc_open(VidkEncoder *e) {
         VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dbk, true));
         VIDK_TRY(vidk_cux::event_create(ctx, &c->ev_ref, false));
     }
-    c->last_rec = -1;
+    c->last_rec[0] = c->last_rec[1] = -1;
     for (int k = 0; k < kSlots; k++)
         VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_ent[k]));
     VIDK_TRY(vidk_cux::stream_create(ctx, &c->s_dl));

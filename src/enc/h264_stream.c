@@ -632,12 +632,13 @@ void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, Vid
         vidk_h264_stream_slice_hdr(s, index, f.intra, h);
 }
 
-void vidk_h264_stream_slice_hdr_after(const VidkH264Stream *s, int64_t prev,
-                                      VidkH264Pic prev_kind, int64_t index, VidkH264Pic kind,
-                                      VidkH264SliceHdr *h) {
+void vidk_h264_stream_slice_hdr_after(const VidkH264Stream *s, int n, const int64_t *prev,
+                                      const VidkH264Pic *prev_kind, int64_t index,
+                                      VidkH264Pic kind, VidkH264SliceHdr *h) {
     VidkH264Stream t = *s; /* the state only: start_picture touches no buffer */
-    start_picture(&t, prev, prev_kind == VIDK_H264_PIC_I, prev_kind >= VIDK_H264_PIC_B,
-                  prev_kind == VIDK_H264_PIC_BREF);
+    for (int k = 0; k < n; k++)
+        start_picture(&t, prev[k], prev_kind[k] == VIDK_H264_PIC_I,
+                      prev_kind[k] >= VIDK_H264_PIC_B, prev_kind[k] == VIDK_H264_PIC_BREF);
     vidk_h264_stream_slice_hdr_next(&t, index, kind, h);
 }
 

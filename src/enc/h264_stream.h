@@ -83,11 +83,11 @@ typedef enum VidkH264Pic {
  * without B-frames (vidk_h264_stream_frame's header). Does not change the writer's state. */
 void vidk_h264_stream_slice_hdr_next(const VidkH264Stream *s, int64_t index, VidkH264Pic kind,
                                      VidkH264SliceHdr *h);
-/* The same when picture prev (of kind prev_kind) is coded before it, not written yet (a
- * pipelined caller with B-frames). */
-void vidk_h264_stream_slice_hdr_after(const VidkH264Stream *s, int64_t prev,
-                                      VidkH264Pic prev_kind, int64_t index, VidkH264Pic kind,
-                                      VidkH264SliceHdr *h);
+/* The same when the n pictures prev[0..n-1] (of kinds prev_kind[]) are coded before it, in
+ * this order, and not written yet (a pipelined caller with B-frames; n 0: _next's). */
+void vidk_h264_stream_slice_hdr_after(const VidkH264Stream *s, int n, const int64_t *prev,
+                                      const VidkH264Pic *prev_kind, int64_t index,
+                                      VidkH264Pic kind, VidkH264SliceHdr *h);
 /* The same access unit from its slices' NAL units written elsewhere (the CUDA entropy coder,
  * src/cuda/stream.cu, from vidk_h264_stream_slice_hdr_next's header, or _ahead's for a
  * pipelined caller without B-frames): n bytes, every slice's start code, NAL unit header and
