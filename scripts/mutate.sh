@@ -143,7 +143,10 @@ mut bpyr_ref1 src/enc/enc_frame.c \
 # A slice header computed ahead of the picture before it (cuda's queued B-frames): caught by
 # test_h264_stream_core (_after against _next once that picture is written).
 mut hdr_after_prev src/enc/h264_stream.c \
-    '    start_picture(&t, prev,' '    if (0) start_picture(&t, prev,'
+    '        start_picture(&t, prev[k],' '        if (0) start_picture(&t, prev[k],'
+mut hdr_after_two src/enc/h264_stream.c \
+    'prev_kind[k] >= VIDK_H264_PIC_B, prev_kind[k] == VIDK_H264_PIC_BREF);' \
+    'prev_kind[0] >= VIDK_H264_PIC_B, prev_kind[0] == VIDK_H264_PIC_BREF);'
 # CABAC's engine on the host from bins made elsewhere (cuda's default): caught by
 # test_h264_stream_core (vidk_h264_stream_frame_bins against the writer's own passes).
 mut cabac_host_bins src/enc/h264_stream.c \
@@ -299,7 +302,7 @@ by 'h264_bslice' b_mixed_type
 by 'cli_stream_gen' b_mixed_inoff
 by 'h264_bslice' b_part_cabac_type
 by 'cli_stream_gen' b_part_mvp_dir
-by 'h264_stream_core' hdr_after_prev cabac_host_bins nal_emulation
+by 'h264_stream_core' hdr_after_prev hdr_after_two cabac_host_bins nal_emulation
 by 'h264_cabac_core' cabac_carry_lost cabac_ff_carry
 by 'h264_cabac_core h264_stream_core' cabac_zero_words
 by 'h264' h264_fdct_coef h264_norm_adjust h264_mf_entry
